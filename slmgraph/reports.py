@@ -1,0 +1,249 @@
+"""Community reports, written bottom-up (paper sec. 3.1.5; DESIGN.md stage 6).
+
+Context of a community, within ``report_context_tokens``:
+
+* Leaf level (or any community whose elements fit): its relationships ranked
+  by combined degree deg(u)+deg(v) (the paper's prominence), each added with
+  its source and target entity descriptions until the budget is full.
+* Higher levels whose elements do not fit: the (shorter) reports of its
+  sub-communities, largest first, then as many top-ranked elements as still fit.
+
+The model writes JSON (title, summary, findings, rating, rating_explanation)
+under a schema. A community carried down unchanged from the level above
+reuses that report (no model call), and a community of one entity with no
+relationships gets a report made from that entity's description (no model
+call): there is nothing to summarise.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from tqdm import tqdm
+
+from .config import Settings
+from .extract import parse_json
+from .llm import ModelClient
+from .prompting import Prompts
+from .store import Store, dumps
+
+REPORT_SCHEMA_LIMITS = {"title": 80, "summary": 700, "rating_explanation": 200, "finding_summary": 120,
+                        "finding_explanation": 400, "findings": 5}
+
+
+def report_schema() -> dict:
+    """JSON schema of a community report (flat, capped strings, rating enum 0..10)."""
+    L = REPORT_SCHEMA_LIMITS
+    return {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string", "maxLength": L["title"]},
+            "summary": {"type": "string", "maxLength": L["summary"]},
+            "rating": {"type": "integer", "enum": list(range(0, 11))},
+            "rating_explanation": {"type": "string", "maxLength": L["rating_explanation"]},
+            "findings": {"type": "array", "maxItems": L["findings"], "items": {
+                "type": "object", "properties": {
+                    "summary": {"type": "string", "maxLength": L["finding_summary"]},
+                    "explanation": {"type": "string", "maxLength": L["finding_explanation"]}},
+                "required": ["summary", "explanation"]}},
+        },
+        "required": ["title", "summary", "rating", "rating_explanation", "findings"],
+    }
+
+
+@dataclass
+class Report:
+    """A community report (findings: list of {summary, explanation})."""
+
+    community_id: int
+    level: int
+    title: str
+    summary: str
+    findings: list[dict]
+    rating: float
+    rating_explanation: str
+    context_tokens: int
+    context_kind: str
+
+    def full_text(self) -> str:
+        """The report as packed into query contexts (markdown)."""
+        lines = [f"# {self.title}", "", self.summary]
+        if self.findings:
+            lines += ["", "Findings:"]
+            lines += [f"- {f.get('summary', '')}: {f.get('explanation', '')}".rstrip(": ") for f in self.findings]
+        return "\n".join(lines).strip()
+
+
+def _entity_line(e) -> str:
+    return f"{e[0]},{e[1]},{e[2]},{e[3]}"
+
+
+def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple], budget: int) -> tuple[str, int, bool]:
+    """Context text of a community's elements within ``budget`` tokens.
+
+    Args:
+        entities: ``(entity_id, name, type, description, degree)`` of members.
+        rels: ``(rel_id, source_id, target_id, description, weight, combined_degree)``
+            inside the community.
+
+    Returns:
+        ``(text, tokens, complete)``; ``complete`` is False when some elements
+        did not fit.
+    """
+    by_id = {e[0]: e for e in entities}
+    ranked = sorted(rels, key=lambda r: (-r[5], -r[4], r[0]))
+    head_e = "-----Entities-----\nid,entity,type,description"
+    head_r = "-----Relationships-----\nid,source,target,description,weight"
+    used_e: list[int] = []
+    used_r: list[tuple] = []
+    tokens = client.count(head_e + "\n" + head_r + "\n")
+    complete = True
+    for r in ranked:
+        add = [by_id[x] for x in (r[1], r[2]) if x not in used_e]
+        cost = client.count(f"{r[0]},{by_id[r[1]][1]},{by_id[r[2]][1]},{r[3]},{r[4]:g}\n")
+        cost += sum(client.count(_entity_line(e) + "\n") for e in add)
+        if tokens + cost > budget:
+            complete = False
+            break
+        tokens += cost
+        used_r.append(r)
+        used_e.extend(e[0] for e in add)
+    # Entities without edges in the community (or when no edge fits), by degree.
+    for e in sorted(entities, key=lambda e: (-e[4], e[0])):
+        if e[0] in used_e:
+            continue
+        cost = client.count(_entity_line(e) + "\n")
+        if tokens + cost > budget:
+            complete = False
+            break
+        tokens += cost
+        used_e.append(e[0])
+    lines = [head_e] + [_entity_line(by_id[i]) for i in used_e] + [head_r]
+    lines += [f"{r[0]},{by_id[r[1]][1]},{by_id[r[2]][1]},{r[3]},{r[4]:g}" for r in used_r]
+    return "\n".join(lines), tokens, complete
+
+
+def _parse_report(text: str) -> dict:
+    data, status = parse_json(text)
+    if not isinstance(data, dict):
+        data = {}
+    findings = data.get("findings") if isinstance(data.get("findings"), list) else []
+    findings = [f for f in findings if isinstance(f, dict) and (f.get("summary") or f.get("explanation"))]
+    try:
+        rating = float(data.get("rating", 0))
+    except (TypeError, ValueError):
+        rating = 0.0
+    return {"title": str(data.get("title") or "").strip(), "summary": str(data.get("summary") or "").strip(),
+            "findings": findings, "rating": max(0.0, min(10.0, rating)),
+            "rating_explanation": str(data.get("rating_explanation") or "").strip(), "status": status}
+
+
+def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, progress: bool = True) -> dict:
+    """Write a report for every community, deepest level first, and store them.
+
+    Reports are written to the table as they are made (a rerun after an
+    interruption finds the model outputs in the index cache).
+
+    Returns:
+        dict: ``reports``, ``model_calls``, ``cache_hits``, ``carried``, ``single``.
+    """
+    con = store.con
+    comms = con.execute("SELECT community_id, level, parent_id, size, carried_from FROM communities "
+                        "ORDER BY level DESC, community_id").fetchall()
+    members: dict[int, list[int]] = {}
+    for cid, eid in con.execute("SELECT community_id, entity_id FROM community_members ORDER BY 1, 2").fetchall():
+        members.setdefault(cid, []).append(eid)
+    ents = {r[0]: r for r in con.execute(
+        "SELECT entity_id, name, type, description, degree FROM entities").fetchall()}
+    rels = con.execute("SELECT rel_id, source_id, target_id, description, weight, combined_degree "
+                       "FROM relationships").fetchall()
+    children: dict[int, list[int]] = {}
+    for cid, level, parent, size, carried in comms:
+        if parent is not None:
+            children.setdefault(parent, []).append(cid)
+    system = prompts.text("report_system")
+    budget = settings.report_context_tokens - client.overhead(system, prompts.fill("report_user", context=""))
+    reports: dict[int, Report] = {}
+    stats = {"reports": 0, "carried": 0, "single": 0}
+    calls0, hits0 = client.calls, client.cache_hits
+    # Carried communities point to an ancestor, which is written after them
+    # (levels are processed deepest first): write them in a second pass.
+    carried_rows = []
+    with store.transaction():
+        store.clear("reports")
+    bar = tqdm([c for c in comms if c[4] is None], desc="reports", unit="report",
+               disable=not progress, dynamic_ncols=True)
+    for cid, level, parent, size, carried in bar:
+        mem = members.get(cid, [])
+        mset = set(mem)
+        e_rows = [ents[e] for e in mem]
+        r_rows = [r for r in rels if r[1] in mset and r[2] in mset]
+        if len(mem) == 1 and not r_rows:
+            e = e_rows[0]
+            rep = Report(cid, level, e[1], e[3] or f"{e[1]} ({e[2]}) is mentioned in the documents.", [],
+                         0.0, "A single entity with no relationships.", 0, "entity")
+            stats["single"] += 1
+        else:
+            ctx, ntok, complete = element_context(client, e_rows, r_rows, budget)
+            kind = "elements"
+            if not complete and children.get(cid):
+                ctx, ntok = _subreport_context(client, cid, children, reports, members, e_rows, r_rows, budget)
+                kind = "sub-reports"
+            gen = client.call("report", system, prompts.fill("report_user", context=ctx), schema=report_schema(),
+                              max_tokens=settings.report_max_tokens, deadline_s=180.0)
+            d = _parse_report(gen.text)
+            title = d["title"] or ", ".join(e[1] for e in sorted(e_rows, key=lambda e: -e[4])[:3])
+            rep = Report(cid, level, title, d["summary"], d["findings"], d["rating"], d["rating_explanation"],
+                         ntok, kind)
+        reports[cid] = rep
+        _store_report(store, client, rep)
+        stats["reports"] += 1
+    for cid, level, parent, size, carried in comms:
+        if carried is not None:
+            src = reports[carried]
+            rep = Report(cid, level, src.title, src.summary, src.findings, src.rating, src.rating_explanation,
+                         src.context_tokens, "carried")
+            reports[cid] = rep
+            carried_rows.append(rep)
+    with store.transaction():
+        for rep in carried_rows:
+            _store_report(store, client, rep)
+    stats["carried"] = len(carried_rows)
+    stats["model_calls"] = client.calls - calls0
+    stats["cache_hits"] = client.cache_hits - hits0
+    return stats
+
+
+def _subreport_context(client, cid, children, reports, members, e_rows, r_rows, budget) -> tuple[str, int]:
+    """Sub-community reports (largest first), then top elements, within ``budget``."""
+    kids = sorted(children[cid], key=lambda k: (-len(members.get(k, [])), k))
+    parts = ["-----Sub-community reports-----"]
+    used = client.count(parts[0] + "\n")
+    for k in kids:
+        rep = reports.get(k)
+        if rep is None:
+            continue
+        text = f"Report {k}: {rep.title}\n{rep.summary}"
+        n = client.count(text + "\n")
+        if used + n > budget * 3 // 4:
+            break
+        parts.append(text)
+        used += n
+    rest, n_rest, _ = element_context(client, e_rows, r_rows, budget - used)
+    return "\n".join(parts) + "\n" + rest, used + n_rest
+
+
+def _store_report(store: Store, client: ModelClient, rep: Report) -> None:
+    text = rep.full_text()
+    store.con.execute("INSERT OR REPLACE INTO community_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      [rep.community_id, rep.level, rep.title, rep.summary, dumps(rep.findings), rep.rating,
+                       rep.rating_explanation, text, client.count(text), rep.context_tokens, rep.context_kind])
+
+
+def load_reports(store: Store, level: int) -> list[dict]:
+    """Reports of one level as dicts (community_id, title, summary, findings, rating, full_text, n_tokens)."""
+    rows = store.con.execute("SELECT community_id, title, summary, findings, rating, full_text, n_tokens "
+                             "FROM community_reports WHERE level = ? ORDER BY community_id", [level]).fetchall()
+    return [{"community_id": r[0], "title": r[1], "summary": r[2], "findings": json.loads(r[3] or "[]"),
+             "rating": r[4], "full_text": r[5], "n_tokens": r[6]} for r in rows]

@@ -1,0 +1,60 @@
+"""Basic search: vector RAG over text units (the paper's SS baseline).
+
+Embed the question, take the ``top_k`` most similar text units (cosine), put
+them into one window within the token budget, and let the model answer
+citing the passage ids.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from ..config import Settings
+from ..embed import load_vectors, nearest
+from ..errors import UserError
+from ..llm import ModelClient
+from ..prompting import Prompts
+from ..store import Store
+from . import Answer, check_citations
+
+
+def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
+                 embedder, on_text: Callable[[str], None] | None = None) -> Answer:
+    """Answer from the ``settings.basic_top_k`` text units nearest to the question.
+
+    Raises:
+        UserError: the index has no text-unit embeddings.
+    """
+    t0 = time.perf_counter()
+    ids, mat = load_vectors(store, "text_unit")
+    if not ids:
+        raise UserError(f"index {store.path} has no text-unit embeddings: run 'slmgraph index' to finish it")
+    hits = nearest(embedder.encode([question])[0], ids, mat, settings.basic_top_k)
+    texts = dict(store.con.execute(
+        f"SELECT chunk_id, text FROM text_units WHERE chunk_id IN ({','.join('?' * len(hits))})",
+        [h[0] for h in hits]).fetchall())
+    system = prompts.text("basic_system")
+    overhead = client.overhead(system, prompts.fill("basic_user", context="", question=question))
+    budget = client.n_ctx - overhead - settings.reduce_max_tokens
+    blocks, used, ntok = [], [], 0
+    for i, (cid, score) in enumerate(hits, start=1):
+        block = f"Passage {i}:\n{' '.join(texts[cid].split())}"
+        n = client.count(block + "\n\n")
+        if ntok + n > budget:
+            break
+        blocks.append(block)
+        used.append((i, cid, score))
+        ntok += n
+    ans = Answer(text="", method="basic", question=question)
+    gen = client.call("basic", system, prompts.fill("basic_user", context="\n\n".join(blocks), question=question),
+                      schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False,
+                      on_text=on_text)
+    ans.add_call(gen)
+    text, kept, _ = check_citations(gen.text.strip(), "Sources", {i for i, _, _ in used})
+    ans.text = text
+    ans.citations = {"sources": kept}
+    ans.context = [{"kind": "text_unit", "id": cid, "source": i, "cosine": round(s, 4)} for i, cid, s in used]
+    ans.details = {"context_tokens": ntok}
+    ans.seconds = time.perf_counter() - t0
+    return ans

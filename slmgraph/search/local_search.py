@@ -1,0 +1,155 @@
+"""Local search: answer from the neighbourhood of the entities nearest to the
+question (paper sec. 3.1.6 / GraphRAG local search; DESIGN.md stage 9).
+
+1. Embed the question; take the ``top_k`` entities whose description
+   embeddings are nearest (cosine).
+2. Gather, each within its share of the token budget:
+   community reports of the communities holding those entities (ranked by how
+   many selected entities they hold, then rating); the entities themselves;
+   their relationships (both ends selected first, then by weight); and the
+   text units they come from (ranked by how many selected entities they mention).
+3. The model answers from that context, citing entity, relationship and
+   source ids; cited ids not in the context are removed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from ..config import Settings
+from ..embed import load_vectors, nearest
+from ..errors import UserError
+from ..llm import ModelClient
+from ..prompting import Prompts
+from ..store import Store
+from . import Answer, check_citations
+
+#: Budget shares of the context sections (GraphRAG's local search defaults are
+#: 10 % community, 50 % text units, the rest entities/relationships).
+SHARES = {"reports": 0.10, "entities": 0.20, "relationships": 0.20, "sources": 0.50}
+
+
+def _fill(client: ModelClient, header: str, rows: list[tuple[object, str]], budget: int) -> tuple[str, list, int]:
+    """Header + as many rows as fit ``budget`` tokens: ``(text, ids_used, tokens)``."""
+    lines = [header]
+    used = client.count(header + "\n")
+    ids = []
+    for rid, line in rows:
+        n = client.count(line + "\n")
+        if used + n > budget:
+            continue  # this row does not fit; a shorter one further down may
+
+        lines.append(line)
+        ids.append(rid)
+        used += n
+    return "\n".join(lines), ids, used
+
+
+def build_local_context(store: Store, client: ModelClient, entity_norms: list[str], budget: int,
+                        level: int | None = None) -> tuple[str, dict, int]:
+    """Context tables for the selected entities within ``budget`` tokens.
+
+    Returns:
+        ``(text, used_ids, tokens)``; ``used_ids`` maps ``entities``,
+        ``relationships``, ``sources`` (display ids) and ``reports`` to the ids
+        placed in the context, and ``source_chunks`` to the chunk ids.
+    """
+    con = store.con
+    if not entity_norms:
+        return "", {"entities": [], "relationships": [], "sources": [], "reports": [], "source_chunks": []}, 0
+    placeholders = ",".join("?" * len(entity_norms))
+    ents = con.execute(f"SELECT entity_id, norm, name, type, description FROM entities WHERE norm IN ({placeholders})",
+                       entity_norms).fetchall()
+    rank = {n: i for i, n in enumerate(entity_norms)}
+    ents.sort(key=lambda e: rank[e[1]])
+    sel = [e[0] for e in ents]
+    sel_set = set(sel)
+    names = {r[0]: r[1] for r in con.execute("SELECT entity_id, name FROM entities").fetchall()}
+    if level is None:
+        lv = con.execute("SELECT max(level) FROM community_reports").fetchone()[0]
+        level = lv if lv is not None else 0
+    reps = con.execute(f"""
+        SELECT r.community_id, r.title, r.summary, r.rating, count(*) AS hits
+        FROM community_members m JOIN community_reports r ON r.community_id = m.community_id
+        WHERE r.level = ? AND m.entity_id IN ({",".join("?" * len(sel))})
+        GROUP BY ALL ORDER BY hits DESC, r.rating DESC, r.community_id""", [level] + sel).fetchall()
+    rels = con.execute(f"""
+        SELECT rel_id, source_id, target_id, description, weight,
+               (source_id IN ({",".join("?" * len(sel))}))::INT + (target_id IN ({",".join("?" * len(sel))}))::INT AS ends
+        FROM relationships
+        WHERE source_id IN ({",".join("?" * len(sel))}) OR target_id IN ({",".join("?" * len(sel))})
+        ORDER BY ends DESC, weight DESC, rel_id""", sel * 4).fetchall()
+    units = con.execute(f"""
+        SELECT t.chunk_id, t.text, count(DISTINCT e.entity_id) AS hits, min(t.ord) AS ord
+        FROM entity_text_units e JOIN text_units t ON t.chunk_id = e.chunk_id
+        WHERE e.entity_id IN ({",".join("?" * len(sel))})
+        GROUP BY t.chunk_id, t.text ORDER BY hits DESC, t.chunk_id""", sel).fetchall()
+    budgets = {k: int(budget * v) for k, v in SHARES.items()}
+    parts, used_ids, total = [], {}, 0
+
+    text, ids, n = _fill(client, "-----Reports-----\nid,title,summary",
+                         [(r[0], f"{r[0]},{r[1]},{r[2]}") for r in reps], budgets["reports"])
+    parts.append(text); used_ids["reports"] = ids; total += n
+    budgets["entities"] += budgets["reports"] - n
+    text, ids, n = _fill(client, "-----Entities-----\nid,entity,type,description",
+                         [(e[0], f"{e[0]},{e[2]},{e[3]},{e[4]}") for e in ents if e[0] in sel_set],
+                         budgets["entities"])
+    parts.append(text); used_ids["entities"] = ids; total += n
+    budgets["relationships"] += budgets["entities"] - n
+    text, ids, n = _fill(client, "-----Relationships-----\nid,source,target,description,weight",
+                         [(r[0], f"{r[0]},{names[r[1]]},{names[r[2]]},{r[3]},{r[4]:g}") for r in rels],
+                         budgets["relationships"])
+    parts.append(text); used_ids["relationships"] = ids; total += n
+    budgets["sources"] += budgets["relationships"] - n
+    src_rows = [(i + 1, f"{i + 1},{' '.join(u[1].split())}") for i, u in enumerate(units)]
+    text, ids, n = _fill(client, "-----Sources-----\nid,text", src_rows, budgets["sources"])
+    parts.append(text); used_ids["sources"] = ids; total += n
+    used_ids["source_chunks"] = [units[i - 1][0] for i in ids]
+    return "\n\n".join(parts), used_ids, total
+
+
+def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
+                 embedder, level: int | None = None, on_text: Callable[[str], None] | None = None) -> Answer:
+    """Answer an entity-centric question from the nearest entities' neighbourhood.
+
+    Args:
+        embedder: an :class:`slmgraph.embed.Embedder` (or a fake with ``encode``).
+        level: community level whose reports go in the context (default: deepest).
+
+    Raises:
+        UserError: the index has no entity embeddings (indexing did not finish).
+    """
+    t0 = time.perf_counter()
+    ids, mat = load_vectors(store, "entity")
+    if not ids:
+        raise UserError(f"index {store.path} has no entity embeddings: run 'slmgraph index' to finish it")
+    qv = embedder.encode([question])[0]
+    hits = nearest(qv, ids, mat, settings.local_top_k_entities)
+    system = prompts.text("local_system")
+    overhead = client.overhead(system, prompts.fill("local_user", context="", question=question))
+    budget = min(settings.local_context_tokens, client.n_ctx - overhead - settings.reduce_max_tokens)
+    if budget < 100:
+        raise UserError("question too long for the model's window: ask a shorter question")
+    context, used, ntok = build_local_context(store, client, [h[0] for h in hits], budget, level)
+    ans = Answer(text="", method="local", question=question, level=level)
+    gen = client.call("local", system, prompts.fill("local_user", context=context, question=question), schema=None,
+                      max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False, on_text=on_text)
+    ans.add_call(gen)
+    text = gen.text.strip()
+    citations = {}
+    for kind, word in (("entities", "Entities"), ("relationships", "Relationships"), ("sources", "Sources"),
+                       ("reports", "Reports")):
+        text, kept, _ = check_citations(text, word, set(used[kind]))
+        citations[kind] = kept
+    ans.text = text
+    ans.citations = citations
+    ans.context = ([{"kind": "entity", "id": i} for i in used["entities"]]
+                   + [{"kind": "relationship", "id": i} for i in used["relationships"]]
+                   + [{"kind": "report", "id": i} for i in used["reports"]]
+                   + [{"kind": "text_unit", "id": c, "source": s} for s, c in zip(used["sources"],
+                                                                                  used["source_chunks"])])
+    ans.details = {"nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
+                   "context_tokens": ntok, "budget_tokens": budget}
+    ans.seconds = time.perf_counter() - t0
+    return ans

@@ -1,0 +1,83 @@
+"""``slmgraph stats``: what an index holds and what it cost.
+
+Counts per table and per community level; model calls, tokens (prompt,
+of which reused from the KV cache, completion) and seconds per stage from the
+``llm_calls`` ledger; and wall-clock per stage of the latest index run from
+``stage_runs``.
+"""
+
+from __future__ import annotations
+
+from .store import Store
+
+TABLES = ("documents", "text_units", "extractions", "entity_mentions", "relationship_mentions", "entities",
+          "relationships", "communities", "community_reports", "embeddings", "llm_cache", "llm_calls")
+
+
+def collect(store: Store) -> dict:
+    """All figures as a dict: ``tables``, ``levels``, ``ledger``, ``last_run``, ``extraction``, ``meta``."""
+    con = store.con
+    out: dict = {"tables": {t: store.count(t) for t in TABLES}}
+    out["meta"] = {k: store.get_meta(k) for k in ("model_name", "input_root", "complete")}
+    out["levels"] = [
+        {"level": r[0], "communities": r[1], "reports": r[2], "mean_size": round(r[3] or 0, 2), "max_size": r[4]}
+        for r in con.execute("""
+            SELECT c.level, count(*), count(r.community_id), avg(c.size), max(c.size)
+            FROM communities c LEFT JOIN community_reports r USING (community_id)
+            GROUP BY c.level ORDER BY c.level""").fetchall()]
+    out["ledger"] = [
+        {"stage": r[0], "calls": r[1], "prompt_tokens": int(r[2] or 0), "cached_tokens": int(r[3] or 0),
+         "completion_tokens": int(r[4] or 0), "seconds": round(r[5] or 0, 2),
+         "truncated_calls": int(r[6] or 0)}
+        for r in con.execute("""
+            SELECT stage, count(*), sum(prompt_tokens), sum(cached_tokens), sum(completion_tokens), sum(seconds),
+                   sum(CASE WHEN finish_reason <> 'stop' THEN 1 ELSE 0 END)
+            FROM llm_calls GROUP BY stage
+            ORDER BY CASE stage WHEN 'extract' THEN 0 WHEN 'report' THEN 1 WHEN 'map' THEN 2
+                                WHEN 'reduce' THEN 3 ELSE 4 END, stage""").fetchall()]
+    last = con.execute("SELECT run_id FROM stage_runs WHERE stage = 'ingest' ORDER BY created_at DESC LIMIT 1").fetchone()
+    out["last_run"] = []
+    if last:
+        out["last_run"] = [{"stage": r[0], "seconds": round(r[1], 2), "items": r[2]} for r in con.execute(
+            "SELECT stage, seconds, items FROM stage_runs WHERE run_id = ? ORDER BY created_at", [last[0]]).fetchall()]
+    out["extraction"] = [{"status": r[0], "text_units": r[1], "dropped_records": int(r[2] or 0)}
+                         for r in con.execute("SELECT status, count(*), sum(n_dropped) FROM extractions "
+                                              "GROUP BY status ORDER BY status").fetchall()]
+    return out
+
+
+def _table(headers: list[str], rows: list[list]) -> str:
+    cells = [headers] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in cells]
+    return "\n".join(lines)
+
+
+def render(figs: dict, db: str) -> str:
+    """The figures of :func:`collect` as plain-text tables."""
+    m = figs["meta"]
+    out = [f"index {db}: model {m.get('model_name') or '?'}, input {m.get('input_root') or '?'}"
+           + ("" if m.get("complete") == "1" else "  (INCOMPLETE: re-run 'slmgraph index' to finish)"), ""]
+    out.append(_table(["table", "rows"], [[t, n] for t, n in figs["tables"].items()]))
+    if figs["levels"]:
+        out += ["", _table(["level", "communities", "reports", "mean size", "max size"],
+                           [[r["level"], r["communities"], r["reports"], r["mean_size"], r["max_size"]]
+                            for r in figs["levels"]])]
+    if figs["extraction"]:
+        out += ["", _table(["extraction status", "text units", "dropped records"],
+                           [[r["status"], r["text_units"], r["dropped_records"]] for r in figs["extraction"]])]
+    if figs["ledger"]:
+        rows = []
+        for r in figs["ledger"]:
+            gen_rate = r["completion_tokens"] / r["seconds"] if r["seconds"] else 0
+            rows.append([r["stage"], r["calls"], r["prompt_tokens"], r["cached_tokens"],
+                         r["prompt_tokens"] - r["cached_tokens"], r["completion_tokens"], f"{r['seconds']:.1f}",
+                         f"{gen_rate:.0f}", r["truncated_calls"]])
+        out += ["", "model calls per stage (all runs, from the ledger):",
+                _table(["stage", "calls", "prompt tok", "reused tok", "evaluated tok", "completion tok", "seconds",
+                        "compl tok/s", "not 'stop'"], rows)]
+    if figs["last_run"]:
+        out += ["", "wall-clock of the last index run:",
+                _table(["stage", "seconds", "items"], [[r["stage"], f"{r['seconds']:.1f}", r["items"]]
+                                                       for r in figs["last_run"]])]
+    return "\n".join(out)

@@ -1,0 +1,300 @@
+"""The DuckDB index: every table's DDL in one place, and table access.
+
+One file holds the whole index: documents, text units, extraction records,
+entities, relationships and their provenance, communities, community reports,
+embeddings, the LLM-output cache, and the ledger of every model call.
+
+Stages read the previous stage's tables and write their own; each stage's
+write is one transaction, so an interrupted run never leaves a half-written
+stage behind (DuckDB docs, "Transaction Management").
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import duckdb
+
+from .errors import UserError
+
+APP_ID = "slmgraph"
+SCHEMA_VERSION = "1"
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (
+    key VARCHAR PRIMARY KEY,
+    value VARCHAR
+);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id VARCHAR PRIMARY KEY,     -- sha256 of the file's bytes, first 16 hex
+    path VARCHAR,                   -- path relative to the indexed folder
+    n_chars INTEGER,
+    n_tokens INTEGER,
+    added_at TIMESTAMP
+);
+CREATE TABLE IF NOT EXISTS text_units (
+    chunk_id VARCHAR PRIMARY KEY,   -- sha256(doc_id, token span, text), first 16 hex
+    doc_id VARCHAR,
+    ord INTEGER,                    -- position of the chunk in its document
+    tok_start INTEGER,
+    tok_end INTEGER,
+    n_tokens INTEGER,
+    text VARCHAR
+);
+CREATE TABLE IF NOT EXISTS extractions (
+    chunk_id VARCHAR PRIMARY KEY,
+    cache_key VARCHAR,              -- sha256(text, model, prompt, settings)
+    status VARCHAR,                 -- ok | repaired | failed
+    n_candidates INTEGER,
+    n_entities INTEGER,
+    n_relationships INTEGER,
+    n_dropped INTEGER,              -- records dropped by validation (dupes, self-loops, ungrounded)
+    raw VARCHAR                     -- the model's output as generated
+);
+CREATE TABLE IF NOT EXISTS entity_mentions (
+    chunk_id VARCHAR,
+    name VARCHAR,
+    norm VARCHAR,                   -- normalised name: the merge key
+    type VARCHAR,
+    description VARCHAR
+);
+CREATE TABLE IF NOT EXISTS relationship_mentions (
+    chunk_id VARCHAR,
+    source_norm VARCHAR,
+    target_norm VARCHAR,
+    description VARCHAR,
+    strength INTEGER                -- 1..10
+);
+CREATE TABLE IF NOT EXISTS entities (
+    entity_id INTEGER PRIMARY KEY,
+    norm VARCHAR UNIQUE,
+    name VARCHAR,
+    type VARCHAR,
+    description VARCHAR,
+    n_mentions INTEGER,
+    degree INTEGER
+);
+CREATE TABLE IF NOT EXISTS entity_text_units (
+    entity_id INTEGER,
+    chunk_id VARCHAR
+);
+CREATE TABLE IF NOT EXISTS relationships (
+    rel_id INTEGER PRIMARY KEY,
+    source_id INTEGER,              -- source_id < target_id: the graph is undirected
+    target_id INTEGER,
+    description VARCHAR,
+    weight DOUBLE,                  -- number of instances across text units
+    strength DOUBLE,                -- mean model-assigned strength, 1..10
+    combined_degree INTEGER         -- deg(source) + deg(target), the paper's edge rank
+);
+CREATE TABLE IF NOT EXISTS relationship_text_units (
+    rel_id INTEGER,
+    chunk_id VARCHAR
+);
+CREATE TABLE IF NOT EXISTS communities (
+    community_id INTEGER PRIMARY KEY,
+    level INTEGER,                  -- 0 = root level (coarsest Leiden partition)
+    parent_id INTEGER,              -- NULL at level 0
+    size INTEGER,                   -- number of member entities
+    carried_from INTEGER            -- set when an unsplittable community is carried down
+);
+CREATE TABLE IF NOT EXISTS community_members (
+    community_id INTEGER,
+    entity_id INTEGER
+);
+CREATE TABLE IF NOT EXISTS community_reports (
+    community_id INTEGER PRIMARY KEY,
+    level INTEGER,
+    title VARCHAR,
+    summary VARCHAR,
+    findings VARCHAR,               -- JSON list of {summary, explanation}
+    rating DOUBLE,                  -- impact 0..10
+    rating_explanation VARCHAR,
+    full_text VARCHAR,              -- the report as packed into query contexts
+    n_tokens INTEGER,               -- tokens of full_text in the index model's tokenizer
+    context_tokens INTEGER,         -- tokens of the context the report was written from
+    context_kind VARCHAR            -- elements | sub-reports | carried
+);
+CREATE TABLE IF NOT EXISTS embeddings (
+    kind VARCHAR,                   -- entity | text_unit
+    item_id VARCHAR,
+    model VARCHAR,
+    vector FLOAT[],
+    PRIMARY KEY (kind, item_id)
+);
+CREATE TABLE IF NOT EXISTS llm_cache (
+    key VARCHAR PRIMARY KEY,        -- sha256(model fingerprint, prompt tokens, grammar, limits)
+    stage VARCHAR,
+    output VARCHAR,
+    finish_reason VARCHAR
+);
+CREATE SEQUENCE IF NOT EXISTS llm_call_seq;
+CREATE TABLE IF NOT EXISTS llm_calls (
+    call_id BIGINT DEFAULT nextval('llm_call_seq'),
+    run_id VARCHAR,
+    stage VARCHAR,                  -- extract | report | map | reduce | local | basic ...
+    worker INTEGER,
+    model VARCHAR,
+    prompt_tokens INTEGER,          -- all prompt tokens of the call
+    cached_tokens INTEGER,          -- of which reused from the KV cache (not evaluated)
+    completion_tokens INTEGER,
+    seconds DOUBLE,                 -- wall-clock of the call
+    finish_reason VARCHAR,          -- stop | length | deadline | repetition
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+CREATE TABLE IF NOT EXISTS stage_runs (
+    run_id VARCHAR,
+    stage VARCHAR,                  -- ingest | extract | graph | communities | reports | embed | query
+    seconds DOUBLE,
+    items INTEGER,
+    note VARCHAR,
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+"""
+
+#: Tables cleared and rebuilt by each derived stage, in pipeline order.
+DERIVED_TABLES = {
+    "graph": ("entities", "entity_text_units", "relationships", "relationship_text_units"),
+    "communities": ("communities", "community_members"),
+    "reports": ("community_reports",),
+}
+
+
+class Store:
+    """An open slmgraph index (one DuckDB file).
+
+    Args:
+        path: the ``.duckdb`` file.
+        create: create a new index if the file does not exist.
+        read_only: open without write access (queries, stats).
+
+    Raises:
+        UserError: the file does not exist (and ``create`` is False), is not a
+            DuckDB database, or is a DuckDB database that is not a slmgraph index.
+    """
+
+    def __init__(self, path: str | Path, create: bool = False, read_only: bool = False):
+        self.path = Path(path)
+        if not self.path.exists():
+            if not create:
+                raise UserError(
+                    f"index {self.path} does not exist: run 'slmgraph index INPUT --db {self.path}' first"
+                )
+            if self.path.parent and not self.path.parent.exists():
+                raise UserError(f"folder {self.path.parent} for --db does not exist: create it or pick another path")
+            is_new = True
+        else:
+            if self.path.is_dir():
+                raise UserError(f"--db {self.path} is a folder: pass a file path such as index.duckdb")
+            is_new = False
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=read_only and not is_new)
+        except (duckdb.IOException, duckdb.Error) as exc:
+            msg = str(exc).splitlines()[0]
+            if "lock" in msg.lower():
+                raise UserError(f"index {self.path} is in use by another process: wait for it to finish") from None
+            raise UserError(
+                f"{self.path} is not a DuckDB file ({msg[:80]}): pass the .duckdb file 'slmgraph index' wrote"
+            ) from None
+        if is_new:
+            self.con.execute(DDL)
+            self.set_meta("app", APP_ID)
+            self.set_meta("schema_version", SCHEMA_VERSION)
+        else:
+            self._check_app()
+            if not read_only:
+                self.con.execute(DDL)  # IF NOT EXISTS: adds tables of newer versions
+
+    def _check_app(self) -> None:
+        try:
+            row = self.con.execute("SELECT value FROM meta WHERE key = 'app'").fetchone()
+        except duckdb.Error:
+            row = None
+        if not row or row[0] != APP_ID:
+            self.con.close()
+            raise UserError(
+                f"{self.path} is a DuckDB file but not a slmgraph index: pass the file 'slmgraph index' wrote, "
+                "or a new path to create one"
+            )
+
+    # --- meta -----------------------------------------------------------
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        """The value stored under ``key`` in ``meta``, or ``default``."""
+        row = self.con.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store ``value`` under ``key`` in ``meta`` (replacing any old value)."""
+        self.con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, value])
+
+    # --- transactions ---------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Run a block in one transaction: all of it is committed or none."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield self.con
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        else:
+            self.con.execute("COMMIT")
+
+    def clear(self, stage: str) -> None:
+        """Delete the rows of a derived stage (``graph``, ``communities``, ``reports``)."""
+        for table in DERIVED_TABLES[stage]:
+            self.con.execute(f"DELETE FROM {table}")
+
+    # --- cache and ledger ----------------------------------------------
+    def cache_get(self, key: str) -> tuple[str, str] | None:
+        """``(output, finish_reason)`` of a cached model call, or None."""
+        row = self.con.execute("SELECT output, finish_reason FROM llm_cache WHERE key = ?", [key]).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def cache_put(self, key: str, stage: str, output: str, finish_reason: str) -> None:
+        """Remember the output of a model call under its content key."""
+        self.con.execute(
+            "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?)", [key, stage, output, finish_reason]
+        )
+
+    def record_call(self, run_id: str, stage: str, worker: int, model: str, prompt_tokens: int,
+                    cached_tokens: int, completion_tokens: int, seconds: float, finish_reason: str) -> None:
+        """Append one row to the ``llm_calls`` ledger."""
+        self.con.execute(
+            "INSERT INTO llm_calls (run_id, stage, worker, model, prompt_tokens, cached_tokens, "
+            "completion_tokens, seconds, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [run_id, stage, worker, model, prompt_tokens, cached_tokens, completion_tokens, seconds,
+             finish_reason],
+        )
+
+    def record_stage(self, run_id: str, stage: str, seconds: float, items: int, note: str = "") -> None:
+        """Append one row to ``stage_runs`` (wall-clock of a whole stage)."""
+        self.con.execute(
+            "INSERT INTO stage_runs (run_id, stage, seconds, items, note) VALUES (?, ?, ?, ?, ?)",
+            [run_id, stage, seconds, items, note],
+        )
+
+    def count(self, table: str) -> int:
+        """Number of rows in ``table``."""
+        return self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+    def close(self) -> None:
+        """Checkpoint and close the DuckDB connection."""
+        try:
+            self.con.close()
+        except duckdb.Error:
+            pass
+
+
+def new_run_id() -> str:
+    """A run id: UTC time to the second plus a counter-free suffix (str)."""
+    return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"-{time.perf_counter_ns() % 100000:05d}"
+
+
+def dumps(obj) -> str:
+    """Compact, key-sorted JSON (stable text for hashing and storage)."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
