@@ -80,7 +80,7 @@ def _settings(args) -> Settings:
     s = Settings(seed=args.seed)
     if getattr(args, "model", None):
         s.model_path = args.model
-    if getattr(args, "threads", None):
+    if getattr(args, "threads", None) is not None:
         if args.threads < 1:
             raise UserError(f"--threads {args.threads} must be at least 1")
         if args.threads > physical_cores():

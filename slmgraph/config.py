@@ -80,7 +80,7 @@ class Settings:
     #: the 135M model relates few pairs, most of them self-loops (DESIGN.md).
     cooccurrence: bool = True
     max_candidates: int = 20  #: candidate spans the model types per text unit
-    max_relationships: int = 8  #: JSON-schema maxItems for relationships per text unit
+    max_relationships: int = 6  #: JSON-schema maxItems for relationships per text unit
     extract_max_tokens: int = 800  #: completion cap per extraction call
     description_max_chars: int = 200  #: cap of one description (grammar maxLength / text cut)
 

@@ -60,6 +60,8 @@ class Embedder:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         path = Path(model_dir) if model_dir else default_embedder_dir()
         import torch
         from sentence_transformers import SentenceTransformer
@@ -68,7 +70,8 @@ class Embedder:
             torch.set_num_threads(threads)
         self.model = SentenceTransformer(str(path), device="cpu")
         self.name = path.parent.name if path.name == "model" else path.name
-        self.dim = int(self.model.get_sentence_embedding_dimension())
+        dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(dim_fn())
         self.batch_size = batch_size
 
     def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 from dataclasses import dataclass, field
 
 import json_repair
@@ -30,7 +29,7 @@ from tqdm import tqdm
 
 from .config import Settings
 from .llm import ModelClient
-from .names import STOP, candidate_names, normalize_name, sentences
+from .names import candidate_names, content_words, cut, is_grounded, normalize_name, sentences
 from .prompting import Prompts
 from .store import Store, dumps
 
@@ -52,7 +51,8 @@ class Extraction:
 def extraction_schema(candidates: list[str], settings: Settings, with_descriptions: bool) -> dict:
     """JSON schema of one text unit's output.
 
-    ``entities`` is an object with one required key per candidate, in order,
+    ``entities`` is an object with one required key per candidate, in order
+    (value: the type, or ``{type, description}`` when the model describes),
     so the model answers for each candidate exactly once (no duplicates, no
     invented names; a 135M model otherwise repeats one name to ``maxItems``).
     Types are an enum of the entity types plus ``other`` (not an entity).
@@ -61,18 +61,18 @@ def extraction_schema(candidates: list[str], settings: Settings, with_descriptio
     """
     name = {"type": "string", "enum": list(candidates)}
     desc = {"type": "string", "maxLength": settings.description_max_chars}
-    ent = {"type": {"type": "string", "enum": list(settings.entity_types) + ["other"]}}
+    etype = {"type": "string", "enum": list(settings.entity_types) + ["other"]}
     rel = {"source": name, "target": name}
     if with_descriptions:
-        ent["description"] = desc
+        ent = {"type": "object", "properties": {"type": etype, "description": desc}, "required": ["type", "description"]}
         rel["description"] = desc
+    else:
+        ent = etype  # {"Name": "person"}: fewer tokens to generate than an object
     rel["strength"] = {"type": "integer", "enum": list(range(1, 11))}
     return {
         "type": "object",
         "properties": {
-            "entities": {"type": "object", "properties": {
-                c: {"type": "object", "properties": ent, "required": list(ent)} for c in candidates},
-                "required": list(candidates)},
+            "entities": {"type": "object", "properties": {c: ent for c in candidates}, "required": list(candidates)},
             "relationships": {"type": "array", "maxItems": settings.max_relationships,
                               "items": {"type": "object", "properties": rel, "required": list(rel)}},
         },
@@ -125,7 +125,8 @@ def validate(data: object, candidates: list[str], entity_types: tuple[str, ...])
     raw_ents = data.get("entities") or []
     raw_rels = data.get("relationships") or []
     if isinstance(raw_ents, dict):  # {name: {type, description}} (the schema's form)
-        raw_ents = [dict(v, name=k) if isinstance(v, dict) else v for k, v in raw_ents.items()]
+        raw_ents = [dict(v, name=k) if isinstance(v, dict) else {"name": k, "type": v} if isinstance(v, str) else v
+                    for k, v in raw_ents.items()]
     for e in raw_ents if isinstance(raw_ents, list) else []:
         if not isinstance(e, dict):
             dropped += 1
@@ -174,10 +175,10 @@ def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str,
     for sent in sentences(text):
         found = [k for k in keys if _mentions(sent, keys[k])]
         for k in found:
-            first_sentence.setdefault(k, _cut(sent, max_chars))
+            first_sentence.setdefault(k, cut(sent, max_chars))
         for i, a in enumerate(found):
             for b in found[i + 1:]:
-                pairs.setdefault((min(a, b), max(a, b)), []).append(_cut(sent, max_chars))
+                pairs.setdefault((min(a, b), max(a, b)), []).append(cut(sent, max_chars))
     return first_sentence, pairs
 
 
@@ -239,17 +240,16 @@ def text_descriptions(text: str, ents: list[dict], rels: list[dict], max_chars: 
     sentences. Returns the number of descriptions replaced.
     """
     sents = sentences(text)
-    words = set(_content_words(text))
+    words = set(content_words(text))
     replaced = 0
 
     def grounded(d: str) -> bool:
-        w = _content_words(d)
-        return bool(w) and sum(x in words for x in w) * 3 >= len(w)
+        return is_grounded(d, words)
 
     def first(*names: str) -> str:
         for snt in sents:
             if all(_mentions(snt, n) for n in names):
-                return _cut(snt, max_chars)
+                return cut(snt, max_chars)
         return ""
 
     for e in ents:
@@ -261,19 +261,10 @@ def text_descriptions(text: str, ents: list[dict], rels: list[dict], max_chars: 
             both = first(r["source"], r["target"])
             if not both:
                 a, b = first(r["source"]), first(r["target"])
-                both = _cut(a + (" " + b if b and b != a else ""), max_chars)
+                both = cut(a + (" " + b if b and b != a else ""), max_chars)
             r["description"] = both
             replaced += 1
     return replaced
-
-
-def _content_words(s: str) -> list[str]:
-    return [w for w in re.findall(r"[^\W\d_]{3,}", s.casefold()) if w not in STOP]
-
-
-def _cut(s: str, max_chars: int) -> str:
-    s = " ".join(s.split())
-    return s if len(s) <= max_chars else s[: max_chars - 1].rsplit(" ", 1)[0] + "…"
 
 
 def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Settings, system: str,

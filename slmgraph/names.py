@@ -37,6 +37,8 @@ january february march april june july august september october november decembe
 """.split())
 
 _ARTICLES = ("the ", "a ", "an ")
+#: Longer capitalised runs are headings or title-case prose, not names.
+MAX_NAME_WORDS = 6
 _CORP = re.compile(r"[\s,]+(inc|corp|corporation|ltd|llc|plc|co|gmbh|ag|sa)\.?$")
 
 
@@ -69,8 +71,8 @@ def _clean_span(span: str) -> str | None:
         words.pop(0)
     while words and words[-1].casefold().replace("\u2019", "'").strip(".") in STOP:
         words.pop()
-    if not words:
-        return None
+    if not words or len(words) > MAX_NAME_WORDS:
+        return None  # a title-case heading, not a name
     out = " ".join(words).strip(" -.&")
     if len(out) < 2 or not any(c.isalpha() for c in out):
         return None
@@ -122,3 +124,25 @@ _SENT = re.compile(r"(?<=[.!?])\s+|\n{2,}")
 def sentences(text: str) -> list[str]:
     """``text`` split into sentences (on ``.!?`` + space, and on blank lines)."""
     return [s.strip() for s in _SENT.split(text) if s and s.strip()]
+
+
+def content_words(s: str) -> list[str]:
+    """Lower-cased words of 3+ letters that are not stop words (for grounding checks)."""
+    return [w for w in re.findall(r"[^\W\d_]{3,}", s.casefold()) if w not in STOP]
+
+
+def is_grounded(claim: str, source_words: set[str], share: float = 1 / 3) -> bool:
+    """True when at least ``share`` of ``claim``'s content words occur in ``source_words``.
+
+    A small model's invented or copied text (a few-shot example, a looping
+    phrase) shares few words with its source; faithful text shares most.
+    Empty claims are not grounded.
+    """
+    w = content_words(claim)
+    return bool(w) and sum(x in source_words for x in w) >= share * len(w)
+
+
+def cut(s: str, max_chars: int) -> str:
+    """Whitespace folded and cut at a word boundary to at most ``max_chars`` characters (ellipsis added)."""
+    s = " ".join(s.split())
+    return s if len(s) <= max_chars else s[: max_chars - 1].rsplit(" ", 1)[0] + "\u2026"

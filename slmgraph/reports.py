@@ -23,33 +23,90 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from .config import Settings
-from .extract import parse_json
+from .extract import parse_json, use_model_descriptions
 from .llm import ModelClient
+from .names import content_words, cut, is_grounded, sentences
 from .prompting import Prompts
 from .store import Store, dumps
 
-REPORT_SCHEMA_LIMITS = {"title": 80, "summary": 700, "rating_explanation": 200, "finding_summary": 120,
+REPORT_SCHEMA_LIMITS = {"title": 80, "summary": 500, "rating_explanation": 200, "finding_summary": 120,
                         "finding_explanation": 400, "findings": 5}
 
 
-def report_schema() -> dict:
-    """JSON schema of a community report (flat, capped strings, rating enum 0..10)."""
+def report_schema(with_findings: bool = True) -> dict:
+    """JSON schema of a community report (flat, capped strings, rating enum 0..10).
+
+    Without findings the model writes only title, summary and rating; the
+    findings are then taken from the community's top relationships (see
+    :func:`text_findings`).
+    """
     L = REPORT_SCHEMA_LIMITS
-    return {
-        "type": "object",
-        "properties": {
-            "title": {"type": "string", "maxLength": L["title"]},
-            "summary": {"type": "string", "maxLength": L["summary"]},
-            "rating": {"type": "integer", "enum": list(range(0, 11))},
-            "rating_explanation": {"type": "string", "maxLength": L["rating_explanation"]},
-            "findings": {"type": "array", "maxItems": L["findings"], "items": {
-                "type": "object", "properties": {
-                    "summary": {"type": "string", "maxLength": L["finding_summary"]},
-                    "explanation": {"type": "string", "maxLength": L["finding_explanation"]}},
-                "required": ["summary", "explanation"]}},
-        },
-        "required": ["title", "summary", "rating", "rating_explanation", "findings"],
+    props = {
+        "title": {"type": "string", "maxLength": L["title"]},
+        "summary": {"type": "string", "maxLength": L["summary"]},
+        "rating": {"type": "integer", "enum": list(range(0, 11))},
+        "rating_explanation": {"type": "string", "maxLength": L["rating_explanation"]},
     }
+    if with_findings:
+        props["findings"] = {"type": "array", "maxItems": L["findings"], "items": {
+            "type": "object", "properties": {
+                "summary": {"type": "string", "maxLength": L["finding_summary"]},
+                "explanation": {"type": "string", "maxLength": L["finding_explanation"]}},
+            "required": ["summary", "explanation"]}}
+    return {"type": "object", "properties": props, "required": list(props)}
+
+
+def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_chars: int = 400) -> list[dict]:
+    """Findings taken from the data: the top relationships by combined degree
+    (summary "A and B", explanation = the sentences of its description not
+    already used by a higher finding), then the top entities' descriptions;
+    at most ``n``. Descriptions come from the text or the extractor."""
+    by_id = {e[0]: e for e in e_rows}
+    out: list[dict] = []
+    used: set[str] = set()
+
+    def fresh(desc: str) -> str:
+        new = [s for s in sentences(desc or "") if s not in used]
+        used.update(new)
+        return cut(" ".join(new), max_chars)
+
+    for r in sorted(r_rows, key=lambda r: (-r[5], -r[4], r[0])):
+        if len(out) >= n:
+            break
+        text = fresh(r[3])
+        if text:
+            out.append({"summary": f"{by_id[r[1]][1]} and {by_id[r[2]][1]}", "explanation": text})
+    for e in sorted(e_rows, key=lambda e: (-e[4], e[0])):
+        if len(out) >= n:
+            break
+        text = fresh(e[3])
+        if text:
+            out.append({"summary": e[1], "explanation": text})
+    return out
+
+
+def ground_report(d: dict, context: str, e_rows: list[tuple], r_rows: list[tuple]) -> int:
+    """Replace a title or summary that is not grounded in the report's context, in place.
+
+    A 135M model writes titles like "The Power of Unity" for any community
+    (measured on dulce.txt); such text shares few words with the context
+    (:func:`slmgraph.names.is_grounded`). Title fallback: the three
+    most-connected entities; summary fallback: their names and the top
+    relationship. Returns the number of fields replaced.
+    """
+    words = set(content_words(context))
+    top = [e[1] for e in sorted(e_rows, key=lambda e: (-e[4], e[0]))[:3]]
+    names = ", ".join(top[:-1]) + (" and " if len(top) > 1 else "") + top[-1] if top else "Community"
+    n = 0
+    if not is_grounded(d["title"], words, 0.5):
+        d["title"] = names
+        n += 1
+    if not is_grounded(d["summary"], words, 0.5):
+        facts = text_findings(e_rows, r_rows, 1)
+        d["summary"] = (f"A community of {len(e_rows)} entities, most connected {names}."
+                        + (f" {facts[0]['explanation']}" if facts else ""))
+        n += 1
+    return n
 
 
 @dataclass
@@ -162,10 +219,12 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     for cid, level, parent, size, carried in comms:
         if parent is not None:
             children.setdefault(parent, []).append(cid)
-    system = prompts.text("report_system")
+    with_findings = use_model_descriptions(settings, getattr(client.model, "n_params", None))
+    system = prompts.text("report_system" if with_findings else "report_system_short")
     budget = settings.report_context_tokens - client.overhead(system, prompts.fill("report_user", context=""))
     reports: dict[int, Report] = {}
-    stats = {"reports": 0, "carried": 0, "single": 0}
+    stats = {"reports": 0, "carried": 0, "single": 0, "findings": "model" if with_findings else "text",
+             "ungrounded_fields_replaced": 0}
     calls0, hits0 = client.calls, client.cache_hits
     # Carried communities point to an ancestor, which is written after them
     # (levels are processed deepest first): write them in a second pass.
@@ -190,11 +249,13 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
             if not complete and children.get(cid):
                 ctx, ntok = _subreport_context(client, cid, children, reports, members, e_rows, r_rows, budget)
                 kind = "sub-reports"
-            gen = client.call("report", system, prompts.fill("report_user", context=ctx), schema=report_schema(),
-                              max_tokens=settings.report_max_tokens, deadline_s=180.0)
+            gen = client.call("report", system, prompts.fill("report_user", context=ctx),
+                              schema=report_schema(with_findings), max_tokens=settings.report_max_tokens,
+                              deadline_s=180.0)
             d = _parse_report(gen.text)
-            title = d["title"] or ", ".join(e[1] for e in sorted(e_rows, key=lambda e: -e[4])[:3])
-            rep = Report(cid, level, title, d["summary"], d["findings"], d["rating"], d["rating_explanation"],
+            stats["ungrounded_fields_replaced"] += ground_report(d, ctx, e_rows, r_rows)
+            findings = d["findings"] if with_findings else text_findings(e_rows, r_rows)
+            rep = Report(cid, level, d["title"], d["summary"], findings, d["rating"], d["rating_explanation"],
                          ntok, kind)
         reports[cid] = rep
         _store_report(store, client, rep)

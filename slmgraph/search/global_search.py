@@ -109,6 +109,7 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
         data, _ = parse_json(gen.text)
         raw_points = data.get("points", []) if isinstance(data, dict) else []
         kept = 0
+        seen: dict[str, dict] = {}
         for p in raw_points if isinstance(raw_points, list) else []:
             if not isinstance(p, dict):
                 continue
@@ -117,14 +118,24 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
             except (TypeError, ValueError):
                 score = 0
             text = str(p.get("answer", "")).strip()
-            cited = [int(i) for i in p.get("reports", []) if isinstance(i, int) and i in ids] \
-                if isinstance(p.get("reports"), list) else []
-            if score > 0 and text:
-                points.append({"answer": text, "score": score, "reports": cited,
-                               "batch": len(batch_info)})
-                kept += 1
+            cited = []
+            for i in p.get("reports", []) if isinstance(p.get("reports"), list) else []:
+                if isinstance(i, int) and i in ids and i not in cited:
+                    cited.append(i)
+            if score == 0 or not text:
+                continue
+            key = " ".join(text.casefold().split())
+            if key in seen:  # a small model repeats a point: keep it once, best score
+                dup = seen[key]
+                dup["score"] = max(dup["score"], score)
+                dup["reports"] += [i for i in cited if i not in dup["reports"]]
+                continue
+            seen[key] = {"answer": text, "score": score, "reports": cited, "batch": len(batch_info)}
+            points.append(seen[key])
+            kept += 1
         batch_info.append({"reports": ids, "context_tokens": client.count(context), "points_kept": kept,
-                           "points_total": len(raw_points) if isinstance(raw_points, list) else 0})
+                           "points_total": len(raw_points) if isinstance(raw_points, list) else 0,
+                           "finish_reason": gen.finish_reason, "raw": gen.text[:2000]})
     ans.context = [{"kind": "report", "id": r["community_id"], "tokens": r["n_tokens"]} for r in order]
     ans.details = {"seed": seed, "reports": len(reports), "batches": batch_info, "map_budget_tokens": budget,
                    "truncated_reports": n_trunc, "points_kept": len(points),

@@ -1,0 +1,151 @@
+"""Shared test fixtures: a scripted fake model and a fake embedder.
+
+The fake model has the same methods as :class:`slmgraph.llm.LlamaModel`
+(tokenize, detokenize, render, prompt_tokens, complete) with a word-level
+tokenizer that round-trips text exactly, and answers each stage from a
+script: a function ``(system, user, schema) -> str``. The default script
+answers every stage with valid, content-dependent JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from slmgraph.llm import Generation, Prompt
+
+_TOKEN = re.compile(r"\S+\s*|\s+")
+
+
+class FakeModel:
+    """Scripted stand-in for LlamaModel. ``calls`` records (system, user, schema) per completion."""
+
+    name = "fake-model.gguf"
+    fingerprint = "fake0001"
+    n_params = 1_000_000
+
+    def __init__(self, script=None, n_ctx: int = 4096):
+        self.n_ctx = n_ctx
+        self.script = script or default_script
+        self.calls: list[tuple[str, str, dict | None]] = []
+        self._vocab: dict[str, int] = {}
+        self._inv: dict[int, str] = {}
+        self._kv: list[int] = []
+
+    def tokenize(self, text: str) -> list[int]:
+        out = []
+        for piece in _TOKEN.findall(text):
+            if piece not in self._vocab:
+                self._vocab[piece] = len(self._vocab)
+                self._inv[self._vocab[piece]] = piece
+            out.append(self._vocab[piece])
+        return out
+
+    def detokenize(self, tokens) -> str:
+        return "".join(self._inv[t] for t in tokens)
+
+    def render(self, system: str, user: str) -> Prompt:
+        return Prompt(fixed=f"<system> {system}\n", lead="<user> ", content=user, tail="\n<assistant> ")
+
+    def prompt_tokens(self, prompt: Prompt):
+        return self.tokenize(prompt.fixed), self.tokenize(prompt.lead + prompt.content + prompt.tail)
+
+    def complete(self, fixed, rest, *, schema, max_tokens, deadline_s=None, on_text=None) -> Generation:
+        tokens = list(fixed) + list(rest)
+        assert len(tokens) + max_tokens <= self.n_ctx, "prompt + max_tokens over the window"
+        cached = 0
+        for a, b in zip(self._kv, tokens):
+            if a != b:
+                break
+            cached += 1
+        self._kv = tokens
+        system = self.detokenize(fixed)[len("<system> "):].rstrip("\n")
+        user = self.detokenize(rest)[len("<user> "):-len("\n<assistant> ")]
+        self.calls.append((system, user, schema))
+        text = self.script(system, user, schema)
+        if on_text:
+            on_text(text)
+        return Generation(text, len(tokens), min(cached, len(tokens) - 1), len(self.tokenize(text)), 0.001, "stop")
+
+
+def stage_of(schema: dict | None, system: str) -> str:
+    """Which stage a call belongs to, from its schema (or system prompt)."""
+    if schema is None:
+        if "analysts" in system.lower():
+            return "reduce"
+        return "answer"
+    props = schema.get("properties", {})
+    if "entities" in props:
+        return "extract"
+    if "title" in props:
+        return "report"
+    if "points" in props:
+        return "map"
+    return "other"
+
+
+def default_script(system: str, user: str, schema: dict | None) -> str:
+    stage = stage_of(schema, system)
+    if stage == "extract":
+        names = list(schema["properties"]["entities"]["properties"])
+        ents = {n: "person" for n in names}
+        rels = [{"source": names[0], "target": names[1], "strength": 5}] if len(names) > 1 else []
+        return json.dumps({"entities": ents, "relationships": rels})
+    if stage == "report":
+        first = re.search(r"^\d+,([^,]+),", user, re.M)
+        title = first.group(1) if first else "Community"
+        return json.dumps({"title": title, "summary": f"{title} and related entities.", "rating": 5,
+                           "rating_explanation": "test"})
+    if stage == "map":
+        ids = schema["properties"]["points"]["items"]["properties"]["reports"]["items"]["enum"]
+        q = re.search(r"Question: (.*)", user).group(1)
+        words = [w for w in re.findall(r"\w{4,}", q.lower())]
+        hit = any(w in user.split("Reports:", 1)[1].lower() for w in words)
+        return json.dumps({"points": [{"answer": f"Point about {q}", "reports": [ids[0]], "score": 60 if hit else 0}]})
+    if stage == "reduce":
+        ids = re.findall(r"\[Reports: ([\d, ]+)\]", user)
+        return f"Final answer. [Reports: {ids[0] if ids else '0'}]"
+    return "An answer. [Sources: 1] [Entities: 1]"
+
+
+class FakeEmbedder:
+    """Deterministic bag-of-words hashing embedder (64-d, L2-normalised)."""
+
+    name = "fake-embedder"
+    dim = 64
+
+    def encode(self, texts, progress=False):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"\w+", t.lower()):
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+            n = np.linalg.norm(out[i])
+            if n:
+                out[i] /= n
+        return out
+
+
+@pytest.fixture
+def fake_model():
+    return FakeModel()
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    """A small corpus with nested folders, spaces and non-ASCII names."""
+    root = tmp_path / "corpus"
+    (root / "sub dir").mkdir(parents=True)
+    (root / "alpha.txt").write_text(
+        "Alice Smith founded Acme Corporation in Paris. Bob Jones joined Acme Corporation later.\n\n"
+        "Alice Smith and Bob Jones built rockets at Acme Corporation. Paris was their home.\n", encoding="utf-8")
+    (root / "sub dir" / "béta notes.md").write_text(
+        "# Notes\n\nCarol White met Dan Brown in Berlin. Carol White studied physics with Dan Brown.\n"
+        "Berlin Institute hired Carol White. Dan Brown visited Berlin Institute often.\n", encoding="utf-8")
+    (root / "gamma.txt").write_text(
+        "Eve Black wrote about Acme Corporation. Eve Black interviewed Alice Smith in Paris.\n", encoding="utf-8")
+    return root

@@ -1,0 +1,116 @@
+"""The command line: one-line errors with exit status 2 for user mistakes."""
+
+import duckdb
+import pytest
+from conftest import FakeEmbedder, FakeModel
+
+from slmgraph.cli import main
+from slmgraph.config import Settings
+from slmgraph.pipeline import run_index
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _one_line_error(err: str, *words):
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("slmgraph: error: ")
+    assert "Traceback" not in err
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+
+
+def test_empty_folder(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    code, _, err = _run(capsys, "index", str(tmp_path / "empty"), "--db", str(tmp_path / "x.duckdb"), "--quiet")
+    assert code == 2
+    _one_line_error(err, "no readable .txt or .md files", "empty")
+    assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_missing_model_file(tmp_path, corpus, capsys):
+    code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path / "x.duckdb"), "--model",
+                        str(tmp_path / "nope.gguf"), "--quiet")
+    assert code == 2
+    _one_line_error(err, "nope.gguf", "--model")
+
+
+def test_model_file_that_is_not_gguf(tmp_path, corpus, capsys):
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a model")
+    code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path / "x.duckdb"), "--model", str(bad), "--quiet")
+    assert code == 2
+    _one_line_error(err, "not a GGUF file")
+
+
+def test_db_that_is_not_a_slmgraph_index(tmp_path, capsys):
+    other = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("CREATE TABLE t (x INT)")
+    con.close()
+    code, _, err = _run(capsys, "stats", "--db", str(other))
+    assert code == 2
+    _one_line_error(err, "not a slmgraph index")
+    code, _, err = _run(capsys, "query", "--db", str(other), "what?")
+    assert code == 2
+    _one_line_error(err, "not a slmgraph index")
+
+
+def test_db_that_is_not_a_duckdb_file(tmp_path, capsys):
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello")
+    code, _, err = _run(capsys, "stats", "--db", str(junk))
+    assert code == 2
+    _one_line_error(err, "not a DuckDB file")
+
+
+def test_missing_db(tmp_path, capsys):
+    code, _, err = _run(capsys, "query", "--db", str(tmp_path / "none.duckdb"), "what?")
+    assert code == 2
+    _one_line_error(err, "does not exist", "slmgraph index")
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--chunk-size", "10"], ["--chunk-size"]),
+    (["--chunk-overlap", "700"], ["--chunk-overlap"]),
+    (["--threads", "0"], ["--threads"]),
+    (["--entity-types", " , "], ["--entity-types"]),
+])
+def test_bad_settings(tmp_path, corpus, capsys, args, words):
+    code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path / "x.duckdb"), "--quiet", *args)
+    assert code == 2
+    _one_line_error(err, *words)
+
+
+def test_stats_and_bad_level_on_a_real_index(tmp_path, corpus, capsys):
+    db = tmp_path / "idx.duckdb"
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+    code, out, _ = _run(capsys, "stats", "--db", str(db))
+    assert code == 0
+    for word in ("documents", "community_reports", "level", "extract", "report", "wall-clock"):
+        assert word in out
+    code, out, _ = _run(capsys, "stats", "--db", str(db), "--json")
+    import json
+    figs = json.loads(out)
+    assert figs["tables"]["documents"] == 3 and figs["levels"][0]["level"] == 0
+    # the index was built by a fake model with no file: query needs --model
+    code, _, err = _run(capsys, "query", "--db", str(db), "--model", str(tmp_path / "missing.gguf"), "q")
+    assert code == 2
+    _one_line_error(err, "missing.gguf")
+
+
+def test_incomplete_index_is_refused(tmp_path, corpus, capsys):
+    db = tmp_path / "idx.duckdb"
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
+    con.close()
+    code, _, err = _run(capsys, "query", "--db", str(db), "q")
+    assert code == 2
+    _one_line_error(err, "not complete")

@@ -1,0 +1,145 @@
+"""Extraction: schema, validation rules, repair, resume, and the LLM-free mode."""
+
+import json
+
+from conftest import FakeModel
+
+from slmgraph.config import Settings
+from slmgraph.extract import (add_cooccurrence, extract_nlp, extraction_schema, parse_json, run_extraction,
+                              text_descriptions, use_model_descriptions, validate)
+from slmgraph.ingest import Document, ingest
+from slmgraph.llm import ModelClient
+from slmgraph.prompting import Prompts
+from slmgraph.store import Store
+
+CANDS = ["Alice Smith", "Acme Corporation", "Paris"]
+TYPES = ("person", "organization", "location")
+
+
+def test_schema_names_are_enums_of_candidates_and_required_once():
+    s = Settings()
+    sch = extraction_schema(CANDS, s, with_descriptions=False)
+    ents = sch["properties"]["entities"]
+    assert ents["required"] == CANDS and list(ents["properties"]) == CANDS
+    assert ents["properties"]["Paris"]["enum"][-1] == "other"
+    rel = sch["properties"]["relationships"]
+    assert rel["maxItems"] == s.max_relationships
+    assert rel["items"]["properties"]["source"]["enum"] == CANDS
+    assert rel["items"]["properties"]["strength"]["enum"] == list(range(1, 11))
+    with_desc = extraction_schema(CANDS, s, with_descriptions=True)
+    assert "description" in with_desc["properties"]["entities"]["properties"]["Paris"]["properties"]
+
+
+def test_validate_drops_invented_duplicate_and_self_loop_records():
+    data = {"entities": [{"name": "Alice Smith", "type": "person", "description": "a"},
+                         {"name": "alice smith", "type": "person", "description": "dup"},
+                         {"name": "Marie Curie", "type": "person", "description": "invented"},
+                         {"name": "Paris", "type": "planet", "description": ""}],
+            "relationships": [{"source": "Alice Smith", "target": "Alice Smith", "strength": 3},
+                              {"source": "Alice Smith", "target": "Sorbonne", "strength": 3},
+                              {"source": "Alice Smith", "target": "Acme Corporation", "strength": 30},
+                              {"source": "Acme Corporation", "target": "Alice Smith", "strength": 2}]}
+    ents, rels, dropped = validate(data, CANDS, TYPES)
+    assert [e["name"] for e in ents] == ["Alice Smith", "Paris", "Acme Corporation"]
+    assert ents[1]["type"] == "unknown"           # type outside the list
+    assert ents[2]["type"] == "unknown"           # endpoint added as entity
+    assert len(rels) == 1 and rels[0]["strength"] == 10  # clamped; reverse pair is a duplicate
+    assert dropped == 2 + 3                       # dup + invented entity; self-loop, unknown end, duplicate pair
+
+
+def test_validate_accepts_the_schema_object_form_and_keeps_other_as_unknown():
+    data = {"entities": {"Alice Smith": "person", "Paris": "other"}, "relationships": []}
+    ents, rels, dropped = validate(data, CANDS, TYPES)
+    assert [(e["name"], e["type"]) for e in ents] == [("Alice Smith", "person"), ("Paris", "unknown")]
+    assert validate("garbage", CANDS, TYPES) == ([], [], 0)
+
+
+def test_parse_json_repairs_truncated_output():
+    assert parse_json('{"a": 1}') == ({"a": 1}, "ok")
+    value, status = parse_json('{"entities": {"Alice Smith": "person", "Paris": "loc')
+    assert status == "repaired" and value["entities"]["Alice Smith"] == "person"
+    assert parse_json("")[1] == "failed"
+
+
+def test_text_descriptions_replace_ungrounded_ones():
+    text = "Alice Smith founded Acme Corporation in Paris. Paris is large."
+    ents = [{"name": "Alice Smith", "description": "Scientist who studied radioactivity at the Sorbonne."},
+            {"name": "Paris", "description": "Paris is large."}]
+    rels = [{"source": "Alice Smith", "target": "Paris", "description": ""}]
+    n = text_descriptions(text, ents, rels, 200)
+    assert n == 2
+    assert ents[0]["description"] == "Alice Smith founded Acme Corporation in Paris."
+    assert ents[1]["description"] == "Paris is large."
+    assert rels[0]["description"] == "Alice Smith founded Acme Corporation in Paris."
+
+
+def test_cooccurrence_adds_only_unrelated_pairs():
+    text = "Alice Smith founded Acme Corporation in Paris."
+    ents = [{"name": n} for n in CANDS]
+    rels = [{"source": "Paris", "target": "Alice Smith", "description": "x", "strength": 4}]
+    assert add_cooccurrence(text, ents, rels, 200) == 2
+    pairs = {frozenset((r["source"], r["target"])) for r in rels}
+    assert pairs == {frozenset(p) for p in [("Paris", "Alice Smith"), ("Alice Smith", "Acme Corporation"),
+                                             ("Acme Corporation", "Paris")]}
+
+
+def test_description_mode_auto_follows_model_size():
+    s = Settings()
+    assert not use_model_descriptions(s, 135_000_000)
+    assert use_model_descriptions(s, 3_000_000_000)
+    s.descriptions = "text"
+    assert not use_model_descriptions(s, 3_000_000_000)
+
+
+def test_nlp_extractor_makes_no_model_call():
+    ex = extract_nlp("Alice Smith met Bob Jones in Paris. Bob Jones left.", Settings(extractor="nlp"))
+    assert {e["name"] for e in ex.entities} == {"Alice Smith", "Bob Jones", "Paris"}
+    assert len(ex.relationships) == 3
+
+
+def _units_store(tmp_path, model):
+    store = Store(tmp_path / "x.duckdb", create=True)
+    docs = [Document(f"{i:016d}", f"d{i}.txt", f"Alice Smith met Bob Jones number {i} in Paris. " * 20)
+            for i in range(3)]
+    ingest(store, docs, model.tokenize, model.detokenize, 60, 10)
+    return store
+
+
+def test_run_extraction_resumes_and_skips_done_units(tmp_path):
+    model = FakeModel()
+    store = _units_store(tmp_path, model)
+    n_units = store.count("text_units")
+    client = ModelClient(model, store, "r1")
+    r = run_extraction(store, client, Prompts(), Settings(), progress=False)
+    assert r["extracted"] == n_units and len(model.calls) == n_units
+    assert store.count("entity_mentions") > 0
+    # simulate a kill after 2 units were lost: delete their records
+    store.con.execute("DELETE FROM extractions WHERE chunk_id IN (SELECT chunk_id FROM extractions LIMIT 2)")
+    model.calls.clear()
+    r2 = run_extraction(store, ModelClient(model, store, "r2"), Prompts(), Settings(), progress=False)
+    assert r2["extracted"] == 2 and r2["reused"] == n_units - 2
+    # the index's cache answered the two redone units: no model call at all
+    assert model.calls == []
+    mentions = store.con.execute("SELECT chunk_id, norm, count(*) FROM entity_mentions GROUP BY ALL HAVING count(*) > 1").fetchall()
+    assert mentions == []  # no duplicate rows
+
+
+def test_changing_extraction_settings_re_extracts(tmp_path):
+    model = FakeModel()
+    store = _units_store(tmp_path, model)
+    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(), progress=False)
+    r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(max_candidates=5), progress=False)
+    assert r["extracted"] == store.count("text_units")
+
+
+def test_llm_extraction_output_is_grounded_in_candidates(tmp_path):
+    def inventive(system, user, schema):
+        return json.dumps({"entities": {"Alice Smith": "person", "Marie Curie": "person"},
+                           "relationships": [{"source": "Alice Smith", "target": "Marie Curie", "strength": 3}]})
+    model = FakeModel(script=inventive)
+    store = _units_store(tmp_path, model)
+    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(cooccurrence=False), progress=False)
+    names = {r[0] for r in store.con.execute("SELECT DISTINCT norm FROM entity_mentions").fetchall()}
+    assert names == {"alice smith"}
+    assert store.count("relationship_mentions") == 0
+    assert store.con.execute("SELECT sum(n_dropped) FROM extractions").fetchone()[0] > 0

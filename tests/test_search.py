@@ -1,0 +1,169 @@
+"""Query engines: window packing, zero-score dropping, the no-answer path,
+citation checking, local/basic search budgets, and the Answer shape."""
+
+import json
+
+import pytest
+from conftest import FakeEmbedder, FakeModel, stage_of
+
+from slmgraph.config import Settings
+from slmgraph.errors import UserError
+from slmgraph.llm import ModelClient
+from slmgraph.pipeline import run_index
+from slmgraph.prompting import Prompts
+from slmgraph.search import check_citations, pack
+from slmgraph.search.basic_search import basic_search
+from slmgraph.search.global_search import global_search
+from slmgraph.search.local_search import local_search
+from slmgraph.store import Store
+
+
+def test_pack_never_exceeds_budget_and_never_splits_or_loses_items():
+    model = FakeModel()
+    count = lambda t: len(model.tokenize(t))  # noqa: E731
+    trunc = lambda t, n: model.detokenize(model.tokenize(t)[:n])  # noqa: E731
+    items = [(i, " ".join(f"w{i}x{j}" for j in range(5 + (i * 7) % 40))) for i in range(30)]
+    batches, n_trunc = pack(items, 100, count, trunc)
+    assert n_trunc == 0
+    assert [i for b in batches for i, _ in b] == [i for i, _ in items]       # order kept, nothing lost
+    assert all(t == dict(items)[i] for b in batches for i, t in b)           # nothing split
+    for b in batches:
+        assert count("\n\n".join(t for _, t in b)) <= 100
+    for b, nxt in zip(batches, batches[1:]):                                 # greedy: next item did not fit
+        assert count("\n\n".join(t for _, t in b + nxt[:1])) > 100
+
+
+def test_pack_truncates_only_an_item_larger_than_the_budget():
+    model = FakeModel()
+    count = lambda t: len(model.tokenize(t))  # noqa: E731
+    trunc = lambda t, n: model.detokenize(model.tokenize(t)[:n])  # noqa: E731
+    batches, n_trunc = pack([(1, "a " * 10), (2, "b " * 500), (3, "c " * 10)], 50, count, trunc)
+    assert n_trunc == 1 and [[i for i, _ in b] for b in batches] == [[1], [2], [3]]
+    assert count(batches[1][0][1]) <= 50
+
+
+def test_check_citations_removes_ids_that_do_not_exist():
+    text, kept, removed = check_citations("A [Reports: 1, 2, 99]. B [Reports: 98]. C [Sources: 4].", "Reports", {1, 2})
+    assert text == "A [Reports: 1, 2]. B . C [Sources: 4]."
+    assert kept == [1, 2] and removed == [99, 98]
+
+
+@pytest.fixture
+def index(tmp_path, corpus):
+    model = FakeModel()
+    db = tmp_path / "idx.duckdb"
+    s = Settings(min_community_size=2)
+    run_index(corpus, db, s, progress=False, model=model, embedder_factory=FakeEmbedder, say=lambda m: None)
+    return db, model, s
+
+
+def _client(db, model):
+    store = Store(db)
+    return store, ModelClient(model, store, "q")
+
+
+def test_global_search_answers_and_cites_existing_reports(index):
+    db, model, s = index
+    store, client = _client(db, model)
+    ans = global_search(store, client, Prompts(), s, "What did Alice Smith build?", level=0, progress=False)
+    valid = {r[0] for r in store.con.execute("SELECT community_id FROM community_reports WHERE level = 0").fetchall()}
+    assert ans.method == "global" and ans.level == 0
+    assert ans.citations["reports"] and set(ans.citations["reports"]) <= valid
+    assert "Sources: community reports" in ans.text
+    assert ans.model_calls == len(ans.details["batches"]) + 1
+    assert json.loads(json.dumps(ans.to_dict()))["details"]["seed"] == s.seed
+
+
+def test_global_search_packs_batches_within_the_window(tmp_path):
+    store = Store(tmp_path / "r.duckdb", create=True)
+    rows = []
+    for i in range(40):
+        text = f"# Report title {i}\n\n" + " ".join(f"fact{i}_{j}" for j in range(10 + (i * 13) % 60))
+        rows.append([i, 0, f"Report title {i}", "s", "[]", 5.0, "", text, 0, 0, "elements"])
+    store.con.executemany("INSERT INTO community_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    small = FakeModel(n_ctx=1000)
+    client = ModelClient(small, store, "q")
+    s = Settings(map_max_tokens=150)
+    ans = global_search(store, client, Prompts(), s, "What facts are there?", level=0, progress=False)
+    budget = ans.details["map_budget_tokens"]
+    assert 200 <= budget < 1000
+    map_calls = [c for c in small.calls if stage_of(c[2], c[0]) == "map"]
+    assert len(map_calls) == len(ans.details["batches"]) >= 3
+    for b in ans.details["batches"]:
+        assert b["context_tokens"] <= budget
+    seen = [i for b in ans.details["batches"] for i in b["reports"]]
+    assert sorted(seen) == list(range(40))  # every report read exactly once, none split
+    assert [c["id"] for c in ans.context] != list(range(40))  # shuffled
+    again = global_search(store, client, Prompts(), s, "What facts are there?", level=0, progress=False)
+    assert [c["id"] for c in again.context] == [c["id"] for c in ans.context]  # seeded
+
+
+def test_zero_scores_are_dropped_and_all_zero_makes_no_reduce_call(index):
+    db, _, s = index
+
+    def zero(system, user, schema):
+        st = stage_of(schema, system)
+        if st == "map":
+            ids = schema["properties"]["points"]["items"]["properties"]["reports"]["items"]["enum"]
+            return json.dumps({"points": [{"answer": "nothing", "reports": [ids[0]], "score": 0}]})
+        raise AssertionError(f"unexpected {st} call")
+
+    model = FakeModel(script=zero)
+    store, client = _client(db, model)
+    ans = global_search(store, client, Prompts(), s, "What is the price of tea in Peru?", level=0, progress=False)
+    assert "nothing relevant" in ans.text
+    assert ans.citations == {} and ans.details["points_kept"] == 0
+    assert all(stage_of(c[2], c[0]) == "map" for c in model.calls)
+
+
+def test_reduce_reads_only_nonzero_points_best_first(index):
+    db, _, s = index
+    seen_reduce = []
+
+    def script(system, user, schema):
+        st = stage_of(schema, system)
+        if st == "map":
+            ids = schema["properties"]["points"]["items"]["properties"]["reports"]["items"]["enum"]
+            return json.dumps({"points": [{"answer": "low point", "reports": [ids[0]], "score": 10},
+                                          {"answer": "zero point", "reports": [ids[0]], "score": 0},
+                                          {"answer": "high point", "reports": [ids[-1]], "score": 90}]})
+        seen_reduce.append(user)
+        return "Done [Reports: 12345]"
+
+    store, client = _client(db, FakeModel(script=script))
+    ans = global_search(store, client, Prompts(), s, "Anything?", level=0, progress=False)
+    ctx = seen_reduce[0]
+    assert "zero point" not in ctx and ctx.index("high point") < ctx.index("low point")
+    assert "12345" not in ans.text and ans.details["removed_citations"] == [12345]
+
+
+def test_missing_level_is_a_user_error(index):
+    db, model, s = index
+    store, client = _client(db, model)
+    with pytest.raises(UserError, match="level 7 is not in the index"):
+        global_search(store, client, Prompts(), s, "q", level=7, progress=False)
+
+
+def test_local_search_stays_within_budget_and_cites_context(index):
+    db, model, s = index
+    s.local_context_tokens = 120
+    store, client = _client(db, model)
+    ans = local_search(store, client, Prompts(), s, "Who is Carol White?", FakeEmbedder())
+    assert ans.details["context_tokens"] <= 120
+    assert ans.details["nearest_entities"]
+    kinds = {c["kind"] for c in ans.context}
+    assert "entity" in kinds
+    for kind, ids in ans.citations.items():
+        ctx_ids = {c["source"] if c["kind"] == "text_unit" else c["id"] for c in ans.context
+                   if c["kind"] == {"entities": "entity", "relationships": "relationship", "sources": "text_unit",
+                                    "reports": "report"}[kind]}
+        assert set(ids) <= ctx_ids
+
+
+def test_basic_search_uses_top_k_text_units(index):
+    db, model, s = index
+    s.basic_top_k = 2
+    store, client = _client(db, model)
+    ans = basic_search(store, client, Prompts(), s, "Berlin Institute physics", FakeEmbedder())
+    assert len(ans.context) <= 2 and ans.context[0]["kind"] == "text_unit"
+    assert ans.citations["sources"] == [1]
