@@ -297,7 +297,8 @@ class LlamaModel:
 
     # --- generation ---------------------------------------------------------
     def complete(self, fixed: list[int], rest: list[int], *, schema: dict | None, max_tokens: int,
-                 deadline_s: float | None = None, on_text: Callable[[str], None] | None = None) -> Generation:
+                 deadline_s: float | None = None, on_text: Callable[[str], None] | None = None,
+                 max_loop_breaks: int = 8) -> Generation:
         """Generate a completion of ``fixed + rest`` greedily.
 
         The fixed part is evaluated in a batch of its own whenever it is not
@@ -311,6 +312,8 @@ class LlamaModel:
             max_tokens: completion cap (always set; never None).
             deadline_s: stop generating after this many seconds.
             on_text: called with each piece of text as it is generated (streaming).
+            max_loop_breaks: loops broken before the generation is stopped
+                (``finish_reason`` ``repetition``); 0 stops at the first loop.
 
         Raises:
             ValueError: prompt + max_tokens exceed the window (callers budget first).
@@ -320,18 +323,18 @@ class LlamaModel:
         if len(tokens) + max_tokens > self.n_ctx:
             raise ValueError(f"prompt {len(tokens)} + max_tokens {max_tokens} > n_ctx {self.n_ctx}")
         t0 = time.perf_counter()
-        cur = list(llm.input_ids[: llm.n_tokens])
-        if cur[: len(fixed)] != list(fixed):
+        if list(llm.input_ids[: min(llm.n_tokens, len(fixed))]) != list(fixed) or llm.n_tokens < len(fixed):
             llm.reset()
             llm.eval(list(fixed))
-            cur = list(fixed)
-        common = 0
-        for a, b in zip(cur, tokens):
-            if a != b:
-                break
-            common += 1
-        cached = min(common, len(tokens) - 1)
-        guard = _RunawayGuard(deadline_s)
+            reused = 0
+        else:
+            reused = len(fixed)
+        # Reuse the KV state of the fixed part only, never of a longer common
+        # prefix: the rest is then always evaluated from the same position in
+        # the same batches, so greedy output does not depend on the previous
+        # call (a resumed run gives the same records as an uninterrupted one).
+        cached = min(len(fixed), len(tokens) - 1)
+        guard = _RunawayGuard(deadline_s, max_loop_breaks)
         gsampler = self._grammar_sampler(schema) if schema is not None else None
         lc = self._llama_cpp
         vocab = llm._model.vocab
@@ -382,7 +385,7 @@ class LlamaModel:
             pieces.append(tail)
             if on_text is not None:
                 on_text(tail)
-        return Generation(text="".join(pieces), prompt_tokens=len(tokens), cached_tokens=cached,
+        return Generation(text="".join(pieces), prompt_tokens=len(tokens), cached_tokens=min(reused, cached),
                           completion_tokens=len(generated), seconds=time.perf_counter() - t0,
                           finish_reason=finish)
 

@@ -1,0 +1,102 @@
+"""Integration: the real bundled GGUF (SmolLM2-135M-Instruct) in-process.
+
+Runs the whole pipeline on the bundled sample ``dulce.txt`` (about 5,000
+tokens, 10 text units), from index to a global answer, twice, to check that
+the same input gives the same index. Takes a few minutes on 2 cores.
+"""
+
+import json
+
+import pytest
+
+from slmgraph.config import Settings
+from slmgraph.llm import ModelClient, load_model
+from slmgraph.pipeline import run_index
+from slmgraph.prompting import Prompts
+from slmgraph.samples import DULCE
+from slmgraph.search.global_search import global_search
+from slmgraph.store import Store
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_model(None, 8192, Settings().n_threads, 42)
+
+
+def test_model_renders_with_its_chat_template_and_round_trips_tokens(model):
+    p = model.render("SYSTEM TEXT", "USER TEXT")
+    assert "<|im_start|>" in p.fixed and p.fixed.endswith("\n") and p.content == "USER TEXT"
+    text = "Operation: Dulce — naïve café, 42 agents.\n"
+    assert model.detokenize(model.tokenize(text)) == text
+    assert model.n_params > 100_000_000
+
+
+def test_grammar_constrained_output_is_valid_and_prefix_is_reused(model):
+    client = ModelClient(model, None, "t")
+    schema = {"type": "object", "properties": {"name": {"type": "string", "enum": ["Alex Mercer", "Dulce"]},
+                                               "n": {"type": "integer", "enum": [1, 2, 3]}},
+              "required": ["name", "n"]}
+    system = "You answer in JSON. " * 20
+    g1 = client.call("t", system, "Who leads the team? Alex Mercer leads it.", schema=schema, max_tokens=40)
+    g2 = client.call("t", system, "Where is the base? It is at Dulce.", schema=schema, max_tokens=40)
+    for g in (g1, g2):
+        data = json.loads(g.text)
+        assert data["name"] in ("Alex Mercer", "Dulce") and data["n"] in (1, 2, 3)
+        assert g.completion_tokens > 0
+    fixed, _ = model.prompt_tokens(model.render(system, ""))
+    assert g2.cached_tokens == len(fixed)  # the fixed part was evaluated once and reused
+    g3 = client.call("t", system, "Where is the base? It is at Dulce.", schema=schema, max_tokens=40)
+    assert g3.text == g2.text  # greedy and independent of the previous call
+
+
+def test_dulce_index_to_global_answer_is_deterministic(tmp_path, model):
+    dbs = [tmp_path / "a.duckdb", tmp_path / "b.duckdb"]
+    for db in dbs:
+        out = run_index(DULCE, db, Settings(), progress=False, model=model, say=lambda m: None)
+        assert out["extract"]["extracted"] == out["ingest"]["text_units"] == 10
+        assert set(out["extract"]["status"]) <= {"ok", "repaired", "truncated"}
+    snaps = []
+    for db in dbs:
+        st = Store(db, read_only=True)
+        snaps.append({
+            "entities": st.con.execute("SELECT norm, type, description FROM entities ORDER BY norm").fetchall(),
+            "communities": st.con.execute("SELECT level, list(entity_id ORDER BY entity_id) FROM community_members "
+                                          "JOIN communities USING (community_id) GROUP BY community_id, level "
+                                          "ORDER BY 1, 2").fetchall(),
+            "reports": st.con.execute("SELECT level, full_text FROM community_reports ORDER BY 1, 2").fetchall(),
+        })
+        st.close()
+    assert snaps[0] == snaps[1]
+    assert len(snaps[0]["entities"]) >= 5 and snaps[0]["reports"]
+
+    store = Store(dbs[0])
+    client = ModelClient(model, store, "q")
+    ans = global_search(store, client, Prompts(), Settings(), "What are the main themes of this story?",
+                        level=0, progress=False)
+    assert ans.text.strip()
+    valid = {r[0] for r in store.con.execute("SELECT community_id FROM community_reports WHERE level = 0").fetchall()}
+    assert set(ans.citations.get("reports", [])) <= valid
+    if ans.details["points_kept"]:
+        assert "Sources: community reports" in ans.text and ans.model_calls == len(ans.details["batches"]) + 1
+    else:
+        assert "nothing relevant" in ans.text and ans.model_calls == len(ans.details["batches"])
+    stages = dict(store.con.execute("SELECT stage, count(*) FROM llm_calls GROUP BY 1").fetchall())
+    assert stages["extract"] == 10 and stages["report"] >= 1 and stages["map"] >= 1
+    store.close()
+
+
+def test_local_search_with_the_bundled_embedder(tmp_path, model):
+    from slmgraph.embed import Embedder
+    from slmgraph.search.local_search import local_search
+
+    db = tmp_path / "l.duckdb"
+    run_index(DULCE, db, Settings(), progress=False, model=model, say=lambda m: None)
+    store = Store(db)
+    ans = local_search(store, ModelClient(model, store, "q"), Prompts(), Settings(), "Who is Taylor Cruz?",
+                       Embedder())
+    names = [n["norm"] for n in ans.details["nearest_entities"]]
+    assert any("cruz" in n or "taylor" in n for n in names[:3])
+    assert ans.text.strip() and ans.details["context_tokens"] <= Settings().local_context_tokens
+    store.close()
