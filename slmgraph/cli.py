@@ -90,13 +90,14 @@ def _settings(args) -> Settings:
     if getattr(args, "prompts", None):
         s.prompts_dir = args.prompts
     if getattr(args, "n_ctx", None):
-        if args.n_ctx < 1024:
-            raise UserError(f"--n-ctx {args.n_ctx} is too small: use at least 1024 tokens (8192 for the default model)")
+        if args.n_ctx < 2048:
+            raise UserError(f"--n-ctx {args.n_ctx} is too small: use at least 2048 tokens (8192 for the default model)")
         s.n_ctx = args.n_ctx
     if args.command == "index":
         s.chunk_size, s.chunk_overlap = args.chunk_size, args.chunk_overlap
-        if s.chunk_size < 50 or s.chunk_size > s.n_ctx // 2:
-            raise UserError(f"--chunk-size {s.chunk_size} must be between 50 and half the window ({s.n_ctx // 2})")
+        if s.chunk_size < 50 or s.chunk_size > s.n_ctx // 3:
+            raise UserError(f"--chunk-size {s.chunk_size} must be between 50 and a third of the window "
+                            f"({s.n_ctx // 3} tokens with --n-ctx {s.n_ctx})")
         if not 0 <= s.chunk_overlap < s.chunk_size:
             raise UserError(f"--chunk-overlap {s.chunk_overlap} must be >= 0 and smaller than --chunk-size")
         s.extractor = args.extractor
@@ -165,10 +166,20 @@ def run_query(args, s: Settings) -> dict:
         if args.json:
             print(json.dumps(ans.to_dict(), indent=2, ensure_ascii=False))
         elif stream:
+            # The streamed text is the model's own; its citations were checked afterwards.
             print()
             tail = ans.text.rsplit("\n\nSources:", 1)
             if len(tail) == 2:
                 print("\nSources:" + tail[1])
+            elif any(ans.citations.values()):
+                print("\nChecked citations: " + "; ".join(f"{k} {', '.join(map(str, v))}"
+                                                          for k, v in ans.citations.items() if v))
+            removed = ans.details.get("removed_citations")
+            if isinstance(removed, list):
+                removed = {"reports": removed}
+            if removed and any(removed.values()):
+                print("(citations of ids not in the index were removed: " + "; ".join(
+                    f"{k} {', '.join(map(str, v))}" for k, v in removed.items() if v) + ")")
             _print_cost(ans)
         else:
             print(ans.text)

@@ -81,7 +81,7 @@ class Settings:
     cooccurrence: bool = True
     max_candidates: int = 20  #: candidate spans the model types per text unit
     max_relationships: int = 6  #: JSON-schema maxItems for relationships per text unit
-    extract_max_tokens: int = 800  #: completion cap per extraction call
+    extract_max_tokens: int = 2000  #: upper bound of the per-call cap (see extract.extract_token_cap)
     description_max_chars: int = 200  #: cap of one description (grammar maxLength / text cut)
 
     # --- graph merge (paper sec. 3.1.3) ---

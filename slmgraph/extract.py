@@ -29,11 +29,16 @@ from tqdm import tqdm
 
 from .config import Settings
 from .llm import ModelClient
-from .names import candidate_names, content_words, cut, is_grounded, normalize_name, sentences
+from .names import candidate_names, content_words, cut, is_grounded, mentions, normalize_name, sentences
 from .prompting import Prompts
 from .store import Store, dumps
 
 log = logging.getLogger("slmgraph")
+
+#: Part of every extraction key: bump it when a change to this module or to
+#: :mod:`slmgraph.names` changes what an extraction yields, so indexes re-extract
+#: (model calls with unchanged prompts are still answered from the cache).
+EXTRACTOR_VERSION = "2"
 
 
 @dataclass
@@ -173,7 +178,7 @@ def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str,
     first_sentence: dict[str, str] = {}
     pairs: dict[tuple[str, str], list[str]] = {}
     for sent in sentences(text):
-        found = [k for k in keys if _mentions(sent, keys[k])]
+        found = [k for k in keys if mentions(sent, keys[k])]
         for k in found:
             first_sentence.setdefault(k, cut(sent, max_chars))
         for i, a in enumerate(found):
@@ -217,10 +222,6 @@ def add_cooccurrence(text: str, ents: list[dict], rels: list[dict], max_chars: i
     return added
 
 
-def _mentions(sentence: str, name: str) -> bool:
-    return name.casefold() in sentence.casefold()
-
-
 def use_model_descriptions(settings: Settings, n_params: int | None) -> bool:
     """Whether the model writes descriptions (``descriptions`` = model, or auto and >= 1e9 parameters)."""
     if settings.descriptions == "model":
@@ -248,7 +249,7 @@ def text_descriptions(text: str, ents: list[dict], rels: list[dict], max_chars: 
 
     def first(*names: str) -> str:
         for snt in sents:
-            if all(_mentions(snt, n) for n in names):
+            if all(mentions(snt, n) for n in names):
                 return cut(snt, max_chars)
         return ""
 
@@ -267,6 +268,23 @@ def text_descriptions(text: str, ents: list[dict], rels: list[dict], max_chars: 
     return replaced
 
 
+def extract_token_cap(name_tokens: list[int], settings: Settings, with_descriptions: bool) -> int:
+    """Completion cap of one extraction call (tokens): room for every required
+    candidate record and ``max_relationships`` relationships, at most
+    ``extract_max_tokens``.
+
+    Args:
+        name_tokens: tokens of each candidate name in the model's tokenizer.
+
+    Per record: the name plus ~8 tokens of JSON and type; a relationship: two
+    names plus ~14; a description ~1 token per 3.5 characters (English BPE).
+    """
+    desc = int(settings.description_max_chars / 3.5) if with_descriptions else 0
+    avg = sum(name_tokens) / len(name_tokens) if name_tokens else 4
+    need = 24 + sum(n + 8 + desc for n in name_tokens) + settings.max_relationships * (2 * avg + 14 + desc)
+    return int(min(settings.extract_max_tokens, need))
+
+
 def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Settings, system: str,
                 with_descriptions: bool) -> Extraction:
     """Model extraction of one text unit, constrained to its candidate names.
@@ -280,7 +298,8 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
         return Extraction(status="empty")
     user = prompts.fill("extract_user", candidates="; ".join(cands), text=text)
     gen = client.call("extract", system, user, schema=extraction_schema(cands, settings, with_descriptions),
-                      max_tokens=settings.extract_max_tokens, deadline_s=120.0)
+                      max_tokens=extract_token_cap([client.count(c) for c in cands], settings, with_descriptions),
+                      deadline_s=120.0)
     data, status = parse_json(gen.text)
     if status == "repaired" and gen.finish_reason in ("length", "repetition", "deadline"):
         status = "truncated"
@@ -294,7 +313,7 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
 def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings) -> str:
     """Content key of a text unit's extraction: sha256(text, model, prompts, settings), 32 hex."""
     s = settings
-    parts = [text, model_fp if s.extractor == "llm" else "", prompt_fp if s.extractor == "llm" else "",
+    parts = [EXTRACTOR_VERSION, text, model_fp if s.extractor == "llm" else "", prompt_fp if s.extractor == "llm" else "",
              s.extractor, list(s.entity_types), s.descriptions, s.max_candidates, s.max_relationships,
              s.extract_max_tokens, s.description_max_chars, s.cooccurrence]
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]

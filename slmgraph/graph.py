@@ -43,8 +43,10 @@ def join_descriptions(descs: list[str], max_tokens: int, count_tokens) -> str:
 def build_graph(store: Store, count_tokens, max_description_tokens: int) -> dict:
     """Rebuild ``entities``, ``relationships`` and their provenance from the mention tables.
 
-    Deterministic: entity ids follow the sorted normalised names, relationship
-    ids the sorted endpoint pairs. Runs in one transaction.
+    Deterministic: a new index numbers entities in sorted order of their
+    normalised names; a rebuilt graph keeps each surviving entity's id and
+    numbers new ones after the largest. Relationship ids follow the sorted
+    endpoint pairs. Runs in one transaction.
 
     Args:
         count_tokens: ``str -> int`` in the model's tokenizer.
@@ -80,13 +82,21 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int) -> dict
             e["descs"].append(desc)
         e["strength"].append(strength or 5)
         e["units"].add(chunk_id)
-    ids = {norm: i + 1 for i, norm in enumerate(sorted(names))}
+    # Stable ids: an entity keeps the id it had in the previous graph; new ones
+    # get the next free ids in sorted order. Leiden's vertex order (and so its
+    # seeded result) then changes only where the graph changed.
+    old = dict(con.execute("SELECT norm, entity_id FROM entities").fetchall())
+    ids = {n: old[n] for n in names if n in old}
+    nxt = max(old.values(), default=0) + 1
+    for norm in sorted(n for n in names if n not in ids):
+        ids[norm] = nxt
+        nxt += 1
     degree: Counter = Counter()
     for s, t in edges:
         degree[s] += 1
         degree[t] += 1
     ent_rows = []
-    for norm, eid in ids.items():
+    for norm, eid in sorted(ids.items(), key=lambda kv: kv[1]):
         desc = join_descriptions(descs[norm], max_description_tokens, count_tokens)
         ent_rows.append([eid, norm, _pick(names[norm]), _pick(types[norm], ("unknown",)), desc,
                          len(units[norm]), degree[norm]])
@@ -103,7 +113,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int) -> dict
         if ent_rows:
             con.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?, ?, ?)", ent_rows)
             con.executemany("INSERT INTO entity_text_units VALUES (?, ?)",
-                            [[ids[n], c] for n in sorted(units) for c in sorted(units[n])])
+                            [[ids[n], c] for n in sorted(units, key=ids.get) for c in sorted(units[n])])
         if rel_rows:
             con.executemany("INSERT INTO relationships VALUES (?, ?, ?, ?, ?, ?, ?)", rel_rows)
             con.executemany("INSERT INTO relationship_text_units VALUES (?, ?)", prov)

@@ -50,8 +50,8 @@ class Generation:
         completion_tokens: generated tokens.
         seconds: wall-clock of the call.
         finish_reason: ``stop`` (end of generation), ``length`` (max_tokens hit),
-            ``deadline`` or ``repetition`` (runaway guards), ``cache`` (served
-            from the index cache, no model call).
+            ``deadline`` or ``repetition`` (runaway guards).
+        from_cache: served from the index's cache: no model call was made.
     """
 
     text: str
@@ -60,6 +60,7 @@ class Generation:
     completion_tokens: int
     seconds: float
     finish_reason: str
+    from_cache: bool = False
 
 
 @dataclass
@@ -273,8 +274,12 @@ class LlamaModel:
         """
         if self._formatter is None:
             return Prompt(fixed=system.rstrip() + "\n\n", lead="", content=user, tail="\n\nAnswer:\n")
-        resp = self._formatter(messages=[{"role": "system", "content": system},
-                                         {"role": "user", "content": _SENTINEL}])
+        try:
+            resp = self._formatter(messages=[{"role": "system", "content": system},
+                                             {"role": "user", "content": _SENTINEL}])
+        except Exception:  # noqa: BLE001 - templates raise their own errors (e.g. "no system role")
+            # Some templates (Mistral, Gemma) reject a system turn: put it in the user turn.
+            resp = self._formatter(messages=[{"role": "user", "content": system.rstrip() + "\n\n" + _SENTINEL}])
         before, after = resp.prompt.split(_SENTINEL, 1)
         # End the fixed part on a newline so the prefix is a clean token boundary.
         cut = before.rfind("\n") + 1
@@ -350,11 +355,14 @@ class LlamaModel:
             banned: int | None = None
             for _ in range(max_tokens):
                 logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,))
+                tok = None
                 if banned is not None:
-                    logits = logits.copy()
-                    logits[banned] = -np.inf
+                    masked = logits.copy()
+                    masked[banned] = -np.inf
                     banned = None
-                tok = self._pick(logits, gsampler)
+                    tok = self._pick(masked, gsampler)  # None: the grammar admits only the banned token
+                if tok is None:
+                    tok = self._pick(logits, gsampler)
                 if tok is None or lc.llama_vocab_is_eog(vocab, tok):
                     finish = "stop"
                     break
@@ -495,15 +503,17 @@ class ModelClient:
         ``max_tokens`` is lowered if the prompt leaves less room in the window.
 
         Raises:
-            ValueError: the prompt alone does not fit the window (callers
-                budget contexts with :meth:`count` so this is a bug, not a user error).
+            UserError: the prompt alone does not fit the window (stages budget
+                their contexts to the window, so only a window set too small
+                for the chunk size gets here).
         """
         prompt = self.model.render(system, user)
         fixed, rest = self.model.prompt_tokens(prompt)
         n_prompt = len(fixed) + len(rest)
         room = self.model.n_ctx - n_prompt
         if room < 16:
-            raise ValueError(f"{stage} prompt of {n_prompt} tokens does not fit the {self.model.n_ctx}-token window")
+            raise UserError(f"a {stage} prompt of {n_prompt} tokens does not fit the model's {self.model.n_ctx}-token "
+                            "window: raise --n-ctx, or lower --chunk-size")
         max_tokens = min(max_tokens, room)
         key = None
         if self.store is not None and use_cache:
@@ -515,14 +525,15 @@ class ModelClient:
                 self.cache_hits += 1
                 if on_text is not None:
                     on_text(hit[0])
-                return Generation(hit[0], n_prompt, n_prompt, 0, 0.0, "cache")
+                return Generation(hit[0], n_prompt, n_prompt, 0, 0.0, hit[1], from_cache=True)
         gen = self.model.complete(fixed, rest, schema=schema, max_tokens=max_tokens, deadline_s=deadline_s,
                                   on_text=on_text)
         self.calls += 1
         if self.store is not None:
             self.store.record_call(self.run_id, stage, self.worker, self.model.name, gen.prompt_tokens,
                                    gen.cached_tokens, gen.completion_tokens, gen.seconds, gen.finish_reason)
-            if key is not None:
+            # An output cut by the wall-clock deadline depends on machine load: never reuse it.
+            if key is not None and gen.finish_reason != "deadline":
                 self.store.cache_put(key, stage, gen.text, gen.finish_reason)
         return gen
 

@@ -14,10 +14,16 @@ import re
 import unicodedata
 from collections import Counter
 
-# Capitalised word: an upper-case letter, then letters/digits/apostrophes/hyphens.
-_CAP = r"[A-Z\u00C0-\u00DE](?:[^\W_]|['\u2019&\-](?=[^\W_]))*(?:\.[A-Za-z][^\W_]*)*"
+# Every upper-case letter of the Basic Multilingual Plane (Latin, Greek,
+# Cyrillic, ...): Python's re has no \p{Lu}.
+_UPPER = "".join(sorted({chr(c) for c in range(0x10000) if chr(c).isupper() and chr(c).isalpha()}))
+_UPPER_CLASS = "[" + re.escape(_UPPER) + "]"
+# Capitalised word: an upper-case letter, then letters/digits, inner
+# apostrophes/hyphens/ampersands, and dotted parts ("Landing.AI").
+_CAP = rf"{_UPPER_CLASS}(?:[^\W_]|['\u2019&\-](?=[^\W_]))*(?:\.[^\W\d_][^\W_]*)*"
 _CONNECT = r"(?:of|of the|de|du|da|del|der|van|von|la|le|al|bin|y)"
-_RUN = re.compile(rf"(?<![\w'\u2019])({_CAP}(?:\s+(?:{_CONNECT}\s+)*{_CAP})*)")
+_GAP = r"[^\S\n]+"  # spaces within one line: a name never spans a line break
+_RUN = re.compile(rf"(?<![\w'\u2019])({_CAP}(?:{_GAP}(?:{_CONNECT}{_GAP})*{_CAP})*)")
 
 #: Capitalised words that begin sentences and are not names (English).
 STOP = frozenset("""
@@ -30,6 +36,8 @@ such than that the their theirs them themselves then there these they this those
 under until up upon us very was we well were what whatever when where whether which while who whom whose why will
 with within without would yeah yes yet you your yours yourself yourselves
 chapter part section mr mrs ms dr sir madam
+later meanwhile finally instead maybe actually anyway sometimes everyone someone nobody everything something nothing
+today tomorrow yesterday tonight thanks hello hi sure oh okay great good
 i'm i've i'd i'll it's that's there's we're we've they're they've you're you've he's she's what's let's don't
 can't won't isn't didn't doesn't
 monday tuesday wednesday thursday friday saturday sunday
@@ -62,7 +70,9 @@ def normalize_name(name: str) -> str:
     return s
 
 
-def _clean_span(span: str) -> str | None:
+def _clean_span(span: str) -> tuple[str | None, bool]:
+    """``(name, lead_dropped)``: the span without leading/trailing stop words
+    (``lead_dropped`` when leading ones were removed), or ``(None, False)``."""
     span = span.strip(" -.&'\u2019")
     span = re.sub(r"['\u2019]s$", "", span)
     words = span.split()
@@ -72,13 +82,14 @@ def _clean_span(span: str) -> str | None:
     while words and words[-1].casefold().replace("\u2019", "'").strip(".") in STOP:
         words.pop()
     if not words or len(words) > MAX_NAME_WORDS:
-        return None  # a title-case heading, not a name
+        return None, False  # nothing left, or a title-case heading
+    lead_dropped = words[0] != span.split()[0]
     out = " ".join(words).strip(" -.&")
     if len(out) < 2 or not any(c.isalpha() for c in out):
-        return None
+        return None, False
     if re.search(r"['\u2019](ll|ve|re|d|m|t)$", out, re.IGNORECASE):
-        return None  # a contraction ("We'll"), not a name
-    return out
+        return None, False  # a contraction ("We'll"), not a name
+    return out, lead_dropped
 
 
 def candidate_names(text: str, limit: int = 40) -> list[str]:
@@ -92,7 +103,7 @@ def candidate_names(text: str, limit: int = 40) -> list[str]:
     surface: dict[str, str] = {}
     mid_sentence: set[str] = set()
     for m in _RUN.finditer(text):
-        span = _clean_span(m.group(1))
+        span, lead_dropped = _clean_span(m.group(1))
         if span is None:
             continue
         key = normalize_name(span)
@@ -102,7 +113,7 @@ def candidate_names(text: str, limit: int = 40) -> list[str]:
         if key not in first:
             first[key] = m.start()
             surface[key] = span
-        if " " in key or span.isupper() or not _sentence_initial(text, m.start()):
+        if " " in key or span.isupper() or lead_dropped or not _sentence_initial(text, m.start()):
             mid_sentence.add(key)
     # A single word seen only where any word is capitalised ("Today", "Focus")
     # is a sentence start, not a name.
@@ -116,6 +127,21 @@ def _sentence_initial(text: str, pos: int) -> bool:
     while i >= 0 and text[i] in " \t\"'\u201c\u2018(*#-_\u2014":
         i -= 1
     return i < 0 or text[i] in ".!?:\n\u2026"
+
+
+_MENTION_CACHE: dict[str, re.Pattern] = {}
+
+
+def mentions(text: str, name: str) -> bool:
+    """True when ``name`` occurs in ``text`` as whole words, ignoring case
+    ("US" is not in "business", "AI" is not in "said")."""
+    pat = _MENTION_CACHE.get(name)
+    if pat is None:
+        if len(_MENTION_CACHE) > 50_000:
+            _MENTION_CACHE.clear()
+        pat = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+        _MENTION_CACHE[name] = pat
+    return pat.search(text) is not None
 
 
 _SENT = re.compile(r"(?<=[.!?])\s+|\n{2,}")

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from tqdm import tqdm
 
 from .config import Settings
+from .errors import UserError
 from .extract import parse_json, use_model_descriptions
 from .llm import ModelClient
 from .names import content_words, cut, is_grounded, sentences
@@ -133,7 +134,11 @@ class Report:
 
 
 def _entity_line(e) -> str:
-    return f"{e[0]},{e[1]},{e[2]},{e[3]}"
+    return f"{e[1]},{e[2]},{e[3]}"
+
+
+def _rel_line(r, by_id) -> str:
+    return f"{by_id[r[1]][1]},{by_id[r[2]][1]},{r[3]},{r[4]:g}"
 
 
 def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple], budget: int) -> tuple[str, int, bool]:
@@ -150,15 +155,18 @@ def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple
     """
     by_id = {e[0]: e for e in entities}
     ranked = sorted(rels, key=lambda r: (-r[5], -r[4], r[0]))
-    head_e = "-----Entities-----\nid,entity,type,description"
-    head_r = "-----Relationships-----\nid,source,target,description,weight"
+    # Names, not ids, label the rows: ids change when the graph is rebuilt, and
+    # a context that depends only on content lets the index cache answer an
+    # unchanged community's report after an incremental update.
+    head_e = "-----Entities-----\nentity,type,description"
+    head_r = "-----Relationships-----\nsource,target,description,weight"
     used_e: list[int] = []
     used_r: list[tuple] = []
     tokens = client.count(head_e + "\n" + head_r + "\n")
     complete = True
     for r in ranked:
         add = [by_id[x] for x in (r[1], r[2]) if x not in used_e]
-        cost = client.count(f"{r[0]},{by_id[r[1]][1]},{by_id[r[2]][1]},{r[3]},{r[4]:g}\n")
+        cost = client.count(_rel_line(r, by_id) + "\n")
         cost += sum(client.count(_entity_line(e) + "\n") for e in add)
         if tokens + cost > budget:
             complete = False
@@ -177,7 +185,7 @@ def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple
         tokens += cost
         used_e.append(e[0])
     lines = [head_e] + [_entity_line(by_id[i]) for i in used_e] + [head_r]
-    lines += [f"{r[0]},{by_id[r[1]][1]},{by_id[r[2]][1]},{r[3]},{r[4]:g}" for r in used_r]
+    lines += [_rel_line(r, by_id) for r in used_r]
     return "\n".join(lines), tokens, complete
 
 
@@ -221,7 +229,11 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
             children.setdefault(parent, []).append(cid)
     with_findings = use_model_descriptions(settings, getattr(client.model, "n_params", None))
     system = prompts.text("report_system" if with_findings else "report_system_short")
-    budget = settings.report_context_tokens - client.overhead(system, prompts.fill("report_user", context=""))
+    overhead = client.overhead(system, prompts.fill("report_user", context=""))
+    budget = min(settings.report_context_tokens, client.n_ctx - settings.report_max_tokens) - overhead
+    if budget < 100:
+        raise UserError(f"the {client.n_ctx}-token window leaves no room for a community report's context: "
+                        "raise --n-ctx")
     reports: dict[int, Report] = {}
     stats = {"reports": 0, "carried": 0, "single": 0, "findings": "model" if with_findings else "text",
              "ungrounded_fields_replaced": 0}
@@ -285,7 +297,7 @@ def _subreport_context(client, cid, children, reports, members, e_rows, r_rows, 
         rep = reports.get(k)
         if rep is None:
             continue
-        text = f"Report {k}: {rep.title}\n{rep.summary}"
+        text = f"Sub-report: {rep.title}\n{rep.summary}"
         n = client.count(text + "\n")
         if used + n > budget * 3 // 4:
             break

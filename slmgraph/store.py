@@ -4,9 +4,12 @@ One file holds the whole index: documents, text units, extraction records,
 entities, relationships and their provenance, communities, community reports,
 embeddings, the LLM-output cache, and the ledger of every model call.
 
-Stages read the previous stage's tables and write their own; each stage's
-write is one transaction, so an interrupted run never leaves a half-written
-stage behind (DuckDB docs, "Transaction Management").
+Stages read the previous stage's tables and write their own. The graph and
+community stages write in one transaction each (DuckDB docs, "Transaction
+Management"); extraction commits each text unit, and reports each report, as
+they are made, so an interrupted run resumes where it stopped. The ``meta``
+key ``complete`` is ``0`` from the start of an index run until its last stage
+has finished, and queries refuse an incomplete index.
 """
 
 from __future__ import annotations

@@ -92,15 +92,22 @@ def stage_of(schema: dict | None, system: str) -> str:
 def default_script(system: str, user: str, schema: dict | None) -> str:
     stage = stage_of(schema, system)
     if stage == "extract":
-        names = list(schema["properties"]["entities"]["properties"])
-        ents = {n: "person" for n in names}
+        props = schema["properties"]["entities"]["properties"]
+        names = list(props)
+        if names and props[names[0]].get("type") == "object":  # the model writes descriptions
+            ents = {n: {"type": "person", "description": f"{n} appears in the text."} for n in names}
+        else:
+            ents = {n: "person" for n in names}
         rels = [{"source": names[0], "target": names[1], "strength": 5}] if len(names) > 1 else []
         return json.dumps({"entities": ents, "relationships": rels})
     if stage == "report":
-        first = re.search(r"^\d+,([^,]+),", user, re.M)
+        first = re.search(r"entity,type,description\n([^,\n]+),", user)
         title = first.group(1) if first else "Community"
-        return json.dumps({"title": title, "summary": f"{title} and related entities.", "rating": 5,
-                           "rating_explanation": "test"})
+        report = {"title": title, "summary": f"{title} and related entities.", "rating": 5,
+                  "rating_explanation": "test"}
+        if "findings" in schema["properties"]:
+            report["findings"] = [{"summary": f"About {title}", "explanation": f"{title} is in the data."}]
+        return json.dumps(report)
     if stage == "map":
         ids = schema["properties"]["points"]["items"]["properties"]["reports"]["items"]["enum"]
         q = re.search(r"Question: (.*)", user).group(1)

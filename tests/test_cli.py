@@ -78,6 +78,7 @@ def test_missing_db(tmp_path, capsys):
     (["--chunk-size", "10"], ["--chunk-size"]),
     (["--chunk-overlap", "700"], ["--chunk-overlap"]),
     (["--threads", "0"], ["--threads"]),
+    (["--n-ctx", "512"], ["--n-ctx"]),
     (["--entity-types", " , "], ["--entity-types"]),
 ])
 def test_bad_settings(tmp_path, corpus, capsys, args, words):
@@ -86,7 +87,7 @@ def test_bad_settings(tmp_path, corpus, capsys, args, words):
     _one_line_error(err, *words)
 
 
-def test_stats_and_bad_level_on_a_real_index(tmp_path, corpus, capsys):
+def test_stats_on_an_index_and_a_missing_query_model(tmp_path, corpus, capsys):
     db = tmp_path / "idx.duckdb"
     run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
               embedder_factory=FakeEmbedder, say=lambda m: None)

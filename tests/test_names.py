@@ -41,3 +41,17 @@ def test_grounding_and_cut():
     assert not is_grounded("", words)
     assert cut("a " * 100, 20).endswith("\u2026") and len(cut("a " * 100, 20)) <= 20
     assert sentences("One. Two! Three?\n\nFour") == ["One.", "Two!", "Three?", "Four"]
+
+
+def test_candidates_never_span_lines_and_occur_verbatim(corpus):
+    assert candidate_names("# Notes\n\nCarol White met Dan Brown.") == ["Carol White", "Dan Brown"]
+    assert candidate_names("Alice Smith\nBob Jones\nCarol White") == ["Alice Smith", "Bob Jones", "Carol White"]
+    for f in corpus.rglob("*.*"):
+        text = f.read_text(encoding="utf-8")
+        for name in candidate_names(text):
+            assert name in text, (f.name, name)
+
+
+def test_candidates_beyond_latin1():
+    c = candidate_names("Łukasz Nowak met Žofie Dvořák in Ōsaka. Later Путин left.")
+    assert {"Łukasz Nowak", "Žofie Dvořák", "Ōsaka", "Путин"} <= set(c)

@@ -86,6 +86,7 @@ def test_adding_a_document_extracts_only_its_text_units(tmp_path, corpus):
     after.close()
     assert unchanged > 0, "reports of untouched communities are reused"
     assert len(report_calls) < n_reports
+    assert out["reports"]["cache_hits"] > 0, "unchanged communities' reports come from the cache"
 
 
 def test_another_input_folder_needs_replace(tmp_path, corpus):
@@ -109,12 +110,12 @@ def test_report_context_respects_budget_and_ranks_by_combined_degree():
     model = FakeModel()
     client = ModelClient(model, None, "r")
     ents = [(i, f"E{i}", "person", "word " * 5, 10 - i) for i in range(1, 8)]
-    rels = [(10 + i, 1, i, "rel " * 4, 1.0, 20 - i) for i in range(2, 8)]
+    rels = [(10 + i, 1, i, f"rel{i} " * 4, 1.0, 20 - i) for i in range(2, 8)]
     text, tokens, complete = element_context(client, ents, rels, 60)
     assert tokens <= 60 and not complete
     assert client.count(text) <= 60 + 2
     rel_rows = text.split("-----Relationships-----\n", 1)[1].splitlines()[1:]
-    assert rel_rows and rel_rows[0].startswith("12,E1,E2,")  # highest combined degree first
+    assert rel_rows and rel_rows[0].startswith("E1,E2,rel2")  # highest combined degree first
     full, _, complete_full = element_context(client, ents, rels, 10_000)
     assert complete_full and all(f"E{i}" in full for i in range(1, 8))
 
@@ -157,4 +158,21 @@ def test_higher_level_report_uses_sub_reports_when_elements_do_not_fit(tmp_path)
     for (ctx_tokens,) in store.con.execute("SELECT context_tokens FROM community_reports").fetchall():
         assert ctx_tokens <= s.report_context_tokens
     sub_prompts = [c[1] for c in model.calls if "Sub-community reports" in c[1]]
-    assert sub_prompts and "Report " in sub_prompts[0]
+    assert sub_prompts and "Sub-report: " in sub_prompts[0]
+
+
+def test_a_model_of_1b_parameters_writes_descriptions_and_findings(tmp_path, corpus):
+    big = FakeModel()
+    big.n_params = 2_000_000_000
+    db = tmp_path / "big.duckdb"
+    _, out = _index(corpus, db, model=big)
+    assert out["extract"]["descriptions"] == "model" and out["reports"]["findings"] == "model"
+    extract_calls = [c for c in big.calls if stage_of(c[2], c[0]) == "extract"]
+    assert '"description"' in extract_calls[0][0]  # the few-shot example with descriptions
+    store = Store(db, read_only=True)
+    descs = [r[0] for r in store.con.execute("SELECT description FROM entity_mentions").fetchall()]
+    assert any("appears in the text" in d for d in descs)
+    findings = [json.loads(r[0]) for r in store.con.execute(
+        "SELECT findings FROM community_reports WHERE context_kind = 'elements'").fetchall()]
+    assert findings and all(f and f[0]["summary"].startswith("About ") for f in findings)
+    store.close()

@@ -43,9 +43,25 @@ def test_pack_truncates_only_an_item_larger_than_the_budget():
 
 
 def test_check_citations_removes_ids_that_do_not_exist():
-    text, kept, removed = check_citations("A [Reports: 1, 2, 99]. B [Reports: 98]. C [Sources: 4].", "Reports", {1, 2})
-    assert text == "A [Reports: 1, 2]. B . C [Sources: 4]."
-    assert kept == [1, 2] and removed == [99, 98]
+    text, kept, removed = check_citations("A [Reports: 1, 2, 99]. B [Reports: 98]. C [Sources: 4].", {"reports": {1, 2}})
+    assert text == "A [Reports: 1, 2]. B. C [Sources: 4]."
+    assert kept == {"reports": [1, 2]} and removed == {"reports": [99, 98]}
+
+
+@pytest.mark.parametrize("cited,expect", [
+    ("[Report 2]", "[Reports: 2]"),
+    ("[Report 99]", ""),
+    ("[Data: Reports (1, 99); Entities (3, 4)]", "[Reports: 1; Entities: 3]"),
+    ("[Reports: 1-99]", ""),
+    ("[Reports: 1-2]", "[Reports: 1, 2]"),
+    ("[Reports: 3; 99]", ""),
+    ("[Entity: 4]", ""),
+    ("[Entities: 3]", "[Entities: 3]"),
+    ("[see above]", "[see above]"),
+])
+def test_check_citations_understands_the_forms_models_write(cited, expect):
+    text, _, _ = check_citations(f"X {cited}", {"reports": {1, 2}, "entities": {3}})
+    assert text == f"X {expect}".rstrip()
 
 
 @pytest.fixture
@@ -150,6 +166,9 @@ def test_local_search_stays_within_budget_and_cites_context(index):
     store, client = _client(db, model)
     ans = local_search(store, client, Prompts(), s, "Who is Carol White?", FakeEmbedder())
     assert ans.details["context_tokens"] <= 120
+    sent = model.calls[-1][1]
+    context = sent.split("Data:\n", 1)[1].split("\n\nQuestion:", 1)[0]
+    assert client.count(context) <= 120  # measured on the prompt actually sent
     assert ans.details["nearest_entities"]
     kinds = {c["kind"] for c in ans.context}
     assert "entity" in kinds

@@ -47,7 +47,7 @@ class Answer:
 
     def add_call(self, gen) -> None:
         """Add one :class:`slmgraph.llm.Generation`'s tokens to the totals."""
-        self.model_calls += 0 if gen.finish_reason == "cache" else 1
+        self.model_calls += 0 if gen.from_cache else 1
         self.prompt_tokens += gen.prompt_tokens
         self.completion_tokens += gen.completion_tokens
 
@@ -92,33 +92,69 @@ def pack(items: list[tuple[object, str]], budget: int, count, truncate) -> tuple
     return batches, n_trunc
 
 
-_CITE = re.compile(r"\[(?:Data:\s*)?([A-Za-z ]+?):\s*([\d,\s+more]+)\]")
+#: Citation kinds and the words that name them (singular or plural).
+KINDS = {"report": "reports", "reports": "reports", "entity": "entities", "entities": "entities",
+         "relationship": "relationships", "relationships": "relationships", "source": "sources",
+         "sources": "sources"}
+_LABEL = {"reports": "Reports", "entities": "Entities", "relationships": "Relationships", "sources": "Sources"}
+_BRACKET = re.compile(r"\[([^\[\]]{1,400})\]")
+_GROUP = re.compile(r"(?i)\b(reports?|entit(?:y|ies)|relationships?|sources?)\b\s*[:(]?\s*((?:\d+\s*(?:[-\u2013]\s*\d+)?"
+                    r"\s*[,;]?\s*)+)(\+\s*more)?\s*\)?")
 
 
-def check_citations(text: str, kind_word: str, valid: set[int]) -> tuple[str, list[int], list[int]]:
+def _ids(spec: str) -> list[int]:
+    out: list[int] = []
+    for a, b in re.findall(r"(\d+)(?:\s*[-\u2013]\s*(\d+))?", spec):
+        lo = int(a)
+        hi = int(b) if b else lo
+        if hi - lo > 50 or hi < lo:  # a wide range cites nothing specific
+            out.append(-1)
+            continue
+        out.extend(range(lo, hi + 1))
+    return out
+
+
+def check_citations(text: str, valid: dict[str, set[int]]) -> tuple[str, dict[str, list[int]], dict[str, list[int]]]:
     """Keep only citations of ids that exist.
 
-    Finds ``[<kind_word>: 1, 2]`` (e.g. ``[Reports: 3, 7]``) in ``text`` and
-    removes ids not in ``valid`` (a citation left empty is removed whole).
+    Finds bracketed citations in the forms models write -- ``[Reports: 3, 7]``,
+    ``[Report 3]``, ``[Data: Reports (3, 7); Entities (2)]``, ranges ``3-5``
+    -- and, for each kind in ``valid`` (``reports``, ``entities``,
+    ``relationships``, ``sources``), removes ids not in its set. A bracket
+    left with no id is removed; kinds not in ``valid`` are left untouched.
 
     Returns:
-        ``(text, kept_ids, removed_ids)``; ids in order of first citation.
+        ``(text, kept, removed)``: the checked text, and per kind the ids kept
+        and removed, in order of first citation.
     """
-    kept: list[int] = []
-    removed: list[int] = []
+    kept: dict[str, list[int]] = {k: [] for k in valid}
+    removed: dict[str, list[int]] = {k: [] for k in valid}
 
-    def fix(m: re.Match) -> str:
-        word = m.group(1).strip()
-        if word.lower().rstrip("s") != kind_word.lower().rstrip("s"):
+    def fix_bracket(m: re.Match) -> str:
+        inner = m.group(1)
+        groups = list(_GROUP.finditer(inner))
+        if not groups:
             return m.group(0)
-        ids = [int(x) for x in re.findall(r"\d+", m.group(2))]
-        good = [i for i in ids if i in valid]
-        for i in ids:
-            if i in valid:
-                if i not in kept:
-                    kept.append(i)
-            elif i not in removed:
-                removed.append(i)
-        return f"[{word}: {', '.join(map(str, good))}]" if good else ""
+        parts = []
+        for g in groups:
+            kind = KINDS[g.group(1).lower()]
+            if kind not in valid:
+                parts.append(g.group(0).strip().rstrip(";,"))
+                continue
+            good = []
+            for i in _ids(g.group(2)):
+                if i in valid[kind]:
+                    if i not in good:
+                        good.append(i)
+                    if i not in kept[kind]:
+                        kept[kind].append(i)
+                elif i >= 0 and i not in removed[kind]:
+                    removed[kind].append(i)
+            if good:
+                parts.append(f"{_LABEL[kind]}: {', '.join(map(str, good))}")
+        return f"[{'; '.join(parts)}]" if parts else ""
 
-    return _CITE.sub(fix, text), kept, removed
+    out = _BRACKET.sub(fix_bracket, text)
+    out = re.sub(r"[ \t]+([.,;:!?])", r"\1", out)  # no space left before punctuation
+    out = re.sub(r"[ \t]+$", "", out, flags=re.M)
+    return out, kept, removed

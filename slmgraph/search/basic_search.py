@@ -37,6 +37,9 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     system = prompts.text("basic_system")
     overhead = client.overhead(system, prompts.fill("basic_user", context="", question=question))
     budget = client.n_ctx - overhead - settings.reduce_max_tokens
+    if budget < 200:
+        raise UserError(f"question of {client.count(question)} tokens leaves no room for passages in the "
+                        f"{client.n_ctx}-token window: ask a shorter question")
     blocks, used, ntok = [], [], 0
     for i, (cid, score) in enumerate(hits, start=1):
         block = f"Passage {i}:\n{' '.join(texts[cid].split())}"
@@ -51,9 +54,10 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                       schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False,
                       on_text=on_text)
     ans.add_call(gen)
-    text, kept, _ = check_citations(gen.text.strip(), "Sources", {i for i, _, _ in used})
+    text, kept, removed = check_citations(gen.text.strip(), {"sources": {i for i, _, _ in used}})
     ans.text = text
-    ans.citations = {"sources": kept}
+    ans.citations = kept
+    ans.details["removed_citations"] = removed
     ans.context = [{"kind": "text_unit", "id": cid, "source": i, "cosine": round(s, 4)} for i, cid, s in used]
     ans.details = {"context_tokens": ntok}
     ans.seconds = time.perf_counter() - t0

@@ -76,6 +76,9 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
     t0 = time.perf_counter()
     levels = available_levels(store)
     if not levels:
+        if store.count("text_units") and not store.count("entities"):
+            raise UserError(f"index {store.path} holds no entities: extraction found no names in its documents; "
+                            "try --method basic, or re-index with another --model or --extractor nlp")
         raise UserError(f"index {store.path} has no community reports: run 'slmgraph index' to finish it")
     if level not in levels:
         raise UserError(f"level {level} is not in the index (levels {levels[0]}..{levels[-1]}): pass --level with one of them")
@@ -168,7 +171,8 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
                       schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False,
                       on_text=on_text)
     ans.add_call(gen)
-    text, cited, removed = check_citations(gen.text.strip(), "Reports", valid_ids)
+    text, kept, removed_by_kind = check_citations(gen.text.strip(), {"reports": valid_ids})
+    cited, removed = kept["reports"], removed_by_kind["reports"]
     sources = []
     for p in used_points:
         for i in p["reports"]:

@@ -137,19 +137,16 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                       max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False, on_text=on_text)
     ans.add_call(gen)
     text = gen.text.strip()
-    citations = {}
-    for kind, word in (("entities", "Entities"), ("relationships", "Relationships"), ("sources", "Sources"),
-                       ("reports", "Reports")):
-        text, kept, _ = check_citations(text, word, set(used[kind]))
-        citations[kind] = kept
+    text, kept, removed = check_citations(text, {k: set(used[k]) for k in
+                                                 ("entities", "relationships", "sources", "reports")})
     ans.text = text
-    ans.citations = citations
+    ans.citations = kept
     ans.context = ([{"kind": "entity", "id": i} for i in used["entities"]]
                    + [{"kind": "relationship", "id": i} for i in used["relationships"]]
                    + [{"kind": "report", "id": i} for i in used["reports"]]
                    + [{"kind": "text_unit", "id": c, "source": s} for s, c in zip(used["sources"],
                                                                                   used["source_chunks"])])
-    ans.details = {"nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
+    ans.details = {"removed_citations": removed, "nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
                    "context_tokens": ntok, "budget_tokens": budget}
     ans.seconds = time.perf_counter() - t0
     return ans
