@@ -10,6 +10,7 @@ answers every stage with valid, content-dependent JSON.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from pathlib import Path
@@ -135,6 +136,26 @@ class FakeEmbedder:
             if n:
                 out[i] /= n
         return out
+
+
+def super_groups():
+    """A graph with a two-level community structure: 3 groups of 3 five-cliques (cliques inside a group joined by 3 edges each),
+    groups joined by one edge, plus an isolated entity: Leiden keeps most groups
+    whole at level 0 and splits them into cliques at level 1."""
+    ents, edges, nid = [], [], 1
+    for g in range(3):
+        cl = []
+        for _ in range(3):
+            m = list(range(nid, nid + 5))
+            nid += 5
+            cl.append(m)
+            ents += m
+            edges += [(a, b, 1.0) for a, b in itertools.combinations(m, 2)]
+        for x, y in itertools.combinations(range(3), 2):
+            edges += [(cl[x][k], cl[y][k], 1.0) for k in range(3)]
+        if g:
+            edges.append((cl[0][4], cl[0][4] - 15, 1.0))
+    return ents + [99], edges
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 import itertools
 
-from conftest import FakeModel
+from conftest import FakeModel, super_groups
 
 from slmgraph.communities import hierarchical_leiden, run_communities
 from slmgraph.config import Settings
@@ -87,28 +87,8 @@ def test_hierarchy_nests_covers_every_entity_and_is_seeded():
     assert [c.members for c in hierarchical_leiden(ents, edges, seed=7, min_size=3)] == [c.members for c in comms]
 
 
-def _super_groups():
-    """3 groups of 3 five-cliques (cliques inside a group joined by 3 edges each),
-    groups joined by one edge, plus an isolated entity: Leiden keeps most groups
-    whole at level 0 and splits them into cliques at level 1."""
-    ents, edges, nid = [], [], 1
-    for g in range(3):
-        cl = []
-        for _ in range(3):
-            m = list(range(nid, nid + 5))
-            nid += 5
-            cl.append(m)
-            ents += m
-            edges += [(a, b, 1.0) for a, b in itertools.combinations(m, 2)]
-        for x, y in itertools.combinations(range(3), 2):
-            edges += [(cl[x][k], cl[y][k], 1.0) for k in range(3)]
-        if g:
-            edges.append((cl[0][4], cl[0][4] - 15, 1.0))
-    return ents + [99], edges
-
-
 def test_unsplittable_communities_are_carried_down():
-    ents, edges = _super_groups()
+    ents, edges = super_groups()
     comms = hierarchical_leiden(ents, edges, seed=1, min_size=3)
     _check_hierarchy(ents, comms)
     assert max(c.level for c in comms) == 1

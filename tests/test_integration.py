@@ -51,27 +51,47 @@ def test_grammar_constrained_output_is_valid_and_prefix_is_reused(model):
     assert g3.text == g2.text  # greedy and independent of the previous call
 
 
-def test_dulce_index_to_global_answer_is_deterministic(tmp_path, model):
-    dbs = [tmp_path / "a.duckdb", tmp_path / "b.duckdb"]
-    for db in dbs:
-        out = run_index(DULCE, db, Settings(), progress=False, model=model, say=lambda m: None)
-        assert out["extract"]["extracted"] == out["ingest"]["text_units"] == 10
-        assert set(out["extract"]["status"]) <= {"ok", "repaired", "truncated"}
-    snaps = []
-    for db in dbs:
-        st = Store(db, read_only=True)
-        snaps.append({
-            "entities": st.con.execute("SELECT norm, type, description FROM entities ORDER BY norm").fetchall(),
-            "communities": st.con.execute("SELECT level, list(entity_id ORDER BY entity_id) FROM community_members "
-                                          "JOIN communities USING (community_id) GROUP BY community_id, level "
-                                          "ORDER BY 1, 2").fetchall(),
-            "reports": st.con.execute("SELECT level, full_text FROM community_reports ORDER BY 1, 2").fetchall(),
-        })
-        st.close()
-    assert snaps[0] == snaps[1]
-    assert len(snaps[0]["entities"]) >= 5 and snaps[0]["reports"]
+def _snapshot(db):
+    st = Store(db, read_only=True)
+    snap = {
+        "entities": st.con.execute("SELECT norm, type, description FROM entities ORDER BY norm").fetchall(),
+        "communities": st.con.execute("SELECT level, list(entity_id ORDER BY entity_id) FROM community_members "
+                                      "JOIN communities USING (community_id) GROUP BY community_id, level "
+                                      "ORDER BY 1, 2").fetchall(),
+        "reports": st.con.execute("SELECT level, full_text FROM community_reports ORDER BY 1, 2").fetchall(),
+    }
+    st.close()
+    return snap
 
-    store = Store(dbs[0])
+
+@pytest.fixture(scope="module")
+def dulce_index(tmp_path_factory, model):
+    db = tmp_path_factory.mktemp("dulce") / "a.duckdb"
+    out = run_index(DULCE, db, Settings(), progress=False, model=model, say=lambda m: None)
+    return db, out
+
+
+def test_dulce_index_has_every_stage(dulce_index):
+    db, out = dulce_index
+    assert out["extract"]["extracted"] == out["ingest"]["text_units"] == 10
+    assert set(out["extract"]["status"]) <= {"ok", "repaired", "truncated"}
+    snap = _snapshot(db)
+    assert len(snap["entities"]) >= 5 and snap["reports"]
+    st = Store(db, read_only=True)
+    assert st.count("embeddings") == st.count("entities") + st.count("text_units")
+    st.close()
+
+
+def test_same_input_twice_gives_the_same_index(tmp_path, dulce_index, model):
+    db, _ = dulce_index
+    again = tmp_path / "b.duckdb"
+    run_index(DULCE, again, Settings(), progress=False, model=model, say=lambda m: None)
+    assert _snapshot(again) == _snapshot(db)
+
+
+def test_global_answer_from_the_real_model(dulce_index, model):
+    db, _ = dulce_index
+    store = Store(db)
     client = ModelClient(model, store, "q")
     ans = global_search(store, client, Prompts(), Settings(), "What are the main themes of this story?",
                         level=0, progress=False)
@@ -87,12 +107,11 @@ def test_dulce_index_to_global_answer_is_deterministic(tmp_path, model):
     store.close()
 
 
-def test_local_search_with_the_bundled_embedder(tmp_path, model):
+def test_local_search_with_the_bundled_embedder(dulce_index, model):
     from slmgraph.embed import Embedder
     from slmgraph.search.local_search import local_search
 
-    db = tmp_path / "l.duckdb"
-    run_index(DULCE, db, Settings(), progress=False, model=model, say=lambda m: None)
+    db, _ = dulce_index
     store = Store(db)
     ans = local_search(store, ModelClient(model, store, "q"), Prompts(), Settings(), "Who is Taylor Cruz?",
                        Embedder())

@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import FakeEmbedder, FakeModel, stage_of
+from conftest import FakeEmbedder, FakeModel, stage_of, super_groups
 
 from slmgraph.config import Settings
 from slmgraph.llm import ModelClient
@@ -121,23 +121,10 @@ def test_report_context_respects_budget_and_ranks_by_combined_degree():
 
 
 def test_higher_level_report_uses_sub_reports_when_elements_do_not_fit(tmp_path):
-    # 3 groups of 3 five-cliques (see test_graph_communities): level 0 groups split at level 1
-    import itertools
-
     store = Store(tmp_path / "h.duckdb", create=True)
-    ents, edges, nid = [], [], 1
-    for g in range(3):
-        cl = []
-        for _ in range(3):
-            m = list(range(nid, nid + 5))
-            nid += 5
-            cl.append(m)
-            ents += m
-            edges += list(itertools.combinations(m, 2))
-        for x, y in itertools.combinations(range(3), 2):
-            edges += [(cl[x][k], cl[y][k]) for k in range(3)]
-        if g:
-            edges.append((cl[0][4], cl[0][4] - 15))
+    ents, wedges = super_groups()
+    ents.remove(99)
+    edges = [(a, b) for a, b, _ in wedges]
     store.con.executemany("INSERT INTO entities VALUES (?, ?, ?, 'person', ?, 1, 0)",
                           [[e, f"e{e}", f"Entity{e}", "long description " * 6] for e in ents])
     store.con.executemany("INSERT INTO relationships VALUES (?, ?, ?, 'related closely', 1, 5, 2)",
