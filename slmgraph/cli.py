@@ -57,11 +57,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("query", help="ask a question of an index")
     p.add_argument("question")
     _common(p)
-    p.add_argument("--method", choices=("global", "local", "basic"), default="global",
+    p.add_argument("--method", choices=("global", "local", "basic", "ts", "auto"), default="global",
                    help="global: map-reduce over community reports (default); local: entity neighbourhood; "
-                        "basic: vector RAG over text units")
+                        "basic: vector RAG over text units; ts: map-reduce over all text units (baseline); "
+                        "auto: global or local by the question's wording")
     p.add_argument("--level", type=int, default=None,
                    help="community level for global search (default 0, the root level)")
+    p.add_argument("--dynamic", action="store_true",
+                   help="global search: rate reports from the root level down and use the relevant ones")
     p.add_argument("--json", action="store_true", help="print the answer, citations, context and cost as JSON")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
 
@@ -145,12 +148,24 @@ def run_query(args, s: Settings) -> dict:
         stream = not args.json and sys.stdout.isatty()
         on_text = (lambda t: print(t, end="", flush=True)) if stream else None
         method = args.method
+        route_reason = None
+        if method == "auto":
+            from .search.route import route
+
+            method, route_reason = route(args.question, prompts)
+            if not args.json:
+                print(f"auto: {method} search, because {route_reason}", file=sys.stderr)
+        progress = not args.quiet and not args.json
         if method == "global":
             from .search.global_search import global_search
 
             ans = global_search(store, client, prompts, s, args.question,
-                                level=0 if args.level is None else args.level,
-                                progress=not args.quiet and not args.json, on_text=on_text)
+                                level=0 if args.level is None else args.level, dynamic=getattr(args, "dynamic", False),
+                                progress=progress, on_text=on_text)
+        elif method == "ts":
+            from .search.global_search import text_unit_search
+
+            ans = text_unit_search(store, client, prompts, s, args.question, progress=progress, on_text=on_text)
         else:
             from .embed import Embedder
 
@@ -163,6 +178,8 @@ def run_query(args, s: Settings) -> dict:
                 from .search.basic_search import basic_search
 
                 ans = basic_search(store, client, prompts, s, args.question, emb, on_text=on_text)
+        if route_reason:
+            ans.details["route"] = {"chose": method, "because": route_reason}
         if args.json:
             print(json.dumps(ans.to_dict(), indent=2, ensure_ascii=False))
         elif stream:
@@ -176,7 +193,7 @@ def run_query(args, s: Settings) -> dict:
                                                           for k, v in ans.citations.items() if v))
             removed = ans.details.get("removed_citations")
             if isinstance(removed, list):
-                removed = {"reports": removed}
+                removed = {next(iter(ans.citations), "reports"): removed}
             if removed and any(removed.values()):
                 print("(citations of ids not in the index were removed: " + "; ".join(
                     f"{k} {', '.join(map(str, v))}" for k, v in removed.items() if v) + ")")
@@ -223,7 +240,7 @@ def cmd_demo(args) -> int:
     run_index(SAMPLE_DIR / "dulce.txt", args.db, s, replace=True, progress=not args.quiet, say=say)
     print(f"\nQ: {args.question}\n")
     qargs = argparse.Namespace(question=args.question, db=args.db, method="global", level=0, json=False,
-                               quiet=args.quiet)
+                               quiet=args.quiet, dynamic=False)
     run_query(qargs, s)
     print()
     return cmd_stats(argparse.Namespace(db=args.db, json=False))

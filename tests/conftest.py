@@ -87,6 +87,8 @@ def stage_of(schema: dict | None, system: str) -> str:
         return "report"
     if "points" in props:
         return "map"
+    if "relevant" in props:
+        return "rate"
     return "other"
 
 
@@ -110,14 +112,21 @@ def default_script(system: str, user: str, schema: dict | None) -> str:
             report["findings"] = [{"summary": f"About {title}", "explanation": f"{title} is in the data."}]
         return json.dumps(report)
     if stage == "map":
-        ids = schema["properties"]["points"]["items"]["properties"]["reports"]["items"]["enum"]
+        item = schema["properties"]["points"]["items"]["properties"]
+        field = "reports" if "reports" in item else "passages"
+        ids = item[field]["items"]["enum"]
         q = re.search(r"Question: (.*)", user).group(1)
         words = [w for w in re.findall(r"\w{4,}", q.lower())]
-        hit = any(w in user.split("Reports:", 1)[1].lower() for w in words)
-        return json.dumps({"points": [{"answer": f"Point about {q}", "reports": [ids[0]], "score": 60 if hit else 0}]})
+        hit = any(w in user.split("\n\n", 1)[1].lower() for w in words)
+        return json.dumps({"points": [{"answer": f"Point about {q}", field: [ids[0]], "score": 60 if hit else 0}]})
+    if stage == "rate":
+        q = re.search(r"Question: (.*)", user).group(1)
+        words = [w for w in re.findall(r"\w{4,}", q.lower())]
+        body = user.split("\n\n", 1)[1].lower()
+        return json.dumps({"relevant": "yes" if any(w in body for w in words) else "no"})
     if stage == "reduce":
-        ids = re.findall(r"\[Reports: ([\d, ]+)\]", user)
-        return f"Final answer. [Reports: {ids[0] if ids else '0'}]"
+        m = re.search(r"\[(Reports|Sources): ([\d, ]+)\]", user)
+        return f"Final answer. [{m.group(1)}: {m.group(2)}]" if m else "Final answer."
     return "An answer. [Sources: 1] [Entities: 1]"
 
 

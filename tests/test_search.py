@@ -2,9 +2,10 @@
 citation checking, local/basic search budgets, and the Answer shape."""
 
 import json
+import re
 
 import pytest
-from conftest import FakeEmbedder, FakeModel, stage_of
+from conftest import FakeEmbedder, FakeModel, default_script, stage_of
 
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
@@ -13,7 +14,8 @@ from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
 from slmgraph.search import check_citations, pack
 from slmgraph.search.basic_search import basic_search
-from slmgraph.search.global_search import global_search
+from slmgraph.search.global_search import global_search, text_unit_search
+from slmgraph.search.route import route
 from slmgraph.search.local_search import local_search
 from slmgraph.store import Store
 
@@ -107,7 +109,7 @@ def test_global_search_packs_batches_within_the_window(tmp_path):
     assert len(map_calls) == len(ans.details["batches"]) >= 3
     for b in ans.details["batches"]:
         assert b["context_tokens"] <= budget
-    seen = [i for b in ans.details["batches"] for i in b["reports"]]
+    seen = [i for b in ans.details["batches"] for i in b["ids"]]
     assert sorted(seen) == list(range(40))  # every report read exactly once, none split
     assert [c["id"] for c in ans.context] != list(range(40))  # shuffled
     again = global_search(store, client, Prompts(), s, "What facts are there?", level=0, progress=False)
@@ -186,3 +188,78 @@ def test_basic_search_uses_top_k_text_units(index):
     ans = basic_search(store, client, Prompts(), s, "Berlin Institute physics", FakeEmbedder())
     assert len(ans.context) <= 2 and ans.context[0]["kind"] == "text_unit"
     assert ans.citations["sources"] == [1]
+
+
+def _report_tree(tmp_path):
+    """Roots 1 (about apples) and 2 (about trains); 1 has children 11 (apples)
+    and 12 (pears); 2 has children 21, 22 (apples, but under an irrelevant root);
+    13 is a carried-down copy of 1's child 11 at level 2."""
+    store = Store(tmp_path / "tree.duckdb", create=True)
+    comms = [(1, 0, None, None), (2, 0, None, None), (11, 1, 1, None), (12, 1, 1, None), (21, 1, 2, None),
+             (22, 1, 2, None), (13, 2, 11, 11)]
+    text = {1: "apple orchards", 2: "train timetables", 11: "apple varieties", 12: "pear trees",
+            21: "apple carts on trains", 22: "apple juice on trains", 13: "apple varieties"}
+    store.con.executemany("INSERT INTO communities VALUES (?, ?, ?, 1, ?)", [list(c) for c in comms])
+    store.con.executemany("INSERT INTO community_reports VALUES (?, ?, ?, '', '[]', 5, '', ?, 3, 0, 'elements')",
+                          [[c[0], c[1], text[c[0]], f"# {text[c[0]]}"] for c in comms])
+    return store
+
+
+def test_dynamic_selection_descends_only_into_relevant_communities(tmp_path):
+    store = _report_tree(tmp_path)
+
+    rated = []
+
+    def script(system, user, schema):
+        st = stage_of(schema, system)
+        if st == "rate":
+            rid = int(re.search(r"Report (\d+)", user).group(1))
+            rated.append(rid)
+            return json.dumps({"relevant": "yes" if "apple" in user.split("Report", 1)[1] else "no"})
+        return default_script(system, user, schema)
+
+    model = FakeModel(script=script)
+    ans = global_search(store, ModelClient(model, store, "q"), Prompts(), Settings(), "Which apple varieties?",
+                        dynamic=True, progress=False)
+    assert sorted(rated) == [1, 2, 11, 12]          # 21, 22 under an irrelevant root; 13 is a copy
+    info = ans.details["dynamic"]
+    assert info["rated"] == 4 and info["selected_ids"] == [11]  # most specific relevant report
+    assert [c["id"] for c in ans.context] == [11]
+    assert ans.model_calls == 4 + 1 + 1             # rate x4, one map batch, reduce
+
+
+def test_text_unit_map_reduce_reads_every_text_unit_once(index):
+    db, model, s = index
+    store, client = _client(db, model)
+    ans = text_unit_search(store, client, Prompts(), s, "What did Alice Smith build?", progress=False)
+    n_units = store.count("text_units")
+    assert ans.method == "ts" and len(ans.context) == n_units
+    assert sorted(c["source"] for c in ans.context) == list(range(1, n_units + 1))
+    assert ans.citations["sources"] and "Sources: text units" in ans.text
+
+
+def test_auto_routes_global_and_local_questions():
+    p = Prompts()
+    assert route("What are the main themes across these conversations?", p)[0] == "global"
+    assert route("Summarize the key trends", p)[0] == "global"
+    method, why = route("What does Andrew Ng say about education?", p)
+    assert method == "local" and why
+
+
+def test_query_json_output_shape(index, tmp_path, monkeypatch, capsys):
+    db, model, _ = index
+    import slmgraph.embed
+    import slmgraph.llm
+    from slmgraph.cli import main
+
+    monkeypatch.setattr(slmgraph.llm, "load_model", lambda *a, **k: model)
+    monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
+    for method in ("global", "local", "basic", "ts", "auto"):
+        assert main(["query", "--db", str(db), "--method", method, "--json", "What did Alice Smith build?"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert set(out) >= {"text", "method", "question", "level", "citations", "context", "model_calls",
+                            "prompt_tokens", "completion_tokens", "seconds", "details"}
+        assert out["method"] == (method if method != "auto" else "local")
+        assert out["model_calls"] >= 1 and out["prompt_tokens"] > 0 and isinstance(out["context"], list)
+        if method == "auto":
+            assert out["details"]["route"]["chose"] == "local"

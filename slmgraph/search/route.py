@@ -1,0 +1,27 @@
+"""``--method auto``: route a question to global or local search.
+
+A cheap rule, no model call: a question that contains one of the phrases in
+``prompts/auto_global.txt`` (themes, trends, "across", "overall", ...) asks
+about the whole corpus and goes to global search; any other question is
+taken to be about named things and goes to local search. Users tailor the
+phrases by copying the file into their ``--prompts`` folder.
+"""
+
+from __future__ import annotations
+
+from ..prompting import Prompts
+
+
+def global_phrases(prompts: Prompts) -> list[str]:
+    """The routing phrases (lower case), comments and blank lines skipped."""
+    return [ln.strip().lower() for ln in prompts.text("auto_global").splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def route(question: str, prompts: Prompts) -> tuple[str, str]:
+    """``(method, reason)``: ``global`` or ``local``, and why, in words."""
+    q = question.lower()
+    for phrase in global_phrases(prompts):
+        if phrase in q:
+            return "global", f'the question mentions "{phrase}", which asks about the whole corpus'
+    return "local", "the question names no corpus-wide theme, so it is answered from the nearest entities"
