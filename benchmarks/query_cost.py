@@ -1,0 +1,151 @@
+"""Query cost per community level, against the paper's TS and SS baselines.
+
+For an index, prints the shape of the GraphRAG paper's table 1 (Edge et al.
+2024, sec. 4): for each level C0..Cn, TS (map-reduce over all text units) and
+SS (basic vector RAG):
+
+* context units (reports, or text units) and their tokens, and the share of
+  TS's tokens (the paper: C0 needed ~2-3 % of TS on its corpora);
+* with ``--run``: model calls and wall-clock per query on this machine, and
+  *coverage*: the share of documents whose text reached the reduce step
+  through a non-zero-scored report (global), a cited text unit (TS), or the
+  top-k passages (SS).
+
+Usage::
+
+    python benchmarks/query_cost.py --db podcast.duckdb                 # static figures only
+    python benchmarks/query_cost.py --db podcast.duckdb --run --questions 2
+
+Questions come from ``--questions-file`` (default: the 10 podcast global
+questions in ../shared). Writes ``benchmarks/results/query_cost.md`` and ``.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+import time
+from pathlib import Path
+
+from slmgraph.config import Settings, physical_cores
+from slmgraph.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+DEFAULT_QUESTIONS = ROOT.parent / "shared" / "corpora" / "podcast_sample" / "global_questions_sample.csv"
+
+
+def load_questions(path: Path, n: int) -> list[str]:
+    """First ``n`` questions of a CSV with a ``question_text`` or ``question`` column (else its last column)."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    key = next((k for k in ("question_text", "question") if k in rows[0]), list(rows[0])[-1])
+    return [r[key] for r in rows[:n]]
+
+
+def docs_of_communities(store: Store, ids: list[int]) -> set[str]:
+    """Documents whose text units support an entity of any of the communities ``ids``."""
+    if not ids:
+        return set()
+    q = ",".join("?" * len(ids))
+    return {r[0] for r in store.con.execute(f"""
+        SELECT DISTINCT t.doc_id FROM community_members m JOIN entity_text_units e USING (entity_id)
+        JOIN text_units t USING (chunk_id) WHERE m.community_id IN ({q})""", ids).fetchall()}
+
+
+def docs_of_chunks(store: Store, chunk_ids: list[str]) -> set[str]:
+    """Documents of the given text units."""
+    if not chunk_ids:
+        return set()
+    q = ",".join("?" * len(chunk_ids))
+    return {r[0] for r in store.con.execute(f"SELECT DISTINCT doc_id FROM text_units WHERE chunk_id IN ({q})",
+                                            chunk_ids).fetchall()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--db", required=True)
+    ap.add_argument("--run", action="store_true", help="run the queries (model calls, wall-clock, coverage)")
+    ap.add_argument("--questions", type=int, default=2, help="how many questions to run (default 2)")
+    ap.add_argument("--questions-file", type=Path, default=DEFAULT_QUESTIONS)
+    ap.add_argument("--methods", default="levels,ts,ss", help="comma list of: levels, ts, ss")
+    ap.add_argument("--model", default=None)
+    args = ap.parse_args()
+
+    store = Store(args.db)
+    con = store.con
+    n_docs = store.count("documents")
+    ts_tokens = con.execute("SELECT sum(n_tokens) FROM text_units").fetchone()[0] or 0
+    n_units = store.count("text_units")
+    levels = con.execute("SELECT level, count(*), sum(n_tokens) FROM community_reports GROUP BY level "
+                         "ORDER BY level").fetchall()
+    methods = set(args.methods.split(","))
+    rows: list[dict] = []
+    if "levels" in methods:
+        rows += [{"method": f"C{lv}", "level": lv, "units": n, "context_tokens": int(t or 0),
+                  "share_of_ts": round(100 * (t or 0) / ts_tokens, 2) if ts_tokens else None} for lv, n, t in levels]
+    if "ts" in methods:
+        rows.append({"method": "TS", "units": n_units, "context_tokens": int(ts_tokens), "share_of_ts": 100.0})
+    s = Settings()
+    if "ss" in methods:
+        rows.append({"method": "SS", "units": s.basic_top_k, "context_tokens": None, "share_of_ts": None})
+
+    if args.run:
+        from slmgraph.embed import Embedder
+        from slmgraph.llm import ModelClient, load_model
+        from slmgraph.prompting import Prompts
+        from slmgraph.search.basic_search import basic_search
+        from slmgraph.search.global_search import global_search, text_unit_search
+
+        questions = load_questions(args.questions_file, args.questions)
+        model = load_model(args.model or store.get_meta("model_path") or None, s.n_ctx, s.n_threads, s.seed)
+        client = ModelClient(model, store, "bench-query-cost")
+        prompts = Prompts()
+        embedder = Embedder(threads=s.n_threads) if "ss" in methods else None
+        for row in rows:
+            calls, secs, cov, ctx = [], [], [], []
+            for q in questions:
+                t0 = time.perf_counter()
+                if row["method"].startswith("C"):
+                    ans = global_search(store, client, prompts, s, q, level=row["level"], progress=False)
+                    covered = docs_of_communities(store, ans.citations.get("reports", []))
+                elif row["method"] == "TS":
+                    ans = text_unit_search(store, client, prompts, s, q, progress=False)
+                    by_src = {c["source"]: c["id"] for c in ans.context}
+                    covered = docs_of_chunks(store, [by_src[i] for i in ans.citations.get("sources", [])])
+                else:
+                    ans = basic_search(store, client, prompts, s, q, embedder)
+                    covered = docs_of_chunks(store, [c["id"] for c in ans.context])
+                    ctx.append(ans.details["context_tokens"])
+                secs.append(time.perf_counter() - t0)
+                calls.append(ans.model_calls)
+                cov.append(100 * len(covered) / n_docs if n_docs else 0)
+                print(f"{row['method']}: {q[:60]}... {ans.model_calls} calls, {secs[-1]:.1f} s, "
+                      f"coverage {cov[-1]:.1f} %", flush=True)
+            row.update({"model_calls": statistics.mean(calls), "seconds_per_query": round(statistics.mean(secs), 1),
+                        "coverage_pct": round(statistics.mean(cov), 1)})
+            if ctx:
+                row["context_tokens"] = int(statistics.mean(ctx))
+                row["share_of_ts"] = round(100 * row["context_tokens"] / ts_tokens, 2) if ts_tokens else None
+    store.close()
+
+    head = ["method", "units", "context_tokens", "share_of_ts"] + (
+        ["model_calls", "seconds_per_query", "coverage_pct"] if args.run else [])
+    lines = [f"# Query cost: {args.db} ({n_docs} documents, {n_units} text units, {ts_tokens} tokens), "
+             f"{physical_cores()} cores", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        lines.append("| " + " | ".join("" if r.get(h) is None else str(r.get(h)) for h in head) + " |")
+    if args.run:
+        lines += ["", f"{args.questions} question(s) from {args.questions_file.name}; share_of_ts = context tokens "
+                      "as a percentage of TS's; coverage = share of documents reaching the reduce step."]
+    print("\n".join(lines))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "query_cost.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (RESULTS / "query_cost.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
