@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="global search: rate reports from the root level down and use the relevant ones")
     p.add_argument("--json", action="store_true", help="print the answer, citations, context and cost as JSON")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
+    p.add_argument("--local-tokens", type=int, default=3000, help="local search context budget in tokens (default 3000)")
+    p.add_argument("--local-shares", default="0.1,0.2,0.2,0.5",
+                   help="local search budget shares: reports,entities,relationships,text units (default 0.1,0.2,0.2,0.5)")
 
     p = sub.add_parser("stats", help="counts per table and level; tokens and seconds per stage")
     p.add_argument("--db", required=True)
@@ -96,6 +99,18 @@ def _settings(args) -> Settings:
         if args.n_ctx < 2048:
             raise UserError(f"--n-ctx {args.n_ctx} is too small: use at least 2048 tokens (8192 for the default model)")
         s.n_ctx = args.n_ctx
+    if getattr(args, "local_shares", None):
+        try:
+            shares = tuple(float(x) for x in args.local_shares.split(","))
+        except ValueError:
+            shares = ()
+        if len(shares) != 4 or any(x < 0 for x in shares) or not sum(shares):
+            raise UserError(f"--local-shares {args.local_shares!r} must be four non-negative numbers, "
+                            "e.g. 0.1,0.2,0.2,0.5")
+        s.local_shares = shares
+        if args.local_tokens < 200:
+            raise UserError(f"--local-tokens {args.local_tokens} is too small: use at least 200")
+        s.local_context_tokens = args.local_tokens
     if args.command == "index":
         s.chunk_size, s.chunk_overlap = args.chunk_size, args.chunk_overlap
         if s.chunk_size < 50 or s.chunk_size > s.n_ctx // 3:

@@ -100,6 +100,10 @@ class Settings:
     map_max_tokens: int = 400  #: completion cap of one map call (answer reserve)
     reduce_max_tokens: int = 500  #: completion cap of the reduce call
     local_context_tokens: int = 3000  #: token budget of local search context
+    #: Shares of the local search budget: community reports, entities,
+    #: relationships, text units (GraphRAG local search uses 10 % community,
+    #: 50 % text units, the rest entities/relationships). Unused share passes on.
+    local_shares: tuple[float, float, float, float] = (0.10, 0.20, 0.20, 0.50)
     local_top_k_entities: int = 10
     basic_top_k: int = 5
     embed_batch_size: int = 32

@@ -181,6 +181,20 @@ def test_local_search_stays_within_budget_and_cites_context(index):
         assert set(ids) <= ctx_ids
 
 
+def test_local_search_shares_shape_the_context(index):
+    db, model, s = index
+    store, client = _client(db, model)
+    s.local_shares = (0.0, 0.0, 0.0, 1.0)
+    only_sources = local_search(store, client, Prompts(), s, "Who is Carol White?", FakeEmbedder())
+    kinds = {c["kind"] for c in only_sources.context}
+    assert kinds == {"text_unit"}
+    s.local_shares = (0.0, 1.0, 0.0, 0.0)
+    s.local_context_tokens = 150
+    only_entities = local_search(store, client, Prompts(), s, "Who is Carol White?", FakeEmbedder())
+    assert {c["kind"] for c in only_entities.context} <= {"entity", "relationship", "text_unit"}
+    assert any(c["kind"] == "entity" for c in only_entities.context)
+
+
 def test_basic_search_uses_top_k_text_units(index):
     db, model, s = index
     s.basic_top_k = 2

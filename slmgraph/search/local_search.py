@@ -25,9 +25,7 @@ from ..prompting import Prompts
 from ..store import Store
 from . import Answer, check_citations
 
-#: Budget shares of the context sections (GraphRAG's local search defaults are
-#: 10 % community, 50 % text units, the rest entities/relationships).
-SHARES = {"reports": 0.10, "entities": 0.20, "relationships": 0.20, "sources": 0.50}
+SECTIONS = ("reports", "entities", "relationships", "sources")
 
 
 def _fill(client: ModelClient, header: str, rows: list[tuple[object, str]], budget: int) -> tuple[str, list, int]:
@@ -47,8 +45,12 @@ def _fill(client: ModelClient, header: str, rows: list[tuple[object, str]], budg
 
 
 def build_local_context(store: Store, client: ModelClient, entity_norms: list[str], budget: int,
-                        level: int | None = None) -> tuple[str, dict, int]:
+                        level: int | None = None,
+                        shares: tuple[float, float, float, float] = (0.10, 0.20, 0.20, 0.50)) -> tuple[str, dict, int]:
     """Context tables for the selected entities within ``budget`` tokens.
+
+    ``shares`` splits the budget between reports, entities, relationships and
+    text units, in that order; what a section leaves unused passes to the next.
 
     Returns:
         ``(text, used_ids, tokens)``; ``used_ids`` maps ``entities``,
@@ -85,7 +87,8 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
         FROM entity_text_units e JOIN text_units t ON t.chunk_id = e.chunk_id
         WHERE e.entity_id IN ({",".join("?" * len(sel))})
         GROUP BY t.chunk_id, t.text ORDER BY hits DESC, t.chunk_id""", sel).fetchall()
-    budgets = {k: int(budget * v) for k, v in SHARES.items()}
+    total_share = sum(shares) or 1.0
+    budgets = {k: int(budget * v / total_share) for k, v in zip(SECTIONS, shares)}
     parts, used_ids, total = [], {}, 0
 
     text, ids, n = _fill(client, "-----Reports-----\nid,title,summary",
@@ -128,10 +131,13 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     hits = nearest(qv, ids, mat, settings.local_top_k_entities)
     system = prompts.text("local_system")
     overhead = client.overhead(system, prompts.fill("local_user", context="", question=question))
-    budget = min(settings.local_context_tokens, client.n_ctx - overhead - settings.reduce_max_tokens)
-    if budget < 100:
-        raise UserError("question too long for the model's window: ask a shorter question")
-    context, used, ntok = build_local_context(store, client, [h[0] for h in hits], budget, level)
+    room = client.n_ctx - overhead - settings.reduce_max_tokens
+    if room < 100:
+        raise UserError(f"question of {client.count(question)} tokens leaves no room for context in the "
+                        f"{client.n_ctx}-token window: ask a shorter question")
+    budget = min(settings.local_context_tokens, room)
+    context, used, ntok = build_local_context(store, client, [h[0] for h in hits], budget, level,
+                                              settings.local_shares)
     ans = Answer(text="", method="local", question=question, level=level)
     gen = client.call("local", system, prompts.fill("local_user", context=context, question=question), schema=None,
                       max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False, on_text=on_text)
