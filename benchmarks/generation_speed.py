@@ -39,6 +39,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def main() -> None:
+    """Parse the arguments, measure, print the table and write the results files."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default=None)
     ap.add_argument("--threads", type=int, default=physical_cores())

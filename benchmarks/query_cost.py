@@ -65,6 +65,7 @@ def docs_of_chunks(store: Store, chunk_ids: list[str]) -> set[str]:
 
 
 def main() -> None:
+    """Parse the arguments, measure, print the table and write the results files."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--db", required=True)
     ap.add_argument("--run", action="store_true", help="run the queries (model calls, wall-clock, coverage)")

@@ -134,6 +134,7 @@ def _say(quiet: bool):
 
 
 def cmd_index(args) -> int:
+    """``slmgraph index``: run the pipeline on ``args.input`` into ``args.db``; returns 0."""
     from .pipeline import run_index
 
     s = _settings(args)
@@ -228,11 +229,13 @@ def _print_cost(ans) -> None:
 
 
 def cmd_query(args) -> int:
+    """``slmgraph query``: answer ``args.question`` with ``args.method``; returns 0."""
     run_query(args, _settings(args))
     return 0
 
 
 def cmd_stats(args) -> int:
+    """``slmgraph stats``: print the index's figures (tables, levels, ledger); returns 0."""
     from .stats import collect, render
     from .store import Store
 
@@ -246,6 +249,7 @@ def cmd_stats(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    """``slmgraph demo``: index the bundled sample, ask ``args.question`` globally, print stats; returns 0."""
     from .pipeline import run_index
     from .samples import SAMPLE_DIR
 

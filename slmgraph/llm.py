@@ -88,17 +88,22 @@ class Model(Protocol):
     n_ctx: int
     n_params: int
 
-    def tokenize(self, text: str) -> list[int]: ...
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of ``text`` in the model's own tokenizer (no BOS)."""
 
-    def detokenize(self, tokens: list[int]) -> str: ...
+    def detokenize(self, tokens: list[int]) -> str:
+        """Text of token ids."""
 
-    def render(self, system: str, user: str) -> Prompt: ...
+    def render(self, system: str, user: str) -> Prompt:
+        """A system + user chat rendered with the model's template, split for prefix reuse."""
 
-    def prompt_tokens(self, prompt: Prompt) -> tuple[list[int], list[int]]: ...
+    def prompt_tokens(self, prompt: Prompt) -> tuple[list[int], list[int]]:
+        """``(fixed tokens, rest tokens)`` of a rendered prompt."""
 
     def complete(self, fixed: list[int], rest: list[int], *, schema: dict | None, max_tokens: int,
                  deadline_s: float | None = None,
-                 on_text: Callable[[str], None] | None = None) -> Generation: ...
+                 on_text: Callable[[str], None] | None = None) -> Generation:
+        """Greedy completion of ``fixed + rest`` under an optional JSON schema (see LlamaModel.complete)."""
 
 
 def default_model_path() -> Path:

@@ -87,13 +87,15 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         say(f"ingest: {r['documents']} documents, {r['tokens']} tokens, {r['text_units']} text units "
             f"({r['added_units']} new, {r['removed_units']} removed)")
         r = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress), "extracted")
+        status = ", ".join(f"{k} {v}" for k, v in sorted(r["status"].items())) or "nothing new"
         say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; {r['entities']} entities, "
-            f"{r['relationships']} relationships, {r['dropped']} records dropped; status {r['status']}")
+            f"{r['relationships']} relationships, {r['dropped']} records dropped; status: {status}")
         r = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens),
                   "entities")
         say(f"graph: {r['entities']} entities, {r['relationships']} relationships, {r['isolated']} isolated")
         r = stage("communities", lambda: run_communities(store, settings), "levels")
-        say(f"communities: {r['levels']} levels, per level {r['per_level']}")
+        per = ", ".join(f"level {k}: {v}" for k, v in sorted(r["per_level"].items()))
+        say(f"communities: {r['levels']} levels ({per})")
         r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress), "reports")
         say(f"reports: {r['reports']} written ({r['model_calls']} model calls, {r['cache_hits']} from cache, "
             f"{r['single']} single-entity), {r['carried']} carried down")
