@@ -24,6 +24,7 @@ import codecs
 import ctypes
 import hashlib
 import json
+import re
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -150,6 +151,7 @@ class _RunawayGuard:
         self.reason: str | None = None
         self.breaks = 0
         self.max_breaks = max_breaks
+        self._lines: list[frozenset] = []
 
     def expired(self) -> bool:
         """True (``reason`` = ``deadline``) once the deadline has passed."""
@@ -157,6 +159,21 @@ class _RunawayGuard:
             self.reason = "deadline"
             return True
         return False
+
+    def repeated_line(self, line: str) -> bool:
+        """True when ``line`` nearly repeats two earlier lines of the output.
+
+        Free text loops with small variations ("... of mindset when it comes to
+        success." / "... to achieving success."), which the exact-block check
+        misses: lines whose word sets overlap by >= 80 % (Jaccard) count as
+        the same.
+        """
+        words = frozenset(re.findall(r"\w+", line.casefold()))
+        if len(words) < 4:
+            return False
+        same = sum(1 for w in self._lines if len(w & words) >= 0.8 * len(w | words))
+        self._lines.append(words)
+        return same >= 2
 
     def loop_period(self, gen: list[int]) -> int | None:
         """Length of the block repeated three times at the end of ``gen``, or None."""
@@ -351,6 +368,7 @@ class LlamaModel:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
         generated: list[int] = []
+        line = ""
         finish = "length"
         try:
             # Evaluate the prompt past the cached prefix (llama-cpp-python keeps
@@ -379,6 +397,13 @@ class LlamaModel:
                     pieces.append(text)
                     if on_text is not None:
                         on_text(text)
+                    if schema is None and "\n" in text:
+                        *done, line = (line + text).split("\n")
+                        if any(guard.repeated_line(d) for d in done):
+                            finish = "repetition"
+                            break
+                    elif schema is None:
+                        line += text
                 if guard.expired():
                     finish = guard.reason
                     break

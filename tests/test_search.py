@@ -277,3 +277,13 @@ def test_query_json_output_shape(index, tmp_path, monkeypatch, capsys):
         assert out["model_calls"] >= 1 and out["prompt_tokens"] > 0 and isinstance(out["context"], list)
         if method == "auto":
             assert out["details"]["route"]["chose"] == "local"
+
+
+def test_dedupe_lines_drops_near_repeats_only():
+    from slmgraph.search import dedupe_lines
+
+    text = ("Themes:\n- **Mentality**: the points emphasize the importance of mindset when it comes to success.\n"
+            "- **Mentality**: the points emphasize the importance of mindset when it comes to achieving success.\n"
+            "- **Skills**: skills matter for a career in research and engineering.\n\n- ok\n- ok")
+    out = dedupe_lines(text)
+    assert out.count("Mentality") == 1 and "Skills" in out and out.endswith("- ok\n- ok")

@@ -52,6 +52,24 @@ class Answer:
         self.completion_tokens += gen.completion_tokens
 
 
+def dedupe_lines(text: str) -> str:
+    """``text`` without lines that nearly repeat an earlier line (>= 80 % of
+    their words shared, Jaccard; lines of fewer than 4 words are kept).
+
+    Small models loop in free text; a repeated point is noise, not emphasis.
+    """
+    seen: list[frozenset] = []
+    out = []
+    for line in text.split("\n"):
+        words = frozenset(re.findall(r"\w+", line.casefold()))
+        if len(words) >= 4 and any(len(w & words) >= 0.8 * len(w | words) for w in seen):
+            continue
+        if len(words) >= 4:
+            seen.append(words)
+        out.append(line)
+    return "\n".join(out)
+
+
 def pack(items: list[tuple[object, str]], budget: int, count, truncate) -> tuple[list[list[tuple[object, str]]], int]:
     """Pack text items, in order, into batches of at most ``budget`` tokens each.
 

@@ -16,7 +16,7 @@ from ..errors import UserError
 from ..llm import ModelClient
 from ..prompting import Prompts
 from ..store import Store
-from . import Answer, check_citations
+from . import Answer, check_citations, dedupe_lines
 
 
 def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
@@ -54,7 +54,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                       schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False,
                       on_text=on_text)
     ans.add_call(gen)
-    text, kept, removed = check_citations(gen.text.strip(), {"sources": {i for i, _, _ in used}})
+    text, kept, removed = check_citations(dedupe_lines(gen.text.strip()), {"sources": {i for i, _, _ in used}})
     ans.text = text
     ans.citations = kept
     ans.details["removed_citations"] = removed

@@ -36,7 +36,7 @@ from ..llm import ModelClient
 from ..prompting import Prompts
 from ..reports import load_reports
 from ..store import Store
-from . import Answer, check_citations, pack
+from . import Answer, check_citations, dedupe_lines, pack
 
 
 @dataclass
@@ -189,7 +189,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                       schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False,
                       on_text=on_text)
     ans.add_call(gen)
-    text, kept, removed = check_citations(gen.text.strip(), {kind.cite: valid_ids})
+    text, kept, removed = check_citations(dedupe_lines(gen.text.strip()), {kind.cite: valid_ids})
     sources: list[int] = []
     for p in used_points:
         sources += [i for i in p["ids"] if i not in sources]

@@ -23,7 +23,7 @@ from ..errors import UserError
 from ..llm import ModelClient
 from ..prompting import Prompts
 from ..store import Store
-from . import Answer, check_citations
+from . import Answer, check_citations, dedupe_lines
 
 SECTIONS = ("reports", "entities", "relationships", "sources")
 
@@ -142,7 +142,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     gen = client.call("local", system, prompts.fill("local_user", context=context, question=question), schema=None,
                       max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False, on_text=on_text)
     ans.add_call(gen)
-    text = gen.text.strip()
+    text = dedupe_lines(gen.text.strip())
     text, kept, removed = check_citations(text, {k: set(used[k]) for k in
                                                  ("entities", "relationships", "sources", "reports")})
     ans.text = text
