@@ -35,10 +35,10 @@ from .store import Store, dumps
 
 log = logging.getLogger("slmgraph")
 
-#: Part of every extraction key: bump it when a change to this module or to
-#: :mod:`slmgraph.names` changes what an extraction yields, so indexes re-extract
-#: (model calls with unchanged prompts are still answered from the cache).
-EXTRACTOR_VERSION = "3"
+#: Part of every extraction key: bump it when a change to this module, to
+#: :mod:`slmgraph.names` or to the sampler (``llm.SAMPLER_VERSION``) changes
+#: what an extraction yields, so indexes re-extract.
+EXTRACTOR_VERSION = "4"
 
 
 @dataclass

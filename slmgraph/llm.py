@@ -36,6 +36,10 @@ import numpy as np
 from .errors import UserError
 from .store import Store, dumps
 
+#: Part of every cache key: bump it when a change to the sampler (greedy pick,
+#: loop guard, stop rules) can change what the same prompt generates.
+SAMPLER_VERSION = "2"
+
 #: Sentinel used to split a rendered chat into template prefix / content / tail.
 _SENTINEL = "\u2063SLMGRAPH_CONTENT\u2063"
 
@@ -169,19 +173,27 @@ class _RunawayGuard:
         the same.
         """
         words = frozenset(re.findall(r"\w+", line.casefold()))
-        if len(words) < 4:
+        if len(words) < 3:
             return False
         same = sum(1 for w in self._lines if len(w & words) >= 0.8 * len(w | words))
         self._lines.append(words)
         return same >= 2
 
     def loop_period(self, gen: list[int]) -> int | None:
-        """Length of the block repeated three times at the end of ``gen``, or None."""
+        """Length of the block repeated at the end of ``gen``, or None.
+
+        A block of 4-60 tokens must repeat 3 times; shorter blocks more
+        often (", education" x6, a single token x16), since short repeats
+        also occur in normal text.
+        """
         n = len(gen)
-        if n >= 12:
-            for p in range(4, min(60, n // 3) + 1):
-                a = gen[n - p:]
-                if a == gen[n - 2 * p:n - p] and a == gen[n - 3 * p:n - 2 * p] and len(set(a)) > 1:
+        for p in range(1, min(60, n // 3) + 1):
+            reps = 3 if p >= 4 else (16 if p == 1 else -(-12 // p))
+            if p * reps > n:
+                continue
+            a = gen[n - p:]
+            if all(gen[n - (k + 1) * p:n - k * p] == a for k in range(1, reps)):
+                if p == 1 or len(set(a)) > 1 or p >= 4:
                     return p
         return None
 
@@ -548,7 +560,7 @@ class ModelClient:
         key = None
         if self.store is not None and use_cache:
             h = hashlib.sha256()
-            h.update(dumps([self.model.fingerprint, fixed, rest, schema, max_tokens]).encode())
+            h.update(dumps([SAMPLER_VERSION, self.model.fingerprint, fixed, rest, schema, max_tokens]).encode())
             key = h.hexdigest()
             hit = self.store.cache_get(key)
             if hit is not None:

@@ -287,3 +287,17 @@ def test_dedupe_lines_drops_near_repeats_only():
             "- **Skills**: skills matter for a career in research and engineering.\n\n- ok\n- ok")
     out = dedupe_lines(text)
     assert out.count("Mentality") == 1 and "Skills" in out and out.endswith("- ok\n- ok")
+
+
+def test_loop_guard_sees_short_and_long_loops():
+    from slmgraph.llm import _RunawayGuard
+
+    g = _RunawayGuard(None)
+    assert g.loop_period([5, 6, 7, 8, 9] + [1, 2] * 6) == 2          # ", education" x6
+    assert g.loop_period([5, 6, 7] + [1, 2] * 4) is None               # x4 is still normal text
+    assert g.loop_period([9] + [1, 2, 3, 4, 5] * 3) == 5
+    assert g.loop_period([3] * 16) == 1 and g.loop_period([3] * 10) is None
+    assert g.loop_period(list(range(40))) is None
+    assert not g.repeated_line("Andrew Ng, education, education.")
+    assert not g.repeated_line("Andrew Ng, education, education, education.")
+    assert g.repeated_line("Andrew Ng, education!")                    # third near-copy

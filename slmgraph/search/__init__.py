@@ -54,7 +54,7 @@ class Answer:
 
 def dedupe_lines(text: str) -> str:
     """``text`` without lines that nearly repeat an earlier line (>= 80 % of
-    their words shared, Jaccard; lines of fewer than 4 words are kept).
+    their words shared, Jaccard; lines of fewer than 3 words are kept).
 
     Small models loop in free text; a repeated point is noise, not emphasis.
     """
@@ -62,9 +62,9 @@ def dedupe_lines(text: str) -> str:
     out = []
     for line in text.split("\n"):
         words = frozenset(re.findall(r"\w+", line.casefold()))
-        if len(words) >= 4 and any(len(w & words) >= 0.8 * len(w | words) for w in seen):
+        if len(words) >= 3 and any(len(w & words) >= 0.8 * len(w | words) for w in seen):
             continue
-        if len(words) >= 4:
+        if len(words) >= 3:
             seen.append(words)
         out.append(line)
     return "\n".join(out)
