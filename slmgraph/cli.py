@@ -93,6 +93,7 @@ def _settings(args) -> Settings:
             print(f"warning: --threads {args.threads} exceeds the {physical_cores()} physical cores; "
                   "llama.cpp's spinning threads will slow down", file=sys.stderr)
         s.n_threads = args.threads
+        s.threads_explicit = True
     if getattr(args, "prompts", None):
         s.prompts_dir = args.prompts
     if getattr(args, "n_ctx", None):
@@ -158,7 +159,7 @@ def run_query(args, s: Settings) -> dict:
         model_path = s.model_path or store.get_meta("model_path") or None
         if model_path and not Path(model_path).is_file() and not s.model_path:
             raise UserError(f"model {model_path} that built index {args.db} is missing: pass --model PATH.gguf")
-        model = load_model(model_path, s.n_ctx, s.n_threads, s.seed)
+        model = load_model(model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
         client = ModelClient(model, store, new_run_id())
         prompts = Prompts(s.prompts_dir)
         stream = not args.json and sys.stdout.isatty()

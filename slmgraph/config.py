@@ -61,6 +61,7 @@ class Settings:
     model_path: str | None = None  #: GGUF file; None = bundled SmolLM2-135M-Instruct
     n_ctx: int = 8192  #: context window we pack for (SmolLM2's trained window is 8k)
     n_threads: int = field(default_factory=physical_cores)  #: threads <= physical cores
+    threads_explicit: bool = False  #: the user set --threads (kept even if it oversubscribes)
     seed: int = 42  #: sampler seed and shuffle seed
     temperature: float = 0.0  #: greedy decoding, so the same input gives the same index
 

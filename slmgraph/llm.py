@@ -580,11 +580,24 @@ class ModelClient:
         return gen
 
 
-def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int) -> LlamaModel:
+def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int,
+               threads_explicit: bool = False) -> LlamaModel:
     """Load ``model_path`` or, when None, the bundled default GGUF.
+
+    The thread count is checked against the other slmgraph processes on the
+    machine (:func:`slmgraph.threads.claim_threads`) so that llama.cpp threads
+    across processes do not exceed the cores.
 
     Raises:
         UserError: no such model file, or it cannot be loaded.
     """
+    import sys
+
+    from .threads import claim_threads
+
     path = Path(model_path) if model_path else default_model_path()
+    if not path.is_file():
+        raise UserError(f"model file {path} not found: pass --model PATH to an existing .gguf file")
+    n_threads = claim_threads(n_threads, threads_explicit,
+                              lambda msg: print(f"slmgraph: warning: {msg}", file=sys.stderr))
     return LlamaModel(path, n_ctx=n_ctx, n_threads=n_threads, seed=seed)

@@ -57,7 +57,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
     root = str(Path(input_path).expanduser().resolve())
     prompts = Prompts(settings.prompts_dir)
     if model is None:
-        model = load_model(settings.model_path, settings.n_ctx, settings.n_threads, settings.seed)
+        model = load_model(settings.model_path, settings.n_ctx, settings.n_threads, settings.seed,
+                           settings.threads_explicit)
     store = Store(db_path, create=True)
     try:
         old_root = store.get_meta("input_root")

@@ -34,7 +34,9 @@ def _snapshot(db):
 
 
 def test_sigkill_mid_extraction_then_resume_matches_uninterrupted_run(tmp_path):
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # A private temp folder: the llama.cpp thread registry of this test's
+    # subprocesses is then not shared with the pytest process's own model.
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=str(tmp_path))
     killed = tmp_path / "killed.duckdb"
     proc = subprocess.Popen(_cmd(killed), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, text=True)
     seen = ""
