@@ -122,7 +122,7 @@ def _settings(args) -> Settings:
         s.extractor = args.extractor
         s.descriptions = args.descriptions
         s.cooccurrence = not args.no_cooccurrence
-        if args.entity_types:
+        if args.entity_types is not None:
             types = tuple(t.strip().lower() for t in args.entity_types.split(",") if t.strip())
             if not types:
                 raise UserError("--entity-types is empty: pass e.g. person,organization,location")

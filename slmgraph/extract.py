@@ -51,6 +51,7 @@ class Extraction:
     n_dropped: int = 0
     status: str = "ok"  #: ok | repaired | truncated | failed | empty
     raw: str = ""
+    finish_reason: str = "stop"  #: of the model call (``deadline``: redone on the next run)
 
 
 def extraction_schema(candidates: list[str], settings: Settings, with_descriptions: bool) -> dict:
@@ -310,7 +311,8 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
     text_descriptions(text, ents, rels, settings.description_max_chars)
     if settings.cooccurrence:
         add_cooccurrence(text, ents, rels, settings.description_max_chars)
-    return Extraction(ents, rels, n_candidates=len(cands), n_dropped=dropped, status=status, raw=gen.text)
+    return Extraction(ents, rels, n_candidates=len(cands), n_dropped=dropped, status=status, raw=gen.text,
+                      finish_reason=gen.finish_reason)
 
 
 def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings) -> str:
@@ -359,8 +361,11 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
         with store.transaction() as con:
             con.execute("DELETE FROM entity_mentions WHERE chunk_id = ?", [chunk_id])
             con.execute("DELETE FROM relationship_mentions WHERE chunk_id = ?", [chunk_id])
+            # A call cut by the wall-clock deadline depends on machine load: keep
+            # its records for now, but leave the key empty so the next run redoes it.
+            stored_key = None if ex.finish_reason == "deadline" else key
             con.execute("INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [chunk_id, key, ex.status, ex.n_candidates, len(ex.entities), len(ex.relationships),
+                        [chunk_id, stored_key, ex.status, ex.n_candidates, len(ex.entities), len(ex.relationships),
                          ex.n_dropped, ex.raw])
             if ex.entities:
                 con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)",

@@ -40,6 +40,8 @@ from .store import Store, dumps
 #: loop guard, stop rules) can change what the same prompt generates.
 SAMPLER_VERSION = "2"
 
+_SENT_END = re.compile(r"(?<=[.!?])\s+|\n")
+
 #: Sentinel used to split a rendered chat into template prefix / content / tail.
 _SENTINEL = "\u2063SLMGRAPH_CONTENT\u2063"
 
@@ -165,7 +167,7 @@ class _RunawayGuard:
         return False
 
     def repeated_line(self, line: str) -> bool:
-        """True when ``line`` nearly repeats two earlier lines of the output.
+        """True when ``line`` (a sentence or line) nearly repeats two earlier ones of the output.
 
         Free text loops with small variations ("... of mindset when it comes to
         success." / "... to achieving success."), which the exact-block check
@@ -242,6 +244,8 @@ class LlamaModel:
 
     def __init__(self, path: str | Path, n_ctx: int = 8192, n_threads: int = 2, seed: int = 42):
         path = Path(path).expanduser()
+        if path.is_dir():
+            raise UserError(f"--model {path} is a folder: pass the .gguf file inside it")
         if not path.is_file():
             raise UserError(f"model file {path} not found: pass --model PATH to an existing .gguf file")
         with open(path, "rb") as fh:
@@ -263,6 +267,10 @@ class LlamaModel:
         self.name = path.name
         self.fingerprint = file_fingerprint(path)
         self.n_ctx = self.llm.n_ctx()
+        train = int(self.llm._model.n_ctx_train())
+        if train and self.n_ctx > train:
+            raise UserError(f"--n-ctx {self.n_ctx} exceeds the {train}-token window {path.name} was trained for: "
+                            f"pass --n-ctx {train} or less")
         self.seed = seed
         self.n_params = int(self.llm._model.n_params())  #: parameter count from the GGUF
         meta = self.llm.metadata or {}
@@ -409,13 +417,12 @@ class LlamaModel:
                     pieces.append(text)
                     if on_text is not None:
                         on_text(text)
-                    if schema is None and "\n" in text:
-                        *done, line = (line + text).split("\n")
+                    if schema is None:
+                        # Sentences and lines: a loop can stay inside one paragraph.
+                        *done, line = _SENT_END.split(line + text)
                         if any(guard.repeated_line(d) for d in done):
                             finish = "repetition"
                             break
-                    elif schema is None:
-                        line += text
                 if guard.expired():
                     finish = guard.reason
                     break
@@ -595,7 +602,9 @@ def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int,
 
     from .threads import claim_threads
 
-    path = Path(model_path) if model_path else default_model_path()
+    path = Path(model_path).expanduser() if model_path else default_model_path()
+    if path.is_dir():
+        raise UserError(f"--model {path} is a folder: pass the .gguf file inside it")
     if not path.is_file():
         raise UserError(f"model file {path} not found: pass --model PATH to an existing .gguf file")
     n_threads = claim_threads(n_threads, threads_explicit,

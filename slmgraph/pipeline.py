@@ -90,13 +90,14 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         r = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress), "extracted")
         status = ", ".join(f"{k} {v}" for k, v in sorted(r["status"].items())) or "nothing new"
         say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; {r['entities']} entities, "
-            f"{r['relationships']} relationships, {r['dropped']} records dropped; status: {status}")
+            f"{r['relationships']} relationships, {r['dropped']} records dropped (duplicates, self-loops, names not "
+            f"in the text); status: {status}")
         r = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens),
                   "entities")
         say(f"graph: {r['entities']} entities, {r['relationships']} relationships, {r['isolated']} isolated")
         r = stage("communities", lambda: run_communities(store, settings), "levels")
         per = ", ".join(f"level {k}: {v}" for k, v in sorted(r["per_level"].items()))
-        say(f"communities: {r['levels']} levels ({per})")
+        say(f"communities: {r['levels']} level{'s' if r['levels'] != 1 else ''} ({per})")
         r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress), "reports")
         say(f"reports: {r['reports']} written ({r['model_calls']} model calls, {r['cache_hits']} from cache, "
             f"{r['single']} single-entity), {r['carried']} carried down")

@@ -19,6 +19,16 @@ def bundled_dir() -> Path:
     return Path(str(resources.files("slmgraph.prompts")))
 
 
+#: Placeholders each template must use (a user's copy that drops one, e.g. a
+#: basic_user.txt without $context, would silently send the model no data).
+REQUIRED = {
+    "extract_system": {"entity_types", "example"}, "extract_user": {"candidates", "text"},
+    "report_user": {"context"}, "map_user": {"question", "context"}, "map_text_user": {"question", "context"},
+    "reduce_system": {"cite"}, "reduce_user": {"question", "context"}, "local_user": {"context", "question"},
+    "basic_user": {"context", "question"}, "rate_user": {"question", "report"},
+}
+
+
 class Prompts:
     """Loads prompt templates by name, e.g. ``prompts.fill("map_user", question=q, context=c)``.
 
@@ -35,6 +45,14 @@ class Prompts:
         if self.user_dir is not None and not self.user_dir.is_dir():
             raise UserError(f"prompt folder {self.user_dir} does not exist: pass --prompts DIR with the prompt files")
         self._cache: dict[str, str] = {}
+        if self.user_dir is not None:
+            known = {p.stem for p in bundled_dir().glob("*.txt")}
+            unknown = sorted(p.name for p in self.user_dir.glob("*.txt") if p.stem not in known)
+            if unknown:
+                import sys
+
+                print(f"slmgraph: warning: {self.user_dir} has files slmgraph does not use: {', '.join(unknown)} "
+                      f"(the prompt files are listed in {bundled_dir() / 'README.md'})", file=sys.stderr)
 
     def path(self, name: str) -> Path:
         """File a template is read from (user folder first)."""
@@ -54,6 +72,11 @@ class Prompts:
 
     def fill(self, name: str, **values) -> str:
         """Template ``name`` with ``$placeholders`` replaced by ``values``."""
+        text = self.text(name)
+        missing = sorted(k for k in REQUIRED.get(name, ()) if f"${k}" not in text and f"${{{k}}}" not in text)
+        if missing:
+            raise UserError(f"prompt file {self.path(name)} does not use {', '.join('$' + m for m in missing)}: "
+                            "put the placeholder back (see prompts/README.md)")
         try:
             return Template(self.text(name)).substitute(**values)
         except (KeyError, ValueError) as exc:

@@ -18,6 +18,7 @@ call): there is nothing to summarise.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from tqdm import tqdm
@@ -86,6 +87,20 @@ def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_char
     return out
 
 
+def degenerate(text: str) -> bool:
+    """True for model text that is a copied list or a loop rather than prose:
+    a comma-separated part or a word repeated 3+ times, or a run of 6+ digits
+    ("Gordon,Gordon,Gordon", "10.1012303010101")."""
+    parts = [p.strip().casefold() for p in text.split(",") if p.strip()]
+    if parts and max(parts.count(p) for p in parts) >= 3:
+        return True
+    if re.search(r"\d{6,}", text):
+        return True
+    words = re.findall(r"\w+", text.casefold())
+    long_words = [w for w in words if len(w) > 3]
+    return bool(long_words) and max(long_words.count(w) for w in long_words) >= max(3, len(long_words) // 3)
+
+
 def ground_report(d: dict, context: str, e_rows: list[tuple], r_rows: list[tuple]) -> int:
     """Replace a title or summary that is not grounded in the report's context, in place.
 
@@ -99,10 +114,12 @@ def ground_report(d: dict, context: str, e_rows: list[tuple], r_rows: list[tuple
     top = [e[1] for e in sorted(e_rows, key=lambda e: (-e[4], e[0]))[:3]]
     names = ", ".join(top[:-1]) + (" and " if len(top) > 1 else "") + top[-1] if top else "Community"
     n = 0
-    if not is_grounded(d["title"], words, 0.5):
+    if not is_grounded(d["title"], words, 0.5) or degenerate(d["title"]) or d["title"].count(",") > 3:
         d["title"] = names
         n += 1
-    if not is_grounded(d["summary"], words, 0.5):
+    if degenerate(d.get("rating_explanation", "")):
+        d["rating_explanation"] = ""
+    if not is_grounded(d["summary"], words, 0.5) or degenerate(d["summary"]):
         facts = text_findings(e_rows, r_rows, 1)
         d["summary"] = (f"A community of {len(e_rows)} entities, most connected {names}."
                         + (f" {facts[0]['explanation']}" if facts else ""))

@@ -200,9 +200,10 @@ class Store:
             msg = str(exc).splitlines()[0]
             if "lock" in msg.lower():
                 raise UserError(f"index {self.path} is in use by another process: wait for it to finish") from None
-            raise UserError(
-                f"{self.path} is not a DuckDB file ({msg[:80]}): pass the .duckdb file 'slmgraph index' wrote"
-            ) from None
+            if not is_new:
+                raise UserError(f"{self.path} is not a DuckDB file: pass the .duckdb file 'slmgraph index' wrote") \
+                    from None
+            raise UserError(f"cannot create the index {self.path} ({msg}): pick a writable path for --db") from None
         if is_new:
             self.con.execute(DDL)
             self.set_meta("app", APP_ID)

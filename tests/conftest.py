@@ -34,6 +34,7 @@ class FakeModel:
         self.n_ctx = n_ctx
         self.script = script or default_script
         self.calls: list[tuple[str, str, dict | None]] = []
+        self.finish = "stop"  #: finish_reason reported by every completion
         self._vocab: dict[str, int] = {}
         self._inv: dict[int, str] = {}
         self._kv: list[int] = []
@@ -71,7 +72,8 @@ class FakeModel:
         text = self.script(system, user, schema)
         if on_text:
             on_text(text)
-        return Generation(text, len(tokens), min(cached, len(tokens) - 1), len(self.tokenize(text)), 0.001, "stop")
+        return Generation(text, len(tokens), min(cached, len(tokens) - 1), len(self.tokenize(text)), 0.001,
+                          self.finish)
 
 
 def stage_of(schema: dict | None, system: str) -> str:

@@ -143,3 +143,28 @@ def test_llm_extraction_output_is_grounded_in_candidates(tmp_path):
     assert names == {"alice smith"}
     assert store.count("relationship_mentions") == 0
     assert store.con.execute("SELECT sum(n_dropped) FROM extractions").fetchone()[0] > 0
+
+
+def test_units_cut_by_the_deadline_are_redone_next_run(tmp_path):
+    model = FakeModel()
+    model.finish = "deadline"
+    store = _units_store(tmp_path, model)
+    n = store.count("text_units")
+    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(), progress=False)
+    assert store.count("llm_cache") == 0  # never cached
+    model.finish = "stop"
+    r = run_extraction(store, ModelClient(model, store, "r2"), Prompts(), Settings(), progress=False)
+    assert r["extracted"] == n and r["reused"] == 0
+
+
+def test_a_user_prompt_without_its_placeholders_is_refused(tmp_path):
+    import pytest
+
+    from slmgraph.errors import UserError
+
+    (tmp_path / "basic_user.txt").write_text("Answer: $question only")
+    (tmp_path / "nosuch_prompt.txt").write_text("x")
+    p = Prompts(tmp_path)
+    with pytest.raises(UserError, match=r"does not use \$context"):
+        p.fill("basic_user", question="q", context="c")
+    assert p.fill("map_user", question="q", context="c").startswith("Question: q")  # bundled file still used

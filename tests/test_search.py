@@ -301,3 +301,11 @@ def test_loop_guard_sees_short_and_long_loops():
     assert not g.repeated_line("Andrew Ng, education, education.")
     assert not g.repeated_line("Andrew Ng, education, education, education.")
     assert g.repeated_line("Andrew Ng, education!")                    # third near-copy
+
+
+def test_dedupe_removes_a_loop_inside_one_paragraph():
+    from slmgraph.search import dedupe_lines
+
+    loop = "She was born in Ohio. " + "She was a member of the British Computer Society. " * 30 + "The end."
+    out = dedupe_lines(loop)
+    assert out.count("British Computer Society") == 1 and out.endswith("The end.")

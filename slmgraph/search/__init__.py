@@ -53,21 +53,27 @@ class Answer:
 
 
 def dedupe_lines(text: str) -> str:
-    """``text`` without lines that nearly repeat an earlier line (>= 80 % of
-    their words shared, Jaccard; lines of fewer than 3 words are kept).
+    """``text`` without sentences that nearly repeat an earlier one (>= 80 %
+    of their words shared, Jaccard; sentences of fewer than 3 words are kept);
+    a line left empty by that is dropped.
 
-    Small models loop in free text; a repeated point is noise, not emphasis.
+    Small models loop in free text, across lines or inside one paragraph; a
+    repeated point is noise, not emphasis.
     """
     seen: list[frozenset] = []
     out = []
     for line in text.split("\n"):
-        words = frozenset(re.findall(r"\w+", line.casefold()))
-        if len(words) >= 3 and any(len(w & words) >= 0.8 * len(w | words) for w in seen):
-            continue
-        if len(words) >= 3:
-            seen.append(words)
-        out.append(line)
-    return "\n".join(out)
+        kept = []
+        for sent in re.split(r"(?<=[.!?])\s+", line):
+            words = frozenset(re.findall(r"\w+", sent.casefold()))
+            if len(words) >= 3 and any(len(w & words) >= 0.8 * len(w | words) for w in seen):
+                continue
+            if len(words) >= 3:
+                seen.append(words)
+            kept.append(sent)
+        if kept or not line.strip():
+            out.append(" ".join(kept))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
 def pack(items: list[tuple[object, str]], budget: int, count, truncate) -> tuple[list[list[tuple[object, str]]], int]:

@@ -55,6 +55,10 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                       on_text=on_text)
     ans.add_call(gen)
     text, kept, removed = check_citations(dedupe_lines(gen.text.strip()), {"sources": {i for i, _, _ in used}})
+    cited = kept["sources"]
+    given = ", ".join(str(i) for i, _, _ in used)
+    text += (f"\n\nSources: passages {', '.join(map(str, cited))} (of {given} given)." if cited else
+             f"\n\nSources: none cited by the model; it was given passages {given}.")
     ans.text = text
     ans.citations = kept
     ans.details["removed_citations"] = removed

@@ -195,7 +195,8 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         sources += [i for i in p["ids"] if i not in sources]
     sources += [i for i in kept[kind.cite] if i not in sources]
     if sources:
-        where = f"community reports {', '.join(map(str, sources))} (level {ans.level})" if kind is REPORTS \
+        scope = f"level {ans.level}" if ans.level is not None else "selected dynamically"
+        where = f"community reports {', '.join(map(str, sources))} ({scope})" if kind is REPORTS \
             else f"text units {', '.join(map(str, sources))}"
         text = text.rstrip() + f"\n\nSources: {where}."
     ans.text = text

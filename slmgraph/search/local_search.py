@@ -124,6 +124,11 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         UserError: the index has no entity embeddings (indexing did not finish).
     """
     t0 = time.perf_counter()
+    if level is not None:
+        levels = [r[0] for r in store.con.execute("SELECT DISTINCT level FROM community_reports ORDER BY 1").fetchall()]
+        if level not in levels:
+            raise UserError(f"level {level} is not in the index (levels {levels[0] if levels else '-'}.."
+                            f"{levels[-1] if levels else '-'}): pass --level with one of them")
     ids, mat = load_vectors(store, "entity")
     if not ids:
         raise UserError(f"index {store.path} has no entity embeddings: run 'slmgraph index' to finish it")
@@ -145,6 +150,11 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     text = dedupe_lines(gen.text.strip())
     text, kept, removed = check_citations(text, {k: set(used[k]) for k in
                                                  ("entities", "relationships", "sources", "reports")})
+    cited = "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in kept.items() if v)
+    given = (f"{len(used['entities'])} entities, {len(used['relationships'])} relationships, "
+             f"{len(used['reports'])} reports, {len(used['sources'])} text units")
+    text += (f"\n\nSources: {cited} (of {given} given)." if cited else
+             f"\n\nSources: none cited by the model; it was given {given}.")
     ans.text = text
     ans.citations = kept
     ans.context = ([{"kind": "entity", "id": i} for i in used["entities"]]
