@@ -607,6 +607,9 @@ def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int,
         raise UserError(f"--model {path} is a folder: pass the .gguf file inside it")
     if not path.is_file():
         raise UserError(f"model file {path} not found: pass --model PATH to an existing .gguf file")
+    with open(path, "rb") as fh:
+        if fh.read(4) != b"GGUF":
+            raise UserError(f"model file {path} is not a GGUF file: pass --model PATH to a .gguf model")
     n_threads = claim_threads(n_threads, threads_explicit,
                               lambda msg: print(f"slmgraph: warning: {msg}", file=sys.stderr))
     return LlamaModel(path, n_ctx=n_ctx, n_threads=n_threads, seed=seed)

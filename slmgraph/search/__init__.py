@@ -52,6 +52,27 @@ class Answer:
         self.completion_tokens += gen.completion_tokens
 
 
+def context_room(client, prompts, stem: str, question: str, reserve: int, minimum: int,
+                 what: str = "context") -> tuple[str, int]:
+    """``(system prompt, tokens left for context)`` of a query prompt family.
+
+    The room is the window minus the prompt with empty context (system text,
+    template, question) minus ``reserve`` tokens for the answer.
+
+    Raises:
+        UserError: less than ``minimum`` tokens are left (the question is too long).
+    """
+    from ..errors import UserError
+
+    system = prompts.text(f"{stem}_system")
+    user = prompts.fill(f"{stem}_user", question=question, context="")
+    room = client.n_ctx - client.overhead(system, user) - reserve
+    if room < minimum:
+        raise UserError(f"question of {client.count(question)} tokens leaves no room for {what} in the "
+                        f"{client.n_ctx}-token window: ask a shorter question")
+    return system, room
+
+
 def dedupe_lines(text: str) -> str:
     """``text`` without sentences that nearly repeat an earlier one (>= 80 %
     of their words shared, Jaccard; sentences of fewer than 3 words are kept);

@@ -16,7 +16,7 @@ from ..errors import UserError
 from ..llm import ModelClient
 from ..prompting import Prompts
 from ..store import Store
-from . import Answer, check_citations, dedupe_lines
+from . import Answer, check_citations, context_room, dedupe_lines
 
 
 def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
@@ -34,12 +34,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     texts = dict(store.con.execute(
         f"SELECT chunk_id, text FROM text_units WHERE chunk_id IN ({','.join('?' * len(hits))})",
         [h[0] for h in hits]).fetchall())
-    system = prompts.text("basic_system")
-    overhead = client.overhead(system, prompts.fill("basic_user", context="", question=question))
-    budget = client.n_ctx - overhead - settings.reduce_max_tokens
-    if budget < 200:
-        raise UserError(f"question of {client.count(question)} tokens leaves no room for passages in the "
-                        f"{client.n_ctx}-token window: ask a shorter question")
+    system, budget = context_room(client, prompts, "basic", question, settings.reduce_max_tokens, 200, "passages")
     blocks, used, ntok = [], [], 0
     for i, (cid, score) in enumerate(hits, start=1):
         block = f"Passage {i}:\n{' '.join(texts[cid].split())}"

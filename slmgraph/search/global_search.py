@@ -36,7 +36,7 @@ from ..llm import ModelClient
 from ..prompting import Prompts
 from ..reports import load_reports
 from ..store import Store
-from . import Answer, check_citations, dedupe_lines, pack
+from . import Answer, check_citations, context_room, dedupe_lines, pack
 
 
 @dataclass
@@ -110,12 +110,8 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     order = list(items)
     random.Random(seed).shuffle(order)
     valid_ids = {i for i, _ in order}
-    map_system = prompts.text(f"{kind.map_prompt}_system")
-    overhead = client.overhead(map_system, prompts.fill(f"{kind.map_prompt}_user", question=question, context=""))
-    budget = client.n_ctx - overhead - settings.map_max_tokens
-    if budget < 200:
-        raise UserError(f"question of {client.count(question)} tokens leaves no room in the "
-                        f"{client.n_ctx}-token window: ask a shorter question")
+    map_system, budget = context_room(client, prompts, kind.map_prompt, question, settings.map_max_tokens, 200,
+                                      "the map batches")
     batches, n_trunc = pack(order, budget, client.count, client.truncate)
     points: list[dict] = []
     batch_info = []

@@ -23,7 +23,7 @@ from ..errors import UserError
 from ..llm import ModelClient
 from ..prompting import Prompts
 from ..store import Store
-from . import Answer, check_citations, dedupe_lines
+from . import Answer, check_citations, context_room, dedupe_lines
 
 SECTIONS = ("reports", "entities", "relationships", "sources")
 
@@ -134,12 +134,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         raise UserError(f"index {store.path} has no entity embeddings: run 'slmgraph index' to finish it")
     qv = embedder.encode([question])[0]
     hits = nearest(qv, ids, mat, settings.local_top_k_entities)
-    system = prompts.text("local_system")
-    overhead = client.overhead(system, prompts.fill("local_user", context="", question=question))
-    room = client.n_ctx - overhead - settings.reduce_max_tokens
-    if room < 100:
-        raise UserError(f"question of {client.count(question)} tokens leaves no room for context in the "
-                        f"{client.n_ctx}-token window: ask a shorter question")
+    system, room = context_room(client, prompts, "local", question, settings.reduce_max_tokens, 100)
     budget = min(settings.local_context_tokens, room)
     context, used, ntok = build_local_context(store, client, [h[0] for h in hits], budget, level,
                                               settings.local_shares)
