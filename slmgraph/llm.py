@@ -140,6 +140,22 @@ def file_fingerprint(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def check_gguf(path: Path) -> Path:
+    """``path`` if it is a GGUF file (magic bytes ``GGUF``; GGUF spec, ggml docs).
+
+    Raises:
+        UserError: ``path`` is a folder, does not exist, or is not a GGUF file.
+    """
+    if path.is_dir():
+        raise UserError(f"--model {path} is a folder: pass the .gguf file inside it")
+    if not path.is_file():
+        raise UserError(f"model file {path} not found: pass --model PATH to an existing .gguf file")
+    with open(path, "rb") as fh:
+        if fh.read(4) != b"GGUF":
+            raise UserError(f"model file {path} is not a GGUF file: pass --model PATH to a .gguf model")
+    return path
+
+
 class _RunawayGuard:
     """Watches a generation for a deadline and for loops.
 
@@ -243,14 +259,7 @@ class LlamaModel:
     """
 
     def __init__(self, path: str | Path, n_ctx: int = 8192, n_threads: int = 2, seed: int = 42):
-        path = Path(path).expanduser()
-        if path.is_dir():
-            raise UserError(f"--model {path} is a folder: pass the .gguf file inside it")
-        if not path.is_file():
-            raise UserError(f"model file {path} not found: pass --model PATH to an existing .gguf file")
-        with open(path, "rb") as fh:
-            if fh.read(4) != b"GGUF":
-                raise UserError(f"model file {path} is not a GGUF file: pass --model PATH to a .gguf model")
+        path = check_gguf(Path(path).expanduser())
         try:
             import llama_cpp
         except ImportError:  # pragma: no cover - install problem
@@ -602,14 +611,7 @@ def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int,
 
     from .threads import claim_threads
 
-    path = Path(model_path).expanduser() if model_path else default_model_path()
-    if path.is_dir():
-        raise UserError(f"--model {path} is a folder: pass the .gguf file inside it")
-    if not path.is_file():
-        raise UserError(f"model file {path} not found: pass --model PATH to an existing .gguf file")
-    with open(path, "rb") as fh:
-        if fh.read(4) != b"GGUF":
-            raise UserError(f"model file {path} is not a GGUF file: pass --model PATH to a .gguf model")
+    path = check_gguf(Path(model_path).expanduser() if model_path else default_model_path())
     n_threads = claim_threads(n_threads, threads_explicit,
                               lambda msg: print(f"slmgraph: warning: {msg}", file=sys.stderr))
     return LlamaModel(path, n_ctx=n_ctx, n_threads=n_threads, seed=seed)
