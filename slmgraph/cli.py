@@ -51,6 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated entity types (default: person,organization,location,event,concept)")
     p.add_argument("--no-cooccurrence", action="store_true",
                    help="do not add same-sentence co-occurrence relationships to the model's")
+    p.add_argument("--gleanings", type=int, default=1,
+                   help="gleaning rounds: ask the model whether entities were missed, and extract again (default 1)")
+    p.add_argument("--free-names", action="store_true",
+                   help="let the model write entity names freely instead of choosing among the candidate spans")
+    p.add_argument("--no-grounding", action="store_true",
+                   help="keep entities whose names do not occur in their text unit")
+    p.add_argument("--resolution", default="0.9",
+                   help="name-embedding similarity at which entities of compatible types merge, or 'off' (default 0.9)")
+    p.add_argument("--summaries", choices=("auto", "model", "join"), default="auto",
+                   help="who summarises several descriptions of one entity: the model, a join, or auto (model if >= 1B)")
+    p.add_argument("--claims", action="store_true", help="also extract claims (covariates): one more call per text unit")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--replace", action="store_true", help="re-index an existing index from a different input folder")
 
@@ -122,6 +133,22 @@ def _settings(args) -> Settings:
         s.extractor = args.extractor
         s.descriptions = args.descriptions
         s.cooccurrence = not args.no_cooccurrence
+        if args.gleanings < 0:
+            raise UserError(f"--gleanings {args.gleanings} must be 0 (off) or more")
+        s.max_gleanings = args.gleanings
+        s.constrain_names = not args.free_names
+        s.grounding = not args.no_grounding
+        if args.resolution.strip().lower() in ("off", "none", "no"):
+            s.resolution_threshold = None
+        else:
+            try:
+                s.resolution_threshold = float(args.resolution)
+            except ValueError:
+                s.resolution_threshold = -1.0
+            if not 0.0 < s.resolution_threshold <= 1.0:
+                raise UserError(f"--resolution {args.resolution!r} must be a similarity in (0, 1], e.g. 0.9, or 'off'")
+        s.summaries = args.summaries
+        s.claims = args.claims
         if args.entity_types is not None:
             types = tuple(t.strip().lower() for t in args.entity_types.split(",") if t.strip())
             if not types:

@@ -84,6 +84,27 @@ class Settings:
     max_relationships: int = 6  #: JSON-schema maxItems for relationships per text unit
     extract_max_tokens: int = 2000  #: upper bound of the per-call cap (see extract.extract_token_cap)
     description_max_chars: int = 200  #: cap of one description (grammar maxLength / text cut)
+    #: Candidate constraints: entity names in the schema are an ``enum`` of the
+    #: candidate pass's spans (True) or free strings (False, for measurement).
+    constrain_names: bool = True
+    #: Grounding: drop (and count) entities whose names do not occur in the
+    #: text unit under the tolerant match, and relationships to them.
+    grounding: bool = True
+    #: Gleaning rounds (paper sec. 3.1.2): after extraction, a forced yes/no
+    #: "were entities missed?" and, on yes, one more extraction. 0 = off.
+    max_gleanings: int = 1
+    #: Claims (covariates) extraction, one extra call per text unit; off by default.
+    claims: bool = False
+
+    # --- entity resolution (graph merge) ---
+    #: Cosine similarity of name embeddings at or above which two entities of
+    #: compatible types merge; None = embedding resolution off (rule-based
+    #: resolution still applies).
+    resolution_threshold: float | None = 0.9
+    #: Who writes the summary of an entity/relationship with several
+    #: descriptions: "model" (one call each, within entity_description_max_tokens),
+    #: "join" (distinct descriptions joined) or "auto" (model when it has >= 1e9 parameters).
+    summaries: str = "auto"
 
     # --- graph merge (paper sec. 3.1.3) ---
     entity_description_max_tokens: int = 200  #: merged description cap per entity
@@ -116,7 +137,8 @@ class Settings:
         """Settings that determine index content (JSON-serialisable dict)."""
         keys = (
             "chunk_size", "chunk_overlap", "extractor", "entity_types", "descriptions", "cooccurrence", "max_candidates",
-            "max_relationships", "extract_max_tokens", "description_max_chars",
+            "max_relationships", "extract_max_tokens", "description_max_chars", "constrain_names", "grounding",
+            "max_gleanings", "claims", "resolution_threshold", "summaries",
             "entity_description_max_tokens", "leiden_resolution", "max_levels",
             "min_community_size", "report_context_tokens", "report_max_tokens", "seed",
             "temperature", "n_ctx",

@@ -49,6 +49,8 @@ class Extraction:
     relationships: list[dict] = field(default_factory=list)  #: {source, target, description, strength}
     n_candidates: int = 0
     n_dropped: int = 0
+    n_ungrounded: int = 0  #: entities dropped by grounding (name not in the text unit)
+    gleanings: int = 0  #: gleaning rounds that added records
     status: str = "ok"  #: ok | repaired | truncated | failed | empty
     raw: str = ""
     finish_reason: str = "stop"  #: of the model call (``deadline``: redone on the next run)
@@ -364,9 +366,10 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             # A call cut by the wall-clock deadline depends on machine load: keep
             # its records for now, but leave the key empty so the next run redoes it.
             stored_key = None if ex.finish_reason == "deadline" else key
-            con.execute("INSERT OR REPLACE INTO extractions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            con.execute("INSERT OR REPLACE INTO extractions (chunk_id, cache_key, status, n_candidates, n_entities, "
+                        "n_relationships, n_dropped, raw, n_ungrounded, gleanings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [chunk_id, stored_key, ex.status, ex.n_candidates, len(ex.entities), len(ex.relationships),
-                         ex.n_dropped, ex.raw])
+                         ex.n_dropped, ex.raw, ex.n_ungrounded, ex.gleanings])
             if ex.entities:
                 con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)",
                                 [[chunk_id, e["name"], normalize_name(e["name"]), e["type"], e["description"]]

@@ -58,6 +58,27 @@ CREATE TABLE IF NOT EXISTS extractions (
     n_dropped INTEGER,              -- records dropped by validation (dupes, self-loops, ungrounded)
     raw VARCHAR                     -- the model's output as generated
 );
+ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_ungrounded INTEGER;  -- entities dropped by grounding
+ALTER TABLE extractions ADD COLUMN IF NOT EXISTS gleanings INTEGER;     -- gleaning rounds that added records
+CREATE TABLE IF NOT EXISTS merge_log (
+    norm VARCHAR,                   -- merged-away normalised name
+    into_norm VARCHAR,              -- the entity it was merged into
+    rule VARCHAR,                   -- e.g. name-subset | acronym | embedding
+    score DOUBLE,                   -- similarity for the embedding rule, else NULL
+    detail VARCHAR                  -- human-readable reason
+);
+CREATE TABLE IF NOT EXISTS claims (
+    claim_id INTEGER,
+    chunk_id VARCHAR,
+    subject_norm VARCHAR,
+    object_norm VARCHAR,            -- NULL when the claim has no object entity
+    type VARCHAR,
+    status VARCHAR,                 -- TRUE | FALSE | SUSPECTED
+    start_date VARCHAR,
+    end_date VARCHAR,
+    description VARCHAR,
+    source_quote VARCHAR
+);
 CREATE TABLE IF NOT EXISTS entity_mentions (
     chunk_id VARCHAR,
     name VARCHAR,
@@ -161,7 +182,7 @@ CREATE TABLE IF NOT EXISTS stage_runs (
 
 #: Tables cleared and rebuilt by each derived stage, in pipeline order.
 DERIVED_TABLES = {
-    "graph": ("entities", "entity_text_units", "relationships", "relationship_text_units"),
+    "graph": ("entities", "entity_text_units", "relationships", "relationship_text_units", "merge_log"),
     "communities": ("communities", "community_members"),
     "reports": ("community_reports",),
 }
