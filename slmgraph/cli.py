@@ -26,7 +26,8 @@ def _common(p: argparse.ArgumentParser, db_required: bool = True) -> None:
         p.add_argument("--db", required=True, help="the index: one DuckDB file (created by 'index')")
     p.add_argument("--model", help="a GGUF model file (default: the bundled SmolLM2-135M-Instruct Q4_1)")
     p.add_argument("--threads", type=int, default=None,
-                   help=f"llama.cpp threads (default: physical cores = {physical_cores()})")
+                   help=f"llama.cpp threads per process: the main one and each extraction worker "
+                        f"(default: the thread plan over the {physical_cores()} physical cores)")
     p.add_argument("--seed", type=int, default=42, help="sampler and shuffle seed (default 42)")
     p.add_argument("--prompts", help="folder of prompt files overriding the bundled prompts/ (see prompts/README.md)")
     p.add_argument("--quiet", action="store_true", help="no progress bars or stage notes")
@@ -64,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--claims", action="store_true", help="also extract claims (covariates): one more call per text unit")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--replace", action="store_true", help="re-index an existing index from a different input folder")
+    p.add_argument("--workers", type=int, default=None,
+                   help="extraction worker processes (default: the thread plan, workers x threads <= physical cores)")
 
     p = sub.add_parser("query", help="ask a question of an index")
     p.add_argument("question")
@@ -103,10 +106,15 @@ def _settings(args) -> Settings:
         if args.threads > physical_cores():
             print(f"warning: --threads {args.threads} exceeds the {physical_cores()} physical cores; "
                   "llama.cpp's spinning threads will slow down", file=sys.stderr)
+        # --threads is per llama.cpp process: the main one and each extraction worker.
         s.n_threads = args.threads
         s.threads_explicit = True
     if getattr(args, "prompts", None):
         s.prompts_dir = args.prompts
+    if getattr(args, "workers", None) is not None:
+        if args.workers < 1:
+            raise UserError(f"--workers {args.workers} must be at least 1")
+        s.workers = args.workers
     if getattr(args, "n_ctx", None):
         if args.n_ctx < 2048:
             raise UserError(f"--n-ctx {args.n_ctx} is too small: use at least 2048 tokens (8192 for the default model)")

@@ -62,6 +62,8 @@ class Settings:
     n_ctx: int = 8192  #: context window we pack for (SmolLM2's trained window is 8k)
     n_threads: int = field(default_factory=physical_cores)  #: threads <= physical cores
     threads_explicit: bool = False  #: the user set --threads (kept even if it oversubscribes)
+    #: Extraction worker processes; None = the thread plan (slmgraph.batch.plan_threads).
+    workers: int | None = None
     seed: int = 42  #: sampler seed and shuffle seed
     temperature: float = 0.0  #: greedy decoding, so the same input gives the same index
 

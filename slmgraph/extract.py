@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 
 import json_repair
@@ -54,6 +55,8 @@ class Extraction:
     status: str = "ok"  #: ok | repaired | truncated | failed | empty
     raw: str = ""
     finish_reason: str = "stop"  #: of the model call (``deadline``: redone on the next run)
+    evaluated_tokens: int = 0  #: prompt tokens evaluated by the model for this unit (not reused, not cached)
+    completion_tokens: int = 0  #: tokens generated for this unit
 
 
 def extraction_schema(candidates: list[str], settings: Settings, with_descriptions: bool) -> dict:
@@ -314,7 +317,9 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
     if settings.cooccurrence:
         add_cooccurrence(text, ents, rels, settings.description_max_chars)
     return Extraction(ents, rels, n_candidates=len(cands), n_dropped=dropped, status=status, raw=gen.text,
-                      finish_reason=gen.finish_reason)
+                      finish_reason=gen.finish_reason,
+                      evaluated_tokens=0 if gen.from_cache else gen.prompt_tokens - gen.cached_tokens,
+                      completion_tokens=0 if gen.from_cache else gen.completion_tokens)
 
 
 def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings) -> str:
@@ -326,20 +331,74 @@ def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings)
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
 
 
+def extraction_system(prompts: Prompts, settings: Settings, model) -> tuple[str, bool]:
+    """``(system prompt, with_descriptions)`` of the extraction calls for ``model``.
+
+    The system prompt (instructions + few-shot example) is the fixed prefix
+    every extraction call shares, so it is evaluated once per process.
+    """
+    with_desc = use_model_descriptions(settings, getattr(model, "n_params", None) if model is not None else None)
+    example = prompts.text("extract_example_model" if with_desc else "extract_example_text").strip()
+    system = prompts.fill("extract_system", entity_types=", ".join(settings.entity_types), example=example)
+    return system, with_desc
+
+
+def store_extraction(con, chunk_id: str, key: str, ex: Extraction) -> None:
+    """Replace a text unit's extraction records (call inside a transaction).
+
+    A call cut by the wall-clock deadline depends on machine load: its records
+    are kept for now, but its key is left empty so the next run redoes it.
+    """
+    con.execute("DELETE FROM entity_mentions WHERE chunk_id = ?", [chunk_id])
+    con.execute("DELETE FROM relationship_mentions WHERE chunk_id = ?", [chunk_id])
+    stored_key = None if ex.finish_reason == "deadline" else key
+    con.execute("INSERT OR REPLACE INTO extractions (chunk_id, cache_key, status, n_candidates, n_entities, "
+                "n_relationships, n_dropped, raw, n_ungrounded, gleanings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [chunk_id, stored_key, ex.status, ex.n_candidates, len(ex.entities), len(ex.relationships),
+                 ex.n_dropped, ex.raw, ex.n_ungrounded, ex.gleanings])
+    if ex.entities:
+        con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)",
+                        [[chunk_id, e["name"], normalize_name(e["name"]), e["type"], e["description"]]
+                         for e in ex.entities])
+    if ex.relationships:
+        con.executemany("INSERT INTO relationship_mentions VALUES (?, ?, ?, ?, ?)",
+                        [[chunk_id, normalize_name(r["source"]), normalize_name(r["target"]),
+                          r["description"], r["strength"]] for r in ex.relationships])
+
+
 def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
-                   progress: bool = True) -> dict:
+                   progress: bool = True, model_factory=None, say=None) -> dict:
     """Extract every text unit that has no up-to-date extraction record.
 
-    Each text unit's records are committed in one transaction as soon as they
-    are made, so a killed run loses at most the unit in flight.
+    With the llm extractor and more than one worker in the thread plan
+    (:func:`slmgraph.batch.plan_threads`), text units are extracted by spawned
+    worker processes and written here, the single writer; otherwise in this
+    process. Either way each text unit's records (and its ledger rows and
+    cache entries) are committed in one transaction as soon as they arrive,
+    so a killed run loses at most the units in flight, and the result does not
+    depend on the number of workers (each call reuses only the fixed prefix).
+
+    Args:
+        client: model client of this process (None for the nlp extractor).
+        model_factory: ``threads -> Model`` for worker processes (tests); None
+            = load ``client.model.path`` in each worker.
+        say: ``str -> None`` for the thread-plan note and warnings.
 
     Returns:
         dict: ``extracted`` (units processed now), ``reused`` (units already
-        done), ``entities``, ``relationships``, ``dropped``, ``status`` counts.
+        done), ``entities``, ``relationships``, ``dropped``, ``ungrounded``,
+        ``status`` counts, ``workers``, ``threads``.
+
+    Raises:
+        UserError: a prompt does not fit the window.
+        RuntimeError: a worker process crashed (re-run to resume).
     """
+    from .batch import WorkerPool, WorkerSpec, plan_threads
+
     prompt_fp = prompts.digest("extract_system", "extract_user", "extract_example_text", "extract_example_model")
-    model_fp = client.model.fingerprint if client is not None else ""
-    with_desc = use_model_descriptions(settings, getattr(client.model, "n_params", None) if client else None)
+    model = client.model if client is not None else None
+    model_fp = model.fingerprint if model is not None else ""
+    system, with_desc = extraction_system(prompts, settings, model)
     rows = store.con.execute(
         "SELECT t.chunk_id, t.text, e.cache_key FROM text_units t LEFT JOIN extractions e USING (chunk_id) "
         "ORDER BY t.doc_id, t.ord").fetchall()
@@ -351,37 +410,63 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             reused += 1
         else:
             todo.append((chunk_id, text, key))
-    example = prompts.text("extract_example_model" if with_desc else "extract_example_text").strip()
-    system = prompts.fill("extract_system", entity_types=", ".join(settings.entity_types), example=example)
-    stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0, "relationships": 0, "dropped": 0, "status": {}}
-    bar = tqdm(todo, desc="extract", unit="unit", disable=not progress or not todo, dynamic_ncols=True)
-    for chunk_id, text, key in bar:
-        if settings.extractor == "nlp":
-            ex = extract_nlp(text, settings)
-        else:
-            ex = extract_llm(client, prompts, text, settings, system, with_desc)
+    stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0,
+             "relationships": 0, "dropped": 0, "ungrounded": 0, "status": {}, "workers": 1, "threads": 0}
+    parallel = settings.extractor == "llm" and todo and (model_factory is not None or hasattr(model, "path"))
+    plan = None
+    if parallel:
+        cores = getattr(model, "n_threads", None) or settings.n_threads
+        plan = plan_threads(cores, len(todo), settings.workers,
+                            settings.n_threads if settings.threads_explicit else None)
+        if plan.warning and say:
+            say(f"warning: {plan.warning}")
+        parallel = plan.workers > 1
+        stats["workers"], stats["threads"] = plan.workers, plan.threads
+    bar = tqdm(total=len(todo), desc="extract", unit="unit", disable=not progress or not todo, dynamic_ncols=True)
+    tokens = 0
+    t_start = time.perf_counter()
+
+    def commit(chunk_id, key, ex, calls=(), puts=()):
+        nonlocal tokens
         with store.transaction() as con:
-            con.execute("DELETE FROM entity_mentions WHERE chunk_id = ?", [chunk_id])
-            con.execute("DELETE FROM relationship_mentions WHERE chunk_id = ?", [chunk_id])
-            # A call cut by the wall-clock deadline depends on machine load: keep
-            # its records for now, but leave the key empty so the next run redoes it.
-            stored_key = None if ex.finish_reason == "deadline" else key
-            con.execute("INSERT OR REPLACE INTO extractions (chunk_id, cache_key, status, n_candidates, n_entities, "
-                        "n_relationships, n_dropped, raw, n_ungrounded, gleanings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [chunk_id, stored_key, ex.status, ex.n_candidates, len(ex.entities), len(ex.relationships),
-                         ex.n_dropped, ex.raw, ex.n_ungrounded, ex.gleanings])
-            if ex.entities:
-                con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)",
-                                [[chunk_id, e["name"], normalize_name(e["name"]), e["type"], e["description"]]
-                                 for e in ex.entities])
-            if ex.relationships:
-                con.executemany("INSERT INTO relationship_mentions VALUES (?, ?, ?, ?, ?)",
-                                [[chunk_id, normalize_name(r["source"]), normalize_name(r["target"]),
-                                  r["description"], r["strength"]] for r in ex.relationships])
+            store_extraction(con, chunk_id, key, ex)
+            for row in calls:
+                store.record_call(*row)
+            for put in puts:
+                store.cache_put(*put)
         stats["extracted"] += 1
         stats["entities"] += len(ex.entities)
         stats["relationships"] += len(ex.relationships)
         stats["dropped"] += ex.n_dropped
+        stats["ungrounded"] += ex.n_ungrounded
         stats["status"][ex.status] = stats["status"].get(ex.status, 0) + 1
-        bar.set_postfix(ents=stats["entities"], rels=stats["relationships"], refresh=False)
+        tokens += ex.evaluated_tokens + ex.completion_tokens
+        bar.update(1)
+        bar.set_postfix_str(f"{tokens / max(time.perf_counter() - t_start, 1e-9):.0f} tok/s, "
+                            f"{stats['entities']} entities", refresh=False)
+
+    try:
+        if parallel:
+            cache = dict(((k, (o, f)) for k, o, f in store.con.execute(
+                "SELECT key, output, finish_reason FROM llm_cache WHERE stage = 'extract'").fetchall()))
+
+            def spec_for(worker: int) -> WorkerSpec:
+                return WorkerSpec(str(getattr(model, "path", "")) or None, model.n_ctx, settings.seed,
+                                  plan.threads, settings, client.run_id, cache, model_factory)
+
+            if say:
+                say(f"extract: {plan.workers} worker processes x {plan.threads} llama.cpp thread(s) "
+                    f"on {plan.cores} cores")
+            with WorkerPool(spec_for, plan) as pool:
+                for chunk_id, key, ex, calls, puts, _worker in pool.results(todo):
+                    commit(chunk_id, key, ex, calls, puts)
+        else:
+            for chunk_id, text, key in todo:
+                if settings.extractor == "nlp":
+                    ex = extract_nlp(text, settings)
+                else:
+                    ex = extract_llm(client, prompts, text, settings, system, with_desc)
+                commit(chunk_id, key, ex)
+    finally:
+        bar.close()
     return stats

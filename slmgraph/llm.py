@@ -273,6 +273,7 @@ class LlamaModel:
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"llama.cpp could not load {path} ({str(exc)[:80]}): check the file is a complete GGUF") from None
         self.path = path
+        self.n_threads = n_threads  #: llama.cpp threads of this process
         self.name = path.name
         self.fingerprint = file_fingerprint(path)
         self.n_ctx = self.llm.n_ctx()

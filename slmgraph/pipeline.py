@@ -29,7 +29,7 @@ log = logging.getLogger("slmgraph")
 
 def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
               progress: bool = True, model=None, embedder_factory: Callable | None = None,
-              say: Callable[[str], None] = print) -> dict:
+              say: Callable[[str], None] = print, model_factory: Callable | None = None) -> dict:
     """Index ``input_path`` into the DuckDB file ``db_path`` (created if new).
 
     Re-running on the same input is incremental: unchanged text units keep
@@ -42,6 +42,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             index (its old documents are removed).
         model: a loaded model (tests pass a fake); None loads ``settings.model_path``.
         embedder_factory: ``() -> Embedder``; None = the bundled all-MiniLM-L6-v2.
+        model_factory: ``threads -> Model`` for extraction worker processes
+            (tests pass a picklable fake); None = each worker loads the GGUF.
         say: where one-line progress notes and warnings go.
 
     Returns:
@@ -87,7 +89,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                                            settings.chunk_overlap), "text_units")
         say(f"ingest: {r['documents']} documents, {r['tokens']} tokens, {r['text_units']} text units "
             f"({r['added_units']} new, {r['removed_units']} removed)")
-        r = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress), "extracted")
+        r = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
+                                                         model_factory=model_factory, say=say), "extracted")
         status = ", ".join(f"{k} {v}" for k, v in sorted(r["status"].items())) or "nothing new"
         say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; {r['entities']} entities, "
             f"{r['relationships']} relationships, {r['dropped']} records dropped (duplicates, self-loops, names not "

@@ -188,3 +188,8 @@ def corpus(tmp_path: Path) -> Path:
     (root / "gamma.txt").write_text(
         "Eve Black wrote about Acme Corporation. Eve Black interviewed Alice Smith in Paris.\n", encoding="utf-8")
     return root
+
+
+def fake_model_factory(threads: int) -> FakeModel:
+    """``threads -> FakeModel`` for extraction worker processes (picklable: a module-level function)."""
+    return FakeModel()

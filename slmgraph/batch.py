@@ -1,0 +1,275 @@
+"""The batch engine of the extraction stage: a thread plan, worker processes, one writer.
+
+Extraction is the stage that costs hours; its text units are independent, so
+it runs in worker processes started with ``spawn`` (multiprocessing docs:
+"fork" would copy the parent's llama.cpp threads and DuckDB connection). Each
+worker loads the GGUF itself — memory-mapped, so the weights are shared
+through the page cache and each worker adds only its KV cache — evaluates the
+fixed prompt prefix (instructions + few-shot) once and reuses it for every
+text unit (:meth:`slmgraph.llm.LlamaModel.complete`). Workers never touch
+DuckDB: they send each text unit's records, its ledger rows and its cache
+entries to the parent, the single writer, which commits them in one
+transaction per text unit. A killed run therefore loses at most the units in
+flight, and running the same command again resumes.
+
+Thread plan: llama.cpp's worker threads spin while they wait, so the total of
+workers x threads must not exceed the physical cores (DESIGN.md: two 2-thread
+processes on 2 cores measured ~100x slower than one). ``--workers`` and
+``--threads`` override the plan, with a warning when they oversubscribe.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import queue
+import signal
+import traceback
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .config import Settings
+from .errors import UserError
+
+#: Threads per worker in the default plan. Measured on a 2-core machine with
+#: the bundled 135M model (benchmarks/results/index_throughput.md): two
+#: 1-thread workers extract faster than one 2-thread process, because a tiny
+#: model's per-token work is too small to keep two threads busy.
+DEFAULT_THREADS_PER_WORKER = 1
+
+
+@dataclass(frozen=True)
+class ThreadPlan:
+    """How extraction uses the cores.
+
+    Attributes:
+        workers: extraction processes (1 = in the main process, no spawn).
+        threads: llama.cpp threads of each worker.
+        cores: physical cores available to this run.
+        warning: one line when the plan oversubscribes the cores, else None.
+    """
+
+    workers: int
+    threads: int
+    cores: int
+    warning: str | None = None
+
+    @property
+    def total_threads(self) -> int:
+        """workers x threads."""
+        return self.workers * self.threads
+
+
+def plan_threads(cores: int, n_units: int, workers: int | None = None, threads: int | None = None) -> ThreadPlan:
+    """Choose workers x threads for ``n_units`` text units on ``cores`` cores.
+
+    Default: ``cores // DEFAULT_THREADS_PER_WORKER`` workers (never more than
+    the text units to extract, at least one), so that workers x threads <=
+    cores. Given only ``workers``, threads = cores // workers; given only
+    ``threads``, workers = cores // threads; given both, both are kept and a
+    warning is set when their product exceeds the cores.
+
+    Raises:
+        UserError: ``workers`` or ``threads`` below 1.
+    """
+    cores = max(1, cores)
+    if workers is not None and workers < 1:
+        raise UserError(f"--workers {workers} must be at least 1")
+    if threads is not None and threads < 1:
+        raise UserError(f"--threads {threads} must be at least 1")
+    if workers is None and threads is None:
+        threads = min(DEFAULT_THREADS_PER_WORKER, cores)
+        workers = max(1, min(cores // threads, n_units))
+        if workers == 1:
+            threads = cores  # one process: give it every core
+    elif workers is None:
+        workers = max(1, min(cores // threads, n_units))
+    elif threads is None:
+        threads = max(1, cores // workers)
+    warning = None
+    if workers * threads > cores:
+        warning = (f"{workers} workers x {threads} threads = {workers * threads} llama.cpp threads on {cores} "
+                   f"cores: spinning threads will slow every worker down; use workers x threads <= {cores}")
+    return ThreadPlan(workers, threads, cores, warning)
+
+
+@dataclass
+class WorkerSpec:
+    """Everything a worker process needs (picklable; sent once at spawn).
+
+    Attributes:
+        model_path: GGUF file (None with a ``model_factory``).
+        n_ctx, seed: as in :class:`slmgraph.llm.LlamaModel`.
+        threads: llama.cpp threads of this worker.
+        settings: the run's settings (extraction reads them).
+        run_id: ledger run id.
+        cache: ``llm_cache`` entries of the extract stage ``{key: (output, finish_reason)}``:
+            workers cannot read DuckDB while the writer holds it.
+        model_factory: ``threads -> Model`` used instead of loading ``model_path``
+            (tests pass a picklable fake).
+    """
+
+    model_path: str | None
+    n_ctx: int
+    seed: int
+    threads: int
+    settings: Settings
+    run_id: str
+    cache: dict = field(default_factory=dict)
+    model_factory: Callable | None = None
+
+
+class BufferedLedger:
+    """The store interface :class:`slmgraph.llm.ModelClient` needs, in a worker.
+
+    ``cache_get`` answers from the parent's snapshot; ``cache_put`` and
+    ``record_call`` are buffered and sent to the writer with the text unit's
+    records, so that a unit's records, ledger rows and cache entries are
+    committed together.
+    """
+
+    def __init__(self, cache: dict):
+        self.cache = dict(cache)
+        self.puts: list[tuple] = []
+        self.calls: list[tuple] = []
+
+    def cache_get(self, key: str) -> tuple[str, str] | None:
+        """``(output, finish_reason)`` of a cached call, or None."""
+        return self.cache.get(key)
+
+    def cache_put(self, key: str, stage: str, output: str, finish_reason: str) -> None:
+        """Buffer a cache entry (also answers later calls of this worker)."""
+        self.cache[key] = (output, finish_reason)
+        self.puts.append((key, stage, output, finish_reason))
+
+    def record_call(self, *row) -> None:
+        """Buffer one ledger row (the arguments of :meth:`slmgraph.store.Store.record_call`)."""
+        self.calls.append(row)
+
+    def drain(self) -> tuple[list[tuple], list[tuple]]:
+        """``(ledger rows, cache entries)`` buffered since the last drain."""
+        out = (self.calls, self.puts)
+        self.calls, self.puts = [], []
+        return out
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel SIGKILL this worker when its parent dies (prctl PR_SET_PDEATHSIG)."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -> None:
+    """Body of one worker process: load the model, extract tasks until the ``None`` sentinel.
+
+    Messages to ``results``: ``("ready", index)``; ``("done", index, chunk_id,
+    key, Extraction, ledger_rows, cache_entries)``; ``("user_error", index,
+    message)``; ``("error", index, traceback)``. Ctrl-C is left to the parent.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    from .extract import extract_llm, extraction_system
+    from .llm import LlamaModel, ModelClient
+    from .prompting import Prompts
+
+    try:
+        if spec.model_factory is not None:
+            model = spec.model_factory(spec.threads)
+        else:
+            model = LlamaModel(spec.model_path, n_ctx=spec.n_ctx, n_threads=spec.threads, seed=spec.seed)
+        prompts = Prompts(spec.settings.prompts_dir)
+        ledger = BufferedLedger(spec.cache)
+        client = ModelClient(model, ledger, spec.run_id, worker=index)
+        system, with_desc = extraction_system(prompts, spec.settings, model)
+        results.put(("ready", index))
+        while True:
+            try:
+                task = tasks.get(timeout=1.0)
+            except queue.Empty:
+                if os.getppid() != parent_pid:
+                    return  # orphaned: the writer is gone
+                continue
+            if task is None:
+                return
+            chunk_id, text, key = task
+            ex = extract_llm(client, prompts, text, spec.settings, system, with_desc)
+            calls, puts = ledger.drain()
+            results.put(("done", index, chunk_id, key, ex, calls, puts))
+    except UserError as exc:
+        results.put(("user_error", index, str(exc)))
+    except BaseException:  # noqa: BLE001 - reported to the parent, which stops the run
+        results.put(("error", index, traceback.format_exc(limit=8)))
+
+
+class WorkerPool:
+    """``plan.workers`` spawned extraction workers fed from one task queue.
+
+    Use as a context manager; leaving it (normally, on an error or on Ctrl-C)
+    terminates the workers. Iterate :meth:`results` to receive each text
+    unit's ``(chunk_id, key, Extraction, ledger_rows, cache_entries, worker)``
+    in completion order.
+
+    Raises:
+        UserError: a worker reported a user mistake (e.g. a prompt that does not fit).
+        RuntimeError: a worker crashed or died (the run can be resumed).
+    """
+
+    def __init__(self, spec_for: Callable[[int], WorkerSpec], plan: ThreadPlan):
+        import multiprocessing as mp
+
+        self.ctx = mp.get_context("spawn")
+        self.plan = plan
+        self.tasks = self.ctx.Queue()
+        self.results_q = self.ctx.Queue()
+        self.procs = [self.ctx.Process(target=worker_main, args=(i + 1, spec_for(i + 1), self.tasks,
+                                                                  self.results_q, os.getpid()),
+                                       name=f"slmgraph-extract-{i + 1}", daemon=True)
+                      for i in range(plan.workers)]
+
+    def __enter__(self) -> "WorkerPool":
+        for p in self.procs:
+            p.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for p in self.procs:
+            if p.is_alive():
+                p.terminate()
+        for p in self.procs:
+            p.join(timeout=5)
+        for q in (self.tasks, self.results_q):
+            q.cancel_join_thread()
+            q.close()
+
+    def results(self, tasks: list[tuple]):
+        """Send ``tasks`` ``(chunk_id, text, key)`` and yield results as they complete."""
+        for t in tasks:
+            self.tasks.put(t)
+        for _ in self.procs:
+            self.tasks.put(None)
+        pending = len(tasks)
+        while pending:
+            try:
+                msg = self.results_q.get(timeout=0.5)
+            except queue.Empty:
+                dead = [p for p in self.procs if not p.is_alive() and p.exitcode not in (0, None)]
+                if dead:
+                    p = dead[0]
+                    raise RuntimeError(f"extraction worker {p.name} died (exit code {p.exitcode}; out of memory?): "
+                                       "run the same command again to resume") from None
+                if not any(p.is_alive() for p in self.procs):
+                    raise RuntimeError("all extraction workers exited with text units left: "
+                                       "run the same command again to resume")
+                continue
+            kind = msg[0]
+            if kind == "ready":
+                continue
+            if kind == "user_error":
+                raise UserError(msg[2])
+            if kind == "error":
+                raise RuntimeError(f"extraction worker {msg[1]} failed:\n{msg[2]}")
+            _, worker, chunk_id, key, ex, calls, puts = msg
+            pending -= 1
+            yield chunk_id, key, ex, calls, puts, worker

@@ -1,0 +1,82 @@
+"""The batch engine: thread plan, worker processes, one writer (issue 4)."""
+
+import pytest
+from conftest import FakeEmbedder, FakeModel, fake_model_factory
+
+from slmgraph.batch import BufferedLedger, plan_threads
+from slmgraph.config import Settings
+from slmgraph.errors import UserError
+from slmgraph.pipeline import run_index
+from slmgraph.store import Store
+
+
+def test_default_plan_never_oversubscribes():
+    for cores in (1, 2, 4, 8):
+        for units in (1, 3, 100):
+            p = plan_threads(cores, units)
+            assert p.workers * p.threads <= cores and p.warning is None
+            assert p.workers <= max(1, units)
+    assert plan_threads(2, 1).workers == 1 and plan_threads(2, 1).threads == 2  # one unit: one process, all cores
+
+
+def test_overrides_fill_the_other_dimension_and_warn_on_oversubscription():
+    assert (plan_threads(8, 100, workers=2).threads, plan_threads(8, 100, threads=4).workers) == (4, 2)
+    p = plan_threads(2, 100, workers=2, threads=2)
+    assert (p.workers, p.threads) == (2, 2) and "4 llama.cpp threads on 2 cores" in p.warning
+    with pytest.raises(UserError, match="--workers 0"):
+        plan_threads(2, 10, workers=0)
+
+
+def test_buffered_ledger_answers_from_snapshot_and_buffers_writes():
+    led = BufferedLedger({"k1": ("out", "stop")})
+    assert led.cache_get("k1") == ("out", "stop") and led.cache_get("k2") is None
+    led.cache_put("k2", "extract", "o2", "stop")
+    led.record_call("run", "extract", 1, "m", 10, 5, 3, 0.1, "stop")
+    assert led.cache_get("k2") == ("o2", "stop")
+    calls, puts = led.drain()
+    assert len(calls) == 1 and puts == [("k2", "extract", "o2", "stop")]
+    assert led.drain() == ([], [])
+
+
+def _snapshot(db):
+    st = Store(db, read_only=True)
+    q = st.con.execute
+    snap = (q("SELECT chunk_id, cache_key, status, raw FROM extractions ORDER BY 1").fetchall(),
+            q("SELECT norm, type, description FROM entities ORDER BY 1").fetchall(),
+            q("SELECT level, full_text FROM community_reports ORDER BY 1, 2").fetchall())
+    workers = q("SELECT worker, count(*) FROM llm_calls WHERE stage = 'extract' GROUP BY 1 ORDER BY 1").fetchall()
+    cache = q("SELECT count(*) FROM llm_cache WHERE stage = 'extract'").fetchone()[0]
+    st.close()
+    return snap, workers, cache
+
+
+def test_two_worker_processes_give_the_same_index_as_one(tmp_path, corpus):
+    one, two = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
+    run_index(corpus, one, Settings(min_community_size=2, workers=1), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+    notes = []
+    out = run_index(corpus, two, Settings(min_community_size=2, workers=2), progress=False, model=FakeModel(),
+                    embedder_factory=FakeEmbedder, say=notes.append, model_factory=fake_model_factory)
+    assert out["extract"]["workers"] == 2
+    assert any("2 worker processes" in n for n in notes)
+    s1, w1, c1 = _snapshot(one)
+    s2, w2, c2 = _snapshot(two)
+    assert s1 == s2
+    assert [w for w, _ in w1] == [0]  # in-process
+    assert {w for w, _ in w2} <= {1, 2} and sum(n for _, n in w2) == sum(n for _, n in w1)  # per-worker ledger
+    assert c1 == c2 > 0  # the workers' cache entries reached the index
+    # re-running with workers answers everything from the index: no extraction call
+    out = run_index(corpus, two, Settings(min_community_size=2, workers=2), progress=False, model=FakeModel(),
+                    embedder_factory=FakeEmbedder, say=lambda m: None, model_factory=fake_model_factory)
+    assert out["extract"]["extracted"] == 0
+
+
+def test_worker_user_error_surfaces_as_one_line_error(tmp_path, corpus):
+    with pytest.raises(UserError, match="does not fit"):
+        run_index(corpus, tmp_path / "x.duckdb", Settings(min_community_size=2, workers=2), progress=False,
+                  model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None,
+                  model_factory=tiny_window_factory)
+
+
+def tiny_window_factory(threads):
+    return FakeModel(n_ctx=40)
