@@ -24,6 +24,7 @@ import ctypes
 import os
 import queue
 import signal
+import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Callable
@@ -223,12 +224,16 @@ class WorkerPool:
         self.plan = plan
         self.tasks = self.ctx.Queue()
         self.results_q = self.ctx.Queue()
+        self.t_start = 0.0
+        self.startup_seconds = 0.0  #: from start until every worker had loaded its model
+        self._ready = 0
         self.procs = [self.ctx.Process(target=worker_main, args=(i + 1, spec_for(i + 1), self.tasks,
                                                                   self.results_q, os.getpid()),
                                        name=f"slmgraph-extract-{i + 1}", daemon=True)
                       for i in range(plan.workers)]
 
     def __enter__(self) -> "WorkerPool":
+        self.t_start = time.perf_counter()
         for p in self.procs:
             p.start()
         return self
@@ -265,6 +270,9 @@ class WorkerPool:
                 continue
             kind = msg[0]
             if kind == "ready":
+                self._ready += 1
+                if self._ready == len(self.procs):
+                    self.startup_seconds = time.perf_counter() - self.t_start
                 continue
             if kind == "user_error":
                 raise UserError(msg[2])

@@ -1,4 +1,4 @@
-"""Command line: ``slmgraph index | query | stats | demo``.
+"""Command line: ``slmgraph index | estimate | query | stats | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
 reported as one line ``slmgraph: error: ...`` with exit status 2; Ctrl-C exits
@@ -33,15 +33,8 @@ def _common(p: argparse.ArgumentParser, db_required: bool = True) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars or stage notes")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of all subcommands."""
-    ap = argparse.ArgumentParser(prog="slmgraph", description="Offline GraphRAG for small language models on a CPU.")
-    ap.add_argument("--version", action="version", version=f"slmgraph {__version__}")
-    sub = ap.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser("index", help="index a folder of .txt/.md documents (incremental, resumable)")
-    p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
-    _common(p)
+def _index_options(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``index`` and ``estimate`` (what the index will contain and how it is built)."""
     p.add_argument("--chunk-size", type=int, default=600, help="text unit size in model tokens (default 600)")
     p.add_argument("--chunk-overlap", type=int, default=100, help="overlap of text units in tokens (default 100)")
     p.add_argument("--extractor", choices=("llm", "nlp"), default="llm",
@@ -67,6 +60,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replace", action="store_true", help="re-index an existing index from a different input folder")
     p.add_argument("--workers", type=int, default=None,
                    help="extraction worker processes (default: the thread plan, workers x threads <= physical cores)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of all subcommands."""
+    ap = argparse.ArgumentParser(prog="slmgraph", description="Offline GraphRAG for small language models on a CPU.")
+    ap.add_argument("--version", action="version", version=f"slmgraph {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("index", help="index a folder of .txt/.md documents (incremental, resumable)")
+    p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
+    _common(p)
+    _index_options(p)
+
+    p = sub.add_parser("estimate", help="predict an index run's tokens and wall-clock from a short calibration run")
+    p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
+    _common(p, db_required=False)
+    _index_options(p)
+    p.add_argument("--sample", type=int, default=8, help="text units extracted for real to calibrate (default 8)")
+    p.add_argument("--json", action="store_true", help="print the estimate as JSON")
 
     p = sub.add_parser("query", help="ask a question of an index")
     p.add_argument("question")
@@ -131,7 +143,7 @@ def _settings(args) -> Settings:
         if args.local_tokens < 200:
             raise UserError(f"--local-tokens {args.local_tokens} is too small: use at least 200")
         s.local_context_tokens = args.local_tokens
-    if args.command == "index":
+    if args.command in ("index", "estimate"):
         s.chunk_size, s.chunk_overlap = args.chunk_size, args.chunk_overlap
         if s.chunk_size < 50 or s.chunk_size > s.n_ctx // 3:
             raise UserError(f"--chunk-size {s.chunk_size} must be between 50 and a third of the window "
@@ -264,6 +276,30 @@ def _print_cost(ans) -> None:
           f"{ans.completion_tokens} completion tokens, {ans.seconds:.1f} s]", file=sys.stderr)
 
 
+def cmd_estimate(args) -> int:
+    """``slmgraph estimate``: predict the tokens and wall-clock of indexing ``args.input``; returns 0."""
+    import time as _time
+
+    from .estimate import estimate, render
+    from .llm import load_model
+
+    s = _settings(args)
+    if args.sample < 1:
+        raise UserError(f"--sample {args.sample} must be at least 1")
+    say = _say(args.quiet or args.json)
+    t0 = _time.perf_counter()
+    # The model is needed even with --extractor nlp: it chunks the text and writes the reports.
+    model = load_model(s.model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
+    load = _time.perf_counter() - t0
+    est = estimate(args.input, s, model, sample=args.sample, progress=not (args.quiet or args.json), say=say)
+    est["stages"] = {"load model": {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                                    "seconds": round(load, 1)}, **est["stages"]}
+    est["total_seconds"] = round(est["total_seconds"] + load, 1)
+    est["model"] = model.name
+    print(json.dumps(est, indent=2) if args.json else render(est))
+    return 0
+
+
 def cmd_query(args) -> int:
     """``slmgraph query``: answer ``args.question`` with ``args.method``; returns 0."""
     run_query(args, _settings(args))
@@ -307,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers = {"index": cmd_index, "query": cmd_query, "stats": cmd_stats, "demo": cmd_demo}
+    handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
+                "demo": cmd_demo}
     try:
         return handlers[args.command](args)
     except UserError as exc:

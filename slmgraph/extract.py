@@ -353,9 +353,10 @@ def store_extraction(con, chunk_id: str, key: str, ex: Extraction) -> None:
     con.execute("DELETE FROM relationship_mentions WHERE chunk_id = ?", [chunk_id])
     stored_key = None if ex.finish_reason == "deadline" else key
     con.execute("INSERT OR REPLACE INTO extractions (chunk_id, cache_key, status, n_candidates, n_entities, "
-                "n_relationships, n_dropped, raw, n_ungrounded, gleanings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "n_relationships, n_dropped, raw, n_ungrounded, gleanings, evaluated_tokens, completion_tokens) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [chunk_id, stored_key, ex.status, ex.n_candidates, len(ex.entities), len(ex.relationships),
-                 ex.n_dropped, ex.raw, ex.n_ungrounded, ex.gleanings])
+                 ex.n_dropped, ex.raw, ex.n_ungrounded, ex.gleanings, ex.evaluated_tokens, ex.completion_tokens])
     if ex.entities:
         con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)",
                         [[chunk_id, e["name"], normalize_name(e["name"]), e["type"], e["description"]]
@@ -367,7 +368,7 @@ def store_extraction(con, chunk_id: str, key: str, ex: Extraction) -> None:
 
 
 def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
-                   progress: bool = True, model_factory=None, say=None) -> dict:
+                   progress: bool = True, model_factory=None, say=None, only: set[str] | None = None) -> dict:
     """Extract every text unit that has no up-to-date extraction record.
 
     With the llm extractor and more than one worker in the thread plan
@@ -383,11 +384,13 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
         model_factory: ``threads -> Model`` for worker processes (tests); None
             = load ``client.model.path`` in each worker.
         say: ``str -> None`` for the thread-plan note and warnings.
+        only: extract just these text units (``chunk_id``s; the estimate's calibration sample).
 
     Returns:
         dict: ``extracted`` (units processed now), ``reused`` (units already
         done), ``entities``, ``relationships``, ``dropped``, ``ungrounded``,
-        ``status`` counts, ``workers``, ``threads``.
+        ``status`` counts, ``workers``, ``threads``, ``startup_seconds`` (spawning
+        workers and loading their models).
 
     Raises:
         UserError: a prompt does not fit the window.
@@ -405,13 +408,16 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     todo = []
     reused = 0
     for chunk_id, text, have in rows:
+        if only is not None and chunk_id not in only:
+            continue
         key = extraction_key(text, model_fp, prompt_fp, settings)
         if have == key:
             reused += 1
         else:
             todo.append((chunk_id, text, key))
     stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0,
-             "relationships": 0, "dropped": 0, "ungrounded": 0, "status": {}, "workers": 1, "threads": 0}
+             "relationships": 0, "dropped": 0, "ungrounded": 0, "status": {}, "workers": 1, "threads": 0,
+             "startup_seconds": 0.0}
     parallel = settings.extractor == "llm" and todo and (model_factory is not None or hasattr(model, "path"))
     plan = None
     if parallel:
@@ -460,6 +466,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             with WorkerPool(spec_for, plan) as pool:
                 for chunk_id, key, ex, calls, puts, _worker in pool.results(todo):
                     commit(chunk_id, key, ex, calls, puts)
+            stats["startup_seconds"] = round(pool.startup_seconds, 2)
         else:
             for chunk_id, text, key in todo:
                 if settings.extractor == "nlp":

@@ -59,6 +59,8 @@ class Generation:
         finish_reason: ``stop`` (end of generation), ``length`` (max_tokens hit),
             ``deadline`` or ``repetition`` (runaway guards).
         from_cache: served from the index's cache: no model call was made.
+        prompt_seconds: of ``seconds``, the time spent evaluating the prompt
+            (the rest is generation); 0 when not measured.
     """
 
     text: str
@@ -68,6 +70,7 @@ class Generation:
     seconds: float
     finish_reason: str
     from_cache: bool = False
+    prompt_seconds: float = 0.0
 
 
 @dataclass
@@ -405,6 +408,7 @@ class LlamaModel:
             # input_ids/n_tokens in step, so the next call's prefix match works).
             llm.n_tokens = cached
             llm.eval(tokens[cached:])
+            t_prompt = time.perf_counter() - t0
             banned: int | None = None
             for _ in range(max_tokens):
                 logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,))
@@ -454,7 +458,7 @@ class LlamaModel:
                 on_text(tail)
         return Generation(text="".join(pieces), prompt_tokens=len(tokens), cached_tokens=min(reused, cached),
                           completion_tokens=len(generated), seconds=time.perf_counter() - t0,
-                          finish_reason=finish)
+                          finish_reason=finish, prompt_seconds=t_prompt)
 
     def _piece(self, tok: int) -> bytes:
         """The bytes of one token (cached; special tokens render as nothing)."""
@@ -590,7 +594,8 @@ class ModelClient:
         self.calls += 1
         if self.store is not None:
             self.store.record_call(self.run_id, stage, self.worker, self.model.name, gen.prompt_tokens,
-                                   gen.cached_tokens, gen.completion_tokens, gen.seconds, gen.finish_reason)
+                                   gen.cached_tokens, gen.completion_tokens, gen.seconds, gen.finish_reason,
+                                   gen.prompt_seconds)
             # An output cut by the wall-clock deadline depends on machine load: never reuse it.
             if key is not None and gen.finish_reason != "deadline":
                 self.store.cache_put(key, stage, gen.text, gen.finish_reason)

@@ -60,6 +60,8 @@ CREATE TABLE IF NOT EXISTS extractions (
 );
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_ungrounded INTEGER;  -- entities dropped by grounding
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS gleanings INTEGER;     -- gleaning rounds that added records
+ALTER TABLE extractions ADD COLUMN IF NOT EXISTS evaluated_tokens INTEGER;   -- prompt tokens the model evaluated
+ALTER TABLE extractions ADD COLUMN IF NOT EXISTS completion_tokens INTEGER;  -- tokens the model generated
 CREATE TABLE IF NOT EXISTS merge_log (
     norm VARCHAR,                   -- merged-away normalised name
     into_norm VARCHAR,              -- the entity it was merged into
@@ -170,6 +172,7 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     finish_reason VARCHAR,          -- stop | length | deadline | repetition
     created_at TIMESTAMP DEFAULT current_timestamp
 );
+ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS prompt_seconds DOUBLE;  -- of seconds, prompt evaluation
 CREATE TABLE IF NOT EXISTS stage_runs (
     run_id VARCHAR,
     stage VARCHAR,                  -- ingest | extract | graph | communities | reports | embed | query
@@ -287,13 +290,14 @@ class Store:
         )
 
     def record_call(self, run_id: str, stage: str, worker: int, model: str, prompt_tokens: int,
-                    cached_tokens: int, completion_tokens: int, seconds: float, finish_reason: str) -> None:
-        """Append one row to the ``llm_calls`` ledger."""
+                    cached_tokens: int, completion_tokens: int, seconds: float, finish_reason: str,
+                    prompt_seconds: float | None = None) -> None:
+        """Append one row to the ``llm_calls`` ledger (tokens; seconds of wall-clock)."""
         self.con.execute(
             "INSERT INTO llm_calls (run_id, stage, worker, model, prompt_tokens, cached_tokens, "
-            "completion_tokens, seconds, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "completion_tokens, seconds, finish_reason, prompt_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [run_id, stage, worker, model, prompt_tokens, cached_tokens, completion_tokens, seconds,
-             finish_reason],
+             finish_reason, prompt_seconds],
         )
 
     def record_stage(self, run_id: str, stage: str, seconds: float, items: int, note: str = "") -> None:
