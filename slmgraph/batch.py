@@ -104,7 +104,7 @@ class WorkerSpec:
         threads: llama.cpp threads of this worker.
         settings: the run's settings (extraction reads them).
         run_id: ledger run id.
-        cache: ``llm_cache`` entries of the extract stage ``{key: (output, finish_reason)}``:
+        cache: ``llm_cache`` entries of the extract stages ``{key: (output, finish_reason, tokens)}``:
             workers cannot read DuckDB while the writer holds it.
         model_factory: ``threads -> Model`` used instead of loading ``model_path``
             (tests pass a picklable fake).
@@ -134,14 +134,15 @@ class BufferedLedger:
         self.puts: list[tuple] = []
         self.calls: list[tuple] = []
 
-    def cache_get(self, key: str) -> tuple[str, str] | None:
-        """``(output, finish_reason)`` of a cached call, or None."""
+    def cache_get(self, key: str) -> tuple[str, str, list[int] | None] | None:
+        """``(output, finish_reason, token ids)`` of a cached call, or None."""
         return self.cache.get(key)
 
-    def cache_put(self, key: str, stage: str, output: str, finish_reason: str) -> None:
+    def cache_put(self, key: str, stage: str, output: str, finish_reason: str,
+                  tokens: list[int] | None = None) -> None:
         """Buffer a cache entry (also answers later calls of this worker)."""
-        self.cache[key] = (output, finish_reason)
-        self.puts.append((key, stage, output, finish_reason))
+        self.cache[key] = (output, finish_reason, tokens)
+        self.puts.append((key, stage, output, finish_reason, tokens))
 
     def record_call(self, *row) -> None:
         """Buffer one ledger row (the arguments of :meth:`slmgraph.store.Store.record_call`)."""

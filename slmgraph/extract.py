@@ -59,7 +59,8 @@ class Extraction:
     completion_tokens: int = 0  #: tokens generated for this unit
 
 
-def extraction_schema(candidates: list[str], settings: Settings, with_descriptions: bool) -> dict:
+def extraction_schema(candidates: list[str], settings: Settings, with_descriptions: bool,
+                      related: list[str] | None = None) -> dict:
     """JSON schema of one text unit's output.
 
     ``entities`` is an object with one required key per candidate, in order
@@ -69,8 +70,10 @@ def extraction_schema(candidates: list[str], settings: Settings, with_descriptio
     Types are an enum of the entity types plus ``other`` (not an entity).
     Relationship endpoints are enums of the candidates; strength an enum 1..10.
     Kept flat: grammar sampling cost grows with the schema (DESIGN.md).
+    ``related``: the names relationships may use (default: the candidates;
+    a gleaning round relates new candidates and entities already found).
     """
-    name = {"type": "string", "enum": list(candidates)}
+    name = {"type": "string", "enum": list(related if related is not None else candidates)}
     desc = {"type": "string", "maxLength": settings.description_max_chars}
     etype = {"type": "string", "enum": list(settings.entity_types) + ["other"]}
     rel = {"source": name, "target": name}
@@ -294,32 +297,104 @@ def extract_token_cap(name_tokens: list[int], settings: Settings, with_descripti
     return int(min(settings.extract_max_tokens, 1.25 * need))
 
 
+def _spent(gen) -> tuple[int, int]:
+    """(evaluated prompt tokens, completion tokens) a generation cost (0, 0 from the cache)."""
+    if gen is None or gen.from_cache:
+        return 0, 0
+    return gen.prompt_tokens - gen.cached_tokens, gen.completion_tokens
+
+
+def _pair(r: dict) -> tuple[str, str]:
+    a, b = normalize_name(r["source"]), normalize_name(r["target"])
+    return (min(a, b), max(a, b))
+
+
 def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Settings, system: str,
                 with_descriptions: bool) -> Extraction:
-    """Model extraction of one text unit, constrained to its candidate names.
+    """Model extraction of one text unit, constrained to its candidate names, with gleaning.
 
     No candidates: no model call, status ``empty``. The call is capped at
     ``extract_max_tokens`` and stopped on a loop or after 120 s; output cut
     short is repaired with json-repair (status ``truncated``).
+
+    Gleaning (paper sec. 3.1.2; DESIGN.md stage 3), up to
+    ``settings.max_gleanings`` rounds, each continuing the same exchange from
+    the model's KV state: a forced Y/N choice "did your answer miss an entity
+    or relationship?" (told the further candidate names beyond the first
+    ``max_candidates``, if any), and on Y a request for what was missed under
+    a schema that types the further candidates and relates any of the names.
+    Gleaning stops at N, after a round that adds no new record, when the
+    previous answer did not end normally (cut or repaired), or when the
+    exchange would not fit the window.
     """
-    cands = candidate_names(text, settings.max_candidates)
+    limit = settings.max_candidates
+    all_cands = candidate_names(text, limit * (1 + max(0, settings.max_gleanings)))
+    cands = all_cands[:limit]
     if not cands:
         return Extraction(status="empty")
     user = prompts.fill("extract_user", candidates="; ".join(cands), text=text)
     gen = client.call("extract", system, user, schema=extraction_schema(cands, settings, with_descriptions),
                       max_tokens=extract_token_cap([client.count(c) for c in cands], settings, with_descriptions),
                       deadline_s=120.0)
+    evaluated, completion = _spent(gen)
     data, status = parse_json(gen.text)
     if status == "repaired" and gen.finish_reason in ("length", "repetition", "deadline"):
         status = "truncated"
     ents, rels, dropped = validate(data, cands, settings.entity_types)
+    finish = gen.finish_reason
+    raws = [gen.text]
+    rounds = 0
+    more = all_cands[limit:]
+    prev = gen
+    for _ in range(max(0, settings.max_gleanings)):
+        if prev.finish_reason != "stop" or status != "ok":
+            break  # only a complete answer is continued
+        offer = more[:limit]
+        note = (f"Further candidate names: {'; '.join(offer)}." if offer else "There are no further candidate names.")
+        ans = client.follow_up("glean", prev, prompts.fill("glean_check", more=note), choices=["Y", "N"])
+        if ans is None:
+            break
+        e, c = _spent(ans)
+        evaluated, completion = evaluated + e, completion + c
+        if ans.text != "Y":
+            break
+        offered = {normalize_name(o) for o in offer}
+        names = offer + [x["name"] for x in ents if normalize_name(x["name"]) not in offered]
+        if len(names) < 2:
+            break  # nothing to type and nothing to relate
+        g2 = client.follow_up("glean", ans, prompts.fill("glean_user", candidates="; ".join(offer) or "none"),
+                              schema=extraction_schema(offer, settings, with_descriptions, related=names),
+                              max_tokens=extract_token_cap([client.count(o) for o in offer] or [4], settings,
+                                                           with_descriptions), deadline_s=120.0)
+        if g2 is None:
+            break
+        e, c = _spent(g2)
+        evaluated, completion = evaluated + e, completion + c
+        raws.append(g2.text)
+        if g2.finish_reason == "deadline":
+            finish = "deadline"
+        data2, status2 = parse_json(g2.text)
+        e2, r2, d2 = validate(data2, names, settings.entity_types)
+        dropped += d2
+        have_e = {normalize_name(x["name"]) for x in ents}
+        have_r = {_pair(r) for r in rels}
+        new_e = [x for x in e2 if normalize_name(x["name"]) not in have_e]
+        new_r = [r for r in r2 if _pair(r) not in have_r][: max(0, settings.max_relationships)]
+        ents += new_e
+        rels += new_r
+        more = more[len(offer):]
+        prev = g2
+        status = status2 if status2 != "ok" else status
+        if not new_e and not new_r:
+            break  # a round that adds nothing ends gleaning
+        rounds += 1
     text_descriptions(text, ents, rels, settings.description_max_chars)
     if settings.cooccurrence:
         add_cooccurrence(text, ents, rels, settings.description_max_chars)
-    return Extraction(ents, rels, n_candidates=len(cands), n_dropped=dropped, status=status, raw=gen.text,
-                      finish_reason=gen.finish_reason,
-                      evaluated_tokens=0 if gen.from_cache else gen.prompt_tokens - gen.cached_tokens,
-                      completion_tokens=0 if gen.from_cache else gen.completion_tokens)
+    return Extraction(ents, rels, n_candidates=len(cands) + len(all_cands[limit:]) - len(more), n_dropped=dropped,
+                      status=status,
+                      raw="\n".join(raws), finish_reason=finish, gleanings=rounds,
+                      evaluated_tokens=evaluated, completion_tokens=completion)
 
 
 def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings) -> str:
@@ -327,7 +402,8 @@ def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings)
     s = settings
     parts = [EXTRACTOR_VERSION, text, model_fp if s.extractor == "llm" else "", prompt_fp if s.extractor == "llm" else "",
              s.extractor, list(s.entity_types), s.descriptions, s.max_candidates, s.max_relationships,
-             s.extract_max_tokens, s.description_max_chars, s.cooccurrence]
+             s.extract_max_tokens, s.description_max_chars, s.cooccurrence,
+             s.max_gleanings if s.extractor == "llm" else 0]
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
 
 
@@ -398,7 +474,10 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     """
     from .batch import WorkerPool, WorkerSpec, plan_threads
 
-    prompt_fp = prompts.digest("extract_system", "extract_user", "extract_example_text", "extract_example_model")
+    names = ["extract_system", "extract_user", "extract_example_text", "extract_example_model"]
+    if settings.max_gleanings > 0:
+        names += ["glean_check", "glean_user"]
+    prompt_fp = prompts.digest(*names)
     model = client.model if client is not None else None
     model_fp = model.fingerprint if model is not None else ""
     system, with_desc = extraction_system(prompts, settings, model)
@@ -453,8 +532,9 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
 
     try:
         if parallel:
-            cache = dict(((k, (o, f)) for k, o, f in store.con.execute(
-                "SELECT key, output, finish_reason FROM llm_cache WHERE stage = 'extract'").fetchall()))
+            cache = {k: (o, f, json.loads(t) if t else None) for k, o, f, t in store.con.execute(
+                "SELECT key, output, finish_reason, tokens FROM llm_cache WHERE stage IN ('extract', 'glean')"
+            ).fetchall()}
 
             def spec_for(worker: int) -> WorkerSpec:
                 return WorkerSpec(str(getattr(model, "path", "")) or None, model.n_ctx, settings.seed,

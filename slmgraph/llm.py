@@ -61,6 +61,10 @@ class Generation:
         from_cache: served from the index's cache: no model call was made.
         prompt_seconds: of ``seconds``, the time spent evaluating the prompt
             (the rest is generation); 0 when not measured.
+        tokens: the generated token ids (None when unknown, e.g. a fake model).
+        history: ``(fixed, rest, generated)`` token ids of the whole exchange,
+            set by :class:`ModelClient` so that a follow-up can continue it.
+        key: the content key of the call (cache key), set by :class:`ModelClient`.
     """
 
     text: str
@@ -71,6 +75,9 @@ class Generation:
     finish_reason: str
     from_cache: bool = False
     prompt_seconds: float = 0.0
+    tokens: list[int] | None = None
+    history: tuple | None = None
+    key: str = ""
 
 
 @dataclass
@@ -383,17 +390,138 @@ class LlamaModel:
         if len(tokens) + max_tokens > self.n_ctx:
             raise ValueError(f"prompt {len(tokens)} + max_tokens {max_tokens} > n_ctx {self.n_ctx}")
         t0 = time.perf_counter()
-        if list(llm.input_ids[: min(llm.n_tokens, len(fixed))]) != list(fixed) or llm.n_tokens < len(fixed):
-            llm.reset()
-            llm.eval(list(fixed))
-            reused = 0
-        else:
-            reused = len(fixed)
+        reused = self._ensure_fixed(fixed)
         # Reuse the KV state of the fixed part only, never of a longer common
         # prefix: the rest is then always evaluated from the same position in
         # the same batches, so greedy output does not depend on the previous
         # call (a resumed run gives the same records as an uninterrupted one).
         cached = min(len(fixed), len(tokens) - 1)
+        # Evaluate the prompt past the cached prefix (llama-cpp-python keeps
+        # input_ids/n_tokens in step, so the next call's prefix match works).
+        llm.n_tokens = cached
+        llm.eval(tokens[cached:])
+        t_prompt = time.perf_counter() - t0
+        text, generated, finish = self._generate(schema, max_tokens, deadline_s, on_text, max_loop_breaks)
+        return Generation(text=text, prompt_tokens=len(tokens), cached_tokens=min(reused, cached),
+                          completion_tokens=len(generated), seconds=time.perf_counter() - t0,
+                          finish_reason=finish, prompt_seconds=t_prompt, tokens=generated)
+
+    def _ensure_fixed(self, fixed: list[int]) -> int:
+        """Have the KV cache start with ``fixed``, evaluated in a batch of its own; returns tokens reused."""
+        llm = self.llm
+        if list(llm.input_ids[: min(llm.n_tokens, len(fixed))]) != list(fixed) or llm.n_tokens < len(fixed):
+            llm.reset()
+            llm.eval(list(fixed))
+            return 0
+        return len(fixed)
+
+    def continuation(self, user: str) -> list[int]:
+        """Tokens that end the assistant's turn and ask ``user`` in a new user turn.
+
+        Rendered with the GGUF's chat template (a four-message chat split at
+        sentinels); a model without a template gets the plain layout of
+        :meth:`render`.
+        """
+        if self._formatter is None:
+            close, tail = "\n\n", "\n\nAnswer:\n"
+        else:
+            msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
+                    {"role": "assistant", "content": _SENTINEL + "A"}, {"role": "user", "content": _SENTINEL + "B"}]
+            try:
+                text = self._formatter(messages=msgs).prompt
+            except Exception:  # noqa: BLE001 - a template without a system role
+                text = self._formatter(messages=msgs[1:]).prompt
+            after_a = text.split(_SENTINEL + "A", 1)[1]
+            close, tail = after_a.split(_SENTINEL + "B", 1)
+        toks = self.llm.tokenize(close.encode("utf-8"), add_bos=False, special=True)
+        toks += self.tokenize(user)
+        toks += self.llm.tokenize(tail.encode("utf-8"), add_bos=False, special=True)
+        return toks
+
+    def follow_up(self, history: list[tuple[list[int], bool]], extra: list[int], *, schema: dict | None = None,
+                  choices: list[str] | None = None, max_tokens: int = 1, deadline_s: float | None = None,
+                  max_loop_breaks: int = 8) -> Generation:
+        """Continue an exchange: ``extra`` (see :meth:`continuation`) after ``history``, then answer.
+
+        When the KV cache still holds ``history`` (the previous call of this
+        process), only ``extra`` is evaluated — gleaning continues from the
+        text unit's model state instead of re-sending it (paper sec. 3.1.2,
+        DESIGN.md stage 3). Otherwise the history is rebuilt in exactly the
+        batches the original calls used, so the answer is the same either way.
+
+        Args:
+            history: the exchange so far as segments ``(tokens, one_at_a_time)``
+                in evaluation order: the fixed part and each prompt were
+                evaluated as one batch, generated tokens one at a time.
+            extra: tokens to evaluate (as one batch) before answering.
+            choices: answer with the choice whose first token has the highest
+                logit (a forced choice, e.g. ``["Y", "N"]``); one token.
+            schema, max_tokens, deadline_s: as :meth:`complete` when ``choices`` is None.
+
+        Returns:
+            :class:`Generation`; ``cached_tokens`` = history tokens reused from the KV cache.
+
+        Raises:
+            ValueError: the exchange would exceed the window.
+        """
+        llm = self.llm
+        segs = [(list(t), bool(one)) for t, one in history if len(t)]
+        full = [tok for t, _ in segs for tok in t]
+        need = len(full) + len(extra) + (1 if choices else max_tokens)
+        if need > self.n_ctx:
+            raise ValueError(f"follow-up needs {need} tokens > n_ctx {self.n_ctx}")
+        t0 = time.perf_counter()
+        # Positions where the original evaluation could be resumed: segment
+        # boundaries, and any position inside a one-token-at-a-time segment.
+        n = llm.n_tokens
+        same = 0
+        ids = llm.input_ids
+        while same < min(n, len(full)) and ids[same] == full[same]:
+            same += 1
+        resume, pos = 0, 0
+        for toks, one in segs:
+            if one:
+                resume = max(resume, min(same, pos + len(toks)) if same >= pos else resume)
+            pos += len(toks)
+            if same >= pos:
+                resume = pos
+        if not segs or resume < len(segs[0][0]):
+            self._ensure_fixed(segs[0][0] if segs else [])
+            resume = len(segs[0][0]) if segs else 0
+        reused = resume
+        llm.n_tokens = resume
+        pos = 0
+        for toks, one in segs:
+            end = pos + len(toks)
+            if end > resume:
+                part = toks[max(0, resume - pos):]
+                if one:
+                    for tok in part:
+                        llm.eval([tok])
+                else:
+                    llm.eval(part)
+            pos = end
+        llm.eval(list(extra))
+        t_prompt = time.perf_counter() - t0
+        if choices:
+            logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,))
+            firsts = [self.tokenize(c)[0] for c in choices]
+            best = max(range(len(choices)), key=lambda i: (logits[firsts[i]], -i))
+            llm.eval([firsts[best]])
+            text, generated, finish = choices[best], [firsts[best]], "stop"
+        else:
+            text, generated, finish = self._generate(schema, max_tokens, deadline_s, None, max_loop_breaks)
+        return Generation(text=text, prompt_tokens=len(full) + len(extra), cached_tokens=reused,
+                          completion_tokens=len(generated), seconds=time.perf_counter() - t0,
+                          finish_reason=finish, prompt_seconds=t_prompt, tokens=generated)
+
+    def _generate(self, schema, max_tokens, deadline_s, on_text, max_loop_breaks) -> tuple[str, list[int], str]:
+        """Greedy generation from the current KV state: ``(text, generated ids, finish_reason)``.
+
+        Every generated token is evaluated before the loop ends, so the KV
+        cache holds the whole exchange (a follow-up can continue it).
+        """
+        llm = self.llm
         guard = _RunawayGuard(deadline_s, max_loop_breaks)
         gsampler = self._grammar_sampler(schema) if schema is not None else None
         lc = self._llama_cpp
@@ -404,11 +532,6 @@ class LlamaModel:
         line = ""
         finish = "length"
         try:
-            # Evaluate the prompt past the cached prefix (llama-cpp-python keeps
-            # input_ids/n_tokens in step, so the next call's prefix match works).
-            llm.n_tokens = cached
-            llm.eval(tokens[cached:])
-            t_prompt = time.perf_counter() - t0
             banned: int | None = None
             for _ in range(max_tokens):
                 logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,))
@@ -426,6 +549,7 @@ class LlamaModel:
                 if gsampler is not None:
                     lc.llama_sampler_accept(gsampler, tok)
                 generated.append(tok)
+                llm.eval([tok])
                 text = decoder.decode(self._piece(tok))
                 if text:
                     pieces.append(text)
@@ -447,7 +571,6 @@ class LlamaModel:
                         finish = "repetition"
                         break
                     banned = generated[-period]  # the token that would start the next repetition
-                llm.eval([tok])
         finally:
             if gsampler is not None:
                 lc.llama_sampler_free(gsampler)
@@ -456,9 +579,7 @@ class LlamaModel:
             pieces.append(tail)
             if on_text is not None:
                 on_text(tail)
-        return Generation(text="".join(pieces), prompt_tokens=len(tokens), cached_tokens=min(reused, cached),
-                          completion_tokens=len(generated), seconds=time.perf_counter() - t0,
-                          finish_reason=finish, prompt_seconds=t_prompt)
+        return "".join(pieces), generated, finish
 
     def _piece(self, tok: int) -> bytes:
         """The bytes of one token (cached; special tokens render as nothing)."""
@@ -578,28 +699,86 @@ class ModelClient:
             raise UserError(f"a {stage} prompt of {n_prompt} tokens does not fit the model's {self.model.n_ctx}-token "
                             "window: raise --n-ctx, or lower --chunk-size")
         max_tokens = min(max_tokens, room)
-        key = None
-        if self.store is not None and use_cache:
-            h = hashlib.sha256()
-            h.update(dumps([SAMPLER_VERSION, self.model.fingerprint, fixed, rest, schema, max_tokens]).encode())
-            key = h.hexdigest()
-            hit = self.store.cache_get(key)
-            if hit is not None:
-                self.cache_hits += 1
-                if on_text is not None:
-                    on_text(hit[0])
-                return Generation(hit[0], n_prompt, n_prompt, 0, 0.0, hit[1], from_cache=True)
+        key = _key([SAMPLER_VERSION, self.model.fingerprint, fixed, rest, schema, max_tokens])
+        history = [(fixed, False), (rest, False)]
+        hit = self._cached(key, use_cache)
+        if hit is not None:
+            if on_text is not None:
+                on_text(hit.text)
+            return self._finish_hit(hit, n_prompt, history, key)
         gen = self.model.complete(fixed, rest, schema=schema, max_tokens=max_tokens, deadline_s=deadline_s,
                                   on_text=on_text)
+        return self._record(stage, gen, key, history, use_cache)
+
+    def follow_up(self, stage: str, prev: Generation, user: str, *, schema: dict | None = None,
+                  choices: list[str] | None = None, max_tokens: int = 1, deadline_s: float | None = None,
+                  use_cache: bool = True) -> Generation | None:
+        """Continue ``prev``'s exchange with a new user turn ``user`` (gleaning).
+
+        The model continues from its KV state when it still holds ``prev``
+        (:meth:`slmgraph.llm.LlamaModel.follow_up`): only the new turn's tokens
+        are evaluated; the ledger records the history as reused tokens.
+        Cached and ledgered like :meth:`call`, keyed by ``prev``'s key and the new turn.
+
+        Args:
+            prev: a generation returned by :meth:`call` or :meth:`follow_up`.
+            choices: force a one-token choice among these answers (e.g. ``["Y", "N"]``).
+
+        Returns:
+            the generation, or None when the exchange would not fit the window.
+        """
+        extra = self.model.continuation(user)
+        n_hist = sum(len(t) for t, _ in prev.history)
+        room = self.model.n_ctx - n_hist - len(extra)
+        need = 1 if choices else 16
+        if room < need:
+            return None
+        max_tokens = 1 if choices else min(max_tokens, room)
+        key = _key([SAMPLER_VERSION, self.model.fingerprint, "follow-up", prev.key, extra, schema, choices,
+                    max_tokens])
+        history = list(prev.history) + [(extra, False)]
+        hit = self._cached(key, use_cache)
+        if hit is not None:
+            return self._finish_hit(hit, n_hist + len(extra), history, key)
+        gen = self.model.follow_up(prev.history, extra, schema=schema, choices=choices, max_tokens=max_tokens,
+                                   deadline_s=deadline_s)
+        return self._record(stage, gen, key, history, use_cache)
+
+    def _cached(self, key: str, use_cache: bool) -> Generation | None:
+        if self.store is None or not use_cache:
+            return None
+        hit = self.store.cache_get(key)
+        if hit is None:
+            return None
+        self.cache_hits += 1
+        toks = hit[2] if len(hit) > 2 and hit[2] is not None else self.model.tokenize(hit[0])
+        return Generation(hit[0], 0, 0, 0, 0.0, hit[1], from_cache=True, tokens=toks)
+
+    @staticmethod
+    def _finish_hit(hit: Generation, n_prompt: int, history: list, key: str) -> Generation:
+        hit.prompt_tokens = hit.cached_tokens = n_prompt
+        hit.history = history + [(hit.tokens, True)]
+        hit.key = key
+        return hit
+
+    def _record(self, stage: str, gen: Generation, key: str, history: list, use_cache: bool) -> Generation:
         self.calls += 1
+        toks = gen.tokens if gen.tokens is not None else self.model.tokenize(gen.text)
+        gen.history = history + [(toks, True)]
+        gen.key = key
         if self.store is not None:
             self.store.record_call(self.run_id, stage, self.worker, self.model.name, gen.prompt_tokens,
                                    gen.cached_tokens, gen.completion_tokens, gen.seconds, gen.finish_reason,
                                    gen.prompt_seconds)
             # An output cut by the wall-clock deadline depends on machine load: never reuse it.
-            if key is not None and gen.finish_reason != "deadline":
-                self.store.cache_put(key, stage, gen.text, gen.finish_reason)
+            if use_cache and gen.finish_reason != "deadline":
+                self.store.cache_put(key, stage, gen.text, gen.finish_reason, gen.tokens)
         return gen
+
+
+def _key(parts: list) -> str:
+    """sha256 of the JSON of ``parts``: the content key of a model call (64 hex)."""
+    return hashlib.sha256(dumps(parts).encode()).hexdigest()
 
 
 def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int,

@@ -172,6 +172,7 @@ CREATE TABLE IF NOT EXISTS llm_calls (
     finish_reason VARCHAR,          -- stop | length | deadline | repetition
     created_at TIMESTAMP DEFAULT current_timestamp
 );
+ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS tokens VARCHAR;  -- generated token ids (JSON), for follow-ups
 ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS prompt_seconds DOUBLE;  -- of seconds, prompt evaluation
 CREATE TABLE IF NOT EXISTS stage_runs (
     run_id VARCHAR,
@@ -278,15 +279,17 @@ class Store:
             self.con.execute(f"DELETE FROM {table}")
 
     # --- cache and ledger ----------------------------------------------
-    def cache_get(self, key: str) -> tuple[str, str] | None:
-        """``(output, finish_reason)`` of a cached model call, or None."""
-        row = self.con.execute("SELECT output, finish_reason FROM llm_cache WHERE key = ?", [key]).fetchone()
-        return (row[0], row[1]) if row else None
+    def cache_get(self, key: str) -> tuple[str, str, list[int] | None] | None:
+        """``(output, finish_reason, generated token ids or None)`` of a cached model call, or None."""
+        row = self.con.execute("SELECT output, finish_reason, tokens FROM llm_cache WHERE key = ?", [key]).fetchone()
+        return (row[0], row[1], json.loads(row[2]) if row[2] else None) if row else None
 
-    def cache_put(self, key: str, stage: str, output: str, finish_reason: str) -> None:
-        """Remember the output of a model call under its content key."""
+    def cache_put(self, key: str, stage: str, output: str, finish_reason: str,
+                  tokens: list[int] | None = None) -> None:
+        """Remember the output of a model call (and its token ids) under its content key."""
         self.con.execute(
-            "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?)", [key, stage, output, finish_reason]
+            "INSERT OR REPLACE INTO llm_cache (key, stage, output, finish_reason, tokens) VALUES (?, ?, ?, ?, ?)",
+            [key, stage, output, finish_reason, json.dumps(tokens) if tokens is not None else None]
         )
 
     def record_call(self, run_id: str, stage: str, worker: int, model: str, prompt_tokens: int,

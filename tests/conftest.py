@@ -72,8 +72,26 @@ class FakeModel:
         text = self.script(system, user, schema)
         if on_text:
             on_text(text)
+        self._kv = tokens + self.tokenize(text)
         return Generation(text, len(tokens), min(cached, len(tokens) - 1), len(self.tokenize(text)), 0.001,
                           self.finish)
+
+    def continuation(self, user: str) -> list[int]:
+        return self.tokenize(f"\n<user> {user}\n<assistant> ")
+
+    def follow_up(self, history, extra, *, schema=None, choices=None, max_tokens=1, deadline_s=None) -> Generation:
+        full = [t for toks, _ in history for t in toks]
+        assert len(full) + len(extra) + (1 if choices else max_tokens) <= self.n_ctx, "follow-up over the window"
+        reused = len(full) if self._kv == full else 0
+        system = self.detokenize(history[0][0])[len("<system> "):].rstrip("\n")
+        user = self.detokenize(extra)[len("\n<user> "):-len("\n<assistant> ")]
+        sch = schema if schema is not None else {"choices": list(choices or [])}
+        self.calls.append((system, user, sch))
+        text = self.script(system, user, sch)
+        if choices and text not in choices:
+            text = choices[-1]
+        self._kv = full + list(extra) + self.tokenize(text)
+        return Generation(text, len(full) + len(extra), reused, len(self.tokenize(text)), 0.001, "stop")
 
 
 def stage_of(schema: dict | None, system: str) -> str:
@@ -82,6 +100,8 @@ def stage_of(schema: dict | None, system: str) -> str:
         if "analysts" in system.lower():
             return "reduce"
         return "answer"
+    if "choices" in schema:
+        return "choice"
     props = schema.get("properties", {})
     if "entities" in props:
         return "extract"
@@ -96,6 +116,8 @@ def stage_of(schema: dict | None, system: str) -> str:
 
 def default_script(system: str, user: str, schema: dict | None) -> str:
     stage = stage_of(schema, system)
+    if stage == "choice":
+        return schema["choices"][-1]  # "N": nothing was missed
     if stage == "extract":
         props = schema["properties"]["entities"]["properties"]
         names = list(props)

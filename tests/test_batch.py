@@ -28,13 +28,13 @@ def test_overrides_fill_the_other_dimension_and_warn_on_oversubscription():
 
 
 def test_buffered_ledger_answers_from_snapshot_and_buffers_writes():
-    led = BufferedLedger({"k1": ("out", "stop")})
-    assert led.cache_get("k1") == ("out", "stop") and led.cache_get("k2") is None
-    led.cache_put("k2", "extract", "o2", "stop")
-    led.record_call("run", "extract", 1, "m", 10, 5, 3, 0.1, "stop")
-    assert led.cache_get("k2") == ("o2", "stop")
+    led = BufferedLedger({"k1": ("out", "stop", [1, 2])})
+    assert led.cache_get("k1") == ("out", "stop", [1, 2]) and led.cache_get("k2") is None
+    led.cache_put("k2", "extract", "o2", "stop", [3])
+    led.record_call("run", "extract", 1, "m", 10, 5, 3, 0.1, "stop", 0.05)
+    assert led.cache_get("k2") == ("o2", "stop", [3])
     calls, puts = led.drain()
-    assert len(calls) == 1 and puts == [("k2", "extract", "o2", "stop")]
+    assert len(calls) == 1 and puts == [("k2", "extract", "o2", "stop", [3])]
     assert led.drain() == ([], [])
 
 

@@ -111,7 +111,9 @@ def test_run_extraction_resumes_and_skips_done_units(tmp_path):
     n_units = store.count("text_units")
     client = ModelClient(model, store, "r1")
     r = run_extraction(store, client, Prompts(), Settings(), progress=False)
-    assert r["extracted"] == n_units and len(model.calls) == n_units
+    # one extraction call and one gleaning check (answered N by the fake) per unit
+    assert r["extracted"] == n_units and len(model.calls) == 2 * n_units
+    assert sum(1 for c in model.calls if "choices" in c[2]) == n_units
     assert store.count("entity_mentions") > 0
     # simulate a kill after 2 units were lost: delete their records
     store.con.execute("DELETE FROM extractions WHERE chunk_id IN (SELECT chunk_id FROM extractions LIMIT 2)")
