@@ -26,6 +26,7 @@ REQUIRED = {
     "report_user": {"context"}, "map_user": {"question", "context"}, "map_text_user": {"question", "context"},
     "reduce_system": {"cite"}, "reduce_user": {"question", "context"}, "local_user": {"context", "question"},
     "basic_user": {"context", "question"}, "rate_user": {"question", "report"},
+    "summarize_user": {"element", "descriptions"},
 }
 
 

@@ -188,3 +188,14 @@ def corpus(tmp_path: Path) -> Path:
     (root / "gamma.txt").write_text(
         "Eve Black wrote about Acme Corporation. Eve Black interviewed Alice Smith in Paris.\n", encoding="utf-8")
     return root
+
+
+@pytest.fixture(autouse=True)
+def checkout_prompts(monkeypatch):
+    """Read the bundled prompt files from this checkout's ``prompts/``, not from
+    wherever an editable install of another checkout maps ``slmgraph.prompts``."""
+    import slmgraph.prompting
+
+    here = Path(__file__).resolve().parents[1] / "prompts"
+    if here.is_dir():
+        monkeypatch.setattr(slmgraph.prompting, "bundled_dir", lambda: here)

@@ -1,13 +1,21 @@
-"""Entity resolution: the title, name-subset, acronym and embedding rules and their log rows."""
+"""Entity resolution (title, name-subset, acronym, embedding rules), merge_log,
+resolution inside build_graph, and element summaries."""
 
+import json
 import math
 from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import FakeModel, default_script
 
+from slmgraph.config import Settings
+from slmgraph.graph import build_graph
+from slmgraph.llm import ModelClient
 from slmgraph.names import normalize_name
+from slmgraph.prompting import Prompts
 from slmgraph.resolve import MergeRow, acronym_of, initials, person_shaped, resolve_entities, strip_titles
+from slmgraph.store import Store
 
 
 def _inputs(entities):
@@ -244,3 +252,190 @@ def test_wrong_embedding_shape_is_an_error():
     with pytest.raises(ValueError, match="shape"):
         _resolve([("Site A", "location", 1), ("Site B", "location", 1)], threshold=0.9,
                  embed=lambda texts: np.zeros((1, 4)))
+
+
+# --- build_graph with resolution -----------------------------------------------------------------
+
+def _store_with_variants(tmp_path):
+    store = Store(tmp_path / "g.duckdb", create=True)
+    store.con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)", [
+        ["c1", "Agent Alex Mercer", "agent alex mercer", "person", "Agent Alex Mercer leads the team."],
+        ["c1", "Jordan Hayes", "jordan hayes", "person", "Jordan Hayes is a scientist."],
+        ["c2", "Alex", "alex", "person", "Alex doubts the protocol."],
+        ["c2", "Jordan Hayes", "jordan hayes", "person", "Jordan Hayes is a scientist."],
+        ["c3", "Alex Mercer", "alex mercer", "person", "Alex Mercer leads the team."],
+        ["c3", "Dulce Base", "dulce base", "location", "Dulce Base is underground."],
+    ])
+    store.con.executemany("INSERT INTO relationship_mentions VALUES (?, ?, ?, ?, ?)", [
+        ["c1", "agent alex mercer", "jordan hayes", "Alex Mercer works with Jordan Hayes.", 8],
+        ["c2", "alex", "jordan hayes", "Alex and Jordan Hayes argue about the protocol.", 6],
+        ["c2", "alex", "alex mercer", "becomes a self-loop", 5],
+        ["c3", "alex mercer", "dulce base", "Alex Mercer enters Dulce Base.", 7],
+    ])
+    return store
+
+
+def test_build_graph_resolves_and_remaps_relationships(tmp_path):
+    store = _store_with_variants(tmp_path)
+    count = lambda t: len(t.split())  # noqa: E731
+    r = build_graph(store, count, 100, settings=Settings(summaries="join"))
+    assert {k: r[k] for k in ("entities", "relationships", "isolated", "self_loops_dropped")} == {
+        "entities": 3, "relationships": 2, "isolated": 0, "self_loops_dropped": 1}
+    assert r["merges"] == {"title": 1, "name-subset": 1, "acronym": 0, "embedding": 0}
+    q = store.con.execute
+    assert q("SELECT entity_id, norm, name, n_mentions, degree FROM entities ORDER BY entity_id").fetchall() == [
+        (1, "alex mercer", "Alex Mercer", 3, 2), (2, "dulce base", "Dulce Base", 1, 1),
+        (3, "jordan hayes", "Jordan Hayes", 2, 1)]
+    assert q("SELECT description FROM entities WHERE norm = 'alex mercer'").fetchone()[0] == (
+        "Agent Alex Mercer leads the team. Alex doubts the protocol. Alex Mercer leads the team.")
+    assert q("SELECT source_id, target_id, weight FROM relationships ORDER BY 1, 2").fetchall() == [
+        (1, 2, 1.0), (1, 3, 2.0)]
+    assert q("SELECT list(chunk_id ORDER BY chunk_id) FROM entity_text_units WHERE entity_id = 1").fetchone()[0] == [
+        "c1", "c2", "c3"]
+    assert q("SELECT norm, into_norm, rule, score FROM merge_log ORDER BY norm").fetchall() == [
+        ("agent alex mercer", "alex mercer", "title", None), ("alex", "alex mercer", "name-subset", None)]
+    # a rebuild keeps the ids and rewrites (not appends) merge_log
+    build_graph(store, count, 100, settings=Settings(summaries="join"))
+    assert store.count("merge_log") == 2
+    assert q("SELECT entity_id FROM entities WHERE norm = 'jordan hayes'").fetchone()[0] == 3
+    store.close()
+
+
+def test_build_graph_embedding_rule_and_lazy_embedder(tmp_path):
+    store = _store_with_variants(tmp_path)
+    store.con.execute("INSERT INTO entity_mentions VALUES ('c4', 'Dulce', 'dulce', 'location', 'Dulce is remote.')")
+    emb = DesignedEmbedder({"Dulce Base": 0, "Dulce": 10})
+    r = build_graph(store, lambda t: len(t.split()), 100, settings=Settings(summaries="join"), embed=emb)
+    assert r["merges"]["embedding"] == 1 and len(emb.batches) == 1
+    row = store.con.execute("SELECT norm, into_norm, rule, round(score, 3) FROM merge_log WHERE rule = 'embedding'"
+                            ).fetchone()
+    assert row == ("dulce", "dulce base", "embedding", round(math.cos(math.radians(10)), 3))
+    emb2 = DesignedEmbedder({})
+    r = build_graph(store, lambda t: len(t.split()), 100,
+                    settings=Settings(summaries="join", resolution_threshold=None), embed=emb2)
+    assert r["merges"]["embedding"] == 0 and emb2.batches == []
+    store.close()
+
+
+# --- element summaries ---------------------------------------------------------------------------
+
+def summary_script(system, user, schema):
+    """Summaries made of the first two descriptions' words; other stages as usual."""
+    if system.startswith("You write one summary"):
+        lines = [ln[2:] for ln in user.splitlines() if ln.startswith("- ")]
+        return "Summary: " + " ".join(lines[:2])
+    return default_script(system, user, schema)
+
+
+class RecordingModel(FakeModel):
+    """FakeModel that also records each completion's ``max_tokens``."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.caps: list[int] = []
+
+    def complete(self, fixed, rest, *, schema, max_tokens, deadline_s=None, on_text=None):
+        self.caps.append(max_tokens)
+        return super().complete(fixed, rest, schema=schema, max_tokens=max_tokens, deadline_s=deadline_s,
+                                on_text=on_text)
+
+
+def _summarise(store, model, **settings):
+    client = ModelClient(model, store, "run")
+    s = Settings(**settings)
+    return build_graph(store, client.count, s.entity_description_max_tokens, settings=s, client=client,
+                       prompts=Prompts()), client
+
+
+def test_summaries_only_for_elements_with_several_descriptions(tmp_path):
+    store = _store_with_variants(tmp_path)
+    model = RecordingModel(summary_script)
+    r, _ = _summarise(store, model, summaries="model", entity_description_max_tokens=50)
+    # alex mercer: 3 distinct descriptions; jordan hayes: 2 equal ones; alex mercer -- jordan hayes: 2 distinct;
+    # alex mercer -- dulce base: 1
+    assert (r["summaries"], r["summarized"], r["summary_calls"], r["summaries_rejected"]) == ("model", 2, 2, 0)
+    assert len(model.calls) == 2 and model.caps == [50, 50]
+    assert "Element: Alex Mercer (person)" in model.calls[0][1]
+    assert "Element: the relationship between Alex Mercer and Jordan Hayes" in model.calls[1][1]
+    q = store.con.execute
+    assert q("SELECT description FROM entities WHERE norm = 'alex mercer'").fetchone()[0] == (
+        "Agent Alex Mercer leads the team. Alex doubts the protocol.")
+    assert q("SELECT description FROM entities WHERE norm = 'jordan hayes'").fetchone()[0] == (
+        "Jordan Hayes is a scientist.")
+    assert q("""SELECT r.description FROM relationships r JOIN entities t ON t.entity_id = r.target_id
+                WHERE t.norm = 'jordan hayes'""").fetchone()[0] == (
+        "Alex Mercer works with Jordan Hayes. Alex and Jordan Hayes argue about the protocol.")
+    assert q("SELECT count(*) FROM llm_calls WHERE stage = 'summarize'").fetchone()[0] == 2
+    # a re-run asks the cache, not the model
+    r2, _ = _summarise(store, model, summaries="model", entity_description_max_tokens=50)
+    assert len(model.calls) == 2 and (r2["summary_calls"], r2["summary_cache_hits"]) == (0, 2)
+    store.close()
+
+
+def test_join_mode_and_auto_with_a_small_model_make_no_calls(tmp_path):
+    store = _store_with_variants(tmp_path)
+    big = FakeModel(summary_script)
+    big.n_params = 3_000_000_000
+    r, _ = _summarise(store, big, summaries="join")
+    assert big.calls == [] and r["summaries"] == "join"
+    joined = store.con.execute("SELECT description FROM entities WHERE norm = 'alex mercer'").fetchone()[0]
+    assert joined.startswith("Agent Alex Mercer leads the team. Alex doubts the protocol.")
+    small = FakeModel(summary_script)          # 1M parameters
+    r, _ = _summarise(store, small, summaries="auto")
+    assert small.calls == [] and r["summaries"] == "join"
+    r, _ = _summarise(store, big, summaries="auto")
+    assert len(big.calls) == 2 and r["summaries"] == "model"
+    store.close()
+
+
+def test_ungrounded_summary_falls_back_to_the_join(tmp_path):
+    store = _store_with_variants(tmp_path)
+    model = FakeModel(lambda system, user, schema: "Bananas ripen quickly in tropical orchards every summer.")
+    r, _ = _summarise(store, model, summaries="model")
+    assert r["summary_calls"] == 2 and r["summaries_rejected"] == 2
+    assert store.con.execute("SELECT description FROM entities WHERE norm = 'alex mercer'").fetchone()[0] == (
+        "Agent Alex Mercer leads the team. Alex doubts the protocol. Alex Mercer leads the team.")
+    store.close()
+
+
+def test_summary_input_is_budgeted_to_the_window(tmp_path):
+    store = Store(tmp_path / "g.duckdb", create=True)
+    rows = [[f"c{i}", "Alex Mercer", "alex mercer", "person",
+             f"Alex Mercer did thing number {i} " + "with great care " * 25] for i in range(60)]
+    store.con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)", rows)
+    model = FakeModel(summary_script, n_ctx=1024)   # asserts prompt + cap <= window
+    r, _ = _summarise(store, model, summaries="model")
+    assert r["summary_calls"] == 1
+    user = model.calls[0][1]
+    assert "thing number 0 " in user and "thing number 59 " not in user
+    store.close()
+
+
+def test_summarize_prompt_placeholders_are_required(tmp_path):
+    (tmp_path / "summarize_user.txt").write_text("Element: $element\nSummary:", encoding="utf-8")
+    with pytest.raises(Exception, match="descriptions"):
+        Prompts(tmp_path).fill("summarize_user", element="x", descriptions="y")
+
+
+def test_pipeline_reports_merges_and_shares_one_embedder(tmp_path, corpus):
+    from conftest import FakeEmbedder
+
+    from slmgraph.pipeline import run_index
+
+    made = []
+
+    def factory():
+        made.append(FakeEmbedder())
+        return made[-1]
+
+    notes = []
+    out = run_index(corpus, tmp_path / "p.duckdb", Settings(min_community_size=2), progress=False,
+                    model=FakeModel(), embedder_factory=factory, say=notes.append)
+    assert len(made) == 1
+    assert set(out["graph"]["merges"]) == {"title", "name-subset", "acronym", "embedding"}
+    line = next(n for n in notes if n.startswith("graph:"))
+    assert "entity resolution merges:" in line and "descriptions joined" in line
+    store = Store(tmp_path / "p.duckdb", read_only=True)
+    stage = json.loads(store.con.execute("SELECT note FROM stage_runs WHERE stage = 'graph'").fetchone()[0])
+    assert "merges" in stage
+    store.close()
