@@ -231,13 +231,20 @@ def add_cooccurrence(text: str, ents: list[dict], rels: list[dict], max_chars: i
     return added
 
 
+def model_writes(mode: str, n_params: int | None) -> bool:
+    """Whether the model writes a text for a setting of ``mode``: "model" yes; "auto" when the
+    model has >= 1e9 parameters (a 135M model copies its few-shot example instead of
+    describing, DESIGN.md "Extraction quality"); any other mode ("text", "join") no."""
+    if mode == "model":
+        return True
+    if mode == "auto":
+        return bool(n_params and n_params >= 1_000_000_000)
+    return False
+
+
 def use_model_descriptions(settings: Settings, n_params: int | None) -> bool:
     """Whether the model writes descriptions (``descriptions`` = model, or auto and >= 1e9 parameters)."""
-    if settings.descriptions == "model":
-        return True
-    if settings.descriptions == "text":
-        return False
-    return bool(n_params and n_params >= 1_000_000_000)
+    return model_writes(settings.descriptions, n_params)
 
 
 def text_descriptions(text: str, ents: list[dict], rels: list[dict], max_chars: int) -> int:

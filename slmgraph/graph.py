@@ -1,20 +1,51 @@
 """Graph merge: entity and relationship mentions into one graph (paper sec. 3.1.3).
 
 The same entity extracted from many text units becomes one node, keyed by its
-normalised name (:func:`slmgraph.names.normalize_name`); its name is the most
-frequent surface form, its type the most frequent known type, and its
-description the distinct descriptions joined (most frequent first) within a
-token limit. Repeated relationship instances between the same two entities
-become one undirected edge whose weight is the number of instances (the
-paper's edge weight). Which text units support each entity and relationship
+normalised name (:func:`slmgraph.names.normalize_name`), after entity
+resolution (:mod:`slmgraph.resolve`: titles, name subsets, acronyms, name
+embeddings) has mapped the keys that still fragment one entity onto one key;
+each merge is written to ``merge_log``. An entity's name is the most frequent
+surface form of its key, its type the most frequent known type of everything
+merged into it. Repeated relationship instances between the same two entities
+become one undirected edge whose weight is the number of text units stating
+it (the paper's edge weight); a relationship whose two ends were resolved to
+one entity is dropped. Which text units support each entity and relationship
 is kept.
+
+Element summaries (paper sec. 3.1.3, DESIGN.md stage 4): an entity or
+relationship with more than one distinct description gets one summary written
+by the model (ledger stage ``summarize``), or -- with ``summaries`` = join, or
+auto with a model under 1e9 parameters -- the distinct descriptions joined,
+most frequent first, within ``entity_description_max_tokens``. A summary that
+shares too few words with its descriptions (an invented one) is replaced by
+the join. One description needs no summary and no model call.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from typing import Callable
 
+import numpy as np
+from tqdm import tqdm
+
+from .config import Settings
+from .errors import UserError
+from .extract import model_writes
+from .llm import ModelClient
+from .names import content_words, is_grounded, sentences
+from .prompting import Prompts
+from .reports import degenerate
+from .resolve import RULES, resolve_entities
 from .store import Store
+
+#: Input budget of one summary prompt's descriptions, tokens (further capped by
+#: the window): microsoft/graphrag's description summariser uses
+#: ``DEFAULT_MAX_INPUT_TOKENS = 4_000``.
+SUMMARY_INPUT_TOKENS = 4000
+#: Share of a summary's content words that must occur in its descriptions
+#: (the same bar as report titles and summaries, :func:`slmgraph.reports.ground_report`).
+SUMMARY_GROUNDED_SHARE = 0.5
 
 
 def _pick(counter: Counter, exclude: tuple = ()) -> str:
@@ -22,11 +53,16 @@ def _pick(counter: Counter, exclude: tuple = ()) -> str:
     return min(items)[1] if items else ""
 
 
+def distinct_descriptions(descs: list[str]) -> list[str]:
+    """Distinct non-empty descriptions (stripped), most frequent first, then in order of first occurrence."""
+    c = Counter(d.strip() for d in descs if d and d.strip())
+    return sorted(c, key=lambda d: (-c[d], descs.index(d) if d in descs else 0))
+
+
 def join_descriptions(descs: list[str], max_tokens: int, count_tokens) -> str:
     """Distinct non-empty descriptions, most frequent first, joined by spaces,
     stopping before ``max_tokens`` tokens (at least the first is kept, cut to fit)."""
-    c = Counter(d.strip() for d in descs if d and d.strip())
-    ordered = sorted(c, key=lambda d: (-c[d], descs.index(d) if d in descs else 0))
+    ordered = distinct_descriptions(descs)
     out: list[str] = []
     used = 0
     for d in ordered:
@@ -40,41 +76,166 @@ def join_descriptions(descs: list[str], max_tokens: int, count_tokens) -> str:
     return " ".join(out)
 
 
-def build_graph(store: Store, count_tokens, max_description_tokens: int) -> dict:
-    """Rebuild ``entities``, ``relationships`` and their provenance from the mention tables.
+def _clean_summary(text: str, finish_reason: str) -> str:
+    """A model summary as one paragraph: whitespace folded, a leading "Summary:" label
+    removed, and an unfinished last sentence dropped when the cap cut it."""
+    t = " ".join(text.split())
+    if t.casefold().startswith("summary:"):
+        t = t[len("summary:"):].strip()
+    if finish_reason != "stop":
+        sents = sentences(t)
+        if len(sents) > 1 and not sents[-1].endswith((".", "!", "?")):
+            t = " ".join(sents[:-1])
+    return t
+
+
+class Summarizer:
+    """Element summaries written by the model, one ``summarize`` call per element.
+
+    The descriptions go into ``prompts/summarize_user.txt`` most frequent
+    first, as many as fit :data:`SUMMARY_INPUT_TOKENS` and the window (the
+    first one is cut to fit if it alone is too long); the completion is capped
+    at ``max_tokens``. Calls go through :meth:`ModelClient.call`, so a re-run
+    with the same descriptions is answered from the index's cache.
+
+    Args:
+        client: the model client (cache and ledger).
+        prompts: the prompt files (``summarize_system``, ``summarize_user``).
+        max_tokens: completion cap of one summary, tokens (``entity_description_max_tokens``).
+
+    Attributes:
+        written: summaries accepted; ``rejected``: summaries replaced by the join
+            (empty, degenerate, or sharing under :data:`SUMMARY_GROUNDED_SHARE`
+            of their content words with the descriptions).
+
+    Raises:
+        UserError: the window leaves no room for the descriptions (raise ``--n-ctx``).
+    """
+
+    def __init__(self, client: ModelClient, prompts: Prompts, max_tokens: int):
+        self.client = client
+        self.prompts = prompts
+        self.max_tokens = max_tokens
+        self.system = prompts.text("summarize_system")
+        overhead = client.overhead(self.system, prompts.fill("summarize_user", element="", descriptions=""))
+        self.budget = min(SUMMARY_INPUT_TOKENS, client.n_ctx - max_tokens - overhead - 16)
+        if self.budget < 64:
+            raise UserError(f"the {client.n_ctx}-token window leaves no room for the descriptions of an element "
+                            "summary: raise --n-ctx")
+        self.written = 0
+        self.rejected = 0
+
+    def __call__(self, element: str, names: list[str], descs: list[str]) -> str | None:
+        """Summary of ``descs`` (the descriptions of one entity or relationship), or None
+        when the model's text is not grounded in them (the caller then joins them).
+
+        Args:
+            element: how the element is named in the prompt ("Alex Mercer (person)").
+            names: the names of its entity or entities (count as grounded words).
+            descs: its descriptions, repeats included (they order the prompt).
+        """
+        used = self.client.count(element)
+        lines: list[str] = []
+        for d in distinct_descriptions(descs):
+            line = "- " + " ".join(d.split())
+            n = self.client.count(line + "\n")
+            if used + n > self.budget:
+                if not lines:
+                    lines.append(self.client.truncate(line, self.budget - used))
+                break
+            lines.append(line)
+            used += n
+        data = "\n".join(lines)
+        gen = self.client.call("summarize", self.system,
+                               self.prompts.fill("summarize_user", element=element, descriptions=data),
+                               schema=None, max_tokens=self.max_tokens, deadline_s=120.0)
+        text = _clean_summary(gen.text, gen.finish_reason)
+        words = set(content_words(" ".join(names) + "\n" + data))
+        if not text or degenerate(text) or not is_grounded(text, words, SUMMARY_GROUNDED_SHARE):
+            self.rejected += 1
+            return None
+        self.written += 1
+        return text
+
+
+def build_graph(store: Store, count_tokens, max_description_tokens: int, *, settings: Settings | None = None,
+                embed: Callable[[list[str]], np.ndarray] | None = None, client: ModelClient | None = None,
+                prompts: Prompts | None = None, progress: bool = False) -> dict:
+    """Rebuild ``entities``, ``relationships``, their provenance and ``merge_log`` from the mention tables.
+
+    Entity resolution (:func:`slmgraph.resolve.resolve_entities`) maps the
+    mentions' keys to entity keys first; element summaries are written by the
+    model or joined (module docstring).
 
     Deterministic: a new index numbers entities in sorted order of their
     normalised names; a rebuilt graph keeps each surviving entity's id and
-    numbers new ones after the largest. Relationship ids follow the sorted
-    endpoint pairs. Runs in one transaction.
+    numbers new ones after the largest (ids are keyed by the entity's key
+    after resolution). Relationship ids follow the sorted endpoint pairs.
+    The tables are written in one transaction (model calls happen before it).
 
     Args:
         count_tokens: ``str -> int`` in the model's tokenizer.
-        max_description_tokens: cap of a merged description.
+        max_description_tokens: cap of a merged description or summary, tokens.
+        settings: ``resolution_threshold`` and ``summaries`` are read from it;
+            None = the defaults of :class:`slmgraph.config.Settings`.
+        embed: ``list[str] -> array (n, dim)`` of name embeddings for the
+            ``embedding`` resolution rule; called only when the threshold is
+            set and at least two entities are left after the rule-based merges,
+            so a lazy embedder loads torch only then. None skips that rule.
+        client, prompts: the model client and prompt files for element
+            summaries; without them descriptions are joined.
+        progress: show a tqdm bar over the element summaries.
 
     Returns:
-        dict: ``entities``, ``relationships``, ``isolated`` (entities without edges).
+        dict: ``entities``, ``relationships``, ``isolated`` (entities without
+        edges), ``merges`` (rule -> count, every rule present),
+        ``self_loops_dropped`` (relationship mentions whose two ends were
+        resolved to one entity), ``summaries`` ("model" or "join"), ``summarized`` (elements
+        with more than one description), ``summary_calls``,
+        ``summary_cache_hits``, ``summaries_rejected`` (joined instead).
+
+    Raises:
+        ValueError: ``summaries`` is "model" but no client or prompts were given,
+            or ``embed`` returned an array of the wrong shape.
+        UserError: the window is too small for a summary prompt.
     """
+    settings = settings or Settings()
     con = store.con
     ment = con.execute("SELECT chunk_id, name, norm, type, description FROM entity_mentions "
                        "ORDER BY chunk_id, norm").fetchall()
-    names: dict[str, Counter] = defaultdict(Counter)
+    mnames: dict[str, Counter] = defaultdict(Counter)
+    mtypes: dict[str, Counter] = defaultdict(Counter)
+    munits: dict[str, set] = defaultdict(set)
+    for chunk_id, name, norm, etype, desc in ment:
+        if norm:
+            mnames[norm][name] += 1
+            mtypes[norm][etype] += 1
+            munits[norm].add(chunk_id)
+    res = resolve_entities(mnames, mtypes, {n: len(u) for n, u in munits.items()},
+                           threshold=settings.resolution_threshold, embed=embed)
+    canon = res.mapping
+    names: dict[str, Counter] = {n: mnames[n] for n in canon if canon[n] == n}
     types: dict[str, Counter] = defaultdict(Counter)
     descs: dict[str, list[str]] = defaultdict(list)
     units: dict[str, set] = defaultdict(set)
     for chunk_id, name, norm, etype, desc in ment:
         if not norm:
             continue
-        names[norm][name] += 1
-        types[norm][etype] += 1
+        key = canon[norm]
+        types[key][etype] += 1
         if desc:
-            descs[norm].append(desc)
-        units[norm].add(chunk_id)
+            descs[key].append(desc)
+        units[key].add(chunk_id)
     rment = con.execute("SELECT chunk_id, source_norm, target_norm, description, strength "
                         "FROM relationship_mentions ORDER BY chunk_id, source_norm, target_norm").fetchall()
     edges: dict[tuple[str, str], dict] = {}
+    self_loops = 0
     for chunk_id, s, t, desc, strength in rment:
-        if s == t or s not in names or t not in names:
+        if s == t or s not in canon or t not in canon:
+            continue
+        s, t = canon[s], canon[t]
+        if s == t:
+            self_loops += 1
             continue
         key = (min(s, t), max(s, t))
         e = edges.setdefault(key, {"descs": [], "strength": [], "units": set()})
@@ -95,17 +256,45 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int) -> dict
     for s, t in edges:
         degree[s] += 1
         degree[t] += 1
+    display = {n: _pick(names[n]) for n in names}
+    etype = {n: _pick(types[n], ("unknown",)) for n in names}
+
+    use_model = model_writes(settings.summaries, getattr(client.model, "n_params", None) if client else None)
+    if use_model and (client is None or prompts is None):
+        if settings.summaries == "model":
+            raise ValueError("summaries='model' needs a model client and prompts")
+        use_model = False
+    stats = {"summaries": "model" if use_model else "join", "summarized": 0, "summary_calls": 0,
+             "summary_cache_hits": 0, "summaries_rejected": 0}
+    summaries: dict[object, str] = {}
+    if use_model:
+        todo = [(n, display[n] if etype[n] == "unknown" else f"{display[n]} ({etype[n]})", [display[n]], descs[n])
+                for n in sorted(names, key=ids.get) if len(distinct_descriptions(descs[n])) > 1]
+        todo += [(k, f"the relationship between {display[k[0]]} and {display[k[1]]}", [display[k[0]], display[k[1]]],
+                  e["descs"]) for k, e in sorted(edges.items()) if len(distinct_descriptions(e["descs"])) > 1]
+        if todo:
+            summarizer = Summarizer(client, prompts, max_description_tokens)
+            calls0, hits0 = client.calls, client.cache_hits
+            for key, element, enames, ds in tqdm(todo, desc="summarize", unit="summary",
+                                                 disable=not progress, dynamic_ncols=True):
+                text = summarizer(element, enames, ds)
+                if text:
+                    summaries[key] = text
+            stats.update(summarized=len(todo), summary_calls=client.calls - calls0,
+                         summary_cache_hits=client.cache_hits - hits0, summaries_rejected=summarizer.rejected)
+
+    def description(key, ds: list[str]) -> str:
+        return summaries.get(key) or join_descriptions(ds, max_description_tokens, count_tokens)
+
     ent_rows = []
     for norm, eid in sorted(ids.items(), key=lambda kv: kv[1]):
-        desc = join_descriptions(descs[norm], max_description_tokens, count_tokens)
-        ent_rows.append([eid, norm, _pick(names[norm]), _pick(types[norm], ("unknown",)), desc,
+        ent_rows.append([eid, norm, display[norm], etype[norm], description(norm, descs[norm]),
                          len(units[norm]), degree[norm]])
     rel_rows = []
     prov = []
     for rid, (key, e) in enumerate(sorted(edges.items()), start=1):
         s, t = key
-        desc = join_descriptions(e["descs"], max_description_tokens, count_tokens)
-        rel_rows.append([rid, ids[s], ids[t], desc, float(len(e["units"])),
+        rel_rows.append([rid, ids[s], ids[t], description(key, e["descs"]), float(len(e["units"])),
                          sum(e["strength"]) / len(e["strength"]), degree[s] + degree[t]])
         prov.extend([rid, c] for c in sorted(e["units"]))
     with store.transaction():
@@ -117,5 +306,9 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int) -> dict
         if rel_rows:
             con.executemany("INSERT INTO relationships VALUES (?, ?, ?, ?, ?, ?, ?)", rel_rows)
             con.executemany("INSERT INTO relationship_text_units VALUES (?, ?)", prov)
+        if res.log:
+            con.executemany("INSERT INTO merge_log (norm, into_norm, rule, score, detail) VALUES (?, ?, ?, ?, ?)",
+                            [list(r) for r in res.log])
     return {"entities": len(ent_rows), "relationships": len(rel_rows),
-            "isolated": sum(1 for n in ids if degree[n] == 0)}
+            "isolated": sum(1 for n in ids if degree[n] == 0), "merges": {r: res.merges[r] for r in RULES},
+            "self_loops_dropped": self_loops, **stats}

@@ -42,6 +42,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             index (its old documents are removed).
         model: a loaded model (tests pass a fake); None loads ``settings.model_path``.
         embedder_factory: ``() -> Embedder``; None = the bundled all-MiniLM-L6-v2.
+            Called at most once, when the graph stage's embedding resolution
+            rule or the embed stage first needs it.
         model_factory: ``threads -> Model`` for extraction worker processes
             (tests pass a picklable fake); None = each worker loads the GGUF.
         say: where one-line progress notes and warnings go.
@@ -95,9 +97,25 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; {r['entities']} entities, "
             f"{r['relationships']} relationships, {r['dropped']} records dropped (duplicates, self-loops, names not "
             f"in the text); status: {status}")
-        r = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens),
-                  "entities")
-        say(f"graph: {r['entities']} entities, {r['relationships']} relationships, {r['isolated']} isolated")
+        embedder: list = []  # loaded on first use and shared by the graph and embed stages
+
+        def get_embedder():
+            if not embedder:
+                from .embed import Embedder
+
+                embedder.append(embedder_factory() if embedder_factory else
+                                Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads))
+            return embedder[0]
+
+        r = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens,
+                                               settings=settings, embed=lambda texts: get_embedder().encode(texts),
+                                               client=client, prompts=prompts, progress=progress), "entities")
+        merged = ", ".join(f"{k} {v}" for k, v in r["merges"].items() if v) or "none"
+        summ = (f"{r['summarized']} element summaries by the model ({r['summary_calls']} model calls, "
+                f"{r['summary_cache_hits']} from cache, {r['summaries_rejected']} ungrounded ones joined instead)"
+                if r["summaries"] == "model" else "descriptions joined")
+        say(f"graph: {r['entities']} entities, {r['relationships']} relationships, {r['isolated']} isolated; "
+            f"entity resolution merges: {merged}; {summ}")
         r = stage("communities", lambda: run_communities(store, settings), "levels")
         per = ", ".join(f"level {k}: {v}" for k, v in sorted(r["per_level"].items()))
         say(f"communities: {r['levels']} level{'s' if r['levels'] != 1 else ''} ({per})")
@@ -106,11 +124,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             f"{r['single']} single-entity), {r['carried']} carried down")
 
         def embed():
-            from .embed import Embedder, run_embeddings
+            from .embed import run_embeddings
 
-            emb = embedder_factory() if embedder_factory else Embedder(batch_size=settings.embed_batch_size,
-                                                                        threads=settings.n_threads)
-            return run_embeddings(store, emb, progress)
+            return run_embeddings(store, get_embedder(), progress)
 
         r = stage("embed", embed, "embedded")
         say(f"embed: {r['embedded']} vectors computed, {r['kept']} kept")

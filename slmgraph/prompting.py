@@ -27,6 +27,7 @@ REQUIRED = {
     "reduce_system": {"cite"}, "reduce_user": {"question", "context"}, "local_user": {"context", "question"},
     "basic_user": {"context", "question"}, "rate_user": {"question", "report"},
     "glean_check": {"more"}, "glean_user": {"candidates"},
+    "summarize_user": {"element", "descriptions"},
 }
 
 
