@@ -17,8 +17,9 @@ capped. Each claim is then validated, because a small model invents:
   output repaired after a cut), is dropped and counted (``invalid``);
 * a date that is not ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``, or whose year
   is not in the text unit (copied from the few-shot example), is stored as
-  NULL; a description sharing under a third of its content words with the
-  text unit is replaced by the source quote.
+  NULL; a status outside the enum (possible only in repaired output) becomes
+  SUSPECTED; a description sharing under a third of its content words with
+  the text unit is replaced by the source quote.
 
 Claims are stored in ``claims`` keyed by text unit (``chunk_id``) and by the
 *mention* keys of their entities (``subject_norm`` / ``object_norm`` =
@@ -203,9 +204,10 @@ def validate_claims(data: object, names: dict[str, str], text: str, settings: Se
             out.n_invalid += 1
             continue
         subj_name, obj_name = str(c.get("subject") or ""), str(c.get("object") or NONE)
+        no_object = obj_name.strip().upper() == NONE
         subj = lookup.get(subj_name) or lookup.get(normalize_name(subj_name))
-        obj = None if obj_name.strip().upper() == NONE else (lookup.get(obj_name) or lookup.get(normalize_name(obj_name)))
-        if subj is None or (obj is None and obj_name.strip().upper() != NONE):
+        obj = None if no_object else (lookup.get(obj_name) or lookup.get(normalize_name(obj_name)))
+        if subj is None or (obj is None and not no_object):
             out.n_invalid += 1
             continue
         if subj == obj:
@@ -304,8 +306,8 @@ def run_claims(store: Store, client: ModelClient, prompts: Prompts, settings: Se
     prompt_fp = prompts.digest("claims_system", "claims_user", "claims_example")
     model_fp = client.model.fingerprint
     names: dict[str, dict[str, str]] = {}
-    for chunk_id, name, norm in con.execute(
-            "SELECT chunk_id, name, norm FROM entity_mentions WHERE norm <> '' ORDER BY chunk_id, norm, name").fetchall():
+    for chunk_id, name, norm in con.execute("SELECT chunk_id, name, norm FROM entity_mentions WHERE norm <> '' "
+                                            "ORDER BY chunk_id, norm, name").fetchall():
         names.setdefault(chunk_id, {}).setdefault(name, norm)
     rows = con.execute("SELECT t.chunk_id, t.text, c.cache_key FROM text_units t LEFT JOIN claim_extractions c "
                        "USING (chunk_id) ORDER BY t.doc_id, t.ord").fetchall()
@@ -333,7 +335,8 @@ def run_claims(store: Store, client: ModelClient, prompts: Prompts, settings: Se
                          ex.n_dropped, ex.n_ungrounded, ex.raw])
             if ex.claims:
                 con.executemany("INSERT INTO claims (claim_id, chunk_id, subject_norm, object_norm, type, status, "
-                                "start_date, end_date, description, source_quote) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                "start_date, end_date, description, source_quote) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 [[next_id + i, chunk_id, c["subject_norm"], c["object_norm"], c["type"], c["status"],
                                   c["start_date"], c["end_date"], c["description"], c["source_quote"]]
                                  for i, c in enumerate(ex.claims)])

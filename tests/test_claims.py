@@ -7,8 +7,8 @@ import json
 import pytest
 from conftest import FakeEmbedder, FakeModel, claims_prompt, default_script, stage_of
 
-from slmgraph.claims import (claims_key, claims_schema, claims_token_cap, clear_claims, load_claims, quote_in_text,
-                             validate_claims, fold)
+from slmgraph.claims import (claims_key, claims_schema, claims_token_cap, clear_claims, fold, load_claims,
+                             quote_in_text, validate_claims)
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
 from slmgraph.llm import ModelClient
@@ -87,7 +87,8 @@ def _scripted(system, user, schema):
         return json.dumps({"claims": []})
     base = {"type": "founding", "status": "TRUE", "start_date": "NONE", "end_date": "NONE"}
     return json.dumps({"claims": [
-        dict(base, subject="Alice Smith", object="Acme Corporation", description="Alice Smith founded Acme Corporation.",
+        dict(base, subject="Alice Smith", object="Acme Corporation",
+             description="Alice Smith founded Acme Corporation.",
              source_quote="alice smith  founded\nAcme Corporation in Paris."),
         dict(base, subject="Bob Jones", object="NONE", description="Bob Jones invented the telephone.",
              source_quote="Bob Jones invented the telephone"),
@@ -148,7 +149,8 @@ def test_rerun_makes_no_claims_call_and_a_deadline_is_redone(tmp_path, corpus):
 def test_removed_document_loses_its_claims_and_turning_claims_off_removes_them(tmp_path, corpus):
     db = tmp_path / "a.duckdb"
     model, _, _ = _index(corpus, db, claims=True)
-    assert _rows(db, "SELECT count(*) FROM claims c JOIN text_units t USING (chunk_id) WHERE t.text LIKE '%Eve Black%'")[0][0]
+    assert _rows(db, "SELECT count(*) FROM claims c JOIN text_units t USING (chunk_id) "
+                     "WHERE t.text LIKE '%Eve Black%'")[0][0]
     (corpus / "gamma.txt").unlink()
     _index(corpus, db, model=model, claims=True)
     assert _rows(db, "SELECT count(*) FROM claims WHERE chunk_id NOT IN (SELECT chunk_id FROM text_units)")[0][0] == 0
@@ -243,7 +245,8 @@ def test_validation_rules_and_schema_limits():
     assert not quote_in_text("Alice Smith founded Acme in Paris", fold(text))
     out = validate_claims({"claims": [
         {"subject": "alice smith", "object": "NONE", "type": "x", "status": "FALSE", "start_date": "1999",
-         "end_date": "June", "description": "Alice Smith founded it in 1999.", "source_quote": "In 1999 Alice Smith founded"},
+         "end_date": "June", "description": "Alice Smith founded it in 1999.",
+         "source_quote": "In 1999 Alice Smith founded"},
         {"subject": "Alice Smith", "object": "none", "type": "x", "status": "FALSE", "start_date": "1999",
          "end_date": "NONE", "description": "again", "source_quote": "in 1999 alice smith founded"},
         {"subject": "Zed", "object": "NONE", "source_quote": "In 1999 Alice Smith founded"},
