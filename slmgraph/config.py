@@ -97,6 +97,8 @@ class Settings:
     max_gleanings: int = 1
     #: Claims (covariates) extraction, one extra call per text unit; off by default.
     claims: bool = False
+    #: JSON-schema maxItems of claims per text unit (slmgraph.claims).
+    max_claims: int = 4
 
     # --- entity resolution (graph merge) ---
     #: Cosine similarity of name embeddings at or above which two entities of
@@ -140,7 +142,7 @@ class Settings:
         keys = (
             "chunk_size", "chunk_overlap", "extractor", "entity_types", "descriptions", "cooccurrence", "max_candidates",
             "max_relationships", "extract_max_tokens", "description_max_chars", "constrain_names", "grounding",
-            "max_gleanings", "claims", "resolution_threshold", "summaries",
+            "max_gleanings", "claims", "max_claims", "resolution_threshold", "summaries",
             "entity_description_max_tokens", "leiden_resolution", "max_levels",
             "min_community_size", "report_context_tokens", "report_max_tokens", "seed",
             "temperature", "n_ctx",

@@ -155,8 +155,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     """Bring ``documents`` and ``text_units`` in line with ``docs``, in one transaction.
 
     Unchanged text units are kept (so their extractions are kept); text units
-    of removed or changed documents are deleted with their extraction records
-    and mentions.
+    of removed or changed documents are deleted with their extraction records,
+    mentions and claims.
 
     Returns:
         dict with counts: ``documents``, ``text_units``, ``added_units``,
@@ -180,7 +180,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
         if gone_units:
             con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
             con.executemany("INSERT INTO _gone VALUES (?)", [[c] for c in gone_units])
-            for table in ("text_units", "extractions", "entity_mentions", "relationship_mentions"):
+            for table in ("text_units", "extractions", "entity_mentions", "relationship_mentions", "claims",
+                          "claim_extractions"):
                 con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
             con.execute("DROP TABLE _gone")
             con.execute("DELETE FROM embeddings WHERE kind = 'text_unit' AND item_id NOT IN "

@@ -1,9 +1,10 @@
 """The indexing pipeline: every stage in order, each reading the previous
 stage's tables and writing its own (DESIGN.md "The data flow").
 
-documents -> text units -> extraction records -> graph -> communities ->
-community reports -> embeddings. Each stage's wall-clock goes to
-``stage_runs``; each model call to ``llm_calls``.
+documents -> text units -> extraction records -> (claims, with
+``Settings.claims``) -> graph -> communities -> community reports ->
+embeddings. Each stage's wall-clock goes to ``stage_runs``; each model call to
+``llm_calls``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from .claims import clear_claims, run_claims
 from .communities import run_communities
 from .config import Settings
 from .errors import UserError
@@ -34,7 +36,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
 
     Re-running on the same input is incremental: unchanged text units keep
     their extractions, removed documents are removed, and every model call
-    whose prompt is unchanged is answered from the index's cache.
+    whose prompt is unchanged is answered from the index's cache. With
+    ``settings.claims`` off, claims of an earlier run are deleted (their
+    model outputs stay cached).
 
     Args:
         settings: all settings (see :class:`slmgraph.config.Settings`).
@@ -97,6 +101,16 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; {r['entities']} entities, "
             f"{r['relationships']} relationships, {r['dropped']} records dropped (duplicates, self-loops, names not "
             f"in the text); status: {status}")
+        if settings.claims:
+            r = stage("claims", lambda: run_claims(store, client, prompts, settings, progress), "extracted")
+            say(f"claims: {r['extracted']} text units read, {r['reused']} reused, {r['no_entities']} without "
+                f"entities; {r['claims']} claims stored, {r['dropped']} dropped ({r['ungrounded']} quotes not in the "
+                f"text, {r['self']} subject = object, {r['invalid']} duplicates or unknown names); "
+                f"{r['total']} claims in the index")
+        else:
+            removed = clear_claims(store)
+            if removed:
+                say(f"claims: off; {removed} claims of an earlier run removed")
         embedder: list = []  # loaded on first use and shared by the graph and embed stages
 
         def get_embedder():

@@ -15,7 +15,15 @@ from .errors import UserError
 
 
 def bundled_dir() -> Path:
-    """Folder of the bundled prompt files (``prompts/`` in the repository)."""
+    """Folder of the bundled prompt files (``prompts/`` in the repository).
+
+    Run from a source checkout (``PYTHONPATH=checkout``), the checkout's own
+    ``prompts/`` is used: the installed ``slmgraph.prompts`` may map to another
+    checkout (an editable install elsewhere), whose prompts need not match this code.
+    """
+    src = Path(__file__).resolve().parent.parent
+    if (src / "pyproject.toml").is_file() and (src / "prompts" / "__init__.py").is_file():
+        return src / "prompts"
     return Path(str(resources.files("slmgraph.prompts")))
 
 
@@ -23,6 +31,7 @@ def bundled_dir() -> Path:
 #: basic_user.txt without $context, would silently send the model no data).
 REQUIRED = {
     "extract_system": {"entity_types", "example"}, "extract_user": {"candidates", "text"},
+    "claims_system": {"example"}, "claims_user": {"entities", "text"},
     "report_user": {"context"}, "map_user": {"question", "context"}, "map_text_user": {"question", "context"},
     "reduce_system": {"cite"}, "reduce_user": {"question", "context"}, "local_user": {"context", "question"},
     "basic_user": {"context", "question"}, "rate_user": {"question", "report"},

@@ -7,6 +7,11 @@ Context of a community, within ``report_context_tokens``:
   its source and target entity descriptions until the budget is full.
 * Higher levels whose elements do not fit: the (shorter) reports of its
   sub-communities, largest first, then as many top-ranked elements as still fit.
+* With claims on (``Settings.claims``; :mod:`slmgraph.claims`), a "Claims"
+  section after entities and relationships: the claims whose subject is a
+  member, ranked by the degrees of subject and object, in what the budget
+  leaves (DESIGN.md stage 6: "source/target/claims/description"). A community
+  whose members have no claims gets the same context as with claims off.
 
 The model writes JSON (title, summary, findings, rating, rating_explanation)
 under a schema. A community carried down unchanged from the level above
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
+from .claims import load_claims
 from .config import Settings
 from .errors import UserError
 from .extract import parse_json, use_model_descriptions
@@ -58,11 +64,19 @@ def report_schema(with_findings: bool = True) -> dict:
     return {"type": "object", "properties": props, "required": list(props)}
 
 
-def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_chars: int = 400) -> list[dict]:
+def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_chars: int = 400,
+                  claims: list[dict] | None = None) -> list[dict]:
     """Findings taken from the data: the top relationships by combined degree
     (summary "A and B", explanation = the sentences of its description not
-    already used by a higher finding), then the top entities' descriptions;
-    at most ``n``. Descriptions come from the text or the extractor."""
+    already used by a higher finding), then the top claims in
+    :func:`_ranked_claims` order (summary "Subject: TYPE (STATUS)"), then the
+    top entities' descriptions; at most ``n``. Descriptions come from the text
+    or the extractor.
+
+    Args:
+        claims: claims of the members as from :func:`slmgraph.claims.load_claims`
+            (None or empty: no claim findings).
+    """
     by_id = {e[0]: e for e in e_rows}
     out: list[dict] = []
     used: set[str] = set()
@@ -78,6 +92,12 @@ def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_char
         text = fresh(r[3])
         if text:
             out.append({"summary": f"{by_id[r[1]][1]} and {by_id[r[2]][1]}", "explanation": text})
+    for c in _ranked_claims(claims or [], by_id):
+        if len(out) >= n:
+            break
+        text = fresh(c["description"])
+        if text:
+            out.append({"summary": f"{c['subject']}: {c['type']} ({c['status']})", "explanation": text})
     for e in sorted(e_rows, key=lambda e: (-e[4], e[0])):
         if len(out) >= n:
             break
@@ -158,17 +178,54 @@ def _rel_line(r, by_id) -> str:
     return f"{by_id[r[1]][1]},{by_id[r[2]][1]},{r[3]},{r[4]:g}"
 
 
-def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple], budget: int) -> tuple[str, int, bool]:
+#: Header of the claims section of report and local search contexts.
+CLAIMS_HEADER = "-----Claims-----\nsubject,object,type,status,dates,description"
+
+
+def _ranked_claims(claims: list[dict], by_id: dict) -> list[dict]:
+    """Claims, one per distinct (subject, object, type, status, description),
+    ranked by deg(subject) + deg(object) (0 for an entity not in ``by_id``),
+    then by how many text units state them, then by content (no ids: the
+    order must not change when the graph is renumbered)."""
+    groups: dict[tuple, list[dict]] = {}
+    for c in claims:
+        groups.setdefault((c["subject"], c["object"] or "", c["type"], c["status"], c["description"]), []).append(c)
+
+    def degree(eid) -> int:
+        return by_id[eid][4] if eid in by_id else 0
+
+    ranked = sorted(groups.items(), key=lambda kv: (-(degree(kv[1][0]["subject_id"]) + degree(kv[1][0]["object_id"])),
+                                                    -len(kv[1]), kv[0]))
+    return [g[0] for _, g in ranked]
+
+
+def claim_line(c: dict) -> str:
+    """One claim as a context row: ``subject,object,type,status,dates,description``
+    (dates ``start..end``, one of them, or empty)."""
+    start, end = c.get("start_date") or "", c.get("end_date") or ""
+    dates = f"{start}..{end}" if start and end and start != end else start or end
+    return f"{c['subject']},{c['object'] or ''},{c['type']},{c['status']},{dates},{c['description']}"
+
+
+def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple], budget: int,
+                    claims: list[dict] | None = None) -> tuple[str, int, bool]:
     """Context text of a community's elements within ``budget`` tokens.
 
     Args:
         entities: ``(entity_id, name, type, description, degree)`` of members.
         rels: ``(rel_id, source_id, target_id, description, weight, combined_degree)``
             inside the community.
+        claims: claims whose subject is a member (dicts of
+            :func:`slmgraph.claims.load_claims`); they fill what the budget
+            leaves after entities and relationships, under
+            :data:`CLAIMS_HEADER` (omitted when none fit). None or empty: no
+            claims section.
 
     Returns:
-        ``(text, tokens, complete)``; ``complete`` is False when some elements
-        did not fit.
+        ``(text, tokens, complete)``; ``complete`` is False when some entities
+        or relationships did not fit (claims left out do not count: they are
+        supporting detail, and the sub-report contexts that replace an
+        incomplete one carry their own claims).
     """
     by_id = {e[0]: e for e in entities}
     ranked = sorted(rels, key=lambda r: (-r[5], -r[4], r[0]))
@@ -203,6 +260,17 @@ def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple
         used_e.append(e[0])
     lines = [head_e] + [_entity_line(by_id[i]) for i in used_e] + [head_r]
     lines += [_rel_line(r, by_id) for r in used_r]
+    used_c: list[str] = []
+    head_c = client.count(CLAIMS_HEADER + "\n")
+    for c in _ranked_claims(claims or [], by_id):
+        line = claim_line(c)
+        cost = client.count(line + "\n") + (0 if used_c else head_c)
+        if tokens + cost > budget:
+            continue  # this claim does not fit; a shorter one further down may
+        tokens += cost
+        used_c.append(line)
+    if used_c:
+        lines += [CLAIMS_HEADER] + used_c
     return "\n".join(lines), tokens, complete
 
 
@@ -225,7 +293,11 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     """Write a report for every community, deepest level first, and store them.
 
     Reports are written to the table as they are made (a rerun after an
-    interruption finds the model outputs in the index cache).
+    interruption finds the model outputs in the index cache). With
+    ``settings.claims`` the members' claims join the context
+    (:func:`element_context`) and, when findings come from the data, the
+    findings (:func:`text_findings`); a single entity with no relationships
+    gets its claims as findings.
 
     Returns:
         dict: ``reports``, ``model_calls``, ``cache_hits``, ``carried``, ``single``.
@@ -240,6 +312,9 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
         "SELECT entity_id, name, type, description, degree FROM entities").fetchall()}
     rels = con.execute("SELECT rel_id, source_id, target_id, description, weight, combined_degree "
                        "FROM relationships").fetchall()
+    claims_of: dict[int, list[dict]] = {}
+    for c in load_claims(store) if settings.claims else []:
+        claims_of.setdefault(c["subject_id"], []).append(c)
     children: dict[int, list[int]] = {}
     for cid, level, parent, size, carried in comms:
         if parent is not None:
@@ -267,23 +342,26 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
         mset = set(mem)
         e_rows = [ents[e] for e in mem]
         r_rows = [r for r in rels if r[1] in mset and r[2] in mset]
+        c_rows = [c for e in mem for c in claims_of.get(e, [])]
         if len(mem) == 1 and not r_rows:
             e = e_rows[0]
-            rep = Report(cid, level, e[1], e[3] or f"{e[1]} ({e[2]}) is mentioned in the documents.", [],
+            rep = Report(cid, level, e[1], e[3] or f"{e[1]} ({e[2]}) is mentioned in the documents.",
+                         text_findings([], [], claims=c_rows) if c_rows else [],
                          0.0, "A single entity with no relationships.", 0, "entity")
             stats["single"] += 1
         else:
-            ctx, ntok, complete = element_context(client, e_rows, r_rows, budget)
+            ctx, ntok, complete = element_context(client, e_rows, r_rows, budget, c_rows)
             kind = "elements"
             if not complete and children.get(cid):
-                ctx, ntok = _subreport_context(client, cid, children, reports, members, e_rows, r_rows, budget)
+                ctx, ntok = _subreport_context(client, cid, children, reports, members, e_rows, r_rows, budget,
+                                               c_rows)
                 kind = "sub-reports"
             gen = client.call("report", system, prompts.fill("report_user", context=ctx),
                               schema=report_schema(with_findings), max_tokens=settings.report_max_tokens,
                               deadline_s=180.0)
             d = _parse_report(gen.text)
             stats["ungrounded_fields_replaced"] += ground_report(d, ctx, e_rows, r_rows)
-            findings = d["findings"] if with_findings else text_findings(e_rows, r_rows)
+            findings = d["findings"] if with_findings else text_findings(e_rows, r_rows, claims=c_rows)
             rep = Report(cid, level, d["title"], d["summary"], findings, d["rating"], d["rating_explanation"],
                          ntok, kind)
         reports[cid] = rep
@@ -305,8 +383,9 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     return stats
 
 
-def _subreport_context(client, cid, children, reports, members, e_rows, r_rows, budget) -> tuple[str, int]:
-    """Sub-community reports (largest first), then top elements, within ``budget``."""
+def _subreport_context(client, cid, children, reports, members, e_rows, r_rows, budget,
+                       claims=None) -> tuple[str, int]:
+    """Sub-community reports (largest first), then top elements (and claims), within ``budget``."""
     kids = sorted(children[cid], key=lambda k: (-len(members.get(k, [])), k))
     parts = ["-----Sub-community reports-----"]
     used = client.count(parts[0] + "\n")
@@ -320,7 +399,7 @@ def _subreport_context(client, cid, children, reports, members, e_rows, r_rows, 
             break
         parts.append(text)
         used += n
-    rest, n_rest, _ = element_context(client, e_rows, r_rows, budget - used)
+    rest, n_rest, _ = element_context(client, e_rows, r_rows, budget - used, claims)
     return "\n".join(parts) + "\n" + rest, used + n_rest
 
 

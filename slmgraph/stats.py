@@ -3,7 +3,7 @@
 Counts per table and per community level; model calls, tokens (prompt,
 of which reused from the KV cache, completion) and seconds per stage from the
 ``llm_calls`` ledger; and wall-clock per stage of the latest index run from
-``stage_runs``.
+``stage_runs``. Claims (covariates) are shown only when the index holds some.
 """
 
 from __future__ import annotations
@@ -15,9 +15,18 @@ TABLES = ("documents", "text_units", "extractions", "entity_mentions", "relation
 
 
 def collect(store: Store) -> dict:
-    """All figures as a dict: ``tables``, ``levels``, ``ledger``, ``last_run``, ``extraction``, ``meta``."""
+    """All figures as a dict: ``tables``, ``levels``, ``ledger``, ``last_run``, ``extraction``, ``meta``,
+    ``claims`` (per claim-extraction status: text units, claims, dropped; empty without claims)."""
     con = store.con
     out: dict = {"tables": {t: store.count(t) for t in TABLES}}
+    n_claims = store.count("claims") if store.has_table("claims") else 0
+    if n_claims:
+        out["tables"]["claims"] = n_claims
+    out["claims"] = []
+    if n_claims and store.has_table("claim_extractions"):
+        out["claims"] = [{"status": r[0], "text_units": r[1], "claims": int(r[2] or 0), "dropped": int(r[3] or 0)}
+                         for r in con.execute("SELECT status, count(*), sum(n_claims), sum(n_dropped) FROM "
+                                              "claim_extractions GROUP BY status ORDER BY status").fetchall()]
     out["meta"] = {k: store.get_meta(k) for k in ("model_name", "input_root", "complete")}
     out["levels"] = [
         {"level": r[0], "communities": r[1], "reports": r[2], "mean_size": round(r[3] or 0, 2), "max_size": r[4]}
@@ -33,8 +42,8 @@ def collect(store: Store) -> dict:
             SELECT stage, count(*), sum(prompt_tokens), sum(cached_tokens), sum(completion_tokens), sum(seconds),
                    sum(CASE WHEN finish_reason <> 'stop' THEN 1 ELSE 0 END)
             FROM llm_calls GROUP BY stage
-            ORDER BY CASE stage WHEN 'extract' THEN 0 WHEN 'report' THEN 1 WHEN 'map' THEN 2
-                                WHEN 'reduce' THEN 3 ELSE 4 END, stage""").fetchall()]
+            ORDER BY CASE stage WHEN 'extract' THEN 0 WHEN 'claims' THEN 1 WHEN 'report' THEN 2 WHEN 'map' THEN 3
+                                WHEN 'reduce' THEN 4 ELSE 5 END, stage""").fetchall()]
     last = con.execute("SELECT run_id FROM stage_runs WHERE stage = 'ingest' ORDER BY created_at DESC LIMIT 1").fetchone()
     out["last_run"] = []
     if last:
@@ -66,6 +75,9 @@ def render(figs: dict, db: str) -> str:
     if figs["extraction"]:
         out += ["", _table(["extraction status", "text units", "dropped records"],
                            [[r["status"], r["text_units"], r["dropped_records"]] for r in figs["extraction"]])]
+    if figs.get("claims"):
+        out += ["", _table(["claims status", "text units", "claims", "dropped claims"],
+                           [[r["status"], r["text_units"], r["claims"], r["dropped"]] for r in figs["claims"]])]
     if figs["ledger"]:
         rows = []
         for r in figs["ledger"]:

@@ -1,12 +1,13 @@
 """The DuckDB index: every table's DDL in one place, and table access.
 
 One file holds the whole index: documents, text units, extraction records,
-entities, relationships and their provenance, communities, community reports,
-embeddings, the LLM-output cache, and the ledger of every model call.
+entities, relationships and their provenance, optional claims (covariates),
+communities, community reports, embeddings, the LLM-output cache, and the
+ledger of every model call.
 
 Stages read the previous stage's tables and write their own. The graph and
 community stages write in one transaction each (DuckDB docs, "Transaction
-Management"); extraction commits each text unit, and reports each report, as
+Management"); extraction and claims commit each text unit, and reports each report, as
 they are made, so an interrupted run resumes where it stopped. The ``meta``
 key ``complete`` is ``0`` from the start of an index run until its last stage
 has finished, and queries refuse an incomplete index.
@@ -71,8 +72,8 @@ CREATE TABLE IF NOT EXISTS merge_log (
 );
 CREATE TABLE IF NOT EXISTS claims (
     claim_id INTEGER,
-    chunk_id VARCHAR,
-    subject_norm VARCHAR,
+    chunk_id VARCHAR,               -- the text unit whose source_quote it is
+    subject_norm VARCHAR,           -- mention key (= entity_mentions.norm); see claims.load_claims
     object_norm VARCHAR,            -- NULL when the claim has no object entity
     type VARCHAR,
     status VARCHAR,                 -- TRUE | FALSE | SUSPECTED
@@ -80,6 +81,15 @@ CREATE TABLE IF NOT EXISTS claims (
     end_date VARCHAR,
     description VARCHAR,
     source_quote VARCHAR
+);
+CREATE TABLE IF NOT EXISTS claim_extractions (
+    chunk_id VARCHAR PRIMARY KEY,   -- one marker per text unit once claims ran on it
+    cache_key VARCHAR,              -- sha256(text, model, prompts, claim settings, entity names); NULL = redo
+    status VARCHAR,                 -- ok | repaired | truncated | failed | no_entities
+    n_claims INTEGER,
+    n_dropped INTEGER,              -- claims dropped by validation (ungrounded quote, self-claim, duplicate)
+    n_ungrounded INTEGER,           -- of which: source quote not in the text unit
+    raw VARCHAR                     -- the model's output as generated
 );
 CREATE TABLE IF NOT EXISTS entity_mentions (
     chunk_id VARCHAR,
@@ -162,7 +172,7 @@ CREATE SEQUENCE IF NOT EXISTS llm_call_seq;
 CREATE TABLE IF NOT EXISTS llm_calls (
     call_id BIGINT DEFAULT nextval('llm_call_seq'),
     run_id VARCHAR,
-    stage VARCHAR,                  -- extract | report | map | reduce | local | basic ...
+    stage VARCHAR,                  -- extract | claims | report | map | reduce | local | basic ...
     worker INTEGER,
     model VARCHAR,
     prompt_tokens INTEGER,          -- all prompt tokens of the call
@@ -176,7 +186,7 @@ ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS tokens VARCHAR;  -- generated tok
 ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS prompt_seconds DOUBLE;  -- of seconds, prompt evaluation
 CREATE TABLE IF NOT EXISTS stage_runs (
     run_id VARCHAR,
-    stage VARCHAR,                  -- ingest | extract | graph | communities | reports | embed | query
+    stage VARCHAR,                  -- ingest | extract | claims | graph | communities | reports | embed | query
     seconds DOUBLE,
     items INTEGER,
     note VARCHAR,
@@ -313,6 +323,12 @@ class Store:
     def count(self, table: str) -> int:
         """Number of rows in ``table``."""
         return self.con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+    def has_table(self, table: str) -> bool:
+        """True when the index has ``table`` (one written by an older version,
+        opened read-only, may lack newer tables)."""
+        return bool(self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
+                                     [table]).fetchone()[0])
 
     def close(self) -> None:
         """Checkpoint and close the DuckDB connection."""

@@ -105,6 +105,8 @@ def stage_of(schema: dict | None, system: str) -> str:
     props = schema.get("properties", {})
     if "entities" in props:
         return "extract"
+    if "claims" in props:
+        return "claims"
     if "title" in props:
         return "report"
     if "points" in props:
@@ -127,6 +129,8 @@ def default_script(system: str, user: str, schema: dict | None) -> str:
             ents = {n: "person" for n in names}
         rels = [{"source": names[0], "target": names[1], "strength": 5}] if len(names) > 1 else []
         return json.dumps({"entities": ents, "relationships": rels})
+    if stage == "claims":
+        return json.dumps({"claims": sentence_claims(user)})
     if stage == "report":
         first = re.search(r"entity,type,description\n([^,\n]+),", user)
         title = first.group(1) if first else "Community"
@@ -152,6 +156,27 @@ def default_script(system: str, user: str, schema: dict | None) -> str:
         m = re.search(r"\[(Reports|Sources): ([\d, ]+)\]", user)
         return f"Final answer. [{m.group(1)}: {m.group(2)}]" if m else "Final answer."
     return "An answer. [Sources: 1] [Entities: 1]"
+
+
+def claims_prompt(user: str) -> tuple[list[str], str]:
+    """``(entity names, text unit)`` of a claims prompt."""
+    m = re.search(r"Entity names: (.*)\nText:\n(.*)\nOutput:", user, re.S)
+    return m.group(1).split("; "), m.group(2)
+
+
+def sentence_claims(user: str) -> list[dict]:
+    """Grounded claims of a claims prompt: for each sentence naming two of the
+    entities, the first named is the subject, the second the object, the
+    sentence the quote and description (at most 4)."""
+    names, text = claims_prompt(user)
+    out = []
+    for sent in re.split(r"(?<=[.!?])\s+", text):
+        found = sorted((n for n in names if n in sent), key=sent.index)
+        if len(found) >= 2 and len(out) < 4:
+            out.append({"subject": found[0], "object": found[1], "type": "FACT", "status": "TRUE",
+                        "start_date": "NONE", "end_date": "NONE", "description": sent.strip(),
+                        "source_quote": sent.strip().rstrip(".")})
+    return out
 
 
 class FakeEmbedder:

@@ -8,6 +8,10 @@ question (paper sec. 3.1.6 / GraphRAG local search; DESIGN.md stage 9).
    many selected entities they hold, then rating); the entities themselves;
    their relationships (both ends selected first, then by weight); and the
    text units they come from (ranked by how many selected entities they mention).
+   When the index holds claims (``slmgraph index --claims``), the claims whose
+   subject is a selected entity follow the relationships, in what the
+   relationships' share leaves (DESIGN.md stage 9); they carry no id and are
+   not cited.
 3. The model answers from that context, citing entity, relationship and
    source ids; cited ids not in the context are removed.
 """
@@ -17,11 +21,13 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from ..claims import load_claims
 from ..config import Settings
 from ..embed import load_vectors, nearest
 from ..errors import UserError
 from ..llm import ModelClient
 from ..prompting import Prompts
+from ..reports import CLAIMS_HEADER, claim_line
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines
 
@@ -52,14 +58,20 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
     ``shares`` splits the budget between reports, entities, relationships and
     text units, in that order; what a section leaves unused passes to the next.
 
+    Claims of the selected entities (as subject), when the index holds any,
+    get what the relationships leave of their share, and pass on what they
+    leave to the text units.
+
     Returns:
         ``(text, used_ids, tokens)``; ``used_ids`` maps ``entities``,
         ``relationships``, ``sources`` (display ids) and ``reports`` to the ids
-        placed in the context, and ``source_chunks`` to the chunk ids.
+        placed in the context, ``source_chunks`` to the chunk ids, and
+        ``claims`` to the claim ids.
     """
     con = store.con
     if not entity_norms:
-        return "", {"entities": [], "relationships": [], "sources": [], "reports": [], "source_chunks": []}, 0
+        return "", {"entities": [], "relationships": [], "sources": [], "reports": [], "source_chunks": [],
+                    "claims": []}, 0
     placeholders = ",".join("?" * len(entity_norms))
     ents = con.execute(f"SELECT entity_id, norm, name, type, description FROM entities WHERE norm IN ({placeholders})",
                        entity_norms).fetchall()
@@ -104,7 +116,19 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
                          [(r[0], f"{r[0]},{names[r[1]]},{names[r[2]]},{r[3]},{r[4]:g}") for r in rels],
                          budgets["relationships"])
     parts.append(text); used_ids["relationships"] = ids; total += n
-    budgets["sources"] += budgets["relationships"] - n
+    left = budgets["relationships"] - n
+    claims = [c for c in load_claims(store) if c["subject_id"] in sel_set]
+    used_ids["claims"] = []
+    if claims:
+        claims.sort(key=lambda c: (sel.index(c["subject_id"]), c["claim_id"]))
+        rows: dict[str, int] = {}  # line -> first claim id: overlapping text units repeat claims
+        for c in claims:
+            rows.setdefault(claim_line(c), c["claim_id"])
+        text, ids, n = _fill(client, CLAIMS_HEADER, [(cid, line) for line, cid in rows.items()], left)
+        if ids:
+            parts.append(text); used_ids["claims"] = ids; total += n
+            left -= n
+    budgets["sources"] += left
     src_rows = [(i + 1, f"{i + 1},{' '.join(u[1].split())}") for i, u in enumerate(units)]
     text, ids, n = _fill(client, "-----Sources-----\nid,text", src_rows, budgets["sources"])
     parts.append(text); used_ids["sources"] = ids; total += n
@@ -155,6 +179,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     ans.context = ([{"kind": "entity", "id": i} for i in used["entities"]]
                    + [{"kind": "relationship", "id": i} for i in used["relationships"]]
                    + [{"kind": "report", "id": i} for i in used["reports"]]
+                   + [{"kind": "claim", "id": i} for i in used["claims"]]
                    + [{"kind": "text_unit", "id": c, "source": s} for s, c in zip(used["sources"],
                                                                                   used["source_chunks"])])
     ans.details = {"removed_citations": removed, "nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
