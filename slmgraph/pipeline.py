@@ -89,9 +89,12 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             f"({r['added_units']} new, {r['removed_units']} removed)")
         r = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress), "extracted")
         status = ", ".join(f"{k} {v}" for k, v in sorted(r["status"].items())) or "nothing new"
+        grounding = (f"{r['ungrounded']} entities dropped by grounding (names not in their text unit)"
+                     if settings.grounding else "grounding off")
+        invalid = "names not among the candidates" if settings.constrain_names else "empty or overlong names"
         say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; {r['entities']} entities, "
-            f"{r['relationships']} relationships, {r['dropped']} records dropped (duplicates, self-loops, names not "
-            f"in the text); status: {status}")
+            f"{r['relationships']} relationships, {r['dropped']} records dropped by validation (duplicates, "
+            f"self-loops, {invalid}); {grounding}; status: {status}")
         r = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens),
                   "entities")
         say(f"graph: {r['entities']} entities, {r['relationships']} relationships, {r['isolated']} isolated")

@@ -23,6 +23,7 @@ def bundled_dir() -> Path:
 #: basic_user.txt without $context, would silently send the model no data).
 REQUIRED = {
     "extract_system": {"entity_types", "example"}, "extract_user": {"candidates", "text"},
+    "extract_free_system": {"entity_types", "example"}, "extract_free_user": {"text"},
     "report_user": {"context"}, "map_user": {"question", "context"}, "map_text_user": {"question", "context"},
     "reduce_system": {"cite"}, "reduce_user": {"question", "context"}, "local_user": {"context", "question"},
     "basic_user": {"context", "question"}, "rate_user": {"question", "report"},

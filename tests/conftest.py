@@ -96,6 +96,16 @@ def stage_of(schema: dict | None, system: str) -> str:
 
 def default_script(system: str, user: str, schema: dict | None) -> str:
     stage = stage_of(schema, system)
+    if stage == "extract" and schema["properties"]["entities"]["type"] == "array":  # free names
+        from slmgraph.names import candidate_names
+
+        text = user.split("Text:\n", 1)[-1].rsplit("\nOutput:", 1)[0]
+        names = candidate_names(text)
+        with_desc = "description" in schema["properties"]["entities"]["items"]["properties"]
+        ents = [dict({"name": n, "type": "person"}, **({"description": f"{n} appears."} if with_desc else {}))
+                for n in names]
+        rels = [{"source": names[0], "target": names[1], "strength": 5}] if len(names) > 1 else []
+        return json.dumps({"entities": ents, "relationships": rels})
     if stage == "extract":
         props = schema["properties"]["entities"]["properties"]
         names = list(props)
