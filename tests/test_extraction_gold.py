@@ -181,3 +181,32 @@ def test_main_merges_results_and_reports_user_errors(tmp_path, capsys):
     assert err.startswith("extraction_gold: error: gold file") and "missing.json" in err and "\n" not in err
     assert eg.main(["--configs", "nlp,bogus", "--gold", str(gold), "--results", str(out)]) == 2
     assert "unknown config 'bogus'" in capsys.readouterr().err
+
+
+def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, monkeypatch, capsys):
+    import slmgraph.llm
+    import slmgraph.models
+
+    loaded = []
+
+    def fake_load(path, n_ctx, n_threads, seed, threads_explicit=False):
+        loaded.append(path)
+        m = FakeModel()
+        m.chat_template = None if "gemma" in path else "{{ messages }}"
+        return m
+
+    monkeypatch.setattr(slmgraph.llm, "load_model", fake_load)
+    monkeypatch.setattr(slmgraph.llm, "default_model_path", lambda: tmp_path / "SmolLM2.gguf")
+    monkeypatch.setattr(slmgraph.models, "find_gemma_model", lambda cache_dir=None: tmp_path / "gemma-3-270m.gguf")
+    monkeypatch.setitem(eg.CONFIGS, "gemma-nores", ("test", {"resolution_threshold": None}, "gemma"))
+    gold, out = _two_docs(tmp_path), tmp_path / "res"
+    args = ["--configs", "no-resolution,gemma-nores", "--gold", str(gold), "--results", str(out), "--docs", "1"]
+    assert eg.main(args) == 0
+    assert loaded == [str(tmp_path / "SmolLM2.gguf"), str(tmp_path / "gemma-3-270m.gguf")]
+    data = json.loads((out / "extraction_gold.json").read_text())["configs"]
+    assert data["no-resolution"]["model_path"].endswith("SmolLM2.gguf") and data["no-resolution"]["chat_template"]
+    assert data["gemma-nores"]["chat_template"] is False and data["gemma-nores"]["cost"]["model_calls"] == 1
+    assert "(no chat template: plain prompts)" in (out / "extraction_gold.md").read_text()
+    assert eg.main(args[:1] + ["no-resolution", "--model", str(tmp_path / "Other.gguf")] + args[2:]) == 0
+    assert "no-resolution@Other" in json.loads((out / "extraction_gold.json").read_text())["configs"]
+    assert loaded[-1] == str(tmp_path / "Other.gguf")
