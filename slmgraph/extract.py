@@ -189,7 +189,8 @@ def validate(data: object, candidates: list[str] | None,
     filtering by a small model's label lowered F1 (DESIGN.md); a
     relationship needs two different endpoints that are listed entities (an
     endpoint that is a candidate -- or, with free names, any valid name -- but
-    was not listed is added as an entity, as GraphRAG does) and is kept once
+    was not listed is added as an entity, as GraphRAG does: microsoft/graphrag,
+    graph_extractor.py, ``_process_results``) and is kept once
     per unordered pair; strength is clamped to 1..10. Whether a name occurs
     in the text is :func:`ground`'s business, not this function's.
 
