@@ -8,9 +8,19 @@ Two extractors:
   ``enum``s of those candidates. A small model therefore cannot invent a name
   or emit unparseable output; the content is still validated (duplicates,
   self-loops and relationships to unlisted entities are dropped and counted).
+  With ``constrain_names`` off (``--free-names``) the names are free strings
+  of bounded length and count instead -- the way GraphRAG extracts with a
+  large model -- so that what the candidate constraint buys can be measured.
 * ``nlp``: no model. Every candidate is an entity (type ``unknown``, described
   by its first sentence); two candidates in one sentence are related. The
   baseline every model setting must beat, and a mode for very slow machines.
+
+Grounding (``settings.grounding``, on by default) then drops every entity
+whose name does not occur in its text unit under the tolerant match
+(:func:`slmgraph.names.name_occurs`), with the relationships to it, and counts
+the dropped entities (``Extraction.n_ungrounded``). Candidate names are spans
+of the text, so it drops ~nothing in the default mode; with free names it
+removes invented names and names copied from the few-shot example.
 
 Each text unit's result is committed as soon as it is made, keyed by a
 content hash of (text, model, prompts, settings): an interrupted run resumes
@@ -30,7 +40,8 @@ from tqdm import tqdm
 
 from .config import Settings
 from .llm import ModelClient
-from .names import candidate_names, content_words, cut, is_grounded, mentions, normalize_name, sentences
+from .names import (candidate_names, content_words, cut, is_grounded, mentions, name_occurs, normalize_name,
+                    sentences)
 from .prompting import Prompts
 from .store import Store, dumps
 
@@ -39,7 +50,19 @@ log = logging.getLogger("slmgraph")
 #: Part of every extraction key: bump it when a change to this module, to
 #: :mod:`slmgraph.names` or to the sampler (``llm.SAMPLER_VERSION``) changes
 #: what an extraction yields, so indexes re-extract.
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "6"
+
+#: Longest entity name the model may write in free-names mode (JSON-schema
+#: ``maxLength``, characters). Candidate names have at most
+#: ``names.MAX_NAME_WORDS`` (6) words; 60 characters hold six long words.
+FREE_NAME_MAX_CHARS = 60
+
+#: Prompt files of each naming mode: system, user, few-shot output with
+#: model-written descriptions, few-shot output without them.
+PROMPT_FILES = {
+    True: ("extract_system", "extract_user", "extract_example_model", "extract_example_text"),
+    False: ("extract_free_system", "extract_free_user", "extract_example_free_model", "extract_example_free_text"),
+}
 
 
 @dataclass
@@ -94,6 +117,40 @@ def extraction_schema(candidates: list[str], settings: Settings, with_descriptio
     }
 
 
+def free_extraction_schema(settings: Settings, with_descriptions: bool) -> dict:
+    """JSON schema of one text unit's output when names are free (``constrain_names`` off).
+
+    ``entities`` is an array of at most ``max_candidates`` objects
+    ``{name, type[, description]}`` whose name is any string of 1 to
+    :data:`FREE_NAME_MAX_CHARS` characters; relationship endpoints are such
+    strings too. Types, strength and ``maxItems`` of relationships are as in
+    :func:`extraction_schema`, so the two modes differ only in how names are
+    constrained. Shape of the output::
+
+        {"entities": [{"name": "Marie Curie", "type": "person"}, ...],
+         "relationships": [{"source": "Marie Curie", "target": "Sorbonne", "strength": 7}, ...]}
+    """
+    name = {"type": "string", "minLength": 1, "maxLength": FREE_NAME_MAX_CHARS}
+    desc = {"type": "string", "maxLength": settings.description_max_chars}
+    etype = {"type": "string", "enum": list(settings.entity_types) + ["other"]}
+    ent = {"name": name, "type": etype}
+    rel = {"source": name, "target": name}
+    if with_descriptions:
+        ent["description"] = desc
+        rel["description"] = desc
+    rel["strength"] = {"type": "integer", "enum": list(range(1, 11))}
+    return {
+        "type": "object",
+        "properties": {
+            "entities": {"type": "array", "maxItems": settings.max_candidates,
+                         "items": {"type": "object", "properties": ent, "required": list(ent)}},
+            "relationships": {"type": "array", "maxItems": settings.max_relationships,
+                              "items": {"type": "object", "properties": rel, "required": list(rel)}},
+        },
+        "required": ["entities", "relationships"],
+    }
+
+
 def parse_json(text: str) -> tuple[object, str]:
     """Parse model output as JSON, repairing it if needed (json-repair library).
 
@@ -115,21 +172,38 @@ def parse_json(text: str) -> tuple[object, str]:
     return value, "repaired"
 
 
-def validate(data: object, candidates: list[str], entity_types: tuple[str, ...]) -> tuple[list[dict], list[dict], int]:
-    """Keep the well-formed, grounded, non-duplicate records of a model output.
+def _free_name(value: object) -> str:
+    """A free-mode name as written (whitespace folded), or "" when it is not a
+    usable name (not a string, over :data:`FREE_NAME_MAX_CHARS`, no letter or digit)."""
+    if not isinstance(value, str):
+        return ""
+    name = " ".join(value.split())
+    if len(name) > FREE_NAME_MAX_CHARS or not normalize_name(name):
+        return ""
+    return name
 
-    Rules: an entity needs a name among ``candidates`` (by normalised form) and
-    is kept once (first wins); a type outside ``entity_types`` (including the
+
+def validate(data: object, candidates: list[str] | None,
+             entity_types: tuple[str, ...]) -> tuple[list[dict], list[dict], int]:
+    """Keep the well-formed, non-duplicate records of a model output.
+
+    Rules: an entity needs a name among ``candidates`` (by normalised form) --
+    or, when ``candidates`` is None (free names), any name of 1 to
+    :data:`FREE_NAME_MAX_CHARS` characters with a letter or digit, kept as
+    written -- and is kept once (first wins); a type outside ``entity_types`` (including the
     schema's ``other``) becomes ``unknown`` -- the entity is kept, because
     filtering by a small model's label lowered F1 (DESIGN.md); a
     relationship needs two different endpoints that are listed entities (an
-    endpoint that is a candidate but was not listed is added as an entity) and
-    is kept once per unordered pair; strength is clamped to 1..10.
+    endpoint that is a candidate -- or, with free names, any valid name -- but
+    was not listed is added as an entity, as GraphRAG does: microsoft/graphrag,
+    graph_extractor.py, ``_process_results``) and is kept once
+    per unordered pair; strength is clamped to 1..10. Whether a name occurs
+    in the text is :func:`ground`'s business, not this function's.
 
     Returns:
         ``(entities, relationships, n_dropped)``.
     """
-    cand = {normalize_name(c): c for c in candidates}
+    cand = {normalize_name(c): c for c in candidates} if candidates is not None else None
     types = set(entity_types)
     ents: dict[str, dict] = {}
     rels: dict[tuple[str, str], dict] = {}
@@ -145,19 +219,33 @@ def validate(data: object, candidates: list[str], entity_types: tuple[str, ...])
         if not isinstance(e, dict):
             dropped += 1
             continue
-        key = normalize_name(str(e.get("name", "")))
-        if key not in cand or key in ents:
+        if cand is None:
+            name = _free_name(e.get("name"))
+            key = normalize_name(name)
+        else:
+            key = normalize_name(str(e.get("name", "")))
+            name = cand.get(key, "")
+        if not name or key in ents:
             dropped += 1
             continue
         etype = str(e.get("type", "")).strip().lower()
-        ents[key] = {"name": cand[key], "type": etype if etype in types else "unknown",
+        ents[key] = {"name": name, "type": etype if etype in types else "unknown",
                      "description": str(e.get("description", "") or "").strip()}
     for r in raw_rels if isinstance(raw_rels, list) else []:
         if not isinstance(r, dict):
             dropped += 1
             continue
-        s, t = normalize_name(str(r.get("source", ""))), normalize_name(str(r.get("target", "")))
-        if s == t or s not in cand or t not in cand:
+        if cand is None:
+            src, tgt = _free_name(r.get("source")), _free_name(r.get("target"))
+            s, t = normalize_name(src), normalize_name(tgt)
+            # an endpoint already listed keeps the listed surface form
+            names = {s: ents[s]["name"] if s in ents else src, t: ents[t]["name"] if t in ents else tgt}
+            ok = bool(src and tgt)
+        else:
+            s, t = normalize_name(str(r.get("source", ""))), normalize_name(str(r.get("target", "")))
+            names = cand
+            ok = s in cand and t in cand
+        if s == t or not ok:
             dropped += 1
             continue
         pair = (min(s, t), max(s, t))
@@ -166,14 +254,36 @@ def validate(data: object, candidates: list[str], entity_types: tuple[str, ...])
             continue
         for k in (s, t):
             if k not in ents:
-                ents[k] = {"name": cand[k], "type": "unknown", "description": ""}
+                ents[k] = {"name": names[k], "type": "unknown", "description": ""}
         try:
             strength = int(r.get("strength", 5))
         except (TypeError, ValueError):
             strength = 5
-        rels[pair] = {"source": cand[s], "target": cand[t], "description": str(r.get("description", "")).strip(),
-                      "strength": max(1, min(10, strength))}
+        rels[pair] = {"source": ents[s]["name"], "target": ents[t]["name"],
+                      "description": str(r.get("description", "")).strip(), "strength": max(1, min(10, strength))}
     return list(ents.values()), list(rels.values()), dropped
+
+
+def ground(text: str, ents: list[dict], rels: list[dict]) -> tuple[list[dict], list[dict], int]:
+    """Grounding: keep the entities whose names occur in ``text`` under the
+    tolerant match (:func:`slmgraph.names.name_occurs`: case, punctuation,
+    plurals and a leading article ignored; whole words only), and the
+    relationships whose two endpoints are kept.
+
+    Args:
+        text: the text unit the records were extracted from.
+        ents: ``[{name, type, description}, ...]``.
+        rels: ``[{source, target, description, strength}, ...]`` (endpoints
+            are entity names).
+
+    Returns:
+        ``(entities, relationships, n_ungrounded)``: the kept records (new
+        lists, same dicts) and the number of entities dropped.
+    """
+    kept = [e for e in ents if name_occurs(e["name"], text)]
+    keys = {normalize_name(e["name"]) for e in kept}
+    rels = [r for r in rels if normalize_name(r["source"]) in keys and normalize_name(r["target"]) in keys]
+    return kept, rels, len(ents) - len(kept)
 
 
 def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str, str], dict[tuple[str, str], list[str]]]:
@@ -206,7 +316,11 @@ def extract_nlp(text: str, settings: Settings) -> Extraction:
     ents = [{"name": keys[k], "type": "unknown", "description": first_sentence.get(k, "")} for k in keys]
     rels = [{"source": keys[a], "target": keys[b], "description": sents[0], "strength": min(10, len(sents))}
             for (a, b), sents in sorted(pairs.items())]
-    return Extraction(ents, rels, n_candidates=len(cands), status="ok" if ents else "empty")
+    ungrounded = 0
+    if settings.grounding:  # candidates are spans of the text: drops nothing unless the candidate pass changes
+        ents, rels, ungrounded = ground(text, ents, rels)
+    return Extraction(ents, rels, n_candidates=len(cands), n_ungrounded=ungrounded,
+                      status="ok" if ents else "empty")
 
 
 def add_cooccurrence(text: str, ents: list[dict], rels: list[dict], max_chars: int) -> int:
@@ -290,7 +404,9 @@ def extract_token_cap(name_tokens: list[int], settings: Settings, with_descripti
     ``extract_max_tokens``.
 
     Args:
-        name_tokens: tokens of each candidate name in the model's tokenizer.
+        name_tokens: tokens of each candidate name in the model's tokenizer
+            (free names: :func:`free_name_tokens`, one entry per record the
+            schema admits).
 
     Per record: the name plus ~12 tokens of JSON and type; a relationship:
     two names plus ~22; a description ~1 token per 3.5 characters (English
@@ -316,48 +432,73 @@ def _pair(r: dict) -> tuple[str, str]:
     return (min(a, b), max(a, b))
 
 
+def free_name_tokens(settings: Settings) -> list[int]:
+    """Token estimate per entity record of the free-names schema, for
+    :func:`extract_token_cap`: ``max_candidates`` names of the longest
+    admitted length (:data:`FREE_NAME_MAX_CHARS` at ~3.5 characters per
+    token), so the cap has room for the largest output the schema admits."""
+    return [-(-FREE_NAME_MAX_CHARS * 2 // 7)] * settings.max_candidates
+
+
 def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Settings, system: str,
                 with_descriptions: bool) -> Extraction:
-    """Model extraction of one text unit, constrained to its candidate names, with gleaning.
+    """Model extraction of one text unit, with grounding and gleaning.
 
-    No candidates: no model call, status ``empty``. The call is capped at
-    ``extract_max_tokens`` and stopped on a loop or after 120 s; output cut
-    short is repaired with json-repair (status ``truncated``).
+    With ``constrain_names`` (default) the names are an ``enum`` of the text
+    unit's candidates; no candidates: no model call, status ``empty``.
+    Without it the model writes names freely (:func:`free_extraction_schema`,
+    prompt files ``extract_free_*``) and is called for every text unit. The
+    call is capped (:func:`extract_token_cap`) and stopped on a loop or after
+    120 s; output cut short is repaired with json-repair (status
+    ``truncated``). Records are validated (:func:`validate`), then grounded
+    when ``settings.grounding`` (:func:`ground`), then given text
+    descriptions and co-occurrence relationships.
 
     Gleaning (paper sec. 3.1.2; DESIGN.md stage 3), up to
     ``settings.max_gleanings`` rounds, each continuing the same exchange from
     the model's KV state: a forced Y/N choice "did your answer miss an entity
-    or relationship?" (told the further candidate names beyond the first
-    ``max_candidates``, if any), and on Y a request for what was missed under
-    a schema that types the further candidates and relates any of the names.
-    Gleaning stops at N, after a round that adds no new record, when the
-    previous answer did not end normally (cut or repaired), or when the
-    exchange would not fit the window.
+    or relationship?" (with candidates: told the further candidate names
+    beyond the first ``max_candidates``, if any), and on Y a request for what
+    was missed, under a schema that types the further candidates and relates
+    any of the names (free names: the same free schema). Gleaning stops at N,
+    after a round that adds no new record, when the previous answer did not
+    end normally (cut or repaired), or when the exchange would not fit the window.
     """
     limit = settings.max_candidates
+    free = not settings.constrain_names
     all_cands = candidate_names(text, limit * (1 + max(0, settings.max_gleanings)))
     cands = all_cands[:limit]
-    if not cands:
-        return Extraction(status="empty")
-    user = prompts.fill("extract_user", candidates="; ".join(cands), text=text)
-    gen = client.call("extract", system, user, schema=extraction_schema(cands, settings, with_descriptions),
-                      max_tokens=extract_token_cap([client.count(c) for c in cands], settings, with_descriptions),
-                      deadline_s=120.0)
+    if free:
+        user = prompts.fill("extract_free_user", text=text)
+        schema = free_extraction_schema(settings, with_descriptions)
+        cap = extract_token_cap(free_name_tokens(settings), settings, with_descriptions)
+    else:
+        if not cands:
+            return Extraction(status="empty")
+        user = prompts.fill("extract_user", candidates="; ".join(cands), text=text)
+        schema = extraction_schema(cands, settings, with_descriptions)
+        cap = extract_token_cap([client.count(c) for c in cands], settings, with_descriptions)
+    gen = client.call("extract", system, user, schema=schema, max_tokens=cap, deadline_s=120.0)
     evaluated, completion = _spent(gen)
     data, status = parse_json(gen.text)
     if status == "repaired" and gen.finish_reason in ("length", "repetition", "deadline"):
         status = "truncated"
-    ents, rels, dropped = validate(data, cands, settings.entity_types)
+    ents, rels, dropped = validate(data, None if free else cands, settings.entity_types)
     finish = gen.finish_reason
     raws = [gen.text]
     rounds = 0
-    more = all_cands[limit:]
+    more = [] if free else all_cands[limit:]
     prev = gen
     for _ in range(max(0, settings.max_gleanings)):
         if prev.finish_reason != "stop" or status != "ok":
             break  # only a complete answer is continued
         offer = more[:limit]
-        note = (f"Further candidate names: {'; '.join(offer)}." if offer else "There are no further candidate names.")
+        if free:
+            note = "Write only names that occur in the text."
+        elif offer:
+            note = f"Further candidate names: {'; '.join(offer)}."
+        else:
+            note = "There are no further candidate names."
         ans = client.follow_up("glean", prev, prompts.fill("glean_check", more=note), choices=["Y", "N"])
         if ans is None:
             break
@@ -365,14 +506,19 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
         evaluated, completion = evaluated + e, completion + c
         if ans.text != "Y":
             break
-        offered = {normalize_name(o) for o in offer}
-        names = offer + [x["name"] for x in ents if normalize_name(x["name"]) not in offered]
-        if len(names) < 2:
-            break  # nothing to type and nothing to relate
-        g2 = client.follow_up("glean", ans, prompts.fill("glean_user", candidates="; ".join(offer) or "none"),
-                              schema=extraction_schema(offer, settings, with_descriptions, related=names),
-                              max_tokens=extract_token_cap([client.count(o) for o in offer] or [4], settings,
-                                                           with_descriptions), deadline_s=120.0)
+        if free:
+            names = None
+            schema2 = free_extraction_schema(settings, with_descriptions)
+            cap2 = cap
+        else:
+            offered = {normalize_name(o) for o in offer}
+            names = offer + [x["name"] for x in ents if normalize_name(x["name"]) not in offered]
+            if len(names) < 2:
+                break  # nothing to type and nothing to relate
+            schema2 = extraction_schema(offer, settings, with_descriptions, related=names)
+            cap2 = extract_token_cap([client.count(o) for o in offer] or [4], settings, with_descriptions)
+        g2 = client.follow_up("glean", ans, prompts.fill("glean_user", more=note), schema=schema2, max_tokens=cap2,
+                              deadline_s=120.0)
         if g2 is None:
             break
         e, c = _spent(g2)
@@ -395,13 +541,15 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
         if not new_e and not new_r:
             break  # a round that adds nothing ends gleaning
         rounds += 1
+    ungrounded = 0
+    if settings.grounding:
+        ents, rels, ungrounded = ground(text, ents, rels)
     text_descriptions(text, ents, rels, settings.description_max_chars)
     if settings.cooccurrence:
         add_cooccurrence(text, ents, rels, settings.description_max_chars)
     return Extraction(ents, rels, n_candidates=len(cands) + len(all_cands[limit:]) - len(more), n_dropped=dropped,
-                      status=status,
-                      raw="\n".join(raws), finish_reason=finish, gleanings=rounds,
-                      evaluated_tokens=evaluated, completion_tokens=completion)
+                      n_ungrounded=ungrounded, status=status, raw="\n".join(raws), finish_reason=finish,
+                      gleanings=rounds, evaluated_tokens=evaluated, completion_tokens=completion)
 
 
 def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings) -> str:
@@ -409,20 +557,30 @@ def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings)
     s = settings
     parts = [EXTRACTOR_VERSION, text, model_fp if s.extractor == "llm" else "", prompt_fp if s.extractor == "llm" else "",
              s.extractor, list(s.entity_types), s.descriptions, s.max_candidates, s.max_relationships,
-             s.extract_max_tokens, s.description_max_chars, s.cooccurrence,
+             s.extract_max_tokens, s.description_max_chars, s.cooccurrence, s.constrain_names, s.grounding,
              s.max_gleanings if s.extractor == "llm" else 0]
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
+
+
+def extraction_prompt_files(settings: Settings) -> list[str]:
+    """Names of the prompt files an extraction with ``settings`` reads (for its cache key)."""
+    names = list(PROMPT_FILES[settings.constrain_names])
+    if settings.max_gleanings > 0:
+        names += ["glean_check", "glean_user"]
+    return names
 
 
 def extraction_system(prompts: Prompts, settings: Settings, model) -> tuple[str, bool]:
     """``(system prompt, with_descriptions)`` of the extraction calls for ``model``.
 
-    The system prompt (instructions + few-shot example) is the fixed prefix
-    every extraction call shares, so it is evaluated once per process.
+    The system prompt (instructions + few-shot example, for candidate or free
+    names) is the fixed prefix every extraction call shares, so it is
+    evaluated once per process.
     """
+    system_name, _, example_model, example_text = PROMPT_FILES[settings.constrain_names]
     with_desc = use_model_descriptions(settings, getattr(model, "n_params", None) if model is not None else None)
-    example = prompts.text("extract_example_model" if with_desc else "extract_example_text").strip()
-    system = prompts.fill("extract_system", entity_types=", ".join(settings.entity_types), example=example)
+    example = prompts.text(example_model if with_desc else example_text).strip()
+    system = prompts.fill(system_name, entity_types=", ".join(settings.entity_types), example=example)
     return system, with_desc
 
 
@@ -471,9 +629,10 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
 
     Returns:
         dict: ``extracted`` (units processed now), ``reused`` (units already
-        done), ``entities``, ``relationships``, ``dropped``, ``ungrounded``,
-        ``status`` counts, ``workers``, ``threads``, ``startup_seconds`` (spawning
-        workers and loading their models).
+        done), ``entities``, ``relationships``, ``dropped`` (records dropped by
+        validation), ``ungrounded`` (entities dropped by grounding), ``status``
+        counts -- all of the units processed now -- and ``workers``,
+        ``threads``, ``startup_seconds`` (spawning workers and loading their models).
 
     Raises:
         UserError: a prompt does not fit the window.
@@ -481,10 +640,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     """
     from .batch import WorkerPool, WorkerSpec, plan_threads
 
-    names = ["extract_system", "extract_user", "extract_example_text", "extract_example_model"]
-    if settings.max_gleanings > 0:
-        names += ["glean_check", "glean_user"]
-    prompt_fp = prompts.digest(*names)
+    prompt_fp = prompts.digest(*extraction_prompt_files(settings))
     model = client.model if client is not None else None
     model_fp = model.fingerprint if model is not None else ""
     system, with_desc = extraction_system(prompts, settings, model)

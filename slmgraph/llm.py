@@ -24,6 +24,7 @@ import codecs
 import ctypes
 import hashlib
 import json
+import logging
 import re
 import time
 from contextlib import contextmanager
@@ -35,6 +36,8 @@ import numpy as np
 
 from .errors import UserError
 from .store import Store, dumps
+
+log = logging.getLogger("slmgraph")
 
 #: Part of every cache key: bump it when a change to the sampler (greedy pick,
 #: loop guard, stop rules) can change what the same prompt generates.
@@ -296,7 +299,11 @@ class LlamaModel:
         meta = self.llm.metadata or {}
         self.chat_template = meta.get("tokenizer.chat_template")
         self._formatter = None
-        if self.chat_template:
+        if not self.chat_template:
+            # llama-cpp-python would silently apply the llama-2 chat format (DESIGN.md): say what is done instead.
+            log.warning("slmgraph: note: %s has no chat template: using plain completion prompts "
+                        "(instructions, the text, then 'Answer:')", path.name)
+        else:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
             bos = self._token_text(self.llm.token_bos())

@@ -1,4 +1,4 @@
-"""Names in text: the candidate pass and name normalisation.
+"""Names in text: the candidate pass, name normalisation and the tolerant match.
 
 The candidate pass proposes spans that are *in* the text: runs of capitalised
 words (with "of", "de", "van", ... inside), all-caps acronyms, and
@@ -6,6 +6,11 @@ hyphenated/possessive forms reduced to their name. A small model is a poor
 generator of names and a usable chooser (DESIGN.md, "Extraction quality"):
 the candidates become a JSON-schema ``enum``, so the model cannot invent a
 name. The same pass is the LLM-free ``nlp`` extractor.
+
+The tolerant match (:func:`tolerant_key`, :func:`name_occurs`) compares names
+while ignoring case, punctuation, plurals and a leading article; grounding
+uses it to drop names that are not in their text unit, and the gold
+benchmark to match predicted to gold entities.
 """
 
 from __future__ import annotations
@@ -127,6 +132,107 @@ def _sentence_initial(text: str, pos: int) -> bool:
     while i >= 0 and text[i] in " \t\"'\u201c\u2018(*#-_\u2014":
         i -= 1
     return i < 0 or text[i] in ".!?:\n\u2026"
+
+
+# --- tolerant match ---------------------------------------------------------
+# Sources: the scoring rule of DESIGN.md ("Extraction quality": casefold, strip
+# punctuation and leading articles); the plural rule is Harman's S-stemmer
+# (D. Harman, "How effective is suffixing?", JASIS 42(1), 1991), plus "es"
+# after a sibilant (boxes, churches, classes).
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'"})
+_POSSESSIVE = re.compile(r"'s(?![^\W_])")  # "Sorbonne's", tokenised "People 's"
+_INNER_APOSTROPHE = re.compile(r"(?<=[^\W_])'(?=[^\W_])")  # "O'Brien", "Qur'an"
+# Dotted single-letter acronyms ("U.S.", "U.S.A", "e.g."): the dots are dropped.
+_DOTTED = re.compile(r"(?<![^\W_])(?:[^\W\d_]\.){1,}[^\W\d_](?![^\W_])\.?")
+_WORD = re.compile(r"[^\W_]+")
+_LEADING_ARTICLES = frozenset(("the", "a", "an"))
+
+
+def _singular(word: str) -> str:
+    """A word with a plural ending removed (keys are compared, not shown).
+
+    Rules, in order, for words of 4+ characters: ``ies`` -> ``y`` (not after
+    ``a``/``e``: "cities" -> "city", "series" -> "sery" on both sides);
+    ``sses``/``xes``/``zzes``/``ches``/``shes`` -> drop ``es`` ("boxes" ->
+    "box"); ``es`` -> drop ``s`` unless after ``a``/``e``/``o`` ("houses" ->
+    "house", "Jones" -> "jone"); ``s`` -> dropped unless the word ends in
+    ``ss``/``us``/``is`` ("rockets" -> "rocket"; "Paris", "Marcus",
+    "Congress" stay). Words of 3 characters or fewer ("us", "bus", "gas")
+    are left alone.
+    """
+    if len(word) < 4 or not word.endswith("s"):
+        return word
+    if word.endswith("ies") and len(word) > 4 and word[-4] not in "ae":
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "zzes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("es"):
+        return word if word[-3] in "aeo" else word[:-1]
+    if word.endswith(("ss", "us", "is")):
+        return word
+    return word[:-1]
+
+
+def tolerant_words(s: str, drop_article: bool = False) -> list[str]:
+    """The words of ``s`` under the tolerant match (list of str; empty if none).
+
+    Rules: NFKC and casefold; possessive ``'s`` dropped ("Sorbonne's", "People
+    's Republic"); an apostrophe inside a word joins it ("O'Brien" ->
+    "obrien"); dotted acronyms lose their dots ("U.S." -> "us"); every other
+    non-alphanumeric character -- punctuation, hyphens, slashes, underscores --
+    separates words ("Jean-Luc" and "Jean - Luc" both give "jean", "luc");
+    each word loses a plural ending (:func:`_singular`). With
+    ``drop_article``, a leading "the"/"a"/"an" is removed when a word follows
+    it (DESIGN.md's scoring rule).
+    """
+    s = unicodedata.normalize("NFKC", s).casefold().translate(_APOSTROPHES)
+    s = _POSSESSIVE.sub("", s)
+    s = _INNER_APOSTROPHE.sub("", s)
+    s = _DOTTED.sub(lambda m: m.group(0).replace(".", ""), s)
+    words = [_singular(w) for w in _WORD.findall(s)]
+    if drop_article and len(words) > 1 and words[0] in _LEADING_ARTICLES:
+        words = words[1:]
+    return words
+
+
+def tolerant_key(name: str) -> str:
+    """The tolerant key of an entity name: its :func:`tolerant_words`, leading
+    article dropped, joined by single spaces (str; empty if nothing is left).
+
+    Two names match when their keys are equal: "The Beatles" = "beatles",
+    "U.S." = "US", "Jean-Luc Picard" = "Jean - Luc Picard", "Sorbonne's" =
+    "Sorbonne", "Companies" = "company". This is the gold scorer's entity
+    match (DESIGN.md, "Extraction quality") and grounding's name form.
+    """
+    return " ".join(tolerant_words(name, drop_article=True))
+
+
+_TEXT_KEYS: dict[str, str] = {}
+
+
+def _text_key(text: str) -> str:
+    """`` word word ... `` of ``text`` (padded with spaces), cached for the last few texts."""
+    key = _TEXT_KEYS.get(text)
+    if key is None:
+        if len(_TEXT_KEYS) > 64:
+            _TEXT_KEYS.clear()
+        key = " " + " ".join(tolerant_words(text)) + " "
+        _TEXT_KEYS[text] = key
+    return key
+
+
+def name_occurs(name: str, text: str) -> bool:
+    """True when ``name`` occurs in ``text`` under the tolerant match.
+
+    The name's tolerant key (leading article dropped) must appear as a
+    contiguous sequence of whole words of the text's tolerant words -- not as
+    a substring: "Al" does not occur in "Alex", "US" not in "business", but
+    "the Sorbonne's" occurs in "at the Sorbonne" and "Jean Luc" in
+    "Jean-Luc". A name with no words occurs nowhere.
+    """
+    key = tolerant_key(name)
+    return bool(key) and f" {key} " in _text_key(text)
 
 
 _MENTION_CACHE: dict[str, re.Pattern] = {}

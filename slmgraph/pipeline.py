@@ -98,9 +98,12 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         r = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
                                                          model_factory=model_factory, say=say), "extracted")
         status = ", ".join(f"{k} {v}" for k, v in sorted(r["status"].items())) or "nothing new"
+        grounding = (f"{r['ungrounded']} entities dropped by grounding (names not in their text unit)"
+                     if settings.grounding else "grounding off")
+        invalid = "names not among the candidates" if settings.constrain_names else "empty or overlong names"
         say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; {r['entities']} entities, "
-            f"{r['relationships']} relationships, {r['dropped']} records dropped (duplicates, self-loops, names not "
-            f"in the text); status: {status}")
+            f"{r['relationships']} relationships, {r['dropped']} records dropped by validation (duplicates, "
+            f"self-loops, {invalid}); {grounding}; status: {status}")
         if settings.claims:
             r = stage("claims", lambda: run_claims(store, client, prompts, settings, progress), "extracted")
             say(f"claims: {r['extracted']} text units read, {r['reused']} reused, {r['no_entities']} without "

@@ -32,10 +32,11 @@ def bundled_dir() -> Path:
 REQUIRED = {
     "extract_system": {"entity_types", "example"}, "extract_user": {"candidates", "text"},
     "claims_system": {"example"}, "claims_user": {"entities", "text"},
+    "extract_free_system": {"entity_types", "example"}, "extract_free_user": {"text"},
     "report_user": {"context"}, "map_user": {"question", "context"}, "map_text_user": {"question", "context"},
     "reduce_system": {"cite"}, "reduce_user": {"question", "context"}, "local_user": {"context", "question"},
     "basic_user": {"context", "question"}, "rate_user": {"question", "report"},
-    "glean_check": {"more"}, "glean_user": {"candidates"},
+    "glean_check": {"more"}, "glean_user": {"more"},
     "summarize_user": {"element", "descriptions"},
 }
 

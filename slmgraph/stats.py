@@ -2,8 +2,9 @@
 
 Counts per table and per community level; model calls, tokens (prompt,
 of which reused from the KV cache, completion) and seconds per stage from the
-``llm_calls`` ledger; and wall-clock per stage of the latest index run from
-``stage_runs``. Claims (covariates) are shown only when the index holds some.
+``llm_calls`` ledger; the grounding drop rate of the extraction records; and
+wall-clock per stage of the latest index run from ``stage_runs``. Claims
+(covariates) are shown only when the index holds some.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ TABLES = ("documents", "text_units", "extractions", "entity_mentions", "relation
 
 
 def collect(store: Store) -> dict:
-    """All figures as a dict: ``tables``, ``levels``, ``ledger``, ``last_run``, ``extraction``, ``meta``,
-    ``claims`` (per claim-extraction status: text units, claims, dropped; empty without claims)."""
+    """All figures as a dict: ``tables``, ``levels``, ``ledger``, ``last_run``, ``extraction``, ``grounding``
+    (see :func:`grounding`), ``meta``, ``claims`` (per claim-extraction status: text units, claims, dropped;
+    empty without claims)."""
     con = store.con
     out: dict = {"tables": {t: store.count(t) for t in TABLES}}
     n_claims = store.count("claims") if store.has_table("claims") else 0
@@ -52,7 +54,25 @@ def collect(store: Store) -> dict:
     out["extraction"] = [{"status": r[0], "text_units": r[1], "dropped_records": int(r[2] or 0)}
                          for r in con.execute("SELECT status, count(*), sum(n_dropped) FROM extractions "
                                               "GROUP BY status ORDER BY status").fetchall()]
+    out["grounding"] = grounding(store)
     return out
+
+
+def grounding(store: Store) -> dict:
+    """Grounding drop figures of an index's current extraction records.
+
+    Returns:
+        dict: ``entities_before`` (entities extracted before grounding =
+        kept + ungrounded), ``ungrounded`` (dropped because their names do not
+        occur in their text unit), ``rate`` (ungrounded / entities_before,
+        0..1; None when nothing was extracted). Records written before the
+        ``n_ungrounded`` column existed count as 0 dropped.
+    """
+    kept, dropped = store.con.execute(
+        "SELECT coalesce(sum(n_entities), 0), coalesce(sum(n_ungrounded), 0) FROM extractions").fetchone()
+    before = int(kept) + int(dropped)
+    return {"entities_before": before, "ungrounded": int(dropped),
+            "rate": round(int(dropped) / before, 4) if before else None}
 
 
 def _table(headers: list[str], rows: list[list]) -> str:
@@ -75,6 +95,10 @@ def render(figs: dict, db: str) -> str:
     if figs["extraction"]:
         out += ["", _table(["extraction status", "text units", "dropped records"],
                            [[r["status"], r["text_units"], r["dropped_records"]] for r in figs["extraction"]])]
+    g = figs.get("grounding") or {}
+    if g.get("entities_before"):
+        out += ["", f"grounding: {g['ungrounded']} of {g['entities_before']} extracted entities dropped "
+                    f"({100 * g['rate']:.1f} %): names not found in their text unit"]
     if figs.get("claims"):
         out += ["", _table(["claims status", "text units", "claims", "dropped claims"],
                            [[r["status"], r["text_units"], r["claims"], r["dropped"]] for r in figs["claims"]])]

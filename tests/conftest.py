@@ -10,15 +10,44 @@ answers every stage with valid, content-dependent JSON.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import itertools
 import json
 import re
+import sys
+from importlib.util import spec_from_file_location
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from slmgraph.llm import Generation, Prompt
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+class _ThisCheckoutFinder:
+    """Maps ``slmgraph.prompts`` and ``slmgraph.models`` to this checkout's ``prompts/`` and ``models/``.
+
+    They live outside the ``slmgraph/`` folder (pyproject's package-dir), so
+    with an editable install made from another checkout -- e.g. git worktrees
+    sharing one venv, tests run with ``PYTHONPATH=<this checkout>`` -- they
+    would be imported from that other checkout while ``slmgraph`` is this one.
+    """
+
+    dirs = {"slmgraph.prompts": _ROOT / "prompts", "slmgraph.models": _ROOT / "models"}
+
+    @classmethod
+    def find_spec(cls, fullname, path=None, target=None):
+        d = cls.dirs.get(fullname)
+        if d is None:
+            return None
+        return spec_from_file_location(fullname, d / "__init__.py", submodule_search_locations=[str(d)])
+
+
+_spec = importlib.util.find_spec("slmgraph")
+if _spec is not None and _spec.origin and Path(_spec.origin).resolve().is_relative_to(_ROOT):
+    sys.meta_path.insert(0, _ThisCheckoutFinder)
+
+from slmgraph.llm import Generation, Prompt  # noqa: E402
 
 _TOKEN = re.compile(r"\S+\s*|\s+")
 
@@ -120,6 +149,16 @@ def default_script(system: str, user: str, schema: dict | None) -> str:
     stage = stage_of(schema, system)
     if stage == "choice":
         return schema["choices"][-1]  # "N": nothing was missed
+    if stage == "extract" and schema["properties"]["entities"]["type"] == "array":  # free names
+        from slmgraph.names import candidate_names
+
+        text = user.split("Text:\n", 1)[-1].rsplit("\nOutput:", 1)[0]
+        names = candidate_names(text)
+        with_desc = "description" in schema["properties"]["entities"]["items"]["properties"]
+        ents = [dict({"name": n, "type": "person"}, **({"description": f"{n} appears."} if with_desc else {}))
+                for n in names]
+        rels = [{"source": names[0], "target": names[1], "strength": 5}] if len(names) > 1 else []
+        return json.dumps({"entities": ents, "relationships": rels})
     if stage == "extract":
         props = schema["properties"]["entities"]["properties"]
         names = list(props)

@@ -170,3 +170,135 @@ def test_a_user_prompt_without_its_placeholders_is_refused(tmp_path):
     with pytest.raises(UserError, match=r"does not use \$context"):
         p.fill("basic_user", question="q", context="c")
     assert p.fill("map_user", question="q", context="c").startswith("Question: q")  # bundled file still used
+
+
+# --- grounding and free names ----------------------------------------------------
+
+from slmgraph.extract import (FREE_NAME_MAX_CHARS, extraction_key, free_extraction_schema,  # noqa: E402
+                              ground)
+
+
+def test_free_schema_bounds_names_and_counts_and_converts_to_a_grammar():
+    s = Settings(max_candidates=7)
+    for with_desc in (False, True):
+        sch = free_extraction_schema(s, with_desc)
+        ents = sch["properties"]["entities"]
+        assert ents["type"] == "array" and ents["maxItems"] == 7
+        name = ents["items"]["properties"]["name"]
+        assert name == {"type": "string", "minLength": 1, "maxLength": FREE_NAME_MAX_CHARS}
+        assert "enum" not in name
+        rel = sch["properties"]["relationships"]["items"]["properties"]
+        assert rel["source"] == name and rel["strength"]["enum"] == list(range(1, 11))
+        assert ("description" in ents["items"]["properties"]) is with_desc
+    # llama.cpp's converter honours the bounds (a schema it cannot convert would fall back to any JSON)
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    gbnf = json_schema_to_gbnf(json.dumps(free_extraction_schema(s, False)))
+    rules = dict(line.split(" ::= ", 1) for line in gbnf.splitlines())
+    assert rules["entities-item-name"].count("char") == FREE_NAME_MAX_CHARS      # 1 required + 59 optional
+    assert rules["entities"].count("entities-item") == 7                          # maxItems
+    # the few-shot examples have the schema's shape
+    for name in ("extract_example_free_text", "extract_example_free_model"):
+        ex = json.loads(Prompts().text(name))
+        assert isinstance(ex["entities"], list) and {"name", "type"} <= set(ex["entities"][0])
+        ents, rels, dropped = validate(ex, None, Settings().entity_types)
+        assert dropped == 0 and len(ents) == 4 and len(rels) == 3
+
+
+def test_validate_free_names_keeps_written_names_and_drops_bad_ones():
+    data = {"entities": [{"name": " Marie   Curie ", "type": "person"}, {"name": "marie curie", "type": "person"},
+                         {"name": "x" * (FREE_NAME_MAX_CHARS + 1), "type": "person"}, {"name": "...", "type": "other"},
+                         {"name": 7, "type": "person"}],
+            "relationships": [{"source": "Marie Curie", "target": "Sorbonne", "strength": 7},
+                              {"source": "Marie Curie", "target": "", "strength": 7}]}
+    ents, rels, dropped = validate(data, None, TYPES)
+    assert [e["name"] for e in ents] == ["Marie Curie", "Sorbonne"]    # endpoint added, as GraphRAG does
+    assert rels == [{"source": "Marie Curie", "target": "Sorbonne", "description": "", "strength": 7}]
+    assert dropped == 4 + 1
+
+
+def test_ground_drops_names_not_in_the_text_and_their_relationships():
+    text = "Alice Smith founded Acme Corporation's lab in Paris."
+    ents = [{"name": n, "type": "unknown", "description": ""}
+            for n in ("Alice Smith", "the Acme Corporation", "Marie Curie", "Pari")]
+    rels = [{"source": "Alice Smith", "target": "Marie Curie"}, {"source": "Alice Smith", "target": "the Acme Corporation"},
+            {"source": "Pari", "target": "Alice Smith"}]
+    kept, krels, n = ground(text, ents, rels)
+    assert [e["name"] for e in kept] == ["Alice Smith", "the Acme Corporation"] and n == 2
+    assert krels == [rels[1]]
+
+
+def _free_inventive(system, user, schema):
+    if "choices" in schema:
+        return "N"  # the gleaning check: nothing missed
+    assert schema["properties"]["entities"]["type"] == "array"      # free names were asked for
+    assert "Candidate names" not in user
+    return json.dumps({"entities": [{"name": "Alice Smith", "type": "person"}, {"name": "Marie Curie", "type": "person"},
+                                    {"name": "Paris", "type": "location"}],
+                       "relationships": [{"source": "Alice Smith", "target": "Marie Curie", "strength": 3},
+                                         {"source": "Marie Curie", "target": "Sorbonne", "strength": 3},
+                                         {"source": "Alice Smith", "target": "Paris", "strength": 3}]})
+
+
+def test_free_names_mode_grounding_drops_and_counts_an_invented_name(tmp_path):
+    model = FakeModel(script=_free_inventive)
+    store = _units_store(tmp_path, model)
+    n_units = store.count("text_units")
+    s = Settings(constrain_names=False, cooccurrence=False)
+    r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), s, progress=False)
+    names = {row[0] for row in store.con.execute("SELECT DISTINCT norm FROM entity_mentions").fetchall()}
+    assert names == {"alice smith", "paris"}
+    # Marie Curie and Sorbonne (added as a relationship endpoint) are dropped in every unit, with their relationships
+    assert r["ungrounded"] == 2 * n_units
+    assert store.con.execute("SELECT sum(n_ungrounded) FROM extractions").fetchone()[0] == 2 * n_units
+    rels = store.con.execute("SELECT DISTINCT source_norm, target_norm FROM relationship_mentions").fetchall()
+    assert rels == [("alice smith", "paris")]
+    # without grounding the invented names stay
+    (tmp_path / "b").mkdir()
+    store2 = _units_store(tmp_path / "b", model)
+    r2 = run_extraction(store2, ModelClient(model, store2, "r"), Prompts(),
+                        Settings(constrain_names=False, cooccurrence=False, grounding=False), progress=False)
+    assert r2["ungrounded"] == 0
+    assert {"marie curie", "sorbonne"} <= {row[0] for row in store2.con.execute(
+        "SELECT DISTINCT norm FROM entity_mentions").fetchall()}
+
+
+def test_candidate_mode_grounds_nothing_away(tmp_path):
+    model = FakeModel()
+    store = _units_store(tmp_path, model)
+    r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(), progress=False)
+    assert r["entities"] > 0 and r["ungrounded"] == 0
+    assert all(schema["properties"]["entities"]["type"] == "object" for _, _, schema in model.calls
+               if "choices" not in schema)
+
+
+def test_extraction_key_changes_with_naming_and_grounding():
+    base = extraction_key("text", "m", "p", Settings())
+    assert extraction_key("text", "m", "p", Settings(constrain_names=False)) != base
+    assert extraction_key("text", "m", "p", Settings(grounding=False)) != base
+    assert extraction_key("text", "m", "p", Settings()) == base
+
+
+def test_switching_to_free_names_re_extracts_with_the_free_prompt(tmp_path):
+    model = FakeModel()
+    store = _units_store(tmp_path, model)
+    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(), progress=False)
+    model.calls.clear()
+    r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(constrain_names=False),
+                       progress=False)
+    assert r["extracted"] == store.count("text_units") and model.calls
+    system, user, _ = model.calls[0]
+    assert '"entities": [{"name": "Marie Curie"' in system and user.startswith("Text:\n")
+
+
+def test_stats_show_the_grounding_drop_rate(tmp_path):
+    from slmgraph.stats import collect, render
+
+    model = FakeModel(script=_free_inventive)
+    store = _units_store(tmp_path, model)
+    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(constrain_names=False, cooccurrence=False),
+                   progress=False)
+    figs = collect(store)
+    n = store.count("text_units")
+    assert figs["grounding"] == {"entities_before": 4 * n, "ungrounded": 2 * n, "rate": 0.5}
+    assert "grounding: %d of %d extracted entities dropped (50.0 %%)" % (2 * n, 4 * n) in render(figs, "x")

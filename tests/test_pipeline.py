@@ -163,3 +163,25 @@ def test_a_model_of_1b_parameters_writes_descriptions_and_findings(tmp_path, cor
         "SELECT findings FROM community_reports WHERE context_kind = 'elements'").fetchall()]
     assert findings and all(f and f[0]["summary"].startswith("About ") for f in findings)
     store.close()
+
+
+def test_extract_note_reports_grounding_drops(tmp_path, corpus):
+    def free_inventive(system, user, schema):
+        if stage_of(schema, system) != "extract":
+            from conftest import default_script
+
+            return default_script(system, user, schema)
+        return json.dumps({"entities": [{"name": "Marie Curie", "type": "person"}], "relationships": []})
+
+    notes: list[str] = []
+    out = run_index(corpus, tmp_path / "i.duckdb", Settings(min_community_size=2, constrain_names=False),
+                    progress=False, model=FakeModel(script=free_inventive), embedder_factory=FakeEmbedder,
+                    say=notes.append)
+    n_units = out["extract"]["extracted"]
+    assert out["extract"]["ungrounded"] == n_units
+    note = next(n for n in notes if n.startswith("extract:"))
+    assert f"{n_units} entities dropped by grounding" in note
+    notes.clear()
+    run_index(corpus, tmp_path / "j.duckdb", Settings(min_community_size=2, grounding=False), progress=False,
+              model=FakeModel(), embedder_factory=FakeEmbedder, say=notes.append)
+    assert "grounding off" in next(n for n in notes if n.startswith("extract:"))
