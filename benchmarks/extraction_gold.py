@@ -89,7 +89,9 @@ EXCLUDED_TYPES = frozenset({"TIME", "NUM"})
 #: "gemma" = base Gemma 3 270M). The nlp config has resolution_threshold None: it must run without torch.
 CONFIGS: dict[str, tuple[str, dict, str | None]] = {
     "nlp": ("LLM-free: candidate spans as entities, same-sentence co-occurrence as relationships",
-            {"extractor": "nlp", "resolution_threshold": None}, None),
+            {"extractor": "nlp"}, None),
+    "nlp-no-resolution": ("LLM-free, entity resolution by normalised name only",
+                          {"extractor": "nlp", "resolution_threshold": None, "resolution_rules": False}, None),
     "default": ("all defaults", {}, "default"),
     "no-gleaning": ("no gleaning round", {"max_gleanings": 0}, "default"),
     "no-grounding": ("grounding off", {"grounding": False}, "default"),

@@ -52,7 +52,9 @@ def _index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-grounding", action="store_true",
                    help="keep entities whose names do not occur in their text unit")
     p.add_argument("--resolution", default="0.9",
-                   help="name-embedding similarity at which entities of compatible types merge, or 'off' (default 0.9)")
+                   help="entity resolution: a name-embedding similarity (default 0.9) at which entities of compatible "
+                        "types merge, on top of the title/first-last-name/acronym rules; 'rules' for the rules only; "
+                        "'off' to merge on the normalised name only")
     p.add_argument("--summaries", choices=("auto", "model", "join"), default="auto",
                    help="who summarises several descriptions of one entity: the model, a join, or auto (model if >= 1B)")
     p.add_argument("--claims", action="store_true", help="also extract claims (covariates): one more call per text unit")
@@ -158,7 +160,10 @@ def _settings(args) -> Settings:
         s.max_gleanings = args.gleanings
         s.constrain_names = not args.free_names
         s.grounding = not args.no_grounding
-        if args.resolution.strip().lower() in ("off", "none", "no"):
+        res = args.resolution.strip().lower()
+        if res in ("off", "none", "no"):
+            s.resolution_threshold, s.resolution_rules = None, False
+        elif res == "rules":
             s.resolution_threshold = None
         else:
             try:
@@ -166,7 +171,8 @@ def _settings(args) -> Settings:
             except ValueError:
                 s.resolution_threshold = -1.0
             if not 0.0 < s.resolution_threshold <= 1.0:
-                raise UserError(f"--resolution {args.resolution!r} must be a similarity in (0, 1], e.g. 0.9, or 'off'")
+                raise UserError(f"--resolution {args.resolution!r} must be a similarity in (0, 1], e.g. 0.9, "
+                                "or 'rules' or 'off'")
         s.summaries = args.summaries
         s.claims = args.claims
         if args.entity_types is not None:

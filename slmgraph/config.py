@@ -105,6 +105,10 @@ class Settings:
     #: compatible types merge; None = embedding resolution off (rule-based
     #: resolution still applies).
     resolution_threshold: float | None = 0.9
+    #: Rule-based resolution (titles, first/last names of one person, acronyms;
+    #: slmgraph.resolve). False with resolution_threshold None: merge on the
+    #: normalised name only.
+    resolution_rules: bool = True
     #: Who writes the summary of an entity/relationship with several
     #: descriptions: "model" (one call each, within entity_description_max_tokens),
     #: "join" (distinct descriptions joined) or "auto" (model when it has >= 1e9 parameters).

@@ -243,7 +243,8 @@ def _estimate_reports(store, model, prompts, settings, ratio, stages, calib, say
     run_extraction(store, None, prompts, nlp, progress=False)
     t0 = time.perf_counter()
     client0 = ModelClient(model, None, "estimate")
-    build_graph(store, client0.count, settings.entity_description_max_tokens)
+    # Rule-based entity resolution as in the real run (the embedding rule needs the embedder: skipped).
+    build_graph(store, client0.count, settings.entity_description_max_tokens, settings=settings)
     stages["graph"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": time.perf_counter() - t0}
     t0 = time.perf_counter()
     run_communities(store, settings)

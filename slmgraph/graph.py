@@ -212,7 +212,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
             mtypes[norm][etype] += 1
             munits[norm].add(chunk_id)
     res = resolve_entities(mnames, mtypes, {n: len(u) for n, u in munits.items()},
-                           threshold=settings.resolution_threshold, embed=embed)
+                           threshold=settings.resolution_threshold, embed=embed, rules=settings.resolution_rules)
     canon = res.mapping
     names: dict[str, Counter] = {n: mnames[n] for n in canon if canon[n] == n}
     types: dict[str, Counter] = defaultdict(Counter)

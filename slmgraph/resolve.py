@@ -359,7 +359,7 @@ def _embedding_rule(cl: _Clusters, embed, threshold: float, block: int = 1024) -
 
 def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter], mentions: Mapping[str, int], *,
                      threshold: float | None = 0.9,
-                     embed: Callable[[list[str]], np.ndarray] | None = None) -> Resolution:
+                     embed: Callable[[list[str]], np.ndarray] | None = None, rules: bool = True) -> Resolution:
     """Entity resolution over normalised entity keys (rules in the module docstring).
 
     Args:
@@ -374,6 +374,8 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
             displayed names of the entities left after rules 1-3, and only
             when ``threshold`` is set and at least two entities are left; None
             also skips the rule.
+        rules: apply the ``title``, ``name-subset`` and ``acronym`` rules
+            (False with ``threshold`` None: normalised-name match only).
 
     Returns:
         :class:`Resolution`: the mapping of every key to its entity's key,
@@ -383,9 +385,10 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
         ValueError: ``embed`` returned an array of the wrong shape.
     """
     cl = _Clusters(names, types, mentions)
-    _title_rule(cl)
-    _subset_rule(cl)
-    _acronym_rule(cl)
+    if rules:
+        _title_rule(cl)
+        _subset_rule(cl)
+        _acronym_rule(cl)
     res = Resolution(mapping={})
     if threshold is not None and embed is not None:
         res.embedded = _embedding_rule(cl, embed, threshold)

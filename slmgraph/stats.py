@@ -17,7 +17,9 @@ TABLES = ("documents", "text_units", "extractions", "entity_mentions", "relation
 
 def collect(store: Store) -> dict:
     """All figures as a dict: ``tables``, ``levels``, ``ledger``, ``last_run``, ``extraction``, ``grounding``
-    (see :func:`grounding`), ``meta``, ``claims`` (per claim-extraction status: text units, claims, dropped;
+    (see :func:`grounding`), ``gleaning`` (text units gleaning added records to, rounds, calls), ``resolution``
+    (entity-resolution merges per rule), ``workers`` (extraction calls and seconds per worker in the last index
+    run), ``meta``, ``claims`` (per claim-extraction status: text units, claims, dropped;
     empty without claims)."""
     con = store.con
     out: dict = {"tables": {t: store.count(t) for t in TABLES}}
@@ -55,6 +57,21 @@ def collect(store: Store) -> dict:
                          for r in con.execute("SELECT status, count(*), sum(n_dropped) FROM extractions "
                                               "GROUP BY status ORDER BY status").fetchall()]
     out["grounding"] = grounding(store)
+    out["gleaning"] = {}
+    if store.has_column("extractions", "gleanings"):
+        units, rounds = con.execute("SELECT count(*) FILTER (WHERE gleanings > 0), coalesce(sum(gleanings), 0) "
+                                    "FROM extractions").fetchone()
+        calls = con.execute("SELECT count(*) FROM llm_calls WHERE stage = 'glean'").fetchone()[0]
+        out["gleaning"] = {"text_units_added_to": int(units), "rounds": int(rounds), "glean_calls": int(calls)}
+    out["resolution"] = {}
+    if store.has_table("merge_log"):
+        out["resolution"] = dict(con.execute("SELECT rule, count(*) FROM merge_log GROUP BY rule ORDER BY rule")
+                                 .fetchall())
+    out["workers"] = []
+    if last:
+        out["workers"] = [{"worker": r[0], "calls": r[1], "seconds": round(r[2] or 0, 1)} for r in con.execute(
+            "SELECT worker, count(*), sum(seconds) FROM llm_calls WHERE run_id = ? AND stage IN ('extract', 'glean') "
+            "GROUP BY worker ORDER BY worker", [last[0]]).fetchall()]
     return out
 
 
@@ -99,6 +116,17 @@ def render(figs: dict, db: str) -> str:
     if g.get("entities_before"):
         out += ["", f"grounding: {g['ungrounded']} of {g['entities_before']} extracted entities dropped "
                     f"({100 * g['rate']:.1f} %): names not found in their text unit"]
+    gl = figs.get("gleaning") or {}
+    if gl.get("glean_calls"):
+        out += ["", f"gleaning: {gl['glean_calls']} model calls; records added to {gl['text_units_added_to']} "
+                    f"text units in {gl['rounds']} rounds"]
+    if figs.get("resolution"):
+        out += ["", "entity resolution merges: " + ", ".join(f"{k} {v}" for k, v in figs["resolution"].items())
+                + " (table merge_log)"]
+    if len(figs.get("workers") or []) > 1:
+        out += ["", "extraction per worker (last index run):",
+                _table(["worker", "calls", "seconds"], [[r["worker"], r["calls"], r["seconds"]]
+                                                       for r in figs["workers"]])]
     if figs.get("claims"):
         out += ["", _table(["claims status", "text units", "claims", "dropped claims"],
                            [[r["status"], r["text_units"], r["claims"], r["dropped"]] for r in figs["claims"]])]

@@ -330,6 +330,11 @@ class Store:
         return bool(self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
                                      [table]).fetchone()[0])
 
+    def has_column(self, table: str, column: str) -> bool:
+        """True when ``table`` has ``column`` (an older index opened read-only may lack it)."""
+        return bool(self.con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
+                                     [table, column]).fetchone()[0])
+
     def close(self) -> None:
         """Checkpoint and close the DuckDB connection."""
         try:

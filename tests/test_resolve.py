@@ -439,3 +439,22 @@ def test_pipeline_reports_merges_and_shares_one_embedder(tmp_path, corpus):
     stage = json.loads(store.con.execute("SELECT note FROM stage_runs WHERE stage = 'graph'").fetchone()[0])
     assert "merges" in stage
     store.close()
+
+
+def test_rules_off_and_threshold_none_merge_on_the_normalised_name_only():
+    ents = [("Alex Mercer", "person", 3), ("Alex", "person", 1), ("Agent Alex Mercer", "person", 1),
+            ("IBM", "organization", 1), ("International Business Machines", "organization", 1)]
+    assert _merged(_resolve(ents)) != {}  # the rules merge these
+    res = _resolve(ents, rules=False)
+    assert _merged(res) == {} and res.log == []
+
+
+def test_cli_resolution_modes():
+    from slmgraph.cli import _settings, build_parser
+
+    def s(*extra):
+        return _settings(build_parser().parse_args(["index", "in", "--db", "x.duckdb", *extra]))
+    assert (s().resolution_threshold, s().resolution_rules) == (0.9, True)
+    assert (s("--resolution", "rules").resolution_threshold, s("--resolution", "rules").resolution_rules) == (None, True)
+    assert (s("--resolution", "off").resolution_threshold, s("--resolution", "off").resolution_rules) == (None, False)
+    assert s("--resolution", "0.8").resolution_threshold == 0.8
