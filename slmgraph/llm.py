@@ -492,10 +492,10 @@ class LlamaModel:
             pos += len(toks)
             if same >= pos:
                 resume = pos
-        if not segs or resume < len(segs[0][0]):
-            self._ensure_fixed(segs[0][0] if segs else [])
-            resume = len(segs[0][0]) if segs else 0
         reused = resume
+        if not segs or resume < len(segs[0][0]):
+            reused = self._ensure_fixed(segs[0][0] if segs else [])
+            resume = len(segs[0][0]) if segs else 0
         llm.n_tokens = resume
         pos = 0
         for toks, one in segs:

@@ -105,3 +105,26 @@ def test_follow_ups_continue_from_the_model_state_and_are_cached(tmp_path):
     ex2 = _run(m2, s, store)
     assert m2.calls == [] and ex2.entities == ex1.entities and ex2.relationships == ex1.relationships
     assert ex2.evaluated_tokens == 0
+
+
+def test_stats_report_gleaning_resolution_and_workers(tmp_path, corpus):
+    from conftest import FakeEmbedder
+
+    from slmgraph.pipeline import run_index
+    from slmgraph.stats import collect, render
+
+    db = tmp_path / "s.duckdb"
+    # every check answered Y: each text unit gets one gleaning round (no further names; the fake relates two)
+    run_index(corpus, db, Settings(min_community_size=2, max_gleanings=1), progress=False,
+              model=FakeModel(_script(["Y"] * 50)), embedder_factory=FakeEmbedder, say=lambda m: None)
+    st = Store(db, read_only=True)
+    figs = collect(st)
+    n_units = st.count("text_units")
+    st.close()
+    g = figs["gleaning"]
+    assert g["glean_calls"] == 2 * n_units  # a check and a round per text unit
+    assert 0 <= g["rounds"] <= n_units and g["rounds"] == g["text_units_added_to"]
+    text = render(figs, str(db))
+    assert f"gleaning: {2 * n_units} model calls" in text
+    assert figs["workers"] == [{"worker": 0, "calls": 2 * n_units + n_units,
+                                "seconds": figs["workers"][0]["seconds"]}]

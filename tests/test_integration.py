@@ -33,6 +33,23 @@ def test_model_renders_with_its_chat_template_and_round_trips_tokens(model):
     assert model.n_params > 100_000_000
 
 
+def test_follow_up_continues_from_the_kv_state_with_the_same_result_as_a_rebuilt_history(model):
+    client = ModelClient(model, None, "t")
+    system = "You extract names from texts and answer questions about them."
+    gen = client.call("t", system, "Text: Alex Mercer met Jordan Hayes at Dulce base. List the names.",
+                      schema=None, max_tokens=24)
+    n_hist = sum(len(t) for t, _ in gen.history)
+    ask = "Which of them leads the team? Answer in one sentence."
+    a = client.follow_up("t", gen, ask, max_tokens=20)
+    assert a.cached_tokens == n_hist  # continued: only the new turn was evaluated
+    yn = client.follow_up("t", a, "Did you miss a name? Answer Y or N.", choices=["Y", "N"])
+    assert yn.text in ("Y", "N") and yn.completion_tokens == 1
+    client.call("t", "Another system prompt.", "Say hello.", schema=None, max_tokens=5)  # disturb the KV cache
+    b = model.follow_up(gen.history, model.continuation(ask), max_tokens=20)
+    assert b.cached_tokens < n_hist  # rebuilt from the history
+    assert b.text == a.text
+
+
 def test_grammar_constrained_output_is_valid_and_prefix_is_reused(model):
     client = ModelClient(model, None, "t")
     schema = {"type": "object", "properties": {"name": {"type": "string", "enum": ["Alex Mercer", "Dulce"]},
