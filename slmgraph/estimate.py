@@ -17,8 +17,9 @@ the user's index. Everything runs in a temporary DuckDB file:
 3. **Reports**: the LLM-free extractor (:func:`slmgraph.extract.extract_nlp`)
    gives a proxy graph of the whole corpus; the real graph, community and
    report stages run on it with a dry-run model that counts each report
-   prompt's tokens instead of generating. Two of those prompts are then run
-   for real to measure completion tokens and rates. The proxy's report count
+   prompt's tokens instead of generating. Up to four of those prompts (at
+   the 25th-90th percentile of size) are then run for real to measure
+   completion tokens and rates. The proxy's report count
    is scaled by (entities the model kept / candidates) on the sample.
 4. **Embeddings**: the embedder is loaded and times a batch of entity
    descriptions and text units.
@@ -260,7 +261,8 @@ def _estimate_reports(store, model, prompts, settings, ratio, stages, calib, say
         stages["reports"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": python_seconds}
         return
     sizes = sorted(range(n_proxy), key=lambda i: len(prompts_seen[i][1]))
-    probe = [sizes[len(sizes) // 2], sizes[(3 * len(sizes)) // 4]] if n_proxy > 1 else [sizes[0]]
+    # Four prompts at the 25th/50th/75th/90th percentile of size (fewer if there are fewer).
+    probe = sorted({sizes[min(n_proxy - 1, int(q * n_proxy))] for q in (0.25, 0.5, 0.75, 0.9)})
     say(f"estimate: timing {len(probe)} of {n_proxy} community reports")
     with_findings = use_model_descriptions(settings, getattr(model, "n_params", None))
     gens = []

@@ -40,7 +40,7 @@ def test_estimate_predicts_every_stage_from_a_sample(tmp_path, corpus):
     assert len(extract_calls) == 2
     checks = [c for c in model.calls if "choices" in c[2]]
     assert len(checks) == 2  # the gleaning check of each sample unit
-    assert len(model.calls) <= 2 + 2 + 2
+    assert len(model.calls) <= 2 + 2 + 4  # + up to four timed report prompts
     assert "calibrate" in notes[0]
     assert "predicted" in render(est) and "total" in render(est)
     # the completion-token line follows the candidate counts of the sample
