@@ -506,6 +506,7 @@ def config_settings(name: str, model_path: str | None, threads: int | None = Non
     if name not in CONFIGS:
         raise UserError(f"unknown config {name!r}: pick from {', '.join(CONFIGS)}")
     s = Settings(**CONFIGS[name][1])
+    s.workers = 1  # documents are scored one by one: no worker pool per document
     if threads is not None:
         s.n_threads, s.threads_explicit = threads, True
     if CONFIGS[name][2] is not None:

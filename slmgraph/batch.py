@@ -21,6 +21,7 @@ processes on 2 cores measured ~100x slower than one). ``--workers`` and
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import queue
 import signal
@@ -104,7 +105,7 @@ class WorkerSpec:
         threads: llama.cpp threads of this worker.
         settings: the run's settings (extraction reads them).
         run_id: ledger run id.
-        cache: ``llm_cache`` entries of the extract stages ``{key: (output, finish_reason, tokens)}``:
+        cache: ``llm_cache`` entries of the extract stages ``{key: (output, finish_reason, tokens JSON)}``:
             workers cannot read DuckDB while the writer holds it.
         model_factory: ``threads -> Model`` used instead of loading ``model_path``
             (tests pass a picklable fake).
@@ -135,8 +136,13 @@ class BufferedLedger:
         self.calls: list[tuple] = []
 
     def cache_get(self, key: str) -> tuple[str, str, list[int] | None] | None:
-        """``(output, finish_reason, token ids)`` of a cached call, or None."""
-        return self.cache.get(key)
+        """``(output, finish_reason, token ids)`` of a cached call, or None.
+
+        The snapshot may hold token ids as JSON text (parsed on a hit)."""
+        hit = self.cache.get(key)
+        if hit is not None and isinstance(hit[2], str):
+            hit = (hit[0], hit[1], json.loads(hit[2]))
+        return hit
 
     def cache_put(self, key: str, stage: str, output: str, finish_reason: str,
                   tokens: list[int] | None = None) -> None:
@@ -205,6 +211,10 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
         results.put(("error", index, traceback.format_exc(limit=8)))
 
 
+class WorkerError(RuntimeError):
+    """An extraction worker crashed or died; the finished text units are saved and a re-run resumes."""
+
+
 class WorkerPool:
     """``plan.workers`` spawned extraction workers fed from one task queue.
 
@@ -215,7 +225,7 @@ class WorkerPool:
 
     Raises:
         UserError: a worker reported a user mistake (e.g. a prompt that does not fit).
-        RuntimeError: a worker crashed or died (the run can be resumed).
+        WorkerError: a worker crashed or died (the run can be resumed).
     """
 
     def __init__(self, spec_for: Callable[[int], WorkerSpec], plan: ThreadPlan):
@@ -263,12 +273,16 @@ class WorkerPool:
                 dead = [p for p in self.procs if not p.is_alive() and p.exitcode not in (0, None)]
                 if dead:
                     p = dead[0]
-                    raise RuntimeError(f"extraction worker {p.name} died (exit code {p.exitcode}; out of memory?): "
-                                       "run the same command again to resume") from None
+                    raise WorkerError(f"extraction worker {p.name} died (exit code {p.exitcode}; out of memory?): "
+                                      "run the same command again to resume") from None
                 if not any(p.is_alive() for p in self.procs):
-                    raise RuntimeError("all extraction workers exited with text units left: "
-                                       "run the same command again to resume")
-                continue
+                    try:  # the last worker may have put its result just before exiting
+                        msg = self.results_q.get(timeout=2.0)
+                    except queue.Empty:
+                        raise WorkerError("all extraction workers exited with text units left: "
+                                          "run the same command again to resume") from None
+                else:
+                    continue
             kind = msg[0]
             if kind == "ready":
                 self._ready += 1
@@ -278,7 +292,8 @@ class WorkerPool:
             if kind == "user_error":
                 raise UserError(msg[2])
             if kind == "error":
-                raise RuntimeError(f"extraction worker {msg[1]} failed:\n{msg[2]}")
+                raise WorkerError(f"extraction worker {msg[1]} failed (run the same command again to resume; "
+                                  f"report this if it repeats):\n{msg[2]}")
             _, worker, chunk_id, key, ex, calls, puts = msg
             pending -= 1
             yield chunk_id, key, ex, calls, puts, worker

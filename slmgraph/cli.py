@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import Settings, physical_cores
+from .batch import WorkerError
 from .errors import UserError
 
 DEMO_QUESTION = "What are the main themes of this story?"
@@ -356,9 +357,15 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"slmgraph: error: {exc}", file=sys.stderr)
         return 2
+    except WorkerError as exc:
+        print(f"slmgraph: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
-        print("\nslmgraph: interrupted. Finished work is saved in the index; run the same command again to "
-              "resume.", file=sys.stderr)
+        if args.command in ("index", "demo"):
+            print("\nslmgraph: interrupted. Finished work is saved in the index; run the same command again to "
+                  "resume.", file=sys.stderr)
+        else:
+            print("\nslmgraph: interrupted.", file=sys.stderr)
         return 130
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from .communities import run_communities
 from .config import Settings
-from .extract import run_extraction, use_model_descriptions
+from .extract import model_writes, run_extraction, use_model_descriptions
 from .graph import build_graph
 from .ingest import ingest, read_documents
 from .llm import Generation, ModelClient, Prompt
@@ -134,7 +134,8 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
         dict with ``stages`` (per stage: ``calls``, ``prompt_tokens`` evaluated,
         ``completion_tokens``, ``seconds`` predicted), ``total_seconds``,
         ``corpus`` (documents, tokens, text units, candidates), ``calibration``
-        (measured rates and what was run) and ``estimate_seconds`` (the cost
+        (measured rates and what was run), ``notes`` (stages the settings add
+        that are not estimated) and ``estimate_seconds`` (the cost
         of this estimate).
 
     Raises:
@@ -173,16 +174,25 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
             _estimate_embeddings(store, settings, ratio, embedder_factory, stages, calib, say)
         finally:
             store.close()
+    notes = []
+    if settings.claims:
+        notes.append("--claims: the claims stage (one more call per text unit with entities) is not included")
+    if model_writes(settings.summaries, getattr(model, "n_params", None)):
+        notes.append("model-written element summaries (one call per entity or relationship with several "
+                     "descriptions) are not included")
     for st in stages.values():
         st["seconds"] = round(st["seconds"], 1)
     total = sum(st["seconds"] for st in stages.values())
     return {"stages": stages, "total_seconds": round(total, 1), "corpus": corpus, "calibration": calib,
-            "estimate_seconds": round(time.perf_counter() - t_all, 1)}
+            "notes": notes, "estimate_seconds": round(time.perf_counter() - t_all, 1)}
 
 
 def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok, sample, progress, model_factory,
                           say, stages, calib) -> float:
     """Extract the calibration sample for real; fill ``stages['extract']``; return the entity keep ratio."""
+    if not settings.constrain_names:
+        # Free names: every text unit gets a call, whatever its candidates.
+        n_cand = {cid: max(1, n) for cid, n in n_cand.items()}
     pool = [cid for cid, _, _ in units if n_cand[cid]]
     picked = _even_sample(pool, sample)
     client = ModelClient(model, store, new_run_id())
@@ -224,7 +234,17 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
     total_ms = sum(model_seconds(c) for c in n_cand)
     sample_ms = sum(model_seconds(c) for c in picked) or 1e-9
     scale = total_ms / sample_ms
-    pred = startup + (wall - startup) * scale
+    # Each worker evaluated the fixed prefix (instructions + few-shot) once: a
+    # cost the real run pays once too, so it is taken out before scaling.
+    from .extract import extraction_system
+
+    system, _ = extraction_system(prompts, settings, model)
+    fixed_len = len(model.prompt_tokens(model.render(system, ""))[0])
+    first_calls = store.con.execute("SELECT count(*) FROM llm_calls WHERE stage = 'extract' AND cached_tokens = 0"
+                                    ).fetchone()[0]
+    workers = max(1, st.get("workers", 1))
+    prefix_s = min(max(0.0, wall - startup), first_calls * fixed_len / prompt_rate / workers)
+    pred = startup + prefix_s + (wall - startup - prefix_s) * scale
     n_work = sum(1 for v in n_cand.values() if v)
     stages["extract"] = {"calls": round(n_work * n_calls_per_unit),
                          "prompt_tokens": round(sum(n_tok[c] + overhead for c in n_cand if n_cand[c])),
@@ -234,18 +254,19 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
                         "workers": st.get("workers", 1), "threads": st.get("threads", 0),
                         "prompt_tok_per_s": round(prompt_rate, 1), "gen_tok_per_s": round(gen_rate, 1),
                         "prompt_overhead_tokens": round(overhead), "completion_tokens": [round(a, 1), round(b, 2)],
-                        "entities_kept_per_candidate": round(ratio, 3)}
+                        "entities_kept_per_candidate": round(ratio, 3), "prefix_seconds": round(prefix_s, 1)}
     return ratio
 
 
 def _estimate_reports(store, model, prompts, settings, ratio, stages, calib, say) -> None:
-    """Dry-run graph, communities and reports on the LLM-free proxy graph; time two real report calls."""
+    """Dry-run graph, communities and reports on the LLM-free proxy graph; time up to four real report calls."""
     nlp = dataclasses.replace(settings, extractor="nlp")
     run_extraction(store, None, prompts, nlp, progress=False)
     t0 = time.perf_counter()
     client0 = ModelClient(model, None, "estimate")
     # Rule-based entity resolution as in the real run (the embedding rule needs the embedder: skipped).
-    build_graph(store, client0.count, settings.entity_description_max_tokens, settings=settings)
+    build_graph(store, client0.count, settings.entity_description_max_tokens,
+                settings=dataclasses.replace(settings, summaries="join"))
     stages["graph"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": time.perf_counter() - t0}
     t0 = time.perf_counter()
     run_communities(store, settings)
@@ -337,6 +358,7 @@ def render(est: dict) -> str:
         r = cal["reports"]
         lines.append(f"reports: {r['proxy_report_calls']} report prompts on the LLM-free proxy graph, "
                      f"{r['probe_calls']} timed ({r['mean_completion_tokens']} completion tokens each)")
+    lines += [f"not estimated: {n}" for n in est.get("notes", [])]
     lines.append(f"(this estimate took {est['estimate_seconds']} s)")
     return "\n".join(lines)
 

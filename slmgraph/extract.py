@@ -460,8 +460,10 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
     or relationship?" (with candidates: told the further candidate names
     beyond the first ``max_candidates``, if any), and on Y a request for what
     was missed, under a schema that types the further candidates and relates
-    any of the names (free names: the same free schema). Gleaning stops at N,
-    after a round that adds no new record, when the previous answer did not
+    any of the names (free names: the same free schema). Further candidates
+    the model types ``other`` are kept as ``unknown`` entities, as in the
+    first round. Gleaning stops at N, after a round that adds no typed entity
+    and no relationship, when the previous answer did not
     end normally (cut or repaired), or when the exchange would not fit the window.
     """
     limit = settings.max_candidates
@@ -527,6 +529,8 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
         if g2.finish_reason == "deadline":
             finish = "deadline"
         data2, status2 = parse_json(g2.text)
+        if status2 == "repaired" and g2.finish_reason in ("length", "repetition", "deadline"):
+            status2 = "truncated"
         e2, r2, d2 = validate(data2, names, settings.entity_types)
         dropped += d2
         have_e = {normalize_name(x["name"]) for x in ents}
@@ -538,8 +542,8 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
         more = more[len(offer):]
         prev = g2
         status = status2 if status2 != "ok" else status
-        if not new_e and not new_r:
-            break  # a round that adds nothing ends gleaning
+        if not new_r and not any(x["type"] != "unknown" for x in new_e):
+            break  # a round that adds no typed entity and no relationship ends gleaning
         rounds += 1
     ungrounded = 0
     if settings.grounding:
@@ -558,7 +562,7 @@ def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings)
     parts = [EXTRACTOR_VERSION, text, model_fp if s.extractor == "llm" else "", prompt_fp if s.extractor == "llm" else "",
              s.extractor, list(s.entity_types), s.descriptions, s.max_candidates, s.max_relationships,
              s.extract_max_tokens, s.description_max_chars, s.cooccurrence, s.constrain_names, s.grounding,
-             s.max_gleanings if s.extractor == "llm" else 0]
+             s.max_gleanings if s.extractor == "llm" else 0, s.n_ctx if s.extractor == "llm" else 0]
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
 
 
@@ -636,9 +640,11 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
 
     Raises:
         UserError: a prompt does not fit the window.
-        RuntimeError: a worker process crashed (re-run to resume).
+        WorkerError: a worker process crashed (re-run to resume).
     """
     from .batch import WorkerPool, WorkerSpec, plan_threads
+    from .config import physical_cores
+    from .threads import claimed_elsewhere, update_claim
 
     prompt_fp = prompts.digest(*extraction_prompt_files(settings))
     model = client.model if client is not None else None
@@ -663,7 +669,11 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     parallel = settings.extractor == "llm" and todo and (model_factory is not None or hasattr(model, "path"))
     plan = None
     if parallel:
-        cores = getattr(model, "n_threads", None) or settings.n_threads
+        if settings.threads_explicit:
+            # --threads is per process: plan over the cores other slmgraph processes leave free.
+            cores = max(1, physical_cores() - claimed_elsewhere())
+        else:
+            cores = getattr(model, "n_threads", None) or settings.n_threads  # this process's granted budget
         plan = plan_threads(cores, len(todo), settings.workers,
                             settings.n_threads if settings.threads_explicit else None)
         if plan.warning and say:
@@ -695,7 +705,8 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
 
     try:
         if parallel:
-            cache = {k: (o, f, json.loads(t) if t else None) for k, o, f, t in store.con.execute(
+            # Token ids stay JSON text until a worker hits the entry (memory of a large cache).
+            cache = {k: (o, f, t) for k, o, f, t in store.con.execute(
                 "SELECT key, output, finish_reason, tokens FROM llm_cache WHERE stage IN ('extract', 'glean')"
             ).fetchall()}
 
@@ -706,9 +717,13 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             if say:
                 say(f"extract: {plan.workers} worker processes x {plan.threads} llama.cpp thread(s) "
                     f"on {plan.cores} cores")
-            with WorkerPool(spec_for, plan) as pool:
-                for chunk_id, key, ex, calls, puts, _worker in pool.results(todo):
-                    commit(chunk_id, key, ex, calls, puts)
+            update_claim(max(plan.total_threads, getattr(model, "n_threads", 1) or 1))
+            try:
+                with WorkerPool(spec_for, plan) as pool:
+                    for chunk_id, key, ex, calls, puts, _worker in pool.results(todo):
+                        commit(chunk_id, key, ex, calls, puts)
+            finally:
+                update_claim(getattr(model, "n_threads", None) or settings.n_threads)
             stats["startup_seconds"] = round(pool.startup_seconds, 2)
         else:
             for chunk_id, text, key in todo:

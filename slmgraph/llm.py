@@ -40,8 +40,10 @@ from .store import Store, dumps
 log = logging.getLogger("slmgraph")
 
 #: Part of every cache key: bump it when a change to the sampler (greedy pick,
-#: loop guard, stop rules) can change what the same prompt generates.
-SAMPLER_VERSION = "2"
+#: loop guard, stop rules) can change what the same prompt generates. "3":
+#: cache entries hold the generated token ids, which a follow-up continues
+#: (older entries, without them, must not be continued from retokenized text).
+SAMPLER_VERSION = "3"
 
 _SENT_END = re.compile(r"(?<=[.!?])\s+|\n")
 
@@ -65,8 +67,9 @@ class Generation:
         prompt_seconds: of ``seconds``, the time spent evaluating the prompt
             (the rest is generation); 0 when not measured.
         tokens: the generated token ids (None when unknown, e.g. a fake model).
-        history: ``(fixed, rest, generated)`` token ids of the whole exchange,
-            set by :class:`ModelClient` so that a follow-up can continue it.
+        history: the whole exchange as segments ``[(token ids, one_at_a_time), ...]``
+            in evaluation order (fixed part, prompt, generated tokens, follow-up
+            turns, ...), set by :class:`ModelClient` so that a follow-up can continue it.
         key: the content key of the call (cache key), set by :class:`ModelClient`.
     """
 

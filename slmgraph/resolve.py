@@ -177,7 +177,6 @@ def initials(norm: str, surfaces=None) -> set[str]:
 
 
 #: Particles inside personal names ("Ludwig van Beethoven", "Leonardo da Vinci").
-NAME_PARTICLES = frozenset("de du da di del della der den van von la le bin ibn al el y".split())
 #: Last words that make a name an organisation, place, work or event rather than a
 #: person, whatever type a small model gave it ("Dartmouth College", "Soviet Union").
 NOT_PERSON_HEADS = frozenset("""
@@ -268,6 +267,8 @@ def _title_rule(cl: _Clusters) -> None:
         b = cl.find(rest)
         if a == b or not compatible(cl.type(a), cl.type(b)) or cl.type(b) not in ("person", *UNTYPED):
             continue
+        if "person" not in (cl.type(a), cl.type(b)) and not person_shaped(tuple(rest.split()), cl.names[b]):
+            continue  # untyped: "General Motors" is not "Motors" with a title
         cl.titled[b] = True
         cl.merge(a, b, "title", None, f"'{cl.display(norm)}' is '{cl.display(rest)}' with the title "
                                       f"'{' '.join(titles)}'")
@@ -325,6 +326,17 @@ def _unit_vectors(vecs, n: int) -> np.ndarray:
     return v / np.where(norms > 0, norms, 1.0)
 
 
+# Roman numerals with an I, V or X ("II", "XIV"): "DC" or "CD" in a name are rarely ordinals.
+_ROMAN = re.compile(r"^(?=[IVXLC]*[IVX])(?=[IVXLC]+$)(XC|XL|L?X{0,3})(IX|IV|V?I{0,3})$")
+
+
+def _numbers(name: str) -> tuple[str, ...]:
+    """The numbers in a name: digit runs, and upper-case Roman numerals (I..LXXXIX) after its first word
+    ("World War II" -> ("II",), "Apollo 11" -> ("11",), "I, Robot" -> ())."""
+    words = re.findall(r"\w+", name)
+    return tuple(sorted([w for w in words if w.isdigit()] + [w for w in words[1:] if _ROMAN.match(w)]))
+
+
 def _embedding_rule(cl: _Clusters, embed, threshold: float, block: int = 1024) -> int:
     roots = cl.roots()
     if len(roots) < 2:
@@ -345,6 +357,8 @@ def _embedding_rule(cl: _Clusters, embed, threshold: float, block: int = 1024) -
         a, b = cl.find(roots[i]), cl.find(roots[j])
         if a == b or not compatible(cl.type(a), cl.type(b)):
             continue
+        if _numbers(cl.display(a)) != _numbers(cl.display(b)):
+            continue  # "World War I" / "World War II", "Apollo 11" / "Apollo 13": different entities
         if float((vecs[members[a]] @ vecs[members[b]].T).min()) < tol:
             continue  # complete linkage: no chaining of dissimilar ends
         into, child = sorted((a, b), key=lambda r: (-cl.mentions[r], -len(r), r))

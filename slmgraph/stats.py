@@ -83,10 +83,12 @@ def grounding(store: Store) -> dict:
         kept + ungrounded), ``ungrounded`` (dropped because their names do not
         occur in their text unit), ``rate`` (ungrounded / entities_before,
         0..1; None when nothing was extracted). Records written before the
-        ``n_ungrounded`` column existed count as 0 dropped.
+        ``n_ungrounded`` column existed (or an older index opened read-only)
+        count as 0 dropped.
     """
+    dropped_col = "n_ungrounded" if store.has_column("extractions", "n_ungrounded") else "0"
     kept, dropped = store.con.execute(
-        "SELECT coalesce(sum(n_entities), 0), coalesce(sum(n_ungrounded), 0) FROM extractions").fetchone()
+        f"SELECT coalesce(sum(n_entities), 0), coalesce(sum({dropped_col}), 0) FROM extractions").fetchone()
     before = int(kept) + int(dropped)
     return {"entities_before": before, "ungrounded": int(dropped),
             "rate": round(int(dropped) / before, 4) if before else None}

@@ -81,3 +81,14 @@ def claim_threads(requested: int, explicit: bool, warn, registry: Path = REGISTR
     except OSError:
         pass
     return granted
+
+
+def update_claim(threads: int, registry: Path = REGISTRY) -> None:
+    """Change this process's registered thread count (e.g. to workers x threads
+    while extraction worker processes run, which do not register themselves)."""
+    mine = registry / str(os.getpid())
+    try:
+        if mine.exists():
+            mine.write_text(str(threads))
+    except OSError:
+        pass

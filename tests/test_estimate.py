@@ -5,7 +5,6 @@ from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.config import Settings
 from slmgraph.estimate import _even_sample, _fit_line, estimate, render
-from slmgraph.names import candidate_names
 
 
 def test_even_sample_spreads_over_the_corpus():
@@ -43,6 +42,12 @@ def test_estimate_predicts_every_stage_from_a_sample(tmp_path, corpus):
     assert len(model.calls) <= 2 + 2 + 4  # + up to four timed report prompts
     assert "calibrate" in notes[0]
     assert "predicted" in render(est) and "total" in render(est)
-    # the completion-token line follows the candidate counts of the sample
-    cands = [len(candidate_names(p.read_text(), 20)) for p in sorted(corpus.rglob("*.*"))]
-    assert max(cands) > 0
+    a, b = est["calibration"]["extract"]["completion_tokens"]
+    assert a >= 0 and b >= 0 and est["notes"] == []
+
+
+def test_estimate_says_what_it_does_not_include(tmp_path, corpus):
+    est = estimate(corpus, Settings(min_community_size=2, workers=1, claims=True, summaries="model"), FakeModel(),
+                   sample=1, progress=False, embedder_factory=FakeEmbedder, say=lambda m: None)
+    assert any("--claims" in n for n in est["notes"]) and any("summaries" in n for n in est["notes"])
+    assert "not estimated: --claims" in render(est)

@@ -128,3 +128,11 @@ def test_stats_report_gleaning_resolution_and_workers(tmp_path, corpus):
     assert f"gleaning: {2 * n_units} model calls" in text
     assert figs["workers"] == [{"worker": 0, "calls": 2 * n_units + n_units,
                                 "seconds": figs["workers"][0]["seconds"]}]
+
+
+def test_a_round_whose_further_names_are_all_other_ends_gleaning_but_keeps_them():
+    m = FakeModel(_script(["Y", "Y", "Y"], add=False))  # types every offered name "other", relates nothing
+    ex = _run(m, Settings(max_gleanings=3, max_candidates=3, cooccurrence=False))
+    assert _kinds(m) == ["extract", "check", "glean"] and ex.gleanings == 0
+    # the further names are still entities (type unknown), as "other" in the first round
+    assert {"Carol White", "Acme Corporation", "Dan Brown"} <= {e["name"] for e in ex.entities}

@@ -458,3 +458,20 @@ def test_cli_resolution_modes():
     assert (s("--resolution", "rules").resolution_threshold, s("--resolution", "rules").resolution_rules) == (None, True)
     assert (s("--resolution", "off").resolution_threshold, s("--resolution", "off").resolution_rules) == (None, False)
     assert s("--resolution", "0.8").resolution_threshold == 0.8
+
+
+def test_embedding_rule_never_merges_names_whose_numbers_differ():
+    ents = [("World War I", "event", 2), ("World War II", "event", 3), ("Apollo 11", "event", 1),
+            ("Apollo Eleven", "event", 1)]
+    emb = DesignedEmbedder({"World War I": 10.0, "World War II": 10.0, "Apollo 11": 50.0, "Apollo Eleven": 50.0})
+    merged = _merged(_resolve(ents, threshold=0.9, embed=emb))
+    assert "world war i" not in merged and "world war ii" not in merged
+    assert merged == {"apollo eleven": "apollo 11"} or merged == {"apollo 11": "apollo eleven"} or merged == {}
+
+
+def test_untyped_title_rule_needs_a_personal_name_left():
+    # LLM-free entities are untyped: "General Motors" must not become "Motors" with a title
+    merged = _merged(_resolve([("General Motors", "unknown", 2), ("Motors", "unknown", 1),
+                               ("Agent Alex Mercer", "unknown", 1), ("Alex Mercer", "unknown", 2)]))
+    assert "general motors" not in merged
+    assert merged.get("agent alex mercer") == "alex mercer"
