@@ -94,6 +94,8 @@ CONFIGS: dict[str, tuple[str, dict, str | None]] = {
                           {"extractor": "nlp", "resolution_threshold": None, "resolution_rules": False}, None),
     "default": ("all defaults", {}, "default"),
     "no-gleaning": ("no gleaning round", {"max_gleanings": 0}, "default"),
+    "wide-no-gleaning": ("no gleaning, 40 candidates offered at once (what a gleaning round offers in two)",
+                         {"max_gleanings": 0, "max_candidates": 40}, "default"),
     "no-grounding": ("grounding off", {"grounding": False}, "default"),
     "free-names": ("model writes names (no candidate enum), grounding on", {"constrain_names": False}, "default"),
     "free-names-no-grounding": ("model writes names, grounding off",
