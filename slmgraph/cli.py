@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
+import re
 import os
 import sys
 from pathlib import Path
@@ -60,14 +62,21 @@ def _index_options(p: argparse.ArgumentParser) -> None:
                    help="who summarises several descriptions of one entity: the model, a join, or auto (model if >= 1B)")
     p.add_argument("--claims", action="store_true", help="also extract claims (covariates): one more call per text unit")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
-    p.add_argument("--replace", action="store_true", help="re-index an existing index from a different input folder")
     p.add_argument("--workers", type=int, default=None,
                    help="extraction worker processes (default: the thread plan, workers x threads <= physical cores)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``slmgraph: error: ...`` and exit status 2 (no usage dump)."""
+
+    def error(self, message: str):  # noqa: D102 - argparse API
+        sub = self.prog.split(" ", 1)[1] + " " if " " in self.prog else ""
+        self.exit(2, f"slmgraph: error: {message} (see 'slmgraph {sub}--help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of all subcommands."""
-    ap = argparse.ArgumentParser(prog="slmgraph", description="Offline GraphRAG for small language models on a CPU.")
+    ap = _Parser(prog="slmgraph", description="Offline GraphRAG for small language models on a CPU.")
     ap.add_argument("--version", action="version", version=f"slmgraph {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
 
@@ -75,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
     _common(p)
     _index_options(p)
+    p.add_argument("--replace", action="store_true", help="re-index an existing index from a different input folder")
 
     p = sub.add_parser("estimate", help="predict an index run's tokens and wall-clock from a short calibration run")
     p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
@@ -101,36 +111,44 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local search budget shares: reports,entities,relationships,text units (default 0.1,0.2,0.2,0.5)")
 
     p = sub.add_parser("stats", help="counts per table and level; tokens and seconds per stage")
-    p.add_argument("--db", required=True)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--db", required=True, help="the index (one DuckDB file)")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
 
     p = sub.add_parser("demo", help="index the bundled sample story, ask a global question, print stats")
-    p.add_argument("--db", default="slmgraph-demo.duckdb", help="where to write the demo index")
+    p.add_argument("--db", default="slmgraph-demo.duckdb",
+                   help="where to write the demo index (default slmgraph-demo.duckdb; an index of other input is refused)")
     _common(p, db_required=False)
-    p.add_argument("--question", default=DEMO_QUESTION)
+    p.add_argument("--question", default=DEMO_QUESTION, help=f"the global question (default {DEMO_QUESTION!r})")
     return ap
 
 
 def _settings(args) -> Settings:
     s = Settings(seed=args.seed)
-    if getattr(args, "model", None):
+    if getattr(args, "model", None) is not None:
+        if not args.model.strip():
+            raise UserError("--model is empty: pass a .gguf file, or leave the option out for the bundled model")
         s.model_path = args.model
     if getattr(args, "threads", None) is not None:
         if args.threads < 1:
             raise UserError(f"--threads {args.threads} must be at least 1")
         if args.threads > physical_cores():
-            print(f"warning: --threads {args.threads} exceeds the {physical_cores()} physical cores; "
+            print(f"slmgraph: warning: --threads {args.threads} exceeds the {physical_cores()} physical cores; "
                   "llama.cpp's spinning threads will slow down", file=sys.stderr)
         # --threads is per llama.cpp process: the main one and each extraction worker.
         s.n_threads = args.threads
         s.threads_explicit = True
-    if getattr(args, "prompts", None):
+    if getattr(args, "prompts", None) is not None:
+        if not args.prompts.strip():
+            raise UserError("--prompts is empty: pass a folder of prompt files, or leave the option out")
         s.prompts_dir = args.prompts
     if getattr(args, "workers", None) is not None:
         if args.workers < 1:
             raise UserError(f"--workers {args.workers} must be at least 1")
+        if args.workers > 4 * physical_cores():
+            raise UserError(f"--workers {args.workers} is far more than the {physical_cores()} cores: each worker "
+                            f"loads the model; use at most {physical_cores()}")
         s.workers = args.workers
-    if getattr(args, "n_ctx", None):
+    if getattr(args, "n_ctx", None) is not None:
         if args.n_ctx < 2048:
             raise UserError(f"--n-ctx {args.n_ctx} is too small: use at least 2048 tokens (8192 for the default model)")
         s.n_ctx = args.n_ctx
@@ -139,12 +157,15 @@ def _settings(args) -> Settings:
             shares = tuple(float(x) for x in args.local_shares.split(","))
         except ValueError:
             shares = ()
-        if len(shares) != 4 or any(x < 0 for x in shares) or not sum(shares):
+        if len(shares) != 4 or not all(math.isfinite(x) and x >= 0 for x in shares) or not sum(shares):
             raise UserError(f"--local-shares {args.local_shares!r} must be four non-negative numbers, "
                             "e.g. 0.1,0.2,0.2,0.5")
         s.local_shares = shares
         if args.local_tokens < 200:
             raise UserError(f"--local-tokens {args.local_tokens} is too small: use at least 200")
+        if args.local_tokens > s.n_ctx - 500:
+            raise UserError(f"--local-tokens {args.local_tokens} does not fit the {s.n_ctx}-token window with the "
+                            f"question and answer: use at most {s.n_ctx - 500}")
         s.local_context_tokens = args.local_tokens
     if args.command in ("index", "estimate"):
         s.chunk_size, s.chunk_overlap = args.chunk_size, args.chunk_overlap
@@ -177,7 +198,11 @@ def _settings(args) -> Settings:
         s.summaries = args.summaries
         s.claims = args.claims
         if args.entity_types is not None:
-            types = tuple(t.strip().lower() for t in args.entity_types.split(",") if t.strip())
+            types = tuple(dict.fromkeys(t.strip().lower() for t in args.entity_types.split(",") if t.strip()))
+            bad = [t for t in types if not re.fullmatch(r"[\w][\w \-/&]*", t)]
+            if bad:
+                raise UserError(f"--entity-types: {bad[0]!r} is not a plain type name: use letters, digits, spaces "
+                                "or hyphens, e.g. person,organization,location")
             if not types:
                 raise UserError("--entity-types is empty: pass e.g. person,organization,location")
             s.entity_types = types
@@ -210,12 +235,17 @@ def run_query(args, s: Settings) -> dict:
     try:
         if store.get_meta("complete") != "1":
             raise UserError(f"index {args.db} is not complete: re-run 'slmgraph index' on its input to finish it")
+        prompts = Prompts(s.prompts_dir)
+        if args.level is not None:
+            levels = [r[0] for r in store.con.execute("SELECT DISTINCT level FROM communities ORDER BY 1").fetchall()]
+            if args.level not in levels:
+                raise UserError(f"--level {args.level} is not in index {args.db}: its levels are "
+                                f"{', '.join(map(str, levels)) or 'none'}")
         model_path = s.model_path or store.get_meta("model_path") or None
         if model_path and not Path(model_path).is_file() and not s.model_path:
             raise UserError(f"model {model_path} that built index {args.db} is missing: pass --model PATH.gguf")
         model = load_model(model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
         client = ModelClient(model, store, new_run_id())
-        prompts = Prompts(s.prompts_dir)
         stream = not args.json and sys.stdout.isatty()
         on_text = (lambda t: print(t, end="", flush=True)) if stream else None
         method = args.method
@@ -294,6 +324,11 @@ def cmd_estimate(args) -> int:
     if args.sample < 1:
         raise UserError(f"--sample {args.sample} must be at least 1")
     say = _say(args.quiet or args.json)
+    from .ingest import read_documents
+    from .prompting import Prompts
+
+    read_documents(args.input)  # a bad input folder fails before the model loads
+    Prompts(s.prompts_dir)
     t0 = _time.perf_counter()
     # The model is needed even with --extractor nlp: it chunks the text and writes the reports.
     model = load_model(s.model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
@@ -332,8 +367,14 @@ def cmd_demo(args) -> int:
     from .pipeline import run_index
     from .samples import SAMPLE_DIR
 
+    from .store import Store
+
     s = _settings(args)
     say = _say(args.quiet)
+    old_root, n_docs = Store.precheck(args.db)
+    sample = str((SAMPLE_DIR / "dulce.txt").resolve())
+    if old_root and old_root != sample and n_docs:
+        raise UserError(f"{args.db} is an index of {old_root}; the demo would replace it: pass another --db")
     say(f"demo: indexing the bundled sample {SAMPLE_DIR / 'dulce.txt'} into {args.db}")
     run_index(SAMPLE_DIR / "dulce.txt", args.db, s, replace=True, progress=not args.quiet, say=say)
     print(f"\nQ: {args.question}\n")
@@ -360,6 +401,12 @@ def main(argv: list[str] | None = None) -> int:
     except WorkerError as exc:
         print(f"slmgraph: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # e.g. 'slmgraph stats --json | head'
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
     except KeyboardInterrupt:
         if args.command in ("index", "demo"):
             print("\nslmgraph: interrupted. Finished work is saved in the index; run the same command again to "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +50,22 @@ class TextUnit:
         return self.tok_end - self.tok_start
 
 
+def _walk(root: Path):
+    """Files under ``root``, following symbolic links to folders (each real folder once), skipping hidden ones."""
+    seen: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen:
+            dirnames[:] = []
+            continue
+        seen.add(real)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for f in filenames:
+            p = Path(dirpath) / f
+            if not f.startswith(".") and p.is_file():
+                yield p
+
+
 def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
     """Read the documents under ``input_path`` (a folder, read recursively, or one file).
 
@@ -59,6 +76,8 @@ def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
     Raises:
         UserError: the path does not exist, or holds no readable ``.txt``/``.md`` text.
     """
+    if not str(input_path).strip():
+        raise UserError("the input path is empty: pass a folder of .txt/.md files")
     root = Path(input_path).expanduser()
     if not root.exists():
         raise UserError(f"input {root} does not exist: pass a folder of .txt/.md files")
@@ -66,9 +85,7 @@ def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
         files, base = [root], root.parent
     else:
         base = root
-        files = sorted(p for p in root.rglob("*")
-                       if p.is_file() and p.suffix.lower() in SUFFIXES
-                       and not any(part.startswith(".") for part in p.relative_to(root).parts))
+        files = sorted(p for p in _walk(root) if p.suffix.lower() in SUFFIXES)
     warnings: list[str] = []
     docs: list[Document] = []
     seen: dict[str, str] = {}
@@ -98,9 +115,11 @@ def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
         seen[doc_id] = rel
         docs.append(Document(doc_id, rel, text))
     if not docs:
+        why = f" ({warnings[0]}{'; and %d more skipped' % (len(warnings) - 1) if len(warnings) > 1 else ''})" \
+            if warnings else ""
         if root.is_file():
-            raise UserError(f"input {root} has no readable text: pass a UTF-8 .txt or .md file")
-        raise UserError(f"no readable .txt or .md files under {root}: point at a folder of text documents")
+            raise UserError(f"input {root} has no readable text{why}: pass a UTF-8 .txt or .md file")
+        raise UserError(f"no readable .txt or .md files under {root}{why}: point at a folder of text documents")
     return docs, warnings
 
 

@@ -64,6 +64,11 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         say(f"warning: {w}")
     root = str(Path(input_path).expanduser().resolve())
     prompts = Prompts(settings.prompts_dir)
+    # Check --db before the (slow) model load.
+    old_root, n_docs = Store.precheck(db_path)
+    if old_root and old_root != root and not replace and n_docs:
+        raise UserError(f"index {db_path} was built from {old_root}, not {root}: pass --replace to "
+                        "re-index it from the new input, or pick another --db")
     if model is None:
         model = load_model(settings.model_path, settings.n_ctx, settings.n_threads, settings.seed,
                            settings.threads_explicit)

@@ -48,11 +48,13 @@ class Prompts:
         user_dir: optional folder whose files override the bundled ones.
 
     Raises:
-        UserError: ``user_dir`` does not exist, or a placeholder is missing
-            or unknown in a template.
+        UserError: ``user_dir`` is empty or does not exist, or (checked at
+            once for a user folder) a placeholder is missing or unknown in a template.
     """
 
     def __init__(self, user_dir: str | Path | None = None):
+        if user_dir is not None and not str(user_dir).strip():
+            raise UserError("--prompts is empty: pass a folder of prompt files, or leave the option out")
         self.user_dir = Path(user_dir).expanduser() if user_dir else None
         if self.user_dir is not None and not self.user_dir.is_dir():
             raise UserError(f"prompt folder {self.user_dir} does not exist: pass --prompts DIR with the prompt files")
@@ -65,6 +67,25 @@ class Prompts:
 
                 print(f"slmgraph: warning: {self.user_dir} has files slmgraph does not use: {', '.join(unknown)} "
                       f"(the prompt files are listed in {bundled_dir() / 'README.md'})", file=sys.stderr)
+            self.check()
+
+    def check(self) -> None:
+        """Check every template with required placeholders now (not hours into a run).
+
+        Raises:
+            UserError: a template lacks a required placeholder or has a malformed one.
+        """
+        for name, keys in REQUIRED.items():
+            text = self.text(name)
+            missing = sorted(k for k in keys if f"${k}" not in text and f"${{{k}}}" not in text)
+            if missing:
+                raise UserError(f"prompt file {self.path(name)} does not use {', '.join('$' + m for m in missing)}: "
+                                "put the placeholder back (see prompts/README.md)")
+            try:
+                Template(text).substitute({k: "" for k in keys})
+            except (KeyError, ValueError) as exc:
+                raise UserError(f"prompt file {self.path(name)} has a bad placeholder {exc}: "
+                                f"use only {', '.join('$' + k for k in sorted(keys))}") from None
 
     def path(self, name: str) -> Path:
         """File a template is read from (user folder first)."""

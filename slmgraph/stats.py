@@ -84,9 +84,11 @@ def grounding(store: Store) -> dict:
         occur in their text unit), ``rate`` (ungrounded / entities_before,
         0..1; None when nothing was extracted). Records written before the
         ``n_ungrounded`` column existed (or an older index opened read-only)
-        count as 0 dropped.
+        count as 0 dropped; an older index opened read-only gives ``unknown``.
     """
-    dropped_col = "n_ungrounded" if store.has_column("extractions", "n_ungrounded") else "0"
+    if not store.has_column("extractions", "n_ungrounded"):
+        return {"entities_before": None, "ungrounded": None, "rate": None, "unknown": True}
+    dropped_col = "n_ungrounded"
     kept, dropped = store.con.execute(
         f"SELECT coalesce(sum(n_entities), 0), coalesce(sum({dropped_col}), 0) FROM extractions").fetchone()
     before = int(kept) + int(dropped)
@@ -115,7 +117,9 @@ def render(figs: dict, db: str) -> str:
         out += ["", _table(["extraction status", "text units", "dropped records"],
                            [[r["status"], r["text_units"], r["dropped_records"]] for r in figs["extraction"]])]
     g = figs.get("grounding") or {}
-    if g.get("entities_before"):
+    if g.get("unknown"):
+        out += ["", "grounding: not recorded (this index predates grounding counts; re-index to get them)"]
+    elif g.get("entities_before"):
         out += ["", f"grounding: {g['ungrounded']} of {g['entities_before']} extracted entities dropped "
                     f"({100 * g['rate']:.1f} %): names not found in their text unit"]
     gl = figs.get("gleaning") or {}

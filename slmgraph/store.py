@@ -217,8 +217,12 @@ class Store:
 
     def __init__(self, path: str | Path, create: bool = False, read_only: bool = False):
         self.path = Path(path)
+        if not str(path).strip():
+            raise UserError("--db is empty: pass a file path such as index.duckdb")
         if not self.path.exists():
             if not create:
+                if self.path.parent and not self.path.parent.exists():
+                    raise UserError(f"folder {self.path.parent} of --db {self.path} does not exist: check the path")
                 raise UserError(
                     f"index {self.path} does not exist: run 'slmgraph index INPUT --db {self.path}' first"
                 )
@@ -247,6 +251,31 @@ class Store:
             self._check_app()
             if not read_only:
                 self.con.execute(DDL)  # IF NOT EXISTS: adds tables of newer versions
+
+    @staticmethod
+    def precheck(path: str | Path) -> tuple[str | None, int]:
+        """Check ``--db`` before anything slow (model load) happens, without creating it.
+
+        Returns:
+            ``(input_root, n_documents)`` of an existing index, ``(None, 0)`` for a new path.
+
+        Raises:
+            UserError: as :class:`Store` would (a folder, a missing parent folder,
+                not DuckDB, not a slmgraph index, in use by another process).
+        """
+        p = Path(path)
+        if not str(path).strip():
+            raise UserError("--db is empty: pass a file path such as index.duckdb")
+        if not p.exists():
+            if p.parent and not p.parent.exists():
+                raise UserError(f"folder {p.parent} for --db does not exist: create it or pick another path")
+            return None, 0
+        st = Store(p, read_only=True)
+        try:
+            root = st.get_meta("input_root")
+            return root, st.count("documents") if st.has_table("documents") else 0
+        finally:
+            st.close()
 
     def _check_app(self) -> None:
         try:

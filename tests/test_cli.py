@@ -127,3 +127,106 @@ def test_bad_extraction_settings(tmp_path, corpus, capsys, args, words):
     code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path / "x.duckdb"), "--quiet", *args)
     assert code == 2
     _one_line_error(err, *words)
+
+
+def _argparse_run(capsys, *argv):
+    with pytest.raises(SystemExit) as exc:
+        main(list(argv))
+    out = capsys.readouterr()
+    return exc.value.code, out.out, out.err
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["index", "x", "--db", "d.duckdb", "--summaries", "foo"], ["--summaries", "slmgraph index --help"]),
+    (["index", "x", "--db", "d.duckdb", "--workers", "1.5"], ["--workers"]),
+    (["query", "q", "--db", "d.duckdb", "--method", "foo"], ["--method"]),
+    (["nosuchcommand"], ["nosuchcommand"]),
+])
+def test_argparse_mistakes_are_one_line(capsys, argv, words):
+    code, _, err = _argparse_run(capsys, *argv)
+    assert code == 2 and "usage:" not in err
+    _one_line_error(err, *words)
+
+
+def test_checks_that_come_before_the_model_load(tmp_path, corpus, capsys):
+    missing_model = str(tmp_path / "missing.gguf")
+    # --db problems are reported even though the model is also missing: the db is checked first
+    code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path), "--model", missing_model)
+    assert code == 2
+    _one_line_error(err, "is a folder")
+    # estimate: a bad input folder before the model
+    code, _, err = _run(capsys, "estimate", str(tmp_path / "nope"), "--model", missing_model)
+    assert code == 2
+    _one_line_error(err, "does not exist")
+    # a broken user prompt template is found at start-up, not hours into a run
+    bad = tmp_path / "prompts"
+    bad.mkdir()
+    (bad / "report_user.txt").write_text("Write a report.\n", encoding="utf-8")
+    code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path / "i.duckdb"), "--prompts", str(bad),
+                        "--model", missing_model)
+    assert code == 2
+    _one_line_error(err, "report_user.txt", "$context")
+
+
+@pytest.mark.parametrize("flag", ["--model", "--prompts"])
+def test_empty_path_options_are_refused(tmp_path, corpus, capsys, flag):
+    code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path / "i.duckdb"), flag, "")
+    assert code == 2
+    _one_line_error(err, flag, "empty")
+
+
+def test_when_every_file_is_skipped_the_error_says_why(tmp_path, capsys):
+    d = tmp_path / "latin"
+    d.mkdir()
+    (d / "a.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
+    code, _, err = _run(capsys, "index", str(d), "--db", str(tmp_path / "i.duckdb"), "--quiet")
+    assert code == 2
+    _one_line_error(err, "not UTF-8", "iconv")
+
+
+def test_symlinked_folders_are_followed_once(tmp_path):
+    from slmgraph.ingest import read_documents
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "a.txt").write_text("Alice Smith met Bob Jones.", encoding="utf-8")
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "link").symlink_to(real, target_is_directory=True)
+    (real / "loop").symlink_to(top, target_is_directory=True)  # a cycle must not loop forever
+    docs, _ = read_documents(top)
+    assert [d.path for d in docs] == ["link/a.txt"]
+
+
+def test_demo_refuses_to_overwrite_an_index_of_other_input(tmp_path, corpus, capsys):
+    db = tmp_path / "mine.duckdb"
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+    code, _, err = _run(capsys, "demo", "--db", str(db), "--model", str(tmp_path / "missing.gguf"))
+    assert code == 2
+    _one_line_error(err, "demo would replace it")
+
+
+def test_stats_on_an_older_index_opened_read_only(tmp_path, corpus, capsys):
+    db = tmp_path / "old.duckdb"
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+    con = duckdb.connect(str(db))
+    con.execute("ALTER TABLE extractions DROP COLUMN n_ungrounded")
+    con.execute("ALTER TABLE extractions DROP COLUMN gleanings")
+    con.close()
+    code, out, err = _run(capsys, "stats", "--db", str(db))
+    assert code == 0 and "Traceback" not in err
+    assert "grounding: not recorded" in out
+
+
+def test_entity_types_are_deduplicated_and_shares_must_be_finite():
+    from slmgraph.cli import _settings, build_parser
+    from slmgraph.errors import UserError
+
+    s = _settings(build_parser().parse_args(["index", "in", "--db", "x", "--entity-types", "person,,PERSON, place"]))
+    assert s.entity_types == ("person", "place")
+    with pytest.raises(UserError, match="--local-shares"):
+        _settings(build_parser().parse_args(["query", "q", "--db", "x", "--local-shares", "nan,1,1,1"]))
+    with pytest.raises(UserError, match="--n-ctx 0"):
+        _settings(build_parser().parse_args(["index", "in", "--db", "x", "--n-ctx", "0"]))
