@@ -30,16 +30,15 @@ def test_estimate_predicts_every_stage_from_a_sample(tmp_path, corpus):
     units = est["corpus"]["units_with_candidates"]
     assert est["corpus"]["documents"] == 3 and units >= 3
     ex = est["stages"]["extract"]
-    assert ex["calls"] == 2 * units  # per text unit with candidates: the extraction and the gleaning check
+    assert ex["calls"] == units  # one extraction call per text unit with candidates (no further names: no check)
     assert est["calibration"]["extract"]["units"] == 2
     assert est["stages"]["reports"]["calls"] >= 1 and est["calibration"]["reports"]["probe_calls"] >= 1
     assert est["total_seconds"] == round(sum(s["seconds"] for s in est["stages"].values()), 1)
     # only the sample and the probe report calls reached the model
     extract_calls = [c for c in model.calls if c[2] and "entities" in c[2].get("properties", {})]
     assert len(extract_calls) == 2
-    checks = [c for c in model.calls if "choices" in c[2]]
-    assert len(checks) == 2  # the gleaning check of each sample unit
-    assert len(model.calls) <= 2 + 2 + 4  # + up to four timed report prompts
+    assert not [c for c in model.calls if "choices" in c[2]]  # every candidate offered at once: no gleaning check
+    assert len(model.calls) <= 2 + 4  # + up to four timed report prompts
     assert "calibrate" in notes[0]
     assert "predicted" in render(est) and "total" in render(est)
     a, b = est["calibration"]["extract"]["completion_tokens"]

@@ -47,13 +47,13 @@ def _kinds(model):
 
 def test_answer_n_stops_after_the_check():
     m = FakeModel(_script(["N"]))
-    ex = _run(m, Settings(max_gleanings=3, cooccurrence=False))
+    ex = _run(m, Settings(max_gleanings=3, max_candidates=3, cooccurrence=False))
     assert _kinds(m) == ["extract", "check"] and ex.gleanings == 0
 
 
 def test_gleaning_off_makes_no_check():
     m = FakeModel(_script(["Y"]))
-    _run(m, Settings(max_gleanings=0))
+    _run(m, Settings(max_gleanings=0, max_candidates=3))
     assert _kinds(m) == ["extract"]
 
 
@@ -76,18 +76,17 @@ def test_yes_glean_adds_the_further_candidates_and_stops_at_max_gleanings():
     assert "Further candidate names: Carol White; Acme Corporation; Dan Brown." in m.calls[1][1]
 
 
-def test_a_round_that_adds_nothing_ends_gleaning():
-    m = FakeModel(_script(["Y", "Y", "Y"], add=False))
-    # all 8 candidates offered at once: the round has no further names and relates nothing
+def test_no_check_when_every_candidate_was_offered():
+    m = FakeModel(_script(["Y", "Y", "Y"]))
+    # all 8 candidates fit the first call: nothing further to offer, so no check and no round
     ex = _run(m, Settings(max_gleanings=3, max_candidates=20, cooccurrence=False))
-    assert _kinds(m) == ["extract", "check", "glean"] and ex.gleanings == 0
-    assert "There are no further candidate names." in m.calls[1][1]
+    assert _kinds(m) == ["extract"] and ex.gleanings == 0
 
 
 def test_truncated_extraction_is_not_gleaned():
     m = FakeModel(_script(["Y"]))
     m.finish = "length"
-    _run(m, Settings(max_gleanings=1))
+    _run(m, Settings(max_gleanings=1, max_candidates=3))
     assert _kinds(m) == ["extract"]
 
 
@@ -114,8 +113,8 @@ def test_stats_report_gleaning_resolution_and_workers(tmp_path, corpus):
     from slmgraph.stats import collect, render
 
     db = tmp_path / "s.duckdb"
-    # every check answered Y: each text unit gets one gleaning round (no further names; the fake relates two)
-    run_index(corpus, db, Settings(min_community_size=2, max_gleanings=1), progress=False,
+    # one candidate per call: every text unit has further names; every check answered Y: one round each
+    run_index(corpus, db, Settings(min_community_size=2, max_gleanings=1, max_candidates=1), progress=False,
               model=FakeModel(_script(["Y"] * 50)), embedder_factory=FakeEmbedder, say=lambda m: None)
     st = Store(db, read_only=True)
     figs = collect(st)
