@@ -90,6 +90,8 @@ EXCLUDED_TYPES = frozenset({"TIME", "NUM"})
 CONFIGS: dict[str, tuple[str, dict, str | None]] = {
     "nlp": ("LLM-free: candidate spans as entities, same-sentence co-occurrence as relationships",
             {"extractor": "nlp"}, None),
+    "nlp-wide": ("LLM-free with 40 candidates per text unit (what the model sees with one gleaning round)",
+                 {"extractor": "nlp", "max_candidates": 40}, None),
     "nlp-no-resolution": ("LLM-free, entity resolution by normalised name only",
                           {"extractor": "nlp", "resolution_threshold": None, "resolution_rules": False}, None),
     "default": ("all defaults", {}, "default"),
