@@ -200,7 +200,7 @@ def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, m
     assert loaded == [str(tmp_path / "SmolLM2.gguf"), str(tmp_path / "gemma-3-270m.gguf")]
     data = json.loads((out / "extraction_gold.json").read_text())["configs"]
     assert data["no-resolution"]["model_path"].endswith("SmolLM2.gguf") and data["no-resolution"]["chat_template"]
-    assert data["gemma-nores"]["chat_template"] is False and data["gemma-nores"]["cost"]["model_calls"] == 2  # extraction + gleaning check
+    assert data["gemma-nores"]["chat_template"] is False and data["gemma-nores"]["cost"]["model_calls"] == 1  # one extraction; no further names, no gleaning check
     assert "(no chat template: plain prompts)" in (out / "extraction_gold.md").read_text()
     assert eg.main(args[:1] + ["no-resolution", "--model", str(tmp_path / "Other.gguf")] + args[2:]) == 0
     assert "no-resolution@Other" in json.loads((out / "extraction_gold.json").read_text())["configs"]
