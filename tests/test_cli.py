@@ -80,6 +80,10 @@ def test_missing_db(tmp_path, capsys):
     (["--threads", "0"], ["--threads"]),
     (["--n-ctx", "512"], ["--n-ctx"]),
     (["--entity-types", " , "], ["--entity-types"]),
+    (["--resolution", "high"], ["--resolution", "'off'"]),
+    (["--resolution", "1.5"], ["--resolution"]),
+    (["--gleanings", "-1"], ["--gleanings"]),
+    (["--workers", "0"], ["--workers"]),
 ])
 def test_bad_settings(tmp_path, corpus, capsys, args, words):
     code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path / "x.duckdb"), "--quiet", *args)
@@ -115,18 +119,6 @@ def test_incomplete_index_is_refused(tmp_path, corpus, capsys):
     code, _, err = _run(capsys, "query", "--db", str(db), "q")
     assert code == 2
     _one_line_error(err, "not complete")
-
-
-@pytest.mark.parametrize("args,words", [
-    (["--resolution", "high"], ["--resolution", "'off'"]),
-    (["--resolution", "1.5"], ["--resolution"]),
-    (["--gleanings", "-1"], ["--gleanings"]),
-    (["--workers", "0"], ["--workers"]),
-])
-def test_bad_extraction_settings(tmp_path, corpus, capsys, args, words):
-    code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path / "x.duckdb"), "--quiet", *args)
-    assert code == 2
-    _one_line_error(err, *words)
 
 
 def _argparse_run(capsys, *argv):
