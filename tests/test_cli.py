@@ -15,6 +15,12 @@ def _run(capsys, *argv):
     return code, out.out, out.err
 
 
+def _fake_index(corpus, db):
+    """Index ``corpus`` into ``db`` with the scripted fake model (no GGUF, no torch)."""
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+
+
 def _one_line_error(err: str, *words):
     lines = [line for line in err.strip().splitlines() if line.strip()]
     assert len(lines) == 1, err
@@ -93,8 +99,7 @@ def test_bad_settings(tmp_path, corpus, capsys, args, words):
 
 def test_stats_on_an_index_and_a_missing_query_model(tmp_path, corpus, capsys):
     db = tmp_path / "idx.duckdb"
-    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
-              embedder_factory=FakeEmbedder, say=lambda m: None)
+    _fake_index(corpus, db)
     code, out, _ = _run(capsys, "stats", "--db", str(db))
     assert code == 0
     for word in ("documents", "community_reports", "level", "extract", "report", "wall-clock"):
@@ -111,8 +116,7 @@ def test_stats_on_an_index_and_a_missing_query_model(tmp_path, corpus, capsys):
 
 def test_incomplete_index_is_refused(tmp_path, corpus, capsys):
     db = tmp_path / "idx.duckdb"
-    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
-              embedder_factory=FakeEmbedder, say=lambda m: None)
+    _fake_index(corpus, db)
     con = duckdb.connect(str(db))
     con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
     con.close()
@@ -192,8 +196,7 @@ def test_symlinked_folders_are_followed_once(tmp_path):
 
 def test_demo_refuses_to_overwrite_an_index_of_other_input(tmp_path, corpus, capsys):
     db = tmp_path / "mine.duckdb"
-    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
-              embedder_factory=FakeEmbedder, say=lambda m: None)
+    _fake_index(corpus, db)
     code, _, err = _run(capsys, "demo", "--db", str(db), "--model", str(tmp_path / "missing.gguf"))
     assert code == 2
     _one_line_error(err, "demo would replace it")
@@ -201,8 +204,7 @@ def test_demo_refuses_to_overwrite_an_index_of_other_input(tmp_path, corpus, cap
 
 def test_stats_on_an_older_index_opened_read_only(tmp_path, corpus, capsys):
     db = tmp_path / "old.duckdb"
-    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
-              embedder_factory=FakeEmbedder, say=lambda m: None)
+    _fake_index(corpus, db)
     con = duckdb.connect(str(db))
     con.execute("ALTER TABLE extractions DROP COLUMN n_ungrounded")
     con.execute("ALTER TABLE extractions DROP COLUMN gleanings")
