@@ -313,6 +313,7 @@ class LlamaModel:
             eos = self._token_text(self.llm.token_eos())
             self._formatter = Jinja2ChatFormatter(template=self.chat_template, eos_token=eos, bos_token=bos,
                                                   add_generation_prompt=True)
+        self._turn: tuple[str, str] | None = None  #: (close, tail) of a follow-up turn, see continuation()
         self._grammars: dict[str, tuple[bytes, bytes]] = {}
         self._pieces: dict[int, bytes] = {}
         self._n_vocab = int(self.llm.n_vocab())
@@ -432,7 +433,9 @@ class LlamaModel:
         sentinels); a model without a template gets the plain layout of
         :meth:`render`.
         """
-        if self._formatter is None:
+        if self._turn is not None:
+            close, tail = self._turn
+        elif self._formatter is None:
             close, tail = "\n\n", "\n\nAnswer:\n"
         else:
             msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"},
@@ -443,6 +446,7 @@ class LlamaModel:
                 text = self._formatter(messages=msgs[1:]).prompt
             after_a = text.split(_SENTINEL + "A", 1)[1]
             close, tail = after_a.split(_SENTINEL + "B", 1)
+        self._turn = (close, tail)  # the template text around a new turn never changes: render it once
         toks = self.llm.tokenize(close.encode("utf-8"), add_bos=False, special=True)
         toks += self.tokenize(user)
         toks += self.llm.tokenize(tail.encode("utf-8"), add_bos=False, special=True)
