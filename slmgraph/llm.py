@@ -103,6 +103,55 @@ class Prompt:
     tail: str
 
 
+@dataclass
+class Choice:
+    """Result of scoring a few fixed options after one prompt (no text is generated).
+
+    The model's log-probability of each option's token sequence after the
+    prompt is read off its next-token distributions: a choice costs prompt
+    evaluation only and cannot degenerate (ARCHITECTURE.md "Choices by
+    probability").
+
+    Attributes:
+        options: the options, as given (their text is tokenized as it stands,
+            so ``" yes"`` and ``"yes"`` are different options).
+        logprobs: natural-log probability of each option's whole token
+            sequence after the prompt (``-inf`` when the model gives it no mass).
+        prompt_tokens: all prompt tokens of the call.
+        cached_tokens: prompt tokens reused from the KV cache (not evaluated).
+        seconds: wall-clock of the call.
+        prompt_seconds: of ``seconds``, the time spent evaluating the prompt.
+        from_cache: served from the index's cache: no model call was made.
+        key: the content key of the call (cache key), set by :class:`ModelClient`.
+    """
+
+    options: list[str]
+    logprobs: list[float]
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    seconds: float = 0.0
+    prompt_seconds: float = 0.0
+    from_cache: bool = False
+    key: str = ""
+
+    @property
+    def probs(self) -> list[float]:
+        """Probabilities renormalised over the options (sum 1; uniform when every option has no mass)."""
+        lp = np.array(self.logprobs, dtype=np.float64)
+        finite = np.isfinite(lp)
+        if not finite.any():
+            return [1.0 / len(lp)] * len(lp)
+        lp = np.where(finite, lp, -np.inf)
+        e = np.exp(lp - lp[finite].max())
+        return (e / e.sum()).tolist()
+
+    @property
+    def best(self) -> int:
+        """Index of the most probable option (the first on a tie)."""
+        probs = self.probs
+        return max(range(len(probs)), key=lambda i: (probs[i], -i))
+
+
 class Model(Protocol):
     """What stages need from a model (the real one or a test fake)."""
 
@@ -127,6 +176,9 @@ class Model(Protocol):
                  deadline_s: float | None = None,
                  on_text: Callable[[str], None] | None = None) -> Generation:
         """Greedy completion of ``fixed + rest`` under an optional JSON schema (see LlamaModel.complete)."""
+
+    def score_options(self, fixed: list[int], rest: list[int], options: list[str]) -> Choice:
+        """Log-probability of each option after ``fixed + rest`` (see LlamaModel.score_options)."""
 
 
 def default_model_path() -> Path:
@@ -256,6 +308,13 @@ def _no_weight_repacking(llama_cpp):
         yield
     finally:
         low.llama_model_default_params = orig
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Natural-log softmax of one row of logits (float64; ``-inf`` logits stay ``-inf``)."""
+    x = logits.astype(np.float64)
+    m = np.max(x[np.isfinite(x)]) if np.isfinite(x).any() else 0.0
+    return x - m - np.log(np.sum(np.exp(x - m)))
 
 
 class LlamaModel:
@@ -425,6 +484,56 @@ class LlamaModel:
             llm.eval(list(fixed))
             return 0
         return len(fixed)
+
+    def score_options(self, fixed: list[int], rest: list[int], options: list[str]) -> Choice:
+        """Score fixed options after ``fixed + rest`` by the model's token probabilities.
+
+        The prompt is evaluated once (the fixed part reused from the KV cache
+        as in :meth:`complete`); each option's tokens are then scored from the
+        next-token log-softmax, a multi-token option by evaluating its own
+        tokens one at a time and rewinding. Nothing is generated, so the
+        answer cannot copy an example or loop.
+
+        Args:
+            fixed: prompt tokens shared by the calls of one stage.
+            rest: per-call prompt tokens.
+            options: two or more option texts (tokenized as given, no BOS).
+
+        Returns:
+            :class:`Choice` with one natural-log probability per option.
+
+        Raises:
+            ValueError: fewer than two options, an option with no tokens, or
+                the prompt and the longest option exceed the window.
+        """
+        if len(options) < 2:
+            raise ValueError("score_options needs two or more options")
+        llm = self.llm
+        opt_toks = [self.tokenize(o) for o in options]
+        if any(not t for t in opt_toks):
+            raise ValueError(f"an option has no tokens: {options!r}")
+        tokens = list(fixed) + list(rest)
+        if len(tokens) + max(len(t) for t in opt_toks) > self.n_ctx:
+            raise ValueError(f"prompt {len(tokens)} + options > n_ctx {self.n_ctx}")
+        t0 = time.perf_counter()
+        reused = self._ensure_fixed(fixed)
+        cached = min(len(fixed), len(tokens) - 1)
+        llm.n_tokens = cached
+        llm.eval(tokens[cached:])
+        t_prompt = time.perf_counter() - t0
+        base = llm.n_tokens
+        first = _log_softmax(np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,)))
+        out = []
+        for toks in opt_toks:
+            lp = float(first[toks[0]])
+            for j in range(1, len(toks)):
+                llm.eval([toks[j - 1]])
+                nxt = _log_softmax(np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,)))
+                lp += float(nxt[toks[j]])
+            llm.n_tokens = base  # rewind: the next option is scored from the same state
+            out.append(lp)
+        return Choice(options=list(options), logprobs=out, prompt_tokens=len(tokens),
+                      cached_tokens=min(reused, cached), seconds=time.perf_counter() - t0, prompt_seconds=t_prompt)
 
     def continuation(self, user: str) -> list[int]:
         """Tokens that end the assistant's turn and ask ``user`` in a new user turn.
@@ -757,6 +866,49 @@ class ModelClient:
         gen = self.model.follow_up(prev.history, extra, schema=schema, choices=choices, max_tokens=max_tokens,
                                    deadline_s=deadline_s)
         return self._record(stage, gen, key, history, use_cache)
+
+    def choose(self, stage: str, system: str, user: str, options: list[str], *,
+               use_cache: bool = True) -> Choice:
+        """Score ``options`` as the answer to a system + user prompt by token probability.
+
+        Put what is shared by many calls (instructions, examples, the
+        question) in ``system``: it is the fixed part whose KV state is
+        evaluated once per process and reused, so each call pays only for
+        ``user``'s tokens. Cached by content like :meth:`call` and written to
+        the ledger with ``completion_tokens`` 0 and finish reason ``choice``.
+
+        Returns:
+            :class:`Choice` (``logprobs`` per option; ``probs``, ``best``).
+
+        Raises:
+            UserError: the prompt does not fit the window.
+            ValueError: fewer than two options, or an option with no tokens.
+        """
+        prompt = self.model.render(system, user)
+        fixed, rest = self.model.prompt_tokens(prompt)
+        n_prompt = len(fixed) + len(rest)
+        if n_prompt + 8 > self.model.n_ctx:
+            raise UserError(f"a {stage} prompt of {n_prompt} tokens does not fit the model's {self.model.n_ctx}-token "
+                            "window: raise --n-ctx, or lower --chunk-size")
+        key = _key([SAMPLER_VERSION, self.model.fingerprint, "choose", fixed, rest, list(options)])
+        if self.store is not None and use_cache:
+            hit = self.store.cache_get(key)
+            if hit is not None:
+                self.cache_hits += 1
+                lps = [float(x) for x in json.loads(hit[0])]
+                return Choice(options=list(options), logprobs=lps, prompt_tokens=n_prompt, cached_tokens=n_prompt,
+                              from_cache=True, key=key)
+        ch = self.model.score_options(fixed, rest, list(options))
+        ch.key = key
+        self.calls += 1
+        if self.store is not None:
+            self.store.record_call(self.run_id, stage, self.worker, self.model.name, ch.prompt_tokens,
+                                   ch.cached_tokens, 0, ch.seconds, "choice", ch.prompt_seconds)
+            if use_cache:
+                # JSON has no -inf: store it as a very low log-probability.
+                self.store.cache_put(key, stage, json.dumps([x if np.isfinite(x) else -1e30 for x in ch.logprobs]),
+                                     "choice")
+        return ch
 
     def _cached(self, key: str, use_cache: bool) -> Generation | None:
         if self.store is None or not use_cache:

@@ -47,7 +47,7 @@ _spec = importlib.util.find_spec("slmgraph")
 if _spec is not None and _spec.origin and Path(_spec.origin).resolve().is_relative_to(_ROOT):
     sys.meta_path.insert(0, _ThisCheckoutFinder)
 
-from slmgraph.llm import Generation, Prompt  # noqa: E402
+from slmgraph.llm import Choice, Generation, Prompt  # noqa: E402
 
 _TOKEN = re.compile(r"\S+\s*|\s+")
 
@@ -59,9 +59,12 @@ class FakeModel:
     fingerprint = "fake0001"
     n_params = 1_000_000
 
-    def __init__(self, script=None, n_ctx: int = 4096):
+    def __init__(self, script=None, n_ctx: int = 4096, choice_script=None):
         self.n_ctx = n_ctx
         self.script = script or default_script
+        #: ``(system, user, options) -> probabilities`` (one per option, any
+        #: non-negative numbers; 0 means the option has no mass) for score_options.
+        self.choice_script = choice_script or default_choice_script
         self.calls: list[tuple[str, str, dict | None]] = []
         self.finish = "stop"  #: finish_reason reported by every completion
         self._vocab: dict[str, int] = {}
@@ -104,6 +107,25 @@ class FakeModel:
         self._kv = tokens + self.tokenize(text)
         return Generation(text, len(tokens), min(cached, len(tokens) - 1), len(self.tokenize(text)), 0.001,
                           self.finish)
+
+    def score_options(self, fixed, rest, options) -> Choice:
+        if len(options) < 2:
+            raise ValueError("score_options needs two or more options")
+        tokens = list(fixed) + list(rest)
+        assert len(tokens) + 1 <= self.n_ctx, "prompt over the window"
+        cached = 0
+        for a, b in zip(self._kv, tokens):
+            if a != b:
+                break
+            cached += 1
+        self._kv = tokens
+        system = self.detokenize(fixed)[len("<system> "):].rstrip("\n")
+        user = self.detokenize(rest)[len("<user> "):-len("\n<assistant> ")]
+        self.calls.append((system, user, {"options": list(options)}))
+        probs = [float(p) for p in self.choice_script(system, user, list(options))]
+        lps = [float(np.log(p)) if p > 0 else float("-inf") for p in probs]
+        return Choice(options=list(options), logprobs=lps, prompt_tokens=len(tokens),
+                      cached_tokens=min(cached, len(tokens) - 1), seconds=0.001)
 
     def continuation(self, user: str) -> list[int]:
         return self.tokenize(f"\n<user> {user}\n<assistant> ")
@@ -195,6 +217,11 @@ def default_script(system: str, user: str, schema: dict | None) -> str:
         m = re.search(r"\[(Reports|Sources): ([\d, ]+)\]", user)
         return f"Final answer. [{m.group(1)}: {m.group(2)}]" if m else "Final answer."
     return "An answer. [Sources: 1] [Entities: 1]"
+
+
+def default_choice_script(system: str, user: str, options: list[str]) -> list[float]:
+    """Default probabilities for score_options: the last option (e.g. "no") twice as likely as each other."""
+    return [1.0] * (len(options) - 1) + [2.0]
 
 
 def claims_prompt(user: str) -> tuple[list[str], str]:

@@ -50,6 +50,19 @@ def test_follow_up_continues_from_the_kv_state_with_the_same_result_as_a_rebuilt
     assert b.text == a.text
 
 
+def test_score_options_reads_probabilities_reuses_the_prefix_and_rewinds(model):
+    client = ModelClient(model, None, "t")
+    system = "Answer the question with yes or no. " * 10
+    a = client.choose("t", system, "Is Paris a city in France?", [" yes", " no", " maybe not"])
+    assert len(a.logprobs) == 3 and all(lp < 0 for lp in a.logprobs)
+    assert sum(a.probs) == pytest.approx(1.0)
+    b = client.choose("t", system, "Is Paris a city in France?", [" yes", " no", " maybe not"])
+    assert b.cached_tokens > 0  # the system prefix came from the KV state
+    assert b.logprobs == pytest.approx(a.logprobs, abs=1e-3)  # scoring a multi-token option rewound the state
+    g = client.call("t", system, "Is Paris a city in France?", schema=None, max_tokens=3)
+    assert g.text  # generation still works from the rewound state
+
+
 def test_grammar_constrained_output_is_valid_and_prefix_is_reused(model):
     client = ModelClient(model, None, "t")
     schema = {"type": "object", "properties": {"name": {"type": "string", "enum": ["Alex Mercer", "Dulce"]},
