@@ -178,7 +178,7 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
-    from .extract import extract_llm, extraction_system
+    from .extract import extract_unit, extraction_system
     from .llm import LlamaModel, ModelClient
     from .prompting import Prompts
 
@@ -191,6 +191,9 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
         ledger = BufferedLedger(spec.cache)
         client = ModelClient(model, ledger, spec.run_id, worker=index)
         system, with_desc = extraction_system(prompts, spec.settings, model)
+        from .ner import pipeline_for
+
+        nlp, _ = pipeline_for(spec.settings.ner_model)  # loaded once in this process; the parent warned
         results.put(("ready", index))
         while True:
             try:
@@ -201,8 +204,9 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
                 continue
             if task is None:
                 return
-            chunk_id, text, key = task
-            ex = extract_llm(client, prompts, text, spec.settings, system, with_desc)
+            chunk_id, text, key, *rest = task
+            edges = tuple(rest[0]) if rest else (True, True)
+            ex = extract_unit(client, prompts, text, spec.settings, system, with_desc, nlp, edges)
             calls, puts = ledger.drain()
             results.put(("done", index, chunk_id, key, ex, calls, puts))
     except UserError as exc:
@@ -260,7 +264,7 @@ class WorkerPool:
             q.close()
 
     def results(self, tasks: list[tuple]):
-        """Send ``tasks`` ``(chunk_id, text, key)`` and yield results as they complete."""
+        """Send ``tasks`` ``(chunk_id, text, key[, (begins document, ends document)])`` and yield results as they complete."""
         for t in tasks:
             self.tasks.put(t)
         for _ in self.procs:
