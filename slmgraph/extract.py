@@ -692,6 +692,16 @@ def extract_unit(client: ModelClient | None, prompts: Prompts, text: str, settin
     return extract_choices(client, prompts, text, settings, nlp, edges, model_choices(settings, n_params))
 
 
+def types_reliable(settings: Settings, n_params: int | None) -> bool:
+    """Whether entity types may block resolution merges: only when they come from the NER pipeline alone
+    (no model chooses or writes them). spaCy's types are right for most matched gold entities, a 135M
+    model's for few (benchmarks/results/extraction_gold.md, type accuracy of ``nlp`` vs ``choose-type``
+    and ``json``)."""
+    if settings.extractor == "nlp":
+        return True
+    return not json_extraction(settings, n_params) and "type" not in model_choices(settings, n_params)
+
+
 def uses_model(settings: Settings, n_params: int | None) -> bool:
     """Whether extraction with ``settings`` calls the model at all (False: the LLM-free route)."""
     if settings.extractor == "nlp":

@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import UserError
-from .names import candidate_spans, normalize_name
+from .names import _TITLE_ABBR, candidate_spans, normalize_name
 
 log = logging.getLogger("slmgraph")
 
@@ -385,8 +385,25 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             spans.append((s0, e0, name, etype))
             sources.append("ner")
     if caps or not use_nlp:
+        runs = candidate_spans(masked, language=language)
+        if use_nlp:
+            # A run that NER split or cut is kept whole: it has a title with a full stop ("Mr. Holmes"), a
+            # quoted nickname, a line break or masked markup inside.
+            for sp in runs:
+                inside = [i for i, (s, e, *_) in enumerate(spans) if s < sp.end and sp.start < e]
+                if not inside or not all(sp.start <= spans[i][0] and spans[i][1] <= sp.end for i in inside):
+                    continue
+                inner = text[sp.start:sp.end]
+                if ("\n" in inner or '"' in inner or "\u201c" in inner or inner != masked[sp.start:sp.end]
+                        or re.match(rf"{_TITLE_ABBR}\s", sp.name)):
+                    types = {spans[i][3] for i in inside}
+                    etype = types.pop() if len(types) == 1 else "unknown"
+                    for i in sorted(inside, reverse=True):
+                        del spans[i], sources[i]
+                    spans.append((sp.start, sp.end, sp.name, etype))
+                    sources.append("ner")
         taken = [(s, e) for s, e, *_ in spans]
-        for sp in candidate_spans(masked, language=language):
+        for sp in runs:
             if any(s < sp.end and sp.start < e for s, e in taken):
                 continue
             if use_nlp and not _caps_adds(sp, tokens, language):
