@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import UserError
-from .names import _TITLE_ABBR, candidate_spans, normalize_name
+from .names import _TITLE_ABBR, WRAPPED_LINE_CHARS, candidate_spans, normalize_name
 
 log = logging.getLogger("slmgraph")
 
@@ -95,7 +95,7 @@ _MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
 _LATEX = re.compile(r"\\([A-Za-z]+)\*?(\[[^\]\n]*\])?(\{[^{}\n]*\})?")
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")
 _LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\n]*)\)")
-_URL = re.compile(r"\b(?:https?://|www\.)\S+")
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s)\]>]+")
 _TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)\b[^<>\n]*/?>|<\|?[^<>\w\s]*\|?>")
 _TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$", re.M)
 _MARKS = re.compile(r"^[ \t]*#{1,6}(?=\s)|#{2,}|(?<!\w)[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}(?!\w)|^[ \t]*>", re.M)
@@ -315,7 +315,8 @@ def _edge_cut(text: str, start: int, end: int, at_start: bool, at_end: bool, rec
     """True when the span ``[start, end)`` may be a word cut by the text's edge.
 
     At a document's start only a span in capitals can be a cut word (a cut
-    title-case word starts lower-case: "ndrew"); at a document's end any span
+    title-case word starts lower-case: "ndrew"); at a document's end a span in capitals or ending a prose line
+    (of ``WRAPPED_LINE_CHARS`` or more; a short last line is a list item or heading), when it
     touching the last character when the text does not end a sentence; at a
     text unit's inner edge (the overlap of the neighbouring unit holds the
     whole word) any span touching it. A name that also occurs away from the
@@ -330,7 +331,12 @@ def _edge_cut(text: str, start: int, end: int, at_start: bool, at_end: bool, rec
             return True
         if text[start:end].replace(" ", "").isupper():
             return True
-    return not tail
+    if not tail:
+        if not at_end:
+            return True
+        line = text[text.rfind("\n", 0, start) + 1:end]
+        return text[start:end].replace(" ", "").isupper() or len(line) >= WRAPPED_LINE_CHARS
+    return False
 
 
 def _caps_adds(span, doc_tokens, language: str) -> bool:
@@ -410,6 +416,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
                 continue
             spans.append((sp.start, sp.end, sp.name, "unknown"))
             sources.append("caps")
+    spans = [(s, e, n, "person" if _speaker_label(masked, s, e, n) else t) for s, e, n, t in spans]
     by_key: dict[str, Candidate] = {}
     positions: dict[str, list[tuple[int, int]]] = {}
     for (s, e, name, etype), src in zip(spans, sources):
@@ -433,6 +440,13 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             del by_key[key]
     ranked = sorted(by_key.values(), key=lambda c: (-c.count, c.source != "ner", " " not in c.name, c.first))
     return CandidatePass(ranked[:max(0, budget)], ranked[max(0, budget):], masked, language)
+
+
+def _speaker_label(text: str, start: int, end: int, name: str) -> bool:
+    """True for a transcript's speaker label: a name in capitals that begins a line and is followed by
+    a colon ("ANDREW NG: ..."). A speaker is a person, whatever NER says of a name in capitals."""
+    return (name.replace(" ", "").isupper() and not text[text.rfind("\n", 0, start) + 1:start].strip()
+            and text[end:end + 2].lstrip().startswith(":"))
 
 
 _LEAD = re.compile(r"^(?:the|a|an)\s+", re.I)
