@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import UserError
-from .names import _TITLE_ABBR, WRAPPED_LINE_CHARS, candidate_spans, normalize_name
+from .names import _TITLE_ABBR, STOP, WRAPPED_LINE_CHARS, candidate_spans, normalize_name
 
 log = logging.getLogger("slmgraph")
 
@@ -438,6 +438,9 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
         cut = [p for p in pos if _edge_cut(masked, p[0], p[1], at_doc_start, at_doc_end, False)]
         if cut and len(cut) == len(pos):
             del by_key[key]
+        elif (" " not in c.name and c.type != "person" and not c.name.isupper()
+              and key in GENERIC_WORDS):
+            del by_key[key]  # "the Church", "the State": a common noun with a capital
     ranked = sorted(by_key.values(), key=lambda c: (-c.count, c.source != "ner", " " not in c.name, c.first))
     return CandidatePass(ranked[:max(0, budget)], ranked[max(0, budget):], masked, language)
 
@@ -452,17 +455,34 @@ def _speaker_label(text: str, start: int, end: int, name: str) -> bool:
 _LEAD = re.compile(r"^(?:the|a|an)\s+", re.I)
 
 
+#: One-word capitalised common nouns that are never a whole name on their own (titles and institutions).
+GENERIC_WORDS = frozenset("""
+church state government parliament senate congress court army navy police president governor emperor king queen
+minister mayor chairman director list tour campus candidate order palace river west east north south census
+""".split())
+
 def _trim(text: str, start: int, end: int) -> tuple[str, int, int]:
-    """An NER span's name: a leading article and trailing possessive removed, whitespace folded
-    ("the Aberlow Fish Market's" -> "Aberlow Fish Market"); ``("", ...)`` when no letter is left."""
+    """An NER span's name, cut to its name (offsets follow the cut; ``("", ...)`` when nothing is left).
+
+    Removed: a leading article; an unclosed parenthesis and what follows it ("Association ... (AACSB"
+    -> "Association ..."); what follows a sentence end inside the span (a word of two or more lower-case
+    letters and a full stop: "...in Oslo. Angell" -> "...in Oslo"; not after a title such as "Mrs.");
+    a trailing possessive; whitespace folded. A span with no capital letter ("communist") is not a name.
+    Other words stay: titles of works begin with stop words ("Where the Wild Things Are").
+    """
     span = text[start:end]
     m = _LEAD.match(span)
     if m:
         start += m.end()
         span = span[m.end():]
-    span2 = re.sub(r"['\u2019]s?$", "", span).rstrip(" .,;:-")
+    if span.count("(") > span.count(")"):
+        span = span[:span.rindex("(")]
+    m = re.search(r"[a-z\u00df-\u00ff]{2}\.(\s+)(?=[A-Z])", span)
+    if m and not re.search(rf"(?<![\w.]){_TITLE_ABBR}$", span[:m.start(1)]):
+        span = span[:m.start(1)]
+    span2 = re.sub(r"['\u2019]s?$", "", span.rstrip()).rstrip(" .,;:-")
     end = start + len(span2)
     name = " ".join(span2.split())
-    if not any(ch.isalpha() for ch in name):
+    if not any(ch.isupper() for ch in name):
         return "", start, end
     return name, start, end

@@ -221,3 +221,27 @@ def test_no_pipeline_falls_back_with_one_warning(monkeypatch):
 
     with pytest.raises(UserError, match="not an installed spaCy pipeline"):
         ner.pipeline_for("no_such_pipeline_xyz")
+
+
+def test_model_choices_keep_type_and_relate_by_probability(tmp_path, nlp):
+    """Each decision is one choose() call over fixed options; nothing is generated."""
+    def script(system, user, options):
+        if options == ["yes", "no"] and "Entity?" in user:
+            return [0.1, 0.9] if "Name: Paris" in user else [0.9, 0.1]   # drop Paris
+        if "Related?" in user:
+            return [0.2, 0.8]                                            # no pair is related
+        return [1.0 if o == "organization" else 0.1 for o in options]    # every type: organization
+
+    from slmgraph.extract import extract_choices
+    from slmgraph.llm import ModelClient
+    from slmgraph.prompting import Prompts
+
+    model = FakeModel(choice_script=script)
+    client = ModelClient(model, None, "r")
+    text = "Alice Smith met Bob Jones in Paris. Alice Smith called Bob Jones."
+    ex = extract_choices(client, Prompts(), text, Settings(), nlp, (True, True), frozenset({"keep", "type", "relate"}))
+    assert {e["name"]: e["type"] for e in ex.entities} == {"Alice Smith": "organization", "Bob Jones": "organization"}
+    assert ex.relationships == [] and ex.n_rejected == 2  # Paris, and the one pair
+    assert ex.completion_tokens == 0 and ex.n_choices == 3 + 2 + 1
+    plain = extract_choices(client, Prompts(), text, Settings(), nlp, (True, True), frozenset())
+    assert len(plain.relationships) == 3 and plain.n_choices == 0  # LLM-free: every pair in one sentence
