@@ -58,7 +58,7 @@ january february march april june july august september october november decembe
 _ARTICLES = ("the ", "a ", "an ")
 #: Longer capitalised runs are headings or title-case prose, not names.
 MAX_NAME_WORDS = 6
-_CORP = re.compile(r"[\s,]+(inc|corp|corporation|ltd|llc|plc|co|gmbh|ag|sa)\.?$")
+_CORP = re.compile(r"[\s,]+(inc|corp|corporation|ltd|llc|plc|co|gmbh|ag|sa|jr|sr)\.?$")
 
 
 def normalize_name(name: str) -> str:

@@ -417,6 +417,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             spans.append((sp.start, sp.end, sp.name, "unknown"))
             sources.append("caps")
     spans = [(s, e, n, "person" if _speaker_label(masked, s, e, n) else t) for s, e, n, t in spans]
+    spans = [_untitled(masked, *sp) for sp in spans]
     by_key: dict[str, Candidate] = {}
     positions: dict[str, list[tuple[int, int]]] = {}
     for (s, e, name, etype), src in zip(spans, sources):
@@ -445,6 +446,23 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
     return CandidatePass(ranked[:max(0, budget)], ranked[max(0, budget):], masked, language)
 
 
+def _untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:
+    """A person's full name without the titles in front ("Dr. Kebwe Steven Kebwe" -> "Kebwe Steven Kebwe",
+    "Leader of the Opposition Khaleda Zia" is left alone): leading :data:`slmgraph.resolve.TITLES` are
+    dropped when two or more words remain; "Mr. Holmes" keeps its title (one word would be left, and
+    "Mr." and "Mrs. Holmes" are different people). Gold names carry no titles (Re-DocRED)."""
+    from .resolve import TITLES
+
+    words = list(re.finditer(r"\S+", name))
+    k = 0
+    while k < len(words) - 2 and words[k].group(0).casefold().rstrip(".") in TITLES:
+        k += 1
+    if k == 0 or etype not in ("person", "unknown"):
+        return start, end, name, etype
+    cut = words[k].start()
+    return start + cut, end, name[cut:], "person"
+
+
 def _speaker_label(text: str, start: int, end: int, name: str) -> bool:
     """True for a transcript's speaker label: a name in capitals that begins a line and is followed by
     a colon ("ANDREW NG: ..."). A speaker is a person, whatever NER says of a name in capitals."""
@@ -461,6 +479,11 @@ church state government parliament senate congress court army navy police presid
 minister mayor chairman director list tour campus candidate order palace river west east north south census
 """.split())
 
+def _nth_word_start(s: str, k: int) -> int:
+    """Offset of the ``k``-th (0-based) whitespace-separated word of ``s``."""
+    return [m.start() for m in re.finditer(r"\S+", s)][k]
+
+
 def _trim(text: str, start: int, end: int) -> tuple[str, int, int]:
     """An NER span's name, cut to its name (offsets follow the cut; ``("", ...)`` when nothing is left).
 
@@ -468,7 +491,10 @@ def _trim(text: str, start: int, end: int) -> tuple[str, int, int]:
     -> "Association ..."); what follows a sentence end inside the span (a word of two or more lower-case
     letters and a full stop: "...in Oslo. Angell" -> "...in Oslo"; not after a title such as "Mrs.");
     a trailing possessive; whitespace folded. A span with no capital letter ("communist") is not a name.
-    Other words stay: titles of works begin with stop words ("Where the Wild Things Are").
+    trailing lower-case words that begin with a stop word ("Billboard Hot 100 for a week" -> "Billboard Hot
+    100", "Tony Day of" -> "Tony Day"; "Rogaland county" stays); a stop word after an initial ("World War
+    I. After" -> "World War I"). Other words stay: titles of works begin with stop words ("Where the Wild
+    Things Are").
     """
     span = text[start:end]
     m = _LEAD.match(span)
@@ -480,6 +506,15 @@ def _trim(text: str, start: int, end: int) -> tuple[str, int, int]:
     m = re.search(r"[a-z\u00df-\u00ff]{2}\.(\s+)(?=[A-Z])", span)
     if m and not re.search(rf"(?<![\w.]){_TITLE_ABBR}$", span[:m.start(1)]):
         span = span[:m.start(1)]
+    m = re.search(r"\b[A-Z]\.(\s+)(\w+)", span)
+    if m and m.group(2).casefold() in STOP:  # "World War I. After": the next sentence's first word
+        span = span[:m.start(1)]
+    words = span.split()
+    k = len(words)
+    while k > 1 and words[k - 1].islower():
+        k -= 1
+    if k < len(words) and words[k].casefold() in STOP:  # "Billboard Hot 100 for a week", "Tony Day of"
+        span = span[:_nth_word_start(span, k)]
     span2 = re.sub(r"['\u2019]s?$", "", span.rstrip()).rstrip(" .,;:-")
     end = start + len(span2)
     name = " ".join(span2.split())

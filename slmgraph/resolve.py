@@ -21,8 +21,10 @@ five rules applied in this order, each merge logged with its rule:
    "Alex Mercer"); two longer candidates ("Alex Mercer", "Alex Smith") block
    it, and so does a shorter name that is an acronym ("CTO") -- unless its
    word is written in mixed case in the longer name (the speaker label
-   "ANDREW" is the "Andrew" of "Andrew Ng"). A shorter name typed
-   ``location`` never merges by this rule (the trawler text's "Aberlow" is
+   "ANDREW" is the "Andrew" of "Andrew Ng"). The first and last word of a
+   longer person name count too ("Henrik Angell" of "Henrik August Angell").
+   A place never merges into an organisation by this rule: the longer name
+   must be a person, and its shape is checked (the trawler text's "Aberlow" is
    not "Aberlow Fish Market").
    Only persons: "Microsoft" is not "Microsoft Research", "Paris" is not
    "Paris Hilton", "Washington" is not "Washington State University". The
@@ -93,7 +95,8 @@ präsidentin professorin doktor minister
 """.split())
 
 #: Words skipped when taking a name's initials for the ``acronym`` rule.
-ACRONYM_SKIP = frozenset({"of", "the", "and", "for", "&"})
+ACRONYM_SKIP = frozenset({"of", "the", "and", "for", "&", "to", "on", "in", "de", "del", "la", "le", "du", "des", "der",
+                          "von", "van"})
 
 
 class MergeRow(NamedTuple):
@@ -166,7 +169,7 @@ def _capitalised_words(surfaces) -> set[str]:
     out = set()
     for s in surfaces:
         for w in s.split() + re.split(r"[\s\-]+", s):
-            w = re.sub(r"^[^\w]+|[^\w\-]+$", "", w)
+            w = re.sub(r"^[^\w]+|[^\w\-]+$", "", re.sub(r"['\u2019]s$", "", w))
             if w and w[0].isupper() and not (len(w) > 1 and w.isupper()):
                 out.add(w.casefold())
     return out
@@ -326,9 +329,11 @@ def _subset_rule(cl: _Clusters) -> None:
         for k in range(1, len(words)):  # first name(s) and last name(s)
             index.setdefault(words[:k], set()).add(r)
             index.setdefault(words[k:], set()).add(r)
+        if len(words) >= 3:  # first and last name without the middle one(s): "Henrik Angell"
+            index.setdefault((words[0], words[-1]), set()).add(r)
     # Longest first: a longer name is resolved before the shorter names inside it.
     for s in sorted(core, key=lambda r: (-len(core[r]), r)):
-        if cl.find(s) != s or cl.type(s) == "location" or (cl.types_reliable and cl.type(s) not in ("person", *UNTYPED)):
+        if cl.find(s) != s or (cl.types_reliable and cl.type(s) not in ("person", *UNTYPED)):
             continue
         targets = {cl.find(r) for r in index.get(core[s], ())} - {s}
         if len(targets) != 1:
