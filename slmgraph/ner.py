@@ -381,17 +381,23 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
     if use_nlp:
         doc = nlp(masked)
         tokens = list(doc)
-        for ent in doc.ents:
+        ents = list(doc.ents)
+        for i, ent in enumerate(ents):
             etype = map_label(ent.label_, entity_types)
             if etype is None:
                 continue
-            name, s0, e0 = _trim(masked, ent.start_char, ent.end_char)
+            begin = ent.start_char
+            prev = ents[i - 1] if i else None
+            if (ent.label_ == "EVENT" and prev is not None and prev.label_ == "DATE" and prev.end == ent.start
+                    and _YEAR.fullmatch(prev.text)):
+                begin = prev.start_char  # "2002 Winter Olympics": the year names the event
+            name, s0, e0 = _trim(masked, begin, ent.end_char)
             if not name:
                 continue
             spans.append((s0, e0, name, etype))
             sources.append("ner")
     if caps or not use_nlp:
-        runs = candidate_spans(masked, language=language)
+        runs = [_with_year(masked, sp) for sp in candidate_spans(masked, language=language)]
         if use_nlp:
             # A run that NER split or cut is kept whole: it has a title with a full stop ("Mr. Holmes"), a
             # quoted nickname, a line break or masked markup inside.
@@ -400,7 +406,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
                 if not inside or not all(sp.start <= spans[i][0] and spans[i][1] <= sp.end for i in inside):
                     continue
                 inner = text[sp.start:sp.end]
-                if ("\n" in inner or '"' in inner or "\u201c" in inner or inner != masked[sp.start:sp.end]
+                if (_YEAR.match(sp.name) or "\n" in inner or '"' in inner or "\u201c" in inner or inner != masked[sp.start:sp.end]
                         or re.match(rf"{_TITLE_ABBR}\s", sp.name)):
                     types = {spans[i][3] for i in inside}
                     etype = types.pop() if len(types) == 1 else "unknown"
@@ -414,7 +420,8 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
                 continue
             if use_nlp and not _caps_adds(sp, tokens, language):
                 continue
-            spans.append((sp.start, sp.end, sp.name, "unknown"))
+            etype = "event" if _YEAR.match(sp.name) and "event" in entity_types else "unknown"
+            spans.append((sp.start, sp.end, sp.name, etype))
             sources.append("caps")
     spans = [(s, e, n, "person" if _speaker_label(masked, s, e, n) else t) for s, e, n, t in spans]
     spans = [_untitled(masked, *sp) for sp in spans]
@@ -478,6 +485,26 @@ GENERIC_WORDS = frozenset("""
 church state government parliament senate congress court army navy police president governor emperor king queen
 minister mayor chairman director list tour campus candidate order palace river west east north south census
 """.split())
+
+#: Last words of event names that a year in front belongs to ("2002 Winter Olympics", "2012 Summer Games").
+EVENT_HEADS = frozenset("""
+olympics games cup championship championships festival election elections awards open tournament series
+season grand prix world expo congress summit
+""".split())
+
+
+def _with_year(text: str, sp):
+    """A capitalised run naming an event, with the year written right before it ("2002 Winter Olympics")."""
+    last = sp.name.split()[-1].casefold()
+    m = re.search(r"(?<!\S)(\d{4}(?:[\u2013\-/]\d{2,4})?) $", text[max(0, sp.start - 12):sp.start])
+    if last in EVENT_HEADS and m:
+        start = sp.start - (len(m.group(0)))
+        return type(sp)(start, sp.end, f"{m.group(1)} {sp.name}")
+    return sp
+
+
+_YEAR = re.compile(r"\d{4}(?:[\u2013\-/]\d{2,4})?")
+
 
 def _nth_word_start(s: str, k: int) -> int:
     """Offset of the ``k``-th (0-based) whitespace-separated word of ``s``."""

@@ -6,8 +6,10 @@ case, punctuation, possessive, leading-article and corporate-suffix variants
 Entity resolution then merges the keys that still fragment one entity, with
 five rules applied in this order, each merge logged with its rule:
 
-0. ``compound`` -- names equal once spaces are removed merge into the one
-   written with more words ("AcmeRobotics" into "Acme Robotics"; hyphens and
+0. ``compound`` -- names equal once spaces are removed and plural endings
+   dropped (:func:`slmgraph.names.tolerant_words`) merge into the one written
+   with more words ("AcmeRobotics" into "Acme Robotics", "Catholics" and
+   "Catholic" into one; hyphens and
    case are already folded by the normaliser: "Acme-Robotics", "ACME ROBOTICS").
 1. ``title`` -- a name that starts with a title or honorific ("Agent Alex
    Mercer", "Dr. Chen") merges into the entity named without it ("Alex
@@ -68,6 +70,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
+
+from .names import tolerant_words
 
 #: Rule names in the order they are applied (the ``rule`` column of ``merge_log``).
 RULES = ("compound", "title", "name-subset", "acronym", "embedding")
@@ -289,7 +293,7 @@ def _personal_title(titles: list[str]) -> bool:
 def _compound_rule(cl: _Clusters) -> None:
     by_joined: dict[str, list[str]] = {}
     for r in cl.roots():
-        by_joined.setdefault(r.replace(" ", ""), []).append(r)
+        by_joined.setdefault("".join(tolerant_words(r)), []).append(r)
     for joined, keys in sorted(by_joined.items()):
         if len(keys) < 2:
             continue
@@ -297,7 +301,7 @@ def _compound_rule(cl: _Clusters) -> None:
         for k in sorted(keys):
             if k != into and cl.find(k) != cl.find(into):
                 cl.merge(cl.find(k), cl.find(into), "compound", None,
-                         f"'{cl.display(k)}' is '{cl.display(into)}' written without spaces")
+                         f"'{cl.display(k)}' is '{cl.display(into)}' written without spaces or as a plural")
 
 
 def _title_rule(cl: _Clusters) -> None:

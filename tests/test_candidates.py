@@ -248,3 +248,11 @@ def test_model_choices_keep_type_and_relate_by_probability(tmp_path, nlp):
     assert ex.completion_tokens == 0 and ex.n_choices == 3 + 2 + 1
     plain = extract_choices(client, Prompts(), text, Settings(), nlp, (True, True), frozenset())
     assert len(plain.relationships) == 3 and plain.n_choices == 0  # LLM-free: every pair in one sentence
+
+
+def test_estimate_of_the_llm_free_default_route_makes_no_extraction_call(corpus):
+    from slmgraph.estimate import estimate
+
+    est = estimate(corpus, Settings(min_community_size=2, workers=1), FakeModel(), sample=2, progress=False,
+                   embedder_factory=FakeEmbedder, say=lambda m: None)
+    assert est["stages"]["extract"]["calls"] == 0 and est["stages"]["extract"]["completion_tokens"] == 0
