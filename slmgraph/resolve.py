@@ -98,6 +98,9 @@ herr frau ministerin bundesminister bundesministerin bürgermeister bürgermeist
 präsidentin professorin doktor minister
 """.split())
 
+#: Words that never occur inside a personal name ("van", "de" do: "Ludwig van Beethoven").
+_NOT_IN_PERSON_NAMES = frozenset({"of", "the", "and", "for", "&"})
+
 #: Words skipped when taking a name's initials for the ``acronym`` rule.
 ACRONYM_SKIP = frozenset({"of", "the", "and", "for", "&", "to", "on", "in", "de", "del", "la", "le", "du", "des", "der",
                           "von", "van"})
@@ -221,7 +224,7 @@ def person_shaped(core: tuple[str, ...], surfaces) -> bool:
     """
     if not 2 <= len(core) <= 4 or core[-1] in NOT_PERSON_HEADS:
         return False
-    if any(w in ACRONYM_SKIP or any(c.isdigit() for c in w) for w in core):
+    if any(w in _NOT_IN_PERSON_NAMES or any(c.isdigit() for c in w) for w in core):
         return False
     for s in surfaces:
         if re.search(r"['\u2019]s\b", s) or re.search(r"\w\.\w", s):
