@@ -608,6 +608,8 @@ def render(results: dict) -> str:
         lines.append(f"| {k} | {c['text_units']} | {c['model_calls']} | {c['prompt_tokens_evaluated']} / "
                      f"{c['prompt_tokens_reused']} | {c['completion_tokens']} | {c['model_seconds']} | "
                      f"{c['wall_seconds']} | {x['validation_dropped']} | {g} | {u} |")
+    if results.get("notes"):
+        lines += ["", "Notes:"] + [f"- {n}" for n in results["notes"]]
     lines += ["", "Runs:"]
     for k in order:
         r = results["configs"][k]
