@@ -1,4 +1,4 @@
-"""Command line: ``slmgraph index | estimate | query | stats | demo``.
+"""Command line: ``slmgraph init | index | estimate | query | stats | export | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
 reported as one line ``slmgraph: error: ...`` with exit status 2; Ctrl-C exits
@@ -119,7 +119,29 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where to write the demo index (default slmgraph-demo.duckdb; an index of other input is refused)")
     _common(p, db_required=False)
     p.add_argument("--question", default=DEMO_QUESTION, help=f"the global question (default {DEMO_QUESTION!r})")
+    _ecosystem_parsers(sub)
     return ap
+
+
+def _ecosystem_parsers(sub) -> None:
+    """Subcommands and options that fit slmgraph to the tools around it: the settings file
+    (``init``, ``--config``) and ``export``."""
+    from .settings_file import FILE_NAME
+
+    for name in ("index", "estimate", "query"):
+        sub.choices[name].add_argument(
+            "--config", default=None,
+            help=f"settings file (default: ./{FILE_NAME} when present); flags you type override it")
+    p = sub.add_parser("init", help=f"write a commented {FILE_NAME} with every setting at its default")
+    p.add_argument("dir", nargs="?", default=".", help="folder to write it in (default: the working directory)")
+    p.add_argument("--prompts", action="store_true",
+                   help="also copy the bundled prompts to DIR/prompts and point the settings file at them")
+    p.add_argument("--force", action="store_true", help="overwrite an existing settings file (and prompts)")
+    p = sub.add_parser("export", help="write the index as GraphML (Gephi, networkx) or graphrag-shaped Parquet/CSV")
+    p.add_argument("--db", required=True, help="the index (one DuckDB file)")
+    p.add_argument("--format", choices=("graphml", "parquet", "csv"), default="parquet",
+                   help="graphml: graph.graphml; parquet/csv: graphrag's output tables (default parquet)")
+    p.add_argument("--out", required=True, help="folder to write into (created if missing)")
 
 
 def _settings(args) -> Settings:
@@ -209,6 +231,57 @@ def _settings(args) -> Settings:
     return s
 
 
+def _typed_dests(argv: list[str]) -> set[str]:
+    """argparse dests of the options the user typed in ``argv`` (parsed again with no defaults)."""
+    ap = build_parser()
+    sub = next(a for a in ap._actions if a.dest == "command")
+    for p in sub.choices.values():
+        for a in p._actions:
+            if a.option_strings:
+                a.default = argparse.SUPPRESS
+    return set(vars(ap.parse_args(argv))) - {"command"}
+
+
+def _configured_settings(args) -> Settings:
+    """:func:`_settings` merged with the settings file (``--config`` or ``./slmgraph.toml``):
+    typed flags win over the file, the file over the defaults. Sets ``args.sources``
+    (``{field: "flag --x" | "file PATH" | "default"}``)."""
+    from .settings_file import find, load, resolve, typed_from_flags
+
+    s = _settings(args)
+    path = find(getattr(args, "config", None))
+    values = load(path) if path else {}
+    s, args.sources = resolve(s, values, path, typed_from_flags(getattr(args, "typed", set())))
+    if path and not getattr(args, "quiet", False) and not getattr(args, "json", False):
+        print(f"slmgraph: settings from {path} (flags you typed override it)", file=sys.stderr)
+    return s
+
+
+def cmd_init(args) -> int:
+    """``slmgraph init``: write a commented settings file (and optionally the prompts); returns 0."""
+    from .settings_file import write_default
+
+    path = write_default(args.dir, force=args.force, with_prompts=args.prompts)
+    print(f"wrote {path}" + (f" and {path.parent / 'prompts'}/" if args.prompts else "")
+          + ": edit it; 'slmgraph index' reads it from that folder, or pass --config")
+    return 0
+
+
+def cmd_export(args) -> int:
+    """``slmgraph export``: write the index as GraphML or graphrag-shaped tables; returns 0."""
+    from .export import export
+    from .store import Store
+
+    store = Store(args.db, read_only=True)
+    try:
+        files = export(store, args.out, args.format)
+    finally:
+        store.close()
+    for f in files:
+        print(f)
+    return 0
+
+
 def _say(quiet: bool):
     return (lambda msg: None) if quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
 
@@ -217,8 +290,9 @@ def cmd_index(args) -> int:
     """``slmgraph index``: run the pipeline on ``args.input`` into ``args.db``; returns 0."""
     from .pipeline import run_index
 
-    s = _settings(args)
-    run_index(args.input, args.db, s, replace=args.replace, progress=not args.quiet, say=_say(args.quiet))
+    s = _configured_settings(args)
+    run_index(args.input, args.db, s, replace=args.replace, progress=not args.quiet, say=_say(args.quiet),
+              sources=getattr(args, "sources", None))
     print(f"indexed into {args.db}: ask with  slmgraph query --db {args.db} \"your question\"")
     return 0
 
@@ -248,39 +322,15 @@ def run_query(args, s: Settings) -> dict:
         client = ModelClient(model, store, new_run_id())
         stream = not args.json and sys.stdout.isatty()
         on_text = (lambda t: print(t, end="", flush=True)) if stream else None
-        method = args.method
-        route_reason = None
-        if method == "auto":
-            from .search.route import route
+        from .api import answer
 
-            method, route_reason = route(args.question, prompts)
+        def on_route(method: str, reason: str) -> None:
             if not args.json:
-                print(f"auto: {method} search, because {route_reason}", file=sys.stderr)
+                print(f"auto: {method} search, because {reason}", file=sys.stderr)
+
         progress = not args.quiet and not args.json
-        if method == "global":
-            from .search.global_search import global_search
-
-            ans = global_search(store, client, prompts, s, args.question,
-                                level=0 if args.level is None else args.level, dynamic=getattr(args, "dynamic", False),
-                                progress=progress, on_text=on_text)
-        elif method == "ts":
-            from .search.global_search import text_unit_search
-
-            ans = text_unit_search(store, client, prompts, s, args.question, progress=progress, on_text=on_text)
-        else:
-            from .embed import Embedder
-
-            emb = Embedder(threads=s.n_threads)
-            if method == "local":
-                from .search.local_search import local_search
-
-                ans = local_search(store, client, prompts, s, args.question, emb, level=args.level, on_text=on_text)
-            else:
-                from .search.basic_search import basic_search
-
-                ans = basic_search(store, client, prompts, s, args.question, emb, on_text=on_text)
-        if route_reason:
-            ans.details["route"] = {"chose": method, "because": route_reason}
+        ans = answer(store, client, prompts, s, args.question, method=args.method, level=args.level,
+                     dynamic=getattr(args, "dynamic", False), progress=progress, on_text=on_text, on_route=on_route)
         if args.json:
             print(json.dumps(ans.to_dict(), indent=2, ensure_ascii=False))
         elif stream:
@@ -320,7 +370,7 @@ def cmd_estimate(args) -> int:
     from .estimate import estimate, render
     from .llm import load_model
 
-    s = _settings(args)
+    s = _configured_settings(args)
     if args.sample < 1:
         raise UserError(f"--sample {args.sample} must be at least 1")
     say = _say(args.quiet or args.json)
@@ -344,7 +394,7 @@ def cmd_estimate(args) -> int:
 
 def cmd_query(args) -> int:
     """``slmgraph query``: answer ``args.question`` with ``args.method``; returns 0."""
-    run_query(args, _settings(args))
+    run_query(args, _configured_settings(args))
     return 0
 
 
@@ -390,9 +440,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
+    args.typed = _typed_dests(argv)
     handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
-                "demo": cmd_demo}
+                "demo": cmd_demo, "init": cmd_init, "export": cmd_export}
     try:
         return handlers[args.command](args)
     except UserError as exc:
