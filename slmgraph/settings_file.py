@@ -223,9 +223,9 @@ def find(config: str | None, cwd: str | Path | None = None) -> Path | None:
         p = Path(config).expanduser()
         if not str(config).strip() or not p.is_file():
             raise UserError(f"settings file {config!r} does not exist: pass --config FILE, or run 'slmgraph init'")
-        return p
+        return p.resolve()
     p = Path(cwd or ".") / FILE_NAME
-    return p if p.is_file() else None
+    return p.resolve() if p.is_file() else None
 
 
 def load(path: str | Path) -> dict:
