@@ -1,4 +1,4 @@
-"""Command line: ``slmgraph init | index | estimate | query | stats | export | demo``.
+"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
 reported as one line ``slmgraph: error: ...`` with exit status 2; Ctrl-C exits
@@ -142,6 +142,10 @@ def _ecosystem_parsers(sub) -> None:
     p.add_argument("--format", choices=("graphml", "parquet", "csv"), default="parquet",
                    help="graphml: graph.graphml; parquet/csv: graphrag's output tables (default parquet)")
     p.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    p = sub.add_parser("picture", help="the community hierarchy as one offline HTML page (sunburst) and a PNG")
+    p.add_argument("--db", required=True, help="the index (one DuckDB file)")
+    p.add_argument("--out", default="index.html", help="the HTML file to write (default index.html)")
+    p.add_argument("--png", default=None, help="the PNG to write (default: --out with .png)")
 
 
 def _settings(args) -> Settings:
@@ -275,6 +279,21 @@ def cmd_export(args) -> int:
     store = Store(args.db, read_only=True)
     try:
         files = export(store, args.out, args.format)
+    finally:
+        store.close()
+    for f in files:
+        print(f)
+    return 0
+
+
+def cmd_picture(args) -> int:
+    """``slmgraph picture``: write the community hierarchy as HTML and PNG; returns 0."""
+    from .picture import picture
+    from .store import Store
+
+    store = Store(args.db, read_only=True)
+    try:
+        files = picture(store, args.out, args.png)
     finally:
         store.close()
     for f in files:
@@ -444,7 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.typed = _typed_dests(argv)
     handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
-                "demo": cmd_demo, "init": cmd_init, "export": cmd_export}
+                "demo": cmd_demo, "init": cmd_init, "export": cmd_export,
+                "picture": cmd_picture}
     try:
         return handlers[args.command](args)
     except UserError as exc:

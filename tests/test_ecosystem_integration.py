@@ -53,3 +53,22 @@ def test_export_of_the_demo_index(demo, tmp_path):
     assert nx.read_graphml(tmp_path / "graph.graphml").number_of_nodes() == n_ent
     got = duckdb.connect().execute(f"SELECT count(*), count(title) FROM '{tmp_path}/community_reports.parquet'")
     assert got.fetchone() == (n_rep, n_rep)
+
+
+def test_picture_of_the_demo_index(demo, tmp_path):
+    pytest.importorskip("plotly")
+    pytest.importorskip("matplotlib")
+    import json
+    import re
+
+    _, db, _, _ = demo
+    out = tmp_path / "index.html"
+    assert main(["picture", "--db", str(db), "--out", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script id="slmgraph-data" type="application/json">(.+?)</script>', page,
+                                re.S).group(1))
+    con = duckdb.connect(str(db), read_only=True)
+    n, levels = con.execute("SELECT count(*), count(DISTINCT level) FROM communities").fetchone()
+    con.close()
+    assert len(data) == n and len({c["level"] for c in data}) == levels
+    assert (tmp_path / "index.png").stat().st_size > 5000

@@ -93,3 +93,14 @@ def test_export_mistakes_are_one_line(db, tmp_path, capsys):
     assert e.value.code == 2 and "invalid choice" in capsys.readouterr().err
     assert main(["export", "--db", str(tmp_path / "none.duckdb"), "--out", str(tmp_path / "o")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_help_lists_the_ecosystem_commands(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for cmd in ("init", "export", "picture"):
+        assert cmd in out
+    with pytest.raises(SystemExit):
+        main(["index", "--help"])
+    assert "--config" in capsys.readouterr().out
