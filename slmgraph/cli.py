@@ -1,4 +1,4 @@
-"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | demo``.
+"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | bench | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
 reported as one line ``slmgraph: error: ...`` with exit status 2; Ctrl-C exits
@@ -146,6 +146,15 @@ def _ecosystem_parsers(sub) -> None:
     p.add_argument("--db", required=True, help="the index (one DuckDB file)")
     p.add_argument("--out", default="index.html", help="the HTML file to write (default index.html)")
     p.add_argument("--png", default=None, help="the PNG to write (default: --out with .png)")
+    p = sub.add_parser("bench", help="compare GGUF models on one corpus: raw tokens/s, then tokens, seconds and "
+                                     "ratio to raw per index stage")
+    p.add_argument("--models", default=None,
+                   help="comma-separated GGUF files (default: the bundled model); 'bundled' names the bundled one")
+    p.add_argument("--corpus", default=None, help="folder or file to index (default: the bundled sample dulce.txt)")
+    p.add_argument("--out", default="slmgraph-bench", help="folder for bench.json and bench.png (default slmgraph-bench)")
+    p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the thread plan)")
+    p.add_argument("--workers", type=int, default=None, help="extraction worker processes (default: the thread plan)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def _settings(args) -> Settings:
@@ -283,6 +292,28 @@ def cmd_export(args) -> int:
         store.close()
     for f in files:
         print(f)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    """``slmgraph bench``: every model through the same corpus; prints one table; returns 0."""
+    from .bench import render, run_bench
+
+    models = [None] if args.models is None else [
+        None if m.strip().lower() == "bundled" else m.strip() for m in args.models.split(",") if m.strip()]
+    if not models:
+        raise UserError("--models is empty: pass GGUF files separated by commas, e.g. a.gguf,b.gguf")
+    s = Settings()
+    if args.threads is not None:
+        if args.threads < 1:
+            raise UserError(f"--threads {args.threads} must be at least 1")
+        s.n_threads, s.threads_explicit = args.threads, True
+    if args.workers is not None:
+        if args.workers < 1:
+            raise UserError(f"--workers {args.workers} must be at least 1")
+        s.workers = args.workers
+    res = run_bench(models, args.corpus, args.out, s, say=_say(args.json))
+    print(json.dumps(res, indent=2) if args.json else render(res) + "\nwrote " + ", ".join(res["files"]))
     return 0
 
 
@@ -464,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     args.typed = _typed_dests(argv)
     handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
                 "demo": cmd_demo, "init": cmd_init, "export": cmd_export,
-                "picture": cmd_picture}
+                "picture": cmd_picture, "bench": cmd_bench}
     try:
         return handlers[args.command](args)
     except UserError as exc:

@@ -104,3 +104,34 @@ def test_help_lists_the_ecosystem_commands(capsys):
     with pytest.raises(SystemExit):
         main(["index", "--help"])
     assert "--config" in capsys.readouterr().out
+
+
+def test_bench_with_the_fake_model_writes_table_json_and_png(tmp_path, corpus, capsys, monkeypatch):
+    import json
+
+    import slmgraph.llm
+
+    monkeypatch.setattr(slmgraph.llm, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.embed.Embedder", lambda *a, **k: FakeEmbedder())
+    gguf = tmp_path / "other.gguf"
+    gguf.write_bytes(b"GGUF")
+    code = main(["bench", "--models", f"bundled,{gguf}", "--corpus", str(corpus), "--out", str(tmp_path / "b"),
+                 "--workers", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "raw tok/s" in out and "extract" in out and "x raw" in out
+    res = json.loads((tmp_path / "b" / "bench.json").read_text())
+    assert len(res["models"]) == 2
+    for m in res["models"]:
+        assert m["stages"]["extract"]["calls"] > 0 and m["raw"]["gen_tok_s"] > 0
+        assert m["stages"]["extract"]["raw_bound_seconds"] > 0 and m["entities"] > 0
+    if pytest.importorskip("matplotlib"):
+        assert (tmp_path / "b" / "bench.png").stat().st_size > 1000
+
+
+def test_bench_mistakes_are_one_line(tmp_path, capsys):
+    assert main(["bench", "--models", str(tmp_path / "none.gguf"), "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("slmgraph: error: ") and "none.gguf" in err and "\n" not in err
+    assert main(["bench", "--models", ",", "--out", str(tmp_path / "b")]) == 2
+    assert "--models is empty" in capsys.readouterr().err
