@@ -1,4 +1,4 @@
-"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | bench | demo``.
+"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | bench | prompt-tune | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
 reported as one line ``slmgraph: error: ...`` with exit status 2; Ctrl-C exits
@@ -155,6 +155,13 @@ def _ecosystem_parsers(sub) -> None:
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the thread plan)")
     p.add_argument("--workers", type=int, default=None, help="extraction worker processes (default: the thread plan)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p = sub.add_parser("prompt-tune", help="write a prompts folder whose few-shot example comes from your corpus")
+    p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
+    p.add_argument("--out", required=True, help="folder for the prompt files (use it with --prompts DIR)")
+    p.add_argument("--model", help="a GGUF model file that types the names (default: the bundled model)")
+    p.add_argument("--entity-types", default=None,
+                   help="comma-separated entity types (default: person,organization,location,event,concept)")
+    p.add_argument("--force", action="store_true", help="overwrite prompt files already in --out")
 
 
 def _settings(args) -> Settings:
@@ -314,6 +321,35 @@ def cmd_bench(args) -> int:
         s.workers = args.workers
     res = run_bench(models, args.corpus, args.out, s, say=_say(args.json))
     print(json.dumps(res, indent=2) if args.json else render(res) + "\nwrote " + ", ".join(res["files"]))
+    return 0
+
+
+def cmd_prompt_tune(args) -> int:
+    """``slmgraph prompt-tune``: a prompts folder with a few-shot example from the corpus; returns 0."""
+    from .ingest import read_documents
+    from .llm import ModelClient, load_model
+    from .prompt_tune import prompt_tune
+    from .store import new_run_id
+
+    s = Settings()
+    if args.model is not None:
+        if not args.model.strip():
+            raise UserError("--model is empty: pass a .gguf file, or leave the option out for the bundled model")
+        s.model_path = args.model
+    if args.entity_types is not None:
+        types = tuple(dict.fromkeys(t.strip().lower() for t in args.entity_types.split(",") if t.strip()))
+        bad = [t for t in types if not re.fullmatch(r"[\w][\w \-/&]*", t)]
+        if bad or not types:
+            raise UserError(f"--entity-types {args.entity_types!r}: pass plain type names, e.g. "
+                            "person,organization,location")
+        s.entity_types = types
+    read_documents(args.input)  # a bad input fails before the model loads
+    model = load_model(s.model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
+    res = prompt_tune(args.input, args.out, ModelClient(model, None, new_run_id()), s, force=args.force)
+    print(f"example passage: {res['passage']}")
+    print("names: " + "; ".join(f"{e['name']} ({e['type']})" for e in res["entities"]))
+    print(f"wrote {len(res['files'])} prompt files to {res['out']}: review the example in extract_system.txt and "
+          f"extract_example_*.txt, then pass --prompts {res['out']} to 'slmgraph index'")
     return 0
 
 
@@ -495,7 +531,8 @@ def main(argv: list[str] | None = None) -> int:
     args.typed = _typed_dests(argv)
     handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
                 "demo": cmd_demo, "init": cmd_init, "export": cmd_export,
-                "picture": cmd_picture, "bench": cmd_bench}
+                "picture": cmd_picture, "bench": cmd_bench,
+                "prompt-tune": cmd_prompt_tune}
     try:
         return handlers[args.command](args)
     except UserError as exc:

@@ -72,3 +72,14 @@ def test_picture_of_the_demo_index(demo, tmp_path):
     con.close()
     assert len(data) == n and len({c["level"] for c in data}) == levels
     assert (tmp_path / "index.png").stat().st_size > 5000
+
+
+def test_prompt_tune_with_the_real_model_on_the_sample(tmp_path, capsys):
+    from slmgraph.prompting import Prompts
+
+    assert main(["prompt-tune", str(DULCE), "--out", str(tmp_path / "p")]) == 0
+    out = capsys.readouterr().out
+    assert "example passage:" in out
+    Prompts(tmp_path / "p").check()
+    system = (tmp_path / "p" / "extract_system.txt").read_text()
+    assert "Marie Curie" not in system and "Candidate names:" in system
