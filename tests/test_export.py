@@ -99,7 +99,7 @@ def test_help_lists_the_ecosystem_commands(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    for cmd in ("init", "export", "picture"):
+    for cmd in ("init", "export", "picture", "bench", "prompt-tune"):
         assert cmd in out
     with pytest.raises(SystemExit):
         main(["index", "--help"])
