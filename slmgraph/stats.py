@@ -163,11 +163,19 @@ def render(figs: dict, db: str) -> str:
                 _table(["stage", "calls", "prompt tok", "reused tok", "evaluated tok", "completion tok", "seconds",
                         "compl tok/s", "not 'stop'"], rows)]
     if figs.get("settings"):
-        changed = {k: v for k, v in figs["settings"].items() if v["source"] != "default"}
-        out += ["", f"settings of the last index run ({len(figs['settings']) - len(changed)} at their defaults; "
-                    "all of them with --json):",
+        from collections import Counter
+
+        from .config import Settings
+        from .settings_file import report
+
+        defaults = report(Settings(), {})
+        changed = {k: v for k, v in figs["settings"].items()
+                   if k not in defaults or v["value"] != defaults[k]["value"] or not v["source"].startswith(("default", "file"))}
+        rest = Counter(v["source"] for k, v in figs["settings"].items() if k not in changed)
+        out += ["", "settings of the last index run that differ from the defaults or were given as flags or arguments (all with --json):",
                 _table(["setting", "value", "from"], [[k, v["value"], v["source"]] for k, v in changed.items()])
-                if changed else "  (all defaults)"]
+                if changed else "  (none)",
+                "the others are at their defaults, set by: " + ", ".join(f"{src} ({n})" for src, n in rest.items())]
     if figs["last_run"]:
         out += ["", "wall-clock of the last index run:",
                 _table(["stage", "seconds", "items"], [[r["stage"], f"{r['seconds']:.1f}", r["items"]]

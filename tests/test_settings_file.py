@@ -133,3 +133,4 @@ def test_index_reads_the_file_in_the_working_directory_and_stats_shows_sources(t
     assert settings["model_path"]["source"] == "default"  # commented out in the file
     code, out, _ = _run(capsys, "stats", "--db", "i.duckdb")
     assert "settings of the last index run" in out and "flag --gleanings" in out and "min_community_size" in out
+    assert "chunk_size " not in out  # at its default: only counted
