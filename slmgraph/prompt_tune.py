@@ -6,9 +6,10 @@ The example is built, not written:
 
 1. **A representative passage**: every window of two consecutive sentences (``names.sentences``)
    of at most :data:`MAX_EXAMPLE_CHARS` characters with 3 to :data:`MAX_NAMES` candidate names
-   (the candidate pass, ``names.candidate_names``); the window whose names recur most across the
-   corpus wins (ties: more names, then the earlier window). Its candidates are the example's
-   candidate names.
+   (the candidate pass, ``names.candidate_names``), each sentence naming one of them; the window
+   whose names recur most across the corpus (sum of log(1 + corpus count)), less a small
+   penalty per character (1 per 400), wins (ties: more names, then the earlier window). Its
+   candidates are the example's candidate names.
 2. **Types by choice**: the model types each candidate by comparing the probabilities of the
    entity types and "other" after the passage (``ModelClient.choose``; the passage and the types
    are the shared prefix), the small model's strong suit (a chooser, not a writer).
@@ -61,9 +62,9 @@ def pick_passage(texts: list[str]) -> tuple[str, list[str]] | None:
             if len(window) > MAX_EXAMPLE_CHARS:
                 continue
             cands = candidate_names(window, MAX_NAMES)
-            if len(cands) < 3:
-                continue
-            score = sum(math.log1p(corpus[normalize_name(c)]) for c in cands)
+            if len(cands) < 3 or not all(any(mentions(s, c) for c in cands) for s in sents[i:i + 2]):
+                continue  # too few names, or one sentence names none (nothing to relate across it)
+            score = sum(math.log1p(corpus[normalize_name(c)]) for c in cands) - len(window) / 400
             key = (round(score, 6), len(cands), -pos)
             if best_key is None or key > best_key:
                 best, best_key = (window, cands), key
