@@ -134,3 +134,27 @@ def test_index_reads_the_file_in_the_working_directory_and_stats_shows_sources(t
     code, out, _ = _run(capsys, "stats", "--db", "i.duckdb")
     assert "settings of the last index run" in out and "flag --gleanings" in out and "min_community_size" in out
     assert "chunk_size " not in out  # at its default: only counted
+
+
+def test_query_reads_the_settings_file_and_a_typed_flag_overrides_it(tmp_path, corpus, capsys, monkeypatch):
+    import slmgraph.llm
+    from slmgraph.pipeline import run_index
+
+    _patch_models(monkeypatch)
+    monkeypatch.setattr(slmgraph.llm, "load_model", lambda *a, **k: FakeModel())
+    db = tmp_path / "i.duckdb"
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+    cfg = tmp_path / "q.toml"
+    cfg.write_text("basic_top_k = 1\nlocal_context_tokens = 250\n")
+    code, out, err = _run(capsys, "query", "--db", str(db), "--config", str(cfg), "--method", "basic", "--json",
+                          "Who founded Acme Corporation?")
+    assert code == 0, err
+    assert [c["kind"] for c in json.loads(out)["context"]] == ["text_unit"]  # basic_top_k = 1 from the file
+    cfg.write_text("local_context_tokens = 100\n")
+    code, _, err = _run(capsys, "query", "--db", str(db), "--config", str(cfg), "what?")
+    assert code == 2
+    _one_line_error(err, "local_context_tokens", "at least 200", str(cfg))
+    code, _, err = _run(capsys, "query", "--db", str(db), "--config", str(cfg), "--local-tokens", "300",
+                        "--method", "basic", "what?")
+    assert code == 2  # the file is checked even where a flag overrides the key: the file itself is wrong
