@@ -125,6 +125,7 @@ def bench_model(path: str | None, corpus: str | Path, settings: Settings, say: C
         row["ratio_to_raw"] = round(row["model_seconds"] / bound, 2) if bound else None
     stages = {k: led[k] for k in sorted(led, key=lambda s: (STAGE_ORDER.index(s) if s in STAGE_ORDER else 99, s))}
     return {"model": model.name, "n_params": int(getattr(model, "n_params", 0) or 0),
+            "threads": getattr(model, "n_threads", None),
             "raw": {"prompt_tok_s": round(p_rate, 1), "gen_tok_s": round(g_rate, 1)},
             "stages": stages,
             "stage_wall_seconds": {k: v["seconds"] for k, v in out.items() if isinstance(v, dict) and "seconds" in v},
@@ -178,7 +179,7 @@ def render(result: dict) -> str:
     head = ["model", "stage", "calls", "evaluated tok", "completion tok", "model s", "raw bound s", "x raw"]
     rows = []
     for m in result["models"]:
-        rows.append([m["model"], "raw tok/s", "", f"{m['raw']['prompt_tok_s']:.0f}/s", f"{m['raw']['gen_tok_s']:.0f}/s",
+        rows.append([m["model"] + (f" ({m['threads']} thr)" if m.get("threads") else ""), "raw tok/s", "", f"{m['raw']['prompt_tok_s']:.0f}/s", f"{m['raw']['gen_tok_s']:.0f}/s",
                      "", "", ""])
         for stage, r in m["stages"].items():
             rows.append(["", stage, r["calls"], r["evaluated_tokens"], r["completion_tokens"],
