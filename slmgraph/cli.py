@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _ecosystem_parsers(sub) -> None:
     """Subcommands and options that fit slmgraph to the tools around it: the settings file
-    (``init``, ``--config``) and ``export``."""
+    (``init``, ``--config``), ``export``, ``picture``, ``bench`` and ``prompt-tune``."""
     from .settings_file import FILE_NAME
 
     for name in ("index", "estimate", "query"):
