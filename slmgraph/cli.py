@@ -225,7 +225,8 @@ def cmd_index(args) -> int:
 
 def run_query(args, s: Settings) -> dict:
     """Open the index, load the model and answer ``args.question``; prints the answer."""
-    from .llm import ModelClient, load_model
+    from .backend import load_model
+    from .client import ModelClient
     from .prompting import Prompts
     from .store import Store, new_run_id
 
@@ -318,7 +319,7 @@ def cmd_estimate(args) -> int:
     import time as _time
 
     from .estimate import estimate, render
-    from .llm import load_model
+    from .backend import load_model
 
     s = _settings(args)
     if args.sample < 1:

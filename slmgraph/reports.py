@@ -1,4 +1,4 @@
-"""Community reports, written bottom-up (paper sec. 3.1.5; DESIGN.md stage 6).
+"""Community reports, written bottom-up (paper sec. 3.1.5; ARCHITECTURE.md stage 6).
 
 Context of a community, within ``report_context_tokens``:
 
@@ -10,7 +10,7 @@ Context of a community, within ``report_context_tokens``:
 * With claims on (``Settings.claims``; :mod:`slmgraph.claims`), a "Claims"
   section after entities and relationships: the claims whose subject is a
   member, ranked by the degrees of subject and object, in what the budget
-  leaves (DESIGN.md stage 6: "source/target/claims/description"). A community
+  leaves (ARCHITECTURE.md stage 6: "source/target/claims/description"). A community
   whose members have no claims gets the same context as with claims off.
 
 The model writes JSON (title, summary, findings, rating, rating_explanation)
@@ -32,7 +32,7 @@ from .claims import load_claims
 from .config import Settings
 from .errors import UserError
 from .extract import parse_json, use_model_descriptions
-from .llm import ModelClient
+from .client import ModelClient
 from .names import content_words, cut, is_grounded, sentences
 from .prompting import Prompts
 from .store import Store, dumps
@@ -319,7 +319,7 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     for cid, level, parent, size, carried in comms:
         if parent is not None:
             children.setdefault(parent, []).append(cid)
-    with_findings = use_model_descriptions(settings, getattr(client.model, "n_params", None))
+    with_findings = use_model_descriptions(settings, client.model.n_params)
     system = prompts.text("report_system" if with_findings else "report_system_short")
     overhead = client.overhead(system, prompts.fill("report_user", context=""))
     budget = min(settings.report_context_tokens, client.n_ctx - settings.report_max_tokens) - overhead

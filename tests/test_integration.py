@@ -10,7 +10,8 @@ import json
 import pytest
 
 from slmgraph.config import Settings
-from slmgraph.llm import ModelClient, load_model
+from slmgraph.backend import load_model
+from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
 from slmgraph.samples import DULCE

@@ -9,7 +9,7 @@ from conftest import FakeEmbedder, FakeModel, default_script, stage_of
 
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
-from slmgraph.llm import ModelClient
+from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
 from slmgraph.search import check_citations, pack
@@ -263,10 +263,10 @@ def test_auto_routes_global_and_local_questions():
 def test_query_json_output_shape(index, tmp_path, monkeypatch, capsys):
     db, model, _ = index
     import slmgraph.embed
-    import slmgraph.llm
+    import slmgraph.backend
     from slmgraph.cli import main
 
-    monkeypatch.setattr(slmgraph.llm, "load_model", lambda *a, **k: model)
+    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: model)
     monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
     for method in ("global", "local", "basic", "ts", "auto"):
         assert main(["query", "--db", str(db), "--method", method, "--json", "What did Alice Smith build?"]) == 0
@@ -290,7 +290,7 @@ def test_dedupe_lines_drops_near_repeats_only():
 
 
 def test_loop_guard_sees_short_and_long_loops():
-    from slmgraph.llm import _RunawayGuard
+    from slmgraph.backend import _RunawayGuard
 
     g = _RunawayGuard(None)
     assert g.loop_period([5, 6, 7, 8, 9] + [1, 2] * 6) == 2          # ", education" x6

@@ -13,7 +13,7 @@ from typing import Callable
 from ..config import Settings
 from ..embed import load_vectors, nearest
 from ..errors import UserError
-from ..llm import ModelClient
+from ..client import ModelClient
 from ..prompting import Prompts
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines

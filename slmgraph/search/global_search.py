@@ -1,5 +1,5 @@
 """Global search: map-reduce over the community reports of one level
-(paper sec. 3.1.6; DESIGN.md stages 7-8), and the same machinery over raw
+(paper sec. 3.1.6; ARCHITECTURE.md stages 7-8), and the same machinery over raw
 text units (the paper's TS baseline).
 
 Map: the items (reports of a level, or text units) are shuffled with a
@@ -32,7 +32,7 @@ from tqdm import tqdm
 from ..config import Settings
 from ..errors import UserError
 from ..extract import parse_json
-from ..llm import ModelClient
+from ..client import ModelClient
 from ..prompting import Prompts
 from ..reports import load_reports
 from ..store import Store
