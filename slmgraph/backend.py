@@ -11,8 +11,8 @@
   (``Llama._ctx``, ``Llama._model`` and the low-level sampler API); it refuses
   versions outside :data:`LLAMA_CPP_SUPPORTED`.
 
-Facts this module relies on (llama-cpp-python 0.3.x; slmgraph/ARCHITECTURE.md
-"The model backend"): ``Llama`` reuses the KV state of the longest common token
+Facts this module relies on (llama-cpp-python 0.3.x; ARCHITECTURE.md
+"Running the model on a CPU"): ``Llama`` reuses the KV state of the longest common token
 prefix of consecutive prompts; ``n_threads``/``n_threads_batch`` default to
 logical CPUs and must be set; ``max_tokens=None`` runs to the end of the
 window; grammar sampling checks every vocabulary entry per token, so schemas
@@ -394,8 +394,8 @@ class _LlamaAdapter:
 
         Otherwise Q4_0/Q4_K/Q8_0 tensors may be repacked into a private copy per
         process (445 MiB for a 1B model) instead of being shared through the page
-        cache; it was also faster on this CPU (ARCHITECTURE.md "The model
-        backend"). llama-cpp-python 0.3.x has no argument for it, so its
+        cache; it was also faster on this CPU (ARCHITECTURE.md "Memory").
+        llama-cpp-python 0.3.x has no argument for it, so its
         default-params factory is wrapped while the model loads.
         """
         low = llama_cpp.llama_cpp
@@ -531,7 +531,8 @@ class LlamaModel:
         self.chat_template = meta.get("tokenizer.chat_template")
         self._formatter = None
         if not self.chat_template:
-            # llama-cpp-python would silently apply the llama-2 chat format (ARCHITECTURE.md): say what is done instead.
+            # llama-cpp-python would silently apply the llama-2 chat format: say what is done instead
+            # (ARCHITECTURE.md "Running the model on a CPU").
             log.warning("slmgraph: note: %s has no chat template: using plain completion prompts "
                         "(instructions, the text, then 'Answer:')", path.name)
         else:
@@ -565,7 +566,7 @@ class LlamaModel:
 
         A GGUF without a template (e.g. base Gemma 3 270M) gets a plain
         completion layout instead of llama-cpp-python's silent llama-2 fallback
-        (ARCHITECTURE.md).
+        (ARCHITECTURE.md "Running the model on a CPU").
         """
         if self._formatter is None:
             return Prompt(fixed=system.rstrip() + "\n\n", lead="", content=user, tail="\n\nAnswer:\n")
@@ -892,7 +893,8 @@ class LlamaModel:
         when the grammar rejects it is the whole vocabulary filtered (as
         llama.cpp's own common sampler does). llama-cpp-python filters the
         whole vocabulary every token, 1.4-3.4x slower generation on large
-        vocabularies (ARCHITECTURE.md). The result is the same token: the best
+        vocabularies (ARCHITECTURE.md "Running the model on a CPU"). The result
+        is the same token: the best
         grammar-admissible one.
         """
         tok = int(np.argmax(logits))

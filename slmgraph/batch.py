@@ -13,8 +13,8 @@ transaction per text unit. A killed run therefore loses at most the units in
 flight, and running the same command again resumes.
 
 Thread plan: llama.cpp's worker threads spin while they wait, so the total of
-workers x threads must not exceed the physical cores (ARCHITECTURE.md: two 2-thread
-processes on 2 cores measured ~100x slower than one). ``--workers`` and
+workers x threads must not exceed the physical cores (ARCHITECTURE.md "Running the model on a CPU":
+two 2-thread processes on 2 cores measured ~100x slower than one). ``--workers`` and
 ``--threads`` override the plan, with a warning when they oversubscribe.
 """
 
@@ -105,6 +105,10 @@ class WorkerSpec:
         threads: llama.cpp threads of this worker.
         settings: the run's settings (extraction reads them).
         run_id: ledger run id.
+        make_job: ``(client, prompts, settings, model) -> (text -> Extraction)``, a
+            module-level function (pickled by reference): what a worker does with
+            each text unit. The extraction stage passes
+            :func:`slmgraph.extract.worker_job`, so this engine imports no stage.
         cache: ``llm_cache`` entries of the extract stages ``{key: (output, finish_reason, tokens JSON)}``:
             workers cannot read DuckDB while the writer holds it.
         model_factory: ``threads -> Model`` used instead of loading ``model_path``
@@ -117,6 +121,7 @@ class WorkerSpec:
     threads: int
     settings: Settings
     run_id: str
+    make_job: Callable
     cache: dict = field(default_factory=dict)
     model_factory: Callable | None = None
 
@@ -178,7 +183,6 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
-    from .extract import extract_llm, extraction_system
     from .backend import LlamaModel
     from .client import ModelClient
     from .prompting import Prompts
@@ -191,7 +195,7 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
         prompts = Prompts(spec.settings.prompts_dir)
         ledger = BufferedLedger(spec.cache)
         client = ModelClient(model, ledger, spec.run_id, worker=index)
-        system, with_desc = extraction_system(prompts, spec.settings, model)
+        job = spec.make_job(client, prompts, spec.settings, model)
         results.put(("ready", index))
         while True:
             try:
@@ -203,7 +207,7 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
             if task is None:
                 return
             chunk_id, text, key = task
-            ex = extract_llm(client, prompts, text, spec.settings, system, with_desc)
+            ex = job(text)
             calls, puts = ledger.drain()
             results.put(("done", index, chunk_id, key, ex, calls, puts))
     except UserError as exc:

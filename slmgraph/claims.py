@@ -48,11 +48,11 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from .config import Settings
-from .extract import parse_json
 from .client import SAMPLER_VERSION, ModelClient
 from .names import content_words, cut, is_grounded, normalize_name
 from .prompting import Prompts
 from .store import Store, dumps
+from .text import parse_json
 
 #: Part of every claim key: bump it when a change to this module changes what
 #: a claim extraction yields, so indexes re-extract claims.

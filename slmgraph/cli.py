@@ -293,9 +293,7 @@ def run_query(args, s: Settings) -> dict:
             elif any(ans.citations.values()):
                 print("\nChecked citations: " + "; ".join(f"{k} {', '.join(map(str, v))}"
                                                           for k, v in ans.citations.items() if v))
-            removed = ans.details.get("removed_citations")
-            if isinstance(removed, list):
-                removed = {next(iter(ans.citations), "reports"): removed}
+            removed = ans.details.get("removed_citations")  # {kind: [ids]} in every engine
             if removed and any(removed.values()):
                 print("(citations of ids not in the index were removed: " + "; ".join(
                     f"{k} {', '.join(map(str, v))}" for k, v in removed.items() if v) + ")")

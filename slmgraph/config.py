@@ -80,7 +80,7 @@ class Settings:
     #: example instead of describing; ARCHITECTURE.md "Extraction quality").
     descriptions: str = "auto"
     #: Also relate extracted entities named in one sentence (llm extractor);
-    #: the 135M model relates few pairs, most of them self-loops (ARCHITECTURE.md).
+    #: the 135M model relates few pairs, most of them self-loops (ARCHITECTURE.md "Extraction quality").
     cooccurrence: bool = True
     max_candidates: int = 20  #: candidate spans the model types per text unit
     max_relationships: int = 6  #: JSON-schema maxItems for relationships per text unit

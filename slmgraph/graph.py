@@ -35,9 +35,9 @@ from .extract import model_writes
 from .client import ModelClient
 from .names import content_words, is_grounded, sentences
 from .prompting import Prompts
-from .reports import degenerate
 from .resolve import RULES, resolve_entities
 from .store import Store
+from .text import degenerate
 
 #: Input budget of one summary prompt's descriptions, tokens (further capped by
 #: the window): microsoft/graphrag's description summariser uses
