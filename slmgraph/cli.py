@@ -385,7 +385,8 @@ def cmd_index(args) -> int:
 
 def run_query(args, s: Settings) -> dict:
     """Open the index, load the model and answer ``args.question``; prints the answer."""
-    from .llm import ModelClient, load_model
+    from .backend import load_model
+    from .client import ModelClient
     from .prompting import Prompts
     from .store import Store, new_run_id
 
@@ -428,9 +429,7 @@ def run_query(args, s: Settings) -> dict:
             elif any(ans.citations.values()):
                 print("\nChecked citations: " + "; ".join(f"{k} {', '.join(map(str, v))}"
                                                           for k, v in ans.citations.items() if v))
-            removed = ans.details.get("removed_citations")
-            if isinstance(removed, list):
-                removed = {next(iter(ans.citations), "reports"): removed}
+            removed = ans.details.get("removed_citations")  # {kind: [ids]} in every engine
             if removed and any(removed.values()):
                 print("(citations of ids not in the index were removed: " + "; ".join(
                     f"{k} {', '.join(map(str, v))}" for k, v in removed.items() if v) + ")")
@@ -454,7 +453,7 @@ def cmd_estimate(args) -> int:
     import time as _time
 
     from .estimate import estimate, render
-    from .llm import load_model
+    from .backend import load_model
 
     s = _configured_settings(args)
     if args.sample < 1:
