@@ -194,7 +194,8 @@ class Index:
         return [r[0] for r in self.store.con.execute("SELECT DISTINCT level FROM communities ORDER BY 1").fetchall()]
 
     def _client_for_query(self):
-        from .llm import ModelClient, load_model
+        from .backend import load_model
+        from .client import ModelClient
         from .prompting import Prompts
         from .store import new_run_id
 

@@ -84,7 +84,7 @@ def bench_model(path: str | None, corpus: str | Path, settings: Settings, say: C
 
     Args:
         path: GGUF file (None = the bundled model).
-        load: ``(path, settings) -> model`` (tests pass the fake); None = :func:`slmgraph.llm.load_model`.
+        load: ``(path, settings) -> model`` (tests pass the fake); None = :func:`slmgraph.backend.load_model`.
 
     Returns:
         ``{model, n_params, raw: {prompt_tok_s, gen_tok_s}, stages: {stage: {...ledger, raw_bound_seconds,
@@ -97,7 +97,7 @@ def bench_model(path: str | None, corpus: str | Path, settings: Settings, say: C
 
     settings = dataclasses.replace(settings, model_path=path)  # extraction workers load the same GGUF
     if load is None:
-        from .llm import load_model
+        from .backend import load_model
 
         def load(p, s):
             return load_model(p, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)

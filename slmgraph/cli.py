@@ -327,7 +327,8 @@ def cmd_bench(args) -> int:
 def cmd_prompt_tune(args) -> int:
     """``slmgraph prompt-tune``: a prompts folder with a few-shot example from the corpus; returns 0."""
     from .ingest import read_documents
-    from .llm import ModelClient, load_model
+    from .backend import load_model
+    from .client import ModelClient
     from .prompt_tune import prompt_tune
     from .store import new_run_id
 

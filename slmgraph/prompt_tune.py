@@ -127,7 +127,7 @@ def prompt_tune(input_path: str | Path, out: str | Path, client, settings: Setti
     """Write a prompts folder tuned to the corpus at ``input_path`` into ``out``.
 
     Args:
-        client: a :class:`slmgraph.llm.ModelClient` (types are chosen by the model).
+        client: a :class:`slmgraph.client.ModelClient` (types are chosen by the model).
         force: overwrite prompt files already in ``out``.
 
     Returns:

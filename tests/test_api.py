@@ -75,9 +75,9 @@ def test_readme_python_example_runs_with_the_fake_model(tmp_path, corpus, monkey
     code = re.search(r"## Python API.*?```python\n(.+?)\n```", text, re.S).group(1)
     monkeypatch.setattr(slmgraph.pipeline, "load_model", lambda *a, **k: FakeModel())
     monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
-    import slmgraph.llm
+    import slmgraph.backend
 
-    monkeypatch.setattr(slmgraph.llm, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
     (tmp_path / "notes").symlink_to(corpus, target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 def demo(tmp_path_factory):
     """The bundled sample indexed through the Python API with a settings file written by ``slmgraph init``."""
     from slmgraph.config import Settings
-    from slmgraph.llm import load_model
+    from slmgraph.backend import load_model
 
     root = tmp_path_factory.mktemp("eco")
     assert main(["init", str(root)]) == 0

@@ -109,9 +109,9 @@ def test_help_lists_the_ecosystem_commands(capsys):
 def test_bench_with_the_fake_model_writes_table_json_and_png(tmp_path, corpus, capsys, monkeypatch):
     import json
 
-    import slmgraph.llm
+    import slmgraph.backend
 
-    monkeypatch.setattr(slmgraph.llm, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
     monkeypatch.setattr("slmgraph.embed.Embedder", lambda *a, **k: FakeEmbedder())
     gguf = tmp_path / "other.gguf"
     gguf.write_bytes(b"GGUF")

@@ -8,7 +8,7 @@ from conftest import FakeEmbedder, FakeModel
 from slmgraph.cli import main
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
-from slmgraph.llm import ModelClient
+from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.prompt_tune import pick_passage, prompt_tune
 from slmgraph.prompting import Prompts

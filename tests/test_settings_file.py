@@ -137,11 +137,11 @@ def test_index_reads_the_file_in_the_working_directory_and_stats_shows_sources(t
 
 
 def test_query_reads_the_settings_file_and_a_typed_flag_overrides_it(tmp_path, corpus, capsys, monkeypatch):
-    import slmgraph.llm
+    import slmgraph.backend
     from slmgraph.pipeline import run_index
 
     _patch_models(monkeypatch)
-    monkeypatch.setattr(slmgraph.llm, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
     db = tmp_path / "i.duckdb"
     run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
               embedder_factory=FakeEmbedder, say=lambda m: None)
