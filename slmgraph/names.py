@@ -3,7 +3,7 @@
 The candidate pass proposes spans that are *in* the text: runs of capitalised
 words (with "of", "de", "van", ... inside), all-caps acronyms, and
 hyphenated/possessive forms reduced to their name. A small model is a poor
-generator of names and a usable chooser (DESIGN.md, "Extraction quality"):
+generator of names and a usable chooser (ARCHITECTURE.md, "Extraction quality"):
 the candidates become a JSON-schema ``enum``, so the model cannot invent a
 name. The same pass is the LLM-free ``nlp`` extractor.
 
@@ -82,6 +82,22 @@ def normalize_name(name: str) -> str:
     if " " in s:
         s = _CORP.sub("", s)
     return s
+
+
+#: Leading titles and honorifics (normalised: case-folded, no dots), used by entity resolution's ``title`` rule
+#: (:mod:`slmgraph.resolve`) and the candidate pass (:mod:`slmgraph.ner`); see resolve.py for what is left out.
+TITLES = frozenset("""
+mr mrs ms miss mx dr doctor prof professor sir dame lady lord madam madame mme mlle herr frau monsieur senor senora
+rev reverend father fr pastor rabbi imam sister brother bishop cardinal pope
+agent officer detective det inspector sergeant sgt lieutenant lt captain capt cpt commander cmdr colonel col
+general gen major maj admiral adm corporal cpl private pvt marshal
+president vice senator sen governor gov mayor minister chancellor ambassador judge justice secretary congressman
+congresswoman representative rep
+king queen prince princess duke duchess count countess baron baroness emperor empress sheikh
+agents officers detectives doctors drs professors profs messrs senators generals captains sergeants inspectors
+herr frau ministerin bundesminister bundesministerin bürgermeister bürgermeisterin kanzler kanzlerin präsident
+präsidentin professorin doktor minister
+""".split())
 
 
 #: German function words that begin sentences (stripped at a run's ends in German text).
@@ -232,7 +248,7 @@ def _sentence_initial(text: str, pos: int) -> bool:
 
 
 # --- tolerant match ---------------------------------------------------------
-# Sources: the scoring rule of DESIGN.md ("Extraction quality": casefold, strip
+# Sources: the scoring rule of ARCHITECTURE.md ("Extraction quality": casefold, strip
 # punctuation and leading articles); the plural rule is Harman's S-stemmer
 # (D. Harman, "How effective is suffixing?", JASIS 42(1), 1991), plus "es"
 # after a sibilant (boxes, churches, classes).
@@ -281,7 +297,7 @@ def tolerant_words(s: str, drop_article: bool = False) -> list[str]:
     separates words ("Jean-Luc" and "Jean - Luc" both give "jean", "luc");
     each word loses a plural ending (:func:`_singular`). With
     ``drop_article``, a leading "the"/"a"/"an" is removed when a word follows
-    it (DESIGN.md's scoring rule).
+    it (ARCHITECTURE.md's scoring rule).
     """
     s = unicodedata.normalize("NFKC", s).casefold().translate(_APOSTROPHES)
     s = _POSSESSIVE.sub("", s)
@@ -300,7 +316,7 @@ def tolerant_key(name: str) -> str:
     Two names match when their keys are equal: "The Beatles" = "beatles",
     "U.S." = "US", "Jean-Luc Picard" = "Jean - Luc Picard", "Sorbonne's" =
     "Sorbonne", "Companies" = "company". This is the gold scorer's entity
-    match (DESIGN.md, "Extraction quality") and grounding's name form.
+    match (ARCHITECTURE.md, "Extraction quality") and grounding's name form.
     """
     return " ".join(tolerant_words(name, drop_article=True))
 

@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import UserError
-from .names import _TITLE_ABBR, STOP, WRAPPED_LINE_CHARS, candidate_spans, normalize_name
+from .names import _TITLE_ABBR, STOP, TITLES, WRAPPED_LINE_CHARS, candidate_spans, normalize_name
 
 log = logging.getLogger("slmgraph")
 
@@ -455,11 +455,9 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
 
 def _untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:
     """A person's full name without the titles in front ("Dr. Kebwe Steven Kebwe" -> "Kebwe Steven Kebwe",
-    "Leader of the Opposition Khaleda Zia" is left alone): leading :data:`slmgraph.resolve.TITLES` are
+    "Leader of the Opposition Khaleda Zia" is left alone): leading :data:`slmgraph.names.TITLES` are
     dropped when two or more words remain; "Mr. Holmes" keeps its title (one word would be left, and
     "Mr." and "Mrs. Holmes" are different people). Gold names carry no titles (Re-DocRED)."""
-    from .resolve import TITLES
-
     words = list(re.finditer(r"\S+", name))
     k = 0
     while k < len(words) - 2 and words[k].group(0).casefold().rstrip(".") in TITLES:

@@ -1,4 +1,4 @@
-"""Entity resolution: which normalised names denote the same entity (graph merge, DESIGN.md stage 4).
+"""Entity resolution: which normalised names denote the same entity (graph merge, ARCHITECTURE.md stage 4).
 
 Name normalisation (:func:`slmgraph.names.normalize_name`) already merges
 case, punctuation, possessive, leading-article and corporate-suffix variants
@@ -71,7 +71,7 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from .names import tolerant_words
+from .names import TITLES as _TITLES, tolerant_words
 
 #: Rule names in the order they are applied (the ``rule`` column of ``merge_log``).
 RULES = ("compound", "title", "name-subset", "acronym", "embedding")
@@ -85,18 +85,7 @@ UNTYPED = frozenset({"unknown", "other", ""})
 #: ("Agents Alex Mercer, Jordan Hayes and ..."). Left out: "Saint"/"St", which
 #: starts place names ("St. Louis") more often than it titles a person, and
 #: "Chief", which starts job titles ("Chief Executive Officer").
-TITLES = frozenset("""
-mr mrs ms miss mx dr doctor prof professor sir dame lady lord madam madame mme mlle herr frau monsieur senor senora
-rev reverend father fr pastor rabbi imam sister brother bishop cardinal pope
-agent officer detective det inspector sergeant sgt lieutenant lt captain capt cpt commander cmdr colonel col
-general gen major maj admiral adm corporal cpl private pvt marshal
-president vice senator sen governor gov mayor minister chancellor ambassador judge justice secretary congressman
-congresswoman representative rep
-king queen prince princess duke duchess count countess baron baroness emperor empress sheikh
-agents officers detectives doctors drs professors profs messrs senators generals captains sergeants inspectors
-herr frau ministerin bundesminister bundesministerin bürgermeister bürgermeisterin kanzler kanzlerin präsident
-präsidentin professorin doktor minister
-""".split())
+TITLES = _TITLES  # defined with the other name rules in slmgraph.names
 
 #: Words that never occur inside a personal name ("van", "de" do: "Ludwig van Beethoven").
 _NOT_IN_PERSON_NAMES = frozenset({"of", "the", "and", "for", "&"})

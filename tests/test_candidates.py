@@ -241,7 +241,7 @@ def test_model_choices_keep_type_and_relate_by_probability(tmp_path, nlp):
         return [1.0 if o == "organization" else 0.1 for o in options]    # every type: organization
 
     from slmgraph.extract import extract_choices
-    from slmgraph.llm import ModelClient
+    from slmgraph.client import ModelClient
     from slmgraph.prompting import Prompts
 
     model = FakeModel(choice_script=script)

@@ -5,9 +5,9 @@ import json
 from conftest import FakeModel, default_script
 
 from slmgraph.config import Settings
+from slmgraph.client import ModelClient
 from slmgraph.extract import extract_llm, extraction_system, unit_candidates
 from slmgraph.ner import pipeline_for
-from slmgraph.llm import ModelClient
 from slmgraph.prompting import Prompts
 from slmgraph.store import Store
 
