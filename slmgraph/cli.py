@@ -60,6 +60,9 @@ def _index_options(p: argparse.ArgumentParser) -> None:
                         "'off' to merge on the normalised name only")
     p.add_argument("--summaries", choices=("auto", "model", "join"), default="auto",
                    help="who summarises several descriptions of one entity: the model, a join, or auto (model if >= 1B)")
+    p.add_argument("--reports", choices=("auto", "model", "data"), default="auto",
+                   help="who writes community reports: the model, the data (no model call: top entities as title, "
+                        "top relationships as findings), or auto (model if >= 1B params, else data)")
     p.add_argument("--claims", action="store_true", help="also extract claims (covariates): one more call per text unit")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--workers", type=int, default=None,
@@ -196,6 +199,7 @@ def _settings(args) -> Settings:
                 raise UserError(f"--resolution {args.resolution!r} must be a similarity in (0, 1], e.g. 0.9, "
                                 "or 'rules' or 'off'")
         s.summaries = args.summaries
+        s.reports = args.reports
         s.claims = args.claims
         if args.entity_types is not None:
             types = tuple(dict.fromkeys(t.strip().lower() for t in args.entity_types.split(",") if t.strip()))

@@ -125,6 +125,11 @@ class Settings:
     # --- community reports (paper sec. 3.1.5) ---
     report_context_tokens: int = 2500  #: context budget of one report prompt
     report_max_tokens: int = 600  #: completion cap of one report
+    #: Who writes community reports: "model", "data" (no model call:
+    #: slmgraph.reports.data_report) or "auto" (model when it has >= 1e9
+    #: parameters; the 135M model's titles were fragments of the context or file
+    #: names, see slmgraph/reports.py).
+    reports: str = "auto"
 
     # --- queries (paper sec. 3.1.6; DESIGN.md stages 7-9) ---
     map_max_tokens: int = 400  #: completion cap of one map call (answer reserve)
@@ -148,7 +153,7 @@ class Settings:
             "max_relationships", "extract_max_tokens", "description_max_chars", "constrain_names", "grounding",
             "max_gleanings", "claims", "max_claims", "resolution_threshold", "summaries",
             "entity_description_max_tokens", "leiden_resolution", "max_levels",
-            "min_community_size", "report_context_tokens", "report_max_tokens", "seed",
+            "min_community_size", "report_context_tokens", "report_max_tokens", "reports", "seed",
             "temperature", "n_ctx",
         )
         d = dataclasses.asdict(self)
