@@ -108,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dynamic", action="store_true",
                    help="global search: rate reports from the root level down and use the relevant ones")
     p.add_argument("--json", action="store_true", help="print the answer, citations, context and cost as JSON")
+    p.add_argument("--answers", choices=("auto", "extractive", "model"), default="auto",
+                   help="who writes the answer: points copied from the data with citations and at most one grounded "
+                        "model sentence (extractive), the model, or auto (extractive under 1B params)")
+    p.add_argument("--helpfulness", choices=("auto", "embedding", "model", "combined"), default="auto",
+                   help="helpfulness score of reports/text units: question embedding cosine, the model's calibrated "
+                        "P(yes), their mean, or auto (embedding under 1B params, else combined)")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--local-tokens", type=int, default=3000, help="local search context budget in tokens (default 3000)")
     p.add_argument("--local-shares", default="0.1,0.2,0.2,0.5",
@@ -210,6 +216,8 @@ def _settings(args) -> Settings:
             if not types:
                 raise UserError("--entity-types is empty: pass e.g. person,organization,location")
             s.entity_types = types
+    if args.command == "query":
+        s.answers, s.helpfulness = args.answers, args.helpfulness
     return s
 
 
@@ -261,20 +269,21 @@ def run_query(args, s: Settings) -> dict:
             if not args.json:
                 print(f"auto: {method} search, because {route_reason}", file=sys.stderr)
         progress = not args.quiet and not args.json
+        from .embed import Embedder
+
+        emb = Embedder(batch_size=s.embed_batch_size, threads=s.n_threads)
         if method == "global":
             from .search.global_search import global_search
 
             ans = global_search(store, client, prompts, s, args.question,
                                 level=0 if args.level is None else args.level, dynamic=getattr(args, "dynamic", False),
-                                progress=progress, on_text=on_text)
+                                progress=progress, on_text=on_text, embedder=emb)
         elif method == "ts":
             from .search.global_search import text_unit_search
 
-            ans = text_unit_search(store, client, prompts, s, args.question, progress=progress, on_text=on_text)
+            ans = text_unit_search(store, client, prompts, s, args.question, progress=progress, on_text=on_text,
+                                   embedder=emb)
         else:
-            from .embed import Embedder
-
-            emb = Embedder(threads=s.n_threads)
             if method == "local":
                 from .search.local_search import local_search
 

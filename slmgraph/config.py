@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .search.scoring import FLOOR, RELATIVE
+
 #: Entity types offered to the extractor. GraphRAG's default prompt uses
 #: organization, person, geo and event (microsoft/graphrag, ``defaults``);
 #: "concept" is added because podcast and essay corpora are mostly about ideas.
@@ -134,6 +136,17 @@ class Settings:
     # --- queries (paper sec. 3.1.6; DESIGN.md stages 7-9) ---
     map_max_tokens: int = 400  #: completion cap of one map call (answer reserve)
     reduce_max_tokens: int = 500  #: completion cap of the reduce call
+    #: Helpfulness signal of global search, --dynamic and TS: "embedding",
+    #: "model", "combined" or "auto" (slmgraph.search.scoring.default_signal:
+    #: embedding under 1B parameters, measured in benchmarks/results/global_answers.md).
+    helpfulness: str = "auto"
+    #: Selection rule (slmgraph.search.scoring.FLOOR / RELATIVE, measured there too).
+    helpfulness_floor: float = FLOOR
+    helpfulness_relative: float = RELATIVE
+    #: Who writes answers: "extractive" (points copied from the data with
+    #: citations, plus at most one grounded model sentence), "model", or
+    #: "auto" (extractive under 1B parameters; slmgraph.search.extractive).
+    answers: str = "auto"
     local_context_tokens: int = 3000  #: token budget of local search context
     #: Shares of the local search budget: community reports, entities,
     #: relationships, text units (GraphRAG local search uses 10 % community,

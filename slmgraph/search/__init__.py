@@ -46,10 +46,10 @@ class Answer:
         return asdict(self)
 
     def add_call(self, gen) -> None:
-        """Add one :class:`slmgraph.llm.Generation`'s tokens to the totals."""
+        """Add one :class:`slmgraph.llm.Generation`'s (or :class:`slmgraph.llm.Choice`'s) tokens to the totals."""
         self.model_calls += 0 if gen.from_cache else 1
         self.prompt_tokens += gen.prompt_tokens
-        self.completion_tokens += gen.completion_tokens
+        self.completion_tokens += getattr(gen, "completion_tokens", 0)
 
 
 def context_room(client, prompts, stem: str, question: str, reserve: int, minimum: int,

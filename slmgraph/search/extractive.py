@@ -122,8 +122,11 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
             text = cut(f"{f.get('explanation') or f.get('summary') or ''}", max_chars)
             if text:
                 cands.append((i, text))
-        if not r.get("findings") and r.get("summary"):
-            cands.append((i, cut(r["summary"], max_chars)))
+        if not r.get("findings"):  # a report without findings: its summary, else its text
+            body = (r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get("full_text") or "").strip()
+                    or r.get("title", ""))
+            if body:
+                cands.append((i, cut(body, max_chars)))
     sims = _rank_texts(question_vec, [t for _, t in cands], embedder)
     by_report: dict[int, list[tuple[float, str]]] = {}
     for (i, t), c in zip(cands, sims):
@@ -239,7 +242,7 @@ def synthesize(client, prompts, question: str, points: list[Point], max_tokens: 
     listing = client.truncate(listing, max_point_tokens)
     gen = client.call("synthesis", prompts.text("synthesis_system"),
                       prompts.fill("synthesis_user", question=question, points=listing),
-                      schema=None, max_tokens=max_tokens, deadline_s=60.0, use_cache=True)
+                      schema=None, max_tokens=max_tokens, deadline_s=60.0, use_cache=False)
     return grounded_synthesis(gen.text, points), gen
 
 

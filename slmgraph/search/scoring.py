@@ -146,25 +146,29 @@ def combine(signal: str, cos: float | None, p: float | None, p_na: float | None)
     raise ValueError(f"unknown helpfulness signal {signal!r}")
 
 
-def ask_model(client, prompts, question: str, texts: list[str], max_item_tokens: int = 400) -> list[float]:
+def ask_model(client, prompts, question: str, texts: list[str], max_item_tokens: int = 400,
+              on_call=None) -> list[float]:
     """P(yes)/(P(yes)+P(no)) per item text for ``question`` (one choice call each).
 
     The instructions and the question form the system prompt (``help_system``,
     the prefix evaluated once); each item, cut to ``max_item_tokens`` tokens,
-    is the user part (``help_user``).
+    is the user part (``help_user``). ``on_call`` receives each
+    :class:`slmgraph.llm.Choice` (for token accounting).
     """
     system = prompts.fill("help_system", question=question)
     out = []
     for t in texts:
         ch = client.choose("help", system, prompts.fill("help_user", item=client.truncate(t, max_item_tokens)),
                            YES_NO)
+        if on_call is not None:
+            on_call(ch)
         out.append(p_yes(ch))
     return out
 
 
 def score_items(question: str, ids: list, texts: list[str], *, signal: str, embedder=None,
                 vectors: dict | None = None, client=None, prompts=None, calibrate: bool = True,
-                max_item_tokens: int = 400) -> list[Scored]:
+                max_item_tokens: int = 400, on_call=None) -> list[Scored]:
     """Helpfulness of each item for ``question``, in the order given.
 
     Args:
@@ -177,6 +181,7 @@ def score_items(question: str, ids: list, texts: list[str], *, signal: str, embe
         client / prompts: a :class:`slmgraph.llm.ModelClient` and
             :class:`slmgraph.prompting.Prompts`, needed by the model signal.
         calibrate: subtract P(yes) for the content-free question.
+        on_call: receives each model choice made (token accounting).
 
     Returns:
         one :class:`Scored` per item.
@@ -205,9 +210,9 @@ def score_items(question: str, ids: list, texts: list[str], *, signal: str, embe
     if signal in ("model", "combined") and ids:
         if client is None or prompts is None:
             raise ValueError(f"the {signal} signal needs a model client and prompts")
-        ps = ask_model(client, prompts, question, texts, max_item_tokens)
+        ps = ask_model(client, prompts, question, texts, max_item_tokens, on_call)
         if calibrate:
-            pna = ask_model(client, prompts, CONTENT_FREE, texts, max_item_tokens)
+            pna = ask_model(client, prompts, CONTENT_FREE, texts, max_item_tokens, on_call)
     return [Scored(k, combine(signal, c, p, q), c, p, q) for k, c, p, q in zip(ids, cos, ps, pna)]
 
 
