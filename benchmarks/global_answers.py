@@ -9,7 +9,9 @@ answer -- this script
    question with each helpfulness signal of :mod:`slmgraph.search.scoring`:
    ``embedding`` (all-MiniLM cosine), ``model`` (the index model's
    calibrated P(yes) via ``ModelClient.choose``; off with ``--no-model-signal``)
-   and ``combined``; and reports each signal's separation: the ROC AUC of
+   and ``combined`` (the model signal on a seeded sample of ``--model-sample``
+   reports, the same for every question, with the embedding on that sample
+   alongside for a like-for-like comparison); and reports each signal's separation: the ROC AUC of
    each question's best report score, on-topic (positive) against
    off-topic, plus the range of best scores on each side (the selection
    floor is chosen between them);
@@ -100,8 +102,11 @@ def main() -> int:
     ap.add_argument("--questions-file", type=Path, default=SHARED / "global_questions_sample.csv")
     ap.add_argument("--level", type=int, default=0)
     ap.add_argument("--no-model-signal", action="store_true", help="skip the model's P(yes) signal (slow)")
-    ap.add_argument("--max-item-tokens", type=int, default=256,
-                    help="report tokens shown to the model for P(yes) (default 256)")
+    ap.add_argument("--max-item-tokens", type=int, default=160,
+                    help="report tokens shown to the model for P(yes) (default 160)")
+    ap.add_argument("--model-sample", type=int, default=30,
+                    help="reports (a seeded sample, the same for every question) scored by the model signal; "
+                         "0 = all (default 30: every report x 21 prompts is ~1 h on 2 busy cores)")
     ap.add_argument("--model", default=None, help="GGUF (default: the index's model)")
     ap.add_argument("--out", default="global_answers", help="results file stem in benchmarks/results/")
     args = ap.parse_args()
@@ -137,25 +142,32 @@ def main() -> int:
     ids = [r["community_id"] for r in reports]
     texts = [report_block(r) for r in reports]
     vectors = stored_vectors(store, "report", {r["community_id"]: r["full_text"] for r in reports}, embedder)
-    signals = ["embedding"] + ([] if args.no_model_signal else ["model", "combined"])
+    import random
+
+    from slmgraph.search.scoring import combine
+
+    sample = list(range(len(ids)))
+    if args.model_sample and args.model_sample < len(ids):
+        sample = sorted(random.Random(s.seed).sample(sample, args.model_sample))
+    signals = ["embedding"] + ([] if args.no_model_signal else
+                               ["embedding (sample)", "model (sample)", "combined (sample)"])
 
     best: dict[str, list[float]] = {sig: [] for sig in signals}
     per_q = []
     signal_seconds = 0.0
     for qi, q in enumerate(questions):
         t0 = time.perf_counter()
-        if args.no_model_signal:
-            sc = score_items(q, ids, [r["full_text"] for r in reports], signal="embedding", embedder=embedder,
-                             vectors=vectors)
-        else:
-            sc = score_items(q, ids, texts, signal="combined", embedder=embedder, vectors=vectors, client=client,
-                             prompts=prompts, max_item_tokens=args.max_item_tokens)
+        sc = score_items(q, ids, [r["full_text"] for r in reports], signal="embedding", embedder=embedder,
+                         vectors=vectors)
+        best["embedding"].append(max(x.score for x in sc) if sc else 0.0)
+        if not args.no_model_signal:
+            sub = score_items(q, [ids[i] for i in sample], [texts[i] for i in sample], signal="combined",
+                              embedder=embedder, vectors=vectors, client=client, prompts=prompts,
+                              max_item_tokens=args.max_item_tokens)
+            for sig in ("embedding", "model", "combined"):
+                vals = [combine(sig, x.cosine, x.p_yes, x.p_yes_na) for x in sub]
+                best[f"{sig} (sample)"].append(max(vals) if vals else 0.0)
         signal_seconds += time.perf_counter() - t0
-        from slmgraph.search.scoring import combine
-
-        by_sig = {sig: [combine(sig, x.cosine, x.p_yes, x.p_yes_na) for x in sc] for sig in signals}
-        for sig in signals:
-            best[sig].append(max(by_sig[sig]) if by_sig[sig] else 0.0)
         t0 = time.perf_counter()
         ans = global_search(store, client, prompts, s, q, level=args.level, progress=False, embedder=embedder)
         secs = time.perf_counter() - t0
@@ -185,6 +197,7 @@ def main() -> int:
         "median_seconds": statistics.median(r["seconds"] for r in per_q),
         "max_seconds": max(r["seconds"] for r in per_q),
         "signal_scoring_seconds_total": round(signal_seconds, 1), "build_seconds": build_seconds,
+        "model_sample": None if args.no_model_signal else len(sample), "max_item_tokens": args.max_item_tokens,
         "cores": physical_cores(), "machine": platform.machine(),
     }
     store.close()
@@ -194,6 +207,10 @@ def main() -> int:
              f"`{summary['signal_in_use']}`, answers `{summary['answer_mode']}`, selection floor "
              f"{summary['floor']} and {summary['relative']} x best.", "",
              "## Separation (best report score per question, on-topic vs off-topic)", "",
+             "`embedding`: over every report of the level. The `(sample)` rows score the same seeded sample of "
+             f"{summary['model_sample']} reports for every question with each signal (the model's P(yes) sees the "
+             f"first {args.max_item_tokens} tokens of a report; calibrated against the content-free question "
+             "\"N/A\").", "",
              "| signal | ROC AUC | on-topic best (min..max) | off-topic best (min..max) | gap |", "|---|---|---|---|---|"]
     for sig, v in sep.items():
         lines.append(f"| {sig} | {v['auc']} | {v['on_topic_best'][0]}..{v['on_topic_best'][1]} | "

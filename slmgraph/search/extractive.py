@@ -29,6 +29,8 @@ from ..reports import degenerate
 
 #: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
 NEAR_DUPLICATE = 0.6
+#: A transcript's speaker label at the start of a sentence ("KEVIN SCOTT: ").
+_SPEAKER = re.compile(r"^[A-Z][A-Z .'/-]+:\s*")
 #: Markers of the context's labels that must not leak into an answer.
 _MARKERS = re.compile(r"(?i)\b(passage|report|source|analyst)\s+\d+\s*:?")
 
@@ -97,9 +99,11 @@ def _rank_texts(question_vec, texts: list[str], embedder) -> list[float]:
 
 
 def report_points(reports: list[dict], scores: dict, question_vec=None, embedder=None, max_points: int = 8,
-                  per_report: int = 2, max_chars: int = 300) -> list[Point]:
+                  per_report: int = 2, max_chars: int = 300, min_words: int = 8) -> list[Point]:
     """One point per report, best-scored reports first: the report's title as the head and
-    its ``per_report`` findings nearest to the question as the text.
+    the ``per_report`` sentences of its findings nearest to the question as the text
+    (sentences of fewer than ``min_words`` words besides a speaker label, like
+    "KEVIN SCOTT: Yeah.", are skipped unless a finding has no other).
 
     A finding that nearly repeats one already used (:func:`near_duplicate`)
     is not repeated: its report is cited by the point that holds it. A report
@@ -116,12 +120,13 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
         points, best first; each cites the reports it holds.
     """
     ranked = sorted(reports, key=lambda r: (-scores.get(r["community_id"], 0.0), r["community_id"]))
-    cands: list[tuple[int, str]] = []  # (report index, finding text)
+    cands: list[tuple[int, str]] = []  # (report index, one sentence of a finding)
     for i, r in enumerate(ranked[: max_points * 2]):
         for f in r.get("findings") or []:
-            text = cut(f"{f.get('explanation') or f.get('summary') or ''}", max_chars)
-            if text:
-                cands.append((i, text))
+            body = f"{f.get('explanation') or f.get('summary') or ''}"
+            sents = [x for x in sentences(body) if len(_SPEAKER.sub("", x).split()) >= min_words]
+            for x in sents or ([body] if body.strip() else []):
+                cands.append((i, cut(x, max_chars)))
         if not r.get("findings"):  # a report without findings: its summary, else its text
             body = (r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get("full_text") or "").strip()
                     or r.get("title", ""))

@@ -42,11 +42,16 @@ from dataclasses import dataclass
 import numpy as np
 
 #: Score floor (0-100): the best report must reach it for a question to be
-#: answered. On the podcast sample with all-MiniLM (benchmarks/results/
-#: global_answers.md) the best level-0 report scored 33-61 for the 10 global
-#: questions and 9-24 for the 10 off-topic ones; 26 sits between them; the
-#: demo story's off-topic questions scored <= 4 (issue 9).
-FLOOR = 26.0
+#: answered. Measured on the podcast sample with all-MiniLM (level 0, 195
+#: data-built reports; benchmarks/results/global_answers.md): the best report
+#: scored 22.8-46.7 for the 10 global questions and 5.7-26.8 for the 10
+#: off-topic ones (ROC AUC 0.98); the two off-topic questions above 22 (wine
+#: pairing 26.8, Tour de France 23.8) are the price of answering every
+#: global question (the lowest, 22.8, asks about "narrative techniques"); the
+#: next off-topic one scored 19.2. The demo story's off-topic questions
+#: scored <= 4 (issue 9). Chosen on these 20 questions: expect a margin of a
+#: few points either way on other corpora.
+FLOOR = 22.0
 #: An item is kept when it scores at least this share of the best item's
 #: score (GraphRAG keeps every point with a non-zero score; a relative cut
 #: keeps the reports close to the best one and drops the tail of weakly
