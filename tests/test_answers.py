@@ -214,3 +214,24 @@ def test_data_report_title_is_a_noun_phrase_of_top_entities_never_a_file_name():
     assert rep.summary.startswith("This community is about Kevin Scott, Code.org and Alice Steinglass: 6 entities")
     assert "teaching children to program" in rep.summary and "Yeah." not in rep.summary
     assert 0 < rep.rating <= 10 and rep.findings and rep.context_kind == "data"
+
+
+def test_small_models_build_reports_from_the_data_and_embed_them(tmp_path, corpus):
+    from conftest import FakeEmbedder, stage_of
+
+    from slmgraph.config import Settings
+    from slmgraph.pipeline import run_index
+    from slmgraph.store import Store
+
+    model = FakeModel()
+    db = tmp_path / "d.duckdb"
+    out = run_index(corpus, db, Settings(min_community_size=2), progress=False, model=model,
+                    embedder_factory=FakeEmbedder, say=lambda m: None)
+    assert out["reports"]["written_by"] == "data" and out["reports"]["model_calls"] == 0
+    assert not [c for c in model.calls if stage_of(c[2], c[0]) == "report"]
+    store = Store(db, read_only=True)
+    n = store.count("community_reports")
+    assert n and store.con.execute("SELECT count(*) FROM embeddings WHERE kind = 'report'").fetchone()[0] == n
+    titles = [r[0] for r in store.con.execute("SELECT title FROM community_reports").fetchall()]
+    assert all(t and ".txt" not in t and ".md" not in t and "," not in t.split(" and ")[-1] for t in titles)
+    store.close()

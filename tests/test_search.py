@@ -341,3 +341,23 @@ def test_dedupe_removes_a_loop_inside_one_paragraph():
     loop = "She was born in Ohio. " + "She was a member of the British Computer Society. " * 30 + "The end."
     out = dedupe_lines(loop)
     assert out.count("British Computer Society") == 1 and out.endswith("The end.")
+
+
+def test_small_model_answers_never_repeat_and_drop_a_looping_opening_sentence(index):
+    from slmgraph.search.extractive import has_repetition
+
+    db, _, s = index
+
+    def loop(system, user, schema):
+        return "Alice Smith built rockets, rockets, rockets, rockets" if "opening sentence" in system.lower() else \
+            default_script(system, user, schema)
+
+    store, client = _client(db, FakeModel(script=loop))
+    for search in (lambda q: global_search(store, client, Prompts(), s, q, level=0, progress=False,
+                                           embedder=FakeEmbedder()),
+                   lambda q: local_search(store, client, Prompts(), s, q, FakeEmbedder()),
+                   lambda q: basic_search(store, client, Prompts(), s, q, FakeEmbedder())):
+        ans = search("What did Alice Smith build at Acme Corporation?")
+        assert ans.details["answer_mode"] == "extractive" and ans.details["synthesis"] is None
+        assert ans.text.strip() and not has_repetition(ans.text)
+        assert any(ans.citations.values()) and not re.search(r"(?i)passage \d", ans.text)

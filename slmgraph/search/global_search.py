@@ -1,5 +1,5 @@
 """Global search: map-reduce over the community reports of one level
-(paper sec. 3.1.6; ARCHITECTURE.md "Global search"), and the same machinery
+(Edge et al. 2024, sec. 3.1.6), and the same machinery
 over raw text units (the paper's TS baseline).
 
 Map: the items (reports of a level, or text units) are shuffled with a
