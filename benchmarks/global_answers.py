@@ -194,7 +194,7 @@ def main() -> int:
         "on_topic_answered": sum(r["answered"] and r["cited_reports"] > 0 for r in per_q if r["on_topic"]),
         "off_topic_no_answer": sum(not r["answered"] for r in per_q if not r["on_topic"]),
         "first_question_coverage_pct": per_q[0]["coverage_pct"],
-        "median_seconds": statistics.median(r["seconds"] for r in per_q),
+        "median_seconds": round(statistics.median(r["seconds"] for r in per_q), 1),
         "max_seconds": max(r["seconds"] for r in per_q),
         "signal_scoring_seconds_total": round(signal_seconds, 1), "build_seconds": build_seconds,
         "model_sample": None if args.no_model_signal else len(sample), "max_item_tokens": args.max_item_tokens,
