@@ -113,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "model sentence (extractive), the model, or auto (extractive under 1B params)")
     p.add_argument("--helpfulness", choices=("auto", "embedding", "model", "combined"), default="auto",
                    help="helpfulness score of reports/text units: question embedding cosine, the model's calibrated "
-                        "P(yes), their mean, or auto (embedding under 1B params, else combined)")
+                        "P(yes), their mean, or auto (the embedding: measured best; the selection floor is on its scale)")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--local-tokens", type=int, default=3000, help="local search context budget in tokens (default 3000)")
     p.add_argument("--local-shares", default="0.1,0.2,0.2,0.5",

@@ -138,7 +138,7 @@ class Settings:
     reduce_max_tokens: int = 500  #: completion cap of the reduce call
     #: Helpfulness signal of global search, --dynamic and TS: "embedding",
     #: "model", "combined" or "auto" (slmgraph.search.scoring.default_signal:
-    #: embedding under 1B parameters, measured in benchmarks/results/global_answers.md).
+    #: the embedding, measured best in benchmarks/results/global_answers.md).
     helpfulness: str = "auto"
     #: Selection rule (slmgraph.search.scoring.FLOOR / RELATIVE, measured there too).
     helpfulness_floor: float = FLOOR

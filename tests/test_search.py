@@ -116,6 +116,7 @@ def test_global_search_with_a_large_model_maps_and_reduces_the_selected_reports(
     db, _, s = index
     big = _big()
     store, client = _client(db, big)
+    s.helpfulness, s.helpfulness_floor = "combined", 10.0
     ans = global_search(store, client, Prompts(), s, "What did Alice Smith build?", level=0, progress=False,
                         embedder=FakeEmbedder())
     assert ans.details["answer_mode"] == "model"

@@ -7,7 +7,7 @@ seeded RNG and packed, whole, into batches that fill the model's window
 (counted with the model's own tokenizer) minus the map prompt and the answer
 reserve. Every item gets a helpfulness score 0-100
 (:func:`slmgraph.search.scoring.score_items`: question-item embedding cosine,
-and from 1B parameters the model's calibrated P(yes); never a generated
+or on request the model's calibrated P(yes); never a generated
 number), recorded per item in ``details["scores"]`` and per batch. The
 selection rule (:func:`slmgraph.search.scoring.select`) decides which items
 reach the reduce step; when none does, the answer says the corpus holds
