@@ -143,6 +143,9 @@ class Settings:
     #: Selection rule (slmgraph.search.scoring.FLOOR / RELATIVE, measured there too).
     helpfulness_floor: float = FLOOR
     helpfulness_relative: float = RELATIVE
+    #: Lower the floor of an index to what off-topic probe questions reach on it
+    #: plus a margin (slmgraph.search.scoring.index_floor; embedding signal only).
+    helpfulness_probes: bool = True
     #: Who writes answers: "extractive" (points copied from the data with
     #: citations, plus at most one grounded model sentence), "model", or
     #: "auto" (extractive under 1B parameters; slmgraph.search.extractive).
