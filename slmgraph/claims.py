@@ -48,11 +48,11 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from .config import Settings
-from .extract import parse_json
-from .llm import SAMPLER_VERSION, ModelClient
+from .client import SAMPLER_VERSION, ModelClient
 from .names import content_words, cut, is_grounded, normalize_name
 from .prompting import Prompts
 from .store import Store, dumps
+from .text import parse_json
 
 #: Part of every claim key: bump it when a change to this module changes what
 #: a claim extraction yields, so indexes re-extract claims.
@@ -106,7 +106,7 @@ def claims_schema(names: list[str], settings: Settings) -> dict:
     :data:`TYPE_MAX_CHARS` characters, dates :data:`DATE_MAX_CHARS`,
     description and source quote ``settings.description_max_chars``. Flat,
     like the extraction schema: grammar sampling cost grows with the schema
-    (DESIGN.md "Running the model on a CPU").
+    (ARCHITECTURE.md "Running the model on a CPU").
     """
     text = {"type": "string", "maxLength": settings.description_max_chars}
     date = {"type": "string", "maxLength": DATE_MAX_CHARS}

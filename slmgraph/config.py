@@ -14,8 +14,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .search.scoring import FLOOR, RELATIVE
-
 #: Entity types offered to the extractor. GraphRAG's default prompt uses
 #: organization, person, geo and event (microsoft/graphrag, ``defaults``);
 #: "concept" is added because podcast and essay corpora are mostly about ideas.
@@ -26,7 +24,7 @@ def physical_cores() -> int:
     """Number of physical CPU cores usable by this process (int >= 1).
 
     llama.cpp's OpenMP threads spin-wait, so threads are planned per *physical*
-    core (DESIGN.md, "Running the model on a CPU"). Reads the affinity mask and
+    core (ARCHITECTURE.md, "Running the model on a CPU"). Reads the affinity mask and
     ``/proc/cpuinfo`` core ids; falls back to ``os.cpu_count()``.
     """
     try:
@@ -59,7 +57,7 @@ class Settings:
     Token counts are in the model's own tokens; times in seconds.
     """
 
-    # --- model (DESIGN.md "Running the model on a CPU") ---
+    # --- model (ARCHITECTURE.md "Running the model on a CPU") ---
     model_path: str | None = None  #: GGUF file; None = bundled SmolLM2-135M-Instruct
     n_ctx: int = 8192  #: context window we pack for (SmolLM2's trained window is 8k)
     n_threads: int = field(default_factory=physical_cores)  #: threads <= physical cores
@@ -79,10 +77,10 @@ class Settings:
     #: Who writes entity/relationship descriptions: "model", "text" (the
     #: sentences of the text unit that mention them) or "auto" (model when it
     #: has >= 1e9 parameters, else text: a 135M model copies its few-shot
-    #: example instead of describing; DESIGN.md "Extraction quality").
+    #: example instead of describing; ARCHITECTURE.md "Extraction quality").
     descriptions: str = "auto"
     #: Also relate extracted entities named in one sentence (llm extractor);
-    #: the 135M model relates few pairs, most of them self-loops (DESIGN.md).
+    #: the 135M model relates few pairs, most of them self-loops (ARCHITECTURE.md "Extraction quality").
     cooccurrence: bool = True
     max_candidates: int = 20  #: candidate spans the model types per text unit
     max_relationships: int = 6  #: JSON-schema maxItems for relationships per text unit
@@ -133,16 +131,18 @@ class Settings:
     #: names, see slmgraph/reports.py).
     reports: str = "auto"
 
-    # --- queries (paper sec. 3.1.6; DESIGN.md stages 7-9) ---
+    # --- queries (paper sec. 3.1.6; ARCHITECTURE.md stages 7-9) ---
     map_max_tokens: int = 400  #: completion cap of one map call (answer reserve)
     reduce_max_tokens: int = 500  #: completion cap of the reduce call
     #: Helpfulness signal of global search, --dynamic and TS: "embedding",
     #: "model", "combined" or "auto" (slmgraph.search.scoring.default_signal:
     #: the embedding, measured best in benchmarks/results/global_answers.md).
     helpfulness: str = "auto"
-    #: Selection rule (slmgraph.search.scoring.FLOOR / RELATIVE, measured there too).
-    helpfulness_floor: float = FLOOR
-    helpfulness_relative: float = RELATIVE
+    #: Selection rule: a report reaches the answer with a score >= the floor
+    #: and >= relative x the best (slmgraph.search.scoring.FLOOR / RELATIVE,
+    #: where their measurement is documented).
+    helpfulness_floor: float = 22.0
+    helpfulness_relative: float = 0.7
     #: Lower the floor of an index to what off-topic probe questions reach on it
     #: plus a margin (slmgraph.search.scoring.index_floor; embedding signal only).
     helpfulness_probes: bool = True

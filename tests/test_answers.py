@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from conftest import FakeModel
 
-from slmgraph.llm import Choice, ModelClient
+from slmgraph.backend import Choice
+from slmgraph.client import ModelClient
 from slmgraph.prompting import Prompts
 from slmgraph.reports import data_report, lowercase_words, title_entities
 from slmgraph.search.extractive import (Point, grounded_synthesis, has_repetition, near_duplicate, render_points,

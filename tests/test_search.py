@@ -9,7 +9,7 @@ from conftest import FakeEmbedder, FakeModel, default_script, stage_of
 
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
-from slmgraph.llm import ModelClient
+from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
 from slmgraph.search import check_citations, pack
@@ -166,6 +166,7 @@ def test_an_unanswerable_question_takes_the_no_answer_path_with_no_model_call(in
                         embedder=FakeEmbedder())
     assert "nothing relevant" in ans.text
     assert ans.citations == {} and ans.details["selected"] == [] and model.calls == []
+    assert ans.details["removed_citations"] == {}
     assert ans.details["best_score"] < s.helpfulness_floor
 
 
@@ -189,7 +190,7 @@ def test_reduce_reads_selected_points_best_first_and_checks_citations(index):
     score = {d["id"]: d["score"] for d in ans.details["scores"]}
     order = [int(m) for m in re.findall(r"point of (\d+)", ctx)]
     assert order == sorted(order, key=lambda i: -score[i])  # best helpfulness first
-    assert "12345" not in ans.text and ans.details["removed_citations"] == [12345]
+    assert "12345" not in ans.text and ans.details["removed_citations"] == {"reports": [12345]}
 
 
 def test_missing_level_is_a_user_error(index):
@@ -246,6 +247,30 @@ def test_basic_search_uses_top_k_text_units(index):
     assert big.citations["sources"] == [1]
 
 
+def test_basic_search_keeps_its_removed_citations(index):
+    db, _, s = index
+    s.basic_top_k = 2
+    store, client = _client(db, _big(lambda system, user, schema: "Berlin [Sources: 1, 9]."))
+    ans = basic_search(store, client, Prompts(), s, "Berlin Institute physics", FakeEmbedder())
+    assert ans.citations == {"sources": [1]}
+    assert ans.details["removed_citations"] == {"sources": [9]} and ans.details["context_tokens"] > 0
+    assert "9" not in ans.text.split("\n\nSources:")[0]
+
+
+def test_removed_citations_have_one_shape_in_every_engine(index):
+    db, _, s = index
+    store, client = _client(db, _big(lambda system, user, schema: (
+        default_script(system, user, schema) if schema is not None else "Answer [Data: Reports (999); Sources (999)].")))
+    answers = [global_search(store, client, Prompts(), s, "What did Alice Smith build?", level=0, progress=False,
+                             embedder=FakeEmbedder()),
+               local_search(store, client, Prompts(), s, "Who is Carol White?", FakeEmbedder()),
+               basic_search(store, client, Prompts(), s, "Berlin Institute physics", FakeEmbedder())]
+    for ans in answers:
+        removed = ans.details["removed_citations"]
+        assert isinstance(removed, dict) and all(isinstance(v, list) for v in removed.values()), ans.method
+        assert 999 in sum(removed.values(), []), ans.method
+
+
 def _report_tree(tmp_path):
     """Roots 1 (about apples) and 2 (about trains); 1 has children 11 (apples)
     and 12 (pears); 2 has children 21, 22 (apples, but under an irrelevant root);
@@ -296,10 +321,10 @@ def test_auto_routes_global_and_local_questions():
 def test_query_json_output_shape(index, tmp_path, monkeypatch, capsys):
     db, model, _ = index
     import slmgraph.embed
-    import slmgraph.llm
+    import slmgraph.backend
     from slmgraph.cli import main
 
-    monkeypatch.setattr(slmgraph.llm, "load_model", lambda *a, **k: model)
+    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: model)
     monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
     for method in ("global", "local", "basic", "ts", "auto"):
         assert main(["query", "--db", str(db), "--method", method, "--json", "What did Alice Smith build?"]) == 0
@@ -323,7 +348,7 @@ def test_dedupe_lines_drops_near_repeats_only():
 
 
 def test_loop_guard_sees_short_and_long_loops():
-    from slmgraph.llm import _RunawayGuard
+    from slmgraph.backend import _RunawayGuard
 
     g = _RunawayGuard(None)
     assert g.loop_period([5, 6, 7, 8, 9] + [1, 2] * 6) == 2          # ", education" x6

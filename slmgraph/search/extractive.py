@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..names import content_words, cut, is_grounded, sentences
-from ..reports import degenerate
+from ..text import degenerate
 
 #: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
 NEAR_DUPLICATE = 0.6

@@ -1,6 +1,6 @@
 """Global search: map-reduce over the community reports of one level
-(Edge et al. 2024, sec. 3.1.6), and the same machinery
-over raw text units (the paper's TS baseline).
+(paper sec. 3.1.6; ARCHITECTURE.md stages 7-8), and the same machinery over raw
+text units (the paper's TS baseline).
 
 Map: the items (reports of a level, or text units) are shuffled with a
 seeded RNG and packed, whole, into batches that fill the model's window
@@ -42,11 +42,11 @@ from tqdm import tqdm
 
 from ..config import Settings
 from ..errors import UserError
-from ..extract import parse_json
-from ..llm import ModelClient
+from ..client import ModelClient
 from ..prompting import Prompts
 from ..reports import load_reports
 from ..store import Store
+from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack
 from .extractive import extractive_answer, report_points, sentence_points, synthesize
 from .scoring import default_signal, index_floor, probe_questions, score_items, select
@@ -185,6 +185,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                         "selected": [sc.id for sc in chosen],
                         "best_score": round(max((sc.score for sc in ranked), default=0.0), 1)})
     if not chosen:
+        ans.details["removed_citations"] = {}  # no answer was written: nothing was cited
         ans.text = (no_answer or prompts.fill("no_answer", level=str(ans.level))).strip()
         if on_text is not None:
             on_text(ans.text)
@@ -234,7 +235,7 @@ def _extractive(client, prompts, question, chosen, score_of, texts, records, kin
     ans.citations = {kind.cite: cited}
     ans.details.update({"points": len(points), "synthesis": synthesis,
                         "synthesis_raw": gen.text[:500] if gen is not None else None,
-                        "removed_citations": removed[kind.cite]})
+                        "removed_citations": removed})
 
 
 def _model_map_reduce(client, prompts, settings, question, chosen, score_of, texts, kind, ans, map_system, budget,
@@ -301,7 +302,7 @@ def _model_map_reduce(client, prompts, settings, question, chosen, score_of, tex
     ans.text = text.rstrip() + (f"\n\n{line}" if line else "")
     ans.citations = {kind.cite: sources}
     ans.details.update({"points": len(points), "reduce_points": len(used_points), "reduce_context_tokens": used,
-                        "removed_citations": removed[kind.cite], "finish_reason": gen.finish_reason})
+                        "removed_citations": removed, "finish_reason": gen.finish_reason})
 
 
 def default_embedder(settings: Settings):

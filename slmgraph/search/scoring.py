@@ -11,7 +11,7 @@ helpfulness score 0-100 from two signals, neither a generated number:
   ``report`` in ``embeddings``; items without a stored vector are embedded
   at query time), as ``100 * max(0, cosine)``.
 * ``model``: the model's P(yes) / (P(yes) + P(no)) for "does this item help
-  answer the question?" (:meth:`slmgraph.llm.ModelClient.choose`: the
+  answer the question?" (:meth:`slmgraph.client.ModelClient.choose`: the
   instructions and the question are the system prefix, evaluated once and
   reused; each item costs only its own tokens), minus the same probability
   for the content-free question "N/A" (calibration against a content-free
@@ -58,6 +58,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import Settings
+
 #: Score floor (0-100): the best report must reach it for a question to be
 #: answered. Measured on the podcast sample with all-MiniLM (level 0, 195
 #: data-built reports; benchmarks/results/global_answers.md): the best report
@@ -68,13 +70,13 @@ import numpy as np
 #: next off-topic one scored 19.2. The demo story's off-topic questions
 #: scored <= 4 (issue 9). Chosen on these 20 questions: expect a margin of a
 #: few points either way on other corpora.
-FLOOR = 22.0
+FLOOR = Settings.helpfulness_floor  # 22.0
 #: An item is kept when it scores at least this share of the best item's
 #: score (GraphRAG keeps every point with a non-zero score; a relative cut
 #: keeps the reports close to the best one and drops the tail of weakly
 #: related ones that only dilute an extractive answer). Set by reading the
 #: podcast answers (1-10 reports cited per question at 0.7); not swept.
-RELATIVE = 0.7
+RELATIVE = Settings.helpfulness_relative  # 0.7
 #: Points above the best off-topic probe's score at which an index's floor
 #: is set when that is under FLOOR (see the module doc; chosen on the demo
 #: story and the podcast sample, where on-topic questions' best scores were
@@ -141,7 +143,7 @@ def embedding_score(cos: float) -> float:
 
 
 def p_yes(choice) -> float:
-    """P(yes) / (P(yes) + P(no)) of a :class:`slmgraph.llm.Choice` over :data:`YES_NO`
+    """P(yes) / (P(yes) + P(no)) of a :class:`slmgraph.backend.Choice` over :data:`YES_NO`
     (0.5 when no option has mass: the probabilities are then uniform)."""
     probs = choice.probs
     yes = sum(p for o, p in zip(choice.options, probs) if o.strip().lower() == "yes")
@@ -182,7 +184,7 @@ def ask_model(client, prompts, question: str, texts: list[str], max_item_tokens:
     The instructions and the question form the system prompt (``help_system``,
     the prefix evaluated once); each item, cut to ``max_item_tokens`` tokens,
     is the user part (``help_user``). ``on_call`` receives each
-    :class:`slmgraph.llm.Choice` (for token accounting).
+    :class:`slmgraph.backend.Choice` (for token accounting).
     """
     system = prompts.fill("help_system", question=question)
     out = []
@@ -207,7 +209,7 @@ def score_items(question: str, ids: list, texts: list[str], *, signal: str, embe
             embedding signal (the question, and items missing from ``vectors``).
         vectors: ``id -> vector`` stored at index time; missing ids are
             embedded from their text now (older indexes).
-        client / prompts: a :class:`slmgraph.llm.ModelClient` and
+        client / prompts: a :class:`slmgraph.client.ModelClient` and
             :class:`slmgraph.prompting.Prompts`, needed by the model signal.
         calibrate: subtract P(yes) for the content-free question.
         on_call: receives each model choice made (token accounting).
