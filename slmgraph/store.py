@@ -59,6 +59,9 @@ CREATE TABLE IF NOT EXISTS extractions (
     n_dropped INTEGER,              -- records dropped by validation (dupes, self-loops, ungrounded)
     raw VARCHAR                     -- the model's output as generated
 );
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS title VARCHAR;      -- a leading file-name line, else the file's stem
+ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_start INTEGER; -- text = document text[char_start:char_end]
+ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_end INTEGER;
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_ungrounded INTEGER;  -- entities dropped by grounding
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS gleanings INTEGER;     -- gleaning rounds that added records
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS evaluated_tokens INTEGER;   -- prompt tokens the model evaluated
