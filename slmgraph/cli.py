@@ -19,7 +19,7 @@ from pathlib import Path
 from . import __version__
 from .config import Settings, physical_cores
 from .batch import WorkerError
-from .errors import UserError
+from .errors import StorageError, UserError
 
 DEMO_QUESTION = "What are the main themes of this story?"
 
@@ -398,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"slmgraph: error: {exc}", file=sys.stderr)
         return 2
-    except WorkerError as exc:
+    except (WorkerError, StorageError) as exc:
         print(f"slmgraph: error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. 'slmgraph stats --json | head'

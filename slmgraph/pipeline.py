@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import duckdb
+
 from .claims import clear_claims, run_claims
 from .communities import run_communities
 from .config import Settings
@@ -58,6 +60,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
     Raises:
         UserError: bad input folder, model or ``--db`` (nothing in the index
             is changed before the input has been read successfully).
+        StorageError: a write or checkpoint failed (disk full): the index stays
+            marked incomplete, committed work is kept, the same call resumes.
     """
     docs, warnings = read_documents(input_path)
     for w in warnings:
@@ -152,7 +156,11 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
 
         r = stage("embed", embed, "embedded")
         say(f"embed: {r['embedded']} vectors computed, {r['kept']} kept")
+        # Everything into the .duckdb file first: the index is marked complete only once it is there.
+        store.checkpoint()
         store.set_meta("complete", "1")
         return out
+    except duckdb.Error as exc:  # a failed write (disk full): one line, nothing committed lost
+        raise store.storage_error(exc) from None
     finally:
         store.close()

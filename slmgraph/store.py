@@ -16,6 +16,7 @@ has finished, and queries refuse an incomplete index.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Iterator
 
 import duckdb
 
-from .errors import UserError
+from .errors import StorageError, UserError
 
 APP_ID = "slmgraph"
 SCHEMA_VERSION = "1"
@@ -246,14 +247,19 @@ class Store:
                 raise UserError(f"{self.path} is not a DuckDB file: pass the .duckdb file 'slmgraph index' wrote") \
                     from None
             raise UserError(f"cannot create the index {self.path} ({msg}): pick a writable path for --db") from None
-        if is_new:
-            self.con.execute(DDL)
-            self.set_meta("app", APP_ID)
-            self.set_meta("schema_version", SCHEMA_VERSION)
-        else:
-            self._check_app()
-            if not read_only:
-                self.con.execute(DDL)  # IF NOT EXISTS: adds tables of newer versions
+        self.read_only = read_only and not is_new
+        self._failed = False
+        try:
+            if is_new:
+                self.con.execute(DDL)
+                self.set_meta("app", APP_ID)
+                self.set_meta("schema_version", SCHEMA_VERSION)
+            else:
+                self._check_app()
+                if not read_only:
+                    self.con.execute(DDL)  # IF NOT EXISTS: adds tables of newer versions
+        except duckdb.Error as exc:
+            raise self.storage_error(exc) from None
 
     @staticmethod
     def precheck(path: str | Path) -> tuple[str | None, int]:
@@ -367,12 +373,67 @@ class Store:
         return bool(self.con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
                                      [table, column]).fetchone()[0])
 
+    def storage_error(self, exc: BaseException) -> StorageError:
+        """The one-line :class:`StorageError` for a failed write or checkpoint ``exc`` of this index.
+
+        Names the file, the free space left on its file system (bytes, from
+        ``shutil.disk_usage``) and the remedy; marks the store as failed so that
+        :meth:`close` does not raise a second error.
+        """
+        self._failed = True
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        for prefix in ("FATAL Error: ", "TransactionContext Error: ", "IO Error: ", "Failed to commit: ",
+                       "Failed to create checkpoint because of error: "):
+            msg = msg.replace(prefix, "")
+        try:
+            free = shutil.disk_usage(self.path.resolve().parent).free
+            room = f"{_human(free)} free on its file system"
+        except OSError:
+            room = "free space unknown"
+        return StorageError(
+            f"writing index {self.path} failed ({msg}); {room}: the index is marked incomplete and nothing "
+            "committed is lost; free some space (or pick another --db) and run the same command again to resume")
+
+    def checkpoint(self) -> None:
+        """Write the write-ahead log into the ``.duckdb`` file (DuckDB ``CHECKPOINT``).
+
+        Raises:
+            StorageError: the file system refused the write (e.g. no space left).
+        """
+        try:
+            self.con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            raise self.storage_error(exc) from None
+
     def close(self) -> None:
-        """Checkpoint and close the DuckDB connection."""
+        """Checkpoint (when open for writing) and close the DuckDB connection.
+
+        Raises:
+            StorageError: the checkpoint failed (disk full); what was committed
+                stays in the ``.wal`` file beside the index and is replayed the next
+                time it is opened. Not raised again after an earlier StorageError.
+        """
+        err = None
+        if not self.read_only and not self._failed:
+            try:
+                self.con.execute("CHECKPOINT")
+            except duckdb.Error as exc:
+                err = self.storage_error(exc)
         try:
             self.con.close()
-        except duckdb.Error:
-            pass
+        except duckdb.Error as exc:
+            if err is None and not self._failed:
+                err = self.storage_error(exc)
+        if err is not None:
+            raise err
+
+
+def _human(n: int) -> str:
+    """``n`` bytes as e.g. ``'160 KB'`` or ``'3.0 MB'`` (powers of 1024)."""
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}" if n < 10 * scale else f"{n // scale} {unit}"
+    return f"{n} bytes"
 
 
 def new_run_id() -> str:
