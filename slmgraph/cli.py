@@ -218,8 +218,9 @@ def cmd_index(args) -> int:
     from .pipeline import run_index
 
     s = _settings(args)
-    run_index(args.input, args.db, s, replace=args.replace, progress=not args.quiet, say=_say(args.quiet))
-    print(f"indexed into {args.db}: ask with  slmgraph query --db {args.db} \"your question\"")
+    out = run_index(args.input, args.db, s, replace=args.replace, progress=not args.quiet, say=_say(args.quiet))
+    basic = "" if out.get("graph", {}).get("entities", 1) else " --method basic"
+    print(f"indexed into {args.db}: ask with  slmgraph query --db {args.db}{basic} \"your question\"")
     return 0
 
 

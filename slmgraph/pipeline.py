@@ -31,6 +31,22 @@ from .store import Store, dumps, new_run_id
 log = logging.getLogger("slmgraph")
 
 
+def no_entity_reason(store: Store, settings: Settings) -> str:
+    """Why an index run found no entity, as one clause (for the warning ``index`` prints).
+
+    Either the candidate pass found no name in any text unit (see
+    :data:`slmgraph.estimate.NO_CANDIDATES`), or the model kept none of the candidates.
+    """
+    from .estimate import NO_CANDIDATES
+
+    n_units = store.count("text_units")
+    cands = store.con.execute("SELECT coalesce(sum(n_candidates), 0) FROM extractions").fetchone()[0]
+    if not cands:
+        return f"no entity was found in the {n_units} text units: {NO_CANDIDATES}"
+    return (f"no entity was found in the {n_units} text units: the model ({settings.extractor} extractor) kept none "
+            f"of their {cands} candidate names; a larger --model may")
+
+
 def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
               progress: bool = True, model=None, embedder_factory: Callable | None = None,
               say: Callable[[str], None] = print, model_factory: Callable | None = None) -> dict:
@@ -142,9 +158,13 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 if r["summaries"] == "model" else "descriptions joined")
         say(f"graph: {r['entities']} entities, {r['relationships']} relationships, {r['isolated']} isolated; "
             f"entity resolution merges: {merged}; {summ}")
+        if not r["entities"]:
+            say(f"warning: {no_entity_reason(store, settings)}; global and local search need entities: ask with "
+                f"'slmgraph query --db {db_path} --method basic \"your question\"', which reads the text units")
         r = stage("communities", lambda: run_communities(store, settings), "levels")
         per = ", ".join(f"level {k}: {v}" for k, v in sorted(r["per_level"].items()))
-        say(f"communities: {r['levels']} level{'s' if r['levels'] != 1 else ''} ({per})")
+        say(f"communities: {r['levels']} level{'s' if r['levels'] != 1 else ''} ({per})" if r["levels"] else
+            "communities: none (no entities)")
         r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress), "reports")
         say(f"reports: {r['reports']} written ({r['model_calls']} model calls, {r['cache_hits']} from cache, "
             f"{r['single']} single-entity), {r['carried']} carried down")
