@@ -49,7 +49,8 @@ def no_entity_reason(store: Store, settings: Settings) -> str:
 
 def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
               progress: bool = True, model=None, embedder_factory: Callable | None = None,
-              say: Callable[[str], None] = print, model_factory: Callable | None = None) -> dict:
+              say: Callable[[str], None] = print, model_factory: Callable | None = None,
+              wait: float = 0.0) -> dict:
     """Index ``input_path`` into the DuckDB file ``db_path`` (created if new).
 
     Re-running on the same input is incremental: unchanged text units keep
@@ -69,6 +70,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         model_factory: ``threads -> Model`` for extraction worker processes
             (tests pass a picklable fake); None = each worker loads the GGUF.
         say: where one-line progress notes and warnings go.
+        wait: seconds to wait while another process holds the index (0 = refuse at once).
 
     Returns:
         dict of per-stage figures.
@@ -85,14 +87,14 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
     root = str(Path(input_path).expanduser().resolve())
     prompts = Prompts(settings.prompts_dir)
     # Check --db before the (slow) model load.
-    old_root, n_docs = Store.precheck(db_path)
+    old_root, n_docs = Store.precheck(db_path, wait=wait, on_wait=say)
     if old_root and old_root != root and not replace and n_docs:
         raise UserError(f"index {db_path} was built from {old_root}, not {root}: pass --replace to "
                         "re-index it from the new input, or pick another --db")
     if model is None:
         model = load_model(settings.model_path, settings.n_ctx, settings.n_threads, settings.seed,
                            settings.threads_explicit)
-    store = Store(db_path, create=True)
+    store = Store(db_path, create=True, wait=wait, on_wait=say)
     try:
         old_root = store.get_meta("input_root")
         if old_root and old_root != root and not replace and store.count("documents"):
