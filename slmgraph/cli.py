@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="slmgraph", description="Offline GraphRAG for small language models on a CPU.")
     ap.add_argument("--version", action="version", version=f"slmgraph {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
+    ap.subcommands = sub.choices  # name -> subparser, for errors found after parsing
 
     p = sub.add_parser("index", help="index a folder of .txt/.md documents (incremental, resumable)")
     p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
@@ -225,8 +226,26 @@ def _settings(args) -> Settings:
     return s
 
 
+def _note(msg: str) -> None:
+    """Print a one-line note on stderr above any progress bar (tqdm.write clears and redraws the bars)."""
+    from tqdm import tqdm
+
+    tqdm.write(msg, file=sys.stderr)
+    sys.stderr.flush()
+
+
 def _say(quiet: bool):
-    return (lambda msg: None) if quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    return (lambda msg: None) if quiet else _note
+
+
+class _NoteHandler(logging.Handler):
+    """Logging records as notes above the progress bars (not inside a bar's line)."""
+
+    def emit(self, record: logging.LogRecord) -> None:  # noqa: D102 - logging API
+        try:
+            _note(self.format(record))
+        except Exception:  # noqa: BLE001 - logging must never raise
+            self.handleError(record)
 
 
 def cmd_index(args) -> int:
@@ -438,17 +457,26 @@ def cmd_demo(args) -> int:
                                quiet=args.quiet, dynamic=False, question_file=None, wait=0.0)
     run_query(qargs, s)
     print()
-    return cmd_stats(argparse.Namespace(db=args.db, json=False))
+    Store(args.db).close()  # merges the query's ledger rows (kept aside by the read-only query) for stats
+    return cmd_stats(argparse.Namespace(db=args.db, json=False, wait=0.0))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``slmgraph`` command; returns the exit status."""
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    handler = _NoteHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the subcommand's parser, so the hint names its --help
+        parser.subcommands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
                 "demo": cmd_demo}
+    if args.command in ("index", "estimate", "query", "demo"):
+        from .llama_log import install
+
+        install()  # llama.cpp's notices logged as errors stay off stderr
     try:
         return handlers[args.command](args)
     except UserError as exc:
