@@ -104,6 +104,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         store.set_meta("complete", "0")
         store.set_meta("model_path", str(getattr(model, "path", "")))
         store.set_meta("model_name", model.name)
+        store.set_meta("model_params", str(getattr(model, "n_params", None) or ""))
         store.set_meta("settings", dumps(settings.index_fingerprint()))
         run_id = new_run_id()
         client = ModelClient(model, store, run_id)
@@ -134,9 +135,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         if settings.claims:
             r = stage("claims", lambda: run_claims(store, client, prompts, settings, progress), "extracted")
             say(f"claims: {r['extracted']} text units read, {r['reused']} reused, {r['no_entities']} without "
-                f"entities; {r['claims']} claims stored, {r['dropped']} dropped ({r['ungrounded']} quotes not in the "
-                f"text, {r['self']} subject = object, {r['invalid']} duplicates or unknown names); "
-                f"{r['total']} claims in the index")
+                f"entities; {r['claims']} claims stored ({r['self']} with subject = object kept without an object), "
+                f"{r['dropped']} dropped ({r['ungrounded']} whose sentence does not name the subject, {r['invalid']} "
+                f"duplicates or unknown names or sentences); {r['total']} claims in the index")
         else:
             removed = clear_claims(store)
             if removed:

@@ -240,6 +240,7 @@ class Store:
                  on_wait: Callable[[str], None] | None = None):
         self.path = Path(path)
         self._pending_file = None
+        self._old_cache: bool | None = None
         self._pending_cache: dict[str, tuple[str, str, list[int] | None]] = {}
         if not str(path).strip():
             raise UserError("--db is empty: pass a file path such as index.duckdb")
@@ -437,7 +438,10 @@ class Store:
         """``(output, finish_reason, generated token ids or None)`` of a cached model call, or None."""
         if key in self._pending_cache:
             return self._pending_cache[key]
-        row = self.con.execute("SELECT output, finish_reason, tokens FROM llm_cache WHERE key = ?", [key]).fetchone()
+        if self._old_cache is None:  # an index of an older version, opened read-only, may lack the column
+            self._old_cache = self.read_only and not self.has_column("llm_cache", "tokens")
+        tokens = "NULL" if self._old_cache else "tokens"
+        row = self.con.execute(f"SELECT output, finish_reason, {tokens} FROM llm_cache WHERE key = ?", [key]).fetchone()
         return (row[0], row[1], json.loads(row[2]) if row[2] else None) if row else None
 
     def cache_put(self, key: str, stage: str, output: str, finish_reason: str,
