@@ -80,3 +80,25 @@ def test_loading_the_base_gemma_model_prints_no_llama_cpp_line():
             f"LlamaModel({str(path)!r}, n_ctx=512, n_threads=1)\n")
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300).stderr
     assert "llama_" not in err and "SWA" not in err, err
+
+
+def test_a_basic_answer_does_not_leak_passage_labels(tmp_path, corpus):
+    from conftest import default_script, stage_of
+
+    from slmgraph.search.basic_search import basic_search
+
+    db = tmp_path / "x.duckdb"
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+
+    def script(system, user, schema):
+        if stage_of(schema, system) == "answer":
+            return "Passage 4: Alice Smith founded Acme Corporation [Sources: 1]. Passage 2:\nIt is in Paris."
+        return default_script(system, user, schema)
+
+    store = Store(db, read_only=True)
+    ans = basic_search(store, ModelClient(FakeModel(script), store, "q"), Prompts(), Settings(),
+                       "Who founded Acme Corporation?", FakeEmbedder())
+    store.close()
+    assert "Passage" not in ans.text.split("\n\nSources:")[0]
+    assert ans.text.startswith("Alice Smith founded Acme Corporation [Sources: 1].")
