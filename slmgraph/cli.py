@@ -428,7 +428,10 @@ def cmd_stats(args) -> int:
     from .stats import collect, render
     from .store import Store
 
-    store = Store(args.db, read_only=True, wait=getattr(args, "wait", 0.0) or 0.0, on_wait=_say(False))
+    wait = getattr(args, "wait", 0.0) or 0.0
+    if not (math.isfinite(wait) and wait >= 0):
+        raise UserError(f"--wait {wait} must be a number of seconds >= 0")
+    store = Store(args.db, read_only=True, wait=wait, on_wait=_say(False))
     try:
         figs = collect(store)
     finally:

@@ -183,3 +183,10 @@ def test_an_overlong_question_is_refused_with_one_line(index, capsys, fake_query
     assert len(lines) == 1 and "the question is 5800 tokens long; at most 1024" in lines[0]
     assert max_question_tokens(2048) == 256
     assert not [m for m in fake_query if m.calls]  # refused before any model call
+
+
+@pytest.mark.parametrize("command", ["stats", "query"])
+def test_a_negative_wait_is_refused(index, capsys, command):
+    argv = [command, "--db", str(index), "--wait", "-1"] + (["q"] if command == "query" else [])
+    assert main(argv) == 2
+    assert "--wait -1.0 must be a number of seconds >= 0" in capsys.readouterr().err
