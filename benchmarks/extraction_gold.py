@@ -13,7 +13,7 @@ sentences, detokenised here), ``vertexSet`` (gold entities, each a list of
 mentions with ``name`` and ``type`` in PER, ORG, LOC, MISC, TIME, NUM) and
 ``labels`` (relation triples ``h``, ``t``, ``r`` between vertexSet indices).
 
-Scoring (DESIGN.md, "Extraction quality of the bundled 135M model"):
+Scoring (ARCHITECTURE.md, "Extraction quality of the bundled 135M model"):
 
 * Names match under the tolerant key (:func:`slmgraph.names.tolerant_key`:
   casefold, NFKC, punctuation dropped, plurals and a leading article ignored).
@@ -26,10 +26,10 @@ Scoring (DESIGN.md, "Extraction quality of the bundled 135M model"):
   resolution shows in precision. Gold TIME and NUM entities are excluded
   ("excl. dates/numbers"): a prediction matching only such entities counts
   neither way. Micro P/R/F1 over the documents.
-* **Entities, lenient (many-to-one).** DESIGN.md's baseline rule: a
+* **Entities, lenient (many-to-one).** ARCHITECTURE.md's baseline rule: a
   predicted entity is right when it matches any (non-excluded) gold
   entity, and a gold entity is found when any prediction matches it. This
-  is the figure to compare with DESIGN.md's regex baseline (0.77 F1).
+  is the figure to compare with ARCHITECTURE.md's regex baseline (0.77 F1).
 * **Relationship pairs.** Gold pairs are the unordered pairs {h, t} of
   ``labels`` (relation type ignored), without pairs involving an excluded
   entity. A predicted relationship is a true positive when its two entities
@@ -82,7 +82,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 DEFAULT_GOLD = ROOT.parent / "shared" / "gold" / "re_docred_dev_sample" / "dev_revised_first100.json"
 
-#: Gold entity types left out of the scores ("excl. dates/numbers", DESIGN.md).
+#: Gold entity types left out of the scores ("excl. dates/numbers", slmgraph/ARCHITECTURE.md "Extraction quality of the bundled 135M model").
 EXCLUDED_TYPES = frozenset({"TIME", "NUM"})
 
 #: name -> (what it measures, Settings overrides, model: None = no model, "default" = bundled SmolLM2-135M,
@@ -397,7 +397,7 @@ def index_document(doc: GoldDoc, settings: Settings, model, prompts: Prompts, em
         ``extractions`` sums (``status`` counts, ``dropped``, ``entities``,
         ``ungrounded``, ``gleanings``) and the ``llm_calls`` ledger sums.
     """
-    from slmgraph.llm import ModelClient
+    from slmgraph.client import ModelClient
 
     store = Store(db_path, create=True)
     try:
@@ -533,7 +533,7 @@ def model_path_of(name: str, override: str | None) -> str | None:
         from slmgraph.models import find_gemma_model
 
         return str(find_gemma_model())
-    from slmgraph.llm import default_model_path
+    from slmgraph.backend import default_model_path
 
     return str(default_model_path())
 
@@ -551,7 +551,7 @@ def render(results: dict) -> str:
     lines = ["# Extraction quality on gold: Re-DocRED dev, first documents", "",
              "Entities excl. dates/numbers (gold TIME and NUM left out). **strict** = one-to-one (a second "
              "prediction of the same gold entity, a fragment, is a false positive); **lenient** = many-to-one, "
-             "DESIGN.md's baseline rule (regex baseline there: P 0.72, R 0.82, F1 0.77). Pairs = unordered gold "
+             "ARCHITECTURE.md's baseline rule (regex baseline there: P 0.72, R 0.82, F1 0.77). Pairs = unordered gold "
              "entity pairs of `labels`, relation type ignored. Cells: P / R / F1.", "",
              "| config | model | docs | entities strict | entities lenient | relationship pairs |",
              "|---|---|---|---|---|---|"]
@@ -612,7 +612,7 @@ def main(argv: list[str] | None = None) -> int:
             if mpath is None:
                 model, model_name, chat = WordTokenizer(), None, None
             else:
-                from slmgraph.llm import load_model
+                from slmgraph.backend import load_model
 
                 if mpath not in models:
                     models[mpath] = load_model(mpath, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)

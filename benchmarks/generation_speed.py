@@ -30,7 +30,8 @@ from pathlib import Path
 from slmgraph.config import Settings, physical_cores
 from slmgraph.extract import extraction_schema
 from slmgraph.ingest import Document, make_text_units
-from slmgraph.llm import ModelClient, load_model
+from slmgraph.backend import load_model
+from slmgraph.client import ModelClient
 from slmgraph.names import candidate_names
 from slmgraph.prompting import Prompts
 from slmgraph.samples import DULCE

@@ -43,7 +43,8 @@ from slmgraph.config import Settings, physical_cores
 from slmgraph.estimate import estimate
 from slmgraph.extract import run_extraction
 from slmgraph.ingest import ingest, read_documents
-from slmgraph.llm import LlamaModel, ModelClient, default_model_path, load_model
+from slmgraph.backend import LlamaModel, default_model_path, load_model
+from slmgraph.client import ModelClient
 from slmgraph.names import candidate_names
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts

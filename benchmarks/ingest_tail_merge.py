@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from slmgraph.ingest import TAIL_SHARE, chunk_tokens, make_text_units, read_documents
-from slmgraph.llm import LlamaModel, default_model_path
+from slmgraph.backend import LlamaModel, default_model_path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -95,7 +95,8 @@ def main() -> None:
 
     if args.run:
         from slmgraph.embed import Embedder
-        from slmgraph.llm import ModelClient, load_model
+        from slmgraph.backend import load_model
+        from slmgraph.client import ModelClient
         from slmgraph.prompting import Prompts
         from slmgraph.search.basic_search import basic_search
         from slmgraph.search.global_search import global_search, text_unit_search

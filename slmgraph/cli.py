@@ -294,7 +294,8 @@ def read_question(args) -> str:
 
 def run_query(args, s: Settings) -> dict:
     """Open the index, load the model and answer ``args.question``; prints the answer."""
-    from .llm import ModelClient, load_model
+    from .backend import load_model
+    from .client import ModelClient
     from .prompting import Prompts
     from .store import Store, new_run_id
 
@@ -367,9 +368,7 @@ def run_query(args, s: Settings) -> dict:
             elif any(ans.citations.values()):
                 print("\nChecked citations: " + "; ".join(f"{k} {', '.join(map(str, v))}"
                                                           for k, v in ans.citations.items() if v))
-            removed = ans.details.get("removed_citations")
-            if isinstance(removed, list):
-                removed = {next(iter(ans.citations), "reports"): removed}
+            removed = ans.details.get("removed_citations")  # {kind: [ids]} in every engine
             if removed and any(removed.values()):
                 print("(citations of ids not in the index were removed: " + "; ".join(
                     f"{k} {', '.join(map(str, v))}" for k, v in removed.items() if v) + ")")
@@ -393,7 +392,7 @@ def cmd_estimate(args) -> int:
     import time as _time
 
     from .estimate import estimate, render
-    from .llm import load_model
+    from .backend import load_model
 
     s = _settings(args)
     if args.sample < 1:
@@ -477,9 +476,9 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
                 "demo": cmd_demo}
     if args.command in ("index", "estimate", "query", "demo"):
-        from .llama_log import install
+        from .backend import install_log_filter
 
-        install()  # llama.cpp's notices logged as errors stay off stderr
+        install_log_filter()  # llama.cpp's notices logged as errors stay off stderr
     try:
         return handlers[args.command](args)
     except UserError as exc:

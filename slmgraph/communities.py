@@ -5,7 +5,7 @@ whole entity graph. Each community is then partitioned again on its own
 induced subgraph; when that yields two or more communities they form the next
 level, and when it cannot be split (too small, or Leiden keeps it whole, or
 ``max_levels`` is reached) the community is *carried down* unchanged, so every
-level covers every entity and levels nest (DESIGN.md stage 5).
+level covers every entity and levels nest (ARCHITECTURE.md stage 5).
 
 Leiden runs through ``leidenalg.find_partition`` with
 ``RBConfigurationVertexPartition`` (modularity with resolution gamma), edge

@@ -24,7 +24,7 @@ def physical_cores() -> int:
     """Number of physical CPU cores usable by this process (int >= 1).
 
     llama.cpp's OpenMP threads spin-wait, so threads are planned per *physical*
-    core (DESIGN.md, "Running the model on a CPU"). Reads the affinity mask and
+    core (ARCHITECTURE.md, "Running the model on a CPU"). Reads the affinity mask and
     ``/proc/cpuinfo`` core ids; falls back to ``os.cpu_count()``.
     """
     try:
@@ -57,7 +57,7 @@ class Settings:
     Token counts are in the model's own tokens; times in seconds.
     """
 
-    # --- model (DESIGN.md "Running the model on a CPU") ---
+    # --- model (ARCHITECTURE.md "Running the model on a CPU") ---
     model_path: str | None = None  #: GGUF file; None = bundled SmolLM2-135M-Instruct
     n_ctx: int = 8192  #: context window we pack for (SmolLM2's trained window is 8k)
     n_threads: int = field(default_factory=physical_cores)  #: threads <= physical cores
@@ -77,10 +77,10 @@ class Settings:
     #: Who writes entity/relationship descriptions: "model", "text" (the
     #: sentences of the text unit that mention them) or "auto" (model when it
     #: has >= 1e9 parameters, else text: a 135M model copies its few-shot
-    #: example instead of describing; DESIGN.md "Extraction quality").
+    #: example instead of describing; ARCHITECTURE.md "Extraction quality").
     descriptions: str = "auto"
     #: Also relate extracted entities named in one sentence (llm extractor);
-    #: the 135M model relates few pairs, most of them self-loops (DESIGN.md).
+    #: the 135M model relates few pairs, most of them self-loops (ARCHITECTURE.md "Extraction quality").
     cooccurrence: bool = True
     max_candidates: int = 20  #: candidate spans the model types per text unit
     max_relationships: int = 6  #: JSON-schema maxItems for relationships per text unit
@@ -126,7 +126,7 @@ class Settings:
     report_context_tokens: int = 2500  #: context budget of one report prompt
     report_max_tokens: int = 600  #: completion cap of one report
 
-    # --- queries (paper sec. 3.1.6; DESIGN.md stages 7-9) ---
+    # --- queries (paper sec. 3.1.6; ARCHITECTURE.md stages 7-9) ---
     map_max_tokens: int = 400  #: completion cap of one map call (answer reserve)
     reduce_max_tokens: int = 500  #: completion cap of the reduce call
     local_context_tokens: int = 3000  #: token budget of local search context

@@ -43,7 +43,7 @@ from .config import Settings
 from .extract import model_writes, run_extraction, use_model_descriptions
 from .graph import build_graph
 from .ingest import ingest, read_documents
-from .llm import Generation, ModelClient, Prompt
+from .client import Choice, Generation, ModelClient, Prompt
 from .names import candidate_names
 from .prompting import Prompts
 from .reports import report_schema, run_reports
@@ -51,11 +51,13 @@ from .store import Store, new_run_id
 
 
 class DryRunModel:
-    """A :class:`slmgraph.llm.Model` that records prompts instead of generating.
+    """A :class:`slmgraph.backend.Model` that records prompts instead of generating.
 
     Tokenizes and renders with the real model (so prompt sizes are exact);
     ``complete`` returns ``canned`` text at once and keeps ``(fixed, rest)``
-    of every call in :attr:`prompts` for replay.
+    of every call in :attr:`prompts` for replay. ``score_options`` records
+    the prompt too and gives every option the same log-probability (0.0);
+    ``follow_up`` answers the first choice or ``canned``.
     """
 
     def __init__(self, model, canned: str):
@@ -63,9 +65,11 @@ class DryRunModel:
         self.canned = canned
         self.prompts: list[tuple[list[int], list[int]]] = []
         self.name = model.name
-        self.fingerprint = "dry-run:" + str(getattr(model, "fingerprint", ""))
+        self.fingerprint = "dry-run:" + model.fingerprint
         self.n_ctx = model.n_ctx
-        self.n_params = getattr(model, "n_params", None)
+        self.n_params = model.n_params
+        self.path = None  #: no file: extraction never starts worker processes for a dry run
+        self.n_threads = model.n_threads
         self._fixed: list[int] | None = None
 
     def tokenize(self, text: str) -> list[int]:
@@ -90,6 +94,23 @@ class DryRunModel:
         reused = len(fixed) if self._fixed == list(fixed) else 0
         self._fixed = list(fixed)
         return Generation(self.canned, len(fixed) + len(rest), reused, 0, 0.0, "stop")
+
+    def score_options(self, fixed: list[int], rest: list[int], options: list[str]) -> Choice:
+        """Record the prompt; every option gets log-probability 0.0 (no preference)."""
+        self.prompts.append((list(fixed), list(rest)))
+        reused = len(fixed) if self._fixed == list(fixed) else 0
+        self._fixed = list(fixed)
+        return Choice(options=list(options), logprobs=[0.0] * len(options),
+                      prompt_tokens=len(fixed) + len(rest), cached_tokens=reused)
+
+    def continuation(self, user: str) -> list[int]:
+        """As the real model."""
+        return self.model.continuation(user)
+
+    def follow_up(self, history, extra, *, schema=None, choices=None, max_tokens=1, deadline_s=None) -> Generation:
+        """Return the first choice (or ``canned``); the whole history counts as reused."""
+        n_hist = sum(len(t) for t, _ in history)
+        return Generation(choices[0] if choices else self.canned, n_hist + len(extra), n_hist, 0, 0.0, "stop")
 
 
 _CANNED_REPORT = ('{"title": "Community", "summary": "A community of related entities.", "rating": 5, '
@@ -182,7 +203,7 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
     notes = []
     if settings.claims:
         notes.append("--claims: the claims stage (one more call per text unit with entities) is not included")
-    if model_writes(settings.summaries, getattr(model, "n_params", None)):
+    if model_writes(settings.summaries, model.n_params):
         notes.append("model-written element summaries (one call per entity or relationship with several "
                      "descriptions) are not included")
     for st in stages.values():
@@ -295,7 +316,7 @@ def _estimate_reports(store, model, prompts, settings, ratio, stages, calib, say
     # Four prompts at the 25th/50th/75th/90th percentile of size (fewer if there are fewer).
     probe = sorted({sizes[min(n_proxy - 1, int(q * n_proxy))] for q in (0.25, 0.5, 0.75, 0.9)})
     say(f"estimate: timing {len(probe)} of {n_proxy} community reports")
-    with_findings = use_model_descriptions(settings, getattr(model, "n_params", None))
+    with_findings = use_model_descriptions(settings, model.n_params)
     gens = []
     for i in probe:
         fixed, rest = prompts_seen[i]

@@ -30,20 +30,20 @@ where it stopped and re-indexing unchanged text costs no model call.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
-import json_repair
 from tqdm import tqdm
 
 from .config import Settings
-from .llm import ModelClient
+from .client import Model, ModelClient
 from .names import (candidate_names, content_words, cut, is_grounded, mentions, name_occurs, normalize_name,
                     sentences)
 from .prompting import Prompts
 from .store import Store, dumps
+from .text import parse_json
 
 log = logging.getLogger("slmgraph")
 
@@ -92,7 +92,7 @@ def extraction_schema(candidates: list[str], settings: Settings, with_descriptio
     invented names; a 135M model otherwise repeats one name to ``maxItems``).
     Types are an enum of the entity types plus ``other`` (not an entity).
     Relationship endpoints are enums of the candidates; strength an enum 1..10.
-    Kept flat: grammar sampling cost grows with the schema (DESIGN.md).
+    Kept flat: grammar sampling cost grows with the schema (ARCHITECTURE.md "Running the model on a CPU").
     ``related``: the names relationships may use (default: the candidates;
     a gleaning round relates new candidates and entities already found).
     """
@@ -151,27 +151,6 @@ def free_extraction_schema(settings: Settings, with_descriptions: bool) -> dict:
     }
 
 
-def parse_json(text: str) -> tuple[object, str]:
-    """Parse model output as JSON, repairing it if needed (json-repair library).
-
-    Returns:
-        ``(value, status)``: status ``ok`` (valid as generated), ``repaired``
-        (e.g. a record cut by ``max_tokens``, closed by json-repair) or
-        ``failed`` (value None).
-    """
-    try:
-        return json.loads(text), "ok"
-    except (json.JSONDecodeError, ValueError):
-        pass
-    try:
-        value = json_repair.loads(text)
-    except Exception:  # json-repair raises assorted errors on garbage
-        return None, "failed"
-    if value in ("", None, [], {}):
-        return None, "failed"
-    return value, "repaired"
-
-
 def _free_name(value: object) -> str:
     """A free-mode name as written (whitespace folded), or "" when it is not a
     usable name (not a string, over :data:`FREE_NAME_MAX_CHARS`, no letter or digit)."""
@@ -192,7 +171,7 @@ def validate(data: object, candidates: list[str] | None,
     :data:`FREE_NAME_MAX_CHARS` characters with a letter or digit, kept as
     written -- and is kept once (first wins); a type outside ``entity_types`` (including the
     schema's ``other``) becomes ``unknown`` -- the entity is kept, because
-    filtering by a small model's label lowered F1 (DESIGN.md); a
+    filtering by a small model's label lowered F1 (ARCHITECTURE.md "Choices by probability"); a
     relationship needs two different endpoints that are listed entities (an
     endpoint that is a candidate -- or, with free names, any valid name -- but
     was not listed is added as an entity, as GraphRAG does: microsoft/graphrag,
@@ -328,7 +307,7 @@ def add_cooccurrence(text: str, ents: list[dict], rels: list[dict], max_chars: i
     sentence that the model did not relate (strength = number of such
     sentences, at most 10; description = the first such sentence).
 
-    A 135M model relates few pairs and most are self-loops (DESIGN.md); the
+    A 135M model relates few pairs and most are self-loops (ARCHITECTURE.md "Extraction quality"); the
     text's co-occurrence keeps the graph connected. Returns how many were added.
     """
     have = {(min(normalize_name(r["source"]), normalize_name(r["target"])),
@@ -348,7 +327,7 @@ def add_cooccurrence(text: str, ents: list[dict], rels: list[dict], max_chars: i
 def model_writes(mode: str, n_params: int | None) -> bool:
     """Whether the model writes a text for a setting of ``mode``: "model" yes; "auto" when the
     model has >= 1e9 parameters (a 135M model copies its few-shot example instead of
-    describing, DESIGN.md "Extraction quality"); any other mode ("text", "join") no."""
+    describing, ARCHITECTURE.md "Extraction quality"); any other mode ("text", "join") no."""
     if mode == "model":
         return True
     if mode == "auto":
@@ -454,7 +433,7 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
     when ``settings.grounding`` (:func:`ground`), then given text
     descriptions and co-occurrence relationships.
 
-    Gleaning (paper sec. 3.1.2; DESIGN.md stage 3), up to
+    Gleaning (paper sec. 3.1.2; ARCHITECTURE.md stage 3), up to
     ``settings.max_gleanings`` rounds, each continuing the same exchange from
     the model's KV state: a forced Y/N choice "did your answer miss an entity
     or relationship?" (with candidates: asked only when there are further
@@ -590,7 +569,7 @@ def extraction_system(prompts: Prompts, settings: Settings, model) -> tuple[str,
     evaluated once per process.
     """
     system_name, _, example_model, example_text = PROMPT_FILES[settings.constrain_names]
-    with_desc = use_model_descriptions(settings, getattr(model, "n_params", None) if model is not None else None)
+    with_desc = use_model_descriptions(settings, model.n_params if model is not None else None)
     example = prompts.text(example_model if with_desc else example_text).strip()
     system = prompts.fill(system_name, entity_types=", ".join(settings.entity_types), example=example)
     return system, with_desc
@@ -618,6 +597,16 @@ def store_extraction(con, chunk_id: str, key: str, ex: Extraction) -> None:
         con.executemany("INSERT INTO relationship_mentions VALUES (?, ?, ?, ?, ?)",
                         [[chunk_id, normalize_name(r["source"]), normalize_name(r["target"]),
                           r["description"], r["strength"]] for r in ex.relationships])
+
+
+def worker_job(client: ModelClient, prompts: Prompts, settings: Settings, model: Model) -> Callable[[str], Extraction]:
+    """What an extraction worker process does per text unit (:class:`slmgraph.batch.WorkerSpec` ``make_job``).
+
+    Builds the extraction system prompt once for the worker's model and
+    returns ``text -> Extraction`` (:func:`extract_llm`).
+    """
+    system, with_desc = extraction_system(prompts, settings, model)
+    return lambda text: extract_llm(client, prompts, text, settings, system, with_desc)
 
 
 def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
@@ -674,14 +663,14 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0,
              "relationships": 0, "dropped": 0, "ungrounded": 0, "status": {}, "workers": 1, "threads": 0,
              "startup_seconds": 0.0}
-    parallel = settings.extractor == "llm" and todo and (model_factory is not None or hasattr(model, "path"))
+    parallel = settings.extractor == "llm" and todo and (model_factory is not None or model.path is not None)
     plan = None
     if parallel:
         if settings.threads_explicit:
             # --threads is per process: plan over the cores other slmgraph processes leave free.
             cores = max(1, physical_cores() - claimed_elsewhere())
         else:
-            cores = getattr(model, "n_threads", None) or settings.n_threads  # this process's granted budget
+            cores = model.n_threads or settings.n_threads  # this process's granted budget
         plan = plan_threads(cores, len(todo), settings.workers,
                             settings.n_threads if settings.threads_explicit else None)
         if plan.warning and say:
@@ -719,19 +708,19 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             ).fetchall()}
 
             def spec_for(worker: int) -> WorkerSpec:
-                return WorkerSpec(str(getattr(model, "path", "")) or None, model.n_ctx, settings.seed,
-                                  plan.threads, settings, client.run_id, cache, model_factory)
+                return WorkerSpec(str(model.path) if model.path is not None else None, model.n_ctx, settings.seed,
+                                  plan.threads, settings, client.run_id, worker_job, cache, model_factory)
 
             if say:
                 say(f"extract: {plan.workers} worker processes x {plan.threads} llama.cpp thread(s) "
                     f"on {plan.cores} core{'s' if plan.cores != 1 else ''}")
-            update_claim(max(plan.total_threads, getattr(model, "n_threads", 1) or 1))
+            update_claim(max(plan.total_threads, model.n_threads or 1))
             try:
                 with WorkerPool(spec_for, plan) as pool:
                     for chunk_id, key, ex, calls, puts, _worker in pool.results(todo):
                         commit(chunk_id, key, ex, calls, puts)
             finally:
-                update_claim(getattr(model, "n_threads", None) or settings.n_threads)
+                update_claim(model.n_threads or settings.n_threads)
             stats["startup_seconds"] = round(pool.startup_seconds, 2)
         else:
             for chunk_id, text, key in todo:

@@ -12,7 +12,7 @@ it (the paper's edge weight); a relationship whose two ends were resolved to
 one entity is dropped. Which text units support each entity and relationship
 is kept.
 
-Element summaries (paper sec. 3.1.3, DESIGN.md stage 4): an entity or
+Element summaries (paper sec. 3.1.3, ARCHITECTURE.md stage 4): an entity or
 relationship with more than one distinct description gets one summary written
 by the model (ledger stage ``summarize``), or -- with ``summaries`` = join, or
 auto with a model under 1e9 parameters -- the distinct descriptions joined,
@@ -32,12 +32,12 @@ from tqdm import tqdm
 from .config import Settings
 from .errors import UserError
 from .extract import model_writes
-from .llm import ModelClient
+from .client import ModelClient
 from .names import content_words, is_grounded, sentences
 from .prompting import Prompts
-from .reports import degenerate
 from .resolve import RULES, resolve_entities
 from .store import Store
+from .text import degenerate
 
 #: Input budget of one summary prompt's descriptions, tokens (further capped by
 #: the window): microsoft/graphrag's description summariser uses
@@ -259,7 +259,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     display = {n: _pick(names[n]) for n in names}
     etype = {n: _pick(types[n], ("unknown",)) for n in names}
 
-    use_model = model_writes(settings.summaries, getattr(client.model, "n_params", None) if client else None)
+    use_model = model_writes(settings.summaries, client.model.n_params if client else None)
     if use_model and (client is None or prompts is None):
         if settings.summaries == "model":
             raise ValueError("summaries='model' needs a model client and prompts")

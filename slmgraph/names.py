@@ -3,7 +3,7 @@
 The candidate pass proposes spans that are *in* the text: runs of capitalised
 words (with "of", "de", "van", ... inside), all-caps acronyms, and
 hyphenated/possessive forms reduced to their name. A small model is a poor
-generator of names and a usable chooser (DESIGN.md, "Extraction quality"):
+generator of names and a usable chooser (ARCHITECTURE.md, "Extraction quality"):
 the candidates become a JSON-schema ``enum``, so the model cannot invent a
 name. The same pass is the LLM-free ``nlp`` extractor.
 
@@ -135,7 +135,7 @@ def _sentence_initial(text: str, pos: int) -> bool:
 
 
 # --- tolerant match ---------------------------------------------------------
-# Sources: the scoring rule of DESIGN.md ("Extraction quality": casefold, strip
+# Sources: the scoring rule of ARCHITECTURE.md ("Extraction quality": casefold, strip
 # punctuation and leading articles); the plural rule is Harman's S-stemmer
 # (D. Harman, "How effective is suffixing?", JASIS 42(1), 1991), plus "es"
 # after a sibilant (boxes, churches, classes).
@@ -184,7 +184,7 @@ def tolerant_words(s: str, drop_article: bool = False) -> list[str]:
     separates words ("Jean-Luc" and "Jean - Luc" both give "jean", "luc");
     each word loses a plural ending (:func:`_singular`). With
     ``drop_article``, a leading "the"/"a"/"an" is removed when a word follows
-    it (DESIGN.md's scoring rule).
+    it (ARCHITECTURE.md's scoring rule).
     """
     s = unicodedata.normalize("NFKC", s).casefold().translate(_APOSTROPHES)
     s = _POSSESSIVE.sub("", s)
@@ -203,7 +203,7 @@ def tolerant_key(name: str) -> str:
     Two names match when their keys are equal: "The Beatles" = "beatles",
     "U.S." = "US", "Jean-Luc Picard" = "Jean - Luc Picard", "Sorbonne's" =
     "Sorbonne", "Companies" = "company". This is the gold scorer's entity
-    match (DESIGN.md, "Extraction quality") and grounding's name form.
+    match (ARCHITECTURE.md, "Extraction quality") and grounding's name form.
     """
     return " ".join(tolerant_words(name, drop_article=True))
 

@@ -1,5 +1,5 @@
 """The indexing pipeline: every stage in order, each reading the previous
-stage's tables and writing its own (DESIGN.md "The data flow").
+stage's tables and writing its own (ARCHITECTURE.md "The data flow").
 
 documents -> text units -> extraction records -> (claims, with
 ``Settings.claims``) -> graph -> communities -> community reports ->
@@ -23,7 +23,8 @@ from .errors import UserError
 from .extract import run_extraction
 from .graph import build_graph
 from .ingest import ingest, read_documents
-from .llm import ModelClient, load_model
+from .backend import load_model
+from .client import ModelClient
 from .prompting import Prompts
 from .reports import run_reports
 from .store import Store, dumps, new_run_id
@@ -102,7 +103,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                             "re-index it from the new input, or pick another --db")
         store.set_meta("input_root", root)
         store.set_meta("complete", "0")
-        store.set_meta("model_path", str(getattr(model, "path", "")))
+        store.set_meta("model_path", str(model.path or ""))
         store.set_meta("model_name", model.name)
         store.set_meta("model_params", str(getattr(model, "n_params", None) or ""))
         store.set_meta("settings", dumps(settings.index_fingerprint()))

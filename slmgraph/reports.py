@@ -1,4 +1,4 @@
-"""Community reports, written bottom-up (paper sec. 3.1.5; DESIGN.md stage 6).
+"""Community reports, written bottom-up (paper sec. 3.1.5; ARCHITECTURE.md stage 6).
 
 Context of a community, within ``report_context_tokens``:
 
@@ -10,7 +10,7 @@ Context of a community, within ``report_context_tokens``:
 * With claims on (``Settings.claims``; :mod:`slmgraph.claims`), a "Claims"
   section after entities and relationships: the claims whose subject is a
   member, ranked by the degrees of subject and object, in what the budget
-  leaves (DESIGN.md stage 6: "source/target/claims/description"). A community
+  leaves (ARCHITECTURE.md stage 6: "source/target/claims/description"). A community
   whose members have no claims gets the same context as with claims off.
 
 The model writes JSON (title, summary, findings, rating, rating_explanation)
@@ -23,7 +23,6 @@ call): there is nothing to summarise.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 
 from tqdm import tqdm
@@ -31,11 +30,12 @@ from tqdm import tqdm
 from .claims import load_claims
 from .config import Settings
 from .errors import UserError
-from .extract import parse_json, use_model_descriptions
-from .llm import ModelClient
+from .extract import use_model_descriptions
+from .client import ModelClient
 from .names import content_words, cut, is_grounded, sentences
 from .prompting import Prompts
 from .store import Store, dumps
+from .text import degenerate, parse_json
 
 REPORT_SCHEMA_LIMITS = {"title": 80, "summary": 500, "rating_explanation": 200, "finding_summary": 120,
                         "finding_explanation": 400, "findings": 5}
@@ -105,20 +105,6 @@ def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_char
         if text:
             out.append({"summary": e[1], "explanation": text})
     return out
-
-
-def degenerate(text: str) -> bool:
-    """True for model text that is a copied list or a loop rather than prose:
-    a comma-separated part or a word repeated 3+ times, or a run of 6+ digits
-    ("Gordon,Gordon,Gordon", "10.1012303010101")."""
-    parts = [p.strip().casefold() for p in text.split(",") if p.strip()]
-    if parts and max(parts.count(p) for p in parts) >= 3:
-        return True
-    if re.search(r"\d{6,}", text):
-        return True
-    words = re.findall(r"\w+", text.casefold())
-    long_words = [w for w in words if len(w) > 3]
-    return bool(long_words) and max(long_words.count(w) for w in long_words) >= max(3, len(long_words) // 3)
 
 
 def ground_report(d: dict, context: str, e_rows: list[tuple], r_rows: list[tuple]) -> int:
@@ -319,7 +305,7 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     for cid, level, parent, size, carried in comms:
         if parent is not None:
             children.setdefault(parent, []).append(cid)
-    with_findings = use_model_descriptions(settings, getattr(client.model, "n_params", None))
+    with_findings = use_model_descriptions(settings, client.model.n_params)
     system = prompts.text("report_system" if with_findings else "report_system_short")
     overhead = client.overhead(system, prompts.fill("report_user", context=""))
     budget = min(settings.report_context_tokens, client.n_ctx - settings.report_max_tokens) - overhead

@@ -1,4 +1,4 @@
-"""Entity resolution: which normalised names denote the same entity (graph merge, DESIGN.md stage 4).
+"""Entity resolution: which normalised names denote the same entity (graph merge, ARCHITECTURE.md stage 4).
 
 Name normalisation (:func:`slmgraph.names.normalize_name`) already merges
 case, punctuation, possessive, leading-article and corporate-suffix variants

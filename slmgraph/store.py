@@ -192,6 +192,8 @@ CREATE TABLE IF NOT EXISTS llm_calls (
 );
 ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS tokens VARCHAR;  -- generated token ids (JSON), for follow-ups
 ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS prompt_seconds DOUBLE;  -- of seconds, prompt evaluation
+ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS key VARCHAR;      -- the call's cache key (llm_cache.key), also for uncached calls
+ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS output VARCHAR;   -- generated text, or JSON {"options", "logprobs"} of a choice
 CREATE TABLE IF NOT EXISTS stage_runs (
     run_id VARCHAR,
     stage VARCHAR,                  -- ingest | extract | claims | graph | communities | reports | embed | query
@@ -462,11 +464,17 @@ class Store:
 
     def record_call(self, run_id: str, stage: str, worker: int, model: str, prompt_tokens: int,
                     cached_tokens: int, completion_tokens: int, seconds: float, finish_reason: str,
-                    prompt_seconds: float | None = None) -> None:
+                    prompt_seconds: float | None = None, key: str | None = None,
+                    output: str | None = None) -> None:
         """Append one row to the ``llm_calls`` ledger (tokens; seconds of wall-clock); a read-only
-        store keeps it aside (see the class doc)."""
+        store keeps it aside (see the class doc).
+
+        ``key`` is the call's content key (the ``llm_cache`` key it is or would
+        be cached under) and ``output`` what it produced, so an answer can be
+        traced back to its prompts (ARCHITECTURE.md "The cache key and the ledger").
+        """
         row = [run_id, stage, worker, model, prompt_tokens, cached_tokens, completion_tokens, seconds,
-               finish_reason, prompt_seconds, time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())]
+               finish_reason, prompt_seconds, key, output, time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())]
         if self.read_only:
             self._pending_write("call", row)
             return
@@ -475,8 +483,8 @@ class Store:
     def _insert_call(self, row: list) -> None:
         self.con.execute(
             "INSERT INTO llm_calls (run_id, stage, worker, model, prompt_tokens, cached_tokens, "
-            "completion_tokens, seconds, finish_reason, prompt_seconds, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            "completion_tokens, seconds, finish_reason, prompt_seconds, key, output, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
 
     def record_stage(self, run_id: str, stage: str, seconds: float, items: int, note: str = "") -> None:
         """Append one row to ``stage_runs`` (wall-clock of a whole stage); a read-only store keeps it aside."""

@@ -1,6 +1,6 @@
 """Shared test fixtures: a scripted fake model and a fake embedder.
 
-The fake model has the same methods as :class:`slmgraph.llm.LlamaModel`
+The fake model has the same methods as :class:`slmgraph.backend.LlamaModel`
 (tokenize, detokenize, render, prompt_tokens, complete) with a word-level
 tokenizer that round-trips text exactly, and answers each stage from a
 script: a function ``(system, user, schema) -> str``. The default script
@@ -47,7 +47,7 @@ _spec = importlib.util.find_spec("slmgraph")
 if _spec is not None and _spec.origin and Path(_spec.origin).resolve().is_relative_to(_ROOT):
     sys.meta_path.insert(0, _ThisCheckoutFinder)
 
-from slmgraph.llm import Choice, Generation, Prompt  # noqa: E402
+from slmgraph.client import Choice, Generation, Prompt  # noqa: E402
 
 _TOKEN = re.compile(r"\S+\s*|\s+")
 
@@ -58,6 +58,8 @@ class FakeModel:
     name = "fake-model.gguf"
     fingerprint = "fake0001"
     n_params = 1_000_000
+    path = None  #: no file: extraction runs in-process unless a test passes a model_factory
+    n_threads = 0  #: runs no llama.cpp threads: the settings' thread budget applies
 
     def __init__(self, script=None, n_ctx: int = 4096, choice_script=None):
         self.n_ctx = n_ctx

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from slmgraph.llm import Choice, ModelClient
+from slmgraph.client import Choice, ModelClient
 from slmgraph.store import Store
 
 from conftest import FakeModel

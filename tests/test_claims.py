@@ -11,7 +11,7 @@ from slmgraph.claims import (claims_key, claims_schema, claims_token_cap, clear_
                              quote_in_text, validate_claims)
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
-from slmgraph.llm import ModelClient
+from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
 from slmgraph.reports import CLAIMS_HEADER, element_context

@@ -12,7 +12,7 @@ import pytest
 from conftest import FakeEmbedder, FakeModel
 
 import slmgraph.embed
-import slmgraph.llm
+import slmgraph.backend
 from slmgraph.cli import main, max_question_tokens
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
@@ -122,7 +122,7 @@ def fake_query(monkeypatch):
         made.append(FakeModel(n_ctx=n_ctx))
         return made[-1]
 
-    monkeypatch.setattr(slmgraph.llm, "load_model", load_model)
+    monkeypatch.setattr(slmgraph.backend, "load_model", load_model)
     monkeypatch.setattr(slmgraph.embed, "Embedder", lambda **kw: FakeEmbedder())
     return made
 

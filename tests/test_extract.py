@@ -5,11 +5,12 @@ import json
 from conftest import FakeModel
 
 from slmgraph.config import Settings
-from slmgraph.extract import (add_cooccurrence, extract_nlp, extraction_schema, parse_json, run_extraction,
+from slmgraph.extract import (add_cooccurrence, extract_nlp, extraction_schema, run_extraction,
                               text_descriptions, use_model_descriptions, validate)
 from slmgraph.ingest import Document, ingest
-from slmgraph.llm import ModelClient
+from slmgraph.client import ModelClient
 from slmgraph.prompting import Prompts
+from slmgraph.text import parse_json
 from slmgraph.store import Store
 
 CANDS = ["Alice Smith", "Acme Corporation", "Paris"]

@@ -179,7 +179,7 @@ def test_main_merges_results_and_reports_user_errors(tmp_path, capsys):
 
 
 def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, monkeypatch, capsys):
-    import slmgraph.llm
+    import slmgraph.backend
     import slmgraph.models
 
     loaded = []
@@ -190,8 +190,8 @@ def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, m
         m.chat_template = None if "gemma" in path else "{{ messages }}"
         return m
 
-    monkeypatch.setattr(slmgraph.llm, "load_model", fake_load)
-    monkeypatch.setattr(slmgraph.llm, "default_model_path", lambda: tmp_path / "SmolLM2.gguf")
+    monkeypatch.setattr(slmgraph.backend, "load_model", fake_load)
+    monkeypatch.setattr(slmgraph.backend, "default_model_path", lambda: tmp_path / "SmolLM2.gguf")
     monkeypatch.setattr(slmgraph.models, "find_gemma_model", lambda cache_dir=None: tmp_path / "gemma-3-270m.gguf")
     monkeypatch.setitem(eg.CONFIGS, "gemma-nores", ("test", {"resolution_threshold": None}, "gemma"))
     gold, out = _two_docs(tmp_path), tmp_path / "res"

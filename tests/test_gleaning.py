@@ -6,7 +6,7 @@ from conftest import FakeModel, default_script
 
 from slmgraph.config import Settings
 from slmgraph.extract import extract_llm, extraction_system
-from slmgraph.llm import ModelClient
+from slmgraph.client import ModelClient
 from slmgraph.prompting import Prompts
 from slmgraph.store import Store
 

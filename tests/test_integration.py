@@ -10,7 +10,8 @@ import json
 import pytest
 
 from slmgraph.config import Settings
-from slmgraph.llm import ModelClient, load_model
+from slmgraph.backend import Model, load_model
+from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
 from slmgraph.samples import DULCE
@@ -31,6 +32,7 @@ def test_model_renders_with_its_chat_template_and_round_trips_tokens(model):
     text = "Operation: Dulce — naïve café, 42 agents.\n"
     assert model.detokenize(model.tokenize(text)) == text
     assert model.n_params > 100_000_000
+    assert isinstance(model, Model) and model.path.is_file() and model.n_threads >= 1
 
 
 def test_follow_up_continues_from_the_kv_state_with_the_same_result_as_a_rebuilt_history(model):

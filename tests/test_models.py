@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from slmgraph.errors import UserError
-from slmgraph.llm import LlamaModel
+from slmgraph.backend import LlamaModel
 from slmgraph.models import GEMMA_FILE, GEMMA_PACKAGE, catalog, find_gemma_model
 
 

@@ -106,7 +106,7 @@ def test_tolerant_plural():
 def test_tolerant_leading_article():
     assert tolerant_key("The Beatles") == tolerant_key("Beatles") == "beatle"
     assert tolerant_key("a Tribe Called Quest") == tolerant_key("Tribe Called Quest")
-    assert tolerant_key("An Lushan") == "lushan"                  # the rule is blunt, as DESIGN.md's scorer
+    assert tolerant_key("An Lushan") == "lushan"                  # the rule is blunt, as ARCHITECTURE.md's scorer
     assert tolerant_key("The") == "the"                            # never emptied
     assert tolerant_key("Bank of the West") == "bank of the west"  # only a *leading* article
     assert tolerant_words("The Beatles") == ["the", "beatle"]      # words keep it unless asked

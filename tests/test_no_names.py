@@ -9,7 +9,7 @@ import slmgraph.pipeline as pipeline
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
 from slmgraph.estimate import estimate, render
-from slmgraph.llm import ModelClient
+from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
 from slmgraph.search.basic_search import basic_search

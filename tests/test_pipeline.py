@@ -5,7 +5,7 @@ import json
 from conftest import FakeEmbedder, FakeModel, stage_of, super_groups
 
 from slmgraph.config import Settings
-from slmgraph.llm import ModelClient
+from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.reports import element_context
 from slmgraph.store import Store

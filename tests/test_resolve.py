@@ -11,7 +11,7 @@ from conftest import FakeModel, default_script
 
 from slmgraph.config import Settings
 from slmgraph.graph import build_graph
-from slmgraph.llm import ModelClient
+from slmgraph.client import ModelClient
 from slmgraph.names import normalize_name
 from slmgraph.prompting import Prompts
 from slmgraph.resolve import MergeRow, acronym_of, initials, person_shaped, resolve_entities, strip_titles

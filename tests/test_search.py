@@ -9,7 +9,7 @@ from conftest import FakeEmbedder, FakeModel, default_script, stage_of
 
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
-from slmgraph.llm import ModelClient
+from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
 from slmgraph.search import check_citations, pack
@@ -130,7 +130,7 @@ def test_zero_scores_are_dropped_and_all_zero_makes_no_reduce_call(index):
     store, client = _client(db, model)
     ans = global_search(store, client, Prompts(), s, "What is the price of tea in Peru?", level=0, progress=False)
     assert "nothing relevant" in ans.text
-    assert ans.citations == {} and ans.details["points_kept"] == 0
+    assert ans.citations == {} and ans.details["points_kept"] == 0 and ans.details["removed_citations"] == {}
     assert all(stage_of(c[2], c[0]) == "map" for c in model.calls)
 
 
@@ -152,7 +152,7 @@ def test_reduce_reads_only_nonzero_points_best_first(index):
     ans = global_search(store, client, Prompts(), s, "Anything?", level=0, progress=False)
     ctx = seen_reduce[0]
     assert "zero point" not in ctx and ctx.index("high point") < ctx.index("low point")
-    assert "12345" not in ans.text and ans.details["removed_citations"] == [12345]
+    assert "12345" not in ans.text and ans.details["removed_citations"] == {"reports": [12345]}
 
 
 def test_missing_level_is_a_user_error(index):
@@ -202,6 +202,29 @@ def test_basic_search_uses_top_k_text_units(index):
     ans = basic_search(store, client, Prompts(), s, "Berlin Institute physics", FakeEmbedder())
     assert len(ans.context) <= 2 and ans.context[0]["kind"] == "text_unit"
     assert ans.citations["sources"] == [1]
+
+
+def test_basic_search_keeps_its_removed_citations(index):
+    db, _, s = index
+    s.basic_top_k = 2
+    store, client = _client(db, FakeModel(script=lambda system, user, schema: "Berlin [Sources: 1, 9]."))
+    ans = basic_search(store, client, Prompts(), s, "Berlin Institute physics", FakeEmbedder())
+    assert ans.citations == {"sources": [1]}
+    assert ans.details["removed_citations"] == {"sources": [9]} and ans.details["context_tokens"] > 0
+    assert "9" not in ans.text.split("\n\nSources:")[0]
+
+
+def test_removed_citations_have_one_shape_in_every_engine(index):
+    db, _, s = index
+    store, client = _client(db, FakeModel(script=lambda system, user, schema: (
+        default_script(system, user, schema) if schema is not None else "Answer [Data: Reports (999); Sources (999)].")))
+    answers = [global_search(store, client, Prompts(), s, "What did Alice Smith build?", level=0, progress=False),
+               local_search(store, client, Prompts(), s, "Who is Carol White?", FakeEmbedder()),
+               basic_search(store, client, Prompts(), s, "Berlin Institute physics", FakeEmbedder())]
+    for ans in answers:
+        removed = ans.details["removed_citations"]
+        assert isinstance(removed, dict) and all(isinstance(v, list) for v in removed.values()), ans.method
+        assert 999 in sum(removed.values(), []), ans.method
 
 
 def _report_tree(tmp_path):
@@ -263,10 +286,10 @@ def test_auto_routes_global_and_local_questions():
 def test_query_json_output_shape(index, tmp_path, monkeypatch, capsys):
     db, model, _ = index
     import slmgraph.embed
-    import slmgraph.llm
+    import slmgraph.backend
     from slmgraph.cli import main
 
-    monkeypatch.setattr(slmgraph.llm, "load_model", lambda *a, **k: model)
+    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: model)
     monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
     for method in ("global", "local", "basic", "ts", "auto"):
         assert main(["query", "--db", str(db), "--method", method, "--json", "What did Alice Smith build?"]) == 0
@@ -290,7 +313,7 @@ def test_dedupe_lines_drops_near_repeats_only():
 
 
 def test_loop_guard_sees_short_and_long_loops():
-    from slmgraph.llm import _RunawayGuard
+    from slmgraph.backend import _RunawayGuard
 
     g = _RunawayGuard(None)
     assert g.loop_period([5, 6, 7, 8, 9] + [1, 2] * 6) == 2          # ", education" x6

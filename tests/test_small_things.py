@@ -9,8 +9,8 @@ from tqdm import tqdm
 
 from slmgraph import cli
 from slmgraph.config import Settings
-from slmgraph.llama_log import keep
-from slmgraph.llm import ModelClient
+from slmgraph.backend import keep_log_line as keep
+from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
 from slmgraph.reports import run_reports
@@ -75,8 +75,8 @@ def test_loading_the_base_gemma_model_prints_no_llama_cpp_line():
         path = find_gemma_model()
     except Exception as exc:  # noqa: BLE001 - the bench extra is not installed
         pytest.skip(f"Gemma 3 270M not installed ({exc})")
-    code = ("from slmgraph.llama_log import install; install()\n"
-            "from slmgraph.llm import LlamaModel\n"
+    code = ("from slmgraph.backend import install_log_filter; install_log_filter()\n"
+            "from slmgraph.backend import LlamaModel\n"
             f"LlamaModel({str(path)!r}, n_ctx=512, n_threads=1)\n")
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300).stderr
     assert "llama_" not in err and "SWA" not in err, err

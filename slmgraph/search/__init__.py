@@ -26,7 +26,11 @@ class Answer:
         model_calls: model calls made.
         prompt_tokens / completion_tokens: summed over the calls (tokens).
         seconds: wall-clock of the whole query.
-        details: engine-specific figures (batches, points kept/dropped, ...).
+        details: engine-specific figures (batches, points kept/dropped, ...);
+            ``removed_citations`` is ``{kind: [ids]}`` in every engine.
+        call_keys: the cache key of each model call, in call order: the
+            ``llm_calls.key`` of the ledger rows that hold each call's prompt
+            size and output (ARCHITECTURE.md "The cache key and the ledger").
     """
 
     text: str
@@ -40,16 +44,18 @@ class Answer:
     completion_tokens: int = 0
     seconds: float = 0.0
     details: dict = field(default_factory=dict)
+    call_keys: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict of all fields (``--json`` output)."""
         return asdict(self)
 
     def add_call(self, gen) -> None:
-        """Add one :class:`slmgraph.llm.Generation`'s tokens to the totals."""
+        """Add one :class:`slmgraph.backend.Generation`'s tokens to the totals."""
         self.model_calls += 0 if gen.from_cache else 1
         self.prompt_tokens += gen.prompt_tokens
         self.completion_tokens += gen.completion_tokens
+        self.call_keys.append(gen.key)
 
 
 def context_room(client, prompts, stem: str, question: str, reserve: int, minimum: int,

@@ -14,7 +14,7 @@ from typing import Callable
 from ..config import Settings
 from ..embed import load_vectors, nearest
 from ..errors import UserError
-from ..llm import ModelClient
+from ..client import ModelClient
 from ..prompting import Prompts
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines
@@ -58,8 +58,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
              f"\n\nSources: none cited by the model; it was given passages {given}.")
     ans.text = text
     ans.citations = kept
-    ans.details["removed_citations"] = removed
     ans.context = [{"kind": "text_unit", "id": cid, "source": i, "cosine": round(s, 4)} for i, cid, s in used]
-    ans.details = {"context_tokens": ntok}
+    ans.details = {"removed_citations": removed, "context_tokens": ntok}
     ans.seconds = time.perf_counter() - t0
     return ans

@@ -1,5 +1,5 @@
 """Global search: map-reduce over the community reports of one level
-(paper sec. 3.1.6; DESIGN.md stages 7-8), and the same machinery over raw
+(paper sec. 3.1.6; ARCHITECTURE.md stages 7-8), and the same machinery over raw
 text units (the paper's TS baseline).
 
 Map: the items (reports of a level, or text units) are shuffled with a
@@ -31,11 +31,11 @@ from tqdm import tqdm
 
 from ..config import Settings
 from ..errors import UserError
-from ..extract import parse_json
-from ..llm import ModelClient
+from ..client import ModelClient
 from ..prompting import Prompts
 from ..reports import load_reports
 from ..store import Store
+from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack
 
 
@@ -160,6 +160,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                         "points_dropped": sum(b["points_total"] for b in batch_info) - len(points)})
 
     if not points:
+        ans.details["removed_citations"] = {}  # no reduce call: nothing was cited
         ans.text = (no_answer or prompts.fill("no_answer", level=str(ans.level))).strip()
         if on_text is not None:
             on_text(ans.text)
@@ -198,7 +199,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     ans.text = text
     ans.citations = {kind.cite: sources}
     ans.details.update({"reduce_points": len(used_points), "reduce_context_tokens": used,
-                        "removed_citations": removed[kind.cite], "finish_reason": gen.finish_reason})
+                        "removed_citations": removed, "finish_reason": gen.finish_reason})
     ans.seconds += time.perf_counter() - t0
     return ans
 

@@ -1,5 +1,5 @@
 """Local search: answer from the neighbourhood of the entities nearest to the
-question (paper sec. 3.1.6 / GraphRAG local search; DESIGN.md stage 9).
+question (paper sec. 3.1.6 / GraphRAG local search; ARCHITECTURE.md stage 9).
 
 1. Embed the question; take the ``top_k`` entities whose description
    embeddings are nearest (cosine).
@@ -10,7 +10,7 @@ question (paper sec. 3.1.6 / GraphRAG local search; DESIGN.md stage 9).
    text units they come from (ranked by how many selected entities they mention).
    When the index holds claims (``slmgraph index --claims``), the claims whose
    subject is a selected entity follow the relationships, in what the
-   relationships' share leaves (DESIGN.md stage 9); they carry no id and are
+   relationships' share leaves (ARCHITECTURE.md stage 9); they carry no id and are
    not cited.
 3. The model answers from that context, citing entity, relationship and
    source ids; cited ids not in the context are removed.
@@ -25,7 +25,7 @@ from ..claims import load_claims
 from ..config import Settings
 from ..embed import load_vectors, nearest
 from ..errors import UserError
-from ..llm import ModelClient
+from ..client import ModelClient
 from ..prompting import Prompts
 from ..reports import CLAIMS_HEADER, claim_line
 from ..store import Store

