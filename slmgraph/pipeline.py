@@ -51,7 +51,8 @@ def no_entity_reason(store: Store, settings: Settings) -> str:
 def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
               progress: bool = True, model=None, embedder_factory: Callable | None = None,
               say: Callable[[str], None] = print, model_factory: Callable | None = None,
-              wait: float = 0.0) -> dict:
+              wait: float = 0.0,
+              sources: dict[str, str] | None = None) -> dict:
     """Index ``input_path`` into the DuckDB file ``db_path`` (created if new).
 
     Re-running on the same input is incremental: unchanged text units keep
@@ -72,6 +73,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             (tests pass a picklable fake); None = each worker loads the GGUF.
         say: where one-line progress notes and warnings go.
         wait: seconds to wait while another process holds the index (0 = refuse at once).
+        sources: ``{setting: "flag --x" | "file PATH" | "default" | ...}`` (slmgraph.settings_file.resolve);
+            recorded with the values in ``meta`` key ``settings_sources`` for ``stats``.
 
     Returns:
         dict of per-stage figures.
@@ -107,6 +110,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         store.set_meta("model_name", model.name)
         store.set_meta("model_params", str(getattr(model, "n_params", None) or ""))
         store.set_meta("settings", dumps(settings.index_fingerprint()))
+        from .settings_file import report as settings_report
+
+        store.set_meta("settings_sources", dumps(settings_report(settings, sources or {})))
         run_id = new_run_id()
         client = ModelClient(model, store, run_id)
         out: dict = {"run_id": run_id}
