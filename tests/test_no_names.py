@@ -34,7 +34,7 @@ def test_indexing_a_corpus_without_names_warns_why_and_offers_basic_search(tmp_p
     db = tmp_path / "x.duckdb"
     run_index(nameless, db, Settings(min_community_size=2, extractor=extractor), progress=False, model=FakeModel(),
               embedder_factory=FakeEmbedder, say=notes.append)
-    warning = [n for n in notes if n.startswith("warning:")]
+    warning = [n for n in notes if n.startswith("warning: no entity")]
     assert len(warning) == 1
     assert "no entity was found in the 2 text units" in warning[0] and "capitalised" in warning[0]
     assert "--method basic" in warning[0]
@@ -67,7 +67,7 @@ def test_the_cli_closing_line_points_to_basic_search(tmp_path, nameless, capsys,
 
 
 def test_estimate_on_a_corpus_without_names_invents_no_rates(nameless):
-    est = estimate(nameless, Settings(min_community_size=2, workers=1), FakeModel(), sample=2, progress=False,
+    est = estimate(nameless, Settings(min_community_size=2, workers=1, descriptions="model"), FakeModel(), sample=2, progress=False,
                    embedder_factory=FakeEmbedder, say=lambda m: None)
     assert est["stages"]["extract"]["calls"] == 0 and est["stages"]["extract"]["seconds"] == 0
     assert est["calibration"]["extract"]["units"] == 0

@@ -49,7 +49,7 @@ def test_unknown_arguments_point_to_the_subcommands_help(capsys, argv, helps):
 
 def test_one_core_is_singular(tmp_path, corpus):
     notes = []
-    run_index(corpus, tmp_path / "x.duckdb", Settings(min_community_size=2, workers=2, n_threads=1), progress=False,
+    run_index(corpus, tmp_path / "x.duckdb", Settings(min_community_size=2, workers=2, n_threads=1, descriptions="model"), progress=False,
               model=FakeModel(), embedder_factory=FakeEmbedder, say=notes.append, model_factory=fake_model_factory)
     line = next(n for n in notes if "worker processes" in n)
     assert line.endswith("on 1 core")
