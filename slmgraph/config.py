@@ -177,6 +177,16 @@ class Settings:
     #: Folder with prompt templates; None = the bundled ``prompts/``.
     prompts_dir: str | None = None
 
+    def scale_to_window(self) -> None:
+        """Scale the window-bound query budgets from their 8,192-token defaults to ``n_ctx``.
+
+        ``local_context_tokens`` (3,000 at 8,192) becomes ``3000 * n_ctx / 8192``
+        (750 at 2,048), so every default fits any accepted window; values the
+        user gives are set afterwards and checked, not scaled.
+        """
+        if self.n_ctx != 8192:
+            self.local_context_tokens = max(200, round(3000 * self.n_ctx / 8192))
+
     def index_fingerprint(self) -> dict:
         """Settings that determine index content (JSON-serialisable dict)."""
         keys = (

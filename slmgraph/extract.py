@@ -892,7 +892,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
 
             if say:
                 say(f"extract: {plan.workers} worker processes x {plan.threads} llama.cpp thread(s) "
-                    f"on {plan.cores} cores")
+                    f"on {plan.cores} core{'s' if plan.cores != 1 else ''}")
             update_claim(max(plan.total_threads, model.n_threads or 1))
             try:
                 with WorkerPool(spec_for, plan) as pool:
