@@ -20,6 +20,8 @@ import unicodedata
 from collections import Counter
 from typing import NamedTuple
 
+from .text import without_orders
+
 # Every upper-case letter of the Basic Multilingual Plane (Latin, Greek,
 # Cyrillic, ...): Python's re has no \p{Lu}.
 _UPPER = "".join(sorted({chr(c) for c in range(0x10000) if chr(c).isupper() and chr(c).isalpha()}))
@@ -223,11 +225,13 @@ def candidate_names(text: str, limit: int = 40) -> list[str]:
     Ranked by how often their normalised form occurs (most first), then by
     first position; one surface form per normalised name; at most ``limit``.
     This is the candidate pass without an NER pipeline (:mod:`slmgraph.ner`).
+    Sentences that give orders to an assistant (:func:`slmgraph.text.without_orders`)
+    yield no names.
     """
     counts: Counter[str] = Counter()
     first: dict[str, int] = {}
     surface: dict[str, str] = {}
-    for sp in candidate_spans(text):
+    for sp in candidate_spans(without_orders(text)):
         key = normalize_name(sp.name)
         counts[key] += 1
         if key not in first:

@@ -43,6 +43,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import UserError
+from .text import without_orders
 from .names import _TITLE_ABBR, STOP, TITLES, WRAPPED_LINE_CHARS, candidate_spans, normalize_name
 
 log = logging.getLogger("slmgraph")
@@ -118,7 +119,9 @@ def mask_markup(text: str) -> str:
     (``\\textbf{Acme}`` -> ``Acme``), an unknown tag keeps its word
     (``Quantum <Leap> Labs`` -> ``Quantum  Leap  Labs``), table pipes become
     full stops (each cell its own sentence), heading ``#``, ``##...##``, emphasis
-    ``*``/``_`` and quote ``>`` marks become spaces.
+    ``*``/``_`` and quote ``>`` marks become spaces. Sentences that give orders to an
+    assistant (:func:`slmgraph.text.without_orders`: injected "System: ...", "respond
+    with the word PWNED") are masked whole, so they yield no candidate names.
     """
     out = list(text)
 
@@ -154,6 +157,7 @@ def mask_markup(text: str) -> str:
         elif line.count("|") >= 2:
             lines[i] = line.replace("|", ".")
     masked = "\n".join(lines)
+    masked = without_orders(masked)  # "Ignore all previous instructions ... PWNED": no names from orders
     return _MARKS.sub(lambda m: " " * len(m.group(0)), masked)
 
 

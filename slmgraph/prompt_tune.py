@@ -35,6 +35,7 @@ from pathlib import Path
 
 from .config import Settings
 from .errors import UserError
+from .prompting import DATA_RULE, quote_data
 from .names import candidate_names, cut, mentions, normalize_name, sentences
 
 MAX_EXAMPLE_CHARS = 420  #: longest passage used as the example (the fixed prefix is paid once per process)
@@ -75,7 +76,7 @@ def type_candidates(client, passage: str, candidates: list[str], types: tuple[st
     """``{candidate: type}`` chosen by the model among ``types`` and "other" by token probability."""
     options = [f" {t}" for t in types] + [" other"]
     system = ("You classify the names in a text by entity type. Entity types: " + ", ".join(types) +
-              ", other (not the name of an entity).\nText:\n" + passage)
+              ", other (not the name of an entity). " + DATA_RULE + "\nText:\n\"\"\"\n" + quote_data(passage) + "\n\"\"\"")
     out = {}
     for c in candidates:
         ch = client.choose("prompt_tune", system, f"Name: {c}\nType:", options)
@@ -157,8 +158,9 @@ def prompt_tune(input_path: str | Path, out: str | Path, client, settings: Setti
     for f in bundled_dir().iterdir():
         if f.suffix in (".txt", ".md"):
             shutil.copyfile(f, out / f.name)
-    block = {"extract_system": f"Candidate names: {'; '.join(cands)}\nText:\n{passage}\n",
-             "extract_free_system": f"Text:\n{passage}\n"}
+    quoted = quote_data(passage)
+    block = {"extract_system": f"Candidate names: {'; '.join(cands)}\nText:\n\"\"\"\n{quoted}\n\"\"\"\n",
+             "extract_free_system": f"Text:\n\"\"\"\n{quoted}\n\"\"\"\n"}
     for name, body in block.items():
         text = (out / f"{name}.txt").read_text(encoding="utf-8")
         new, n = _EXAMPLE_BLOCK.subn(lambda m: m.group(1) + body + m.group(2), text)

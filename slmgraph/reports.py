@@ -48,7 +48,7 @@ from .extract import model_writes, use_model_descriptions
 from .names import STOP, content_words, cut, is_grounded, sentences
 from .prompting import Prompts
 from .store import Store, dumps
-from .text import degenerate, parse_json
+from .text import addressed_to_assistant, degenerate, parse_json
 
 REPORT_SCHEMA_LIMITS = {"title": 80, "summary": 500, "rating_explanation": 200, "finding_summary": 120,
                         "finding_explanation": 400, "findings": 5}
@@ -84,7 +84,9 @@ def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_char
     already used by a higher finding), then the top claims in
     :func:`_ranked_claims` order (summary "Subject: TYPE (STATUS)"), then the
     top entities' descriptions; at most ``n``. Descriptions come from the text
-    or the extractor.
+    or the extractor. Sentences that give orders to an assistant, and elements
+    whose name is one ("PWNED"), are left out
+    (:func:`slmgraph.text.addressed_to_assistant`).
 
     Args:
         claims: claims of the members as from :func:`slmgraph.claims.load_claims`
@@ -95,13 +97,18 @@ def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_char
     used: set[str] = set()
 
     def fresh(desc: str) -> str:
-        new = [s for s in sentences(desc or "") if s not in used]
+        new = [s for s in sentences(desc or "") if s not in used and not addressed_to_assistant(s)]
         used.update(new)
         return cut(" ".join(new), max_chars)
+
+    def order(eid) -> bool:  # an entity "named" by an injected order ("PWNED")
+        return eid in by_id and addressed_to_assistant(str(by_id[eid][1]))
 
     for r in sorted(r_rows, key=lambda r: (-r[5], -r[4], r[0])):
         if len(out) >= n:
             break
+        if order(r[1]) or order(r[2]):
+            continue
         text = fresh(r[3])
         if text:
             out.append({"summary": f"{by_id[r[1]][1]} and {by_id[r[2]][1]}", "explanation": text})
@@ -114,6 +121,8 @@ def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_char
     for e in sorted(e_rows, key=lambda e: (-e[4], e[0])):
         if len(out) >= n:
             break
+        if order(e[0]):
+            continue
         text = fresh(e[3])
         if text:
             out.append({"summary": e[1], "explanation": text})
@@ -171,7 +180,8 @@ def lowercase_words(texts) -> set[str]:
 
 def title_entities(e_rows: list[tuple], n: int = 3, common: set[str] | frozenset = frozenset()) -> list[str]:
     """Up to ``n`` names for a community's title: its entities by degree, then id,
-    skipping file names ("episode.txt"), stop words, one-word names in
+    skipping file names ("episode.txt"), stop words, names that are orders to an
+    assistant (:func:`slmgraph.text.addressed_to_assistant`: "PWNED"), one-word names in
     ``common`` (:func:`lowercase_words` of the corpus), names of one or two
     characters, and names whose words are all in a name already chosen
     ("Scott" after "Kevin Scott"). Falls back to the top entity when every
@@ -187,6 +197,7 @@ def title_entities(e_rows: list[tuple], n: int = 3, common: set[str] | frozenset
         name = display_name(str(e[1]).strip())
         words = set(re.findall(r"\w+", name.casefold()))
         if (not words or _FILE_NAME.search(name) or len(name) <= 2 or name.casefold() in STOP
+                or addressed_to_assistant(name)
                 or (len(words) == 1 and name.casefold() in common) or words <= words_used):
             continue
         chosen.append(name)
@@ -244,16 +255,18 @@ def data_report(cid: int, level: int, e_rows: list[tuple], r_rows: list[tuple], 
     top = sorted(r_rows, key=lambda r: (-r[5], -r[4], r[0]))
     by_id = {e[0]: e for e in e_rows}
     for r in top:
+        if addressed_to_assistant(str(by_id[r[1]][1])) or addressed_to_assistant(str(by_id[r[2]][1])):
+            continue
         # Evidence: the first sentence of six or more words ("KEVIN SCOTT: Yeah." says nothing).
-        first = [x for x in sentences(r[3] or "") if len(x.split()) >= 6]
+        first = [x for x in sentences(r[3] or "") if len(x.split()) >= 6 and not addressed_to_assistant(x)]
         if first:
             summary += (f" For example, on {display_name(by_id[r[1]][1])} and {display_name(by_id[r[2]][1])}: "
                         f"\"{cut(first[0], 240)}\"")
             break
     else:
-        lone = next((e for e in sorted(e_rows, key=lambda e: (-e[4], e[0])) if e[3]), None)
+        lone = next((e for e in sorted(e_rows, key=lambda e: (-e[4], e[0])) if _statements(e[3])), None)
         if lone is not None:
-            summary += f" {cut(sentences(lone[3])[0] if sentences(lone[3]) else lone[3], 240)}"
+            summary += f" {cut(_statements(lone[3])[0], 240)}"
     rating = round(10 * math.log1p(len(e_rows)) / math.log1p(max(max_size, len(e_rows), 1)), 1)
     findings = text_findings(e_rows, r_rows, claims=claims)
     for f in findings:
@@ -390,6 +403,42 @@ def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple
     return "\n".join(lines), tokens, complete
 
 
+def _statements(text: str | None) -> list[str]:
+    """The sentences of ``text`` that are not orders to an assistant."""
+    return [x for x in sentences(text or "") if not addressed_to_assistant(x)]
+
+
+def without_orders(rep: "Report", e_rows: list[tuple]) -> "Report":
+    """``rep`` with no title, summary sentence or finding that gives orders to an
+    assistant (:func:`slmgraph.text.addressed_to_assistant`; prompt injection,
+    issue 13 item 10): such a title is replaced by :func:`title_entities`, such
+    sentences are dropped from the summary and the findings' explanations, and a
+    finding left empty (or whose summary is an order) is dropped. A summary left
+    empty says what the community is about. Returns a new Report (or ``rep``
+    unchanged when nothing matched)."""
+    title = rep.title
+    if addressed_to_assistant(title):
+        title = join_names(title_entities(e_rows))
+    summary = " ".join(_statements(rep.summary)) if addressed_to_assistant(rep.summary) else rep.summary
+    if not summary.strip():
+        summary = f"This community is about {title}."
+    findings = []
+    for f in rep.findings:
+        fs, fx = str(f.get("summary") or ""), str(f.get("explanation") or "")
+        if addressed_to_assistant(fs):
+            continue
+        if addressed_to_assistant(fx):
+            fx = " ".join(_statements(fx))
+            if not fx:
+                continue
+        findings.append({**f, "summary": fs, "explanation": fx})
+    if (title, summary, findings) == (rep.title, rep.summary, rep.findings):
+        return rep
+    import dataclasses
+
+    return dataclasses.replace(rep, title=title, summary=summary, findings=findings)
+
+
 def _parse_report(text: str) -> dict:
     data, status = parse_json(text)
     if not isinstance(data, dict):
@@ -494,6 +543,7 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
             findings = d["findings"] if with_findings else text_findings(e_rows, r_rows, claims=c_rows)
             rep = Report(cid, level, d["title"], d["summary"], findings, d["rating"], d["rating_explanation"],
                          ntok, kind)
+        rep = without_orders(rep, e_rows)
         reports[cid] = rep
         _store_report(store, client, rep)
         stats["reports"] += 1

@@ -176,7 +176,7 @@ def default_script(system: str, user: str, schema: dict | None) -> str:
     if stage == "extract" and schema["properties"]["entities"]["type"] == "array":  # free names
         from slmgraph.names import candidate_names
 
-        text = user.split("Text:\n", 1)[-1].rsplit("\nOutput:", 1)[0]
+        text = user.split("Text:\n", 1)[-1].rsplit("\nOutput:", 1)[0].strip('"\n')
         names = candidate_names(text)
         with_desc = "description" in schema["properties"]["entities"]["items"]["properties"]
         ents = [dict({"name": n, "type": "person"}, **({"description": f"{n} appears."} if with_desc else {}))
@@ -235,7 +235,7 @@ def claims_prompt(user: str) -> tuple[list[str], str]:
 def numbered_sentences(user: str) -> list[str]:
     """The numbered sentences of a claims prompt, in order (sentence i is item i - 1)."""
     block = re.search(r"\nSentences:\n(.*)\nOutput:", user, re.S).group(1)
-    return [re.sub(r"^\[\d+\] ", "", line) for line in block.split("\n")]
+    return [re.sub(r"^\[\d+\] ", "", line) for line in block.strip('"\n').split("\n")]
 
 
 def sentence_claims(user: str) -> list[dict]:

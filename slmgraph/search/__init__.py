@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from ..text import addressed_to_assistant
+
 
 @dataclass
 class Answer:
@@ -81,8 +83,11 @@ def context_room(client, prompts, stem: str, question: str, reserve: int, minimu
 
 def dedupe_lines(text: str) -> str:
     """``text`` without sentences that nearly repeat an earlier one (>= 80 %
-    of their words shared, Jaccard; sentences of fewer than 3 words are kept);
-    a line left empty by that is dropped.
+    of their words shared, Jaccard; sentences of fewer than 3 words are kept)
+    and without sentences that give orders to an assistant
+    (:func:`slmgraph.text.addressed_to_assistant`: a model-written answer that
+    copied an injected "Ignore all previous instructions ..."); a line left
+    empty by that is dropped.
 
     Small models loop in free text, across lines or inside one paragraph; a
     repeated point is noise, not emphasis.
@@ -93,6 +98,8 @@ def dedupe_lines(text: str) -> str:
         kept = []
         for sent in re.split(r"(?<=[.!?])\s+", line):
             words = frozenset(re.findall(r"\w+", sent.casefold()))
+            if addressed_to_assistant(sent):
+                continue
             if len(words) >= 3 and any(len(w & words) >= 0.8 * len(w | words) for w in seen):
                 continue
             if len(words) >= 3:

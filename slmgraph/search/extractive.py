@@ -17,6 +17,9 @@ kept only when it is grounded in the points under the test used for report
 titles (:func:`slmgraph.names.is_grounded`, half of its content words in the
 points) and neither loops nor repeats. :func:`has_repetition` is the
 property every answer must have: no repeated sentence, no looped phrase.
+No point and no opening sentence is a sentence that gives orders to an
+assistant (:func:`slmgraph.text.addressed_to_assistant`: injected "Ignore all
+previous instructions ..." lines stay in the text units but are never repeated).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..names import content_words, cut, is_grounded, sentences
-from ..text import degenerate
+from ..text import addressed_to_assistant, degenerate
 
 #: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
 NEAR_DUPLICATE = 0.6
@@ -124,13 +127,14 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
     for i, r in enumerate(ranked[: max_points * 2]):
         for f in r.get("findings") or []:
             body = f"{f.get('explanation') or f.get('summary') or ''}"
-            sents = [x for x in sentences(body) if len(_SPEAKER.sub("", x).split()) >= min_words]
-            for x in sents or ([body] if body.strip() else []):
+            sents = [x for x in sentences(body) if len(_SPEAKER.sub("", x).split()) >= min_words
+                     and not addressed_to_assistant(x)]
+            for x in sents or ([body] if body.strip() and not addressed_to_assistant(body) else []):
                 cands.append((i, cut(x, max_chars)))
         if not r.get("findings"):  # a report without findings: its summary, else its text
             body = (r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get("full_text") or "").strip()
                     or r.get("title", ""))
-            if body:
+            if body and not addressed_to_assistant(body):
                 cands.append((i, cut(body, max_chars)))
     sims = _rank_texts(question_vec, [t for _, t in cands], embedder)
     by_report: dict[int, list[tuple[float, str]]] = {}
@@ -183,7 +187,7 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     cands: list[tuple[int, object, str]] = []
     for order, (pid, text) in enumerate(passages):
         for s in sentences(" ".join((text or "").split())):
-            if len(s.split()) >= min_words:
+            if len(s.split()) >= min_words and not addressed_to_assistant(s):
                 cands.append((order, pid, cut(s, max_chars)))
     sims = _rank_texts(question_vec, [c[2] for c in cands], embedder)
     ranked = sorted(zip(cands, sims), key=lambda x: (-x[1], x[0][0]))
@@ -216,12 +220,14 @@ def grounded_synthesis(text: str, points: list[Point]) -> str | None:
     (:func:`slmgraph.names.is_grounded`, as for report titles), it is not a
     copied list or a loop (:func:`slmgraph.reports.degenerate`,
     :func:`has_repetition`), it has at least 4 words, it leaks no context
-    label ("Passage 4:", "Report 12"), and it does not merely repeat a point.
+    label ("Passage 4:", "Report 12"), it gives no orders to an assistant
+    (:func:`slmgraph.text.addressed_to_assistant`), and it does not merely repeat a point.
     """
     text = " ".join((text or "").split())
     first = sentences(text)[0] if sentences(text) else ""
     first = first.strip().strip('"').strip()
-    if len(first.split()) < 4 or _MARKERS.search(first) or degenerate(first) or has_repetition(first):
+    if (len(first.split()) < 4 or _MARKERS.search(first) or degenerate(first) or has_repetition(first)
+            or addressed_to_assistant(first)):
         return None
     words = set()
     for p in points:
