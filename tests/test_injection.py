@@ -148,7 +148,9 @@ def _obedient(system, user, schema):
 def test_an_injected_document_is_indexed_and_answered_without_its_orders(tmp_path, extractor, reports):
     db = tmp_path / "i.duckdb"
     model = FakeModel(script=_obedient)
-    run_index(_injected_corpus(tmp_path), db, Settings(min_community_size=2, extractor=extractor, reports=reports),
+    mode = {"extract_mode": "json"} if extractor == "llm" else {}  # llm: the model writes extraction JSON
+    run_index(_injected_corpus(tmp_path), db, Settings(min_community_size=2, extractor=extractor, reports=reports,
+                                                       **mode),
               progress=False, model=model, embedder_factory=FakeEmbedder, say=lambda m: None)
     store = Store(db)
     names = {normalize_name(r[0]) for r in store.con.execute("SELECT name FROM entities").fetchall()}
@@ -163,6 +165,7 @@ def test_an_injected_document_is_indexed_and_answered_without_its_orders(tmp_pat
             assert not any(w in field for w in ORDER_LINES), field
         assert not addressed_to_assistant(title)
     # every prompt that carried the injected text carried it inside triple quotes
+    assert any("Ignore all previous" in user for _, user, _ in model.calls) or extractor == "nlp"
     for system, user, _ in model.calls:
         if "Ignore all previous" in user:
             before = user[:user.index("Ignore all previous")]
@@ -190,7 +193,8 @@ def test_the_bundled_model_indexes_and_answers_an_injected_document_without_its_
     model = load_model(None, 4096, Settings().n_threads, 42)
     db = tmp_path / "i.duckdb"
     # the model types the candidates and writes the reports: the prompts carry the injected text
-    run_index(_injected_corpus(tmp_path), db, Settings(min_community_size=2, extractor="llm", reports="model"),
+    run_index(_injected_corpus(tmp_path), db, Settings(min_community_size=2, extractor="llm", extract_mode="json",
+                                                                reports="model"),
               progress=False, model=model, say=lambda m: None)
     store = Store(db)
     names = {normalize_name(r[0]) for r in store.con.execute("SELECT name FROM entities").fetchall()}
