@@ -60,6 +60,9 @@ def _index_options(p: argparse.ArgumentParser) -> None:
                         "'off' to merge on the normalised name only")
     p.add_argument("--summaries", choices=("auto", "model", "join"), default="auto",
                    help="who summarises several descriptions of one entity: the model, a join, or auto (model if >= 1B)")
+    p.add_argument("--reports", choices=("auto", "model", "data"), default="auto",
+                   help="who writes community reports: the model, the data (no model call: top entities as title, "
+                        "top relationships as findings), or auto (model if >= 1B params, else data)")
     p.add_argument("--claims", action="store_true", help="also extract claims (covariates): one more call per text unit")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--workers", type=int, default=None,
@@ -105,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dynamic", action="store_true",
                    help="global search: rate reports from the root level down and use the relevant ones")
     p.add_argument("--json", action="store_true", help="print the answer, citations, context and cost as JSON")
+    p.add_argument("--answers", choices=("auto", "extractive", "model"), default="auto",
+                   help="who writes the answer: points copied from the data with citations and at most one grounded "
+                        "model sentence (extractive), the model, or auto (extractive under 1B params)")
+    p.add_argument("--helpfulness", choices=("auto", "embedding", "model", "combined"), default="auto",
+                   help="helpfulness score of reports/text units: question embedding cosine, the model's calibrated "
+                        "P(yes), their mean, or auto (the embedding: measured best; the selection floor is on its scale)")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--local-tokens", type=int, default=3000, help="local search context budget in tokens (default 3000)")
     p.add_argument("--local-shares", default="0.1,0.2,0.2,0.5",
@@ -196,6 +205,7 @@ def _settings(args) -> Settings:
                 raise UserError(f"--resolution {args.resolution!r} must be a similarity in (0, 1], e.g. 0.9, "
                                 "or 'rules' or 'off'")
         s.summaries = args.summaries
+        s.reports = args.reports
         s.claims = args.claims
         if args.entity_types is not None:
             types = tuple(dict.fromkeys(t.strip().lower() for t in args.entity_types.split(",") if t.strip()))
@@ -206,6 +216,8 @@ def _settings(args) -> Settings:
             if not types:
                 raise UserError("--entity-types is empty: pass e.g. person,organization,location")
             s.entity_types = types
+    if args.command == "query":
+        s.answers, s.helpfulness = args.answers, args.helpfulness
     return s
 
 
@@ -258,20 +270,21 @@ def run_query(args, s: Settings) -> dict:
             if not args.json:
                 print(f"auto: {method} search, because {route_reason}", file=sys.stderr)
         progress = not args.quiet and not args.json
+        from .embed import Embedder
+
+        emb = Embedder(batch_size=s.embed_batch_size, threads=s.n_threads)
         if method == "global":
             from .search.global_search import global_search
 
             ans = global_search(store, client, prompts, s, args.question,
                                 level=0 if args.level is None else args.level, dynamic=getattr(args, "dynamic", False),
-                                progress=progress, on_text=on_text)
+                                progress=progress, on_text=on_text, embedder=emb)
         elif method == "ts":
             from .search.global_search import text_unit_search
 
-            ans = text_unit_search(store, client, prompts, s, args.question, progress=progress, on_text=on_text)
+            ans = text_unit_search(store, client, prompts, s, args.question, progress=progress, on_text=on_text,
+                                   embedder=emb)
         else:
-            from .embed import Embedder
-
-            emb = Embedder(threads=s.n_threads)
             if method == "local":
                 from .search.local_search import local_search
 

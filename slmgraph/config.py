@@ -14,6 +14,27 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+
+# Helpfulness selection rule of global search, --dynamic, TS, DRIFT and lazy search
+# (slmgraph.search.scoring.select); defined here so that settings need no query module.
+#: Score floor (0-100): the best report must reach it for a question to be
+#: answered. Measured on the podcast sample with all-MiniLM (level 0, 195
+#: data-built reports; benchmarks/results/global_answers.md): the best report
+#: scored 22.8-46.7 for the 10 global questions and 5.7-26.8 for the 10
+#: off-topic ones (ROC AUC 0.98); the two off-topic questions above 22 (wine
+#: pairing 26.8, Tour de France 23.8) are the price of answering every
+#: global question (the lowest, 22.8, asks about "narrative techniques"); the
+#: next off-topic one scored 19.2. The demo story's off-topic questions
+#: scored <= 4 (issue 9). Chosen on these 20 questions: expect a margin of a
+#: few points either way on other corpora.
+FLOOR = 22.0
+#: An item is kept when it scores at least this share of the best item's
+#: score (GraphRAG keeps every point with a non-zero score; a relative cut
+#: keeps the reports close to the best one and drops the tail of weakly
+#: related ones that only dilute an extractive answer). Set by reading the
+#: podcast answers (1-10 reports cited per question at 0.7); not swept.
+RELATIVE = 0.7
+
 #: Entity types offered to the extractor. GraphRAG's default prompt uses
 #: organization, person, geo and event (microsoft/graphrag, ``defaults``);
 #: "concept" is added because podcast and essay corpora are mostly about ideas.
@@ -125,10 +146,26 @@ class Settings:
     # --- community reports (paper sec. 3.1.5) ---
     report_context_tokens: int = 2500  #: context budget of one report prompt
     report_max_tokens: int = 600  #: completion cap of one report
+    #: Who writes community reports: "model", "data" (no model call:
+    #: slmgraph.reports.data_report) or "auto" (model when it has >= 1e9
+    #: parameters; the 135M model's titles were fragments of the context or file
+    #: names, see slmgraph/reports.py).
+    reports: str = "auto"
 
     # --- queries (paper sec. 3.1.6; ARCHITECTURE.md stages 7-9) ---
     map_max_tokens: int = 400  #: completion cap of one map call (answer reserve)
     reduce_max_tokens: int = 500  #: completion cap of the reduce call
+    #: Helpfulness signal of global search, --dynamic and TS: "embedding",
+    #: "model", "combined" or "auto" (slmgraph.search.scoring.default_signal:
+    #: the embedding, measured best in benchmarks/results/global_answers.md).
+    helpfulness: str = "auto"
+    #: Selection rule (slmgraph.search.scoring.FLOOR / RELATIVE, measured there too).
+    helpfulness_floor: float = FLOOR
+    helpfulness_relative: float = RELATIVE
+    #: Who writes answers: "extractive" (points copied from the data with
+    #: citations, plus at most one grounded model sentence), "model", or
+    #: "auto" (extractive under 1B parameters; slmgraph.search.extractive).
+    answers: str = "auto"
     local_context_tokens: int = 3000  #: token budget of local search context
     #: Shares of the local search budget: community reports, entities,
     #: relationships, text units (GraphRAG local search uses 10 % community,
@@ -148,7 +185,7 @@ class Settings:
             "max_relationships", "extract_max_tokens", "description_max_chars", "constrain_names", "grounding",
             "max_gleanings", "claims", "max_claims", "resolution_threshold", "summaries",
             "entity_description_max_tokens", "leiden_resolution", "max_levels",
-            "min_community_size", "report_context_tokens", "report_max_tokens", "seed",
+            "min_community_size", "report_context_tokens", "report_max_tokens", "reports", "seed",
             "temperature", "n_ctx",
         )
         d = dataclasses.asdict(self)

@@ -35,7 +35,8 @@ REQUIRED = {
     "extract_free_system": {"entity_types", "example"}, "extract_free_user": {"text"},
     "report_user": {"context"}, "map_user": {"question", "context"}, "map_text_user": {"question", "context"},
     "reduce_system": {"cite"}, "reduce_user": {"question", "context"}, "local_user": {"context", "question"},
-    "basic_user": {"context", "question"}, "rate_user": {"question", "report"},
+    "basic_user": {"context", "question"}, "help_system": {"question"}, "help_user": {"item"},
+    "synthesis_user": {"question", "points"},
     "glean_check": {"more"}, "glean_user": {"more"},
     "summarize_user": {"element", "descriptions"},
 }

@@ -156,7 +156,7 @@ CREATE TABLE IF NOT EXISTS community_reports (
     context_kind VARCHAR            -- elements | sub-reports | carried
 );
 CREATE TABLE IF NOT EXISTS embeddings (
-    kind VARCHAR,                   -- entity | text_unit
+    kind VARCHAR,                   -- entity | text_unit | report
     item_id VARCHAR,
     model VARCHAR,
     vector FLOAT[],

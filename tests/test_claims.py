@@ -22,6 +22,7 @@ from slmgraph.store import Store
 
 def _index(corpus, db, model=None, **kw):
     model = model or FakeModel()
+    kw.setdefault("reports", "model")  # these tests exercise the model-written report stage
     s = Settings(min_community_size=2, **kw)
     notes = []
     out = run_index(corpus, db, s, progress=False, model=model, embedder_factory=FakeEmbedder, say=notes.append)
