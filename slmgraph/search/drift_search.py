@@ -25,8 +25,8 @@ reports, as global search does, and refines with local search:
    loops (issue 9's measurements of its free text); an entity-built question
    is always about something the index holds. Each follow-up runs as a local
    search (:func:`slmgraph.search.local_search.build_local_context` over the
-   entities nearest to it); under 1B its intermediate answer is the context's
-   sentences nearest to the follow-up
+   entities nearest to it); under 1B its intermediate answer is the sentences
+   of that context's text units nearest to the original question
    (:func:`slmgraph.search.extractive.sentence_points`, no model call), from
    1B the model writes it (:func:`slmgraph.search.local_search.local_search`).
    Deeper rounds (``Settings.drift_depth``) ask about the entities of the
@@ -62,6 +62,12 @@ from ..text import parse_json
 from . import Answer, check_citations, dedupe_lines, unit_numbers
 from .extractive import Point, extractive_answer, near_duplicate, report_points, sentence_points, synthesize
 from .scoring import cosines, score_items, select
+
+
+#: Follow-up points an extractive DRIFT answer adds to the primer's (at most
+#: 2 per kept follow-up, nearest to the question first): with the primer's 4,
+#: an answer of at most 9 points. Set by reading podcast answers; not swept.
+FOLLOWUP_POINTS = 5
 
 
 def primer_schema(max_followups: int) -> dict:
@@ -199,8 +205,9 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                 _, used, ntok = build_local_context(store, client, [h[0] for h in hits],
                                                     settings.local_context_tokens, None, settings.local_shares)
                 texts = _unit_texts(store, used["source_chunks"])
-                pts = sentence_points([(numbers[c], texts[c]) for c in used["source_chunks"]], fv, embedder,
-                                      max_points=3)
+                # The follow-up chooses the neighbourhood; its sentences are ranked by the original question.
+                pts = sentence_points([(numbers[c], texts[c]) for c in used["source_chunks"]], qv, embedder,
+                                      max_points=3, min_words=8)
                 for p in pts:
                     p.label = "Sources"
                 body = " ".join(p.text for p in pts)
@@ -240,13 +247,15 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                                   "context_tokens": a["context_tokens"]} for i, a in enumerate(inter)]
     ans.details["followup_source"] = "model" if any(a["made_by"] == "model" for a in inter) else "entities"
     kept = sorted(kept_idx, key=lambda i: -inter[i]["score"])
-    valid = {"reports": {sc.id for sc in top}, "sources": set(numbers.values())}
+    valid = {"reports": {sc.id for sc in top}, "sources": {x for i in kept for p in inter[i]["points"] for x in p.ids}}
     if mode == "extractive":
         points = list(primer_points)
-        for i in kept:
-            for p in inter[i]["points"][:2]:
-                if not any(near_duplicate(p.text, q.text) for q in points):
-                    points.append(p)
+        extra = sorted((p for i in kept for p in inter[i]["points"][:2]), key=lambda p: -p.rank)
+        for p in extra:
+            if len(points) >= len(primer_points) + FOLLOWUP_POINTS:
+                break
+            if not any(near_duplicate(p.text, q.text) for q in points):
+                points.append(p)
         synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
         if gen is not None:
             ans.add_call(gen)
