@@ -192,6 +192,8 @@ def _cli(capsys, *argv):
 
 def test_cli_global_and_drift_on_a_no_reports_index_give_one_line_errors(lazy_index, capsys):
     db, _, _ = lazy_index
+    code, out, _ = _cli(capsys, "stats", "--db", str(db))
+    assert code == 0 and "skipped (indexed with --no-reports)" in out
     for method in ("global", "drift"):
         code, _, err = _cli(capsys, "query", "--db", str(db), "--method", method, "What are the themes?")
         lines = [ln for ln in err.strip().splitlines() if ln.strip()]
