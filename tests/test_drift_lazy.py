@@ -304,3 +304,15 @@ def test_every_new_prompt_fills(tmp_path):
     assert p.fill("drift_followup", entity="Acme") .strip() == "What about Acme?"
     assert "$" not in p.fill("drift_primer_user", question="q", context="c")
     assert "7" in p.fill("no_answer_lazy", tests="7")
+
+
+def test_no_reports_wins_over_a_settings_file():
+    import dataclasses
+
+    from slmgraph import settings_file as sf
+
+    typed = sf.typed_from_flags({"no_reports", "budget"})
+    assert typed == {"reports": "flag --no-reports", "lazy_budget": "flag --budget"}
+    base = dataclasses.replace(Settings(), reports="none", lazy_budget=7)
+    s, sources = sf.resolve(base, {"reports": "data", "lazy_budget": 50}, None, typed)
+    assert s.reports == "none" and s.lazy_budget == 7 and sources["reports"] == "flag --no-reports"
