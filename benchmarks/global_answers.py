@@ -148,8 +148,8 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
                   f"{row['coverage_pct']} %; {row['seconds']} s -- {q[:60]}", flush=True)
     store.close()
     lines = [f"# DRIFT and lazy answers: {Path(args.db).name} ({n_docs} documents)", "",
-             f"Model {model.name}, {physical_cores()} cores; the questions of `global_answers.md` (10 on-topic from "
-             f"{args.questions_file.name}, 10 off-topic). Selection floor {s.helpfulness_floor}; DRIFT "
+             f"Model {model.name}, {physical_cores()} cores; the questions of `global_answers.md` ({len(on_topic)} "
+             f"on-topic from {args.questions_file.name}, {len(questions) - len(on_topic)} off-topic). Selection floor {s.helpfulness_floor}; DRIFT "
              f"{s.drift_followups} follow-ups x {s.drift_depth} rounds, {s.drift_tokens} tokens; lazy budget "
              f"{s.lazy_budget} tests.", "", "| method | on-topic answered | off-topic no-answer | median s | max s "
              "| median coverage % (on-topic) | median tokens read | median model tokens |", "|---|---|---|---|---|---|---|---|"]
@@ -204,6 +204,8 @@ def main() -> int:
                          "0 = all (default 30: every report x 21 prompts is ~1 h on 2 busy cores)")
     ap.add_argument("--model", default=None, help="GGUF (default: the index's model)")
     ap.add_argument("--out", default="global_answers", help="results file stem in benchmarks/results/")
+    ap.add_argument("--per-side", type=int, default=None,
+                    help="only the first N on-topic and the first N off-topic questions (default: all 10 + 10)")
     ap.add_argument("--methods", default="global",
                     help="comma list of query methods answering every question: global (with the signal "
                          "separation table), drift, lazy (default global)")
@@ -230,6 +232,9 @@ def main() -> int:
 
     on_topic = load_questions(args.questions_file)
     questions = on_topic + OFF_TOPIC
+    if args.per_side:
+        on_topic = on_topic[: args.per_side]
+        questions = on_topic + OFF_TOPIC[: args.per_side]
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if "global" not in methods:
         return answer_with(args, methods, on_topic, questions)
