@@ -171,8 +171,9 @@ class Settings:
     #: Community reports (any level) in the primer, top-k by question embedding.
     drift_primer_k: int = 5
     #: Follow-up questions per round, each a local search. 3 per round and 2
-    #: rounds keep a query on the bundled model at ~20-40 s on 2 cores
-    #: (benchmarks/results/query_cost.md), well under 2 minutes.
+    #: rounds: 97 s per query with the bundled model on the podcast sample
+    #: with 1 thread under heavy CPU contention (benchmarks/results/query_cost.md),
+    #: under the 2-minute target; most of it is embedding the follow-ups' contexts.
     drift_followups: int = 3
     drift_depth: int = 2  #: follow-up rounds (1: only the primer's follow-ups)
     #: No follow-up starts once the tokens read (primer reports, local
