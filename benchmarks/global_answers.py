@@ -151,7 +151,7 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
              f"Model {model.name}, {physical_cores()} cores; the questions of `global_answers.md` ({len(on_topic)} "
              f"on-topic from {args.questions_file.name}, {len(questions) - len(on_topic)} off-topic). Selection floor {s.helpfulness_floor}; DRIFT "
              f"{s.drift_followups} follow-ups x {s.drift_depth} rounds, {s.drift_tokens} tokens; lazy budget "
-             f"{s.lazy_budget} tests.", "", "| method | on-topic answered | off-topic no-answer | median s | max s "
+             f"{s.lazy_budget} tests.", "", "| method | on-topic answered | off-topic no-answer | median s (all questions) | max s "
              "| median coverage % (on-topic) | median tokens read | median model tokens |", "|---|---|---|---|---|---|---|---|"]
     summary = {}
     for m in methods:
@@ -161,7 +161,7 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
                       "off_topic_no_answer": sum(not r["answered"] for r in mr if not r["on_topic"]),
                       "median_seconds": round(statistics.median(r["seconds"] for r in mr), 1),
                       "max_seconds": max(r["seconds"] for r in mr),
-                      "median_coverage_on_topic": statistics.median(r["coverage_pct"] for r in on),
+                      "median_coverage_on_topic": round(statistics.median(r["coverage_pct"] for r in on), 1),
                       "median_tokens_read": statistics.median(r["tokens_read"] or 0 for r in mr),
                       "median_model_tokens": statistics.median(r["model_tokens"] for r in mr)}
         v = summary[m]
