@@ -149,10 +149,12 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
     store.close()
     lines = [f"# DRIFT and lazy answers: {Path(args.db).name} ({n_docs} documents)", "",
              f"Model {model.name}, {physical_cores()} cores; the questions of `global_answers.md` ({len(on_topic)} "
-             f"on-topic from {args.questions_file.name}, {len(questions) - len(on_topic)} off-topic). Selection floor {s.helpfulness_floor}; DRIFT "
-             f"{s.drift_followups} follow-ups x {s.drift_depth} rounds, {s.drift_tokens} tokens; lazy budget "
-             f"{s.lazy_budget} tests.", "", "| method | on-topic answered | off-topic no-answer | median s (all questions) | max s "
-             "| median coverage % (on-topic) | median tokens read | median model tokens |", "|---|---|---|---|---|---|---|---|"]
+             f"on-topic from {args.questions_file.name}, {len(questions) - len(on_topic)} off-topic). Selection "
+             f"floor {s.helpfulness_floor}; DRIFT {s.drift_followups} follow-ups x {s.drift_depth} rounds, "
+             f"{s.drift_tokens} tokens; lazy budget {s.lazy_budget} tests.", "",
+             "| method | on-topic answered | off-topic no-answer | median s (all questions) | max s "
+             "| median coverage % (on-topic) | median tokens read | median model tokens |",
+             "|---|---|---|---|---|---|---|---|"]
     summary = {}
     for m in methods:
         mr = [r for r in rows if r["method"] == m]
