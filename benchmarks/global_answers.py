@@ -223,8 +223,8 @@ def main() -> int:
 
     from slmgraph.config import Settings, physical_cores
     from slmgraph.embed import Embedder
-    from slmgraph.client import ModelClient
     from slmgraph.backend import load_model
+    from slmgraph.client import ModelClient
     from slmgraph.prompting import Prompts
     from slmgraph.reports import load_reports
     from slmgraph.search.global_search import (answer_mode, global_search, helpfulness_signal, report_block,

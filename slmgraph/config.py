@@ -14,27 +14,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
-# Helpfulness selection rule of global search, --dynamic, TS, DRIFT and lazy search
-# (slmgraph.search.scoring.select); defined here so that settings need no query module.
-#: Score floor (0-100): the best report must reach it for a question to be
-#: answered. Measured on the podcast sample with all-MiniLM (level 0, 195
-#: data-built reports; benchmarks/results/global_answers.md): the best report
-#: scored 22.8-46.7 for the 10 global questions and 5.7-26.8 for the 10
-#: off-topic ones (ROC AUC 0.98); the two off-topic questions above 22 (wine
-#: pairing 26.8, Tour de France 23.8) are the price of answering every
-#: global question (the lowest, 22.8, asks about "narrative techniques"); the
-#: next off-topic one scored 19.2. The demo story's off-topic questions
-#: scored <= 4 (issue 9). Chosen on these 20 questions: expect a margin of a
-#: few points either way on other corpora.
-FLOOR = 22.0
-#: An item is kept when it scores at least this share of the best item's
-#: score (GraphRAG keeps every point with a non-zero score; a relative cut
-#: keeps the reports close to the best one and drops the tail of weakly
-#: related ones that only dilute an extractive answer). Set by reading the
-#: podcast answers (1-10 reports cited per question at 0.7); not swept.
-RELATIVE = 0.7
-
 #: Entity types offered to the extractor. GraphRAG's default prompt uses
 #: organization, person, geo and event (microsoft/graphrag, ``defaults``);
 #: "concept" is added because podcast and essay corpora are mostly about ideas.
@@ -160,9 +139,14 @@ class Settings:
     #: "model", "combined" or "auto" (slmgraph.search.scoring.default_signal:
     #: the embedding, measured best in benchmarks/results/global_answers.md).
     helpfulness: str = "auto"
-    #: Selection rule (slmgraph.search.scoring.FLOOR / RELATIVE, measured there too).
-    helpfulness_floor: float = FLOOR
-    helpfulness_relative: float = RELATIVE
+    #: Selection rule: a report reaches the answer with a score >= the floor
+    #: and >= relative x the best (slmgraph.search.scoring.FLOOR / RELATIVE,
+    #: where their measurement is documented).
+    helpfulness_floor: float = 22.0
+    helpfulness_relative: float = 0.7
+    #: Lower the floor of an index to what off-topic probe questions reach on it
+    #: plus a margin (slmgraph.search.scoring.index_floor; embedding signal only).
+    helpfulness_probes: bool = True
     #: Who writes answers: "extractive" (points copied from the data with
     #: citations, plus at most one grounded model sentence), "model", or
     #: "auto" (extractive under 1B parameters; slmgraph.search.extractive).

@@ -43,8 +43,8 @@ from tqdm import tqdm
 from .claims import load_claims
 from .config import Settings
 from .errors import UserError
-from .extract import model_writes, use_model_descriptions
 from .client import ModelClient
+from .extract import model_writes, use_model_descriptions
 from .names import STOP, content_words, cut, is_grounded, sentences
 from .prompting import Prompts
 from .store import Store, dumps

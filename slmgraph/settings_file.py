@@ -125,15 +125,18 @@ SPEC: tuple[Key, ...] = (
     Key("local_top_k_entities", "queries", "int", "entities nearest to the question in local search", minimum=1),
     Key("basic_top_k", "queries", "int", "text units nearest to the question in basic search", minimum=1),
     Key("embed_batch_size", "queries", "int", "texts per embedding batch", minimum=1),
-    Key("helpfulness", "queries", "choice", "helpfulness score of reports/text units: embedding cosine, the "
-        "model's calibrated P(yes), their mean, or auto (the embedding)", "--helpfulness",
+    Key("helpfulness", "queries", "choice", "helpfulness score of reports and text units: embedding (question "
+        "cosine), model (calibrated P(yes)), combined, or auto (the embedding: measured best)", "--helpfulness",
         choices=("auto", "embedding", "model", "combined")),
-    Key("helpfulness_floor", "queries", "float", "helpfulness (0-100) the best item must reach for an answer",
-        minimum=0),
-    Key("helpfulness_relative", "queries", "float", "an item is kept at this share of the best item's score or "
-        "more", minimum=0),
-    Key("answers", "queries", "choice", "who writes answers: extractive (points copied from the data), model, or "
-        "auto (extractive under 1B parameters)", "--answers", choices=("auto", "extractive", "model")),
+    Key("helpfulness_floor", "queries", "float", "score 0-100 the best report must reach for an answer "
+        "(benchmarks/results/global_answers.md)", minimum=0),
+    Key("helpfulness_relative", "queries", "float", "a report reaches the answer when it scores at least this "
+        "share of the best report's score", minimum=0),
+    Key("helpfulness_probes", "queries", "bool", "lower an index's floor to what off-topic probe questions reach "
+        "on it plus a margin (prompts/offtopic_probes.txt)"),
+    Key("answers", "queries", "choice", "who writes answers: extractive (the data's points with citations and at "
+        "most one grounded model sentence), model, or auto (extractive under 1B parameters)", "--answers",
+        choices=("auto", "extractive", "model")),
     Key("drift_primer_k", "queries", "int", "DRIFT: community reports in the primer (top-k by embedding)",
         minimum=1),
     Key("drift_followups", "queries", "int", "DRIFT: follow-up questions per round, each a local search",

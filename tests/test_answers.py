@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from conftest import FakeModel
 
-from slmgraph.client import Choice, ModelClient
+from slmgraph.backend import Choice
+from slmgraph.client import ModelClient
 from slmgraph.prompting import Prompts
 from slmgraph.reports import data_report, lowercase_words, title_entities
 from slmgraph.search.extractive import (Point, grounded_synthesis, has_repetition, near_duplicate, render_points,
@@ -235,3 +236,15 @@ def test_small_models_build_reports_from_the_data_and_embed_them(tmp_path, corpu
     titles = [r[0] for r in store.con.execute("SELECT title FROM community_reports").fetchall()]
     assert all(t and ".txt" not in t and ".md" not in t and "," not in t.split(" and ")[-1] for t in titles)
     store.close()
+
+
+def test_the_index_floor_drops_to_the_off_topic_probes_plus_a_margin_but_never_rises():
+    from slmgraph.search.scoring import index_floor
+
+    emb = DesignedEmbedder({"probe": [1.0, 0.0, 0.0], "a": _unit(0.093), "b": _unit(0.05),
+                            "hot": _unit(0.4)})
+    floor, best = index_floor([1, 2], ["a", "b"], emb, None, ["probe"], floor=22, margin=6)
+    assert best == pytest.approx(9.3, abs=1e-3) and floor == pytest.approx(15.3, abs=1e-3)
+    floor, best = index_floor([1, 2], ["a", "hot"], emb, None, ["probe"], floor=22, margin=6)
+    assert floor == 22 and best == pytest.approx(40.0, abs=1e-3)
+    assert index_floor([1], ["a"], emb, None, [], floor=22) == (22, None)

@@ -41,8 +41,7 @@ def index(tmp_path, corpus):
 def test_a_global_answer_traces_back_to_its_prompts(index):
     db, s = index
     model = TokenRecordingModel()
-    model.n_params = 2_000_000_000  # from 1B the model maps and reduces (slmgraph.search.global_search)
-    s.helpfulness_floor = s.helpfulness_relative = 0.0  # every report reaches the map
+    model.n_params = 2_000_000_000  # a model that writes the map and reduce (under 1B answers are extractive)
     store = Store(db)
     client = ModelClient(model, store, "query-1")
     ans = global_search(store, client, Prompts(), s, "What did Alice Smith build?", level=0, progress=False,
@@ -78,7 +77,7 @@ def test_local_answer_and_index_calls_are_ledgered_with_key_and_output(index):
                              "JOIN llm_cache c ON c.key = l.key").fetchone()
     assert same[0] > 0 and same[0] == same[1]
     big = FakeModel()
-    big.n_params = 2_000_000_000  # from 1B the model writes the local answer
+    big.n_params = 2_000_000_000  # the model writes the local answer
     client = ModelClient(big, store, "query-2")
     ans = local_search(store, client, Prompts(), s, "Who is Carol White?", FakeEmbedder())
     rows = store.con.execute("SELECT stage, key FROM llm_calls WHERE run_id = 'query-2'").fetchall()

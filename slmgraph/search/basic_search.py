@@ -67,8 +67,8 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         ans.text = text or "The nearest passages hold no sentence that answers this question."
         ans.citations = {"sources": cited}
         ans.context = [{"kind": "text_unit", "id": cid, "source": i, "cosine": round(s, 4)} for i, cid, s in used]
-        ans.details = {"context_tokens": ntok, "answer_mode": "extractive", "synthesis": synthesis,
-                       "removed_citations": {},  # the points cite only what they were taken from
+        ans.details = {"removed_citations": {}, "context_tokens": ntok, "answer_mode": "extractive",
+                       "synthesis": synthesis,
                        "synthesis_raw": gen.text[:500] if gen is not None else None}
         ans.seconds = time.perf_counter() - t0
         return ans

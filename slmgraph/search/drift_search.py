@@ -12,8 +12,9 @@ reports, as global search does, and refines with local search:
    stored at index time; the model signal would cost two choice calls per
    report of every level (~2,000 on the podcast sample); the
    ``Settings.drift_primer_k`` best form the primer. When the best is under
-   ``Settings.helpfulness_floor`` the answer is the no-answer text, as in
-   global search. The primer answer is the reports' points
+   the index's floor (``Settings.helpfulness_floor``, lowered by the
+   off-topic probes as in global search: :func:`slmgraph.search.scoring.index_floor`)
+   the answer is the no-answer text, as in global search. The primer answer is the reports' points
    (:func:`slmgraph.search.extractive.report_points`); from 1B parameters the
    model writes the primer answer and its follow-up questions under a JSON
    schema (``drift_primer_*`` prompts).
@@ -61,7 +62,7 @@ from ..store import Store
 from ..text import parse_json
 from . import Answer, check_citations, dedupe_lines, unit_numbers
 from .extractive import Point, extractive_answer, near_duplicate, report_points, sentence_points, synthesize
-from .scoring import cosines, score_items, select
+from .scoring import cosines, index_floor, probe_questions, score_items, select
 
 
 #: Follow-up points an extractive DRIFT answer adds to the primer's (at most
@@ -145,8 +146,13 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     scored = score_items(question, ids, [reports[i]["full_text"] for i in ids], signal="embedding",
                          embedder=embedder, vectors=vectors)
     ranked = sorted(scored, key=lambda sc: (-sc.score, sc.id))
-    top = [sc for sc in ranked[: settings.drift_primer_k] if sc.score >= settings.helpfulness_floor]
-    ans.details.update({"budget": budget, "signal": "embedding", "answer_mode": mode,
+    floor, probe_best = settings.helpfulness_floor, None
+    if settings.helpfulness_probes:  # the index's floor, as in global search (scoring.index_floor)
+        floor, probe_best = index_floor(ids, [reports[i]["full_text"] for i in ids], embedder, vectors,
+                                        probe_questions(prompts), settings.helpfulness_floor)
+    top = [sc for sc in ranked[: settings.drift_primer_k] if sc.score >= floor]
+    ans.details.update({"budget": budget, "signal": "embedding", "answer_mode": mode, "floor": round(floor, 1),
+                        "probe_best": None if probe_best is None else round(probe_best, 1),
                         "best_score": round(ranked[0].score, 1) if ranked else 0.0,
                         "primer": [{"id": sc.id, "level": reports[sc.id]["level"], "score": round(sc.score, 1)}
                                    for sc in top], "follow_ups": [], "removed_citations": {}})
@@ -241,7 +247,7 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                          embedder=embedder)
         for s in sc:
             inter[s.id]["score"] = round(s.score, 1)
-        kept_idx = {s.id for s in select(sc, settings.helpfulness_floor, 0.0)}
+        kept_idx = {s.id for s in select(sc, floor, 0.0)}
     ans.details["follow_ups"] = [{"question": a["question"], "depth": a["depth"], "made_by": a["made_by"],
                                   "score": a.get("score"), "kept": i in kept_idx,
                                   "context_tokens": a["context_tokens"]} for i, a in enumerate(inter)]

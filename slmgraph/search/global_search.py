@@ -49,7 +49,7 @@ from ..store import Store
 from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack
 from .extractive import extractive_answer, report_points, sentence_points, synthesize
-from .scoring import default_signal, score_items, select
+from .scoring import default_signal, index_floor, probe_questions, score_items, select
 
 
 @dataclass
@@ -174,15 +174,21 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     batch_info = [{"ids": [i for i, _ in b], "context_tokens": client.count("\n\n".join(t for _, t in b)),
                    "scores": [round(scored[i].score, 1) for i, _ in b]} for b in batches]
     ranked = [scored[i] for i, _ in order]
-    chosen = select(ranked, settings.helpfulness_floor, settings.helpfulness_relative)
+    floor, probe_best = settings.helpfulness_floor, None
+    if signal == "embedding" and settings.helpfulness_probes:
+        all_ids = [i for i, _ in order]
+        floor, probe_best = index_floor(all_ids, [score_texts[i] for i in all_ids], embedder, vectors,
+                                        probe_questions(prompts), settings.helpfulness_floor)
+    chosen = select(ranked, floor, settings.helpfulness_relative)
     ans.details.update({"seed": seed, "items": len(order), "batches": batch_info, "map_budget_tokens": budget,
                         "truncated_items": n_trunc, "signal": signal, "answer_mode": mode,
-                        "floor": settings.helpfulness_floor, "relative": settings.helpfulness_relative,
+                        "floor": round(floor, 1), "probe_best": None if probe_best is None else round(probe_best, 1),
+                        "relative": settings.helpfulness_relative,
                         "scores": [sc.as_dict() for sc in ranked],
                         "selected": [sc.id for sc in chosen],
                         "best_score": round(max((sc.score for sc in ranked), default=0.0), 1)})
     if not chosen:
-        ans.details["removed_citations"] = {}  # no answer step: nothing was cited
+        ans.details["removed_citations"] = {}  # no answer was written: nothing was cited
         ans.text = (no_answer or prompts.fill("no_answer", level=str(ans.level))).strip()
         if on_text is not None:
             on_text(ans.text)

@@ -18,7 +18,9 @@ At query time:
    read; the model's calibrated P(yes) on the unit cut to
    ``Settings.lazy_test_tokens`` tokens with ``--helpfulness model|combined``);
    a unit is relevant under the selection rule of global search
-   (:func:`slmgraph.search.scoring.select`: at least ``helpfulness_floor`` and
+   (:func:`slmgraph.search.scoring.select`: at least the index's floor --
+   ``helpfulness_floor``, lowered by the off-topic probes over the text units
+   as global search does over reports (:func:`slmgraph.search.scoring.index_floor`) -- and
    ``helpfulness_relative`` times the best score; on the podcast sample the
    floor alone passed 95 of 100 tested units for a corpus-wide question, so
    nothing was left to deepen into).
@@ -53,7 +55,7 @@ from ..prompting import Prompts
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .extractive import extractive_answer, sentence_points, synthesize
-from .scoring import Scored, cosines, score_items, select
+from .scoring import Scored, cosines, index_floor, probe_questions, score_items, select
 
 #: Units tested per community visit: LazyGraphRAG tests the top-k chunks of
 #: each ranked community; k = 4 spreads a budget of 100 tests over ~25
@@ -152,6 +154,10 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
                               on_call=ans.add_call):
             scores[sc.id] = sc.score
 
+    floor, probe_best = settings.helpfulness_floor, None
+    if signal == "embedding" and settings.helpfulness_probes:  # the index's floor, as in global search
+        floor, probe_best = index_floor(ids, [text_of[i] for i in ids], embedder, vectors,
+                                        probe_questions(prompts), settings.helpfulness_floor)
     frontier = rank(list(children.get(None, [])) + ([None] if None in units_of else []))
     while frontier and len(scores) < budget:
         nxt: list = []
@@ -165,7 +171,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
             todo = sorted((u for u in units_of.get(cid, ()) if u not in scores), key=lambda u: (-cos[u], number[u]))
             test(todo[: min(UNITS_PER_COMMUNITY, left)])
             info["visited"] += 1
-            bar = max(settings.helpfulness_floor, settings.helpfulness_relative * max(scores.values(), default=0.0))
+            bar = max(floor, settings.helpfulness_relative * max(scores.values(), default=0.0))
             if any(scores.get(u, 0.0) >= bar for u in units_of.get(cid, ())):
                 info["passed"] += 1
                 misses = 0
@@ -175,7 +181,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
                 if misses >= MISS_STREAK:
                     break
         frontier = rank(list(dict.fromkeys(nxt)))
-    relevant = [sc.id for sc in select([Scored(c, s) for c, s in scores.items()], settings.helpfulness_floor,
+    relevant = [sc.id for sc in select([Scored(c, s) for c, s in scores.items()], floor,
                                        settings.helpfulness_relative)]
     test_read = ans.prompt_tokens  # the tests' model tokens (0 with the embedding signal)
     tested_tokens = sum(ntok[c] for c in scores)
@@ -186,7 +192,8 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         chosen.append(c)
         used += ntok[c]
     ans.details.update({"budget": budget, "tests_used": len(scores), "signal": signal,
-                        "floor": settings.helpfulness_floor, "levels": levels,
+                        "floor": round(floor, 1), "probe_best": None if probe_best is None else round(probe_best, 1),
+                        "levels": levels,
                         "tested": [{"source": number[c], "score": round(s, 1)} for c, s in scores.items()],
                         "relevant": [number[c] for c in relevant], "tested_tokens": tested_tokens,
                         "test_tokens_read": test_read, "answer_context_tokens": used,

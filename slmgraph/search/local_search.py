@@ -230,5 +230,5 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, quest
         on_text(text.rsplit("\n\nSources:", 1)[0])
     ans.text = text or "The nearest entities' context holds no sentence that answers this question."
     ans.citations = {label.lower(): cited}
-    ans.details = {"synthesis": synthesis, "synthesis_raw": gen.text[:500] if gen is not None else None,
-                   "removed_citations": {}}  # the points cite only what they were taken from
+    ans.details = {"removed_citations": {}, "synthesis": synthesis,
+                   "synthesis_raw": gen.text[:500] if gen is not None else None}
