@@ -316,3 +316,16 @@ def test_no_reports_wins_over_a_settings_file():
     base = dataclasses.replace(Settings(), reports="none", lazy_budget=7)
     s, sources = sf.resolve(base, {"reports": "data", "lazy_budget": 50}, None, typed)
     assert s.reports == "none" and s.lazy_budget == 7 and sources["reports"] == "flag --no-reports"
+
+
+def test_drift_drops_points_that_repeat_an_earlier_points_sentence():
+    from slmgraph.search.drift_search import _without_repeats
+    from slmgraph.search.extractive import Point, extractive_answer
+
+    a = Point("Acme", "Alice Smith built rockets at Acme. Paris was home.", [1], 0.9, "Reports")
+    b = Point("", "Alice Smith built rockets at Acme.", [7], 0.5, "Sources")
+    c = Point("", "Carol White studied physics with Dan Brown.", [8], 0.4, "Sources")
+    kept = _without_repeats([a, b, c])
+    assert kept == [a, c]
+    assert has_repetition(extractive_answer([a, b, c], "Reports", None, ""))
+    assert not has_repetition(extractive_answer(kept, "Reports", None, ""))

@@ -61,7 +61,8 @@ from ..reports import load_reports
 from ..store import Store
 from ..text import parse_json
 from . import Answer, check_citations, dedupe_lines, unit_numbers
-from .extractive import Point, extractive_answer, near_duplicate, report_points, sentence_points, synthesize
+from .extractive import (Point, extractive_answer, has_repetition, near_duplicate, report_points,
+                         sentence_points, synthesize)
 from .scoring import cosines, index_floor, probe_questions, score_items, select
 
 
@@ -262,10 +263,14 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                 break
             if not any(near_duplicate(p.text, q.text) for q in points):
                 points.append(p)
+        points = _without_repeats(points)
         synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
         if gen is not None:
             ans.add_call(gen)
         text = extractive_answer(points, "Reports", synthesis, _sources_line(points))
+        if synthesis is not None and has_repetition(text):  # an answer never repeats or loops (issue 9)
+            synthesis = None
+            text = extractive_answer(points, "Reports", None, _sources_line(points))
         text, kept_c, removed = check_citations(text, valid)
         if on_text is not None:
             on_text(text.rsplit("\n\nSources:", 1)[0])
@@ -319,6 +324,23 @@ def _entity_followups(store: Store, prompts: Prompts, qv, norms: list[str], vec_
     for norm in ranked:
         asked.add(norm)
         out.append((prompts.fill("drift_followup", entity=names.get(norm, norm)).strip(), "entities", norm))
+    return out
+
+
+def _without_repeats(points: list[Point]) -> list[Point]:
+    """``points`` without those repeating a sentence (3+ words, case and punctuation ignored) of an
+    earlier point: report findings and follow-ups' text units can quote the same sentence."""
+    import re
+
+    seen: set[str] = set()
+    out = []
+    for p in points:
+        keys = {" ".join(w) for w in (re.findall(r"\w+", x.casefold()) for x in re.split(r"(?<=[.!?])\s+", p.text))
+                if len(w) >= 3}
+        if keys & seen or has_repetition(p.text):
+            continue
+        seen |= keys
+        out.append(p)
     return out
 
 
