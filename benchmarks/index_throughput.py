@@ -17,6 +17,10 @@ One run measures, on this machine:
    wall-clock to the raw llama.cpp time for the same tokens (evaluated prompt
    tokens / raw prompt tok/s + completion tokens / raw generation tok/s).
    The estimate's error against the real wall-clock closes the table.
+5. **Completion tokens per corpus token** of extraction: tokens the model
+   generated in the extraction stages (``extract``, ``glean``; the
+   ``choose_*`` decisions generate none) over the corpus's tokens in the
+   model's tokenizer (``documents.n_tokens``), and the same for the whole run.
 
 Usage::
 
@@ -54,6 +58,8 @@ from slmgraph.store import Store, new_run_id
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PODCAST = ROOT.parent / "shared" / "corpora" / "podcast_sample" / "input"
+#: Ledger stages of the extraction stage (JSON records, gleaning, choices by token probability).
+EXTRACT_STAGES = ("extract", "glean", "choose_keep", "choose_type", "choose_relate")
 
 
 def _raw_worker(path: str, threads: int, barrier, out) -> None:
@@ -157,9 +163,16 @@ def main() -> None:
                                                                   "startup_seconds")}}
     led = ledger(args.db, out["run_id"])
     result["ledger"] = led
-    # The extraction stage's model work: extraction calls and gleaning follow-ups.
-    ex_eval = sum(led.get(k, {}).get("evaluated_tokens", 0) for k in ("extract", "glean"))
-    ex_comp = sum(led.get(k, {}).get("completion_tokens", 0) for k in ("extract", "glean"))
+    # The extraction stage's model work: extraction calls, gleaning follow-ups and choices.
+    ex_eval = sum(led.get(k, {}).get("evaluated_tokens", 0) for k in EXTRACT_STAGES)
+    ex_comp = sum(led.get(k, {}).get("completion_tokens", 0) for k in EXTRACT_STAGES)
+    st = Store(args.db, read_only=True)
+    corpus_tokens = int(st.con.execute("SELECT coalesce(sum(n_tokens), 0) FROM documents").fetchone()[0])
+    st.close()
+    result["corpus_tokens"] = corpus_tokens
+    result["extract_completion_per_corpus_token"] = round(ex_comp / corpus_tokens, 4) if corpus_tokens else None
+    result["completion_per_corpus_token"] = (round(sum(v["completion_tokens"] for v in led.values()) / corpus_tokens, 4)
+                                             if corpus_tokens else None)
     raw_s = ex_eval / p_rate + ex_comp / g_rate
     result["extract_raw_seconds"] = round(raw_s, 1)
     result["extract_wall_over_raw"] = round(stages.get("extract", 0) / raw_s, 2) if raw_s else None
@@ -189,7 +202,7 @@ def render(r: dict) -> list[str]:
     lines += ["## The index run (from the ledger)", "",
               "| stage | calls | prompt tokens (no reuse) | evaluated (with reuse) | reused | completion | "
               "model s | stage wall s |", "|---|---|---|---|---|---|---|---|"]
-    names = {"extract": "extract", "glean": "extract", "report": "reports", "summarize": "graph", "claims": "claims"}
+    names = {"report": "reports", "summarize": "graph", "claims": "claims", **dict.fromkeys(EXTRACT_STAGES, "extract")}
     for stage, l in r["ledger"].items():
         lines.append(f"| {stage} | {l['calls']} | {l['prompt_tokens']:,} | {l['evaluated_tokens']:,} | "
                      f"{l['reused_tokens'] / max(1, l['prompt_tokens']):.0%} | {l['completion_tokens']:,} | "
@@ -198,9 +211,12 @@ def render(r: dict) -> list[str]:
     lines += [f"| {k} | {v} |" for k, v in r["index"]["stage_seconds"].items()]
     lines += [f"| model load + setup | {r['index']['load_and_setup_seconds']} |",
               f"| **total** | **{r['index']['wall_seconds']}** |", ""]
-    lines.append(f"Extraction wall-clock / raw llama.cpp time for the same tokens (extract + glean calls): "
+    lines.append(f"Extraction wall-clock / raw llama.cpp time for the same tokens (extract, glean and choice calls): "
                  f"{r['index']['stage_seconds'].get('extract')} s / {r['extract_raw_seconds']} s = "
                  f"**{r['extract_wall_over_raw']}**")
+    if r.get("corpus_tokens"):
+        lines += ["", f"Completion tokens per corpus token ({r['corpus_tokens']:,} corpus tokens): extraction "
+                      f"**{r['extract_completion_per_corpus_token']}**, whole run {r['completion_per_corpus_token']}."]
     if "estimate" in r:
         e = r["estimate"]
         lines += ["", f"`slmgraph estimate` predicted {e['total_seconds']} s (took {e['estimate_seconds']} s); "

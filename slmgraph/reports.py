@@ -462,8 +462,8 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     carried_rows = []
     with store.transaction():
         store.clear("reports")
-    bar = tqdm([c for c in comms if c[4] is None], desc="reports", unit="report",
-               disable=not progress, dynamic_ncols=True)
+    todo = [c for c in comms if c[4] is None]
+    bar = tqdm(todo, desc="reports", unit="report", disable=not progress or not todo, dynamic_ncols=True)
     for cid, level, parent, size, carried in bar:
         mem = members.get(cid, [])
         mset = set(mem)

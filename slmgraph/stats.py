@@ -15,12 +15,20 @@ TABLES = ("documents", "text_units", "extractions", "entity_mentions", "relation
           "relationships", "communities", "community_reports", "embeddings", "llm_cache", "llm_calls")
 
 
+#: Shown with the claims of an index built by a model under 1B parameters (README "Claims").
+CLAIMS_NOTE = ("note: these claims were made by a model under 1B parameters: each quote is a sentence of its text "
+               "unit, but the subject, type and status are often wrong (README, 'Claims'); use a larger --model "
+               "for claims")
+
+
 def collect(store: Store) -> dict:
     """All figures as a dict: ``tables``, ``levels``, ``ledger``, ``last_run``, ``extraction``, ``grounding``
-    (see :func:`grounding`), ``gleaning`` (text units gleaning added records to, rounds, calls), ``resolution``
+    (see :func:`grounding`), ``gleaning`` (text units gleaning added records to, rounds, calls), ``candidates`` (offered,
+    ``left_out`` over the budget, text units over it, model choices and what they dropped), ``resolution``
     (entity-resolution merges per rule), ``workers`` (extraction calls and seconds per worker in the last index
     run), ``meta``, ``claims`` (per claim-extraction status: text units, claims, dropped;
-    empty without claims)."""
+    empty without claims), ``claims_note`` (:data:`CLAIMS_NOTE` when claims were made by a model under
+    1B parameters, else None)."""
     con = store.con
     out: dict = {"tables": {t: store.count(t) for t in TABLES}}
     n_claims = store.count("claims") if store.has_table("claims") else 0
@@ -32,6 +40,8 @@ def collect(store: Store) -> dict:
                          for r in con.execute("SELECT status, count(*), sum(n_claims), sum(n_dropped) FROM "
                                               "claim_extractions GROUP BY status ORDER BY status").fetchall()]
     out["meta"] = {k: store.get_meta(k) for k in ("model_name", "input_root", "complete", "reports")}
+    params = store.get_meta("model_params")
+    out["claims_note"] = CLAIMS_NOTE if n_claims and params and params.isdigit() and int(params) < 10**9 else None
     out["settings"] = settings_sources(store)
     out["levels"] = [
         {"level": r[0], "communities": r[1], "reports": r[2], "mean_size": round(r[3] or 0, 2), "max_size": r[4]}
@@ -64,6 +74,14 @@ def collect(store: Store) -> dict:
                                     "FROM extractions").fetchone()
         calls = con.execute("SELECT count(*) FROM llm_calls WHERE stage = 'glean'").fetchone()[0]
         out["gleaning"] = {"text_units_added_to": int(units), "rounds": int(rounds), "glean_calls": int(calls)}
+    out["candidates"] = {}
+    if store.has_column("extractions", "n_left_out"):
+        units, offered, left, choices, rejected = con.execute(
+            "SELECT count(*) FILTER (WHERE n_left_out > 0), coalesce(sum(n_candidates), 0), "
+            "coalesce(sum(n_left_out), 0), coalesce(sum(n_choices), 0), coalesce(sum(n_rejected), 0) "
+            "FROM extractions").fetchone()
+        out["candidates"] = {"offered": int(offered), "left_out": int(left), "text_units_over_budget": int(units),
+                             "model_choices": int(choices), "rejected_by_choices": int(rejected)}
     out["resolution"] = {}
     if store.has_table("merge_log"):
         out["resolution"] = dict(con.execute("SELECT rule, count(*) FROM merge_log GROUP BY rule ORDER BY rule")
@@ -141,6 +159,13 @@ def render(figs: dict, db: str) -> str:
     elif g.get("entities_before"):
         out += ["", f"grounding: {g['ungrounded']} of {g['entities_before']} extracted entities dropped "
                     f"({100 * g['rate']:.1f} %): names not found in their text unit"]
+    ca = figs.get("candidates") or {}
+    if ca:
+        line = (f"candidates: {ca['offered']} within the budget; {ca['left_out']} left out (over --max-candidates) "
+                f"in {ca['text_units_over_budget']} text units")
+        if ca["model_choices"]:
+            line += f"; {ca['model_choices']} model choices dropped {ca['rejected_by_choices']} candidates or pairs"
+        out += ["", line]
     gl = figs.get("gleaning") or {}
     if gl.get("glean_calls"):
         out += ["", f"gleaning: {gl['glean_calls']} model calls; records added to {gl['text_units_added_to']} "
@@ -155,6 +180,8 @@ def render(figs: dict, db: str) -> str:
     if figs.get("claims"):
         out += ["", _table(["claims status", "text units", "claims", "dropped claims"],
                            [[r["status"], r["text_units"], r["claims"], r["dropped"]] for r in figs["claims"]])]
+        if figs.get("claims_note"):
+            out.append(figs["claims_note"])
     if figs["ledger"]:
         rows = []
         for r in figs["ledger"]:

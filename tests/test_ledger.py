@@ -33,7 +33,7 @@ class TokenRecordingModel(FakeModel):
 @pytest.fixture
 def index(tmp_path, corpus):
     db = tmp_path / "idx.duckdb"
-    s = Settings(min_community_size=2)
+    s = Settings(min_community_size=2, extract_mode="json", reports="model")  # model calls at index time
     run_index(corpus, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
     return db, s
 

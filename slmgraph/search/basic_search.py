@@ -10,6 +10,7 @@ writes the answer.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Callable
 
@@ -76,7 +77,8 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                       schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False,
                       on_text=on_text)
     ans.add_call(gen)
-    text, kept, removed = check_citations(dedupe_lines(gen.text.strip()), {"sources": {i for i, _, _ in used}})
+    answer = re.sub(r"\bPassage \d+:\s*", "", gen.text).strip()  # context labels the model copied (issue 13)
+    text, kept, removed = check_citations(dedupe_lines(answer), {"sources": {i for i, _, _ in used}})
     cited = kept["sources"]
     given = ", ".join(str(i) for i, _, _ in used)
     text += (f"\n\nSources: passages {', '.join(map(str, cited))} (of {given} given)." if cited else

@@ -103,8 +103,8 @@ def _check_reports_exist(store: Store) -> list[int]:
                         "without --no-reports for global and drift search")
     if not levels:
         if store.count("text_units") and not store.count("entities"):
-            raise UserError(f"index {store.path} holds no entities: extraction found no names in its documents; "
-                            "try --method basic, or re-index with another --model or --extractor nlp")
+            raise UserError(f"index {store.path} holds no entities (its text has no capitalised names), so it has "
+                            "no community reports: ask with --method basic, which reads the text units")
         raise UserError(f"index {store.path} has no community reports: run 'slmgraph index' to finish it")
     return levels
 

@@ -160,7 +160,10 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                             f"{levels[-1] if levels else '-'}): pass --level with one of them")
     ids, mat = load_vectors(store, "entity")
     if not ids:
-        raise UserError(f"index {store.path} has no entity embeddings: run 'slmgraph index' to finish it")
+        raise UserError(f"index {store.path} holds no entities (its text has no capitalised names): ask with "
+                        "--method basic, which reads the text units" if store.count("text_units") and not
+                        store.count("entities") else
+                        f"index {store.path} has no entity embeddings: run 'slmgraph index' to finish it")
     qv = embedder.encode([question])[0]
     hits = nearest(qv, ids, mat, settings.local_top_k_entities)
     system, room = context_room(client, prompts, "local", question, settings.reduce_max_tokens, 100)
