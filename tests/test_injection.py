@@ -15,8 +15,10 @@ from slmgraph.pipeline import run_index
 from slmgraph.prompting import DATA, DATA_RULE, REQUIRED, Prompts, bundled_dir
 from slmgraph.reports import Report, data_report, title_entities, without_orders
 from slmgraph.search.basic_search import basic_search
+from slmgraph.search.drift_search import drift_search
 from slmgraph.search.extractive import Point, grounded_synthesis, sentence_points
 from slmgraph.search.global_search import global_search
+from slmgraph.search.lazy_search import lazy_search
 from slmgraph.search.local_search import local_search
 from slmgraph.store import Store
 from slmgraph.text import addressed_to_assistant, order_spans, without_orders as text_without_orders
@@ -177,7 +179,9 @@ def test_an_injected_document_is_indexed_and_answered_without_its_orders(tmp_pat
     for q in questions:
         answers = [global_search(store, client, prompts, s, q, level=0, progress=False, embedder=FakeEmbedder()),
                    local_search(store, client, prompts, s, q, FakeEmbedder()),
-                   basic_search(store, client, prompts, s, q, FakeEmbedder())]
+                   basic_search(store, client, prompts, s, q, FakeEmbedder()),
+                   drift_search(store, client, prompts, s, q, FakeEmbedder()),
+                   lazy_search(store, client, prompts, s, q, FakeEmbedder())]
         for ans in answers:
             assert not any(w in ans.text for w in ORDER_LINES), (ans.method, ans.text)
     basic = basic_search(store, client, prompts, s, "What does Maria Berg manage?", FakeEmbedder())
