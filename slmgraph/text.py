@@ -58,9 +58,9 @@ _ORDER = re.compile(
       | \byou\s+are\s+now\b[^.!?\n]{0,30}?\b(?:mode|assistant|ai|model|bot|chatbot|free|unrestricted|dan)\b
       | \b(?:respond|reply|answer|output)\s+(?:only\s+)?(?:in\s+)?(?:json|yaml|markdown)\b
       | \byou\s+(?:are|must|will|should)\s+(?:an?\s+|the\s+)?(?:ai|assistant|chatbot|language\s+model|llm)\b
-      | \bas\s+an?\s+(?:ai|assistant|language\s+model)\b
+      | ^\W*as\s+an?\s+(?:ai|assistant|language\s+model)\b(?:\s+(?:language\s+)?model)?\s*,
       | \b(?:developer|jailbreak|god|dan|debug)\s+mode\b
-      | \b(?:respond|reply|answer|output|say|print|write|repeat)\b[^.!?\n]{0,30}?\b(?:only\s+)?(?:with\s+)?(?:the\s+)?(?:word|phrase|string|text)\s+["'“]?[A-Z]{3,}
+      | \b(?:respond|reply|answer|output|say|print|write|repeat)\b[^.!?\n]{0,30}?\b(?:only\s+)?(?:with\s+)?(?:the\s+)?(?:word|phrase|string)\s+["'“]?(?-i:[A-Z]{3,})\b
       | \b(?:reveal|print|show|repeat|output)\s+(?:your|the)\s+(?:system\s+)?(?:prompt|instructions)\b
       | \bpwned\b
     """, re.I | re.X)

@@ -50,6 +50,9 @@ STATEMENTS = [
     "You are now entering Oslo.",
     "The user manual has ten pages.",
     "Bergen Library",
+    # found by the detector's first version in the podcast transcripts (2.3M characters, now 0 matches)
+    "He was nominated to serve as an AI expert for the Global Partnership.",
+    "We were missing being able to, say read a text and do what a human does.",
 ]
 
 
