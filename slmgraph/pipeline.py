@@ -142,7 +142,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         r = stage("communities", lambda: run_communities(store, settings), "levels")
         per = ", ".join(f"level {k}: {v}" for k, v in sorted(r["per_level"].items()))
         say(f"communities: {r['levels']} level{'s' if r['levels'] != 1 else ''} ({per})")
-        r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress), "reports")
+        r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress,
+                                                   model_factory=model_factory, say=say), "reports")
         say(f"reports: {r['reports']} written ({r['model_calls']} model calls, {r['cache_hits']} from cache, "
             f"{r['single']} single-entity), {r['carried']} carried down")
 
