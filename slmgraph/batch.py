@@ -362,5 +362,5 @@ def open_pool(spec_for: Callable[[int], WorkerSpec], plan: ThreadPlan, settings:
     if settings.executor == "ray":
         from .raypool import RayPool
 
-        return RayPool(spec_for, plan, settings.ray_address, name)
+        return RayPool(spec_for, plan, settings.ray_address, name, actors=settings.workers)
     return WorkerPool(spec_for, plan, name)
