@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 from slmgraph.batch import plan_threads
+from slmgraph.bench import ledger, raw_rates
 from slmgraph.config import Settings, physical_cores
 from slmgraph.estimate import estimate
 from slmgraph.extract import run_extraction
@@ -48,7 +49,6 @@ from slmgraph.client import ModelClient
 from slmgraph.names import candidate_names
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
-from slmgraph.samples import DULCE
 from slmgraph.store import Store, new_run_id
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,21 +57,11 @@ PODCAST = ROOT.parent / "shared" / "corpora" / "podcast_sample" / "input"
 
 
 def _raw_worker(path: str, threads: int, barrier, out) -> None:
-    """One process: load the model, wait for the others, time a prompt and a generation."""
+    """One process: load the model, wait for the others, time a prompt and a generation
+    (:func:`slmgraph.bench.raw_rates`, the same measurement ``slmgraph bench`` makes)."""
     m = LlamaModel(path, n_ctx=4096, n_threads=threads)
-    text = DULCE.read_text(encoding="utf-8")
-    toks = m.tokenize(text)[:600]
-    fixed, _ = m.prompt_tokens(m.render("You are a helpful assistant.", "x"))
-    m.complete(fixed, toks[:8], schema=None, max_tokens=1)  # warm up, cache the fixed part
     barrier.wait()
-    p_tok = p_sec = g_tok = g_sec = 0.0
-    for i in range(3):
-        g = m.complete(fixed, toks[i * 10:] + m.tokenize("\n\nContinue the story:\n"), schema=None, max_tokens=96)
-        p_tok += g.prompt_tokens - g.cached_tokens
-        p_sec += g.prompt_seconds
-        g_tok += g.completion_tokens
-        g_sec += g.seconds - g.prompt_seconds
-    out.put((p_tok / p_sec, g_tok / g_sec if g_sec else 0.0))
+    out.put(raw_rates(m))
 
 
 def raw_speed(path: str, workers: int, threads: int) -> tuple[float, float]:
@@ -116,19 +106,6 @@ def compare_plans(input_dir: Path, model, k: int, cores: int) -> list[dict]:
         print(f"plan {workers} x {threads}: {len(picked)} units in {wall:.1f} s "
               f"({st['startup_seconds']} s startup)", flush=True)
     return out
-
-
-def ledger(db: Path, run_id: str) -> dict:
-    """Per-stage model figures of one run from the ``llm_calls`` ledger."""
-    st = Store(db, read_only=True)
-    rows = st.con.execute(
-        "SELECT stage, count(*), sum(prompt_tokens), sum(cached_tokens), sum(completion_tokens), sum(seconds), "
-        "count(DISTINCT worker) FROM llm_calls WHERE run_id = ? GROUP BY stage ORDER BY min(call_id)",
-        [run_id]).fetchall()
-    st.close()
-    return {r[0]: {"calls": r[1], "prompt_tokens": int(r[2]), "reused_tokens": int(r[3]),
-                   "evaluated_tokens": int(r[2] - r[3]), "completion_tokens": int(r[4]),
-                   "model_seconds": round(r[5], 1), "workers": r[6]} for r in rows}
 
 
 def main() -> None:

@@ -5,3 +5,18 @@ Query-Focused Summarization" (arXiv 2404.16130). See README.md.
 """
 
 __version__ = "0.1.0"
+
+#: The Python API (slmgraph/api.py), imported on first use so that ``import slmgraph`` stays light.
+__all__ = ["index", "open", "Index", "Answer", "settings_for", "UserError"]
+
+
+def __getattr__(name: str):
+    if name in ("index", "open", "Index", "Answer", "settings_for"):
+        from . import api
+
+        return getattr(api, name)
+    if name == "UserError":
+        from .errors import UserError
+
+        return UserError
+    raise AttributeError(f"module 'slmgraph' has no attribute {name!r}")

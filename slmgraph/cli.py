@@ -1,4 +1,4 @@
-"""Command line: ``slmgraph index | estimate | query | stats | demo``.
+"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | bench | prompt-tune | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
 reported as one line ``slmgraph: error: ...`` with exit status 2; Ctrl-C exits
@@ -125,7 +125,49 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where to write the demo index (default slmgraph-demo.duckdb; an index of other input is refused)")
     _common(p, db_required=False)
     p.add_argument("--question", default=DEMO_QUESTION, help=f"the global question (default {DEMO_QUESTION!r})")
+    _ecosystem_parsers(sub)
     return ap
+
+
+def _ecosystem_parsers(sub) -> None:
+    """Subcommands and options that fit slmgraph to the tools around it: the settings file
+    (``init``, ``--config``), ``export``, ``picture``, ``bench`` and ``prompt-tune``."""
+    from .settings_file import FILE_NAME
+
+    for name in ("index", "estimate", "query"):
+        sub.choices[name].add_argument(
+            "--config", default=None,
+            help=f"settings file (default: ./{FILE_NAME} when present); flags you type override it")
+    p = sub.add_parser("init", help=f"write a commented {FILE_NAME} with every setting at its default")
+    p.add_argument("dir", nargs="?", default=".", help="folder to write it in (default: the working directory)")
+    p.add_argument("--prompts", action="store_true",
+                   help="also copy the bundled prompts to DIR/prompts and point the settings file at them")
+    p.add_argument("--force", action="store_true", help="overwrite an existing settings file (and prompts)")
+    p = sub.add_parser("export", help="write the index as GraphML (Gephi, networkx) or graphrag-shaped Parquet/CSV")
+    p.add_argument("--db", required=True, help="the index (one DuckDB file)")
+    p.add_argument("--format", choices=("graphml", "parquet", "csv"), default="parquet",
+                   help="graphml: graph.graphml; parquet/csv: graphrag's output tables (default parquet)")
+    p.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    p = sub.add_parser("picture", help="the community hierarchy as one offline HTML page (sunburst) and a PNG")
+    p.add_argument("--db", required=True, help="the index (one DuckDB file)")
+    p.add_argument("--out", default="index.html", help="the HTML file to write (default index.html)")
+    p.add_argument("--png", default=None, help="the PNG to write (default: --out with .png)")
+    p = sub.add_parser("bench", help="compare GGUF models on one corpus: raw tokens/s, then tokens, seconds and "
+                                     "ratio to raw per index stage")
+    p.add_argument("--models", default=None,
+                   help="comma-separated GGUF files (default: the bundled model); 'bundled' names the bundled one")
+    p.add_argument("--corpus", default=None, help="folder or file to index (default: the bundled sample dulce.txt)")
+    p.add_argument("--out", default="slmgraph-bench", help="folder for bench.json and bench.png (default slmgraph-bench)")
+    p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the thread plan)")
+    p.add_argument("--workers", type=int, default=None, help="extraction worker processes (default: the thread plan)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p = sub.add_parser("prompt-tune", help="write a prompts folder whose few-shot example comes from your corpus")
+    p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
+    p.add_argument("--out", required=True, help="folder for the prompt files (use it with --prompts DIR)")
+    p.add_argument("--model", help="a GGUF model file that types the names (default: the bundled model)")
+    p.add_argument("--entity-types", default=None,
+                   help="comma-separated entity types (default: person,organization,location,event,concept)")
+    p.add_argument("--force", action="store_true", help="overwrite prompt files already in --out")
 
 
 def _settings(args) -> Settings:
@@ -222,6 +264,124 @@ def _settings(args) -> Settings:
     return s
 
 
+def _typed_dests(argv: list[str]) -> set[str]:
+    """argparse dests of the options the user typed in ``argv`` (parsed again with no defaults)."""
+    ap = build_parser()
+    sub = next(a for a in ap._actions if a.dest == "command")
+    for p in sub.choices.values():
+        for a in p._actions:
+            if a.option_strings:
+                a.default = argparse.SUPPRESS
+    return set(vars(ap.parse_args(argv))) - {"command"}
+
+
+def _configured_settings(args) -> Settings:
+    """:func:`_settings` merged with the settings file (``--config`` or ``./slmgraph.toml``):
+    typed flags win over the file, the file over the defaults. Sets ``args.sources``
+    (``{field: "flag --x" | "file PATH" | "default"}``)."""
+    from .settings_file import find, load, resolve, typed_from_flags
+
+    s = _settings(args)
+    path = find(getattr(args, "config", None))
+    values = load(path) if path else {}
+    s, args.sources = resolve(s, values, path, typed_from_flags(getattr(args, "typed", set())))
+    if path and not getattr(args, "quiet", False) and not getattr(args, "json", False):
+        print(f"slmgraph: settings from {path} (flags you typed override it)", file=sys.stderr)
+    return s
+
+
+def cmd_init(args) -> int:
+    """``slmgraph init``: write a commented settings file (and optionally the prompts); returns 0."""
+    from .settings_file import write_default
+
+    path = write_default(args.dir, force=args.force, with_prompts=args.prompts)
+    print(f"wrote {path}" + (f" and {path.parent / 'prompts'}/" if args.prompts else "")
+          + ": edit it; 'slmgraph index' reads it from that folder, or pass --config")
+    return 0
+
+
+def cmd_export(args) -> int:
+    """``slmgraph export``: write the index as GraphML or graphrag-shaped tables; returns 0."""
+    from .export import export
+    from .store import Store
+
+    store = Store(args.db, read_only=True)
+    try:
+        files = export(store, args.out, args.format)
+    finally:
+        store.close()
+    for f in files:
+        print(f)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    """``slmgraph bench``: every model through the same corpus; prints one table; returns 0."""
+    from .bench import render, run_bench
+
+    models = [None] if args.models is None else [
+        None if m.strip().lower() == "bundled" else m.strip() for m in args.models.split(",") if m.strip()]
+    if not models:
+        raise UserError("--models is empty: pass GGUF files separated by commas, e.g. a.gguf,b.gguf")
+    s = Settings()
+    if args.threads is not None:
+        if args.threads < 1:
+            raise UserError(f"--threads {args.threads} must be at least 1")
+        s.n_threads, s.threads_explicit = args.threads, True
+    if args.workers is not None:
+        if args.workers < 1:
+            raise UserError(f"--workers {args.workers} must be at least 1")
+        s.workers = args.workers
+    res = run_bench(models, args.corpus, args.out, s, say=_say(args.json))
+    print(json.dumps(res, indent=2) if args.json else render(res) + "\nwrote " + ", ".join(res["files"]))
+    return 0
+
+
+def cmd_prompt_tune(args) -> int:
+    """``slmgraph prompt-tune``: a prompts folder with a few-shot example from the corpus; returns 0."""
+    from .ingest import read_documents
+    from .backend import load_model
+    from .client import ModelClient
+    from .prompt_tune import prompt_tune
+    from .store import new_run_id
+
+    s = Settings()
+    if args.model is not None:
+        if not args.model.strip():
+            raise UserError("--model is empty: pass a .gguf file, or leave the option out for the bundled model")
+        s.model_path = args.model
+    if args.entity_types is not None:
+        types = tuple(dict.fromkeys(t.strip().lower() for t in args.entity_types.split(",") if t.strip()))
+        bad = [t for t in types if not re.fullmatch(r"[\w][\w \-/&]*", t)]
+        if bad or not types:
+            raise UserError(f"--entity-types {args.entity_types!r}: pass plain type names, e.g. "
+                            "person,organization,location")
+        s.entity_types = types
+    read_documents(args.input)  # a bad input fails before the model loads
+    model = load_model(s.model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
+    res = prompt_tune(args.input, args.out, ModelClient(model, None, new_run_id()), s, force=args.force)
+    print(f"example passage: {res['passage']}")
+    print("names: " + "; ".join(f"{e['name']} ({e['type']})" for e in res["entities"]))
+    print(f"wrote {len(res['files'])} prompt files to {res['out']}: review the example in extract_system.txt and "
+          f"extract_example_*.txt, then pass --prompts {res['out']} to 'slmgraph index'")
+    return 0
+
+
+def cmd_picture(args) -> int:
+    """``slmgraph picture``: write the community hierarchy as HTML and PNG; returns 0."""
+    from .picture import picture
+    from .store import Store
+
+    store = Store(args.db, read_only=True)
+    try:
+        files = picture(store, args.out, args.png)
+    finally:
+        store.close()
+    for f in files:
+        print(f)
+    return 0
+
+
 def _say(quiet: bool):
     return (lambda msg: None) if quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
 
@@ -230,8 +390,9 @@ def cmd_index(args) -> int:
     """``slmgraph index``: run the pipeline on ``args.input`` into ``args.db``; returns 0."""
     from .pipeline import run_index
 
-    s = _settings(args)
-    run_index(args.input, args.db, s, replace=args.replace, progress=not args.quiet, say=_say(args.quiet))
+    s = _configured_settings(args)
+    run_index(args.input, args.db, s, replace=args.replace, progress=not args.quiet, say=_say(args.quiet),
+              sources=getattr(args, "sources", None))
     print(f"indexed into {args.db}: ask with  slmgraph query --db {args.db} \"your question\"")
     return 0
 
@@ -262,39 +423,15 @@ def run_query(args, s: Settings) -> dict:
         client = ModelClient(model, store, new_run_id())
         stream = not args.json and sys.stdout.isatty()
         on_text = (lambda t: print(t, end="", flush=True)) if stream else None
-        method = args.method
-        route_reason = None
-        if method == "auto":
-            from .search.route import route
+        from .api import answer
 
-            method, route_reason = route(args.question, prompts)
+        def on_route(method: str, reason: str) -> None:
             if not args.json:
-                print(f"auto: {method} search, because {route_reason}", file=sys.stderr)
+                print(f"auto: {method} search, because {reason}", file=sys.stderr)
+
         progress = not args.quiet and not args.json
-        if method == "global":
-            from .search.global_search import global_search
-
-            ans = global_search(store, client, prompts, s, args.question,
-                                level=0 if args.level is None else args.level, dynamic=getattr(args, "dynamic", False),
-                                progress=progress, on_text=on_text)
-        elif method == "ts":
-            from .search.global_search import text_unit_search
-
-            ans = text_unit_search(store, client, prompts, s, args.question, progress=progress, on_text=on_text)
-        else:
-            from .embed import Embedder
-
-            emb = Embedder(threads=s.n_threads)
-            if method == "local":
-                from .search.local_search import local_search
-
-                ans = local_search(store, client, prompts, s, args.question, emb, level=args.level, on_text=on_text)
-            else:
-                from .search.basic_search import basic_search
-
-                ans = basic_search(store, client, prompts, s, args.question, emb, on_text=on_text)
-        if route_reason:
-            ans.details["route"] = {"chose": method, "because": route_reason}
+        ans = answer(store, client, prompts, s, args.question, method=args.method, level=args.level,
+                     dynamic=getattr(args, "dynamic", False), progress=progress, on_text=on_text, on_route=on_route)
         if args.json:
             print(json.dumps(ans.to_dict(), indent=2, ensure_ascii=False))
         elif stream:
@@ -332,7 +469,7 @@ def cmd_estimate(args) -> int:
     from .estimate import estimate, render
     from .backend import load_model
 
-    s = _settings(args)
+    s = _configured_settings(args)
     if args.sample < 1:
         raise UserError(f"--sample {args.sample} must be at least 1")
     say = _say(args.quiet or args.json)
@@ -356,7 +493,7 @@ def cmd_estimate(args) -> int:
 
 def cmd_query(args) -> int:
     """``slmgraph query``: answer ``args.question`` with ``args.method``; returns 0."""
-    run_query(args, _settings(args))
+    run_query(args, _configured_settings(args))
     return 0
 
 
@@ -402,9 +539,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
+    args.typed = _typed_dests(argv)
     handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
-                "demo": cmd_demo}
+                "demo": cmd_demo, "init": cmd_init, "export": cmd_export,
+                "picture": cmd_picture, "bench": cmd_bench,
+                "prompt-tune": cmd_prompt_tune}
     try:
         return handlers[args.command](args)
     except UserError as exc:

@@ -32,7 +32,8 @@ log = logging.getLogger("slmgraph")
 
 def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
               progress: bool = True, model=None, embedder_factory: Callable | None = None,
-              say: Callable[[str], None] = print, model_factory: Callable | None = None) -> dict:
+              say: Callable[[str], None] = print, model_factory: Callable | None = None,
+              sources: dict[str, str] | None = None) -> dict:
     """Index ``input_path`` into the DuckDB file ``db_path`` (created if new).
 
     Re-running on the same input is incremental: unchanged text units keep
@@ -52,6 +53,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         model_factory: ``threads -> Model`` for extraction worker processes
             (tests pass a picklable fake); None = each worker loads the GGUF.
         say: where one-line progress notes and warnings go.
+        sources: ``{setting: "flag --x" | "file PATH" | "default" | ...}`` (slmgraph.settings_file.resolve);
+            recorded with the values in ``meta`` key ``settings_sources`` for ``stats``.
 
     Returns:
         dict of per-stage figures.
@@ -84,6 +87,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         store.set_meta("model_path", str(model.path or ""))
         store.set_meta("model_name", model.name)
         store.set_meta("settings", dumps(settings.index_fingerprint()))
+        from .settings_file import report as settings_report
+
+        store.set_meta("settings_sources", dumps(settings_report(settings, sources or {})))
         run_id = new_run_id()
         client = ModelClient(model, store, run_id)
         out: dict = {"run_id": run_id}

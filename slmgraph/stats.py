@@ -32,6 +32,7 @@ def collect(store: Store) -> dict:
                          for r in con.execute("SELECT status, count(*), sum(n_claims), sum(n_dropped) FROM "
                                               "claim_extractions GROUP BY status ORDER BY status").fetchall()]
     out["meta"] = {k: store.get_meta(k) for k in ("model_name", "input_root", "complete")}
+    out["settings"] = settings_sources(store)
     out["levels"] = [
         {"level": r[0], "communities": r[1], "reports": r[2], "mean_size": round(r[3] or 0, 2), "max_size": r[4]}
         for r in con.execute("""
@@ -73,6 +74,21 @@ def collect(store: Store) -> dict:
             "SELECT worker, count(*), sum(seconds) FROM llm_calls WHERE run_id = ? AND stage IN ('extract', 'glean') "
             "GROUP BY worker ORDER BY worker", [last[0]]).fetchall()]
     return out
+
+
+def settings_sources(store: Store) -> dict:
+    """The last index run's settings with where each came from: ``{key: {"value", "source"}}`` in the
+    order of ``slmgraph.settings_file.SPEC`` (source ``flag --x``, ``file PATH``, ``argument`` or
+    ``default``); {} for an index written before sources were recorded."""
+    import json
+
+    from .settings_file import SPEC
+
+    raw = store.get_meta("settings_sources")
+    if not raw:
+        return {}
+    rec = json.loads(raw)
+    return {k.name: rec[k.name] for k in SPEC if k.name in rec}
 
 
 def grounding(store: Store) -> dict:
@@ -146,6 +162,20 @@ def render(figs: dict, db: str) -> str:
         out += ["", "model calls per stage (all runs, from the ledger):",
                 _table(["stage", "calls", "prompt tok", "reused tok", "evaluated tok", "completion tok", "seconds",
                         "compl tok/s", "not 'stop'"], rows)]
+    if figs.get("settings"):
+        from collections import Counter
+
+        from .config import Settings
+        from .settings_file import report
+
+        defaults = report(Settings(), {})
+        changed = {k: v for k, v in figs["settings"].items()
+                   if k not in defaults or v["value"] != defaults[k]["value"] or not v["source"].startswith(("default", "file"))}
+        rest = Counter(v["source"] for k, v in figs["settings"].items() if k not in changed)
+        out += ["", "settings of the last index run that differ from the defaults or were given as flags or arguments (all with --json):",
+                _table(["setting", "value", "from"], [[k, v["value"], v["source"]] for k, v in changed.items()])
+                if changed else "  (none)",
+                "the others are at their defaults, set by: " + ", ".join(f"{src} ({n})" for src, n in rest.items())]
     if figs["last_run"]:
         out += ["", "wall-clock of the last index run:",
                 _table(["stage", "seconds", "items"], [[r["stage"], f"{r['seconds']:.1f}", r["items"]]

@@ -1,0 +1,272 @@
+"""The Python API: ``slmgraph.index(...)`` and ``slmgraph.open(db)``.
+
+The command line calls the same functions: ``slmgraph index`` runs
+:func:`slmgraph.pipeline.run_index` with settings merged by
+:func:`settings_for`, ``slmgraph query`` answers through :func:`answer`,
+``slmgraph stats`` reads :func:`slmgraph.stats.collect`, ``slmgraph export``
+writes through :func:`slmgraph.export.export`.
+
+Example (see README.md, "Python API")::
+
+    import slmgraph
+
+    slmgraph.index("notes/", "notes.duckdb", chunk_size=300)
+    with slmgraph.open("notes.duckdb") as ix:
+        a = ix.query("What are the main themes?", method="global", level=0)
+        print(a.text, a.citations, a.prompt_tokens + a.completion_tokens, a.seconds)
+        print(ix.stats()["tables"]["entities"])
+        ix.export("out/", format="parquet")
+
+Settings are the fields of :class:`slmgraph.config.Settings` (the keys of the
+``slmgraph.toml`` that ``slmgraph init`` writes), passed as keyword arguments;
+they override a settings file (``config=PATH``, or ``./slmgraph.toml`` when
+present), which overrides the defaults.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from .config import Settings
+from .errors import UserError
+from .search import Answer
+
+__all__ = ["Answer", "Index", "answer", "index", "open", "settings_for"]
+
+
+def settings_for(config: str | Path | None = None, where: str = "slmgraph", **overrides) -> tuple[Settings, dict]:
+    """Settings from keyword arguments over a settings file over the defaults.
+
+    Args:
+        config: a settings file; None = ``./slmgraph.toml`` when present.
+        overrides: :class:`Settings` field names and values (checked like the file's keys).
+
+    Returns:
+        ``(settings, sources)`` with ``sources[key]`` = ``"argument"``, ``"file PATH"`` or ``"default"``.
+
+    Raises:
+        UserError: unknown setting, bad value, unreadable or invalid settings file.
+    """
+    from . import settings_file as sf
+
+    base = Settings()
+    for name, value in overrides.items():
+        setattr(base, name, sf.convert_argument(name, value, where))
+    if "n_threads" in overrides:
+        base.threads_explicit = True
+    path = sf.find(str(config) if config is not None else None)
+    values = sf.load(path) if path else {}
+    return sf.resolve(base, values, path, {k: "argument" for k in overrides})
+
+
+def index(input: str | Path, db: str | Path, *, config: str | Path | None = None, replace: bool = False,
+          progress: bool = False, say: Callable[[str], None] | None = None, model=None,
+          embedder_factory: Callable | None = None, **settings) -> dict:
+    """Index the ``.txt``/``.md`` files of ``input`` (a folder or one file) into the DuckDB file ``db``.
+
+    Incremental and resumable like ``slmgraph index`` (the same function runs).
+
+    Args:
+        config: settings file (default ``./slmgraph.toml`` when present).
+        replace: allow re-indexing an index built from another input.
+        progress: show progress bars; ``say`` receives one-line stage notes (default: none).
+        model: an already loaded model (tests pass the scripted fake); None loads ``model_path``.
+        embedder_factory: ``() -> Embedder`` (tests pass a fake); None = the bundled all-MiniLM-L6-v2.
+        settings: :class:`Settings` fields, e.g. ``chunk_size=300, claims=True``.
+
+    Returns:
+        Per-stage figures (dict: ``run_id``, then one dict per stage with its ``seconds``).
+
+    Raises:
+        UserError: bad input, settings, model or ``db`` (nothing already indexed is lost).
+    """
+    from .pipeline import run_index
+
+    s, sources = settings_for(config, "slmgraph.index()", **settings)
+    return run_index(input, db, s, replace=replace, progress=progress, model=model,
+                     embedder_factory=embedder_factory, say=say or (lambda m: None), sources=sources)
+
+
+def answer(store, client, prompts, settings: Settings, question: str, method: str = "global",
+           level: int | None = None, dynamic: bool = False, progress: bool = False,
+           on_text: Callable[[str], None] | None = None, embedder_factory: Callable | None = None,
+           on_route: Callable[[str, str], None] | None = None) -> Answer:
+    """Answer ``question`` from an open index with one search method (the paper's sec. 3.1.6 and baselines).
+
+    Args:
+        method: ``global`` (map-reduce over the reports of ``level``, default 0), ``local``, ``basic``,
+            ``ts`` (map-reduce over text units) or ``auto`` (global or local by the question's wording,
+            reported to ``on_route(method, reason)`` and in ``details["route"]``).
+        embedder_factory: ``() -> Embedder`` for local and basic search; None = the bundled one.
+
+    Returns:
+        :class:`slmgraph.search.Answer`: ``text``, ``citations``, ``context``, ``prompt_tokens``,
+        ``completion_tokens``, ``seconds``, ``model_calls``, ``details``.
+
+    Raises:
+        UserError: empty question, unknown method or level, missing embeddings.
+    """
+    if not question.strip():
+        raise UserError("the question is empty: pass a question in quotes")
+    methods = ("global", "local", "basic", "ts", "auto")
+    if method not in methods:
+        raise UserError(f"method {method!r} is not one of {', '.join(methods)}")
+    route_reason = None
+    if method == "auto":
+        from .search.route import route
+
+        method, route_reason = route(question, prompts)
+        if on_route:
+            on_route(method, route_reason)
+    if method == "global":
+        from .search.global_search import global_search
+
+        ans = global_search(store, client, prompts, settings, question, level=0 if level is None else level,
+                            dynamic=dynamic, progress=progress, on_text=on_text)
+    elif method == "ts":
+        from .search.global_search import text_unit_search
+
+        ans = text_unit_search(store, client, prompts, settings, question, progress=progress, on_text=on_text)
+    else:
+        if embedder_factory is None:
+            from .embed import Embedder
+
+            emb = Embedder(threads=settings.n_threads)
+        else:
+            emb = embedder_factory()
+        if method == "local":
+            from .search.local_search import local_search
+
+            ans = local_search(store, client, prompts, settings, question, emb, level=level, on_text=on_text)
+        else:
+            from .search.basic_search import basic_search
+
+            ans = basic_search(store, client, prompts, settings, question, emb, on_text=on_text)
+    if route_reason:
+        ans.details["route"] = {"chose": method, "because": route_reason}
+    return ans
+
+
+class Index:
+    """An open slmgraph index; use :func:`open`. A context manager (closes the file on exit).
+
+    The model is loaded on the first :meth:`query` (``stats`` and ``export`` need none).
+    DuckDB lets one process write a file at a time: while it is open here, ``slmgraph index``
+    on the same file waits.
+
+    Attributes:
+        path: the ``.duckdb`` file.
+        settings: the :class:`Settings` queries use; ``sources`` where each came from.
+    """
+
+    def __init__(self, db: str | Path, settings: Settings, sources: dict, model=None,
+                 embedder_factory: Callable | None = None):
+        from .store import Store
+
+        self.path = Path(db)
+        self.settings, self.sources = settings, sources
+        self._model = model
+        self._embedder_factory = embedder_factory
+        self._embedder = None
+        self._client = None
+        self._prompts = None
+        self.store = Store(db)
+        try:
+            if self.store.get_meta("complete") != "1":
+                raise UserError(f"index {db} is not complete: re-run 'slmgraph index' on its input to finish it")
+        except UserError:
+            self.store.close()
+            raise
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the index file (idempotent)."""
+        self.store.close()
+
+    def levels(self) -> list[int]:
+        """The community levels of the index, root (0) first."""
+        return [r[0] for r in self.store.con.execute("SELECT DISTINCT level FROM communities ORDER BY 1").fetchall()]
+
+    def _client_for_query(self):
+        from .backend import load_model
+        from .client import ModelClient
+        from .prompting import Prompts
+        from .store import new_run_id
+
+        if self._client is None:
+            self._prompts = Prompts(self.settings.prompts_dir)
+            if self._model is None:
+                s = self.settings
+                model_path = s.model_path or self.store.get_meta("model_path") or None
+                if model_path and not Path(model_path).is_file() and not s.model_path:
+                    raise UserError(f"model {model_path} that built index {self.path} is missing: "
+                                    "pass model_path=PATH.gguf (CLI: --model)")
+                self._model = load_model(model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
+            self._client = ModelClient(self._model, self.store, new_run_id())
+        return self._client, self._prompts
+
+    def _embedder_once(self):
+        if self._embedder is None:
+            if self._embedder_factory is not None:
+                self._embedder = self._embedder_factory()
+            else:
+                from .embed import Embedder
+
+                self._embedder = Embedder(threads=self.settings.n_threads)
+        return self._embedder
+
+    def query(self, question: str, method: str = "global", level: int | None = None, dynamic: bool = False,
+              progress: bool = False, on_text: Callable[[str], None] | None = None) -> Answer:
+        """Answer ``question``; see :func:`answer` for the methods.
+
+        Returns:
+            :class:`slmgraph.search.Answer` (``text``, ``citations``, ``context``, ``prompt_tokens``,
+            ``completion_tokens``, ``seconds``, ...).
+
+        Raises:
+            UserError: empty question, unknown method, a level the index does not have, missing model.
+        """
+        if level is not None and level not in self.levels():
+            raise UserError(f"level {level} is not in index {self.path}: its levels are "
+                            f"{', '.join(map(str, self.levels())) or 'none'}")
+        client, prompts = self._client_for_query()
+        return answer(self.store, client, prompts, self.settings, question, method=method, level=level,
+                      dynamic=dynamic, progress=progress, on_text=on_text, embedder_factory=self._embedder_once)
+
+    def stats(self) -> dict:
+        """The figures ``slmgraph stats --json`` prints (:func:`slmgraph.stats.collect`)."""
+        from .stats import collect
+
+        return collect(self.store)
+
+    def export(self, out: str | Path, format: str = "parquet") -> list[Path]:
+        """Write the index as ``graphml``, ``parquet`` or ``csv`` into folder ``out``
+        (:func:`slmgraph.export.export`); returns the files written."""
+        from .export import export
+
+        return export(self.store, out, format)
+
+
+def open(db: str | Path, *, config: str | Path | None = None, model=None, embedder_factory: Callable | None = None,
+         **settings) -> Index:
+    """Open an index built by ``slmgraph index`` (or :func:`index`) for queries, stats and export.
+
+    Args:
+        config: settings file (default ``./slmgraph.toml`` when present).
+        model: a loaded model (tests pass the scripted fake); None = the GGUF that built the index,
+            or ``model_path``.
+        embedder_factory: ``() -> Embedder`` for local/basic search (tests pass a fake).
+        settings: :class:`Settings` fields for queries, e.g. ``local_context_tokens=2000``.
+
+    Raises:
+        UserError: ``db`` is missing, not a slmgraph index, or incomplete; bad settings.
+    """
+    s, sources = settings_for(config, "slmgraph.open()", **settings)
+    return Index(db, s, sources, model=model, embedder_factory=embedder_factory)
+

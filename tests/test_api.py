@@ -1,0 +1,85 @@
+"""The Python API: slmgraph.index / slmgraph.open, the same functions the CLI uses."""
+
+import pytest
+from conftest import FakeEmbedder, FakeModel
+
+import slmgraph
+from slmgraph.errors import UserError
+from slmgraph.search import Answer
+
+
+@pytest.fixture
+def index_db(tmp_path, corpus):
+    db = tmp_path / "i.duckdb"
+    out = slmgraph.index(corpus, db, model=FakeModel(), embedder_factory=FakeEmbedder, min_community_size=2,
+                         max_gleanings=0)
+    assert out["ingest"]["documents"] == 3
+    return db
+
+
+def test_index_open_query_stats_export(index_db, tmp_path):
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        a = ix.query("Who founded Acme Corporation?", method="basic")
+        assert isinstance(a, Answer) and a.method == "basic" and a.text.strip()
+        assert a.context and a.seconds >= 0 and a.prompt_tokens > 0
+        assert set(a.citations) and all(isinstance(v, list) for v in a.citations.values())
+        g = ix.query("What are the main themes?", level=0)
+        assert g.method == "global" and g.level == 0
+        auto = ix.query("What are the main themes across these documents?", method="auto")
+        assert auto.details["route"]["chose"] in ("global", "local")
+        st = ix.stats()
+        assert st["tables"]["entities"] > 0
+        assert st["settings"]["min_community_size"] == {"value": 2, "source": "argument"}
+        files = ix.export(tmp_path / "out", format="csv")
+        assert {f.name for f in files} >= {"entities.csv", "community_reports.csv"}
+    with pytest.raises(Exception):
+        ix.store.con.execute("SELECT 1")  # closed by the context manager
+
+
+def test_api_mistakes_raise_user_errors(index_db, tmp_path, corpus):
+    with pytest.raises(UserError, match="unknown setting 'chunksize'"):
+        slmgraph.index(corpus, tmp_path / "j.duckdb", model=FakeModel(), chunksize=300)
+    with pytest.raises(UserError, match="chunk_size"):
+        slmgraph.index(corpus, tmp_path / "j.duckdb", model=FakeModel(), chunk_size="big")
+    assert not (tmp_path / "j.duckdb").exists()
+    with pytest.raises(UserError, match="does not exist"):
+        slmgraph.open(tmp_path / "none.duckdb")
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        with pytest.raises(UserError, match="level 9"):
+            ix.query("themes?", level=9)
+        with pytest.raises(UserError, match="method 'vector'"):
+            ix.query("themes?", method="vector")
+        with pytest.raises(UserError, match="question is empty"):
+            ix.query("  ")
+
+
+def test_keyword_arguments_override_the_settings_file(tmp_path, corpus):
+    cfg = tmp_path / "s.toml"
+    cfg.write_text("chunk_size = 300\nseed = 7\n")
+    s, src = slmgraph.settings_for(cfg, seed=9)
+    assert s.chunk_size == 300 and src["chunk_size"] == f"file {cfg.resolve()}"
+    assert s.seed == 9 and src["seed"] == "argument"
+    assert src["n_ctx"] == "default"
+
+
+def test_readme_python_example_runs_with_the_fake_model(tmp_path, corpus, monkeypatch):
+    """The README's "Python API" example, run as written with the bundled model swapped for the fake."""
+    import re
+    from pathlib import Path
+
+    import slmgraph.api
+    import slmgraph.embed
+    import slmgraph.pipeline
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    code = re.search(r"## Python API.*?```python\n(.+?)\n```", text, re.S).group(1)
+    monkeypatch.setattr(slmgraph.pipeline, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
+    import slmgraph.backend
+
+    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
+    (tmp_path / "notes").symlink_to(corpus, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    assert (tmp_path / "notes.duckdb").is_file()
+    assert (tmp_path / "export" / "graph.graphml").is_file()
