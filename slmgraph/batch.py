@@ -16,7 +16,8 @@ Community reports use the same engine (:mod:`slmgraph.reports`): the
 communities of one level are independent, so each level is one round of tasks
 on the same pool (the workers load the model once for the whole stage), and
 the writer commits each report as it arrives. ``--executor ray`` swaps the
-process pool for Ray actors with the same interface (:mod:`slmgraph.raypool`).
+process pool for Ray actors with the same interface (:mod:`slmgraph.raypool`,
+whose :func:`~slmgraph.raypool.open_pool` the stages call).
 
 Thread plan: llama.cpp's worker threads spin while they wait, so the total of
 workers x threads must not exceed the physical cores (ARCHITECTURE.md "Running the model on a CPU":
@@ -350,17 +351,3 @@ def stage_plan(model, settings: Settings, n_tasks: int, say: Callable[[str], Non
         say(f"warning: {plan.warning}")
     return plan
 
-
-def open_pool(spec_for: Callable[[int], WorkerSpec], plan: ThreadPlan, settings: Settings, name: str):
-    """The executor of ``settings.executor``: a :class:`WorkerPool` ("local") or a
-    :class:`slmgraph.raypool.RayPool` ("ray"), both context managers with the
-    same :meth:`WorkerPool.results`.
-
-    Raises:
-        UserError: ``ray`` asked for and not installed (names the extra).
-    """
-    if settings.executor == "ray":
-        from .raypool import RayPool
-
-        return RayPool(spec_for, plan, settings.ray_address, name, actors=settings.workers)
-    return WorkerPool(spec_for, plan, name)

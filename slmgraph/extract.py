@@ -639,7 +639,8 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
         UserError: a prompt does not fit the window.
         WorkerError: a worker process crashed (re-run to resume).
     """
-    from .batch import WorkerSpec, open_pool, stage_plan
+    from .batch import WorkerSpec, stage_plan
+    from .raypool import open_pool
     from .threads import update_claim
 
     prompt_fp = prompts.digest(*extraction_prompt_files(settings))

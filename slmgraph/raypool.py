@@ -33,7 +33,8 @@ import time
 from collections import deque
 from typing import Callable
 
-from .batch import ThreadPlan, WorkerError, WorkerSpec, start_worker
+from .batch import ThreadPlan, WorkerError, WorkerPool, WorkerSpec, start_worker
+from .config import Settings
 from .errors import UserError
 
 #: Tasks queued on one actor at a time: one running, one waiting, so an actor
@@ -226,3 +227,16 @@ class RayPool:
                                   f"report this if it repeats):\n{exc}") from None
             feed(i)
             yield task_id, key, out, calls, puts, i + 1
+
+
+def open_pool(spec_for: Callable[[int], WorkerSpec], plan: ThreadPlan, settings: Settings, name: str):
+    """The executor of ``settings.executor``: a :class:`slmgraph.batch.WorkerPool` ("local") or a
+    :class:`RayPool` ("ray", ``settings.ray_address``, ``settings.workers`` actors if set); both
+    context managers with the same ``results(tasks)``.
+
+    Raises:
+        UserError: ``ray`` asked for and not installed (names the extra).
+    """
+    if settings.executor == "ray":
+        return RayPool(spec_for, plan, settings.ray_address, name, actors=settings.workers)
+    return WorkerPool(spec_for, plan, name)

@@ -326,7 +326,8 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
         UserError: the window leaves no room for a report's context.
         WorkerError: a worker process crashed (re-run to resume from the cache).
     """
-    from .batch import WorkerSpec, open_pool, stage_plan
+    from .batch import WorkerSpec, stage_plan
+    from .raypool import open_pool
     from .threads import update_claim
 
     con = store.con

@@ -67,6 +67,10 @@ SPEC: tuple[Key, ...] = (
         "cores", "--threads", optional=True, minimum=1),
     Key("workers", "model", "int", "extraction worker processes; unset = the thread plan (workers x threads <= "
         "cores)", "--workers", optional=True, minimum=1),
+    Key("executor", "model", "choice", "where extraction and report writing run: local worker processes or Ray "
+        "actors (pip install 'slmgraph[ray]')", "--executor", choices=("local", "ray")),
+    Key("ray_address", "model", "str", "with executor = ray: the Ray cluster to join (HEAD:6379 or auto); unset = "
+        "a local Ray instance", "--ray-address", optional=True),
     Key("seed", "model", "int", "sampler and shuffle seed", "--seed"),
     Key("temperature", "model", "float", "sampling temperature; 0 = greedy, so the same input gives the same index",
         minimum=0),
