@@ -174,7 +174,7 @@ def render_default(prompts_dir: str | None = None) -> str:
             lines.append(f"{k.name} = {_toml(prompts_dir)}")
         elif k.optional:  # unset by default (n_threads: the thread plan decides)
             example = {"model_path": "path/to/model.gguf", "n_threads": physical_cores(), "workers": 1,
-                       "prompts_dir": "prompts"}[k.name]
+                       "prompts_dir": "prompts", "ray_address": "HEAD_IP:6379"}[k.name]
             lines.append(f"# {k.name} = {_toml(example)}")
         else:
             lines.append(f"{k.name} = {_toml(value)}")

@@ -132,3 +132,18 @@ def test_reports_in_worker_processes_equal_the_serial_reports(tmp_path):
                      embedder_factory=FakeEmbedder, say=lambda m: None, model_factory=fake_model_factory)
     assert out3["reports"]["model_calls"] == 0 and out3["reports"]["cache_hits"] == out2["reports"]["model_calls"]
     assert reports(two)[0] == r1
+
+
+def test_ray_executor_without_ray_is_one_line_naming_the_extra(tmp_path, corpus, monkeypatch, capsys):
+    import sys
+
+    from slmgraph.cli import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: import raises ImportError
+    db = tmp_path / "x.duckdb"
+    assert main(["index", str(corpus), "--db", str(db), "--executor", "ray"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["slmgraph: error: --executor ray needs Ray, which is not installed: pip install 'slmgraph[ray]'"]
+    assert not db.exists()  # refused before anything was opened
+    assert main(["index", str(corpus), "--db", str(db), "--ray-address", "auto"]) == 2
+    assert "--ray-address auto needs --executor ray" in capsys.readouterr().err
