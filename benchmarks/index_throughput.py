@@ -468,8 +468,11 @@ def render(r: dict) -> list[str]:
     if "incremental" in r:
         inc = r["incremental"]
         lines += [f"## Incremental: {inc['added']} added on top", "",
-                  f"{inc['added_units']} new text units extracted ({inc['extracted']} extracted, {inc['reused']} "
-                  f"reused); DuckDB file {inc['db_mb']} MB after.", ""] + _stage_rows(inc)
+                  f"{inc['added_units']} new text units ({inc['extracted']} extracted, {inc['reused']} reused): "
+                  f"{inc['wall_seconds']} s in all, {inc['wall_seconds'] / max(1, inc['added_units']):.1f} s per added "
+                  f"text unit (graph, communities, reports and embeddings are rebuilt; unchanged model calls come "
+                  f"from the cache); DuckDB file {inc['db_mb']} MB after. The per-corpus-token figures below are over "
+                  f"the whole corpus after the addition.", ""] + _stage_rows(inc)
     return lines
 
 
