@@ -289,6 +289,42 @@ def index_snapshot(db: Path) -> dict:
     return snap
 
 
+def last_run_stages(db: Path) -> dict[str, float]:
+    """Per-stage wall-clock seconds of the last index run recorded in ``stage_runs``."""
+    st = Store(db, read_only=True)
+    rows = st.con.execute("SELECT stage, seconds FROM stage_runs WHERE run_id = (SELECT run_id FROM stage_runs "
+                          "WHERE stage = 'ingest' ORDER BY created_at DESC LIMIT 1) ORDER BY created_at").fetchall()
+    workers = st.con.execute("SELECT stage, count(DISTINCT worker) FROM llm_calls GROUP BY 1 ORDER BY 1").fetchall()
+    st.close()
+    return {"stages": {k: round(v, 1) for k, v in rows}, "workers": dict(workers)}
+
+
+def compare_dbs(local_db: Path, ray_db: Path, name: str) -> None:
+    """Ray overhead and identity from two indexes of one corpus built with the same workers x threads
+    (e.g. by tests/test_integration_ray.py); prints and writes ``benchmarks/results/NAME.md`` / ``.json``."""
+    a, b = last_run_stages(local_db), last_run_stages(ray_db)
+    sa, sb = index_snapshot(local_db), index_snapshot(ray_db)
+    ta, tb = sum(a["stages"].values()), sum(b["stages"].values())
+    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "local_db": str(local_db),
+           "ray_db": str(ray_db), "local": a, "ray": b, "stage_total": {"local": round(ta, 1), "ray": round(tb, 1)},
+           "ray_overhead": round(tb / ta - 1, 3), "identical": {k: sa[k] == sb[k] for k in sa},
+           "counts": {k: len(sa[k]) for k in sa}, "loadavg_now": _loadavg()}
+    lines = [f"# Local executor vs Ray on one corpus ({res['date']})", "",
+             f"Indexes: `{local_db}` (local) and `{ray_db}` (Ray), same workers x threads. Load average when "
+             f"compared: {res['loadavg_now']} on {physical_cores()} physical cores.", "",
+             "| stage | local s | Ray s |", "|---|---|---|"]
+    for k in a["stages"]:
+        lines.append(f"| {k} | {a['stages'][k]} | {b['stages'].get(k, '')} |")
+    lines.append(f"| **all stages** | **{ta:.1f}** | **{tb:.1f}** |")
+    same = ", ".join(f"{k} ({res['counts'][k]}) {'identical' if v else 'DIFFERENT'}"
+                     for k, v in res["identical"].items())
+    lines += ["", f"Ray overhead: **{res['ray_overhead']:+.1%}**. {same}.",
+              f"Model processes per stage (distinct ledger workers): local {a['workers']}, Ray {b['workers']}."]
+    print("\n".join(lines))
+    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (RESULTS / f"{name}.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+
+
 def _loadavg() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -313,7 +349,13 @@ def main() -> None:
     ap.add_argument("--plan-units", type=int, default=0, help="text units per thread plan (0: skip)")
     ap.add_argument("--no-estimate", action="store_true")
     ap.add_argument("--name", default="index_throughput", help="results file name (benchmarks/results/NAME.md)")
+    ap.add_argument("--compare-dbs", nargs=2, type=Path, metavar=("LOCAL_DB", "RAY_DB"),
+                    help="only compare two finished indexes of the same corpus (local and Ray executor): "
+                         "per-stage wall-clock of their last runs and identity; writes NAME.md/.json")
     args = ap.parse_args()
+    if args.compare_dbs:
+        compare_dbs(*args.compare_dbs, args.name)
+        return
     corpus = (args.input or args.corpus).resolve()
     cores = physical_cores()
     settings = Settings(model_path=args.model, executor=args.executor)
