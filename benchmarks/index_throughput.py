@@ -299,7 +299,7 @@ def last_run_stages(db: Path) -> dict[str, float]:
     return {"stages": {k: round(v, 1) for k, v in rows}, "workers": dict(workers)}
 
 
-def compare_dbs(local_db: Path, ray_db: Path, name: str) -> None:
+def compare_dbs(local_db: Path, ray_db: Path, name: str, note: str = "") -> None:
     """Ray overhead and identity from two indexes of one corpus built with the same workers x threads
     (e.g. by tests/test_integration_ray.py); prints and writes ``benchmarks/results/NAME.md`` / ``.json``."""
     a, b = last_run_stages(local_db), last_run_stages(ray_db)
@@ -308,10 +308,10 @@ def compare_dbs(local_db: Path, ray_db: Path, name: str) -> None:
     res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "local_db": str(local_db),
            "ray_db": str(ray_db), "local": a, "ray": b, "stage_total": {"local": round(ta, 1), "ray": round(tb, 1)},
            "ray_overhead": round(tb / ta - 1, 3), "identical": {k: sa[k] == sb[k] for k in sa},
-           "counts": {k: len(sa[k]) for k in sa}, "loadavg_now": _loadavg()}
+           "counts": {k: len(sa[k]) for k in sa}, "loadavg_now": _loadavg(), "note": note}
     lines = [f"# Local executor vs Ray on one corpus ({res['date']})", "",
              f"Indexes: `{local_db}` (local) and `{ray_db}` (Ray), same workers x threads. Load average when "
-             f"compared: {res['loadavg_now']} on {physical_cores()} physical cores.", "",
+             f"compared: {res['loadavg_now']} on {physical_cores()} physical cores." + (f" {note}" if note else ""), "",
              "| stage | local s | Ray s |", "|---|---|---|"]
     for k in a["stages"]:
         lines.append(f"| {k} | {a['stages'][k]} | {b['stages'].get(k, '')} |")
@@ -352,9 +352,10 @@ def main() -> None:
     ap.add_argument("--compare-dbs", nargs=2, type=Path, metavar=("LOCAL_DB", "RAY_DB"),
                     help="only compare two finished indexes of the same corpus (local and Ray executor): "
                          "per-stage wall-clock of their last runs and identity; writes NAME.md/.json")
+    ap.add_argument("--note", default="", help="run conditions of the compared indexes (with --compare-dbs)")
     args = ap.parse_args()
     if args.compare_dbs:
-        compare_dbs(*args.compare_dbs, args.name)
+        compare_dbs(*args.compare_dbs, args.name, args.note)
         return
     corpus = (args.input or args.corpus).resolve()
     cores = physical_cores()
