@@ -82,19 +82,33 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 DEFAULT_GOLD = ROOT.parent / "shared" / "gold" / "re_docred_dev_sample" / "dev_revised_first100.json"
 
+#: Gold Re-DocRED type -> the entity types that count as right (slmgraph.ner.NER_TYPES maps spaCy's labels
+#: onto the same configured types: MISC covers events, works, nationalities, laws, products).
+GOLD_TYPES = {"PER": {"person"}, "ORG": {"organization"}, "LOC": {"location"}, "MISC": {"event", "concept"}}
+
 #: Gold entity types left out of the scores ("excl. dates/numbers", slmgraph/ARCHITECTURE.md "Extraction quality of the bundled 135M model").
 EXCLUDED_TYPES = frozenset({"TIME", "NUM"})
 
 #: name -> (what it measures, Settings overrides, model: None = no model, "default" = bundled SmolLM2-135M,
 #: "gemma" = base Gemma 3 270M). The nlp config has resolution_threshold None: it must run without torch.
 CONFIGS: dict[str, tuple[str, dict, str | None]] = {
-    "nlp": ("LLM-free: candidate spans as entities, same-sentence co-occurrence as relationships",
-            {"extractor": "nlp"}, None),
-    "nlp-wide": ("LLM-free with 40 candidates per text unit (what the model sees with one gleaning round)",
-                 {"extractor": "nlp", "max_candidates": 40}, None),
+    "nlp": ("LLM-free: NER and capitalised-run candidates (the default pass) as entities with NER types, "
+            "same-sentence co-occurrence as relationships", {"extractor": "nlp"}, None),
+    "nlp-ner": ("LLM-free, NER candidates alone (no capitalised runs)", {"extractor": "nlp", "caps_union": False},
+                None),
+    "nlp-caps": ("LLM-free, capitalised-run candidates alone (no NER pipeline)", {"extractor": "nlp",
+                                                                                  "ner_model": "none"}, None),
+    "nlp-wide": ("LLM-free with a 40-candidate budget", {"extractor": "nlp", "max_candidates": 40}, None),
     "nlp-no-resolution": ("LLM-free, entity resolution by normalised name only",
                           {"extractor": "nlp", "resolution_threshold": None, "resolution_rules": False}, None),
     "default": ("all defaults", {}, "default"),
+    "choose-keep": ("model keeps or drops each candidate by token probability", {"choices": "keep"}, "default"),
+    "choose-type": ("model chooses each candidate's type by token probability (instead of NER's)",
+                    {"choices": "type"}, "default"),
+    "choose-relate": ("model says whether two names in one sentence are related (instead of plain co-occurrence)",
+                      {"choices": "relate"}, "default"),
+    "json": ("the model writes JSON records over the candidates (the pre-NER default route)", {"extract_mode": "json"},
+             "default"),
     "no-gleaning": ("no gleaning round", {"max_gleanings": 0}, "default"),
     "wide-no-gleaning": ("no gleaning, 40 candidates offered at once (what a gleaning round offers in two)",
                          {"max_gleanings": 0, "max_candidates": 40}, "default"),
@@ -208,6 +222,7 @@ class Prediction:
 
     aliases: dict[int, set[str]]
     relationships: list[tuple[int, int]]
+    types: dict[int, str] = field(default_factory=dict)  #: entity id -> its type
 
 
 def read_prediction(store: Store) -> Prediction:
@@ -236,7 +251,8 @@ def read_prediction(store: Store) -> Prediction:
         if f in ids:
             aliases[ids[f]].add(name)
     rels = [(s, t) for s, t in con.execute("SELECT source_id, target_id FROM relationships ORDER BY rel_id").fetchall()]
-    return Prediction(aliases, rels)
+    types = dict(con.execute("SELECT entity_id, type FROM entities").fetchall())
+    return Prediction(aliases, rels, types)
 
 
 # --- scoring ------------------------------------------------------------------------
@@ -272,6 +288,9 @@ class DocScore:
     lenient: Counts = field(default_factory=Counts)
     pairs: Counts = field(default_factory=Counts)
     neutral: int = 0  #: predicted entities matching only dates/numbers
+    typed_right: int = 0  #: matched (strict) entities whose type is right under :data:`GOLD_TYPES`
+    typed: int = 0  #: matched entities with a type (not unknown/other)
+    matched: int = 0  #: matched entities
 
 
 def _max_matching(options: dict[int, list[int]]) -> dict[int, int]:
@@ -338,6 +357,12 @@ def score_document(pred: Prediction, gold: GoldDoc) -> tuple[DocScore, dict[int,
         else:
             s.pairs.fp += 1
     s.pairs.fn = len(gold_pairs) - len(hit_pairs)
+    for p, gi in matching.items():
+        s.matched += 1
+        t = pred.types.get(p, "unknown")
+        if t not in ("unknown", "other", "", None):
+            s.typed += 1
+            s.typed_right += t in GOLD_TYPES.get(gold.entities[gi].type, set())
     return s, matching
 
 
@@ -457,6 +482,7 @@ def run_config(name: str, settings: Settings, docs: list[GoldDoc], model, *, emb
     status: dict[str, int] = {}
     per_stage: dict[str, int] = {}
     neutral = 0
+    typing = [0, 0, 0]  # right, typed, matched
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="slmgraph-gold-") as tmp:
         for i, doc in enumerate(docs):
@@ -467,6 +493,9 @@ def run_config(name: str, settings: Settings, docs: list[GoldDoc], model, *, emb
             lenient.add(sc.lenient)
             pairs.add(sc.pairs)
             neutral += sc.neutral
+            typing[0] += sc.typed_right
+            typing[1] += sc.typed
+            typing[2] += sc.matched
             for k in tot:
                 tot[k] += figs[k]
             for k, v in figs["status"].items():
@@ -488,6 +517,9 @@ def run_config(name: str, settings: Settings, docs: list[GoldDoc], model, *, emb
         "gold_pairs": sum(1 for d in docs for p in d.pairs if not any(d.entities[i].excluded for i in p)),
         "entities": ent.prf(), "entities_lenient": lenient.prf(), "pairs": pairs.prf(),
         "predictions_matching_only_dates_numbers": neutral,
+        "types": {"right": typing[0], "typed": typing[1], "matched": typing[2],
+                  "accuracy": round(typing[0] / typing[2], 3) if typing[2] else None,
+                  "accuracy_of_typed": round(typing[0] / typing[1], 3) if typing[1] else None},
         "cost": {"text_units": units, "model_calls": tot["model_calls"], "calls_per_stage": per_stage,
                  "prompt_tokens": tot["prompt_tokens"],
                  "prompt_tokens_evaluated": tot["prompt_tokens"] - tot["reused_tokens"],
@@ -553,12 +585,18 @@ def render(results: dict) -> str:
              "prediction of the same gold entity, a fragment, is a false positive); **lenient** = many-to-one, "
              "ARCHITECTURE.md's baseline rule (regex baseline there: P 0.72, R 0.82, F1 0.77). Pairs = unordered gold "
              "entity pairs of `labels`, relation type ignored. Cells: P / R / F1.", "",
-             "| config | model | docs | entities strict | entities lenient | relationship pairs |",
-             "|---|---|---|---|---|---|"]
+             "Type accuracy: of the strictly matched entities, the share whose type is right (gold PER -> person, "
+             "ORG -> organization, LOC -> location, MISC -> event or concept; untyped counts wrong), and in "
+             "brackets the share right among the typed ones.", "",
+             "| config | model | docs | entities strict | entities lenient | relationship pairs | type accuracy |",
+             "|---|---|---|---|---|---|---|"]
     for k in order:
         r = results["configs"][k]
+        ty = r.get("types") or {}
+        tcell = (f"{ty['accuracy']:.3f} ({ty['accuracy_of_typed']:.3f})" if ty.get("accuracy") is not None
+                 and ty.get("accuracy_of_typed") is not None else "-")
         lines.append(f"| {k} | {r['model'] or 'none'} | {r['documents']} | {_f(r['entities'])} | "
-                     f"{_f(r['entities_lenient'])} | {_f(r['pairs'])} |")
+                     f"{_f(r['entities_lenient'])} | {_f(r['pairs'])} | {tcell} |")
     lines += ["", "| config | text units | model calls | prompt tok evaluated / reused | completion tok | model s | "
               "wall s | validation-dropped | grounding drop | unparsed/truncated units |",
               "|---|---|---|---|---|---|---|---|---|---|"]
@@ -570,6 +608,8 @@ def render(results: dict) -> str:
         lines.append(f"| {k} | {c['text_units']} | {c['model_calls']} | {c['prompt_tokens_evaluated']} / "
                      f"{c['prompt_tokens_reused']} | {c['completion_tokens']} | {c['model_seconds']} | "
                      f"{c['wall_seconds']} | {x['validation_dropped']} | {g} | {u} |")
+    if results.get("notes"):
+        lines += ["", "Notes:"] + [f"- {n}" for n in results["notes"]]
     lines += ["", "Runs:"]
     for k in order:
         r = results["configs"][k]

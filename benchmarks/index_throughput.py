@@ -17,7 +17,9 @@ One run measures, on this machine:
    DuckDB file size at the stage's end; per model stage the **bound ratio**
    wall-clock / (evaluated prompt tokens / raw prompt tok/s + completion
    tokens / raw generation tok/s), with the raw speed of the stage's process
-   plan; and prompt tokens evaluated per corpus token for the whole build.
+   plan; prompt tokens evaluated per corpus token for the whole build, and
+   completion tokens per corpus token (whole build, and the extraction stages:
+   ``extract``, ``glean``; the ``choose_*`` decisions generate none).
 5. **Incremental** (``--add DIR``): the files of DIR added to the indexed
    folder and the same command run again: what adding documents costs.
 6. **Executors** (``--compare-executors``): the same corpus indexed with the
@@ -116,9 +118,10 @@ def compare_plans(input_dir: Path, model, k: int, cores: int) -> list[dict]:
     return out
 
 
+#: Ledger stages of the extraction stage (JSON records, gleaning, choices by token probability).
+EXTRACT_STAGES = ("extract", "glean", "choose_keep", "choose_type", "choose_relate")
 #: Ledger stages -> the pipeline stage whose wall-clock they belong to.
-STAGE_OF = {"extract": "extract", "glean": "extract", "choice": "extract", "claims": "claims",
-            "summarize": "graph", "report": "reports"}
+STAGE_OF = {"claims": "claims", "summarize": "graph", "report": "reports", **dict.fromkeys(EXTRACT_STAGES, "extract")}
 
 
 class Probe:
@@ -268,8 +271,12 @@ def stage_table(run: dict, led: dict, rates: dict, corpus_tokens: int) -> dict:
         st["bound_seconds"] = round(bound, 1)
         st["wall_over_bound"] = round(st["seconds"] / bound, 2) if bound else None
     evaluated = sum(l["evaluated_tokens"] for l in led.values())
+    completion = sum(l["completion_tokens"] for l in led.values())
+    ex_completion = sum(led.get(k, {}).get("completion_tokens", 0) for k in EXTRACT_STAGES)
     return {"stages": stages, "evaluated_tokens": evaluated, "corpus_tokens": corpus_tokens,
             "evaluated_per_corpus_token": round(evaluated / max(1, corpus_tokens), 2),
+            "completion_per_corpus_token": round(completion / max(1, corpus_tokens), 4),
+            "extract_completion_per_corpus_token": round(ex_completion / max(1, corpus_tokens), 4),
             "ms_per_corpus_token": round(1000 * run["wall_seconds"] / max(1, corpus_tokens), 2)}
 
 
@@ -461,7 +468,9 @@ def _stage_rows(ix: dict) -> list[str]:
                      f"{s.get('wall_over_bound', '') or ''} | {s['peak_mb']} | {s['db_mb']} |")
     lines += ["", f"Whole build: {ix['wall_seconds']} s for {ix['corpus_tokens']:,} corpus tokens = "
                   f"**{ix['ms_per_corpus_token']} ms per corpus token**; prompt tokens evaluated per corpus "
-                  f"token **{ix['evaluated_per_corpus_token']}** ({ix['evaluated_tokens']:,} evaluated)."]
+                  f"token **{ix['evaluated_per_corpus_token']}** ({ix['evaluated_tokens']:,} evaluated); completion "
+                  f"tokens per corpus token {ix['completion_per_corpus_token']} (extraction stages: "
+                  f"{ix['extract_completion_per_corpus_token']})."]
     return lines
 
 

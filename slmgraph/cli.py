@@ -42,6 +42,14 @@ def _index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk-overlap", type=int, default=100, help="overlap of text units in tokens (default 100)")
     p.add_argument("--extractor", choices=("llm", "nlp"), default="llm",
                    help="llm: the model types and relates candidate names (default); nlp: no model calls")
+    p.add_argument("--ner-model", default="auto",
+                   help="spaCy NER pipeline of the candidate pass: auto (the installed English small pipeline), "
+                        "none (capitalised runs only), or a pipeline's package name or path")
+    p.add_argument("--max-candidates", type=int, default=20,
+                   help="candidate names per text unit (default 20); more are ranked, left out, counted and warned of")
+    p.add_argument("--choices", default="auto",
+                   help="model decisions by token probability during extraction: auto (those that beat the "
+                        "LLM-free choice on the gold benchmark), none, or a comma list of keep,type,relate")
     p.add_argument("--descriptions", choices=("auto", "model", "text"), default="auto",
                    help="who writes descriptions: the model, the text's sentences, or auto (model if >= 1B params)")
     p.add_argument("--entity-types", default=None,
@@ -230,6 +238,18 @@ def _settings(args) -> Settings:
         if not 0 <= s.chunk_overlap < s.chunk_size:
             raise UserError(f"--chunk-overlap {s.chunk_overlap} must be >= 0 and smaller than --chunk-size")
         s.extractor = args.extractor
+        s.ner_model = args.ner_model.strip() or "auto"
+        if args.max_candidates < 1:
+            raise UserError(f"--max-candidates {args.max_candidates} must be at least 1")
+        s.max_candidates = args.max_candidates
+        picked = {c.strip().lower() for c in args.choices.split(",") if c.strip()}
+        if picked - {"keep", "type", "relate"} and picked not in ({"auto"}, {"none"}):
+            raise UserError(f"--choices {args.choices!r}: use auto, none, or a comma list of keep, type, relate")
+        s.choices = args.choices.strip().lower() or "auto"
+        if s.ner_model.lower() not in ("auto", "none"):
+            from .ner import load_pipeline
+
+            load_pipeline(s.ner_model)  # a bad name fails before the model loads
         s.descriptions = args.descriptions
         s.cooccurrence = not args.no_cooccurrence
         if args.gleanings < 0:

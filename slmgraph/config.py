@@ -87,7 +87,22 @@ class Settings:
     #: Also relate extracted entities named in one sentence (llm extractor);
     #: the 135M model relates few pairs, most of them self-loops (ARCHITECTURE.md "Extraction quality").
     cooccurrence: bool = True
-    max_candidates: int = 20  #: candidate spans the model types per text unit
+    #: Candidate budget per text unit (spans offered to the model or kept by the nlp extractor); those past
+    #: it are ranked last, left out and counted (slmgraph.ner).
+    max_candidates: int = 20
+    #: spaCy NER pipeline of the candidate pass: "auto" (the installed English small pipeline, else the
+    #: capitalised-run pass with a warning), "none" (capitalised runs only), or a pipeline name or path.
+    ner_model: str = "auto"
+    #: Add capitalised runs that no NER span covers (multi-word or proper-noun ones) to the NER candidates:
+    #: the union's recall gain is measured in benchmarks/results/extraction_gold.md.
+    caps_union: bool = True
+    #: llm extractor route: "auto" (JSON records when the model writes descriptions or names, else the
+    #: candidate pass with model choices), "json" or "choices" (slmgraph.extract.json_extraction).
+    extract_mode: str = "auto"
+    #: Model decisions by token probability in the choices route: "auto" (those measured to beat the
+    #: LLM-free alternative, slmgraph.extract.SMALL_MODEL_CHOICES), "none", or a comma list of
+    #: keep, type, relate.
+    choices: str = "auto"
     max_relationships: int = 6  #: JSON-schema maxItems for relationships per text unit
     extract_max_tokens: int = 2000  #: upper bound of the per-call cap (see extract.extract_token_cap)
     description_max_chars: int = 200  #: cap of one description (grammar maxLength / text cut)
@@ -150,6 +165,7 @@ class Settings:
         """Settings that determine index content (JSON-serialisable dict)."""
         keys = (
             "chunk_size", "chunk_overlap", "extractor", "entity_types", "descriptions", "cooccurrence", "max_candidates",
+            "ner_model", "caps_union", "extract_mode", "choices",
             "max_relationships", "extract_max_tokens", "description_max_chars", "constrain_names", "grounding",
             "max_gleanings", "claims", "max_claims", "resolution_threshold", "summaries",
             "entity_description_max_tokens", "leiden_resolution", "max_levels",

@@ -183,7 +183,9 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
                       "candidates": sum(n_cand.values()),
                       "units_with_candidates": sum(1 for v in n_cand.values() if v)}
             ratio = 1.0
-            if settings.extractor == "llm":
+            from .extract import uses_model
+
+            if uses_model(settings, getattr(model, "n_params", None)):  # else: the LLM-free route, run in full
                 ratio = _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok, sample,
                                               progress, model_factory, say, stages, calib)
             else:

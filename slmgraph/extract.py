@@ -39,8 +39,8 @@ from tqdm import tqdm
 
 from .config import Settings
 from .client import Model, ModelClient
-from .names import (candidate_names, content_words, cut, is_grounded, mentions, name_occurs, normalize_name,
-                    sentences)
+from .names import content_words, cut, is_grounded, mentions, name_occurs, normalize_name, sentences
+from .ner import LANGUAGE_NAMES, LANGUAGE_NOTES, find_candidates, pipeline_for
 from .prompting import Prompts
 from .store import Store, dumps
 from .text import parse_json
@@ -50,7 +50,16 @@ log = logging.getLogger("slmgraph")
 #: Part of every extraction key: bump it when a change to this module, to
 #: :mod:`slmgraph.names` or to the sampler (``llm.SAMPLER_VERSION``) changes
 #: what an extraction yields, so indexes re-extract.
-EXTRACTOR_VERSION = "6"
+EXTRACTOR_VERSION = "7"
+
+#: Decisions the model can make by token probability during extraction (:func:`extract_choices`).
+CHOICES = ("keep", "type", "relate")
+
+#: The decisions ``--choices auto`` turns on for a model under 1e9 parameters: those that beat their
+#: LLM-free alternative (spaCy's type, keeping every candidate, plain co-occurrence) on the 100
+#: Re-DocRED dev documents with SmolLM2-135M (benchmarks/results/extraction_gold.md, rows
+#: ``choose-*`` against ``nlp``).
+SMALL_MODEL_CHOICES: frozenset[str] = frozenset()
 
 #: Longest entity name the model may write in free-names mode (JSON-schema
 #: ``maxLength``, characters). Candidate names have at most
@@ -80,6 +89,10 @@ class Extraction:
     finish_reason: str = "stop"  #: of the model call (``deadline``: redone on the next run)
     evaluated_tokens: int = 0  #: prompt tokens evaluated by the model for this unit (not reused, not cached)
     completion_tokens: int = 0  #: tokens generated for this unit
+    n_left_out: int = 0  #: candidates past the budget (``max_candidates``), not offered (:mod:`slmgraph.ner`)
+    n_choices: int = 0  #: model choices made by token probability (keep / type / relate)
+    n_rejected: int = 0  #: candidates the model's keep choice dropped, plus pairs its relate choice dropped
+    language: str = "en"  #: :func:`slmgraph.ner.text_language` of the text unit
 
 
 def extraction_schema(candidates: list[str], settings: Settings, with_descriptions: bool,
@@ -285,21 +298,92 @@ def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str,
     return first_sentence, pairs
 
 
-def extract_nlp(text: str, settings: Settings) -> Extraction:
-    """LLM-free extraction: candidates as entities (type ``unknown``, described by
-    their first sentence), same-sentence co-occurrence as relationships
-    (strength = number of such sentences, at most 10)."""
-    cands = candidate_names(text, settings.max_candidates)
-    keys = {normalize_name(c): c for c in cands}
-    first_sentence, pairs = cooccurrence(text, cands, settings.description_max_chars)
-    ents = [{"name": keys[k], "type": "unknown", "description": first_sentence.get(k, "")} for k in keys]
-    rels = [{"source": keys[a], "target": keys[b], "description": sents[0], "strength": min(10, len(sents))}
-            for (a, b), sents in sorted(pairs.items())]
+def unit_candidates(text: str, settings: Settings, nlp, edges: tuple[bool, bool] = (True, True),
+                    budget: int | None = None):
+    """The candidate pass over one text unit (:func:`slmgraph.ner.find_candidates`) under ``settings``
+    (entity types, ``max_candidates`` or ``budget``, ``caps_union``); ``edges`` = (unit begins its
+    document, unit ends its document)."""
+    return find_candidates(text, tuple(settings.entity_types), settings.max_candidates if budget is None else budget,
+                           nlp, at_doc_start=edges[0], at_doc_end=edges[1], caps=settings.caps_union)
+
+
+def extract_nlp(text: str, settings: Settings, nlp=None, edges: tuple[bool, bool] = (True, True)) -> Extraction:
+    """LLM-free extraction: the candidate pass's names as entities (their NER type, ``unknown`` for
+    capitalised runs; described by their first sentence), same-sentence co-occurrence as relationships
+    (strength = number of such sentences, at most 10). Sentences are read in the masked text
+    (:func:`slmgraph.ner.mask_markup`), so markup does not become a description."""
+    return extract_choices(None, None, text, settings, nlp, edges, frozenset())
+
+
+def extract_choices(client: ModelClient | None, prompts: Prompts | None, text: str, settings: Settings, nlp,
+                    edges: tuple[bool, bool], choices: frozenset[str]) -> Extraction:
+    """Extraction by the candidate pass, with the model deciding by token probability where ``choices`` say.
+
+    ``choices`` (subset of :data:`CHOICES`): ``keep`` -- for each candidate, "is this name an entity
+    here?" (options ``yes``/``no``, the candidate's first sentence shown); ``type`` -- its type among
+    the configured entity types (replaces the NER type); ``relate`` -- for each pair of kept names in one
+    sentence, "does the sentence relate them?" (``yes``/``no``; a ``no`` drops the co-occurrence
+    relationship). Each is a :meth:`ModelClient.choose` call whose instructions and example are the
+    fixed prefix (``prompts/choose_*_system.txt``, evaluated once per process), so a call pays for the
+    sentence and the name; nothing is generated. Empty ``choices``: no model call (the ``nlp`` extractor).
+    Descriptions are the first sentence that mentions an entity (pair).
+    """
+    cp = unit_candidates(text, settings, nlp, edges)
+    masked = cp.masked
+    sents = sentences(masked)
+    max_chars = settings.description_max_chars
+    n_choices = rejected = 0
+    evaluated = 0
+
+    def first_sentence(*names: str) -> str:
+        for snt in sents:
+            if all(mentions(snt, n) for n in names):
+                return cut(snt, max_chars)
+        return ""
+
+    def choose(kind: str, user: str, options: list[str]):
+        nonlocal n_choices, evaluated
+        system = prompts.fill(f"choose_{kind}_system", entity_types=", ".join(settings.entity_types)) \
+            if kind == "type" else prompts.text(f"choose_{kind}_system")
+        ch = client.choose(f"choose_{kind}", system, user, options)
+        n_choices += 1
+        if not ch.from_cache:
+            evaluated += ch.prompt_tokens - ch.cached_tokens
+        return ch
+
+    ents: list[dict] = []
+    for c in cp.candidates:
+        desc = first_sentence(c.name)
+        etype = c.type
+        if "keep" in choices:
+            ch = choose("keep", prompts.fill("choose_keep_user", sentence=desc or c.name, candidate=c.name), ["yes", "no"])
+            if ch.options[ch.best] == "no":
+                rejected += 1
+                continue
+        if "type" in choices:
+            ch = choose("type", prompts.fill("choose_type_user", sentence=desc or c.name, candidate=c.name),
+                        list(settings.entity_types))
+            etype = ch.options[ch.best]
+        ents.append({"name": c.name, "type": etype, "description": desc})
+    names = [e["name"] for e in ents]
+    _, pairs = cooccurrence(masked, names, max_chars)
+    keys = {normalize_name(n): n for n in names}
+    rels = []
+    for (a, b), snts in sorted(pairs.items()):
+        if "relate" in choices:
+            ch = choose("relate", prompts.fill("choose_relate_user", sentence=snts[0], source=keys[a], target=keys[b]),
+                        ["yes", "no"])
+            if ch.options[ch.best] == "no":
+                rejected += 1
+                continue
+        rels.append({"source": keys[a], "target": keys[b], "description": snts[0], "strength": min(10, len(snts))})
     ungrounded = 0
-    if settings.grounding:  # candidates are spans of the text: drops nothing unless the candidate pass changes
-        ents, rels, ungrounded = ground(text, ents, rels)
-    return Extraction(ents, rels, n_candidates=len(cands), n_ungrounded=ungrounded,
-                      status="ok" if ents else "empty")
+    if settings.grounding:  # candidates are spans of the masked text: drops nothing unless the pass changes
+        ents, rels, ungrounded = ground(masked, ents, rels)
+    return Extraction(ents, rels, n_candidates=len(cp.candidates), n_ungrounded=ungrounded,
+                      status="ok" if ents else "empty", n_left_out=len(cp.left_out), n_choices=n_choices,
+                      n_rejected=rejected, language=cp.language, evaluated_tokens=evaluated,
+                      raw="" if not choices else f"choices: {n_choices}, rejected: {rejected}")
 
 
 def add_cooccurrence(text: str, ents: list[dict], rels: list[dict], max_chars: int) -> int:
@@ -420,7 +504,7 @@ def free_name_tokens(settings: Settings) -> list[int]:
 
 
 def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Settings, system: str,
-                with_descriptions: bool) -> Extraction:
+                with_descriptions: bool, nlp=None, edges: tuple[bool, bool] = (True, True)) -> Extraction:
     """Model extraction of one text unit, with grounding and gleaning.
 
     With ``constrain_names`` (default) the names are an ``enum`` of the text
@@ -448,7 +532,9 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
     """
     limit = settings.max_candidates
     free = not settings.constrain_names
-    all_cands = candidate_names(text, limit * (1 + max(0, settings.max_gleanings)))
+    cp = unit_candidates(text, settings, nlp, edges, budget=limit * (1 + max(0, settings.max_gleanings)))
+    ner_type = {normalize_name(c.name): c.type for c in cp.candidates}
+    all_cands = [c.name for c in cp.candidates]
     cands = all_cands[:limit]
     if free:
         user = prompts.fill("extract_free_user", text=text)
@@ -532,24 +618,100 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
         if not new_r and not any(x["type"] != "unknown" for x in new_e):
             break  # a round that adds no typed entity and no relationship ends gleaning
         rounds += 1
+    for x in ents:  # the model left it untyped: the candidate pass's (NER) type
+        if x["type"] == "unknown":
+            x["type"] = ner_type.get(normalize_name(x["name"]), "unknown")
     ungrounded = 0
     if settings.grounding:
-        ents, rels, ungrounded = ground(text, ents, rels)
+        ents, rels, ungrounded = ground(text if free else cp.masked, ents, rels)
     text_descriptions(text, ents, rels, settings.description_max_chars)
     if settings.cooccurrence:
         add_cooccurrence(text, ents, rels, settings.description_max_chars)
     return Extraction(ents, rels, n_candidates=len(cands) + len(all_cands[limit:]) - len(more), n_dropped=dropped,
                       n_ungrounded=ungrounded, status=status, raw="\n".join(raws), finish_reason=finish,
-                      gleanings=rounds, evaluated_tokens=evaluated, completion_tokens=completion)
+                      gleanings=rounds, evaluated_tokens=evaluated, completion_tokens=completion,
+                      n_left_out=len(cp.left_out) + len(more), language=cp.language)
 
 
-def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings) -> str:
-    """Content key of a text unit's extraction: sha256(text, model, prompts, settings), 32 hex."""
+def model_choices(settings: Settings, n_params: int | None) -> frozenset[str]:
+    """The model decisions of the choice extraction for ``settings.choices``: ``auto`` ->
+    :data:`SMALL_MODEL_CHOICES` (measured with the 135M model; no larger model was measured, so the
+    same set applies to any size), ``none`` -> none, else the comma list given (checked by the CLI)."""
+    v = (settings.choices or "auto").strip().lower()
+    if v == "auto":
+        return SMALL_MODEL_CHOICES
+    if v == "none":
+        return frozenset()
+    return frozenset(x.strip() for x in v.split(",") if x.strip())
+
+
+def json_extraction(settings: Settings, n_params: int | None) -> bool:
+    """Whether the llm extractor generates JSON records (:func:`extract_llm`) rather than extracting by
+    the candidate pass and choices (:func:`extract_choices`): ``extract_mode`` json, or auto when the
+    model writes descriptions (>= 1e9 parameters, or ``--descriptions model``) or names (``--free-names``).
+    A < 1B model's JSON added nothing measurable over the LLM-free pass and generated more tokens than
+    it read (benchmarks/results/extraction_gold.md, index_throughput.md)."""
+    if settings.extract_mode == "json":
+        return True
+    if settings.extract_mode == "choices":
+        return False
+    return not settings.constrain_names or use_model_descriptions(settings, n_params)
+
+
+def extract_unit(client: ModelClient | None, prompts: Prompts, text: str, settings: Settings, system: str,
+                 with_descriptions: bool, nlp, edges: tuple[bool, bool]) -> Extraction:
+    """One text unit's extraction by the configured route: ``nlp`` (:func:`extract_nlp`), JSON
+    records (:func:`extract_llm`, see :func:`json_extraction`) or the candidate pass with the model's
+    choices (:func:`extract_choices`, :func:`model_choices`)."""
+    if settings.extractor == "nlp" or client is None:
+        return extract_nlp(text, settings, nlp, edges)
+    n_params = getattr(client.model, "n_params", None)
+    if json_extraction(settings, n_params):
+        return extract_llm(client, prompts, text, settings, system, with_descriptions, nlp, edges)
+    return extract_choices(client, prompts, text, settings, nlp, edges, model_choices(settings, n_params))
+
+
+#: Type accuracy at or above which a type source may block resolution merges (share of matched gold
+#: entities typed right; a source below it is wrong on more than one entity in five).
+RELIABLE_TYPE_ACCURACY = 0.8
+
+#: Measured type accuracy of each type source on the 100 Re-DocRED dev documents
+#: (benchmarks/results/extraction_gold.md, column "type accuracy": ``nlp`` for ``ner``, ``choose-type`` and
+#: ``json`` (main 43a2d15 had no type column; the 135M model's types there are "mostly wrong", issue 10) for
+#: ``model``).
+TYPE_ACCURACY = {"ner": 0.63, "model": 0.0}
+
+
+def types_reliable(settings: Settings, n_params: int | None) -> bool:
+    """Whether entity types may block resolution merges: when their source's measured accuracy
+    (:data:`TYPE_ACCURACY`: the NER pipeline's, or the model's when it chooses or writes types) reaches
+    :data:`RELIABLE_TYPE_ACCURACY`. Neither does today, so types never block merges: on the gold
+    documents this lifts strict F1 (fragments such as a surname typed organization merge into their person)."""
+    source = "ner"
+    if settings.extractor != "nlp" and (json_extraction(settings, n_params)
+                                        or "type" in model_choices(settings, n_params)):
+        source = "model"
+    return TYPE_ACCURACY[source] >= RELIABLE_TYPE_ACCURACY
+
+
+def uses_model(settings: Settings, n_params: int | None) -> bool:
+    """Whether extraction with ``settings`` calls the model at all (False: the LLM-free route)."""
+    if settings.extractor == "nlp":
+        return False
+    return json_extraction(settings, n_params) or bool(model_choices(settings, n_params))
+
+
+def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings,
+                   edges: tuple[bool, bool] = (True, True)) -> str:
+    """Content key of a text unit's extraction: sha256(text, model, prompts, settings, document edges), 32 hex.
+    ``model_fp`` is "" when extraction makes no model call (:func:`uses_model`)."""
     s = settings
-    parts = [EXTRACTOR_VERSION, text, model_fp if s.extractor == "llm" else "", prompt_fp if s.extractor == "llm" else "",
+    llm = s.extractor == "llm" and bool(model_fp)
+    parts = [EXTRACTOR_VERSION, text, model_fp if llm else "", prompt_fp if llm else "",
              s.extractor, list(s.entity_types), s.descriptions, s.max_candidates, s.max_relationships,
              s.extract_max_tokens, s.description_max_chars, s.cooccurrence, s.constrain_names, s.grounding,
-             s.max_gleanings if s.extractor == "llm" else 0, s.n_ctx if s.extractor == "llm" else 0]
+             s.max_gleanings if llm else 0, s.n_ctx if llm else 0, s.ner_model, s.caps_union,
+             s.extract_mode if llm else "", s.choices if llm else "", list(edges)]
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
 
 
@@ -558,7 +720,7 @@ def extraction_prompt_files(settings: Settings) -> list[str]:
     names = list(PROMPT_FILES[settings.constrain_names])
     if settings.max_gleanings > 0:
         names += ["glean_check", "glean_user"]
-    return names
+    return names + [f"choose_{k}_{part}" for k in CHOICES for part in ("system", "user")]
 
 
 def extraction_system(prompts: Prompts, settings: Settings, model) -> tuple[str, bool]:
@@ -585,10 +747,11 @@ def store_extraction(con, chunk_id: str, key: str, ex: Extraction) -> None:
     con.execute("DELETE FROM relationship_mentions WHERE chunk_id = ?", [chunk_id])
     stored_key = None if ex.finish_reason == "deadline" else key
     con.execute("INSERT OR REPLACE INTO extractions (chunk_id, cache_key, status, n_candidates, n_entities, "
-                "n_relationships, n_dropped, raw, n_ungrounded, gleanings, evaluated_tokens, completion_tokens) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "n_relationships, n_dropped, raw, n_ungrounded, gleanings, evaluated_tokens, completion_tokens, "
+                "n_left_out, n_choices, n_rejected) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [chunk_id, stored_key, ex.status, ex.n_candidates, len(ex.entities), len(ex.relationships),
-                 ex.n_dropped, ex.raw, ex.n_ungrounded, ex.gleanings, ex.evaluated_tokens, ex.completion_tokens])
+                 ex.n_dropped, ex.raw, ex.n_ungrounded, ex.gleanings, ex.evaluated_tokens, ex.completion_tokens,
+                 ex.n_left_out, ex.n_choices, ex.n_rejected])
     if ex.entities:
         con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)",
                         [[chunk_id, e["name"], normalize_name(e["name"]), e["type"], e["description"]]
@@ -599,14 +762,17 @@ def store_extraction(con, chunk_id: str, key: str, ex: Extraction) -> None:
                           r["description"], r["strength"]] for r in ex.relationships])
 
 
-def worker_job(client: ModelClient, prompts: Prompts, settings: Settings, model: Model) -> Callable[[str], Extraction]:
+def worker_job(client: ModelClient, prompts: Prompts, settings: Settings,
+               model: Model) -> Callable[[tuple[str, tuple[bool, bool]]], Extraction]:
     """What an extraction worker process does per text unit (:class:`slmgraph.batch.WorkerSpec` ``make_job``).
 
-    Builds the extraction system prompt once for the worker's model and
-    returns ``text -> Extraction`` (:func:`extract_llm`).
+    Builds the extraction system prompt once for the worker's model, loads the NER pipeline once in the
+    process (:func:`slmgraph.ner.pipeline_for`; the parent already warned if there is none) and returns
+    ``(text, (begins document, ends document)) -> Extraction`` (:func:`extract_unit`).
     """
     system, with_desc = extraction_system(prompts, settings, model)
-    return lambda text: extract_llm(client, prompts, text, settings, system, with_desc)
+    nlp, _ = pipeline_for(settings.ner_model)
+    return lambda task: extract_unit(client, prompts, task[0], settings, system, with_desc, nlp, tuple(task[1]))
 
 
 def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
@@ -645,25 +811,33 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
 
     prompt_fp = prompts.digest(*extraction_prompt_files(settings))
     model = client.model if client is not None else None
-    model_fp = model.fingerprint if model is not None else ""
+    n_params = getattr(model, "n_params", None) if model is not None else None
+    calls_model = model is not None and uses_model(settings, n_params)
+    model_fp = model.fingerprint if calls_model else ""
     system, with_desc = extraction_system(prompts, settings, model)
+    nlp, warning = pipeline_for(settings.ner_model)
+    if warning and say:
+        say(f"warning: {warning}")
     rows = store.con.execute(
-        "SELECT t.chunk_id, t.text, e.cache_key FROM text_units t LEFT JOIN extractions e USING (chunk_id) "
-        "ORDER BY t.doc_id, t.ord").fetchall()
+        "SELECT t.chunk_id, t.text, e.cache_key, t.ord = min(t.ord) OVER (PARTITION BY t.doc_id), "
+        "t.ord = max(t.ord) OVER (PARTITION BY t.doc_id) "
+        "FROM text_units t LEFT JOIN extractions e USING (chunk_id) ORDER BY t.doc_id, t.ord").fetchall()
     todo = []
     reused = 0
-    for chunk_id, text, have in rows:
+    for chunk_id, text, have, first, last in rows:
         if only is not None and chunk_id not in only:
             continue
-        key = extraction_key(text, model_fp, prompt_fp, settings)
+        edges = (bool(first), bool(last))
+        key = extraction_key(text, model_fp, prompt_fp, settings, edges)
         if have == key:
             reused += 1
         else:
-            todo.append((chunk_id, text, key))
+            todo.append((chunk_id, text, key, edges))
     stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0,
              "relationships": 0, "dropped": 0, "ungrounded": 0, "status": {}, "workers": 1, "threads": 0,
-             "startup_seconds": 0.0}
-    parallel = settings.extractor == "llm" and todo and (model_factory is not None or model.path is not None)
+             "startup_seconds": 0.0, "left_out": 0, "units_over_budget": 0, "choices": 0, "rejected": 0,
+             "languages": {}, "ner_model": getattr(nlp, "meta", {}).get("name") if nlp is not None else None}
+    parallel = calls_model and todo and (model_factory is not None or getattr(model, "path", None) is not None)
     plan = None
     if parallel:
         plan = stage_plan(model, settings, len(todo), say)
@@ -687,6 +861,11 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
         stats["dropped"] += ex.n_dropped
         stats["ungrounded"] += ex.n_ungrounded
         stats["status"][ex.status] = stats["status"].get(ex.status, 0) + 1
+        stats["left_out"] += ex.n_left_out
+        stats["units_over_budget"] += ex.n_left_out > 0
+        stats["choices"] += ex.n_choices
+        stats["rejected"] += ex.n_rejected
+        stats["languages"][ex.language] = stats["languages"].get(ex.language, 0) + 1
         tokens += ex.evaluated_tokens + ex.completion_tokens
         bar.update(1)
         bar.set_postfix_str(f"{tokens / max(time.perf_counter() - t_start, 1e-9):.0f} tok/s, "
@@ -700,7 +879,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             ).fetchall()}
 
             def spec_for(worker: int) -> WorkerSpec:
-                return WorkerSpec(str(model.path) if model.path is not None else None, model.n_ctx, settings.seed,
+                return WorkerSpec(str(model.path) if getattr(model, "path", None) is not None else None, model.n_ctx, settings.seed,
                                   plan.threads, settings, client.run_id, worker_job, cache, model_factory)
 
             if say:
@@ -710,18 +889,35 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             update_claim(max(plan.total_threads, model.n_threads or 1))
             try:
                 with open_pool(spec_for, plan, settings, "extract") as pool:
-                    for chunk_id, key, ex, calls, puts, _worker in pool.results(todo):
+                    for chunk_id, key, ex, calls, puts, _worker in pool.results([(c, (t, e), k) for c, t, k, e in todo]):
                         commit(chunk_id, key, ex, calls, puts)
             finally:
                 update_claim(model.n_threads or settings.n_threads)
             stats["startup_seconds"] = round(pool.startup_seconds, 2)
         else:
-            for chunk_id, text, key in todo:
-                if settings.extractor == "nlp":
-                    ex = extract_nlp(text, settings)
-                else:
-                    ex = extract_llm(client, prompts, text, settings, system, with_desc)
+            for chunk_id, text, key, edges in todo:
+                ex = extract_unit(client if calls_model else None, prompts, text, settings, system, with_desc, nlp,
+                                  edges)
                 commit(chunk_id, key, ex)
     finally:
         bar.close()
+    if say:
+        for w in extraction_warnings(stats, settings, nlp):
+            say(f"warning: {w}")
     return stats
+
+
+def extraction_warnings(stats: dict, settings: Settings, nlp) -> list[str]:
+    """The run's warnings about candidates (each said once per run): text units with more candidates
+    than the budget, and languages whose names the candidate pass cannot (fully) find
+    (:data:`slmgraph.ner.LANGUAGE_NOTES`; not said when the pipeline reads that language)."""
+    out = []
+    if stats.get("left_out"):
+        out.append(f"{stats['units_over_budget']} text unit(s) had more candidate names than --max-candidates "
+                   f"{settings.max_candidates}: {stats['left_out']} were left out (the least mentioned; see "
+                   "'slmgraph stats'); raise --max-candidates to keep them")
+    lang = getattr(nlp, "lang", None) if nlp is not None else None
+    for code, n in sorted(stats.get("languages", {}).items()):
+        if code in LANGUAGE_NOTES and code != lang:
+            out.append(f"{n} text unit(s) in {LANGUAGE_NAMES.get(code, code)}: {LANGUAGE_NOTES[code]}")
+    return out

@@ -31,8 +31,8 @@ from tqdm import tqdm
 
 from .config import Settings
 from .errors import UserError
-from .extract import model_writes
 from .client import ModelClient
+from .extract import model_writes, types_reliable
 from .names import content_words, is_grounded, sentences
 from .prompting import Prompts
 from .resolve import RULES, resolve_entities
@@ -212,7 +212,9 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
             mtypes[norm][etype] += 1
             munits[norm].add(chunk_id)
     res = resolve_entities(mnames, mtypes, {n: len(u) for n, u in munits.items()},
-                           threshold=settings.resolution_threshold, embed=embed, rules=settings.resolution_rules)
+                           threshold=settings.resolution_threshold, embed=embed, rules=settings.resolution_rules,
+                           types_reliable=types_reliable(settings, getattr(getattr(client, "model", None), "n_params",
+                                                                           None)))
     canon = res.mapping
     names: dict[str, Counter] = {n: mnames[n] for n in canon if canon[n] == n}
     types: dict[str, Counter] = defaultdict(Counter)

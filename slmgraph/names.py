@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from typing import NamedTuple
 
 # Every upper-case letter of the Basic Multilingual Plane (Latin, Greek,
 # Cyrillic, ...): Python's re has no \p{Lu}.
@@ -27,8 +28,13 @@ _UPPER_CLASS = "[" + re.escape(_UPPER) + "]"
 # apostrophes/hyphens/ampersands, and dotted parts ("Landing.AI").
 _CAP = rf"{_UPPER_CLASS}(?:[^\W_]|['\u2019&\-](?=[^\W_]))*(?:\.[^\W\d_][^\W_]*)*"
 _CONNECT = r"(?:of|of the|de|du|da|del|der|van|von|la|le|al|bin|y)"
-_GAP = r"[^\S\n]+"  # spaces within one line: a name never spans a line break
-_RUN = re.compile(rf"(?<![\w'\u2019])({_CAP}(?:{_GAP}(?:{_CONNECT}{_GAP})*{_CAP})*)")
+_GAP = r"(?:[^\S\n]+|[^\S\n]*\n[^\S\n]*)"  # spaces, or one line break (a name wrapped by a newline)
+#: Abbreviated titles written with a full stop ("Mr. Holmes"): the stop does not end a sentence.
+TITLE_ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Mx", "Dr", "Prof", "Rev", "Fr", "Sr", "Jr", "St", "Capt", "Col", "Gen",
+                       "Lt", "Sgt", "Det", "Insp", "Gov", "Sen", "Rep", "Hr", "Fr")
+_TITLE_ABBR = r"(?:" + "|".join(sorted(set(TITLE_ABBREVIATIONS), key=len, reverse=True)) + r")\."
+_QUOTED = r"[\"\u201c]" + _CAP + r"[\"\u201d]"  # a nickname in quotes inside a name: Zoe "Ziggy" Marlowe
+_RUN = re.compile(rf"(?<![\w'\u2019])((?:{_TITLE_ABBR}{_GAP})?{_CAP}(?:{_GAP}(?:{_CONNECT}{_GAP})*(?:{_QUOTED}{_GAP})?{_CAP})*)")
 
 #: Capitalised words that begin sentences and are not names (English).
 STOP = frozenset("""
@@ -52,19 +58,22 @@ january february march april june july august september october november decembe
 _ARTICLES = ("the ", "a ", "an ")
 #: Longer capitalised runs are headings or title-case prose, not names.
 MAX_NAME_WORDS = 6
-_CORP = re.compile(r"[\s,]+(inc|corp|corporation|ltd|llc|plc|co|gmbh|ag|sa)\.?$")
+_CORP = re.compile(r"[\s,]+(inc|corp|corporation|ltd|llc|plc|co|gmbh|ag|sa|jr|sr)\.?$")
 
 
 def normalize_name(name: str) -> str:
     """The merge key of an entity name (str; empty if nothing is left).
 
     NFKC, casefold, curly quotes to straight, possessive ``'s`` removed,
-    punctuation dropped except inner hyphens/ampersands, leading article
-    removed, whitespace collapsed. "The Sorbonne's" -> "sorbonne".
+    punctuation -- hyphens included -- dropped except inner ampersands, leading
+    article removed, whitespace collapsed. "The Sorbonne's" -> "sorbonne";
+    "Acme-Robotics" and "ACME ROBOTICS" -> "acme robotics" (a compound written
+    as one word, "AcmeRobotics", is folded by entity resolution's
+    ``compound`` rule, :mod:`slmgraph.resolve`).
     """
     s = unicodedata.normalize("NFKC", name).casefold().replace("\u2019", "'")
     s = re.sub(r"'s\b", "", s)
-    s = re.sub(r"[^\w\s\-&]", " ", s)
+    s = re.sub(r"[^\w\s&]|_", " ", s)
     s = re.sub(r"\s+", " ", s).strip(" -&")
     for art in _ARTICLES:
         if s.startswith(art) and len(s) > len(art):
@@ -75,54 +84,156 @@ def normalize_name(name: str) -> str:
     return s
 
 
-def _clean_span(span: str) -> tuple[str | None, bool]:
-    """``(name, lead_dropped)``: the span without leading/trailing stop words
-    (``lead_dropped`` when leading ones were removed), or ``(None, False)``."""
-    span = span.strip(" -.&'\u2019")
-    span = re.sub(r"['\u2019]s$", "", span)
-    words = span.split()
-    # Drop leading sentence-start stop words ("When Alex" -> "Alex").
-    while words and words[0].casefold().replace("\u2019", "'").strip(".") in STOP:
+#: Leading titles and honorifics (normalised: case-folded, no dots), used by entity resolution's ``title`` rule
+#: (:mod:`slmgraph.resolve`) and the candidate pass (:mod:`slmgraph.ner`); see resolve.py for what is left out.
+TITLES = frozenset("""
+mr mrs ms miss mx dr doctor prof professor sir dame lady lord madam madame mme mlle herr frau monsieur senor senora
+rev reverend father fr pastor rabbi imam sister brother bishop cardinal pope
+agent officer detective det inspector sergeant sgt lieutenant lt captain capt cpt commander cmdr colonel col
+general gen major maj admiral adm corporal cpl private pvt marshal
+president vice senator sen governor gov mayor minister chancellor ambassador judge justice secretary congressman
+congresswoman representative rep
+king queen prince princess duke duchess count countess baron baroness emperor empress sheikh
+agents officers detectives doctors drs professors profs messrs senators generals captains sergeants inspectors
+herr frau ministerin bundesminister bundesministerin bürgermeister bürgermeisterin kanzler kanzlerin präsident
+präsidentin professorin doktor minister
+""".split())
+
+
+#: German function words that begin sentences (stripped at a run's ends in German text).
+STOP_DE = frozenset("""
+der die das den dem des ein eine einer eines einem einen im am vom zum zur und oder aber auch nach bei mit für über
+unter vor ich du er sie es wir ihr man dieser diese dieses jeder jede jedes kein keine wenn weil dass als wie so
+""".split())
+
+_TITLE_ABBR_FOLDED = frozenset(t.casefold() for t in TITLE_ABBREVIATIONS)
+
+
+def _clean_span(span: str, stop: frozenset[str] = STOP) -> tuple[str | None, bool, int, int]:
+    """``(name, lead_dropped, start, end)``: the span without leading/trailing stop words
+    (``lead_dropped`` when leading ones were removed; ``start``/``end`` its offsets in
+    ``span``), or ``(None, False, 0, 0)``. A leading abbreviated title ("Mr.") before
+    another word is kept ("Mr. Holmes")."""
+    words = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"\S+", span)]
+
+    def folded(w: str) -> str:
+        return w.casefold().replace("\u2019", "'").strip(".,;:-&'\"\u201c\u201d")
+
+    while words and folded(words[0][2]) in stop and not (
+            len(words) > 1 and words[0][2].endswith(".") and folded(words[0][2]) in _TITLE_ABBR_FOLDED):
         words.pop(0)
-    while words and words[-1].casefold().replace("\u2019", "'").strip(".") in STOP:
+    while words and folded(words[-1][2]) in stop:
         words.pop()
     if not words or len(words) > MAX_NAME_WORDS:
-        return None, False  # nothing left, or a title-case heading
-    lead_dropped = words[0] != span.split()[0]
-    out = " ".join(words).strip(" -.&")
+        return None, False, 0, 0  # nothing left, or a title-case heading
+    start, end = words[0][0], words[-1][1]
+    out = span[start:end]
+    stripped = out.lstrip(" -.&'\u2019\"\u201c")
+    start += len(out) - len(stripped)
+    out = re.sub(r"['\u2019]s$", "", stripped).rstrip(" -.&'\u2019\"\u201d") if not re.fullmatch(
+        rf"{_TITLE_ABBR}", stripped) else stripped
+    end = start + len(out)
+    out = " ".join(out.split())
+    lead_dropped = start > 0
     if len(out) < 2 or not any(c.isalpha() for c in out):
-        return None, False
+        return None, False, 0, 0
     if re.search(r"['\u2019](ll|ve|re|d|m|t)$", out, re.IGNORECASE):
-        return None, False  # a contraction ("We'll"), not a name
-    return out, lead_dropped
+        return None, False, 0, 0  # a contraction ("We'll"), not a name
+    if out.count('"') % 2 or out.count("\u201c") != out.count("\u201d"):
+        return None, False, 0, 0
+    return out, lead_dropped, start, end
+
+
+class Span(NamedTuple):
+    """One occurrence of a capitalised-run candidate: ``[start, end)`` character offsets and the name
+    (whitespace folded)."""
+
+    start: int
+    end: int
+    name: str
+
+
+def _title_case(word: str) -> bool:
+    w = word.strip("\"\u201c\u201d.")
+    return bool(w) and w[0].isupper() and any(c.islower() for c in w[1:])
+
+
+#: A line at least this long (characters) that breaks inside a name is hard-wrapped prose; shorter
+#: lines (list items, headings, table cells) end their names.
+WRAPPED_LINE_CHARS = 40
+
+
+def _run_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """A run's pieces: the run itself, or its lines when it spans a line break and is not a wrapped name
+    (a wrapped name has at most 4 words, all title-case, and its first line is prose of
+    :data:`WRAPPED_LINE_CHARS` or more characters: "...with Alex\\nMercer"; "Sam\\nANDREW NG" and a
+    list of names one per line are not)."""
+    run = text[start:end]
+    if "\n" not in run:
+        return [(start, end)]
+    words = run.split()
+    line_start = text.rfind("\n", 0, start) + 1
+    wrapped_prose = start + run.index("\n") - line_start >= WRAPPED_LINE_CHARS
+    if wrapped_prose and len(words) <= 4 and all(_title_case(w) for w in words):
+        return [(start, end)]
+    pieces, pos = [], start
+    for line in run.split("\n"):
+        s = pos + (len(line) - len(line.lstrip()))
+        e = pos + len(line.rstrip())
+        if e > s:
+            pieces.append((s, e))
+        pos += len(line) + 1
+    return pieces
+
+
+def candidate_spans(text: str, language: str = "en") -> list[Span]:
+    """Every occurrence of a capitalised-run candidate in ``text`` (in text order).
+
+    A run of capitalised words (with "of", "de", "van", ... inside; an
+    abbreviated title with its full stop in front, "Dr. Watson"; a quoted
+    nickname inside, ``Zoe "Ziggy" Marlowe``; one line break inside when the
+    run is a wrapped name) without the stop words at its ends. A name whose
+    every occurrence is one word at the start of a sentence, line or quotation
+    ("Today", "Focus") is left out. With ``language`` "de" German function
+    words are stop words too and one-word runs are left out (German capitalises
+    every noun), except acronyms.
+    """
+    stop = STOP | STOP_DE if language == "de" else STOP
+    found: list[tuple[Span, str]] = []
+    mid_sentence: set[str] = set()
+    for m in _RUN.finditer(text):
+        for s0, e0 in _run_pieces(text, m.start(1), m.end(1)):
+            name, lead_dropped, a, b = _clean_span(text[s0:e0], stop)
+            if name is None:
+                continue
+            key = normalize_name(name)
+            if not key or key in stop:
+                continue
+            if language == "de" and " " not in name and not (name.isupper() and len(name) > 1):
+                continue
+            found.append((Span(s0 + a, s0 + b, name), key))
+            if " " in key or name.isupper() or lead_dropped or not _sentence_initial(text, s0 + a):
+                mid_sentence.add(key)
+    return [sp for sp, key in found if key in mid_sentence]
 
 
 def candidate_names(text: str, limit: int = 40) -> list[str]:
-    """Candidate entity names found in ``text`` (surface forms, as they occur).
+    """Candidate entity names of the capitalised-run pass (:func:`candidate_spans`), surface forms.
 
     Ranked by how often their normalised form occurs (most first), then by
     first position; one surface form per normalised name; at most ``limit``.
+    This is the candidate pass without an NER pipeline (:mod:`slmgraph.ner`).
     """
     counts: Counter[str] = Counter()
     first: dict[str, int] = {}
     surface: dict[str, str] = {}
-    mid_sentence: set[str] = set()
-    for m in _RUN.finditer(text):
-        span, lead_dropped = _clean_span(m.group(1))
-        if span is None:
-            continue
-        key = normalize_name(span)
-        if not key or key in STOP:
-            continue
+    for sp in candidate_spans(text):
+        key = normalize_name(sp.name)
         counts[key] += 1
         if key not in first:
-            first[key] = m.start()
-            surface[key] = span
-        if " " in key or span.isupper() or lead_dropped or not _sentence_initial(text, m.start()):
-            mid_sentence.add(key)
-    # A single word seen only where any word is capitalised ("Today", "Focus")
-    # is a sentence start, not a name.
-    ranked = sorted((k for k in counts if k in mid_sentence), key=lambda k: (-counts[k], first[k]))
+            first[key] = sp.start
+            surface[key] = sp.name
+    ranked = sorted(counts, key=lambda k: (-counts[k], first[k]))
     return [surface[k] for k in ranked[:limit]]
 
 
@@ -131,6 +242,8 @@ def _sentence_initial(text: str, pos: int) -> bool:
     i = pos - 1
     while i >= 0 and text[i] in " \t\"'\u201c\u2018(*#-_\u2014":
         i -= 1
+    if i >= 0 and text[i] == "." and re.search(rf"(?<![\w.]){_TITLE_ABBR}$", text[:i + 1]):
+        return False
     return i < 0 or text[i] in ".!?:\n\u2026"
 
 
@@ -245,7 +358,8 @@ def mentions(text: str, name: str) -> bool:
     if pat is None:
         if len(_MENTION_CACHE) > 50_000:
             _MENTION_CACHE.clear()
-        pat = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+        body = r"\s+".join(re.escape(w) for w in name.split())  # a name wrapped by a line break
+        pat = re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE)
         _MENTION_CACHE[name] = pat
     return pat.search(text) is not None
 
@@ -254,8 +368,20 @@ _SENT = re.compile(r"(?<=[.!?])\s+|\n{2,}")
 
 
 def sentences(text: str) -> list[str]:
-    """``text`` split into sentences (on ``.!?`` + space, and on blank lines)."""
-    return [s.strip() for s in _SENT.split(text) if s and s.strip()]
+    """``text`` split into sentences (on ``.!?`` + space, and on blank lines; not after an
+    abbreviated title such as "Mr." or "Dr.")."""
+    out: list[str] = []
+    glue = False
+    for s in _SENT.split(text):
+        s = s.strip() if s else ""
+        if not s:
+            continue
+        if glue and out:
+            out[-1] += " " + s
+        else:
+            out.append(s)
+        glue = bool(re.search(rf"(?<![\w.]){_TITLE_ABBR}$", s))
+    return out
 
 
 def content_words(s: str) -> list[str]:

@@ -38,6 +38,8 @@ REQUIRED = {
     "basic_user": {"context", "question"}, "rate_user": {"question", "report"},
     "glean_check": {"more"}, "glean_user": {"more"},
     "summarize_user": {"element", "descriptions"},
+    "choose_keep_user": {"sentence", "candidate"}, "choose_type_system": {"entity_types"},
+    "choose_type_user": {"sentence", "candidate"}, "choose_relate_user": {"sentence", "source", "target"},
 }
 
 

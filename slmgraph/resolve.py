@@ -4,18 +4,30 @@ Name normalisation (:func:`slmgraph.names.normalize_name`) already merges
 case, punctuation, possessive, leading-article and corporate-suffix variants
 ("Microsoft" / "Microsoft Corp." / "MICROSOFT" share the key "microsoft").
 Entity resolution then merges the keys that still fragment one entity, with
-four rules applied in this order, each merge logged with its rule:
+five rules applied in this order, each merge logged with its rule:
 
+0. ``compound`` -- names equal once spaces are removed and plural endings
+   dropped (:func:`slmgraph.names.tolerant_words`) merge into the one written
+   with more words ("AcmeRobotics" into "Acme Robotics", "Catholics" and
+   "Catholic" into one; hyphens and
+   case are already folded by the normaliser: "Acme-Robotics", "ACME ROBOTICS").
 1. ``title`` -- a name that starts with a title or honorific ("Agent Alex
    Mercer", "Dr. Chen") merges into the entity named without it ("Alex
    Mercer", "Chen") when that is itself an entity. When it is not, the key
    is kept (no entity is invented), but the name counts as a person and its
    title-stripped words are what the ``name-subset`` rule matches, so "Dr.
-   Chen" still merges into a unique "Wei Chen".
+   Chen" still merges into a unique "Wei Chen". Plural titles open lists
+   ("Agents Alex Mercer"); German titles are included ("Ministerin Käthe Böhm").
 2. ``name-subset`` -- a name whose words are the first or last word(s) of
    exactly one longer *person* name merges into it ("Alex" and "Mercer" into
    "Alex Mercer"); two longer candidates ("Alex Mercer", "Alex Smith") block
-   it, and so does a shorter name that is an acronym ("CTO").
+   it, and so does a shorter name that is an acronym ("CTO") -- unless its
+   word is written in mixed case in the longer name (the speaker label
+   "ANDREW" is the "Andrew" of "Andrew Ng"). The first and last word of a
+   longer person name count too ("Henrik Angell" of "Henrik August Angell").
+   A place never merges into an organisation by this rule: the longer name
+   must be a person, and its shape is checked (the trawler text's "Aberlow" is
+   not "Aberlow Fish Market").
    Only persons: "Microsoft" is not "Microsoft Research", "Paris" is not
    "Paris Hilton", "Washington" is not "Washington State University". The
    longer name must be typed ``person``, or be untyped (``unknown`` / ``other``,
@@ -39,7 +51,11 @@ four rules applied in this order, each merge logged with its rule:
    threshold None turns only this rule off.
 
 Types are compatible when equal or when either is untyped (``unknown``,
-``other`` or empty); a cluster's type is its most frequent known type. The
+``other`` or empty); a cluster's type is its most frequent known type.
+Types block merges only when their source is reliable (``types_reliable``:
+the NER pipeline's types, measured in benchmarks/results/extraction_gold.md);
+with unreliable types (a small model's choices) any two types are compatible,
+and only the name shapes above guard the rules. The
 rules 1-3 merge the shorter or abbreviated name into the fuller one, so the
 fuller name is the key (and the displayed name) of the merged entity.
 
@@ -55,8 +71,10 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from .names import TITLES as _TITLES, tolerant_words
+
 #: Rule names in the order they are applied (the ``rule`` column of ``merge_log``).
-RULES = ("title", "name-subset", "acronym", "embedding")
+RULES = ("compound", "title", "name-subset", "acronym", "embedding")
 
 #: Types that carry no type information: compatible with every type.
 UNTYPED = frozenset({"unknown", "other", ""})
@@ -67,19 +85,14 @@ UNTYPED = frozenset({"unknown", "other", ""})
 #: ("Agents Alex Mercer, Jordan Hayes and ..."). Left out: "Saint"/"St", which
 #: starts place names ("St. Louis") more often than it titles a person, and
 #: "Chief", which starts job titles ("Chief Executive Officer").
-TITLES = frozenset("""
-mr mrs ms miss mx dr doctor prof professor sir dame lady lord madam madame mme mlle herr frau monsieur senor senora
-rev reverend father fr pastor rabbi imam sister brother bishop cardinal pope
-agent officer detective det inspector sergeant sgt lieutenant lt captain capt cpt commander cmdr colonel col
-general gen major maj admiral adm corporal cpl private pvt marshal
-president vice senator sen governor gov mayor minister chancellor ambassador judge justice secretary congressman
-congresswoman representative rep
-king queen prince princess duke duchess count countess baron baroness emperor empress sheikh
-agents officers detectives doctors drs professors profs messrs senators generals captains sergeants inspectors
-""".split())
+TITLES = _TITLES  # defined with the other name rules in slmgraph.names
+
+#: Words that never occur inside a personal name ("van", "de" do: "Ludwig van Beethoven").
+_NOT_IN_PERSON_NAMES = frozenset({"of", "the", "and", "for", "&"})
 
 #: Words skipped when taking a name's initials for the ``acronym`` rule.
-ACRONYM_SKIP = frozenset({"of", "the", "and", "for", "&"})
+ACRONYM_SKIP = frozenset({"of", "the", "and", "for", "&", "to", "on", "in", "de", "del", "la", "le", "du", "des", "der",
+                          "von", "van"})
 
 
 class MergeRow(NamedTuple):
@@ -152,7 +165,7 @@ def _capitalised_words(surfaces) -> set[str]:
     out = set()
     for s in surfaces:
         for w in s.split() + re.split(r"[\s\-]+", s):
-            w = re.sub(r"^[^\w]+|[^\w\-]+$", "", w)
+            w = re.sub(r"^[^\w]+|[^\w\-]+$", "", re.sub(r"['\u2019]s$", "", w))
             if w and w[0].isupper() and not (len(w) > 1 and w.isupper()):
                 out.add(w.casefold())
     return out
@@ -185,7 +198,8 @@ group center centre foundation society association council committee agency depa
 river lake sea ocean island mountain mountains valley park street road avenue square bridge city town county
 state states kingdom republic hall house church temple hospital station base lab labs laboratory systems press
 times post news journal magazine project program programme team podcast show series war wars age era revolution
-death trek web office research
+death trek web office research market shop store hotel restaurant cafe bar pub farm mill factory port harbour
+harbor airport market square quay pier
 """.split())
 
 
@@ -199,7 +213,7 @@ def person_shaped(core: tuple[str, ...], surfaces) -> bool:
     """
     if not 2 <= len(core) <= 4 or core[-1] in NOT_PERSON_HEADS:
         return False
-    if any(w in ACRONYM_SKIP or any(c.isdigit() for c in w) for w in core):
+    if any(w in _NOT_IN_PERSON_NAMES or any(c.isdigit() for c in w) for w in core):
         return False
     for s in surfaces:
         if re.search(r"['\u2019]s\b", s) or re.search(r"\w\.\w", s):
@@ -218,8 +232,9 @@ class _Clusters:
     """Union-find over entity keys that keeps each cluster's types, mentions,
     person evidence and the merge steps."""
 
-    def __init__(self, names, types, mentions):
+    def __init__(self, names, types, mentions, types_reliable: bool = True):
         self.names = names
+        self.types_reliable = types_reliable
         self.parent = {n: n for n in names}
         self.types = {n: Counter(types.get(n, Counter())) for n in names}
         self.mentions = {n: int(mentions.get(n, 0)) for n in names}
@@ -243,6 +258,10 @@ class _Clusters:
     def display(self, n: str) -> str:
         return _pick_name(self.names[n]) or n
 
+    def compatible(self, a: str, b: str) -> bool:
+        """Whether the clusters ``a`` and ``b`` may merge by type (always, when types are unreliable)."""
+        return not self.types_reliable or compatible(self.type(a), self.type(b))
+
     def is_person(self, root: str) -> bool:
         t = self.type(root)
         return t == "person" or (t in UNTYPED and self.titled[root])
@@ -255,19 +274,42 @@ class _Clusters:
         self.steps.append((child, into, rule, score, detail))
 
 
+#: Titles that only ever precede a person's name: a one-word name after them is a surname ("Mr. Holmes").
+_PERSONAL_TITLES = frozenset("mr mrs ms miss mx dr sir dame herr frau madame monsieur".split())
+
+
+def _personal_title(titles: list[str]) -> bool:
+    return any(t in _PERSONAL_TITLES for t in titles)
+
+
+def _compound_rule(cl: _Clusters) -> None:
+    by_joined: dict[str, list[str]] = {}
+    for r in cl.roots():
+        by_joined.setdefault("".join(tolerant_words(r)), []).append(r)
+    for joined, keys in sorted(by_joined.items()):
+        if len(keys) < 2:
+            continue
+        into = max(keys, key=lambda k: (k.count(" "), cl.mentions[k], k))
+        for k in sorted(keys):
+            if k != into and cl.find(k) != cl.find(into):
+                cl.merge(cl.find(k), cl.find(into), "compound", None,
+                         f"'{cl.display(k)}' is '{cl.display(into)}' written without spaces or as a plural")
+
+
 def _title_rule(cl: _Clusters) -> None:
     for norm in sorted(cl.parent):
         rest, titles = strip_titles(norm)
         a = cl.find(norm)
-        if not titles or cl.type(a) not in ("person", *UNTYPED):
+        if not titles or (cl.types_reliable and cl.type(a) not in ("person", *UNTYPED)):
             continue
         cl.titled[a] = True
         if rest not in cl.parent:
             continue
         b = cl.find(rest)
-        if a == b or not compatible(cl.type(a), cl.type(b)) or cl.type(b) not in ("person", *UNTYPED):
+        if a == b or not cl.compatible(a, b) or (cl.types_reliable and cl.type(b) not in ("person", *UNTYPED)):
             continue
-        if "person" not in (cl.type(a), cl.type(b)) and not person_shaped(tuple(rest.split()), cl.names[b]):
+        if (not cl.types_reliable or "person" not in (cl.type(a), cl.type(b))) and not person_shaped(
+                tuple(rest.split()), cl.names[b]) and not (len(rest.split()) == 1 and _personal_title(titles)):
             continue  # untyped: "General Motors" is not "Motors" with a title
         cl.titled[b] = True
         cl.merge(a, b, "title", None, f"'{cl.display(norm)}' is '{cl.display(rest)}' with the title "
@@ -283,17 +325,19 @@ def _subset_rule(cl: _Clusters) -> None:
         for k in range(1, len(words)):  # first name(s) and last name(s)
             index.setdefault(words[:k], set()).add(r)
             index.setdefault(words[k:], set()).add(r)
+        if len(words) >= 3:  # first and last name without the middle one(s): "Henrik Angell"
+            index.setdefault((words[0], words[-1]), set()).add(r)
     # Longest first: a longer name is resolved before the shorter names inside it.
     for s in sorted(core, key=lambda r: (-len(core[r]), r)):
-        if cl.find(s) != s or cl.type(s) not in ("person", *UNTYPED):
+        if cl.find(s) != s or (cl.types_reliable and cl.type(s) not in ("person", *UNTYPED)):
             continue
-        if all(acronym_of(x) for x in cl.names[s]):
-            continue  # "CTO", "XP": an abbreviation, not a part of a personal name
         targets = {cl.find(r) for r in index.get(core[s], ())} - {s}
         if len(targets) != 1:
             continue
         t = targets.pop()
-        if not compatible(cl.type(s), cl.type(t)):
+        if all(acronym_of(x) for x in cl.names[s]) and not _capitalised_words(cl.names[t]) >= set(core[s]):
+            continue  # "CTO", "XP": an abbreviation, not a part of a personal name ("ANDREW" of "Andrew Ng" is)
+        if not cl.compatible(s, t):
             continue
         cl.merge(s, t, "name-subset", None,
                  f"'{cl.display(s)}' is the first or last name of '{cl.display(t)}', the only person name "
@@ -313,7 +357,7 @@ def _acronym_rule(cl: _Clusters) -> None:
         if len(targets) != 1:
             continue
         t = targets.pop()
-        if not compatible(cl.type(a), cl.type(t)):
+        if not cl.compatible(a, t):
             continue
         cl.merge(a, t, "acronym", None, f"'{cl.display(a)}' is the initials of '{cl.display(t)}'")
 
@@ -355,7 +399,7 @@ def _embedding_rule(cl: _Clusters, embed, threshold: float, block: int = 1024) -
     members = {r: [k] for k, r in enumerate(roots)}
     for neg, i, j in pairs:
         a, b = cl.find(roots[i]), cl.find(roots[j])
-        if a == b or not compatible(cl.type(a), cl.type(b)):
+        if a == b or not cl.compatible(a, b):
             continue
         if _numbers(cl.display(a)) != _numbers(cl.display(b)):
             continue  # "World War I" / "World War II", "Apollo 11" / "Apollo 13": different entities
@@ -373,7 +417,8 @@ def _embedding_rule(cl: _Clusters, embed, threshold: float, block: int = 1024) -
 
 def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter], mentions: Mapping[str, int], *,
                      threshold: float | None = 0.9,
-                     embed: Callable[[list[str]], np.ndarray] | None = None, rules: bool = True) -> Resolution:
+                     embed: Callable[[list[str]], np.ndarray] | None = None, rules: bool = True,
+                     types_reliable: bool = True) -> Resolution:
     """Entity resolution over normalised entity keys (rules in the module docstring).
 
     Args:
@@ -388,8 +433,9 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
             displayed names of the entities left after rules 1-3, and only
             when ``threshold`` is set and at least two entities are left; None
             also skips the rule.
-        rules: apply the ``title``, ``name-subset`` and ``acronym`` rules
+        rules: apply the ``compound``, ``title``, ``name-subset`` and ``acronym`` rules
             (False with ``threshold`` None: normalised-name match only).
+        types_reliable: types block merges (False: a small model's types, which do not).
 
     Returns:
         :class:`Resolution`: the mapping of every key to its entity's key,
@@ -398,8 +444,9 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
     Raises:
         ValueError: ``embed`` returned an array of the wrong shape.
     """
-    cl = _Clusters(names, types, mentions)
+    cl = _Clusters(names, types, mentions, types_reliable)
     if rules:
+        _compound_rule(cl)
         _title_rule(cl)
         _subset_rule(cl)
         _acronym_rule(cl)

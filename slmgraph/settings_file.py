@@ -86,7 +86,15 @@ SPEC: tuple[Key, ...] = (
         choices=("auto", "model", "text")),
     Key("cooccurrence", "extraction", "bool", "also relate extracted entities named in one sentence",
         "--no-cooccurrence"),
-    Key("max_candidates", "extraction", "int", "candidate names the model types per text unit", minimum=1),
+    Key("max_candidates", "extraction", "int", "candidate names per text unit; more are ranked, left out and "
+        "counted", "--max-candidates", minimum=1),
+    Key("ner_model", "extraction", "str", "spaCy NER pipeline of the candidate pass: auto, none, or a pipeline "
+        "name or path", "--ner-model"),
+    Key("caps_union", "extraction", "bool", "add capitalised runs that no NER span covers to the candidates"),
+    Key("extract_mode", "extraction", "choice", "llm extractor route: auto, json (the model writes records) or "
+        "choices (candidate pass with model choices)", choices=("auto", "json", "choices")),
+    Key("choices", "extraction", "str", "model decisions by token probability: auto, none, or a comma list of "
+        "keep, type, relate", "--choices"),
     Key("max_relationships", "extraction", "int", "relationships per text unit (JSON-schema maxItems)", minimum=0),
     Key("extract_max_tokens", "extraction", "int", "upper bound of one extraction call's completion, in tokens",
         minimum=1),

@@ -17,7 +17,8 @@ TABLES = ("documents", "text_units", "extractions", "entity_mentions", "relation
 
 def collect(store: Store) -> dict:
     """All figures as a dict: ``tables``, ``levels``, ``ledger``, ``last_run``, ``extraction``, ``grounding``
-    (see :func:`grounding`), ``gleaning`` (text units gleaning added records to, rounds, calls), ``resolution``
+    (see :func:`grounding`), ``gleaning`` (text units gleaning added records to, rounds, calls), ``candidates`` (offered,
+    ``left_out`` over the budget, text units over it, model choices and what they dropped), ``resolution``
     (entity-resolution merges per rule), ``workers`` (extraction calls and seconds per worker in the last index
     run), ``meta``, ``claims`` (per claim-extraction status: text units, claims, dropped;
     empty without claims)."""
@@ -64,6 +65,14 @@ def collect(store: Store) -> dict:
                                     "FROM extractions").fetchone()
         calls = con.execute("SELECT count(*) FROM llm_calls WHERE stage = 'glean'").fetchone()[0]
         out["gleaning"] = {"text_units_added_to": int(units), "rounds": int(rounds), "glean_calls": int(calls)}
+    out["candidates"] = {}
+    if store.has_column("extractions", "n_left_out"):
+        units, offered, left, choices, rejected = con.execute(
+            "SELECT count(*) FILTER (WHERE n_left_out > 0), coalesce(sum(n_candidates), 0), "
+            "coalesce(sum(n_left_out), 0), coalesce(sum(n_choices), 0), coalesce(sum(n_rejected), 0) "
+            "FROM extractions").fetchone()
+        out["candidates"] = {"offered": int(offered), "left_out": int(left), "text_units_over_budget": int(units),
+                             "model_choices": int(choices), "rejected_by_choices": int(rejected)}
     out["resolution"] = {}
     if store.has_table("merge_log"):
         out["resolution"] = dict(con.execute("SELECT rule, count(*) FROM merge_log GROUP BY rule ORDER BY rule")
@@ -138,6 +147,13 @@ def render(figs: dict, db: str) -> str:
     elif g.get("entities_before"):
         out += ["", f"grounding: {g['ungrounded']} of {g['entities_before']} extracted entities dropped "
                     f"({100 * g['rate']:.1f} %): names not found in their text unit"]
+    ca = figs.get("candidates") or {}
+    if ca:
+        line = (f"candidates: {ca['offered']} within the budget; {ca['left_out']} left out (over --max-candidates) "
+                f"in {ca['text_units_over_budget']} text units")
+        if ca["model_choices"]:
+            line += f"; {ca['model_choices']} model choices dropped {ca['rejected_by_choices']} candidates or pairs"
+        out += ["", line]
     gl = figs.get("gleaning") or {}
     if gl.get("glean_calls"):
         out += ["", f"gleaning: {gl['glean_calls']} model calls; records added to {gl['text_units_added_to']} "

@@ -63,6 +63,9 @@ ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_ungrounded INTEGER;  -- entit
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS gleanings INTEGER;     -- gleaning rounds that added records
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS evaluated_tokens INTEGER;   -- prompt tokens the model evaluated
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS completion_tokens INTEGER;  -- tokens the model generated
+ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_left_out INTEGER;   -- candidates past --max-candidates, not offered
+ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_choices INTEGER;    -- model choices by token probability
+ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_rejected INTEGER;   -- candidates/pairs the model's choices dropped
 CREATE TABLE IF NOT EXISTS merge_log (
     norm VARCHAR,                   -- merged-away normalised name
     into_norm VARCHAR,              -- the entity it was merged into

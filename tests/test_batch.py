@@ -52,10 +52,10 @@ def _snapshot(db):
 
 def test_two_worker_processes_give_the_same_index_as_one(tmp_path, corpus):
     one, two = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
-    run_index(corpus, one, Settings(min_community_size=2, workers=1), progress=False, model=FakeModel(),
+    run_index(corpus, one, Settings(extract_mode="json", min_community_size=2, workers=1), progress=False, model=FakeModel(),
               embedder_factory=FakeEmbedder, say=lambda m: None)
     notes = []
-    out = run_index(corpus, two, Settings(min_community_size=2, workers=2), progress=False, model=FakeModel(),
+    out = run_index(corpus, two, Settings(extract_mode="json", min_community_size=2, workers=2), progress=False, model=FakeModel(),
                     embedder_factory=FakeEmbedder, say=notes.append, model_factory=fake_model_factory)
     assert out["extract"]["workers"] == 2
     assert any("2 worker processes" in n for n in notes)
@@ -66,14 +66,14 @@ def test_two_worker_processes_give_the_same_index_as_one(tmp_path, corpus):
     assert {w for w, _ in w2} <= {1, 2} and sum(n for _, n in w2) == sum(n for _, n in w1)  # per-worker ledger
     assert c1 == c2 > 0  # the workers' cache entries reached the index
     # re-running with workers answers everything from the index: no extraction call
-    out = run_index(corpus, two, Settings(min_community_size=2, workers=2), progress=False, model=FakeModel(),
+    out = run_index(corpus, two, Settings(extract_mode="json", min_community_size=2, workers=2), progress=False, model=FakeModel(),
                     embedder_factory=FakeEmbedder, say=lambda m: None, model_factory=fake_model_factory)
     assert out["extract"]["extracted"] == 0
 
 
 def test_worker_user_error_surfaces_as_one_line_error(tmp_path, corpus):
     with pytest.raises(UserError, match="does not fit"):
-        run_index(corpus, tmp_path / "x.duckdb", Settings(min_community_size=2, workers=2), progress=False,
+        run_index(corpus, tmp_path / "x.duckdb", Settings(extract_mode="json", min_community_size=2, workers=2), progress=False,
                   model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None,
                   model_factory=tiny_window_factory)
 

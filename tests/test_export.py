@@ -119,12 +119,13 @@ def test_bench_with_the_fake_model_writes_table_json_and_png(tmp_path, corpus, c
                  "--workers", "1"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "raw tok/s" in out and "extract" in out and "x raw" in out
+    assert "raw tok/s" in out and "x raw" in out
     res = json.loads((tmp_path / "b" / "bench.json").read_text())
     assert len(res["models"]) == 2
     for m in res["models"]:
-        assert m["stages"]["extract"]["calls"] > 0 and m["raw"]["gen_tok_s"] > 0
-        assert m["stages"]["extract"]["raw_bound_seconds"] > 0 and m["entities"] > 0
+        # a < 1B model's default extraction is LLM-free (README "Small models"): no extraction call
+        assert m["stages"].get("extract", {}).get("calls", 0) == 0 and m["raw"]["gen_tok_s"] > 0
+        assert m["entities"] > 0
     if pytest.importorskip("matplotlib"):
         assert (tmp_path / "b" / "bench.png").stat().st_size > 1000
 

@@ -111,14 +111,14 @@ def test_run_extraction_resumes_and_skips_done_units(tmp_path):
     store = _units_store(tmp_path, model)
     n_units = store.count("text_units")
     client = ModelClient(model, store, "r1")
-    r = run_extraction(store, client, Prompts(), Settings(), progress=False)
+    r = run_extraction(store, client, Prompts(), Settings(extract_mode="json"), progress=False)
     # one extraction call per unit (every candidate fits the first call: no gleaning check)
     assert r["extracted"] == n_units and len(model.calls) == n_units
     assert store.count("entity_mentions") > 0
     # simulate a kill after 2 units were lost: delete their records
     store.con.execute("DELETE FROM extractions WHERE chunk_id IN (SELECT chunk_id FROM extractions LIMIT 2)")
     model.calls.clear()
-    r2 = run_extraction(store, ModelClient(model, store, "r2"), Prompts(), Settings(), progress=False)
+    r2 = run_extraction(store, ModelClient(model, store, "r2"), Prompts(), Settings(extract_mode="json"), progress=False)
     assert r2["extracted"] == 2 and r2["reused"] == n_units - 2
     # the index's cache answered the two redone units: no model call at all
     assert model.calls == []
@@ -129,8 +129,8 @@ def test_run_extraction_resumes_and_skips_done_units(tmp_path):
 def test_changing_extraction_settings_re_extracts(tmp_path):
     model = FakeModel()
     store = _units_store(tmp_path, model)
-    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(), progress=False)
-    r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(max_candidates=5), progress=False)
+    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(extract_mode="json"), progress=False)
+    r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(extract_mode="json", max_candidates=5), progress=False)
     assert r["extracted"] == store.count("text_units")
 
 
@@ -140,7 +140,7 @@ def test_llm_extraction_output_is_grounded_in_candidates(tmp_path):
                            "relationships": [{"source": "Alice Smith", "target": "Marie Curie", "strength": 3}]})
     model = FakeModel(script=inventive)
     store = _units_store(tmp_path, model)
-    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(cooccurrence=False), progress=False)
+    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(extract_mode="json", cooccurrence=False), progress=False)
     names = {r[0] for r in store.con.execute("SELECT DISTINCT norm FROM entity_mentions").fetchall()}
     assert names == {"alice smith"}
     assert store.count("relationship_mentions") == 0
@@ -152,10 +152,10 @@ def test_units_cut_by_the_deadline_are_redone_next_run(tmp_path):
     model.finish = "deadline"
     store = _units_store(tmp_path, model)
     n = store.count("text_units")
-    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(), progress=False)
+    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(extract_mode="json"), progress=False)
     assert store.count("llm_cache") == 0  # never cached
     model.finish = "stop"
-    r = run_extraction(store, ModelClient(model, store, "r2"), Prompts(), Settings(), progress=False)
+    r = run_extraction(store, ModelClient(model, store, "r2"), Prompts(), Settings(extract_mode="json"), progress=False)
     assert r["extracted"] == n and r["reused"] == 0
 
 
@@ -269,7 +269,7 @@ def test_free_names_mode_grounding_drops_and_counts_an_invented_name(tmp_path):
 def test_candidate_mode_grounds_nothing_away(tmp_path):
     model = FakeModel()
     store = _units_store(tmp_path, model)
-    r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(), progress=False)
+    r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(extract_mode="json"), progress=False)
     assert r["entities"] > 0 and r["ungrounded"] == 0
     assert all(schema["properties"]["entities"]["type"] == "object" for _, _, schema in model.calls
                if "choices" not in schema)
@@ -285,7 +285,7 @@ def test_extraction_key_changes_with_naming_and_grounding():
 def test_switching_to_free_names_re_extracts_with_the_free_prompt(tmp_path):
     model = FakeModel()
     store = _units_store(tmp_path, model)
-    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(), progress=False)
+    run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(extract_mode="json"), progress=False)
     model.calls.clear()
     r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(constrain_names=False),
                        progress=False)

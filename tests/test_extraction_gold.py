@@ -193,7 +193,8 @@ def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, m
     monkeypatch.setattr(slmgraph.backend, "load_model", fake_load)
     monkeypatch.setattr(slmgraph.backend, "default_model_path", lambda: tmp_path / "SmolLM2.gguf")
     monkeypatch.setattr(slmgraph.models, "find_gemma_model", lambda cache_dir=None: tmp_path / "gemma-3-270m.gguf")
-    monkeypatch.setitem(eg.CONFIGS, "gemma-nores", ("test", {"resolution_threshold": None}, "gemma"))
+    monkeypatch.setitem(eg.CONFIGS, "gemma-nores", ("test", {"resolution_threshold": None, "extract_mode": "json"},
+                                                        "gemma"))
     gold, out = _two_docs(tmp_path), tmp_path / "res"
     args = ["--configs", "no-resolution,gemma-nores", "--gold", str(gold), "--results", str(out), "--docs", "1"]
     assert eg.main(args) == 0

@@ -9,7 +9,8 @@ def test_normalize_name_rules():
     assert normalize_name("Microsoft Corp.") == "microsoft"           # corporate suffix
     assert normalize_name("Acme, Inc.") == "acme"
     assert normalize_name("Landing.AI") == "landing ai"               # punctuation
-    assert normalize_name("Jean-Luc Picard") == "jean-luc picard"     # inner hyphen kept
+    assert normalize_name("Jean-Luc Picard") == "jean luc picard"     # hyphen = space
+    assert {normalize_name(n) for n in ("Acme Robotics", "ACME ROBOTICS", "Acme-Robotics")} == {"acme robotics"}
     assert normalize_name("Ｆｕｌｌｗｉｄｔｈ") == "fullwidth"          # NFKC
     assert normalize_name("The") == "the"                              # never emptied by the article rule
 

