@@ -22,8 +22,10 @@ from slmgraph.store import Store
 pytest.importorskip("ray")
 pytestmark = [pytest.mark.integration, pytest.mark.ray]
 
-#: The same model processes for both executors: two 1-thread workers / actors.
-PLAN = ["--workers", "2", "--threads", "1"]
+#: The same model processes for both executors: two 1-thread workers / actors. ``--descriptions
+#: model`` makes the 135M model extract JSON records and write descriptions, as models of 1B
+#: parameters and more do (by default it extracts with no model call: nothing would run on Ray).
+PLAN = ["--workers", "2", "--threads", "1", "--descriptions", "model"]
 
 
 def _cmd(db, *extra):

@@ -7,6 +7,7 @@ tests use the scripted fake model (its factory is imported by the Ray workers
 from this folder); tests/test_integration_ray.py runs the real GGUF.
 """
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -77,10 +78,11 @@ def _corpus(root, n_docs=12):
 def test_ray_executor_gives_the_same_index_as_the_local_executor(tmp_path):
     corpus = _corpus(tmp_path / "c")
     kw = dict(progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, model_factory=fake_model_factory)
-    run_index(corpus, tmp_path / "local.duckdb", Settings(min_community_size=2, workers=2), say=lambda m: None, **kw)
+    local = Settings(extract_mode="json", min_community_size=2, workers=2)
+    run_index(corpus, tmp_path / "local.duckdb", local, say=lambda m: None, **kw)
     notes = []
-    out = run_index(corpus, tmp_path / "ray.duckdb", Settings(min_community_size=2, workers=2, executor="ray"),
-                    say=notes.append, **kw)
+    out = run_index(corpus, tmp_path / "ray.duckdb", dataclasses.replace(local, executor="ray"), say=notes.append,
+                    **kw)
     assert any(n.startswith("extract: 2 Ray actors") for n in notes), notes
     assert out["extract"]["extracted"] == 12 and out["reports"]["model_calls"] > 0
     local, dup_l, w_local = _snapshot(tmp_path / "local.duckdb")
@@ -121,7 +123,7 @@ def test_killed_ray_actor_loses_only_its_units_in_flight_and_the_same_command_fi
 
     corpus = _corpus(tmp_path / "c")
     db = tmp_path / "ray.duckdb"
-    settings = Settings(min_community_size=2, workers=2, executor="ray")
+    settings = Settings(extract_mode="json", min_community_size=2, workers=2, executor="ray")
     kw = dict(progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None,
               model_factory=slow_model_factory)
     real = extract.store_extraction
@@ -148,7 +150,7 @@ def test_killed_ray_actor_loses_only_its_units_in_flight_and_the_same_command_fi
     assert out["extract"]["reused"] == done and out["extract"]["extracted"] == 12 - done
     resumed, dup, _ = _snapshot(db)
     assert dup == 0  # no text unit was extracted twice
-    run_index(corpus, tmp_path / "local.duckdb", Settings(min_community_size=2, workers=2), **kw)
+    run_index(corpus, tmp_path / "local.duckdb", dataclasses.replace(settings, executor="local"), **kw)
     assert resumed == _snapshot(tmp_path / "local.duckdb")[0]
 
 
@@ -162,8 +164,8 @@ def test_ray_run_connects_to_nothing_but_the_loopback(tmp_path):
         "from conftest import FakeEmbedder, FakeModel, fake_model_factory\n"
         "from slmgraph.config import Settings\n"
         "from slmgraph.pipeline import run_index\n"
-        f"out = run_index({str(corpus)!r}, {str(tmp_path / 'x.duckdb')!r}, Settings(min_community_size=2, "
-        "workers=2, executor='ray'), progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, "
+        f"out = run_index({str(corpus)!r}, {str(tmp_path / 'x.duckdb')!r}, Settings(extract_mode='json', "
+        "min_community_size=2, workers=2, executor='ray'), progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, "
         "model_factory=fake_model_factory, say=lambda m: None)\n"
         "assert out['extract']['extracted'] == 4\n")
     trace = tmp_path / "trace"
