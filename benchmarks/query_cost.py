@@ -7,9 +7,12 @@ SS (basic vector RAG):
 * context units (reports, or text units) and their tokens, and the share of
   TS's tokens (the paper: C0 needed ~2-3 % of TS on its corpora);
 * with ``--run``: model calls and wall-clock per query on this machine, and
-  *coverage*: the share of documents whose text reached the reduce step
-  through a non-zero-scored report (global), a cited text unit (TS), or the
-  top-k passages (SS).
+  *coverage*: the share of documents behind the answer: documents supporting
+  an entity of a cited report (global), of a cited text unit (TS), or of the
+  top-k passages (SS). Since issue 9 global and TS answers cite the items
+  that pass the helpfulness selection (slmgraph.search.scoring); before, a
+  report counted when the model's map step gave one of its points a
+  non-zero score -- figures from before and after are not comparable.
 
 Usage::
 
@@ -105,16 +108,17 @@ def main() -> None:
         model = load_model(args.model or store.get_meta("model_path") or None, s.n_ctx, s.n_threads, s.seed)
         client = ModelClient(model, store, "bench-query-cost")
         prompts = Prompts()
-        embedder = Embedder(threads=s.n_threads) if "ss" in methods else None
+        embedder = Embedder(threads=s.n_threads)
         for row in rows:
             calls, secs, cov, ctx = [], [], [], []
             for q in questions:
                 t0 = time.perf_counter()
                 if row["method"].startswith("C"):
-                    ans = global_search(store, client, prompts, s, q, level=row["level"], progress=False)
+                    ans = global_search(store, client, prompts, s, q, level=row["level"], progress=False,
+                                        embedder=embedder)
                     covered = docs_of_communities(store, ans.citations.get("reports", []))
                 elif row["method"] == "TS":
-                    ans = text_unit_search(store, client, prompts, s, q, progress=False)
+                    ans = text_unit_search(store, client, prompts, s, q, progress=False, embedder=embedder)
                     by_src = {c["source"]: c["id"] for c in ans.context}
                     covered = docs_of_chunks(store, [by_src[i] for i in ans.citations.get("sources", [])])
                 else:
@@ -142,7 +146,7 @@ def main() -> None:
         lines.append("| " + " | ".join("" if r.get(h) is None else str(r.get(h)) for h in head) + " |")
     if args.run:
         lines += ["", f"{args.questions} question(s) from {args.questions_file.name}; share_of_ts = context tokens "
-                      "as a percentage of TS's; coverage = share of documents reaching the reduce step."]
+                      "as a percentage of TS's; coverage = share of documents behind the cited items (SS: the top-k)."]
     print("\n".join(lines))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "query_cost.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -98,7 +98,7 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
         method: ``global`` (map-reduce over the reports of ``level``, default 0), ``local``, ``basic``,
             ``ts`` (map-reduce over text units) or ``auto`` (global or local by the question's wording,
             reported to ``on_route(method, reason)`` and in ``details["route"]``).
-        embedder_factory: ``() -> Embedder`` for local and basic search; None = the bundled one.
+        embedder_factory: ``() -> Embedder`` (every method embeds the question); None = the bundled one.
 
     Returns:
         :class:`slmgraph.search.Answer`: ``text``, ``citations``, ``context``, ``prompt_tokens``,
@@ -119,22 +119,25 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
         method, route_reason = route(question, prompts)
         if on_route:
             on_route(method, route_reason)
+    # Every method embeds the question: global and TS for the helpfulness score
+    # (slmgraph.search.scoring), local and basic to find the nearest items.
+    if embedder_factory is None:
+        from .embed import Embedder
+
+        emb = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+    else:
+        emb = embedder_factory()
     if method == "global":
         from .search.global_search import global_search
 
         ans = global_search(store, client, prompts, settings, question, level=0 if level is None else level,
-                            dynamic=dynamic, progress=progress, on_text=on_text)
+                            dynamic=dynamic, progress=progress, on_text=on_text, embedder=emb)
     elif method == "ts":
         from .search.global_search import text_unit_search
 
-        ans = text_unit_search(store, client, prompts, settings, question, progress=progress, on_text=on_text)
+        ans = text_unit_search(store, client, prompts, settings, question, progress=progress, on_text=on_text,
+                               embedder=emb)
     else:
-        if embedder_factory is None:
-            from .embed import Embedder
-
-            emb = Embedder(threads=settings.n_threads)
-        else:
-            emb = embedder_factory()
         if method == "local":
             from .search.local_search import local_search
 

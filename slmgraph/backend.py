@@ -27,6 +27,7 @@ import hashlib
 import json
 import logging
 import re
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -929,3 +930,55 @@ def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int,
     n_threads = claim_threads(n_threads, threads_explicit,
                               lambda msg: print(f"slmgraph: warning: {msg}", file=sys.stderr))
     return LlamaModel(path, n_ctx=n_ctx, n_threads=n_threads, seed=seed)
+
+
+# --- llama.cpp's own log lines: keep its real errors on stderr, drop the ones that are not ---
+# llama-cpp-python forwards llama.cpp's log through a callback that prints
+# every ERROR-level line even with ``verbose=False`` (llama_cpp/_logger.py).
+# llama.cpp logs some notices at that level: loading the base Gemma 3 270M
+# GGUF prints ``llama_kv_cache_iswa: using full-size SWA cache (ref: …)`` at
+# level 3 (GGML_LOG_LEVEL_ERROR), though nothing is wrong (issue 13 item 14).
+# :func:`install_log_filter` replaces the callback with one that prints ERROR lines
+# except the notices in :data:`LOG_NOTICES` and, like the library's, nothing below
+# ERROR unless the library's logger is set to verbose.
+
+#: llama.cpp lines logged at ERROR level that report no error (substrings).
+LOG_NOTICES = ("using full-size SWA cache",)
+
+_GGML_ERROR = 3
+_GGML_CONT = 5
+_log_callback = None  # keeps the ctypes callback alive while llama.cpp holds it
+_log_last_shown = False
+
+
+def keep_log_line(level: int, text: str, verbose: bool) -> bool:
+    """Whether a llama.cpp log line of ``level`` (ggml_log_level) is printed.
+
+    Continuation lines (level 5) follow the line they continue.
+    """
+    global _log_last_shown
+    if level == _GGML_CONT:
+        return _log_last_shown
+    _log_last_shown = verbose or (level == _GGML_ERROR and not any(n in text for n in LOG_NOTICES))
+    return _log_last_shown
+
+
+def install_log_filter() -> None:
+    """Route llama.cpp's log through :func:`keep_log_line` (idempotent; a no-op without llama-cpp-python)."""
+    global _log_callback
+    if _log_callback is not None:
+        return
+    try:
+        import llama_cpp
+    except ImportError:  # pragma: no cover - install problem, reported when a model loads
+        return
+    lib_logger = logging.getLogger("llama-cpp-python")
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        line = text.decode("utf-8", errors="replace")
+        if keep_log_line(level, line, lib_logger.level <= logging.DEBUG and lib_logger.level != logging.NOTSET):
+            print(line, end="", flush=True, file=sys.stderr)
+
+    _log_callback = callback
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))

@@ -3,23 +3,30 @@
 
 Off by default (``Settings.claims``, CLI ``slmgraph index --claims``). When on,
 every text unit with at least one extracted entity (``entity_mentions``) gets
-one more model call, after extraction and before the graph is built. The
-model writes at most ``max_claims`` claims under a JSON schema it cannot
-break: subject and object are ``enum``s of the unit's entity names (the
-object may be ``NONE``), status an ``enum`` TRUE / FALSE / SUSPECTED, strings
-capped. Each claim is then validated, because a small model invents:
+one more model call, after extraction and before the graph is built. The text
+unit is shown as numbered sentences (:func:`slmgraph.names.sentences`), and the
+model *chooses* rather than writes: under a JSON schema it cannot break, each
+claim's ``sentence`` is an ``enum`` of the sentence numbers, subject and object
+are ``enum``s of the unit's entity names (the object may be ``NONE``), status an
+``enum`` TRUE / FALSE / SUSPECTED, type and dates short capped strings. The
+claim's source quote is the chosen sentence, verbatim, so it is always in the
+text (issue 13 item 9: written quotes had invented text appended and every
+claim was dropped). With models under 1B parameters (``--descriptions auto``)
+the description is the sentence too; larger models write it. Each claim is
+then validated, because a small model still chooses badly:
 
-* its ``source_quote`` must occur in the text unit (case, whitespace and
-  quote-style tolerant) and hold at least :data:`MIN_QUOTE_WORDS` words,
-  otherwise the claim is dropped and counted (``ungrounded``);
-* subject == object (a self-claim) is dropped and counted (``self``);
-* a repeated claim, or a subject/object outside the enum (possible only in
-  output repaired after a cut), is dropped and counted (``invalid``);
+* the chosen sentence must name the subject (tolerant match,
+  :func:`slmgraph.names.name_occurs`), otherwise the claim is dropped and
+  counted (``ungrounded``);
+* subject == object: the object is cleared (the claim is kept, counted ``self``);
+* a repeated claim, a sentence number or a subject/object outside the enums
+  (possible only in output repaired after a cut), is dropped and counted
+  (``invalid``);
 * a date that is not ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``, or whose year
   is not in the text unit (copied from the few-shot example), is stored as
   NULL; a status outside the enum (possible only in repaired output) becomes
-  SUSPECTED; a description sharing under a third of its content words with
-  the text unit is replaced by the source quote.
+  SUSPECTED; a model-written description sharing under a third of its content
+  words with the text unit is replaced by the sentence.
 
 Claims are stored in ``claims`` keyed by text unit (``chunk_id``) and by the
 *mention* keys of their entities (``subject_norm`` / ``object_norm`` =
@@ -49,14 +56,15 @@ from tqdm import tqdm
 
 from .config import Settings
 from .client import SAMPLER_VERSION, ModelClient
-from .names import content_words, cut, is_grounded, normalize_name
+from .extract import use_model_descriptions
+from .names import content_words, cut, is_grounded, name_occurs, normalize_name, sentences
 from .prompting import Prompts
 from .store import Store, dumps
 from .text import parse_json
 
 #: Part of every claim key: bump it when a change to this module changes what
 #: a claim extraction yields, so indexes re-extract claims.
-CLAIMS_VERSION = "1"
+CLAIMS_VERSION = "2"  # 2: the quote is a chosen sentence
 
 STATUSES = ("TRUE", "FALSE", "SUSPECTED")
 NONE = "NONE"  #: the schema's "no object" / "no date" value
@@ -74,9 +82,10 @@ class ClaimExtraction:
     Attributes:
         claims: ``{subject_norm, object_norm (None = no object), type, status,
             start_date, end_date (None = unknown), description, source_quote}``.
-        n_dropped: claims dropped by validation (sum of the three reasons).
-        n_ungrounded / n_self / n_invalid: dropped because the quote is not in
-            the text unit / subject == object / duplicate or unknown name.
+        n_dropped: claims dropped by validation (``n_ungrounded + n_invalid``).
+        n_ungrounded / n_invalid: dropped because the chosen sentence does not
+            name the subject / duplicate or unknown name or sentence.
+        n_self: claims whose object was the subject (object cleared, claim kept).
         n_replaced: descriptions replaced by the source quote.
         status: ``ok`` | ``repaired`` | ``truncated`` | ``failed`` | ``no_entities``.
         raw: the model's output as generated.
@@ -94,32 +103,35 @@ class ClaimExtraction:
     finish_reason: str = "stop"
 
 
-def claims_schema(names: list[str], settings: Settings) -> dict:
+def claims_schema(names: list[str], n_sentences: int, settings: Settings, with_description: bool = False) -> dict:
     """JSON schema of one text unit's claims: ``{"claims": [claim, ...]}``.
 
     Args:
         names: the text unit's entity names (surface forms), the subject enum;
             the object enum adds ``NONE``.
+        n_sentences: the unit's numbered sentences; ``sentence`` is an enum of ``1..n_sentences``.
+        with_description: the model writes a description (models of 1B
+            parameters or more); else the sentence is the description.
 
     ``claims`` has at most ``settings.max_claims`` items; each has every field
-    required, status an enum of :data:`STATUSES`, type at most
-    :data:`TYPE_MAX_CHARS` characters, dates :data:`DATE_MAX_CHARS`,
-    description and source quote ``settings.description_max_chars``. Flat,
+    required, ``sentence`` first (the subject and object are then chosen
+    knowing the sentence), status an enum of :data:`STATUSES`, type at most
+    :data:`TYPE_MAX_CHARS` characters, dates :data:`DATE_MAX_CHARS`. Flat,
     like the extraction schema: grammar sampling cost grows with the schema
     (ARCHITECTURE.md "Running the model on a CPU").
     """
-    text = {"type": "string", "maxLength": settings.description_max_chars}
     date = {"type": "string", "maxLength": DATE_MAX_CHARS}
     props = {
+        "sentence": {"type": "integer", "enum": list(range(1, max(1, n_sentences) + 1))},
         "subject": {"type": "string", "enum": list(names)},
         "object": {"type": "string", "enum": list(names) + [NONE]},
         "type": {"type": "string", "maxLength": TYPE_MAX_CHARS},
         "status": {"type": "string", "enum": list(STATUSES)},
         "start_date": date,
         "end_date": date,
-        "description": text,
-        "source_quote": text,
     }
+    if with_description:
+        props["description"] = {"type": "string", "maxLength": settings.description_max_chars}
     return {
         "type": "object",
         "properties": {"claims": {"type": "array", "maxItems": settings.max_claims,
@@ -128,22 +140,33 @@ def claims_schema(names: list[str], settings: Settings) -> dict:
     }
 
 
-def claims_token_cap(name_tokens: list[int], settings: Settings) -> int:
+def numbered(text: str) -> tuple[list[str], str]:
+    """``(sentences, block)``: the text unit's sentences and the block shown to the model,
+    one ``[i] sentence`` line each (i from 1, whitespace folded)."""
+    sents = [" ".join(x.split()) for x in sentences(text)]
+    return sents, "\n".join(f"[{i}] {x}" for i, x in enumerate(sents, start=1))
+
+
+def claims_token_cap(name_tokens: list[int], settings: Settings, with_description: bool = False) -> int:
     """Completion cap of one claims call (tokens): room for ``max_claims``
     full claims, at most ``extract_max_tokens``.
 
     Args:
         name_tokens: tokens of each entity name in the model's tokenizer.
+        with_description: the schema has a description (see :func:`claims_schema`).
 
-    Per claim: two names, ~45 tokens of JSON keys and punctuation, the type
-    (:data:`TYPE_MAX_CHARS` / 3.5), status ~3, two dates ~6 each, description
-    and quote ``description_max_chars`` / 3.5 each (~1 token per 3.5
-    characters of English BPE); then 25 % headroom for the spacing the grammar
-    allows, as in :func:`slmgraph.extract.extract_token_cap`. Runaway output is
-    stopped earlier by the loop guard.
+    Per claim: two names, ~45 tokens of JSON keys and punctuation, the
+    sentence number ~2, the type (:data:`TYPE_MAX_CHARS` / 3.5), status ~3,
+    two dates ~6 each, a description ``description_max_chars`` / 3.5 (~1
+    token per 3.5 characters of English BPE) when the model writes one; then
+    25 % headroom for the spacing the grammar allows, as in
+    :func:`slmgraph.extract.extract_token_cap`. Runaway output is stopped
+    earlier by the loop guard.
     """
     avg = sum(name_tokens) / len(name_tokens) if name_tokens else 4
-    per = 2 * avg + 45 + TYPE_MAX_CHARS / 3.5 + 3 + 12 + 2 * settings.description_max_chars / 3.5
+    per = 2 * avg + 45 + 2 + TYPE_MAX_CHARS / 3.5 + 3 + 12
+    if with_description:
+        per += settings.description_max_chars / 3.5
     return int(min(settings.extract_max_tokens, 1.25 * (15 + settings.max_claims * per)))
 
 
@@ -178,7 +201,8 @@ def clean_date(value: object, text: str) -> str | None:
     return s
 
 
-def validate_claims(data: object, names: dict[str, str], text: str, settings: Settings) -> ClaimExtraction:
+def validate_claims(data: object, names: dict[str, str], text: str, settings: Settings,
+                    sents: list[str] | None = None) -> ClaimExtraction:
     """Keep the well-formed, grounded, non-duplicate claims of a model output.
 
     Args:
@@ -187,15 +211,18 @@ def validate_claims(data: object, names: dict[str, str], text: str, settings: Se
             name -> norm); a model name is looked up as written, then by
             :func:`slmgraph.names.normalize_name`.
         text: the text unit.
+        sents: its numbered sentences (:func:`numbered`); None = split ``text``.
 
     Returns:
         A :class:`ClaimExtraction` (status left ``ok``; the caller sets it).
+        Each claim's ``source_quote`` is its chosen sentence, verbatim.
     """
     out = ClaimExtraction()
+    if sents is None:
+        sents, _ = numbered(text)
     lookup = dict(names)
     for name, norm in names.items():
         lookup.setdefault(normalize_name(name), norm)
-    folded = fold(text)
     words = set(content_words(text))
     raw = data.get("claims") if isinstance(data, dict) else data
     seen: set[tuple] = set()
@@ -207,23 +234,29 @@ def validate_claims(data: object, names: dict[str, str], text: str, settings: Se
         no_object = obj_name.strip().upper() == NONE
         subj = lookup.get(subj_name) or lookup.get(normalize_name(subj_name))
         obj = None if no_object else (lookup.get(obj_name) or lookup.get(normalize_name(obj_name)))
-        if subj is None or (obj is None and not no_object):
+        try:
+            idx = int(c.get("sentence"))
+        except (TypeError, ValueError):
+            idx = 0
+        if subj is None or (obj is None and not no_object) or not 1 <= idx <= len(sents):
             out.n_invalid += 1
             continue
-        if subj == obj:
-            out.n_self += 1
-            continue
-        quote = " ".join(str(c.get("source_quote") or "").split()).strip(_QUOTE_EDGES)
-        if not quote_in_text(quote, folded):
+        quote = sents[idx - 1]
+        if not name_occurs(subj_name, quote) and not any(
+                name_occurs(n, quote) for n, k in names.items() if k == subj):
             out.n_ungrounded += 1
             continue
+        if subj == obj:
+            obj = None  # a claim about its subject alone
+            out.n_self += 1
         status = str(c.get("status") or "").strip().upper()
         ctype = " ".join(str(c.get("type") or "").split()).upper()[:TYPE_MAX_CHARS] or "UNKNOWN"
-        desc = cut(str(c.get("description") or ""), settings.description_max_chars)
-        if not is_grounded(desc, words):
+        desc = cut(str(c.get("description") or ""), settings.description_max_chars) if "description" in c else ""
+        if not desc or not is_grounded(desc, words):
+            if desc:
+                out.n_replaced += 1
             desc = cut(quote, settings.description_max_chars)
-            out.n_replaced += 1
-        key = (subj, obj, ctype, fold(quote))
+        key = (subj, obj, ctype, idx)
         if key in seen:
             out.n_invalid += 1
             continue
@@ -233,7 +266,7 @@ def validate_claims(data: object, names: dict[str, str], text: str, settings: Se
                            "start_date": clean_date(c.get("start_date"), text),
                            "end_date": clean_date(c.get("end_date"), text),
                            "description": desc, "source_quote": quote})
-    out.n_dropped = out.n_ungrounded + out.n_self + out.n_invalid
+    out.n_dropped = out.n_ungrounded + out.n_invalid
     return out
 
 
@@ -246,7 +279,8 @@ def extract_claims(client: ModelClient, prompts: Prompts, system: str, text: str
             so its KV state is reused).
         names: entity name -> mention key of the unit's extracted entities.
 
-    No names: no call, status ``no_entities``. The call is capped by
+    No names: no call, status ``no_entities``. The text goes to the model as
+    numbered sentences (:func:`numbered`). The call is capped by
     :func:`claims_token_cap` and stopped on a loop or after 120 s like
     extraction; output cut short is repaired with json-repair (status
     ``truncated``).
@@ -254,13 +288,16 @@ def extract_claims(client: ModelClient, prompts: Prompts, system: str, text: str
     if not names:
         return ClaimExtraction(status="no_entities")
     ordered = sorted(names)
-    user = prompts.fill("claims_user", entities="; ".join(ordered), text=text)
-    gen = client.call("claims", system, user, schema=claims_schema(ordered, settings),
-                      max_tokens=claims_token_cap([client.count(n) for n in ordered], settings), deadline_s=120.0)
+    sents, block = numbered(text)
+    with_desc = use_model_descriptions(settings, getattr(client.model, "n_params", None))
+    user = prompts.fill("claims_user", entities="; ".join(ordered), text=block)
+    gen = client.call("claims", system, user, schema=claims_schema(ordered, len(sents), settings, with_desc),
+                      max_tokens=claims_token_cap([client.count(n) for n in ordered], settings, with_desc),
+                      deadline_s=120.0)
     data, status = parse_json(gen.text)
     if status == "repaired" and gen.finish_reason in ("length", "repetition", "deadline"):
         status = "truncated"
-    out = validate_claims(data, names, text, settings)
+    out = validate_claims(data, names, text, settings, sents)
     out.status, out.raw, out.finish_reason = status, gen.text, gen.finish_reason
     return out
 
@@ -270,7 +307,7 @@ def claims_key(text: str, model_fp: str, prompt_fp: str, names: dict[str, str], 
     settings, entity names and keys), 32 hex."""
     s = settings
     parts = [CLAIMS_VERSION, SAMPLER_VERSION, text, model_fp, prompt_fp, sorted(names.items()), s.max_claims,
-             s.description_max_chars, s.extract_max_tokens]
+             s.description_max_chars, s.extract_max_tokens, s.descriptions]
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
 
 

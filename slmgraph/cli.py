@@ -19,7 +19,7 @@ from pathlib import Path
 from . import __version__
 from .config import Settings, physical_cores
 from .batch import WorkerError
-from .errors import UserError
+from .errors import StorageError, UserError
 
 DEMO_QUESTION = "What are the main themes of this story?"
 
@@ -34,6 +34,11 @@ def _common(p: argparse.ArgumentParser, db_required: bool = True) -> None:
     p.add_argument("--seed", type=int, default=42, help="sampler and shuffle seed (default 42)")
     p.add_argument("--prompts", help="folder of prompt files overriding the bundled prompts/ (see prompts/README.md)")
     p.add_argument("--quiet", action="store_true", help="no progress bars or stage notes")
+
+
+def _wait_option(p: argparse.ArgumentParser, holder: str) -> None:
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help=f"while {holder} holds the index, wait up to SECONDS for it (default 0: refuse at once)")
 
 
 def _index_options(p: argparse.ArgumentParser) -> None:
@@ -68,6 +73,9 @@ def _index_options(p: argparse.ArgumentParser) -> None:
                         "'off' to merge on the normalised name only")
     p.add_argument("--summaries", choices=("auto", "model", "join"), default="auto",
                    help="who summarises several descriptions of one entity: the model, a join, or auto (model if >= 1B)")
+    p.add_argument("--reports", choices=("auto", "model", "data"), default="auto",
+                   help="who writes community reports: the model, the data (no model call: top entities as title, "
+                        "top relationships as findings), or auto (model if >= 1B params, else data)")
     p.add_argument("--claims", action="store_true", help="also extract claims (covariates): one more call per text unit")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--workers", type=int, default=None,
@@ -93,12 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="slmgraph", description="Offline GraphRAG for small language models on a CPU.")
     ap.add_argument("--version", action="version", version=f"slmgraph {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
+    ap.subcommands = sub.choices  # name -> subparser, for errors found after parsing
 
     p = sub.add_parser("index", help="index a folder of .txt/.md documents (incremental, resumable)")
     p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
     _common(p)
     _index_options(p)
     p.add_argument("--replace", action="store_true", help="re-index an existing index from a different input folder")
+    _wait_option(p, "another process (an index run, a query or stats)")
 
     p = sub.add_parser("estimate", help="predict an index run's tokens and wall-clock from a short calibration run")
     p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
@@ -108,8 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the estimate as JSON")
 
     p = sub.add_parser("query", help="ask a question of an index")
-    p.add_argument("question")
+    p.add_argument("question", nargs="?", default=None,
+                   help="the question in quotes, or - to read it from standard input")
+    p.add_argument("--question-file", metavar="FILE", help="read the question from FILE (UTF-8 text)")
     _common(p)
+    _wait_option(p, "an index run")
     p.add_argument("--method", choices=("global", "local", "basic", "ts", "auto"), default="global",
                    help="global: map-reduce over community reports (default); local: entity neighbourhood; "
                         "basic: vector RAG over text units; ts: map-reduce over all text units (baseline); "
@@ -119,14 +132,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dynamic", action="store_true",
                    help="global search: rate reports from the root level down and use the relevant ones")
     p.add_argument("--json", action="store_true", help="print the answer, citations, context and cost as JSON")
-    p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
-    p.add_argument("--local-tokens", type=int, default=3000, help="local search context budget in tokens (default 3000)")
+    p.add_argument("--answers", choices=("auto", "extractive", "model"), default="auto",
+                   help="who writes the answer: points copied from the data with citations and at most one grounded "
+                        "model sentence (extractive), the model, or auto (extractive under 1B params)")
+    p.add_argument("--helpfulness", choices=("auto", "embedding", "model", "combined"), default="auto",
+                   help="helpfulness score of reports/text units: question embedding cosine, the model's calibrated "
+                        "P(yes), their mean, or auto (the embedding: measured best; the selection floor is on its scale)")
+    p.add_argument("--n-ctx", type=int, default=None, help="model context window in tokens (default 8192)")
+    p.add_argument("--local-tokens", type=int, default=None,
+                   help="local search context budget in tokens (default 3000 with the 8192-token window, "
+                        "scaled to --n-ctx)")
     p.add_argument("--local-shares", default="0.1,0.2,0.2,0.5",
                    help="local search budget shares: reports,entities,relationships,text units (default 0.1,0.2,0.2,0.5)")
 
     p = sub.add_parser("stats", help="counts per table and level; tokens and seconds per stage")
     p.add_argument("--db", required=True, help="the index (one DuckDB file)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    _wait_option(p, "an index run")
 
     p = sub.add_parser("demo", help="index the bundled sample story, ask a global question, print stats")
     p.add_argument("--db", default="slmgraph-demo.duckdb",
@@ -208,6 +230,8 @@ def _settings(args) -> Settings:
         if args.n_ctx < 2048:
             raise UserError(f"--n-ctx {args.n_ctx} is too small: use at least 2048 tokens (8192 for the default model)")
         s.n_ctx = args.n_ctx
+    if getattr(args, "wait", None) is not None and not (math.isfinite(args.wait) and args.wait >= 0):
+        raise UserError(f"--wait {args.wait} must be a number of seconds >= 0")
     if getattr(args, "local_shares", None):
         try:
             shares = tuple(float(x) for x in args.local_shares.split(","))
@@ -217,12 +241,14 @@ def _settings(args) -> Settings:
             raise UserError(f"--local-shares {args.local_shares!r} must be four non-negative numbers, "
                             "e.g. 0.1,0.2,0.2,0.5")
         s.local_shares = shares
-        if args.local_tokens < 200:
-            raise UserError(f"--local-tokens {args.local_tokens} is too small: use at least 200")
-        if args.local_tokens > s.n_ctx - 500:
-            raise UserError(f"--local-tokens {args.local_tokens} does not fit the {s.n_ctx}-token window with the "
-                            f"question and answer: use at most {s.n_ctx - 500}")
-        s.local_context_tokens = args.local_tokens
+        s.scale_to_window()
+        if args.local_tokens is not None:  # only a given value is refused; the default scales to the window
+            if args.local_tokens < 200:
+                raise UserError(f"--local-tokens {args.local_tokens} is too small: use at least 200")
+            if args.local_tokens > s.n_ctx - 500:
+                raise UserError(f"--local-tokens {args.local_tokens} does not fit the {s.n_ctx}-token window with "
+                                f"the question and answer: use at most {s.n_ctx - 500}")
+            s.local_context_tokens = args.local_tokens
     if args.command in ("index", "estimate"):
         if args.ray_address is not None and args.executor != "ray":
             raise UserError(f"--ray-address {args.ray_address} needs --executor ray")
@@ -271,6 +297,7 @@ def _settings(args) -> Settings:
                 raise UserError(f"--resolution {args.resolution!r} must be a similarity in (0, 1], e.g. 0.9, "
                                 "or 'rules' or 'off'")
         s.summaries = args.summaries
+        s.reports = args.reports
         s.claims = args.claims
         if args.entity_types is not None:
             types = tuple(dict.fromkeys(t.strip().lower() for t in args.entity_types.split(",") if t.strip()))
@@ -281,7 +308,17 @@ def _settings(args) -> Settings:
             if not types:
                 raise UserError("--entity-types is empty: pass e.g. person,organization,location")
             s.entity_types = types
+    if args.command == "query":
+        s.answers, s.helpfulness = args.answers, args.helpfulness
     return s
+
+
+def _note(msg: str) -> None:
+    """Print a one-line note on stderr above any progress bar (tqdm.write clears and redraws the bars)."""
+    from tqdm import tqdm
+
+    tqdm.write(msg, file=sys.stderr)
+    sys.stderr.flush()
 
 
 def _typed_dests(argv: list[str]) -> set[str]:
@@ -403,7 +440,17 @@ def cmd_picture(args) -> int:
 
 
 def _say(quiet: bool):
-    return (lambda msg: None) if quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    return (lambda msg: None) if quiet else _note
+
+
+class _NoteHandler(logging.Handler):
+    """Logging records as notes above the progress bars (not inside a bar's line)."""
+
+    def emit(self, record: logging.LogRecord) -> None:  # noqa: D102 - logging API
+        try:
+            _note(self.format(record))
+        except Exception:  # noqa: BLE001 - logging must never raise
+            self.handleError(record)
 
 
 def cmd_index(args) -> int:
@@ -411,10 +458,43 @@ def cmd_index(args) -> int:
     from .pipeline import run_index
 
     s = _configured_settings(args)
-    run_index(args.input, args.db, s, replace=args.replace, progress=not args.quiet, say=_say(args.quiet),
-              sources=getattr(args, "sources", None))
-    print(f"indexed into {args.db}: ask with  slmgraph query --db {args.db} \"your question\"")
+    out = run_index(args.input, args.db, s, replace=args.replace, progress=not args.quiet, say=_say(args.quiet),
+                    wait=args.wait, sources=getattr(args, "sources", None))
+    basic = "" if out.get("graph", {}).get("entities", 1) else " --method basic"
+    print(f"indexed into {args.db}: ask with  slmgraph query --db {args.db}{basic} \"your question\"")
     return 0
+
+
+def max_question_tokens(n_ctx: int) -> int:
+    """The longest question, in tokens, a query accepts: an eighth of the window (1,024 of 8,192), so that
+    the context and the answer keep the rest; a longer one is refused before any model call."""
+    return n_ctx // 8
+
+
+def read_question(args) -> str:
+    """The question of ``slmgraph query``: the argument, standard input for ``-``, or ``--question-file``.
+
+    Raises:
+        UserError: none or both given, an unreadable file, or an empty question.
+    """
+    qfile = getattr(args, "question_file", None)
+    if qfile is not None and args.question is not None:
+        raise UserError("pass the question either as an argument or with --question-file, not both")
+    if qfile is not None:
+        try:
+            question = Path(qfile).expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = getattr(exc, "strerror", None) or "not UTF-8 text"
+            raise UserError(f"--question-file {qfile}: cannot read it ({why})") from None
+    elif args.question == "-":
+        question = sys.stdin.read()
+    elif args.question is None:
+        raise UserError("no question: pass it in quotes, '-' to read it from standard input, or --question-file FILE")
+    else:
+        question = args.question
+    if not question.strip():
+        raise UserError("the question is empty: pass a question in quotes")
+    return question.strip()
 
 
 def run_query(args, s: Settings) -> dict:
@@ -424,9 +504,9 @@ def run_query(args, s: Settings) -> dict:
     from .prompting import Prompts
     from .store import Store, new_run_id
 
-    if not args.question.strip():
-        raise UserError("the question is empty: pass a question in quotes")
-    store = Store(args.db)
+    question = read_question(args)
+    store = Store(args.db, read_only=True, wait=getattr(args, "wait", 0.0) or 0.0,
+                  on_wait=None if args.quiet else _say(False))
     try:
         if store.get_meta("complete") != "1":
             raise UserError(f"index {args.db} is not complete: re-run 'slmgraph index' on its input to finish it")
@@ -440,6 +520,12 @@ def run_query(args, s: Settings) -> dict:
         if model_path and not Path(model_path).is_file() and not s.model_path:
             raise UserError(f"model {model_path} that built index {args.db} is missing: pass --model PATH.gguf")
         model = load_model(model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
+        n_q = len(model.tokenize(question))
+        if n_q > max_question_tokens(s.n_ctx):
+            raise UserError(f"the question is {n_q} tokens long; at most {max_question_tokens(s.n_ctx)} (an eighth of "
+                            f"the {s.n_ctx}-token window) leave room for the context and the answer: shorten it, or "
+                            "raise --n-ctx")
+        args.question = question
         client = ModelClient(model, store, new_run_id())
         stream = not args.json and sys.stdout.isatty()
         on_text = (lambda t: print(t, end="", flush=True)) if stream else None
@@ -522,7 +608,10 @@ def cmd_stats(args) -> int:
     from .stats import collect, render
     from .store import Store
 
-    store = Store(args.db, read_only=True)
+    wait = getattr(args, "wait", 0.0) or 0.0
+    if not (math.isfinite(wait) and wait >= 0):
+        raise UserError(f"--wait {wait} must be a number of seconds >= 0")
+    store = Store(args.db, read_only=True, wait=wait, on_wait=_say(False))
     try:
         figs = collect(store)
     finally:
@@ -548,30 +637,39 @@ def cmd_demo(args) -> int:
     run_index(SAMPLE_DIR / "dulce.txt", args.db, s, replace=True, progress=not args.quiet, say=say)
     print(f"\nQ: {args.question}\n")
     qargs = argparse.Namespace(question=args.question, db=args.db, method="global", level=0, json=False,
-                               quiet=args.quiet, dynamic=False)
+                               quiet=args.quiet, dynamic=False, question_file=None, wait=0.0)
     run_query(qargs, s)
     print()
-    return cmd_stats(argparse.Namespace(db=args.db, json=False))
+    Store(args.db).close()  # merges the query's ledger rows (kept aside by the read-only query) for stats
+    return cmd_stats(argparse.Namespace(db=args.db, json=False, wait=0.0))
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``slmgraph`` command; returns the exit status."""
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    handler = _NoteHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the subcommand's parser, so the hint names its --help
+        parser.subcommands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     args.typed = _typed_dests(argv)
     handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
                 "demo": cmd_demo, "init": cmd_init, "export": cmd_export,
                 "picture": cmd_picture, "bench": cmd_bench,
                 "prompt-tune": cmd_prompt_tune}
+    if args.command in ("index", "estimate", "query", "demo", "bench", "prompt-tune"):
+        from .backend import install_log_filter
+
+        install_log_filter()  # llama.cpp's notices logged as errors stay off stderr
     try:
         return handlers[args.command](args)
     except UserError as exc:
         print(f"slmgraph: error: {exc}", file=sys.stderr)
         return 2
-    except WorkerError as exc:
+    except (WorkerError, StorageError) as exc:
         print(f"slmgraph: error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. 'slmgraph stats --json | head'

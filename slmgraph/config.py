@@ -145,10 +145,31 @@ class Settings:
     # --- community reports (paper sec. 3.1.5) ---
     report_context_tokens: int = 2500  #: context budget of one report prompt
     report_max_tokens: int = 600  #: completion cap of one report
+    #: Who writes community reports: "model", "data" (no model call:
+    #: slmgraph.reports.data_report) or "auto" (model when it has >= 1e9
+    #: parameters; the 135M model's titles were fragments of the context or file
+    #: names, see slmgraph/reports.py).
+    reports: str = "auto"
 
     # --- queries (paper sec. 3.1.6; ARCHITECTURE.md stages 7-9) ---
     map_max_tokens: int = 400  #: completion cap of one map call (answer reserve)
     reduce_max_tokens: int = 500  #: completion cap of the reduce call
+    #: Helpfulness signal of global search, --dynamic and TS: "embedding",
+    #: "model", "combined" or "auto" (slmgraph.search.scoring.default_signal:
+    #: the embedding, measured best in benchmarks/results/global_answers.md).
+    helpfulness: str = "auto"
+    #: Selection rule: a report reaches the answer with a score >= the floor
+    #: and >= relative x the best (slmgraph.search.scoring.FLOOR / RELATIVE,
+    #: where their measurement is documented).
+    helpfulness_floor: float = 22.0
+    helpfulness_relative: float = 0.7
+    #: Lower the floor of an index to what off-topic probe questions reach on it
+    #: plus a margin (slmgraph.search.scoring.index_floor; embedding signal only).
+    helpfulness_probes: bool = True
+    #: Who writes answers: "extractive" (points copied from the data with
+    #: citations, plus at most one grounded model sentence), "model", or
+    #: "auto" (extractive under 1B parameters; slmgraph.search.extractive).
+    answers: str = "auto"
     local_context_tokens: int = 3000  #: token budget of local search context
     #: Shares of the local search budget: community reports, entities,
     #: relationships, text units (GraphRAG local search uses 10 % community,
@@ -161,6 +182,16 @@ class Settings:
     #: Folder with prompt templates; None = the bundled ``prompts/``.
     prompts_dir: str | None = None
 
+    def scale_to_window(self) -> None:
+        """Scale the window-bound query budgets from their 8,192-token defaults to ``n_ctx``.
+
+        ``local_context_tokens`` (3,000 at 8,192) becomes ``3000 * n_ctx / 8192``
+        (750 at 2,048), so every default fits any accepted window; values the
+        user gives are set afterwards and checked, not scaled.
+        """
+        if self.n_ctx != 8192:
+            self.local_context_tokens = max(200, round(3000 * self.n_ctx / 8192))
+
     def index_fingerprint(self) -> dict:
         """Settings that determine index content (JSON-serialisable dict)."""
         keys = (
@@ -169,7 +200,7 @@ class Settings:
             "max_relationships", "extract_max_tokens", "description_max_chars", "constrain_names", "grounding",
             "max_gleanings", "claims", "max_claims", "resolution_threshold", "summaries",
             "entity_description_max_tokens", "leiden_resolution", "max_levels",
-            "min_community_size", "report_context_tokens", "report_max_tokens", "seed",
+            "min_community_size", "report_context_tokens", "report_max_tokens", "reports", "seed",
             "temperature", "n_ctx",
         )
         d = dataclasses.asdict(self)

@@ -7,8 +7,10 @@ torch and sentence-transformers take ~7 s to import, so this module imports
 them only inside :class:`Embedder` (``--help``, ``stats`` and global search
 start fast).
 
-Entities are embedded as "name (type): description" and text units as their
-text; vectors are L2-normalised and stored in the ``embeddings`` table with a
+Entities are embedded as "name (type): description", text units as their
+text, and community reports (kind ``report``, item id = community id) as their
+full text, for the helpfulness score of global search
+(:mod:`slmgraph.search.scoring`); vectors are L2-normalised and stored in the ``embeddings`` table with a
 hash of the embedded text, so unchanged items are not embedded again.
 """
 
@@ -89,7 +91,7 @@ def entity_text(name: str, etype: str, description: str) -> str:
 
 
 def run_embeddings(store: Store, embedder: Embedder, progress: bool = True) -> dict:
-    """Embed entities (by normalised name) and text units that are new or changed.
+    """Embed entities (by normalised name), text units and community reports that are new or changed.
 
     Returns:
         dict: ``embedded`` (vectors computed now), ``kept`` (unchanged), ``removed``.
@@ -100,10 +102,12 @@ def run_embeddings(store: Store, embedder: Embedder, progress: bool = True) -> d
         items.append(("entity", norm, entity_text(name, etype, desc or "")))
     for cid, text in con.execute("SELECT chunk_id, text FROM text_units").fetchall():
         items.append(("text_unit", cid, text))
+    for rid, text in con.execute("SELECT community_id, full_text FROM community_reports").fetchall():
+        items.append(("report", str(rid), text or ""))
     have = {(k, i): m for k, i, m in con.execute("SELECT kind, item_id, model FROM embeddings").fetchall()}
     todo = []
     for kind, item, text in items:
-        tag = f"{embedder.name}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+        tag = embed_tag(embedder, text)
         if have.get((kind, item)) != tag:
             todo.append((kind, item, text, tag))
     wanted = {(k, i) for k, i, _ in items}
@@ -122,6 +126,11 @@ def run_embeddings(store: Store, embedder: Embedder, progress: bool = True) -> d
         with store.transaction():
             con.executemany("DELETE FROM embeddings WHERE kind = ? AND item_id = ?", stale)
     return {"embedded": len(todo), "kept": len(items) - len(todo), "removed": len(stale)}
+
+
+def embed_tag(embedder, text: str) -> str:
+    """The ``model`` column of an embedding: embedder name and a hash of the embedded text."""
+    return f"{embedder.name}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 
 def load_vectors(store: Store, kind: str) -> tuple[list[str], np.ndarray]:

@@ -13,3 +13,9 @@ class UserError(Exception):
 
 class ModelOutputError(Exception):
     """The model produced output that could not be used even after repair."""
+
+
+class StorageError(Exception):
+    """A write to the index failed (disk full, I/O error): the message is one line
+    naming the file, the free space and the remedy. What was committed before is
+    kept (in the ``.duckdb`` file and its ``.wal``); the same command resumes."""

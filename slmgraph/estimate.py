@@ -117,6 +117,11 @@ _CANNED_REPORT = ('{"title": "Community", "summary": "A community of related ent
                   '"rating_explanation": "Estimate.", "findings": [{"summary": "Finding", "explanation": "Text."}]}')
 
 
+#: Why a text unit has no candidate names (the candidate pass looks for capitalised words).
+NO_CANDIDATES = ("the candidate pass finds names as capitalised words, and the text has none outside sentence "
+                 "starts: lowercase prose, only numbers, or a script without capital letters such as Chinese")
+
+
 def _even_sample(items: list, k: int) -> list:
     """``k`` items spread evenly over ``items`` (all of them if ``k >= len``)."""
     if k >= len(items):
@@ -217,6 +222,11 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
         # Free names: every text unit gets a call, whatever its candidates.
         n_cand = {cid: max(1, n) for cid, n in n_cand.items()}
     pool = [cid for cid, _, _ in units if n_cand[cid]]
+    if not pool:
+        # Nothing for the model to extract: no call, so no rate is measured (none is invented).
+        stages["extract"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0}
+        calib["extract"] = {"units": 0, "why": NO_CANDIDATES}
+        return 1.0
     picked = _even_sample(pool, sample)
     client = ModelClient(model, store, new_run_id())
     say(f"estimate: extracting {len(picked)} of {len(units)} text units to calibrate")
@@ -371,7 +381,10 @@ def render(est: dict) -> str:
                      f"{_hms(st['seconds']):>11}")
     lines.append(f"{'total':<12} {'':>7} {'':>11} {'':>10} {_hms(est['total_seconds']):>11}")
     cal = est["calibration"]
-    if "extract" in cal:
+    if "extract" in cal and not cal["extract"]["units"]:
+        lines += ["", f"calibration: no text unit has candidate names ({cal['extract']['why']}): extraction would "
+                      "make no model call and find no entity; only 'slmgraph query --method basic' would answer"]
+    elif "extract" in cal:
         e = cal["extract"]
         lines += ["", f"calibration: {e['units']} text units extracted in {e['wall_seconds']} s with "
                       f"{e['workers']} worker(s) x {e['threads']} thread(s); prompt {e['prompt_tok_per_s']} tok/s, "

@@ -885,7 +885,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             if say:
                 where = "Ray actors" if settings.executor == "ray" else "worker processes"
                 say(f"extract: {plan.workers} {where} x {plan.threads} llama.cpp thread(s) "
-                    f"on {plan.cores} cores")
+                    f"on {plan.cores} core{'s' if plan.cores != 1 else ''}")
             update_claim(max(plan.total_threads, model.n_threads or 1))
             try:
                 with open_pool(spec_for, plan, settings, "extract") as pool:

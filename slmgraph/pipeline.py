@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import duckdb
+
 from .claims import clear_claims, run_claims
 from .communities import run_communities
 from .config import Settings
@@ -30,9 +32,26 @@ from .store import Store, dumps, new_run_id
 log = logging.getLogger("slmgraph")
 
 
+def no_entity_reason(store: Store, settings: Settings) -> str:
+    """Why an index run found no entity, as one clause (for the warning ``index`` prints).
+
+    Either the candidate pass found no name in any text unit (see
+    :data:`slmgraph.estimate.NO_CANDIDATES`), or the model kept none of the candidates.
+    """
+    from .estimate import NO_CANDIDATES
+
+    n_units = store.count("text_units")
+    cands = store.con.execute("SELECT coalesce(sum(n_candidates), 0) FROM extractions").fetchone()[0]
+    if not cands:
+        return f"no entity was found in the {n_units} text units: {NO_CANDIDATES}"
+    return (f"no entity was found in the {n_units} text units: the model ({settings.extractor} extractor) kept none "
+            f"of their {cands} candidate names; a larger --model may")
+
+
 def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
               progress: bool = True, model=None, embedder_factory: Callable | None = None,
               say: Callable[[str], None] = print, model_factory: Callable | None = None,
+              wait: float = 0.0,
               sources: dict[str, str] | None = None) -> dict:
     """Index ``input_path`` into the DuckDB file ``db_path`` (created if new).
 
@@ -53,6 +72,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         model_factory: ``threads -> Model`` for extraction worker processes
             (tests pass a picklable fake); None = each worker loads the GGUF.
         say: where one-line progress notes and warnings go.
+        wait: seconds to wait while another process holds the index (0 = refuse at once).
         sources: ``{setting: "flag --x" | "file PATH" | "default" | ...}`` (slmgraph.settings_file.resolve);
             recorded with the values in ``meta`` key ``settings_sources`` for ``stats``.
 
@@ -62,6 +82,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
     Raises:
         UserError: bad input folder, model or ``--db`` (nothing in the index
             is changed before the input has been read successfully).
+        StorageError: a write or checkpoint failed (disk full): the index stays
+            marked incomplete, committed work is kept, the same call resumes.
     """
     docs, warnings = read_documents(input_path)
     for w in warnings:
@@ -69,14 +91,14 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
     root = str(Path(input_path).expanduser().resolve())
     prompts = Prompts(settings.prompts_dir)
     # Check --db before the (slow) model load.
-    old_root, n_docs = Store.precheck(db_path)
+    old_root, n_docs = Store.precheck(db_path, wait=wait, on_wait=say)
     if old_root and old_root != root and not replace and n_docs:
         raise UserError(f"index {db_path} was built from {old_root}, not {root}: pass --replace to "
                         "re-index it from the new input, or pick another --db")
     if model is None:
         model = load_model(settings.model_path, settings.n_ctx, settings.n_threads, settings.seed,
                            settings.threads_explicit)
-    store = Store(db_path, create=True)
+    store = Store(db_path, create=True, wait=wait, on_wait=say)
     try:
         old_root = store.get_meta("input_root")
         if old_root and old_root != root and not replace and store.count("documents"):
@@ -86,6 +108,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         store.set_meta("complete", "0")
         store.set_meta("model_path", str(model.path or ""))
         store.set_meta("model_name", model.name)
+        store.set_meta("model_params", str(getattr(model, "n_params", None) or ""))
         store.set_meta("settings", dumps(settings.index_fingerprint()))
         from .settings_file import report as settings_report
 
@@ -119,9 +142,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         if settings.claims:
             r = stage("claims", lambda: run_claims(store, client, prompts, settings, progress), "extracted")
             say(f"claims: {r['extracted']} text units read, {r['reused']} reused, {r['no_entities']} without "
-                f"entities; {r['claims']} claims stored, {r['dropped']} dropped ({r['ungrounded']} quotes not in the "
-                f"text, {r['self']} subject = object, {r['invalid']} duplicates or unknown names); "
-                f"{r['total']} claims in the index")
+                f"entities; {r['claims']} claims stored ({r['self']} with subject = object kept without an object), "
+                f"{r['dropped']} dropped ({r['ungrounded']} whose sentence does not name the subject, {r['invalid']} "
+                f"duplicates or unknown names or sentences); {r['total']} claims in the index")
         else:
             removed = clear_claims(store)
             if removed:
@@ -145,9 +168,13 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 if r["summaries"] == "model" else "descriptions joined")
         say(f"graph: {r['entities']} entities, {r['relationships']} relationships, {r['isolated']} isolated; "
             f"entity resolution merges: {merged}; {summ}")
+        if not r["entities"]:
+            say(f"warning: {no_entity_reason(store, settings)}; global and local search need entities: ask with "
+                f"'slmgraph query --db {db_path} --method basic \"your question\"', which reads the text units")
         r = stage("communities", lambda: run_communities(store, settings), "levels")
         per = ", ".join(f"level {k}: {v}" for k, v in sorted(r["per_level"].items()))
-        say(f"communities: {r['levels']} level{'s' if r['levels'] != 1 else ''} ({per})")
+        say(f"communities: {r['levels']} level{'s' if r['levels'] != 1 else ''} ({per})" if r["levels"] else
+            "communities: none (no entities)")
         r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress,
                                                    model_factory=model_factory, say=say), "reports")
         say(f"reports: {r['reports']} written ({r['model_calls']} model calls, {r['cache_hits']} from cache, "
@@ -160,7 +187,11 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
 
         r = stage("embed", embed, "embedded")
         say(f"embed: {r['embedded']} vectors computed, {r['kept']} kept")
+        # Everything into the .duckdb file first: the index is marked complete only once it is there.
+        store.checkpoint()
         store.set_meta("complete", "1")
         return out
+    except duckdb.Error as exc:  # a failed write (disk full): one line, nothing committed lost
+        raise store.storage_error(exc) from None
     finally:
         store.close()

@@ -18,11 +18,24 @@ under a schema. A community carried down unchanged from the level above
 reuses that report (no model call), and a community of one entity with no
 relationships gets a report made from that entity's description (no model
 call): there is nothing to summarise.
+
+With models under 1B parameters (``Settings.reports`` = ``auto``, the
+default; ``data`` forces it) reports are built from the data with no model
+call (:func:`data_report`): the title is a noun phrase of the community's
+most-connected entities, the summary says what the community is about (its
+main entities, their types, its size) before quoting its top relationship, and
+the findings are :func:`text_findings`. Measured: the 135M model's titles
+were fragments of the context or file names ("Canada,Vancouver,And then when
+I was 16,...", "<episode>.txt"), its summaries were replaced by the grounding
+fallback, and the report stage took 39 % of the podcast build's wall-clock
+(benchmarks/results/podcast_index_stats.txt); data reports separate on-topic
+from off-topic questions in global search (benchmarks/results/global_answers.md).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -31,9 +44,9 @@ from tqdm import tqdm
 from .claims import load_claims
 from .config import Settings
 from .errors import UserError
-from .extract import use_model_descriptions
 from .client import ModelClient
-from .names import content_words, cut, is_grounded, sentences
+from .extract import model_writes, use_model_descriptions
+from .names import STOP, content_words, cut, is_grounded, sentences
 from .prompting import Prompts
 from .store import Store, dumps
 from .text import degenerate, parse_json
@@ -132,6 +145,123 @@ def ground_report(d: dict, context: str, e_rows: list[tuple], r_rows: list[tuple
                         + (f" {facts[0]['explanation']}" if facts else ""))
         n += 1
     return n
+
+
+_FILE_NAME = re.compile(r"(?i)\.(txt|md|json|csv|html?|pdf|docx?)$")
+
+
+def display_name(name: str) -> str:
+    """A name as shown in a title: ALL-CAPS names of several letters title-cased
+    ("KEVIN SCOTT" -> "Kevin Scott"; transcripts write speakers in capitals),
+    acronyms ("NASA", "K-12") and mixed-case names kept."""
+    words = name.split()
+    if len(words) > 1 and name.isupper():
+        return " ".join(w.capitalize() if len(w) > 3 or w.isalpha() and len(w) > 2 else w for w in words)
+    return name
+
+
+def lowercase_words(texts) -> set[str]:
+    """Words that occur in lower case somewhere in ``texts`` (an iterable of
+    strings): a one-word name among them is an ordinary word the candidate
+    pass took for a name at a sentence start ("Behind", "Hey")."""
+    out: set[str] = set()
+    for t in texts:
+        out.update(re.findall(r"\b[a-z][a-z'-]+\b", t or ""))
+    return out
+
+
+def title_entities(e_rows: list[tuple], n: int = 3, common: set[str] | frozenset = frozenset()) -> list[str]:
+    """Up to ``n`` names for a community's title: its entities by degree, then id,
+    skipping file names ("episode.txt"), stop words, one-word names in
+    ``common`` (:func:`lowercase_words` of the corpus), names of one or two
+    characters, and names whose words are all in a name already chosen
+    ("Scott" after "Kevin Scott"). Falls back to the top entity when every
+    name is skipped.
+
+    Args:
+        e_rows: ``(entity_id, name, type, description, degree)``.
+    """
+    chosen: list[str] = []
+    words_used: set[str] = set()
+    ranked = sorted(e_rows, key=lambda e: (-e[4], e[0]))
+    for e in ranked:
+        name = display_name(str(e[1]).strip())
+        words = set(re.findall(r"\w+", name.casefold()))
+        if (not words or _FILE_NAME.search(name) or len(name) <= 2 or name.casefold() in STOP
+                or (len(words) == 1 and name.casefold() in common) or words <= words_used):
+            continue
+        chosen.append(name)
+        words_used |= words
+        if len(chosen) >= n:
+            break
+    if not chosen and ranked:
+        chosen = [display_name(str(ranked[0][1]))]
+    return chosen
+
+
+def join_names(names: list[str]) -> str:
+    """``"A, B and C"`` (``"A"``, ``"A and B"``); ``"Community"`` for none."""
+    if not names:
+        return "Community"
+    return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
+
+
+def data_report(cid: int, level: int, e_rows: list[tuple], r_rows: list[tuple], claims: list[dict] | None = None,
+                max_size: int = 1, common: set[str] | frozenset = frozenset()) -> "Report":
+    """A community report built from the data, no model call (models under 1B parameters).
+
+    * title: :func:`title_entities` joined as a noun phrase ("Alex Mercer, Jordan Hayes and Dulce base");
+    * summary: what the community is about -- its main entities, the most
+      common entity types, its size -- then the first sentence of its top
+      relationship (by combined degree) as evidence;
+    * findings: :func:`text_findings` (relationships, claims, entity descriptions);
+    * rating: 10 x log(1 + size) / log(1 + largest size of the index), one
+      decimal: a data proxy of the paper's importance rating (larger
+      communities cover more of the corpus).
+
+    Args:
+        e_rows: ``(entity_id, name, type, description, degree)`` of the members.
+        r_rows: ``(rel_id, source_id, target_id, description, weight, combined_degree)`` inside it.
+        max_size: the largest community's size (for the rating).
+        common: ordinary words (see :func:`title_entities`).
+    """
+    import math
+
+    names = title_entities(e_rows, common=common)
+    title = join_names(names)
+    types: dict[str, int] = {}
+    for e in e_rows:
+        t = str(e[2] or "").strip().lower()
+        if t and t not in ("unknown", "none"):
+            types[t] = types.get(t, 0) + 1
+    kinds = sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
+    kind_txt = (" (mostly " + " and ".join(f"{k}s" if not k.endswith("s") else k for k, _ in kinds) + ")"
+                if kinds else "")
+    if len(e_rows) == 1 and not r_rows:
+        summary = f"This community is about {title} alone."
+    else:
+        summary = (f"This community is about {title}: {len(e_rows)} entities{kind_txt} linked by {len(r_rows)} "
+                   f"relationship{'' if len(r_rows) == 1 else 's'}.")
+    top = sorted(r_rows, key=lambda r: (-r[5], -r[4], r[0]))
+    by_id = {e[0]: e for e in e_rows}
+    for r in top:
+        # Evidence: the first sentence of six or more words ("KEVIN SCOTT: Yeah." says nothing).
+        first = [x for x in sentences(r[3] or "") if len(x.split()) >= 6]
+        if first:
+            summary += (f" For example, on {display_name(by_id[r[1]][1])} and {display_name(by_id[r[2]][1])}: "
+                        f"\"{cut(first[0], 240)}\"")
+            break
+    else:
+        lone = next((e for e in sorted(e_rows, key=lambda e: (-e[4], e[0])) if e[3]), None)
+        if lone is not None:
+            summary += f" {cut(sentences(lone[3])[0] if sentences(lone[3]) else lone[3], 240)}"
+    rating = round(10 * math.log1p(len(e_rows)) / math.log1p(max(max_size, len(e_rows), 1)), 1)
+    findings = text_findings(e_rows, r_rows, claims=claims)
+    for f in findings:
+        f["summary"] = " and ".join(display_name(x) for x in f["summary"].split(" and ")) \
+            if " and " in f["summary"] else display_name(f["summary"])
+    return Report(cid, level, title, summary, findings, rating,
+                  "Data-built report: rating from the community's size.", 0, "data")
 
 
 @dataclass
@@ -320,6 +450,8 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
 
     Returns:
         dict: ``reports``, ``model_calls``, ``cache_hits``, ``carried``, ``single``,
+        ``written_by`` (``model`` or ``data``: :func:`data_report`, with
+        ``settings.reports`` = data, or auto and a model under 1B parameters),
         ``workers``, ``threads``, ``startup_seconds``.
 
     Raises:
@@ -348,15 +480,24 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
         if parent is not None:
             children.setdefault(parent, []).append(cid)
     model = client.model
-    with_findings = use_model_descriptions(settings, model.n_params)
-    system = prompts.text("report_system" if with_findings else "report_system_short")
-    overhead = client.overhead(system, prompts.fill("report_user", context=""))
-    budget = min(settings.report_context_tokens, client.n_ctx - settings.report_max_tokens) - overhead
-    if budget < 100:
-        raise UserError(f"the {client.n_ctx}-token window leaves no room for a community report's context: "
-                        "raise --n-ctx")
+    n_params = getattr(model, "n_params", None)
+    by_model = model_writes(settings.reports, n_params)
+    with_findings = use_model_descriptions(settings, n_params)
+    max_size = max((len(m) for m in members.values()), default=1)
+    common = set() if by_model else lowercase_words(
+        r[0] for r in con.execute("SELECT text FROM text_units").fetchall())
+    system, budget = "", 0
+    if by_model:
+        system = prompts.text("report_system" if with_findings else "report_system_short")
+        overhead = client.overhead(system, prompts.fill("report_user", context=""))
+        budget = min(settings.report_context_tokens, client.n_ctx - settings.report_max_tokens) - overhead
+        if budget < 100:
+            raise UserError(f"the {client.n_ctx}-token window leaves no room for a community report's context: "
+                            "raise --n-ctx")
     reports: dict[int, Report] = {}
-    stats = {"reports": 0, "carried": 0, "single": 0, "findings": "model" if with_findings else "text",
+    stats = {"reports": 0, "carried": 0, "single": 0,
+             "written_by": "model" if by_model else "data",
+             "findings": "model" if by_model and with_findings else "text",
              "ungrounded_fields_replaced": 0, "workers": 1, "threads": 0, "startup_seconds": 0.0}
     calls0, hits0 = client.calls, client.cache_hits
     with store.transaction():
@@ -364,7 +505,8 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     written = [c for c in comms if c[4] is None]
     levels = sorted({c[1] for c in written}, reverse=True)
     looped = {r[1] for r in rels if r[1] == r[2]}
-    n_calls = sum(1 for c in written if len(members.get(c[0], [])) > 1 or set(members.get(c[0], [])) & looped)
+    n_calls = sum(1 for c in written if len(members.get(c[0], [])) > 1 or set(members.get(c[0], [])) & looped) \
+        if by_model else 0
     plan = None
     if n_calls and (model_factory is not None or model.path is not None):
         plan = stage_plan(model, settings, n_calls, say)
@@ -405,6 +547,10 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
                 e_rows = [ents[e] for e in mem]
                 r_rows = [r for r in rels if r[1] in mset and r[2] in mset]
                 c_rows = [c for e in mem for c in claims_of.get(e, [])]
+                if not by_model:
+                    commit(data_report(cid, level, e_rows, r_rows, c_rows, max_size, common))
+                    stats["single"] += len(mem) == 1 and not r_rows
+                    continue
                 if len(mem) == 1 and not r_rows:
                     e = e_rows[0]
                     commit(Report(cid, level, e[1], e[3] or f"{e[1]} ({e[2]}) is mentioned in the documents.",

@@ -121,6 +121,9 @@ SPEC: tuple[Key, ...] = (
     Key("report_context_tokens", "community reports", "int", "context budget of one report prompt, in tokens",
         minimum=100),
     Key("report_max_tokens", "community reports", "int", "completion cap of one report, in tokens", minimum=1),
+    Key("reports", "community reports", "choice", "who writes community reports: model, data (no model call: top "
+        "entities as title, top relationships as findings) or auto (model if >= 1B parameters)", "--reports",
+        choices=("auto", "model", "data")),
     Key("map_max_tokens", "queries", "int", "completion cap of one global-search map call, in tokens", minimum=1),
     Key("reduce_max_tokens", "queries", "int", "completion cap of the reduce call, in tokens", minimum=1),
     Key("local_context_tokens", "queries", "int", "local search context budget, in tokens", "--local-tokens",
@@ -130,6 +133,18 @@ SPEC: tuple[Key, ...] = (
     Key("local_top_k_entities", "queries", "int", "entities nearest to the question in local search", minimum=1),
     Key("basic_top_k", "queries", "int", "text units nearest to the question in basic search", minimum=1),
     Key("embed_batch_size", "queries", "int", "texts per embedding batch", minimum=1),
+    Key("helpfulness", "queries", "choice", "helpfulness score of reports and text units: embedding (question "
+        "cosine), model (calibrated P(yes)), combined, or auto (the embedding: measured best)", "--helpfulness",
+        choices=("auto", "embedding", "model", "combined")),
+    Key("helpfulness_floor", "queries", "float", "score 0-100 the best report must reach for an answer "
+        "(benchmarks/results/global_answers.md)", minimum=0),
+    Key("helpfulness_relative", "queries", "float", "a report reaches the answer when it scores at least this "
+        "share of the best report's score", minimum=0),
+    Key("helpfulness_probes", "queries", "bool", "lower an index's floor to what off-topic probe questions reach "
+        "on it plus a margin (prompts/offtopic_probes.txt)"),
+    Key("answers", "queries", "choice", "who writes answers: extractive (the data's points with citations and at "
+        "most one grounded model sentence), model, or auto (extractive under 1B parameters)", "--answers",
+        choices=("auto", "extractive", "model")),
     Key("prompts_dir", "prompts", "str", "folder of prompt files overriding the bundled ones; unset = bundled",
         "--prompts", optional=True, path=True),
 )

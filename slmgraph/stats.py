@@ -15,13 +15,20 @@ TABLES = ("documents", "text_units", "extractions", "entity_mentions", "relation
           "relationships", "communities", "community_reports", "embeddings", "llm_cache", "llm_calls")
 
 
+#: Shown with the claims of an index built by a model under 1B parameters (README "Claims").
+CLAIMS_NOTE = ("note: these claims were made by a model under 1B parameters: each quote is a sentence of its text "
+               "unit, but the subject, type and status are often wrong (README, 'Claims'); use a larger --model "
+               "for claims")
+
+
 def collect(store: Store) -> dict:
     """All figures as a dict: ``tables``, ``levels``, ``ledger``, ``last_run``, ``extraction``, ``grounding``
     (see :func:`grounding`), ``gleaning`` (text units gleaning added records to, rounds, calls), ``candidates`` (offered,
     ``left_out`` over the budget, text units over it, model choices and what they dropped), ``resolution``
     (entity-resolution merges per rule), ``workers`` (extraction calls and seconds per worker in the last index
     run), ``meta``, ``claims`` (per claim-extraction status: text units, claims, dropped;
-    empty without claims)."""
+    empty without claims), ``claims_note`` (:data:`CLAIMS_NOTE` when claims were made by a model under
+    1B parameters, else None)."""
     con = store.con
     out: dict = {"tables": {t: store.count(t) for t in TABLES}}
     n_claims = store.count("claims") if store.has_table("claims") else 0
@@ -33,6 +40,8 @@ def collect(store: Store) -> dict:
                          for r in con.execute("SELECT status, count(*), sum(n_claims), sum(n_dropped) FROM "
                                               "claim_extractions GROUP BY status ORDER BY status").fetchall()]
     out["meta"] = {k: store.get_meta(k) for k in ("model_name", "input_root", "complete")}
+    params = store.get_meta("model_params")
+    out["claims_note"] = CLAIMS_NOTE if n_claims and params and params.isdigit() and int(params) < 10**9 else None
     out["settings"] = settings_sources(store)
     out["levels"] = [
         {"level": r[0], "communities": r[1], "reports": r[2], "mean_size": round(r[3] or 0, 2), "max_size": r[4]}
@@ -168,6 +177,8 @@ def render(figs: dict, db: str) -> str:
     if figs.get("claims"):
         out += ["", _table(["claims status", "text units", "claims", "dropped claims"],
                            [[r["status"], r["text_units"], r["claims"], r["dropped"]] for r in figs["claims"]])]
+        if figs.get("claims_note"):
+            out.append(figs["claims_note"])
     if figs["ledger"]:
         rows = []
         for r in figs["ledger"]:

@@ -15,15 +15,20 @@ has finished, and queries refuse an incomplete index.
 
 from __future__ import annotations
 
+import fcntl
+import glob
 import json
+import re
+import shutil
 import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import duckdb
 
-from .errors import UserError
+from .errors import StorageError, UserError
 
 APP_ID = "slmgraph"
 SCHEMA_VERSION = "1"
@@ -59,6 +64,9 @@ CREATE TABLE IF NOT EXISTS extractions (
     n_dropped INTEGER,              -- records dropped by validation (dupes, self-loops, ungrounded)
     raw VARCHAR                     -- the model's output as generated
 );
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS title VARCHAR;      -- a leading file-name line, else the file's stem
+ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_start INTEGER; -- text = document text[char_start:char_end]
+ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_end INTEGER;
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_ungrounded INTEGER;  -- entities dropped by grounding
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS gleanings INTEGER;     -- gleaning rounds that added records
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS evaluated_tokens INTEGER;   -- prompt tokens the model evaluated
@@ -159,7 +167,7 @@ CREATE TABLE IF NOT EXISTS community_reports (
     context_kind VARCHAR            -- elements | sub-reports | carried
 );
 CREATE TABLE IF NOT EXISTS embeddings (
-    kind VARCHAR,                   -- entity | text_unit
+    kind VARCHAR,                   -- entity | text_unit | report
     item_id VARCHAR,
     model VARCHAR,
     vector FLOAT[],
@@ -210,18 +218,35 @@ DERIVED_TABLES = {
 class Store:
     """An open slmgraph index (one DuckDB file).
 
+    Concurrency (DuckDB docs, "Concurrency"): one process may open the file for
+    writing, or any number of processes read-only, never both. Queries and
+    ``stats`` open it read-only, so they run side by side; the ledger and cache
+    rows a read-only store makes (``record_call``, ``cache_put``,
+    ``record_stage``) are kept aside in a file ``<index>.pending-<id>.jsonl``
+    beside the index (locked while its process runs) and merged into the index
+    the next time it is opened for writing. A store that finds the file held
+    by another process waits up to ``wait`` seconds, then refuses with one line.
+
     Args:
         path: the ``.duckdb`` file.
         create: create a new index if the file does not exist.
         read_only: open without write access (queries, stats).
+        wait: seconds to wait for another process holding the file (0 = refuse at once).
+        on_wait: called once with a one-line note when the store starts waiting.
 
     Raises:
         UserError: the file does not exist (and ``create`` is False), is not a
-            DuckDB database, or is a DuckDB database that is not a slmgraph index.
+            DuckDB database, is a DuckDB database that is not a slmgraph index,
+            or is held by another process for longer than ``wait``.
+        StorageError: creating or upgrading the file failed (disk full).
     """
 
-    def __init__(self, path: str | Path, create: bool = False, read_only: bool = False):
+    def __init__(self, path: str | Path, create: bool = False, read_only: bool = False, wait: float = 0.0,
+                 on_wait: Callable[[str], None] | None = None):
         self.path = Path(path)
+        self._pending_file = None
+        self._old_cache: bool | None = None
+        self._pending_cache: dict[str, tuple[str, str, list[int] | None]] = {}
         if not str(path).strip():
             raise UserError("--db is empty: pass a file path such as index.duckdb")
         if not self.path.exists():
@@ -238,27 +263,118 @@ class Store:
             if self.path.is_dir():
                 raise UserError(f"--db {self.path} is a folder: pass a file path such as index.duckdb")
             is_new = False
-        try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only and not is_new)
-        except (duckdb.IOException, duckdb.Error) as exc:
-            msg = str(exc).splitlines()[0]
-            if "lock" in msg.lower():
-                raise UserError(f"index {self.path} is in use by another process: wait for it to finish") from None
+        deadline = time.monotonic() + max(0.0, wait)
+        err = ""
+        while True:
+            try:
+                self.con = duckdb.connect(str(self.path), read_only=read_only and not is_new)
+                break
+            except (duckdb.IOException, duckdb.Error) as exc:
+                msg = str(exc).splitlines()[0]
+                if "lock" not in msg.lower():
+                    err = msg
+                    break
+                pid = re.search(r"PID (\d+)", str(exc))
+                who = f"another process (PID {pid.group(1)})" if pid else "another process"
+                holds = (f"being written by {who}, e.g. 'slmgraph index'" if read_only else
+                         f"open in {who} ('slmgraph index', 'query' or 'stats')")
+                if time.monotonic() >= deadline:
+                    more = f"it was still held after --wait {wait:g} s" if wait > 0 else \
+                        "pass --wait SECONDS to wait for it"
+                    raise UserError(f"index {self.path} is {holds}: {more}, or run again when it has finished") \
+                        from None
+                if on_wait is not None:
+                    on_wait(f"index {self.path} is {holds}: waiting up to {wait:g} s for it")
+                    on_wait = None
+                time.sleep(min(0.5, max(0.01, deadline - time.monotonic())))
+        if not hasattr(self, "con"):
+            msg = err
             if not is_new:
                 raise UserError(f"{self.path} is not a DuckDB file: pass the .duckdb file 'slmgraph index' wrote") \
                     from None
             raise UserError(f"cannot create the index {self.path} ({msg}): pick a writable path for --db") from None
-        if is_new:
-            self.con.execute(DDL)
-            self.set_meta("app", APP_ID)
-            self.set_meta("schema_version", SCHEMA_VERSION)
-        else:
-            self._check_app()
-            if not read_only:
-                self.con.execute(DDL)  # IF NOT EXISTS: adds tables of newer versions
+        self.read_only = read_only and not is_new
+        self._failed = False
+        try:
+            if is_new:
+                self.con.execute(DDL)
+                self.set_meta("app", APP_ID)
+                self.set_meta("schema_version", SCHEMA_VERSION)
+            else:
+                self._check_app()
+                if not read_only:
+                    self.con.execute(DDL)  # IF NOT EXISTS: adds tables of newer versions
+                    self.merge_pending()
+        except duckdb.Error as exc:
+            raise self.storage_error(exc) from None
+
+    # --- rows of read-only processes, kept aside -----------------------
+    def _pending_write(self, kind: str, row: list) -> None:
+        """Append one row of a read-only store to its side file (created and locked on first use)."""
+        if self._pending_file is None:
+            name = f"{self.path.name}.pending-{uuid.uuid4().hex[:12]}.jsonl"
+            try:
+                self._pending_file = open(self.path.with_name(name), "a", encoding="utf-8")
+                fcntl.flock(self._pending_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # a read-only folder: the rows are not kept (the answer is unaffected)
+                self._pending_file = False
+        if self._pending_file:
+            try:
+                self._pending_file.write(json.dumps([kind, row], default=str) + "\n")
+                self._pending_file.flush()
+            except OSError:
+                pass
+
+    def pending_files(self) -> list[Path]:
+        """Side files of read-only processes (``<index>.pending-<id>.jsonl``) not yet merged."""
+        return sorted(self.path.parent.glob(f"{glob.escape(self.path.name)}.pending-*.jsonl"))
+
+    def merge_pending(self) -> int:
+        """Merge the side files of finished read-only processes into ``llm_calls``, ``llm_cache``, ``stage_runs``.
+
+        A file still locked by its process is left for later. Each file is
+        merged in one transaction that also records ``merged:<file name>`` in
+        ``meta``, so a crash between the commit and the file's removal never
+        merges it twice. Returns the number of rows merged.
+        """
+        n = 0
+        for f in self.pending_files():
+            try:
+                fh = open(f, encoding="utf-8")
+            except OSError:
+                continue
+            with fh:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    continue  # its query is still running
+                key = f"merged:{f.name}"
+                if self.get_meta(key) is None:
+                    rows = []
+                    for line in fh:
+                        try:
+                            rows.append(json.loads(line))
+                        except ValueError:
+                            break  # a line cut short by a kill: the rest is lost, nothing else
+                    with self.transaction():
+                        for kind, row in rows:
+                            if kind == "call":
+                                self._insert_call(row)
+                            elif kind == "cache":
+                                self._insert_cache(*row)
+                            elif kind == "stage":
+                                self._insert_stage(row)
+                        self.set_meta(key, str(len(rows)))
+                    n += len(rows)
+            try:
+                f.unlink()
+            except OSError:
+                pass
+        return n
 
     @staticmethod
-    def precheck(path: str | Path) -> tuple[str | None, int]:
+    def precheck(path: str | Path, wait: float = 0.0, on_wait: Callable[[str], None] | None = None
+                 ) -> tuple[str | None, int]:
         """Check ``--db`` before anything slow (model load) happens, without creating it.
 
         Returns:
@@ -275,7 +391,7 @@ class Store:
             if p.parent and not p.parent.exists():
                 raise UserError(f"folder {p.parent} for --db does not exist: create it or pick another path")
             return None, 0
-        st = Store(p, read_only=True)
+        st = Store(p, read_only=True, wait=wait, on_wait=on_wait)
         try:
             root = st.get_meta("input_root")
             return root, st.count("documents") if st.has_table("documents") else 0
@@ -325,12 +441,25 @@ class Store:
     # --- cache and ledger ----------------------------------------------
     def cache_get(self, key: str) -> tuple[str, str, list[int] | None] | None:
         """``(output, finish_reason, generated token ids or None)`` of a cached model call, or None."""
-        row = self.con.execute("SELECT output, finish_reason, tokens FROM llm_cache WHERE key = ?", [key]).fetchone()
+        if key in self._pending_cache:
+            return self._pending_cache[key]
+        if self._old_cache is None:  # an index of an older version, opened read-only, may lack the column
+            self._old_cache = self.read_only and not self.has_column("llm_cache", "tokens")
+        tokens = "NULL" if self._old_cache else "tokens"
+        row = self.con.execute(f"SELECT output, finish_reason, {tokens} FROM llm_cache WHERE key = ?", [key]).fetchone()
         return (row[0], row[1], json.loads(row[2]) if row[2] else None) if row else None
 
     def cache_put(self, key: str, stage: str, output: str, finish_reason: str,
                   tokens: list[int] | None = None) -> None:
-        """Remember the output of a model call (and its token ids) under its content key."""
+        """Remember the output of a model call (and its token ids) under its content key
+        (a read-only store keeps it aside, see the class doc)."""
+        if self.read_only:
+            self._pending_cache[key] = (output, finish_reason, tokens)
+            self._pending_write("cache", [key, stage, output, finish_reason, tokens])
+            return
+        self._insert_cache(key, stage, output, finish_reason, tokens)
+
+    def _insert_cache(self, key, stage, output, finish_reason, tokens) -> None:
         self.con.execute(
             "INSERT OR REPLACE INTO llm_cache (key, stage, output, finish_reason, tokens) VALUES (?, ?, ?, ?, ?)",
             [key, stage, output, finish_reason, json.dumps(tokens) if tokens is not None else None]
@@ -340,26 +469,37 @@ class Store:
                     cached_tokens: int, completion_tokens: int, seconds: float, finish_reason: str,
                     prompt_seconds: float | None = None, key: str | None = None,
                     output: str | None = None) -> None:
-        """Append one row to the ``llm_calls`` ledger (tokens; seconds of wall-clock).
+        """Append one row to the ``llm_calls`` ledger (tokens; seconds of wall-clock); a read-only
+        store keeps it aside (see the class doc).
 
         ``key`` is the call's content key (the ``llm_cache`` key it is or would
         be cached under) and ``output`` what it produced, so an answer can be
         traced back to its prompts (ARCHITECTURE.md "The cache key and the ledger").
         """
+        row = [run_id, stage, worker, model, prompt_tokens, cached_tokens, completion_tokens, seconds,
+               finish_reason, prompt_seconds, key, output, time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())]
+        if self.read_only:
+            self._pending_write("call", row)
+            return
+        self._insert_call(row)
+
+    def _insert_call(self, row: list) -> None:
         self.con.execute(
             "INSERT INTO llm_calls (run_id, stage, worker, model, prompt_tokens, cached_tokens, "
-            "completion_tokens, seconds, finish_reason, prompt_seconds, key, output) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [run_id, stage, worker, model, prompt_tokens, cached_tokens, completion_tokens, seconds,
-             finish_reason, prompt_seconds, key, output],
-        )
+            "completion_tokens, seconds, finish_reason, prompt_seconds, key, output, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
 
     def record_stage(self, run_id: str, stage: str, seconds: float, items: int, note: str = "") -> None:
-        """Append one row to ``stage_runs`` (wall-clock of a whole stage)."""
-        self.con.execute(
-            "INSERT INTO stage_runs (run_id, stage, seconds, items, note) VALUES (?, ?, ?, ?, ?)",
-            [run_id, stage, seconds, items, note],
-        )
+        """Append one row to ``stage_runs`` (wall-clock of a whole stage); a read-only store keeps it aside."""
+        row = [run_id, stage, seconds, items, note, time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())]
+        if self.read_only:
+            self._pending_write("stage", row)
+            return
+        self._insert_stage(row)
+
+    def _insert_stage(self, row: list) -> None:
+        self.con.execute("INSERT INTO stage_runs (run_id, stage, seconds, items, note, created_at) "
+                         "VALUES (?, ?, ?, ?, ?, ?)", row)
 
     def count(self, table: str) -> int:
         """Number of rows in ``table``."""
@@ -376,12 +516,69 @@ class Store:
         return bool(self.con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
                                      [table, column]).fetchone()[0])
 
+    def storage_error(self, exc: BaseException) -> StorageError:
+        """The one-line :class:`StorageError` for a failed write or checkpoint ``exc`` of this index.
+
+        Names the file, the free space left on its file system (bytes, from
+        ``shutil.disk_usage``) and the remedy; marks the store as failed so that
+        :meth:`close` does not raise a second error.
+        """
+        self._failed = True
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        for prefix in ("FATAL Error: ", "TransactionContext Error: ", "IO Error: ", "Failed to commit: ",
+                       "Failed to create checkpoint because of error: "):
+            msg = msg.replace(prefix, "")
+        try:
+            free = shutil.disk_usage(self.path.resolve().parent).free
+            room = f"{_human(free)} free on its file system"
+        except OSError:
+            room = "free space unknown"
+        return StorageError(
+            f"writing index {self.path} failed ({msg}); {room}: the index is marked incomplete and nothing "
+            "committed is lost; free some space (or pick another --db) and run the same command again to resume")
+
+    def checkpoint(self) -> None:
+        """Write the write-ahead log into the ``.duckdb`` file (DuckDB ``CHECKPOINT``).
+
+        Raises:
+            StorageError: the file system refused the write (e.g. no space left).
+        """
+        try:
+            self.con.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            raise self.storage_error(exc) from None
+
     def close(self) -> None:
-        """Checkpoint and close the DuckDB connection."""
+        """Checkpoint (when open for writing) and close the DuckDB connection.
+
+        Raises:
+            StorageError: the checkpoint failed (disk full); what was committed
+                stays in the ``.wal`` file beside the index and is replayed the next
+                time it is opened. Not raised again after an earlier StorageError.
+        """
+        if self._pending_file:
+            self._pending_file.close()  # releases its lock: the next writer merges it
+        err = None
+        if not self.read_only and not self._failed:
+            try:
+                self.con.execute("CHECKPOINT")
+            except duckdb.Error as exc:
+                err = self.storage_error(exc)
         try:
             self.con.close()
-        except duckdb.Error:
-            pass
+        except duckdb.Error as exc:
+            if err is None and not self._failed:
+                err = self.storage_error(exc)
+        if err is not None:
+            raise err
+
+
+def _human(n: int) -> str:
+    """``n`` bytes as e.g. ``'160 KB'`` or ``'3.0 MB'`` (powers of 1024)."""
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}" if n < 10 * scale else f"{n // scale} {unit}"
+    return f"{n} bytes"
 
 
 def new_run_id() -> str:

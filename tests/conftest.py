@@ -230,23 +230,27 @@ def default_choice_script(system: str, user: str, options: list[str]) -> list[fl
 
 
 def claims_prompt(user: str) -> tuple[list[str], str]:
-    """``(entity names, text unit)`` of a claims prompt."""
-    m = re.search(r"Entity names: (.*)\nText:\n(.*)\nOutput:", user, re.S)
-    return m.group(1).split("; "), m.group(2)
+    """``(entity names, text unit as its numbered sentences joined by spaces)`` of a claims prompt."""
+    m = re.search(r"Entity names: (.*)\nSentences:\n(.*)\nOutput:", user, re.S)
+    return m.group(1).split("; "), " ".join(numbered_sentences(user))
+
+
+def numbered_sentences(user: str) -> list[str]:
+    """The numbered sentences of a claims prompt, in order (sentence i is item i - 1)."""
+    block = re.search(r"\nSentences:\n(.*)\nOutput:", user, re.S).group(1)
+    return [re.sub(r"^\[\d+\] ", "", line) for line in block.split("\n")]
 
 
 def sentence_claims(user: str) -> list[dict]:
-    """Grounded claims of a claims prompt: for each sentence naming two of the
-    entities, the first named is the subject, the second the object, the
-    sentence the quote and description (at most 4)."""
-    names, text = claims_prompt(user)
+    """Claims of a claims prompt: for each sentence naming two of the entities,
+    the first named is the subject, the second the object (at most 4)."""
+    names, _ = claims_prompt(user)
     out = []
-    for sent in re.split(r"(?<=[.!?])\s+", text):
+    for i, sent in enumerate(numbered_sentences(user), start=1):
         found = sorted((n for n in names if n in sent), key=sent.index)
         if len(found) >= 2 and len(out) < 4:
-            out.append({"subject": found[0], "object": found[1], "type": "FACT", "status": "TRUE",
-                        "start_date": "NONE", "end_date": "NONE", "description": sent.strip(),
-                        "source_quote": sent.strip().rstrip(".")})
+            out.append({"sentence": i, "subject": found[0], "object": found[1], "type": "FACT", "status": "TRUE",
+                        "start_date": "NONE", "end_date": "NONE"})
     return out
 
 

@@ -5,7 +5,7 @@ turned off, and in community report and local search contexts."""
 import json
 
 import pytest
-from conftest import FakeEmbedder, FakeModel, claims_prompt, default_script, stage_of
+from conftest import FakeEmbedder, FakeModel, claims_prompt, default_script, numbered_sentences, stage_of
 
 from slmgraph.claims import (claims_key, claims_schema, claims_token_cap, clear_claims, fold, load_claims,
                              quote_in_text, validate_claims)
@@ -22,7 +22,7 @@ from slmgraph.store import Store
 
 def _index(corpus, db, model=None, **kw):
     model = model or FakeModel()
-    s = Settings(**{"extract_mode": "json", "min_community_size": 2, **kw})
+    s = Settings(**{"extract_mode": "json", "min_community_size": 2, "reports": "model", **kw})
     notes = []
     out = run_index(corpus, db, s, progress=False, model=model, embedder_factory=FakeEmbedder, say=notes.append)
     return model, out, notes
@@ -64,6 +64,8 @@ def test_claims_on_stores_grounded_claims_with_subject_object_and_text_unit(tmp_
     names, text = claims_prompt(calls[0][1])
     item = calls[0][2]["properties"]["claims"]["items"]["properties"]
     assert item["subject"]["enum"] == names and item["object"]["enum"] == names + ["NONE"]
+    # the quote is chosen, not written: a sentence number, no source_quote field
+    assert item["sentence"]["enum"][0] == 1 and "source_quote" not in item and "description" not in item
     assert calls[0][2]["properties"]["claims"]["maxItems"] == Settings().max_claims
     rows = _rows(db, """SELECT c.subject_norm, c.object_norm, c.chunk_id, c.source_quote, t.text FROM claims c
                         JOIN text_units t USING (chunk_id) ORDER BY c.claim_id""")
@@ -73,54 +75,89 @@ def test_claims_on_stores_grounded_claims_with_subject_object_and_text_unit(tmp_
         assert (chunk, subj) in mentions and (chunk, obj) in mentions and subj != obj
         assert fold(quote) in fold(unit)
     assert ("alice smith", "acme") in {(r[0], r[1]) for r in rows if "Alice Smith founded" in r[3]}
-    founded = [r for r in rows if r[3] == "Alice Smith founded Acme Corporation in Paris"]
+    founded = [r for r in rows if r[3] == "Alice Smith founded Acme Corporation in Paris."]
     assert len(founded) == 1 and "Alice Smith founded" in founded[0][4]
     assert any(n.startswith(f"claims: {n_units} text units read") for n in notes)
 
 
 def _scripted(system, user, schema):
-    """Claims for the Acme unit: one good, one ungrounded quote, one self-claim, one copied date."""
+    """Claims for the Acme unit: one good, one whose sentence does not name its subject, one self-claim,
+    one copied date and unknown status, one sentence out of range."""
     if stage_of(schema, system) != "claims":
         return default_script(system, user, schema)
     names, text = claims_prompt(user)
     if "Alice Smith founded" not in text:
         return json.dumps({"claims": []})
+    sents = numbered_sentences(user)
+    founded = next(i for i, x in enumerate(sents, 1) if "Alice Smith founded" in x)
+    joined = next(i for i, x in enumerate(sents, 1) if "Bob Jones joined" in x)
     base = {"type": "founding", "status": "TRUE", "start_date": "NONE", "end_date": "NONE"}
     return json.dumps({"claims": [
-        dict(base, subject="Alice Smith", object="Acme Corporation",
-             description="Alice Smith founded Acme Corporation.",
-             source_quote="alice smith  founded\nAcme Corporation in Paris."),
-        dict(base, subject="Bob Jones", object="NONE", description="Bob Jones invented the telephone.",
-             source_quote="Bob Jones invented the telephone"),
-        dict(base, subject="Bob Jones", object="Bob Jones", description="Bob Jones joined.",
-             source_quote="Bob Jones joined Acme Corporation later"),
-        dict(base, subject="Bob Jones", object="Acme Corporation", start_date="2021-03", status="maybe",
-             description="Northwind rigged bids.", source_quote="Bob Jones joined Acme Corporation later"),
+        dict(base, sentence=founded, subject="Alice Smith", object="Acme Corporation"),
+        dict(base, sentence=founded, subject="Bob Jones", object="NONE"),
+        dict(base, sentence=joined, subject="Bob Jones", object="Bob Jones"),
+        dict(base, sentence=joined, subject="Bob Jones", object="Acme Corporation", start_date="2021-03",
+             status="maybe"),
+        dict(base, sentence=len(sents) + 1, subject="Bob Jones", object="NONE"),
     ]})
 
 
-def test_ungrounded_quote_and_self_claim_are_dropped_and_counted(tmp_path, corpus):
+def test_a_sentence_not_naming_the_subject_is_dropped_and_a_self_claim_loses_its_object(tmp_path, corpus):
     db = tmp_path / "a.duckdb"
     model, out, _ = _index(corpus, db, model=FakeModel(_scripted), claims=True)
     r = out["claims"]
-    assert (r["claims"], r["dropped"], r["ungrounded"], r["self"], r["invalid"]) == (2, 2, 1, 1, 0)
+    assert (r["claims"], r["dropped"], r["ungrounded"], r["self"], r["invalid"]) == (3, 2, 1, 1, 1)
     acme = _rows(db, "SELECT chunk_id FROM text_units WHERE text LIKE '%Alice Smith founded%'")[0][0]
     marker = _rows(db, "SELECT status, n_claims, n_dropped, n_ungrounded FROM claim_extractions WHERE chunk_id = ?",
                    [acme])
-    assert marker == [("ok", 2, 2, 1)]
+    assert marker == [("ok", 3, 2, 1)]
     rows = _rows(db, "SELECT subject_norm, object_norm, type, status, start_date, description, source_quote, chunk_id "
                      "FROM claims ORDER BY claim_id")
-    assert rows[0] == ("alice smith", "acme", "FOUNDING", "TRUE", None, "Alice Smith founded Acme Corporation.",
-                       "alice smith founded Acme Corporation in Paris", acme)
-    # the example's date (year not in the text) is dropped, an unknown status becomes SUSPECTED, and an
-    # invented description is replaced by the quote
-    assert rows[1] == ("bob jones", "acme", "FOUNDING", "SUSPECTED", None, "Bob Jones joined Acme Corporation later",
-                       "Bob Jones joined Acme Corporation later", acme)
+    founded = "Alice Smith founded Acme Corporation in Paris."
+    assert rows[0] == ("alice smith", "acme", "FOUNDING", "TRUE", None, founded, founded, acme)
+    # a self-claim is kept without its object; the example's date (year not in the text) is dropped and
+    # an unknown status becomes SUSPECTED; the quote and description are the sentence, verbatim
+    joined = "Bob Jones joined Acme Corporation later."
+    assert rows[1] == ("bob jones", None, "FOUNDING", "TRUE", None, joined, joined, acme)
+    assert rows[2] == ("bob jones", "acme", "FOUNDING", "SUSPECTED", None, joined, joined, acme)
     other = _rows(db, "SELECT status, n_claims FROM claim_extractions WHERE chunk_id <> ?", [acme])
     assert other and all(o == ("ok", 0) for o in other)
     figs = collect(Store(db, read_only=True))
-    assert figs["tables"]["claims"] == 2
+    assert figs["tables"]["claims"] == 3
     assert "claims status" in render(figs, "a")
+
+
+def test_conflicting_claims_in_two_documents_are_both_kept_with_their_sources(tmp_path):
+    """Issue 13 item 9: a bribe reported in one document and denied in another: both claims are stored."""
+    root = tmp_path / "news"
+    root.mkdir()
+    (root / "report.txt").write_text("Mayor Karl Lind accepted a bribe from Halvorsen Construction in 2023. "
+                                     "The payment was made in cash.")
+    (root / "denial.txt").write_text("The city of Bergen denies that Mayor Karl Lind accepted money from "
+                                     "Halvorsen Construction. Officials called the report false.")
+
+    def script(system, user, schema):
+        if stage_of(schema, system) != "claims":
+            return default_script(system, user, schema)
+        sents = numbered_sentences(user)
+        i = next((k for k, x in enumerate(sents, 1) if "Karl Lind" in x and "Halvorsen Construction" in x), None)
+        if i is None:
+            return json.dumps({"claims": []})
+        status = "FALSE" if "denies" in sents[i - 1] else "TRUE"
+        names, _ = claims_prompt(user)
+        mayor = next(n for n in names if "Lind" in n)
+        firm = next(n for n in names if "Halvorsen" in n)
+        return json.dumps({"claims": [{"sentence": i, "subject": mayor, "object": firm,
+                                       "type": "BRIBERY", "status": status, "start_date": "2023",
+                                       "end_date": "NONE"}]})
+
+    db = tmp_path / "a.duckdb"
+    _, out, _ = _index(root, db, model=FakeModel(script), claims=True)
+    assert out["claims"]["dropped"] == 0
+    rows = _rows(db, "SELECT c.status, c.source_quote, d.path FROM claims c JOIN text_units t USING (chunk_id) "
+                     "JOIN documents d USING (doc_id) ORDER BY d.path")
+    assert [(st, path) for st, _, path in rows] == [("FALSE", "denial.txt"), ("TRUE", "report.txt")]
+    assert rows[0][1].startswith("The city of Bergen denies") and rows[1][1].startswith("Mayor Karl Lind accepted")
 
 
 def test_rerun_makes_no_claims_call_and_a_deadline_is_redone(tmp_path, corpus):
@@ -239,26 +276,31 @@ def test_local_search_context_includes_the_selected_entities_claims(tmp_path, co
 def test_validation_rules_and_schema_limits():
     s = Settings()
     names = {"Alice Smith": "alice smith", "Acme Corporation": "acme"}
-    text = "In 1999 Alice Smith founded \u201cAcme Corporation\u201d in Paris."
+    text = "In 1999 Alice Smith founded \u201cAcme Corporation\u201d in Paris. It grew fast."
     assert quote_in_text('Alice  SMITH founded "Acme Corporation"', fold(text))
     assert not quote_in_text("Alice Smith", fold(text))  # too short to be evidence
-    assert not quote_in_text("Alice Smith founded Acme in Paris", fold(text))
     out = validate_claims({"claims": [
-        {"subject": "alice smith", "object": "NONE", "type": "x", "status": "FALSE", "start_date": "1999",
-         "end_date": "June", "description": "Alice Smith founded it in 1999.",
-         "source_quote": "In 1999 Alice Smith founded"},
-        {"subject": "Alice Smith", "object": "none", "type": "x", "status": "FALSE", "start_date": "1999",
-         "end_date": "NONE", "description": "again", "source_quote": "in 1999 alice smith founded"},
-        {"subject": "Zed", "object": "NONE", "source_quote": "In 1999 Alice Smith founded"},
+        {"sentence": 1, "subject": "alice smith", "object": "NONE", "type": "x", "status": "FALSE",
+         "start_date": "1999", "end_date": "June"},
+        {"sentence": 1, "subject": "Alice Smith", "object": "none", "type": "x", "status": "FALSE",
+         "start_date": "1999", "end_date": "NONE"},                  # the same claim again
+        {"sentence": 1, "subject": "Zed", "object": "NONE"},         # not an entity of the unit
+        {"sentence": 7, "subject": "Alice Smith", "object": "NONE"},  # no such sentence
+        {"sentence": 2, "subject": "Alice Smith", "object": "NONE"},  # the sentence does not name her
         "junk",
     ]}, names, text, s)
-    assert [(c["subject_norm"], c["object_norm"], c["status"], c["start_date"], c["end_date"]) for c in out.claims] \
-        == [("alice smith", None, "FALSE", "1999", None)]
-    assert (out.n_invalid, out.n_dropped) == (3, 3)
-    schema = claims_schema(["A", "B"], s)
-    assert schema["properties"]["claims"]["items"]["properties"]["description"]["maxLength"] == s.description_max_chars
+    assert [(c["subject_norm"], c["object_norm"], c["status"], c["start_date"], c["end_date"], c["source_quote"])
+            for c in out.claims] == [("alice smith", None, "FALSE", "1999", None,
+                                      "In 1999 Alice Smith founded \u201cAcme Corporation\u201d in Paris.")]
+    assert (out.n_invalid, out.n_ungrounded, out.n_dropped) == (4, 1, 5)
+    schema = claims_schema(["A", "B"], 3, s)
+    item = schema["properties"]["claims"]["items"]["properties"]
+    assert item["sentence"]["enum"] == [1, 2, 3] and list(item)[0] == "sentence" and "description" not in item
+    with_desc = claims_schema(["A", "B"], 3, s, with_description=True)["properties"]["claims"]["items"]
+    assert with_desc["properties"]["description"]["maxLength"] == s.description_max_chars
     assert claims_token_cap([2, 3], s) <= s.extract_max_tokens
     assert claims_token_cap([2, 3], Settings(max_claims=1)) < claims_token_cap([2, 3], s)
+    assert claims_token_cap([2, 3], s) < claims_token_cap([2, 3], s, with_description=True)
     k = claims_key("t", "m", "p", names, s)
     assert k != claims_key("t", "m", "p", {"Alice Smith": "alice smith"}, s)
     assert k != claims_key("t", "m", "p", names, Settings(max_claims=2))
@@ -270,3 +312,19 @@ def test_a_user_claims_prompt_without_text_is_refused(tmp_path, corpus):
     (tmp_path / "p" / "claims_user.txt").write_text("Entity names: $entities\nOutput:\n", encoding="utf-8")
     with pytest.raises(UserError, match=r"\$text"):
         Prompts(tmp_path / "p").fill("claims_user", entities="A", text="t")
+
+
+def test_stats_says_when_claims_come_from_a_model_under_1b_parameters(tmp_path, corpus):
+    db = tmp_path / "a.duckdb"
+    _index(corpus, db, claims=True)  # the fake model has 1M parameters
+    st = Store(db, read_only=True)
+    figs = collect(st)
+    st.close()
+    assert figs["claims_note"] and "under 1B parameters" in render(figs, "a")
+    big = FakeModel()
+    big.n_params = 2 * 10**9
+    db2 = tmp_path / "b.duckdb"
+    _index(corpus, db2, model=big, claims=True)
+    st = Store(db2, read_only=True)
+    assert collect(st)["claims_note"] is None
+    st.close()

@@ -24,7 +24,7 @@ def test_fit_line_is_non_negative():
 def test_estimate_predicts_every_stage_from_a_sample(tmp_path, corpus):
     model = FakeModel()
     notes = []
-    est = estimate(corpus, Settings(extract_mode="json", min_community_size=2, workers=1), model, sample=2, progress=False,
+    est = estimate(corpus, Settings(extract_mode="json", min_community_size=2, workers=1, reports="model"), model, sample=2, progress=False,
                    embedder_factory=FakeEmbedder, say=notes.append)
     assert set(est["stages"]) == {"ingest", "extract", "graph", "communities", "reports", "embed"}
     units = est["corpus"]["units_with_candidates"]

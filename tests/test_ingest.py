@@ -84,3 +84,186 @@ def test_ingest_is_incremental_and_removes_what_a_removed_document_supported(tmp
     assert r3["removed_units"] == len(b_units) and r3["removed_documents"] == 1
     assert store.count("entity_mentions") == 0
     assert store.count("documents") == 1
+
+
+# --- issue 13 items 3-6 and issue 12's trailing units -------------------------------------------
+
+import codecs
+import os
+import random
+
+from hypothesis import given, settings as hsettings, strategies as st
+
+from slmgraph.ingest import TAIL_SHARE, decode, split_title
+from slmgraph.names import candidate_names
+
+
+class ByteTokenizer:
+    """A sub-word tokenizer over UTF-8 bytes: ``k`` bytes a token, so a character's bytes span tokens.
+
+    ``detokenize`` drops the bytes of a split character, as llama.cpp's does with errors ignored:
+    the failure mode that lost characters at window edges (issue 13 item 3).
+    """
+
+    def __init__(self, k: int = 3):
+        self.k = k
+
+    def tokenize(self, text: str) -> list[bytes]:
+        b = text.encode("utf-8")
+        return [b[i:i + self.k] for i in range(0, len(b), self.k)]
+
+    def detokenize(self, tokens) -> str:
+        return b"".join(tokens).decode("utf-8", errors="ignore")
+
+
+def rejoin(units, text):
+    """The document rebuilt from its units: each unit's characters past the previous unit's end."""
+    out, end = "", 0
+    for u in units:
+        assert u.char_start <= end and u.text == text[u.char_start:u.char_end]
+        out += text[end:u.char_end] if u.char_end > end else ""
+        out = out if u.char_start <= end else None
+        end = max(end, u.char_end)
+    return out
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400),
+       size=st.integers(1, 40), overlap_share=st.floats(0, 0.95), k=st.integers(1, 5))
+def test_units_rejoin_to_the_document_exactly_over_random_unicode(text, size, overlap_share, k):
+    tok = ByteTokenizer(k)
+    overlap = min(size - 1, int(size * overlap_share))
+    units, _ = make_text_units(Document("d", "a.txt", text), tok.tokenize, tok.detokenize, size, overlap)
+    if not text:
+        assert units == []
+        return
+    assert units[0].char_start == 0 and units[-1].char_end == len(text)
+    assert rejoin(units, text) == text
+    assert [u.ord for u in units] == list(range(len(units)))
+
+
+def test_japanese_with_emoji_loses_no_character_at_chunk_size_50():
+    # Issue 13 item 3: 636 characters, --chunk-size 50 --chunk-overlap 0 gave 630 when joined.
+    rng = random.Random(13)
+    pool = "東京都の美術館で展示が始まりました。私は友人と一緒に行きました😀🎉👍🏽、とても楽しかったです！"
+    text = "".join(rng.choice(pool) for _ in range(636))
+    tok = ByteTokenizer(3)
+    units, _ = make_text_units(Document("d", "ja.txt", text), tok.tokenize, tok.detokenize, 50, 0)
+    assert len(units) > 5
+    assert "".join(u.text for u in units) == text
+    assert sum(len(u.text) for u in units) == 636
+    assert all(u.n_tokens <= 50 for u in units[:-1]) and units[-1].n_tokens <= 50 + TAIL_SHARE * 50
+
+
+class PieceTokenizer:
+    """Sub-word tokenizer: leading whitespace plus 4-character pieces of each word (GPT-2-like spacing)."""
+
+    def tokenize(self, text):
+        out = []
+        for m in __import__("re").finditer(r"\s*\S+|\s+", text):
+            s = m.group()
+            word = s.lstrip()
+            lead = s[:len(s) - len(word)]
+            pieces = [word[i:i + 4] for i in range(0, len(word), 4)] or [""]
+            pieces[0] = lead + pieces[0]
+            out.extend(pieces)
+        return out
+
+    def detokenize(self, tokens):
+        return "".join(tokens)
+
+
+def test_units_start_and_end_between_words_so_no_fragment_becomes_a_candidate():
+    # Issue 13 item 4: "Trom", "Museum", "Eide" came from units cut mid-word.
+    text = "Ingrid Solheim runs the Tromso Museum with Nils Eide. " * 120
+    tok = PieceTokenizer()
+    for size, overlap in ((50, 0), (50, 10), (97, 31), (600, 100)):
+        units, _ = make_text_units(Document("d", "a.txt", text), tok.tokenize, tok.detokenize, size, overlap)
+        for u in units:
+            assert u.char_start == 0 or text[u.char_start - 1].isspace() or text[u.char_start].isspace()
+            assert u.char_end == len(text) or text[u.char_end].isspace()
+            assert u.n_tokens <= size + TAIL_SHARE * size
+        names = {n for u in units for n in candidate_names(u.text, 100)}
+        assert names and all(n in text.split(". ")[0] for n in names)
+        assert not names & {"Trom", "Eid", "Tromso Mus", "Ingr", "Solh"}
+
+
+def test_a_trailing_unit_of_few_new_tokens_is_merged_into_the_unit_before(fake_model):
+    def units_of(n):
+        text = " ".join(f"w{i}" for i in range(n))
+        u, _ = make_text_units(Document("d", "a.txt", text), fake_model.tokenize, fake_model.detokenize, 600, 100)
+        return [x.n_tokens for x in u]
+
+    # A podcast file of 640 tokens: one unit of 640, not 600 + a unit of 40 new tokens.
+    assert units_of(640) == [640]
+    assert units_of(600 + int(TAIL_SHARE * 600) - 1) == [749]
+    # 150 new tokens or more (the share of 600) stand as their own unit.
+    assert units_of(650 + int(TAIL_SHARE * 600)) == [600, 300]
+    assert units_of(600) == [600]
+    assert chunk_tokens(list(range(640)), 600, 100) == [(0, 600), (500, 640)]  # no merge by default here
+    assert chunk_tokens(list(range(640)), 600, 100, TAIL_SHARE) == [(0, 640)]
+
+
+@pytest.mark.parametrize("codec,bom", [("utf-16-le", codecs.BOM_UTF16_LE), ("utf-16-be", codecs.BOM_UTF16_BE),
+                                       ("utf-32-le", codecs.BOM_UTF32_LE), ("utf-32-be", codecs.BOM_UTF32_BE),
+                                       ("utf-8", codecs.BOM_UTF8)])
+def test_files_with_a_byte_order_mark_are_decoded(tmp_path, codec, bom):
+    text = "Ingrid Solheim visited Tromsø Museum. 東京 😀\n"
+    (tmp_path / "a.txt").write_bytes(bom + text.encode(codec))
+    docs, warnings = read_documents(tmp_path)
+    assert warnings == [] and docs[0].text == text
+
+
+def test_a_nul_byte_anywhere_skips_the_file_and_utf16_without_bom_gets_an_iconv_hint(tmp_path):
+    (tmp_path / "late_nul.txt").write_bytes(b"Plain text. " * 1000 + b"\x00HIDDEN Person here.")
+    (tmp_path / "u16.txt").write_bytes("Ingrid Solheim met Nils Eide.".encode("utf-16-le"))
+    (tmp_path / "latin1.txt").write_bytes("Café Zoë".encode("latin-1"))
+    (tmp_path / "ok.txt").write_text("Ingrid Solheim met Nils Eide.")
+    docs, warnings = read_documents(tmp_path)
+    assert [d.path for d in docs] == ["ok.txt"]
+    assert any("late_nul.txt" in w and "NUL byte at byte 12000" in w for w in warnings)
+    assert any("u16.txt" in w and "iconv -f UTF-16LE -t UTF-8" in w for w in warnings)
+    assert any("latin1.txt" in w and "iconv -f " in w and "-t UTF-8" in w for w in warnings)
+    text, why = decode(codecs.BOM_UTF16_LE + "a\x00b".encode("utf-16-le"), "x.txt")
+    assert text is None and "NUL character" in why
+
+
+def test_an_unreadable_folder_and_a_dangling_symlink_get_one_warning_each(tmp_path, monkeypatch):
+    (tmp_path / "ok.txt").write_text("Ingrid Solheim met Nils Eide.")
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "x.txt").write_text("Hidden Person.")
+    os.symlink(tmp_path / "gone.txt", tmp_path / "dangling.txt")
+    real_scandir = os.scandir
+
+    def scandir(path="."):  # root ignores chmod 000, so refuse the listing the way the kernel would
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    docs, warnings = read_documents(tmp_path)
+    assert [d.path for d in docs] == ["ok.txt"]
+    assert len(warnings) == 2
+    assert sum("locked" in w and "Permission denied" in w for w in warnings) == 1
+    assert sum("dangling.txt" in w and "does not exist" in w for w in warnings) == 1
+
+
+def test_a_first_line_naming_the_file_is_its_title_not_its_text(tmp_path):
+    name = "EP-03_ Behind_the_Tech_Kevin Scott_Podcast_with_Andrew Ng"
+    (tmp_path / f"{name}-part10.txt").write_text(f"{name}.txt  to supervised learning, that maybe we're under")
+    (tmp_path / "notes.txt").write_text("report.txt is a file Ingrid Solheim wrote.")
+    docs, _ = read_documents(tmp_path)
+    by = {d.path: d for d in docs}
+    assert by[f"{name}-part10.txt"].title == name
+    assert by[f"{name}-part10.txt"].text == "to supervised learning, that maybe we're under"
+    assert by["notes.txt"].title == "notes" and by["notes.txt"].text.startswith("report.txt is")
+    assert split_title("a.md\nText", "a.md") == ("a", "Text")
+
+
+def test_ingest_stores_titles_and_character_spans(tmp_path, fake_model):
+    store = Store(tmp_path / "i.duckdb", create=True)
+    d = Document("a" * 16, "a.txt", "Alice Smith went home. " * 60, "Alice")
+    ingest(store, [d], fake_model.tokenize, fake_model.detokenize, 50, 10)
+    assert store.con.execute("SELECT title FROM documents").fetchone()[0] == "Alice"
+    rows = store.con.execute("SELECT char_start, char_end, text FROM text_units ORDER BY ord").fetchall()
+    assert all(d.text[s:e] == t for s, e, t in rows) and rows[-1][1] == len(d.text)

@@ -33,7 +33,7 @@ class TokenRecordingModel(FakeModel):
 @pytest.fixture
 def index(tmp_path, corpus):
     db = tmp_path / "idx.duckdb"
-    s = Settings(min_community_size=2)
+    s = Settings(min_community_size=2, extract_mode="json", reports="model")  # model calls at index time
     run_index(corpus, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
     return db, s
 
@@ -41,9 +41,11 @@ def index(tmp_path, corpus):
 def test_a_global_answer_traces_back_to_its_prompts(index):
     db, s = index
     model = TokenRecordingModel()
+    model.n_params = 2_000_000_000  # a model that writes the map and reduce (under 1B answers are extractive)
     store = Store(db)
     client = ModelClient(model, store, "query-1")
-    ans = global_search(store, client, Prompts(), s, "What did Alice Smith build?", level=0, progress=False)
+    ans = global_search(store, client, Prompts(), s, "What did Alice Smith build?", level=0, progress=False,
+                        embedder=FakeEmbedder())
     assert ans.model_calls >= 2 and len(ans.call_keys) == ans.model_calls == len(model.calls)
     rows = store.con.execute("SELECT stage, key, output, prompt_tokens FROM llm_calls WHERE run_id = 'query-1' "
                              "ORDER BY call_id").fetchall()
@@ -74,7 +76,9 @@ def test_local_answer_and_index_calls_are_ledgered_with_key_and_output(index):
     same = store.con.execute("SELECT count(*), count(*) FILTER (WHERE c.output = l.output) FROM llm_calls l "
                              "JOIN llm_cache c ON c.key = l.key").fetchone()
     assert same[0] > 0 and same[0] == same[1]
-    client = ModelClient(FakeModel(), store, "query-2")
+    big = FakeModel()
+    big.n_params = 2_000_000_000  # the model writes the local answer
+    client = ModelClient(big, store, "query-2")
     ans = local_search(store, client, Prompts(), s, "Who is Carol White?", FakeEmbedder())
     rows = store.con.execute("SELECT stage, key FROM llm_calls WHERE run_id = 'query-2'").fetchall()
     assert rows == [("local", ans.call_keys[0])]

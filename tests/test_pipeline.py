@@ -13,7 +13,7 @@ from slmgraph.store import Store
 
 def _index(corpus, db, model=None, **kw):
     model = model or FakeModel()
-    s = Settings(**{"extract_mode": "json", "min_community_size": 2, **kw})
+    s = Settings(**{"extract_mode": "json", "min_community_size": 2, "reports": "model", **kw})
     out = run_index(corpus, db, s, progress=False, model=model, embedder_factory=FakeEmbedder, say=lambda m: None)
     return model, out
 
@@ -133,7 +133,7 @@ def test_higher_level_report_uses_sub_reports_when_elements_do_not_fit(tmp_path)
     from slmgraph.prompting import Prompts
     from slmgraph.reports import run_reports
 
-    s = Settings(min_community_size=3, seed=1)
+    s = Settings(min_community_size=3, seed=1, reports="model")
     run_communities(store, s)
     model = FakeModel()
     client = ModelClient(model, store, "r")

@@ -51,10 +51,10 @@ class Answer:
         return asdict(self)
 
     def add_call(self, gen) -> None:
-        """Add one :class:`slmgraph.backend.Generation`'s tokens to the totals."""
+        """Add one :class:`slmgraph.backend.Generation`'s (or :class:`slmgraph.backend.Choice`'s) tokens to the totals."""
         self.model_calls += 0 if gen.from_cache else 1
         self.prompt_tokens += gen.prompt_tokens
-        self.completion_tokens += gen.completion_tokens
+        self.completion_tokens += getattr(gen, "completion_tokens", 0)
         self.call_keys.append(gen.key)
 
 

@@ -1,12 +1,16 @@
 """Basic search: vector RAG over text units (the paper's SS baseline).
 
 Embed the question, take the ``top_k`` most similar text units (cosine), put
-them into one window within the token budget, and let the model answer
-citing the passage ids.
+them into one window within the token budget, and answer citing the passage
+ids: with models under 1B parameters extractively (the passages' sentences
+nearest to the question, each citing its passage, opened by at most one
+grounded model sentence; :mod:`slmgraph.search.extractive`), else the model
+writes the answer.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Callable
 
@@ -17,6 +21,7 @@ from ..client import ModelClient
 from ..prompting import Prompts
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines
+from .extractive import extractive_answer, sentence_points, synthesize
 
 
 def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
@@ -45,11 +50,35 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         used.append((i, cid, score))
         ntok += n
     ans = Answer(text="", method="basic", question=question)
+    from .global_search import answer_mode
+
+    if answer_mode(settings, getattr(client.model, "n_params", None)) == "extractive":
+        qv = embedder.encode([question])[0]
+        points = sentence_points([(i, texts[cid]) for i, cid, _ in used], qv, embedder)
+        synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
+        if gen is not None:
+            ans.add_call(gen)
+        cited = list(dict.fromkeys(i for p in points for i in p.ids))
+        given = ", ".join(str(i) for i, _, _ in used)
+        text = extractive_answer(points, "Sources", synthesis,
+                                 f"Sources: passages {', '.join(map(str, cited))} (of {given} given)." if cited
+                                 else "")
+        if on_text is not None:
+            on_text(text.rsplit("\n\nSources:", 1)[0])
+        ans.text = text or "The nearest passages hold no sentence that answers this question."
+        ans.citations = {"sources": cited}
+        ans.context = [{"kind": "text_unit", "id": cid, "source": i, "cosine": round(s, 4)} for i, cid, s in used]
+        ans.details = {"removed_citations": {}, "context_tokens": ntok, "answer_mode": "extractive",
+                       "synthesis": synthesis,
+                       "synthesis_raw": gen.text[:500] if gen is not None else None}
+        ans.seconds = time.perf_counter() - t0
+        return ans
     gen = client.call("basic", system, prompts.fill("basic_user", context="\n\n".join(blocks), question=question),
                       schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False,
                       on_text=on_text)
     ans.add_call(gen)
-    text, kept, removed = check_citations(dedupe_lines(gen.text.strip()), {"sources": {i for i, _, _ in used}})
+    answer = re.sub(r"\bPassage \d+:\s*", "", gen.text).strip()  # context labels the model copied (issue 13)
+    text, kept, removed = check_citations(dedupe_lines(answer), {"sources": {i for i, _, _ in used}})
     cited = kept["sources"]
     given = ", ".join(str(i) for i, _, _ in used)
     text += (f"\n\nSources: passages {', '.join(map(str, cited))} (of {given} given)." if cited else

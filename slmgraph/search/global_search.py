@@ -5,24 +5,35 @@ text units (the paper's TS baseline).
 Map: the items (reports of a level, or text units) are shuffled with a
 seeded RNG and packed, whole, into batches that fill the model's window
 (counted with the model's own tokenizer) minus the map prompt and the answer
-reserve. Each batch yields key points, each with the ids that support it and
-a helpfulness score 0-100. Points scored 0 are dropped.
+reserve. Every item gets a helpfulness score 0-100
+(:func:`slmgraph.search.scoring.score_items`: question-item embedding cosine,
+or on request the model's calibrated P(yes); never a generated
+number), recorded per item in ``details["scores"]`` and per batch. The
+selection rule (:func:`slmgraph.search.scoring.select`) decides which items
+reach the reduce step; when none does, the answer says the corpus holds
+nothing relevant and no further model call is made.
 
-Reduce: the surviving points, highest score first, fill one window; the
-model writes the final answer citing ids. Citations of ids that were not in
-the map's input are removed. When no point survives, the answer says the
-corpus holds nothing relevant and no reduce call is made.
+Reduce, models under 1B parameters (``Settings.answers`` auto or
+``extractive``): the answer is assembled from the selected items
+(:mod:`slmgraph.search.extractive`: reports' titles and findings, or
+passages' sentences), each point citing its items, opened by at most one
+model-written sentence that is kept only when grounded in the points.
+Models of 1B or more (or ``answers`` = model): each batch of selected items
+is mapped by the model to key points (their score is the best helpfulness of
+the items they cite), and the model writes the answer from the points within
+one window. Citations of ids that were not in the map's input are removed.
 
 Dynamic community selection (GraphRAG's ``dynamic_community_selection``):
-instead of one level, start at the root level, let the model say whether
-each report is relevant to the question, descend only into the
-sub-communities of relevant ones, and map-reduce over the relevant reports
-whose sub-communities were not relevant (the most specific relevant ones).
+instead of one level, start at the root level, score each report with the
+same helpfulness score, descend only into the sub-communities of reports at
+or above the floor, and answer from the selected reports none of whose
+sub-communities passed (the most specific relevant ones).
 """
 
 from __future__ import annotations
 
 import random
+import re
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -37,6 +48,8 @@ from ..reports import load_reports
 from ..store import Store
 from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack
+from .extractive import extractive_answer, report_points, sentence_points, synthesize
+from .scoring import default_signal, index_floor, probe_questions, score_items, select
 
 
 @dataclass
@@ -55,8 +68,9 @@ TEXT_UNITS = MapReduceKind("map_text", "passages", "Passage", "sources")
 
 
 def map_schema(ids: list[int], id_field: str = "reports") -> dict:
-    """JSON schema of one map answer: up to 5 points with supporting ids (an
-    enum of the batch's ids) and a 0-100 helpfulness score."""
+    """JSON schema of one map answer (models of 1B or more): up to 5 points
+    with supporting ids (an enum of the batch's ids). No score: a point's
+    helpfulness is its best item's score (slmgraph.search.scoring)."""
     return {
         "type": "object",
         "properties": {
@@ -64,9 +78,8 @@ def map_schema(ids: list[int], id_field: str = "reports") -> dict:
                 "type": "object", "properties": {
                     "answer": {"type": "string", "maxLength": 300},
                     id_field: {"type": "array", "minItems": 1, "maxItems": 5,
-                               "items": {"type": "integer", "enum": sorted(ids)}},
-                    "score": {"type": "integer", "enum": list(range(0, 101))}},
-                "required": ["answer", id_field, "score"]}},
+                               "items": {"type": "integer", "enum": sorted(ids)}}},
+                "required": ["answer", id_field]}},
         },
         "required": ["points"],
     }
@@ -87,21 +100,49 @@ def _check_reports_exist(store: Store) -> list[int]:
     levels = available_levels(store)
     if not levels:
         if store.count("text_units") and not store.count("entities"):
-            raise UserError(f"index {store.path} holds no entities: extraction found no names in its documents; "
-                            "try --method basic, or re-index with another --model or --extractor nlp")
+            raise UserError(f"index {store.path} holds no entities (its text has no capitalised names), so it has "
+                            "no community reports: ask with --method basic, which reads the text units")
         raise UserError(f"index {store.path} has no community reports: run 'slmgraph index' to finish it")
     return levels
 
 
+def answer_mode(settings: Settings, n_params: int | None) -> str:
+    """``extractive`` or ``model``: who writes a global/local/basic answer.
+
+    ``Settings.answers`` = auto: extractive for models under 1B parameters
+    (a 135M model loops, copies or writes generic text, issue 9), model-written
+    from 1B.
+    """
+    if settings.answers in ("extractive", "model"):
+        return settings.answers
+    return "model" if n_params and n_params >= 1_000_000_000 else "extractive"
+
+
+def helpfulness_signal(settings: Settings, n_params: int | None) -> str:
+    """The helpfulness signal in use: ``Settings.helpfulness``, or for auto
+    :func:`slmgraph.search.scoring.default_signal` of the model's size."""
+    return settings.helpfulness if settings.helpfulness != "auto" else default_signal(n_params)
+
+
 def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, question: str,
                items: list[tuple[int, str]], kind: MapReduceKind, ans: Answer, seed: int, progress: bool = True,
-               on_text: Callable[[str], None] | None = None, no_answer: str | None = None) -> Answer:
-    """Map-reduce ``items`` (``(id, block text)``) for ``question`` into ``ans``.
+               on_text: Callable[[str], None] | None = None, no_answer: str | None = None, *,
+               embedder=None, vectors: dict | None = None, records: dict | None = None) -> Answer:
+    """Score, select and answer from ``items`` (``(id, block text)``) for ``question``, into ``ans``.
 
-    Shuffles ``items`` with ``seed``, packs them into window-filling batches,
-    maps each batch to scored points, drops zero scores, and reduces the rest
-    within one window. Fills ``ans.text``, ``citations``, ``context`` (in the
-    shuffled order) and ``details``.
+    Shuffles ``items`` with ``seed`` and packs them into window-filling
+    batches; scores every item (:func:`slmgraph.search.scoring.score_items`);
+    selects (:func:`slmgraph.search.scoring.select`); answers extractively or
+    by the model's map and reduce (see the module doc). Fills ``ans.text``,
+    ``citations``, ``context`` (in the shuffled order) and ``details``
+    (``seed``, ``batches`` with each item's score, ``scores``, ``selected``,
+    ``signal``, ``answer_mode``).
+
+    Args:
+        embedder: ``encode(list[str])``; needed by the embedding signal.
+        vectors: ``id -> vector`` stored at index time (missing ids are embedded now).
+        records: ``id -> report dict`` (as in load_reports) for extractive
+            report answers; None: items are passages (sentence points).
 
     Raises:
         UserError: the question leaves no room for items in the window.
@@ -113,68 +154,134 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     map_system, budget = context_room(client, prompts, kind.map_prompt, question, settings.map_max_tokens, 200,
                                       "the map batches")
     batches, n_trunc = pack(order, budget, client.count, client.truncate)
-    points: list[dict] = []
-    batch_info = []
-    bar = tqdm(batches, desc="map", unit="batch", disable=not progress, dynamic_ncols=True, leave=False)
-    for batch in bar:
+    n_params = getattr(client.model, "n_params", None)
+    signal = helpfulness_signal(settings, n_params)
+    mode = answer_mode(settings, n_params)
+    texts = {i: t for i, t in order}
+    score_texts = {i: (records[i]["full_text"] if records and i in records else t) for i, t in order}
+    bar = tqdm(total=len(order), desc="score", unit="item", disable=not progress, dynamic_ncols=True, leave=False)
+    scored: dict = {}
+    for batch in batches:
         ids = [i for i, _ in batch]
-        context = "\n\n".join(t for _, t in batch)
-        gen = client.call("map", map_system, prompts.fill(f"{kind.map_prompt}_user", question=question,
-                                                          context=context),
-                          schema=map_schema(ids, kind.id_field), max_tokens=settings.map_max_tokens,
-                          deadline_s=180.0, use_cache=False)
-        ans.add_call(gen)
-        data, _ = parse_json(gen.text)
-        raw_points = data.get("points", []) if isinstance(data, dict) else []
-        raw_points = raw_points if isinstance(raw_points, list) else []
-        kept = 0
-        seen: dict[str, dict] = {}
-        for p in raw_points:
-            if not isinstance(p, dict):
-                continue
-            try:
-                score = max(0, min(100, int(p.get("score", 0))))
-            except (TypeError, ValueError):
-                score = 0
-            text = str(p.get("answer", "")).strip()
-            cited = []
-            for i in p.get(kind.id_field, []) if isinstance(p.get(kind.id_field), list) else []:
-                if isinstance(i, int) and i in ids and i not in cited:
-                    cited.append(i)
-            if score == 0 or not text:
-                continue
-            key = " ".join(text.casefold().split())
-            if key in seen:  # a small model repeats a point: keep it once, best score
-                dup = seen[key]
-                dup["score"] = max(dup["score"], score)
-                dup["ids"] += [i for i in cited if i not in dup["ids"]]
-                continue
-            seen[key] = {"answer": text, "score": score, "ids": cited, "batch": len(batch_info)}
-            points.append(seen[key])
-            kept += 1
-        batch_info.append({"ids": ids, "context_tokens": client.count(context), "points_kept": kept,
-                           "points_total": len(raw_points), "finish_reason": gen.finish_reason,
-                           "raw": gen.text[:2000]})
+        for sc in score_items(question, ids, [score_texts[i] for i in ids], signal=signal, embedder=embedder,
+                              vectors=vectors, client=client, prompts=prompts, on_call=ans.add_call):
+            scored[sc.id] = sc
+        bar.update(len(ids))
+    bar.close()
+    batch_info = [{"ids": [i for i, _ in b], "context_tokens": client.count("\n\n".join(t for _, t in b)),
+                   "scores": [round(scored[i].score, 1) for i, _ in b]} for b in batches]
+    ranked = [scored[i] for i, _ in order]
+    floor, probe_best = settings.helpfulness_floor, None
+    if signal == "embedding" and settings.helpfulness_probes:
+        all_ids = [i for i, _ in order]
+        floor, probe_best = index_floor(all_ids, [score_texts[i] for i in all_ids], embedder, vectors,
+                                        probe_questions(prompts), settings.helpfulness_floor)
+    chosen = select(ranked, floor, settings.helpfulness_relative)
     ans.details.update({"seed": seed, "items": len(order), "batches": batch_info, "map_budget_tokens": budget,
-                        "truncated_items": n_trunc, "points_kept": len(points),
-                        "points_dropped": sum(b["points_total"] for b in batch_info) - len(points)})
-
-    if not points:
-        ans.details["removed_citations"] = {}  # no reduce call: nothing was cited
+                        "truncated_items": n_trunc, "signal": signal, "answer_mode": mode,
+                        "floor": round(floor, 1), "probe_best": None if probe_best is None else round(probe_best, 1),
+                        "relative": settings.helpfulness_relative,
+                        "scores": [sc.as_dict() for sc in ranked],
+                        "selected": [sc.id for sc in chosen],
+                        "best_score": round(max((sc.score for sc in ranked), default=0.0), 1)})
+    if not chosen:
+        ans.details["removed_citations"] = {}  # no answer was written: nothing was cited
         ans.text = (no_answer or prompts.fill("no_answer", level=str(ans.level))).strip()
         if on_text is not None:
             on_text(ans.text)
         ans.seconds += time.perf_counter() - t0
         return ans
+    score_of = {sc.id: sc.score for sc in chosen}
+    scope = f"level {ans.level}" if ans.level is not None else "selected dynamically"
+    if mode == "extractive":
+        _extractive(client, prompts, question, chosen, score_of, texts, records, kind, ans, embedder, scope,
+                    on_text)
+        ans.seconds += time.perf_counter() - t0
+        return ans
+    _model_map_reduce(client, prompts, settings, question, chosen, score_of, texts, kind, ans, map_system,
+                      budget, valid_ids, scope, progress, on_text)
+    ans.seconds += time.perf_counter() - t0
+    return ans
+
+
+def _sources_line(kind: MapReduceKind, ids: list, scope: str) -> str:
+    if not ids:
+        return ""
+    where = (f"community reports {', '.join(map(str, ids))} ({scope})" if kind is REPORTS
+             else f"text units {', '.join(map(str, ids))}")
+    return f"Sources: {where}."
+
+
+def _extractive(client, prompts, question, chosen, score_of, texts, records, kind, ans, embedder, scope,
+                on_text) -> None:
+    """The extractive answer of models under 1B (see :mod:`slmgraph.search.extractive`)."""
+    qv = embedder.encode([question])[0] if embedder is not None else None
+    if records is not None:
+        points = report_points([records[sc.id] for sc in chosen], score_of, qv, embedder)
+    else:
+        passages = [(sc.id, re.sub(r"^Passage \d+\s*", "", texts[sc.id])) for sc in chosen]
+        points = sentence_points(passages, qv, embedder)
+    synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
+    if gen is not None:
+        ans.add_call(gen)
+    cited: list = []
+    for p in points:
+        cited += [i for i in p.ids if i not in cited]
+    text = extractive_answer(points, kind.cite.capitalize(), synthesis, _sources_line(kind, cited, scope))
+    text, kept, removed = check_citations(text, {kind.cite: {sc.id for sc in chosen}})
+    if on_text is not None:  # the caller prints the sources line itself (as after a streamed answer)
+        on_text(text.rsplit("\n\nSources:", 1)[0])
+    ans.text = text
+    ans.citations = {kind.cite: cited}
+    ans.details.update({"points": len(points), "synthesis": synthesis,
+                        "synthesis_raw": gen.text[:500] if gen is not None else None,
+                        "removed_citations": removed})
+
+
+def _model_map_reduce(client, prompts, settings, question, chosen, score_of, texts, kind, ans, map_system, budget,
+                      valid_ids, scope, progress, on_text) -> None:
+    """Models of 1B or more: the model maps the selected items to points and writes the answer."""
+    sel = [(sc.id, texts[sc.id]) for sc in chosen]
+    batches, _ = pack(sel, budget, client.count, client.truncate)
+    points: list[dict] = []
+    seen: dict[str, dict] = {}
+    for bi, batch in enumerate(tqdm(batches, desc="map", unit="batch", disable=not progress, dynamic_ncols=True,
+                                    leave=False)):
+        ids = [i for i, _ in batch]
+        gen = client.call("map", map_system, prompts.fill(f"{kind.map_prompt}_user", question=question,
+                                                          context="\n\n".join(t for _, t in batch)),
+                          schema=map_schema(ids, kind.id_field), max_tokens=settings.map_max_tokens,
+                          deadline_s=180.0, use_cache=False)
+        ans.add_call(gen)
+        data, _ = parse_json(gen.text)
+        raw = data.get("points", []) if isinstance(data, dict) else []
+        for p in raw if isinstance(raw, list) else []:
+            if not isinstance(p, dict):
+                continue
+            text = str(p.get("answer", "")).strip()
+            cited = [i for i in dict.fromkeys(p.get(kind.id_field) or []) if isinstance(i, int) and i in ids] \
+                if isinstance(p.get(kind.id_field), list) else []
+            if not text or not cited:
+                continue
+            # The point's score is its best item's helpfulness, not the number the model wrote.
+            score = max(score_of[i] for i in cited)
+            key = " ".join(text.casefold().split())
+            if key in seen:
+                seen[key]["ids"] += [i for i in cited if i not in seen[key]["ids"]]
+                continue
+            seen[key] = {"answer": text, "score": score, "ids": cited, "batch": bi}
+            points.append(seen[key])
+    if not points:  # the model wrote no usable point: answer from the best items' own text
+        points = [{"answer": " ".join(texts[sc.id].split())[:600], "score": sc.score, "ids": [sc.id], "batch": 0}
+                  for sc in chosen[:3]]
     points.sort(key=lambda p: (-p["score"], p["batch"]))
     reduce_system = prompts.fill("reduce_system", cite=kind.cite.capitalize())
     r_overhead = client.overhead(reduce_system, prompts.fill("reduce_user", question=question, context=""))
     r_budget = client.n_ctx - r_overhead - settings.reduce_max_tokens
-    blocks, used_points = [], []
-    used = 0
+    blocks, used_points, used = [], [], 0
     for i, p in enumerate(points, start=1):
-        cite = f" [{kind.cite.capitalize()}: {', '.join(map(str, p['ids']))}]" if p["ids"] else ""
-        block = f"----Analyst {i}----\nImportance Score: {p['score']}\n{p['answer']}{cite}"
+        cite = f" [{kind.cite.capitalize()}: {', '.join(map(str, p['ids']))}]"
+        block = f"----Analyst {i}----\nImportance Score: {round(p['score'])}\n{p['answer']}{cite}"
         n = client.count(block + "\n\n")
         if used + n > r_budget:
             break
@@ -187,33 +294,60 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                       on_text=on_text)
     ans.add_call(gen)
     text, kept, removed = check_citations(dedupe_lines(gen.text.strip()), {kind.cite: valid_ids})
-    sources: list[int] = []
+    sources: list = []
     for p in used_points:
         sources += [i for i in p["ids"] if i not in sources]
     sources += [i for i in kept[kind.cite] if i not in sources]
-    if sources:
-        scope = f"level {ans.level}" if ans.level is not None else "selected dynamically"
-        where = f"community reports {', '.join(map(str, sources))} ({scope})" if kind is REPORTS \
-            else f"text units {', '.join(map(str, sources))}"
-        text = text.rstrip() + f"\n\nSources: {where}."
-    ans.text = text
+    line = _sources_line(kind, sources, scope)
+    ans.text = text.rstrip() + (f"\n\n{line}" if line else "")
     ans.citations = {kind.cite: sources}
-    ans.details.update({"reduce_points": len(used_points), "reduce_context_tokens": used,
+    ans.details.update({"points": len(points), "reduce_points": len(used_points), "reduce_context_tokens": used,
                         "removed_citations": removed, "finish_reason": gen.finish_reason})
-    ans.seconds += time.perf_counter() - t0
-    return ans
+
+
+def default_embedder(settings: Settings):
+    """The bundled all-MiniLM-L6-v2 :class:`slmgraph.embed.Embedder` (loaded on call: ~7 s of imports)."""
+    from ..embed import Embedder
+
+    return Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+
+
+def stored_vectors(store: Store, kind: str, texts: dict, embedder) -> dict:
+    """``id -> vector`` of the items whose stored embedding (``kind``) matches
+    their current text and ``embedder``; ids are the keys of ``texts``
+    (``str(id)`` in the table). Items missing here are embedded at query time
+    by :func:`slmgraph.search.scoring.score_items` (indexes built before
+    reports were embedded)."""
+    from ..embed import embed_tag
+
+    if embedder is None or not texts:
+        return {}
+    rows = store.con.execute("SELECT item_id, model, vector FROM embeddings WHERE kind = ?", [kind]).fetchall()
+    by_key = {str(k): k for k in texts}
+    out = {}
+    for item, tag, vec in rows:
+        k = by_key.get(item)
+        if k is not None and tag == embed_tag(embedder, texts[k]):
+            out[k] = vec
+    return out
+
+
+def _needs_embedder(settings: Settings, client: ModelClient) -> bool:
+    return helpfulness_signal(settings, getattr(client.model, "n_params", None)) != "model" or \
+        answer_mode(settings, getattr(client.model, "n_params", None)) == "extractive"
 
 
 def global_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
                   level: int = 0, seed: int | None = None, progress: bool = True, dynamic: bool = False,
-                  on_text: Callable[[str], None] | None = None) -> Answer:
-    """Answer a global question by map-reduce over community reports.
+                  on_text: Callable[[str], None] | None = None, embedder=None) -> Answer:
+    """Answer a global question from the community reports of one level (or selected dynamically).
 
     Args:
         level: community level (0 = root level, the paper's C0); ignored with ``dynamic``.
         seed: shuffle seed (default ``settings.seed``); recorded in ``details``.
         dynamic: choose the reports by dynamic community selection (see the module doc).
-        on_text: receives the final answer's text as it is generated (streaming).
+        on_text: receives the final answer's text.
+        embedder: ``encode(list[str])``, the index's embedder; None loads the bundled one when needed.
 
     Raises:
         UserError: the index has no reports, or not at ``level``; or the
@@ -222,13 +356,13 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
     t0 = time.perf_counter()
     levels = _check_reports_exist(store)
     seed = settings.seed if seed is None else seed
+    if embedder is None and _needs_embedder(settings, client):
+        embedder = default_embedder(settings)
     if dynamic:
         ans = Answer(text="", method="global", question=question, level=None)
-        reports, info = select_reports(store, client, prompts, settings, question, ans, progress)
+        reports, info = select_reports(store, client, prompts, settings, question, ans, progress, embedder)
         ans.details["dynamic"] = info
-        no_answer = prompts.fill("no_answer", level="any level").strip() if reports else (
-            "I am sorry, but the indexed documents hold nothing relevant to this question: no community report "
-            "was rated relevant to it.")
+        no_answer = prompts.fill("no_answer", level="any level").strip()
     else:
         if level not in levels:
             raise UserError(f"level {level} is not in the index (levels {levels[0]}..{levels[-1]}): "
@@ -243,32 +377,28 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
             on_text(ans.text)
         return ans
     by_id = {r["community_id"]: r for r in reports}
+    vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in by_id.items()}, embedder)
     map_reduce(client, prompts, settings, question, [(r["community_id"], report_block(r)) for r in reports],
-               REPORTS, ans, seed, progress, on_text, no_answer)
+               REPORTS, ans, seed, progress, on_text, no_answer, embedder=embedder, vectors=vectors, records=by_id)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
     ans.context = [{"kind": "report", "id": i, "tokens": by_id[i]["n_tokens"]} for i in order]
     return ans
 
 
-def relevance_schema() -> dict:
-    """JSON schema of a relevance rating: ``{"relevant": "yes" | "no"}``."""
-    return {"type": "object", "properties": {"relevant": {"type": "string", "enum": ["yes", "no"]}},
-            "required": ["relevant"]}
-
-
 def select_reports(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
-                   ans: Answer, progress: bool = True) -> tuple[list[dict], dict]:
-    """Dynamic community selection: rate reports from the root level down.
+                   ans: Answer, progress: bool = True, embedder=None) -> tuple[list[dict], dict]:
+    """Dynamic community selection by helpfulness, from the root level down.
 
-    Every root-level report is rated; the sub-communities of a relevant
-    report are rated next (carried-down copies are skipped: same content);
-    irrelevant reports are pruned with everything below them. Selected: the
-    relevant reports none of whose sub-communities is relevant.
+    Every root-level report is scored (:func:`slmgraph.search.scoring.score_items`,
+    the signal in use); the sub-communities of a report scoring at least
+    ``settings.helpfulness_floor`` are scored next (carried-down copies are
+    skipped: same content); the others are pruned with everything below
+    them. Selected: the relevant reports none of whose sub-communities is relevant.
 
     Returns:
         ``(selected reports as in load_reports, info)``; ``info`` has
-        ``rated`` (model calls), ``relevant`` and ``selected`` counts and the
-        selected ids.
+        ``rated`` (reports scored), ``relevant`` and ``selected`` counts, the
+        selected ids and every rated report's score.
     """
     rows = store.con.execute("SELECT c.community_id, c.level, c.parent_id, c.carried_from FROM communities c "
                              "JOIN community_reports r USING (community_id) ORDER BY c.level, c.community_id").fetchall()
@@ -281,49 +411,52 @@ def select_reports(store: Store, client: ModelClient, prompts: Prompts, settings
     reports = {}
     for lv in sorted(set(level_of.values())):
         reports.update({r["community_id"]: r for r in load_reports(store, lv)})
-    system = prompts.text("rate_system")
-    queue = list(children.get(None, []))
+    signal = helpfulness_signal(settings, getattr(client.model, "n_params", None))
+    vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in reports.items()}, embedder)
+    frontier = list(children.get(None, []))
     relevant: set[int] = set()
-    rated = 0
-    bar = tqdm(desc="rate", unit="report", disable=not progress, dynamic_ncols=True, leave=False)
-    budget = client.n_ctx - client.overhead(system, prompts.fill("rate_user", question=question, report="")) - 8
-    while queue:
-        cid = queue.pop(0)
-        text = client.truncate(report_block(reports[cid]), budget)
-        gen = client.call("rate", system, prompts.fill("rate_user", question=question, report=text),
-                          schema=relevance_schema(), max_tokens=8, deadline_s=60.0, use_cache=False)
-        ans.add_call(gen)
-        rated += 1
-        bar.update(1)
-        data, _ = parse_json(gen.text)
-        if isinstance(data, dict) and data.get("relevant") == "yes":
-            relevant.add(cid)
-            queue.extend(children.get(cid, []))
-    bar.close()
+    scores: dict[int, float] = {}
+    while frontier:
+        scored = score_items(question, frontier, [reports[c]["full_text"] for c in frontier], signal=signal,
+                             embedder=embedder, vectors=vectors, client=client, prompts=prompts,
+                             on_call=ans.add_call)
+        nxt = []
+        for sc in scored:
+            scores[sc.id] = round(sc.score, 1)
+            if sc.score >= settings.helpfulness_floor:
+                relevant.add(sc.id)
+                nxt.extend(children.get(sc.id, []))
+        frontier = nxt
     selected = [cid for cid in sorted(relevant) if not any(k in relevant for k in children.get(cid, []))]
-    info = {"rated": rated, "relevant": len(relevant), "selected": len(selected), "selected_ids": selected}
+    info = {"rated": len(scores), "relevant": len(relevant), "selected": len(selected), "selected_ids": selected,
+            "scores": scores}
     return [reports[c] for c in selected], info
 
 
 def text_unit_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
                      seed: int | None = None, progress: bool = True,
-                     on_text: Callable[[str], None] | None = None) -> Answer:
-    """The paper's TS baseline: the global map-reduce over shuffled raw text units.
+                     on_text: Callable[[str], None] | None = None, embedder=None) -> Answer:
+    """The paper's TS baseline: the global map over shuffled raw text units.
 
     Text units are numbered 1..n in (document, position) order for citation;
-    ``context`` maps the numbers to chunk ids.
+    ``context`` maps the numbers to chunk ids. Their helpfulness uses the
+    text-unit embeddings stored at index time.
     """
     t0 = time.perf_counter()
     rows = store.con.execute("SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord").fetchall()
     if not rows:
         raise UserError(f"index {store.path} has no text units: run 'slmgraph index' first")
+    if embedder is None and _needs_embedder(settings, client):
+        embedder = default_embedder(settings)
     ans = Answer(text="", method="ts", question=question)
     items = [(i, f"Passage {i}\n{' '.join(text.split())}") for i, (_, text, _) in enumerate(rows, start=1)]
+    by_chunk = stored_vectors(store, "text_unit", {r[0]: r[1] for r in rows}, embedder)
+    vectors = {i: by_chunk[r[0]] for i, r in enumerate(rows, start=1) if r[0] in by_chunk}
     ans.seconds = time.perf_counter() - t0
     map_reduce(client, prompts, settings, question, items, TEXT_UNITS, ans,
                settings.seed if seed is None else seed, progress, on_text,
                no_answer="I am sorry, but the indexed documents hold nothing relevant to this question: no text "
-                         "unit was scored as helpful for it.")
+                         "unit was scored as helpful for it.", embedder=embedder, vectors=vectors)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
     ans.context = [{"kind": "text_unit", "id": rows[i - 1][0], "source": i, "tokens": rows[i - 1][2]} for i in order]
     return ans

@@ -12,8 +12,12 @@ question (paper sec. 3.1.6 / GraphRAG local search; ARCHITECTURE.md stage 9).
    subject is a selected entity follow the relationships, in what the
    relationships' share leaves (ARCHITECTURE.md stage 9); they carry no id and are
    not cited.
-3. The model answers from that context, citing entity, relationship and
-   source ids; cited ids not in the context are removed.
+3. With models of 1B parameters or more the model answers from that
+   context, citing entity, relationship and source ids; cited ids not in the
+   context are removed. Under 1B the answer is extractive
+   (:mod:`slmgraph.search.extractive`): the sentences of the context's text
+   units (else of its relationships' descriptions) nearest to the question,
+   each citing its source, opened by at most one grounded model sentence.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from ..prompting import Prompts
 from ..reports import CLAIMS_HEADER, claim_line
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines
+from .extractive import extractive_answer, sentence_points, synthesize
 
 SECTIONS = ("reports", "entities", "relationships", "sources")
 
@@ -155,7 +160,10 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                             f"{levels[-1] if levels else '-'}): pass --level with one of them")
     ids, mat = load_vectors(store, "entity")
     if not ids:
-        raise UserError(f"index {store.path} has no entity embeddings: run 'slmgraph index' to finish it")
+        raise UserError(f"index {store.path} holds no entities (its text has no capitalised names): ask with "
+                        "--method basic, which reads the text units" if store.count("text_units") and not
+                        store.count("entities") else
+                        f"index {store.path} has no entity embeddings: run 'slmgraph index' to finish it")
     qv = embedder.encode([question])[0]
     hits = nearest(qv, ids, mat, settings.local_top_k_entities)
     system, room = context_room(client, prompts, "local", question, settings.reduce_max_tokens, 100)
@@ -163,6 +171,21 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     context, used, ntok = build_local_context(store, client, [h[0] for h in hits], budget, level,
                                               settings.local_shares)
     ans = Answer(text="", method="local", question=question, level=level)
+    ans.context = ([{"kind": "entity", "id": i} for i in used["entities"]]
+                   + [{"kind": "relationship", "id": i} for i in used["relationships"]]
+                   + [{"kind": "report", "id": i} for i in used["reports"]]
+                   + [{"kind": "claim", "id": i} for i in used["claims"]]
+                   + [{"kind": "text_unit", "id": c, "source": s} for s, c in zip(used["sources"],
+                                                                                  used["source_chunks"])])
+    from .global_search import answer_mode
+
+    if answer_mode(settings, getattr(client.model, "n_params", None)) == "extractive":
+        _extractive_local(store, client, prompts, question, embedder, qv, used, ans, on_text)
+        ans.details = {"nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
+                       "context_tokens": ntok, "budget_tokens": budget, "answer_mode": "extractive",
+                       **ans.details}
+        ans.seconds = time.perf_counter() - t0
+        return ans
     gen = client.call("local", system, prompts.fill("local_user", context=context, question=question), schema=None,
                       max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False, on_text=on_text)
     ans.add_call(gen)
@@ -176,13 +199,39 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
              f"\n\nSources: none cited by the model; it was given {given}.")
     ans.text = text
     ans.citations = kept
-    ans.context = ([{"kind": "entity", "id": i} for i in used["entities"]]
-                   + [{"kind": "relationship", "id": i} for i in used["relationships"]]
-                   + [{"kind": "report", "id": i} for i in used["reports"]]
-                   + [{"kind": "claim", "id": i} for i in used["claims"]]
-                   + [{"kind": "text_unit", "id": c, "source": s} for s, c in zip(used["sources"],
-                                                                                  used["source_chunks"])])
     ans.details = {"removed_citations": removed, "nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
                    "context_tokens": ntok, "budget_tokens": budget}
     ans.seconds = time.perf_counter() - t0
     return ans
+
+
+def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, question: str, embedder, qv,
+                      used: dict, ans: Answer, on_text) -> None:
+    """The extractive local answer (models under 1B): see the module doc."""
+    label = "Sources"
+    if used["source_chunks"]:
+        q = ",".join("?" * len(used["source_chunks"]))
+        texts = dict(store.con.execute(f"SELECT chunk_id, text FROM text_units WHERE chunk_id IN ({q})",
+                                       used["source_chunks"]).fetchall())
+        passages = [(s, texts[c]) for s, c in zip(used["sources"], used["source_chunks"])]
+    else:
+        label = "Relationships"
+        q = ",".join("?" * max(1, len(used["relationships"])))
+        passages = store.con.execute(f"SELECT rel_id, description FROM relationships WHERE rel_id IN ({q})",
+                                     used["relationships"] or [-1]).fetchall()
+    points = sentence_points(passages, qv, embedder)
+    synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
+    if gen is not None:
+        ans.add_call(gen)
+    cited = list(dict.fromkeys(i for p in points for i in p.ids))
+    given = (f"{len(used['entities'])} entities, {len(used['relationships'])} relationships, "
+             f"{len(used['reports'])} reports, {len(used['sources'])} text units")
+    text = extractive_answer(points, label, synthesis,
+                             f"Sources: {label.lower()} {', '.join(map(str, cited))} (of {given} given)." if cited
+                             else "")
+    if on_text is not None:
+        on_text(text.rsplit("\n\nSources:", 1)[0])
+    ans.text = text or "The nearest entities' context holds no sentence that answers this question."
+    ans.citations = {label.lower(): cited}
+    ans.details = {"removed_citations": {}, "synthesis": synthesis,
+                   "synthesis_raw": gen.text[:500] if gen is not None else None}
