@@ -101,7 +101,7 @@ def _clustered_corpus(root):
 
 def test_reports_in_worker_processes_equal_the_serial_reports(tmp_path):
     corpus = _clustered_corpus(tmp_path / "c")
-    settings = dict(extract_mode="json", min_community_size=2, report_context_tokens=300)
+    settings = dict(extract_mode="json", reports="model", min_community_size=2, report_context_tokens=300)
     one, two = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
     out1 = run_index(corpus, one, Settings(workers=1, **settings), progress=False, model=FakeModel(),
                      embedder_factory=FakeEmbedder, say=lambda m: None)

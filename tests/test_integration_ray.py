@@ -23,9 +23,10 @@ pytest.importorskip("ray")
 pytestmark = [pytest.mark.integration, pytest.mark.ray]
 
 #: The same model processes for both executors: two 1-thread workers / actors. ``--descriptions
-#: model`` makes the 135M model extract JSON records and write descriptions, as models of 1B
-#: parameters and more do (by default it extracts with no model call: nothing would run on Ray).
-PLAN = ["--workers", "2", "--threads", "1", "--descriptions", "model"]
+#: model`` and ``--reports model`` make the 135M model extract JSON records, write descriptions
+#: and write the community reports, as models of 1B parameters and more do (by default it
+#: extracts and reports with no model call: nothing would run on Ray).
+PLAN = ["--workers", "2", "--threads", "1", "--descriptions", "model", "--reports", "model"]
 
 
 def _cmd(db, *extra):

@@ -78,7 +78,7 @@ def _corpus(root, n_docs=12):
 def test_ray_executor_gives_the_same_index_as_the_local_executor(tmp_path):
     corpus = _corpus(tmp_path / "c")
     kw = dict(progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, model_factory=fake_model_factory)
-    local = Settings(extract_mode="json", min_community_size=2, workers=2)
+    local = Settings(extract_mode="json", reports="model", min_community_size=2, workers=2)
     run_index(corpus, tmp_path / "local.duckdb", local, say=lambda m: None, **kw)
     notes = []
     out = run_index(corpus, tmp_path / "ray.duckdb", dataclasses.replace(local, executor="ray"), say=notes.append,
@@ -123,7 +123,7 @@ def test_killed_ray_actor_loses_only_its_units_in_flight_and_the_same_command_fi
 
     corpus = _corpus(tmp_path / "c")
     db = tmp_path / "ray.duckdb"
-    settings = Settings(extract_mode="json", min_community_size=2, workers=2, executor="ray")
+    settings = Settings(extract_mode="json", reports="model", min_community_size=2, workers=2, executor="ray")
     kw = dict(progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None,
               model_factory=slow_model_factory)
     real = extract.store_extraction
