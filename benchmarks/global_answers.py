@@ -25,6 +25,10 @@ Usage::
     python benchmarks/global_answers.py --db podcast.duckdb
     python benchmarks/global_answers.py --db podcast.duckdb --corpus ../shared/corpora/podcast_sample/input --build
     python benchmarks/global_answers.py --db X --corpus DIR --build --extractor nlp   # no model call in extraction
+    python benchmarks/global_answers.py --db podcast.duckdb --methods drift,lazy --out global_answers_drift_lazy
+
+With ``--methods drift,lazy`` (no ``global``) the same 20 questions are
+answered by DRIFT and lazy search instead, per question and method.
 
 Writes ``benchmarks/results/global_answers.md`` and ``.json``.
 """
@@ -92,6 +96,99 @@ def auc_and_ranges(best: dict[str, list[float]], n_on: int) -> dict:
     return out
 
 
+def answer_with(args, methods: list[str], on_topic: list[str], questions: list[str]) -> int:
+    """Answer every question with DRIFT and/or lazy search; per question and method: answered or
+    no-answer, citations, coverage (documents behind the cited reports and text units), seconds,
+    model calls and tokens. Writes ``benchmarks/results/<--out>.md`` and ``.json``."""
+    from slmgraph.backend import load_model
+    from slmgraph.client import ModelClient
+    from slmgraph.config import Settings, physical_cores
+    from slmgraph.embed import Embedder
+    from slmgraph.prompting import Prompts
+    from slmgraph.search import unit_numbers
+    from slmgraph.search.drift_search import drift_search
+    from slmgraph.search.lazy_search import lazy_search
+    from slmgraph.store import Store
+
+    s = Settings()
+    store = Store(args.db)
+    n_docs = store.count("documents")
+    model = load_model(args.model or store.get_meta("model_path") or None, s.n_ctx, s.n_threads, s.seed)
+    client = ModelClient(model, store, "bench-global-answers")
+    prompts = Prompts()
+    embedder = Embedder(batch_size=s.embed_batch_size, threads=s.n_threads)
+    chunk_of = {n: c for c, n in unit_numbers(store).items()}
+    rows = []
+    for qi, q in enumerate(questions):
+        for m in methods:
+            t0 = time.perf_counter()
+            if m == "drift":
+                ans = drift_search(store, client, prompts, s, q, embedder)
+                answered = bool(ans.details["primer"])
+            elif m == "lazy":
+                ans = lazy_search(store, client, prompts, s, q, embedder)
+                answered = bool(ans.context)
+            else:
+                raise SystemExit(f"unknown method {m!r}")
+            secs = time.perf_counter() - t0
+            reps, units = ans.citations.get("reports", []), ans.citations.get("sources", [])
+            q_ = ",".join("?" * len(units))
+            covered = docs_of_communities(store, reps) | ({r[0] for r in store.con.execute(
+                f"SELECT DISTINCT doc_id FROM text_units WHERE chunk_id IN ({q_})",
+                [chunk_of[i] for i in units]).fetchall()} if units else set())
+            row = {"question": q, "method": m, "on_topic": qi < len(on_topic), "answered": answered,
+                   "cited": len(reps) + len(units), "coverage_pct": round(100 * len(covered) / n_docs, 1),
+                   "seconds": round(secs, 1), "model_calls": ans.model_calls,
+                   "tokens_read": ans.details.get("tokens_read", ans.details.get("context_tokens")),
+                   "model_tokens": ans.prompt_tokens + ans.completion_tokens,
+                   "tests_used": ans.details.get("tests_used"), "answer": ans.text}
+            rows.append(row)
+            print(f"[{qi + 1}/{len(questions)}] {m} {'ON ' if row['on_topic'] else 'OFF'} "
+                  f"{'answered' if answered else 'no-answer'}; cites {row['cited']}; coverage "
+                  f"{row['coverage_pct']} %; {row['seconds']} s -- {q[:60]}", flush=True)
+    store.close()
+    lines = [f"# DRIFT and lazy answers: {Path(args.db).name} ({n_docs} documents)", "",
+             f"Model {model.name}, {physical_cores()} cores; the questions of `global_answers.md` ({len(on_topic)} "
+             f"on-topic from {args.questions_file.name}, {len(questions) - len(on_topic)} off-topic). Selection "
+             f"floor {s.helpfulness_floor}; DRIFT {s.drift_followups} follow-ups x {s.drift_depth} rounds, "
+             f"{s.drift_tokens} tokens; lazy budget {s.lazy_budget} tests.", "",
+             "| method | on-topic answered | off-topic no-answer | median s (all questions) | max s "
+             "| median coverage % (on-topic) | median tokens read | median model tokens |",
+             "|---|---|---|---|---|---|---|---|"]
+    summary = {}
+    for m in methods:
+        mr = [r for r in rows if r["method"] == m]
+        on = [r for r in mr if r["on_topic"]]
+        summary[m] = {"on_topic_answered": sum(r["answered"] and r["cited"] > 0 for r in on),
+                      "off_topic_no_answer": sum(not r["answered"] for r in mr if not r["on_topic"]),
+                      "median_seconds": round(statistics.median(r["seconds"] for r in mr), 1),
+                      "max_seconds": max(r["seconds"] for r in mr),
+                      "median_coverage_on_topic": round(statistics.median(r["coverage_pct"] for r in on), 1),
+                      "median_tokens_read": statistics.median(r["tokens_read"] or 0 for r in mr),
+                      "median_model_tokens": statistics.median(r["model_tokens"] for r in mr)}
+        v = summary[m]
+        lines.append(f"| {m} | {v['on_topic_answered']} / {len(on)} | {v['off_topic_no_answer']} / "
+                     f"{len(mr) - len(on)} | {v['median_seconds']} | {v['max_seconds']} | "
+                     f"{v['median_coverage_on_topic']} | {v['median_tokens_read']} | {v['median_model_tokens']} |")
+    lines += ["", "## Per question", "", "| # | method | on-topic | answered | cited | coverage % | seconds | "
+              "model calls | tokens read | model tokens | question |", "|" + "---|" * 11]
+    for i, r in enumerate(rows, 1):
+        lines.append(f"| {i} | {r['method']} | {'yes' if r['on_topic'] else 'no'} | "
+                     f"{'yes' if r['answered'] else 'no-answer'} | {r['cited']} | {r['coverage_pct']} | "
+                     f"{r['seconds']} | {r['model_calls']} | {r['tokens_read']} | {r['model_tokens']} | "
+                     f"{r['question']} |")
+    for m in methods:
+        first = next(r for r in rows if r["method"] == m)
+        lines += ["", f"## First answer ({m})", "", "```", first["answer"], "```"]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{args.out}.md").write_text(text, encoding="utf-8")
+    (RESULTS / f"{args.out}.json").write_text(json.dumps({"summary": summary, "questions": rows}, indent=2,
+                                                         ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
 def main() -> int:
     """Parse the arguments, (build,) measure, print and write the results."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -109,6 +206,11 @@ def main() -> int:
                          "0 = all (default 30: every report x 21 prompts is ~1 h on 2 busy cores)")
     ap.add_argument("--model", default=None, help="GGUF (default: the index's model)")
     ap.add_argument("--out", default="global_answers", help="results file stem in benchmarks/results/")
+    ap.add_argument("--per-side", type=int, default=None,
+                    help="only the first N on-topic and the first N off-topic questions (default: all 10 + 10)")
+    ap.add_argument("--methods", default="global",
+                    help="comma list of query methods answering every question: global (with the signal "
+                         "separation table), drift, lazy (default global)")
     args = ap.parse_args()
 
     build_seconds = None
@@ -132,6 +234,12 @@ def main() -> int:
 
     on_topic = load_questions(args.questions_file)
     questions = on_topic + OFF_TOPIC
+    if args.per_side:
+        on_topic = on_topic[: args.per_side]
+        questions = on_topic + OFF_TOPIC[: args.per_side]
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if "global" not in methods:
+        return answer_with(args, methods, on_topic, questions)
     s = Settings()
     store = Store(args.db)
     n_docs = store.count("documents")

@@ -1,8 +1,9 @@
 """Query cost per community level, against the paper's TS and SS baselines.
 
 For an index, prints the shape of the GraphRAG paper's table 1 (Edge et al.
-2024, sec. 4): for each level C0..Cn, TS (map-reduce over all text units) and
-SS (basic vector RAG):
+2024, sec. 4): for each level C0..Cn, TS (map-reduce over all text units),
+SS (basic vector RAG), DRIFT (slmgraph.search.drift_search) and budgeted lazy
+search (slmgraph.search.lazy_search, ``lazy-<budget>``; needs no reports):
 
 * context units (reports, or text units) and their tokens, and the share of
   TS's tokens (the paper: C0 needed ~2-3 % of TS on its corpora);
@@ -74,7 +75,8 @@ def main() -> None:
     ap.add_argument("--run", action="store_true", help="run the queries (model calls, wall-clock, coverage)")
     ap.add_argument("--questions", type=int, default=2, help="how many questions to run (default 2)")
     ap.add_argument("--questions-file", type=Path, default=DEFAULT_QUESTIONS)
-    ap.add_argument("--methods", default="levels,ts,ss", help="comma list of: levels, ts, ss")
+    ap.add_argument("--methods", default="levels,ts,ss,drift,lazy", help="comma list of: levels, ts, ss, drift, lazy")
+    ap.add_argument("--budget", type=int, default=None, help="lazy search's relevance-test budget (default 100)")
     ap.add_argument("--model", default=None)
     args = ap.parse_args()
 
@@ -95,6 +97,12 @@ def main() -> None:
     s = Settings()
     if "ss" in methods:
         rows.append({"method": "SS", "units": s.basic_top_k, "context_tokens": None, "share_of_ts": None})
+    if args.budget is not None:
+        s.lazy_budget = args.budget
+    if "drift" in methods:
+        rows.append({"method": "DRIFT", "units": None, "context_tokens": None, "share_of_ts": None})
+    if "lazy" in methods:
+        rows.append({"method": f"lazy-{s.lazy_budget}", "units": None, "context_tokens": None, "share_of_ts": None})
 
     if args.run:
         from slmgraph.embed import Embedder
@@ -102,15 +110,19 @@ def main() -> None:
         from slmgraph.client import ModelClient
         from slmgraph.prompting import Prompts
         from slmgraph.search.basic_search import basic_search
+        from slmgraph.search import unit_numbers
+        from slmgraph.search.drift_search import drift_search
         from slmgraph.search.global_search import global_search, text_unit_search
+        from slmgraph.search.lazy_search import lazy_search
 
         questions = load_questions(args.questions_file, args.questions)
         model = load_model(args.model or store.get_meta("model_path") or None, s.n_ctx, s.n_threads, s.seed)
         client = ModelClient(model, store, "bench-query-cost")
         prompts = Prompts()
         embedder = Embedder(threads=s.n_threads)
+        chunk_of = {n: c for c, n in unit_numbers(store).items()}
         for row in rows:
-            calls, secs, cov, ctx = [], [], [], []
+            calls, secs, cov, ctx, units, tested, spent = [], [], [], [], [], [], []
             for q in questions:
                 t0 = time.perf_counter()
                 if row["method"].startswith("C"):
@@ -121,10 +133,23 @@ def main() -> None:
                     ans = text_unit_search(store, client, prompts, s, q, progress=False, embedder=embedder)
                     by_src = {c["source"]: c["id"] for c in ans.context}
                     covered = docs_of_chunks(store, [by_src[i] for i in ans.citations.get("sources", [])])
+                elif row["method"] == "DRIFT":
+                    ans = drift_search(store, client, prompts, s, q, embedder)
+                    covered = docs_of_communities(store, ans.citations.get("reports", [])) | docs_of_chunks(
+                        store, [chunk_of[i] for i in ans.citations.get("sources", [])])
+                    ctx.append(ans.details["tokens_read"])
+                    units.append(len(ans.details["primer"]) + len(ans.details["follow_ups"]))
+                elif row["method"].startswith("lazy"):
+                    ans = lazy_search(store, client, prompts, s, q, embedder)
+                    covered = docs_of_chunks(store, [chunk_of[i] for i in ans.citations.get("sources", [])])
+                    ctx.append(ans.details["context_tokens"])
+                    units.append(ans.details["tests_used"])
+                    tested.append(ans.details["tested_tokens"])
                 else:
                     ans = basic_search(store, client, prompts, s, q, embedder)
                     covered = docs_of_chunks(store, [c["id"] for c in ans.context])
                     ctx.append(ans.details["context_tokens"])
+                spent.append(ans.prompt_tokens + ans.completion_tokens)
                 secs.append(time.perf_counter() - t0)
                 calls.append(ans.model_calls)
                 cov.append(100 * len(covered) / n_docs if n_docs else 0)
@@ -132,13 +157,18 @@ def main() -> None:
                       f"coverage {cov[-1]:.1f} %", flush=True)
             row.update({"model_calls": statistics.mean(calls), "seconds_per_query": round(statistics.mean(secs), 1),
                         "coverage_pct": round(statistics.mean(cov), 1)})
+            row["model_tokens"] = int(statistics.mean(spent))
             if ctx:
                 row["context_tokens"] = int(statistics.mean(ctx))
                 row["share_of_ts"] = round(100 * row["context_tokens"] / ts_tokens, 2) if ts_tokens else None
+            if units:
+                row["units"] = round(statistics.mean(units), 1)
+            if tested:
+                row["tested_tokens"] = int(statistics.mean(tested))
     store.close()
 
     head = ["method", "units", "context_tokens", "share_of_ts"] + (
-        ["model_calls", "seconds_per_query", "coverage_pct"] if args.run else [])
+        ["model_calls", "model_tokens", "seconds_per_query", "coverage_pct", "tested_tokens"] if args.run else [])
     lines = [f"# Query cost: {args.db} ({n_docs} documents, {n_units} text units, {ts_tokens} tokens), "
              f"{physical_cores()} cores", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -146,7 +176,13 @@ def main() -> None:
         lines.append("| " + " | ".join("" if r.get(h) is None else str(r.get(h)) for h in head) + " |")
     if args.run:
         lines += ["", f"{args.questions} question(s) from {args.questions_file.name}; share_of_ts = context tokens "
-                      "as a percentage of TS's; coverage = share of documents behind the cited items (SS: the top-k)."]
+                      "as a percentage of TS's; coverage = share of documents behind the cited items (SS: the top-k).",
+                  "DRIFT: units = primer reports + follow-ups (local searches); context_tokens = tokens read "
+                  "(the primer's reports and every follow-up's local context). lazy-N: units = relevance tests "
+                  "used (budget N); context_tokens = tokens read at query time (text given to the model by the "
+                  "tests -- none with the default embedding test, which reads the vector stored at index time -- "
+                  "plus the relevant text units the answer is built from); tested_tokens = the tokens of the "
+                  "text units the tests judged. model_tokens = model prompt + completion tokens per query."]
     print("\n".join(lines))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "query_cost.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -96,8 +96,11 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
 
     Args:
         method: ``global`` (map-reduce over the reports of ``level``, default 0), ``local``, ``basic``,
-            ``ts`` (map-reduce over text units) or ``auto`` (global or local by the question's wording,
-            reported to ``on_route(method, reason)`` and in ``details["route"]``).
+            ``ts`` (map-reduce over text units), ``drift`` (report primer and local-search follow-ups,
+            :mod:`slmgraph.search.drift_search`), ``lazy`` (budgeted relevance tests of text units, no
+            reports needed, :mod:`slmgraph.search.lazy_search`) or ``auto`` (global -- lazy on an index
+            built with ``--no-reports`` -- or local by the question's wording, reported to
+            ``on_route(method, reason)`` and in ``details["route"]``).
         embedder_factory: ``() -> Embedder`` (every method embeds the question); None = the bundled one.
 
     Returns:
@@ -109,14 +112,14 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
     """
     if not question.strip():
         raise UserError("the question is empty: pass a question in quotes")
-    methods = ("global", "local", "basic", "ts", "auto")
+    methods = ("global", "local", "basic", "ts", "drift", "lazy", "auto")
     if method not in methods:
         raise UserError(f"method {method!r} is not one of {', '.join(methods)}")
     route_reason = None
     if method == "auto":
         from .search.route import route
 
-        method, route_reason = route(question, prompts)
+        method, route_reason = route(question, prompts, reports=store.get_meta("reports") != "skipped")
         if on_route:
             on_route(method, route_reason)
     # Every method embeds the question: global and TS for the helpfulness score
@@ -142,6 +145,14 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
             from .search.local_search import local_search
 
             ans = local_search(store, client, prompts, settings, question, emb, level=level, on_text=on_text)
+        elif method == "drift":
+            from .search.drift_search import drift_search
+
+            ans = drift_search(store, client, prompts, settings, question, emb, on_text=on_text)
+        elif method == "lazy":
+            from .search.lazy_search import lazy_search
+
+            ans = lazy_search(store, client, prompts, settings, question, emb, on_text=on_text)
         else:
             from .search.basic_search import basic_search
 

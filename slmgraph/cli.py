@@ -76,6 +76,9 @@ def _index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reports", choices=("auto", "model", "data"), default="auto",
                    help="who writes community reports: the model, the data (no model call: top entities as title, "
                         "top relationships as findings), or auto (model if >= 1B params, else data)")
+    p.add_argument("--no-reports", action="store_true",
+                   help="skip the community report stage (recorded as skipped): no report is written, so global and "
+                        "drift search cannot run; --method lazy answers global questions without reports")
     p.add_argument("--claims", action="store_true", help="also extract claims (covariates): one more call per text unit")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--workers", type=int, default=None,
@@ -123,10 +126,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--question-file", metavar="FILE", help="read the question from FILE (UTF-8 text)")
     _common(p)
     _wait_option(p, "an index run")
-    p.add_argument("--method", choices=("global", "local", "basic", "ts", "auto"), default="global",
+    p.add_argument("--method", choices=("global", "local", "basic", "ts", "drift", "lazy", "auto"), default="global",
                    help="global: map-reduce over community reports (default); local: entity neighbourhood; "
                         "basic: vector RAG over text units; ts: map-reduce over all text units (baseline); "
-                        "auto: global or local by the question's wording")
+                        "drift: the best community reports as a primer, then local-search follow-ups, reduced; "
+                        "lazy: budgeted relevance tests of text units grouped by community, no reports needed; "
+                        "auto: global (lazy on an index without reports) or local by the question's wording")
+    p.add_argument("--budget", type=int, default=None,
+                   help="lazy search: relevance tests at most (default 100)")
+    p.add_argument("--followups", type=int, default=None,
+                   help="drift search: follow-up questions per round, each a local search (default 3)")
+    p.add_argument("--depth", type=int, default=None, help="drift search: follow-up rounds (default 2)")
+    p.add_argument("--drift-tokens", type=int, default=None,
+                   help="drift search: no follow-up starts once tokens read plus model tokens reach this "
+                        "(default 20000)")
     p.add_argument("--level", type=int, default=None,
                    help="community level for global search (default 0, the root level)")
     p.add_argument("--dynamic", action="store_true",
@@ -298,6 +311,10 @@ def _settings(args) -> Settings:
                                 "or 'rules' or 'off'")
         s.summaries = args.summaries
         s.reports = args.reports
+        if args.no_reports:
+            if args.reports != "auto":
+                raise UserError(f"--no-reports and --reports {args.reports} contradict each other: pass one of them")
+            s.reports = "none"
         s.claims = args.claims
         if args.entity_types is not None:
             types = tuple(dict.fromkeys(t.strip().lower() for t in args.entity_types.split(",") if t.strip()))
@@ -310,6 +327,14 @@ def _settings(args) -> Settings:
             s.entity_types = types
     if args.command == "query":
         s.answers, s.helpfulness = args.answers, args.helpfulness
+        for opt, attr, low in (("budget", "lazy_budget", 1), ("followups", "drift_followups", 0),
+                               ("depth", "drift_depth", 1), ("drift_tokens", "drift_tokens", 1)):
+            v = getattr(args, opt, None)
+            if v is None:
+                continue
+            if v < low:
+                raise UserError(f"--{opt.replace('_', '-')} {v} must be at least {low}")
+            setattr(s, attr, v)
     return s
 
 
@@ -516,6 +541,9 @@ def run_query(args, s: Settings) -> dict:
             if args.level not in levels:
                 raise UserError(f"--level {args.level} is not in index {args.db}: its levels are "
                                 f"{', '.join(map(str, levels)) or 'none'}")
+        if args.method in ("global", "drift") and store.get_meta("reports") == "skipped":
+            raise UserError(f"index {args.db} was built with --no-reports: use --method lazy, or re-index without "
+                            f"--no-reports for --method {args.method}")
         model_path = s.model_path or store.get_meta("model_path") or None
         if model_path and not Path(model_path).is_file() and not s.model_path:
             raise UserError(f"model {model_path} that built index {args.db} is missing: pass --model PATH.gguf")

@@ -145,7 +145,8 @@ class Settings:
     # --- community reports (paper sec. 3.1.5) ---
     report_context_tokens: int = 2500  #: context budget of one report prompt
     report_max_tokens: int = 600  #: completion cap of one report
-    #: Who writes community reports: "model", "data" (no model call:
+    #: Who writes community reports: "none" (``--no-reports``: the stage is
+    #: skipped, only ``--method lazy`` and the local/basic/ts methods answer), "model", "data" (no model call:
     #: slmgraph.reports.data_report) or "auto" (model when it has >= 1e9
     #: parameters; the 135M model's titles were fragments of the context or file
     #: names, see slmgraph/reports.py).
@@ -170,6 +171,29 @@ class Settings:
     #: citations, plus at most one grounded model sentence), "model", or
     #: "auto" (extractive under 1B parameters; slmgraph.search.extractive).
     answers: str = "auto"
+    # --- DRIFT search (slmgraph.search.drift_search) ---
+    #: Community reports (any level) in the primer, top-k by question embedding.
+    drift_primer_k: int = 5
+    #: Follow-up questions per round, each a local search. 3 per round and 2
+    #: rounds: 97 s per query with the bundled model on the podcast sample
+    #: with 1 thread under heavy CPU contention (benchmarks/results/query_cost.md),
+    #: under the 2-minute target; most of it is embedding the follow-ups' contexts.
+    drift_followups: int = 3
+    drift_depth: int = 2  #: follow-up rounds (1: only the primer's follow-ups)
+    #: No follow-up starts once the tokens read (primer reports, local
+    #: contexts) plus the model's prompt and completion tokens reach this.
+    drift_tokens: int = 20000
+
+    # --- lazy search (slmgraph.search.lazy_search) ---
+    #: Relevance tests per query (LazyGraphRAG's relevance-test budget; its
+    #: blog post compares budgets of 100, 500 and 1,500).
+    lazy_budget: int = 100
+    #: Tokens of a text unit a model relevance test reads (--helpfulness
+    #: model|combined); the embedding test reads the stored vector instead.
+    lazy_test_tokens: int = 150
+    #: Tokens of relevant text units the answer is built from, best first.
+    lazy_answer_tokens: int = 3000
+
     local_context_tokens: int = 3000  #: token budget of local search context
     #: Shares of the local search budget: community reports, entities,
     #: relationships, text units (GraphRAG local search uses 10 % community,

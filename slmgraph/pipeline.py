@@ -175,10 +175,17 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         per = ", ".join(f"level {k}: {v}" for k, v in sorted(r["per_level"].items()))
         say(f"communities: {r['levels']} level{'s' if r['levels'] != 1 else ''} ({per})" if r["levels"] else
             "communities: none (no entities)")
-        r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress,
-                                                   model_factory=model_factory, say=say), "reports")
-        say(f"reports: {r['reports']} written ({r['model_calls']} model calls, {r['cache_hits']} from cache, "
-            f"{r['single']} single-entity), {r['carried']} carried down")
+        if settings.reports == "none":
+            r = stage("reports", lambda: skip_reports(store), "reports")
+            store.set_meta("reports", "skipped")
+            removed = f"; {r['removed']} reports of an earlier run removed" if r["removed"] else ""
+            say(f"reports: skipped (--no-reports){removed}: answer global questions with --method lazy")
+        else:
+            r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress,
+                                                       model_factory=model_factory, say=say), "reports")
+            store.set_meta("reports", "written")
+            say(f"reports: {r['reports']} written ({r['model_calls']} model calls, {r['cache_hits']} from cache, "
+                f"{r['single']} single-entity), {r['carried']} carried down")
 
         def embed():
             from .embed import run_embeddings
@@ -195,3 +202,14 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         raise store.storage_error(exc) from None
     finally:
         store.close()
+
+
+def skip_reports(store: Store) -> dict:
+    """The report stage under ``--no-reports``: no report is written, and those of an
+    earlier run are deleted (they described communities that were just recomputed;
+    their model outputs stay in the cache). Returns ``{"skipped": True, "reports": 0, "removed": n}``."""
+    n = store.count("community_reports")
+    if n:
+        with store.transaction():
+            store.con.execute("DELETE FROM community_reports")
+    return {"skipped": True, "reason": "--no-reports", "reports": 0, "removed": n}

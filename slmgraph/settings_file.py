@@ -57,6 +57,10 @@ class Key:
 #: Settings fields the file does not set: derived from another key.
 NOT_IN_FILE = {"threads_explicit"}
 
+#: Flags that set a key besides its own flag: ``{argparse dest: [fields]}``
+#: (``--no-reports`` sets ``reports`` = none).
+EXTRA_FLAGS = {"no_reports": ["reports"]}
+
 #: Every key of the settings file, in file order.
 SPEC: tuple[Key, ...] = (
     Key("model_path", "model", "str", "GGUF model file; unset = the bundled SmolLM2-135M-Instruct Q4_1",
@@ -121,9 +125,9 @@ SPEC: tuple[Key, ...] = (
     Key("report_context_tokens", "community reports", "int", "context budget of one report prompt, in tokens",
         minimum=100),
     Key("report_max_tokens", "community reports", "int", "completion cap of one report, in tokens", minimum=1),
-    Key("reports", "community reports", "choice", "who writes community reports: model, data (no model call: top "
-        "entities as title, top relationships as findings) or auto (model if >= 1B parameters)", "--reports",
-        choices=("auto", "model", "data")),
+    Key("reports", "community reports", "choice", "who writes community reports: model, data (no model call), "
+        "auto (model if >= 1B parameters) or none (the stage is skipped: --no-reports; only lazy, local, basic "
+        "and ts search answer)", "--reports", choices=("auto", "model", "data", "none")),
     Key("map_max_tokens", "queries", "int", "completion cap of one global-search map call, in tokens", minimum=1),
     Key("reduce_max_tokens", "queries", "int", "completion cap of the reduce call, in tokens", minimum=1),
     Key("local_context_tokens", "queries", "int", "local search context budget, in tokens", "--local-tokens",
@@ -145,6 +149,18 @@ SPEC: tuple[Key, ...] = (
     Key("answers", "queries", "choice", "who writes answers: extractive (the data's points with citations and at "
         "most one grounded model sentence), model, or auto (extractive under 1B parameters)", "--answers",
         choices=("auto", "extractive", "model")),
+    Key("drift_primer_k", "queries", "int", "DRIFT: community reports in the primer (top-k by embedding)",
+        minimum=1),
+    Key("drift_followups", "queries", "int", "DRIFT: follow-up questions per round, each a local search",
+        "--followups", minimum=0),
+    Key("drift_depth", "queries", "int", "DRIFT: follow-up rounds", "--depth", minimum=1),
+    Key("drift_tokens", "queries", "int", "DRIFT: no follow-up starts once tokens read plus model tokens reach "
+        "this", "--drift-tokens", minimum=1),
+    Key("lazy_budget", "queries", "int", "lazy search: relevance tests per query", "--budget", minimum=1),
+    Key("lazy_test_tokens", "queries", "int", "lazy search: tokens of a text unit a model relevance test reads",
+        minimum=1),
+    Key("lazy_answer_tokens", "queries", "int", "lazy search: tokens of relevant text units the answer is built "
+        "from", minimum=1),
     Key("prompts_dir", "prompts", "str", "folder of prompt files overriding the bundled ones; unset = bundled",
         "--prompts", optional=True, path=True),
 )
@@ -404,7 +420,9 @@ def flag_dests() -> dict[str, list[str]]:
 def typed_from_flags(dests: set[str]) -> dict[str, str]:
     """``{field: "flag --x"}`` for the Settings fields set by the argparse dests the user typed."""
     by_dest = flag_dests()
-    return {f: f"flag {KEYS[f].flag}" for d in dests for f in by_dest.get(d, [])}
+    by_dest.update(EXTRA_FLAGS)
+    return {f: f"flag --{d.replace('_', '-')}" if d in EXTRA_FLAGS else f"flag {KEYS[f].flag}"
+            for d in dests for f in by_dest.get(d, [])}
 
 
 def resolve(base: Settings, file_values: dict, file_path: Path | None,

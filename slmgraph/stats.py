@@ -39,7 +39,7 @@ def collect(store: Store) -> dict:
         out["claims"] = [{"status": r[0], "text_units": r[1], "claims": int(r[2] or 0), "dropped": int(r[3] or 0)}
                          for r in con.execute("SELECT status, count(*), sum(n_claims), sum(n_dropped) FROM "
                                               "claim_extractions GROUP BY status ORDER BY status").fetchall()]
-    out["meta"] = {k: store.get_meta(k) for k in ("model_name", "input_root", "complete")}
+    out["meta"] = {k: store.get_meta(k) for k in ("model_name", "input_root", "complete", "reports")}
     params = store.get_meta("model_params")
     out["claims_note"] = CLAIMS_NOTE if n_claims and params and params.isdigit() and int(params) < 10**9 else None
     out["settings"] = settings_sources(store)
@@ -147,6 +147,9 @@ def render(figs: dict, db: str) -> str:
         out += ["", _table(["level", "communities", "reports", "mean size", "max size"],
                            [[r["level"], r["communities"], r["reports"], r["mean_size"], r["max_size"]]
                             for r in figs["levels"]])]
+    if m.get("reports") == "skipped":
+        out += ["", "community reports: skipped (indexed with --no-reports): answer global questions with "
+                    "--method lazy"]
     if figs["extraction"]:
         out += ["", _table(["extraction status", "text units", "dropped records"],
                            [[r["status"], r["text_units"], r["dropped_records"]] for r in figs["extraction"]])]

@@ -164,3 +164,45 @@ def test_local_search_with_the_bundled_embedder(dulce_index, model):
     assert ans.text.strip() and ans.details["context_tokens"] <= Settings().local_context_tokens
     assert ans.details["answer_mode"] == "extractive" and not re.search(r"Passage \d", ans.text)
     store.close()
+
+
+def test_drift_and_lazy_answer_the_demo_question_with_citations(dulce_index, model):
+    from slmgraph.embed import Embedder
+    from slmgraph.search import unit_numbers
+    from slmgraph.search.drift_search import drift_search
+    from slmgraph.search.extractive import has_repetition
+    from slmgraph.search.lazy_search import lazy_search
+
+    db, _ = dulce_index
+    store = Store(db)
+    client = ModelClient(model, store, "q")
+    emb = Embedder()
+    q = "What are the main themes of this story?"
+    reports = {r[0] for r in store.con.execute("SELECT community_id FROM community_reports").fetchall()}
+    units = set(unit_numbers(store).values())
+    drift = drift_search(store, client, Prompts(), Settings(), q, emb)
+    assert drift.citations["reports"] and set(drift.citations["reports"]) <= reports
+    assert set(drift.citations.get("sources", [])) <= units
+    assert drift.details["followup_source"] == "entities" and drift.details["follow_ups"]
+    assert "Sources: community reports" in drift.text and not has_repetition(drift.text)
+    lazy = lazy_search(store, client, Prompts(), Settings(), q, emb)
+    assert lazy.citations["sources"] and set(lazy.citations["sources"]) <= units
+    assert 0 < lazy.details["tests_used"] <= 100 and "Sources: text units" in lazy.text
+    assert not has_repetition(lazy.text)
+    store.close()
+
+
+def test_an_nlp_index_without_reports_makes_no_model_call_and_lazy_answers(tmp_path, model):
+    from slmgraph.embed import Embedder
+    from slmgraph.search.lazy_search import lazy_search
+
+    db = tmp_path / "lazy.duckdb"
+    out = run_index(DULCE, db, Settings(extractor="nlp", reports="none"), progress=False, model=model,
+                    say=lambda m: None)
+    store = Store(db)
+    assert store.con.execute("SELECT count(*) FROM llm_calls WHERE run_id = ?", [out["run_id"]]).fetchone()[0] == 0
+    assert store.count("community_reports") == 0 and store.count("communities") > 0
+    ans = lazy_search(store, ModelClient(model, store, "q"), Prompts(), Settings(),
+                      "What are the main themes across this story?", Embedder())
+    assert ans.citations["sources"] and ans.details["tests_used"] > 0
+    store.close()

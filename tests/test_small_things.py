@@ -97,8 +97,8 @@ def test_a_basic_answer_does_not_leak_passage_labels(tmp_path, corpus):
         return default_script(system, user, schema)
 
     store = Store(db, read_only=True)
-    ans = basic_search(store, ModelClient(FakeModel(script), store, "q"), Prompts(), Settings(),
-                       "Who founded Acme Corporation?", FakeEmbedder())
+    ans = basic_search(store, ModelClient(FakeModel(script), store, "q"), Prompts(), Settings(answers="model"),
+                       "Who founded Acme Corporation?", FakeEmbedder())  # the model writes the whole answer
     store.close()
     assert "Passage" not in ans.text.split("\n\nSources:")[0]
     assert ans.text.startswith("Alice Smith founded Acme Corporation [Sources: 1].")

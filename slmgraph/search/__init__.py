@@ -209,3 +209,10 @@ def check_citations(text: str, valid: dict[str, set[int]]) -> tuple[str, dict[st
     out = re.sub(r"[ \t]+([.,;:!?])", r"\1", out)  # no space left before punctuation
     out = re.sub(r"[ \t]+$", "", out, flags=re.M)
     return out, kept, removed
+
+
+def unit_numbers(store) -> dict:
+    """``chunk_id -> n``: text units numbered 1..n in (document, position)
+    order, the citation numbers of TS, DRIFT's follow-ups and lazy search."""
+    rows = store.con.execute("SELECT chunk_id FROM text_units ORDER BY doc_id, ord").fetchall()
+    return {r[0]: i for i, r in enumerate(rows, start=1)}

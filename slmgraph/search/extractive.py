@@ -44,12 +44,15 @@ class Point:
         text: the point's sentence(s), copied from the data.
         ids: the ids it cites (first = where it was taken from).
         rank: the ranking key it was chosen by (higher first).
+        label: the citation label of its ids when it differs from the
+            answer's (DRIFT mixes report points and text-unit points), else "".
     """
 
     head: str
     text: str
     ids: list = field(default_factory=list)
     rank: float = 0.0
+    label: str = ""
 
 
 def _norm_words(s: str) -> frozenset:
@@ -201,10 +204,11 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
 
 
 def render_points(points: list[Point], label: str) -> str:
-    """Points as markdown bullets: ``- **head**: text [Label: 1, 2]`` (no head: ``- text [...]``)."""
+    """Points as markdown bullets: ``- **head**: text [Label: 1, 2]`` (no head: ``- text [...]``);
+    a point's own ``label`` overrides ``label``."""
     lines = []
     for p in points:
-        cite = f" [{label}: {', '.join(map(str, p.ids))}]" if p.ids else ""
+        cite = f" [{p.label or label}: {', '.join(map(str, p.ids))}]" if p.ids else ""
         lines.append(f"- **{p.head}**: {p.text}{cite}" if p.head else f"- {p.text}{cite}")
     return "\n".join(lines)
 

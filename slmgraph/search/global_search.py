@@ -98,6 +98,9 @@ def report_block(rep: dict) -> str:
 
 def _check_reports_exist(store: Store) -> list[int]:
     levels = available_levels(store)
+    if not levels and store.get_meta("reports") == "skipped":
+        raise UserError(f"index {store.path} was built with --no-reports: use --method lazy, or re-index "
+                        "without --no-reports for global and drift search")
     if not levels:
         if store.count("text_units") and not store.count("entities"):
             raise UserError(f"index {store.path} holds no entities (its text has no capitalised names), so it has "
