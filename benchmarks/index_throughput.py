@@ -2,33 +2,39 @@
 
 One run measures, on this machine:
 
-1. **Raw speed** of the model as llama.cpp runs it with the extraction thread
-   plan (W worker processes x T threads, all measuring at once): prompt
-   evaluation tok/s and generation tok/s (no grammar), summed over workers.
-2. **Thread plans** (``--plan-units K``): the same K text units extracted with
-   one process using every core and with one 1-thread worker per core;
-   text units per second of each (what ``batch.DEFAULT_THREADS_PER_WORKER``
-   was chosen from).
-3. **Estimate**: ``slmgraph estimate`` on the corpus, before indexing.
-4. **The index run** itself (``slmgraph index`` into a fresh ``--db``), from
-   which the ledger gives, per stage: model calls, prompt tokens with and
-   without prefix reuse (all prompt tokens vs. the tokens actually evaluated),
-   completion tokens, and wall-clock; and the ratio of the extraction stage's
-   wall-clock to the raw llama.cpp time for the same tokens (evaluated prompt
-   tokens / raw prompt tok/s + completion tokens / raw generation tok/s).
-   The estimate's error against the real wall-clock closes the table.
-5. **Completion tokens per corpus token** of extraction: tokens the model
-   generated in the extraction stages (``extract``, ``glean``; the
-   ``choose_*`` decisions generate none) over the corpus's tokens in the
-   model's tokenizer (``documents.n_tokens``), and the same for the whole run.
+1. **Raw speed** of the model as llama.cpp runs it, prompt evaluation tok/s and
+   generation tok/s (no grammar): with the thread plan's W worker processes x
+   T threads all measuring at once (summed), and with one process on every
+   core (the stages that run in the main process).
+2. **Thread plans** (``--plan-units K``, default 0 = skipped): the same K text
+   units extracted with one process using every core and with one 1-thread
+   worker per core (what ``batch.DEFAULT_THREADS_PER_WORKER`` was chosen from).
+3. **Estimate**: ``slmgraph estimate`` on the corpus, before indexing (its error closes the report).
+4. **The index run** (``slmgraph index`` into a fresh ``--db``; ``--executor ray``
+   for Ray actors), per stage: wall-clock, model calls, prompt tokens with and
+   without prefix reuse, completion tokens, peak memory (PSS of the process
+   tree, so the memory-mapped model shared by workers counts once) and the
+   DuckDB file size at the stage's end; per model stage the **bound ratio**
+   wall-clock / (evaluated prompt tokens / raw prompt tok/s + completion
+   tokens / raw generation tok/s), with the raw speed of the stage's process
+   plan; prompt tokens evaluated per corpus token for the whole build, and
+   completion tokens per corpus token (whole build, and the extraction stages:
+   ``extract``, ``glean``; the ``choose_*`` decisions generate none).
+5. **Incremental** (``--add DIR``): the files of DIR added to the indexed
+   folder and the same command run again: what adding documents costs.
+6. **Executors** (``--compare-executors``): the same corpus indexed with the
+   local executor and with Ray (same workers and threads), the overhead, and
+   whether entities, relationships, communities and reports are identical.
 
 Usage::
 
-    python benchmarks/index_throughput.py [--input DIR] [--db PATH] [--model PATH.gguf]
-        [--plan-units 12] [--no-estimate]
+    python benchmarks/index_throughput.py [CORPUS] [--db PATH] [--model PATH.gguf] [--executor local|ray]
+        [--add DIR] [--compare-executors] [--plan-units K] [--no-estimate] [--name NAME]
 
-Writes ``benchmarks/results/index_throughput.md`` and ``.json``. Run it on an
-idle machine: other processes on the cores distort every figure.
+CORPUS defaults to the podcast sample. Writes ``benchmarks/results/NAME.md``
+and ``.json`` (NAME defaults to ``index_throughput``). Run it on an idle
+machine: other processes on the cores distort every figure (the results file
+records the load average at the start and the end).
 """
 
 from __future__ import annotations
@@ -58,8 +64,6 @@ from slmgraph.store import Store, new_run_id
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PODCAST = ROOT.parent / "shared" / "corpora" / "podcast_sample" / "input"
-#: Ledger stages of the extraction stage (JSON records, gleaning, choices by token probability).
-EXTRACT_STAGES = ("extract", "glean", "choose_keep", "choose_type", "choose_relate")
 
 
 def _raw_worker(path: str, threads: int, barrier, out) -> None:
@@ -114,84 +118,374 @@ def compare_plans(input_dir: Path, model, k: int, cores: int) -> list[dict]:
     return out
 
 
+#: Ledger stages of the extraction stage (JSON records, gleaning, choices by token probability).
+EXTRACT_STAGES = ("extract", "glean", "choose_keep", "choose_type", "choose_relate")
+#: Ledger stages -> the pipeline stage whose wall-clock they belong to.
+STAGE_OF = {"claims": "claims", "summarize": "graph", "report": "reports", **dict.fromkeys(EXTRACT_STAGES, "extract")}
+
+
+class Probe:
+    """Samples the memory of this process tree every ``period`` seconds and
+    attributes it to the pipeline stage in progress.
+
+    Memory is PSS (proportional set size, /proc/PID/smaps_rollup, kernel docs
+    "proc"): pages shared by several processes -- the memory-mapped GGUF of
+    every worker -- are divided among them, so the sum is the tree's real
+    footprint. Falls back to RSS where smaps_rollup is missing.
+    """
+
+    def __init__(self, period: float = 0.5):
+        import threading
+
+        self.period, self.stage = period, "setup"
+        self.peak: dict[str, int] = {}
+        self.db_bytes: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @staticmethod
+    def tree_bytes() -> int:
+        """PSS (else RSS) of this process and all its descendants, in bytes."""
+        import os
+
+        me = os.getpid()
+        parent: dict[int, int] = {}
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    parent[int(d)] = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
+                    pass
+
+        def mine(pid: int) -> bool:
+            for _ in range(30):
+                if pid == me:
+                    return True
+                pid = parent.get(pid, 0)
+                if pid <= 1:
+                    return False
+            return False
+
+        total = 0
+        for pid in parent:
+            if not mine(pid):
+                continue
+            try:
+                text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+                key = "Pss:"
+            except OSError:
+                try:
+                    text, key = Path(f"/proc/{pid}/status").read_text(), "VmRSS:"
+                except OSError:
+                    continue
+            for line in text.splitlines():
+                if line.startswith(key):
+                    total += int(line.split()[1]) * 1024
+                    break
+        return total
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            b = self.tree_bytes()
+            self.peak[self.stage] = max(self.peak.get(self.stage, 0), b)
+
+    def __enter__(self) -> "Probe":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def wrap(self, name: str, fn, db: Path):
+        """``fn`` marked as stage ``name`` while it runs; the DuckDB file size recorded at its end."""
+
+        def wrapped(*a, **k):
+            self.stage = name
+            try:
+                return fn(*a, **k)
+            finally:
+                self.peak[name] = max(self.peak.get(name, 0), self.tree_bytes())
+                self.db_bytes[name] = sum(p.stat().st_size for p in (db, Path(str(db) + ".wal")) if p.exists())
+                self.stage = "between stages"
+
+        return wrapped
+
+
+def indexed_run(corpus: Path, db: Path, settings: Settings, progress: bool = True) -> dict:
+    """``slmgraph index CORPUS --db DB`` in this process under a :class:`Probe`.
+
+    Returns ``{out, wall_seconds, peak_bytes, db_bytes}`` (``out``: :func:`run_index`'s figures)."""
+    import slmgraph.embed as embed_mod
+    import slmgraph.pipeline as pl
+
+    names = {"ingest": "ingest", "run_extraction": "extract", "run_claims": "claims", "build_graph": "graph",
+             "run_communities": "communities", "run_reports": "reports"}
+    saved = {k: getattr(pl, k) for k in names}
+    saved_embed = embed_mod.run_embeddings
+    probe = Probe()
+    try:
+        for k, stage in names.items():
+            setattr(pl, k, probe.wrap(stage, saved[k], db))
+        embed_mod.run_embeddings = probe.wrap("embed", saved_embed, db)
+        with probe:
+            t0 = time.perf_counter()
+            out = run_index(corpus, db, settings, progress=progress, say=lambda m: print(m, flush=True))
+            wall = time.perf_counter() - t0
+    finally:
+        for k, fn in saved.items():
+            setattr(pl, k, fn)
+        embed_mod.run_embeddings = saved_embed
+    return {"out": out, "wall_seconds": round(wall, 1), "peak_bytes": probe.peak, "db_bytes": probe.db_bytes}
+
+
+def stage_table(run: dict, led: dict, rates: dict, corpus_tokens: int) -> dict:
+    """Per pipeline stage: wall-clock, tokens, bound ratio, peak memory, file size; and the build's
+    prompt tokens evaluated per corpus token.
+
+    Args:
+        rates: ``{"plan": (prompt tok/s, gen tok/s) of W x T processes, "one": (...) of one process}``.
+    """
+    out = run["out"]
+    stages: dict[str, dict] = {}
+    for name, fig in out.items():
+        if not isinstance(fig, dict) or "seconds" not in fig:
+            continue
+        stages[name] = {"seconds": fig["seconds"], "calls": 0, "evaluated_tokens": 0, "reused_tokens": 0,
+                        "completion_tokens": 0, "workers": fig.get("workers", 1),
+                        "peak_mb": round(run["peak_bytes"].get(name, 0) / 2 ** 20),
+                        "db_mb": round(run["db_bytes"].get(name, 0) / 2 ** 20, 1)}
+    for lstage, l in led.items():
+        st = stages.get(STAGE_OF.get(lstage, lstage))
+        if st is None:
+            continue
+        st["calls"] += l["calls"]
+        st["evaluated_tokens"] += l["evaluated_tokens"]
+        st["reused_tokens"] += l["reused_tokens"]
+        st["completion_tokens"] += l["completion_tokens"]
+    for st in stages.values():
+        if not st["calls"]:
+            continue
+        p_rate, g_rate = rates["plan"] if st["workers"] > 1 else rates["one"]
+        bound = st["evaluated_tokens"] / p_rate + st["completion_tokens"] / g_rate
+        st["bound_seconds"] = round(bound, 1)
+        st["wall_over_bound"] = round(st["seconds"] / bound, 2) if bound else None
+    evaluated = sum(l["evaluated_tokens"] for l in led.values())
+    completion = sum(l["completion_tokens"] for l in led.values())
+    ex_completion = sum(led.get(k, {}).get("completion_tokens", 0) for k in EXTRACT_STAGES)
+    return {"stages": stages, "evaluated_tokens": evaluated, "corpus_tokens": corpus_tokens,
+            "evaluated_per_corpus_token": round(evaluated / max(1, corpus_tokens), 2),
+            "completion_per_corpus_token": round(completion / max(1, corpus_tokens), 4),
+            "extract_completion_per_corpus_token": round(ex_completion / max(1, corpus_tokens), 4),
+            "ms_per_corpus_token": round(1000 * run["wall_seconds"] / max(1, corpus_tokens), 2)}
+
+
+def index_snapshot(db: Path) -> dict:
+    """Entities, relationships (by names), communities (member names per level) and reports of an index."""
+    st = Store(db, read_only=True)
+    q = st.con.execute
+    snap = {"entities": q("SELECT norm, type, description FROM entities ORDER BY 1").fetchall(),
+            "relationships": q("SELECT s.norm, t.norm, r.description, r.weight FROM relationships r "
+                               "JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
+                               "ON t.entity_id = r.target_id ORDER BY 1, 2").fetchall(),
+            "communities": q("SELECT c.level, list(e.norm ORDER BY e.norm) FROM communities c JOIN "
+                             "community_members m USING (community_id) JOIN entities e USING (entity_id) "
+                             "GROUP BY c.community_id, c.level ORDER BY 1, 2").fetchall(),
+            "reports": q("SELECT level, full_text FROM community_reports ORDER BY 1, 2").fetchall()}
+    st.close()
+    return snap
+
+
+def last_run_stages(db: Path) -> dict[str, float]:
+    """Per-stage wall-clock seconds of the last index run recorded in ``stage_runs``."""
+    st = Store(db, read_only=True)
+    rows = st.con.execute("SELECT stage, seconds FROM stage_runs WHERE run_id = (SELECT run_id FROM stage_runs "
+                          "WHERE stage = 'ingest' ORDER BY created_at DESC LIMIT 1) ORDER BY created_at").fetchall()
+    workers = st.con.execute("SELECT stage, count(DISTINCT worker) FROM llm_calls GROUP BY 1 ORDER BY 1").fetchall()
+    st.close()
+    return {"stages": {k: round(v, 1) for k, v in rows}, "workers": dict(workers)}
+
+
+def compare_dbs(local_db: Path, ray_db: Path, name: str, note: str = "") -> None:
+    """Ray overhead and identity from two indexes of one corpus built with the same workers x threads
+    (e.g. by tests/test_integration_ray.py); prints and writes ``benchmarks/results/NAME.md`` / ``.json``."""
+    a, b = last_run_stages(local_db), last_run_stages(ray_db)
+    sa, sb = index_snapshot(local_db), index_snapshot(ray_db)
+    ta, tb = sum(a["stages"].values()), sum(b["stages"].values())
+    res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "local_db": str(local_db),
+           "ray_db": str(ray_db), "local": a, "ray": b, "stage_total": {"local": round(ta, 1), "ray": round(tb, 1)},
+           "ray_overhead": round(tb / ta - 1, 3), "identical": {k: sa[k] == sb[k] for k in sa},
+           "counts": {k: len(sa[k]) for k in sa}, "loadavg_now": _loadavg(), "note": note}
+    lines = [f"# Local executor vs Ray on one corpus ({res['date']})", "",
+             f"Indexes: `{local_db}` (local) and `{ray_db}` (Ray), same workers x threads. Load average when "
+             f"compared: {res['loadavg_now']} on {physical_cores()} physical cores." + (f" {note}" if note else ""), "",
+             "| stage | local s | Ray s |", "|---|---|---|"]
+    for k in a["stages"]:
+        lines.append(f"| {k} | {a['stages'][k]} | {b['stages'].get(k, '')} |")
+    lines.append(f"| **all stages** | **{ta:.1f}** | **{tb:.1f}** |")
+    same = ", ".join(f"{k} ({res['counts'][k]}) {'identical' if v else 'DIFFERENT'}"
+                     for k, v in res["identical"].items())
+    lines += ["", f"Ray overhead: **{res['ray_overhead']:+.1%}**. {same}.",
+              f"Model processes per stage (distinct ledger workers): local {a['workers']}, Ray {b['workers']}."]
+    print("\n".join(lines))
+    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (RESULTS / f"{name}.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+
+
+def _loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
 def main() -> None:
-    """Parse the arguments, measure, print the table and write the results files."""
+    """Parse the arguments, measure, print the tables and write the results files."""
+    import os
+    import shutil
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--input", type=Path, default=PODCAST)
+    ap.add_argument("corpus", nargs="?", type=Path, default=PODCAST, help="folder to index (default: podcast sample)")
+    ap.add_argument("--input", type=Path, default=None, help=argparse.SUPPRESS)  # older spelling of CORPUS
     ap.add_argument("--db", type=Path, default=Path(tempfile.gettempdir()) / "slmgraph-throughput.duckdb")
     ap.add_argument("--model", default=None)
-    ap.add_argument("--plan-units", type=int, default=12, help="text units per thread plan (0: skip)")
+    ap.add_argument("--executor", choices=("local", "ray"), default="local")
+    ap.add_argument("--add", type=Path, default=None, help="a folder added on top afterwards (incremental run)")
+    ap.add_argument("--compare-executors", action="store_true",
+                    help="index CORPUS again with the other executor; overhead and identity of the indexes")
+    ap.add_argument("--plan-units", type=int, default=0, help="text units per thread plan (0: skip)")
     ap.add_argument("--no-estimate", action="store_true")
+    ap.add_argument("--name", default="index_throughput", help="results file name (benchmarks/results/NAME.md)")
+    ap.add_argument("--compare-dbs", nargs=2, type=Path, metavar=("LOCAL_DB", "RAY_DB"),
+                    help="only compare two finished indexes of the same corpus (local and Ray executor): "
+                         "per-stage wall-clock of their last runs and identity; writes NAME.md/.json")
+    ap.add_argument("--note", default="", help="run conditions of the compared indexes (with --compare-dbs)")
     args = ap.parse_args()
-    if args.db.exists():
-        args.db.unlink()
+    if args.compare_dbs:
+        compare_dbs(*args.compare_dbs, args.name, args.note)
+        return
+    corpus = (args.input or args.corpus).resolve()
     cores = physical_cores()
-    settings = Settings()
+    settings = Settings(model_path=args.model, executor=args.executor)
     path = str(args.model or default_model_path())
-    result: dict = {"date": time.strftime("%Y-%m-%d"), "input": str(args.input), "cores": cores,
-                    "machine": f"{platform.machine()}, {cores} physical cores"}
-    n_units_guess = 10 ** 6
-    plan = plan_threads(cores, n_units_guess, settings.workers, None)
+    result: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "input": str(corpus),
+                    "cores": cores, "machine": f"{platform.machine()}, {cores} physical cores",
+                    "executor": args.executor, "loadavg_start": _loadavg()}
+    plan = plan_threads(cores, 10 ** 6, settings.workers, None)
     result["plan"] = {"workers": plan.workers, "threads": plan.threads}
-
-    print(f"raw llama.cpp speed with {plan.workers} x {plan.threads} ...", flush=True)
-    p_rate, g_rate = raw_speed(path, plan.workers, plan.threads)
-    result["raw"] = {"prompt_tok_s": round(p_rate, 1), "gen_tok_s": round(g_rate, 1)}
+    print(f"raw llama.cpp speed with {plan.workers} x {plan.threads} and 1 x {cores} ...", flush=True)
+    rates = {"plan": raw_speed(path, plan.workers, plan.threads), "one": raw_speed(path, 1, cores)}
+    result["raw"] = {k: {"prompt_tok_s": round(v[0], 1), "gen_tok_s": round(v[1], 1)} for k, v in rates.items()}
 
     t0 = time.perf_counter()
     model = load_model(args.model, settings.n_ctx, settings.n_threads, settings.seed)
     load_s = time.perf_counter() - t0
     result["model"] = model.name
     if args.plan_units:
-        result["plans"] = compare_plans(args.input, model, args.plan_units, cores)
+        result["plans"] = compare_plans(corpus, model, args.plan_units, cores)
     if not args.no_estimate:
         print("estimate ...", flush=True)
-        est = estimate(args.input, dataclasses.replace(settings), model, progress=False, say=lambda m: None)
+        est = estimate(corpus, dataclasses.replace(settings), model, progress=False, say=lambda m: None)
         result["estimate"] = {"total_seconds": round(est["total_seconds"] + load_s, 1),
                               "stages": {k: v["seconds"] for k, v in est["stages"].items()},
                               "estimate_seconds": est["estimate_seconds"], "calibration": est["calibration"]}
     del model  # the index run loads its own, as 'slmgraph index' does
 
-    print(f"indexing {args.input} into {args.db} ...", flush=True)
-    t0 = time.perf_counter()
-    out = run_index(args.input, args.db, settings, progress=True, say=lambda m: print(m, flush=True))
-    wall = time.perf_counter() - t0
-    stages = {k: v["seconds"] for k, v in out.items() if isinstance(v, dict) and "seconds" in v}
-    result["index"] = {"wall_seconds": round(wall, 1), "stage_seconds": stages,
-                       "load_and_setup_seconds": round(wall - sum(stages.values()), 1),
-                       "extract": {k: out["extract"][k] for k in ("extracted", "workers", "threads",
-                                                                  "startup_seconds")}}
-    led = ledger(args.db, out["run_id"])
+    # The indexed folder holds links to the corpus files, so that --add can put more beside them
+    # and the same command indexes incrementally (same input root).
+    work = Path(tempfile.mkdtemp(prefix="slmgraph-throughput-"))
+    folder = work / "input"
+    folder.mkdir()
+    files = [corpus] if corpus.is_file() else sorted(p for p in corpus.rglob("*") if p.is_file())
+    for f in files:
+        dest = folder / "corpus" / (f.name if corpus.is_file() else f.relative_to(corpus))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.symlink_to(f)
+    for p in (args.db, Path(str(args.db) + ".wal")):
+        if p.exists():
+            p.unlink()
+    print(f"indexing {corpus} into {args.db} ({args.executor} executor) ...", flush=True)
+    run = indexed_run(folder, args.db, settings)
+    led = ledger(args.db, run["out"]["run_id"])
+    corpus_tokens = run["out"]["ingest"]["tokens"]
+    result["index"] = {"wall_seconds": run["wall_seconds"], **stage_table(run, led, rates, corpus_tokens),
+                       "db_mb": round(args.db.stat().st_size / 2 ** 20, 1),
+                       "extract": {k: run["out"]["extract"][k] for k in ("extracted", "workers", "threads",
+                                                                          "startup_seconds")}}
+    result["index"]["load_and_setup_seconds"] = round(
+        run["wall_seconds"] - sum(s["seconds"] for s in result["index"]["stages"].values()), 1)
     result["ledger"] = led
-    # The extraction stage's model work: extraction calls, gleaning follow-ups and choices.
-    ex_eval = sum(led.get(k, {}).get("evaluated_tokens", 0) for k in EXTRACT_STAGES)
-    ex_comp = sum(led.get(k, {}).get("completion_tokens", 0) for k in EXTRACT_STAGES)
-    st = Store(args.db, read_only=True)
-    corpus_tokens = int(st.con.execute("SELECT coalesce(sum(n_tokens), 0) FROM documents").fetchone()[0])
-    st.close()
-    result["corpus_tokens"] = corpus_tokens
-    result["extract_completion_per_corpus_token"] = round(ex_comp / corpus_tokens, 4) if corpus_tokens else None
-    result["completion_per_corpus_token"] = (round(sum(v["completion_tokens"] for v in led.values()) / corpus_tokens, 4)
-                                             if corpus_tokens else None)
-    raw_s = ex_eval / p_rate + ex_comp / g_rate
-    result["extract_raw_seconds"] = round(raw_s, 1)
-    result["extract_wall_over_raw"] = round(stages.get("extract", 0) / raw_s, 2) if raw_s else None
     if "estimate" in result:
-        result["estimate"]["error"] = round(result["estimate"]["total_seconds"] / wall - 1, 3)
+        result["estimate"]["error"] = round(result["estimate"]["total_seconds"] / run["wall_seconds"] - 1, 3)
 
+    if args.compare_executors:
+        other = "ray" if args.executor == "local" else "local"
+        db2 = work / f"{other}.duckdb"
+        print(f"indexing {corpus} again with the {other} executor ...", flush=True)
+        run2 = indexed_run(folder, db2, dataclasses.replace(settings, executor=other))
+        a, b = index_snapshot(args.db), index_snapshot(db2)
+        walls = {args.executor: run["wall_seconds"], other: run2["wall_seconds"]}
+        result["executors"] = {
+            "wall_seconds": walls,
+            "stage_seconds": {args.executor: {k: v["seconds"] for k, v in result["index"]["stages"].items()},
+                              other: {k: v["seconds"] for k, v in run2["out"].items()
+                                      if isinstance(v, dict) and "seconds" in v}},
+            "ray_overhead": round(walls["ray"] / walls["local"] - 1, 3),
+            "identical": {k: a[k] == b[k] for k in a}, "counts": {k: len(a[k]) for k in a}}
+
+    if args.add is not None:
+        for f in sorted(p for p in args.add.resolve().rglob("*") if p.is_file()):
+            dest = folder / "added" / f.relative_to(args.add.resolve())
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.symlink_to(f)
+        print(f"adding {args.add} on top (incremental) ...", flush=True)
+        run3 = indexed_run(folder, args.db, settings)
+        led3 = ledger(args.db, run3["out"]["run_id"])
+        result["incremental"] = {"added": str(args.add), "wall_seconds": run3["wall_seconds"],
+                                 **stage_table(run3, led3, rates, run3["out"]["ingest"]["tokens"]),
+                                 "added_units": run3["out"]["ingest"]["added_units"],
+                                 "extracted": run3["out"]["extract"]["extracted"],
+                                 "reused": run3["out"]["extract"]["reused"],
+                                 "db_mb": round(args.db.stat().st_size / 2 ** 20, 1)}
+    shutil.rmtree(work, ignore_errors=True)
+    result["loadavg_end"] = _loadavg()
+    result["cpu_contention"] = f"load average {result['loadavg_start']} at the start, {result['loadavg_end']} at " \
+                               f"the end, on {os.cpu_count()} CPUs"
     lines = render(result)
     print("\n".join(lines))
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "index_throughput.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (RESULTS / "index_throughput.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+def _stage_rows(ix: dict) -> list[str]:
+    lines = ["| stage | wall s | model calls | evaluated prompt tok | reused | completion tok | bound s | "
+             "wall / bound | peak PSS MB | DuckDB MB at end |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, s in ix["stages"].items():
+        reuse = s["reused_tokens"] / max(1, s["reused_tokens"] + s["evaluated_tokens"])
+        lines.append(f"| {name} | {s['seconds']} | {s['calls']} | {s['evaluated_tokens']:,} | "
+                     f"{reuse:.0%} | {s['completion_tokens']:,} | {s.get('bound_seconds', '')} | "
+                     f"{s.get('wall_over_bound', '') or ''} | {s['peak_mb']} | {s['db_mb']} |")
+    lines += ["", f"Whole build: {ix['wall_seconds']} s for {ix['corpus_tokens']:,} corpus tokens = "
+                  f"**{ix['ms_per_corpus_token']} ms per corpus token**; prompt tokens evaluated per corpus "
+                  f"token **{ix['evaluated_per_corpus_token']}** ({ix['evaluated_tokens']:,} evaluated); completion "
+                  f"tokens per corpus token {ix['completion_per_corpus_token']} (extraction stages: "
+                  f"{ix['extract_completion_per_corpus_token']})."]
+    return lines
 
 
 def render(r: dict) -> list[str]:
     """The results as markdown lines."""
-    lines = [f"# Index throughput: {r['model']} on {r['input']} ({r['date']}, {r['machine']})", "",
-             f"Extraction thread plan: {r['plan']['workers']} worker(s) x {r['plan']['threads']} thread(s). "
-             f"Raw llama.cpp speed with that plan: prompt {r['raw']['prompt_tok_s']} tok/s, "
-             f"generation {r['raw']['gen_tok_s']} tok/s (no grammar).", ""]
+    raw = r["raw"]
+    lines = [f"# Index throughput: {r['model']} on {r['input']}", "",
+             f"{r['date']}, {r['machine']}, {r['executor']} executor. Run conditions: {r['cpu_contention']}"
+             + (" -- **timings taken under CPU contention**" if float(r['loadavg_start'].split()[0]) > r['cores']
+                else "") + ".", "",
+             f"Thread plan: {r['plan']['workers']} worker(s) x {r['plan']['threads']} thread(s). Raw llama.cpp "
+             f"speed (no grammar): with that plan prompt {raw['plan']['prompt_tok_s']} tok/s, generation "
+             f"{raw['plan']['gen_tok_s']} tok/s; one process on every core prompt {raw['one']['prompt_tok_s']}, "
+             f"generation {raw['one']['gen_tok_s']} tok/s. Bound = evaluated prompt tokens / prompt speed + "
+             "completion tokens / generation speed, with the speed of the stage's process plan.", ""]
     if r.get("plans"):
         lines += ["## Thread plans (same text units)", "",
                   "| workers x threads | units | seconds | startup s | units/s | units/s after startup |",
@@ -199,31 +493,38 @@ def render(r: dict) -> list[str]:
         lines += [f"| {p['workers']} x {p['threads']} | {p['units']} | {p['seconds']} | {p['startup_seconds']} | "
                   f"{p['units_per_s']} | {p['units_per_s_after_startup']} |" for p in r["plans"]]
         lines.append("")
-    lines += ["## The index run (from the ledger)", "",
-              "| stage | calls | prompt tokens (no reuse) | evaluated (with reuse) | reused | completion | "
-              "model s | stage wall s |", "|---|---|---|---|---|---|---|---|"]
-    names = {"report": "reports", "summarize": "graph", "claims": "claims", **dict.fromkeys(EXTRACT_STAGES, "extract")}
-    for stage, l in r["ledger"].items():
-        lines.append(f"| {stage} | {l['calls']} | {l['prompt_tokens']:,} | {l['evaluated_tokens']:,} | "
-                     f"{l['reused_tokens'] / max(1, l['prompt_tokens']):.0%} | {l['completion_tokens']:,} | "
-                     f"{l['model_seconds']} | {r['index']['stage_seconds'].get(names.get(stage, stage), '')} |")
-    lines += ["", "| stage | wall-clock s |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in r["index"]["stage_seconds"].items()]
-    lines += [f"| model load + setup | {r['index']['load_and_setup_seconds']} |",
-              f"| **total** | **{r['index']['wall_seconds']}** |", ""]
-    lines.append(f"Extraction wall-clock / raw llama.cpp time for the same tokens (extract, glean and choice calls): "
-                 f"{r['index']['stage_seconds'].get('extract')} s / {r['extract_raw_seconds']} s = "
-                 f"**{r['extract_wall_over_raw']}**")
-    if r.get("corpus_tokens"):
-        lines += ["", f"Completion tokens per corpus token ({r['corpus_tokens']:,} corpus tokens): extraction "
-                      f"**{r['extract_completion_per_corpus_token']}**, whole run {r['completion_per_corpus_token']}."]
+    ix = r["index"]
+    lines += ["## The index run", ""] + _stage_rows(ix)
+    lines += [f"Model load and setup outside the stages: {ix['load_and_setup_seconds']} s; DuckDB file "
+              f"{ix['db_mb']} MB.", ""]
     if "estimate" in r:
         e = r["estimate"]
-        lines += ["", f"`slmgraph estimate` predicted {e['total_seconds']} s (took {e['estimate_seconds']} s); "
-                      f"real {r['index']['wall_seconds']} s: error **{e['error']:+.0%}**.",
+        lines += [f"`slmgraph estimate` predicted {e['total_seconds']} s (took {e['estimate_seconds']} s); "
+                  f"real {ix['wall_seconds']} s: error **{e['error']:+.0%}**.",
                   "", "| stage | predicted s | real s |", "|---|---|---|"]
         for k, v in e["stages"].items():
-            lines.append(f"| {k} | {v} | {r['index']['stage_seconds'].get(k, '')} |")
+            lines.append(f"| {k} | {v} | {ix['stages'].get(k, {}).get('seconds', '')} |")
+        lines.append("")
+    if "executors" in r:
+        x = r["executors"]
+        lines += ["## Local executor vs Ray (same workers x threads)", "",
+                  "| executor | wall s | " + " | ".join(x["stage_seconds"]["local"]) + " |",
+                  "|---|---|" + "---|" * len(x["stage_seconds"]["local"])]
+        for ex in ("local", "ray"):
+            lines.append(f"| {ex} | {x['wall_seconds'][ex]} | "
+                         + " | ".join(str(x["stage_seconds"][ex].get(k, "")) for k in x["stage_seconds"]["local"])
+                         + " |")
+        same = ", ".join(f"{k} ({x['counts'][k]}) {'identical' if v else 'DIFFERENT'}"
+                         for k, v in x["identical"].items())
+        lines += ["", f"Ray overhead: **{x['ray_overhead']:+.1%}** of the local wall-clock. {same}.", ""]
+    if "incremental" in r:
+        inc = r["incremental"]
+        lines += [f"## Incremental: {inc['added']} added on top", "",
+                  f"{inc['added_units']} new text units ({inc['extracted']} extracted, {inc['reused']} reused): "
+                  f"{inc['wall_seconds']} s in all, {inc['wall_seconds'] / max(1, inc['added_units']):.1f} s per added "
+                  f"text unit (graph, communities, reports and embeddings are rebuilt; unchanged model calls come "
+                  f"from the cache); DuckDB file {inc['db_mb']} MB after. The per-corpus-token figures below are over "
+                  f"the whole corpus after the addition.", ""] + _stage_rows(inc)
     return lines
 
 

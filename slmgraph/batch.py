@@ -1,4 +1,4 @@
-"""The batch engine of the extraction stage: a thread plan, worker processes, one writer.
+"""The batch engine of the model stages: a thread plan, worker processes, one writer.
 
 Extraction is the stage that costs hours; its text units are independent, so
 it runs in worker processes started with ``spawn`` (multiprocessing docs:
@@ -11,6 +11,13 @@ DuckDB: they send each text unit's records, its ledger rows and its cache
 entries to the parent, the single writer, which commits them in one
 transaction per text unit. A killed run therefore loses at most the units in
 flight, and running the same command again resumes.
+
+Community reports use the same engine (:mod:`slmgraph.reports`): the
+communities of one level are independent, so each level is one round of tasks
+on the same pool (the workers load the model once for the whole stage), and
+the writer commits each report as it arrives. ``--executor ray`` swaps the
+process pool for Ray actors with the same interface (:mod:`slmgraph.raypool`,
+whose :func:`~slmgraph.raypool.open_pool` the stages call).
 
 Thread plan: llama.cpp's worker threads spin while they wait, so the total of
 workers x threads must not exceed the physical cores (ARCHITECTURE.md "Running the model on a CPU":
@@ -105,11 +112,13 @@ class WorkerSpec:
         threads: llama.cpp threads of this worker.
         settings: the run's settings (extraction reads them).
         run_id: ledger run id.
-        make_job: ``(client, prompts, settings, model) -> (text -> Extraction)``, a
+        make_job: ``(client, prompts, settings, model) -> (payload -> result)``, a
             module-level function (pickled by reference): what a worker does with
-            each text unit. The extraction stage passes
-            :func:`slmgraph.extract.worker_job`, so this engine imports no stage.
-        cache: ``llm_cache`` entries of the extract stages ``{key: (output, finish_reason, tokens JSON)}``:
+            each task's payload. The extraction stage passes
+            :func:`slmgraph.extract.worker_job` (text -> Extraction), the report
+            stage :func:`slmgraph.reports.worker_job` (prompt -> model output),
+            so this engine imports no stage.
+        cache: ``llm_cache`` entries of the stage's calls ``{key: (output, finish_reason, tokens JSON)}``:
             workers cannot read DuckDB while the writer holds it.
         model_factory: ``threads -> Model`` used instead of loading ``model_path``
             (tests pass a picklable fake).
@@ -175,27 +184,16 @@ def _die_with_parent() -> None:
 
 
 def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -> None:
-    """Body of one worker process: load the model, extract tasks until the ``None`` sentinel.
+    """Body of one worker process: load the model, run tasks until the ``None`` sentinel.
 
-    Messages to ``results``: ``("ready", index)``; ``("done", index, chunk_id,
-    key, Extraction, ledger_rows, cache_entries)``; ``("user_error", index,
+    Messages to ``results``: ``("ready", index)``; ``("done", index, task_id,
+    key, result, ledger_rows, cache_entries)``; ``("user_error", index,
     message)``; ``("error", index, traceback)``. Ctrl-C is left to the parent.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
-    from .backend import LlamaModel
-    from .client import ModelClient
-    from .prompting import Prompts
-
     try:
-        if spec.model_factory is not None:
-            model = spec.model_factory(spec.threads)
-        else:
-            model = LlamaModel(spec.model_path, n_ctx=spec.n_ctx, n_threads=spec.threads, seed=spec.seed)
-        prompts = Prompts(spec.settings.prompts_dir)
-        ledger = BufferedLedger(spec.cache)
-        client = ModelClient(model, ledger, spec.run_id, worker=index)
-        job = spec.make_job(client, prompts, spec.settings, model)
+        job, ledger = start_worker(index, spec)
         results.put(("ready", index))
         while True:
             try:
@@ -206,14 +204,36 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
                 continue
             if task is None:
                 return
-            chunk_id, text, key = task
-            ex = job(text)
+            task_id, payload, key = task
+            out = job(payload)
             calls, puts = ledger.drain()
-            results.put(("done", index, chunk_id, key, ex, calls, puts))
+            results.put(("done", index, task_id, key, out, calls, puts))
     except UserError as exc:
         results.put(("user_error", index, str(exc)))
     except BaseException:  # noqa: BLE001 - reported to the parent, which stops the run
         results.put(("error", index, traceback.format_exc(limit=8)))
+
+
+def start_worker(index: int, spec: WorkerSpec) -> tuple[Callable, BufferedLedger]:
+    """Load the model of worker ``index`` and build its job: ``(payload -> result, ledger)``.
+
+    Shared by the process pool and the Ray actors (:mod:`slmgraph.raypool`).
+
+    Raises:
+        UserError: the model file or a prompt is unusable.
+    """
+    from .backend import LlamaModel
+    from .client import ModelClient
+    from .prompting import Prompts
+
+    if spec.model_factory is not None:
+        model = spec.model_factory(spec.threads)
+    else:
+        model = LlamaModel(spec.model_path, n_ctx=spec.n_ctx, n_threads=spec.threads, seed=spec.seed)
+    prompts = Prompts(spec.settings.prompts_dir)
+    ledger = BufferedLedger(spec.cache)
+    client = ModelClient(model, ledger, spec.run_id, worker=index)
+    return spec.make_job(client, prompts, spec.settings, model), ledger
 
 
 class WorkerError(RuntimeError):
@@ -221,19 +241,19 @@ class WorkerError(RuntimeError):
 
 
 class WorkerPool:
-    """``plan.workers`` spawned extraction workers fed from one task queue.
+    """``plan.workers`` spawned worker processes fed from one task queue.
 
     Use as a context manager; leaving it (normally, on an error or on Ctrl-C)
-    terminates the workers. Iterate :meth:`results` to receive each text
-    unit's ``(chunk_id, key, Extraction, ledger_rows, cache_entries, worker)``
-    in completion order.
+    stops the workers. :meth:`results` may be called several times (one round
+    per community level); iterate it to receive each task's ``(task_id, key,
+    result, ledger_rows, cache_entries, worker)`` in completion order.
 
     Raises:
         UserError: a worker reported a user mistake (e.g. a prompt that does not fit).
         WorkerError: a worker crashed or died (the run can be resumed).
     """
 
-    def __init__(self, spec_for: Callable[[int], WorkerSpec], plan: ThreadPlan):
+    def __init__(self, spec_for: Callable[[int], WorkerSpec], plan: ThreadPlan, name: str = "extract"):
         import multiprocessing as mp
 
         self.ctx = mp.get_context("spawn")
@@ -245,7 +265,7 @@ class WorkerPool:
         self._ready = 0
         self.procs = [self.ctx.Process(target=worker_main, args=(i + 1, spec_for(i + 1), self.tasks,
                                                                   self.results_q, os.getpid()),
-                                       name=f"slmgraph-extract-{i + 1}", daemon=True)
+                                       name=f"slmgraph-{name}-{i + 1}", daemon=True)
                       for i in range(plan.workers)]
 
     def __enter__(self) -> "WorkerPool":
@@ -255,6 +275,11 @@ class WorkerPool:
         return self
 
     def __exit__(self, *exc) -> None:
+        if exc[0] is None:  # normal end: let idle workers leave on the sentinel
+            for _ in self.procs:
+                self.tasks.put(None)
+            for p in self.procs:
+                p.join(timeout=2)
         for p in self.procs:
             if p.is_alive():
                 p.terminate()
@@ -265,11 +290,9 @@ class WorkerPool:
             q.close()
 
     def results(self, tasks: list[tuple]):
-        """Send ``tasks`` ``(chunk_id, text, key)`` and yield results as they complete."""
+        """Send ``tasks`` ``(task_id, payload, key)`` and yield results as they complete."""
         for t in tasks:
             self.tasks.put(t)
-        for _ in self.procs:
-            self.tasks.put(None)
         pending = len(tasks)
         while pending:
             try:
@@ -278,13 +301,13 @@ class WorkerPool:
                 dead = [p for p in self.procs if not p.is_alive() and p.exitcode not in (0, None)]
                 if dead:
                     p = dead[0]
-                    raise WorkerError(f"extraction worker {p.name} died (exit code {p.exitcode}; out of memory?): "
+                    raise WorkerError(f"worker {p.name} died (exit code {p.exitcode}; out of memory?): "
                                       "run the same command again to resume") from None
                 if not any(p.is_alive() for p in self.procs):
                     try:  # the last worker may have put its result just before exiting
                         msg = self.results_q.get(timeout=2.0)
                     except queue.Empty:
-                        raise WorkerError("all extraction workers exited with text units left: "
+                        raise WorkerError("all workers exited with text units left: "
                                           "run the same command again to resume") from None
                 else:
                     continue
@@ -297,8 +320,34 @@ class WorkerPool:
             if kind == "user_error":
                 raise UserError(msg[2])
             if kind == "error":
-                raise WorkerError(f"extraction worker {msg[1]} failed (run the same command again to resume; "
+                raise WorkerError(f"worker {msg[1]} failed (run the same command again to resume; "
                                   f"report this if it repeats):\n{msg[2]}")
-            _, worker, chunk_id, key, ex, calls, puts = msg
+            _, worker, task_id, key, out, calls, puts = msg
             pending -= 1
-            yield chunk_id, key, ex, calls, puts, worker
+            yield task_id, key, out, calls, puts, worker
+
+
+
+def stage_plan(model, settings: Settings, n_tasks: int, say: Callable[[str], None] | None = None) -> ThreadPlan:
+    """The thread plan of a model stage with ``n_tasks`` independent tasks.
+
+    Cores: with ``--threads`` given, the physical cores other slmgraph
+    processes leave free (:mod:`slmgraph.threads`); else this process's granted
+    budget (``model.n_threads``). Then :func:`plan_threads`; its warning goes
+    to ``say``. With ``--executor ray`` the plan is per node: each actor gets
+    ``plan.threads`` llama.cpp threads and the actors are ``plan.workers``
+    unless ``--workers`` says otherwise (a cluster has more cores than this
+    machine).
+    """
+    from .config import physical_cores
+    from .threads import claimed_elsewhere
+
+    if settings.threads_explicit:
+        cores = max(1, physical_cores() - claimed_elsewhere())
+    else:
+        cores = model.n_threads or settings.n_threads
+    plan = plan_threads(cores, n_tasks, settings.workers, settings.n_threads if settings.threads_explicit else None)
+    if plan.warning and say:
+        say(f"warning: {plan.warning}")
+    return plan
+

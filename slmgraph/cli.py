@@ -83,6 +83,12 @@ def _index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--workers", type=int, default=None,
                    help="extraction worker processes (default: the thread plan, workers x threads <= physical cores)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where extraction and report writing run: local worker processes (default) or Ray actors "
+                        "(pip install 'slmgraph[ray]')")
+    p.add_argument("--ray-address", default=None,
+                   help="with --executor ray: the Ray cluster to join (e.g. HEAD:6379 or auto; "
+                        "default: start a local Ray instance)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -229,7 +235,7 @@ def _settings(args) -> Settings:
     if getattr(args, "workers", None) is not None:
         if args.workers < 1:
             raise UserError(f"--workers {args.workers} must be at least 1")
-        if args.workers > 4 * physical_cores():
+        if args.workers > 4 * physical_cores() and getattr(args, "executor", "local") != "ray":
             raise UserError(f"--workers {args.workers} is far more than the {physical_cores()} cores: each worker "
                             f"loads the model; use at most {physical_cores()}")
         s.workers = args.workers
@@ -257,6 +263,13 @@ def _settings(args) -> Settings:
                                 f"the question and answer: use at most {s.n_ctx - 500}")
             s.local_context_tokens = args.local_tokens
     if args.command in ("index", "estimate"):
+        if args.ray_address is not None and args.executor != "ray":
+            raise UserError(f"--ray-address {args.ray_address} needs --executor ray")
+        if args.executor == "ray":
+            from .raypool import import_ray
+
+            import_ray(local=args.ray_address is None)  # one line naming the extra when Ray is missing, before the model loads
+        s.executor, s.ray_address = args.executor, args.ray_address
         s.chunk_size, s.chunk_overlap = args.chunk_size, args.chunk_overlap
         if s.chunk_size < 50 or s.chunk_size > s.n_ctx // 3:
             raise UserError(f"--chunk-size {s.chunk_size} must be between 50 and a third of the window "

@@ -64,6 +64,11 @@ class Settings:
     threads_explicit: bool = False  #: the user set --threads (kept even if it oversubscribes)
     #: Extraction worker processes; None = the thread plan (slmgraph.batch.plan_threads).
     workers: int | None = None
+    #: Where the model stages' tasks run: "local" (spawned worker processes,
+    #: slmgraph.batch) or "ray" (Ray actors, slmgraph.raypool; the optional extra).
+    executor: str = "local"
+    #: Ray cluster to join ("auto", "HOST:PORT"); None starts a local Ray instance.
+    ray_address: str | None = None
     seed: int = 42  #: sampler seed and shuffle seed
     temperature: float = 0.0  #: greedy decoding, so the same input gives the same index
 

@@ -805,9 +805,9 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
         UserError: a prompt does not fit the window.
         WorkerError: a worker process crashed (re-run to resume).
     """
-    from .batch import WorkerPool, WorkerSpec, plan_threads
-    from .config import physical_cores
-    from .threads import claimed_elsewhere, update_claim
+    from .batch import WorkerSpec, stage_plan
+    from .raypool import open_pool
+    from .threads import update_claim
 
     prompt_fp = prompts.digest(*extraction_prompt_files(settings))
     model = client.model if client is not None else None
@@ -840,16 +840,8 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     parallel = calls_model and todo and (model_factory is not None or getattr(model, "path", None) is not None)
     plan = None
     if parallel:
-        if settings.threads_explicit:
-            # --threads is per process: plan over the cores other slmgraph processes leave free.
-            cores = max(1, physical_cores() - claimed_elsewhere())
-        else:
-            cores = model.n_threads or settings.n_threads  # this process's granted budget
-        plan = plan_threads(cores, len(todo), settings.workers,
-                            settings.n_threads if settings.threads_explicit else None)
-        if plan.warning and say:
-            say(f"warning: {plan.warning}")
-        parallel = plan.workers > 1
+        plan = stage_plan(model, settings, len(todo), say)
+        parallel = plan.workers > 1 or settings.executor == "ray"
         stats["workers"], stats["threads"] = plan.workers, plan.threads
     bar = tqdm(total=len(todo), desc="extract", unit="unit", disable=not progress or not todo, dynamic_ncols=True)
     tokens = 0
@@ -891,11 +883,12 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
                                   plan.threads, settings, client.run_id, worker_job, cache, model_factory)
 
             if say:
-                say(f"extract: {plan.workers} worker processes x {plan.threads} llama.cpp thread(s) "
+                where = "Ray actors" if settings.executor == "ray" else "worker processes"
+                say(f"extract: {plan.workers} {where} x {plan.threads} llama.cpp thread(s) "
                     f"on {plan.cores} core{'s' if plan.cores != 1 else ''}")
             update_claim(max(plan.total_threads, model.n_threads or 1))
             try:
-                with WorkerPool(spec_for, plan) as pool:
+                with open_pool(spec_for, plan, settings, "extract") as pool:
                     for chunk_id, key, ex, calls, puts, _worker in pool.results([(c, (t, e), k) for c, t, k, e in todo]):
                         commit(chunk_id, key, ex, calls, puts)
             finally:

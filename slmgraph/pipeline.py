@@ -181,7 +181,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             removed = f"; {r['removed']} reports of an earlier run removed" if r["removed"] else ""
             say(f"reports: skipped (--no-reports){removed}: answer global questions with --method lazy")
         else:
-            r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress), "reports")
+            r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress,
+                                                       model_factory=model_factory, say=say), "reports")
             store.set_meta("reports", "written")
             say(f"reports: {r['reports']} written ({r['model_calls']} model calls, {r['cache_hits']} from cache, "
                 f"{r['single']} single-entity), {r['carried']} carried down")

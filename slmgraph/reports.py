@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from tqdm import tqdm
 
@@ -454,21 +455,62 @@ def _parse_report(text: str) -> dict:
             "rating_explanation": str(data.get("rating_explanation") or "").strip(), "status": status}
 
 
-def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, progress: bool = True) -> dict:
-    """Write a report for every community, deepest level first, and store them.
+def worker_job(client: ModelClient, prompts: Prompts, settings: Settings, model) -> Callable[[str], str]:
+    """What a report worker does per community (:class:`slmgraph.batch.WorkerSpec` ``make_job``).
 
-    Reports are written to the table as they are made (a rerun after an
-    interruption finds the model outputs in the index cache). With
-    ``settings.claims`` the members' claims join the context
+    Returns ``user prompt -> model output text``: the same call as the serial
+    path (:func:`_write`), so the cache key, the ledger row and the output do
+    not depend on where the report is written. The system prompt (the fixed
+    prefix) is evaluated once per worker and its KV state reused.
+    """
+    with_findings = use_model_descriptions(settings, model.n_params)
+    system = prompts.text("report_system" if with_findings else "report_system_short")
+    return lambda user: _write(client, system, user, settings, with_findings)
+
+
+def _write(client: ModelClient, system: str, user: str, settings: Settings, with_findings: bool) -> str:
+    """One report call: JSON under :func:`report_schema`, capped at ``report_max_tokens``, 180 s deadline."""
+    return client.call("report", system, user, schema=report_schema(with_findings),
+                       max_tokens=settings.report_max_tokens, deadline_s=180.0).text
+
+
+def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, progress: bool = True,
+                model_factory: Callable | None = None, say: Callable[[str], None] | None = None) -> dict:
+    """Write a report for every community, level by level from the deepest, and store them.
+
+    The communities of one level are independent (a parent reads only its
+    children's reports, one level deeper), so each level is one round of
+    tasks: with more than one worker in the thread plan
+    (:func:`slmgraph.batch.stage_plan`) or ``--executor ray``, the model calls
+    run on the batch engine's workers (:func:`worker_job`), and this process,
+    the single writer, parses, grounds and commits each report with its ledger
+    row and cache entry as it arrives; otherwise in this process. The contexts
+    are built here, so the reports do not depend on the number of workers.
+    A rerun after an interruption finds the model outputs in the index cache.
+    With ``settings.claims`` the members' claims join the context
     (:func:`element_context`) and, when findings come from the data, the
     findings (:func:`text_findings`); a single entity with no relationships
     gets its claims as findings.
 
+    Args:
+        model_factory: ``threads -> Model`` for worker processes (tests); None
+            = each worker loads ``client.model.path``.
+        say: ``str -> None`` for the thread-plan note and warnings.
+
     Returns:
         dict: ``reports``, ``model_calls``, ``cache_hits``, ``carried``, ``single``,
         ``written_by`` (``model`` or ``data``: :func:`data_report`, with
-        ``settings.reports`` = data, or auto and a model under 1B parameters).
+        ``settings.reports`` = data, or auto and a model under 1B parameters),
+        ``workers``, ``threads``, ``startup_seconds``.
+
+    Raises:
+        UserError: the window leaves no room for a report's context.
+        WorkerError: a worker process crashed (re-run to resume from the cache).
     """
+    from .batch import WorkerSpec, stage_plan
+    from .raypool import open_pool
+    from .threads import update_claim
+
     con = store.con
     comms = con.execute("SELECT community_id, level, parent_id, size, carried_from FROM communities "
                         "ORDER BY level DESC, community_id").fetchall()
@@ -486,7 +528,8 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     for cid, level, parent, size, carried in comms:
         if parent is not None:
             children.setdefault(parent, []).append(cid)
-    n_params = getattr(client.model, "n_params", None)
+    model = client.model
+    n_params = getattr(model, "n_params", None)
     by_model = model_writes(settings.reports, n_params)
     with_findings = use_model_descriptions(settings, n_params)
     max_size = max((len(m) for m in members.values()), default=1)
@@ -504,49 +547,112 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     stats = {"reports": 0, "carried": 0, "single": 0,
              "written_by": "model" if by_model else "data",
              "findings": "model" if by_model and with_findings else "text",
-             "ungrounded_fields_replaced": 0}
+             "ungrounded_fields_replaced": 0, "workers": 1, "threads": 0, "startup_seconds": 0.0}
     calls0, hits0 = client.calls, client.cache_hits
+    with store.transaction():
+        store.clear("reports")
+    written = [c for c in comms if c[4] is None]
+    levels = sorted({c[1] for c in written}, reverse=True)
+    looped = {r[1] for r in rels if r[1] == r[2]}
+    n_calls = sum(1 for c in written if len(members.get(c[0], [])) > 1 or set(members.get(c[0], [])) & looped) \
+        if by_model else 0
+    plan = None
+    if n_calls and (model_factory is not None or model.path is not None):
+        plan = stage_plan(model, settings, n_calls, say)
+        if plan.workers == 1 and settings.executor != "ray":
+            plan = None
+    bar = tqdm(total=len(written), desc="reports", unit="report", disable=not progress or not written,
+               dynamic_ncols=True)
+
+    def commit(rep: Report, calls=(), puts=()) -> None:
+        reports[rep.community_id] = rep
+        with store.transaction():
+            _store_report(store, client, rep)
+            for row in calls:
+                store.record_call(*row)
+            for put in puts:
+                store.cache_put(*put)
+        stats["reports"] += 1
+        bar.update(1)
+
+    def finish(pending_item, text: str) -> Report:
+        cid, level, e_rows, r_rows, c_rows, ctx, ntok, kind = pending_item
+        d = _parse_report(text)
+        stats["ungrounded_fields_replaced"] += ground_report(d, ctx, e_rows, r_rows)
+        findings = d["findings"] if with_findings else text_findings(e_rows, r_rows, claims=c_rows)
+        return without_orders(Report(cid, level, d["title"], d["summary"], findings, d["rating"],
+                                     d["rating_explanation"], ntok, kind), e_rows)
+
+    remote = {"calls": 0, "hits": 0}  # model calls and cache hits in worker processes
+
+    def rounds(pool):
+        for level in levels:
+            tasks, pending = [], {}
+            for cid, lev, parent, size, carried in written:
+                if lev != level:
+                    continue
+                mem = members.get(cid, [])
+                mset = set(mem)
+                e_rows = [ents[e] for e in mem]
+                r_rows = [r for r in rels if r[1] in mset and r[2] in mset]
+                c_rows = [c for e in mem for c in claims_of.get(e, [])]
+                if not by_model:
+                    commit(without_orders(data_report(cid, level, e_rows, r_rows, c_rows, max_size, common),
+                                          e_rows))
+                    stats["single"] += len(mem) == 1 and not r_rows
+                    continue
+                if len(mem) == 1 and not r_rows:
+                    e = e_rows[0]
+                    commit(without_orders(Report(
+                        cid, level, e[1], e[3] or f"{e[1]} ({e[2]}) is mentioned in the documents.",
+                        text_findings([], [], claims=c_rows) if c_rows else [],
+                        0.0, "A single entity with no relationships.", 0, "entity"), e_rows))
+                    stats["single"] += 1
+                    continue
+                ctx, ntok, complete = element_context(client, e_rows, r_rows, budget, c_rows)
+                kind = "elements"
+                if not complete and children.get(cid):
+                    ctx, ntok = _subreport_context(client, cid, children, reports, members, e_rows, r_rows,
+                                                   budget, c_rows)
+                    kind = "sub-reports"
+                pending[cid] = (cid, level, e_rows, r_rows, c_rows, ctx, ntok, kind)
+                tasks.append((cid, prompts.fill("report_user", context=ctx), None))
+            if pool is None:
+                for cid, user, _ in tasks:
+                    commit(finish(pending[cid], _write(client, system, user, settings, with_findings)))
+            else:
+                for cid, _key, text, calls, puts, _worker in pool.results(tasks):
+                    remote["calls"] += len(calls)
+                    remote["hits"] += not calls
+                    commit(finish(pending.pop(cid), text), calls, puts)
+
+    try:
+        if plan is None:
+            rounds(None)
+        else:
+            cache = {k: (o, f, t) for k, o, f, t in store.con.execute(
+                "SELECT key, output, finish_reason, tokens FROM llm_cache WHERE stage = 'report'").fetchall()}
+
+            def spec_for(worker: int) -> WorkerSpec:
+                return WorkerSpec(str(model.path) if model.path is not None else None, model.n_ctx, settings.seed,
+                                  plan.threads, settings, client.run_id, worker_job, cache, model_factory)
+
+            if say:
+                where = "Ray actors" if settings.executor == "ray" else "worker processes"
+                say(f"reports: {plan.workers} {where} x {plan.threads} llama.cpp thread(s) on {plan.cores} cores")
+            stats["workers"], stats["threads"] = plan.workers, plan.threads
+            update_claim(max(plan.total_threads, model.n_threads or 1))
+            try:
+                with open_pool(spec_for, plan, settings, "reports") as pool:
+                    rounds(pool)
+            finally:
+                update_claim(model.n_threads or settings.n_threads)
+            stats["startup_seconds"] = round(pool.startup_seconds, 2)
+    finally:
+        bar.close()
     # Carried communities point to an ancestor, which is written after them
     # (levels are processed deepest first): write them in a second pass.
     carried_rows = []
-    with store.transaction():
-        store.clear("reports")
-    todo = [c for c in comms if c[4] is None]
-    bar = tqdm(todo, desc="reports", unit="report", disable=not progress or not todo, dynamic_ncols=True)
-    for cid, level, parent, size, carried in bar:
-        mem = members.get(cid, [])
-        mset = set(mem)
-        e_rows = [ents[e] for e in mem]
-        r_rows = [r for r in rels if r[1] in mset and r[2] in mset]
-        c_rows = [c for e in mem for c in claims_of.get(e, [])]
-        if not by_model:
-            rep = data_report(cid, level, e_rows, r_rows, c_rows, max_size, common)
-            stats["single"] += len(mem) == 1 and not r_rows
-        elif len(mem) == 1 and not r_rows:
-            e = e_rows[0]
-            rep = Report(cid, level, e[1], e[3] or f"{e[1]} ({e[2]}) is mentioned in the documents.",
-                         text_findings([], [], claims=c_rows) if c_rows else [],
-                         0.0, "A single entity with no relationships.", 0, "entity")
-            stats["single"] += 1
-        else:
-            ctx, ntok, complete = element_context(client, e_rows, r_rows, budget, c_rows)
-            kind = "elements"
-            if not complete and children.get(cid):
-                ctx, ntok = _subreport_context(client, cid, children, reports, members, e_rows, r_rows, budget,
-                                               c_rows)
-                kind = "sub-reports"
-            gen = client.call("report", system, prompts.fill("report_user", context=ctx),
-                              schema=report_schema(with_findings), max_tokens=settings.report_max_tokens,
-                              deadline_s=180.0)
-            d = _parse_report(gen.text)
-            stats["ungrounded_fields_replaced"] += ground_report(d, ctx, e_rows, r_rows)
-            findings = d["findings"] if with_findings else text_findings(e_rows, r_rows, claims=c_rows)
-            rep = Report(cid, level, d["title"], d["summary"], findings, d["rating"], d["rating_explanation"],
-                         ntok, kind)
-        rep = without_orders(rep, e_rows)
-        reports[cid] = rep
-        _store_report(store, client, rep)
-        stats["reports"] += 1
     for cid, level, parent, size, carried in comms:
         if carried is not None:
             src = reports[carried]
@@ -558,8 +664,8 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
         for rep in carried_rows:
             _store_report(store, client, rep)
     stats["carried"] = len(carried_rows)
-    stats["model_calls"] = client.calls - calls0
-    stats["cache_hits"] = client.cache_hits - hits0
+    stats["model_calls"] = client.calls - calls0 + remote["calls"]
+    stats["cache_hits"] = client.cache_hits - hits0 + remote["hits"]
     return stats
 
 

@@ -71,6 +71,10 @@ SPEC: tuple[Key, ...] = (
         "cores", "--threads", optional=True, minimum=1),
     Key("workers", "model", "int", "extraction worker processes; unset = the thread plan (workers x threads <= "
         "cores)", "--workers", optional=True, minimum=1),
+    Key("executor", "model", "choice", "where extraction and report writing run: local worker processes or Ray "
+        "actors (pip install 'slmgraph[ray]')", "--executor", choices=("local", "ray")),
+    Key("ray_address", "model", "str", "with executor = ray: the Ray cluster to join (HEAD:6379 or auto); unset = "
+        "a local Ray instance", "--ray-address", optional=True),
     Key("seed", "model", "int", "sampler and shuffle seed", "--seed"),
     Key("temperature", "model", "float", "sampling temperature; 0 = greedy, so the same input gives the same index",
         minimum=0),
@@ -209,7 +213,7 @@ def render_default(prompts_dir: str | None = None) -> str:
             lines.append(f"{k.name} = {_toml(prompts_dir)}")
         elif k.optional:  # unset by default (n_threads: the thread plan decides)
             example = {"model_path": "path/to/model.gguf", "n_threads": physical_cores(), "workers": 1,
-                       "prompts_dir": "prompts"}[k.name]
+                       "prompts_dir": "prompts", "ray_address": "HEAD_IP:6379"}[k.name]
             lines.append(f"# {k.name} = {_toml(example)}")
         else:
             lines.append(f"{k.name} = {_toml(value)}")

@@ -15,6 +15,7 @@ import itertools
 import json
 import re
 import sys
+import zlib
 from importlib.util import spec_from_file_location
 from pathlib import Path
 
@@ -74,10 +75,12 @@ class FakeModel:
         self._kv: list[int] = []
 
     def tokenize(self, text: str) -> list[int]:
+        # A token's id depends on its text only (not on what this instance saw
+        # before), so a fresh fake in a rerun or a worker gives the same cache keys.
         out = []
         for piece in _TOKEN.findall(text):
             if piece not in self._vocab:
-                self._vocab[piece] = len(self._vocab)
+                self._vocab[piece] = zlib.crc32(piece.encode("utf-8"))
                 self._inv[self._vocab[piece]] = piece
             out.append(self._vocab[piece])
         return out

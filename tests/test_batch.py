@@ -80,3 +80,70 @@ def test_worker_user_error_surfaces_as_one_line_error(tmp_path, corpus):
 
 def tiny_window_factory(threads):
     return FakeModel(n_ctx=40)
+
+
+def _clustered_corpus(root):
+    """Four groups of four people, each group linked to the next by one sentence:
+    with a small report budget the root communities need their children's reports."""
+    import itertools
+
+    root.mkdir(parents=True)
+    first = ["Alice", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kira", "Lars",
+             "Mona", "Nils", "Olga", "Pavel"]
+    last = ["Smith", "Weber", "Rossi", "Tanaka"]
+    for g, ln in enumerate(last):
+        names = [f"{f} {ln}" for f in first[g * 4:(g + 1) * 4]]
+        lines = [f"{a} worked with {b} at {ln} Labs in {ln}ville." for a, b in itertools.combinations(names, 2)]
+        lines.append(f"{names[0]} once met {first[((g + 1) % 4) * 4]} {last[(g + 1) % 4]} in Geneva.")
+        (root / f"g{g}.txt").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_reports_in_worker_processes_equal_the_serial_reports(tmp_path):
+    corpus = _clustered_corpus(tmp_path / "c")
+    settings = dict(extract_mode="json", reports="model", min_community_size=2, report_context_tokens=300)
+    one, two = tmp_path / "one.duckdb", tmp_path / "two.duckdb"
+    out1 = run_index(corpus, one, Settings(workers=1, **settings), progress=False, model=FakeModel(),
+                     embedder_factory=FakeEmbedder, say=lambda m: None)
+    notes = []
+    out2 = run_index(corpus, two, Settings(workers=2, **settings), progress=False, model=FakeModel(),
+                     embedder_factory=FakeEmbedder, say=notes.append, model_factory=fake_model_factory)
+    assert out1["reports"]["workers"] == 1 and out2["reports"]["workers"] == 2
+    assert any(n.startswith("reports: 2 worker processes") for n in notes)
+    assert out1["reports"]["model_calls"] == out2["reports"]["model_calls"] > 0
+
+    def reports(db):
+        st = Store(db, read_only=True)
+        rows = st.con.execute("SELECT community_id, level, title, summary, findings, rating, full_text, "
+                              "context_tokens, context_kind FROM community_reports ORDER BY 1").fetchall()
+        workers = {w for (w,) in st.con.execute("SELECT worker FROM llm_calls WHERE stage = 'report'").fetchall()}
+        n_cache = st.con.execute("SELECT count(*) FROM llm_cache WHERE stage = 'report'").fetchone()[0]
+        st.close()
+        return rows, workers, n_cache
+
+    r1, w1, c1 = reports(one)
+    r2, w2, c2 = reports(two)
+    assert r1 == r2
+    assert any(r[8] == "sub-reports" for r in r1)  # parents substituted their children's reports
+    assert w1 == {0} and w2 <= {1, 2} and w2
+    assert c1 == c2 > 0  # the workers' cache entries and ledger rows reached the index
+    # the same command again: every report from the index cache, no model call
+    out3 = run_index(corpus, two, Settings(workers=2, **settings), progress=False, model=FakeModel(),
+                     embedder_factory=FakeEmbedder, say=lambda m: None, model_factory=fake_model_factory)
+    assert out3["reports"]["model_calls"] == 0 and out3["reports"]["cache_hits"] == out2["reports"]["model_calls"]
+    assert reports(two)[0] == r1
+
+
+def test_ray_executor_without_ray_is_one_line_naming_the_extra(tmp_path, corpus, monkeypatch, capsys):
+    import sys
+
+    from slmgraph.cli import main
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: import raises ImportError
+    db = tmp_path / "x.duckdb"
+    assert main(["index", str(corpus), "--db", str(db), "--executor", "ray"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["slmgraph: error: --executor ray needs Ray, which is not installed: pip install 'slmgraph[ray]'"]
+    assert not db.exists()  # refused before anything was opened
+    assert main(["index", str(corpus), "--db", str(db), "--ray-address", "auto"]) == 2
+    assert "--ray-address auto needs --executor ray" in capsys.readouterr().err

@@ -1,0 +1,183 @@
+"""The Ray executor (``--executor ray``): same index as the local executor, resumable
+after a killed actor, no connection beyond the loopback.
+
+Needs the optional extra (``pip install 'slmgraph[ray]'``; the ``test`` extra
+includes it because it installs in about 25 s); skipped without it. These
+tests use the scripted fake model (its factory is imported by the Ray workers
+from this folder); tests/test_integration_ray.py runs the real GGUF.
+"""
+
+import dataclasses
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FakeEmbedder, FakeModel, fake_model_factory
+
+from slmgraph.batch import WorkerError
+from slmgraph.config import Settings
+from slmgraph.pipeline import run_index
+from slmgraph.store import Store
+
+ray = pytest.importorskip("ray")
+pytestmark = pytest.mark.ray
+
+TESTS = str(Path(__file__).resolve().parent)
+
+
+@pytest.fixture(autouse=True)
+def _ray_workers_import_tests(monkeypatch):
+    # Ray's worker processes inherit the driver's environment at ray.init.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([TESTS] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+
+class SlowFakeModel(FakeModel):
+    """The fake model, 0.4 s per extraction call: a run lasts long enough to kill an actor."""
+
+    def complete(self, *a, **k):
+        time.sleep(0.4)
+        return super().complete(*a, **k)
+
+
+def slow_model_factory(threads):
+    return SlowFakeModel()
+
+
+def _snapshot(db):
+    st = Store(db, read_only=True)
+    q = st.con.execute
+    snap = (q("SELECT chunk_id, cache_key, status, raw FROM extractions ORDER BY 1").fetchall(),
+            q("SELECT norm, type, description FROM entities ORDER BY 1").fetchall(),
+            q("SELECT c.level, list(e.norm ORDER BY e.norm) FROM communities c JOIN community_members m "
+              "USING (community_id) JOIN entities e USING (entity_id) GROUP BY c.community_id, c.level "
+              "ORDER BY 1, 2").fetchall(),
+            q("SELECT level, full_text, context_kind FROM community_reports ORDER BY 1, 2").fetchall())
+    dup = q("SELECT count(*) FROM (SELECT key FROM llm_calls WHERE stage = 'extract' GROUP BY key "
+            "HAVING count(*) > 1)").fetchone()[0]
+    workers = {w for (w,) in q("SELECT DISTINCT worker FROM llm_calls").fetchall()}
+    st.close()
+    return snap, dup, workers
+
+
+def _corpus(root, n_docs=12):
+    root.mkdir(parents=True)
+    first = ["Alice", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hiro"]
+    for i in range(n_docs):
+        a, b, c = first[i % 8], first[(i + 3) % 8], first[(i + 5) % 8]
+        (root / f"d{i:02d}.txt").write_text(
+            f"{a} Weber met {b} Rossi in Geneva on day {i}. {b} Rossi founded Acme Labs with {c} Tanaka.\n"
+            f"{c} Tanaka and {a} Weber wrote a report on Geneva for Acme Labs.\n")
+    return root
+
+
+def test_ray_executor_gives_the_same_index_as_the_local_executor(tmp_path):
+    corpus = _corpus(tmp_path / "c")
+    kw = dict(progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, model_factory=fake_model_factory)
+    local = Settings(extract_mode="json", reports="model", min_community_size=2, workers=2)
+    run_index(corpus, tmp_path / "local.duckdb", local, say=lambda m: None, **kw)
+    notes = []
+    out = run_index(corpus, tmp_path / "ray.duckdb", dataclasses.replace(local, executor="ray"), say=notes.append,
+                    **kw)
+    assert any(n.startswith("extract: 2 Ray actors") for n in notes), notes
+    assert out["extract"]["extracted"] == 12 and out["reports"]["model_calls"] > 0
+    local, dup_l, w_local = _snapshot(tmp_path / "local.duckdb")
+    remote, dup_r, w_ray = _snapshot(tmp_path / "ray.duckdb")
+    assert remote == local and dup_l == dup_r == 0
+    assert w_ray - {0} and w_ray <= {0, 1, 2}  # the model calls were made by the actors
+    assert not ray.is_initialized()  # the local instance this run started is stopped
+
+
+def _actor_pids() -> list[int]:
+    """Ray actor processes that descend from this process."""
+    me = os.getpid()
+    parent = {}
+    names = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_text()
+                parent[int(d)] = int(stat.rsplit(")", 1)[1].split()[1])
+                names[int(d)] = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except (OSError, IndexError, ValueError):
+                pass
+
+    def descends(pid):
+        for _ in range(20):
+            pid = parent.get(pid, 0)
+            if pid == me:
+                return True
+            if pid <= 1:
+                return False
+        return False
+
+    return [p for p, n in names.items() if "ModelActor" in n and descends(p)]
+
+
+def test_killed_ray_actor_loses_only_its_units_in_flight_and_the_same_command_finishes(tmp_path, monkeypatch):
+    import slmgraph.extract as extract
+
+    corpus = _corpus(tmp_path / "c")
+    db = tmp_path / "ray.duckdb"
+    settings = Settings(extract_mode="json", reports="model", min_community_size=2, workers=2, executor="ray")
+    kw = dict(progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None,
+              model_factory=slow_model_factory)
+    real = extract.store_extraction
+    committed = []
+
+    def store_and_kill(con, chunk_id, key, ex):
+        real(con, chunk_id, key, ex)
+        committed.append(chunk_id)
+        if len(committed) == 3:
+            pids = _actor_pids()
+            assert pids
+            os.kill(pids[0], signal.SIGKILL)
+
+    monkeypatch.setattr(extract, "store_extraction", store_and_kill)
+    with pytest.raises(WorkerError, match="run the same command again"):
+        run_index(corpus, db, settings, **kw)
+    assert not ray.is_initialized()
+    st = Store(db, read_only=True)
+    done = st.count("extractions")
+    st.close()
+    assert 3 <= done < 12
+    monkeypatch.setattr(extract, "store_extraction", real)
+    out = run_index(corpus, db, settings, **kw)
+    assert out["extract"]["reused"] == done and out["extract"]["extracted"] == 12 - done
+    resumed, dup, _ = _snapshot(db)
+    assert dup == 0  # no text unit was extracted twice
+    run_index(corpus, tmp_path / "local.duckdb", dataclasses.replace(settings, executor="local"), **kw)
+    assert resumed == _snapshot(tmp_path / "local.duckdb")[0]
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="needs strace to trace the connect calls")
+def test_ray_run_connects_to_nothing_but_the_loopback(tmp_path):
+    corpus = _corpus(tmp_path / "c", 4)
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {TESTS!r})\n"
+        "from conftest import FakeEmbedder, FakeModel, fake_model_factory\n"
+        "from slmgraph.config import Settings\n"
+        "from slmgraph.pipeline import run_index\n"
+        f"out = run_index({str(corpus)!r}, {str(tmp_path / 'x.duckdb')!r}, Settings(extract_mode='json', "
+        "min_community_size=2, workers=2, executor='ray'), progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, "
+        "model_factory=fake_model_factory, say=lambda m: None)\n"
+        "assert out['extract']['extracted'] == 4\n")
+    trace = tmp_path / "trace"
+    env = dict(os.environ)
+    env.pop("RAY_USAGE_STATS_ENABLED", None)  # slmgraph must switch it off itself
+    res = subprocess.run(["strace", "-f", "-qq", "-e", "trace=connect,sendto,sendmsg", "-o", str(trace),
+                          sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    text = trace.read_text()
+    assert "connect(" in text  # the trace saw Ray's own (loopback) connections
+    import re
+
+    inet = re.findall(r'inet_addr\("([0-9.]+)"\)', text) + re.findall(r'inet_pton\(AF_INET6, "([0-9a-f:.]+)"', text)
+    outside = sorted({a for a in inet if not (a.startswith("127.") or a in ("0.0.0.0", "::1", "::", "::ffff:127.0.0.1"))})
+    assert outside == [], outside
