@@ -19,7 +19,9 @@ pytestmark = pytest.mark.integration
 
 
 def _cmd(db):
-    return [sys.executable, "-m", "slmgraph.cli", "index", str(DULCE), "--db", str(db)]
+    # --descriptions model: the model writes each text unit's records (the route whose calls take time and
+    # can be killed half-way); the default route under 1B makes no model call during extraction.
+    return [sys.executable, "-m", "slmgraph.cli", "index", str(DULCE), "--db", str(db), "--descriptions", "model"]
 
 
 def _snapshot(db):
