@@ -278,6 +278,13 @@ def ground(text: str, ents: list[dict], rels: list[dict]) -> tuple[list[dict], l
     return kept, rels, len(ents) - len(kept)
 
 
+def says_more(sentence: str, names) -> bool:
+    """True when ``sentence`` has a content word beyond ``names`` (a heading such as "Acme Robotics." or
+    "Chapter 3." describes nothing, so it is never taken as a description)."""
+    own = {w for n in names for w in content_words(n)}
+    return any(w not in own for w in content_words(sentence))
+
+
 def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str, str], dict[tuple[str, str], list[str]]]:
     """Sentence-level co-occurrence of ``names`` in ``text``.
 
@@ -291,7 +298,8 @@ def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str,
     for sent in sentences(text):
         found = [k for k in keys if mentions(sent, keys[k])]
         for k in found:
-            first_sentence.setdefault(k, cut(sent, max_chars))
+            if says_more(sent, [keys[k]]):
+                first_sentence.setdefault(k, cut(sent, max_chars))
         for i, a in enumerate(found):
             for b in found[i + 1:]:
                 pairs.setdefault((min(a, b), max(a, b)), []).append(cut(sent, max_chars))
@@ -337,7 +345,7 @@ def extract_choices(client: ModelClient | None, prompts: Prompts | None, text: s
 
     def first_sentence(*names: str) -> str:
         for snt in sents:
-            if all(mentions(snt, n) for n in names):
+            if all(mentions(snt, n) for n in names) and says_more(snt, names):
                 return cut(snt, max_chars)
         return ""
 

@@ -453,8 +453,19 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
         elif (" " not in c.name and c.type != "person" and not c.name.isupper()
               and key in GENERIC_WORDS):
             del by_key[key]  # "the Church", "the State": a common noun with a capital
+        elif STRUCTURE_HEADING.match(c.name):
+            del by_key[key]  # "Chapter 3": the document's structure, not an entity
     ranked = sorted(by_key.values(), key=lambda c: (-c.count, c.source != "ner", " " not in c.name, c.first))
     return CandidatePass(ranked[:max(0, budget)], ranked[max(0, budget):], masked, language)
+
+
+#: A heading of the document's own structure ("Chapter 3", "Part II", "Section 4.2", "Episode 52"): spaCy
+#: tags some as entities (the demo story's "Chapter 1".."Chapter 3" became one-entity communities whose
+#: data-built reports said only "Chapter 3." and outscored the story's real communities).
+STRUCTURE_HEADING = re.compile(
+    r"(?i)^(chapter|part|section|book|act|scene|episode|volume|vol\.?|appendix|figure|fig\.?|table|page|"
+    r"kapitel|teil|abschnitt)\s+([0-9]+(\.[0-9]+)*|[ivxlcdm]+|[a-z]|one|two|three|four|five|six|seven|eight|"
+    r"nine|ten|eleven|twelve)$")
 
 
 def _untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:

@@ -261,3 +261,17 @@ def test_estimate_of_the_llm_free_default_route_makes_no_extraction_call(corpus)
     est = estimate(corpus, Settings(min_community_size=2, workers=1), FakeModel(), sample=2, progress=False,
                    embedder_factory=FakeEmbedder, say=lambda m: None)
     assert est["stages"]["extract"]["calls"] == 0 and est["stages"]["extract"]["completion_tokens"] == 0
+
+
+def test_structure_headings_are_not_entities_and_headings_describe_nothing():
+    from slmgraph.extract import cooccurrence, says_more
+    from slmgraph.ner import STRUCTURE_HEADING
+
+    for h in ("Chapter 3", "CHAPTER IV", "Part II", "Section 4.2", "Episode 52", "Kapitel 2"):
+        assert STRUCTURE_HEADING.match(h), h
+    for name in ("Chapter House", "Alex Mercer", "Table Mountain", "Act One Theatre"):
+        assert not STRUCTURE_HEADING.match(name), name
+    assert not says_more("Acme Robotics.", ["Acme Robotics"])
+    assert says_more("Acme Robotics builds arms.", ["Acme Robotics"])
+    first, _ = cooccurrence("Acme Robotics.\n\nAcme Robotics builds robot arms in Leeds.", ["Acme Robotics"], 200)
+    assert first["acme robotics"] == "Acme Robotics builds robot arms in Leeds."

@@ -49,6 +49,7 @@ from ..store import Store
 from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack
 from .extractive import extractive_answer, report_points, sentence_points, synthesize
+from .route import global_phrases
 from .scoring import default_signal, index_floor, probe_questions, score_items, select
 
 
@@ -180,6 +181,13 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         floor, probe_best = index_floor(all_ids, [score_texts[i] for i in all_ids], embedder, vectors,
                                         probe_questions(prompts), settings.helpfulness_floor)
     chosen = select(ranked, floor, settings.helpfulness_relative)
+    # A question about the whole corpus ("the main themes", a phrase of prompts/auto_global.txt) has an
+    # answer in any non-empty index: no report need resemble its wording, so the floor -- which exists to
+    # refuse questions the corpus cannot answer -- does not apply to it; the relative cut still does.
+    wide = next((ph for ph in global_phrases(prompts) if ph in question.lower()), None)
+    if not chosen and wide is not None and ranked:
+        chosen = select(ranked, 0.0, settings.helpfulness_relative)
+    ans.details["corpus_wide_phrase"] = wide
     ans.details.update({"seed": seed, "items": len(order), "batches": batch_info, "map_budget_tokens": budget,
                         "truncated_items": n_trunc, "signal": signal, "answer_mode": mode,
                         "floor": round(floor, 1), "probe_best": None if probe_best is None else round(probe_best, 1),
