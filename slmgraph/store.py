@@ -18,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import glob
 import json
+import logging
 import re
 import shutil
 import time
@@ -245,6 +246,7 @@ class Store:
                  on_wait: Callable[[str], None] | None = None):
         self.path = Path(path)
         self._pending_file = None
+        self._pending_lost: str | None = None  #: why rows of a read-only store could not be kept aside
         self._old_cache: bool | None = None
         self._pending_cache: dict[str, tuple[str, str, list[int] | None]] = {}
         if not str(path).strip():
@@ -322,8 +324,8 @@ class Store:
             try:
                 self._pending_file.write(json.dumps([kind, row], default=str) + "\n")
                 self._pending_file.flush()
-            except OSError:
-                pass
+            except OSError as exc:
+                self._pending_lost = str(exc)
 
     def pending_files(self) -> list[Path]:
         """Side files of read-only processes (``<index>.pending-<id>.jsonl``) not yet merged."""
@@ -557,7 +559,15 @@ class Store:
                 time it is opened. Not raised again after an earlier StorageError.
         """
         if self._pending_file:
-            self._pending_file.close()  # releases its lock: the next writer merges it
+            try:
+                self._pending_file.close()  # releases its lock: the next writer merges it
+            except OSError as exc:  # e.g. a full disk: the answer stands, its ledger rows are lost
+                self._pending_lost = str(exc)
+            if self._pending_lost:
+                logging.getLogger("slmgraph").warning(
+                    "warning: this query's ledger and cache rows were not saved beside %s (%s); the answer above "
+                    "is complete", self.path, self._pending_lost)
+                self._pending_lost = None
         err = None
         if not self.read_only and not self._failed:
             try:

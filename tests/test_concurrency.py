@@ -190,3 +190,30 @@ def test_a_negative_wait_is_refused(index, capsys, command):
     argv = [command, "--db", str(index), "--wait", "-1"] + (["q"] if command == "query" else [])
     assert main(argv) == 2
     assert "--wait -1.0 must be a number of seconds >= 0" in capsys.readouterr().err
+
+
+def test_a_query_whose_side_file_cannot_be_written_warns_instead_of_a_traceback(tmp_path, caplog):
+    """A full disk under a read-only query: the rows kept aside are lost with one warning, no OSError."""
+    import logging
+
+    from slmgraph.store import Store
+
+    db = tmp_path / "x.duckdb"
+    Store(db, create=True).close()
+    st = Store(db, read_only=True)
+
+    class FullDisk:
+        def write(self, s):
+            raise OSError(28, "No space left on device")
+
+        def flush(self):
+            pass
+
+        def close(self):
+            raise OSError(28, "No space left on device")
+
+    st._pending_file = FullDisk()
+    st._pending_write("call", [1, 2])
+    with caplog.at_level(logging.WARNING, logger="slmgraph"):
+        st.close()
+    assert any("were not saved" in r.getMessage() and "No space left" in r.getMessage() for r in caplog.records)
