@@ -387,3 +387,15 @@ def test_small_model_answers_never_repeat_and_drop_a_looping_opening_sentence(in
         assert ans.details["answer_mode"] == "extractive" and ans.details["synthesis"] is None
         assert ans.text.strip() and not has_repetition(ans.text)
         assert any(ans.citations.values()) and not re.search(r"(?i)passage \d", ans.text)
+
+
+def test_a_selection_with_no_sentence_to_quote_gets_the_no_answer_text_not_nothing(index, monkeypatch):
+    """Fresh-eyes finding: --method ts once printed an empty answer (a unit was selected, no point built)."""
+    import slmgraph.search.global_search as gs
+
+    db, model, s = index
+    store, client = _client(db, model)
+    monkeypatch.setattr(gs, "sentence_points", lambda passages, qv, embedder: [])
+    ans = text_unit_search(store, client, Prompts(), s, "What are the main topics across these documents?",
+                           progress=False, embedder=FakeEmbedder())
+    assert ans.details["selected"] and "nothing relevant" in ans.text and ans.citations == {}

@@ -207,6 +207,11 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     if mode == "extractive":
         _extractive(client, prompts, question, chosen, score_of, texts, records, kind, ans, embedder, scope,
                     on_text)
+        if not ans.text.strip():  # the selected items held no sentence to quote: say so, never print nothing
+            ans.text = (no_answer or prompts.fill("no_answer", level=str(ans.level))).strip()
+            ans.citations = {}
+            if on_text is not None:
+                on_text(ans.text)
         ans.seconds += time.perf_counter() - t0
         return ans
     _model_map_reduce(client, prompts, settings, question, chosen, score_of, texts, kind, ans, map_system,
