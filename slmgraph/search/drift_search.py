@@ -63,6 +63,7 @@ from ..text import parse_json
 from . import Answer, check_citations, dedupe_lines, unit_numbers
 from .extractive import (Point, extractive_answer, has_repetition, near_duplicate, report_points,
                          sentence_points, synthesize)
+from .route import corpus_wide_phrase
 from .scoring import cosines, index_floor, probe_questions, score_items, select
 
 
@@ -151,6 +152,8 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     if settings.helpfulness_probes:  # the index's floor, as in global search (scoring.index_floor)
         floor, probe_best = index_floor(ids, [reports[i]["full_text"] for i in ids], embedder, vectors,
                                         probe_questions(prompts), settings.helpfulness_floor)
+    if corpus_wide_phrase(question, prompts) is not None:
+        floor = 0.0  # a question about the whole corpus is never refused (route.corpus_wide_phrase)
     top = [sc for sc in ranked[: settings.drift_primer_k] if sc.score >= floor]
     ans.details.update({"budget": budget, "signal": "embedding", "answer_mode": mode, "floor": round(floor, 1),
                         "probe_best": None if probe_best is None else round(probe_best, 1),

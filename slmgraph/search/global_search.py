@@ -49,7 +49,7 @@ from ..store import Store
 from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack
 from .extractive import extractive_answer, report_points, sentence_points, synthesize
-from .route import global_phrases
+from .route import corpus_wide_phrase
 from .scoring import default_signal, index_floor, probe_questions, score_items, select
 
 
@@ -184,7 +184,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     # A question about the whole corpus ("the main themes", a phrase of prompts/auto_global.txt) has an
     # answer in any non-empty index: no report need resemble its wording, so the floor -- which exists to
     # refuse questions the corpus cannot answer -- does not apply to it; the relative cut still does.
-    wide = next((ph for ph in global_phrases(prompts) if ph in question.lower()), None)
+    wide = corpus_wide_phrase(question, prompts)
     if not chosen and wide is not None and ranked:
         chosen = select(ranked, 0.0, settings.helpfulness_relative)
     ans.details["corpus_wide_phrase"] = wide

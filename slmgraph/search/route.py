@@ -20,6 +20,16 @@ def global_phrases(prompts: Prompts) -> list[str]:
             if ln.strip() and not ln.lstrip().startswith("#")]
 
 
+def corpus_wide_phrase(question: str, prompts: Prompts) -> str | None:
+    """The first routing phrase in ``question`` (it asks about the whole corpus), or None.
+
+    Such a question has an answer in any non-empty index, so global and DRIFT
+    search do not refuse it by the helpfulness floor (which exists to refuse
+    questions the corpus cannot answer)."""
+    q = question.lower()
+    return next((ph for ph in global_phrases(prompts) if ph in q), None)
+
+
 def route(question: str, prompts: Prompts, reports: bool = True) -> tuple[str, str]:
     """``(method, reason)``: ``global`` (``lazy`` when the index has no community
     reports, ``reports`` False: built with ``--no-reports``) or ``local``, and why, in words.
