@@ -625,21 +625,28 @@ class LlamaModel:
         if len(tokens) + max_tokens > self.n_ctx:
             raise ValueError(f"prompt {len(tokens)} + max_tokens {max_tokens} > n_ctx {self.n_ctx}")
         t0 = time.perf_counter()
-        reused = self._ensure_fixed(fixed)
-        # Reuse the KV state of the fixed part only, never of a longer common
-        # prefix: the rest is then always evaluated from the same position in
-        # the same batches, so greedy output does not depend on the previous
-        # call (a resumed run gives the same records as an uninterrupted one).
-        cached = min(len(fixed), len(tokens) - 1)
-        # Evaluate the prompt past the cached prefix (llama-cpp-python keeps
-        # input_ids/n_tokens in step, so the next call's prefix match works).
-        llm.n_tokens = cached
-        llm.eval(tokens[cached:])
+        reused, cached = self._eval_prompt(fixed, tokens)
         t_prompt = time.perf_counter() - t0
         text, generated, finish = self._generate(schema, max_tokens, deadline_s, on_text, max_loop_breaks)
         return Generation(text=text, prompt_tokens=len(tokens), cached_tokens=min(reused, cached),
                           completion_tokens=len(generated), seconds=time.perf_counter() - t0,
                           finish_reason=finish, prompt_seconds=t_prompt, tokens=generated)
+
+    def _eval_prompt(self, fixed: list[int], tokens: list[int]) -> tuple[int, int]:
+        """Evaluate ``tokens`` (= ``fixed`` + the rest) reusing only the fixed part's KV state.
+
+        Never a longer common prefix: the rest is always evaluated from the same
+        position in the same batches, so greedy output and option scores do not
+        depend on the previous call (a resumed run gives the same records as an
+        uninterrupted one). llama-cpp-python keeps ``input_ids``/``n_tokens`` in
+        step, so the next call's prefix match works. Returns ``(tokens reused from
+        the KV cache by _ensure_fixed, prefix length the rest was evaluated after)``.
+        """
+        reused = self._ensure_fixed(fixed)
+        cached = min(len(fixed), len(tokens) - 1)
+        self.llm.n_tokens = cached
+        self.llm.eval(tokens[cached:])
+        return reused, cached
 
     def _ensure_fixed(self, fixed: list[int]) -> int:
         """Have the KV cache start with ``fixed``, evaluated in a batch of its own; returns tokens reused."""
@@ -681,10 +688,7 @@ class LlamaModel:
         if len(tokens) + max(len(t) for t in opt_toks) > self.n_ctx:
             raise ValueError(f"prompt {len(tokens)} + options > n_ctx {self.n_ctx}")
         t0 = time.perf_counter()
-        reused = self._ensure_fixed(fixed)
-        cached = min(len(fixed), len(tokens) - 1)
-        llm.n_tokens = cached
-        llm.eval(tokens[cached:])
+        reused, cached = self._eval_prompt(fixed, tokens)
         t_prompt = time.perf_counter() - t0
         base = llm.n_tokens
         first = _log_softmax(self._lc.logits())
