@@ -9,7 +9,8 @@ One run measures, on this machine:
 2. **Thread plans** (``--plan-units K``, default 0 = skipped): the same K text
    units extracted with one process using every core and with one 1-thread
    worker per core (what ``batch.DEFAULT_THREADS_PER_WORKER`` was chosen from).
-3. **Estimate**: ``slmgraph estimate`` on the corpus, before indexing (its error closes the report).
+3. **Estimate**: ``slmgraph estimate --json`` on the corpus in a fresh process, before indexing (its
+   error closes the report); ``--estimate-only`` reruns just this against a finished results file.
 4. **The index run** (``slmgraph index`` into a fresh ``--db``; ``--executor ray``
    for Ray actors), per stage: wall-clock, model calls, prompt tokens with and
    without prefix reuse, completion tokens, peak memory (PSS of the process
@@ -30,6 +31,8 @@ Usage::
 
     python benchmarks/index_throughput.py [CORPUS] [--db PATH] [--model PATH.gguf] [--executor local|ray]
         [--add DIR] [--compare-executors] [--plan-units K] [--no-estimate] [--name NAME]
+        [--descriptions model] [--reports model] [--workers W] [--threads T]
+    python benchmarks/index_throughput.py --estimate-only --name NAME
 
 CORPUS defaults to the podcast sample. Writes ``benchmarks/results/NAME.md``
 and ``.json`` (NAME defaults to ``index_throughput``). Run it on an idle
@@ -51,7 +54,6 @@ from pathlib import Path
 from slmgraph.batch import plan_threads
 from slmgraph.bench import ledger, raw_rates
 from slmgraph.config import Settings, physical_cores
-from slmgraph.estimate import estimate
 from slmgraph.extract import run_extraction
 from slmgraph.ingest import ingest, read_documents
 from slmgraph.backend import LlamaModel, default_model_path, load_model
@@ -339,6 +341,45 @@ def _loadavg() -> str:
         return "?"
 
 
+def run_estimate(corpus: Path, index_flags: list[str]) -> dict:
+    """``slmgraph estimate CORPUS --json`` in a fresh process (as a user runs it: nothing loaded yet,
+    so the spaCy, torch and embedder loads it measures are the index run's too).
+
+    Returns ``{total_seconds, stages: {stage: seconds}, estimate_seconds, calibration, loadavg}``.
+
+    Raises:
+        RuntimeError: the estimate failed (its stderr's last lines).
+    """
+    import subprocess
+    import sys
+
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "slmgraph.cli", "estimate", str(corpus), "--json", *index_flags],
+                         capture_output=True, text=True)
+    if res.returncode:
+        raise RuntimeError(f"slmgraph estimate failed: {res.stderr[-2000:]}")
+    est = json.loads(res.stdout)
+    return {"total_seconds": est["total_seconds"], "stages": {k: v["seconds"] for k, v in est["stages"].items()},
+            "estimate_seconds": round(time.perf_counter() - t0, 1), "calibration": est["calibration"],
+            "loadavg": _loadavg()}
+
+
+def estimate_against(name: str) -> None:
+    """Run the estimate on the corpus of the finished run ``benchmarks/results/NAME.json`` and record
+    its prediction and error against that run's wall-clock there (``.json`` and ``.md``)."""
+    path = RESULTS / f"{name}.json"
+    result = json.loads(path.read_text(encoding="utf-8"))
+    print(f"estimate of {result['input']} ...", flush=True)
+    est = run_estimate(Path(result["input"]), result.get("index_flags", []))
+    est["error"] = round(est["total_seconds"] / result["index"]["wall_seconds"] - 1, 3)
+    est["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    result["estimate"] = est
+    lines = render(result)
+    print("\n".join(lines))
+    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     """Parse the arguments, measure, print the tables and write the results files."""
     import os
@@ -360,36 +401,49 @@ def main() -> None:
                     help="only compare two finished indexes of the same corpus (local and Ray executor): "
                          "per-stage wall-clock of their last runs and identity; writes NAME.md/.json")
     ap.add_argument("--note", default="", help="run conditions of the compared indexes (with --compare-dbs)")
+    ap.add_argument("--descriptions", choices=("auto", "model", "text"), default="auto",
+                    help="as 'slmgraph index --descriptions' (model: the model writes JSON records)")
+    ap.add_argument("--reports", choices=("auto", "model", "data"), default="auto",
+                    help="as 'slmgraph index --reports' (model: the model writes the community reports)")
+    ap.add_argument("--workers", type=int, default=None, help="as 'slmgraph index --workers'")
+    ap.add_argument("--threads", type=int, default=None, help="as 'slmgraph index --threads'")
+    ap.add_argument("--estimate-only", action="store_true",
+                    help="only run 'slmgraph estimate' on the corpus of benchmarks/results/NAME.json (a finished "
+                         "run) and record its prediction and error there")
     args = ap.parse_args()
     if args.compare_dbs:
         compare_dbs(*args.compare_dbs, args.name, args.note)
         return
+    if args.estimate_only:
+        estimate_against(args.name)
+        return
     corpus = (args.input or args.corpus).resolve()
     cores = physical_cores()
-    settings = Settings(model_path=args.model, executor=args.executor)
+    settings = Settings(model_path=args.model, executor=args.executor, descriptions=args.descriptions,
+                        reports=args.reports, workers=args.workers,
+                        **({"n_threads": args.threads, "threads_explicit": True} if args.threads else {}))
+    index_flags = [f"--descriptions={args.descriptions}", f"--reports={args.reports}"] + \
+        ([f"--workers={args.workers}"] if args.workers else []) + ([f"--threads={args.threads}"] if args.threads else [])
+    if args.model:
+        index_flags.append(f"--model={args.model}")
     path = str(args.model or default_model_path())
     result: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "input": str(corpus),
                     "cores": cores, "machine": f"{platform.machine()}, {cores} physical cores",
-                    "executor": args.executor, "loadavg_start": _loadavg()}
-    plan = plan_threads(cores, 10 ** 6, settings.workers, None)
+                    "executor": args.executor, "loadavg_start": _loadavg(), "index_flags": index_flags}
+    plan = plan_threads(cores, 10 ** 6, settings.workers, args.threads)
     result["plan"] = {"workers": plan.workers, "threads": plan.threads}
     print(f"raw llama.cpp speed with {plan.workers} x {plan.threads} and 1 x {cores} ...", flush=True)
     rates = {"plan": raw_speed(path, plan.workers, plan.threads), "one": raw_speed(path, 1, cores)}
     result["raw"] = {k: {"prompt_tok_s": round(v[0], 1), "gen_tok_s": round(v[1], 1)} for k, v in rates.items()}
 
-    t0 = time.perf_counter()
     model = load_model(args.model, settings.n_ctx, settings.n_threads, settings.seed)
-    load_s = time.perf_counter() - t0
     result["model"] = model.name
     if args.plan_units:
         result["plans"] = compare_plans(corpus, model, args.plan_units, cores)
+    del model  # the index run loads its own, as 'slmgraph index' does
     if not args.no_estimate:
         print("estimate ...", flush=True)
-        est = estimate(corpus, dataclasses.replace(settings), model, progress=False, say=lambda m: None)
-        result["estimate"] = {"total_seconds": round(est["total_seconds"] + load_s, 1),
-                              "stages": {k: v["seconds"] for k, v in est["stages"].items()},
-                              "estimate_seconds": est["estimate_seconds"], "calibration": est["calibration"]}
-    del model  # the index run loads its own, as 'slmgraph index' does
+        result["estimate"] = run_estimate(corpus, index_flags)
 
     # The indexed folder holds links to the corpus files, so that --add can put more beside them
     # and the same command indexes incrementally (same input root).
@@ -417,6 +471,7 @@ def main() -> None:
     result["ledger"] = led
     if "estimate" in result:
         result["estimate"]["error"] = round(result["estimate"]["total_seconds"] / run["wall_seconds"] - 1, 3)
+    result["index"]["loadavg_end"] = _loadavg()
 
     if args.compare_executors:
         other = "ray" if args.executor == "local" else "local"
@@ -499,11 +554,20 @@ def render(r: dict) -> list[str]:
               f"{ix['db_mb']} MB.", ""]
     if "estimate" in r:
         e = r["estimate"]
-        lines += [f"`slmgraph estimate` predicted {e['total_seconds']} s (took {e['estimate_seconds']} s); "
-                  f"real {ix['wall_seconds']} s: error **{e['error']:+.0%}**.",
-                  "", "| stage | predicted s | real s |", "|---|---|---|"]
+        when = f" (run {e['date']}, after the index run)" if e.get("date") else " (run before the index run)"
+        lines += [f"`slmgraph estimate` predicted {e['total_seconds']} s (took {e['estimate_seconds']} s, load "
+                  f"average {e.get('loadavg', '?')}){when}; real {ix['wall_seconds']} s: error "
+                  f"**{e['error']:+.0%}**.", "", "| stage | predicted s | real s |", "|---|---|---|"]
+        real = dict(ix["stages"], **{"load model": {"seconds": ix["load_and_setup_seconds"]}})
         for k, v in e["stages"].items():
-            lines.append(f"| {k} | {v} | {ix['stages'].get(k, {}).get('seconds', '')} |")
+            lines.append(f"| {k} | {v} | {real.get(k, {}).get('seconds', '')} |")
+        cal = e.get("calibration", {}).get("llm_free")
+        if cal:
+            lines += ["", f"Calibration: {cal['units']} text units ({cal['tokens']:,} tokens, 1/{cal['scale_tokens']} "
+                          f"of the corpus) through every stage; Heaps exponents: entities {cal['heaps_beta_entities']}, "
+                          f"relationships {cal['heaps_beta_relationships']}; predicted {cal['entities_predicted']:,} "
+                          f"entities, {cal['relationships_predicted']:,} relationships, {cal['reports_predicted']:,} "
+                          f"reports."]
         lines.append("")
     if "executors" in r:
         x = r["executors"]

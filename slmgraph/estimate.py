@@ -193,13 +193,18 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
             if uses_model(settings, getattr(model, "n_params", None)):  # else: the LLM-free route, run in full
                 ratio = _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok, sample,
                                               progress, model_factory, say, stages, calib)
+            elif not model_writes(settings.reports, getattr(model, "n_params", None)):
+                # No model call in any stage: calibrated on a sample, scaled to the corpus.
+                _estimate_llm_free(store, model, prompts, settings, units, embedder_factory, stages, calib, say)
             else:
                 t0 = time.perf_counter()
                 run_extraction(store, None, prompts, settings, progress=False)
                 stages["extract"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                                      "seconds": time.perf_counter() - t0}
-            _estimate_reports(store, model, prompts, settings, ratio, stages, calib, say)
-            _estimate_embeddings(store, settings, ratio, embedder_factory, stages, calib, say)
+            if "graph" not in stages:
+                lazy = _LazyEmbedder(settings, embedder_factory)
+                _estimate_reports(store, model, prompts, settings, ratio, lazy, stages, calib, say)
+                _estimate_embeddings(store, ratio, lazy, stages, calib, say)
         finally:
             store.close()
     notes = []
@@ -213,6 +218,189 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
     total = sum(st["seconds"] for st in stages.values())
     return {"stages": stages, "total_seconds": round(total, 1), "corpus": corpus, "calibration": calib,
             "notes": notes, "estimate_seconds": round(time.perf_counter() - t_all, 1)}
+
+
+#: Share of the text units the LLM-free calibration runs for real (spread evenly over the corpus),
+#: with at least :data:`LLM_FREE_MIN_UNITS` and at most :data:`LLM_FREE_MAX_UNITS`: the sample's
+#: share, its cost and the error it gives are measured in benchmarks/results/estimate_llm_free.md.
+LLM_FREE_SHARE = 0.08
+LLM_FREE_MIN_UNITS = 24
+LLM_FREE_MAX_UNITS = 240
+
+
+def heaps_exponent(points: list[tuple[int, int]]) -> float:
+    """Exponent ``beta`` of Heaps' law ``distinct = k * tokens ** beta`` fitted (least squares in
+    log-log) to ``(tokens read, distinct items seen)`` points, clipped to [0, 1]; 1.0 (linear
+    growth, the cautious choice) when fewer than two usable points.
+
+    Source: Heaps' law of vocabulary growth (H. S. Heaps, *Information Retrieval*, 1978, sec. 7.5),
+    applied to distinct entity and relationship keys, which grow the same way with the text read.
+    """
+    pts = [(t, d) for t, d in points if t > 0 and d > 0]
+    if len(pts) < 2 or len({t for t, _ in pts}) < 2:
+        return 1.0
+    x = np.log([t for t, _ in pts])
+    y = np.log([d for _, d in pts])
+    return float(min(1.0, max(0.0, np.polyfit(x, y, 1)[0])))
+
+
+def _growth(store, order: list[str], n_tok: dict[str, int], sql: str) -> list[tuple[int, int]]:
+    """``(tokens, distinct keys)`` after each text unit of ``order`` (``sql`` gives ``chunk_id, key``)."""
+    keys: dict[str, set] = {}
+    for cid, key in store.con.execute(sql).fetchall():
+        keys.setdefault(cid, set()).add(key)
+    seen: set = set()
+    tokens, out = 0, []
+    for cid in order:
+        seen |= keys.get(cid, set())
+        tokens += n_tok[cid]
+        out.append((tokens, len(seen)))
+    return out
+
+
+class _LazyEmbedder:
+    """The embedder as the real run gets it: loaded on first use (the graph stage's name embeddings,
+    else the embed stage), its load and its encoding timed apart (seconds)."""
+
+    def __init__(self, settings: Settings, factory: Callable | None):
+        self.settings, self.factory = settings, factory
+        self.emb = None
+        self.load_seconds = 0.0
+        self.encode_seconds = 0.0
+
+    def get(self):
+        """The loaded embedder (loading it the first time)."""
+        if self.emb is None:
+            t = time.perf_counter()
+            if self.factory is not None:
+                self.emb = self.factory()
+            else:
+                from .embed import Embedder
+
+                self.emb = Embedder(batch_size=self.settings.embed_batch_size, threads=self.settings.n_threads)
+            self.load_seconds = time.perf_counter() - t
+        return self.emb
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Vectors of ``texts``, shape (n, dim); the time is added to :attr:`encode_seconds`."""
+        e = self.get()
+        t = time.perf_counter()
+        out = e.encode(texts)
+        self.encode_seconds += time.perf_counter() - t
+        return out
+
+
+def _embed_per_item(store, emb, kinds: dict[str, list[str]]) -> dict[str, float]:
+    """Seconds per item of each kind: encoded and stored as :func:`slmgraph.embed.run_embeddings` does."""
+    per_item = {}
+    for kind, texts in kinds.items():
+        if not texts:
+            per_item[kind] = 0.0
+            continue
+        t0 = time.perf_counter()
+        vecs = emb.encode(texts)
+        with store.transaction():
+            store.con.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                                  [[f"estimate-{kind}", str(i), "estimate", v.tolist()] for i, v in enumerate(vecs)])
+        per_item[kind] = (time.perf_counter() - t0) / len(texts)
+    return per_item
+
+
+def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory, stages, calib, say) -> None:
+    """Estimate a run that makes no model call (LLM-free extraction, data-built reports) from a sample.
+
+    ``LLM_FREE_SHARE`` of the text units, spread evenly over the corpus, go
+    through every stage for real: spaCy NER (its pipeline's load timed apart),
+    graph with the embedding resolution rule (the embedder's load timed apart:
+    the real run pays it in the graph stage), communities, data-built reports,
+    and embedding of entities, text units and reports. Each stage's time is
+    scaled to the corpus by what it grows with: extraction by tokens; entity
+    and relationship counts by Heaps' law fitted to the sample
+    (:func:`heaps_exponent`), and the graph, community, report and embedding
+    stages by those counts (provenance rows by tokens).
+    """
+    from .embed import entity_text
+    from .ner import pipeline_for
+
+    n_tok = {cid: n for cid, _, n in units}
+    ids = [cid for cid, _, _ in units]
+    k = min(len(ids), max(LLM_FREE_MIN_UNITS, min(LLM_FREE_MAX_UNITS, round(LLM_FREE_SHARE * len(ids)))))
+    picked = _even_sample(ids, k)
+    full = len(picked) == len(ids)
+    tok_all = sum(n_tok.values())
+    tok_s = sum(n_tok[c] for c in picked) or 1
+    r_tok = tok_all / tok_s
+    say(f"estimate: running {len(picked)} of {len(ids)} text units through every stage (no model call)")
+    t0 = time.perf_counter()
+    pipeline_for(settings.ner_model)  # loaded once per process, as in the real run
+    ner_load = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    run_extraction(store, None, prompts, settings, progress=False, only=set(picked))
+    t_ex = time.perf_counter() - t0
+    stages["extract"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                         "seconds": ner_load + t_ex * r_tok}
+    # Growth of distinct keys over the sample, its units in a fixed shuffled order (a random subset of the corpus).
+    order = list(picked)
+    np.random.default_rng(0).shuffle(order)
+    ent_pts = _growth(store, order, n_tok, "SELECT chunk_id, norm FROM entity_mentions WHERE coalesce(norm, '') <> ''")
+    rel_pts = _growth(store, order, n_tok, "SELECT chunk_id, least(source_norm, target_norm) || ' | ' || "
+                                           "greatest(source_norm, target_norm) FROM relationship_mentions")
+    # The fit skips the first quarter of the sample, where a few units give noisy counts.
+    beta_e = 1.0 if full else heaps_exponent(ent_pts[len(ent_pts) // 4:])
+    beta_r = 1.0 if full else heaps_exponent(rel_pts[len(rel_pts) // 4:])
+    r_ent = r_tok ** beta_e
+    r_rel = r_tok ** beta_r
+
+    # Graph: the embedder loads on the first name embedding, as in the real run, timed apart.
+    lazy = _LazyEmbedder(settings, embedder_factory)
+    client0 = ModelClient(model, None, "estimate")
+    t0 = time.perf_counter()
+    g = build_graph(store, client0.count, settings.entity_description_max_tokens,
+                    settings=dataclasses.replace(settings, summaries="join"), embed=lazy.encode)
+    graph_load = lazy.load_seconds
+    t_graph = time.perf_counter() - t0 - graph_load
+    t_names = lazy.encode_seconds
+    prov = sum(store.count(t) for t in ("entity_text_units", "relationship_text_units"))
+    rows_s = g["entities"] + g["relationships"] + prov
+    rows_pred = g["entities"] * r_ent + g["relationships"] * r_rel + prov * r_tok
+    rest = max(0.0, t_graph - t_names)
+    stages["graph"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                       "seconds": graph_load + t_names * r_ent + rest * rows_pred / max(1, rows_s)}
+    t0 = time.perf_counter()
+    run_communities(store, settings)
+    stages["communities"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                             "seconds": (time.perf_counter() - t0) * r_ent}
+    dry = DryRunModel(model, _CANNED_REPORT)
+    t0 = time.perf_counter()
+    run_reports(store, ModelClient(dry, None, "estimate"), prompts, settings, progress=False)
+    stages["reports"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                         "seconds": (time.perf_counter() - t0) * r_ent}
+    # Embeddings: each kind encoded and stored as run_embeddings does, per item, times the predicted counts.
+    emb = lazy.get()
+    embed_load = 0.0 if graph_load else lazy.load_seconds  # no name embedding: the embed stage loads it
+    n_reports = store.count("community_reports")
+    per_item = _embed_per_item(store, emb, {
+        "entity": [entity_text(n, t, d or "") for n, t, d in store.con.execute(
+            "SELECT name, type, description FROM entities ORDER BY entity_id LIMIT 96").fetchall()],
+        "text_unit": [t for (t,) in store.con.execute(
+            "SELECT text FROM text_units WHERE chunk_id IN (SELECT unnest(?)) ORDER BY chunk_id LIMIT 48",
+            [picked]).fetchall()],
+        "report": [t or "" for (t,) in store.con.execute(
+            "SELECT full_text FROM community_reports ORDER BY community_id LIMIT 64").fetchall()]})
+    n_ent_pred = g["entities"] * r_ent
+    n_rep_pred = n_reports * r_ent
+    stages["embed"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                       "seconds": embed_load + n_ent_pred * per_item["entity"] + len(ids) * per_item["text_unit"]
+                       + n_rep_pred * per_item["report"]}
+    calib["llm_free"] = {
+        "units": len(picked), "tokens": tok_s, "scale_tokens": round(r_tok, 2),
+        "ner_load_seconds": round(ner_load, 1), "ner_seconds_per_1k_tokens": round(1000 * t_ex / tok_s, 3),
+        "heaps_beta_entities": round(beta_e, 3), "heaps_beta_relationships": round(beta_r, 3),
+        "entities_sample": g["entities"], "entities_predicted": round(n_ent_pred),
+        "relationships_sample": g["relationships"], "relationships_predicted": round(g["relationships"] * r_rel),
+        "reports_sample": n_reports, "reports_predicted": round(n_rep_pred),
+        "embedder_load_seconds": round(lazy.load_seconds, 1),
+        "embed_seconds_per_item": {k: round(v, 4) for k, v in per_item.items()}}
 
 
 def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok, sample, progress, model_factory,
@@ -291,15 +479,16 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
     return ratio
 
 
-def _estimate_reports(store, model, prompts, settings, ratio, stages, calib, say) -> None:
-    """Dry-run graph, communities and reports on the LLM-free proxy graph; time up to four real report calls."""
+def _estimate_reports(store, model, prompts, settings, ratio, lazy, stages, calib, say) -> None:
+    """Dry-run graph, communities and reports on the LLM-free proxy graph; time up to four real report calls.
+    The graph stage includes the embedder's load and the name embeddings of the resolution rule (``lazy``)."""
     nlp = dataclasses.replace(settings, extractor="nlp")
     run_extraction(store, None, prompts, nlp, progress=False)
     t0 = time.perf_counter()
     client0 = ModelClient(model, None, "estimate")
-    # Rule-based entity resolution as in the real run (the embedding rule needs the embedder: skipped).
+    # Entity resolution as in the real run, the embedding rule included (it loads the embedder).
     build_graph(store, client0.count, settings.entity_description_max_tokens,
-                settings=dataclasses.replace(settings, summaries="join"))
+                settings=dataclasses.replace(settings, summaries="join"), embed=lazy.encode)
     stages["graph"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": time.perf_counter() - t0}
     t0 = time.perf_counter()
     run_communities(store, settings)
@@ -342,32 +531,30 @@ def _estimate_reports(store, model, prompts, settings, ratio, stages, calib, say
                         "mean_completion_tokens": round(mean_compl, 1), "scaled_by": round(ratio, 3)}
 
 
-def _estimate_embeddings(store, settings, ratio, embedder_factory, stages, calib, say) -> None:
-    """Load the embedder and time a batch of entity descriptions and text units."""
+def _estimate_embeddings(store, ratio, lazy, stages, calib, say) -> None:
+    """Embed stage: entities (scaled by the keep ratio), text units and community reports, each timed
+    per item (encoded and stored); the embedder's load counts here only if the graph stage did not load it."""
+    from .embed import entity_text
+
+    loaded_before = lazy.emb is not None
+    emb = lazy.get()
+    load = 0.0 if loaded_before else lazy.load_seconds
     n_ent = store.count("entities")
     n_units = store.count("text_units")
-    ents = [f"{n} ({t}): {d}" for n, t, d in store.con.execute(
-        "SELECT name, type, description FROM entities ORDER BY entity_id LIMIT 64").fetchall()]
+    n_reports = store.count("community_reports")
+    # Model-written reports are only canned text in the dry run: a text unit's length stands for them.
     texts = [t for (t,) in store.con.execute("SELECT text FROM text_units ORDER BY chunk_id LIMIT 32").fetchall()]
-    t0 = time.perf_counter()
-    if embedder_factory is not None:
-        emb = embedder_factory()
-    else:
-        from .embed import Embedder
-
-        emb = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
-    load = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    emb.encode(ents)
-    t_ent = (time.perf_counter() - t0) / max(1, len(ents))
-    t0 = time.perf_counter()
-    emb.encode(texts)
-    t_unit = (time.perf_counter() - t0) / max(1, len(texts))
+    per_item = _embed_per_item(store, emb, {
+        "entity": [entity_text(n, t, d or "") for n, t, d in store.con.execute(
+            "SELECT name, type, description FROM entities ORDER BY entity_id LIMIT 64").fetchall()],
+        "text_unit": texts})
     n_ent_pred = n_ent * ratio
     stages["embed"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                       "seconds": load + n_ent_pred * t_ent + n_units * t_unit}
-    calib["embed"] = {"load_seconds": round(load, 1), "seconds_per_entity": round(t_ent, 4),
-                      "seconds_per_text_unit": round(t_unit, 4), "entities_predicted": round(n_ent_pred)}
+                       "seconds": load + n_ent_pred * per_item["entity"]
+                       + (n_units + n_reports * ratio) * per_item["text_unit"]}
+    calib["embed"] = {"load_seconds": round(lazy.load_seconds, 1), "seconds_per_entity": round(per_item["entity"], 4),
+                      "seconds_per_text_unit": round(per_item["text_unit"], 4),
+                      "entities_predicted": round(n_ent_pred), "reports_predicted": round(n_reports * ratio)}
 
 
 def render(est: dict) -> str:

@@ -50,3 +50,75 @@ def test_estimate_says_what_it_does_not_include(tmp_path, corpus):
                    sample=1, progress=False, embedder_factory=FakeEmbedder, say=lambda m: None)
     assert any("--claims" in n for n in est["notes"]) and any("summaries" in n for n in est["notes"])
     assert "not estimated: --claims" in render(est)
+
+
+def test_heaps_exponent_recovers_the_growth_of_distinct_items():
+    from slmgraph.estimate import heaps_exponent
+
+    pts = [(t, round(3 * t ** 0.6)) for t in (1000, 2000, 4000, 8000, 16000)]
+    assert heaps_exponent(pts) == pytest.approx(0.6, abs=0.01)
+    assert heaps_exponent([(t, 7) for t in (100, 200, 400)]) == pytest.approx(0.0, abs=1e-9)  # nothing new after the first unit
+    assert heaps_exponent([(100, 5), (200, 40)]) == 1.0  # faster than linear: clipped
+    assert heaps_exponent([(100, 5)]) == 1.0  # one point: the cautious linear growth
+
+
+FIRST = ["Alice", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hiro"]
+LAST = ["Weber", "Rossi", "Tanaka", "Okafor", "Larsen", "Moreau", "Novak", "Silva"]
+FIRST2 = ["Ingrid", "Jonas", "Kofi", "Lucia", "Mateo", "Nadia", "Oskar", "Priya"]
+LAST2 = ["Adler", "Brandt", "Castillo", "Dubois", "Eriksen", "Fontaine", "Gallo", "Horvat"]
+
+
+def _people_corpus(root, n_docs, distinct: bool):
+    """``n_docs`` one-unit documents naming two people each: new people in every document
+    (``distinct``) or the same two throughout."""
+    root.mkdir(parents=True)
+    for i in range(n_docs):
+        j = i if distinct else 0
+        a = f"{FIRST[j % 8]} {LAST[(j // 8) % 8]}"  # 60 documents: 60 different people a, 60 b
+        b = f"{FIRST2[j % 8]} {LAST2[(j // 8) % 8]}"
+        (root / f"d{i:02d}.txt").write_text(f"{a} met {b} in the harbour on day {i}. {a} thanked {b}.\n",
+                                            encoding="utf-8")
+    return root
+
+
+class SlowLoadEmbedder(FakeEmbedder):
+    """The fake embedder with a 0.3 s load, as torch and the model file take seconds in a real run."""
+
+    loads = 0
+
+    def __init__(self):
+        import time
+
+        time.sleep(0.3)
+        SlowLoadEmbedder.loads += 1
+
+
+@pytest.mark.parametrize("distinct", [True, False])
+def test_llm_free_estimate_runs_a_sample_and_scales_counts_by_their_growth(tmp_path, distinct):
+    from slmgraph.estimate import LLM_FREE_MIN_UNITS
+    from slmgraph.pipeline import run_index
+    from slmgraph.store import Store
+
+    corpus = _people_corpus(tmp_path / "c", 60, distinct)
+    settings = Settings(min_community_size=2, workers=1)
+    model = FakeModel()
+    SlowLoadEmbedder.loads = 0
+    est = estimate(corpus, settings, model, progress=False, embedder_factory=SlowLoadEmbedder, say=lambda m: None)
+    assert model.calls == []  # the default route for a small model: no model call in any stage
+    cal = est["calibration"]["llm_free"]
+    assert cal["units"] == LLM_FREE_MIN_UNITS < est["corpus"]["text_units"] == 60
+    # The graph stage loads the embedder for the name-embedding resolution rule: the estimate counts it there.
+    assert SlowLoadEmbedder.loads == 1 and cal["embedder_load_seconds"] >= 0.3
+    assert est["stages"]["graph"]["seconds"] >= 0.3 and est["stages"]["embed"]["seconds"] > 0
+    out = run_index(corpus, tmp_path / "real.duckdb", settings, progress=False, model=FakeModel(),
+                    embedder_factory=FakeEmbedder, say=lambda m: None)
+    st = Store(tmp_path / "real.duckdb", read_only=True)
+    reports = st.count("community_reports")
+    st.close()
+    real = out["graph"]["entities"]
+    if distinct:  # every document adds people: linear growth, the sample's count scaled by the tokens
+        assert cal["heaps_beta_entities"] > 0.8
+        assert cal["entities_sample"] < real and abs(cal["entities_predicted"] / real - 1) < 0.25
+    else:  # the same people throughout: the sample has seen them all
+        assert cal["heaps_beta_entities"] < 0.1 and cal["entities_predicted"] == real
+        assert cal["reports_predicted"] == reports
