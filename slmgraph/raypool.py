@@ -16,12 +16,26 @@ dashboard is served (``include_dashboard=False``). Two more things, found by
 that trace with ray 2.60, are switched off for the Ray processes a run starts
 (:data:`LOCAL_RAY_ENV`): a local instance finds its node address by a UDP
 connect towards 8.8.8.8 unless ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` makes it
-use the loopback (ray/_private/services.py ``get_node_ip_address``), and the
+use the loopback (ray/_private/services.py ``get_node_ip_address``) -- Ray reads
+that variable once, into ``ray._private.ray_constants.ENABLE_RAY_CLUSTER``, when it
+is first imported, so a program that imported Ray before slmgraph would start a
+local instance whose servers (GCS, raylet, actors) listen on every interface
+('::'): the constant itself is set for the ``ray.init`` of a local instance -- and the
 usage-stats module of Ray's API server probes the cloud metadata address
 169.254.169.254 and metadata.google.internal over HTTP even with usage stats
 off (ray/dashboard/modules/usage_stats/usage_stats_head.py ``run``); its HTTP
 client (requests) is pointed at a closed loopback port through ``HTTP_PROXY``
 (gRPC, Ray's own transport, reads only the lower-case ``http_proxy``).
+
+What ``include_dashboard=False`` does not stop (ray 2.60, ray/_private/node.py
+``start_head_processes``): Ray still starts its API server, the process
+``ray/dashboard/dashboard.py``, with only its usage-stats module and no web
+front end (``--modules-to-load=UsageStatsHead --disable-frontend``; with the
+plain ``ray`` package, which lacks aiohttp, also ``--minimal``: no HTTP server at
+all), and each node's raylet starts a dashboard agent (metrics, no UI). Neither
+can be switched off through Ray's API; tests/test_ray.py checks that no
+dashboard front end runs and that every socket a local run listens on is on
+127.0.0.1.
 Ray is an optional extra: ``pip install 'slmgraph[ray]'``.
 """
 
@@ -145,7 +159,15 @@ class RayPool:
                 saved = {k: os.environ.get(k) for k in LOCAL_RAY_ENV}
                 os.environ.update(LOCAL_RAY_ENV)
                 try:
-                    ray.init(num_cpus=max(self.plan.cores, self.plan.total_threads), **common)
+                    # Ray reads the variable into this constant when first imported; a program that imported
+                    # Ray before slmgraph would otherwise bind its servers to every interface ('::').
+                    consts = ray._private.ray_constants
+                    saved_flag = consts.ENABLE_RAY_CLUSTER
+                    consts.ENABLE_RAY_CLUSTER = False
+                    try:
+                        ray.init(num_cpus=max(self.plan.cores, self.plan.total_threads), **common)
+                    finally:
+                        consts.ENABLE_RAY_CLUSTER = saved_flag
                 finally:
                     for k, v in saved.items():
                         if v is None:

@@ -181,3 +181,88 @@ def test_ray_run_connects_to_nothing_but_the_loopback(tmp_path):
     inet = re.findall(r'inet_addr\("([0-9.]+)"\)', text) + re.findall(r'inet_pton\(AF_INET6, "([0-9a-f:.]+)"', text)
     outside = sorted({a for a in inet if not (a.startswith("127.") or a in ("0.0.0.0", "::1", "::", "::ffff:127.0.0.1"))})
     assert outside == [], outside
+
+
+def _descendants(root: int) -> dict[int, str]:
+    """``pid -> command line`` of the processes descending from ``root``."""
+    parent, names = {}, {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                parent[int(d)] = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                names[int(d)] = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except (OSError, IndexError, ValueError):
+                pass
+
+    def descends(pid):
+        for _ in range(20):
+            pid = parent.get(pid, 0)
+            if pid == root:
+                return True
+            if pid <= 1:
+                return False
+        return False
+
+    return {p: n for p, n in names.items() if descends(p)}
+
+
+def _listening(pids) -> list[tuple[str, int]]:
+    """``(address, port)`` of the TCP sockets listening in processes ``pids`` (/proc/net/tcp{,6}, kernel docs
+    "proc_net_tcp": hex address and port, state 0A = LISTEN; a socket's inode is linked from /proc/PID/fd)."""
+    import ipaddress
+
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        except OSError:
+            pass
+    out = []
+    for table, v6 in (("/proc/net/tcp", False), ("/proc/net/tcp6", True)):
+        for line in Path(table).read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] != "0A" or f[9] not in inodes:
+                continue
+            hexaddr, port = f[1].split(":")
+            raw = bytes.fromhex(hexaddr)
+            # The kernel prints each 32-bit word in host (little-endian) order.
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            addr = ipaddress.IPv6Address(raw) if v6 else ipaddress.IPv4Address(raw)
+            addr = getattr(addr, "ipv4_mapped", None) or addr
+            out.append((str(addr), int(port, 16)))
+    return out
+
+
+def test_a_local_ray_run_serves_no_dashboard_and_listens_only_on_the_loopback(tmp_path, monkeypatch):
+    """Ray 2.60 starts its API server (ray/dashboard/dashboard.py) and a per-node dashboard agent whatever
+    ``include_dashboard`` says (ray/_private/node.py ``start_head_processes``); with it False the server
+    loads only its usage-stats module and no web front end. Checked while the run's actors work: no
+    dashboard front end, nothing on the dashboard port, every listening socket of the run on 127.0.0.1."""
+    import slmgraph.extract as extract
+
+    corpus = _corpus(tmp_path / "c", 4)
+    settings = Settings(extract_mode="json", min_community_size=2, workers=2, executor="ray")
+    real = extract.store_extraction
+    seen: dict = {}
+
+    def store_and_look(con, chunk_id, key, ex):
+        real(con, chunk_id, key, ex)
+        if not seen:
+            procs = _descendants(os.getpid())
+            seen["procs"] = procs
+            seen["listening"] = _listening(procs)
+
+    monkeypatch.setattr(extract, "store_extraction", store_and_look)
+    run_index(corpus, tmp_path / "x.duckdb", settings, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder,
+              model_factory=fake_model_factory, say=lambda m: None)
+    procs = seen["procs"]
+    assert any("ModelActor" in c for c in procs.values())  # looked while the Ray processes ran
+    for cmd in procs.values():
+        if "dashboard/dashboard.py" in cmd:
+            assert "--disable-frontend" in cmd and "--modules-to-load=UsageStatsHead" in cmd, cmd
+    assert seen["listening"]  # Ray's own servers (GCS, raylet, object manager) were found
+    assert all(addr.startswith("127.") for addr, _ in seen["listening"]), seen["listening"]
+    assert 8265 not in {port for _, port in seen["listening"]}  # Ray's dashboard port
