@@ -341,6 +341,12 @@ def _loadavg() -> str:
         return "?"
 
 
+def _estimate_figures(est: dict) -> dict:
+    """The figures kept of ``slmgraph estimate --json`` output."""
+    return {"total_seconds": est["total_seconds"], "stages": {k: v["seconds"] for k, v in est["stages"].items()},
+            "estimate_seconds": est["estimate_seconds"], "calibration": est["calibration"]}
+
+
 def run_estimate(corpus: Path, index_flags: list[str]) -> dict:
     """``slmgraph estimate CORPUS --json`` in a fresh process (as a user runs it: nothing loaded yet,
     so the spaCy, torch and embedder loads it measures are the index run's too).
@@ -358,19 +364,21 @@ def run_estimate(corpus: Path, index_flags: list[str]) -> dict:
                          capture_output=True, text=True)
     if res.returncode:
         raise RuntimeError(f"slmgraph estimate failed: {res.stderr[-2000:]}")
-    est = json.loads(res.stdout)
-    return {"total_seconds": est["total_seconds"], "stages": {k: v["seconds"] for k, v in est["stages"].items()},
-            "estimate_seconds": round(time.perf_counter() - t0, 1), "calibration": est["calibration"],
-            "loadavg": _loadavg()}
+    return dict(_estimate_figures(json.loads(res.stdout)), estimate_seconds=round(time.perf_counter() - t0, 1),
+                loadavg=_loadavg())
 
 
-def estimate_against(name: str) -> None:
-    """Run the estimate on the corpus of the finished run ``benchmarks/results/NAME.json`` and record
-    its prediction and error against that run's wall-clock there (``.json`` and ``.md``)."""
+def estimate_against(name: str, from_file: Path | None = None, note: str = "") -> None:
+    """Run the estimate on the corpus of the finished run ``benchmarks/results/NAME.json`` (or take the
+    ``slmgraph estimate --json`` output saved in ``from_file``) and record its prediction and error
+    against that run's wall-clock there (``.json`` and ``.md``)."""
     path = RESULTS / f"{name}.json"
     result = json.loads(path.read_text(encoding="utf-8"))
-    print(f"estimate of {result['input']} ...", flush=True)
-    est = run_estimate(Path(result["input"]), result.get("index_flags", []))
+    if from_file is not None:
+        est = dict(_estimate_figures(json.loads(from_file.read_text(encoding="utf-8"))), loadavg=note or "?")
+    else:
+        print(f"estimate of {result['input']} ...", flush=True)
+        est = run_estimate(Path(result["input"]), result.get("index_flags", []))
     est["error"] = round(est["total_seconds"] / result["index"]["wall_seconds"] - 1, 3)
     est["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     result["estimate"] = est
@@ -410,12 +418,15 @@ def main() -> None:
     ap.add_argument("--estimate-only", action="store_true",
                     help="only run 'slmgraph estimate' on the corpus of benchmarks/results/NAME.json (a finished "
                          "run) and record its prediction and error there")
+    ap.add_argument("--estimate-from", type=Path, default=None,
+                    help="with --estimate-only: the saved output of 'slmgraph estimate CORPUS --json' instead of a "
+                         "new run (--note: its load average)")
     args = ap.parse_args()
     if args.compare_dbs:
         compare_dbs(*args.compare_dbs, args.name, args.note)
         return
     if args.estimate_only:
-        estimate_against(args.name)
+        estimate_against(args.name, args.estimate_from, args.note)
         return
     corpus = (args.input or args.corpus).resolve()
     cores = physical_cores()
