@@ -408,7 +408,7 @@ def main() -> None:
     ap.add_argument("--compare-dbs", nargs=2, type=Path, metavar=("LOCAL_DB", "RAY_DB"),
                     help="only compare two finished indexes of the same corpus (local and Ray executor): "
                          "per-stage wall-clock of their last runs and identity; writes NAME.md/.json")
-    ap.add_argument("--note", default="", help="run conditions of the compared indexes (with --compare-dbs)")
+    ap.add_argument("--note", default="", help="a sentence on the corpus or run conditions, written into the results")
     ap.add_argument("--descriptions", choices=("auto", "model", "text"), default="auto",
                     help="as 'slmgraph index --descriptions' (model: the model writes JSON records)")
     ap.add_argument("--reports", choices=("auto", "model", "data"), default="auto",
@@ -440,7 +440,8 @@ def main() -> None:
     path = str(args.model or default_model_path())
     result: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "input": str(corpus),
                     "cores": cores, "machine": f"{platform.machine()}, {cores} physical cores",
-                    "executor": args.executor, "loadavg_start": _loadavg(), "index_flags": index_flags}
+                    "executor": args.executor, "loadavg_start": _loadavg(), "index_flags": index_flags,
+                    "note": args.note}
     plan = plan_threads(cores, 10 ** 6, settings.workers, args.threads)
     result["plan"] = {"workers": plan.workers, "threads": plan.threads}
     print(f"raw llama.cpp speed with {plan.workers} x {plan.threads} and 1 x {cores} ...", flush=True)
@@ -547,6 +548,8 @@ def render(r: dict) -> list[str]:
              f"{r['date']}, {r['machine']}, {r['executor']} executor. Run conditions: {r['cpu_contention']}"
              + (" -- **timings taken under CPU contention**" if float(r['loadavg_start'].split()[0]) > r['cores']
                 else "") + ".", "",
+             *([r["note"], ""] if r.get("note") else []),
+             f"Index flags: `{' '.join(r.get('index_flags', [])) or '(defaults)'}`. "
              f"Thread plan: {r['plan']['workers']} worker(s) x {r['plan']['threads']} thread(s). Raw llama.cpp "
              f"speed (no grammar): with that plan prompt {raw['plan']['prompt_tok_s']} tok/s, generation "
              f"{raw['plan']['gen_tok_s']} tok/s; one process on every core prompt {raw['one']['prompt_tok_s']}, "
