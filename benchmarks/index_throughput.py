@@ -444,8 +444,12 @@ def main() -> None:
                     "note": args.note}
     plan = plan_threads(cores, 10 ** 6, settings.workers, args.threads)
     result["plan"] = {"workers": plan.workers, "threads": plan.threads}
-    print(f"raw llama.cpp speed with {plan.workers} x {plan.threads} and 1 x {cores} ...", flush=True)
-    rates = {"plan": raw_speed(path, plan.workers, plan.threads), "one": raw_speed(path, 1, cores)}
+    # With --threads T the stages in the main process run with T threads too: their speed is measured so
+    # (1 x cores under CPU contention oversubscribes and took 13 minutes to measure).
+    one = args.threads or cores
+    print(f"raw llama.cpp speed with {plan.workers} x {plan.threads} and 1 x {one} ...", flush=True)
+    rates = {"plan": raw_speed(path, plan.workers, plan.threads), "one": raw_speed(path, 1, one)}
+    result["one_process_threads"] = one
     result["raw"] = {k: {"prompt_tok_s": round(v[0], 1), "gen_tok_s": round(v[1], 1)} for k, v in rates.items()}
 
     model = load_model(args.model, settings.n_ctx, settings.n_threads, settings.seed)
@@ -552,7 +556,8 @@ def render(r: dict) -> list[str]:
              f"Index flags: `{' '.join(r.get('index_flags', [])) or '(defaults)'}`. "
              f"Thread plan: {r['plan']['workers']} worker(s) x {r['plan']['threads']} thread(s). Raw llama.cpp "
              f"speed (no grammar): with that plan prompt {raw['plan']['prompt_tok_s']} tok/s, generation "
-             f"{raw['plan']['gen_tok_s']} tok/s; one process on every core prompt {raw['one']['prompt_tok_s']}, "
+             f"{raw['plan']['gen_tok_s']} tok/s; one process with {r.get('one_process_threads', r['cores'])} thread(s) prompt "
+             f"{raw['one']['prompt_tok_s']}, "
              f"generation {raw['one']['gen_tok_s']} tok/s. Bound = evaluated prompt tokens / prompt speed + "
              "completion tokens / generation speed, with the speed of the stage's process plan.", ""]
     if r.get("plans"):

@@ -433,7 +433,8 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
         "entities_sample": g["entities"], "entities_predicted": round(n_ent_pred),
         "relationships_sample": g["relationships"], "relationships_predicted": round(g["relationships"] * r_rel),
         "reports_sample": n_reports, "reports_predicted": round(n_rep_pred),
-        "embedder_load_seconds": round(lazy.load_seconds, 1),
+        "embedder_load_seconds": round(lazy.load_seconds, 1), "graph_names_seconds": round(t_names, 2),
+        "graph_rest_seconds": round(rest, 2), "graph_rows_scale": round(rows_pred / max(1, rows_s), 2),
         "embed_seconds_per_item": {k: round(v, 4) for k, v in per_item.items()}}
 
 
