@@ -11,12 +11,7 @@ For each model (like llama.cpp's ``llama-bench``, but on slmgraph's own workload
    model calls, evaluated prompt tokens, completion tokens, model seconds, and the ratio of
    the model seconds to the raw bound (evaluated / prompt tok/s + completion / generation
    tok/s): how far slmgraph's calls (grammar, short prompts, KV reuse) are from raw llama.cpp.
-
-3. **Extraction quality** (with ``--gold FILE``, Re-DocRED JSON, :mod:`slmgraph.gold`): the first
-   ``--gold-docs`` documents indexed one by one with the model and default settings, scored with
-   the scorer of ``benchmarks/extraction_gold.py``: strict and lenient entity F1, relationship-pair
-   F1, type accuracy.
-4. **Answers on a fixed question set** (:func:`answer_quality`): every on-topic question (the
+3. **Answers on a fixed question set** (:func:`answer_quality`): every on-topic question (the
    bundled sample's ``dulce_questions.txt``; for ``--corpus`` a ``--questions FILE`` or a
    ``questions.txt``/``questions.csv`` beside the corpus) and every off-topic one
    (``offtopic_questions.txt``, or ``--offtopic FILE``) answered by default global search at level 0
@@ -26,9 +21,14 @@ For each model (like llama.cpp's ``llama-bench``, but on slmgraph's own workload
    with this model (the embedding for every size today, :func:`slmgraph.search.scoring.default_signal`)
    and for the model's calibrated P(yes) on the same reports, so models compare on the one
    signal that is theirs.
+4. **Extraction quality** (with ``--gold FILE``, Re-DocRED JSON, :mod:`slmgraph.gold`): the first
+   ``--gold-docs`` documents indexed one by one with the model and default settings, scored with
+   the scorer of ``benchmarks/extraction_gold.py``: strict and lenient entity F1, relationship-pair
+   F1, type accuracy.
 
 Writes one table (stdout), ``bench.json`` and ``bench.png`` (matplotlib, when installed)
-into ``--out`` (created with its parents; ``bench.json`` and ``bench.png`` there are overwritten).
+into ``--out`` (created with its parents; ``bench.json`` and ``bench.png`` there are overwritten:
+:mod:`slmgraph.outputs`).
 Timings are wall-clock on a shared machine: the JSON records the load average.
 
 ``bench`` sits in the interface layer (slmgraph/ARCHITECTURE.md, "Layers"): like the CLI it runs
@@ -49,6 +49,7 @@ from typing import Callable
 
 from .config import Settings, physical_cores
 from .errors import UserError
+from .outputs import output_folder
 from .samples import DULCE, DULCE_QUESTIONS, OFFTOPIC_QUESTIONS
 
 #: Stage order of the table (ledger stage names; ``help`` and ``synthesis`` are the question set's
@@ -355,13 +356,7 @@ def run_bench(models: list[str | None], corpus: str | Path | None, out: str | Pa
     if gold_docs < 1:
         raise UserError(f"--gold-docs {gold_docs} must be at least 1")
     docs = load_gold(Path(gold), gold_docs) if gold is not None else None
-    outdir = Path(out)
-    if outdir.exists() and not outdir.is_dir():
-        raise UserError(f"--out {outdir} is a file: pass a folder")
-    try:
-        outdir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create --out folder {outdir} ({exc.strerror}): pick another folder") from None
+    outdir = output_folder(out)  # created with its parents; bench.json/png overwritten (slmgraph.outputs)
     if embedder_factory is None:
         from .embed import Embedder
 

@@ -182,7 +182,8 @@ def _ecosystem_parsers(sub) -> None:
             "--config", default=None,
             help=f"settings file (default: ./{FILE_NAME} when present); flags you type override it")
     p = sub.add_parser("init", help=f"write a commented {FILE_NAME} with every setting at its default")
-    p.add_argument("dir", nargs="?", default=".", help="folder to write it in (default: the working directory)")
+    p.add_argument("dir", nargs="?", default=".",
+                   help="folder to write it in (default: the working directory; created with its parents)")
     p.add_argument("--prompts", action="store_true",
                    help="also copy the bundled prompts to DIR/prompts and point the settings file at them")
     p.add_argument("--force", action="store_true", help="overwrite an existing settings file (and prompts)")
@@ -190,11 +191,14 @@ def _ecosystem_parsers(sub) -> None:
     p.add_argument("--db", required=True, help="the index (one DuckDB file)")
     p.add_argument("--format", choices=("graphml", "parquet", "csv"), default="parquet",
                    help="graphml: graph.graphml; parquet/csv: graphrag's output tables (default parquet)")
-    p.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    p.add_argument("--out", required=True,
+                   help="folder to write into (created with its parents; files of the same names are overwritten)")
     p = sub.add_parser("picture", help="the community hierarchy as one offline HTML page (sunburst) and a PNG")
     p.add_argument("--db", required=True, help="the index (one DuckDB file)")
-    p.add_argument("--out", default="index.html", help="the HTML file to write (default index.html)")
-    p.add_argument("--png", default=None, help="the PNG to write (default: --out with .png)")
+    p.add_argument("--out", default="index.html",
+                   help="the HTML file to write (default index.html; its folder is created, an existing file "
+                        "overwritten)")
+    p.add_argument("--png", default=None, help="the PNG to write (default: --out with .png; same rule)")
     p = sub.add_parser("bench", help="compare GGUF models on one corpus: raw tokens/s, then tokens, seconds and "
                                      "ratio to raw per index stage; global answers and helpfulness AUC on a fixed "
                                      "question set; extraction F1 with --gold")
@@ -212,13 +216,17 @@ def _ecosystem_parsers(sub) -> None:
                         "accuracy per model")
     p.add_argument("--gold-docs", type=int, default=None,
                    help="documents of --gold scored per model, from the first (default 10)")
-    p.add_argument("--out", default="slmgraph-bench", help="folder for bench.json and bench.png (default slmgraph-bench)")
+    p.add_argument("--out", default="slmgraph-bench",
+                   help="folder for bench.json and bench.png (default slmgraph-bench; created with its parents, "
+                        "the two files overwritten)")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the thread plan)")
     p.add_argument("--workers", type=int, default=None, help="extraction worker processes (default: the thread plan)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p = sub.add_parser("prompt-tune", help="write a prompts folder whose few-shot example comes from your corpus")
     p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
-    p.add_argument("--out", required=True, help="folder for the prompt files (use it with --prompts DIR)")
+    p.add_argument("--out", required=True,
+                   help="folder for the prompt files (created with its parents; prompt files already there need "
+                        "--force); use it with --prompts DIR")
     p.add_argument("--model", help="a GGUF model file that types the names (default: the bundled model)")
     p.add_argument("--entity-types", default=None,
                    help="comma-separated entity types (default: person,organization,location,event,concept)")
