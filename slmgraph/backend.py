@@ -47,6 +47,11 @@ log = logging.getLogger("slmgraph")
 #: (older entries, without them, must not be continued from retokenized text).
 SAMPLER_VERSION = "3"
 
+#: The loop guard's unit while streaming (:meth:`_RunawayGuard.repeated_line`): text after ``.!?`` +
+#: space or a line break. Deliberately not :func:`slmgraph.text.sentences` (pysbd): the guard sees one
+#: token at a time and must judge each finished piece at once, while pysbd needs the whole text and
+#: would re-split the growing answer after every token (quadratic); a piece cut short after "Dr." only
+#: makes a shorter line for the repetition count, which stays a repetition.
 _SENT_END = re.compile(r"(?<=[.!?])\s+|\n")
 
 #: Sentinel used to split a rendered chat into template prefix / content / tail.

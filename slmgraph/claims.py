@@ -4,7 +4,7 @@
 Off by default (``Settings.claims``, CLI ``slmgraph index --claims``). When on,
 every text unit with at least one extracted entity (``entity_mentions``) gets
 one more model call, after extraction and before the graph is built. The text
-unit is shown as numbered sentences (:func:`slmgraph.names.sentences`), and the
+unit is shown as numbered sentences (:func:`slmgraph.text.sentences`), and the
 model *chooses* rather than writes: under a JSON schema it cannot break, each
 claim's ``sentence`` is an ``enum`` of the sentence numbers, subject and object
 are ``enum``s of the unit's entity names (the object may be ``NONE``), status an
@@ -57,10 +57,10 @@ from tqdm import tqdm
 from .config import Settings
 from .client import SAMPLER_VERSION, ModelClient
 from .extract import use_model_descriptions
-from .names import content_words, cut, is_grounded, name_occurs, normalize_name, sentences
+from .names import content_words, cut, is_grounded, name_occurs, normalize_name
 from .prompting import Prompts
 from .store import Store, dumps
-from .text import parse_json
+from .text import parse_json, sentences
 
 #: Part of every claim key: bump it when a change to this module changes what
 #: a claim extraction yields, so indexes re-extract claims.

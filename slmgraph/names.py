@@ -20,7 +20,7 @@ import unicodedata
 from collections import Counter
 from typing import NamedTuple
 
-from .text import without_orders
+from .text import WRAPPED_LINE_CHARS, without_orders
 
 # Every upper-case letter of the Basic Multilingual Plane (Latin, Greek,
 # Cyrillic, ...): Python's re has no \p{Lu}.
@@ -158,11 +158,6 @@ class Span(NamedTuple):
 def _title_case(word: str) -> bool:
     w = word.strip("\"\u201c\u201d.")
     return bool(w) and w[0].isupper() and any(c.islower() for c in w[1:])
-
-
-#: A line at least this long (characters) that breaks inside a name is hard-wrapped prose; shorter
-#: lines (list items, headings, table cells) end their names.
-WRAPPED_LINE_CHARS = 40
 
 
 def _run_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -366,26 +361,6 @@ def mentions(text: str, name: str) -> bool:
         pat = re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE)
         _MENTION_CACHE[name] = pat
     return pat.search(text) is not None
-
-
-_SENT = re.compile(r"(?<=[.!?])\s+|\n{2,}")
-
-
-def sentences(text: str) -> list[str]:
-    """``text`` split into sentences (on ``.!?`` + space, and on blank lines; not after an
-    abbreviated title such as "Mr." or "Dr.")."""
-    out: list[str] = []
-    glue = False
-    for s in _SENT.split(text):
-        s = s.strip() if s else ""
-        if not s:
-            continue
-        if glue and out:
-            out[-1] += " " + s
-        else:
-            out.append(s)
-        glue = bool(re.search(rf"(?<![\w.]){_TITLE_ABBR}$", s))
-    return out
 
 
 def content_words(s: str) -> list[str]:

@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..names import content_words, cut, is_grounded, sentences
-from ..text import addressed_to_assistant, degenerate
+from ..names import content_words, cut, is_grounded
+from ..text import addressed_to_assistant, degenerate, sentences
 
 #: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
 NEAR_DUPLICATE = 0.6
