@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from dataclasses import dataclass, field
 
 from tqdm import tqdm
@@ -60,7 +59,7 @@ from .extract import use_model_descriptions
 from .names import content_words, cut, is_grounded, name_occurs, normalize_name
 from .prompting import Prompts
 from .store import Store, dumps
-from .text import parse_json, sentences
+from .text import fold, parse_json, sentences
 
 #: Part of every claim key: bump it when a change to this module changes what
 #: a claim extraction yields, so indexes re-extract claims.
@@ -168,15 +167,6 @@ def claims_token_cap(name_tokens: list[int], settings: Settings, with_descriptio
     if with_description:
         per += settings.description_max_chars / 3.5
     return int(min(settings.extract_max_tokens, 1.25 * (15 + settings.max_claims * per)))
-
-
-def fold(s: str) -> str:
-    """``s`` for tolerant matching: NFKC, casefolded, curly quotes and dashes
-    made plain, whitespace collapsed to single spaces."""
-    s = unicodedata.normalize("NFKC", s).casefold()
-    s = s.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
-                                   "\u2013": "-", "\u2014": "-"}))
-    return " ".join(s.split())
 
 
 def quote_in_text(quote: str, folded_text: str) -> bool:

@@ -16,11 +16,10 @@ benchmark to match predicted to gold entities.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from typing import NamedTuple
 
-from .text import WRAPPED_LINE_CHARS, without_orders
+from .text import WRAPPED_LINE_CHARS, fold, without_orders
 
 # Every upper-case letter of the Basic Multilingual Plane (Latin, Greek,
 # Cyrillic, ...): Python's re has no \p{Lu}.
@@ -66,14 +65,14 @@ _CORP = re.compile(r"[\s,]+(inc|corp|corporation|ltd|llc|plc|co|gmbh|ag|sa|jr|sr
 def normalize_name(name: str) -> str:
     """The merge key of an entity name (str; empty if nothing is left).
 
-    NFKC, casefold, curly quotes to straight, possessive ``'s`` removed,
+    :func:`slmgraph.text.fold` (NFKC, casefold, curly quotes and dashes plain), possessive ``'s`` removed,
     punctuation -- hyphens included -- dropped except inner ampersands, leading
     article removed, whitespace collapsed. "The Sorbonne's" -> "sorbonne";
     "Acme-Robotics" and "ACME ROBOTICS" -> "acme robotics" (a compound written
     as one word, "AcmeRobotics", is folded by entity resolution's
     ``compound`` rule, :mod:`slmgraph.resolve`).
     """
-    s = unicodedata.normalize("NFKC", name).casefold().replace("\u2019", "'")
+    s = fold(name)
     s = re.sub(r"'s\b", "", s)
     s = re.sub(r"[^\w\s&]|_", " ", s)
     s = re.sub(r"\s+", " ", s).strip(" -&")
@@ -252,7 +251,6 @@ def _sentence_initial(text: str, pos: int) -> bool:
 # (D. Harman, "How effective is suffixing?", JASIS 42(1), 1991), plus "es"
 # after a sibilant (boxes, churches, classes).
 
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'"})
 _POSSESSIVE = re.compile(r"'s(?![^\W_])")  # "Sorbonne's", tokenised "People 's"
 _INNER_APOSTROPHE = re.compile(r"(?<=[^\W_])'(?=[^\W_])")  # "O'Brien", "Qur'an"
 # Dotted single-letter acronyms ("U.S.", "U.S.A", "e.g."): the dots are dropped.
@@ -289,7 +287,7 @@ def _singular(word: str) -> str:
 def tolerant_words(s: str, drop_article: bool = False) -> list[str]:
     """The words of ``s`` under the tolerant match (list of str; empty if none).
 
-    Rules: NFKC and casefold; possessive ``'s`` dropped ("Sorbonne's", "People
+    Rules: :func:`slmgraph.text.fold`; possessive ``'s`` dropped ("Sorbonne's", "People
     's Republic"); an apostrophe inside a word joins it ("O'Brien" ->
     "obrien"); dotted acronyms lose their dots ("U.S." -> "us"); every other
     non-alphanumeric character -- punctuation, hyphens, slashes, underscores --
@@ -298,7 +296,7 @@ def tolerant_words(s: str, drop_article: bool = False) -> list[str]:
     ``drop_article``, a leading "the"/"a"/"an" is removed when a word follows
     it (ARCHITECTURE.md's scoring rule).
     """
-    s = unicodedata.normalize("NFKC", s).casefold().translate(_APOSTROPHES)
+    s = fold(s)
     s = _POSSESSIVE.sub("", s)
     s = _INNER_APOSTROPHE.sub("", s)
     s = _DOTTED.sub(lambda m: m.group(0).replace(".", ""), s)

@@ -2,6 +2,10 @@
 
 * :func:`parse_json`: model output to JSON, repaired with the json-repair library.
 * :func:`degenerate`: model text that is a copied list or a loop rather than prose.
+* :func:`fold`: the one character folding under every tolerant comparison (the entity merge key
+  ``names.normalize_name``, the tolerant name key ``names.tolerant_key``, claims' quote check).
+* :func:`word_set` / :func:`overlaps`: the one near-duplicate test (Jaccard share of words), used by the
+  loop guard, answer clean-up and extractive answers.
 * :func:`sentences` / :func:`sentence_spans`: the one sentence splitter (pysbd), used by every stage
   and query engine.
 * :func:`addressed_to_assistant` (with :func:`order_spans`, :func:`without_orders`): sentences that
@@ -12,10 +16,45 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from functools import lru_cache
 
 import json_repair
 import pysbd
+
+
+#: Apostrophe-like, quote and dash characters made plain by :func:`fold`.
+_PLAIN = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'",
+                        "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
+
+
+def fold(s: str) -> str:
+    """``s`` for tolerant matching: Unicode NFKC, casefolded, curly/typographic apostrophes, quotes and
+    dashes made plain (’ ‘ ʼ ` ´ to ', “ ” to ", – — to -), whitespace collapsed to single spaces.
+
+    The first step of every tolerant comparison: the entity merge key
+    (``names.normalize_name``), the tolerant name key (``names.tolerant_key``) and
+    claims' source-quote check (``claims.quote_in_text``). Raises nothing.
+    """
+    return " ".join(unicodedata.normalize("NFKC", s).casefold().translate(_PLAIN).split())
+
+
+#: Share of words (Jaccard) at which a model-written sentence repeats an earlier one: the loop
+#: guard's free-text check (``backend``) and answers' clean-up (``search.dedupe_lines``); the
+#: looping answers of issue 9 ("... when it comes to success." / "... to achieving success.")
+#: share >= 80 % of their words.
+REPEAT_SHARE = 0.8
+
+
+def word_set(s: str) -> frozenset[str]:
+    """The casefolded words (``\\w+``) of ``s``, as a set."""
+    return frozenset(re.findall(r"\w+", s.casefold()))
+
+
+def overlaps(a: frozenset, b: frozenset, share: float = REPEAT_SHARE) -> bool:
+    """True when the word sets ``a`` and ``b`` share at least ``share`` of their union (Jaccard
+    similarity >= ``share``); False when both are empty."""
+    return bool(a or b) and len(a & b) >= share * len(a | b)
 
 
 def parse_json(text: str) -> tuple[object, str]:

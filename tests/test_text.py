@@ -78,3 +78,20 @@ def test_a_name_broken_by_a_wrapped_line_stays_in_one_sentence():
     text = "Everyone in the long corridor of the base was waiting for Alex\nMercer to finish the call. Done."
     assert sentences(text)[0].endswith("to finish the call.")
     assert sentences("Alice Smith\nBob Jones\nCarol White") == ["Alice Smith", "Bob Jones", "Carol White"]
+
+
+def test_fold_is_the_base_of_both_name_keys_and_the_quote_check():
+    from slmgraph.names import normalize_name, tolerant_key
+    from slmgraph.text import fold
+    assert fold("  The\u00a0Sorbonne\u2019s  \u201cOld\u201d\u2014Hall ") == "the sorbonne's \"old\"-hall"
+    for a, b in [("Sorbonne\u2019s", "Sorbonne's"), ("O\u02bcBrien", "O'Brien"), ("ACME\u2013Robotics", "Acme-Robotics")]:
+        assert normalize_name(a) == normalize_name(b)
+        assert tolerant_key(a) == tolerant_key(b)
+
+
+def test_overlaps_is_the_one_near_duplicate_test():
+    from slmgraph.text import overlaps, word_set
+    a = word_set("the mindset when it comes to success")
+    assert overlaps(a, word_set("The mindset when it comes to success!"))
+    assert not overlaps(a, word_set("a different sentence about the harbour"))
+    assert not overlaps(frozenset(), frozenset())
