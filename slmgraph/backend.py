@@ -38,6 +38,7 @@ import numpy as np
 
 from .errors import UserError
 from .store import dumps
+from .text import REPEAT_SHARE, overlaps, word_set
 
 log = logging.getLogger("slmgraph")
 
@@ -47,6 +48,11 @@ log = logging.getLogger("slmgraph")
 #: (older entries, without them, must not be continued from retokenized text).
 SAMPLER_VERSION = "3"
 
+#: The loop guard's unit while streaming (:meth:`_RunawayGuard.repeated_line`): text after ``.!?`` +
+#: space or a line break. Deliberately not :func:`slmgraph.text.sentences` (pysbd): the guard sees one
+#: token at a time and must judge each finished piece at once, while pysbd needs the whole text and
+#: would re-split the growing answer after every token (quadratic); a piece cut short after "Dr." only
+#: makes a shorter line for the repetition count, which stays a repetition.
 _SENT_END = re.compile(r"(?<=[.!?])\s+|\n")
 
 #: Sentinel used to split a rendered chat into template prefix / content / tail.
@@ -292,13 +298,13 @@ class _RunawayGuard:
 
         Free text loops with small variations ("... of mindset when it comes to
         success." / "... to achieving success."), which the exact-block check
-        misses: lines whose word sets overlap by >= 80 % (Jaccard) count as
+        misses: lines whose word sets overlap by >= ``REPEAT_SHARE`` (80 %, Jaccard) count as
         the same.
         """
-        words = frozenset(re.findall(r"\w+", line.casefold()))
+        words = word_set(line)
         if len(words) < 3:
             return False
-        same = sum(1 for w in self._lines if len(w & words) >= 0.8 * len(w | words))
+        same = sum(1 for w in self._lines if overlaps(w, words, REPEAT_SHARE))
         self._lines.append(words)
         return same >= 2
 
