@@ -4,7 +4,7 @@ comes from the user's own corpus (GraphRAG's auto-tuning idea, microsoft/graphra
 
 The example is built, not written:
 
-1. **A representative passage**: every window of two consecutive sentences (``names.sentences``)
+1. **A representative passage**: every window of two consecutive sentences (``text.sentences``)
    of at most :data:`MAX_EXAMPLE_CHARS` characters with 3 to :data:`MAX_NAMES` candidate names
    (the candidate pass, ``names.candidate_names``), each sentence naming one of them; the window
    whose names recur most across the corpus (sum of log(1 + corpus count)), less a small
@@ -35,8 +35,10 @@ from pathlib import Path
 
 from .config import Settings
 from .errors import UserError
+from .outputs import output_folder
 from .prompting import DATA_RULE, quote_data
-from .names import candidate_names, cut, mentions, normalize_name, sentences
+from .names import candidate_names, cut, mentions, normalize_name
+from .text import sentences
 
 MAX_EXAMPLE_CHARS = 420  #: longest passage used as the example (the fixed prefix is paid once per process)
 MAX_NAMES = 6  #: most candidate names in the example
@@ -135,8 +137,9 @@ def prompt_tune(input_path: str | Path, out: str | Path, client, settings: Setti
         ``{"out", "passage", "entities", "relationships", "files"}``.
 
     Raises:
-        UserError: unreadable input; no passage with 3+ candidate names; ``out`` is a file or already
-            holds prompt files (without ``force``); the result fails the placeholder check.
+        UserError: unreadable input; no passage with 3+ candidate names; ``out`` is a file, cannot be
+            created (a missing one is created with its parents) or already holds prompt files (without
+            ``force``: :mod:`slmgraph.outputs`); the result fails the placeholder check.
     """
     from .ingest import read_documents
     from .prompting import Prompts, bundled_dir
@@ -154,7 +157,7 @@ def prompt_tune(input_path: str | Path, out: str | Path, client, settings: Setti
         raise UserError(f"--out {out} already holds prompt files: pass --force to overwrite them, or another folder")
     typed = type_candidates(client, passage, cands, settings.entity_types)
     ex = build_example(passage, typed, settings.description_max_chars)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)  # created with its parents (slmgraph.outputs); edited files need --force (above)
     for f in bundled_dir().iterdir():
         if f.suffix in (".txt", ".md"):
             shutil.copyfile(f, out / f.name)
