@@ -36,7 +36,6 @@ TITLE_ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Mx", "Dr", "Prof", "Rev", "Fr", "Sr",
                        "Lt", "Sgt", "Det", "Insp", "Gov", "Sen", "Rep", "Hr", "Fr")
 _TITLE_ABBR = r"(?:" + "|".join(sorted(set(TITLE_ABBREVIATIONS), key=len, reverse=True)) + r")\."
 _QUOTED = r"[\"\u201c]" + _CAP + r"[\"\u201d]"  # a nickname in quotes inside a name: Zoe "Ziggy" Marlowe
-_RUN = re.compile(rf"(?<![\w'\u2019])((?:{_TITLE_ABBR}{_GAP})?{_CAP}(?:{_GAP}(?:{_CONNECT}{_GAP})*(?:{_QUOTED}{_GAP})?{_CAP})*)")
 
 #: Capitalised words that begin sentences and are not names (English).
 STOP = frozenset("""
@@ -100,6 +99,14 @@ agents officers detectives doctors drs professors profs messrs senators generals
 herr frau ministerin bundesminister bundesministerin bürgermeister bürgermeisterin kanzler kanzlerin präsident
 präsidentin professorin doktor minister
 """.split())
+
+
+#: Titles in front of a name, capitalised ("Herr", "Agent") or abbreviated with a full stop ("Prof."): a chain
+#: of them opens a run ("Herr Prof. Müller"), and an abbreviated one may follow a capitalised word
+#: ("Yesterday Dr. Watson", the stop word then dropped), so the full stop of "Prof." does not cut the name off.
+_TITLE_WORD = r"(?:" + "|".join(sorted((t[0].upper() + t[1:] for t in TITLES), key=len, reverse=True)) + r")(?![\w.])"
+_RUN = re.compile(rf"(?<![\w'\u2019])((?:(?:{_TITLE_ABBR}|{_TITLE_WORD}){_GAP})*{_CAP}(?:{_GAP}(?:{_CONNECT}{_GAP})*"
+                  rf"(?:{_QUOTED}{_GAP})?(?:{_TITLE_ABBR}{_GAP})*{_CAP})*)")
 
 
 #: German function words that begin sentences (stripped at a run's ends in German text).

@@ -176,6 +176,15 @@ def test_main_merges_results_and_reports_user_errors(tmp_path, capsys):
     assert err.startswith("extraction_gold: error: gold file") and "missing.json" in err and "\n" not in err
     assert eg.main(["--configs", "nlp,bogus", "--gold", str(gold), "--results", str(out)]) == 2
     assert "unknown config 'bogus'" in capsys.readouterr().err
+    # --label: one configuration's row under another name (the LLM-free row on a model row's documents)
+    assert eg.main(["--configs", "nlp", "--docs", "1", "--label", "nlp (first 1 docs)", "--gold", str(gold),
+                    "--results", str(out)]) == 0
+    data = json.loads((out / "extraction_gold.json").read_text())
+    assert set(data["configs"]) == {"default", "nlp", "nlp (first 1 docs)"}
+    assert data["configs"]["nlp (first 1 docs)"]["documents"] == 1 and data["configs"]["nlp"]["documents"] == 2
+    capsys.readouterr()
+    assert eg.main(["--configs", "nlp,nlp-ner", "--label", "x", "--gold", str(gold), "--results", str(out)]) == 2
+    assert "--label names the row of one configuration" in capsys.readouterr().err
 
 
 def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, monkeypatch, capsys):

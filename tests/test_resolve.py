@@ -475,3 +475,20 @@ def test_untyped_title_rule_needs_a_personal_name_left():
                                ("Agent Alex Mercer", "unknown", 1), ("Alex Mercer", "unknown", 2)]))
     assert "general motors" not in merged
     assert merged.get("agent alex mercer") == "alex mercer"
+
+
+def test_short_form_rule_merges_the_last_words_of_one_organisation_or_place_only():
+    res = _resolve([("Philippine Commission", "organization", 2), ("Commission", "unknown", 1),
+                    ("Johns Hopkins Carey Business School", "organization", 1),
+                    ("Carey Business School", "organization", 1), ("Business School", "unknown", 1),
+                    ("Aberlow", "location", 2), ("Aberlow Fish Market", "organization", 1),
+                    ("Harvard University", "organization", 1), ("Yale University", "organization", 1),
+                    ("University", "unknown", 1), ("Germany", "location", 1), ("East Germany", "location", 1)],
+                   types_reliable=False)
+    m = _merged(res)
+    assert m["commission"] == "philippine commission"
+    assert m["carey business school"] == m["business school"] == "johns hopkins carey business school"
+    # first words never merge (a town is not its market); two names ending so block it; a head word is needed
+    assert "aberlow" not in m and "university" not in m and "germany" not in m
+    assert res.merges["short-form"] == 3
+    assert all(r.rule == "short-form" for r in res.log if r.norm in ("commission", "carey business school"))
