@@ -243,9 +243,12 @@ def candidate_names(text: str, limit: int = 40) -> list[str]:
 
 
 def _sentence_initial(text: str, pos: int) -> bool:
-    """True when the word at ``pos`` starts a sentence, line or quotation."""
+    """True when the word at ``pos`` starts a sentence, line or quotation (an opening quote after a space:
+    'levity, "Hope everyone...' -- a quoted sentence begins with a capital whatever its first word)."""
     i = pos - 1
     while i >= 0 and text[i] in " \t\"'\u201c\u2018(*#-_\u2014":
+        if text[i] in "\"\u201c" and (i == 0 or text[i - 1].isspace()):
+            return True
         i -= 1
     if i >= 0 and text[i] == "." and re.search(rf"(?<![\w.]){_TITLE_ABBR}$", text[:i + 1]):
         return False

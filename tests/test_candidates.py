@@ -354,3 +354,11 @@ def test_untyped_runs_take_the_type_of_their_head_word(nlp):
     assert head_type("Casa Grande Ruins National Monument", TYPES) == "location"
     assert head_type('James Llewellyn "Jimmy" Frise', TYPES) == "person"
     assert head_type("Debre Tabor", TYPES) == "unknown" and head_type("Oder", TYPES) == "unknown"
+
+
+def test_the_first_word_of_a_quoted_sentence_is_not_a_name_for_its_capital(nlp):
+    # the demo story: 'Sam Rivera piped in with a tone of balanced levity, "Hope everyone's brought ..."'
+    c = names('Sam Rivera piped in with a tone of balanced levity, "Hope everyone\u2019s brought their good luck '
+              'charms." Sam Rivera laughed.', nlp)
+    assert "Hope" not in c and "Sam Rivera" in c
+    assert "Hope" in names("Sam Rivera piped in. They called Hope twice, and Hope answered.", nlp)
