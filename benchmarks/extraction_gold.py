@@ -24,6 +24,7 @@ Usage::
     python benchmarks/extraction_gold.py --configs default,no-gleaning,no-grounding --docs 100
     python benchmarks/extraction_gold.py --configs gemma
     python benchmarks/extraction_gold.py --configs default --model path/to/other.gguf
+    python benchmarks/extraction_gold.py --configs nlp --docs 25 --label "nlp (first 25 docs)"
 
 Prints a markdown table and writes ``benchmarks/results/extraction_gold.md``
 and ``.json``; configurations already in the results are kept unless run
@@ -182,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="Re-DocRED JSON (default: ../shared's sample)")
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: physical cores)")
     ap.add_argument("--results", type=Path, default=RESULTS, help="folder of the results files")
+    ap.add_argument("--label", default=None, help="store the one configuration run under this row name "
+                    "(e.g. 'nlp (first 25 docs)': the LLM-free row on the documents of a model row)")
     args = ap.parse_args(argv)
     try:
         names = [c.strip() for c in args.configs.split(",") if c.strip()]
@@ -189,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
             raise UserError("--configs is empty: pass e.g. --configs nlp,default")
         if args.docs < 1:
             raise UserError(f"--docs {args.docs} must be at least 1")
+        if args.label is not None and (len(names) != 1 or not args.label.strip()):
+            raise UserError("--label names the row of one configuration: pass one --configs name and a "
+                            "non-empty label")
         for n in names:
             config_settings(n, None)  # unknown names fail before any work
         docs = load_gold(args.gold, args.docs)
@@ -210,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                 model = models[mpath]
                 model_name, chat = model.name, bool(getattr(model, "chat_template", True))
             res = run_config(name, s, docs, model, say=lambda m: print(m, flush=True))
-            key = f"{name}@{Path(args.model).stem}" if args.model and mpath else name
+            key = args.label.strip() if args.label else (f"{name}@{Path(args.model).stem}" if args.model and mpath
+                                                         else name)
             res.update({"description": CONFIGS[name][0], "overrides": CONFIGS[name][1], "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                         "machine": f"{platform.machine()}, {physical_cores()} physical cores",
                         "model": model_name, "model_path": mpath, "chat_template": chat,

@@ -50,8 +50,9 @@ def _index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ner-model", default="auto",
                    help="spaCy NER pipeline of the candidate pass: auto (the installed English small pipeline), "
                         "none (capitalised runs only), or a pipeline's package name or path")
-    p.add_argument("--max-candidates", type=int, default=20,
-                   help="candidate names per text unit (default 20); more are ranked, left out, counted and warned of")
+    p.add_argument("--max-candidates", type=int, default=None,
+                   help="candidate names per text unit (default 20 when the model reads them, 60 on the LLM-free "
+                        "route); more are ranked, left out, counted and warned of")
     p.add_argument("--choices", default="auto",
                    help="model decisions by token probability during extraction: auto (those that beat the "
                         "LLM-free choice on the gold benchmark), none, or a comma list of keep,type,relate")
@@ -298,7 +299,7 @@ def _settings(args) -> Settings:
             raise UserError(f"--chunk-overlap {s.chunk_overlap} must be >= 0 and smaller than --chunk-size")
         s.extractor = args.extractor
         s.ner_model = args.ner_model.strip() or "auto"
-        if args.max_candidates < 1:
+        if args.max_candidates is not None and args.max_candidates < 1:
             raise UserError(f"--max-candidates {args.max_candidates} must be at least 1")
         s.max_candidates = args.max_candidates
         picked = {c.strip().lower() for c in args.choices.split(",") if c.strip()}

@@ -50,6 +50,17 @@ def physical_cores() -> int:
     return max(1, min(n, usable))
 
 
+#: Candidate budget per text unit when a model reads the candidates (a JSON-schema enum, or one choice call
+#: per candidate): the prompt and the calls grow with it (benchmarks/results/extraction_gold.md).
+MODEL_CANDIDATES = 20
+
+#: Candidate budget per text unit when no model reads them (the LLM-free route): it only guards the graph
+#: against a unit that is a list of names. On the 100 Re-DocRED dev documents the budget of 20 left out 85
+#: candidates, 62 of them gold entities (benchmarks/results/extraction_gold.md, notes); no document there
+#: has more than 40 candidates.
+LLM_FREE_CANDIDATES = 60
+
+
 @dataclass
 class Settings:
     """All tunable settings of an index and its queries.
@@ -87,9 +98,10 @@ class Settings:
     #: Also relate extracted entities named in one sentence (llm extractor);
     #: the 135M model relates few pairs, most of them self-loops (ARCHITECTURE.md "Extraction quality").
     cooccurrence: bool = True
-    #: Candidate budget per text unit (spans offered to the model or kept by the nlp extractor); those past
-    #: it are ranked last, left out and counted (slmgraph.ner).
-    max_candidates: int = 20
+    #: Candidate budget per text unit (spans offered to the model or kept by the LLM-free route); those past
+    #: it are ranked last, left out and counted (slmgraph.ner). None: :meth:`candidate_budget` decides
+    #: (MODEL_CANDIDATES when a model reads the candidates, LLM_FREE_CANDIDATES when none does).
+    max_candidates: int | None = None
     #: spaCy NER pipeline of the candidate pass: "auto" (the installed English small pipeline, else the
     #: capitalised-run pass with a warning), "none" (capitalised runs only), or a pipeline name or path.
     ner_model: str = "auto"
@@ -215,6 +227,13 @@ class Settings:
         """
         if self.n_ctx != 8192:
             self.local_context_tokens = max(200, round(3000 * self.n_ctx / 8192))
+
+    def candidate_budget(self, model_reads: bool) -> int:
+        """Candidates kept per text unit: ``max_candidates`` when set, else :data:`MODEL_CANDIDATES` when a model
+        reads the candidates (``model_reads``) and :data:`LLM_FREE_CANDIDATES` when none does."""
+        if self.max_candidates is not None:
+            return self.max_candidates
+        return MODEL_CANDIDATES if model_reads else LLM_FREE_CANDIDATES
 
     def index_fingerprint(self) -> dict:
         """Settings that determine index content (JSON-serialisable dict)."""

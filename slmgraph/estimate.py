@@ -182,7 +182,7 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
             stages["ingest"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                                 "seconds": time.perf_counter() - t0}
             units = store.con.execute("SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord").fetchall()
-            n_cand = {cid: len(candidate_names(text, settings.max_candidates)) for cid, text, _ in units}
+            n_cand = {cid: len(candidate_names(text, settings.candidate_budget(True))) for cid, text, _ in units}
             n_tok = {cid: n for cid, _, n in units}
             corpus = {"documents": ing["documents"], "tokens": ing["tokens"], "text_units": len(units),
                       "candidates": sum(n_cand.values()),

@@ -50,7 +50,7 @@ log = logging.getLogger("slmgraph")
 #: Part of every extraction key: bump it when a change to this module, to
 #: :mod:`slmgraph.names` or to the sampler (``llm.SAMPLER_VERSION``) changes
 #: what an extraction yields, so indexes re-extract.
-EXTRACTOR_VERSION = "7"
+EXTRACTOR_VERSION = "8"
 
 #: Decisions the model can make by token probability during extraction (:func:`extract_choices`).
 CHOICES = ("keep", "type", "relate")
@@ -155,7 +155,7 @@ def free_extraction_schema(settings: Settings, with_descriptions: bool) -> dict:
     return {
         "type": "object",
         "properties": {
-            "entities": {"type": "array", "maxItems": settings.max_candidates,
+            "entities": {"type": "array", "maxItems": settings.candidate_budget(True),
                          "items": {"type": "object", "properties": ent, "required": list(ent)}},
             "relationships": {"type": "array", "maxItems": settings.max_relationships,
                               "items": {"type": "object", "properties": rel, "required": list(rel)}},
@@ -309,9 +309,10 @@ def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str,
 def unit_candidates(text: str, settings: Settings, nlp, edges: tuple[bool, bool] = (True, True),
                     budget: int | None = None):
     """The candidate pass over one text unit (:func:`slmgraph.ner.find_candidates`) under ``settings``
-    (entity types, ``max_candidates`` or ``budget``, ``caps_union``); ``edges`` = (unit begins its
-    document, unit ends its document)."""
-    return find_candidates(text, tuple(settings.entity_types), settings.max_candidates if budget is None else budget,
+    (entity types, ``budget`` or else :meth:`Settings.candidate_budget` with a model reading them,
+    ``caps_union``); ``edges`` = (unit begins its document, unit ends its document)."""
+    return find_candidates(text, tuple(settings.entity_types),
+                           settings.candidate_budget(True) if budget is None else budget,
                            nlp, at_doc_start=edges[0], at_doc_end=edges[1], caps=settings.caps_union)
 
 
@@ -336,7 +337,8 @@ def extract_choices(client: ModelClient | None, prompts: Prompts | None, text: s
     sentence and the name; nothing is generated. Empty ``choices``: no model call (the ``nlp`` extractor).
     Descriptions are the first sentence that mentions an entity (pair).
     """
-    cp = unit_candidates(text, settings, nlp, edges)
+    model_reads = bool(choices)  # a choice call per candidate (keep, type) or per pair of them (relate)
+    cp = unit_candidates(text, settings, nlp, edges, budget=settings.candidate_budget(model_reads))
     masked = cp.masked
     sents = sentences(masked)
     max_chars = settings.description_max_chars
@@ -508,7 +510,7 @@ def free_name_tokens(settings: Settings) -> list[int]:
     :func:`extract_token_cap`: ``max_candidates`` names of the longest
     admitted length (:data:`FREE_NAME_MAX_CHARS` at ~3.5 characters per
     token), so the cap has room for the largest output the schema admits."""
-    return [-(-FREE_NAME_MAX_CHARS * 2 // 7)] * settings.max_candidates
+    return [-(-FREE_NAME_MAX_CHARS * 2 // 7)] * settings.candidate_budget(True)
 
 
 def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Settings, system: str,
@@ -538,7 +540,7 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
     and no relationship, when the previous answer did not
     end normally (cut or repaired), or when the exchange would not fit the window.
     """
-    limit = settings.max_candidates
+    limit = settings.candidate_budget(True)
     free = not settings.constrain_names
     cp = unit_candidates(text, settings, nlp, edges, budget=limit * (1 + max(0, settings.max_gleanings)))
     ner_type = {normalize_name(c.name): c.type for c in cp.candidates}
@@ -687,7 +689,7 @@ RELIABLE_TYPE_ACCURACY = 0.8
 #: (benchmarks/results/extraction_gold.md, column "type accuracy": ``nlp`` for ``ner``, ``choose-type`` and
 #: ``json`` (main 43a2d15 had no type column; the 135M model's types there are "mostly wrong", issue 10) for
 #: ``model``).
-TYPE_ACCURACY = {"ner": 0.63, "model": 0.0}
+TYPE_ACCURACY = {"ner": 0.71, "model": 0.0}
 
 
 def types_reliable(settings: Settings, n_params: int | None) -> bool:
@@ -844,7 +846,8 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0,
              "relationships": 0, "dropped": 0, "ungrounded": 0, "status": {}, "workers": 1, "threads": 0,
              "startup_seconds": 0.0, "left_out": 0, "units_over_budget": 0, "choices": 0, "rejected": 0,
-             "languages": {}, "ner_model": getattr(nlp, "meta", {}).get("name") if nlp is not None else None}
+             "languages": {}, "ner_model": getattr(nlp, "meta", {}).get("name") if nlp is not None else None,
+             "budget": settings.candidate_budget(calls_model)}
     parallel = calls_model and todo and (model_factory is not None or getattr(model, "path", None) is not None)
     plan = None
     if parallel:
@@ -921,8 +924,9 @@ def extraction_warnings(stats: dict, settings: Settings, nlp) -> list[str]:
     (:data:`slmgraph.ner.LANGUAGE_NOTES`; not said when the pipeline reads that language)."""
     out = []
     if stats.get("left_out"):
+        budget = stats.get("budget", settings.max_candidates)
         out.append(f"{stats['units_over_budget']} text unit(s) had more candidate names than --max-candidates "
-                   f"{settings.max_candidates}: {stats['left_out']} were left out (the least mentioned; see "
+                   f"{budget}: {stats['left_out']} were left out (the least mentioned; see "
                    "'slmgraph stats'); raise --max-candidates to keep them")
     lang = getattr(nlp, "lang", None) if nlp is not None else None
     for code, n in sorted(stats.get("languages", {}).items()):

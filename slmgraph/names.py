@@ -35,7 +35,6 @@ TITLE_ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Mx", "Dr", "Prof", "Rev", "Fr", "Sr",
                        "Lt", "Sgt", "Det", "Insp", "Gov", "Sen", "Rep", "Hr", "Fr")
 _TITLE_ABBR = r"(?:" + "|".join(sorted(set(TITLE_ABBREVIATIONS), key=len, reverse=True)) + r")\."
 _QUOTED = r"[\"\u201c]" + _CAP + r"[\"\u201d]"  # a nickname in quotes inside a name: Zoe "Ziggy" Marlowe
-_RUN = re.compile(rf"(?<![\w'\u2019])((?:{_TITLE_ABBR}{_GAP})?{_CAP}(?:{_GAP}(?:{_CONNECT}{_GAP})*(?:{_QUOTED}{_GAP})?{_CAP})*)")
 
 #: Capitalised words that begin sentences and are not names (English).
 STOP = frozenset("""
@@ -99,6 +98,14 @@ agents officers detectives doctors drs professors profs messrs senators generals
 herr frau ministerin bundesminister bundesministerin bürgermeister bürgermeisterin kanzler kanzlerin präsident
 präsidentin professorin doktor minister
 """.split())
+
+
+#: Titles in front of a name, capitalised ("Herr", "Agent") or abbreviated with a full stop ("Prof."): a chain
+#: of them opens a run ("Herr Prof. Müller"), and an abbreviated one may follow a capitalised word
+#: ("Yesterday Dr. Watson", the stop word then dropped), so the full stop of "Prof." does not cut the name off.
+_TITLE_WORD = r"(?:" + "|".join(sorted((t[0].upper() + t[1:] for t in TITLES), key=len, reverse=True)) + r")(?![\w.])"
+_RUN = re.compile(rf"(?<![\w'\u2019])((?:(?:{_TITLE_ABBR}|{_TITLE_WORD}){_GAP})*{_CAP}(?:{_GAP}(?:{_CONNECT}{_GAP})*"
+                  rf"(?:{_QUOTED}{_GAP})?(?:{_TITLE_ABBR}{_GAP})*{_CAP})*)")
 
 
 #: German function words that begin sentences (stripped at a run's ends in German text).
@@ -236,9 +243,12 @@ def candidate_names(text: str, limit: int = 40) -> list[str]:
 
 
 def _sentence_initial(text: str, pos: int) -> bool:
-    """True when the word at ``pos`` starts a sentence, line or quotation."""
+    """True when the word at ``pos`` starts a sentence, line or quotation (an opening quote after a space:
+    'levity, "Hope everyone...' -- a quoted sentence begins with a capital whatever its first word)."""
     i = pos - 1
     while i >= 0 and text[i] in " \t\"'\u201c\u2018(*#-_\u2014":
+        if text[i] in "\"\u201c" and (i == 0 or text[i - 1].isspace()):
+            return True
         i -= 1
     if i >= 0 and text[i] == "." and re.search(rf"(?<![\w.]){_TITLE_ABBR}$", text[:i + 1]):
         return False

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from .errors import UserError
 from .text import without_orders
-from .names import _TITLE_ABBR, STOP, TITLES, WRAPPED_LINE_CHARS, candidate_spans, normalize_name
+from .names import _TITLE_ABBR, STOP, TITLES, WRAPPED_LINE_CHARS, _sentence_initial, candidate_spans, normalize_name
 
 log = logging.getLogger("slmgraph")
 
@@ -62,19 +62,35 @@ NER_TYPES: dict[str, str | None] = {
     "ORG": "organization",
     "GPE": "location", "LOC": "location", "FAC": "location",
     "EVENT": "event",
-    "NORP": "concept", "WORK_OF_ART": "concept", "LAW": "concept", "PRODUCT": "concept", "LANGUAGE": "concept",
+    "NORP": "location", "WORK_OF_ART": "concept", "LAW": "concept", "PRODUCT": "concept", "LANGUAGE": "concept",
     "MISC": "concept",
     "DATE": None, "TIME": None, "PERCENT": None, "MONEY": None, "QUANTITY": None, "ORDINAL": None,
     "CARDINAL": None,
 }
 
 
-def map_label(label: str, entity_types: tuple[str, ...]) -> str | None:
+#: Religious and political groups among NORP spans (OntoNotes 5's NORP is "nationalities or religious or
+#: political groups"): typed ``organization``, the rest (nationalities) ``location``. Re-DocRED annotates a
+#: nationality as the place (LOC) and a religion or party as an ORG; on its 100 dev documents spaCy's NORP
+#: spans that match a gold entity are LOC 155, ORG 43 (all religions and parties), MISC 13, PER 6
+#: (benchmarks/results/extraction_gold.md, notes).
+NORP_GROUP = re.compile(
+    r"(?i)\b(christ\w*|catholic\w*|protestant\w*|muslim\w*|islam\w*|jew\w*|judai\w*|hindu\w*|buddhis\w*|sikh\w*|"
+    r"anglican\w*|orthodox\w*|lutheran\w*|presbyterian\w*|methodis\w*|baptist\w*|evangelical\w*|mormon\w*|"
+    r"quaker\w*|calvinis\w*|pentecostal\w*|shia\w*|shiite\w*|sunni\w*|\w+ism|democrat\w*|republican\w*|"
+    r"socialist\w*|communist\w*|conservative\w*|liberal\w*|labour|laborite\w*|tory|tories|nazi\w*|fascist\w*|"
+    r"marxist\w*|leninist\w*|maoist\w*|green party|greens)\b")
+
+
+def map_label(label: str, entity_types: tuple[str, ...], name: str = "") -> str | None:
     """The entity type of NER label ``label`` under :data:`NER_TYPES` (None: not an entity;
-    ``unknown`` when the mapped type is not configured or the label is not in the table)."""
+    ``unknown`` when the mapped type is not configured or the label is not in the table). A NORP span
+    ``name`` of a religious or political group (:data:`NORP_GROUP`) is an ``organization``."""
     if label in NER_TYPES and NER_TYPES[label] is None:
         return None
     t = NER_TYPES.get(label)
+    if label == "NORP" and NORP_GROUP.search(name):
+        t = "organization"
     return t if t in entity_types else "unknown"
 
 
@@ -343,6 +359,78 @@ def _edge_cut(text: str, start: int, end: int, at_start: bool, at_end: bool, rec
     return False
 
 
+#: Parts of speech (spaCy's universal tags) that a one-word name never has: an NER span of one such word
+#: ("Ignore" in '"Ignore it," she said', "Hitherto") is a tagging error, not a name.
+NOT_NAME_POS = frozenset({"VERB", "AUX", "ADV", "ADP", "PRON", "DET", "CCONJ", "SCONJ", "INTJ", "PART"})
+
+#: ISO 4217 codes of the most traded currencies (BIS Triennial Survey 2022, the top 25): a currency is a
+#: unit of an amount, not an entity ("40 EUR", "prices in EUR"). Codes that are also common acronyms
+#: (CAD: computer-aided design, AMD, ALL, TRY) are left out.
+CURRENCY_CODES = frozenset("""
+USD EUR JPY GBP CNY RMB AUD CHF HKD SGD SEK KRW NOK NZD INR MXN TWD ZAR BRL DKK PLN THB ILS IDR CZK HUF RUB
+""".split())
+
+
+def _lead_trimmed(text: str, sp, tokens):
+    """A capitalised run without its first word when that word begins a sentence and the tagger calls it
+    a verb, adverb or function word (:data:`NOT_NAME_POS`: "Similarly Amdír" -> "Amdír"; "Kelly Smith"
+    stays, a proper noun)."""
+    words = list(re.finditer(r"\S+", sp.name))
+    if len(words) < 2 or not _sentence_initial(text, sp.start):
+        return sp
+    first = [t for t in tokens if t.idx == sp.start]
+    if not first or first[0].pos_ not in NOT_NAME_POS or first[0].text.isupper():
+        return sp
+    cut = text.index(words[1].group(0), sp.start + len(words[0].group(0)))
+    return type(sp)(cut, sp.end, sp.name[words[1].start():])
+
+
+def _not_a_name(text: str, ent) -> bool:
+    """True for an NER span that is not a name whatever its label: one word tagged as a verb, adverb or function word (:data:`NOT_NAME_POS`: "Ignore"); one plural
+    common noun at the start of a sentence, where its capital is no evidence of a name ("Protocols, Jordan
+    thought"; a singular one is often a rare name the tagger does not know, "Schizoanalysis")."""
+    toks = [t for t in ent if not t.is_punct]
+    if len(toks) != 1 or toks[0].text.isupper():
+        return False
+    tok = toks[0]
+    if tok.pos_ in NOT_NAME_POS:
+        return True
+    return tok.tag_ == "NNS" and _sentence_initial(text, tok.idx)
+
+
+#: Words after a comma that belong to the name before it ("Acme, Inc.", "Martin Luther King, Jr.").
+_COMMA_SUFFIXES = frozenset("inc ltd llc plc corp co gmbh ag sa jr sr ii iii iv".split())
+
+
+def _comma_parts(text: str, start: int, end: int, etype: str) -> list[tuple[int, int, str]]:
+    """An NER span cut at its commas when every part is capitalised: ``[(start, end, type)]``.
+
+    "Hayes, Mercer" (a vocative pair, tagged WORK_OF_ART) is two names; "Springfield, Illinois" two places.
+    A part that is a corporate or generational suffix stays with the name before it ("Acme, Inc.",
+    "King, Jr."). Parts of a person or place span keep its type; parts of another span are untyped (the
+    label described the whole).
+    """
+    span = text[start:end]
+    if ", " not in span:
+        return [(start, end, etype)]
+    parts, pos = [], 0
+    for piece in span.split(","):
+        a = pos + len(piece) - len(piece.lstrip())
+        parts.append((start + a, start + pos + len(piece.rstrip())))
+        pos += len(piece) + 1
+    merged: list[list[int]] = []
+    for a, b in parts:
+        word = text[a:b].strip(" .").casefold()
+        if merged and (word in _COMMA_SUFFIXES or not text[a:b][:1].isupper()):
+            merged[-1][1] = b
+        else:
+            merged.append([a, b])
+    if len(merged) == 1:
+        return [(start, end, etype)]
+    ptype = etype if etype in ("person", "location") else "unknown"
+    return [(a, b, ptype) for a, b in merged if b > a]
+
+
 def _caps_adds(span, doc_tokens, language: str) -> bool:
     """Whether a capitalised run that overlaps no NER span becomes a candidate: more than one word, an acronym,
     or a word the pipeline's tagger calls a proper noun (``PROPN``); in German text only multi-word runs."""
@@ -387,33 +475,38 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
         tokens = list(doc)
         ents = list(doc.ents)
         for i, ent in enumerate(ents):
-            etype = map_label(ent.label_, entity_types)
-            if etype is None:
+            etype = map_label(ent.label_, entity_types, ent.text)
+            if etype is None or _not_a_name(masked, ent):
                 continue
             begin = ent.start_char
             prev = ents[i - 1] if i else None
             if (ent.label_ == "EVENT" and prev is not None and prev.label_ == "DATE" and prev.end == ent.start
                     and _YEAR.fullmatch(prev.text)):
                 begin = prev.start_char  # "2002 Winter Olympics": the year names the event
-            name, s0, e0 = _trim(masked, begin, ent.end_char)
-            if not name:
-                continue
-            spans.append((s0, e0, name, etype))
-            sources.append("ner")
+            for b0, e1, ptype in _comma_parts(masked, begin, ent.end_char, etype):
+                name, s0, e0 = _trim(masked, b0, e1)
+                if name:
+                    spans.append((s0, e0, name, ptype))
+                    sources.append("ner")
     if caps or not use_nlp:
         runs = [_with_year(masked, sp) for sp in candidate_spans(masked, language=language)]
         if use_nlp:
+            runs = [_lead_trimmed(masked, sp, tokens) for sp in runs]
             # A run that NER split or cut is kept whole: it has a title with a full stop ("Mr. Holmes"), a
-            # quoted nickname, a line break or masked markup inside.
+            # quoted nickname, a line break or masked markup inside, or two words in capitals ("ACME ROBOTICS
+            # Inc.": the pipeline learnt names from mixed-case text).
             for sp in runs:
                 inside = [i for i, (s, e, *_) in enumerate(spans) if s < sp.end and sp.start < e]
                 if not inside or not all(sp.start <= spans[i][0] and spans[i][1] <= sp.end for i in inside):
                     continue
                 inner = text[sp.start:sp.end]
                 if (_YEAR.match(sp.name) or "\n" in inner or '"' in inner or "\u201c" in inner or inner != masked[sp.start:sp.end]
-                        or re.match(rf"{_TITLE_ABBR}\s", sp.name)):
+                        or re.search(rf"(?<!\S){_TITLE_ABBR}\s", sp.name)
+                        or sum(len(w) > 1 and w.isupper() for w in sp.name.split()) >= 2):
                     types = {spans[i][3] for i in inside}
                     etype = types.pop() if len(types) == 1 else "unknown"
+                    if etype == "unknown" or head_type(sp.name, entity_types) == "person":
+                        etype = head_type(sp.name, entity_types)
                     for i in sorted(inside, reverse=True):
                         del spans[i], sources[i]
                     spans.append((sp.start, sp.end, sp.name, etype))
@@ -424,11 +517,13 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
                 continue
             if use_nlp and not _caps_adds(sp, tokens, language):
                 continue
-            etype = "event" if _YEAR.match(sp.name) and "event" in entity_types else "unknown"
+            etype = "event" if _YEAR.match(sp.name) and "event" in entity_types else head_type(sp.name, entity_types)
             spans.append((sp.start, sp.end, sp.name, etype))
             sources.append("caps")
+    order = sorted(range(len(spans)), key=lambda i: spans[i][0])  # text order: a name is shown as first written
+    spans, sources = [spans[i] for i in order], [sources[i] for i in order]
     spans = [(s, e, n, "person" if _speaker_label(masked, s, e, n) else t) for s, e, n, t in spans]
-    spans = [_untitled(masked, *sp) for sp in spans]
+    spans = [_unclassified(*_untitled(masked, *sp)) for sp in spans]
     by_key: dict[str, Candidate] = {}
     positions: dict[str, list[tuple[int, int]]] = {}
     for (s, e, name, etype), src in zip(spans, sources):
@@ -453,10 +548,37 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
         elif (" " not in c.name and c.type != "person" and not c.name.isupper()
               and key in GENERIC_WORDS):
             del by_key[key]  # "the Church", "the State": a common noun with a capital
+        elif c.name.strip(".") in CURRENCY_CODES or c.name in COMMON_ACRONYMS:
+            del by_key[key]  # "40 EUR": a unit of an amount; "on CD": a format
+        elif _role(c.name):
+            del by_key[key]  # "Emperor of Japan", "CEO of the Centre": an office, not who holds it
         elif STRUCTURE_HEADING.match(c.name):
             del by_key[key]  # "Chapter 3": the document's structure, not an entity
     ranked = sorted(by_key.values(), key=lambda c: (-c.count, c.source != "ner", " " not in c.name, c.first))
     return CandidatePass(ranked[:max(0, budget)], ranked[max(0, budget):], masked, language)
+
+
+#: Acronyms of common nouns (media formats, eras, times of day): "released on CD", "300 BCE".
+COMMON_ACRONYMS = frozenset("TV CD CDs DVD DVDs LP LPs EP EPs BC BCE AD CE AM PM".split())
+
+#: Words of offices and roles ("Prime Minister", "Co-Chief Executive Officer", "Head Coach"), with
+#: :data:`slmgraph.names.TITLES`: a name made of them and "of ..." is an office (:func:`_role`).
+ROLE_WORDS = TITLES | frozenset("""
+leader head chief ceo cfo cto coo officer chairman chairwoman chair chairperson director founder member editor
+producer writer coach manager prime executive co deputy assistant associate acting interim honorary
+""".split())
+
+
+def _role(name: str) -> bool:
+    """True for an office written with what it is of: every word before the first "of" is a role word
+    (:data:`ROLE_WORDS`; hyphenated parts each): "Emperor of Japan", "Bishop of Pittsburgh", "Co-Chief
+    Executive Officer of Power Corporation of Canada". Who holds it is another name (Re-DocRED annotates
+    the holder, not the office)."""
+    head, sep, _ = name.partition(" of ")
+    if not sep or not head:
+        return False
+    parts = [p.casefold().rstrip(".") for w in head.split() for p in w.split("-") if p]
+    return bool(parts) and all(p in ROLE_WORDS for p in parts)
 
 
 #: A heading of the document's own structure ("Chapter 3", "Part II", "Section 4.2", "Episode 52"): spaCy
@@ -470,17 +592,39 @@ STRUCTURE_HEADING = re.compile(
 
 def _untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:
     """A person's full name without the titles in front ("Dr. Kebwe Steven Kebwe" -> "Kebwe Steven Kebwe",
-    "Leader of the Opposition Khaleda Zia" is left alone): leading :data:`slmgraph.names.TITLES` are
-    dropped when two or more words remain; "Mr. Holmes" keeps its title (one word would be left, and
-    "Mr." and "Mrs. Holmes" are different people). Gold names carry no titles (Re-DocRED)."""
+    "Herr Prof. Müller" -> "Müller", "Leader of the Opposition Khaleda Zia" is left alone): leading
+    :data:`slmgraph.names.TITLES` are dropped when two or more words remain or when two or more titles
+    precede one name; "Mr. Holmes" keeps its one title (one word would be left, and "Mr." and "Mrs. Holmes"
+    are different people). Gold names carry no titles (Re-DocRED)."""
     words = list(re.finditer(r"\S+", name))
     k = 0
-    while k < len(words) - 2 and words[k].group(0).casefold().rstrip(".") in TITLES:
+    while k < len(words) - 1 and words[k].group(0).casefold().rstrip(".") in TITLES:
         k += 1
+    if k == 1 and len(words) == 2:
+        k = 0  # "Mr. Holmes"
     if k == 0 or etype not in ("person", "unknown"):
         return start, end, name, etype
     cut = words[k].start()
     return start + cut, end, name[cut:], "person"
+
+
+#: Capitalised German common nouns that say what kind of entity the name after them is ("Firma Bosch GmbH"
+#: is the firm "Bosch GmbH", "Stadt Ulm" the town "Ulm"; German capitalises every noun): -> the type.
+KIND_WORDS = {"firma": "organization", "konzern": "organization", "unternehmen": "organization",
+              "stadt": "location", "gemeinde": "location"}
+
+
+def _unclassified(start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:
+    """A name without a kind word and what precedes it (:data:`KIND_WORDS`: "Firma Bosch GmbH" and "Vertreter
+    der Firma Bosch GmbH" -> "Bosch GmbH", typed organization unless NER typed it otherwise), so it is one
+    entity with the name written without it."""
+    words = list(re.finditer(r"\S+", name))
+    k = max((i for i, w in enumerate(words[:-1]) if w.group(0).casefold() in KIND_WORDS), default=None)
+    if k is None:
+        return start, end, name, etype
+    kind = KIND_WORDS[words[k].group(0).casefold()]
+    cut = words[k + 1].start()
+    return start + cut, end, name[cut:], kind if etype in ("unknown", "person") else etype
 
 
 def _speaker_label(text: str, start: int, end: int, name: str) -> bool:
@@ -490,7 +634,9 @@ def _speaker_label(text: str, start: int, end: int, name: str) -> bool:
             and text[end:end + 2].lstrip().startswith(":"))
 
 
-_LEAD = re.compile(r"^(?:the|a|an)\s+", re.I)
+#: What opens an NER span without being part of the name: an article, a lower-case stop word ("of
+#: Fisheries"), a list heading ("List of Taito games" -> "Taito games", then trimmed), a decade ("1990s").
+_LEAD = re.compile(r"^(?:(?i:the|a|an)|of|in|at|on|for|by|and|(?i:list of)|\d{3}0s)\s+")
 
 
 #: One-word capitalised common nouns that are never a whole name on their own (titles and institutions).
@@ -504,6 +650,35 @@ EVENT_HEADS = frozenset("""
 olympics games cup championship championships festival election elections awards open tournament series
 season grand prix world expo congress summit
 """.split())
+
+
+#: Last words (heads) of multi-word names that say their type, for capitalised runs NER did not type
+#: (the head of an English noun phrase is its last word: "Conservative Party", "Casa Grande Ruins National
+#: Monument", "Cambodian-Vietnamese War").
+HEAD_TYPES: dict[str, str] = {
+    **dict.fromkeys("""party company corporation group band choir orchestra ensemble club team university college
+        school institute academy association society council committee commission agency ministry department bank
+        foundation union league federation records network brothers trust""".split(), "organization"),
+    **dict.fromkeys("""river lake sea ocean island islands mountain mountains mount valley park street road avenue
+        square bridge city town county province region district zone zones monument dam canal bay gulf coast
+        peninsula desert forest airport harbour harbor castle palace cathedral""".split(), "location"),
+    **dict.fromkeys("""war wars battle revolution uprising festival tour olympics games cup championship
+        championships election elections""".split(), "event"),
+}
+
+
+def head_type(name: str, entity_types: tuple[str, ...]) -> str:
+    """The type of an untyped capitalised run: ``person`` when it holds a quoted nickname (``James "Jimmy"
+    Frise``), else by its last word (:data:`HEAD_TYPES`) when it has two or more words; ``unknown`` otherwise
+    or when that type is not configured."""
+    words = name.split()
+    if len(words) > 2 and any(w[:1] in "\"\u201c" and w[-1:] in "\"\u201d" for w in words[1:-1]):
+        t = "person"
+    elif len(words) >= 2:
+        t = HEAD_TYPES.get(words[-1].casefold(), "unknown")
+    else:
+        t = "unknown"
+    return t if t in entity_types else "unknown"
 
 
 def _with_year(text: str, sp):
@@ -527,7 +702,8 @@ def _nth_word_start(s: str, k: int) -> int:
 def _trim(text: str, start: int, end: int) -> tuple[str, int, int]:
     """An NER span's name, cut to its name (offsets follow the cut; ``("", ...)`` when nothing is left).
 
-    Removed: a leading article; an unclosed parenthesis and what follows it ("Association ... (AACSB"
+    Removed: leading words that are not the name (:data:`_LEAD`: an article, "of", "List of", a decade);
+    an unclosed parenthesis and what follows it ("Association ... (AACSB"
     -> "Association ..."); what follows a sentence end inside the span (a word of two or more lower-case
     letters and a full stop: "...in Oslo. Angell" -> "...in Oslo"; not after a title such as "Mrs.");
     a trailing possessive; whitespace folded. A span with no capital letter ("communist") is not a name.
@@ -537,8 +713,10 @@ def _trim(text: str, start: int, end: int) -> tuple[str, int, int]:
     Things Are").
     """
     span = text[start:end]
-    m = _LEAD.match(span)
-    if m:
+    while True:  # "the", "of Fisheries", "List of Taito games", "1990s Rocksburg"
+        m = _LEAD.match(span)
+        if not m:
+            break
         start += m.end()
         span = span[m.end():]
     if span.count("(") > span.count(")"):

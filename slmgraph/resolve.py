@@ -4,7 +4,7 @@ Name normalisation (:func:`slmgraph.names.normalize_name`) already merges
 case, punctuation, possessive, leading-article and corporate-suffix variants
 ("Microsoft" / "Microsoft Corp." / "MICROSOFT" share the key "microsoft").
 Entity resolution then merges the keys that still fragment one entity, with
-five rules applied in this order, each merge logged with its rule:
+six rules applied in this order, each merge logged with its rule:
 
 0. ``compound`` -- names equal once spaces are removed and plural endings
    dropped (:func:`slmgraph.names.tolerant_words`) merge into the one written
@@ -38,11 +38,16 @@ five rules applied in this order, each merge logged with its rule:
    (:func:`person_shaped`: 2-4 words, no "of", no "College" or "Union" at
    its end, no possessive; "Soviet" does not merge into a mistyped "Soviet
    Union").
-3. ``acronym`` -- a name written in capitals (dots ignored) that equals the
+3. ``short-form`` -- a name whose words are the last word(s) of exactly one longer name that is not a
+   person merges into it when its last word is the head of an organisation or place name
+   (:data:`SHORT_FORM_HEADS`): "the Commission" after "the Philippine Commission", "Carey Business School"
+   of "Johns Hopkins Carey Business School". First words never merge by this rule: "Aberlow" is not
+   "Aberlow Fish Market", "Washington" not "Washington State University".
+4. ``acronym`` -- a name written in capitals (dots ignored) that equals the
    initials of exactly one name of two or more capitalised words, ignoring
    of/the/and/for, merges into it ("IBM" into "International Business
    Machines", "NGO" into "Non-Governmental Organization").
-4. ``embedding`` -- names whose embeddings have cosine similarity >=
+5. ``embedding`` -- names whose embeddings have cosine similarity >=
    ``threshold`` and compatible types merge into the one with more mentions
    (tie: longer key, then the lexicographically first). Pairs are taken in
    descending similarity and a merge must keep the cluster complete-linkage:
@@ -56,7 +61,7 @@ Types block merges only when their source is reliable (``types_reliable``:
 the NER pipeline's types, measured in benchmarks/results/extraction_gold.md);
 with unreliable types (a small model's choices) any two types are compatible,
 and only the name shapes above guard the rules. The
-rules 1-3 merge the shorter or abbreviated name into the fuller one, so the
+rules 0-4 merge the shorter or abbreviated name into the fuller one, so the
 fuller name is the key (and the displayed name) of the merged entity.
 
 :func:`resolve_entities` is pure: counters in, a mapping and log rows out.
@@ -74,7 +79,7 @@ import numpy as np
 from .names import TITLES as _TITLES, tolerant_words
 
 #: Rule names in the order they are applied (the ``rule`` column of ``merge_log``).
-RULES = ("compound", "title", "name-subset", "acronym", "embedding")
+RULES = ("compound", "title", "name-subset", "short-form", "acronym", "embedding")
 
 #: Types that carry no type information: compatible with every type.
 UNTYPED = frozenset({"unknown", "other", ""})
@@ -344,6 +349,33 @@ def _subset_rule(cl: _Clusters) -> None:
                  "containing it")
 
 
+#: Head words after which a name's last words are its short form (rule ``short-form``): the heads of
+#: organisation and place names (:data:`NOT_PERSON_HEADS`) and of bodies ("the Legislature").
+SHORT_FORM_HEADS = NOT_PERSON_HEADS | frozenset("commission legislature assembly senate parliament congress court "
+                                                "board cabinet government".split())
+
+
+def _short_form_rule(cl: _Clusters) -> None:
+    core = {r: tuple(r.split()) for r in cl.roots()}
+    index: dict[tuple[str, ...], set[str]] = {}
+    for r, words in core.items():
+        if len(words) < 2 or cl.is_person(r):
+            continue
+        for k in range(1, len(words)):
+            index.setdefault(words[k:], set()).add(r)
+    for s in sorted(core, key=lambda r: (-len(core[r]), r)):
+        if cl.find(s) != s or core[s][-1] not in SHORT_FORM_HEADS or cl.is_person(s):
+            continue
+        targets = {cl.find(r) for r in index.get(core[s], ())} - {s}
+        if len(targets) != 1:
+            continue
+        t = targets.pop()
+        if not cl.compatible(s, t):
+            continue
+        cl.merge(s, t, "short-form", None,
+                 f"'{cl.display(s)}' is the last word(s) of '{cl.display(t)}', the only name ending so")
+
+
 def _acronym_rule(cl: _Clusters) -> None:
     by_initials: dict[str, set[str]] = {}
     for r in cl.roots():
@@ -430,10 +462,10 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
             merges; None turns that rule off (the other rules still apply).
         embed: ``list[str] -> array (n, dim)`` of name embeddings (rows are
             L2-normalised here if they are not). Called once, with the
-            displayed names of the entities left after rules 1-3, and only
+            displayed names of the entities left after rules 0-4, and only
             when ``threshold`` is set and at least two entities are left; None
             also skips the rule.
-        rules: apply the ``compound``, ``title``, ``name-subset`` and ``acronym`` rules
+        rules: apply the ``compound``, ``title``, ``name-subset``, ``short-form`` and ``acronym`` rules
             (False with ``threshold`` None: normalised-name match only).
         types_reliable: types block merges (False: a small model's types, which do not).
 
@@ -449,6 +481,7 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
         _compound_rule(cl)
         _title_rule(cl)
         _subset_rule(cl)
+        _short_form_rule(cl)
         _acronym_rule(cl)
     res = Resolution(mapping={})
     if threshold is not None and embed is not None:

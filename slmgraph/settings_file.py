@@ -92,7 +92,8 @@ SPEC: tuple[Key, ...] = (
     Key("cooccurrence", "extraction", "bool", "also relate extracted entities named in one sentence",
         "--no-cooccurrence"),
     Key("max_candidates", "extraction", "int", "candidate names per text unit; more are ranked, left out and "
-        "counted", "--max-candidates", minimum=1),
+        "counted; unset = 20 when the model reads them, 60 without model calls", "--max-candidates", optional=True,
+        minimum=1),
     Key("ner_model", "extraction", "str", "spaCy NER pipeline of the candidate pass: auto, none, or a pipeline "
         "name or path", "--ner-model"),
     Key("caps_union", "extraction", "bool", "add capitalised runs that no NER span covers to the candidates"),
@@ -214,7 +215,7 @@ def render_default(prompts_dir: str | None = None) -> str:
             lines.append(f"{k.name} = {_toml(prompts_dir)}")
         elif k.optional:  # unset by default (n_threads: the thread plan decides)
             example = {"model_path": "path/to/model.gguf", "n_threads": physical_cores(), "workers": 1,
-                       "prompts_dir": "prompts", "ray_address": "HEAD_IP:6379"}[k.name]
+                       "prompts_dir": "prompts", "ray_address": "HEAD_IP:6379", "max_candidates": 20}[k.name]
             lines.append(f"# {k.name} = {_toml(example)}")
         else:
             lines.append(f"{k.name} = {_toml(value)}")

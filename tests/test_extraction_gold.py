@@ -176,6 +176,15 @@ def test_main_merges_results_and_reports_user_errors(tmp_path, capsys):
     assert err.startswith("extraction_gold: error: gold file") and "missing.json" in err and "\n" not in err
     assert eg.main(["--configs", "nlp,bogus", "--gold", str(gold), "--results", str(out)]) == 2
     assert "unknown config 'bogus'" in capsys.readouterr().err
+    # --label: one configuration's row under another name (the LLM-free row on a model row's documents)
+    assert eg.main(["--configs", "nlp", "--docs", "1", "--label", "nlp (first 1 docs)", "--gold", str(gold),
+                    "--results", str(out)]) == 0
+    data = json.loads((out / "extraction_gold.json").read_text())
+    assert set(data["configs"]) == {"default", "nlp", "nlp (first 1 docs)"}
+    assert data["configs"]["nlp (first 1 docs)"]["documents"] == 1 and data["configs"]["nlp"]["documents"] == 2
+    capsys.readouterr()
+    assert eg.main(["--configs", "nlp,nlp-ner", "--label", "x", "--gold", str(gold), "--results", str(out)]) == 2
+    assert "--label names the row of one configuration" in capsys.readouterr().err
 
 
 def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, monkeypatch, capsys):
@@ -206,3 +215,19 @@ def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, m
     assert eg.main(args[:1] + ["no-resolution", "--model", str(tmp_path / "Other.gguf")] + args[2:]) == 0
     assert "no-resolution@Other" in json.loads((out / "extraction_gold.json").read_text())["configs"]
     assert loaded[-1] == str(tmp_path / "Other.gguf")
+
+
+def test_extraction_errors_prints_each_documents_false_positives_negatives_and_types(tmp_path, capsys):
+    import extraction_errors
+
+    doc = {"title": "Errors", "sents": [["Carol", "White", "visited", "Berlin", "and", "Acme", "Robotics", "with",
+                                         "the", "old", "ferryman", "."]],
+           "vertexSet": [_vertex("Carol White"), _vertex("Berlin", type_="ORG"), _vertex("old ferryman")],
+           "labels": []}
+    assert extraction_errors.main(["--docs", "1", "--gold", str(_gold(tmp_path, [doc]))]) == 0
+    out = capsys.readouterr().out
+    assert "== doc 0: Errors  (strict tp 2 fp 1 fn 1)" in out
+    assert "  FP  Acme Robotics [" in out and "  FN  old ferryman [PER]" in out
+    assert "  TY  Berlin [location] != gold ORG" in out and "location/ORG 1" in out
+    assert extraction_errors.main(["--config", "default", "--gold", str(tmp_path / "gold.json")]) == 2
+    assert "loads a model" in capsys.readouterr().err

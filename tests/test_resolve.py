@@ -119,7 +119,7 @@ def test_name_subset_merges_first_and_last_name_and_titled_form():
     assert rules == {"agent alex mercer": ("title", "alex mercer", None),
                      "alex": ("name-subset", "alex mercer", None),
                      "mercer": ("name-subset", "alex mercer", None)}
-    assert res.merges == {"compound": 0, "title": 1, "name-subset": 2, "acronym": 0, "embedding": 0}
+    assert res.merges == {"compound": 0, "title": 1, "name-subset": 2, "short-form": 0, "acronym": 0, "embedding": 0}
 
 
 def test_name_subset_with_two_longer_candidates_is_not_merged():
@@ -226,8 +226,8 @@ def test_threshold_none_turns_off_only_the_embedding_rule():
     on = _resolve(ents, threshold=0.9, embed=DesignedEmbedder(angles))
     emb = DesignedEmbedder(angles)
     off = _resolve(ents, threshold=None, embed=emb)
-    assert on.merges == {"compound": 0, "title": 1, "name-subset": 1, "acronym": 1, "embedding": 1}
-    assert off.merges == {"compound": 0, "title": 1, "name-subset": 1, "acronym": 1, "embedding": 0}
+    assert on.merges == {"compound": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 1, "embedding": 1}
+    assert off.merges == {"compound": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 1, "embedding": 0}
     assert _merged(on) == dict(_merged(off), **{"dulce military base": "dulce base"})
     assert emb.batches == [] and off.embedded == 0
 
@@ -281,7 +281,7 @@ def test_build_graph_resolves_and_remaps_relationships(tmp_path):
     r = build_graph(store, count, 100, settings=Settings(summaries="join"))
     assert {k: r[k] for k in ("entities", "relationships", "isolated", "self_loops_dropped")} == {
         "entities": 3, "relationships": 2, "isolated": 0, "self_loops_dropped": 1}
-    assert r["merges"] == {"compound": 0, "title": 1, "name-subset": 1, "acronym": 0, "embedding": 0}
+    assert r["merges"] == {"compound": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 0, "embedding": 0}
     q = store.con.execute
     assert q("SELECT entity_id, norm, name, n_mentions, degree FROM entities ORDER BY entity_id").fetchall() == [
         (1, "alex mercer", "Alex Mercer", 3, 2), (2, "dulce base", "Dulce Base", 1, 1),
@@ -432,7 +432,7 @@ def test_pipeline_reports_merges_and_shares_one_embedder(tmp_path, corpus):
     out = run_index(corpus, tmp_path / "p.duckdb", Settings(min_community_size=2), progress=False,
                     model=FakeModel(), embedder_factory=factory, say=notes.append)
     assert len(made) == 1
-    assert set(out["graph"]["merges"]) == {"compound", "title", "name-subset", "acronym", "embedding"}
+    assert set(out["graph"]["merges"]) == {"compound", "title", "name-subset", "short-form", "acronym", "embedding"}
     line = next(n for n in notes if n.startswith("graph:"))
     assert "entity resolution merges:" in line and "descriptions joined" in line
     store = Store(tmp_path / "p.duckdb", read_only=True)
@@ -475,3 +475,20 @@ def test_untyped_title_rule_needs_a_personal_name_left():
                                ("Agent Alex Mercer", "unknown", 1), ("Alex Mercer", "unknown", 2)]))
     assert "general motors" not in merged
     assert merged.get("agent alex mercer") == "alex mercer"
+
+
+def test_short_form_rule_merges_the_last_words_of_one_organisation_or_place_only():
+    res = _resolve([("Philippine Commission", "organization", 2), ("Commission", "unknown", 1),
+                    ("Johns Hopkins Carey Business School", "organization", 1),
+                    ("Carey Business School", "organization", 1), ("Business School", "unknown", 1),
+                    ("Aberlow", "location", 2), ("Aberlow Fish Market", "organization", 1),
+                    ("Harvard University", "organization", 1), ("Yale University", "organization", 1),
+                    ("University", "unknown", 1), ("Germany", "location", 1), ("East Germany", "location", 1)],
+                   types_reliable=False)
+    m = _merged(res)
+    assert m["commission"] == "philippine commission"
+    assert m["carey business school"] == m["business school"] == "johns hopkins carey business school"
+    # first words never merge (a town is not its market); two names ending so block it; a head word is needed
+    assert "aberlow" not in m and "university" not in m and "germany" not in m
+    assert res.merges["short-form"] == 3
+    assert all(r.rule == "short-form" for r in res.log if r.norm in ("commission", "carey business school"))
