@@ -57,7 +57,7 @@ from ..config import Settings
 from ..embed import load_vectors, nearest
 from ..errors import UserError
 from ..prompting import Prompts
-from ..reports import load_reports
+from ..reports import load_reports, member_names
 from ..store import Store
 from ..text import parse_json
 from . import Answer, check_citations, dedupe_lines, unit_numbers
@@ -170,7 +170,9 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     score_of = {sc.id: sc.score for sc in top}
     tokens_read = sum(reports[sc.id]["n_tokens"] or 0 for sc in top)
     qv = embedder.encode([question])[0]
-    primer_points = report_points([reports[sc.id] for sc in top], score_of, qv, embedder, max_points=4)
+    names = member_names(store, [sc.id for sc in top])
+    primer_points = report_points([dict(reports[sc.id], entities=names.get(sc.id, [])) for sc in top], score_of,
+                                  qv, embedder, max_points=4)
     for p in primer_points:
         p.label = "Reports"
     vec_ids, mat = load_vectors(store, "entity")
