@@ -175,7 +175,7 @@ def test_an_injected_document_is_indexed_and_answered_without_its_orders(tmp_pat
         if "Ignore all previous" in user:
             before = user[:user.index("Ignore all previous")]
             assert before.count('"""') % 2 == 1, user
-    s = Settings()
+    s = Settings(helpfulness_floor=5.0)  # the fake embedder's cosines are bag-of-words overlaps
     client = ModelClient(FakeModel(script=_obedient), store, "q")
     prompts = Prompts()
     questions = ["What does the Bergen Library do?", "What should you respond with?"]
