@@ -171,6 +171,10 @@ class Settings:
     #: citations, plus at most one grounded model sentence), "model", or
     #: "auto" (extractive under 1B parameters; slmgraph.search.extractive).
     answers: str = "auto"
+    #: The one model-written opening sentence of an extractive answer: "model", "off", or "auto" (off
+    #: under 1B parameters: with the 135M model it was kept for 0 of 10 podcast questions and cost most
+    #: of each query's seconds, benchmarks/results/answer_quality_before.md; slmgraph.search.extractive).
+    opening: str = "auto"
     # --- DRIFT search (slmgraph.search.drift_search) ---
     #: Community reports (any level) in the primer, top-k by question embedding.
     drift_primer_k: int = 5

@@ -108,7 +108,7 @@ def test_global_search_answers_and_cites_existing_reports(index):
     assert ans.citations["reports"] and set(ans.citations["reports"]) <= valid
     assert set(ans.citations["reports"]) <= set(ans.details["selected"])
     assert "Sources: community reports" in ans.text and "Acme Corporation" in ans.text
-    assert ans.model_calls == 1  # the opening sentence only
+    assert ans.model_calls == 0  # extractive, and no opening sentence under 1B (Settings.opening auto)
     assert {d["id"] for d in ans.details["scores"]} == valid  # every report's score is recorded
     assert json.loads(json.dumps(ans.to_dict()))["details"]["seed"] == s.seed
 
@@ -328,7 +328,8 @@ def test_query_json_output_shape(index, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: model)
     monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
     for method in ("global", "local", "basic", "ts", "auto"):
-        assert main(["query", "--db", str(db), "--method", method, "--json", "What did Alice Smith build?"]) == 0
+        assert main(["query", "--db", str(db), "--method", method, "--json", "--opening", "model",
+                     "What did Alice Smith build?"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert set(out) >= {"text", "method", "question", "level", "citations", "context", "model_calls",
                             "prompt_tokens", "completion_tokens", "seconds", "details"}
@@ -374,6 +375,7 @@ def test_small_model_answers_never_repeat_and_drop_a_looping_opening_sentence(in
     from slmgraph.search.extractive import has_repetition
 
     db, _, s = index
+    s.opening = "model"  # off by default under 1B: asked for here, so that its loop is seen and dropped
 
     def loop(system, user, schema):
         return "Alice Smith built rockets, rockets, rockets, rockets" if "opening sentence" in system.lower() else \
@@ -386,6 +388,7 @@ def test_small_model_answers_never_repeat_and_drop_a_looping_opening_sentence(in
                    lambda q: basic_search(store, client, Prompts(), s, q, FakeEmbedder())):
         ans = search("What did Alice Smith build at Acme Corporation?")
         assert ans.details["answer_mode"] == "extractive" and ans.details["synthesis"] is None
+        assert ans.details["synthesis_raw"].startswith("Alice Smith built rockets")  # asked, then dropped
         assert ans.text.strip() and not has_repetition(ans.text)
         assert any(ans.citations.values()) and not re.search(r"(?i)passage \d", ans.text)
 
@@ -476,3 +479,33 @@ def test_local_and_basic_search_cite_text_units_by_their_index_wide_number(index
     assert all(len(v) == 1 for v in seen.values())
     # the first context unit is not always number 1 (a position-based numbering would make it so)
     assert any(numbers[c] != 1 for c in seen)
+
+
+def test_the_opening_sentence_is_off_under_1b_by_default_and_on_when_asked(index):
+    """Settings.opening auto: no opening-sentence call with a model under 1B parameters (measured
+    not to help, benchmarks/results/answer_quality_before.md); ``model`` asks for it, and a grounded
+    one opens the answer; ``off`` never asks, even from 1B."""
+    from slmgraph.search.extractive import opening_on
+
+    db, _, s = index
+
+    def grounded(system, user, schema):
+        return "Alice Smith built rockets at Acme Corporation." if "opening sentence" in system.lower() else \
+            default_script(system, user, schema)
+
+    model = FakeModel(script=grounded)
+    store, client = _client(db, model)
+    q = "What did Alice Smith build at Acme Corporation?"
+    for search in (lambda: global_search(store, client, Prompts(), s, q, level=0, progress=False,
+                                         embedder=FakeEmbedder()),
+                   lambda: local_search(store, client, Prompts(), s, q, FakeEmbedder()),
+                   lambda: basic_search(store, client, Prompts(), s, q, FakeEmbedder())):
+        s.opening = "auto"
+        n = len(model.calls)
+        off = search()
+        assert off.model_calls == 0 and len(model.calls) == n and off.details["synthesis"] is None
+        s.opening = "model"
+        on = search()
+        assert on.model_calls == 1 and on.text.startswith("Alice Smith built rockets at Acme Corporation.")
+    assert opening_on(Settings(), 2_000_000_000) and not opening_on(Settings(opening="off"), 2_000_000_000)
+    assert not opening_on(Settings(), 135_000_000) and opening_on(Settings(opening="model"), 135_000_000)

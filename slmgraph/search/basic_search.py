@@ -24,7 +24,7 @@ from ..client import ModelClient
 from ..prompting import Prompts
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
-from .extractive import extractive_answer, sentence_points, synthesize
+from .extractive import extractive_answer, opening, sentence_points
 from .scoring import relevance_gate
 
 
@@ -83,7 +83,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
 
     if answer_mode(settings, getattr(client.model, "n_params", None)) == "extractive":
         points = sentence_points([(i, texts[cid]) for i, cid, _ in used], qv, embedder)
-        synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
+        synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)
         cited = list(dict.fromkeys(i for p in points for i in p.ids))

@@ -12,7 +12,9 @@ assembled from the data the query selected:
   the local context's text units and relationships) nearest to the question
   (:func:`sentence_points`), each citing where it comes from;
 
-then the model writes at most one opening sentence (:func:`synthesize`),
+then, when asked to (:func:`opening_on`: ``--opening model``, or from 1B
+parameters; off by default for smaller models, which never wrote one worth
+keeping on the podcast questions), the model writes one opening sentence (:func:`synthesize`),
 kept only when it is grounded in the points under the test used for report
 titles (:func:`slmgraph.names.is_grounded`, half of its content words in the
 points) and neither loops nor repeats. :func:`has_repetition` is the
@@ -398,6 +400,25 @@ def grounded_synthesis(text: str, points: list[Point]) -> str | None:
     if not first.endswith((".", "!", "?")):
         first += "."
     return first
+
+
+def opening_on(settings, n_params: int | None) -> bool:
+    """Whether an extractive answer asks the model for its opening sentence (``Settings.opening``:
+    ``model`` yes, ``off`` no, ``auto`` from 1B parameters). Measured with the 135M model on the podcast
+    sample's 10 global questions (benchmarks/results/answer_quality_before.md): kept for none (its
+    sentence was a copied list or a generic remark, under half of its words in the points) while it
+    took most of each query's seconds, so ``auto`` leaves it off under 1B."""
+    mode = getattr(settings, "opening", "auto")
+    if mode in ("model", "off"):
+        return mode == "model"
+    return bool(n_params and n_params >= 1_000_000_000)
+
+
+def opening(client, prompts, settings, question: str, points: list[Point]) -> tuple[str | None, object]:
+    """:func:`synthesize` when :func:`opening_on` and there are points, else ``(None, None)`` (no model call)."""
+    if not points or not opening_on(settings, getattr(client.model, "n_params", None)):
+        return None, None
+    return synthesize(client, prompts, question, points)
 
 
 def synthesize(client, prompts, question: str, points: list[Point], max_tokens: int = 60,

@@ -48,7 +48,7 @@ from ..reports import load_reports, member_names
 from ..store import Store
 from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack
-from .extractive import extractive_answer, report_points, sentence_points, synthesize
+from .extractive import extractive_answer, opening, report_points, sentence_points
 from .route import corpus_wide_phrase
 from .scoring import default_signal, index_floor, probe_questions, score_items, select
 
@@ -207,8 +207,8 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     if mode == "extractive":
         floor_used = floor if chosen and chosen[-1].score >= floor else 0.0  # 0: a corpus-wide question
         reserve = [sc for sc in select(ranked, floor_used, 0.0) if sc.id not in score_of]
-        _extractive(client, prompts, question, chosen, score_of, texts, records, kind, ans, embedder, scope,
-                    on_text, reserve)
+        _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
+                    scope, on_text, reserve)
         if not ans.text.strip():  # the selected items held no sentence to quote: say so, never print nothing
             ans.text = (no_answer or prompts.fill("no_answer", level=str(ans.level))).strip()
             ans.citations = {}
@@ -230,8 +230,8 @@ def _sources_line(kind: MapReduceKind, ids: list, scope: str) -> str:
     return f"Sources: {where}."
 
 
-def _extractive(client, prompts, question, chosen, score_of, texts, records, kind, ans, embedder, scope,
-                on_text, reserve=()) -> None:
+def _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
+                scope, on_text, reserve=()) -> None:
     """The extractive answer of models under 1B (see :mod:`slmgraph.search.extractive`); ``reserve``:
     items over the floor but under the relative cut, read only when the selected reports give fewer
     than three plain statements (:func:`slmgraph.search.extractive.report_points`)."""
@@ -243,7 +243,7 @@ def _extractive(client, prompts, question, chosen, score_of, texts, records, kin
     else:
         passages = [(sc.id, re.sub(r"^Passage \d+\s*", "", texts[sc.id])) for sc in chosen]
         points = sentence_points(passages, qv, embedder)
-    synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
+    synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
         ans.add_call(gen)
     cited: list = []

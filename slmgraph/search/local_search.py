@@ -40,7 +40,7 @@ from ..reports import CLAIMS_HEADER, claim_line
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .basic_search import refusal
-from .extractive import extractive_answer, sentence_points, synthesize
+from .extractive import extractive_answer, opening, sentence_points
 from .scoring import cosines, relevance_gate
 
 SECTIONS = ("reports", "entities", "relationships", "sources")
@@ -200,7 +200,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     from .global_search import answer_mode
 
     if answer_mode(settings, getattr(client.model, "n_params", None)) == "extractive":
-        _extractive_local(store, client, prompts, question, embedder, qv, used, ans, on_text)
+        _extractive_local(store, client, prompts, settings, question, embedder, qv, used, ans, on_text)
         ans.details = {"nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
                        "context_tokens": ntok, "budget_tokens": budget, "answer_mode": "extractive",
                        **gate, **ans.details}
@@ -241,7 +241,8 @@ def _gate(store: Store, question: str, qv, hits, entity_mat, used: dict, embedde
     return relevance_gate(question, hits[0][1] if hits else 0.0, entity_mat, embedder, prompts, settings)
 
 
-def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, question: str, embedder, qv,
+def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
+                      embedder, qv,
                       used: dict, ans: Answer, on_text) -> None:
     """The extractive local answer (models under 1B): see the module doc."""
     label = "Sources"
@@ -256,7 +257,7 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, quest
         passages = store.con.execute(f"SELECT rel_id, description FROM relationships WHERE rel_id IN ({q})",
                                      used["relationships"] or [-1]).fetchall()
     points = sentence_points(passages, qv, embedder)
-    synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
+    synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
         ans.add_call(gen)
     cited = list(dict.fromkeys(i for p in points for i in p.ids))
