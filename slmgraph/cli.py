@@ -150,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "model sentence (extractive), the model, or auto (extractive under 1B params)")
     p.add_argument("--opening", choices=("auto", "model", "off"), default="auto",
                    help="extractive answers: let the model write one opening sentence, kept only when grounded "
-                        "(model), never (off), or auto (off under 1B params: the 135M model's was never kept)")
+                        "(model), never (off), or auto (off under 1B params: the 135M model's did not help)")
     p.add_argument("--helpfulness", choices=("auto", "embedding", "model", "combined"), default="auto",
                    help="helpfulness score of reports/text units: question embedding cosine, the model's calibrated "
                         "P(yes), their mean, or auto (the embedding: measured best; the selection floor is on its scale)")

@@ -13,8 +13,8 @@ assembled from the data the query selected:
   (:func:`sentence_points`), each citing where it comes from;
 
 then, when asked to (:func:`opening_on`: ``--opening model``, or from 1B
-parameters; off by default for smaller models, which never wrote one worth
-keeping on the podcast questions), the model writes one opening sentence (:func:`synthesize`),
+parameters; off by default for smaller models, whose sentence did not help on
+the podcast questions), the model writes one opening sentence (:func:`synthesize`),
 kept only when it is grounded in the points under the test used for report
 titles (:func:`slmgraph.names.is_grounded`, half of its content words in the
 points) and neither loops nor repeats. :func:`has_repetition` is the
@@ -405,9 +405,11 @@ def grounded_synthesis(text: str, points: list[Point]) -> str | None:
 def opening_on(settings, n_params: int | None) -> bool:
     """Whether an extractive answer asks the model for its opening sentence (``Settings.opening``:
     ``model`` yes, ``off`` no, ``auto`` from 1B parameters). Measured with the 135M model on the podcast
-    sample's 10 global questions (benchmarks/results/answer_quality_before.md): kept for none (its
-    sentence was a copied list or a generic remark, under half of its words in the points) while it
-    took most of each query's seconds, so ``auto`` leaves it off under 1B."""
+    sample's 10 global questions (benchmarks/results/answer_quality_before.md): kept for 3, and each
+    of those was unsupported ("Kevin Scott is a comedian who is also a science communicator.") or a
+    copied point; the other 7 were generic remarks or copied lists (on average 26 % of its content
+    words in the points); it took most of each query's seconds (median 127 s with it, one llama.cpp
+    thread on busy cores). So ``auto`` leaves it off under 1B."""
     mode = getattr(settings, "opening", "auto")
     if mode in ("model", "off"):
         return mode == "model"
