@@ -38,6 +38,7 @@ import numpy as np
 
 from .errors import UserError
 from .store import dumps
+from .text import REPEAT_SHARE, overlaps, word_set
 
 log = logging.getLogger("slmgraph")
 
@@ -47,6 +48,11 @@ log = logging.getLogger("slmgraph")
 #: (older entries, without them, must not be continued from retokenized text).
 SAMPLER_VERSION = "3"
 
+#: The loop guard's unit while streaming (:meth:`_RunawayGuard.repeated_line`): text after ``.!?`` +
+#: space or a line break. Deliberately not :func:`slmgraph.text.sentences` (pysbd): the guard sees one
+#: token at a time and must judge each finished piece at once, while pysbd needs the whole text and
+#: would re-split the growing answer after every token (quadratic); a piece cut short after "Dr." only
+#: makes a shorter line for the repetition count, which stays a repetition.
 _SENT_END = re.compile(r"(?<=[.!?])\s+|\n")
 
 #: Sentinel used to split a rendered chat into template prefix / content / tail.
@@ -292,13 +298,13 @@ class _RunawayGuard:
 
         Free text loops with small variations ("... of mindset when it comes to
         success." / "... to achieving success."), which the exact-block check
-        misses: lines whose word sets overlap by >= 80 % (Jaccard) count as
+        misses: lines whose word sets overlap by >= ``REPEAT_SHARE`` (80 %, Jaccard) count as
         the same.
         """
-        words = frozenset(re.findall(r"\w+", line.casefold()))
+        words = word_set(line)
         if len(words) < 3:
             return False
-        same = sum(1 for w in self._lines if len(w & words) >= 0.8 * len(w | words))
+        same = sum(1 for w in self._lines if overlaps(w, words, REPEAT_SHARE))
         self._lines.append(words)
         return same >= 2
 
@@ -488,6 +494,23 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return x - m - np.log(np.sum(np.exp(x - m)))
 
 
+def _trained_window(llama_cpp, path: Path) -> int | None:
+    """The context window (tokens) the GGUF at ``path`` was trained for, from its ``<arch>.context_length``
+    metadata (GGUF spec), read by a vocabulary-only load (about 0.2 s for the bundled model); None when
+    the file cannot be read that way either."""
+    try:
+        llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, n_ctx=16, verbose=False)
+    except (ValueError, RuntimeError):
+        return None
+    for key, value in llm.metadata.items():
+        if key.endswith(".context_length"):
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
 class LlamaModel:
     """A GGUF model loaded in-process with llama-cpp-python.
 
@@ -515,6 +538,10 @@ class LlamaModel:
         try:
             self._lc = _LlamaAdapter.load(llama_cpp, **kwargs)
         except (ValueError, RuntimeError) as exc:
+            train = _trained_window(llama_cpp, path)
+            if train and n_ctx > train:  # llama.cpp fails to allocate a huge window before we can compare
+                raise UserError(f"--n-ctx {n_ctx} exceeds the {train}-token window {path.name} was trained for: "
+                                f"pass --n-ctx {train} or less") from None
             raise UserError(f"llama.cpp could not load {path} ({str(exc)[:80]}): check the file is a complete GGUF") from None
         self.path = path
         self.n_threads = n_threads  #: llama.cpp threads of this process

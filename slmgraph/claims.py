@@ -4,7 +4,7 @@
 Off by default (``Settings.claims``, CLI ``slmgraph index --claims``). When on,
 every text unit with at least one extracted entity (``entity_mentions``) gets
 one more model call, after extraction and before the graph is built. The text
-unit is shown as numbered sentences (:func:`slmgraph.names.sentences`), and the
+unit is shown as numbered sentences (:func:`slmgraph.text.sentences`), and the
 model *chooses* rather than writes: under a JSON schema it cannot break, each
 claim's ``sentence`` is an ``enum`` of the sentence numbers, subject and object
 are ``enum``s of the unit's entity names (the object may be ``NONE``), status an
@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from dataclasses import dataclass, field
 
 from tqdm import tqdm
@@ -57,10 +56,10 @@ from tqdm import tqdm
 from .config import Settings
 from .client import SAMPLER_VERSION, ModelClient
 from .extract import use_model_descriptions
-from .names import content_words, cut, is_grounded, name_occurs, normalize_name, sentences
+from .names import content_words, cut, is_grounded, name_occurs, normalize_name
 from .prompting import Prompts
 from .store import Store, dumps
-from .text import parse_json
+from .text import fold, parse_json, sentences
 
 #: Part of every claim key: bump it when a change to this module changes what
 #: a claim extraction yields, so indexes re-extract claims.
@@ -168,15 +167,6 @@ def claims_token_cap(name_tokens: list[int], settings: Settings, with_descriptio
     if with_description:
         per += settings.description_max_chars / 3.5
     return int(min(settings.extract_max_tokens, 1.25 * (15 + settings.max_claims * per)))
-
-
-def fold(s: str) -> str:
-    """``s`` for tolerant matching: NFKC, casefolded, curly quotes and dashes
-    made plain, whitespace collapsed to single spaces."""
-    s = unicodedata.normalize("NFKC", s).casefold()
-    s = s.translate(str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
-                                   "\u2013": "-", "\u2014": "-"}))
-    return " ".join(s.split())
 
 
 def quote_in_text(quote: str, folded_text: str) -> bool:

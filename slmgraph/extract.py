@@ -39,11 +39,11 @@ from tqdm import tqdm
 
 from .config import Settings
 from .client import Model, ModelClient
-from .names import content_words, cut, is_grounded, mentions, name_occurs, normalize_name, sentences
+from .names import content_words, cut, is_grounded, mentions, name_occurs, normalize_name
 from .ner import LANGUAGE_NAMES, LANGUAGE_NOTES, find_candidates, pipeline_for
 from .prompting import Prompts
 from .store import Store, dumps
-from .text import parse_json
+from .text import parse_json, sentences
 
 log = logging.getLogger("slmgraph")
 

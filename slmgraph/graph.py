@@ -33,11 +33,11 @@ from .config import Settings
 from .errors import UserError
 from .client import ModelClient
 from .extract import model_writes, types_reliable
-from .names import content_words, is_grounded, sentences
+from .names import content_words, is_grounded
 from .prompting import Prompts
 from .resolve import RULES, resolve_entities
 from .store import Store
-from .text import degenerate
+from .text import degenerate, sentences
 
 #: Input budget of one summary prompt's descriptions, tokens (further capped by
 #: the window): microsoft/graphrag's description summariser uses

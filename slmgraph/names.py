@@ -16,11 +16,10 @@ benchmark to match predicted to gold entities.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from typing import NamedTuple
 
-from .text import without_orders
+from .text import WRAPPED_LINE_CHARS, fold, without_orders
 
 # Every upper-case letter of the Basic Multilingual Plane (Latin, Greek,
 # Cyrillic, ...): Python's re has no \p{Lu}.
@@ -66,14 +65,14 @@ _CORP = re.compile(r"[\s,]+(inc|corp|corporation|ltd|llc|plc|co|gmbh|ag|sa|jr|sr
 def normalize_name(name: str) -> str:
     """The merge key of an entity name (str; empty if nothing is left).
 
-    NFKC, casefold, curly quotes to straight, possessive ``'s`` removed,
+    :func:`slmgraph.text.fold` (NFKC, casefold, curly quotes and dashes plain), possessive ``'s`` removed,
     punctuation -- hyphens included -- dropped except inner ampersands, leading
     article removed, whitespace collapsed. "The Sorbonne's" -> "sorbonne";
     "Acme-Robotics" and "ACME ROBOTICS" -> "acme robotics" (a compound written
     as one word, "AcmeRobotics", is folded by entity resolution's
     ``compound`` rule, :mod:`slmgraph.resolve`).
     """
-    s = unicodedata.normalize("NFKC", name).casefold().replace("\u2019", "'")
+    s = fold(name)
     s = re.sub(r"'s\b", "", s)
     s = re.sub(r"[^\w\s&]|_", " ", s)
     s = re.sub(r"\s+", " ", s).strip(" -&")
@@ -158,11 +157,6 @@ class Span(NamedTuple):
 def _title_case(word: str) -> bool:
     w = word.strip("\"\u201c\u201d.")
     return bool(w) and w[0].isupper() and any(c.islower() for c in w[1:])
-
-
-#: A line at least this long (characters) that breaks inside a name is hard-wrapped prose; shorter
-#: lines (list items, headings, table cells) end their names.
-WRAPPED_LINE_CHARS = 40
 
 
 def _run_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -257,7 +251,6 @@ def _sentence_initial(text: str, pos: int) -> bool:
 # (D. Harman, "How effective is suffixing?", JASIS 42(1), 1991), plus "es"
 # after a sibilant (boxes, churches, classes).
 
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'"})
 _POSSESSIVE = re.compile(r"'s(?![^\W_])")  # "Sorbonne's", tokenised "People 's"
 _INNER_APOSTROPHE = re.compile(r"(?<=[^\W_])'(?=[^\W_])")  # "O'Brien", "Qur'an"
 # Dotted single-letter acronyms ("U.S.", "U.S.A", "e.g."): the dots are dropped.
@@ -294,7 +287,7 @@ def _singular(word: str) -> str:
 def tolerant_words(s: str, drop_article: bool = False) -> list[str]:
     """The words of ``s`` under the tolerant match (list of str; empty if none).
 
-    Rules: NFKC and casefold; possessive ``'s`` dropped ("Sorbonne's", "People
+    Rules: :func:`slmgraph.text.fold`; possessive ``'s`` dropped ("Sorbonne's", "People
     's Republic"); an apostrophe inside a word joins it ("O'Brien" ->
     "obrien"); dotted acronyms lose their dots ("U.S." -> "us"); every other
     non-alphanumeric character -- punctuation, hyphens, slashes, underscores --
@@ -303,7 +296,7 @@ def tolerant_words(s: str, drop_article: bool = False) -> list[str]:
     ``drop_article``, a leading "the"/"a"/"an" is removed when a word follows
     it (ARCHITECTURE.md's scoring rule).
     """
-    s = unicodedata.normalize("NFKC", s).casefold().translate(_APOSTROPHES)
+    s = fold(s)
     s = _POSSESSIVE.sub("", s)
     s = _INNER_APOSTROPHE.sub("", s)
     s = _DOTTED.sub(lambda m: m.group(0).replace(".", ""), s)
@@ -366,26 +359,6 @@ def mentions(text: str, name: str) -> bool:
         pat = re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE)
         _MENTION_CACHE[name] = pat
     return pat.search(text) is not None
-
-
-_SENT = re.compile(r"(?<=[.!?])\s+|\n{2,}")
-
-
-def sentences(text: str) -> list[str]:
-    """``text`` split into sentences (on ``.!?`` + space, and on blank lines; not after an
-    abbreviated title such as "Mr." or "Dr.")."""
-    out: list[str] = []
-    glue = False
-    for s in _SENT.split(text):
-        s = s.strip() if s else ""
-        if not s:
-            continue
-        if glue and out:
-            out[-1] += " " + s
-        else:
-            out.append(s)
-        glue = bool(re.search(rf"(?<![\w.]){_TITLE_ABBR}$", s))
-    return out
 
 
 def content_words(s: str) -> list[str]:

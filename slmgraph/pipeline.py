@@ -77,7 +77,10 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             recorded with the values in ``meta`` key ``settings_sources`` for ``stats``.
 
     Returns:
-        dict of per-stage figures.
+        dict of per-stage figures: ``run_id`` and one dict per stage run (with its ``seconds``);
+        ``up_to_date: True`` (and no graph/communities/reports/embed entries) when nothing was new
+        since the last complete build with the same settings, model and prompts
+        (ARCHITECTURE.md, "Incremental runs").
 
     Raises:
         UserError: bad input folder, model or ``--db`` (nothing in the index
@@ -104,6 +107,11 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         if old_root and old_root != root and not replace and store.count("documents"):
             raise UserError(f"index {db_path} was built from {old_root}, not {root}: pass --replace to "
                             "re-index it from the new input, or pick another --db")
+        # What the last complete build was made with: a re-run that finds nothing new under the same
+        # settings, model and prompts has nothing to rebuild (ARCHITECTURE.md, "Incremental runs").
+        build_key = dumps({"settings": settings.index_fingerprint(), "model": str(model.path or model.name),
+                           "prompts": str(Path(settings.prompts_dir).resolve()) if settings.prompts_dir else ""})
+        up_to_date_before = store.get_meta("complete") == "1" and store.get_meta("build_key") == build_key
         store.set_meta("input_root", root)
         store.set_meta("complete", "0")
         store.set_meta("model_path", str(model.path or ""))
@@ -126,18 +134,18 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             out[name] = dict(res, seconds=round(dt, 2))
             return res
 
-        r = stage("ingest", lambda: ingest(store, docs, model.tokenize, model.detokenize, settings.chunk_size,
+        r = r_ingest = stage("ingest", lambda: ingest(store, docs, model.tokenize, model.detokenize, settings.chunk_size,
                                            settings.chunk_overlap), "text_units")
         say(f"ingest: {r['documents']} documents, {r['tokens']} tokens, {r['text_units']} text units "
             f"({r['added_units']} new, {r['removed_units']} removed)")
-        r = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
+        r = r_extract = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
                                                          model_factory=model_factory, say=say), "extracted")
         status = ", ".join(f"{k} {v}" for k, v in sorted(r["status"].items())) or "nothing new"
         grounding = (f"{r['ungrounded']} entities dropped by grounding (names not in their text unit)"
                      if settings.grounding else "grounding off")
         invalid = "names not among the candidates" if settings.constrain_names else "empty or overlong names"
-        say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; {r['entities']} entities, "
-            f"{r['relationships']} relationships, {r['dropped']} records dropped by validation (duplicates, "
+        say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; the new ones gave "
+            f"{r['entities']} entities, {r['relationships']} relationships; {r['dropped']} records dropped by validation (duplicates, "
             f"self-loops, {invalid}); {grounding}; status: {status}")
         if settings.claims:
             r = stage("claims", lambda: run_claims(store, client, prompts, settings, progress), "extracted")
@@ -145,10 +153,21 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 f"entities; {r['claims']} claims stored ({r['self']} with subject = object kept without an object), "
                 f"{r['dropped']} dropped ({r['ungrounded']} whose sentence does not name the subject, {r['invalid']} "
                 f"duplicates or unknown names or sentences); {r['total']} claims in the index")
-        else:
-            removed = clear_claims(store)
+        removed_claims = 0
+        if not settings.claims:
+            removed = removed_claims = clear_claims(store)
             if removed:
                 say(f"claims: off; {removed} claims of an earlier run removed")
+        nothing_new = (up_to_date_before and not r_ingest["added_units"] and not r_ingest["removed_units"]
+                       and not r_extract["extracted"] and not (settings.claims and r["extracted"])
+                       and not removed_claims)
+        if nothing_new:
+            # Rebuilding the graph, communities, reports and embeddings would give the same tables and
+            # rewrite most of the file (it grew 7.4 -> 11.8 MB on the demo) for nothing.
+            say("graph, communities, reports, embed: up to date (no new or changed text unit, same settings)")
+            store.set_meta("complete", "1")
+            out["up_to_date"] = True
+            return out
         embedder: list = []  # loaded on first use and shared by the graph and embed stages
 
         def get_embedder():
@@ -196,6 +215,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         say(f"embed: {r['embedded']} vectors computed, {r['kept']} kept")
         # Everything into the .duckdb file first: the index is marked complete only once it is there.
         store.checkpoint()
+        store.set_meta("build_key", build_key)
         store.set_meta("complete", "1")
         return out
     except duckdb.Error as exc:  # a failed write (disk full): one line, nothing committed lost

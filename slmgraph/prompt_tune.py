@@ -4,7 +4,7 @@ comes from the user's own corpus (GraphRAG's auto-tuning idea, microsoft/graphra
 
 The example is built, not written:
 
-1. **A representative passage**: every window of two consecutive sentences (``names.sentences``)
+1. **A representative passage**: every window of two consecutive sentences (``text.sentences``)
    of at most :data:`MAX_EXAMPLE_CHARS` characters with 3 to :data:`MAX_NAMES` candidate names
    (the candidate pass, ``names.candidate_names``), each sentence naming one of them; the window
    whose names recur most across the corpus (sum of log(1 + corpus count)), less a small
@@ -36,7 +36,8 @@ from pathlib import Path
 from .config import Settings
 from .errors import UserError
 from .prompting import DATA_RULE, quote_data
-from .names import candidate_names, cut, mentions, normalize_name, sentences
+from .names import candidate_names, cut, mentions, normalize_name
+from .text import sentences
 
 MAX_EXAMPLE_CHARS = 420  #: longest passage used as the example (the fixed prefix is paid once per process)
 MAX_NAMES = 6  #: most candidate names in the example

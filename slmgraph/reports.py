@@ -46,10 +46,10 @@ from .config import Settings
 from .errors import UserError
 from .client import ModelClient
 from .extract import model_writes, use_model_descriptions
-from .names import STOP, content_words, cut, is_grounded, sentences
+from .names import STOP, content_words, cut, is_grounded
 from .prompting import Prompts
 from .store import Store, dumps
-from .text import addressed_to_assistant, degenerate, parse_json
+from .text import addressed_to_assistant, degenerate, parse_json, sentences
 
 REPORT_SCHEMA_LIMITS = {"title": 80, "summary": 500, "rating_explanation": 200, "finding_summary": 120,
                         "finding_explanation": 400, "findings": 5}

@@ -2,6 +2,12 @@
 
 * :func:`parse_json`: model output to JSON, repaired with the json-repair library.
 * :func:`degenerate`: model text that is a copied list or a loop rather than prose.
+* :func:`fold`: the one character folding under every tolerant comparison (the entity merge key
+  ``names.normalize_name``, the tolerant name key ``names.tolerant_key``, claims' quote check).
+* :func:`word_set` / :func:`overlaps`: the one near-duplicate test (Jaccard share of words), used by the
+  loop guard, answer clean-up and extractive answers.
+* :func:`sentences` / :func:`sentence_spans`: the one sentence splitter (pysbd), used by every stage
+  and query engine.
 * :func:`addressed_to_assistant` (with :func:`order_spans`, :func:`without_orders`): sentences that
   give orders to an AI assistant (prompt injection), kept out of names, reports and answers.
 """
@@ -10,8 +16,45 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
+from functools import lru_cache
 
 import json_repair
+import pysbd
+
+
+#: Apostrophe-like, quote and dash characters made plain by :func:`fold`.
+_PLAIN = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'", "\u00b4": "'",
+                        "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
+
+
+def fold(s: str) -> str:
+    """``s`` for tolerant matching: Unicode NFKC, casefolded, curly/typographic apostrophes, quotes and
+    dashes made plain (’ ‘ ʼ ` ´ to ', “ ” to ", – — to -), whitespace collapsed to single spaces.
+
+    The first step of every tolerant comparison: the entity merge key
+    (``names.normalize_name``), the tolerant name key (``names.tolerant_key``) and
+    claims' source-quote check (``claims.quote_in_text``). Raises nothing.
+    """
+    return " ".join(unicodedata.normalize("NFKC", s).casefold().translate(_PLAIN).split())
+
+
+#: Share of words (Jaccard) at which a model-written sentence repeats an earlier one: the loop
+#: guard's free-text check (``backend``) and answers' clean-up (``search.dedupe_lines``); the
+#: looping answers of issue 9 ("... when it comes to success." / "... to achieving success.")
+#: share >= 80 % of their words.
+REPEAT_SHARE = 0.8
+
+
+def word_set(s: str) -> frozenset[str]:
+    """The casefolded words (``\\w+``) of ``s``, as a set."""
+    return frozenset(re.findall(r"\w+", s.casefold()))
+
+
+def overlaps(a: frozenset, b: frozenset, share: float = REPEAT_SHARE) -> bool:
+    """True when the word sets ``a`` and ``b`` share at least ``share`` of their union (Jaccard
+    similarity >= ``share``); False when both are empty."""
+    return bool(a or b) and len(a & b) >= share * len(a | b)
 
 
 def parse_json(text: str) -> tuple[object, str]:
@@ -50,6 +93,121 @@ def degenerate(text: str) -> bool:
     return bool(long_words) and max(long_words.count(w) for w in long_words) >= max(3, len(long_words) // 3)
 
 
+#: A line at least this long (characters) that breaks without a sentence end is hard-wrapped prose;
+#: shorter lines (list items, headings, table cells, a transcript's short turns) end where they end.
+#: The same rule decides whether a capitalised run broken by a line is one name (``names``, ``ner``).
+WRAPPED_LINE_CHARS = 40
+#: Lines that are Markdown structure (heading, table row, list item, quote, code fence) or a
+#: transcript's speaker turn ("KEVIN SCOTT: ..."): never joined to their neighbours.
+_STRUCTURE_LINE = re.compile(r"\s*(?:#{1,6}\s|\||[-*+\u2022]\s|\d{1,3}[.)]\s|>|```|~~~|[A-Z][A-Z .'\u2019-]{1,40}:\s)")
+#: Characters after which a line break ends the sentence anyway.
+_LINE_END_STOP = set(".!?:;\u3002\uff01\uff1f")
+
+
+def _soft_wraps_as_spaces(text: str) -> str:
+    """``text`` (same length) with the line breaks inside hard-wrapped prose shown as spaces.
+
+    pysbd ends a sentence at every line break: right for a transcript's turns and for Markdown's
+    headings, list items and table rows, wrong for prose wrapped at a fixed width. A single line
+    break is a soft wrap when neither line is structure (:data:`_STRUCTURE_LINE`), the first line
+    ends without ``.!?:;`` and the next starts with a letter that is lower-case ("the ship\\nreached")
+    or follows a line of :data:`WRAPPED_LINE_CHARS` or more characters ("... waiting for Alex\\nMercer").
+    """
+    text = text.replace("\r", " ")
+    if "\n" not in text:
+        return text
+    lines = text.split("\n")
+    out = []
+    for i, line in enumerate(lines[:-1]):
+        nxt = lines[i + 1].lstrip()
+        body = line.rstrip()
+        soft = (body and nxt and body[-1] not in _LINE_END_STOP and nxt[0].isalpha()
+                and not _STRUCTURE_LINE.match(line) and not _STRUCTURE_LINE.match(lines[i + 1])
+                and (nxt[0].islower() or len(body.strip()) >= WRAPPED_LINE_CHARS))
+        out.append(line + (" " if soft else "\n"))
+    out.append(lines[-1])
+    return "".join(out)
+
+
+#: Titles before a name that pysbd's English abbreviation list lacks ("Fr. Brown", "Insp. Lestrade";
+#: pysbd 0.3.4 already keeps "Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "Capt.", "Sgt." ... together, and
+#: "Jr." / "Sr." may end a sentence). A sentence ending in one is joined to the next.
+_TITLE_END = re.compile(r"(?<![\w.])(?:Mx|Fr|Insp|Hr)\.\s*$")
+#: Sentence-split cache size (distinct texts): the stages split the same text unit several times
+#: (extraction, graph, reports) and the query engines the same passages per question.
+SENTENCE_CACHE_TEXTS = 4096
+
+
+@lru_cache(maxsize=1)
+def _segmenter() -> pysbd.Segmenter:
+    """The pysbd segmenter (English rules, text kept as is; pysbd 0.3.4 also ends sentences at
+    the CJK full stops 。！？)."""
+    return pysbd.Segmenter(language="en", clean=False, char_span=False)
+
+
+@lru_cache(maxsize=SENTENCE_CACHE_TEXTS)
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    shown = _soft_wraps_as_spaces(text)
+    ends: list[int] = []
+    cur = 0
+    for piece in _segmenter().segment(shown):
+        body = piece.strip()
+        if not body:
+            continue
+        i = shown.find(body, cur)
+        if i < 0:  # pysbd altered the text (never seen with clean=False): the piece joins the next one
+            continue
+        cur = i + len(body)
+        ends.append(cur)
+    spans: list[tuple[int, int]] = []
+    start = 0
+    glue = False
+    for end in ends + [len(text)]:
+        a, b = start, end
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        start = end
+        if a == b:
+            continue
+        if glue and spans:
+            spans[-1] = (spans[-1][0], b)
+        else:
+            spans.append((a, b))
+        glue = bool(_TITLE_END.search(text[a:b]))
+    return tuple(spans)
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` character offsets of the sentences of ``text``, in order, whitespace
+    trimmed (so ``text[start:end]`` is the sentence).
+
+    The one sentence splitter of slmgraph: pysbd 0.3.4 (Sadvilkar & Neumann 2020, the
+    "Golden Rules" segmenter; https://github.com/nipunsadvilkar/pySBD) with its English rules,
+    so "Dr. Chen met Mr. Li. They spoke." is two sentences and "3.5 km", "U.S." and "e.g." end
+    none. Line structure ends a sentence (a transcript's turns, Markdown headings, list items and
+    table rows), except a line break inside hard-wrapped prose (:func:`_soft_wraps_as_spaces`);
+    the CJK full stops 。！？ end one too. Cost: about 260,000 characters (2,700
+    sentences) per CPU second on the podcast sample, 6 CPU seconds for a 390,000-token corpus
+    (``benchmarks/results/sentence_split.md``); results are cached per text
+    (:data:`SENTENCE_CACHE_TEXTS`).
+
+    Args:
+        text: any text; a 2,000-character token without spaces is one sentence.
+
+    Returns:
+        list of ``(start, end)`` pairs, non-overlapping, empty for blank text. Raises nothing.
+    """
+    return list(_spans(text))
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (:func:`sentence_spans`), each stripped of surrounding
+    whitespace; line breaks inside a sentence are kept."""
+    return [text[a:b] for a, b in _spans(text)]
+
+
 # Sentences addressed to an assistant (prompt injection, issue 13 item 10): an order about the
 # model's instructions or role, a chat role label opening a line, or a demanded reply.
 _ORDER = re.compile(
@@ -69,7 +227,6 @@ _ROLE = re.compile(r"^\W{0,3}(?:system|assistant|developer|user|human|ai)\s*:|\[
                    re.I)
 #: A bare role word or demanded reply taken for a name ("SYSTEM", "PWNED").
 _ROLE_WORD = re.compile(r"(?:system|assistant|developer|pwned|jailbreak)", re.I)
-_SENTENCE_SPAN = re.compile(r"[^.!?\n]+(?:[.!?]+[\"'”’)]*|$)", re.M)
 
 
 def addressed_to_assistant(sentence: str) -> bool:
@@ -99,8 +256,8 @@ def addressed_to_assistant(sentence: str) -> bool:
 
 def order_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` character offsets of the sentences of ``text`` that
-    :func:`addressed_to_assistant` matches (sentences split on ``.!?`` and line ends)."""
-    return [(m.start(), m.end()) for m in _SENTENCE_SPAN.finditer(text) if addressed_to_assistant(m.group(0))]
+    :func:`addressed_to_assistant` matches (sentences of :func:`sentence_spans`)."""
+    return [(a, b) for a, b in _spans(text) if addressed_to_assistant(text[a:b])]
 
 
 def without_orders(text: str) -> str:

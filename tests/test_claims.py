@@ -7,10 +7,11 @@ import json
 import pytest
 from conftest import FakeEmbedder, FakeModel, claims_prompt, default_script, numbered_sentences, stage_of
 
-from slmgraph.claims import (claims_key, claims_schema, claims_token_cap, clear_claims, fold, load_claims,
+from slmgraph.claims import (claims_key, claims_schema, claims_token_cap, clear_claims, load_claims,
                              quote_in_text, validate_claims)
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
+from slmgraph.text import fold
 from slmgraph.client import ModelClient
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts

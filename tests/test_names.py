@@ -1,6 +1,6 @@
 """The candidate pass and name normalisation."""
 
-from slmgraph.names import candidate_names, cut, is_grounded, normalize_name, sentences
+from slmgraph.names import candidate_names, cut, is_grounded, normalize_name
 
 
 def test_normalize_name_rules():
@@ -41,7 +41,6 @@ def test_grounding_and_cut():
     assert not is_grounded("Marie Curie studied radioactivity at the Sorbonne", words)
     assert not is_grounded("", words)
     assert cut("a " * 100, 20).endswith("\u2026") and len(cut("a " * 100, 20)) <= 20
-    assert sentences("One. Two! Three?\n\nFour") == ["One.", "Two!", "Three?", "Four"]
 
 
 def test_candidates_never_span_lines_and_occur_verbatim(corpus):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
-from ..text import addressed_to_assistant
+from ..text import REPEAT_SHARE, addressed_to_assistant, overlaps, sentences, word_set
 
 
 @dataclass
@@ -82,8 +82,8 @@ def context_room(client, prompts, stem: str, question: str, reserve: int, minimu
 
 
 def dedupe_lines(text: str) -> str:
-    """``text`` without sentences that nearly repeat an earlier one (>= 80 %
-    of their words shared, Jaccard; sentences of fewer than 3 words are kept)
+    """``text`` without sentences (:func:`slmgraph.text.sentences`) that nearly repeat an earlier one
+    (:data:`slmgraph.text.REPEAT_SHARE` of their words shared, Jaccard; sentences of fewer than 3 words are kept)
     and without sentences that give orders to an assistant
     (:func:`slmgraph.text.addressed_to_assistant`: a model-written answer that
     copied an injected "Ignore all previous instructions ..."); a line left
@@ -96,11 +96,11 @@ def dedupe_lines(text: str) -> str:
     out = []
     for line in text.split("\n"):
         kept = []
-        for sent in re.split(r"(?<=[.!?])\s+", line):
-            words = frozenset(re.findall(r"\w+", sent.casefold()))
+        for sent in sentences(line) or [line.strip()]:
+            words = word_set(sent)
             if addressed_to_assistant(sent):
                 continue
-            if len(words) >= 3 and any(len(w & words) >= 0.8 * len(w | words) for w in seen):
+            if len(words) >= 3 and any(overlaps(w, words, REPEAT_SHARE) for w in seen):
                 continue
             if len(words) >= 3:
                 seen.append(words)

@@ -29,8 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..names import content_words, cut, is_grounded, sentences
-from ..text import addressed_to_assistant, degenerate
+from ..names import content_words, cut, is_grounded
+from ..text import addressed_to_assistant, degenerate, overlaps, sentences, word_set
 
 #: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
 NEAR_DUPLICATE = 0.6
@@ -61,7 +61,7 @@ class Point:
 
 
 def _norm_words(s: str) -> frozenset:
-    return frozenset(content_words(s)) or frozenset(re.findall(r"\w+", s.casefold()))
+    return frozenset(content_words(s)) or word_set(s)
 
 
 def near_duplicate(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
@@ -69,7 +69,7 @@ def near_duplicate(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
     wa, wb = _norm_words(a), _norm_words(b)
     if not wa or not wb:
         return a.strip().casefold() == b.strip().casefold()
-    return len(wa & wb) >= threshold * len(wa | wb)
+    return overlaps(wa, wb, threshold)
 
 
 def has_repetition(text: str) -> bool:
