@@ -125,7 +125,8 @@ def main() -> int:
     from slmgraph.client import ModelClient
     from slmgraph.config import Settings
     from slmgraph.embed import Embedder
-    from slmgraph.names import content_words, sentences
+    from slmgraph.names import content_words
+    from slmgraph.text import sentences
     from slmgraph.prompting import Prompts
     from slmgraph.search import basic_search as bs_mod, global_search as gs_mod, local_search as ls_mod
     from slmgraph.store import Store

@@ -205,7 +205,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     score_of = {sc.id: sc.score for sc in chosen}
     scope = f"level {ans.level}" if ans.level is not None else "selected dynamically"
     if mode == "extractive":
-        floor_used = floor if chosen and chosen[-1].score >= floor else 0.0  # 0: a corpus-wide question
+        floor_used = 0.0 if wide is not None else floor  # the floor does not apply to a corpus-wide question
         reserve = [sc for sc in select(ranked, floor_used, 0.0) if sc.id not in score_of]
         _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
                     scope, on_text, reserve)
