@@ -101,7 +101,7 @@ def has_repetition(text: str) -> bool:
 #: name ("../Behind the Tech with Kevin Scott Podcast Episode 52 – Bill Gates."), not a statement.
 HEADING_SHARE = 0.6
 #: Selection penalties, in cosine units (the question-sentence cosines of the quoted sentences were
-#: 0.1-0.6 on the podcast sample, benchmarks/results/answer_quality_after.md): a question, a quoted
+#: 0.16-0.54 on the podcast sample, benchmarks/results/answer_quality_after.md): a question, a quoted
 #: dialogue fragment (a sentence opening with a quotation mark: a line of speech, not a finding), a
 #: heading, or a sentence cut by the character cap. Chosen by reading the answers of the podcast and
 #: demo samples, not swept.

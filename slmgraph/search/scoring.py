@@ -280,7 +280,8 @@ def matrix_floor(mat: np.ndarray, embedder, probes: list[str], floor: float = FL
     return min(floor, best + margin), best
 
 
-def relevance_gate(question: str, best_cosine: float, mat: np.ndarray, embedder, prompts, settings) -> dict:
+def relevance_gate(question: str, best_cosine: float, mat: np.ndarray | None, embedder, prompts, settings,
+                   probe_floor: tuple[float, float | None] | None = None) -> dict:
     """Whether basic or local search may answer ``question`` (GraphRAG's basic and local search answer
     anything; slmgraph refuses, as global search does, a question the index holds nothing near).
 
@@ -291,13 +292,18 @@ def relevance_gate(question: str, best_cosine: float, mat: np.ndarray, embedder,
     about the whole corpus (:func:`slmgraph.search.route.corpus_wide_phrase`) is never refused.
     Measured on the podcast and demo samples in benchmarks/results/answer_quality_after.md.
 
+    ``probe_floor``: ``(floor, best probe score)`` computed by the caller (for a statistic other than
+    the best cosine with the rows of ``mat``; local search's mean), used instead of :func:`matrix_floor`.
+
     Returns:
         ``{"answer": bool, "best_score", "floor", "probe_best", "corpus_wide_phrase"}`` (scores 0-100, rounded).
     """
     from .route import corpus_wide_phrase
 
     floor, probe_best = settings.helpfulness_floor, None
-    if settings.helpfulness_probes:
+    if probe_floor is not None:
+        floor, probe_best = probe_floor
+    elif settings.helpfulness_probes and mat is not None:
         floor, probe_best = matrix_floor(mat, embedder, probe_questions(prompts), settings.helpfulness_floor)
     best = embedding_score(best_cosine)
     wide = corpus_wide_phrase(question, prompts)
