@@ -149,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--answers", choices=("auto", "extractive", "model"), default="auto",
                    help="who writes the answer: points copied from the data with citations and at most one grounded "
                         "model sentence (extractive), the model, or auto (extractive under 1B params)")
+    p.add_argument("--opening", choices=("auto", "model", "off"), default="auto",
+                   help="extractive answers: let the model write one opening sentence, kept only when grounded "
+                        "(model), never (off), or auto (off under 1B params: the 135M model's did not help)")
     p.add_argument("--helpfulness", choices=("auto", "embedding", "model", "combined"), default="auto",
                    help="helpfulness score of reports/text units: question embedding cosine, the model's calibrated "
                         "P(yes), their mean, or auto (the embedding: measured best; the selection floor is on its scale)")
@@ -347,7 +350,7 @@ def _settings(args) -> Settings:
                 raise UserError("--entity-types is empty: pass e.g. person,organization,location")
             s.entity_types = types
     if args.command == "query":
-        s.answers, s.helpfulness = args.answers, args.helpfulness
+        s.answers, s.helpfulness, s.opening = args.answers, args.helpfulness, args.opening
         for opt, attr, low in (("budget", "lazy_budget", 1), ("followups", "drift_followups", 0),
                                ("depth", "drift_depth", 1), ("drift_tokens", "drift_tokens", 1)):
             v = getattr(args, opt, None)

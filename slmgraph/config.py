@@ -183,6 +183,11 @@ class Settings:
     #: citations, plus at most one grounded model sentence), "model", or
     #: "auto" (extractive under 1B parameters; slmgraph.search.extractive).
     answers: str = "auto"
+    #: The one model-written opening sentence of an extractive answer: "model", "off", or "auto" (off
+    #: under 1B parameters: with the 135M model it was kept for 3 of 10 podcast questions, each kept one
+    #: unsupported or a copied point, and it cost most of each query's seconds,
+    #: benchmarks/results/answer_quality_before.md; slmgraph.search.extractive.opening_on).
+    opening: str = "auto"
     # --- DRIFT search (slmgraph.search.drift_search) ---
     #: Community reports (any level) in the primer, top-k by question embedding.
     drift_primer_k: int = 5

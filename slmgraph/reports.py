@@ -702,3 +702,21 @@ def load_reports(store: Store, level: int) -> list[dict]:
                              "FROM community_reports WHERE level = ? ORDER BY community_id", [level]).fetchall()
     return [{"community_id": r[0], "title": r[1], "summary": r[2], "findings": json.loads(r[3] or "[]"),
              "rating": r[4], "full_text": r[5], "n_tokens": r[6]} for r in rows]
+
+
+def member_names(store: Store, community_ids: list[int], n: int = 10) -> dict[int, list[str]]:
+    """``community_id -> up to n member names``, most connected first (entity degree, then id): the
+    community's central entities, which an extractive answer prefers its quoted sentences to name
+    (slmgraph.search.extractive.report_points)."""
+    if not community_ids:
+        return {}
+    q = ",".join("?" * len(community_ids))
+    rows = store.con.execute(f"""
+        SELECT m.community_id, e.name FROM community_members m JOIN entities e USING (entity_id)
+        WHERE m.community_id IN ({q}) ORDER BY m.community_id, e.degree DESC, e.entity_id""",
+                             list(community_ids)).fetchall()
+    out: dict[int, list[str]] = {}
+    for cid, name in rows:
+        if len(out.setdefault(cid, [])) < n:
+            out[cid].append(name)
+    return out

@@ -151,6 +151,9 @@ SPEC: tuple[Key, ...] = (
     Key("answers", "queries", "choice", "who writes answers: extractive (the data's points with citations and at "
         "most one grounded model sentence), model, or auto (extractive under 1B parameters)", "--answers",
         choices=("auto", "extractive", "model")),
+    Key("opening", "queries", "choice", "the model-written opening sentence of an extractive answer: model, off, "
+        "or auto (off under 1B parameters: the 135M model's did not help on the podcast questions)", "--opening",
+        choices=("auto", "model", "off")),
     Key("drift_primer_k", "queries", "int", "DRIFT: community reports in the primer (top-k by embedding)",
         minimum=1),
     Key("drift_followups", "queries", "int", "DRIFT: follow-up questions per round, each a local search",

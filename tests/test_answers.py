@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import FakeModel
+from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.backend import Choice
 from slmgraph.client import ModelClient
@@ -165,6 +165,64 @@ def test_sentence_points_pick_the_nearest_sentences_and_merge_repeated_ones():
     pts = sentence_points(passages, emb.encode(["base?"])[0], emb, max_points=1)
     assert len(pts) == 1 and pts[0].ids == [1, 2] and "base" in pts[0].text
     assert not any("Short one" in p.text for p in pts)  # too short to be a point
+
+
+def test_report_points_prefer_a_statement_naming_the_reports_entities_over_nearer_weak_quotes():
+    """The question-nearest sentence is a question and a quoted fragment; the chosen one is the
+    declarative sentence naming two of the report's entities, though its cosine is lower."""
+    q_sent = "KEVIN SCOTT: So what did you think about the signal at the base?"
+    frag = '"I would laugh if we ever found Martians playing poker at the base, you know."'
+    plain = "Jordan Hayes decoded the signal with Alex Mercer at the base in the desert."
+    emb = DesignedEmbedder({Q: [1, 0, 0], q_sent: _unit(0.58), frag: _unit(0.55), plain: _unit(0.45)})
+    rep = dict(_report(1, "Alex Mercer and Jordan Hayes", [("a", q_sent), ("b", frag), ("c", plain)]),
+               entities=["Alex Mercer", "Jordan Hayes", "Dulce"])
+    pts = report_points([rep], {1: 40}, emb.encode([Q])[0], emb, per_report=1)
+    assert [p.text for p in pts] == [plain]
+    # without the report's entities the penalties alone still rank the statement first
+    pts = report_points([dict(rep, entities=[])], {1: 40}, emb.encode([Q])[0], emb, per_report=1)
+    assert [p.text for p in pts] == [plain]
+
+
+def test_report_points_drop_weak_points_and_fill_from_the_reserve():
+    """A report whose only sentence is a quoted fragment gives no point when a plain statement exists;
+    reserve reports are read (and cited) only to reach min_points plain points."""
+    weak = _report(1, "Martians", [("a", '"I would laugh if we ran into Martians playing poker down there."')])
+    good = _report(2, "Dulce", [("b", "Alex Mercer stood gazing at the elevator that led into Dulce base.")])
+    extra = _report(3, "Alex Mercer and Jordan Hayes",
+                    [("c", "Jordan Hayes shuffled the papers while Alex Mercer watched the briefing.")])
+    spare = _report(4, "Sam Rivera", [("d", "Sam Rivera worked at the console through the long night shift.")])
+    emb = FakeEmbedder()
+    qv = emb.encode([Q])[0]
+    pts = report_points([weak, good], {1: 20, 2: 18, 3: 13, 4: 12}, qv, emb, reserve=[extra, spare], min_points=2)
+    assert [p.ids for p in pts] == [[2], [3]]  # the weak point dropped; one reserve report fills; 4 unread
+    assert not any("Martians" in p.text for p in pts)
+    # a weak point is kept when it is the only point there is
+    pts = report_points([weak], {1: 20}, qv, emb)
+    assert [p.ids for p in pts] == [[1]]
+
+
+def test_points_do_not_restate_each_other_mmr():
+    """Two near-identical relevant sentences (cosine 0.99 to each other, not word duplicates) and one
+    less relevant but different: maximal marginal relevance takes the different one second."""
+    a = "Alex Mercer leads the team into the base at night."
+    b = "At night the squad is led inside the facility by Mercer."
+    c = "The radio signal repeats a pattern every eleven minutes."
+    emb = DesignedEmbedder({Q: [1, 0, 0], a: [0.8, 0.6, 0.0], b: [0.79, 0.61, 0.02], c: [0.6, 0.0, 0.8]})
+    pts = sentence_points([(1, f"{a} {b} {c}")], emb.encode([Q])[0], emb, max_points=2)
+    assert [p.text for p in pts] == [a, c]
+
+
+def test_sentence_kinds_and_quotable():
+    from slmgraph.search.extractive import quotable, sentence_kinds
+
+    assert sentence_kinds("KEVIN SCOTT: When did you start thinking about AI?") == ["question"]
+    assert "fragment" in sentence_kinds('"Hayes, Mercer, this is not philosophy hour.')
+    assert "heading" in sentence_kinds("../Behind the Tech with Kevin Scott Podcast Episode 52 – Bill Gates.")
+    assert "cut" in sentence_kinds("The team went down into the base and then\u2026")
+    assert sentence_kinds("Jordan Hayes decoded the signal with Alex Mercer.") == []
+    assert not quotable("KEVIN SCOTT: (Laughter.) Yeah, sort of a humility engine and more.", 6)
+    assert not quotable("KEVIN SCOTT: Yeah, right.", 3)
+    assert quotable("KEVIN SCOTT: We built the first compiler for that machine in a year.", 8)
 
 
 def test_has_repetition_sees_repeated_sentences_and_looped_phrases():

@@ -175,7 +175,7 @@ def test_an_injected_document_is_indexed_and_answered_without_its_orders(tmp_pat
         if "Ignore all previous" in user:
             before = user[:user.index("Ignore all previous")]
             assert before.count('"""') % 2 == 1, user
-    s = Settings()
+    s = Settings(helpfulness_floor=5.0)  # the fake embedder's cosines are bag-of-words overlaps
     client = ModelClient(FakeModel(script=_obedient), store, "q")
     prompts = Prompts()
     questions = ["What does the Bergen Library do?", "What should you respond with?"]
@@ -231,7 +231,7 @@ def test_a_model_written_answer_loses_the_orders_it_copied(tmp_path):
         return " ".join(user.split('"""')[1].split()) + " [Sources: 1]"
 
     ans = basic_search(store, ModelClient(FakeModel(script=copier), store, "q"), Prompts(),
-                       Settings(answers="model"), "What does Maria Berg manage?", FakeEmbedder())
+                       Settings(answers="model", helpfulness_floor=5.0), "What does Maria Berg manage?", FakeEmbedder())
     assert "Maria Berg manages the Bergen Library" in ans.text
     assert not any(w in ans.text for w in ORDER_LINES), ans.text
     store.close()

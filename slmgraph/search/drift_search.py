@@ -41,7 +41,8 @@ reports, as global search does, and refines with local search:
    relative cut of global search is not applied: follow-ups add to the
    primer). Under 1B the answer is the primer's points then the kept
    follow-ups' points, best first, near-duplicates merged, opened by at most
-   one grounded model sentence (:func:`slmgraph.search.extractive.synthesize`);
+   one grounded model sentence when ``--opening`` asks for it
+   (:func:`slmgraph.search.extractive.opening`);
    from 1B the model reduces them with the global reduce prompt. Reports are
    cited by community id, text units by their number in (document, position)
    order (:func:`slmgraph.search.unit_numbers`).
@@ -57,12 +58,12 @@ from ..config import Settings
 from ..embed import load_vectors, nearest
 from ..errors import UserError
 from ..prompting import Prompts
-from ..reports import load_reports
+from ..reports import load_reports, member_names
 from ..store import Store
 from ..text import parse_json
 from . import Answer, check_citations, dedupe_lines, unit_numbers
 from .extractive import (Point, extractive_answer, has_repetition, near_duplicate, report_points,
-                         sentence_points, synthesize)
+                         opening, sentence_points)
 from .route import corpus_wide_phrase
 from .scoring import cosines, index_floor, probe_questions, score_items, select
 
@@ -170,7 +171,9 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     score_of = {sc.id: sc.score for sc in top}
     tokens_read = sum(reports[sc.id]["n_tokens"] or 0 for sc in top)
     qv = embedder.encode([question])[0]
-    primer_points = report_points([reports[sc.id] for sc in top], score_of, qv, embedder, max_points=4)
+    names = member_names(store, [sc.id for sc in top])
+    primer_points = report_points([dict(reports[sc.id], entities=names.get(sc.id, [])) for sc in top], score_of,
+                                  qv, embedder, max_points=4)
     for p in primer_points:
         p.label = "Reports"
     vec_ids, mat = load_vectors(store, "entity")
@@ -267,7 +270,7 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
             if not any(near_duplicate(p.text, q.text) for q in points):
                 points.append(p)
         points = _without_repeats(points)
-        synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
+        synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)
         text = extractive_answer(points, "Reports", synthesis, _sources_line(points))

@@ -12,7 +12,9 @@ assembled from the data the query selected:
   the local context's text units and relationships) nearest to the question
   (:func:`sentence_points`), each citing where it comes from;
 
-then the model writes at most one opening sentence (:func:`synthesize`),
+then, when asked to (:func:`opening_on`: ``--opening model``, or from 1B
+parameters; off by default for smaller models, whose sentence did not help on
+the podcast questions), the model writes one opening sentence (:func:`synthesize`),
 kept only when it is grounded in the points under the test used for report
 titles (:func:`slmgraph.names.is_grounded`, half of its content words in the
 points) and neither loops nor repeats. :func:`has_repetition` is the
@@ -95,21 +97,140 @@ def has_repetition(text: str) -> bool:
     return False
 
 
-def _rank_texts(question_vec, texts: list[str], embedder) -> list[float]:
-    """Cosine of each text with the question (0s without an embedder)."""
-    if embedder is None or question_vec is None or not texts:
-        return [0.0] * len(texts)
-    from .scoring import cosines
+#: A sentence whose words start with a capital letter or digit this often reads as a heading or a file
+#: name ("../Behind the Tech with Kevin Scott Podcast Episode 52 – Bill Gates."), not a statement.
+HEADING_SHARE = 0.6
+#: Selection penalties, in cosine units (the question-sentence cosines of the quoted sentences were
+#: 0.16-0.54 on the podcast sample, benchmarks/results/answer_quality_after.md): a question, a quoted
+#: dialogue fragment (a sentence opening with a quotation mark: a line of speech, not a finding), a
+#: heading, or a sentence cut by the character cap. Chosen by reading the answers of the podcast and
+#: demo samples, not swept.
+PENALTY = {"question": 0.15, "fragment": 0.15, "heading": 0.15, "cut": 0.05}
+#: Bonus per entity of the report the sentence names, counted up to :data:`MAX_NAMED` (a sentence that
+#: names two of the community's entities states a relationship of it; paper sec. 3.1.5: a report is
+#: about its entities and their relationships).
+NAMED_BONUS = 0.05
+MAX_NAMED = 2
+#: Maximal marginal relevance trade-off (Carbonell and Goldstein 1998, "The use of MMR, diversity-based
+#: reranking"): a candidate's value is ``MMR_LAMBDA * relevance - (1 - MMR_LAMBDA) * its highest cosine
+#: with a sentence already in the answer``. 0.7 is the value commonly used for retrieval diversification
+#: (e.g. LangChain's max_marginal_relevance_search default is 0.5; we weigh relevance more because every
+#: candidate already comes from a selected report); not swept.
+MMR_LAMBDA = 0.7
+_QUOTE_OPEN = ('"', "\u201c", "\u2018", "'")
+_BACKCHANNEL = re.compile(r"(?i)^\W*\((laughter|laughs|applause|crosstalk|music)\b")
 
-    return [float(c) for c in cosines(question_vec, embedder.encode(texts))]
+
+def sentence_kinds(sentence: str) -> list[str]:
+    """The kinds of weak quote ``sentence`` is (empty list: a plain statement).
+
+    ``question`` (ends with "?"), ``fragment`` (opens with a quotation mark once a
+    transcript's speaker label is removed: a quoted line of dialogue), ``heading``
+    (at least :data:`HEADING_SHARE` of its 3+ words capitalised or numbers, or a path),
+    ``cut`` (ends with the ellipsis of :func:`slmgraph.names.cut` or of the data).
+    """
+    body = _SPEAKER.sub("", sentence).strip()
+    kinds = []
+    if body.rstrip(" \"'\u201d\u2019").endswith("?"):
+        kinds.append("question")
+    if body.startswith(_QUOTE_OPEN):
+        kinds.append("fragment")
+    words = re.findall(r"[^\W_][\w'\u2019-]*", body)
+    if body.startswith(("../", "./", "/")) or (len(words) >= 3 and sum(
+            w[0].isupper() or w[0].isdigit() for w in words) >= HEADING_SHARE * len(words)):
+        kinds.append("heading")
+    if body.rstrip(".").endswith("\u2026"):
+        kinds.append("cut")
+    return kinds
+
+
+def quotable(sentence: str, min_words: int) -> bool:
+    """True when ``sentence`` may be quoted at all: ``min_words`` words or more besides a speaker
+    label, not a back-channel line ("(Laughter.) Yeah."), not addressed to an assistant."""
+    body = _SPEAKER.sub("", sentence).strip()
+    return len(body.split()) >= min_words and not _BACKCHANNEL.match(body) and not addressed_to_assistant(sentence)
+
+
+def names_named(sentence: str, names: list[str]) -> int:
+    """How many of ``names`` occur in ``sentence`` as whole words (case ignored)."""
+    s = sentence.casefold()
+    return sum(1 for n in names if n and re.search(r"(?<!\w)" + re.escape(n.casefold()) + r"(?!\w)", s))
+
+
+def relevance(q_cos: float, sentence: str, names: list[str] | None = None) -> float:
+    """A candidate sentence's relevance: its cosine with the question, plus :data:`NAMED_BONUS` per
+    entity of ``names`` it names (up to :data:`MAX_NAMED`), minus the :data:`PENALTY` of each of its
+    :func:`sentence_kinds`."""
+    bonus = NAMED_BONUS * min(MAX_NAMED, names_named(sentence, names)) if names else 0.0
+    return q_cos + bonus - sum(PENALTY[k] for k in sentence_kinds(sentence))
+
+
+def _embed(texts: list[str], embedder):
+    """L2-normalised vectors of ``texts``, shape ``(n, dim)``; None without an embedder."""
+    import numpy as np
+
+    if embedder is None or not texts:
+        return None
+    v = np.asarray(embedder.encode(texts), dtype=np.float32).reshape(len(texts), -1)
+    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
+
+
+def _q_cosines(question_vec, vecs, n: int) -> list[float]:
+    """Cosine of each candidate with the question (0s without vectors)."""
+    import numpy as np
+
+    if vecs is None or question_vec is None:
+        return [0.0] * n
+    q = np.asarray(question_vec, dtype=np.float32)
+    q = q / max(float(np.linalg.norm(q)), 1e-9)
+    return [float(c) for c in vecs @ q]
+
+
+class _Mmr:
+    """Maximal marginal relevance over the sentences already in an answer (:data:`MMR_LAMBDA`)."""
+
+    def __init__(self, vecs):
+        self.vecs = vecs
+        self.chosen: list[int] = []
+
+    def value(self, i: int, rel: float) -> float:
+        if self.vecs is None or not self.chosen:
+            return rel
+        red = float((self.vecs[self.chosen] @ self.vecs[i]).max())
+        return MMR_LAMBDA * rel - (1 - MMR_LAMBDA) * red
+
+    def add(self, i: int) -> None:
+        self.chosen.append(i)
+
+
+#: Kinds of :func:`sentence_kinds` that make a point weak: a report whose best sentence is one of these
+#: gives no point while the answer has a plain statement (the demo story's "Martians" report held only
+#: a joke line of dialogue, its "Hayes, Mercer" report only a quoted fragment).
+WEAK_KINDS = ("question", "fragment", "heading")
 
 
 def report_points(reports: list[dict], scores: dict, question_vec=None, embedder=None, max_points: int = 8,
-                  per_report: int = 2, max_chars: int = 300, min_words: int = 8) -> list[Point]:
+                  per_report: int = 2, max_chars: int = 300, min_words: int = 8, reserve: list[dict] | None = None,
+                  min_points: int = 3) -> list[Point]:
     """One point per report, best-scored reports first: the report's title as the head and
-    the ``per_report`` sentences of its findings nearest to the question as the text
-    (sentences of fewer than ``min_words`` words besides a speaker label, like
-    "KEVIN SCOTT: Yeah.", are skipped unless a finding has no other).
+    up to ``per_report`` sentences of its findings as the text.
+
+    The sentences are chosen by maximal marginal relevance (:class:`_Mmr`) over
+    :func:`relevance`: the cosine with the question, a bonus for each of the
+    report's entities named (``entities`` of the report dict: its members by
+    degree), penalties for questions, quoted dialogue fragments, headings and cut
+    sentences; the redundancy term is taken against every sentence already in the
+    answer, so later points do not restate earlier ones. Sentences of fewer than
+    ``min_words`` words besides a speaker label ("KEVIN SCOTT: Yeah.") and
+    back-channel lines ("(Laughter.)") are not candidates, unless a finding has
+    no other sentence. A report's second sentence is added only when its
+    relevance is at least that of its first minus ``PENALTY["question"]``
+    (no filler after a good quote).
+
+    A point whose first sentence is weak (:data:`WEAK_KINDS`) is dropped when the
+    answer has another point. When fewer than ``min_points`` points are plain
+    statements, the ``reserve`` reports (selected by the floor but under the
+    relative cut, best first) are read too, until ``min_points`` are.
 
     A finding that nearly repeats one already used (:func:`near_duplicate`)
     is not repeated: its report is cited by the point that holds it. A report
@@ -117,21 +238,24 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
     earlier point's, joins that point's citations.
 
     Args:
-        reports: dicts with ``community_id``, ``title``, ``summary``, ``findings``.
-        scores: ``community_id -> helpfulness 0-100``.
+        reports: dicts with ``community_id``, ``title``, ``summary``, ``findings``
+            and optionally ``entities`` (names, most connected first).
+        scores: ``community_id -> helpfulness 0-100`` (of ``reports`` and ``reserve``).
         question_vec: the question's vector (None: findings in report order).
         max_points: points at most.
+        reserve: reports read only to reach ``min_points`` plain points.
 
     Returns:
         points, best first; each cites the reports it holds.
     """
-    ranked = sorted(reports, key=lambda r: (-scores.get(r["community_id"], 0.0), r["community_id"]))
+    key = lambda r: (-scores.get(r["community_id"], 0.0), r["community_id"])  # noqa: E731
+    main = sorted(reports, key=key)[: max_points * 2]
+    ranked = main + sorted(reserve or [], key=key)[:max_points]
     cands: list[tuple[int, str]] = []  # (report index, one sentence of a finding)
-    for i, r in enumerate(ranked[: max_points * 2]):
+    for i, r in enumerate(ranked):
         for f in r.get("findings") or []:
             body = f"{f.get('explanation') or f.get('summary') or ''}"
-            sents = [x for x in sentences(body) if len(_SPEAKER.sub("", x).split()) >= min_words
-                     and not addressed_to_assistant(x)]
+            sents = [x for x in sentences(body) if quotable(x, min_words)]
             for x in sents or ([body] if body.strip() and not addressed_to_assistant(body) else []):
                 cands.append((i, cut(x, max_chars)))
         if not r.get("findings"):  # a report without findings: its summary, else its text
@@ -139,71 +263,104 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
                     or r.get("title", ""))
             if body and not addressed_to_assistant(body):
                 cands.append((i, cut(body, max_chars)))
-    sims = _rank_texts(question_vec, [t for _, t in cands], embedder)
-    by_report: dict[int, list[tuple[float, str]]] = {}
-    for (i, t), c in zip(cands, sims):
-        by_report.setdefault(i, []).append((c, t))
+    vecs = _embed([t for _, t in cands], embedder) if question_vec is not None else None
+    qcos = _q_cosines(question_vec, vecs, len(cands))
+    rel = [relevance(c, t, ranked[i].get("entities")) if question_vec is not None else 0.0
+           for (i, t), c in zip(cands, qcos)]
+    by_report: dict[int, list[int]] = {}
+    for k, (i, _) in enumerate(cands):
+        by_report.setdefault(i, []).append(k)
+    mmr = _Mmr(vecs)
     points: list[Point] = []
+    weak: set[int] = set()  # id() of the weak points
     used: list[tuple[str, Point]] = []  # finding text -> the point holding it
-    for i, r in enumerate(ranked[: max_points * 2]):
+    for i, r in enumerate(ranked):
+        plain = len(points) - len(weak)
+        if i >= len(main) and plain >= min_points:
+            break
         rid = r["community_id"]
         title_dup = next((p for p in points if p.head and near_duplicate(p.head, r["title"], 0.8)), None)
         if title_dup is not None:
-            title_dup.ids.append(rid)
+            if i < len(main):
+                title_dup.ids.append(rid)
             continue
-        chosen: list[str] = []
-        for c, t in sorted(by_report.get(i, []), key=lambda x: -x[0]):
+        chosen: list[int] = []
+        left = list(by_report.get(i, []))
+        while left and len(chosen) < per_report:
+            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
+            left.remove(k)
+            t = cands[k][1]
             dup = next((p for u, p in used if near_duplicate(u, t)), None)
             if dup is not None:
-                if rid not in dup.ids:
+                if rid not in dup.ids and i < len(main):
                     dup.ids.append(rid)
                 continue
-            if any(near_duplicate(t, x) for x in chosen):
+            if any(near_duplicate(t, cands[x][1]) for x in chosen):
                 continue
-            chosen.append(t)
-            if len(chosen) >= per_report:
+            if chosen and rel[k] < rel[chosen[0]] - PENALTY["question"]:
                 break
+            chosen.append(k)
         if not chosen:
             continue
-        if len(points) >= max_points:
+        is_weak = any(k in WEAK_KINDS for k in sentence_kinds(cands[chosen[0]][1]))
+        if i >= len(main) and is_weak:
+            continue  # a reserve report is read only for a plain statement
+        if len(points) - len(weak) >= max_points:
             break
-        p = Point(r["title"], " ".join(chosen), [rid], scores.get(rid, 0.0))
+        for k in chosen:
+            mmr.add(k)
+        p = Point(r["title"], " ".join(cands[k][1] for k in chosen), [rid], scores.get(rid, 0.0))
         points.append(p)
-        used += [(t, p) for t in chosen]
-    return points
+        if is_weak:
+            weak.add(id(p))
+        used += [(cands[k][1], p) for k in chosen]
+    if len(weak) < len(points):
+        points = [p for p in points if id(p) not in weak]
+    return points[:max_points]
 
 
 def sentence_points(passages: list[tuple[object, str]], question_vec=None, embedder=None, max_points: int = 5,
                     min_words: int = 6, max_chars: int = 300) -> list[Point]:
-    """The sentences of ``passages`` nearest to the question, one point each.
+    """The sentences of ``passages`` most relevant to the question, one point each.
 
-    Sentences of fewer than ``min_words`` words are skipped; a sentence that
-    nearly repeats a chosen one (overlapping text units repeat sentences)
-    adds its passage to that point's citations instead.
+    Chosen by maximal marginal relevance (:class:`_Mmr`) over :func:`relevance`
+    (the question cosine with the penalties for questions, quoted dialogue
+    fragments, headings and cut sentences), so the points do not restate each
+    other. Sentences of fewer than ``min_words`` words and back-channel lines are
+    skipped; a sentence that nearly repeats a chosen one (overlapping text
+    units repeat sentences) adds its passage to that point's citations instead.
 
     Args:
         passages: ``(cite id, text)``, best first (the order breaks ties).
 
     Returns:
-        up to ``max_points`` points, nearest first.
+        up to ``max_points`` points, most relevant first.
     """
     cands: list[tuple[int, object, str]] = []
     for order, (pid, text) in enumerate(passages):
         for s in sentences(" ".join((text or "").split())):
-            if len(s.split()) >= min_words and not addressed_to_assistant(s):
+            if quotable(s, min_words):
                 cands.append((order, pid, cut(s, max_chars)))
-    sims = _rank_texts(question_vec, [c[2] for c in cands], embedder)
-    ranked = sorted(zip(cands, sims), key=lambda x: (-x[1], x[0][0]))
+    vecs = _embed([c[2] for c in cands], embedder) if question_vec is not None else None
+    qcos = _q_cosines(question_vec, vecs, len(cands))
+    rel = [relevance(c, x[2]) if question_vec is not None else 0.0 for x, c in zip(cands, qcos)]
+    mmr = _Mmr(vecs)
     points: list[Point] = []
-    for (order, pid, s), c in ranked:
+    left = list(range(len(cands)))
+    while left:
+        full = len(points) >= max_points  # then only merge the citations of repeated sentences
+        k = left[0] if full else max(left, key=lambda j: (mmr.value(j, rel[j]), -cands[j][0], -j))
+        left.remove(k)
+        _, pid, s = cands[k]
         dup = next((p for p in points if near_duplicate(p.text, s)), None)
         if dup is not None:
             if pid not in dup.ids:
                 dup.ids.append(pid)
             continue
-        if len(points) >= max_points:
+        if full:
             continue
-        points.append(Point("", s, [pid], c))
+        points.append(Point("", s, [pid], rel[k]))
+        mmr.add(k)
     return points
 
 
@@ -243,6 +400,27 @@ def grounded_synthesis(text: str, points: list[Point]) -> str | None:
     if not first.endswith((".", "!", "?")):
         first += "."
     return first
+
+
+def opening_on(settings, n_params: int | None) -> bool:
+    """Whether an extractive answer asks the model for its opening sentence (``Settings.opening``:
+    ``model`` yes, ``off`` no, ``auto`` from 1B parameters). Measured with the 135M model on the podcast
+    sample's 10 global questions (benchmarks/results/answer_quality_before.md): kept for 3, and each
+    of those was unsupported ("Kevin Scott is a comedian who is also a science communicator.") or a
+    copied point; the other 7 were generic remarks or copied lists (on average 26 % of its content
+    words in the points); it took most of each query's seconds (median 127 s with it, one llama.cpp
+    thread on busy cores). So ``auto`` leaves it off under 1B."""
+    mode = getattr(settings, "opening", "auto")
+    if mode in ("model", "off"):
+        return mode == "model"
+    return bool(n_params and n_params >= 1_000_000_000)
+
+
+def opening(client, prompts, settings, question: str, points: list[Point]) -> tuple[str | None, object]:
+    """:func:`synthesize` when :func:`opening_on` and there are points, else ``(None, None)`` (no model call)."""
+    if not points or not opening_on(settings, getattr(client.model, "n_params", None)):
+        return None, None
+    return synthesize(client, prompts, question, points)
 
 
 def synthesize(client, prompts, question: str, points: list[Point], max_tokens: int = 60,

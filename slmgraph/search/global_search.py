@@ -44,11 +44,11 @@ from ..config import Settings
 from ..errors import UserError
 from ..client import ModelClient
 from ..prompting import Prompts
-from ..reports import load_reports
+from ..reports import load_reports, member_names
 from ..store import Store
 from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack
-from .extractive import extractive_answer, report_points, sentence_points, synthesize
+from .extractive import extractive_answer, opening, report_points, sentence_points
 from .route import corpus_wide_phrase
 from .scoring import default_signal, index_floor, probe_questions, score_items, select
 
@@ -205,8 +205,10 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     score_of = {sc.id: sc.score for sc in chosen}
     scope = f"level {ans.level}" if ans.level is not None else "selected dynamically"
     if mode == "extractive":
-        _extractive(client, prompts, question, chosen, score_of, texts, records, kind, ans, embedder, scope,
-                    on_text)
+        floor_used = 0.0 if wide is not None else floor  # the floor does not apply to a corpus-wide question
+        reserve = [sc for sc in select(ranked, floor_used, 0.0) if sc.id not in score_of]
+        _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
+                    scope, on_text, reserve)
         if not ans.text.strip():  # the selected items held no sentence to quote: say so, never print nothing
             ans.text = (no_answer or prompts.fill("no_answer", level=str(ans.level))).strip()
             ans.citations = {}
@@ -228,28 +230,33 @@ def _sources_line(kind: MapReduceKind, ids: list, scope: str) -> str:
     return f"Sources: {where}."
 
 
-def _extractive(client, prompts, question, chosen, score_of, texts, records, kind, ans, embedder, scope,
-                on_text) -> None:
-    """The extractive answer of models under 1B (see :mod:`slmgraph.search.extractive`)."""
+def _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
+                scope, on_text, reserve=()) -> None:
+    """The extractive answer of models under 1B (see :mod:`slmgraph.search.extractive`); ``reserve``:
+    items over the floor but under the relative cut, read only when the selected reports give fewer
+    than three plain statements (:func:`slmgraph.search.extractive.report_points`)."""
     qv = embedder.encode([question])[0] if embedder is not None else None
     if records is not None:
-        points = report_points([records[sc.id] for sc in chosen], score_of, qv, embedder)
+        score_of = {**score_of, **{sc.id: sc.score for sc in reserve}}
+        points = report_points([records[sc.id] for sc in chosen], score_of, qv, embedder,
+                               reserve=[records[sc.id] for sc in reserve])
     else:
         passages = [(sc.id, re.sub(r"^Passage \d+\s*", "", texts[sc.id])) for sc in chosen]
         points = sentence_points(passages, qv, embedder)
-    synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
+    synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
         ans.add_call(gen)
     cited: list = []
     for p in points:
         cited += [i for i in p.ids if i not in cited]
     text = extractive_answer(points, kind.cite.capitalize(), synthesis, _sources_line(kind, cited, scope))
-    text, kept, removed = check_citations(text, {kind.cite: {sc.id for sc in chosen}})
+    text, kept, removed = check_citations(text, {kind.cite: {sc.id for sc in chosen} | {sc.id for sc in reserve}})
     if on_text is not None:  # the caller prints the sources line itself (as after a streamed answer)
         on_text(text.rsplit("\n\nSources:", 1)[0])
     ans.text = text
     ans.citations = {kind.cite: cited}
     ans.details.update({"points": len(points), "synthesis": synthesis,
+                        "reserve_cited": [i for i in cited if i in {sc.id for sc in reserve}],
                         "synthesis_raw": gen.text[:500] if gen is not None else None,
                         "removed_citations": removed})
 
@@ -393,6 +400,8 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
             on_text(ans.text)
         return ans
     by_id = {r["community_id"]: r for r in reports}
+    for cid, names in member_names(store, list(by_id)).items():  # central entities, for the extractive answer
+        by_id[cid]["entities"] = names
     vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in by_id.items()}, embedder)
     map_reduce(client, prompts, settings, question, [(r["community_id"], report_block(r)) for r in reports],
                REPORTS, ans, seed, progress, on_text, no_answer, embedder=embedder, vectors=vectors, records=by_id)

@@ -54,7 +54,7 @@ from ..errors import UserError
 from ..prompting import Prompts
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
-from .extractive import extractive_answer, sentence_points, synthesize
+from .extractive import extractive_answer, opening, sentence_points
 from .scoring import Scored, cosines, index_floor, probe_questions, score_items, select
 
 #: Units tested per community visit: LazyGraphRAG tests the top-k chunks of
@@ -206,7 +206,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
             on_text(ans.text)
     elif answer_mode(settings, n_params) == "extractive":
         points = sentence_points([(number[c], text_of[c]) for c in chosen], qv, embedder)
-        synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
+        synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)
         cited = list(dict.fromkeys(i for p in points for i in p.ids))

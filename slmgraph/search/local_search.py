@@ -18,6 +18,11 @@ question (paper sec. 3.1.6 / GraphRAG local search; ARCHITECTURE.md stage 9).
    (:mod:`slmgraph.search.extractive`): the sentences of the context's text
    units (else of its relationships' descriptions) nearest to the question,
    each citing its source, opened by at most one grounded model sentence.
+
+Before 3, a question neither the context's text units nor the nearest entity
+is near enough (:func:`_gate`: the mean of the two best cosines against the
+floor of global search, calibrated on the index by the off-topic probes) gets
+the no-answer text with no model call; GraphRAG's local search answers anything.
 """
 
 from __future__ import annotations
@@ -33,8 +38,10 @@ from ..client import ModelClient
 from ..prompting import Prompts
 from ..reports import CLAIMS_HEADER, claim_line
 from ..store import Store
-from . import Answer, check_citations, context_room, dedupe_lines
-from .extractive import extractive_answer, sentence_points, synthesize
+from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
+from .basic_search import refusal
+from .extractive import extractive_answer, opening, sentence_points
+from .scoring import cosines, relevance_gate
 
 SECTIONS = ("reports", "entities", "relationships", "sources")
 
@@ -69,7 +76,8 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
 
     Returns:
         ``(text, used_ids, tokens)``; ``used_ids`` maps ``entities``,
-        ``relationships``, ``sources`` (display ids) and ``reports`` to the ids
+        ``relationships``, ``sources`` (text unit numbers of :func:`slmgraph.search.unit_numbers`,
+        stable across queries) and ``reports`` to the ids
         placed in the context, ``source_chunks`` to the chunk ids, and
         ``claims`` to the claim ids.
     """
@@ -134,10 +142,15 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
             parts.append(text); used_ids["claims"] = ids; total += n
             left -= n
     budgets["sources"] += left
-    src_rows = [(i + 1, f"{i + 1},{' '.join(u[1].split())}") for i, u in enumerate(units)]
+    # Text units are cited by their index-wide number (slmgraph.search.unit_numbers, as TS, DRIFT and
+    # lazy search cite them), not by their position in this context: the same unit has the same id in
+    # every answer.
+    numbers = unit_numbers(store)
+    chunk_of = {numbers[u[0]]: u[0] for u in units}
+    src_rows = [(numbers[u[0]], f"{numbers[u[0]]},{' '.join(u[1].split())}") for u in units]
     text, ids, n = _fill(client, "-----Sources-----\nid,text", src_rows, budgets["sources"])
     parts.append(text); used_ids["sources"] = ids; total += n
-    used_ids["source_chunks"] = [units[i - 1][0] for i in ids]
+    used_ids["source_chunks"] = [chunk_of[i] for i in ids]
     return "\n\n".join(parts), used_ids, total
 
 
@@ -171,6 +184,13 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     context, used, ntok = build_local_context(store, client, [h[0] for h in hits], budget, level,
                                               settings.local_shares)
     ans = Answer(text="", method="local", question=question, level=level)
+    gate = _gate(store, question, qv, hits, mat, used, embedder, prompts, settings)
+    if not gate["answer"]:
+        refusal(ans, prompts, "text unit of the nearest entities' context" if used["source_chunks"] else "entity",
+                gate, on_text, [{"kind": "text_unit", "id": c, "source": s} for s, c in
+                                zip(used["sources"], used["source_chunks"])], t0)
+        ans.details["nearest_entities"] = [{"norm": n, "cosine": round(c, 4)} for n, c in hits]
+        return ans
     ans.context = ([{"kind": "entity", "id": i} for i in used["entities"]]
                    + [{"kind": "relationship", "id": i} for i in used["relationships"]]
                    + [{"kind": "report", "id": i} for i in used["reports"]]
@@ -180,10 +200,10 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     from .global_search import answer_mode
 
     if answer_mode(settings, getattr(client.model, "n_params", None)) == "extractive":
-        _extractive_local(store, client, prompts, question, embedder, qv, used, ans, on_text)
+        _extractive_local(store, client, prompts, settings, question, embedder, qv, used, ans, on_text)
         ans.details = {"nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
                        "context_tokens": ntok, "budget_tokens": budget, "answer_mode": "extractive",
-                       **ans.details}
+                       **gate, **ans.details}
         ans.seconds = time.perf_counter() - t0
         return ans
     gen = client.call("local", system, prompts.fill("local_user", context=context, question=question), schema=None,
@@ -192,7 +212,8 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     text = dedupe_lines(gen.text.strip())
     text, kept, removed = check_citations(text, {k: set(used[k]) for k in
                                                  ("entities", "relationships", "sources", "reports")})
-    cited = "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in kept.items() if v)
+    cited = "; ".join(f"{'text units' if k == 'sources' else k} {', '.join(map(str, v))}" for k, v in kept.items()
+                      if v)
     given = (f"{len(used['entities'])} entities, {len(used['relationships'])} relationships, "
              f"{len(used['reports'])} reports, {len(used['sources'])} text units")
     text += (f"\n\nSources: {cited} (of {given} given)." if cited else
@@ -200,12 +221,61 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     ans.text = text
     ans.citations = kept
     ans.details = {"removed_citations": removed, "nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
-                   "context_tokens": ntok, "budget_tokens": budget}
+                   "context_tokens": ntok, "budget_tokens": budget, **gate}
     ans.seconds = time.perf_counter() - t0
     return ans
 
 
-def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, question: str, embedder, qv,
+def _gate(store: Store, question: str, qv, hits, entity_mat, used: dict, embedder, prompts: Prompts,
+          settings: Settings) -> dict:
+    """The relevance gate of local search (:func:`slmgraph.search.scoring.relevance_gate`). Its cosine is
+    the mean of the question's best cosine with the context's text units (what the answer quotes) and
+    with the nearest entity (what local search is about): on the podcast sample the text units alone
+    refused "Who is Kevin Scott?" (17.9; its transcripts are long) and the entity alone let 4 of 10
+    off-topic questions through (benchmarks/results/answer_quality_after.md). The floor is calibrated
+    the same way, each probe's score being the mean of its best cosine with any text unit and with
+    any entity. A context without text units is judged by its nearest entity alone."""
+    entity_best = hits[0][1] if hits else 0.0
+    if used["source_chunks"]:
+        ids, mat = load_vectors(store, "text_unit")
+        pos = {c: i for i, c in enumerate(ids)}
+        rows = [pos[c] for c in used["source_chunks"] if c in pos]
+        if rows:
+            best = float(cosines(qv, mat[rows]).max())
+            gate = relevance_gate(question, (best + entity_best) / 2, None, embedder, prompts, settings,
+                                  probe_floor=_mean_probe_floor(mat, entity_mat, embedder, prompts, settings))
+            gate.update({"text_unit_best": round(100 * best, 1), "entity_best": round(100 * entity_best, 1)})
+            return gate
+    return relevance_gate(question, entity_best, entity_mat, embedder, prompts, settings)
+
+
+def _mean_probe_floor(unit_mat, entity_mat, embedder, prompts: Prompts, settings: Settings):
+    """``(floor, best probe score)`` for the mean statistic of :func:`_gate`: each probe scores the mean
+    of its best cosine with any text unit and with any entity (an upper bound of what it would reach
+    on a local context); the floor is lowered to the best probe + PROBE_MARGIN, never raised."""
+    import numpy as np
+
+    from .scoring import PROBE_MARGIN, embedding_score, probe_questions
+
+    probes = probe_questions(prompts) if settings.helpfulness_probes else []
+    if not probes or embedder is None:
+        return settings.helpfulness_floor, None
+
+    def best_per_probe(mat):
+        m = np.asarray(mat, dtype=np.float32)
+        if m.ndim != 2 or not len(m):
+            return np.zeros(len(probes), dtype=np.float32)
+        m = m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
+        return (p @ m.T).max(axis=1)
+
+    p = np.asarray(embedder.encode(probes), dtype=np.float32).reshape(len(probes), -1)
+    p = p / np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-9)
+    best = embedding_score(float(((best_per_probe(unit_mat) + best_per_probe(entity_mat)) / 2).max()))
+    return min(settings.helpfulness_floor, best + PROBE_MARGIN), best
+
+
+def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
+                      embedder, qv,
                       used: dict, ans: Answer, on_text) -> None:
     """The extractive local answer (models under 1B): see the module doc."""
     label = "Sources"
@@ -220,14 +290,15 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, quest
         passages = store.con.execute(f"SELECT rel_id, description FROM relationships WHERE rel_id IN ({q})",
                                      used["relationships"] or [-1]).fetchall()
     points = sentence_points(passages, qv, embedder)
-    synthesis, gen = synthesize(client, prompts, question, points) if points else (None, None)
+    synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
         ans.add_call(gen)
     cited = list(dict.fromkeys(i for p in points for i in p.ids))
     given = (f"{len(used['entities'])} entities, {len(used['relationships'])} relationships, "
              f"{len(used['reports'])} reports, {len(used['sources'])} text units")
+    what = "text units" if label == "Sources" else "relationships"
     text = extractive_answer(points, label, synthesis,
-                             f"Sources: {label.lower()} {', '.join(map(str, cited))} (of {given} given)." if cited
+                             f"Sources: {what} {', '.join(map(str, cited))} (of {given} given)." if cited
                              else "")
     if on_text is not None:
         on_text(text.rsplit("\n\nSources:", 1)[0])

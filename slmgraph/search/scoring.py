@@ -265,6 +265,52 @@ def index_floor(ids: list, texts: list[str], embedder, vectors: dict | None, pro
     return min(floor, best + margin), best
 
 
+def matrix_floor(mat: np.ndarray, embedder, probes: list[str], floor: float = FLOOR,
+                 margin: float = PROBE_MARGIN) -> tuple[float, float | None]:
+    """:func:`index_floor` for items given as a vector matrix ``(n, dim)`` (text units or entities, the
+    items basic and local search retrieve): ``min(floor, best score any probe reaches on a row + margin)``,
+    the probes embedded in one batch. No probes, rows or embedder: ``(floor, None)``."""
+    m = np.asarray(mat, dtype=np.float32)
+    if not probes or embedder is None or m.ndim != 2 or not len(m):
+        return floor, None
+    m = m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
+    p = np.asarray(embedder.encode(probes), dtype=np.float32).reshape(len(probes), -1)
+    p = p / np.maximum(np.linalg.norm(p, axis=1, keepdims=True), 1e-9)
+    best = embedding_score(float((p @ m.T).max()))
+    return min(floor, best + margin), best
+
+
+def relevance_gate(question: str, best_cosine: float, mat: np.ndarray | None, embedder, prompts, settings,
+                   probe_floor: tuple[float, float | None] | None = None) -> dict:
+    """Whether basic or local search may answer ``question`` (GraphRAG's basic and local search answer
+    anything; slmgraph refuses, as global search does, a question the index holds nothing near).
+
+    The score is ``100 * best_cosine`` (the best question-item cosine of what the search retrieved:
+    text units for basic search, the local context's text units for local search); the floor is
+    ``settings.helpfulness_floor`` lowered to what the off-topic probes reach on the same kind of items
+    plus :data:`PROBE_MARGIN` (:func:`matrix_floor`, when ``settings.helpfulness_probes``). A question
+    about the whole corpus (:func:`slmgraph.search.route.corpus_wide_phrase`) is never refused.
+    Measured on the podcast and demo samples in benchmarks/results/answer_quality_after.md.
+
+    ``probe_floor``: ``(floor, best probe score)`` computed by the caller (for a statistic other than
+    the best cosine with the rows of ``mat``; local search's mean), used instead of :func:`matrix_floor`.
+
+    Returns:
+        ``{"answer": bool, "best_score", "floor", "probe_best", "corpus_wide_phrase"}`` (scores 0-100, rounded).
+    """
+    from .route import corpus_wide_phrase
+
+    floor, probe_best = settings.helpfulness_floor, None
+    if probe_floor is not None:
+        floor, probe_best = probe_floor
+    elif settings.helpfulness_probes and mat is not None:
+        floor, probe_best = matrix_floor(mat, embedder, probe_questions(prompts), settings.helpfulness_floor)
+    best = embedding_score(best_cosine)
+    wide = corpus_wide_phrase(question, prompts)
+    return {"answer": best >= floor or wide is not None, "best_score": round(best, 1), "floor": round(floor, 1),
+            "probe_best": None if probe_best is None else round(probe_best, 1), "corpus_wide_phrase": wide}
+
+
 def select(scored: list[Scored], floor: float = FLOOR, relative: float = RELATIVE) -> list[Scored]:
     """The items that reach the answer, best first (ties by the given order).
 
