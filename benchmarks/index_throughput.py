@@ -109,7 +109,7 @@ def compare_plans(input_dir: Path, model, k: int, cores: int) -> list[dict]:
                                     "FROM llm_calls").fetchone()
             store.close()
         out.append({"workers": workers, "threads": threads, "units": len(picked), "seconds": round(wall, 1),
-                    "startup_seconds": st["startup_seconds"],
+                    "startup_seconds": st.startup_seconds,
                     "units_per_s": round(len(picked) / wall, 3),
                     "units_per_s_after_startup": round(len(picked) / max(1e-9, wall - st["startup_seconds"]), 3),
                     "evaluated_tokens": int(tok[0] or 0), "completion_tokens": int(tok[1] or 0)})

@@ -49,6 +49,7 @@ if _spec is not None and _spec.origin and Path(_spec.origin).resolve().is_relati
     sys.meta_path.insert(0, _ThisCheckoutFinder)
 
 from slmgraph.client import Choice, Generation, Prompt  # noqa: E402
+from slmgraph.store import EntityRow, RelationshipRow  # noqa: E402
 
 _TOKEN = re.compile(r"\S+\s*|\s+")
 
@@ -148,6 +149,17 @@ class FakeModel:
             text = choices[-1]
         self._kv = full + list(extra) + self.tokenize(text)
         return Generation(text, len(full) + len(extra), reused, len(self.tokenize(text)), 0.001, "stop")
+
+
+def ent_rows(items) -> list[EntityRow]:
+    """Entity rows of a community from ``(entity_id, name, type, description, degree)`` tuples."""
+    return [EntityRow(entity_id=i, name=n, type=t, description=d, degree=g) for i, n, t, d, g in items]
+
+
+def rel_rows(items) -> list[RelationshipRow]:
+    """Relationship rows from ``(rel_id, source_id, target_id, description, weight, combined_degree)`` tuples."""
+    return [RelationshipRow(rel_id=r, source_id=a, target_id=b, description=d, weight=w, combined_degree=c)
+            for r, a, b, d, w, c in items]
 
 
 def stage_of(schema: dict | None, system: str) -> str:
