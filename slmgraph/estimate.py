@@ -275,7 +275,7 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
     fixed_len = len(model.prompt_tokens(model.render(system, ""))[0])
     first_calls = store.con.execute("SELECT count(*) FROM llm_calls WHERE stage = 'extract' AND cached_tokens = 0"
                                     ).fetchone()[0]
-    workers = max(1, st.get("workers", 1))
+    workers = max(1, st.workers)
     prefix_s = min(max(0.0, wall - startup), first_calls * fixed_len / prompt_rate / workers)
     pred = startup + prefix_s + (wall - startup - prefix_s) * scale
     n_work = sum(1 for v in n_cand.values() if v)
@@ -284,7 +284,7 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
                          "completion_tokens": round(sum(a + b * n_cand[c] for c in n_cand if n_cand[c])),
                          "seconds": pred}
     calib["extract"] = {"units": len(picked), "wall_seconds": round(wall, 1), "startup_seconds": startup,
-                        "workers": st.get("workers", 1), "threads": st.get("threads", 0),
+                        "workers": st.workers, "threads": st.threads,
                         "prompt_tok_per_s": round(prompt_rate, 1), "gen_tok_per_s": round(gen_rate, 1),
                         "prompt_overhead_tokens": round(overhead), "completion_tokens": [round(a, 1), round(b, 2)],
                         "entities_kept_per_candidate": round(ratio, 3), "prefix_seconds": round(prefix_s, 1)}

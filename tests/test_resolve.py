@@ -279,7 +279,7 @@ def test_build_graph_resolves_and_remaps_relationships(tmp_path):
     store = _store_with_variants(tmp_path)
     count = lambda t: len(t.split())  # noqa: E731
     r = build_graph(store, count, 100, settings=Settings(summaries="join"))
-    assert {k: r[k] for k in ("entities", "relationships", "isolated", "self_loops_dropped")} == {
+    assert {k: getattr(r, k) for k in ("entities", "relationships", "isolated", "self_loops_dropped")} == {
         "entities": 3, "relationships": 2, "isolated": 0, "self_loops_dropped": 1}
     assert r.merges == {"compound": 0, "title": 1, "name-subset": 1, "acronym": 0, "embedding": 0}
     q = store.con.execute
