@@ -61,7 +61,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import platform
 import re
 import sys
 import tempfile
@@ -69,7 +68,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from slmgraph.config import Settings, physical_cores
+from slmgraph.config import Settings
 from slmgraph.errors import UserError
 from slmgraph.extract import run_extraction
 from slmgraph.graph import build_graph
@@ -78,9 +77,11 @@ from slmgraph.names import tolerant_key
 from slmgraph.prompting import Prompts
 from slmgraph.store import Store
 
+import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_GOLD = ROOT.parent / "shared" / "gold" / "re_docred_dev_sample" / "dev_revised_first100.json"
+DEFAULT_GOLD = benchkit.REDOCRED_GOLD
 
 #: Gold Re-DocRED type -> the entity types that count as right (slmgraph.ner.NER_TYPES maps spaCy's labels
 #: onto the same configured types: MISC covers events, works, nationalities, laws, products).
@@ -628,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default="nlp", help=f"comma list of: {', '.join(CONFIGS)} (default nlp)")
     ap.add_argument("--docs", type=int, default=100, help="documents to score, from the first (default 100)")
     ap.add_argument("--model", default=None, help="a GGUF file for the model configs instead of their own")
-    ap.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="Re-DocRED JSON (default: ../shared's sample)")
+    ap.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="Re-DocRED JSON (default: benchkit.REDOCRED_GOLD, $SLMGRAPH_DATA)")
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: physical cores)")
     ap.add_argument("--results", type=Path, default=RESULTS, help="folder of the results files")
     args = ap.parse_args(argv)
@@ -661,7 +662,7 @@ def main(argv: list[str] | None = None) -> int:
             res = run_config(name, s, docs, model, say=lambda m: print(m, flush=True))
             key = f"{name}@{Path(args.model).stem}" if args.model and mpath else name
             res.update({"description": CONFIGS[name][0], "overrides": CONFIGS[name][1], "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                        "machine": f"{platform.machine()}, {physical_cores()} physical cores",
+                        "machine": benchkit.machine(),
                         "model": model_name, "model_path": mpath, "chat_template": chat,
                         "model_fingerprint": getattr(model, "fingerprint", None),
                         "tokenizer": "the model's" if mpath else "words (no model loaded)",

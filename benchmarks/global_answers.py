@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import platform
 import statistics
 import subprocess
@@ -45,9 +44,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
-SHARED = ROOT.parent / "shared" / "corpora" / "podcast_sample"
+import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
+
+SHARED = benchkit.PODCAST_SAMPLE
 
 #: Questions a corpus of technology-podcast transcripts cannot answer.
 OFF_TOPIC = [
@@ -72,16 +71,6 @@ def load_questions(path: Path) -> list[str]:
     return [r[key] for r in rows]
 
 
-def docs_of_communities(store, ids: list[int]) -> set[str]:
-    """Documents whose text units support an entity of any of the communities ``ids``."""
-    if not ids:
-        return set()
-    q = ",".join("?" * len(ids))
-    return {r[0] for r in store.con.execute(f"""
-        SELECT DISTINCT t.doc_id FROM community_members m JOIN entity_text_units e USING (entity_id)
-        JOIN text_units t USING (chunk_id) WHERE m.community_id IN ({q})""", ids).fetchall()}
-
-
 def auc_and_ranges(best: dict[str, list[float]], n_on: int) -> dict:
     """Per signal: ROC AUC of best-report scores (first ``n_on`` on-topic) and the score ranges."""
     from slmgraph.search.scoring import roc_auc
@@ -96,18 +85,14 @@ def auc_and_ranges(best: dict[str, list[float]], n_on: int) -> dict:
     return out
 
 
-def answer_with(args, methods: list[str], on_topic: list[str], questions: list[str]) -> int:
-    """Answer every question with DRIFT and/or lazy search; per question and method: answered or
-    no-answer, citations, coverage (documents behind the cited reports and text units), seconds,
-    model calls and tokens. Writes ``benchmarks/results/<--out>.md`` and ``.json``."""
+def open_index(args) -> tuple:
+    """``(settings, store, n_documents, model, client, prompts, embedder)`` for ``--db`` (its own model,
+    or ``--model``), the same for every method measured."""
     from slmgraph.backend import load_model
     from slmgraph.client import ModelClient
-    from slmgraph.config import Settings, physical_cores
+    from slmgraph.config import Settings
     from slmgraph.embed import Embedder
     from slmgraph.prompting import Prompts
-    from slmgraph.search import unit_numbers
-    from slmgraph.search.drift_search import drift_search
-    from slmgraph.search.lazy_search import lazy_search
     from slmgraph.store import Store
 
     s = Settings()
@@ -115,8 +100,20 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
     n_docs = store.count("documents")
     model = load_model(args.model or store.get_meta("model_path") or None, s.n_ctx, s.n_threads, s.seed)
     client = ModelClient(model, store, "bench-global-answers")
-    prompts = Prompts()
     embedder = Embedder(batch_size=s.embed_batch_size, threads=s.n_threads)
+    return s, store, n_docs, model, client, Prompts(), embedder
+
+
+def answer_with(args, methods: list[str], on_topic: list[str], questions: list[str]) -> int:
+    """Answer every question with DRIFT and/or lazy search; per question and method: answered or
+    no-answer, citations, coverage (documents behind the cited reports and text units), seconds,
+    model calls and tokens. Writes ``benchmarks/results/<--out>.md`` and ``.json``."""
+    from slmgraph.config import physical_cores
+    from slmgraph.search import unit_numbers
+    from slmgraph.search.drift_search import drift_search
+    from slmgraph.search.lazy_search import lazy_search
+
+    s, store, n_docs, model, client, prompts, embedder = open_index(args)
     chunk_of = {n: c for c, n in unit_numbers(store).items()}
     rows = []
     for qi, q in enumerate(questions):
@@ -133,7 +130,7 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
             secs = time.perf_counter() - t0
             reps, units = ans.citations.get("reports", []), ans.citations.get("sources", [])
             q_ = ",".join("?" * len(units))
-            covered = docs_of_communities(store, reps) | ({r[0] for r in store.con.execute(
+            covered = benchkit.docs_of_communities(store, reps) | ({r[0] for r in store.con.execute(
                 f"SELECT DISTINCT doc_id FROM text_units WHERE chunk_id IN ({q_})",
                 [chunk_of[i] for i in units]).fetchall()} if units else set())
             row = {"question": q, "method": m, "on_topic": qi < len(on_topic), "answered": answered,
@@ -182,10 +179,7 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
         lines += ["", f"## First answer ({m})", "", "```", first["answer"], "```"]
     text = "\n".join(lines) + "\n"
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.out}.md").write_text(text, encoding="utf-8")
-    (RESULTS / f"{args.out}.json").write_text(json.dumps({"summary": summary, "questions": rows}, indent=2,
-                                                         ensure_ascii=False) + "\n", encoding="utf-8")
+    benchkit.write_results(args.out, text, {"summary": summary, "questions": rows})
     return 0
 
 
@@ -221,16 +215,11 @@ def main() -> int:
         subprocess.run(cmd, check=True)
         build_seconds = round(time.perf_counter() - t0, 1)
 
-    from slmgraph.config import Settings, physical_cores
-    from slmgraph.embed import Embedder
-    from slmgraph.backend import load_model
-    from slmgraph.client import ModelClient
-    from slmgraph.prompting import Prompts
+    from slmgraph.config import physical_cores
     from slmgraph.reports import load_reports
     from slmgraph.search.global_search import (answer_mode, global_search, helpfulness_signal, report_block,
                                                stored_vectors)
     from slmgraph.search.scoring import score_items
-    from slmgraph.store import Store
 
     on_topic = load_questions(args.questions_file)
     questions = on_topic + OFF_TOPIC
@@ -240,13 +229,7 @@ def main() -> int:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if "global" not in methods:
         return answer_with(args, methods, on_topic, questions)
-    s = Settings()
-    store = Store(args.db)
-    n_docs = store.count("documents")
-    model = load_model(args.model or store.get_meta("model_path") or None, s.n_ctx, s.n_threads, s.seed)
-    client = ModelClient(model, store, "bench-global-answers")
-    prompts = Prompts()
-    embedder = Embedder(batch_size=s.embed_batch_size, threads=s.n_threads)
+    s, store, n_docs, model, client, prompts, embedder = open_index(args)
     reports = load_reports(store, args.level)
     ids = [r["community_id"] for r in reports]
     texts = [report_block(r) for r in reports]
@@ -281,7 +264,7 @@ def main() -> int:
         ans = global_search(store, client, prompts, s, q, level=args.level, progress=False, embedder=embedder)
         secs = time.perf_counter() - t0
         cited = ans.citations.get("reports", [])
-        covered = docs_of_communities(store, cited)
+        covered = benchkit.docs_of_communities(store, cited)
         row = {"question": q, "on_topic": qi < len(on_topic), "answered": bool(ans.details.get("selected")),
                "cited_reports": len(cited), "selected_reports": len(ans.details.get("selected", [])),
                "coverage_pct": round(100 * len(covered) / n_docs, 1) if n_docs else 0.0,
@@ -341,10 +324,7 @@ def main() -> int:
               "", "## First answer", "", "```", per_q[0]["answer"], "```", ""]
     text = "\n".join(lines)
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.out}.md").write_text(text, encoding="utf-8")
-    (RESULTS / f"{args.out}.json").write_text(json.dumps({"summary": summary, "questions": per_q}, indent=2,
-                                                         ensure_ascii=False) + "\n", encoding="utf-8")
+    benchkit.write_results(args.out, text, {"summary": summary, "questions": per_q})
     return 0
 
 
