@@ -508,6 +508,23 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return x - m - np.log(np.sum(np.exp(x - m)))
 
 
+def _trained_window(llama_cpp, path: Path) -> int | None:
+    """The context window (tokens) the GGUF at ``path`` was trained for, from its ``<arch>.context_length``
+    metadata (GGUF spec), read by a vocabulary-only load (about 0.2 s for the bundled model); None when
+    the file cannot be read that way either."""
+    try:
+        llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, n_ctx=16, verbose=False)
+    except (ValueError, RuntimeError):
+        return None
+    for key, value in llm.metadata.items():
+        if key.endswith(".context_length"):
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
 class LlamaModel:
     """A GGUF model loaded in-process with llama-cpp-python.
 
@@ -535,6 +552,10 @@ class LlamaModel:
         try:
             self._lc = _LlamaAdapter.load(llama_cpp, **kwargs)
         except (ValueError, RuntimeError) as exc:
+            train = _trained_window(llama_cpp, path)
+            if train and n_ctx > train:  # llama.cpp fails to allocate a huge window before we can compare
+                raise UserError(f"--n-ctx {n_ctx} exceeds the {train}-token window {path.name} was trained for: "
+                                f"pass --n-ctx {train} or less") from None
             raise UserError(f"llama.cpp could not load {path} ({str(exc)[:80]}): check the file is a complete GGUF") from None
         self.path = path
         self.n_threads = n_threads  #: llama.cpp threads of this process

@@ -138,10 +138,12 @@ def decode(data: bytes, name: str) -> tuple[str | None, str | None]:
     Returns:
         ``(text, None)`` or ``(None, reason)`` where ``reason`` is the warning
         (binary: a NUL byte anywhere in the file; not valid in its encoding),
-        with an ``iconv -f ... -t UTF-8`` remedy.
+        with an ``iconv -f ... -t UTF-8`` remedy that converts the file in place (through a
+        temporary file next to it, ``NAME.utf8``, which the next run does not read: no .txt/.md suffix).
     """
     enc = next((e for bom, e in _BOMS if data.startswith(bom)), None)
-    conv = f"convert it with  iconv -f {{src}} -t UTF-8 '{name}' > '{Path(name).stem}.utf8{Path(name).suffix}'"
+    tmp = Path(name).with_name(Path(name).name + ".utf8")  # next to the file, never in the working directory
+    conv = f"convert it in place with  iconv -f {{src}} -t UTF-8 '{name}' > '{tmp}' && mv '{tmp}' '{name}'"
     if enc is None and b"\x00" in data:
         zeros_odd, zeros_even = data[1::2].count(0), data[0::2].count(0)
         half = max(1, len(data) // 2)

@@ -388,7 +388,8 @@ class Store:
         if not hasattr(self, "con"):
             msg = err
             if not is_new:
-                raise UserError(f"{self.path} is not a DuckDB file: pass the .duckdb file 'slmgraph index' wrote") \
+                raise UserError(f"{self.path} is not a DuckDB file: pass the .duckdb file 'slmgraph index' wrote, "
+                                "or a new path to create one") \
                     from None
             raise UserError(f"cannot create the index {self.path} ({msg}): pick a writable path for --db") from None
         self.read_only = read_only and not is_new

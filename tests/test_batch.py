@@ -127,7 +127,11 @@ def test_reports_in_worker_processes_equal_the_serial_reports(tmp_path):
     assert any(r[8] == "sub-reports" for r in r1)  # parents substituted their children's reports
     assert w1 == {0} and w2 <= {1, 2} and w2
     assert c1 == c2 > 0  # the workers' cache entries and ledger rows reached the index
-    # the same command again: every report from the index cache, no model call
+    # the same command again after an interruption (index marked unfinished, so the reports stage runs):
+    # every report from the index cache, no model call
+    st = Store(two)
+    st.set_meta("complete", "0")
+    st.close()
     out3 = run_index(corpus, two, Settings(workers=2, **settings), progress=False, model=FakeModel(),
                      embedder_factory=FakeEmbedder, say=lambda m: None, model_factory=fake_model_factory)
     assert out3["reports"]["model_calls"] == 0 and out3["reports"]["cache_hits"] == out2["reports"]["model_calls"]

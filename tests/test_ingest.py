@@ -267,3 +267,24 @@ def test_ingest_stores_titles_and_character_spans(tmp_path, fake_model):
     assert store.con.execute("SELECT title FROM documents").fetchone()[0] == "Alice"
     rows = store.con.execute("SELECT char_start, char_end, text FROM text_units ORDER BY ord").fetchall()
     assert all(d.text[s:e] == t for s, e, t in rows) and rows[-1][1] == len(d.text)
+
+
+def test_the_iconv_hint_converts_the_file_in_place_and_writes_nothing_elsewhere(tmp_path):
+    import shutil
+    import subprocess
+
+    if not shutil.which("iconv"):
+        pytest.skip("no iconv on this machine")
+    corpus, elsewhere = tmp_path / "corpus", tmp_path / "cwd"
+    corpus.mkdir()
+    elsewhere.mkdir()
+    (corpus / "latin1.txt").write_bytes("Café Zoë met Ingrid Solheim.".encode("latin-1"))
+    (corpus / "ok.txt").write_text("Nils Eide stayed home.", encoding="utf-8")
+    _, warnings = read_documents(corpus)
+    hint = next(w for w in warnings if "latin1.txt" in w)
+    command = hint.split("convert it in place with  ", 1)[1].split(", naming its real", 1)[0]
+    subprocess.run(command, shell=True, check=True, cwd=elsewhere)
+    docs, warnings = read_documents(corpus)
+    assert sorted(d.path for d in docs) == ["latin1.txt", "ok.txt"] and not warnings
+    assert "Café Zoë" in next(d.text for d in docs if d.path == "latin1.txt")
+    assert list(elsewhere.iterdir()) == [] and sorted(p.name for p in corpus.iterdir()) == ["latin1.txt", "ok.txt"]

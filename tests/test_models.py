@@ -70,3 +70,13 @@ def test_a_model_without_chat_template_gets_plain_prompts():
     p = m.render("Extract things.\n", "Text:\nAlice met Bob.\nOutput:")
     assert p.fixed == "Extract things.\n\n" and p.content == "Text:\nAlice met Bob.\nOutput:"
     assert "[INST]" not in p.fixed + p.lead + p.tail                # not llama-2's chat format
+
+
+@pytest.mark.integration
+def test_a_window_larger_than_the_trained_one_names_n_ctx_not_the_file():
+    from slmgraph.backend import default_model_path
+
+    with pytest.raises(UserError) as err:
+        LlamaModel(default_model_path(), n_ctx=999_999_999, n_threads=1)
+    msg = str(err.value)
+    assert "--n-ctx 999999999 exceeds the 8192-token window" in msg and "complete GGUF" not in msg

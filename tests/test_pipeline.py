@@ -62,9 +62,28 @@ def test_same_input_twice_gives_same_index_and_no_model_calls(tmp_path, corpus):
     # the fake tokenizer assigns ids on first sight; warm it like the first run so cache keys match
     _index(corpus, tmp_path / "warm.duckdb", model=model)
     model.calls.clear()
+    before = _snapshot(tmp_path / "warm.duckdb")
     _, out = _index(corpus, tmp_path / "warm.duckdb", model=model)
     assert model.calls == []
-    assert out["extract"]["extracted"] == 0 and out["reports"]["model_calls"] == 0
+    assert out["extract"]["extracted"] == 0
+    # nothing new under the same settings: the later stages are not rebuilt, and the index is unchanged
+    assert out.get("up_to_date") is True and "graph" not in out and "reports" not in out
+    assert _snapshot(tmp_path / "warm.duckdb") == before
+    assert Store(tmp_path / "warm.duckdb", read_only=True).get_meta("complete") == "1"
+
+
+def test_a_rerun_rebuilds_after_a_settings_change_or_an_unfinished_run(tmp_path, corpus):
+    db = tmp_path / "a.duckdb"
+    model, _ = _index(corpus, db)
+    _, out = _index(corpus, db, model=model, leiden_resolution=2.0)
+    assert "up_to_date" not in out and "communities" in out, "a changed setting rebuilds the later stages"
+    _, out = _index(corpus, db, model=model, leiden_resolution=2.0)
+    assert out.get("up_to_date") is True
+    store = Store(db)
+    store.set_meta("complete", "0")  # as left by a run killed after extraction
+    store.close()
+    _, out = _index(corpus, db, model=model, leiden_resolution=2.0)
+    assert "up_to_date" not in out and "reports" in out, "an unfinished index is finished, not skipped"
 
 
 def test_adding_a_document_extracts_only_its_text_units(tmp_path, corpus):
