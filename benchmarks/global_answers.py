@@ -36,7 +36,6 @@ Writes ``benchmarks/results/global_answers.md`` and ``.json``.
 from __future__ import annotations
 
 import argparse
-import csv
 import platform
 import statistics
 import subprocess
@@ -44,31 +43,21 @@ import sys
 import time
 from pathlib import Path
 
+from slmgraph.bench import read_questions
+from slmgraph.samples import OFFTOPIC_QUESTIONS
+
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 
 SHARED = benchkit.PODCAST_SAMPLE
 
-#: Questions a corpus of technology-podcast transcripts cannot answer.
-OFF_TOPIC = [
-    "How do I bake sourdough bread at home?",
-    "Which team won the 2018 FIFA World Cup final, and what was the score?",
-    "What are the income tax brackets for married couples filing jointly?",
-    "How often should I water and repot an orchid?",
-    "How many calories are in a boiled egg?",
-    "What does the leg-before-wicket rule in cricket say?",
-    "How do I fix a flat tyre on a bicycle?",
-    "How is capital gains tax charged on the sale of a family home?",
-    "Which wines pair well with grilled salmon?",
-    "Who won the 2022 Tour de France and by how many minutes?",
-]
+#: Questions a corpus of technology-podcast transcripts cannot answer: the bundled off-topic set that
+#: ``slmgraph bench`` uses too (slmgraph/samples/offtopic_questions.txt).
+OFF_TOPIC = read_questions(OFFTOPIC_QUESTIONS)
 
 
 def load_questions(path: Path) -> list[str]:
-    """The ``question_text`` (or ``question``, else last) column of a CSV."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    key = next((k for k in ("question_text", "question") if k in rows[0]), list(rows[0])[-1])
-    return [r[key] for r in rows]
+    """The ``question_text`` (or ``question``, else last) column of a CSV (:func:`slmgraph.bench.read_questions`)."""
+    return read_questions(path, "--questions-file")
 
 
 def auc_and_ranges(best: dict[str, list[float]], n_on: int) -> dict:

@@ -183,7 +183,8 @@ def _ecosystem_parsers(sub) -> None:
             "--config", default=None,
             help=f"settings file (default: ./{FILE_NAME} when present); flags you type override it")
     p = sub.add_parser("init", help=f"write a commented {FILE_NAME} with every setting at its default")
-    p.add_argument("dir", nargs="?", default=".", help="folder to write it in (default: the working directory)")
+    p.add_argument("dir", nargs="?", default=".",
+                   help="folder to write it in (default: the working directory; created with its parents)")
     p.add_argument("--prompts", action="store_true",
                    help="also copy the bundled prompts to DIR/prompts and point the settings file at them")
     p.add_argument("--force", action="store_true", help="overwrite an existing settings file (and prompts)")
@@ -191,23 +192,42 @@ def _ecosystem_parsers(sub) -> None:
     p.add_argument("--db", required=True, help="the index (one DuckDB file)")
     p.add_argument("--format", choices=("graphml", "parquet", "csv"), default="parquet",
                    help="graphml: graph.graphml; parquet/csv: graphrag's output tables (default parquet)")
-    p.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    p.add_argument("--out", required=True,
+                   help="folder to write into (created with its parents; files of the same names are overwritten)")
     p = sub.add_parser("picture", help="the community hierarchy as one offline HTML page (sunburst) and a PNG")
     p.add_argument("--db", required=True, help="the index (one DuckDB file)")
-    p.add_argument("--out", default="index.html", help="the HTML file to write (default index.html)")
-    p.add_argument("--png", default=None, help="the PNG to write (default: --out with .png)")
+    p.add_argument("--out", default="index.html",
+                   help="the HTML file to write (default index.html; its folder is created, an existing file "
+                        "overwritten)")
+    p.add_argument("--png", default=None, help="the PNG to write (default: --out with .png; same rule)")
     p = sub.add_parser("bench", help="compare GGUF models on one corpus: raw tokens/s, then tokens, seconds and "
-                                     "ratio to raw per index stage")
+                                     "ratio to raw per index stage; global answers and helpfulness AUC on a fixed "
+                                     "question set; extraction F1 with --gold")
     p.add_argument("--models", default=None,
                    help="comma-separated GGUF files (default: the bundled model); 'bundled' names the bundled one")
     p.add_argument("--corpus", default=None, help="folder or file to index (default: the bundled sample dulce.txt)")
-    p.add_argument("--out", default="slmgraph-bench", help="folder for bench.json and bench.png (default slmgraph-bench)")
+    p.add_argument("--questions", default=None,
+                   help="on-topic questions of --corpus, one a line (or a CSV with a question column); default: "
+                        "the bundled sample's set, or questions.txt / questions.csv beside --corpus")
+    p.add_argument("--offtopic", default=None,
+                   help="off-topic questions, one a line (default: the bundled offtopic_questions.txt)")
+    p.add_argument("--gold", default=None,
+                   help="gold file in Re-DocRED's JSON format (DocRED's: a list of documents with title, sents, "
+                        "vertexSet, labels; e.g. Re-DocRED's dev_revised.json): adds extraction F1 and type "
+                        "accuracy per model")
+    p.add_argument("--gold-docs", type=int, default=None,
+                   help="documents of --gold scored per model, from the first (default 10)")
+    p.add_argument("--out", default="slmgraph-bench",
+                   help="folder for bench.json and bench.png (default slmgraph-bench; created with its parents, "
+                        "the two files overwritten)")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the thread plan)")
     p.add_argument("--workers", type=int, default=None, help="extraction worker processes (default: the thread plan)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p = sub.add_parser("prompt-tune", help="write a prompts folder whose few-shot example comes from your corpus")
     p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
-    p.add_argument("--out", required=True, help="folder for the prompt files (use it with --prompts DIR)")
+    p.add_argument("--out", required=True,
+                   help="folder for the prompt files (created with its parents; prompt files already there need "
+                        "--force); use it with --prompts DIR")
     p.add_argument("--model", help="a GGUF model file that types the names (default: the bundled model)")
     p.add_argument("--entity-types", default=None,
                    help="comma-separated entity types (default: person,organization,location,event,concept)")
@@ -406,7 +426,7 @@ def cmd_export(args) -> int:
 
 def cmd_bench(args) -> int:
     """``slmgraph bench``: every model through the same corpus; prints one table; returns 0."""
-    from .bench import render, run_bench
+    from .bench import GOLD_DOCS, render, run_bench
 
     models = [None] if args.models is None else [
         None if m.strip().lower() == "bundled" else m.strip() for m in args.models.split(",") if m.strip()]
@@ -421,7 +441,9 @@ def cmd_bench(args) -> int:
         if args.workers < 1:
             raise UserError(f"--workers {args.workers} must be at least 1")
         s.workers = args.workers
-    res = run_bench(models, args.corpus, args.out, s, say=_say(args.json))
+    res = run_bench(models, args.corpus, args.out, s, say=_say(args.json), gold=args.gold,
+                    gold_docs=GOLD_DOCS if args.gold_docs is None else args.gold_docs, questions=args.questions,
+                    offtopic=args.offtopic)
     print(json.dumps(res, indent=2) if args.json else render(res) + "\nwrote " + ", ".join(res["files"]))
     return 0
 

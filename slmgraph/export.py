@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import UserError
+from .outputs import output_folder
 from .store import EntityRow, RelationshipRow, Store, rows
 
 FORMATS = ("graphml", "parquet", "csv")
@@ -116,16 +117,7 @@ def _check(store: Store, out: str | Path, fmt: str) -> Path:
         raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
     if store.get_meta("complete") != "1":
         raise UserError(f"index {store.path} is not complete: re-run 'slmgraph index' on its input to finish it")
-    out = Path(out).expanduser()
-    if not str(out).strip():
-        raise UserError("--out is empty: pass a folder to write the export into")
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is a file: pass a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create --out folder {out} ({exc.strerror}): pick another folder") from None
-    return out
+    return output_folder(out)  # created with its parents; files of the same names are overwritten (slmgraph.outputs)
 
 
 def export(store: Store, out: str | Path, fmt: str = "parquet") -> list[Path]:
@@ -135,7 +127,8 @@ def export(store: Store, out: str | Path, fmt: str = "parquet") -> list[Path]:
         The files written (``graph.graphml``, or one ``<table>.parquet``/``.csv`` per table).
 
     Raises:
-        UserError: unknown format, incomplete index, ``out`` not a creatable folder.
+        UserError: unknown format, incomplete index, ``out`` not a creatable folder (a missing one is
+            created with its parents; files of the same names are overwritten: :mod:`slmgraph.outputs`).
     """
     out = _check(store, out, fmt)
     if fmt == "graphml":

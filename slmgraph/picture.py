@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from .errors import UserError
+from .outputs import output_file
 from .store import Store
 
 #: Relationships listed per community in the page (the heaviest first), to bound the file size.
@@ -212,17 +213,14 @@ def picture(store: Store, out: str | Path, png: str | Path | None = None) -> lis
         ``[html_path, png_path]``.
 
     Raises:
-        UserError: incomplete index or no communities, ``out`` in a missing folder or a folder,
-            plotly or matplotlib missing.
+        UserError: incomplete index or no communities, ``out`` or ``png`` a folder or in a folder that
+            cannot be created (missing folders are created; existing files are overwritten:
+            :mod:`slmgraph.outputs`), plotly or matplotlib missing.
     """
-    out = Path(out)
-    if out.is_dir() or not str(out).strip():
-        raise UserError(f"--out {out} is a folder: pass a file name such as index.html")
-    if not out.parent.is_dir():
-        raise UserError(f"folder {out.parent} of --out does not exist: create it or pick another path")
-    png = Path(png) if png else out.with_suffix(".png")
     _need("plotly.graph_objects")
     _need("matplotlib")
     comms = hierarchy(store)
+    out = output_file(out, "--out", "index.html")  # folders created, existing files overwritten (slmgraph.outputs)
+    png = output_file(png, "--png", "index.png") if png else out.with_suffix(".png")
     title = Path(store.get_meta("input_root") or str(store.path)).name or str(store.path)
     return [write_html(comms, out, title), write_png(comms, png, title)]

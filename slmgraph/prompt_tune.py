@@ -35,6 +35,7 @@ from pathlib import Path
 
 from .config import Settings
 from .errors import UserError
+from .outputs import output_folder
 from .prompting import DATA_RULE, quote_data
 from .names import candidate_names, cut, mentions, normalize_name
 from .text import sentences
@@ -136,8 +137,9 @@ def prompt_tune(input_path: str | Path, out: str | Path, client, settings: Setti
         ``{"out", "passage", "entities", "relationships", "files"}``.
 
     Raises:
-        UserError: unreadable input; no passage with 3+ candidate names; ``out`` is a file or already
-            holds prompt files (without ``force``); the result fails the placeholder check.
+        UserError: unreadable input; no passage with 3+ candidate names; ``out`` is a file, cannot be
+            created (a missing one is created with its parents) or already holds prompt files (without
+            ``force``: :mod:`slmgraph.outputs`); the result fails the placeholder check.
     """
     from .ingest import read_documents
     from .prompting import Prompts, bundled_dir
@@ -155,7 +157,7 @@ def prompt_tune(input_path: str | Path, out: str | Path, client, settings: Setti
         raise UserError(f"--out {out} already holds prompt files: pass --force to overwrite them, or another folder")
     typed = type_candidates(client, passage, cands, settings.entity_types)
     ex = build_example(passage, typed, settings.description_max_chars)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)  # created with its parents (slmgraph.outputs); edited files need --force (above)
     for f in bundled_dir().iterdir():
         if f.suffix in (".txt", ".md"):
             shutil.copyfile(f, out / f.name)

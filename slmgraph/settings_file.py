@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .config import Settings, physical_cores
 from .errors import UserError
+from .outputs import output_folder
 
 try:  # Python 3.11+
     import tomllib
@@ -227,20 +228,15 @@ def write_default(folder: str | Path, force: bool = False, with_prompts: bool = 
         The path of the settings file written.
 
     Raises:
-        UserError: the folder is a file or cannot be created, or the settings file
-            (or the prompts folder) exists and ``force`` is False.
+        UserError: the folder is a file or cannot be created (a missing one is created with its
+            parents), or the settings file (or the prompts folder) exists and ``force`` is False
+            (files you edit are never overwritten without it: :mod:`slmgraph.outputs`).
     """
     import shutil
 
     from .prompting import bundled_dir
 
-    folder = Path(folder).expanduser()
-    if folder.exists() and not folder.is_dir():
-        raise UserError(f"{folder} is a file: pass a folder for 'slmgraph init'")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"cannot create folder {folder} ({exc.strerror}): pick another folder") from None
+    folder = output_folder(folder, "folder")  # created with its parents (slmgraph.outputs)
     path = folder / FILE_NAME
     if path.exists() and not force:
         raise UserError(f"{path} exists: edit it, or pass --force to overwrite it with the defaults")

@@ -1,4 +1,4 @@
-"""Integration: init / --config, the Python API, stats sources and export on the demo index (real GGUF)."""
+"""Integration: init / --config, the Python API, stats sources, export, picture, prompt-tune and bench (real GGUF)."""
 
 import duckdb
 import pytest
@@ -83,3 +83,33 @@ def test_prompt_tune_with_the_real_model_on_the_sample(tmp_path, capsys):
     Prompts(tmp_path / "p").check()
     system = (tmp_path / "p" / "extract_system.txt").read_text()
     assert "Marie Curie" not in system and "Candidate names:" in system
+
+
+def test_bench_with_the_real_model_on_a_tiny_corpus_questions_and_gold(tmp_path, corpus, capsys):
+    import json
+
+    (tmp_path / "questions.txt").write_text("What did Alice Smith and Bob Jones build at Acme Corporation?\n"
+                                            "Who studied physics with Dan Brown in Berlin?\n", encoding="utf-8")
+    off = tmp_path / "off.txt"
+    off.write_text("How do I bake sourdough bread at home?\nWhich wines pair well with grilled salmon?\n",
+                   encoding="utf-8")
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps([{
+        "title": "Tiny", "sents": [["Alice", "Smith", "met", "Bob", "Jones", "in", "Paris", "."],
+                                   ["Smith", "founded", "Acme", "Corporation", "there", "."]],
+        "vertexSet": [[{"name": "Alice Smith", "type": "PER"}, {"name": "Smith", "type": "PER"}],
+                      [{"name": "Bob Jones", "type": "PER"}], [{"name": "Paris", "type": "LOC"}],
+                      [{"name": "Acme Corporation", "type": "ORG"}]],
+        "labels": [{"h": 0, "t": 1, "r": "P1"}, {"h": 3, "t": 2, "r": "P2"}]}]), encoding="utf-8")
+    code = main(["bench", "--corpus", str(corpus), "--offtopic", str(off), "--gold", str(gold),
+                 "--out", str(tmp_path / "b")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "AUC P(yes)" in out and "entity F1 strict" in out
+    m = json.loads((tmp_path / "b" / "bench.json").read_text())["models"][0]
+    assert m["raw"]["prompt_tok_s"] > 0 and m["raw"]["gen_tok_s"] > 0
+    a = m["answers"]
+    assert a["on_topic"]["questions"] == 2 and a["off_topic"]["questions"] == 2
+    assert a["auc_signal_in_use"] is not None and a["auc_model_p_yes"] is not None
+    assert m["stages"]["help"]["calls"] >= 4 * a["model_signal_reports"]  # P(yes) per question and report
+    assert m["gold"]["documents"] == 1 and m["gold"]["entities_strict_f1"] > 0
