@@ -16,8 +16,6 @@ Writes ``benchmarks/results/claims_pair.md`` and ``.json``.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import tempfile
 import time
 from pathlib import Path
@@ -26,7 +24,8 @@ from slmgraph.config import Settings
 from slmgraph.pipeline import run_index
 from slmgraph.store import Store
 
-RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
+
 
 DOCS = {
     "report.txt": "Mayor Karl Lind accepted a bribe of 50,000 euros from Halvorsen Construction in March 2023, "
@@ -64,7 +63,7 @@ def main() -> None:
                                       for r in rows],
            "stored": c["claims"], "dropped": c["dropped"], "ungrounded": c["ungrounded"], "self": c["self"],
            "invalid": c["invalid"], "seconds": round(seconds, 1),
-           "machine": f"{platform.machine()}, Python {platform.python_version()}, 2 cores shared with other jobs"}
+           "machine": benchkit.machine() + ", shared with other jobs"}
     lines = ["# Claims on a conflicting pair (issue 13 item 9)", "",
              f"Model {model}; two documents (a bribe reported / denied), `index --claims`; {seconds:.0f} s in all "
              "(CPU shared with other processes). Before this change main stored 0 claims and dropped 5.", "",
@@ -77,9 +76,7 @@ def main() -> None:
     lines += ["", f"Claims naming the mayor with the document's status (TRUE in the report, FALSE in the denial): "
                   f"{right} of {len(rows)}. Both documents keep claims with their source sentences; whether the "
                   "subject, type and status are right is up to the model.", ""]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "claims_pair.md").write_text("\n".join(lines))
-    (RESULTS / "claims_pair.json").write_text(json.dumps(res, indent=2))
+    benchkit.write_results("claims_pair", lines, res)
     print("\n".join(lines))
 
 

@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
 
-from slmgraph.config import Settings, physical_cores
+from slmgraph.config import Settings
 from slmgraph.errors import UserError
 # The gold loader, the scorer and the per-document indexing live in the package (``slmgraph bench --gold``
 # uses them too); re-exported here for the benchmark's callers and tests.
@@ -48,9 +47,11 @@ from slmgraph.gold import (EXCLUDED_TYPES, GOLD_TYPES, Counts, DocScore, GoldDoc
                            Prediction, WordTokenizer, detokenize, graph_stage, index_document, load_gold,
                            read_prediction, run_config, score_document)
 
+import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_GOLD = ROOT.parent / "shared" / "gold" / "re_docred_dev_sample" / "dev_revised_first100.json"
+DEFAULT_GOLD = benchkit.REDOCRED_GOLD
 
 
 #: name -> (what it measures, Settings overrides, model: None = no model, "default" = bundled SmolLM2-135M,
@@ -180,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default="nlp", help=f"comma list of: {', '.join(CONFIGS)} (default nlp)")
     ap.add_argument("--docs", type=int, default=100, help="documents to score, from the first (default 100)")
     ap.add_argument("--model", default=None, help="a GGUF file for the model configs instead of their own")
-    ap.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="Re-DocRED JSON (default: ../shared's sample)")
+    ap.add_argument("--gold", type=Path, default=DEFAULT_GOLD, help="Re-DocRED JSON (default: benchkit.REDOCRED_GOLD, $SLMGRAPH_DATA)")
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: physical cores)")
     ap.add_argument("--results", type=Path, default=RESULTS, help="folder of the results files")
     ap.add_argument("--label", default=None, help="store the one configuration run under this row name "
@@ -219,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             key = args.label.strip() if args.label else (f"{name}@{Path(args.model).stem}" if args.model and mpath
                                                          else name)
             res.update({"description": CONFIGS[name][0], "overrides": CONFIGS[name][1], "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                        "machine": f"{platform.machine()}, {physical_cores()} physical cores",
+                        "machine": benchkit.machine(),
                         "model": model_name, "model_path": mpath, "chat_template": chat,
                         "model_fingerprint": getattr(model, "fingerprint", None),
                         "tokenizer": "the model's" if mpath else "words (no model loaded)",

@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import time
-from pathlib import Path
 
 from slmgraph.config import Settings, physical_cores
 from slmgraph.extract import extraction_schema
@@ -36,7 +34,8 @@ from slmgraph.names import candidate_names
 from slmgraph.prompting import Prompts
 from slmgraph.samples import DULCE
 
-RESULTS = Path(__file__).resolve().parent / "results"
+import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
+
 
 
 def main() -> None:
@@ -93,7 +92,7 @@ def main() -> None:
 
     result = {
         "model": model.name, "n_params": model.n_params, "n_vocab": model._n_vocab, "threads": args.threads,
-        "machine": f"{platform.machine()}, {physical_cores()} physical cores", "repeats": args.repeats,
+        "machine": benchkit.machine(), "repeats": args.repeats,
         **{k: round(statistics.median(v), 1) for k, v in rows.items()},
         "grammar_outputs_identical": same,
     }
@@ -113,10 +112,7 @@ def main() -> None:
         f"identical output: {same}.",
     ]
     print("\n".join(lines))
-    RESULTS.mkdir(exist_ok=True)
-    stem = RESULTS / "generation_speed"
-    stem.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    stem.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    benchkit.write_results("generation_speed", lines, result)
 
 
 if __name__ == "__main__":

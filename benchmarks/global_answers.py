@@ -36,7 +36,6 @@ Writes ``benchmarks/results/global_answers.md`` and ``.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import subprocess
@@ -47,9 +46,9 @@ from pathlib import Path
 from slmgraph.bench import read_questions
 from slmgraph.samples import OFFTOPIC_QUESTIONS
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
-SHARED = ROOT.parent / "shared" / "corpora" / "podcast_sample"
+import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
+
+SHARED = benchkit.PODCAST_SAMPLE
 
 #: Questions a corpus of technology-podcast transcripts cannot answer: the bundled off-topic set that
 #: ``slmgraph bench`` uses too (slmgraph/samples/offtopic_questions.txt).
@@ -59,16 +58,6 @@ OFF_TOPIC = read_questions(OFFTOPIC_QUESTIONS)
 def load_questions(path: Path) -> list[str]:
     """The ``question_text`` (or ``question``, else last) column of a CSV (:func:`slmgraph.bench.read_questions`)."""
     return read_questions(path, "--questions-file")
-
-
-def docs_of_communities(store, ids: list[int]) -> set[str]:
-    """Documents whose text units support an entity of any of the communities ``ids``."""
-    if not ids:
-        return set()
-    q = ",".join("?" * len(ids))
-    return {r[0] for r in store.con.execute(f"""
-        SELECT DISTINCT t.doc_id FROM community_members m JOIN entity_text_units e USING (entity_id)
-        JOIN text_units t USING (chunk_id) WHERE m.community_id IN ({q})""", ids).fetchall()}
 
 
 def auc_and_ranges(best: dict[str, list[float]], n_on: int) -> dict:
@@ -85,18 +74,14 @@ def auc_and_ranges(best: dict[str, list[float]], n_on: int) -> dict:
     return out
 
 
-def answer_with(args, methods: list[str], on_topic: list[str], questions: list[str]) -> int:
-    """Answer every question with DRIFT and/or lazy search; per question and method: answered or
-    no-answer, citations, coverage (documents behind the cited reports and text units), seconds,
-    model calls and tokens. Writes ``benchmarks/results/<--out>.md`` and ``.json``."""
+def open_index(args) -> tuple:
+    """``(settings, store, n_documents, model, client, prompts, embedder)`` for ``--db`` (its own model,
+    or ``--model``), the same for every method measured."""
     from slmgraph.backend import load_model
     from slmgraph.client import ModelClient
-    from slmgraph.config import Settings, physical_cores
+    from slmgraph.config import Settings
     from slmgraph.embed import Embedder
     from slmgraph.prompting import Prompts
-    from slmgraph.search import unit_numbers
-    from slmgraph.search.drift_search import drift_search
-    from slmgraph.search.lazy_search import lazy_search
     from slmgraph.store import Store
 
     s = Settings()
@@ -104,8 +89,20 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
     n_docs = store.count("documents")
     model = load_model(args.model or store.get_meta("model_path") or None, s.n_ctx, s.n_threads, s.seed)
     client = ModelClient(model, store, "bench-global-answers")
-    prompts = Prompts()
     embedder = Embedder(batch_size=s.embed_batch_size, threads=s.n_threads)
+    return s, store, n_docs, model, client, Prompts(), embedder
+
+
+def answer_with(args, methods: list[str], on_topic: list[str], questions: list[str]) -> int:
+    """Answer every question with DRIFT and/or lazy search; per question and method: answered or
+    no-answer, citations, coverage (documents behind the cited reports and text units), seconds,
+    model calls and tokens. Writes ``benchmarks/results/<--out>.md`` and ``.json``."""
+    from slmgraph.config import physical_cores
+    from slmgraph.search import unit_numbers
+    from slmgraph.search.drift_search import drift_search
+    from slmgraph.search.lazy_search import lazy_search
+
+    s, store, n_docs, model, client, prompts, embedder = open_index(args)
     chunk_of = {n: c for c, n in unit_numbers(store).items()}
     rows = []
     for qi, q in enumerate(questions):
@@ -122,7 +119,7 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
             secs = time.perf_counter() - t0
             reps, units = ans.citations.get("reports", []), ans.citations.get("sources", [])
             q_ = ",".join("?" * len(units))
-            covered = docs_of_communities(store, reps) | ({r[0] for r in store.con.execute(
+            covered = benchkit.docs_of_communities(store, reps) | ({r[0] for r in store.con.execute(
                 f"SELECT DISTINCT doc_id FROM text_units WHERE chunk_id IN ({q_})",
                 [chunk_of[i] for i in units]).fetchall()} if units else set())
             row = {"question": q, "method": m, "on_topic": qi < len(on_topic), "answered": answered,
@@ -171,10 +168,7 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
         lines += ["", f"## First answer ({m})", "", "```", first["answer"], "```"]
     text = "\n".join(lines) + "\n"
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.out}.md").write_text(text, encoding="utf-8")
-    (RESULTS / f"{args.out}.json").write_text(json.dumps({"summary": summary, "questions": rows}, indent=2,
-                                                         ensure_ascii=False) + "\n", encoding="utf-8")
+    benchkit.write_results(args.out, text, {"summary": summary, "questions": rows})
     return 0
 
 
@@ -210,16 +204,11 @@ def main() -> int:
         subprocess.run(cmd, check=True)
         build_seconds = round(time.perf_counter() - t0, 1)
 
-    from slmgraph.config import Settings, physical_cores
-    from slmgraph.embed import Embedder
-    from slmgraph.backend import load_model
-    from slmgraph.client import ModelClient
-    from slmgraph.prompting import Prompts
+    from slmgraph.config import physical_cores
     from slmgraph.reports import load_reports
     from slmgraph.search.global_search import (answer_mode, global_search, helpfulness_signal, report_block,
                                                stored_vectors)
     from slmgraph.search.scoring import score_items
-    from slmgraph.store import Store
 
     on_topic = load_questions(args.questions_file)
     questions = on_topic + OFF_TOPIC
@@ -229,13 +218,7 @@ def main() -> int:
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     if "global" not in methods:
         return answer_with(args, methods, on_topic, questions)
-    s = Settings()
-    store = Store(args.db)
-    n_docs = store.count("documents")
-    model = load_model(args.model or store.get_meta("model_path") or None, s.n_ctx, s.n_threads, s.seed)
-    client = ModelClient(model, store, "bench-global-answers")
-    prompts = Prompts()
-    embedder = Embedder(batch_size=s.embed_batch_size, threads=s.n_threads)
+    s, store, n_docs, model, client, prompts, embedder = open_index(args)
     reports = load_reports(store, args.level)
     ids = [r["community_id"] for r in reports]
     texts = [report_block(r) for r in reports]
@@ -270,7 +253,7 @@ def main() -> int:
         ans = global_search(store, client, prompts, s, q, level=args.level, progress=False, embedder=embedder)
         secs = time.perf_counter() - t0
         cited = ans.citations.get("reports", [])
-        covered = docs_of_communities(store, cited)
+        covered = benchkit.docs_of_communities(store, cited)
         row = {"question": q, "on_topic": qi < len(on_topic), "answered": bool(ans.details.get("selected")),
                "cited_reports": len(cited), "selected_reports": len(ans.details.get("selected", [])),
                "coverage_pct": round(100 * len(covered) / n_docs, 1) if n_docs else 0.0,
@@ -330,10 +313,7 @@ def main() -> int:
               "", "## First answer", "", "```", per_q[0]["answer"], "```", ""]
     text = "\n".join(lines)
     print(text)
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.out}.md").write_text(text, encoding="utf-8")
-    (RESULTS / f"{args.out}.json").write_text(json.dumps({"summary": summary, "questions": per_q}, indent=2,
-                                                         ensure_ascii=False) + "\n", encoding="utf-8")
+    benchkit.write_results(args.out, text, {"summary": summary, "questions": per_q})
     return 0
 
 

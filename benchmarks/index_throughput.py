@@ -43,10 +43,9 @@ records the load average at the start and the end).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
+import dataclasses
 import multiprocessing as mp
-import platform
 import tempfile
 import time
 from pathlib import Path
@@ -61,11 +60,13 @@ from slmgraph.client import ModelClient
 from slmgraph.names import candidate_names
 from slmgraph.pipeline import run_index
 from slmgraph.prompting import Prompts
+from slmgraph.stats import content_snapshot
 from slmgraph.store import Store, new_run_id
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
-PODCAST = ROOT.parent / "shared" / "corpora" / "podcast_sample" / "input"
+import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
+
+PODCAST = benchkit.PODCAST
+RESULTS = benchkit.RESULTS
 
 
 def _raw_worker(path: str, threads: int, barrier, out) -> None:
@@ -111,9 +112,9 @@ def compare_plans(input_dir: Path, model, k: int, cores: int) -> list[dict]:
                                     "FROM llm_calls").fetchone()
             store.close()
         out.append({"workers": workers, "threads": threads, "units": len(picked), "seconds": round(wall, 1),
-                    "startup_seconds": st["startup_seconds"],
+                    "startup_seconds": st.startup_seconds,
                     "units_per_s": round(len(picked) / wall, 3),
-                    "units_per_s_after_startup": round(len(picked) / max(1e-9, wall - st["startup_seconds"]), 3),
+                    "units_per_s_after_startup": round(len(picked) / max(1e-9, wall - st.startup_seconds), 3),
                     "evaluated_tokens": int(tok[0] or 0), "completion_tokens": int(tok[1] or 0)})
         print(f"plan {workers} x {threads}: {len(picked)} units in {wall:.1f} s "
               f"({st['startup_seconds']} s startup)", flush=True)
@@ -283,19 +284,10 @@ def stage_table(run: dict, led: dict, rates: dict, corpus_tokens: int) -> dict:
 
 
 def index_snapshot(db: Path) -> dict:
-    """Entities, relationships (by names), communities (member names per level) and reports of an index."""
-    st = Store(db, read_only=True)
-    q = st.con.execute
-    snap = {"entities": q("SELECT norm, type, description FROM entities ORDER BY 1").fetchall(),
-            "relationships": q("SELECT s.norm, t.norm, r.description, r.weight FROM relationships r "
-                               "JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
-                               "ON t.entity_id = r.target_id ORDER BY 1, 2").fetchall(),
-            "communities": q("SELECT c.level, list(e.norm ORDER BY e.norm) FROM communities c JOIN "
-                             "community_members m USING (community_id) JOIN entities e USING (entity_id) "
-                             "GROUP BY c.community_id, c.level ORDER BY 1, 2").fetchall(),
-            "reports": q("SELECT level, full_text FROM community_reports ORDER BY 1, 2").fetchall()}
-    st.close()
-    return snap
+    """Entities, relationships (by names), communities (member names per level) and reports of an index
+    (:func:`slmgraph.stats.content_snapshot`)."""
+    snap = content_snapshot(db)
+    return {k: snap[k] for k in ("entities", "relationships", "communities", "reports")}
 
 
 def last_run_stages(db: Path) -> dict[str, float]:
@@ -317,7 +309,7 @@ def compare_dbs(local_db: Path, ray_db: Path, name: str, note: str = "") -> None
     res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "local_db": str(local_db),
            "ray_db": str(ray_db), "local": a, "ray": b, "stage_total": {"local": round(ta, 1), "ray": round(tb, 1)},
            "ray_overhead": round(tb / ta - 1, 3), "identical": {k: sa[k] == sb[k] for k in sa},
-           "counts": {k: len(sa[k]) for k in sa}, "loadavg_now": _loadavg(), "note": note}
+           "counts": {k: len(sa[k]) for k in sa}, "loadavg_now": benchkit.loadavg(), "note": note}
     lines = [f"# Local executor vs Ray on one corpus ({res['date']})", "",
              f"Indexes: `{local_db}` (local) and `{ray_db}` (Ray), same workers x threads. Load average when "
              f"compared: {res['loadavg_now']} on {physical_cores()} physical cores." + (f" {note}" if note else ""), "",
@@ -330,15 +322,7 @@ def compare_dbs(local_db: Path, ray_db: Path, name: str, note: str = "") -> None
     lines += ["", f"Ray overhead: **{res['ray_overhead']:+.1%}**. {same}.",
               f"Model processes per stage (distinct ledger workers): local {a['workers']}, Ray {b['workers']}."]
     print("\n".join(lines))
-    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (RESULTS / f"{name}.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
-
-
-def _loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
+    benchkit.write_results(name, lines, res)
 
 
 def _estimate_figures(est: dict) -> dict:
@@ -365,7 +349,7 @@ def run_estimate(corpus: Path, index_flags: list[str]) -> dict:
     if res.returncode:
         raise RuntimeError(f"slmgraph estimate failed: {res.stderr[-2000:]}")
     return dict(_estimate_figures(json.loads(res.stdout)), estimate_seconds=round(time.perf_counter() - t0, 1),
-                loadavg=_loadavg())
+                loadavg=benchkit.loadavg())
 
 
 def estimate_against(name: str, from_file: Path | None = None, note: str = "") -> None:
@@ -439,8 +423,8 @@ def main() -> None:
         index_flags.append(f"--model={args.model}")
     path = str(args.model or default_model_path())
     result: dict = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "input": str(corpus),
-                    "cores": cores, "machine": f"{platform.machine()}, {cores} physical cores",
-                    "executor": args.executor, "loadavg_start": _loadavg(), "index_flags": index_flags,
+                    "cores": cores, "machine": benchkit.machine(),
+                    "executor": args.executor, "loadavg_start": benchkit.loadavg(), "index_flags": index_flags,
                     "note": args.note}
     plan = plan_threads(cores, 10 ** 6, settings.workers, args.threads)
     result["plan"] = {"workers": plan.workers, "threads": plan.threads}
@@ -487,7 +471,7 @@ def main() -> None:
     result["ledger"] = led
     if "estimate" in result:
         result["estimate"]["error"] = round(result["estimate"]["total_seconds"] / run["wall_seconds"] - 1, 3)
-    result["index"]["loadavg_end"] = _loadavg()
+    result["index"]["loadavg_end"] = benchkit.loadavg()
 
     if args.compare_executors:
         other = "ray" if args.executor == "local" else "local"
@@ -519,14 +503,12 @@ def main() -> None:
                                  "reused": run3["out"]["extract"]["reused"],
                                  "db_mb": round(args.db.stat().st_size / 2 ** 20, 1)}
     shutil.rmtree(work, ignore_errors=True)
-    result["loadavg_end"] = _loadavg()
+    result["loadavg_end"] = benchkit.loadavg()
     result["cpu_contention"] = f"load average {result['loadavg_start']} at the start, {result['loadavg_end']} at " \
                                f"the end, on {os.cpu_count()} CPUs"
     lines = render(result)
     print("\n".join(lines))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{args.name}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    benchkit.write_results(args.name, lines, result)
 
 
 def _stage_rows(ix: dict) -> list[str]:

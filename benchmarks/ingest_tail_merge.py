@@ -27,17 +27,15 @@ Writes ``benchmarks/results/ingest_tail_merge.md`` and ``.json``.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import time
 from pathlib import Path
 
 from slmgraph.ingest import TAIL_SHARE, chunk_tokens, make_text_units, read_documents
 from slmgraph.backend import LlamaModel, default_model_path
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
-PODCAST = ROOT.parent / "shared" / "corpora" / "podcast_sample" / "input"
+import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
+
+PODCAST = benchkit.PODCAST
 
 
 def main() -> None:
@@ -69,7 +67,7 @@ def main() -> None:
     res = {"corpus": a.input, "documents": len(docs), "skipped": len(warnings), "document_tokens": doc_tokens,
            "chunk_size": size, "chunk_overlap": ov, "tail_share": TAIL_SHARE, "ways": ways,
            "tokenizer": model.name, "seconds": round(time.perf_counter() - t0, 1),
-           "machine": f"{platform.machine()}, Python {platform.python_version()}"}
+           "machine": benchkit.machine()}
     lines = [
         "# Ingest: text units of mere overlap (issue 12)", "",
         f"Corpus `{Path(a.input).name}` ({a.input}): {len(docs)} documents, {doc_tokens:,} tokens "
@@ -89,9 +87,7 @@ def main() -> None:
               "All three ways read the documents as ingest now does, with each podcast file's first line (its "
               "episode's file name) kept as the document's title rather than text; main also indexed those lines, "
               "which is why issue 12 counts 342 units and 112,202 tokens for the same 174 files.", ""]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "ingest_tail_merge.md").write_text("\n".join(lines))
-    (RESULTS / "ingest_tail_merge.json").write_text(json.dumps(res, indent=2))
+    benchkit.write_results("ingest_tail_merge", lines, res)
     print("\n".join(lines))
 
 

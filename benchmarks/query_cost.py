@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import statistics
 import time
 from pathlib import Path
@@ -36,9 +35,9 @@ from pathlib import Path
 from slmgraph.config import Settings, physical_cores
 from slmgraph.store import Store
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results"
-DEFAULT_QUESTIONS = ROOT.parent / "shared" / "corpora" / "podcast_sample" / "global_questions_sample.csv"
+import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
+
+DEFAULT_QUESTIONS = benchkit.PODCAST_SAMPLE / "global_questions_sample.csv"
 
 
 def load_questions(path: Path, n: int) -> list[str]:
@@ -47,16 +46,6 @@ def load_questions(path: Path, n: int) -> list[str]:
         rows = list(csv.DictReader(fh))
     key = next((k for k in ("question_text", "question") if k in rows[0]), list(rows[0])[-1])
     return [r[key] for r in rows[:n]]
-
-
-def docs_of_communities(store: Store, ids: list[int]) -> set[str]:
-    """Documents whose text units support an entity of any of the communities ``ids``."""
-    if not ids:
-        return set()
-    q = ",".join("?" * len(ids))
-    return {r[0] for r in store.con.execute(f"""
-        SELECT DISTINCT t.doc_id FROM community_members m JOIN entity_text_units e USING (entity_id)
-        JOIN text_units t USING (chunk_id) WHERE m.community_id IN ({q})""", ids).fetchall()}
 
 
 def docs_of_chunks(store: Store, chunk_ids: list[str]) -> set[str]:
@@ -128,14 +117,14 @@ def main() -> None:
                 if row["method"].startswith("C"):
                     ans = global_search(store, client, prompts, s, q, level=row["level"], progress=False,
                                         embedder=embedder)
-                    covered = docs_of_communities(store, ans.citations.get("reports", []))
+                    covered = benchkit.docs_of_communities(store, ans.citations.get("reports", []))
                 elif row["method"] == "TS":
                     ans = text_unit_search(store, client, prompts, s, q, progress=False, embedder=embedder)
                     by_src = {c["source"]: c["id"] for c in ans.context}
                     covered = docs_of_chunks(store, [by_src[i] for i in ans.citations.get("sources", [])])
                 elif row["method"] == "DRIFT":
                     ans = drift_search(store, client, prompts, s, q, embedder)
-                    covered = docs_of_communities(store, ans.citations.get("reports", [])) | docs_of_chunks(
+                    covered = benchkit.docs_of_communities(store, ans.citations.get("reports", [])) | docs_of_chunks(
                         store, [chunk_of[i] for i in ans.citations.get("sources", [])])
                     ctx.append(ans.details["tokens_read"])
                     units.append(len(ans.details["primer"]) + len(ans.details["follow_ups"]))
@@ -184,9 +173,7 @@ def main() -> None:
                   "plus the relevant text units the answer is built from); tested_tokens = the tokens of the "
                   "text units the tests judged. model_tokens = model prompt + completion tokens per query."]
     print("\n".join(lines))
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "query_cost.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (RESULTS / "query_cost.json").write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    benchkit.write_results("query_cost", lines, rows)
 
 
 if __name__ == "__main__":

@@ -19,21 +19,16 @@ Writes ``benchmarks/results/sentence_split.md`` and ``.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import run_conditions  # noqa: E402
+from slmgraph import text as text_mod
+from slmgraph.ingest import read_documents
 
-from slmgraph import text as text_mod  # noqa: E402
-from slmgraph.ingest import read_documents  # noqa: E402
+import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
-PODCAST = ROOT.parent / "shared" / "corpora" / "podcast_sample" / "input"
+PODCAST = benchkit.PODCAST
 #: The corpus size the issue asks about (tokens).
 TARGET_TOKENS = 390_000
 #: Limit above which the splitter would be too slow for that corpus (seconds, one pass).
@@ -57,7 +52,7 @@ def main() -> None:
         chars_per_token = chars / tokens
     else:
         tokens, chars_per_token, tok_src = None, 4.0, "assumed 4 characters per token"
-    cond = run_conditions.start()
+    cond = benchkit.start()
     times, cpu, n_sent = [], [], 0
     for _ in range(a.repeats):
         text_mod._spans.cache_clear()
@@ -65,7 +60,7 @@ def main() -> None:
         n_sent = sum(len(text_mod.sentences(t)) for t in texts)
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-    cond = run_conditions.finish(cond)
+    cond = benchkit.finish(cond)
     t, c = statistics.median(times), statistics.median(cpu)
     target_s = TARGET_TOKENS * chars_per_token / (chars / t)
     target_cpu = TARGET_TOKENS * chars_per_token / (chars / c)
@@ -93,10 +88,8 @@ def main() -> None:
         "Where the time goes (cProfile): pysbd 0.3.4 compiles regular expressions per sentence (its "
         "abbreviation rules and the `re.escape(sentence)` search of `sentences_with_char_spans`, which it runs "
         "even without `char_span`), so Python's regex cache is most of the cost.", "",
-        run_conditions.sentence(cond), ""]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "sentence_split.md").write_text("\n".join(lines), encoding="utf-8")
-    (RESULTS / "sentence_split.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+        benchkit.sentence(cond), ""]
+    benchkit.write_results("sentence_split", lines, res)
     print("\n".join(lines))
 
 

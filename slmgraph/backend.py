@@ -267,6 +267,20 @@ def check_gguf(path: Path) -> Path:
     return path
 
 
+#: Loop guard (ARCHITECTURE.md "Tiny models loop"): the longest repeated block looked for, tokens.
+LOOP_MAX_PERIOD = 60
+#: Repetitions that make a loop of a block of 4+ tokens; a block of 2-3 tokens must fill
+#: ``LOOP_SHORT_TOKENS`` tokens (", education" x6), a single token repeat ``LOOP_ONE_TOKEN`` times:
+#: short repeats also occur in normal text.
+LOOP_REPEATS = 3
+LOOP_SHORT_TOKENS = 12
+LOOP_ONE_TOKEN = 16
+#: Loop breaks (one banned token each) before a generation is stopped as ``repetition``.
+LOOP_MAX_BREAKS = 8
+#: Earlier near-repeats (:data:`slmgraph.text.REPEAT_SHARE`) of a sentence that make free text a loop.
+LOOP_REPEATED_LINES = 2
+
+
 class _RunawayGuard:
     """Watches a generation for a deadline and for loops.
 
@@ -279,7 +293,7 @@ class _RunawayGuard:
     it stops the generation.
     """
 
-    def __init__(self, deadline_s: float | None, max_breaks: int = 8):
+    def __init__(self, deadline_s: float | None, max_breaks: int = LOOP_MAX_BREAKS):
         self.deadline = time.monotonic() + deadline_s if deadline_s else None
         self.reason: str | None = None
         self.breaks = 0
@@ -306,18 +320,18 @@ class _RunawayGuard:
             return False
         same = sum(1 for w in self._lines if overlaps(w, words, REPEAT_SHARE))
         self._lines.append(words)
-        return same >= 2
+        return same >= LOOP_REPEATED_LINES
 
     def loop_period(self, gen: list[int]) -> int | None:
         """Length of the block repeated at the end of ``gen``, or None.
 
-        A block of 4-60 tokens must repeat 3 times; shorter blocks more
-        often (", education" x6, a single token x16), since short repeats
+        A block of 4-:data:`LOOP_MAX_PERIOD` tokens must repeat :data:`LOOP_REPEATS` times;
+        shorter blocks more often (", education" x6, a single token x16), since short repeats
         also occur in normal text.
         """
         n = len(gen)
-        for p in range(1, min(60, n // 3) + 1):
-            reps = 3 if p >= 4 else (16 if p == 1 else -(-12 // p))
+        for p in range(1, min(LOOP_MAX_PERIOD, n // LOOP_REPEATS) + 1):
+            reps = LOOP_REPEATS if p >= 4 else (LOOP_ONE_TOKEN if p == 1 else -(-LOOP_SHORT_TOKENS // p))
             if p * reps > n:
                 continue
             a = gen[n - p:]

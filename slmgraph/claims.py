@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from .config import Settings
-from .client import SAMPLER_VERSION, ModelClient
+from .client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, SAMPLER_VERSION, ModelClient
 from .extract import use_model_descriptions
 from .names import content_words, cut, is_grounded, name_occurs, normalize_name
 from .prompting import Prompts
@@ -163,9 +163,9 @@ def claims_token_cap(name_tokens: list[int], settings: Settings, with_descriptio
     earlier by the loop guard.
     """
     avg = sum(name_tokens) / len(name_tokens) if name_tokens else 4
-    per = 2 * avg + 45 + 2 + TYPE_MAX_CHARS / 3.5 + 3 + 12
+    per = 2 * avg + 45 + 2 + TYPE_MAX_CHARS / CHARS_PER_TOKEN + 3 + 12
     if with_description:
-        per += settings.description_max_chars / 3.5
+        per += settings.description_max_chars / CHARS_PER_TOKEN
     return int(min(settings.extract_max_tokens, 1.25 * (15 + settings.max_claims * per)))
 
 
@@ -283,7 +283,7 @@ def extract_claims(client: ModelClient, prompts: Prompts, system: str, text: str
     user = prompts.fill("claims_user", entities="; ".join(ordered), text=block)
     gen = client.call("claims", system, user, schema=claims_schema(ordered, len(sents), settings, with_desc),
                       max_tokens=claims_token_cap([client.count(n) for n in ordered], settings, with_desc),
-                      deadline_s=120.0)
+                      deadline_s=DEADLINE_UNIT_S)
     data, status = parse_json(gen.text)
     if status == "repaired" and gen.finish_reason in ("length", "repetition", "deadline"):
         status = "truncated"

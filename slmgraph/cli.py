@@ -14,6 +14,7 @@ import math
 import re
 import os
 import sys
+from typing import Callable
 from pathlib import Path
 
 from . import __version__
@@ -406,19 +407,25 @@ def cmd_init(args) -> int:
     return 0
 
 
-def cmd_export(args) -> int:
-    """``slmgraph export``: write the index as GraphML or graphrag-shaped tables; returns 0."""
-    from .export import export
+def _write_files(db: str, write: Callable) -> int:
+    """Open the index ``db`` read-only, call ``write(store) -> [files]``, print each file; returns 0."""
     from .store import Store
 
-    store = Store(args.db, read_only=True)
+    store = Store(db, read_only=True)
     try:
-        files = export(store, args.out, args.format)
+        files = write(store)
     finally:
         store.close()
     for f in files:
         print(f)
     return 0
+
+
+def cmd_export(args) -> int:
+    """``slmgraph export``: write the index as GraphML or graphrag-shaped tables; returns 0."""
+    from .export import export
+
+    return _write_files(args.db, lambda store: export(store, args.out, args.format))
 
 
 def cmd_bench(args) -> int:
@@ -478,16 +485,8 @@ def cmd_prompt_tune(args) -> int:
 def cmd_picture(args) -> int:
     """``slmgraph picture``: write the community hierarchy as HTML and PNG; returns 0."""
     from .picture import picture
-    from .store import Store
 
-    store = Store(args.db, read_only=True)
-    try:
-        files = picture(store, args.out, args.png)
-    finally:
-        store.close()
-    for f in files:
-        print(f)
-    return 0
+    return _write_files(args.db, lambda store: picture(store, args.out, args.png))
 
 
 def _say(quiet: bool):

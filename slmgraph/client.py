@@ -23,6 +23,25 @@ from .backend import SAMPLER_VERSION, Choice, Generation, Model, Prompt
 from .errors import UserError
 from .store import Store, dumps
 
+# --- Budgets of one model call (ARCHITECTURE.md "Budgets": "Deadlines", "Answer reserves").
+# Wall-clock deadlines per call, seconds: the reference implementation spent 67-83 % of its wall
+# time in runaway generations to the 8k limit (ARCHITECTURE.md "Deadlines"); a call past its
+# deadline stops (finish reason ``deadline``) and is never cached.
+#: A one-sentence call: the opening sentence of an extractive answer, a relevance rating.
+DEADLINE_SENTENCE_S = 60.0
+#: One text unit's call: extraction, gleaning, claims; an element summary.
+DEADLINE_UNIT_S = 120.0
+#: A community report, a global-search map batch, a DRIFT primer.
+DEADLINE_REPORT_S = 180.0
+#: The written answer of reduce, local, basic, lazy and DRIFT search.
+DEADLINE_ANSWER_S = 300.0
+#: Fewest tokens a prompt must leave free in the window for the call to run (a completion
+#: shorter than this is no answer); below it the call is a user error (raise --n-ctx).
+MIN_ROOM_TOKENS = 16
+#: Characters per token of English text in the BPE tokenizers used (SmolLM2, Gemma): the
+#: estimate behind completion caps of descriptions and claims (ARCHITECTURE.md "Answer reserves").
+CHARS_PER_TOKEN = 3.5
+
 __all__ = ["SAMPLER_VERSION", "Choice", "Generation", "Model", "ModelClient", "Prompt", "call_key"]
 
 
@@ -82,7 +101,7 @@ class ModelClient:
         fixed, rest = self.model.prompt_tokens(prompt)
         n_prompt = len(fixed) + len(rest)
         room = self.model.n_ctx - n_prompt
-        if room < 16:
+        if room < MIN_ROOM_TOKENS:
             raise UserError(f"a {stage} prompt of {n_prompt} tokens does not fit the model's {self.model.n_ctx}-token "
                             "window: raise --n-ctx, or lower --chunk-size")
         max_tokens = min(max_tokens, room)

@@ -121,12 +121,15 @@ def hierarchical_leiden(entity_ids: list[int], edges: list[tuple[int, int, float
     return out
 
 
-def run_communities(store: Store, settings) -> dict:
-    """Compute communities of the current graph and store them (one transaction).
+@dataclass
+class CommunitiesResult:
+    """What stage 5 did: ``levels`` found and ``per_level`` (level -> number of communities)."""
+    levels: int
+    per_level: dict[int, int]
 
-    Returns:
-        dict: ``levels`` and ``per_level`` (level -> number of communities).
-    """
+
+def run_communities(store: Store, settings) -> CommunitiesResult:
+    """Compute communities of the current graph and store them (one transaction)."""
     con = store.con
     ents = [r[0] for r in con.execute("SELECT entity_id FROM entities ORDER BY entity_id").fetchall()]
     edges = con.execute("SELECT source_id, target_id, weight FROM relationships ORDER BY rel_id").fetchall()
@@ -142,4 +145,4 @@ def run_communities(store: Store, settings) -> dict:
     per_level: dict[int, int] = {}
     for c in comms:
         per_level[c.level] = per_level.get(c.level, 0) + 1
-    return {"levels": len(per_level), "per_level": per_level}
+    return CommunitiesResult(levels=len(per_level), per_level=per_level)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -90,7 +91,16 @@ def entity_text(name: str, etype: str, description: str) -> str:
     return f"{name} ({etype}): {description}".strip()
 
 
-def run_embeddings(store: Store, embedder: Embedder, progress: bool = True) -> dict:
+@dataclass
+class EmbedResult:
+    """What the embed stage did: vectors ``embedded`` (computed), ``kept`` (unchanged, reused),
+    ``removed`` (of items no longer in the index)."""
+    embedded: int
+    kept: int
+    removed: int
+
+
+def run_embeddings(store: Store, embedder: Embedder, progress: bool = True) -> EmbedResult:
     """Embed entities (by normalised name), text units and community reports that are new or changed.
 
     Returns:
@@ -125,7 +135,7 @@ def run_embeddings(store: Store, embedder: Embedder, progress: bool = True) -> d
     if stale:
         with store.transaction():
             con.executemany("DELETE FROM embeddings WHERE kind = ? AND item_id = ?", stale)
-    return {"embedded": len(todo), "kept": len(items) - len(todo), "removed": len(stale)}
+    return EmbedResult(embedded=len(todo), kept=len(items) - len(todo), removed=len(stale))
 
 
 def embed_tag(embedder, text: str) -> str:

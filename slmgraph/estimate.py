@@ -43,7 +43,7 @@ from .config import Settings
 from .extract import model_writes, run_extraction, use_model_descriptions
 from .graph import build_graph
 from .ingest import ingest, read_documents
-from .client import Choice, Generation, ModelClient, Prompt
+from .client import DEADLINE_REPORT_S, Choice, Generation, ModelClient, Prompt
 from .names import candidate_names
 from .prompting import Prompts
 from .reports import report_schema, run_reports
@@ -184,7 +184,7 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
             units = store.con.execute("SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord").fetchall()
             n_cand = {cid: len(candidate_names(text, settings.candidate_budget(True))) for cid, text, _ in units}
             n_tok = {cid: n for cid, _, n in units}
-            corpus = {"documents": ing["documents"], "tokens": ing["tokens"], "text_units": len(units),
+            corpus = {"documents": ing.documents, "tokens": ing.tokens, "text_units": len(units),
                       "candidates": sum(n_cand.values()),
                       "units_with_candidates": sum(1 for v in n_cand.values() if v)}
             ratio = 1.0
@@ -457,7 +457,7 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
     st = run_extraction(store, client, prompts, settings, progress, model_factory=model_factory, say=say,
                         only=set(picked))
     wall = time.perf_counter() - t0
-    startup = st.get("startup_seconds", 0.0)
+    startup = st.startup_seconds
     calls = store.con.execute("SELECT prompt_tokens, cached_tokens, completion_tokens, seconds, "
                               "coalesce(prompt_seconds, 0) FROM llm_calls ORDER BY call_id").fetchall()
     evaluated = sum(p - c for p, c, _, _, _ in calls)
@@ -498,7 +498,7 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
     fixed_len = len(model.prompt_tokens(model.render(system, ""))[0])
     first_calls = store.con.execute("SELECT count(*) FROM llm_calls WHERE stage = 'extract' AND cached_tokens = 0"
                                     ).fetchone()[0]
-    workers = max(1, st.get("workers", 1))
+    workers = max(1, st.workers)
     prefix_s = min(max(0.0, wall - startup), first_calls * fixed_len / prompt_rate / workers)
     pred = startup + prefix_s + (wall - startup - prefix_s) * scale
     n_work = sum(1 for v in n_cand.values() if v)
@@ -507,7 +507,7 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
                          "completion_tokens": round(sum(a + b * n_cand[c] for c in n_cand if n_cand[c])),
                          "seconds": pred}
     calib["extract"] = {"units": len(picked), "wall_seconds": round(wall, 1), "startup_seconds": startup,
-                        "workers": st.get("workers", 1), "threads": st.get("threads", 0),
+                        "workers": st.workers, "threads": st.threads,
                         "prompt_tok_per_s": round(prompt_rate, 1), "gen_tok_per_s": round(gen_rate, 1),
                         "prompt_overhead_tokens": round(overhead), "completion_tokens": [round(a, 1), round(b, 2)],
                         "entities_kept_per_candidate": round(ratio, 3), "prefix_seconds": round(prefix_s, 1)}
@@ -548,7 +548,7 @@ def _estimate_reports(store, model, prompts, settings, ratio, lazy, stages, cali
         fixed, rest = prompts_seen[i]
         max_tokens = min(settings.report_max_tokens, model.n_ctx - len(fixed) - len(rest))
         gens.append(model.complete(fixed, rest, schema=report_schema(with_findings), max_tokens=max_tokens,
-                                   deadline_s=180.0))
+                                   deadline_s=DEADLINE_REPORT_S))
     p_rate = sum(g.prompt_tokens - g.cached_tokens for g in gens) / max(1e-9, sum(g.prompt_seconds for g in gens))
     g_sec = sum(g.seconds - g.prompt_seconds for g in gens)
     g_rate = sum(g.completion_tokens for g in gens) / g_sec if g_sec > 0 else 50.0

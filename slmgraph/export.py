@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .errors import UserError
 from .outputs import output_folder
-from .store import Store
+from .store import EntityRow, RelationshipRow, Store, rows
 
 FORMATS = ("graphml", "parquet", "csv")
 
@@ -158,28 +158,28 @@ def graph(store: Store):
     import igraph as ig
 
     con = store.con
-    ents = con.execute("SELECT entity_id, name, type, description, degree, n_mentions FROM entities "
-                       "ORDER BY entity_id").fetchall()
-    index = {e[0]: i for i, e in enumerate(ents)}
-    rels = con.execute("SELECT source_id, target_id, weight, description, strength, combined_degree "
-                       "FROM relationships ORDER BY rel_id").fetchall()
-    rels = [r for r in rels if r[0] in index and r[1] in index]
-    g = ig.Graph(n=len(ents), edges=[(index[r[0]], index[r[1]]) for r in rels], directed=False)
-    g.vs["entity_id"] = [int(e[0]) for e in ents]
-    g.vs["name"] = [e[1] or "" for e in ents]
-    g.vs["type"] = [e[2] or "" for e in ents]
-    g.vs["description"] = [e[3] or "" for e in ents]
-    g.vs["degree"] = [int(e[4] or 0) for e in ents]
-    g.vs["frequency"] = [int(e[5] or 0) for e in ents]
+    ents = rows(con, EntityRow, "SELECT entity_id, name, type, description, degree, n_mentions FROM entities "
+                                "ORDER BY entity_id")
+    index = {e.entity_id: i for i, e in enumerate(ents)}
+    rels = rows(con, RelationshipRow, "SELECT source_id, target_id, weight, description, strength, combined_degree "
+                                      "FROM relationships ORDER BY rel_id")
+    rels = [r for r in rels if r.source_id in index and r.target_id in index]
+    g = ig.Graph(n=len(ents), edges=[(index[r.source_id], index[r.target_id]) for r in rels], directed=False)
+    g.vs["entity_id"] = [int(e.entity_id) for e in ents]
+    g.vs["name"] = [e.name or "" for e in ents]
+    g.vs["type"] = [e.type or "" for e in ents]
+    g.vs["description"] = [e.description or "" for e in ents]
+    g.vs["degree"] = [int(e.degree or 0) for e in ents]
+    g.vs["frequency"] = [int(e.n_mentions or 0) for e in ents]
     levels = [r[0] for r in con.execute("SELECT DISTINCT level FROM communities ORDER BY 1").fetchall()]
     for level in levels:
         member = dict(con.execute("SELECT m.entity_id, m.community_id FROM community_members m JOIN communities c "
                                   "USING (community_id) WHERE c.level = ?", [level]).fetchall())
-        g.vs[f"community_level_{level}"] = [int(member.get(e[0], -1)) for e in ents]
-    g.es["weight"] = [float(r[2] or 0) for r in rels]
-    g.es["description"] = [r[3] or "" for r in rels]
-    g.es["strength"] = [float(r[4] or 0) for r in rels]
-    g.es["combined_degree"] = [int(r[5] or 0) for r in rels]
+        g.vs[f"community_level_{level}"] = [int(member.get(e.entity_id, -1)) for e in ents]
+    g.es["weight"] = [float(r.weight or 0) for r in rels]
+    g.es["description"] = [r.description or "" for r in rels]
+    g.es["strength"] = [float(r.strength or 0) for r in rels]
+    g.es["combined_degree"] = [int(r.combined_degree or 0) for r in rels]
     return g
 
 

@@ -38,7 +38,7 @@ from typing import Callable
 from tqdm import tqdm
 
 from .config import Settings
-from .client import Model, ModelClient
+from .client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, Model, ModelClient
 from .names import content_words, cut, is_grounded, mentions, name_occurs, normalize_name
 from .ner import LANGUAGE_NAMES, LANGUAGE_NOTES, find_candidates, pipeline_for
 from .prompting import Prompts
@@ -487,7 +487,7 @@ def extract_token_cap(name_tokens: list[int], settings: Settings, with_descripti
     SmolLM2-135M: a 12-name record took ~210 tokens). Runaway output is
     stopped earlier by the loop guard.
     """
-    desc = int(settings.description_max_chars / 3.5) if with_descriptions else 0
+    desc = int(settings.description_max_chars / CHARS_PER_TOKEN) if with_descriptions else 0
     avg = sum(name_tokens) / len(name_tokens) if name_tokens else 4
     need = 40 + sum(n + 12 + desc for n in name_tokens) + settings.max_relationships * (2 * avg + 22 + desc)
     return int(min(settings.extract_max_tokens, 1.25 * need))
@@ -556,7 +556,7 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
         user = prompts.fill("extract_user", candidates="; ".join(cands), text=text)
         schema = extraction_schema(cands, settings, with_descriptions)
         cap = extract_token_cap([client.count(c) for c in cands], settings, with_descriptions)
-    gen = client.call("extract", system, user, schema=schema, max_tokens=cap, deadline_s=120.0)
+    gen = client.call("extract", system, user, schema=schema, max_tokens=cap, deadline_s=DEADLINE_UNIT_S)
     evaluated, completion = _spent(gen)
     data, status = parse_json(gen.text)
     if status == "repaired" and gen.finish_reason in ("length", "repetition", "deadline"):
@@ -603,7 +603,7 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
             schema2 = extraction_schema(offer, settings, with_descriptions, related=names)
             cap2 = extract_token_cap([client.count(o) for o in offer] or [4], settings, with_descriptions)
         g2 = client.follow_up("glean", ans, prompts.fill("glean_user", more=note), schema=schema2, max_tokens=cap2,
-                              deadline_s=120.0)
+                              deadline_s=DEADLINE_UNIT_S)
         if g2 is None:
             break
         e, c = _spent(g2)
@@ -785,8 +785,38 @@ def worker_job(client: ModelClient, prompts: Prompts, settings: Settings,
     return lambda task: extract_unit(client, prompts, task[0], settings, system, with_desc, nlp, tuple(task[1]))
 
 
+@dataclass
+class ExtractResult:
+    """What stages 2-3 did: ``extracted`` (text units processed now), ``reused`` (already done),
+    ``entities``, ``relationships``, ``dropped`` (records dropped by validation), ``ungrounded``
+    (entities dropped by grounding), ``status`` (status -> units), ``left_out`` (candidates past
+    ``--max-candidates``) in ``units_over_budget`` units, ``choices`` / ``rejected`` (model
+    choices by token probability and what they dropped), ``languages`` (language -> units),
+    ``descriptions`` (``model`` or ``text``), ``ner_model``, and the thread plan (``workers``,
+    ``threads``, ``startup_seconds``: spawning workers and loading their models). All counts are
+    of the units processed now."""
+    descriptions: str
+    extracted: int
+    reused: int
+    entities: int
+    relationships: int
+    dropped: int
+    ungrounded: int
+    status: dict[str, int]
+    workers: int
+    threads: int
+    startup_seconds: float
+    left_out: int
+    units_over_budget: int
+    choices: int
+    rejected: int
+    languages: dict[str, int]
+    ner_model: str | None
+
+
 def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
-                   progress: bool = True, model_factory=None, say=None, only: set[str] | None = None) -> dict:
+                   progress: bool = True, model_factory=None, say=None, only: set[str] | None = None
+                   ) -> ExtractResult:
     """Extract every text unit that has no up-to-date extraction record.
 
     With the llm extractor and more than one worker in the thread plan
@@ -805,11 +835,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
         only: extract just these text units (``chunk_id``s; the estimate's calibration sample).
 
     Returns:
-        dict: ``extracted`` (units processed now), ``reused`` (units already
-        done), ``entities``, ``relationships``, ``dropped`` (records dropped by
-        validation), ``ungrounded`` (entities dropped by grounding), ``status``
-        counts -- all of the units processed now -- and ``workers``,
-        ``threads``, ``startup_seconds`` (spawning workers and loading their models).
+        :class:`ExtractResult`.
 
     Raises:
         UserError: a prompt does not fit the window.
@@ -915,7 +941,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     if say:
         for w in extraction_warnings(stats, settings, nlp):
             say(f"warning: {w}")
-    return stats
+    return ExtractResult(**stats)
 
 
 def extraction_warnings(stats: dict, settings: Settings, nlp) -> list[str]:

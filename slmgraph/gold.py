@@ -51,7 +51,7 @@ from pathlib import Path
 from .config import Settings
 from .errors import UserError
 from .extract import run_extraction
-from .graph import build_graph
+from .graph import GraphResult, build_graph
 from .ingest import Document, ingest
 from .names import tolerant_key
 from .prompting import Prompts
@@ -339,7 +339,7 @@ class WordTokenizer:
         return "".join(self._inv[t] for t in tokens)
 
 
-def graph_stage(store: Store, count_tokens, settings: Settings, embedder, client=None, prompts=None) -> dict:
+def graph_stage(store: Store, count_tokens, settings: Settings, embedder, client=None, prompts=None) -> GraphResult:
     """The benchmark's only call of :func:`slmgraph.graph.build_graph`, as :func:`slmgraph.pipeline.run_index` makes it.
 
     Args:
@@ -388,7 +388,7 @@ def index_document(doc: GoldDoc, settings: Settings, model, prompts: Prompts, em
         store.close()
         for p in (db_path, db_path.with_name(db_path.name + ".wal")):
             p.unlink(missing_ok=True)
-    figs = {"text_units": ing["text_units"], "status": status, "dropped": int(ex[0]), "entities": int(ex[1]),
+    figs = {"text_units": ing.text_units, "status": status, "dropped": int(ex[0]), "entities": int(ex[1]),
             "ungrounded": int(ex[2]), "gleanings": int(ex[3]), "model_calls": int(led[0]),
             "prompt_tokens": int(led[1]), "reused_tokens": int(led[2]), "completion_tokens": int(led[3]),
             "model_seconds": float(led[4]), "calls_per_stage": per_stage}

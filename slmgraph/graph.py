@@ -24,6 +24,7 @@ the join. One description needs no summary and no model call.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -31,7 +32,7 @@ from tqdm import tqdm
 
 from .config import Settings
 from .errors import UserError
-from .client import ModelClient
+from .client import DEADLINE_UNIT_S, ModelClient
 from .extract import model_writes, types_reliable
 from .names import content_words, is_grounded
 from .prompting import Prompts
@@ -43,6 +44,9 @@ from .text import degenerate, sentences
 #: the window): microsoft/graphrag's description summariser uses
 #: ``DEFAULT_MAX_INPUT_TOKENS = 4_000``.
 SUMMARY_INPUT_TOKENS = 4000
+#: Fewest description tokens a summary prompt must have room for (about two short descriptions);
+#: a smaller window is a user error (raise --n-ctx) rather than a summary of nothing.
+MIN_SUMMARY_INPUT_TOKENS = 64
 #: Share of a summary's content words that must occur in its descriptions
 #: (the same bar as report titles and summaries, :func:`slmgraph.reports.ground_report`).
 SUMMARY_GROUNDED_SHARE = 0.5
@@ -119,7 +123,7 @@ class Summarizer:
         self.system = prompts.text("summarize_system")
         overhead = client.overhead(self.system, prompts.fill("summarize_user", element="", descriptions=""))
         self.budget = min(SUMMARY_INPUT_TOKENS, client.n_ctx - max_tokens - overhead - 16)
-        if self.budget < 64:
+        if self.budget < MIN_SUMMARY_INPUT_TOKENS:
             raise UserError(f"the {client.n_ctx}-token window leaves no room for the descriptions of an element "
                             "summary: raise --n-ctx")
         self.written = 0
@@ -148,7 +152,7 @@ class Summarizer:
         data = "\n".join(lines)
         gen = self.client.call("summarize", self.system,
                                self.prompts.fill("summarize_user", element=element, descriptions=data),
-                               schema=None, max_tokens=self.max_tokens, deadline_s=120.0)
+                               schema=None, max_tokens=self.max_tokens, deadline_s=DEADLINE_UNIT_S)
         text = _clean_summary(gen.text, gen.finish_reason)
         words = set(content_words(" ".join(names) + "\n" + data))
         if not text or degenerate(text) or not is_grounded(text, words, SUMMARY_GROUNDED_SHARE):
@@ -158,9 +162,29 @@ class Summarizer:
         return text
 
 
+@dataclass
+class GraphResult:
+    """What stage 4 did: ``entities``, ``relationships``, ``isolated`` (entities without
+    edges), ``merges`` (entity-resolution rule -> count, every rule present),
+    ``self_loops_dropped`` (relationship mentions whose two ends were resolved to one
+    entity), ``summaries`` ("model" or "join"), ``summarized`` (elements with more than
+    one description), ``summary_calls``, ``summary_cache_hits``, ``summaries_rejected``
+    (ungrounded model summaries, joined instead)."""
+    entities: int
+    relationships: int
+    isolated: int
+    merges: dict[str, int]
+    self_loops_dropped: int
+    summaries: str
+    summarized: int
+    summary_calls: int
+    summary_cache_hits: int
+    summaries_rejected: int
+
+
 def build_graph(store: Store, count_tokens, max_description_tokens: int, *, settings: Settings | None = None,
                 embed: Callable[[list[str]], np.ndarray] | None = None, client: ModelClient | None = None,
-                prompts: Prompts | None = None, progress: bool = False) -> dict:
+                prompts: Prompts | None = None, progress: bool = False) -> GraphResult:
     """Rebuild ``entities``, ``relationships``, their provenance and ``merge_log`` from the mention tables.
 
     Entity resolution (:func:`slmgraph.resolve.resolve_entities`) maps the
@@ -187,12 +211,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
         progress: show a tqdm bar over the element summaries.
 
     Returns:
-        dict: ``entities``, ``relationships``, ``isolated`` (entities without
-        edges), ``merges`` (rule -> count, every rule present),
-        ``self_loops_dropped`` (relationship mentions whose two ends were
-        resolved to one entity), ``summaries`` ("model" or "join"), ``summarized`` (elements
-        with more than one description), ``summary_calls``,
-        ``summary_cache_hits``, ``summaries_rejected`` (joined instead).
+        :class:`GraphResult`.
 
     Raises:
         ValueError: ``summaries`` is "model" but no client or prompts were given,
@@ -311,6 +330,6 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
         if res.log:
             con.executemany("INSERT INTO merge_log (norm, into_norm, rule, score, detail) VALUES (?, ?, ?, ?, ?)",
                             [list(r) for r in res.log])
-    return {"entities": len(ent_rows), "relationships": len(rel_rows),
-            "isolated": sum(1 for n in ids if degree[n] == 0), "merges": {r: res.merges[r] for r in RULES},
-            "self_loops_dropped": self_loops, **stats}
+    return GraphResult(entities=len(ent_rows), relationships=len(rel_rows),
+                       isolated=sum(1 for n in ids if degree[n] == 0), merges={r: res.merges[r] for r in RULES},
+                       self_loops_dropped=self_loops, **stats)

@@ -385,7 +385,22 @@ def make_text_units(doc: Document, tokenize, detokenize, size: int, overlap: int
     return units, n_doc
 
 
-def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, overlap: int) -> dict:
+@dataclass
+class IngestResult:
+    """What stage 1 did: ``documents`` read, ``text_units`` in the index after it, of which
+    ``added_units`` new; ``removed_units`` / ``removed_documents`` gone with their documents;
+    ``tokens`` of the documents and ``unit_tokens`` over the units (overlaps counted again),
+    in the index model's tokens."""
+    documents: int
+    text_units: int
+    added_units: int
+    removed_units: int
+    removed_documents: int
+    tokens: int
+    unit_tokens: int
+
+
+def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, overlap: int) -> IngestResult:
     """Bring ``documents`` and ``text_units`` in line with ``docs``, in one transaction.
 
     Unchanged text units are kept (so their extractions are kept); text units
@@ -436,8 +451,6 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                             "char_start, char_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             [[u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
                               u.char_start, u.char_end] for u in new_units])
-    return {
-        "documents": len(docs), "text_units": len(units), "added_units": len(new_units),
-        "removed_units": len(gone_units), "removed_documents": len(gone_docs),
-        "tokens": sum(doc_tokens.values()), "unit_tokens": sum(u.n_tokens for u in units),
-    }
+    return IngestResult(documents=len(docs), text_units=len(units), added_units=len(new_units),
+                        removed_units=len(gone_units), removed_documents=len(gone_docs),
+                        tokens=sum(doc_tokens.values()), unit_tokens=sum(u.n_tokens for u in units))

@@ -9,6 +9,7 @@ embeddings. Each stage's wall-clock goes to ``stage_runs``; each model call to
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from .ingest import ingest, read_documents
 from .backend import load_model
 from .client import ModelClient
 from .prompting import Prompts
-from .reports import run_reports
+from .reports import ReportsResult, run_reports
 from .store import Store, dumps, new_run_id
 
 log = logging.getLogger("slmgraph")
@@ -129,37 +130,40 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             t0 = time.perf_counter()
             res = fn()
             dt = time.perf_counter() - t0
-            items = res.get(items_key, 0) if items_key and isinstance(res, dict) else 0
-            store.record_stage(run_id, name, dt, int(items) if isinstance(items, (int, float)) else 0, dumps(res))
-            out[name] = dict(res, seconds=round(dt, 2))
+            figures = res if isinstance(res, dict) else dataclasses.asdict(res)
+            items = figures.get(items_key, 0) if items_key else 0
+            store.record_stage(run_id, name, dt, int(items) if isinstance(items, (int, float)) else 0,
+                               dumps(figures))
+            out[name] = dict(figures, seconds=round(dt, 2))
             return res
 
-        r = r_ingest = stage("ingest", lambda: ingest(store, docs, model.tokenize, model.detokenize, settings.chunk_size,
-                                           settings.chunk_overlap), "text_units")
-        say(f"ingest: {r['documents']} documents, {r['tokens']} tokens, {r['text_units']} text units "
-            f"({r['added_units']} new, {r['removed_units']} removed)")
-        r = r_extract = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
+        ing = stage("ingest", lambda: ingest(store, docs, model.tokenize, model.detokenize, settings.chunk_size,
+                                             settings.chunk_overlap), "text_units")
+        say(f"ingest: {ing.documents} documents, {ing.tokens} tokens, {ing.text_units} text units "
+            f"({ing.added_units} new, {ing.removed_units} removed)")
+        ex = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
                                                          model_factory=model_factory, say=say), "extracted")
-        status = ", ".join(f"{k} {v}" for k, v in sorted(r["status"].items())) or "nothing new"
-        grounding = (f"{r['ungrounded']} entities dropped by grounding (names not in their text unit)"
+        status = ", ".join(f"{k} {v}" for k, v in sorted(ex.status.items())) or "nothing new"
+        grounding = (f"{ex.ungrounded} entities dropped by grounding (names not in their text unit)"
                      if settings.grounding else "grounding off")
         invalid = "names not among the candidates" if settings.constrain_names else "empty or overlong names"
-        say(f"extract: {r['extracted']} text units extracted, {r['reused']} reused; the new ones gave "
-            f"{r['entities']} entities, {r['relationships']} relationships; {r['dropped']} records dropped by validation (duplicates, "
-            f"self-loops, {invalid}); {grounding}; status: {status}")
+        say(f"extract: {ex.extracted} text units extracted, {ex.reused} reused; the new ones gave "
+            f"{ex.entities} entities, {ex.relationships} relationships; {ex.dropped} records dropped by validation "
+            f"(duplicates, self-loops, {invalid}); {grounding}; status: {status}")
+        cl = None
         if settings.claims:
-            r = stage("claims", lambda: run_claims(store, client, prompts, settings, progress), "extracted")
-            say(f"claims: {r['extracted']} text units read, {r['reused']} reused, {r['no_entities']} without "
-                f"entities; {r['claims']} claims stored ({r['self']} with subject = object kept without an object), "
-                f"{r['dropped']} dropped ({r['ungrounded']} whose sentence does not name the subject, {r['invalid']} "
-                f"duplicates or unknown names or sentences); {r['total']} claims in the index")
+            cl = stage("claims", lambda: run_claims(store, client, prompts, settings, progress), "extracted")
+            say(f"claims: {cl['extracted']} text units read, {cl['reused']} reused, {cl['no_entities']} without "
+                f"entities; {cl['claims']} claims stored ({cl['self']} with subject = object kept without an object), "
+                f"{cl['dropped']} dropped ({cl['ungrounded']} whose sentence does not name the subject, {cl['invalid']} "
+                f"duplicates or unknown names or sentences); {cl['total']} claims in the index")
         removed_claims = 0
         if not settings.claims:
             removed = removed_claims = clear_claims(store)
             if removed:
                 say(f"claims: off; {removed} claims of an earlier run removed")
-        nothing_new = (up_to_date_before and not r_ingest["added_units"] and not r_ingest["removed_units"]
-                       and not r_extract["extracted"] and not (settings.claims and r["extracted"])
+        nothing_new = (up_to_date_before and not ing.added_units and not ing.removed_units
+                       and not ex.extracted and not (cl is not None and cl["extracted"])
                        and not removed_claims)
         if nothing_new:
             # Rebuilding the graph, communities, reports and embeddings would give the same tables and
@@ -178,41 +182,41 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                                 Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads))
             return embedder[0]
 
-        r = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens,
+        g = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens,
                                                settings=settings, embed=lambda texts: get_embedder().encode(texts),
                                                client=client, prompts=prompts, progress=progress), "entities")
-        merged = ", ".join(f"{k} {v}" for k, v in r["merges"].items() if v) or "none"
-        summ = (f"{r['summarized']} element summaries by the model ({r['summary_calls']} model calls, "
-                f"{r['summary_cache_hits']} from cache, {r['summaries_rejected']} ungrounded ones joined instead)"
-                if r["summaries"] == "model" else "descriptions joined")
-        say(f"graph: {r['entities']} entities, {r['relationships']} relationships, {r['isolated']} isolated; "
+        merged = ", ".join(f"{k} {v}" for k, v in g.merges.items() if v) or "none"
+        summ = (f"{g.summarized} element summaries by the model ({g.summary_calls} model calls, "
+                f"{g.summary_cache_hits} from cache, {g.summaries_rejected} ungrounded ones joined instead)"
+                if g.summaries == "model" else "descriptions joined")
+        say(f"graph: {g.entities} entities, {g.relationships} relationships, {g.isolated} isolated; "
             f"entity resolution merges: {merged}; {summ}")
-        if not r["entities"]:
+        if not g.entities:
             say(f"warning: {no_entity_reason(store, settings)}; global and local search need entities: ask with "
                 f"'slmgraph query --db {db_path} --method basic \"your question\"', which reads the text units")
-        r = stage("communities", lambda: run_communities(store, settings), "levels")
-        per = ", ".join(f"level {k}: {v}" for k, v in sorted(r["per_level"].items()))
-        say(f"communities: {r['levels']} level{'s' if r['levels'] != 1 else ''} ({per})" if r["levels"] else
+        com = stage("communities", lambda: run_communities(store, settings), "levels")
+        per = ", ".join(f"level {k}: {v}" for k, v in sorted(com.per_level.items()))
+        say(f"communities: {com.levels} level{'s' if com.levels != 1 else ''} ({per})" if com.levels else
             "communities: none (no entities)")
         if settings.reports == "none":
-            r = stage("reports", lambda: skip_reports(store), "reports")
+            rep = stage("reports", lambda: skip_reports(store), "reports")
             store.set_meta("reports", "skipped")
-            removed = f"; {r['removed']} reports of an earlier run removed" if r["removed"] else ""
+            removed = f"; {rep.removed} reports of an earlier run removed" if rep.removed else ""
             say(f"reports: skipped (--no-reports){removed}: answer global questions with --method lazy")
         else:
-            r = stage("reports", lambda: run_reports(store, client, prompts, settings, progress,
+            rep = stage("reports", lambda: run_reports(store, client, prompts, settings, progress,
                                                        model_factory=model_factory, say=say), "reports")
             store.set_meta("reports", "written")
-            say(f"reports: {r['reports']} written ({r['model_calls']} model calls, {r['cache_hits']} from cache, "
-                f"{r['single']} single-entity), {r['carried']} carried down")
+            say(f"reports: {rep.reports} written ({rep.model_calls} model calls, {rep.cache_hits} from cache, "
+                f"{rep.single} single-entity), {rep.carried} carried down")
 
         def embed():
             from .embed import run_embeddings
 
             return run_embeddings(store, get_embedder(), progress)
 
-        r = stage("embed", embed, "embedded")
-        say(f"embed: {r['embedded']} vectors computed, {r['kept']} kept")
+        emb = stage("embed", embed, "embedded")
+        say(f"embed: {emb.embedded} vectors computed, {emb.kept} kept")
         # Everything into the .duckdb file first: the index is marked complete only once it is there.
         store.checkpoint()
         store.set_meta("build_key", build_key)
@@ -224,12 +228,13 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         store.close()
 
 
-def skip_reports(store: Store) -> dict:
+def skip_reports(store: Store) -> ReportsResult:
     """The report stage under ``--no-reports``: no report is written, and those of an
     earlier run are deleted (they described communities that were just recomputed;
-    their model outputs stay in the cache). Returns ``{"skipped": True, "reports": 0, "removed": n}``."""
+    their model outputs stay in the cache). Returns a :class:`ReportsResult` with
+    ``skipped`` and ``removed`` (reports deleted)."""
     n = store.count("community_reports")
     if n:
         with store.transaction():
             store.con.execute("DELETE FROM community_reports")
-    return {"skipped": True, "reason": "--no-reports", "reports": 0, "removed": n}
+    return ReportsResult(skipped=True, reason="--no-reports", reports=0, removed=n)

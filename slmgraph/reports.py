@@ -44,13 +44,16 @@ from tqdm import tqdm
 from .claims import load_claims
 from .config import Settings
 from .errors import UserError
-from .client import ModelClient
+from .client import DEADLINE_REPORT_S, ModelClient
 from .extract import model_writes, use_model_descriptions
 from .names import STOP, content_words, cut, is_grounded
 from .prompting import Prompts
-from .store import Store, dumps
+from .store import CommunityRow, EntityRow, RelationshipRow, ReportRow, Store, dumps, rows
 from .text import addressed_to_assistant, degenerate, parse_json, sentences
 
+#: Fewest context tokens a report prompt must have room for (a few entity and relationship rows);
+#: a smaller window is a user error (raise --n-ctx).
+MIN_REPORT_CONTEXT_TOKENS = 100
 REPORT_SCHEMA_LIMITS = {"title": 80, "summary": 500, "rating_explanation": 200, "finding_summary": 120,
                         "finding_explanation": 400, "findings": 5}
 
@@ -78,7 +81,7 @@ def report_schema(with_findings: bool = True) -> dict:
     return {"type": "object", "properties": props, "required": list(props)}
 
 
-def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_chars: int = 400,
+def text_findings(e_rows: list[EntityRow], r_rows: list[RelationshipRow], n: int = 5, max_chars: int = 400,
                   claims: list[dict] | None = None) -> list[dict]:
     """Findings taken from the data: the top relationships by combined degree
     (summary "A and B", explanation = the sentences of its description not
@@ -93,7 +96,7 @@ def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_char
         claims: claims of the members as from :func:`slmgraph.claims.load_claims`
             (None or empty: no claim findings).
     """
-    by_id = {e[0]: e for e in e_rows}
+    by_id = {e.entity_id: e for e in e_rows}
     out: list[dict] = []
     used: set[str] = set()
 
@@ -103,34 +106,34 @@ def text_findings(e_rows: list[tuple], r_rows: list[tuple], n: int = 5, max_char
         return cut(" ".join(new), max_chars)
 
     def order(eid) -> bool:  # an entity "named" by an injected order ("PWNED")
-        return eid in by_id and addressed_to_assistant(str(by_id[eid][1]))
+        return eid in by_id and addressed_to_assistant(str(by_id[eid].name))
 
-    for r in sorted(r_rows, key=lambda r: (-r[5], -r[4], r[0])):
+    for r in sorted(r_rows, key=_edge_rank):
         if len(out) >= n:
             break
-        if order(r[1]) or order(r[2]):
+        if order(r.source_id) or order(r.target_id):
             continue
-        text = fresh(r[3])
+        text = fresh(r.description)
         if text:
-            out.append({"summary": f"{by_id[r[1]][1]} and {by_id[r[2]][1]}", "explanation": text})
+            out.append({"summary": f"{by_id[r.source_id].name} and {by_id[r.target_id].name}", "explanation": text})
     for c in _ranked_claims(claims or [], by_id):
         if len(out) >= n:
             break
         text = fresh(c["description"])
         if text:
             out.append({"summary": f"{c['subject']}: {c['type']} ({c['status']})", "explanation": text})
-    for e in sorted(e_rows, key=lambda e: (-e[4], e[0])):
+    for e in sorted(e_rows, key=_entity_rank):
         if len(out) >= n:
             break
-        if order(e[0]):
+        if order(e.entity_id):
             continue
-        text = fresh(e[3])
+        text = fresh(e.description)
         if text:
-            out.append({"summary": e[1], "explanation": text})
+            out.append({"summary": e.name, "explanation": text})
     return out
 
 
-def ground_report(d: dict, context: str, e_rows: list[tuple], r_rows: list[tuple]) -> int:
+def ground_report(d: dict, context: str, e_rows: list[EntityRow], r_rows: list[RelationshipRow]) -> int:
     """Replace a title or summary that is not grounded in the report's context, in place.
 
     A 135M model writes titles like "The Power of Unity" for any community
@@ -140,7 +143,7 @@ def ground_report(d: dict, context: str, e_rows: list[tuple], r_rows: list[tuple
     relationship. Returns the number of fields replaced.
     """
     words = set(content_words(context))
-    top = [e[1] for e in sorted(e_rows, key=lambda e: (-e[4], e[0]))[:3]]
+    top = [e.name for e in sorted(e_rows, key=_entity_rank)[:3]]
     names = ", ".join(top[:-1]) + (" and " if len(top) > 1 else "") + top[-1] if top else "Community"
     n = 0
     if not is_grounded(d["title"], words, 0.5) or degenerate(d["title"]) or d["title"].count(",") > 3:
@@ -179,7 +182,7 @@ def lowercase_words(texts) -> set[str]:
     return out
 
 
-def title_entities(e_rows: list[tuple], n: int = 3, common: set[str] | frozenset = frozenset()) -> list[str]:
+def title_entities(e_rows: list[EntityRow], n: int = 3, common: set[str] | frozenset = frozenset()) -> list[str]:
     """Up to ``n`` names for a community's title: its entities by degree, then id,
     skipping file names ("episode.txt"), stop words, names that are orders to an
     assistant (:func:`slmgraph.text.addressed_to_assistant`: "PWNED"), one-word names in
@@ -189,13 +192,13 @@ def title_entities(e_rows: list[tuple], n: int = 3, common: set[str] | frozenset
     name is skipped.
 
     Args:
-        e_rows: ``(entity_id, name, type, description, degree)``.
+        e_rows: the members (``entity_id``, ``name``, ``degree`` read).
     """
     chosen: list[str] = []
     words_used: set[str] = set()
-    ranked = sorted(e_rows, key=lambda e: (-e[4], e[0]))
+    ranked = sorted(e_rows, key=_entity_rank)
     for e in ranked:
-        name = display_name(str(e[1]).strip())
+        name = display_name(str(e.name).strip())
         words = set(re.findall(r"\w+", name.casefold()))
         if (not words or _FILE_NAME.search(name) or len(name) <= 2 or name.casefold() in STOP
                 or addressed_to_assistant(name)
@@ -206,7 +209,7 @@ def title_entities(e_rows: list[tuple], n: int = 3, common: set[str] | frozenset
         if len(chosen) >= n:
             break
     if not chosen and ranked:
-        chosen = [display_name(str(ranked[0][1]))]
+        chosen = [display_name(str(ranked[0].name))]
     return chosen
 
 
@@ -217,7 +220,7 @@ def join_names(names: list[str]) -> str:
     return ", ".join(names[:-1]) + (" and " if len(names) > 1 else "") + names[-1]
 
 
-def data_report(cid: int, level: int, e_rows: list[tuple], r_rows: list[tuple], claims: list[dict] | None = None,
+def data_report(cid: int, level: int, e_rows: list[EntityRow], r_rows: list[RelationshipRow], claims: list[dict] | None = None,
                 max_size: int = 1, common: set[str] | frozenset = frozenset()) -> "Report":
     """A community report built from the data, no model call (models under 1B parameters).
 
@@ -231,8 +234,8 @@ def data_report(cid: int, level: int, e_rows: list[tuple], r_rows: list[tuple], 
       communities cover more of the corpus).
 
     Args:
-        e_rows: ``(entity_id, name, type, description, degree)`` of the members.
-        r_rows: ``(rel_id, source_id, target_id, description, weight, combined_degree)`` inside it.
+        e_rows: the members.
+        r_rows: the relationships inside the community.
         max_size: the largest community's size (for the rating).
         common: ordinary words (see :func:`title_entities`).
     """
@@ -242,7 +245,7 @@ def data_report(cid: int, level: int, e_rows: list[tuple], r_rows: list[tuple], 
     title = join_names(names)
     types: dict[str, int] = {}
     for e in e_rows:
-        t = str(e[2] or "").strip().lower()
+        t = str(e.type or "").strip().lower()
         if t and t not in ("unknown", "none"):
             types[t] = types.get(t, 0) + 1
     kinds = sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
@@ -253,21 +256,22 @@ def data_report(cid: int, level: int, e_rows: list[tuple], r_rows: list[tuple], 
     else:
         summary = (f"This community is about {title}: {len(e_rows)} entities{kind_txt} linked by {len(r_rows)} "
                    f"relationship{'' if len(r_rows) == 1 else 's'}.")
-    top = sorted(r_rows, key=lambda r: (-r[5], -r[4], r[0]))
-    by_id = {e[0]: e for e in e_rows}
+    top = sorted(r_rows, key=_edge_rank)
+    by_id = {e.entity_id: e for e in e_rows}
     for r in top:
-        if addressed_to_assistant(str(by_id[r[1]][1])) or addressed_to_assistant(str(by_id[r[2]][1])):
+        src, dst = by_id[r.source_id].name, by_id[r.target_id].name
+        if addressed_to_assistant(str(src)) or addressed_to_assistant(str(dst)):
             continue
         # Evidence: the first sentence of six or more words ("KEVIN SCOTT: Yeah." says nothing).
-        first = [x for x in sentences(r[3] or "") if len(x.split()) >= 6 and not addressed_to_assistant(x)]
+        first = [x for x in sentences(r.description or "") if len(x.split()) >= 6 and not addressed_to_assistant(x)]
         if first:
-            summary += (f" For example, on {display_name(by_id[r[1]][1])} and {display_name(by_id[r[2]][1])}: "
+            summary += (f" For example, on {display_name(src)} and {display_name(dst)}: "
                         f"\"{cut(first[0], 240)}\"")
             break
     else:
-        lone = next((e for e in sorted(e_rows, key=lambda e: (-e[4], e[0])) if _statements(e[3])), None)
+        lone = next((e for e in sorted(e_rows, key=_entity_rank) if _statements(e.description)), None)
         if lone is not None:
-            summary += f" {cut(_statements(lone[3])[0], 240)}"
+            summary += f" {cut(_statements(lone.description)[0], 240)}"
     rating = round(10 * math.log1p(len(e_rows)) / math.log1p(max(max_size, len(e_rows), 1)), 1)
     findings = text_findings(e_rows, r_rows, claims=claims)
     for f in findings:
@@ -300,12 +304,23 @@ class Report:
         return "\n".join(lines).strip()
 
 
-def _entity_line(e) -> str:
-    return f"{e[1]},{e[2]},{e[3]}"
+def _entity_rank(e: EntityRow) -> tuple:
+    """Sort key of a community's entities: degree descending, then id."""
+    return -e.degree, e.entity_id
 
 
-def _rel_line(r, by_id) -> str:
-    return f"{by_id[r[1]][1]},{by_id[r[2]][1]},{r[3]},{r[4]:g}"
+def _edge_rank(r: RelationshipRow) -> tuple:
+    """Sort key of a community's relationships: combined degree (the paper's edge rank, sec. 3.1.5)
+    descending, then weight descending, then id."""
+    return -r.combined_degree, -r.weight, r.rel_id
+
+
+def _entity_line(e: EntityRow) -> str:
+    return f"{e.name},{e.type},{e.description}"
+
+
+def _rel_line(r: RelationshipRow, by_id: dict[int, EntityRow]) -> str:
+    return f"{by_id[r.source_id].name},{by_id[r.target_id].name},{r.description},{r.weight:g}"
 
 
 #: Header of the claims section of report and local search contexts.
@@ -322,7 +337,7 @@ def _ranked_claims(claims: list[dict], by_id: dict) -> list[dict]:
         groups.setdefault((c["subject"], c["object"] or "", c["type"], c["status"], c["description"]), []).append(c)
 
     def degree(eid) -> int:
-        return by_id[eid][4] if eid in by_id else 0
+        return by_id[eid].degree if eid in by_id else 0
 
     ranked = sorted(groups.items(), key=lambda kv: (-(degree(kv[1][0]["subject_id"]) + degree(kv[1][0]["object_id"])),
                                                     -len(kv[1]), kv[0]))
@@ -337,14 +352,13 @@ def claim_line(c: dict) -> str:
     return f"{c['subject']},{c['object'] or ''},{c['type']},{c['status']},{dates},{c['description']}"
 
 
-def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple], budget: int,
+def element_context(client: ModelClient, entities: list[EntityRow], rels: list[RelationshipRow], budget: int,
                     claims: list[dict] | None = None) -> tuple[str, int, bool]:
     """Context text of a community's elements within ``budget`` tokens.
 
     Args:
-        entities: ``(entity_id, name, type, description, degree)`` of members.
-        rels: ``(rel_id, source_id, target_id, description, weight, combined_degree)``
-            inside the community.
+        entities: the members (``name``, ``type``, ``description``, ``degree`` read).
+        rels: the relationships inside the community.
         claims: claims whose subject is a member (dicts of
             :func:`slmgraph.claims.load_claims`); they fill what the budget
             leaves after entities and relationships, under
@@ -357,19 +371,19 @@ def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple
         supporting detail, and the sub-report contexts that replace an
         incomplete one carry their own claims).
     """
-    by_id = {e[0]: e for e in entities}
-    ranked = sorted(rels, key=lambda r: (-r[5], -r[4], r[0]))
+    by_id = {e.entity_id: e for e in entities}
+    ranked = sorted(rels, key=_edge_rank)
     # Names, not ids, label the rows: ids change when the graph is rebuilt, and
     # a context that depends only on content lets the index cache answer an
     # unchanged community's report after an incremental update.
     head_e = "-----Entities-----\nentity,type,description"
     head_r = "-----Relationships-----\nsource,target,description,weight"
     used_e: list[int] = []
-    used_r: list[tuple] = []
+    used_r: list[RelationshipRow] = []
     tokens = client.count(head_e + "\n" + head_r + "\n")
     complete = True
     for r in ranked:
-        add = [by_id[x] for x in (r[1], r[2]) if x not in used_e]
+        add = [by_id[x] for x in (r.source_id, r.target_id) if x not in used_e]
         cost = client.count(_rel_line(r, by_id) + "\n")
         cost += sum(client.count(_entity_line(e) + "\n") for e in add)
         if tokens + cost > budget:
@@ -377,17 +391,17 @@ def element_context(client: ModelClient, entities: list[tuple], rels: list[tuple
             break
         tokens += cost
         used_r.append(r)
-        used_e.extend(e[0] for e in add)
+        used_e.extend(e.entity_id for e in add)
     # Entities without edges in the community (or when no edge fits), by degree.
-    for e in sorted(entities, key=lambda e: (-e[4], e[0])):
-        if e[0] in used_e:
+    for e in sorted(entities, key=_entity_rank):
+        if e.entity_id in used_e:
             continue
         cost = client.count(_entity_line(e) + "\n")
         if tokens + cost > budget:
             complete = False
             break
         tokens += cost
-        used_e.append(e[0])
+        used_e.append(e.entity_id)
     lines = [head_e] + [_entity_line(by_id[i]) for i in used_e] + [head_r]
     lines += [_rel_line(r, by_id) for r in used_r]
     used_c: list[str] = []
@@ -409,7 +423,7 @@ def _statements(text: str | None) -> list[str]:
     return [x for x in sentences(text or "") if not addressed_to_assistant(x)]
 
 
-def without_orders(rep: "Report", e_rows: list[tuple]) -> "Report":
+def without_orders(rep: "Report", e_rows: list[EntityRow]) -> "Report":
     """``rep`` with no title, summary sentence or finding that gives orders to an
     assistant (:func:`slmgraph.text.addressed_to_assistant`; prompt injection,
     issue 13 item 10): such a title is replaced by :func:`title_entities`, such
@@ -471,11 +485,35 @@ def worker_job(client: ModelClient, prompts: Prompts, settings: Settings, model)
 def _write(client: ModelClient, system: str, user: str, settings: Settings, with_findings: bool) -> str:
     """One report call: JSON under :func:`report_schema`, capped at ``report_max_tokens``, 180 s deadline."""
     return client.call("report", system, user, schema=report_schema(with_findings),
-                       max_tokens=settings.report_max_tokens, deadline_s=180.0).text
+                       max_tokens=settings.report_max_tokens, deadline_s=DEADLINE_REPORT_S).text
+
+
+@dataclass
+class ReportsResult:
+    """What stage 6 did: ``reports`` written (``single`` of them for one entity without
+    relationships, ``carried`` copied down from an unsplittable ancestor), ``model_calls`` and
+    ``cache_hits`` (worker processes included), ``written_by`` (``model`` or ``data``:
+    :func:`data_report`), ``findings`` (``model`` or ``text``), ``ungrounded_fields_replaced``,
+    the thread plan (``workers``, ``threads``, ``startup_seconds``); ``skipped`` with
+    ``reason`` under ``--no-reports``, when ``removed`` counts the reports of an earlier run deleted."""
+    reports: int = 0
+    carried: int = 0
+    single: int = 0
+    written_by: str = "data"
+    findings: str = "text"
+    ungrounded_fields_replaced: int = 0
+    workers: int = 1
+    threads: int = 0
+    startup_seconds: float = 0.0
+    model_calls: int = 0
+    cache_hits: int = 0
+    skipped: bool = False
+    reason: str = ""
+    removed: int = 0
 
 
 def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, progress: bool = True,
-                model_factory: Callable | None = None, say: Callable[[str], None] | None = None) -> dict:
+                model_factory: Callable | None = None, say: Callable[[str], None] | None = None) -> ReportsResult:
     """Write a report for every community, level by level from the deepest, and store them.
 
     The communities of one level are independent (a parent reads only its
@@ -498,10 +536,8 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
         say: ``str -> None`` for the thread-plan note and warnings.
 
     Returns:
-        dict: ``reports``, ``model_calls``, ``cache_hits``, ``carried``, ``single``,
-        ``written_by`` (``model`` or ``data``: :func:`data_report`, with
-        ``settings.reports`` = data, or auto and a model under 1B parameters),
-        ``workers``, ``threads``, ``startup_seconds``.
+        :class:`ReportsResult` (``written_by`` is ``data`` with ``settings.reports`` = data, or auto
+        and a model under 1B parameters).
 
     Raises:
         UserError: the window leaves no room for a report's context.
@@ -512,22 +548,22 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     from .threads import update_claim
 
     con = store.con
-    comms = con.execute("SELECT community_id, level, parent_id, size, carried_from FROM communities "
-                        "ORDER BY level DESC, community_id").fetchall()
+    comms = rows(con, CommunityRow, "SELECT community_id, level, parent_id, size, carried_from FROM communities "
+                 "ORDER BY level DESC, community_id")
     members: dict[int, list[int]] = {}
     for cid, eid in con.execute("SELECT community_id, entity_id FROM community_members ORDER BY 1, 2").fetchall():
         members.setdefault(cid, []).append(eid)
-    ents = {r[0]: r for r in con.execute(
-        "SELECT entity_id, name, type, description, degree FROM entities").fetchall()}
-    rels = con.execute("SELECT rel_id, source_id, target_id, description, weight, combined_degree "
-                       "FROM relationships").fetchall()
+    ents = {e.entity_id: e for e in rows(con, EntityRow, "SELECT entity_id, name, type, description, degree "
+                                                         "FROM entities")}
+    rels = rows(con, RelationshipRow, "SELECT rel_id, source_id, target_id, description, weight, combined_degree "
+                                      "FROM relationships")
     claims_of: dict[int, list[dict]] = {}
     for c in load_claims(store) if settings.claims else []:
         claims_of.setdefault(c["subject_id"], []).append(c)
     children: dict[int, list[int]] = {}
-    for cid, level, parent, size, carried in comms:
-        if parent is not None:
-            children.setdefault(parent, []).append(cid)
+    for c in comms:
+        if c.parent_id is not None:
+            children.setdefault(c.parent_id, []).append(c.community_id)
     model = client.model
     n_params = getattr(model, "n_params", None)
     by_model = model_writes(settings.reports, n_params)
@@ -540,7 +576,7 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
         system = prompts.text("report_system" if with_findings else "report_system_short")
         overhead = client.overhead(system, prompts.fill("report_user", context=""))
         budget = min(settings.report_context_tokens, client.n_ctx - settings.report_max_tokens) - overhead
-        if budget < 100:
+        if budget < MIN_REPORT_CONTEXT_TOKENS:
             raise UserError(f"the {client.n_ctx}-token window leaves no room for a community report's context: "
                             "raise --n-ctx")
     reports: dict[int, Report] = {}
@@ -551,10 +587,11 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     calls0, hits0 = client.calls, client.cache_hits
     with store.transaction():
         store.clear("reports")
-    written = [c for c in comms if c[4] is None]
-    levels = sorted({c[1] for c in written}, reverse=True)
-    looped = {r[1] for r in rels if r[1] == r[2]}
-    n_calls = sum(1 for c in written if len(members.get(c[0], [])) > 1 or set(members.get(c[0], [])) & looped) \
+    written = [c for c in comms if c.carried_from is None]
+    levels = sorted({c.level for c in written}, reverse=True)
+    looped = {r.source_id for r in rels if r.source_id == r.target_id}
+    n_calls = sum(1 for c in written
+                  if len(members.get(c.community_id, [])) > 1 or set(members.get(c.community_id, [])) & looped) \
         if by_model else 0
     plan = None
     if n_calls and (model_factory is not None or model.path is not None):
@@ -588,13 +625,14 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     def rounds(pool):
         for level in levels:
             tasks, pending = [], {}
-            for cid, lev, parent, size, carried in written:
-                if lev != level:
+            for com in written:
+                cid = com.community_id
+                if com.level != level:
                     continue
                 mem = members.get(cid, [])
                 mset = set(mem)
                 e_rows = [ents[e] for e in mem]
-                r_rows = [r for r in rels if r[1] in mset and r[2] in mset]
+                r_rows = [r for r in rels if r.source_id in mset and r.target_id in mset]
                 c_rows = [c for e in mem for c in claims_of.get(e, [])]
                 if not by_model:
                     commit(without_orders(data_report(cid, level, e_rows, r_rows, c_rows, max_size, common),
@@ -604,7 +642,7 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
                 if len(mem) == 1 and not r_rows:
                     e = e_rows[0]
                     commit(without_orders(Report(
-                        cid, level, e[1], e[3] or f"{e[1]} ({e[2]}) is mentioned in the documents.",
+                        cid, level, e.name, e.description or f"{e.name} ({e.type}) is mentioned in the documents.",
                         text_findings([], [], claims=c_rows) if c_rows else [],
                         0.0, "A single entity with no relationships.", 0, "entity"), e_rows))
                     stats["single"] += 1
@@ -653,12 +691,12 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     # Carried communities point to an ancestor, which is written after them
     # (levels are processed deepest first): write them in a second pass.
     carried_rows = []
-    for cid, level, parent, size, carried in comms:
-        if carried is not None:
-            src = reports[carried]
-            rep = Report(cid, level, src.title, src.summary, src.findings, src.rating, src.rating_explanation,
+    for c in comms:
+        if c.carried_from is not None:
+            src = reports[c.carried_from]
+            rep = Report(c.community_id, c.level, src.title, src.summary, src.findings, src.rating, src.rating_explanation,
                          src.context_tokens, "carried")
-            reports[cid] = rep
+            reports[c.community_id] = rep
             carried_rows.append(rep)
     with store.transaction():
         for rep in carried_rows:
@@ -666,7 +704,7 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     stats["carried"] = len(carried_rows)
     stats["model_calls"] = client.calls - calls0 + remote["calls"]
     stats["cache_hits"] = client.cache_hits - hits0 + remote["hits"]
-    return stats
+    return ReportsResult(**stats)
 
 
 def _subreport_context(client, cid, children, reports, members, e_rows, r_rows, budget,
@@ -698,10 +736,11 @@ def _store_report(store: Store, client: ModelClient, rep: Report) -> None:
 
 def load_reports(store: Store, level: int) -> list[dict]:
     """Reports of one level as dicts (community_id, title, summary, findings, rating, full_text, n_tokens)."""
-    rows = store.con.execute("SELECT community_id, title, summary, findings, rating, full_text, n_tokens "
-                             "FROM community_reports WHERE level = ? ORDER BY community_id", [level]).fetchall()
-    return [{"community_id": r[0], "title": r[1], "summary": r[2], "findings": json.loads(r[3] or "[]"),
-             "rating": r[4], "full_text": r[5], "n_tokens": r[6]} for r in rows]
+    got = rows(store, ReportRow, "SELECT community_id, title, summary, findings, rating, full_text, n_tokens "
+                                 "FROM community_reports WHERE level = ? ORDER BY community_id", [level])
+    return [{"community_id": r.community_id, "title": r.title, "summary": r.summary,
+             "findings": json.loads(r.findings or "[]"), "rating": r.rating, "full_text": r.full_text,
+             "n_tokens": r.n_tokens} for r in got]
 
 
 def member_names(store: Store, community_ids: list[int], n: int = 10) -> dict[int, list[str]]:

@@ -343,6 +343,11 @@ class _Bad(Exception):
 def _convert_checked(k: Key, v, path: Path):
     if k.name == "resolution_threshold" and isinstance(v, str) and v.strip().lower() in ("off", "none", "no"):
         return None
+    if k.name == "choices":
+        picked = {c.strip().lower() for c in str(v).split(",") if c.strip()} if isinstance(v, str) else {None}
+        if picked - {"keep", "type", "relate"} and picked not in ({"auto"}, {"none"}):
+            raise _Bad(f"= {v!r}: use auto, none, or a comma list of keep, type, relate")
+        return v.strip().lower()
     if k.kind == "bool":
         if not isinstance(v, bool):
             raise _Bad(f"= {v!r} must be true or false")
@@ -391,7 +396,8 @@ def check(s: Settings, origin: dict[str, str]) -> None:
         origin: ``{field: source}`` as returned by :func:`resolve`, to name the culprit.
 
     Raises:
-        UserError: chunk size vs window, overlap vs chunk size, local budget vs window.
+        UserError: chunk size vs window, overlap vs chunk size, a Ray address without the Ray
+            executor, local budget vs window.
     """
     def who(name: str) -> str:
         src = origin.get(name, "default")
@@ -403,6 +409,9 @@ def check(s: Settings, origin: dict[str, str]) -> None:
     if not 0 <= s.chunk_overlap < s.chunk_size:
         raise UserError(f"{who('chunk_overlap')} = {s.chunk_overlap} must be >= 0 and smaller than chunk_size "
                         f"{s.chunk_size}")
+    if s.ray_address is not None and s.executor != "ray":
+        raise UserError(f"{who('ray_address')} = {s.ray_address!r} needs executor = \"ray\" "
+                        f"({who('executor')} is {s.executor!r})")
     if s.local_context_tokens > s.n_ctx - 500:
         raise UserError(f"{who('local_context_tokens')} = {s.local_context_tokens} does not fit the {s.n_ctx}-token "
                         f"window with the question and answer: use at most {s.n_ctx - 500}")

@@ -211,3 +211,47 @@ def render(figs: dict, db: str) -> str:
                 _table(["stage", "seconds", "items"], [[r["stage"], f"{r['seconds']:.1f}", r["items"]]
                                                        for r in figs["last_run"]])]
     return "\n".join(out)
+
+
+def content_snapshot(db) -> dict:
+    """What an index holds, by names rather than ids, to compare two indexes of the same input
+    (determinism, resume after a kill, local vs Ray executor; ARCHITECTURE.md "Resumable").
+
+    Args:
+        db: the ``.duckdb`` file (opened read-only and closed again).
+
+    Returns:
+        dict of sorted row lists: ``extractions`` (chunk id, cache key, status, raw output),
+        ``entities`` (norm, type, description), ``relationships`` (source norm, target norm,
+        description, weight), ``communities`` (level, member norms), ``reports`` (level,
+        full text, context kind); and the extraction ledger: ``extract_calls`` (calls made),
+        ``extract_repeats`` (cache keys called more than once: work done twice) and
+        ``workers`` (the set of worker ids that made model calls).
+
+    Raises:
+        UserError: as :class:`slmgraph.store.Store` (missing file, not an index, held by a writer).
+    """
+    st = Store(db, read_only=True)
+    try:
+        q = st.con.execute
+        return {
+            "extractions": q("SELECT chunk_id, cache_key, status, raw FROM extractions ORDER BY 1").fetchall(),
+            "entities": q("SELECT norm, type, description FROM entities ORDER BY 1").fetchall(),
+            "relationships": q("SELECT s.norm, t.norm, r.description, r.weight FROM relationships r "
+                               "JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
+                               "ON t.entity_id = r.target_id ORDER BY 1, 2").fetchall(),
+            "communities": q("SELECT c.level, list(e.norm ORDER BY e.norm) FROM communities c JOIN "
+                             "community_members m USING (community_id) JOIN entities e USING (entity_id) "
+                             "GROUP BY c.community_id, c.level ORDER BY 1, 2").fetchall(),
+            "reports": q("SELECT level, full_text, context_kind FROM community_reports ORDER BY 1, 2").fetchall(),
+            "extract_calls": q("SELECT count(*) FROM llm_calls WHERE stage = 'extract'").fetchone()[0],
+            "extract_repeats": q("SELECT count(*) FROM (SELECT key FROM llm_calls WHERE stage = 'extract' "
+                                 "GROUP BY key HAVING count(*) > 1)").fetchone()[0],
+            "workers": {w for (w,) in q("SELECT DISTINCT worker FROM llm_calls").fetchall()},
+        }
+    finally:
+        st.close()
+
+
+#: The keys of :func:`content_snapshot` that hold the index's content (not its ledger).
+CONTENT_KEYS = ("extractions", "entities", "relationships", "communities", "reports")

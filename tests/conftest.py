@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import itertools
 import json
+import os
 import re
 import sys
 import zlib
@@ -49,6 +50,7 @@ if _spec is not None and _spec.origin and Path(_spec.origin).resolve().is_relati
     sys.meta_path.insert(0, _ThisCheckoutFinder)
 
 from slmgraph.client import Choice, Generation, Prompt  # noqa: E402
+from slmgraph.store import EntityRow, RelationshipRow  # noqa: E402
 
 _TOKEN = re.compile(r"\S+\s*|\s+")
 
@@ -94,9 +96,10 @@ class FakeModel:
     def prompt_tokens(self, prompt: Prompt):
         return self.tokenize(prompt.fixed), self.tokenize(prompt.lead + prompt.content + prompt.tail)
 
-    def complete(self, fixed, rest, *, schema, max_tokens, deadline_s=None, on_text=None) -> Generation:
+    def _evaluate(self, fixed, rest) -> tuple[list[int], int, str, str]:
+        """``(tokens, cached, system, user)`` of a prompt: the tokens shared with the KV state are
+        cached (as llama.cpp's prefix reuse), and the prompt becomes the KV state."""
         tokens = list(fixed) + list(rest)
-        assert len(tokens) + max_tokens <= self.n_ctx, "prompt + max_tokens over the window"
         cached = 0
         for a, b in zip(self._kv, tokens):
             if a != b:
@@ -105,6 +108,11 @@ class FakeModel:
         self._kv = tokens
         system = self.detokenize(fixed)[len("<system> "):].rstrip("\n")
         user = self.detokenize(rest)[len("<user> "):-len("\n<assistant> ")]
+        return tokens, cached, system, user
+
+    def complete(self, fixed, rest, *, schema, max_tokens, deadline_s=None, on_text=None) -> Generation:
+        assert len(fixed) + len(rest) + max_tokens <= self.n_ctx, "prompt + max_tokens over the window"
+        tokens, cached, system, user = self._evaluate(fixed, rest)
         self.calls.append((system, user, schema))
         text = self.script(system, user, schema)
         if on_text:
@@ -116,16 +124,8 @@ class FakeModel:
     def score_options(self, fixed, rest, options) -> Choice:
         if len(options) < 2:
             raise ValueError("score_options needs two or more options")
-        tokens = list(fixed) + list(rest)
-        assert len(tokens) + 1 <= self.n_ctx, "prompt over the window"
-        cached = 0
-        for a, b in zip(self._kv, tokens):
-            if a != b:
-                break
-            cached += 1
-        self._kv = tokens
-        system = self.detokenize(fixed)[len("<system> "):].rstrip("\n")
-        user = self.detokenize(rest)[len("<user> "):-len("\n<assistant> ")]
+        assert len(fixed) + len(rest) + 1 <= self.n_ctx, "prompt over the window"
+        tokens, cached, system, user = self._evaluate(fixed, rest)
         self.calls.append((system, user, {"options": list(options)}))
         probs = [float(p) for p in self.choice_script(system, user, list(options))]
         lps = [float(np.log(p)) if p > 0 else float("-inf") for p in probs]
@@ -148,6 +148,40 @@ class FakeModel:
             text = choices[-1]
         self._kv = full + list(extra) + self.tokenize(text)
         return Generation(text, len(full) + len(extra), reused, len(self.tokenize(text)), 0.001, "stop")
+
+
+def actor_pids(root: int) -> list[int]:
+    """Ray actor processes (``ray::ModelActor``) descending from process ``root`` (read from /proc)."""
+    parent, names = {}, {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                parent[int(d)] = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                names[int(d)] = Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace")
+            except (OSError, IndexError, ValueError):
+                pass
+
+    def descends(pid):
+        for _ in range(20):
+            pid = parent.get(pid, 0)
+            if pid == root:
+                return True
+            if pid <= 1:
+                return False
+        return False
+
+    return [p for p, n in names.items() if "ModelActor" in n and descends(p)]
+
+
+def ent_rows(items) -> list[EntityRow]:
+    """Entity rows of a community from ``(entity_id, name, type, description, degree)`` tuples."""
+    return [EntityRow(entity_id=i, name=n, type=t, description=d, degree=g) for i, n, t, d, g in items]
+
+
+def rel_rows(items) -> list[RelationshipRow]:
+    """Relationship rows from ``(rel_id, source_id, target_id, description, weight, combined_degree)`` tuples."""
+    return [RelationshipRow(rel_id=r, source_id=a, target_id=b, description=d, weight=w, combined_degree=c)
+            for r, a, b, d, w, c in items]
 
 
 def stage_of(schema: dict | None, system: str) -> str:

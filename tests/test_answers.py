@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import FakeEmbedder, FakeModel
+from conftest import FakeEmbedder, FakeModel, ent_rows, rel_rows
 
 from slmgraph.backend import Choice
 from slmgraph.client import ModelClient
@@ -261,11 +261,12 @@ def test_synthesize_asks_once_and_drops_an_ungrounded_sentence():
 
 
 def test_data_report_title_is_a_noun_phrase_of_top_entities_never_a_file_name():
-    ents = [(1, "episode_12.txt", "unknown", "", 50), (2, "KEVIN SCOTT", "person", "Kevin hosts.", 40),
-            (3, "Scott", "person", "", 30), (4, "Behind", "unknown", "", 20), (5, "Code.org", "organization", "", 9),
-            (6, "Alice Steinglass", "person", "", 8)]
-    rels = [(1, 2, 5, "KEVIN SCOTT: Yeah.", 1, 49), (2, 2, 6, "Kevin Scott asked Alice Steinglass about Code.org "
-                                                              "and teaching children to program.", 1, 48)]
+    ents = ent_rows([(1, "episode_12.txt", "unknown", "", 50), (2, "KEVIN SCOTT", "person", "Kevin hosts.", 40),
+                     (3, "Scott", "person", "", 30), (4, "Behind", "unknown", "", 20),
+                     (5, "Code.org", "organization", "", 9), (6, "Alice Steinglass", "person", "", 8)])
+    rels = rel_rows([(1, 2, 5, "KEVIN SCOTT: Yeah.", 1, 49),
+                     (2, 2, 6, "Kevin Scott asked Alice Steinglass about Code.org and teaching children to program.",
+                      1, 48)])
     common = lowercase_words(["He sat behind the desk."])
     assert title_entities(ents, common=common) == ["Kevin Scott", "Code.org", "Alice Steinglass"]
     rep = data_report(9, 0, ents, rels, max_size=12, common=common)

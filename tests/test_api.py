@@ -84,3 +84,19 @@ def test_readme_python_example_runs_with_the_fake_model(tmp_path, corpus, monkey
     exec(compile(code, "README.md", "exec"), {})
     assert (tmp_path / "notes.duckdb").is_file()
     assert (tmp_path / "export" / "graph.graphml").is_file()
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"n_ctx": 1024}, "n_ctx"), ({"chunk_size": 10}, "chunk_size"), ({"chunk_size": 2000, "n_ctx": 4096}, "chunk_size"),
+    ({"chunk_overlap": 600}, "chunk_overlap"), ({"n_threads": 0}, "n_threads"), ({"workers": 0}, "workers"),
+    ({"max_candidates": 0}, "max_candidates"), ({"max_gleanings": -1}, "max_gleanings"),
+    ({"resolution_threshold": 1.5}, "resolution_threshold"), ({"entity_types": ["no!"]}, "entity_types"),
+    ({"choices": "keep,guess"}, "choices"), ({"ray_address": "10.0.0.1:6379"}, "ray_address"),
+    ({"reports": "always"}, "reports"), ({"local_context_tokens": 50}, "local_context_tokens"),
+    ({"lazy_budget": 0}, "lazy_budget"), ({"local_shares": (0, 0, 0, 0)}, "local_shares"),
+])
+def test_python_callers_get_the_cli_checks(tmp_path, corpus, bad, match):
+    """Every value the CLI refuses is refused for slmgraph.index(...) too, before the index is created."""
+    with pytest.raises(UserError, match=match):
+        slmgraph.index(corpus, tmp_path / "bad.duckdb", model=FakeModel(), **bad)
+    assert not (tmp_path / "bad.duckdb").exists()

@@ -5,7 +5,8 @@ turned off, and in community report and local search contexts."""
 import json
 
 import pytest
-from conftest import FakeEmbedder, FakeModel, claims_prompt, default_script, numbered_sentences, stage_of
+from conftest import (FakeEmbedder, FakeModel, claims_prompt, default_script, ent_rows, numbered_sentences, rel_rows,
+                      stage_of)
 
 from slmgraph.claims import (claims_key, claims_schema, claims_token_cap, clear_claims, load_claims,
                              quote_in_text, validate_claims)
@@ -233,8 +234,8 @@ def _claim(subject, sid, obj=None, oid=None, desc="Something happened there.", c
 
 def test_report_claims_fit_the_budget_rank_by_degree_and_do_not_make_the_context_incomplete():
     client = ModelClient(FakeModel(), None, "r")
-    ents = [(1, "Ann", "person", "A person.", 3), (2, "Bo", "person", "Another person.", 1)]
-    rels = [(10, 1, 2, "Ann knows Bo.", 1.0, 4)]
+    ents = ent_rows([(1, "Ann", "person", "A person.", 3), (2, "Bo", "person", "Another person.", 1)])
+    rels = rel_rows([(10, 1, 2, "Ann knows Bo.", 1.0, 4)])
     claims = [_claim("Bo", 2, desc="Bo left."), _claim("Ann", 1, "Bo", 2, desc="Ann hired Bo."),
               _claim("Ann", 1, "Bo", 2, desc="Ann hired Bo.")]
     base, n_base, complete = element_context(client, ents, rels, 10_000)

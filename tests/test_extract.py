@@ -113,13 +113,13 @@ def test_run_extraction_resumes_and_skips_done_units(tmp_path):
     client = ModelClient(model, store, "r1")
     r = run_extraction(store, client, Prompts(), Settings(extract_mode="json"), progress=False)
     # one extraction call per unit (every candidate fits the first call: no gleaning check)
-    assert r["extracted"] == n_units and len(model.calls) == n_units
+    assert r.extracted == n_units and len(model.calls) == n_units
     assert store.count("entity_mentions") > 0
     # simulate a kill after 2 units were lost: delete their records
     store.con.execute("DELETE FROM extractions WHERE chunk_id IN (SELECT chunk_id FROM extractions LIMIT 2)")
     model.calls.clear()
     r2 = run_extraction(store, ModelClient(model, store, "r2"), Prompts(), Settings(extract_mode="json"), progress=False)
-    assert r2["extracted"] == 2 and r2["reused"] == n_units - 2
+    assert r2.extracted == 2 and r2.reused == n_units - 2
     # the index's cache answered the two redone units: no model call at all
     assert model.calls == []
     mentions = store.con.execute("SELECT chunk_id, norm, count(*) FROM entity_mentions GROUP BY ALL HAVING count(*) > 1").fetchall()
@@ -131,7 +131,7 @@ def test_changing_extraction_settings_re_extracts(tmp_path):
     store = _units_store(tmp_path, model)
     run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(extract_mode="json"), progress=False)
     r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(extract_mode="json", max_candidates=5), progress=False)
-    assert r["extracted"] == store.count("text_units")
+    assert r.extracted == store.count("text_units")
 
 
 def test_llm_extraction_output_is_grounded_in_candidates(tmp_path):
@@ -156,7 +156,7 @@ def test_units_cut_by_the_deadline_are_redone_next_run(tmp_path):
     assert store.count("llm_cache") == 0  # never cached
     model.finish = "stop"
     r = run_extraction(store, ModelClient(model, store, "r2"), Prompts(), Settings(extract_mode="json"), progress=False)
-    assert r["extracted"] == n and r["reused"] == 0
+    assert r.extracted == n and r.reused == 0
 
 
 def test_a_user_prompt_without_its_placeholders_is_refused(tmp_path):
@@ -252,7 +252,7 @@ def test_free_names_mode_grounding_drops_and_counts_an_invented_name(tmp_path):
     names = {row[0] for row in store.con.execute("SELECT DISTINCT norm FROM entity_mentions").fetchall()}
     assert names == {"alice smith", "paris"}
     # Marie Curie and Sorbonne (added as a relationship endpoint) are dropped in every unit, with their relationships
-    assert r["ungrounded"] == 2 * n_units
+    assert r.ungrounded == 2 * n_units
     assert store.con.execute("SELECT sum(n_ungrounded) FROM extractions").fetchone()[0] == 2 * n_units
     rels = store.con.execute("SELECT DISTINCT source_norm, target_norm FROM relationship_mentions").fetchall()
     assert rels == [("alice smith", "paris")]
@@ -261,7 +261,7 @@ def test_free_names_mode_grounding_drops_and_counts_an_invented_name(tmp_path):
     store2 = _units_store(tmp_path / "b", model)
     r2 = run_extraction(store2, ModelClient(model, store2, "r"), Prompts(),
                         Settings(constrain_names=False, cooccurrence=False, grounding=False), progress=False)
-    assert r2["ungrounded"] == 0
+    assert r2.ungrounded == 0
     assert {"marie curie", "sorbonne"} <= {row[0] for row in store2.con.execute(
         "SELECT DISTINCT norm FROM entity_mentions").fetchall()}
 
@@ -270,7 +270,7 @@ def test_candidate_mode_grounds_nothing_away(tmp_path):
     model = FakeModel()
     store = _units_store(tmp_path, model)
     r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(extract_mode="json"), progress=False)
-    assert r["entities"] > 0 and r["ungrounded"] == 0
+    assert r.entities > 0 and r.ungrounded == 0
     assert all(schema["properties"]["entities"]["type"] == "object" for _, _, schema in model.calls
                if "choices" not in schema)
 
@@ -289,7 +289,7 @@ def test_switching_to_free_names_re_extracts_with_the_free_prompt(tmp_path):
     model.calls.clear()
     r = run_extraction(store, ModelClient(model, store, "r"), Prompts(), Settings(constrain_names=False),
                        progress=False)
-    assert r["extracted"] == store.count("text_units") and model.calls
+    assert r.extracted == store.count("text_units") and model.calls
     system, user, _ = model.calls[0]
     assert '"entities": [{"name": "Marie Curie"' in system and user.startswith("Text:\n")
 

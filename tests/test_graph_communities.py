@@ -32,9 +32,9 @@ def test_merge_by_normalised_name_with_provenance_and_weight(tmp_path):
     _mentions(store)
     model = FakeModel()
     r = build_graph(store, lambda t: len(model.tokenize(t)), 100)
-    assert {k: r[k] for k in ("entities", "relationships", "isolated")} == {"entities": 3, "relationships": 1,
+    assert {k: getattr(r, k) for k in ("entities", "relationships", "isolated")} == {"entities": 3, "relationships": 1,
                                                                            "isolated": 1}
-    assert r["merges"] == {"compound": 0, "title": 0, "name-subset": 0, "short-form": 0, "acronym": 0, "embedding": 0}
+    assert r.merges == {"compound": 0, "title": 0, "name-subset": 0, "short-form": 0, "acronym": 0, "embedding": 0}
     ms = store.con.execute("SELECT name, type, description, n_mentions, degree FROM entities WHERE norm='microsoft'").fetchone()
     assert ms == ("Microsoft", "organization", "Maker of Windows. Software company.", 2, 1)
     rel = store.con.execute("SELECT weight, strength, description FROM relationships").fetchone()
@@ -110,6 +110,6 @@ def test_run_communities_stores_levels(tmp_path):
     store.con.executemany("INSERT INTO relationships VALUES (?, ?, ?, '', ?, 5, 0)",
                           [[i + 1, a, b, w] for i, (a, b, w) in enumerate(edges)])
     r = run_communities(store, Settings(min_community_size=3))
-    assert r["per_level"][0] >= 3
+    assert r.per_level[0] >= 3
     n = store.con.execute("SELECT count(*) FROM community_members m JOIN communities c USING (community_id) WHERE level = 0").fetchone()[0]
     assert n == len(ents)

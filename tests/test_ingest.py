@@ -75,13 +75,13 @@ def test_ingest_is_incremental_and_removes_what_a_removed_document_supported(tmp
     a = Document("a" * 16, "a.txt", "Alice Smith went home. " * 30)
     b = Document("b" * 16, "b.txt", "Bob Jones stayed. " * 30)
     r1 = ingest(store, [a, b], fake_model.tokenize, fake_model.detokenize, 50, 10)
-    assert r1["added_units"] == r1["text_units"] > 0
+    assert r1.added_units == r1.text_units > 0
     b_units = [r[0] for r in store.con.execute("SELECT chunk_id FROM text_units WHERE doc_id = ?", [b.doc_id]).fetchall()]
     store.con.execute("INSERT INTO entity_mentions VALUES (?, 'Bob Jones', 'bob jones', 'person', '')", [b_units[0]])
     r2 = ingest(store, [a, b], fake_model.tokenize, fake_model.detokenize, 50, 10)
-    assert r2["added_units"] == 0 and r2["removed_units"] == 0
+    assert r2.added_units == 0 and r2.removed_units == 0
     r3 = ingest(store, [a], fake_model.tokenize, fake_model.detokenize, 50, 10)
-    assert r3["removed_units"] == len(b_units) and r3["removed_documents"] == 1
+    assert r3.removed_units == len(b_units) and r3.removed_documents == 1
     assert store.count("entity_mentions") == 0
     assert store.count("documents") == 1
 

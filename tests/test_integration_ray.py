@@ -12,11 +12,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from conftest import actor_pids
 
 from slmgraph.samples import DULCE
+from slmgraph.stats import content_snapshot
 from slmgraph.store import Store
 
 pytest.importorskip("ray")
@@ -34,21 +35,10 @@ def _cmd(db, *extra):
 
 
 def _snapshot(db):
-    st = Store(db, read_only=True)
-    q = st.con.execute
-    snap = {"entities": q("SELECT norm, type, description FROM entities ORDER BY 1").fetchall(),
-            "relationships": q("SELECT s.norm, t.norm, r.description, r.weight FROM relationships r "
-                               "JOIN entities s ON s.entity_id = r.source_id JOIN entities t "
-                               "ON t.entity_id = r.target_id ORDER BY 1, 2").fetchall(),
-            "communities": q("SELECT c.level, list(e.norm ORDER BY e.norm) FROM communities c JOIN "
-                             "community_members m USING (community_id) JOIN entities e USING (entity_id) "
-                             "GROUP BY c.community_id, c.level ORDER BY 1, 2").fetchall(),
-            "reports": q("SELECT level, full_text FROM community_reports ORDER BY 1, 2").fetchall()}
-    dup = q("SELECT count(*) FROM (SELECT key FROM llm_calls WHERE stage = 'extract' GROUP BY key "
-            "HAVING count(*) > 1)").fetchone()[0]
-    calls = q("SELECT count(*) FROM llm_calls WHERE stage = 'extract'").fetchone()[0]
-    st.close()
-    return snap, dup, calls
+    """``(content, extraction calls repeated, extraction calls)`` of an index (slmgraph.stats.content_snapshot)."""
+    snap = content_snapshot(db)
+    content = {k: snap[k] for k in ("entities", "relationships", "communities", "reports")}
+    return content, snap["extract_repeats"], snap["extract_calls"]
 
 
 @pytest.fixture(scope="module")
@@ -71,29 +61,6 @@ def test_demo_on_a_local_ray_instance_gives_the_same_index_as_the_local_executor
     assert dup == 0 and calls == local_index[2]
 
 
-def _actor_pids(root: int) -> list[int]:
-    """Ray actor processes (``ray::ModelActor``) descending from process ``root``."""
-    parent, names = {}, {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                parent[int(d)] = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
-                names[int(d)] = Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace")
-            except (OSError, IndexError, ValueError):
-                pass
-
-    def descends(pid):
-        for _ in range(20):
-            pid = parent.get(pid, 0)
-            if pid == root:
-                return True
-            if pid <= 1:
-                return False
-        return False
-
-    return [p for p, n in names.items() if "ModelActor" in n and descends(p)]
-
-
 def test_killed_ray_actor_mid_extraction_then_the_same_command_extracts_nothing_twice(tmp_path, local_index):
     db = tmp_path / "ray.duckdb"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -109,7 +76,7 @@ def test_killed_ray_actor_mid_extraction_then_the_same_command_extracts_nothing_
         bars = re.findall(r"extract:.*?\| *(\d+)/(\d+) ", seen)  # tqdm: done/total text units committed
         if not killed and bars and int(bars[-1][0]) >= 3:
             total = int(bars[-1][1])
-            pids = _actor_pids(proc.pid)
+            pids = actor_pids(proc.pid)
             assert pids, seen[-500:]
             os.kill(pids[0], signal.SIGKILL)
             killed.append(pids[0])

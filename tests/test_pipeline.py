@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import FakeEmbedder, FakeModel, stage_of, super_groups
+from conftest import FakeEmbedder, FakeModel, ent_rows, rel_rows, stage_of, super_groups
 
 from slmgraph.config import Settings
 from slmgraph.client import ModelClient
@@ -128,13 +128,13 @@ def test_another_input_folder_needs_replace(tmp_path, corpus):
 def test_report_context_respects_budget_and_ranks_by_combined_degree():
     model = FakeModel()
     client = ModelClient(model, None, "r")
-    ents = [(i, f"E{i}", "person", "word " * 5, 10 - i) for i in range(1, 8)]
-    rels = [(10 + i, 1, i, f"rel{i} " * 4, 1.0, 20 - i) for i in range(2, 8)]
+    ents = ent_rows([(i, f"E{i}", "person", "word " * 5, 10 - i) for i in range(1, 8)])
+    rels = rel_rows([(10 + i, 1, i, f"rel{i} " * 4, 1.0, 20 - i) for i in range(2, 8)])
     text, tokens, complete = element_context(client, ents, rels, 60)
     assert tokens <= 60 and not complete
     assert client.count(text) <= 60 + 2
-    rel_rows = text.split("-----Relationships-----\n", 1)[1].splitlines()[1:]
-    assert rel_rows and rel_rows[0].startswith("E1,E2,rel2")  # highest combined degree first
+    rel_lines = text.split("-----Relationships-----\n", 1)[1].splitlines()[1:]
+    assert rel_lines and rel_lines[0].startswith("E1,E2,rel2")  # highest combined degree first
     full, _, complete_full = element_context(client, ents, rels, 10_000)
     assert complete_full and all(f"E{i}" in full for i in range(1, 8))
 

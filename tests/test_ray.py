@@ -17,11 +17,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FakeEmbedder, FakeModel, fake_model_factory
+from conftest import FakeEmbedder, FakeModel, actor_pids, fake_model_factory
 
 from slmgraph.batch import WorkerError
 from slmgraph.config import Settings
 from slmgraph.pipeline import run_index
+from slmgraph.stats import CONTENT_KEYS, content_snapshot
 from slmgraph.store import Store
 
 ray = pytest.importorskip("ray")
@@ -49,19 +50,9 @@ def slow_model_factory(threads):
 
 
 def _snapshot(db):
-    st = Store(db, read_only=True)
-    q = st.con.execute
-    snap = (q("SELECT chunk_id, cache_key, status, raw FROM extractions ORDER BY 1").fetchall(),
-            q("SELECT norm, type, description FROM entities ORDER BY 1").fetchall(),
-            q("SELECT c.level, list(e.norm ORDER BY e.norm) FROM communities c JOIN community_members m "
-              "USING (community_id) JOIN entities e USING (entity_id) GROUP BY c.community_id, c.level "
-              "ORDER BY 1, 2").fetchall(),
-            q("SELECT level, full_text, context_kind FROM community_reports ORDER BY 1, 2").fetchall())
-    dup = q("SELECT count(*) FROM (SELECT key FROM llm_calls WHERE stage = 'extract' GROUP BY key "
-            "HAVING count(*) > 1)").fetchone()[0]
-    workers = {w for (w,) in q("SELECT DISTINCT worker FROM llm_calls").fetchall()}
-    st.close()
-    return snap, dup, workers
+    """``(content, extraction calls repeated, worker ids)`` of an index (slmgraph.stats.content_snapshot)."""
+    snap = content_snapshot(db)
+    return {k: snap[k] for k in CONTENT_KEYS}, snap["extract_repeats"], snap["workers"]
 
 
 def _corpus(root, n_docs=12):
@@ -92,32 +83,6 @@ def test_ray_executor_gives_the_same_index_as_the_local_executor(tmp_path):
     assert not ray.is_initialized()  # the local instance this run started is stopped
 
 
-def _actor_pids() -> list[int]:
-    """Ray actor processes that descend from this process."""
-    me = os.getpid()
-    parent = {}
-    names = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                stat = Path(f"/proc/{d}/stat").read_text()
-                parent[int(d)] = int(stat.rsplit(")", 1)[1].split()[1])
-                names[int(d)] = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except (OSError, IndexError, ValueError):
-                pass
-
-    def descends(pid):
-        for _ in range(20):
-            pid = parent.get(pid, 0)
-            if pid == me:
-                return True
-            if pid <= 1:
-                return False
-        return False
-
-    return [p for p, n in names.items() if "ModelActor" in n and descends(p)]
-
-
 def test_killed_ray_actor_loses_only_its_units_in_flight_and_the_same_command_finishes(tmp_path, monkeypatch):
     import slmgraph.extract as extract
 
@@ -133,7 +98,7 @@ def test_killed_ray_actor_loses_only_its_units_in_flight_and_the_same_command_fi
         real(con, chunk_id, key, ex)
         committed.append(chunk_id)
         if len(committed) == 3:
-            pids = _actor_pids()
+            pids = actor_pids(os.getpid())
             assert pids
             os.kill(pids[0], signal.SIGKILL)
 
@@ -161,7 +126,7 @@ def test_ray_run_connects_to_nothing_but_the_loopback(tmp_path):
     script.write_text(
         "import sys\n"
         f"sys.path.insert(0, {TESTS!r})\n"
-        "from conftest import FakeEmbedder, FakeModel, fake_model_factory\n"
+        "from conftest import FakeEmbedder, FakeModel, actor_pids, fake_model_factory\n"
         "from slmgraph.config import Settings\n"
         "from slmgraph.pipeline import run_index\n"
         f"out = run_index({str(corpus)!r}, {str(tmp_path / 'x.duckdb')!r}, Settings(extract_mode='json', "

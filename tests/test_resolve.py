@@ -279,9 +279,9 @@ def test_build_graph_resolves_and_remaps_relationships(tmp_path):
     store = _store_with_variants(tmp_path)
     count = lambda t: len(t.split())  # noqa: E731
     r = build_graph(store, count, 100, settings=Settings(summaries="join"))
-    assert {k: r[k] for k in ("entities", "relationships", "isolated", "self_loops_dropped")} == {
+    assert {k: getattr(r, k) for k in ("entities", "relationships", "isolated", "self_loops_dropped")} == {
         "entities": 3, "relationships": 2, "isolated": 0, "self_loops_dropped": 1}
-    assert r["merges"] == {"compound": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 0, "embedding": 0}
+    assert r.merges == {"compound": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 0, "embedding": 0}
     q = store.con.execute
     assert q("SELECT entity_id, norm, name, n_mentions, degree FROM entities ORDER BY entity_id").fetchall() == [
         (1, "alex mercer", "Alex Mercer", 3, 2), (2, "dulce base", "Dulce Base", 1, 1),
@@ -306,14 +306,14 @@ def test_build_graph_embedding_rule_and_lazy_embedder(tmp_path):
     store.con.execute("INSERT INTO entity_mentions VALUES ('c4', 'Dulce', 'dulce', 'location', 'Dulce is remote.')")
     emb = DesignedEmbedder({"Dulce Base": 0, "Dulce": 10})
     r = build_graph(store, lambda t: len(t.split()), 100, settings=Settings(summaries="join"), embed=emb)
-    assert r["merges"]["embedding"] == 1 and len(emb.batches) == 1
+    assert r.merges["embedding"] == 1 and len(emb.batches) == 1
     row = store.con.execute("SELECT norm, into_norm, rule, round(score, 3) FROM merge_log WHERE rule = 'embedding'"
                             ).fetchone()
     assert row == ("dulce", "dulce base", "embedding", round(math.cos(math.radians(10)), 3))
     emb2 = DesignedEmbedder({})
     r = build_graph(store, lambda t: len(t.split()), 100,
                     settings=Settings(summaries="join", resolution_threshold=None), embed=emb2)
-    assert r["merges"]["embedding"] == 0 and emb2.batches == []
+    assert r.merges["embedding"] == 0 and emb2.batches == []
     store.close()
 
 
@@ -353,7 +353,7 @@ def test_summaries_only_for_elements_with_several_descriptions(tmp_path):
     r, _ = _summarise(store, model, summaries="model", entity_description_max_tokens=50)
     # alex mercer: 3 distinct descriptions; jordan hayes: 2 equal ones; alex mercer -- jordan hayes: 2 distinct;
     # alex mercer -- dulce base: 1
-    assert (r["summaries"], r["summarized"], r["summary_calls"], r["summaries_rejected"]) == ("model", 2, 2, 0)
+    assert (r.summaries, r.summarized, r.summary_calls, r.summaries_rejected) == ("model", 2, 2, 0)
     assert len(model.calls) == 2 and model.caps == [50, 50]
     assert "Element: Alex Mercer (person)" in model.calls[0][1]
     assert "Element: the relationship between Alex Mercer and Jordan Hayes" in model.calls[1][1]
@@ -368,7 +368,7 @@ def test_summaries_only_for_elements_with_several_descriptions(tmp_path):
     assert q("SELECT count(*) FROM llm_calls WHERE stage = 'summarize'").fetchone()[0] == 2
     # a re-run asks the cache, not the model
     r2, _ = _summarise(store, model, summaries="model", entity_description_max_tokens=50)
-    assert len(model.calls) == 2 and (r2["summary_calls"], r2["summary_cache_hits"]) == (0, 2)
+    assert len(model.calls) == 2 and (r2.summary_calls, r2.summary_cache_hits) == (0, 2)
     store.close()
 
 
@@ -377,14 +377,14 @@ def test_join_mode_and_auto_with_a_small_model_make_no_calls(tmp_path):
     big = FakeModel(summary_script)
     big.n_params = 3_000_000_000
     r, _ = _summarise(store, big, summaries="join")
-    assert big.calls == [] and r["summaries"] == "join"
+    assert big.calls == [] and r.summaries == "join"
     joined = store.con.execute("SELECT description FROM entities WHERE norm = 'alex mercer'").fetchone()[0]
     assert joined.startswith("Agent Alex Mercer leads the team. Alex doubts the protocol.")
     small = FakeModel(summary_script)          # 1M parameters
     r, _ = _summarise(store, small, summaries="auto")
-    assert small.calls == [] and r["summaries"] == "join"
+    assert small.calls == [] and r.summaries == "join"
     r, _ = _summarise(store, big, summaries="auto")
-    assert len(big.calls) == 2 and r["summaries"] == "model"
+    assert len(big.calls) == 2 and r.summaries == "model"
     store.close()
 
 
@@ -392,7 +392,7 @@ def test_ungrounded_summary_falls_back_to_the_join(tmp_path):
     store = _store_with_variants(tmp_path)
     model = FakeModel(lambda system, user, schema: "Bananas ripen quickly in tropical orchards every summer.")
     r, _ = _summarise(store, model, summaries="model")
-    assert r["summary_calls"] == 2 and r["summaries_rejected"] == 2
+    assert r.summary_calls == 2 and r.summaries_rejected == 2
     assert store.con.execute("SELECT description FROM entities WHERE norm = 'alex mercer'").fetchone()[0] == (
         "Agent Alex Mercer leads the team. Alex doubts the protocol. Alex Mercer leads the team.")
     store.close()
@@ -405,7 +405,7 @@ def test_summary_input_is_budgeted_to_the_window(tmp_path):
     store.con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)", rows)
     model = FakeModel(summary_script, n_ctx=1024)   # asserts prompt + cap <= window
     r, _ = _summarise(store, model, summaries="model")
-    assert r["summary_calls"] == 1
+    assert r.summary_calls == 1
     user = model.calls[0][1]
     assert "thing number 0 " in user and "thing number 59 " not in user
     store.close()

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from slmgraph.samples import DULCE
+from slmgraph.stats import content_snapshot
 from slmgraph.store import Store
 
 pytestmark = pytest.mark.integration
@@ -25,14 +26,9 @@ def _cmd(db):
 
 
 def _snapshot(db):
-    st = Store(db, read_only=True)
-    q = st.con.execute
-    snap = (q("SELECT chunk_id, cache_key, raw FROM extractions ORDER BY 1").fetchall(),
-            q("SELECT norm, type, description FROM entities ORDER BY 1").fetchall(),
-            q("SELECT level, full_text FROM community_reports ORDER BY 1, 2").fetchall())
-    calls = q("SELECT count(*) FROM llm_calls WHERE stage = 'extract'").fetchone()[0]
-    st.close()
-    return snap, calls
+    """``(content, extraction calls)`` of an index (slmgraph.stats.content_snapshot)."""
+    snap = content_snapshot(db)
+    return {k: snap[k] for k in ("extractions", "entities", "reports")}, snap["extract_calls"]
 
 
 def test_sigkill_mid_extraction_then_resume_matches_uninterrupted_run(tmp_path):

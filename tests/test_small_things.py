@@ -31,7 +31,7 @@ def test_no_report_bar_on_an_index_without_communities(tmp_path, capsys):
     store = Store(tmp_path / "x.duckdb", create=True)
     r = run_reports(store, ModelClient(FakeModel(), store, "r"), Prompts(), Settings(), progress=True)
     store.close()
-    assert r["reports"] == 0
+    assert r.reports == 0
     assert "0report" not in capsys.readouterr().err
 
 

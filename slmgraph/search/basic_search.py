@@ -20,7 +20,7 @@ from typing import Callable
 from ..config import Settings
 from ..embed import load_vectors, nearest
 from ..errors import UserError
-from ..client import ModelClient
+from ..client import DEADLINE_ANSWER_S, ModelClient
 from ..prompting import Prompts
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
@@ -102,7 +102,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         ans.seconds = time.perf_counter() - t0
         return ans
     gen = client.call("basic", system, prompts.fill("basic_user", context="\n\n".join(blocks), question=question),
-                      schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False,
+                      schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=DEADLINE_ANSWER_S, use_cache=False,
                       on_text=on_text)
     ans.add_call(gen)
     answer = re.sub(r"\bPassage \d+:\s*", "", gen.text).strip()  # context labels the model copied (issue 13)

@@ -53,7 +53,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from ..client import ModelClient
+from ..client import DEADLINE_ANSWER_S, DEADLINE_REPORT_S, ModelClient
 from ..config import Settings
 from ..embed import load_vectors, nearest
 from ..errors import UserError
@@ -187,7 +187,7 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                           prompts.fill("drift_primer_user", question=question,
                                        context=client.truncate(ctx, settings.local_context_tokens)),
                           schema=primer_schema(settings.drift_followups), max_tokens=settings.map_max_tokens,
-                          deadline_s=180.0, use_cache=False)
+                          deadline_s=DEADLINE_REPORT_S, use_cache=False)
         ans.add_call(gen)
         data, _ = parse_json(gen.text)
         if isinstance(data, dict):
@@ -292,7 +292,7 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         context = client.truncate("\n\n".join(blocks), client.n_ctx - settings.reduce_max_tokens - 600)
         gen = client.call("reduce", prompts.fill("reduce_system", cite="Reports"),
                           prompts.fill("reduce_user", question=question, context=context), schema=None,
-                          max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False, on_text=on_text)
+                          max_tokens=settings.reduce_max_tokens, deadline_s=DEADLINE_ANSWER_S, use_cache=False, on_text=on_text)
         ans.add_call(gen)
         text, kept_c, removed = check_citations(dedupe_lines(gen.text.strip()), valid)
         if not any(kept_c.values()):  # the model cited nothing: cite what it was given

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..client import DEADLINE_SENTENCE_S
 from ..names import content_words, cut, is_grounded
 from ..text import addressed_to_assistant, degenerate, overlaps, sentences, word_set
 
@@ -435,7 +436,7 @@ def synthesize(client, prompts, question: str, points: list[Point], max_tokens: 
     listing = client.truncate(listing, max_point_tokens)
     gen = client.call("synthesis", prompts.text("synthesis_system"),
                       prompts.fill("synthesis_user", question=question, points=listing),
-                      schema=None, max_tokens=max_tokens, deadline_s=60.0, use_cache=False)
+                      schema=None, max_tokens=max_tokens, deadline_s=DEADLINE_SENTENCE_S, use_cache=False)
     return grounded_synthesis(gen.text, points), gen
 
 

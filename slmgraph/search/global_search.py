@@ -42,10 +42,10 @@ from tqdm import tqdm
 
 from ..config import Settings
 from ..errors import UserError
-from ..client import ModelClient
+from ..client import DEADLINE_ANSWER_S, DEADLINE_REPORT_S, ModelClient
 from ..prompting import Prompts
 from ..reports import load_reports, member_names
-from ..store import Store
+from ..store import Store, TextUnitRow, rows
 from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack
 from .extractive import extractive_answer, opening, report_points, sentence_points
@@ -274,7 +274,7 @@ def _model_map_reduce(client, prompts, settings, question, chosen, score_of, tex
         gen = client.call("map", map_system, prompts.fill(f"{kind.map_prompt}_user", question=question,
                                                           context="\n\n".join(t for _, t in batch)),
                           schema=map_schema(ids, kind.id_field), max_tokens=settings.map_max_tokens,
-                          deadline_s=180.0, use_cache=False)
+                          deadline_s=DEADLINE_REPORT_S, use_cache=False)
         ans.add_call(gen)
         data, _ = parse_json(gen.text)
         raw = data.get("points", []) if isinstance(data, dict) else []
@@ -313,7 +313,7 @@ def _model_map_reduce(client, prompts, settings, question, chosen, score_of, tex
         used += n
     gen = client.call("reduce", reduce_system, prompts.fill("reduce_user", question=question,
                                                              context="\n\n".join(blocks)),
-                      schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False,
+                      schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=DEADLINE_ANSWER_S, use_cache=False,
                       on_text=on_text)
     ans.add_call(gen)
     text, kept, removed = check_citations(dedupe_lines(gen.text.strip()), {kind.cite: valid_ids})
@@ -468,20 +468,21 @@ def text_unit_search(store: Store, client: ModelClient, prompts: Prompts, settin
     text-unit embeddings stored at index time.
     """
     t0 = time.perf_counter()
-    rows = store.con.execute("SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord").fetchall()
-    if not rows:
+    units = rows(store, TextUnitRow, "SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord")
+    if not units:
         raise UserError(f"index {store.path} has no text units: run 'slmgraph index' first")
     if embedder is None and _needs_embedder(settings, client):
         embedder = default_embedder(settings)
     ans = Answer(text="", method="ts", question=question)
-    items = [(i, f"Passage {i}\n{' '.join(text.split())}") for i, (_, text, _) in enumerate(rows, start=1)]
-    by_chunk = stored_vectors(store, "text_unit", {r[0]: r[1] for r in rows}, embedder)
-    vectors = {i: by_chunk[r[0]] for i, r in enumerate(rows, start=1) if r[0] in by_chunk}
+    items = [(i, f"Passage {i}\n{' '.join(u.text.split())}") for i, u in enumerate(units, start=1)]
+    by_chunk = stored_vectors(store, "text_unit", {u.chunk_id: u.text for u in units}, embedder)
+    vectors = {i: by_chunk[u.chunk_id] for i, u in enumerate(units, start=1) if u.chunk_id in by_chunk}
     ans.seconds = time.perf_counter() - t0
     map_reduce(client, prompts, settings, question, items, TEXT_UNITS, ans,
                settings.seed if seed is None else seed, progress, on_text,
                no_answer="I am sorry, but the indexed documents hold nothing relevant to this question: no text "
                          "unit was scored as helpful for it.", embedder=embedder, vectors=vectors)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
-    ans.context = [{"kind": "text_unit", "id": rows[i - 1][0], "source": i, "tokens": rows[i - 1][2]} for i in order]
+    ans.context = [{"kind": "text_unit", "id": units[i - 1].chunk_id, "source": i, "tokens": units[i - 1].n_tokens}
+                   for i in order]
     return ans

@@ -48,11 +48,11 @@ from typing import Callable
 
 import numpy as np
 
-from ..client import ModelClient
+from ..client import DEADLINE_ANSWER_S, ModelClient
 from ..config import Settings
 from ..errors import UserError
 from ..prompting import Prompts
-from ..store import Store
+from ..store import Store, TextUnitRow, rows
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .extractive import extractive_answer, opening, sentence_points
 from .scoring import Scored, cosines, index_floor, probe_questions, score_items, select
@@ -120,19 +120,19 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     budget = settings.lazy_budget if budget is None else budget
     if budget < 1:
         raise UserError(f"--budget {budget} must be at least 1 relevance test")
-    rows = store.con.execute("SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord").fetchall()
-    if not rows:
+    units = rows(store, TextUnitRow, "SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord")
+    if not units:
         raise UserError(f"index {store.path} has no text units: run 'slmgraph index' first")
     if embedder is None:
         embedder = default_embedder(settings)
-    text_of = {r[0]: r[1] for r in rows}
-    ntok = {r[0]: r[2] for r in rows}
+    text_of = {u.chunk_id: u.text for u in units}
+    ntok = {u.chunk_id: u.n_tokens for u in units}
     number = unit_numbers(store)
     vectors = stored_vectors(store, "text_unit", text_of, embedder)
-    if len(vectors) < len(rows):
-        raise UserError(f"index {store.path} has no embeddings for {len(rows) - len(vectors)} of its text units: "
+    if len(vectors) < len(units):
+        raise UserError(f"index {store.path} has no embeddings for {len(units) - len(vectors)} of its text units: "
                         "run 'slmgraph index' on its input to finish it")
-    ids = [r[0] for r in rows]
+    ids = [u.chunk_id for u in units]
     qv = embedder.encode([question])[0]
     cos = dict(zip(ids, (float(c) for c in cosines(qv, np.stack([np.asarray(vectors[i], dtype=np.float32)
                                                                   for i in ids])))))
@@ -225,7 +225,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         blocks = [f"Passage {number[c]}:\n{' '.join(text_of[c].split())}" for c in chosen]
         context = client.truncate("\n\n".join(blocks), room)
         gen = client.call("lazy", system, prompts.fill("basic_user", context=context, question=question),
-                          schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False,
+                          schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=DEADLINE_ANSWER_S, use_cache=False,
                           on_text=on_text)
         ans.add_call(gen)
         text, kept, removed = check_citations(dedupe_lines(gen.text.strip()),

@@ -34,10 +34,10 @@ from ..claims import load_claims
 from ..config import Settings
 from ..embed import load_vectors, nearest
 from ..errors import UserError
-from ..client import ModelClient
+from ..client import DEADLINE_ANSWER_S, ModelClient
 from ..prompting import Prompts
 from ..reports import CLAIMS_HEADER, claim_line
-from ..store import Store
+from ..store import EntityRow, RelationshipRow, ReportRow, Store, TextUnitRow, rows
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .basic_search import refusal
 from .extractive import extractive_answer, opening, sentence_points
@@ -86,47 +86,50 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
         return "", {"entities": [], "relationships": [], "sources": [], "reports": [], "source_chunks": [],
                     "claims": []}, 0
     placeholders = ",".join("?" * len(entity_norms))
-    ents = con.execute(f"SELECT entity_id, norm, name, type, description FROM entities WHERE norm IN ({placeholders})",
-                       entity_norms).fetchall()
+    ents = rows(con, EntityRow, f"SELECT entity_id, norm, name, type, description FROM entities "
+                                f"WHERE norm IN ({placeholders})", entity_norms)
     rank = {n: i for i, n in enumerate(entity_norms)}
-    ents.sort(key=lambda e: rank[e[1]])
-    sel = [e[0] for e in ents]
+    ents.sort(key=lambda e: rank[e.norm])
+    sel = [e.entity_id for e in ents]
     sel_set = set(sel)
-    names = {r[0]: r[1] for r in con.execute("SELECT entity_id, name FROM entities").fetchall()}
+    names = dict(con.execute("SELECT entity_id, name FROM entities").fetchall())
     if level is None:
         lv = con.execute("SELECT max(level) FROM community_reports").fetchone()[0]
         level = lv if lv is not None else 0
-    reps = con.execute(f"""
-        SELECT r.community_id, r.title, r.summary, r.rating, count(*) AS hits
+    q = ",".join("?" * len(sel))
+    reps = rows(con, ReportRow, f"""
+        SELECT r.community_id, r.title, r.summary, r.rating
         FROM community_members m JOIN community_reports r ON r.community_id = m.community_id
-        WHERE r.level = ? AND m.entity_id IN ({",".join("?" * len(sel))})
-        GROUP BY ALL ORDER BY hits DESC, r.rating DESC, r.community_id""", [level] + sel).fetchall()
-    rels = con.execute(f"""
-        SELECT rel_id, source_id, target_id, description, weight,
-               (source_id IN ({",".join("?" * len(sel))}))::INT + (target_id IN ({",".join("?" * len(sel))}))::INT AS ends
+        WHERE r.level = ? AND m.entity_id IN ({q})
+        GROUP BY ALL ORDER BY count(*) DESC, r.rating DESC, r.community_id""", [level] + sel)
+    rels = rows(con, RelationshipRow, f"""
+        SELECT rel_id, source_id, target_id, description, weight
         FROM relationships
-        WHERE source_id IN ({",".join("?" * len(sel))}) OR target_id IN ({",".join("?" * len(sel))})
-        ORDER BY ends DESC, weight DESC, rel_id""", sel * 4).fetchall()
-    units = con.execute(f"""
-        SELECT t.chunk_id, t.text, count(DISTINCT e.entity_id) AS hits, min(t.ord) AS ord
+        WHERE source_id IN ({q}) OR target_id IN ({q})
+        ORDER BY (source_id IN ({q}))::INT + (target_id IN ({q}))::INT DESC, weight DESC, rel_id""", sel * 4)
+    units = rows(con, TextUnitRow, f"""
+        SELECT t.chunk_id, t.text
         FROM entity_text_units e JOIN text_units t ON t.chunk_id = e.chunk_id
-        WHERE e.entity_id IN ({",".join("?" * len(sel))})
-        GROUP BY t.chunk_id, t.text ORDER BY hits DESC, t.chunk_id""", sel).fetchall()
+        WHERE e.entity_id IN ({q})
+        GROUP BY t.chunk_id, t.text ORDER BY count(DISTINCT e.entity_id) DESC, t.chunk_id""", sel)
     total_share = sum(shares) or 1.0
     budgets = {k: int(budget * v / total_share) for k, v in zip(SECTIONS, shares)}
     parts, used_ids, total = [], {}, 0
 
     text, ids, n = _fill(client, "-----Reports-----\nid,title,summary",
-                         [(r[0], f"{r[0]},{r[1]},{r[2]}") for r in reps], budgets["reports"])
+                         [(r.community_id, f"{r.community_id},{r.title},{r.summary}") for r in reps],
+                         budgets["reports"])
     parts.append(text); used_ids["reports"] = ids; total += n
     budgets["entities"] += budgets["reports"] - n
     text, ids, n = _fill(client, "-----Entities-----\nid,entity,type,description",
-                         [(e[0], f"{e[0]},{e[2]},{e[3]},{e[4]}") for e in ents if e[0] in sel_set],
+                         [(e.entity_id, f"{e.entity_id},{e.name},{e.type},{e.description}") for e in ents
+                          if e.entity_id in sel_set],
                          budgets["entities"])
     parts.append(text); used_ids["entities"] = ids; total += n
     budgets["relationships"] += budgets["entities"] - n
     text, ids, n = _fill(client, "-----Relationships-----\nid,source,target,description,weight",
-                         [(r[0], f"{r[0]},{names[r[1]]},{names[r[2]]},{r[3]},{r[4]:g}") for r in rels],
+                         [(r.rel_id, f"{r.rel_id},{names[r.source_id]},{names[r.target_id]},{r.description},"
+                                     f"{r.weight:g}") for r in rels],
                          budgets["relationships"])
     parts.append(text); used_ids["relationships"] = ids; total += n
     left = budgets["relationships"] - n
@@ -134,10 +137,10 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
     used_ids["claims"] = []
     if claims:
         claims.sort(key=lambda c: (sel.index(c["subject_id"]), c["claim_id"]))
-        rows: dict[str, int] = {}  # line -> first claim id: overlapping text units repeat claims
+        first: dict[str, int] = {}  # line -> first claim id: overlapping text units repeat claims
         for c in claims:
-            rows.setdefault(claim_line(c), c["claim_id"])
-        text, ids, n = _fill(client, CLAIMS_HEADER, [(cid, line) for line, cid in rows.items()], left)
+            first.setdefault(claim_line(c), c["claim_id"])
+        text, ids, n = _fill(client, CLAIMS_HEADER, [(cid, line) for line, cid in first.items()], left)
         if ids:
             parts.append(text); used_ids["claims"] = ids; total += n
             left -= n
@@ -146,8 +149,8 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
     # lazy search cite them), not by their position in this context: the same unit has the same id in
     # every answer.
     numbers = unit_numbers(store)
-    chunk_of = {numbers[u[0]]: u[0] for u in units}
-    src_rows = [(numbers[u[0]], f"{numbers[u[0]]},{' '.join(u[1].split())}") for u in units]
+    chunk_of = {numbers[u.chunk_id]: u.chunk_id for u in units}
+    src_rows = [(numbers[u.chunk_id], f"{numbers[u.chunk_id]},{' '.join(u.text.split())}") for u in units]
     text, ids, n = _fill(client, "-----Sources-----\nid,text", src_rows, budgets["sources"])
     parts.append(text); used_ids["sources"] = ids; total += n
     used_ids["source_chunks"] = [chunk_of[i] for i in ids]
@@ -207,7 +210,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         ans.seconds = time.perf_counter() - t0
         return ans
     gen = client.call("local", system, prompts.fill("local_user", context=context, question=question), schema=None,
-                      max_tokens=settings.reduce_max_tokens, deadline_s=300.0, use_cache=False, on_text=on_text)
+                      max_tokens=settings.reduce_max_tokens, deadline_s=DEADLINE_ANSWER_S, use_cache=False, on_text=on_text)
     ans.add_call(gen)
     text = dedupe_lines(gen.text.strip())
     text, kept, removed = check_citations(text, {k: set(used[k]) for k in
