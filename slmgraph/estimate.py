@@ -395,8 +395,8 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
     t_graph = time.perf_counter() - t0 - graph_load
     t_names = lazy.encode_seconds
     prov = sum(store.count(t) for t in ("entity_text_units", "relationship_text_units"))
-    rows_s = g["entities"] + g["relationships"] + prov
-    rows_pred = g["entities"] * r_ent + g["relationships"] * r_rel + prov * r_tok
+    rows_s = g.entities + g.relationships + prov
+    rows_pred = g.entities * r_ent + g.relationships * r_rel + prov * r_tok
     rest = max(0.0, t_graph - t_names)
     stages["graph"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                        "seconds": graph_load + t_names * r_ent + rest * rows_pred / max(1, rows_s)}
@@ -421,7 +421,7 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
             [picked]).fetchall()],
         "report": [t or "" for (t,) in store.con.execute(
             "SELECT full_text FROM community_reports ORDER BY community_id LIMIT 64").fetchall()]})
-    n_ent_pred = g["entities"] * r_ent
+    n_ent_pred = g.entities * r_ent
     n_rep_pred = n_reports * r_ent
     stages["embed"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                        "seconds": embed_load + n_ent_pred * per_item["entity"] + len(ids) * per_item["text_unit"]
@@ -430,8 +430,8 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
         "units": len(picked), "tokens": tok_s, "scale_tokens": round(r_tok, 2),
         "ner_load_seconds": round(ner_load, 1), "ner_seconds_per_1k_tokens": round(1000 * t_ex / tok_s, 3),
         "heaps_beta_entities": round(beta_e, 3), "heaps_beta_relationships": round(beta_r, 3),
-        "entities_sample": g["entities"], "entities_predicted": round(n_ent_pred),
-        "relationships_sample": g["relationships"], "relationships_predicted": round(g["relationships"] * r_rel),
+        "entities_sample": g.entities, "entities_predicted": round(n_ent_pred),
+        "relationships_sample": g.relationships, "relationships_predicted": round(g.relationships * r_rel),
         "reports_sample": n_reports, "reports_predicted": round(n_rep_pred),
         "embedder_load_seconds": round(lazy.load_seconds, 1), "graph_names_seconds": round(t_names, 2),
         "graph_rest_seconds": round(rest, 2), "graph_rows_scale": round(rows_pred / max(1, rows_s), 2),

@@ -793,7 +793,8 @@ class ExtractResult:
     ``--max-candidates``) in ``units_over_budget`` units, ``choices`` / ``rejected`` (model
     choices by token probability and what they dropped), ``languages`` (language -> units),
     ``descriptions`` (``model`` or ``text``), ``ner_model``, and the thread plan (``workers``,
-    ``threads``, ``startup_seconds``: spawning workers and loading their models). All counts are
+    ``threads``, ``startup_seconds``: spawning workers and loading their models), and ``budget``
+    (candidate names per text unit in this run, :meth:`Settings.candidate_budget`). All counts are
     of the units processed now."""
     descriptions: str
     extracted: int
@@ -812,6 +813,7 @@ class ExtractResult:
     rejected: int
     languages: dict[str, int]
     ner_model: str | None
+    budget: int
 
 
 def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
