@@ -402,6 +402,23 @@ def _not_a_name(text: str, ent) -> bool:
 _COMMA_SUFFIXES = frozenset("inc ltd llc plc corp co gmbh ag sa jr sr ii iii iv".split())
 
 
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
+
+
+def _paragraph_parts(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """``text[start:end]`` cut at blank lines: no name runs from a heading or paragraph into the next
+    one (spaCy's NER returned "Holmfirth Bay\n\nHolmfirth Bay" for a heading followed by its
+    paragraph). Returns ``(start, end)`` character offsets of the non-empty parts."""
+    parts, at = [], start
+    for m in _BLANK_LINE.finditer(text, start, end):
+        if m.start() > at:
+            parts.append((at, m.start()))
+        at = m.end()
+    if end > at:
+        parts.append((at, end))
+    return parts
+
+
 def _comma_parts(text: str, start: int, end: int, etype: str) -> list[tuple[int, int, str]]:
     """An NER span cut at its commas when every part is capitalised: ``[(start, end, type)]``.
 
@@ -483,11 +500,12 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             if (ent.label_ == "EVENT" and prev is not None and prev.label_ == "DATE" and prev.end == ent.start
                     and _YEAR.fullmatch(prev.text)):
                 begin = prev.start_char  # "2002 Winter Olympics": the year names the event
-            for b0, e1, ptype in _comma_parts(masked, begin, ent.end_char, etype):
-                name, s0, e0 = _trim(masked, b0, e1)
-                if name:
-                    spans.append((s0, e0, name, ptype))
-                    sources.append("ner")
+            for seg0, seg1 in _paragraph_parts(masked, begin, ent.end_char):
+                for b0, e1, ptype in _comma_parts(masked, seg0, seg1, etype):
+                    name, s0, e0 = _trim(masked, b0, e1)
+                    if name:
+                        spans.append((s0, e0, name, ptype))
+                        sources.append("ner")
     if caps or not use_nlp:
         runs = [_with_year(masked, sp) for sp in candidate_spans(masked, language=language)]
         if use_nlp:

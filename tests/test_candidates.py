@@ -362,3 +362,14 @@ def test_the_first_word_of_a_quoted_sentence_is_not_a_name_for_its_capital(nlp):
               'charms." Sam Rivera laughed.', nlp)
     assert "Hope" not in c and "Sam Rivera" in c
     assert "Hope" in names("Sam Rivera piped in. They called Hope twice, and Hope answered.", nlp)
+
+
+def test_a_name_never_runs_from_a_heading_into_the_next_paragraph(nlp):
+    # spaCy's NER joined a heading and the paragraph under it ("Holmfirth Bay\n\nHolmfirth Bay")
+    for text, want in [("History of Holmfirth Bay\n\nHolmfirth Bay was a fishing port. Mara Quill lived there.\n",
+                        {"Holmfirth Bay": "location", "Mara Quill": "person"}),
+                       ("# The Lake Varrin Water Project\n\nThe Lake Varrin Water Project is a plan of the council. "
+                        "Mayor Lena Okafor opened it.\n",
+                        {"Lake Varrin Water Project": "organization", "Lena Okafor": "person"})]:
+        got = {c.name: c.type for c in find_candidates(text, TYPES, 60, nlp).candidates}
+        assert got == want

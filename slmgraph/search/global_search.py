@@ -197,7 +197,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                         "best_score": round(max((sc.score for sc in ranked), default=0.0), 1)})
     if not chosen:
         ans.details["removed_citations"] = {}  # no answer was written: nothing was cited
-        ans.text = (no_answer or prompts.fill("no_answer", level=str(ans.level))).strip()
+        ans.text = (no_answer or prompts.fill("no_answer", level=f"level {ans.level}")).strip()
         if on_text is not None:
             on_text(ans.text)
         ans.seconds += time.perf_counter() - t0
@@ -210,7 +210,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
                     scope, on_text, reserve)
         if not ans.text.strip():  # the selected items held no sentence to quote: say so, never print nothing
-            ans.text = (no_answer or prompts.fill("no_answer", level=str(ans.level))).strip()
+            ans.text = (no_answer or prompts.fill("no_answer", level=f"level {ans.level}")).strip()
             ans.citations = {}
             if on_text is not None:
                 on_text(ans.text)
