@@ -30,7 +30,8 @@ def test_api_query_and_stats_sources_on_the_demo_index(demo, capsys):
     root, db, model, cfg = demo
     with slmgraph.open(db, model=model) as ix:
         a = ix.query("What are the main themes of this story?", method="global", level=0)
-        assert a.text.strip() and a.level == 0 and a.model_calls >= 1
+        # extractive and cited; the bundled 135M model writes no opening sentence by default (Settings.opening)
+        assert a.text.strip() and a.level == 0 and a.citations.get("reports") and a.model_calls == 0
         st = ix.stats()
     assert st["settings"]["max_gleanings"] == {"value": 0, "source": f"file {cfg.resolve()}"}
     assert st["settings"]["seed"] == {"value": 42, "source": "argument"}
