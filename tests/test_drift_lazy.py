@@ -112,6 +112,20 @@ def test_lazy_off_topic_question_gets_the_no_answer_text_without_a_model_call(in
     store.close()
 
 
+def test_lazy_answers_a_corpus_wide_question_the_floor_would_refuse(index):
+    db, s = index
+    s.helpfulness_floor, s.helpfulness_probes = 99.0, False  # every tested unit is under the floor
+    store = Store(db)
+    model = FakeModel(script=_no_call)
+    refused = lazy_search(store, ModelClient(model, store, "q"), Prompts(), s, OFF_TOPIC, FakeEmbedder())
+    assert "nothing relevant" in refused.text
+    ans = lazy_search(store, ModelClient(model, store, "q"), Prompts(), s,
+                      "What are the main themes of these documents?", FakeEmbedder())
+    assert ans.details["corpus_wide_phrase"] and ans.citations and "nothing relevant" not in ans.text
+    assert model.calls == []
+    store.close()
+
+
 def test_lazy_model_relevance_tests_are_counted(index):
     db, s = index
     s.helpfulness = "model"

@@ -509,3 +509,15 @@ def test_the_opening_sentence_is_off_under_1b_by_default_and_on_when_asked(index
         assert on.model_calls == 1 and on.text.startswith("Alice Smith built rockets at Acme Corporation.")
     assert opening_on(Settings(), 2_000_000_000) and not opening_on(Settings(opening="off"), 2_000_000_000)
     assert not opening_on(Settings(), 135_000_000) and opening_on(Settings(opening="model"), 135_000_000)
+
+
+def test_only_a_question_about_the_whole_corpus_and_nothing_narrower_is_exempt_from_the_floor():
+    from slmgraph.search.route import corpus_wide_phrase
+
+    p = Prompts()
+    for q in ("What are the main themes of this story?", "What topics do the podcast episodes cover?",
+              "Summarize the corpus.", "Give an overview of the story", "What is the big picture?"):
+        assert corpus_wide_phrase(q, p), q
+    for q in ("What are the main themes of quantum chromodynamics?", "Knitting patterns for wool scarves?",
+              "Who is Alex Mercer?", "What are the common trends in AI research?"):
+        assert corpus_wide_phrase(q, p) is None, q

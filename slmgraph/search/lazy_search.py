@@ -55,6 +55,7 @@ from ..prompting import Prompts
 from ..store import Store, TextUnitRow, rows
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .extractive import extractive_answer, opening, sentence_points
+from .route import corpus_wide_phrase
 from .scoring import Scored, cosines, index_floor, probe_questions, score_items, select
 
 #: Units tested per community visit: LazyGraphRAG tests the top-k chunks of
@@ -181,8 +182,13 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
                 if misses >= MISS_STREAK:
                     break
         frontier = rank(list(dict.fromkeys(nxt)))
-    relevant = [sc.id for sc in select([Scored(c, s) for c, s in scores.items()], floor,
-                                       settings.helpfulness_relative)]
+    tested = [Scored(c, s) for c, s in scores.items()]
+    relevant = [sc.id for sc in select(tested, floor, settings.helpfulness_relative)]
+    # A corpus-wide question ("the main themes") has an answer in any non-empty index: the floor does not
+    # refuse it, as in global and DRIFT search (slmgraph.search.route.corpus_wide_phrase).
+    wide = corpus_wide_phrase(question, prompts)
+    if not relevant and wide is not None and tested:
+        relevant = [sc.id for sc in select(tested, 0.0, settings.helpfulness_relative)]
     test_read = ans.prompt_tokens  # the tests' model tokens (0 with the embedding signal)
     tested_tokens = sum(ntok[c] for c in scores)
     chosen, used = [], 0
@@ -193,7 +199,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         used += ntok[c]
     ans.details.update({"budget": budget, "tests_used": len(scores), "signal": signal,
                         "floor": round(floor, 1), "probe_best": None if probe_best is None else round(probe_best, 1),
-                        "levels": levels,
+                        "corpus_wide_phrase": wide, "levels": levels,
                         "tested": [{"source": number[c], "score": round(s, 1)} for c, s in scores.items()],
                         "relevant": [number[c] for c in relevant], "tested_tokens": tested_tokens,
                         "test_tokens_read": test_read, "answer_context_tokens": used,

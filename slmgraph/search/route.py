@@ -11,6 +11,7 @@ phrases by copying the file into their ``--prompts`` folder.
 
 from __future__ import annotations
 
+from ..names import content_words
 from ..prompting import Prompts
 
 
@@ -20,14 +21,40 @@ def global_phrases(prompts: Prompts) -> list[str]:
             if ln.strip() and not ln.lstrip().startswith("#")]
 
 
-def corpus_wide_phrase(question: str, prompts: Prompts) -> str | None:
-    """The first routing phrase in ``question`` (it asks about the whole corpus), or None.
+#: Words that name the corpus itself or frame a question about all of it ("the main themes of this
+#: story", "what do these podcast episodes discuss overall"): they are not a topic of their own.
+CORPUS_WORDS = frozenset("""
+story stories document documents text texts corpus collection book books novel chapter chapters podcast
+podcasts episode episodes transcript transcripts conversation conversations interview interviews article
+articles file files data dataset material materials record records source sources content contents writing
+writings whole entire everything anything something main key important biggest major central recurring
+common overall general big picture ideas idea points point themes theme topics topic things thing
+discuss discussed discusses discussion talk talked talks talking say says said mention mentioned cover
+covered covers raise raised explore explored describe described speakers speaker people guests guest
+give tell list explain show provide brief short summary
+""".split())
 
-    Such a question has an answer in any non-empty index, so global and DRIFT
-    search do not refuse it by the helpfulness floor (which exists to refuse
-    questions the corpus cannot answer)."""
+
+def corpus_wide_phrase(question: str, prompts: Prompts) -> str | None:
+    """The routing phrase of a question about the whole corpus and nothing narrower, or None.
+
+    ``question`` must contain a routing phrase (``prompts/auto_global.txt``) and name no topic of its
+    own: every content word (:func:`slmgraph.names.content_words`) is part of a routing phrase or a
+    word of :data:`CORPUS_WORDS`. Such a question ("What are the main themes of this story?") has an
+    answer in any non-empty index, so global, DRIFT, lazy, basic and local search do not refuse it by
+    the helpfulness floor (which exists to refuse questions the corpus cannot answer). A question with
+    a topic ("the main themes of quantum chromodynamics", "knitting patterns") is judged by the floor
+    like any other: the phrase alone let off-topic questions through.
+    """
     q = question.lower()
-    return next((ph for ph in global_phrases(prompts) if ph in q), None)
+    phrases = global_phrases(prompts)
+    hit = next((ph for ph in phrases if ph in q), None)
+    if hit is None:
+        return None
+    framing = {w for ph in phrases for w in ph.split()}
+    topic = [w for w in content_words(question)
+             if w not in CORPUS_WORDS and not any(f in w for f in framing if len(f) >= 4) and w not in framing]
+    return None if topic else hit
 
 
 def route(question: str, prompts: Prompts, reports: bool = True) -> tuple[str, str]:
