@@ -150,14 +150,15 @@ class FakeModel:
         return Generation(text, len(full) + len(extra), reused, len(self.tokenize(text)), 0.001, "stop")
 
 
-def actor_pids(root: int) -> list[int]:
-    """Ray actor processes (``ray::ModelActor``) descending from process ``root`` (read from /proc)."""
+def descendants(root: int) -> dict[int, str]:
+    """``pid -> command line`` (arguments joined by spaces) of the processes descending from ``root``
+    (read from /proc)."""
     parent, names = {}, {}
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
                 parent[int(d)] = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
-                names[int(d)] = Path(f"/proc/{d}/cmdline").read_bytes().decode(errors="replace")
+                names[int(d)] = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except (OSError, IndexError, ValueError):
                 pass
 
@@ -170,7 +171,12 @@ def actor_pids(root: int) -> list[int]:
                 return False
         return False
 
-    return [p for p, n in names.items() if "ModelActor" in n and descends(p)]
+    return {p: n for p, n in names.items() if descends(p)}
+
+
+def actor_pids(root: int) -> list[int]:
+    """Ray actor processes (``ray::ModelActor``) descending from process ``root``."""
+    return [p for p, n in descendants(root).items() if "ModelActor" in n]
 
 
 def ent_rows(items) -> list[EntityRow]:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FakeEmbedder, FakeModel, actor_pids, fake_model_factory
+from conftest import FakeEmbedder, FakeModel, actor_pids, descendants, fake_model_factory
 
 from slmgraph.batch import WorkerError
 from slmgraph.config import Settings
@@ -148,29 +148,6 @@ def test_ray_run_connects_to_nothing_but_the_loopback(tmp_path):
     assert outside == [], outside
 
 
-def _descendants(root: int) -> dict[int, str]:
-    """``pid -> command line`` of the processes descending from ``root``."""
-    parent, names = {}, {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                parent[int(d)] = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
-                names[int(d)] = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            except (OSError, IndexError, ValueError):
-                pass
-
-    def descends(pid):
-        for _ in range(20):
-            pid = parent.get(pid, 0)
-            if pid == root:
-                return True
-            if pid <= 1:
-                return False
-        return False
-
-    return {p: n for p, n in names.items() if descends(p)}
-
-
 def _listening(pids) -> list[tuple[str, int]]:
     """``(address, port)`` of the TCP sockets listening in processes ``pids`` (/proc/net/tcp{,6}, kernel docs
     "proc_net_tcp": hex address and port, state 0A = LISTEN; a socket's inode is linked from /proc/PID/fd)."""
@@ -216,7 +193,7 @@ def test_a_local_ray_run_serves_no_dashboard_and_listens_only_on_the_loopback(tm
     def store_and_look(con, chunk_id, key, ex):
         real(con, chunk_id, key, ex)
         if not seen:
-            procs = _descendants(os.getpid())
+            procs = descendants(os.getpid())
             seen["procs"] = procs
             seen["listening"] = _listening(procs)
 
