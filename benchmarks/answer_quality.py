@@ -31,6 +31,12 @@ get a "before"):
   coverage are independent of it.
 * **basic and local search** on the same 20 questions plus 6 entity questions
   (``LOCAL_ON``): answered (an answer citing at least one source) or refused.
+* **named off-topic questions** (``NAMED_OFF``: people, organisations and places the podcast never
+  mentions, e.g. "Who is Angela Merkel?"): refused or answered by every method measured.
+* **DRIFT and lazy search** on the on-topic, entity and off-topic questions: answered or refused, and
+  answers with a repeated sentence or looped phrase.
+* **prose** (every method): answers whose quoted text holds Markdown -- a table row (``| a | b |``), a
+  backslash escape (``\\*``), emphasis marks inside a bullet's text (``**``) or a heading mark.
 * **the opening sentence** (``--opening N``): global search with the model's
   opening sentence on the first N on-topic questions: how often it is kept,
   the share of its content words found in the points (grounding), its cosine
@@ -69,6 +75,14 @@ from global_answers import OFF_TOPIC, SHARED, load_questions  # noqa: E402
 LOCAL_ON = ["What does Andrew Ng say about education?", "Where did Andrew Ng grow up?",
             "What did Bill Gates say about AI?", "What is Code.org?", "What did Sam Altman do before OpenAI?",
             "Who is Kevin Scott?"]
+#: People, organisations and places the podcast sample never mentions (checked with grep): every method
+#: should refuse these however near their other words come to a transcript.
+NAMED_OFF = ["Who is Angela Merkel?", "What did Taylor Swift say about her concert tour?",
+             "Where did Lionel Messi grow up?", "What does the European Central Bank say about inflation?",
+             "How does Toyota build its cars in Nairobi?"]
+#: Markdown that must not be quoted into an answer's bullet text: a table row, a backslash escape, a
+#: heading mark, emphasis marks.
+_MARKUP = re.compile(r"\|[^|\n]*\|[^|\n]*\||\\[*_`#\[\]|]|(?:^|\s)#{1,6}\s|\*\*")
 _BULLET = re.compile(r"^- (?:\*\*(?P<head>.+?)\*\*: )?(?P<text>.*?)(?: \[(?P<label>[A-Za-z]+): (?P<ids>[\d, ]+)\])?$")
 _SPEAKER = re.compile(r"^[A-Z][A-Z .'/-]+:\s*")
 _QUOTES = ('"', "\u201c", "\u2018", "'")
@@ -102,6 +116,11 @@ def weak_kinds(sentence: str) -> list[str]:
     return kinds
 
 
+def markup_leaks(text: str) -> int:
+    """Bullets of an answer whose own text (the quoted part, not the bold head) holds Markdown."""
+    return sum(bool(_MARKUP.search(b["text"])) for b in bullets(text))
+
+
 def names_in(sentence: str, names: list[str]) -> int:
     """How many of ``names`` occur in ``sentence`` as whole words (case ignored)."""
     s = sentence.casefold()
@@ -115,8 +134,11 @@ def main() -> int:
     ap.add_argument("--questions-file", type=Path, default=SHARED / "global_questions_sample.csv")
     ap.add_argument("--out", default="answer_quality")
     ap.add_argument("--opening", type=int, default=0, help="measure the opening sentence on N on-topic questions")
-    ap.add_argument("--methods", default="global,basic,local")
+    ap.add_argument("--methods", default="global,basic,local,drift,lazy")
     ap.add_argument("--note", default="", help="run conditions to record")
+    ap.add_argument("--per-set", type=int, default=5,
+                    help="DRIFT and lazy search: the first N questions of each set (on-topic, entity, off-topic; "
+                         "every named off-topic one), as DRIFT's local follow-ups take seconds per question")
     args = ap.parse_args()
 
     import slmgraph
@@ -129,6 +151,7 @@ def main() -> int:
     from slmgraph.text import sentences
     from slmgraph.prompting import Prompts
     from slmgraph.search import basic_search as bs_mod, global_search as gs_mod, local_search as ls_mod
+    from slmgraph.search import drift_search as dr_mod, lazy_search as lz_mod
     from slmgraph.store import Store
 
     real_synthesize = ex.synthesize
@@ -137,7 +160,7 @@ def main() -> int:
         return None, None
 
     def set_opening(fn):
-        for mod in (gs_mod, bs_mod, ls_mod):
+        for mod in (gs_mod, bs_mod, ls_mod, dr_mod, lz_mod):
             mod.synthesize = fn
 
     s = Settings()
@@ -160,12 +183,17 @@ def main() -> int:
         return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
 
     set_opening(no_opening)
-    rows, sent_rows = [], []
+    rows, sent_rows, named_rows = [], [], []
+    leaks = {}
     if "global" in methods:
-        for qi, q in enumerate(on_topic + OFF_TOPIC):
+        for qi, q in enumerate(on_topic + OFF_TOPIC + NAMED_OFF):
             ans = gs_mod.global_search(store, client, prompts, s, q, progress=False, embedder=embedder)
             bl = bullets(ans.text)
             answered = bool(ans.details.get("selected")) and bool(bl)
+            if qi >= len(on_topic) + len(OFF_TOPIC):
+                named_rows.append({"method": "global", "question": q, "answered": answered, "answer": ans.text})
+                print(f"global NAMED {'answered' if answered else 'refused'} -- {q[:60]}", flush=True)
+                continue
             qv = vec([q])[0]
             qwords = {w[:5] for w in content_words(q)}
             sents = []
@@ -212,23 +240,50 @@ def main() -> int:
             "label_in_text_share": round(sum(labels) / max(1, len(labels)), 3),
             "distinct_reports_cited": len({i for r in on_rows for i in r["cited"]}),
         }
-    for m in ("basic", "local"):
+        leaks["global"] = sum(markup_leaks(r["answer"]) for r in rows)
+    for m in ("basic", "local", "drift", "lazy"):
         if m not in methods:
             continue
         res = []
-        for qi, q in enumerate(on_topic + LOCAL_ON + OFF_TOPIC):
-            fn = bs_mod.basic_search if m == "basic" else ls_mod.local_search
-            ans = fn(store, client, prompts, s, q, embedder)
+        sets = (on_topic, LOCAL_ON, OFF_TOPIC)
+        if m in ("drift", "lazy"):
+            sets = tuple(x[: args.per_set] for x in sets)
+        n_on, n_off = len(sets[0]) + len(sets[1]), len(sets[2])
+        for qi, q in enumerate(sets[0] + sets[1] + sets[2] + NAMED_OFF):
+            t0 = time.perf_counter()
+            if m == "basic":
+                ans = bs_mod.basic_search(store, client, prompts, s, q, embedder)
+            elif m == "local":
+                ans = ls_mod.local_search(store, client, prompts, s, q, embedder)
+            elif m == "drift":
+                ans = dr_mod.drift_search(store, client, prompts, s, q, embedder)
+            else:
+                ans = lz_mod.lazy_search(store, client, prompts, s, q, embedder)
             cited = [i for v in ans.citations.values() for i in v]
-            res.append({"question": q, "on_topic": qi < len(on_topic) + len(LOCAL_ON), "answered": bool(cited),
+            if qi >= n_on + n_off:
+                named_rows.append({"method": m, "question": q, "answered": bool(cited), "answer": ans.text})
+                print(f"{m} NAMED {'answered' if cited else 'refused'} -- {q[:60]}", flush=True)
+                continue
+            res.append({"question": q, "on_topic": qi < n_on, "answered": bool(cited),
                         "best": ans.details.get("best_score"), "floor": ans.details.get("floor"),
-                        "answer": ans.text})
+                        "repetition": ex.has_repetition(ans.text), "markup": markup_leaks(ans.text),
+                        "seconds": round(time.perf_counter() - t0, 1), "answer": ans.text})
             print(f"{m} [{qi + 1}] {'ON ' if res[-1]['on_topic'] else 'OFF'} "
                   f"{'answered' if res[-1]['answered'] else 'refused'} -- {q[:60]}", flush=True)
         result[m] = {"on_topic_answered": sum(r["answered"] for r in res if r["on_topic"]),
                      "on_topic": sum(r["on_topic"] for r in res),
                      "off_topic_refused": sum(not r["answered"] for r in res if not r["on_topic"]),
-                     "off_topic": sum(not r["on_topic"] for r in res), "questions": res}
+                     "off_topic": sum(not r["on_topic"] for r in res),
+                     "answers_with_repetition": sum(r["repetition"] for r in res),
+                     "seconds_median": statistics.median(r["seconds"] for r in res), "questions": res}
+        leaks[m] = sum(r["markup"] for r in res)
+    if named_rows:
+        by_m: dict = {}
+        for r in named_rows:
+            by_m.setdefault(r["method"], []).append(r)
+        result["named_off_topic"] = {m: {"refused": sum(not r["answered"] for r in v), "questions": len(v)}
+                                     for m, v in by_m.items()}
+    result["markup_leaks"] = leaks
     if args.opening:
         set_opening(real_synthesize)
         if hasattr(s, "opening"):
@@ -272,11 +327,20 @@ def main() -> int:
         lines += ["", "## First two answers", ""]
         for r in rows[:2]:
             lines += ["```", r["answer"], "```", ""]
-    for m in ("basic", "local"):
+    if result.get("named_off_topic"):
+        lines += ["## Named off-topic questions (people, organisations, places the corpus never mentions)", "",
+                  "| method | refused |", "|---|---|"]
+        lines += [f"| {m} | {v['refused']} / {v['questions']} |" for m, v in result["named_off_topic"].items()]
+        lines += ["", "Questions: " + "; ".join(NAMED_OFF), ""]
+    lines += ["## Prose", "", "Bullets quoting Markdown (table row, backslash escape, heading or emphasis mark), "
+              "over all questions: " + ", ".join(f"{m} {v}" for m, v in result["markup_leaks"].items()), ""]
+    for m in ("basic", "local", "drift", "lazy"):
         if m in result:
             v = result[m]
             lines += [f"## {m} search", "", f"- on-topic answered: {v['on_topic_answered']} / {v['on_topic']}",
-                      f"- off-topic refused: {v['off_topic_refused']} / {v['off_topic']}", "",
+                      f"- off-topic refused: {v['off_topic_refused']} / {v['off_topic']}",
+                      f"- answers with a repeated sentence or looped phrase: {v['answers_with_repetition']}",
+                      f"- seconds per query (median): {v['seconds_median']}", "",
                       "| # | on-topic | answered | best | floor | question |", "|---|---|---|---|---|---|"]
             lines += [f"| {i} | {'yes' if r['on_topic'] else 'no'} | {'yes' if r['answered'] else 'refused'} | "
                       f"{r['best']} | {r['floor']} | {r['question']} |" for i, r in enumerate(v["questions"], 1)]
@@ -298,6 +362,7 @@ def main() -> int:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{args.out}.md").write_text(text, encoding="utf-8")
     result["global_questions"] = rows
+    result["named_questions"] = named_rows
     result["global_sentences"] = sent_rows
     (RESULTS / f"{args.out}.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n",
                                                encoding="utf-8")

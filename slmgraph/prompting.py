@@ -40,7 +40,7 @@ REQUIRED = {
     "glean_check": {"more"}, "glean_user": {"more"},
     "summarize_user": {"element", "descriptions"},
     "drift_followup": {"entity"}, "drift_primer_user": {"question", "context"}, "no_answer_lazy": {"tests"},
-    "no_answer_nearest": {"what", "best", "floor"},
+    "no_answer_nearest": {"what", "best", "floor"}, "no_answer_name": {"names"},
     "choose_keep_user": {"sentence", "candidate"}, "choose_type_system": {"entity_types"},
     "choose_type_user": {"sentence", "candidate"}, "choose_relate_user": {"sentence", "source", "target"},
 }

@@ -10,6 +10,9 @@
   and query engine.
 * :func:`addressed_to_assistant` (with :func:`order_spans`, :func:`without_orders`): sentences that
   give orders to an AI assistant (prompt injection), kept out of names, reports and answers.
+* :func:`markdown_structure` / :func:`plain_sentence`: a sentence of a Markdown document as prose (table
+  rows, headings and code fences are not prose; emphasis, links and backslash escapes are rendered), for
+  everything quoted from the documents (data-built reports, extractive answers).
 """
 
 from __future__ import annotations
@@ -267,3 +270,74 @@ def without_orders(text: str) -> str:
     for a, b in order_spans(text):
         out[a:b] = [c if c == "\n" else " " for c in text[a:b]]
     return "".join(out)
+
+
+# --- Markdown in quoted sentences --------------------------------------------------------------
+# Text units keep their documents' text as written, Markdown included; a sentence quoted into a
+# report or an answer must read as prose: "| Bluewater Trust | project lead | 200,000 |" is a table
+# row, not a statement, and "5 \\* 3" must not print its backslash.
+
+#: A table row or rule (GitHub-flavoured Markdown: cells between pipes, "|---|:--:|").
+_TABLE_LINE = re.compile(r"^\s*\|.*|.*\|\s*$|^[^|\n]*\|[^|\n]*\|")
+#: A fenced-code line, an ATX heading, a thematic break.
+_FENCE_LINE = re.compile(r"^\s{0,3}(?:```|~~~)")
+_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
+_RULE_LINE = re.compile(r"^\s{0,3}(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$")
+#: Block markers of a line that carries prose: a block quote, a list item (bullet or number).
+_BLOCK_MARKER = re.compile(r"^\s{0,3}(?:>\s?)+|^\s{0,3}(?:[-*+\u2022]|\d{1,3}[.)])\s+")
+#: Characters of inline Markdown (emphasis, code, links, escapes, entities, HTML).
+_INLINE_MARKUP = re.compile(r"[\\*_`\[<&!]")
+
+
+def markdown_structure(sentence: str) -> str | None:
+    """The kind of Markdown structure ``sentence`` is, or None when it may be prose.
+
+    ``table`` (a row or rule of a pipe table: it starts or ends with ``|``, or has two pipes),
+    ``heading`` (an ATX heading, ``# Title``), ``code`` (a code fence), ``rule`` (a thematic break,
+    ``---``). A sentence as :func:`sentences` gives it: line structure ends a sentence, so a table
+    row or a heading is a sentence of its own. Raises nothing.
+    """
+    s = sentence.strip()
+    if not s:
+        return None
+    if _FENCE_LINE.match(s):
+        return "code"
+    if _HEADING_LINE.match(s):
+        return "heading"
+    if _RULE_LINE.match(s):
+        return "rule"
+    if _TABLE_LINE.match(s):
+        return "table"
+    return None
+
+
+@lru_cache(maxsize=1)
+def _markdown():
+    """The CommonMark inline parser (markdown-it-py, https://markdown-it-py.readthedocs.io)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+def plain_sentence(sentence: str) -> str:
+    """``sentence`` as plain prose: Markdown block markers (``> ``, ``- ``, ``1. ``) removed and its
+    inline Markdown rendered as text by markdown-it-py's CommonMark parser -- emphasis marks dropped
+    (``**Trust**`` -> ``Trust``), links and images as their text, code spans as their code, backslash
+    escapes and entities resolved (``\\*`` -> ``*``, ``&amp;`` -> ``&``), inline HTML tags dropped --
+    and whitespace folded. Text without Markdown characters is only whitespace-folded, so plain text
+    ("5 * 3", "snake_case", "KEVIN SCOTT: Yes.") comes back as it was. Raises nothing.
+    """
+    s = _BLOCK_MARKER.sub("", " ".join(sentence.split()), count=1)
+    if not _INLINE_MARKUP.search(s):
+        return s
+    try:
+        tokens = _markdown().parseInline(s)
+    except Exception:  # markdown-it-py raises only on bugs; a sentence is then quoted as written
+        return s
+    out = []
+    for tok in (tokens[0].children or []) if tokens else []:
+        if tok.type in ("text", "code_inline", "image"):
+            out.append(tok.content)
+        elif tok.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+    return _BLOCK_MARKER.sub("", " ".join("".join(out).split()), count=1)  # "\\* Alex ..." -> "* Alex ..."

@@ -25,6 +25,7 @@ from ..prompting import Prompts
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .extractive import extractive_answer, opening, sentence_points
+from .named import check_names, name_details, name_refusal
 from .scoring import relevance_gate
 
 
@@ -47,8 +48,9 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                  embedder, on_text: Callable[[str], None] | None = None) -> Answer:
     """Answer from the ``settings.basic_top_k`` text units nearest to the question.
 
-    A question no text unit is near (:func:`slmgraph.search.scoring.relevance_gate`) gets the
-    no-answer text, with no model call.
+    A question no text unit is near (:func:`slmgraph.search.scoring.relevance_gate`), or whose names
+    the index does not hold (:func:`slmgraph.search.named.check_names`), gets the no-answer text,
+    with no model call.
 
     Raises:
         UserError: the index has no text-unit embeddings.
@@ -57,6 +59,9 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     ids, mat = load_vectors(store, "text_unit")
     if not ids:
         raise UserError(f"index {store.path} has no text-unit embeddings: run 'slmgraph index' to finish it")
+    named = check_names(store, question, settings)
+    if not named["answer"]:
+        return name_refusal(Answer(text="", method="basic", question=question), prompts, named, on_text, t0)
     qv = embedder.encode([question])[0]
     hits = nearest(qv, ids, mat, settings.basic_top_k)
     gate = relevance_gate(question, hits[0][1] if hits else 0.0, mat, embedder, prompts, settings)
@@ -97,6 +102,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         ans.citations = {"sources": cited}
         ans.context = [{"kind": "text_unit", "id": cid, "source": i, "cosine": round(s, 4)} for i, cid, s in used]
         ans.details = {"removed_citations": {}, "context_tokens": ntok, "answer_mode": "extractive", **gate,
+                       **name_details(named),
                        "synthesis": synthesis,
                        "synthesis_raw": gen.text[:500] if gen is not None else None}
         ans.seconds = time.perf_counter() - t0
@@ -114,6 +120,6 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     ans.text = text
     ans.citations = kept
     ans.context = [{"kind": "text_unit", "id": cid, "source": i, "cosine": round(s, 4)} for i, cid, s in used]
-    ans.details = {"removed_citations": removed, "context_tokens": ntok, **gate}
+    ans.details = {"removed_citations": removed, "context_tokens": ntok, **gate, **name_details(named)}
     ans.seconds = time.perf_counter() - t0
     return ans

@@ -64,6 +64,7 @@ from ..text import parse_json
 from . import Answer, check_citations, dedupe_lines, unit_numbers
 from .extractive import (Point, extractive_answer, has_repetition, near_duplicate, report_points,
                          opening, sentence_points)
+from .named import check_names, name_details, name_refusal
 from .route import corpus_wide_phrase
 from .scoring import cosines, index_floor, probe_questions, score_items, select
 
@@ -136,11 +137,14 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
 
     t0 = time.perf_counter()
     _check_reports_exist(store)
+    named = check_names(store, question, settings)
+    if not named["answer"]:
+        return name_refusal(Answer(text="", method="drift", question=question), prompts, named, on_text, t0)
     if embedder is None:
         embedder = default_embedder(settings)
     n_params = client.model.n_params
     mode = answer_mode(settings, n_params)
-    ans = Answer(text="", method="drift", question=question)
+    ans = Answer(text="", method="drift", question=question, details=name_details(named))
     budget = {"followups_per_round": settings.drift_followups, "depth": settings.drift_depth,
               "tokens": settings.drift_tokens}
     reports = all_reports(store)
@@ -235,7 +239,9 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                 by_src = {c["source"]: c["id"] for c in local.context if c["kind"] == "text_unit"}
                 cited = [numbers[by_src[s]] for s in local.citations.get("sources", []) if s in by_src] or \
                     [numbers[c] for c in chunks[:3]]
-                body = _strip_citations(local.text.split("\n\nSources:")[0])
+                # A refused follow-up (its names not in the index, or nothing near it) adds no point: its
+                # no-answer text is not an intermediate answer.
+                body = "" if local.details.get("refused") else _strip_citations(local.text.split("\n\nSources:")[0])
                 pts = [Point("", body, cited, 0.0, "Sources")] if body.strip() else []
                 used = {"source_chunks": chunks}
             tokens_read += ntok

@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 
 from ..client import DEADLINE_SENTENCE_S
 from ..names import content_words, cut, is_grounded
-from ..text import addressed_to_assistant, degenerate, overlaps, sentences, word_set
+from ..reports import FINDING_MAX_CHARS
+from ..text import (addressed_to_assistant, degenerate, markdown_structure, overlaps, plain_sentence, sentences,
+                    word_set)
 
 #: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
 NEAR_DUPLICATE = 0.6
@@ -104,9 +106,11 @@ HEADING_SHARE = 0.6
 #: Selection penalties, in cosine units (the question-sentence cosines of the quoted sentences were
 #: 0.16-0.54 on the podcast sample, benchmarks/results/answer_quality_after.md): a question, a quoted
 #: dialogue fragment (a sentence opening with a quotation mark: a line of speech, not a finding), a
-#: heading, or a sentence cut by the character cap. Chosen by reading the answers of the podcast and
-#: demo samples, not swept.
-PENALTY = {"question": 0.15, "fragment": 0.15, "heading": 0.15, "cut": 0.05}
+#: heading, or a sentence cut by the character cap; ``short``: a finding with no sentence of
+#: ``min_words`` words and naming none of its report's entities, quoted whole ("COUNCILLOR REYES: That is
+#: correct." -- it won a quote for "What are the main themes?" in a user's tryout). Chosen by reading the answers of the podcast and demo
+#: samples, not swept.
+PENALTY = {"question": 0.15, "fragment": 0.15, "heading": 0.15, "cut": 0.05, "short": 0.15}
 #: Bonus per entity of the report the sentence names, counted up to :data:`MAX_NAMED` (a sentence that
 #: names two of the community's entities states a relationship of it; paper sec. 3.1.5: a report is
 #: about its entities and their relationships).
@@ -143,6 +147,22 @@ def sentence_kinds(sentence: str) -> list[str]:
     if body.rstrip(".").endswith("\u2026"):
         kinds.append("cut")
     return kinds
+
+
+def prose_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that may be quoted as prose, each as plain text: split on the text as
+    written (:func:`slmgraph.text.sentences`: line structure ends a sentence, so a transcript's turn, a
+    heading and a table row are sentences of their own; folding the whitespace first glued a table's
+    rows and a heading to the prose around them), Markdown structure left out
+    (:func:`slmgraph.text.markdown_structure`: table rows, headings, code fences, rules) and inline
+    Markdown rendered (:func:`slmgraph.text.plain_sentence`: no ``**``, no ``\\*``)."""
+    out = []
+    for s in sentences(text or ""):
+        if markdown_structure(s) is None:
+            p = plain_sentence(s)
+            if p:
+                out.append(p)
+    return out
 
 
 def quotable(sentence: str, min_words: int) -> bool:
@@ -211,7 +231,8 @@ WEAK_KINDS = ("question", "fragment", "heading")
 
 
 def report_points(reports: list[dict], scores: dict, question_vec=None, embedder=None, max_points: int = 8,
-                  per_report: int = 2, max_chars: int = 300, min_words: int = 8, reserve: list[dict] | None = None,
+                  per_report: int = 2, max_chars: int = FINDING_MAX_CHARS, min_words: int = 8,
+                  reserve: list[dict] | None = None,
                   min_points: int = 3) -> list[Point]:
     """One point per report, best-scored reports first: the report's title as the head and
     up to ``per_report`` sentences of its findings as the text.
@@ -224,11 +245,15 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
     answer, so later points do not restate earlier ones. Sentences of fewer than
     ``min_words`` words besides a speaker label ("KEVIN SCOTT: Yeah.") and
     back-channel lines ("(Laughter.)") are not candidates, unless a finding has
-    no other sentence. A report's second sentence is added only when its
+    no other sentence: its whole text is then a candidate, penalised by
+    ``PENALTY["short"]`` and weak when it names none of the report's entities (its
+    speaker label aside: "COUNCILLOR REYES: That is correct." states nothing about
+    anyone, "Jordan Hayes studies the signal." does). Markdown structure is never quoted and inline
+    Markdown is rendered (:func:`prose_sentences`). A report's second sentence is added only when its
     relevance is at least that of its first minus ``PENALTY["question"]``
     (no filler after a good quote).
 
-    A point whose first sentence is weak (:data:`WEAK_KINDS`) is dropped when the
+    A point whose first sentence is weak (:data:`WEAK_KINDS`, or such a short finding) is dropped when the
     answer has another point. When fewer than ``min_points`` points are plain
     statements, the ``reserve`` reports (selected by the floor but under the
     relative cut, best first) are read too, until ``min_points`` are.
@@ -253,21 +278,28 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
     main = sorted(reports, key=key)[: max_points * 2]
     ranked = main + sorted(reserve or [], key=key)[:max_points]
     cands: list[tuple[int, str]] = []  # (report index, one sentence of a finding)
+    short: set[int] = set()  # a finding's whole short text that names none of its report's entities
     for i, r in enumerate(ranked):
+        names = r.get("entities") or re.split(r", | and ", r.get("title") or "")
         for f in r.get("findings") or []:
             body = f"{f.get('explanation') or f.get('summary') or ''}"
-            sents = [x for x in sentences(body) if quotable(x, min_words)]
-            for x in sents or ([body] if body.strip() and not addressed_to_assistant(body) else []):
+            prose = prose_sentences(body)
+            sents = [x for x in prose if quotable(x, min_words)]
+            if not sents and prose and not addressed_to_assistant(body):
+                sents = [" ".join(prose)]
+                if not names_named(_SPEAKER.sub("", sents[0]), names):
+                    short.add(len(cands))  # "COUNCILLOR REYES: That is correct." -- said, but states nothing
+            for x in sents:
                 cands.append((i, cut(x, max_chars)))
         if not r.get("findings"):  # a report without findings: its summary, else its text
-            body = (r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get("full_text") or "").strip()
-                    or r.get("title", ""))
+            body = " ".join(prose_sentences(r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get("full_text") or "")
+                                            or r.get("title", "")))
             if body and not addressed_to_assistant(body):
                 cands.append((i, cut(body, max_chars)))
     vecs = _embed([t for _, t in cands], embedder) if question_vec is not None else None
     qcos = _q_cosines(question_vec, vecs, len(cands))
-    rel = [relevance(c, t, ranked[i].get("entities")) if question_vec is not None else 0.0
-           for (i, t), c in zip(cands, qcos)]
+    rel = [relevance(c, t, ranked[i].get("entities")) - (PENALTY["short"] if k in short else 0.0)
+           if question_vec is not None else 0.0 for k, ((i, t), c) in enumerate(zip(cands, qcos))]
     by_report: dict[int, list[int]] = {}
     for k, (i, _) in enumerate(cands):
         by_report.setdefault(i, []).append(k)
@@ -303,7 +335,7 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
             chosen.append(k)
         if not chosen:
             continue
-        is_weak = any(k in WEAK_KINDS for k in sentence_kinds(cands[chosen[0]][1]))
+        is_weak = chosen[0] in short or any(k in WEAK_KINDS for k in sentence_kinds(cands[chosen[0]][1]))
         if i >= len(main) and is_weak:
             continue  # a reserve report is read only for a plain statement
         if len(points) - len(weak) >= max_points:
@@ -327,8 +359,9 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     Chosen by maximal marginal relevance (:class:`_Mmr`) over :func:`relevance`
     (the question cosine with the penalties for questions, quoted dialogue
     fragments, headings and cut sentences), so the points do not restate each
-    other. Sentences of fewer than ``min_words`` words and back-channel lines are
-    skipped; a sentence that nearly repeats a chosen one (overlapping text
+    other. Sentences are those of :func:`prose_sentences` (no table row, heading or
+    Markdown mark is quoted); sentences of fewer than ``min_words`` words and back-channel
+    lines are skipped; a sentence that nearly repeats a chosen one (overlapping text
     units repeat sentences) adds its passage to that point's citations instead.
 
     Args:
@@ -339,7 +372,7 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     """
     cands: list[tuple[int, object, str]] = []
     for order, (pid, text) in enumerate(passages):
-        for s in sentences(" ".join((text or "").split())):
+        for s in prose_sentences(text or ""):
             if quotable(s, min_words):
                 cands.append((order, pid, cut(s, max_chars)))
     vecs = _embed([c[2] for c in cands], embedder) if question_vec is not None else None

@@ -49,6 +49,7 @@ from ..store import Store, TextUnitRow, rows
 from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack
 from .extractive import extractive_answer, opening, report_points, sentence_points
+from .named import check_names, name_details, name_refusal
 from .route import corpus_wide_phrase
 from .scoring import default_signal, index_floor, probe_questions, score_items, select
 
@@ -378,6 +379,13 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
     """
     t0 = time.perf_counter()
     levels = _check_reports_exist(store)
+    if not dynamic and level not in levels:
+        raise UserError(f"level {level} is not in the index (levels {levels[0]}..{levels[-1]}): "
+                        "pass --level with one of them")
+    named = check_names(store, question, settings)
+    if not named["answer"]:
+        return name_refusal(Answer(text="", method="global", question=question, level=None if dynamic else level),
+                            prompts, named, on_text, t0)
     seed = settings.seed if seed is None else seed
     if embedder is None and _needs_embedder(settings, client):
         embedder = default_embedder(settings)
@@ -387,9 +395,6 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
         ans.details["dynamic"] = info
         no_answer = prompts.fill("no_answer", level="any level").strip()
     else:
-        if level not in levels:
-            raise UserError(f"level {level} is not in the index (levels {levels[0]}..{levels[-1]}): "
-                            "pass --level with one of them")
         ans = Answer(text="", method="global", question=question, level=level)
         reports = load_reports(store, level)
         no_answer = None
@@ -403,6 +408,7 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
     for cid, names in member_names(store, list(by_id)).items():  # central entities, for the extractive answer
         by_id[cid]["entities"] = names
     vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in by_id.items()}, embedder)
+    ans.details.update(name_details(named))
     map_reduce(client, prompts, settings, question, [(r["community_id"], report_block(r)) for r in reports],
                REPORTS, ans, seed, progress, on_text, no_answer, embedder=embedder, vectors=vectors, records=by_id)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
@@ -471,10 +477,15 @@ def text_unit_search(store: Store, client: ModelClient, prompts: Prompts, settin
     units = rows(store, TextUnitRow, "SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord")
     if not units:
         raise UserError(f"index {store.path} has no text units: run 'slmgraph index' first")
+    named = check_names(store, question, settings)
+    if not named["answer"]:
+        return name_refusal(Answer(text="", method="ts", question=question), prompts, named, on_text, t0)
     if embedder is None and _needs_embedder(settings, client):
         embedder = default_embedder(settings)
-    ans = Answer(text="", method="ts", question=question)
-    items = [(i, f"Passage {i}\n{' '.join(u.text.split())}") for i, u in enumerate(units, start=1)]
+    ans = Answer(text="", method="ts", question=question, details=name_details(named))
+    # The text as written (line breaks kept): an extractive answer splits it into sentences, and a heading
+    # or a Markdown table row is a sentence of its own only while its line breaks are there.
+    items = [(i, f"Passage {i}\n{u.text.strip()}") for i, u in enumerate(units, start=1)]
     by_chunk = stored_vectors(store, "text_unit", {u.chunk_id: u.text for u in units}, embedder)
     vectors = {i: by_chunk[u.chunk_id] for i, u in enumerate(units, start=1) if u.chunk_id in by_chunk}
     ans.seconds = time.perf_counter() - t0

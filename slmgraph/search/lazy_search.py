@@ -55,6 +55,7 @@ from ..prompting import Prompts
 from ..store import Store, TextUnitRow, rows
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .extractive import extractive_answer, opening, sentence_points
+from .named import check_names, name_details, name_refusal
 from .route import corpus_wide_phrase
 from .scoring import Scored, cosines, index_floor, probe_questions, score_items, select
 
@@ -124,6 +125,9 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     units = rows(store, TextUnitRow, "SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord")
     if not units:
         raise UserError(f"index {store.path} has no text units: run 'slmgraph index' first")
+    named = check_names(store, question, settings)
+    if not named["answer"]:
+        return name_refusal(Answer(text="", method="lazy", question=question), prompts, named, on_text, t0)
     if embedder is None:
         embedder = default_embedder(settings)
     text_of = {u.chunk_id: u.text for u in units}
@@ -140,7 +144,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     units_of, children, level_of = unit_communities(store)
     n_params = client.model.n_params
     signal = helpfulness_signal(settings, n_params)
-    ans = Answer(text="", method="lazy", question=question)
+    ans = Answer(text="", method="lazy", question=question, details=name_details(named))
     scores: dict[str, float] = {}  # chunk_id -> helpfulness of the tested units
     levels: dict = {}
 

@@ -41,6 +41,7 @@ from ..store import EntityRow, RelationshipRow, ReportRow, Store, TextUnitRow, r
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .basic_search import refusal
 from .extractive import extractive_answer, opening, sentence_points
+from .named import check_names, name_details, name_refusal
 from .scoring import cosines, relevance_gate
 
 SECTIONS = ("reports", "entities", "relationships", "sources")
@@ -180,6 +181,10 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                         "--method basic, which reads the text units" if store.count("text_units") and not
                         store.count("entities") else
                         f"index {store.path} has no entity embeddings: run 'slmgraph index' to finish it")
+    named = check_names(store, question, settings)
+    if not named["answer"]:
+        return name_refusal(Answer(text="", method="local", question=question, level=level), prompts, named,
+                            on_text, t0)
     qv = embedder.encode([question])[0]
     hits = nearest(qv, ids, mat, settings.local_top_k_entities)
     system, room = context_room(client, prompts, "local", question, settings.reduce_max_tokens, 100)
@@ -206,7 +211,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         _extractive_local(store, client, prompts, settings, question, embedder, qv, used, ans, on_text)
         ans.details = {"nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
                        "context_tokens": ntok, "budget_tokens": budget, "answer_mode": "extractive",
-                       **gate, **ans.details}
+                       **gate, **name_details(named), **ans.details}
         ans.seconds = time.perf_counter() - t0
         return ans
     gen = client.call("local", system, prompts.fill("local_user", context=context, question=question), schema=None,
@@ -224,7 +229,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     ans.text = text
     ans.citations = kept
     ans.details = {"removed_citations": removed, "nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
-                   "context_tokens": ntok, "budget_tokens": budget, **gate}
+                   "context_tokens": ntok, "budget_tokens": budget, **gate, **name_details(named)}
     ans.seconds = time.perf_counter() - t0
     return ans
 

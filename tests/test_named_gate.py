@@ -1,0 +1,111 @@
+"""The named-entity gate (slmgraph.search.named): a question naming a person, organisation or place the
+index never mentions is refused in one line by every search method, with no model call; questions about
+what the index holds, by full or partial name, are still answered."""
+
+import pytest
+from conftest import FakeEmbedder, FakeModel
+
+from slmgraph.client import ModelClient
+from slmgraph.config import Settings
+from slmgraph.pipeline import run_index
+from slmgraph.prompting import Prompts
+from slmgraph.search.basic_search import basic_search
+from slmgraph.search.drift_search import drift_search
+from slmgraph.search.global_search import global_search, text_unit_search
+from slmgraph.search.lazy_search import lazy_search
+from slmgraph.search.local_search import local_search
+from slmgraph.store import Store
+
+
+def _no_call(system, user, schema):
+    raise AssertionError("the model was called")
+
+
+@pytest.fixture
+def index(tmp_path, corpus):
+    db = tmp_path / "idx.duckdb"
+    s = Settings(min_community_size=2)
+    run_index(corpus, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
+    return db, s
+
+
+def _run(method, store, s, question):
+    model = FakeModel(script=_no_call)
+    client = ModelClient(model, store, "q")
+    p, e = Prompts(), FakeEmbedder()
+    if method == "global":
+        ans = global_search(store, client, p, s, question, progress=False, embedder=e)
+    elif method == "dynamic":
+        ans = global_search(store, client, p, s, question, progress=False, dynamic=True, embedder=e)
+    elif method == "ts":
+        ans = text_unit_search(store, client, p, s, question, progress=False, embedder=e)
+    elif method == "local":
+        ans = local_search(store, client, p, s, question, e)
+    elif method == "basic":
+        ans = basic_search(store, client, p, s, question, e)
+    elif method == "drift":
+        ans = drift_search(store, client, p, s, question, e)
+    else:
+        ans = lazy_search(store, client, p, s, question, e)
+    return ans, model
+
+
+METHODS = ["global", "dynamic", "ts", "local", "basic", "drift", "lazy"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_question_about_a_name_the_index_never_mentions_is_refused_in_one_line(index, method):
+    db, s = index
+    s.helpfulness_floor, s.helpfulness_probes = 0.0, False  # the cosine floor would let anything through
+    store = Store(db)
+    ans, model = _run(method, store, s, "Who is Angela Merkel?")
+    assert ans.text == ("I am sorry, but there is no entity named 'Angela Merkel' in the index, nor in its text "
+                        "units: the indexed documents hold nothing about this question.")
+    assert "\n" not in ans.text and ans.citations == {} and model.calls == []
+    assert ans.details["refused"] and ans.details["unknown_names"] == ["Angela Merkel"]
+    store.close()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_question_about_a_name_the_index_holds_is_answered(index, method):
+    db, s = index
+    s.helpfulness_floor, s.helpfulness_probes = 0.0, False
+    store = Store(db)
+    ans, _ = _run(method, store, s, "What did Alice Smith build at Acme Corporation?")
+    assert "no entity named" not in ans.text and not ans.details.get("refused")
+    assert ans.details["unknown_names"] == [] and "Alice Smith" in ans.details["named"]
+    store.close()
+
+
+def test_names_are_matched_by_the_index_keys_partly_and_in_the_text(index):
+    from slmgraph.search.named import check_names, question_names
+
+    db, s = index
+    store = Store(db)
+    for q, named in [("What did Smith found in Paris?", ["Smith", "Paris"]),  # a last name
+                     ("What did Acme Corporation's founders do?", ["Acme Corporation's"]),  # a possessive
+                     ("What did ACME CORPORATION do in PARIS?", ["PARIS"])]:  # case
+        assert check_names(store, q, s) == {"named": named, "unknown_names": [], "answer": True}, q
+    assert question_names("What does President Angela Merkel say?", s) == ["Angela Merkel"]  # a title
+    gate = check_names(store, "Did Alice Smith ever meet Angela Merkel?", s)
+    assert gate["answer"] and gate["unknown_names"] == ["Angela Merkel"]  # one known name: answered
+    assert check_names(store, "What are the main themes of these documents?", s) == \
+        {"named": [], "unknown_names": [], "answer": True}
+    assert store.con.execute("SELECT count(*) FROM entities WHERE name = 'Eve Black'").fetchone()[0] == 1
+    store.con.execute("DELETE FROM entities WHERE name = 'Eve Black'")  # a name extraction left out
+    assert check_names(store, "What did Eve Black write?", s)["unknown_names"] == []  # still in the text
+    store.close()
+
+
+def test_a_span_without_a_capital_letter_is_no_name():
+    from slmgraph.search.named import question_names
+
+    assert question_names("apple varieties", Settings()) == []  # spaCy's small pipeline tags "apple" ORG
+
+
+def test_without_an_ner_pipeline_the_capitalised_runs_are_the_names():
+    from slmgraph.search.named import question_names
+
+    s = Settings(ner_model="none")
+    assert question_names("Who is Angela Merkel?", s) == ["Angela Merkel"]
+    assert question_names("What are the main themes?", s) == []
