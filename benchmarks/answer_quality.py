@@ -136,6 +136,11 @@ def main() -> int:
     ap.add_argument("--opening", type=int, default=0, help="measure the opening sentence on N on-topic questions")
     ap.add_argument("--methods", default="global,basic,local,drift,lazy")
     ap.add_argument("--note", default="", help="run conditions to record")
+    ap.add_argument("--global-on", type=int, default=None,
+                    help="global search: only the first N on-topic questions (all by default)")
+    ap.add_argument("--no-global-style-local", action="store_true",
+                    help="basic and local search: leave out the global-style on-topic questions (keep the entity, "
+                         "off-topic and named ones), to save time under CPU contention")
     ap.add_argument("--per-set", type=int, default=5,
                     help="DRIFT and lazy search: the first N questions of each set (on-topic, entity, off-topic; "
                          "every named off-topic one), as DRIFT's local follow-ups take seconds per question")
@@ -174,6 +179,9 @@ def main() -> int:
                                        "JOIN entities e USING (entity_id)").fetchall():
         members.setdefault(cid, []).append(name)
     on_topic = load_questions(args.questions_file)
+    all_on_topic = on_topic
+    if args.global_on is not None:
+        on_topic = on_topic[: args.global_on]
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     result: dict = {"code": str(Path(slmgraph.__file__).parent.parent), "db": args.db, "note": args.note,
                     "machine": platform.machine()}
@@ -245,7 +253,7 @@ def main() -> int:
         if m not in methods:
             continue
         res = []
-        sets = (on_topic, LOCAL_ON, OFF_TOPIC)
+        sets = ([] if args.no_global_style_local else all_on_topic, LOCAL_ON, OFF_TOPIC)
         if m in ("drift", "lazy"):
             sets = tuple(x[: args.per_set] for x in sets)
         n_on, n_off = len(sets[0]) + len(sets[1]), len(sets[2])

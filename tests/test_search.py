@@ -521,3 +521,19 @@ def test_only_a_question_about_the_whole_corpus_and_nothing_narrower_is_exempt_f
     for q in ("What are the main themes of quantum chromodynamics?", "Knitting patterns for wool scarves?",
               "Who is Alex Mercer?", "What are the common trends in AI research?"):
         assert corpus_wide_phrase(q, p) is None, q
+
+
+def test_a_corpus_wide_question_is_answered_from_the_most_important_reports_not_the_emptiest(index):
+    # A topic-free question's cosine ranks the reports that say least first (a user's "What are the main
+    # themes?" quoted "COUNCILLOR REYES: That is correct." while the largest communities scored 0): it is
+    # answered from the reports of the highest rating (data-built: the community's size) instead.
+    db, model, s = index
+    store, client = _client(db, model)
+    ans = global_search(store, client, Prompts(), s, "What are the main themes of these documents?", level=0,
+                        progress=False, embedder=FakeEmbedder())
+    rating = dict(store.con.execute("SELECT community_id, rating FROM community_reports WHERE level = 0").fetchall())
+    assert ans.details["ranked_by"] == "rating" and ans.citations["reports"]
+    best = max(rating.values())
+    assert sorted(ans.details["selected"]) == sorted(c for c, r in rating.items() if r >= 0.7 * best)
+    assert rating[ans.citations["reports"][0]] == best
+    store.close()

@@ -66,7 +66,7 @@ from .extractive import (Point, extractive_answer, has_repetition, near_duplicat
                          opening, sentence_points)
 from .named import check_names, name_details, name_refusal
 from .route import corpus_wide_phrase
-from .scoring import cosines, index_floor, probe_questions, score_items, select
+from .scoring import Scored, cosines, index_floor, probe_questions, score_items, select
 
 
 #: Follow-up points an extractive DRIFT answer adds to the primer's (at most
@@ -159,6 +159,11 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                                         probe_questions(prompts), settings.helpfulness_floor)
     if corpus_wide_phrase(question, prompts) is not None:
         floor = 0.0  # a question about the whole corpus is never refused (route.corpus_wide_phrase)
+        # and its primer is the most important reports (their rating, as in global search's map_reduce: a
+        # topic-free question's cosine ranks the emptiest reports first)
+        ranked = sorted((Scored(sc.id, 10.0 * float(reports[sc.id].get("rating") or 0.0), sc.cosine) for sc in scored),
+                        key=lambda sc: (-sc.score, sc.id))
+        ans.details["ranked_by"] = "rating"
     top = [sc for sc in ranked[: settings.drift_primer_k] if sc.score >= floor]
     ans.details.update({"budget": budget, "signal": "embedding", "answer_mode": mode, "floor": round(floor, 1),
                         "probe_best": None if probe_best is None else round(probe_best, 1),

@@ -51,7 +51,7 @@ from . import Answer, check_citations, context_room, dedupe_lines, pack
 from .extractive import extractive_answer, opening, report_points, sentence_points
 from .named import check_names, name_details, name_refusal
 from .route import corpus_wide_phrase
-from .scoring import default_signal, index_floor, probe_questions, score_items, select
+from .scoring import Scored, default_signal, index_floor, probe_questions, score_items, select
 
 
 @dataclass
@@ -186,7 +186,17 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     # answer in any non-empty index: no report need resemble its wording, so the floor -- which exists to
     # refuse questions the corpus cannot answer -- does not apply to it; the relative cut still does.
     wide = corpus_wide_phrase(question, prompts)
-    if not chosen and wide is not None and ranked:
+    basis = ranked  # the scores selection and the extractive answer go by
+    if wide is not None and records is not None and ranked:
+        # A question about the whole corpus names no topic, so its cosine with a report measures how little the
+        # report says: on a user's small corpus the turn "COUNCILLOR REYES: That is correct." scored 12.4 for
+        # "What are the main themes?" and the three largest communities' reports 0 (cosines -0.09..-0.03).
+        # Such a question is answered from the most important reports instead: by their rating (paper sec.
+        # 3.1.5; data-built reports rate a community by its size), 0-10 as 0-100, under the same relative cut.
+        basis = [Scored(sc.id, 10.0 * float(records[sc.id].get("rating") or 0.0), sc.cosine) for sc in ranked]
+        chosen = select(basis, 0.0, settings.helpfulness_relative)
+        ans.details["ranked_by"] = "rating"
+    elif not chosen and wide is not None and ranked:
         chosen = select(ranked, 0.0, settings.helpfulness_relative)
     ans.details["corpus_wide_phrase"] = wide
     ans.details.update({"seed": seed, "items": len(order), "batches": batch_info, "map_budget_tokens": budget,
@@ -207,7 +217,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     scope = f"level {ans.level}" if ans.level is not None else "selected dynamically"
     if mode == "extractive":
         floor_used = 0.0 if wide is not None else floor  # the floor does not apply to a corpus-wide question
-        reserve = [sc for sc in select(ranked, floor_used, 0.0) if sc.id not in score_of]
+        reserve = [sc for sc in select(basis, floor_used, 0.0) if sc.id not in score_of]
         _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
                     scope, on_text, reserve)
         if not ans.text.strip():  # the selected items held no sentence to quote: say so, never print nothing
