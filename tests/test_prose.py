@@ -91,3 +91,10 @@ def test_a_short_speaker_turn_does_not_win_over_a_report_that_states_something()
     alone = report_points([turn], {2: 40.0}, emb.encode([q])[0], emb)
     assert [p.ids for p in alone] == [[2]]  # with nothing better, the turn is still quoted
     assert np.isfinite(alone[0].rank)
+
+
+def test_the_tail_of_a_sentence_cut_at_a_text_unit_start_is_a_fragment():
+    from slmgraph.search.extractive import sentence_kinds
+
+    assert "fragment" in sentence_kinds("clearly ruffled but not conceding any ground.")
+    assert "fragment" not in sentence_kinds("Cruz squared their shoulders, clearly ruffled.")

@@ -130,7 +130,8 @@ def sentence_kinds(sentence: str) -> list[str]:
     """The kinds of weak quote ``sentence`` is (empty list: a plain statement).
 
     ``question`` (ends with "?"), ``fragment`` (opens with a quotation mark once a
-    transcript's speaker label is removed: a quoted line of dialogue), ``heading``
+    transcript's speaker label is removed: a quoted line of dialogue; or with a lower-case
+    letter: the tail of a sentence cut where a text unit begins), ``heading``
     (at least :data:`HEADING_SHARE` of its 3+ words capitalised or numbers, or a path),
     ``cut`` (ends with the ellipsis of :func:`slmgraph.names.cut` or of the data).
     """
@@ -138,8 +139,8 @@ def sentence_kinds(sentence: str) -> list[str]:
     kinds = []
     if body.rstrip(" \"'\u201d\u2019").endswith("?"):
         kinds.append("question")
-    if body.startswith(_QUOTE_OPEN):
-        kinds.append("fragment")
+    if body.startswith(_QUOTE_OPEN) or body[:1].islower():  # a quoted line, or a sentence cut at a text
+        kinds.append("fragment")                            # unit's start ("clearly ruffled but ...")
     words = re.findall(r"[^\W_][\w'\u2019-]*", body)
     if body.startswith(("../", "./", "/")) or (len(words) >= 3 and sum(
             w[0].isupper() or w[0].isdigit() for w in words) >= HEADING_SHARE * len(words)):
