@@ -809,6 +809,9 @@ UNDERTAKINGS = frozenset("operation mission campaign exercise expedition".split(
 _UNDERTAKING = re.compile(r"(?<![\w'\u2019])((?i:" + "|".join(sorted(UNDERTAKINGS)) + r"))[^\S\n]*:[^\S\n]*(?=\S)")
 
 
+_CAP_WORDS = re.compile(r"[^\W\d_a-z][\w'\u2019\-]*(?:[^\S\n]+[^\W\d_a-z][\w'\u2019\-]*){0,4}")
+
+
 def _undertakings(text: str, items: list, entity_types: tuple[str, ...]) -> list:
     """The candidate spans with "Operation: Dulce" made one ``event`` span: a kind of undertaking
     (:data:`UNDERTAKINGS`, capitalised) and a colon right before a candidate name are the undertaking's name,
@@ -818,12 +821,16 @@ def _undertakings(text: str, items: list, entity_types: tuple[str, ...]) -> list
         if not word[0].isupper():
             continue
         after = [it for it in items if it[0] == m.end()]
-        if not after:
+        cap = _CAP_WORDS.match(text, m.end())
+        if not after and not cap:
             continue
-        name_end = max(it[1] for it in after)
+        # the name after the colon: a candidate there, or else its capitalised words (a name that only ever
+        # follows "Operation:" in a text unit is sentence-initial there and not a capitalised-run candidate)
+        name_end = max(it[1] for it in after) if after else cap.end()
         items = [it for it in items if not (it[0] < name_end and m.start() < it[1])]
         etype = "event" if "event" in entity_types else "unknown"
-        items.append((m.start(), name_end, " ".join(text[m.start():name_end].split()), etype, after[0][4]))
+        items.append((m.start(), name_end, " ".join(text[m.start():name_end].split()), etype,
+                      after[0][4] if after else "caps"))
     return sorted(items, key=lambda it: it[0])
 
 

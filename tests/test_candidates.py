@@ -458,3 +458,10 @@ def test_a_name_before_a_place_noun_is_a_place(nlp):
               "watched.", nlp)
     assert c.get("Dulce") == "location", c
     assert c.get("NATO", "organization") == "organization", c
+
+
+def test_an_undertaking_whose_name_only_follows_its_colon_is_still_one_name(nlp):
+    # the name after "Operation:" is sentence-initial there (after a colon) and no candidate on its own
+    c = names("The briefing room was quiet. They scanned the projectors outlining their odyssey into Operation: "
+              "Dulce. Taylor Cruz spoke first.", nlp)
+    assert "Operation" not in c and c.get("Operation: Dulce") == "event", c
