@@ -522,6 +522,11 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return x - m - np.log(np.sum(np.exp(x - m)))
 
 
+#: A requested window larger than this many tokens (the default --n-ctx) is checked against the model's
+#: trained window before the model is loaded (:class:`LlamaModel`); smaller ones after, at no extra cost.
+PRECHECK_N_CTX = 8192
+
+
 def _trained_window(llama_cpp, path: Path) -> int | None:
     """The context window (tokens) the GGUF at ``path`` was trained for, from its ``<arch>.context_length``
     metadata (GGUF spec), read by a vocabulary-only load (about 0.2 s for the bundled model); None when
@@ -572,17 +577,26 @@ class LlamaModel:
                       seed=seed, verbose=False, n_batch=512, use_mmap=True)
         install_log_filter()
         # llama.cpp's lines about a failed load are held back: the failure is reported as one line of ours.
+        too_large = None
         with held_log() as held:
-            try:
-                self._lc = _LlamaAdapter.load(llama_cpp, **kwargs)
-                failure = None
-            except (ValueError, RuntimeError) as exc:
-                failure = str(exc)
-                train = _trained_window(llama_cpp, path)
+            failure = None
+            # A window past the default is checked against the trained one before it is allocated: llama.cpp
+            # allocates the whole KV cache at load, and --n-ctx 999999999 got the process killed (out of memory).
+            train = _trained_window(llama_cpp, path) if n_ctx > PRECHECK_N_CTX else None
+            if train and n_ctx > train:
+                too_large = train
+            else:
+                try:
+                    self._lc = _LlamaAdapter.load(llama_cpp, **kwargs)
+                except (ValueError, RuntimeError) as exc:
+                    failure = str(exc)
+                    train = train or _trained_window(llama_cpp, path)
+                    if train and n_ctx > train:
+                        too_large = train
+        if too_large:
+            raise UserError(f"--n-ctx {n_ctx} exceeds the {too_large}-token window {path.name} was trained for: "
+                            f"pass --n-ctx {too_large} or less") from None
         if failure is not None:
-            if train and n_ctx > train:  # llama.cpp fails to allocate a huge window before we can compare
-                raise UserError(f"--n-ctx {n_ctx} exceeds the {train}-token window {path.name} was trained for: "
-                                f"pass --n-ctx {train} or less") from None
             why = next((line.strip() for line in held if line.strip()), failure)
             raise UserError(f"llama.cpp could not load {path} ({why[:120]}): check the file is a complete GGUF") \
                 from None

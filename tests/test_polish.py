@@ -80,6 +80,19 @@ def test_an_n_ctx_over_the_trained_window_is_one_line_without_llama_cpp_lines(tm
 
     monkeypatch.setattr(backend._LlamaAdapter, "load", classmethod(lambda cls, llama_cpp, **kw:
                                                                     failing_load(llama_cpp, **kw)))
+    monkeypatch.setattr(backend, "_trained_window", lambda llama_cpp, path: 4096)
+    with pytest.raises(UserError, match=r"--n-ctx 8192 exceeds the 4096-token window m.gguf was trained for"):
+        backend.LlamaModel(_gguf(tmp_path), n_ctx=8192)
+    assert capfd.readouterr().err == ""
+
+
+def test_a_window_past_the_default_is_refused_before_llama_cpp_allocates_it(tmp_path, monkeypatch, capfd):
+    """llama.cpp allocates the whole KV cache at load: --n-ctx 999999999 got the process killed (out of
+    memory) before it could fail. Past the default window the trained one is read first."""
+    backend.install_log_filter()
+    if backend._log_callback is None:
+        pytest.skip("llama-cpp-python is not installed")
+    monkeypatch.setattr(backend._LlamaAdapter, "load", classmethod(lambda cls, llama_cpp, **kw: pytest.fail("loaded")))
     monkeypatch.setattr(backend, "_trained_window", lambda llama_cpp, path: 8192)
     with pytest.raises(UserError, match=r"--n-ctx 999999999 exceeds the 8192-token window m.gguf was trained for"):
         backend.LlamaModel(_gguf(tmp_path), n_ctx=999_999_999)
