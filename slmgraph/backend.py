@@ -777,6 +777,7 @@ class LlamaModel:
         if not rest or len(fixed) + len(rest) + n_gen > self.n_ctx:
             raise ValueError(f"raw call of {len(fixed)} + {len(rest)} + {n_gen} tokens does not fit "
                              f"n_ctx {self.n_ctx} (or has no prompt)")
+        self.reserve_threads()
         llm, lc = self.llm, self._lc
         self._ensure_fixed(list(fixed))
         t0 = time.perf_counter()
