@@ -268,9 +268,7 @@ def installed_pipeline() -> str | None:
     """The first of :data:`AUTO_PIPELINES` that is installed (package name), or None."""
     import importlib.util
 
-    try:
-        import spacy  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("spacy") is None:
         return None
     for name in AUTO_PIPELINES:
         if importlib.util.find_spec(name) is not None:

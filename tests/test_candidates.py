@@ -6,7 +6,7 @@ import pytest
 from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.config import Settings
-from slmgraph.extract import extract_nlp, extraction_warnings, run_extraction
+from slmgraph.extract import extract_nlp, extraction_warnings
 from slmgraph.ner import NER_TYPES, find_candidates, map_label, mask_markup, pipeline_for, text_language
 from slmgraph.names import normalize_name
 from slmgraph.pipeline import run_index
