@@ -455,7 +455,6 @@ def test_a_change_after_a_complete_build_marks_the_index_unfinished_with_it(tmp_
 
 
 def test_pyflakes_finds_nothing():
-    pytest.importorskip("pyflakes", reason="pyflakes is not a dependency: pip install pyflakes to run this check")
     r = subprocess.run([sys.executable, "-m", "pyflakes", "slmgraph", "benchmarks", "tests"], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and not r.stdout.strip(), r.stdout + r.stderr
