@@ -701,6 +701,42 @@ class LlamaModel:
             return 0
         return len(fixed)
 
+    def raw_seconds(self, fixed: list[int], rest: list[int], n_gen: int) -> tuple[float, float]:
+        """llama.cpp's own cost of one call of a given shape, for the bound of a stage's wall-clock.
+
+        ``rest`` is evaluated as one batch after ``fixed`` (taken from the KV
+        cache, as :meth:`complete` does), then ``n_gen`` tokens are generated
+        one at a time by arg-max with no grammar, no loop guard and
+        end-of-generation tokens skipped, so exactly ``n_gen`` are produced at
+        the positions a real call of this shape reaches (attention cost grows
+        with the position, so a speed measured at a short context understates
+        the cost of a long call).
+
+        Returns:
+            ``(prompt seconds, generation seconds)``, wall-clock.
+
+        Raises:
+            ValueError: ``rest`` is empty or the call would exceed the window.
+        """
+        if not rest or len(fixed) + len(rest) + n_gen > self.n_ctx:
+            raise ValueError(f"raw call of {len(fixed)} + {len(rest)} + {n_gen} tokens does not fit "
+                             f"n_ctx {self.n_ctx} (or has no prompt)")
+        llm, lc = self.llm, self._lc
+        self._ensure_fixed(list(fixed))
+        t0 = time.perf_counter()
+        llm.n_tokens = len(fixed)
+        llm.eval(list(rest))
+        t1 = time.perf_counter()
+        for _ in range(n_gen):
+            logits = lc.logits()
+            tok = int(np.argmax(logits))
+            if lc.is_eog(tok):
+                masked = logits.copy()
+                masked[tok] = -np.inf
+                tok = int(np.argmax(masked))
+            llm.eval([tok])
+        return t1 - t0, time.perf_counter() - t1
+
     def score_options(self, fixed: list[int], rest: list[int], options: list[str]) -> Choice:
         """Score fixed options after ``fixed + rest`` by the model's token probabilities.
 
