@@ -162,7 +162,7 @@ class Settings:
     #: up to report_context_tokens). Issue 12 asks for <= 1.5 prompt tokens per corpus token for the
     #: whole build, and extraction alone evaluates 1.16 on 24 podcast files, 1.27 on 8 (each text unit
     #: once, its candidate names, the prefix per worker: benchmarks/results/model_writing_tokens.md,
-    #: bound_ratio_s8.md); 0.3 made the 24-file build 1.42. The description cap that fits is chosen
+    #: bound_ratio_s8.md); 0.3 made the 24-file build 1.46. The description cap that fits is chosen
     #: by slmgraph.reports.plan_report_budget.
     report_budget: float = 0.3
     #: Who writes community reports: "none" (``--no-reports``: the stage is

@@ -374,13 +374,13 @@ SUBREPORT_SUMMARY_TOKENS = 144
 #: report's summary, in a report context) that the per-build report budget chooses among, most
 #: generous first; None keeps whole descriptions. A ladder rather than a continuous value, so that
 #: an incremental update that changes the corpus a little keeps the same cap and the index cache
-#: still answers the reports of unchanged communities. It stops at 24 tokens, about one sentence of
-#: the podcast transcripts (17 words): a shorter cut leaves a fragment, so below it the budget keeps
-#: fewer, whole-sentence lines instead (the lowest-ranked relationships go first, as when a
+#: still answers the reports of unchanged communities. It stops at 24 tokens, roughly one sentence (a
+#: judgement, not a measurement): a shorter cut leaves a fragment, so below it the budget keeps
+#: fewer lines instead (the lowest-ranked relationships go first, as when a
 #: context is full in GraphRAG; paper sec. 3.1.5).
 DESCRIPTION_CAPS = (None, 256, 128, 96, 64, 48, 32, 24)
 #: Fewest context tokens a report gets when the per-build budget has to scale contexts down beyond
-#: the smallest description cap: the section headers (about 25 tokens) and a line or two.
+#: the smallest description cap: the section headers (24 tokens) and a line.
 MIN_SCALED_CONTEXT = 48
 
 
@@ -940,9 +940,11 @@ def plan_report_budget(client: ModelClient, calls: list[int], members: dict[int,
     without sentence de-duplication, so the plan is an upper bound within that
     rounding, for which each context is allowed 1/16 + 4 tokens more than its
     plan (and counted so). The first cap of :data:`DESCRIPTION_CAPS` whose plan fits is
-    taken; when even the smallest does not, every report's context budget is
-    scaled by the same share (in 1/32 steps, at least :data:`MIN_SCALED_CONTEXT`
-    tokens), keeping its top-ranked lines. The plan depends only on the data,
+    taken; when even the smallest does not, every report keeps a floor (its
+    headers and one line: :data:`MIN_SCALED_CONTEXT` tokens, or for a parent
+    one child's report line) and what its plan holds above the floor is scaled
+    by the same share (in 1/32 steps) to fit, keeping its top-ranked lines;
+    the floors alone may exceed the budget. The plan depends only on the data,
     never on the number of workers.
 
     Args:
@@ -972,6 +974,8 @@ def plan_report_budget(client: ModelClient, calls: list[int], members: dict[int,
         return (sum(e_cost[e][0] + min(e_cost[e][1], c) for e in eids)
                 + sum(r_cost[r.rel_id][0] + min(r_cost[r.rel_id][1], c) for r in rels))
 
+    floor: dict[int, int] = {}
+
     def planned(cid: int, cap: int | None) -> int:
         mem = members.get(cid, [])
         summary = SUBREPORT_SUMMARY_TOKENS if cap is None else min(cap, SUBREPORT_SUMMARY_TOKENS)
@@ -989,6 +993,10 @@ def plan_report_budget(client: ModelClient, calls: list[int], members: dict[int,
                 inside.append(kset)
         rels = [r for r in inner.get(cid, []) if not any(r.source_id in ks and r.target_id in ks for ks in inside)]
         n = head + lines([e for e in mem if e not in covered], rels, cap) + (head_sub + subs if subs else 0)
+        # Fewest tokens this context is scaled down to: the headers and one line (a parent: one
+        # child's report, else it would read its child's top line and repeat the child's prompt).
+        floor[cid] = min(n, max(MIN_SCALED_CONTEXT, head + head_sub + 4 + SUBREPORT_TITLE_TOKENS + summary
+                                if subs else MIN_SCALED_CONTEXT))
         return min(window_budget, n)
 
     for cap in DESCRIPTION_CAPS:
@@ -1002,9 +1010,10 @@ def plan_report_budget(client: ModelClient, calls: list[int], members: dict[int,
         total = sum(context.values()) + call_overhead * len(calls)
         if total <= budget_tokens:
             return ReportBudget(budget_tokens, total, cap, 1.0, context)
-    room = budget_tokens - call_overhead * len(calls)
-    scale = max(0, int(32 * room / max(1, sum(plan.values())))) / 32
-    context = {cid: min(window_budget, max(MIN_SCALED_CONTEXT, int(n * scale))) for cid, n in plan.items()}
+    room = budget_tokens - call_overhead * len(calls) - sum(floor[cid] for cid in plan)
+    above = sum(n - floor[cid] for cid, n in plan.items())
+    scale = max(0, int(32 * room / max(1, above))) / 32
+    context = {cid: min(window_budget, floor[cid] + int((n - floor[cid]) * scale)) for cid, n in plan.items()}
     return ReportBudget(budget_tokens, sum(context.values()) + call_overhead * len(calls), cap, scale, context)
 
 
