@@ -497,6 +497,8 @@ def main() -> None:
                     help="as 'slmgraph index --descriptions' (model: the model writes JSON records)")
     ap.add_argument("--reports", choices=("auto", "model", "data"), default="auto",
                     help="as 'slmgraph index --reports' (model: the model writes the community reports)")
+    ap.add_argument("--report-budget", type=float, default=Settings.report_budget,
+                    help="as 'slmgraph index --report-budget' (model-written reports' prompt tokens per corpus token)")
     ap.add_argument("--workers", type=int, default=None, help="as 'slmgraph index --workers'")
     ap.add_argument("--threads", type=int, default=None, help="as 'slmgraph index --threads'")
     ap.add_argument("--shape-bounds-only", action="store_true",
@@ -521,9 +523,10 @@ def main() -> None:
     corpus = (args.input or args.corpus).resolve()
     cores = physical_cores()
     settings = Settings(model_path=args.model, executor=args.executor, descriptions=args.descriptions,
-                        reports=args.reports, workers=args.workers,
+                        reports=args.reports, workers=args.workers, report_budget=args.report_budget,
                         **({"n_threads": args.threads, "threads_explicit": True} if args.threads else {}))
-    index_flags = [f"--descriptions={args.descriptions}", f"--reports={args.reports}"] + \
+    index_flags = [f"--descriptions={args.descriptions}", f"--reports={args.reports}",
+                   f"--report-budget={args.report_budget:g}"] + \
         ([f"--workers={args.workers}"] if args.workers else []) + ([f"--threads={args.threads}"] if args.threads else [])
     if args.model:
         index_flags.append(f"--model={args.model}")
@@ -571,7 +574,10 @@ def main() -> None:
     result["index"] = {"wall_seconds": run["wall_seconds"], **stage_table(run, led, rates, corpus_tokens),
                        "db_mb": round(args.db.stat().st_size / 2 ** 20, 1),
                        "extract": {k: run["out"]["extract"][k] for k in ("extracted", "workers", "threads",
-                                                                          "startup_seconds")}}
+                                                                          "startup_seconds")},
+                       "reports": {k: run["out"]["reports"].get(k) for k in (
+                           "reports", "model_calls", "workers", "budget_tokens", "planned_tokens",
+                           "description_tokens", "budget_scale")}}
     result["index"]["load_and_setup_seconds"] = round(
         run["wall_seconds"] - sum(s["seconds"] for s in result["index"]["stages"].values()), 1)
     result["ledger"] = led
@@ -619,12 +625,13 @@ def main() -> None:
 
 
 def _stage_rows(ix: dict) -> list[str]:
-    lines = ["| stage | wall s | model calls | evaluated prompt tok | reused | completion tok | bound s | "
-             "wall / bound | bound at call shape s | wall / shape bound | peak PSS MB | DuckDB MB at end |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| stage | wall s | model calls | evaluated prompt tok | per corpus tok | reused | completion tok | "
+             "bound s | wall / bound | bound at call shape s | wall / shape bound | peak PSS MB | DuckDB MB at end |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in ix["stages"].items():
         reuse = s["reused_tokens"] / max(1, s["reused_tokens"] + s["evaluated_tokens"])
         lines.append(f"| {name} | {s['seconds']} | {s['calls']} | {s['evaluated_tokens']:,} | "
+                     f"{s['evaluated_tokens'] / max(1, ix['corpus_tokens']):.2f} | "
                      f"{reuse:.0%} | {s['completion_tokens']:,} | {s.get('bound_seconds', '')} | "
                      f"{s.get('wall_over_bound', '') or ''} | {s.get('shape_bound_seconds', '')} | "
                      f"{s.get('wall_over_shape_bound', '') or ''} | {s['peak_mb']} | {s['db_mb']} |")

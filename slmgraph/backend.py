@@ -285,6 +285,9 @@ LOOP_SHORT_TOKENS = 12
 LOOP_ONE_TOKEN = 16
 #: Loop breaks (one banned token each) before a generation is stopped as ``repetition``.
 LOOP_MAX_BREAKS = 8
+#: Tokens by logit checked one at a time against the grammar (after the arg-max) before the whole
+#: vocabulary is filtered (LlamaModel._pick; benchmarks/results/model_writing_tokens.md).
+PICK_TOP_K = 16
 #: Earlier near-repeats (:data:`slmgraph.text.REPEAT_SHARE`) of a sentence that make free text a loop.
 LOOP_REPEATED_LINES = 2
 
@@ -1033,19 +1036,38 @@ class LlamaModel:
     def _pick(self, logits: np.ndarray, gsampler) -> int | None:
         """Greedy choice under an optional grammar.
 
-        The arg-max token is checked alone against the grammar first; only
-        when the grammar rejects it is the whole vocabulary filtered (as
+        The arg-max token is checked alone against the grammar first, then the
+        next :data:`PICK_TOP_K` tokens by logit one at a time; only when the
+        grammar rejects all of them is the whole vocabulary filtered (as
         llama.cpp's own common sampler does). llama-cpp-python filters the
         whole vocabulary every token, 1.4-3.4x slower generation on large
-        vocabularies (ARCHITECTURE.md "Running the model on a CPU"). The result
-        is the same token: the best
-        grammar-admissible one.
+        vocabularies (ARCHITECTURE.md "Running the model on a CPU"); under an
+        extraction schema the arg-max is often a token the grammar rejects, and
+        one filter of SmolLM2's 49,152 tokens costs as much as many single checks
+        (benchmarks/results/model_writing_tokens.md). The result is the same
+        token: the best grammar-admissible one (ties by lowest id, as
+        ``np.argmax``; a candidate tied with the K-th logit falls back to the
+        full filter, which settles ties among tokens outside the top K).
         """
         tok = int(np.argmax(logits))
         if gsampler is None:
             return tok
         if self._lc.admits(gsampler, tok, float(logits[tok])):
             return tok
+        k = min(PICK_TOP_K, logits.shape[0] - 1)
+        if k > 1:
+            top = np.argpartition(logits, -k)[-k:]
+            top = top[np.lexsort((top, -logits[top]))]  # logit descending, then id
+            edge = logits[top[-1]]
+            for t in top:
+                t = int(t)
+                if t == tok:
+                    continue
+                lg = float(logits[t])
+                if not np.isfinite(lg) or lg == edge:
+                    break  # banned tokens, or a tie the top K may have cut: filter everything
+                if self._lc.admits(gsampler, t, lg):
+                    return t
         masked = self._lc.mask(gsampler, logits)
         best = int(np.argmax(masked))
         if not np.isfinite(masked[best]):

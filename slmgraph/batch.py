@@ -290,10 +290,23 @@ class WorkerPool:
             q.close()
 
     def results(self, tasks: list[tuple]):
-        """Send ``tasks`` ``(task_id, payload, key)`` and yield results as they complete."""
-        for t in tasks:
-            self.tasks.put(t)
-        pending = len(tasks)
+        """Send ``tasks`` ``(task_id, payload, key)`` and yield results as they complete.
+
+        The caller may append to ``tasks`` while iterating (a community report
+        that became ready when its last child's report arrived): what it
+        appended is sent when it asks for the next result, and the iteration
+        ends when every task sent has its result.
+        """
+        sent = 0
+
+        def send() -> None:
+            nonlocal sent
+            while sent < len(tasks):
+                self.tasks.put(tasks[sent])
+                sent += 1
+
+        send()
+        pending = sent
         while pending:
             try:
                 msg = self.results_q.get(timeout=0.5)
@@ -325,6 +338,9 @@ class WorkerPool:
             _, worker, task_id, key, out, calls, puts = msg
             pending -= 1
             yield task_id, key, out, calls, puts, worker
+            before = sent
+            send()
+            pending += sent - before
 
 
 

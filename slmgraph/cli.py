@@ -81,6 +81,10 @@ def _index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-reports", action="store_true",
                    help="skip the community report stage (recorded as skipped): no report is written, so global and "
                         "drift search cannot run; --method lazy answers global questions without reports")
+    p.add_argument("--report-budget", type=float, default=Settings.report_budget, metavar="RATIO",
+                   help="model-written reports: prompt tokens they may evaluate per corpus token for the whole build "
+                        f"(default {Settings.report_budget}; descriptions in report contexts are cut to fit; "
+                        "0 = no budget)")
     p.add_argument("--claims", action="store_true", help="also extract claims (covariates): one more call per text unit")
     p.add_argument("--n-ctx", type=int, default=8192, help="model context window in tokens (default 8192)")
     p.add_argument("--workers", type=int, default=None,
@@ -340,6 +344,9 @@ def _settings(args) -> Settings:
             if args.reports != "auto":
                 raise UserError(f"--no-reports and --reports {args.reports} contradict each other: pass one of them")
             s.reports = "none"
+        if not 0 <= args.report_budget < float("inf"):
+            raise UserError(f"--report-budget {args.report_budget} must be 0 (no budget) or more, e.g. 0.3")
+        s.report_budget = args.report_budget
         s.claims = args.claims
         if args.entity_types is not None:
             types = tuple(dict.fromkeys(t.strip().lower() for t in args.entity_types.split(",") if t.strip()))

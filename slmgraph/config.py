@@ -157,6 +157,14 @@ class Settings:
     # --- community reports (paper sec. 3.1.5) ---
     report_context_tokens: int = 2500  #: context budget of one report prompt
     report_max_tokens: int = 600  #: completion cap of one report
+    #: Per-build budget of model-written reports: prompt tokens the report calls may evaluate
+    #: beyond their fixed prefix, per corpus token (0 = none: each report reads whole descriptions
+    #: up to report_context_tokens). Issue 12 asks for <= 1.5 prompt tokens per corpus token for the
+    #: whole build, and extraction alone evaluates 1.16 on 24 podcast files, 1.27 on 8 (each text unit
+    #: once, its candidate names, the prefix per worker: benchmarks/results/model_writing_tokens.md,
+    #: bound_ratio_s8.md); 0.3 made the 24-file build 1.46. The description cap that fits is chosen
+    #: by slmgraph.reports.plan_report_budget.
+    report_budget: float = 0.3
     #: Who writes community reports: "none" (``--no-reports``: the stage is
     #: skipped, only ``--method lazy`` and the local/basic/ts methods answer), "model", "data" (no model call:
     #: slmgraph.reports.data_report) or "auto" (model when it has >= 1e9
@@ -248,7 +256,7 @@ class Settings:
             "max_relationships", "extract_max_tokens", "description_max_chars", "constrain_names", "grounding",
             "max_gleanings", "claims", "max_claims", "resolution_threshold", "summaries",
             "entity_description_max_tokens", "leiden_resolution", "max_levels",
-            "min_community_size", "report_context_tokens", "report_max_tokens", "reports", "seed",
+            "min_community_size", "report_context_tokens", "report_max_tokens", "report_budget", "reports", "seed",
             "temperature", "n_ctx",
         )
         d = dataclasses.asdict(self)

@@ -214,6 +214,12 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             store.set_meta("reports", "written")
             say(f"reports: {rep.reports} written ({rep.model_calls} model calls, {rep.cache_hits} from cache, "
                 f"{rep.single} single-entity), {rep.carried} carried down")
+            if rep.budget_tokens:
+                cut = "whole descriptions" if rep.description_tokens is None else \
+                    f"descriptions cut to {rep.description_tokens} tokens"
+                scaled = f", contexts scaled to {rep.budget_scale:.0%}" if rep.budget_scale < 1 else ""
+                say(f"reports: budget {rep.budget_tokens:,} prompt tokens (--report-budget {settings.report_budget:g} "
+                    f"x corpus tokens), planned {rep.planned_tokens:,}: {cut}{scaled}")
 
         def embed():
             from .embed import run_embeddings

@@ -217,9 +217,11 @@ class RayPool:
 
     def results(self, tasks: list[tuple]):
         """Send ``tasks`` ``(task_id, payload, key)``, at most :data:`IN_FLIGHT` per actor, and yield
-        ``(task_id, key, result, ledger_rows, cache_entries, worker)`` as they complete."""
+        ``(task_id, key, result, ledger_rows, cache_entries, worker)`` as they complete. The caller
+        may append to ``tasks`` while iterating (as :meth:`slmgraph.batch.WorkerPool.results`)."""
         ray = self.ray
         todo = deque(tasks)
+        seen = len(tasks)
         inflight: dict = {}
         load = [0] * len(self.actors)
 
@@ -249,6 +251,10 @@ class RayPool:
                                   f"report this if it repeats):\n{exc}") from None
             feed(i)
             yield task_id, key, out, calls, puts, i + 1
+            todo.extend(tasks[seen:])
+            seen = len(tasks)
+            for j in range(len(self.actors)):
+                feed(j)
 
 
 def open_pool(spec_for: Callable[[int], WorkerSpec], plan: ThreadPlan, settings: Settings, name: str):

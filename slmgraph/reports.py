@@ -1,17 +1,32 @@
 """Community reports, written bottom-up (paper sec. 3.1.5; ARCHITECTURE.md stage 6).
 
-Context of a community, within ``report_context_tokens``:
+Context of a community, within ``report_context_tokens`` and the per-build
+report budget (:func:`plan_report_budget`):
 
-* Leaf level (or any community whose elements fit): its relationships ranked
-  by combined degree deg(u)+deg(v) (the paper's prominence), each added with
-  its source and target entity descriptions until the budget is full.
-* Higher levels whose elements do not fit: the (shorter) reports of its
-  sub-communities, largest first, then as many top-ranked elements as still fit.
+* A community none of whose children has a report (a leaf, or a community
+  whose only child is its carried-down copy): its relationships ranked by
+  combined degree deg(u)+deg(v) (the paper's prominence), each added with its
+  source and target entity lines, until the budget is full
+  (:func:`element_context`). Each description is shown without sentences
+  already in the context and cut to the budget's description cap.
+* A parent whose children have reports: each child's report (title and
+  summary) stands for the child's members and inner relationships where it is
+  shorter than they are (paper sec. 3.1.5, sub-community summaries substitute
+  for element summaries), then the relationships between children and the
+  elements of children without a report (:func:`_subreport_context`). Every
+  element is then read once, at the deepest level that contains it, instead
+  of again at every level above.
 * With claims on (``Settings.claims``; :mod:`slmgraph.claims`), a "Claims"
   section after entities and relationships: the claims whose subject is a
   member, ranked by the degrees of subject and object, in what the budget
   leaves (ARCHITECTURE.md stage 6: "source/target/claims/description"). A community
   whose members have no claims gets the same context as with claims off.
+
+The per-build budget (``Settings.report_budget`` prompt tokens per corpus
+token, beyond the fixed prefix) ties the report stage's cost to the corpus:
+on 8 podcast files whole descriptions made the reports evaluate 1.8 prompt
+tokens per corpus token, more than the extraction
+(benchmarks/results/bound_ratio_s8.md).
 
 The model writes JSON (title, summary, findings, rating, rating_explanation)
 under a schema. A community carried down unchanged from the level above
@@ -36,6 +51,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
@@ -349,14 +365,6 @@ def _edge_rank(r: RelationshipRow) -> tuple:
     return -r.combined_degree, -r.weight, r.rel_id
 
 
-def _entity_line(e: EntityRow) -> str:
-    return f"{e.name},{e.type},{e.description}"
-
-
-def _rel_line(r: RelationshipRow, by_id: dict[int, EntityRow]) -> str:
-    return f"{by_id[r.source_id].name},{by_id[r.target_id].name},{r.description},{r.weight:g}"
-
-
 #: Header of the claims section of report and local search contexts.
 CLAIMS_HEADER = "-----Claims-----\nsubject,object,type,status,dates,description"
 
@@ -386,18 +394,80 @@ def claim_line(c: dict) -> str:
     return f"{c['subject']},{c['object'] or ''},{c['type']},{c['status']},{dates},{c['description']}"
 
 
+#: Header lines of a community's element context (GraphRAG's report context tables).
+HEAD_ENTITIES = "-----Entities-----\nentity,type,description"
+HEAD_RELATIONSHIPS = "-----Relationships-----\nsource,target,description,weight"
+HEAD_SUBREPORTS = "-----Sub-community reports-----"
+#: Tokens of a sub-community report's title in its parent's context: the schema caps a title at 80
+#: characters, about 23 tokens at client.CHARS_PER_TOKEN (3.5 characters per token).
+SUBREPORT_TITLE_TOKENS = 24
+#: Tokens of a sub-community report's summary in its parent's context when no description cap
+#: applies: the schema's 500 characters at 3.5 characters per token.
+SUBREPORT_SUMMARY_TOKENS = 144
+#: Description caps (tokens of each entity or relationship description, and of each sub-community
+#: report's summary, in a report context) that the per-build report budget chooses among, most
+#: generous first; None keeps whole descriptions. A ladder rather than a continuous value, so that
+#: an incremental update that changes the corpus a little keeps the same cap and the index cache
+#: still answers the reports of unchanged communities. It stops at 24 tokens, roughly one sentence (a
+#: judgement, not a measurement): a shorter cut leaves a fragment, so below it the budget keeps
+#: fewer lines instead (the lowest-ranked relationships go first, as when a
+#: context is full in GraphRAG; paper sec. 3.1.5).
+DESCRIPTION_CAPS = (None, 256, 128, 96, 64, 48, 32, 24)
+#: Fewest context tokens a report gets when the per-build budget has to scale contexts down beyond
+#: the smallest description cap: the section headers (24 tokens) and a line.
+MIN_SCALED_CONTEXT = 48
+
+
+def short_description(client: ModelClient, text: str | None, cap: int | None, seen: set[str]) -> tuple[str, list[str]]:
+    """A description as shown in a report context: its sentences not in ``seen`` (the sentences
+    already shown in the same context: descriptions copy the text's sentences, and an entity's
+    often repeats its relationships'), joined, then cut to ``cap`` tokens (None: whole).
+
+    Returns:
+        ``(text, new sentences)``; the caller adds the new sentences to ``seen`` when it uses the line.
+    """
+    parts = sentences(text or "") or ([text.strip()] if text and text.strip() else [])
+    new = [x for x in dict.fromkeys(parts) if x not in seen]
+    out = " ".join(" ".join(x.split()) for x in new)
+    if cap is not None and out:
+        out = client.truncate(out, cap)
+    return out, new
+
+
+def subreport_line(client: ModelClient, rep: "Report", cap: int | None) -> str:
+    """A sub-community's report as one entry of its parent's context: ``Sub-report: TITLE`` and the
+    summary on the next line, the title cut to :data:`SUBREPORT_TITLE_TOKENS` and the summary to
+    ``cap`` tokens (None: :data:`SUBREPORT_SUMMARY_TOKENS`)."""
+    title = client.truncate(" ".join(rep.title.split()), SUBREPORT_TITLE_TOKENS)
+    summary = client.truncate(" ".join(rep.summary.split()), SUBREPORT_SUMMARY_TOKENS if cap is None else cap)
+    return f"Sub-report: {title}\n{summary}"
+
+
 def element_context(client: ModelClient, entities: list[EntityRow], rels: list[RelationshipRow], budget: int,
-                    claims: list[dict] | None = None) -> tuple[str, int, bool]:
+                    claims: list[dict] | None = None, desc_tokens: int | None = None,
+                    covered: set[int] | frozenset = frozenset()) -> tuple[str, int, bool]:
     """Context text of a community's elements within ``budget`` tokens.
+
+    Relationships are ranked by combined degree (the paper's prominence,
+    sec. 3.1.5), each added with the lines of its source and target entities,
+    then the entities left, by degree. Each description is shown without the
+    sentences already shown in the context and cut to ``desc_tokens`` tokens
+    (:func:`short_description`); relationship lines carry names, not the
+    entities' descriptions.
 
     Args:
         entities: the members (``name``, ``type``, ``description``, ``degree`` read).
-        rels: the relationships inside the community.
+        rels: the relationships to show (those inside the community, or those
+            not inside a sub-community whose report stands for them).
         claims: claims whose subject is a member (dicts of
             :func:`slmgraph.claims.load_claims`); they fill what the budget
             leaves after entities and relationships, under
             :data:`CLAIMS_HEADER` (omitted when none fit). None or empty: no
             claims section.
+        desc_tokens: cap of each description, tokens (None: whole descriptions).
+        covered: ids of members whose entity lines are left out (a
+            sub-community report in the same context stands for them); their
+            names still label relationship lines.
 
     Returns:
         ``(text, tokens, complete)``; ``complete`` is False when some entities
@@ -410,34 +480,52 @@ def element_context(client: ModelClient, entities: list[EntityRow], rels: list[R
     # Names, not ids, label the rows: ids change when the graph is rebuilt, and
     # a context that depends only on content lets the index cache answer an
     # unchanged community's report after an incremental update.
-    head_e = "-----Entities-----\nentity,type,description"
-    head_r = "-----Relationships-----\nsource,target,description,weight"
-    used_e: list[int] = []
-    used_r: list[RelationshipRow] = []
-    tokens = client.count(head_e + "\n" + head_r + "\n")
+    seen: set[str] = set()
+    e_lines: list[str] = []
+    r_lines: list[str] = []
+    used_e: set[int] = set(covered)
+    tokens = client.count(HEAD_ENTITIES + "\n" + HEAD_RELATIONSHIPS + "\n")
     complete = True
+
+    def entity_line(e: EntityRow, new_seen: set[str]) -> tuple[str, list[str]]:
+        desc, new = short_description(client, e.description, desc_tokens, seen | new_seen)
+        return f"{e.name},{e.type},{desc}", new
+
     for r in ranked:
-        add = [by_id[x] for x in (r.source_id, r.target_id) if x not in used_e]
-        cost = client.count(_rel_line(r, by_id) + "\n")
-        cost += sum(client.count(_entity_line(e) + "\n") for e in add)
+        desc, new = short_description(client, r.description, desc_tokens, seen)
+        lines = [f"{by_id[r.source_id].name},{by_id[r.target_id].name},{desc},{r.weight:g}"]
+        new_seen = set(new)
+        add: list[tuple[int, str]] = []
+        for x in dict.fromkeys((r.source_id, r.target_id)):
+            if x in used_e:
+                continue
+            line, new_e = entity_line(by_id[x], new_seen)
+            new_seen.update(new_e)
+            add.append((x, line))
+        cost = sum(client.count(line + "\n") for line in lines + [a for _, a in add])
         if tokens + cost > budget:
             complete = False
             break
         tokens += cost
-        used_r.append(r)
-        used_e.extend(e.entity_id for e in add)
+        r_lines += lines
+        for x, line in add:
+            e_lines.append(line)
+            used_e.add(x)
+        seen |= new_seen
     # Entities without edges in the community (or when no edge fits), by degree.
     for e in sorted(entities, key=_entity_rank):
         if e.entity_id in used_e:
             continue
-        cost = client.count(_entity_line(e) + "\n")
+        line, new = entity_line(e, set())
+        cost = client.count(line + "\n")
         if tokens + cost > budget:
             complete = False
             break
         tokens += cost
-        used_e.append(e.entity_id)
-    lines = [head_e] + [_entity_line(by_id[i]) for i in used_e] + [head_r]
-    lines += [_rel_line(r, by_id) for r in used_r]
+        e_lines.append(line)
+        used_e.add(e.entity_id)
+        seen.update(new)
+    lines = [HEAD_ENTITIES] + e_lines + [HEAD_RELATIONSHIPS] + r_lines
     used_c: list[str] = []
     head_c = client.count(CLAIMS_HEADER + "\n")
     for c in _ranked_claims(claims or [], by_id):
@@ -537,7 +625,10 @@ class ReportsResult:
     ``cache_hits`` (worker processes included), ``written_by`` (``model`` or ``data``:
     :func:`data_report`), ``findings`` (``model`` or ``text``), ``ungrounded_fields_replaced``,
     the thread plan (``workers``, ``threads``, ``startup_seconds``); ``skipped`` with
-    ``reason`` under ``--no-reports``, when ``removed`` counts the reports of an earlier run deleted."""
+    ``reason`` under ``--no-reports``, when ``removed`` counts the reports of an earlier run deleted;
+    the per-build report budget (:class:`ReportBudget`): ``budget_tokens`` (0: none),
+    ``planned_tokens`` (prompt tokens beyond the fixed prefix the model-written reports were planned
+    to evaluate), ``description_tokens`` (the description cap; None: whole) and ``budget_scale``."""
     reports: int = 0
     carried: int = 0
     single: int = 0
@@ -552,6 +643,10 @@ class ReportsResult:
     skipped: bool = False
     reason: str = ""
     removed: int = 0
+    budget_tokens: int = 0
+    planned_tokens: int = 0
+    description_tokens: int | None = None
+    budget_scale: float = 1.0
 
 
 def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, progress: bool = True,
@@ -598,7 +693,15 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     ents = {e.entity_id: e for e in rows(con, EntityRow, "SELECT entity_id, name, type, description, degree "
                                                          "FROM entities")}
     rels = rows(con, RelationshipRow, "SELECT rel_id, source_id, target_id, description, weight, combined_degree "
-                                      "FROM relationships")
+                                      "FROM relationships ORDER BY rel_id")
+    out_of: dict[int, list[RelationshipRow]] = {}
+    for r in rels:
+        out_of.setdefault(r.source_id, []).append(r)
+
+    def inner_rels(mem: list[int]) -> list[RelationshipRow]:
+        mset = set(mem)
+        return sorted((r for e in mset for r in out_of.get(e, []) if r.target_id in mset), key=lambda r: r.rel_id)
+
     claims_of: dict[int, list[dict]] = {}
     for c in load_claims(store) if settings.claims else []:
         claims_of.setdefault(c["subject_id"], []).append(c)
@@ -613,14 +716,16 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     max_size = max((len(m) for m in members.values()), default=1)
     common = set() if by_model else lowercase_words(
         r[0] for r in con.execute("SELECT text FROM text_units").fetchall())
-    system, budget = "", 0
+    system, budget, call_overhead = "", 0, 0
     if by_model:
         system = prompts.text("report_system" if with_findings else "report_system_short")
-        overhead = client.overhead(system, prompts.fill("report_user", context=""))
+        empty = prompts.fill("report_user", context="")
+        overhead = client.overhead(system, empty)
         budget = min(settings.report_context_tokens, client.n_ctx - settings.report_max_tokens) - overhead
         if budget < MIN_REPORT_CONTEXT_TOKENS:
             raise UserError(f"the {client.n_ctx}-token window leaves no room for a community report's context: "
                             "raise --n-ctx")
+        call_overhead = len(model.prompt_tokens(model.render(system, empty))[1])
     reports: dict[int, Report] = {}
     stats = {"reports": 0, "carried": 0, "single": 0,
              "written_by": "model" if by_model else "data",
@@ -630,11 +735,17 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     with store.transaction():
         store.clear("reports")
     written = [c for c in comms if c.carried_from is None]
-    levels = sorted({c.level for c in written}, reverse=True)
     looped = {r.source_id for r in rels if r.source_id == r.target_id}
-    n_calls = sum(1 for c in written
-                  if len(members.get(c.community_id, [])) > 1 or set(members.get(c.community_id, [])) & looped) \
-        if by_model else 0
+    call_ids = [c.community_id for c in written
+                if len(members.get(c.community_id, [])) > 1 or set(members.get(c.community_id, [])) & looped] \
+        if by_model else []
+    n_calls = len(call_ids)
+    inner = {c.community_id: inner_rels(members.get(c.community_id, [])) for c in comms}
+    corpus_tokens = int(con.execute("SELECT coalesce(sum(n_tokens), 0) FROM documents").fetchone()[0])
+    plan_b = plan_report_budget(client, call_ids, members, children, {c.community_id for c in written}, ents, inner,
+                                budget, call_overhead, round(settings.report_budget * corpus_tokens))
+    stats.update(budget_tokens=plan_b.budget_tokens, planned_tokens=plan_b.planned_tokens,
+                 description_tokens=plan_b.desc_tokens, budget_scale=plan_b.scale)
     plan = None
     if n_calls and (model_factory is not None or model.path is not None):
         plan = stage_plan(model, settings, n_calls, say)
@@ -664,47 +775,80 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
 
     remote = {"calls": 0, "hits": 0}  # model calls and cache hits in worker processes
 
-    def rounds(pool):
-        for level in levels:
-            tasks, pending = [], {}
-            for com in written:
-                cid = com.community_id
-                if com.level != level:
-                    continue
-                mem = members.get(cid, [])
-                mset = set(mem)
-                e_rows = [ents[e] for e in mem]
-                r_rows = [r for r in rels if r.source_id in mset and r.target_id in mset]
-                c_rows = [c for e in mem for c in claims_of.get(e, [])]
-                if not by_model:
-                    commit(without_orders(data_report(cid, level, e_rows, r_rows, c_rows, max_size, common),
-                                          e_rows))
-                    stats["single"] += len(mem) == 1 and not r_rows
-                    continue
-                if len(mem) == 1 and not r_rows:
-                    e = e_rows[0]
-                    commit(without_orders(Report(
-                        cid, level, e.name, e.description or f"{e.name} ({e.type}) is mentioned in the documents.",
-                        text_findings([], [], claims=c_rows) if c_rows else [],
-                        0.0, "A single entity with no relationships.", 0, "entity"), e_rows))
-                    stats["single"] += 1
-                    continue
-                ctx, ntok, complete = element_context(client, e_rows, r_rows, budget, c_rows)
-                kind = "elements"
-                if not complete and children.get(cid):
-                    ctx, ntok = _subreport_context(client, cid, children, reports, members, e_rows, r_rows,
-                                                   budget, c_rows)
-                    kind = "sub-reports"
-                pending[cid] = (cid, level, e_rows, r_rows, c_rows, ctx, ntok, kind)
-                tasks.append((cid, prompts.fill("report_user", context=ctx), None))
-            if pool is None:
-                for cid, user, _ in tasks:
-                    commit(finish(pending[cid], _write(client, system, user, settings, with_findings)))
+    # A community is ready once its children's reports are committed (a parent reads only its own
+    # children's reports), so a parent is written as soon as its last child is, not after the whole
+    # level: no worker waits at a level's end while another finishes that level's last report.
+    parent_of = {c.community_id: c.parent_id for c in comms}
+    level_of = {c.community_id: c.level for c in comms}
+    need = {c.community_id: 0 for c in written}
+    for c in written:
+        if c.parent_id in need:
+            need[c.parent_id] += 1
+    ready = deque(cid for cid in (c.community_id for c in written) if not need[cid])
+    tasks: list[tuple] = []
+    pending: dict[int, tuple] = {}
+
+    def done(cid: int) -> None:
+        p = parent_of.get(cid)
+        if p in need:
+            need[p] -= 1
+            if not need[p]:
+                ready.append(p)
+
+    def release() -> None:
+        """Build the context of every ready community: commit those that need no model call, queue
+        the others' prompts in ``tasks``."""
+        while ready:
+            cid = ready.popleft()
+            level = level_of[cid]
+            mem = members.get(cid, [])
+            e_rows = [ents[e] for e in mem]
+            r_rows = inner[cid]
+            c_rows = [c for e in mem for c in claims_of.get(e, [])]
+            if not by_model:
+                commit(without_orders(data_report(cid, level, e_rows, r_rows, c_rows, max_size, common), e_rows))
+                stats["single"] += len(mem) == 1 and not r_rows
+                done(cid)
+                continue
+            if len(mem) == 1 and not r_rows:
+                e = e_rows[0]
+                commit(without_orders(Report(
+                    cid, level, e.name, e.description or f"{e.name} ({e.type}) is mentioned in the documents.",
+                    text_findings([], [], claims=c_rows) if c_rows else [],
+                    0.0, "A single entity with no relationships.", 0, "entity"), e_rows))
+                stats["single"] += 1
+                done(cid)
+                continue
+            b, cap = plan_b.context[cid], plan_b.desc_tokens
+            sub = _subreport_context(client, cid, children, reports, members, e_rows, r_rows, b, c_rows, cap) \
+                if children.get(cid) else None
+            if sub is not None:
+                ctx, ntok, _ = sub
+                kind = "sub-reports"
             else:
-                for cid, _key, text, calls, puts, _worker in pool.results(tasks):
-                    remote["calls"] += len(calls)
-                    remote["hits"] += not calls
-                    commit(finish(pending.pop(cid), text), calls, puts)
+                ctx, ntok, _ = element_context(client, e_rows, r_rows, b, c_rows, cap)
+                kind = "elements"
+            pending[cid] = (cid, level, e_rows, r_rows, c_rows, ctx, ntok, kind)
+            tasks.append((cid, prompts.fill("report_user", context=ctx), None))
+
+    def rounds(pool):
+        release()
+        if pool is None:
+            i = 0
+            while i < len(tasks):
+                cid, user, _ = tasks[i]
+                i += 1
+                commit(finish(pending.pop(cid), _write(client, system, user, settings, with_findings)))
+                done(cid)
+                release()
+        else:
+            # The pool sends the tasks release() appends while this loop runs.
+            for cid, _key, text, calls, puts, _worker in pool.results(tasks):
+                remote["calls"] += len(calls)
+                remote["hits"] += not calls
+                commit(finish(pending.pop(cid), text), calls, puts)
+                done(cid)
+                release()
 
     try:
         if plan is None:
@@ -749,24 +893,170 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     return ReportsResult(**stats)
 
 
-def _subreport_context(client, cid, children, reports, members, e_rows, r_rows, budget,
-                       claims=None) -> tuple[str, int]:
-    """Sub-community reports (largest first), then top elements (and claims), within ``budget``."""
-    kids = sorted(children[cid], key=lambda k: (-len(members.get(k, [])), k))
-    parts = ["-----Sub-community reports-----"]
-    used = client.count(parts[0] + "\n")
+def _subreport_context(client: ModelClient, cid: int, children: dict[int, list[int]], reports: dict[int, "Report"],
+                       members: dict[int, list[int]], e_rows: list[EntityRow], r_rows: list[RelationshipRow],
+                       budget: int, claims: list[dict] | None = None,
+                       desc_tokens: int | None = None) -> tuple[str, int, bool] | None:
+    """A parent community's context with its children's reports standing for their elements.
+
+    GraphRAG paper sec. 3.1.5: sub-community summaries substitute for the
+    element summaries they cover. A child's report (:func:`subreport_line`)
+    replaces the child's members and inner relationships when it is shorter
+    in tokens than their lines (with the same ``desc_tokens`` cap); children
+    are taken largest first while they fit ``budget``. Then the elements no
+    report stands for (:func:`element_context` with the covered members'
+    lines left out): the relationships between children, the members of
+    children without a report (a child carried down from this community is
+    written after it) and the claims.
+
+    Returns:
+        ``(text, tokens, complete)``, or None when no child's report replaced
+        its elements (the caller uses the element context).
+    """
+    kids = sorted(children.get(cid, []), key=lambda k: (-len(members.get(k, [])), k))
+    used = client.count(HEAD_SUBREPORTS + "\n")
+    parts = [HEAD_SUBREPORTS]
+    head = client.count(HEAD_ENTITIES + "\n" + HEAD_RELATIONSHIPS + "\n")
+    covered: set[int] = set()
+    inside: list[set[int]] = []
+    complete = True
     for k in kids:
         rep = reports.get(k)
         if rep is None:
             continue
-        text = f"Sub-report: {rep.title}\n{rep.summary}"
-        n = client.count(text + "\n")
-        if used + n > budget * 3 // 4:
-            break
-        parts.append(text)
+        kset = set(members.get(k, []))
+        line = subreport_line(client, rep, desc_tokens)
+        n = client.count(line + "\n")
+        k_e = [e for e in e_rows if e.entity_id in kset]
+        k_r = [r for r in r_rows if r.source_id in kset and r.target_id in kset]
+        _, n_el, _ = element_context(client, k_e, k_r, 1 << 30, None, desc_tokens)
+        if n >= n_el - head:
+            continue  # the child's elements are as short as its report: they stay
+        if used + n > budget:
+            complete = False
+            continue
+        parts.append(line)
         used += n
-    rest, n_rest, _ = element_context(client, e_rows, r_rows, budget - used, claims)
-    return "\n".join(parts) + "\n" + rest, used + n_rest
+        covered |= kset
+        inside.append(kset)
+    if not covered:
+        return None
+    rest_r = [r for r in r_rows if not any(r.source_id in ks and r.target_id in ks for ks in inside)]
+    rest, n_rest, done = element_context(client, e_rows, rest_r, budget - used, claims, desc_tokens, covered)
+    return "\n".join(parts) + "\n" + rest, used + n_rest, complete and done
+
+
+@dataclass
+class ReportBudget:
+    """The per-build report budget's decision (:func:`plan_report_budget`).
+
+    ``budget_tokens``: prompt tokens the report calls may evaluate beyond the
+    fixed prefix (``Settings.report_budget`` x corpus tokens; 0 = no per-build
+    budget); ``planned_tokens``: what the plan expects them to evaluate;
+    ``desc_tokens``: the description cap chosen (None: whole descriptions);
+    ``scale``: share of each report's planned context it gets (1.0 unless the
+    smallest cap is still over budget); ``context``: ``community_id -> context
+    budget`` in tokens of each model-written report.
+    """
+    budget_tokens: int = 0
+    planned_tokens: int = 0
+    desc_tokens: int | None = None
+    scale: float = 1.0
+    context: dict | None = None
+
+
+def plan_report_budget(client: ModelClient, calls: list[int], members: dict[int, list[int]],
+                       children: dict[int, list[int]], reported: set[int], ents: dict[int, EntityRow],
+                       inner: dict[int, list[RelationshipRow]], window_budget: int, call_overhead: int,
+                       budget_tokens: int) -> ReportBudget:
+    """Choose the description cap (and, if need be, a scale) that keeps the report calls within
+    ``budget_tokens`` evaluated prompt tokens.
+
+    The plan counts, for each model-written report, the per-call prompt tokens
+    beyond the fixed prefix (``call_overhead``: template and instructions
+    around an empty context) and its context: the lines of its elements with
+    descriptions cut to the cap, a child's report line
+    (:data:`SUBREPORT_TITLE_TOKENS` + the summary at the cap) instead of its
+    elements where that is shorter, capped by ``window_budget``. Line costs are
+    added per line (tokenization across line ends may differ by a token) and
+    without sentence de-duplication, so the plan is an upper bound within that
+    rounding, for which each context is allowed 1/16 + 4 tokens more than its
+    plan (and counted so). The first cap of :data:`DESCRIPTION_CAPS` whose plan fits is
+    taken; when even the smallest does not, every report keeps a floor (its
+    headers and one line: :data:`MIN_SCALED_CONTEXT` tokens, or for a parent
+    one child's report line) and what its plan holds above the floor is scaled
+    by the same share (in 1/32 steps) to fit, keeping its top-ranked lines;
+    the floors alone may exceed the budget. The plan depends only on the data,
+    never on the number of workers.
+
+    Args:
+        calls: community ids of the reports the model writes.
+        reported: ids of every community that gets a report before its parent
+            (model-written or single-entity; not carried-down copies).
+        inner: ``community_id -> relationships inside it``.
+        budget_tokens: 0 = no per-build budget (whole descriptions, ``window_budget`` each).
+
+    Returns:
+        :class:`ReportBudget`.
+    """
+    if not calls:
+        return ReportBudget(budget_tokens, 0, None, 1.0, {})
+    head = client.count(HEAD_ENTITIES + "\n" + HEAD_RELATIONSHIPS + "\n")
+    head_sub = client.count(HEAD_SUBREPORTS + "\n")
+    e_cost = {eid: (client.count(f"{e.name},{e.type},\n"), client.count(e.description or "")) for eid, e in ents.items()}
+    r_cost: dict[int, tuple[int, int]] = {}
+    for rs in inner.values():
+        for r in rs:
+            if r.rel_id not in r_cost:
+                r_cost[r.rel_id] = (client.count(f"{ents[r.source_id].name},{ents[r.target_id].name},,{r.weight:g}\n"),
+                                    client.count(r.description or ""))
+
+    def lines(eids, rels, cap) -> int:
+        c = cap if cap is not None else 1 << 30
+        return (sum(e_cost[e][0] + min(e_cost[e][1], c) for e in eids)
+                + sum(r_cost[r.rel_id][0] + min(r_cost[r.rel_id][1], c) for r in rels))
+
+    floor: dict[int, int] = {}
+
+    def planned(cid: int, cap: int | None) -> int:
+        mem = members.get(cid, [])
+        summary = SUBREPORT_SUMMARY_TOKENS if cap is None else min(cap, SUBREPORT_SUMMARY_TOKENS)
+        covered: set[int] = set()
+        inside: list[set[int]] = []
+        subs = 0
+        for k in children.get(cid, []):
+            if k not in reported:
+                continue
+            rep = 4 + SUBREPORT_TITLE_TOKENS + summary
+            if rep < lines(members.get(k, []), inner.get(k, []), cap):
+                subs += rep
+                kset = set(members.get(k, []))
+                covered |= kset
+                inside.append(kset)
+        rels = [r for r in inner.get(cid, []) if not any(r.source_id in ks and r.target_id in ks for ks in inside)]
+        n = head + lines([e for e in mem if e not in covered], rels, cap) + (head_sub + subs if subs else 0)
+        # Fewest tokens this context is scaled down to: the headers and one line (a parent: one
+        # child's report, else it would read its child's top line and repeat the child's prompt).
+        floor[cid] = min(n, max(MIN_SCALED_CONTEXT, head + head_sub + 4 + SUBREPORT_TITLE_TOKENS + summary
+                                if subs else MIN_SCALED_CONTEXT))
+        return min(window_budget, n)
+
+    for cap in DESCRIPTION_CAPS:
+        plan = {cid: planned(cid, cap) for cid in calls}
+        if not budget_tokens:
+            return ReportBudget(0, sum(plan.values()) + call_overhead * len(calls), cap, 1.0,
+                                {cid: window_budget for cid in calls})
+        # Each context may use a little more than its plan (tokenization across line ends); that room
+        # is part of the plan, and the contexts never exceed it, so the calls stay within the budget.
+        context = {cid: min(window_budget, n + n // 16 + 4) for cid, n in plan.items()}
+        total = sum(context.values()) + call_overhead * len(calls)
+        if total <= budget_tokens:
+            return ReportBudget(budget_tokens, total, cap, 1.0, context)
+    room = budget_tokens - call_overhead * len(calls) - sum(floor[cid] for cid in plan)
+    above = sum(n - floor[cid] for cid, n in plan.items())
+    scale = max(0, int(32 * room / max(1, above))) / 32
+    context = {cid: min(window_budget, floor[cid] + int((n - floor[cid]) * scale)) for cid, n in plan.items()}
+    return ReportBudget(budget_tokens, sum(context.values()) + call_overhead * len(calls), cap, scale, context)
 
 
 def _store_report(store: Store, client: ModelClient, rep: Report) -> None:

@@ -127,6 +127,9 @@ SPEC: tuple[Key, ...] = (
     Key("report_context_tokens", "community reports", "int", "context budget of one report prompt, in tokens",
         minimum=100),
     Key("report_max_tokens", "community reports", "int", "completion cap of one report, in tokens", minimum=1),
+    Key("report_budget", "community reports", "float", "model-written reports' prompt tokens (beyond the fixed "
+        "prefix) per corpus token for the whole build; the description cap that fits is chosen; 0 = no budget",
+        "--report-budget", minimum=0),
     Key("reports", "community reports", "choice", "who writes community reports: model, data (no model call), "
         "auto (model if >= 1B parameters) or none (the stage is skipped: --no-reports; only lazy, local, basic "
         "and ts search answer)", "--reports", choices=("auto", "model", "data", "none")),

@@ -224,3 +224,14 @@ def test_entity_types_are_deduplicated_and_shares_must_be_finite():
         _settings(build_parser().parse_args(["query", "q", "--db", "x", "--local-shares", "nan,1,1,1"]))
     with pytest.raises(UserError, match="--n-ctx 0"):
         _settings(build_parser().parse_args(["index", "in", "--db", "x", "--n-ctx", "0"]))
+
+
+@pytest.mark.parametrize("value", ["-0.5", "inf", "nan"])
+def test_a_negative_or_infinite_report_budget_is_one_line_error(tmp_path, capsys, value):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "a.txt").write_text("Alice Smith met Bob Jones in Paris.\n", encoding="utf-8")
+    code, _, err = _run(capsys, "index", str(tmp_path / "c"), "--db", str(tmp_path / "x.duckdb"), "--quiet",
+                        "--report-budget", value)
+    assert code == 2
+    _one_line_error(err, "--report-budget", value)
+    assert not (tmp_path / "x.duckdb").exists()

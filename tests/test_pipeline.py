@@ -128,7 +128,7 @@ def test_another_input_folder_needs_replace(tmp_path, corpus):
 def test_report_context_respects_budget_and_ranks_by_combined_degree():
     model = FakeModel()
     client = ModelClient(model, None, "r")
-    ents = ent_rows([(i, f"E{i}", "person", "word " * 5, 10 - i) for i in range(1, 8)])
+    ents = ent_rows([(i, f"E{i}", "person", f"word{i} " * 5, 10 - i) for i in range(1, 8)])
     rels = rel_rows([(10 + i, 1, i, f"rel{i} " * 4, 1.0, 20 - i) for i in range(2, 8)])
     text, tokens, complete = element_context(client, ents, rels, 60)
     assert tokens <= 60 and not complete
