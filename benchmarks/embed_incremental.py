@@ -127,8 +127,11 @@ def changes(emb, before: dict, after: dict) -> dict:
         b, a = before[kind], after[kind]
         ids_b = list(b)
         ids_a = list(a)
-        wb = dict(zip(ids_b, (key(w) for w in windows(emb, [b[i] for i in ids_b]))))
-        wa = dict(zip(ids_a, (key(w) for w in windows(emb, [a[i] for i in ids_a]))))
+        win_b = windows(emb, [b[i] for i in ids_b])
+        win_a = windows(emb, [a[i] for i in ids_a])
+        wb = dict(zip(ids_b, (key(w) for w in win_b)))
+        wa = dict(zip(ids_a, (key(w) for w in win_a)))
+        len_a = dict(zip(ids_a, (len(w) for w in win_a)))
         all_b = set(wb.values())
         same = [i for i in ids_a if i in b]
         text_changed = [i for i in same if a[i] != b[i]]
@@ -137,7 +140,10 @@ def changes(emb, before: dict, after: dict) -> dict:
                      "same_id_text_changed": len(text_changed),
                      "same_id_window_changed": sum(wa[i] != wb[i] for i in text_changed),
                      "new_id": len(new), "new_id_window_known": sum(wa[i] in all_b for i in new),
-                     "windows_new_to_the_index": len(set(wa.values()) - all_b)}
+                     "windows_new_to_the_index": len(set(wa.values()) - all_b),
+                     # What keying by item id encodes: every new or changed item, whole window each.
+                     "word_pieces_first_build": sum(len(w) for w in win_b),
+                     "word_pieces_new_or_changed": sum(len_a[i] for i in new + text_changed)}
     return out
 
 
@@ -219,6 +225,15 @@ def render(data: dict) -> list[str]:
             e = r[name]["embed"]
             lines.append(f"| {label} | {name.replace('_', ' ')} | " + " | ".join(_embed_cell(e, k) for k in KINDS)
                          + " |")
+    lines += ["", "Word pieces encoded by the embedder, against what encoding every new or changed item "
+              "(by item id, as before) reads:", "",
+              "| run | build | encoded | by item id |", "|---|---|---|---|"]
+    for label, r in runs.items():
+        c = r["changes_at_add"]
+        for name, field in (("first_build", "word_pieces_first_build"), ("incremental", "word_pieces_new_or_changed")):
+            by_id = sum(c[k].get(field, 0) for k in c)
+            lines.append(f"| {label} | {name.replace('_', ' ')} | {r[name]['embed'].get('word_pieces', by_id)} | "
+                         f"{by_id} |")
     lines += ["", "What changed between the two builds, per kind (windows = the first 256 word pieces the "
               "embedder reads):", "",
               "| run | kind | before | after | same id | same id, text changed | of those, window changed | "
