@@ -42,12 +42,14 @@ from pathlib import Path
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
 # The gold loader, the scorer and the per-document indexing live in the package (``slmgraph bench --gold``
-# uses them too); re-exported here for the benchmark's callers and tests.
-from slmgraph.gold import (EXCLUDED_TYPES, GOLD_TYPES, Counts, DocScore, GoldDoc, GoldEntity,  # noqa: F401
-                           Prediction, WordTokenizer, detokenize, graph_stage, index_document, load_gold,
+# uses them too); re-exported here (``__all__``) for the benchmark's callers (extraction_errors.py) and tests.
+from slmgraph.gold import (GOLD_TYPES, Prediction, WordTokenizer, detokenize, index_document, load_gold,
                            read_prediction, run_config, score_document)
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
+
+__all__ = ["CONFIGS", "DEFAULT_GOLD", "GOLD_TYPES", "Prediction", "WordTokenizer", "config_settings", "detokenize",
+           "index_document", "load_gold", "main", "model_path_of", "read_prediction", "run_config", "score_document"]
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"

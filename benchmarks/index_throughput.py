@@ -33,6 +33,7 @@ Usage::
         [--add DIR] [--compare-executors] [--plan-units K] [--no-estimate] [--name NAME]
         [--descriptions model] [--reports model] [--workers W] [--threads T]
     python benchmarks/index_throughput.py --estimate-only --name NAME
+    python benchmarks/index_throughput.py --shape-bounds-only --name NAME
 
 CORPUS defaults to the podcast sample. Writes ``benchmarks/results/NAME.md``
 and ``.json`` (NAME defaults to ``index_throughput``). Run it on an idle
@@ -51,7 +52,7 @@ import time
 from pathlib import Path
 
 from slmgraph.batch import plan_threads
-from slmgraph.bench import ledger, raw_rates
+from slmgraph.bench import ledger, raw_rates, raw_rates_at
 from slmgraph.config import Settings, physical_cores
 from slmgraph.extract import run_extraction
 from slmgraph.ingest import ingest, read_documents
@@ -77,6 +78,28 @@ def _raw_worker(path: str, threads: int, barrier, out) -> None:
     out.put(raw_rates(m))
 
 
+def _collect(out, procs) -> list:
+    """One result per process from ``out``, then join them.
+
+    Raises:
+        RuntimeError: a process died before putting its result (its traceback is on stderr).
+    """
+    import queue
+
+    rates = []
+    while len(rates) < len(procs):
+        try:
+            rates.append(out.get(timeout=5))
+        except queue.Empty:
+            if any(p.exitcode not in (None, 0) for p in procs):
+                for p in procs:
+                    p.kill()
+                raise RuntimeError("a raw-speed process failed (its traceback is above)") from None
+    for p in procs:
+        p.join()
+    return rates
+
+
 def raw_speed(path: str, workers: int, threads: int) -> tuple[float, float]:
     """Aggregate (prompt tok/s, generation tok/s) of ``workers`` processes x ``threads`` running at once."""
     ctx = mp.get_context("spawn")
@@ -84,10 +107,70 @@ def raw_speed(path: str, workers: int, threads: int) -> tuple[float, float]:
     procs = [ctx.Process(target=_raw_worker, args=(path, threads, barrier, out)) for _ in range(workers)]
     for p in procs:
         p.start()
-    rates = [out.get() for _ in procs]
-    for p in procs:
-        p.join()
+    rates = _collect(out, procs)
     return sum(r[0] for r in rates), sum(r[1] for r in rates)
+
+
+def _shape_worker(path: str, threads: int, shape: tuple[int, int, int], barrier, out) -> None:
+    """One process: load the model, wait for the others, time calls of ``shape``
+    (:func:`slmgraph.bench.raw_rates_at`)."""
+    m = LlamaModel(path, n_ctx=max(4096, sum(shape) + 64), n_threads=threads)
+    barrier.wait()
+    out.put(raw_rates_at(m, *shape))
+
+
+def raw_speed_at(path: str, workers: int, threads: int, shape: tuple[int, int, int]) -> tuple[float, float]:
+    """Aggregate (prompt tok/s, generation tok/s) of ``workers`` processes x ``threads`` at once, each
+    timing calls of ``shape`` = (cached prefix, evaluated prompt, completion) tokens."""
+    ctx = mp.get_context("spawn")
+    barrier, out = ctx.Barrier(workers), ctx.Queue()
+    procs = [ctx.Process(target=_shape_worker, args=(path, threads, shape, barrier, out)) for _ in range(workers)]
+    for p in procs:
+        p.start()
+    rates = _collect(out, procs)
+    return sum(r[0] for r in rates), sum(r[1] for r in rates)
+
+
+def stage_shapes(led: dict) -> dict[str, tuple[int, int, int]]:
+    """Per pipeline stage with model calls, its mean call shape from the ledger:
+    ``(cached prefix, evaluated prompt, completion)`` tokens per call (choices generate none)."""
+    tot: dict[str, list[int]] = {}
+    for lstage, l in led.items():
+        t = tot.setdefault(STAGE_OF.get(lstage, lstage), [0, 0, 0, 0])
+        t[0] += l["calls"]
+        t[1] += l["reused_tokens"]
+        t[2] += l["evaluated_tokens"]
+        t[3] += l["completion_tokens"]
+    return {k: (round(c / n), max(1, round(p / n)), round(g / n)) for k, (n, c, p, g) in tot.items() if n}
+
+
+def add_shape_bounds(ix: dict, led: dict, path: str, plan, one: int) -> dict:
+    """Measure the raw speed at each model stage's mean call shape (:func:`raw_speed_at`, with the stage's
+    process plan) and add ``shape_bound_seconds`` and ``wall_over_shape_bound`` to ``ix["stages"]``.
+
+    The bound of issue 12 is evaluated prompt tokens / prompt speed + completion tokens / generation
+    speed; a speed taken at a 600-token context (:func:`raw_speed`) understates the cost of a call that
+    evaluates and generates at positions 1,000-2,000 (attention grows with the position), so the ratio
+    against it counts llama.cpp's own cost at long contexts as our overhead. This one does not: what is
+    left is ours (grammar sampling, Python per token, the writer, idle workers at the end of a level).
+
+    Returns:
+        ``{stage: {"shape": [cached, prompt, completion], "prompt_tok_s", "gen_tok_s"}}``.
+    """
+    out = {}
+    for stage, shape in stage_shapes(led).items():
+        st = ix["stages"].get(stage)
+        if st is None or not st["calls"]:
+            continue
+        workers, threads = (plan.workers, plan.threads) if st["workers"] > 1 else (1, one)
+        print(f"raw llama.cpp speed at the {stage} stage's call shape {shape} with {workers} x {threads} ...",
+              flush=True)
+        p_rate, g_rate = raw_speed_at(path, workers, threads, shape)
+        bound = st["evaluated_tokens"] / p_rate + (st["completion_tokens"] / g_rate if g_rate else 0.0)
+        st["shape_bound_seconds"] = round(bound, 1)
+        st["wall_over_shape_bound"] = round(st["seconds"] / bound, 2) if bound else None
+        out[stage] = {"shape": list(shape), "prompt_tok_s": round(p_rate, 1), "gen_tok_s": round(g_rate, 1)}
+    return out
 
 
 def compare_plans(input_dir: Path, model, k: int, cores: int) -> list[dict]:
@@ -372,6 +455,23 @@ def estimate_against(name: str, from_file: Path | None = None, note: str = "") -
     path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
+def shape_bounds_against(name: str, model: str | None) -> None:
+    """Measure the raw speed at each model stage's call shape for the finished run
+    ``benchmarks/results/NAME.json`` (its ledger and process plan, :func:`add_shape_bounds`) and record the
+    bound ratios there (``.json`` and ``.md``). Run it on the machine and load of the run."""
+    from types import SimpleNamespace
+
+    path = RESULTS / f"{name}.json"
+    result = json.loads(path.read_text(encoding="utf-8"))
+    plan = SimpleNamespace(**result["plan"])
+    result["raw_at_shape"] = add_shape_bounds(result["index"], result["ledger"], str(model or default_model_path()),
+                                              plan, result.get("one_process_threads", result["cores"]))
+    result["raw_at_shape_loadavg"] = benchkit.loadavg()
+    lines = render(result)
+    print("\n".join(lines))
+    benchkit.write_results(name, lines, result)
+
+
 def main() -> None:
     """Parse the arguments, measure, print the tables and write the results files."""
     import os
@@ -399,6 +499,9 @@ def main() -> None:
                     help="as 'slmgraph index --reports' (model: the model writes the community reports)")
     ap.add_argument("--workers", type=int, default=None, help="as 'slmgraph index --workers'")
     ap.add_argument("--threads", type=int, default=None, help="as 'slmgraph index --threads'")
+    ap.add_argument("--shape-bounds-only", action="store_true",
+                    help="only measure the raw speed at each model stage's call shape for the finished run "
+                         "benchmarks/results/NAME.json and add the bound ratios at call shape")
     ap.add_argument("--estimate-only", action="store_true",
                     help="only run 'slmgraph estimate' on the corpus of benchmarks/results/NAME.json (a finished "
                          "run) and record its prediction and error there")
@@ -411,6 +514,9 @@ def main() -> None:
         return
     if args.estimate_only:
         estimate_against(args.name, args.estimate_from, args.note)
+        return
+    if args.shape_bounds_only:
+        shape_bounds_against(args.name, args.model)
         return
     corpus = (args.input or args.corpus).resolve()
     cores = physical_cores()
@@ -469,6 +575,7 @@ def main() -> None:
     result["index"]["load_and_setup_seconds"] = round(
         run["wall_seconds"] - sum(s["seconds"] for s in result["index"]["stages"].values()), 1)
     result["ledger"] = led
+    result["raw_at_shape"] = add_shape_bounds(result["index"], led, path, plan, one)
     if "estimate" in result:
         result["estimate"]["error"] = round(result["estimate"]["total_seconds"] / run["wall_seconds"] - 1, 3)
     result["index"]["loadavg_end"] = benchkit.loadavg()
@@ -513,12 +620,14 @@ def main() -> None:
 
 def _stage_rows(ix: dict) -> list[str]:
     lines = ["| stage | wall s | model calls | evaluated prompt tok | reused | completion tok | bound s | "
-             "wall / bound | peak PSS MB | DuckDB MB at end |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "wall / bound | bound at call shape s | wall / shape bound | peak PSS MB | DuckDB MB at end |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in ix["stages"].items():
         reuse = s["reused_tokens"] / max(1, s["reused_tokens"] + s["evaluated_tokens"])
         lines.append(f"| {name} | {s['seconds']} | {s['calls']} | {s['evaluated_tokens']:,} | "
                      f"{reuse:.0%} | {s['completion_tokens']:,} | {s.get('bound_seconds', '')} | "
-                     f"{s.get('wall_over_bound', '') or ''} | {s['peak_mb']} | {s['db_mb']} |")
+                     f"{s.get('wall_over_bound', '') or ''} | {s.get('shape_bound_seconds', '')} | "
+                     f"{s.get('wall_over_shape_bound', '') or ''} | {s['peak_mb']} | {s['db_mb']} |")
     lines += ["", f"Whole build: {ix['wall_seconds']} s for {ix['corpus_tokens']:,} corpus tokens = "
                   f"**{ix['ms_per_corpus_token']} ms per corpus token**; prompt tokens evaluated per corpus "
                   f"token **{ix['evaluated_per_corpus_token']}** ({ix['evaluated_tokens']:,} evaluated); completion "
@@ -551,6 +660,13 @@ def render(r: dict) -> list[str]:
         lines.append("")
     ix = r["index"]
     lines += ["## The index run", ""] + _stage_rows(ix)
+    if r.get("raw_at_shape"):
+        la = f" (load average {r['raw_at_shape_loadavg']})" if r.get("raw_at_shape_loadavg") else ""
+        lines += ["", f"Bound at call shape: the raw speed measured again after the run{la}, with the stage's process "
+                  "plan, at the stage's mean call shape (cached prefix, evaluated prompt, completion tokens; "
+                  "arg-max, no grammar): " + "; ".join(
+                      f"{k} {tuple(v['shape'])}: prompt {v['prompt_tok_s']} tok/s, generation {v['gen_tok_s']} tok/s"
+                      for k, v in r["raw_at_shape"].items()) + ".", ""]
     lines += [f"Model load and setup outside the stages: {ix['load_and_setup_seconds']} s; DuckDB file "
               f"{ix['db_mb']} MB.", ""]
     if "estimate" in r:

@@ -175,17 +175,25 @@ class Model(Protocol):
         n_params: parameter count (stages let models of 1B or more write more).
         path: the GGUF file, or None for a model with no file (a fake): worker
             processes load their own copy from it.
-        n_threads: llama.cpp threads this process uses (the thread budget); 0 for
-            a model that runs no llama.cpp threads (a fake), whose callers then
-            use the settings' budget.
+        n_threads: llama.cpp threads this process uses (the thread budget, final
+            once :meth:`reserve_threads` has run); 0 for a model that runs no
+            llama.cpp threads (a fake), whose callers then use the settings' budget.
+        n_ctx_train: the window the model was trained for, tokens (0 when unknown):
+            the largest ``--n-ctx`` it accepts.
     """
 
     name: str
     fingerprint: str
     n_ctx: int
+    n_ctx_train: int
     n_params: int
     path: Path | None
     n_threads: int
+
+    def reserve_threads(self) -> int:
+        """Claim this process's threads before the first model call (see LlamaModel.reserve_threads);
+        returns ``n_threads``."""
+        ...
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids of ``text`` in the model's own tokenizer (no BOS)."""
@@ -438,6 +446,12 @@ class _LlamaAdapter:
         """The window the model was trained for, tokens (0 when unknown)."""
         return int(self.llm._model.n_ctx_train())
 
+    def set_threads(self, n: int) -> None:
+        """Run generation and prompt evaluation on ``n`` llama.cpp threads from the next decode on
+        (``llama_set_n_threads`` on the context; the load-time ``n_threads`` apply until then)."""
+        self.lc.llama_set_n_threads(self.llm._ctx.ctx, n, n)
+        self.llm.n_threads = self.llm.n_threads_batch = n
+
     def n_params(self) -> int:
         """Parameter count from the GGUF."""
         return int(self.llm._model.n_params())
@@ -508,6 +522,11 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return x - m - np.log(np.sum(np.exp(x - m)))
 
 
+#: A requested window larger than this many tokens (the default --n-ctx) is checked against the model's
+#: trained window before the model is loaded (:class:`LlamaModel`); smaller ones after, at no extra cost.
+PRECHECK_N_CTX = 8192
+
+
 def _trained_window(llama_cpp, path: Path) -> int | None:
     """The context window (tokens) the GGUF at ``path`` was trained for, from its ``<arch>.context_length``
     metadata (GGUF spec), read by a vocabulary-only load (about 0.2 s for the bundled model); None when
@@ -535,13 +554,20 @@ class LlamaModel:
         n_threads: threads for generation and prompt evaluation; keep
             workers x threads <= physical cores (OpenMP threads spin).
         seed: sampler seed.
+        claim: ``requested threads -> granted threads``, called once, when the
+            first model call is about to run (:meth:`reserve_threads`): the
+            machine-wide thread budget of :func:`load_model`, whose warning about
+            other slmgraph processes is then said only by a process that runs the
+            model (a query answered with no model call says nothing). None: use
+            ``n_threads`` as given (worker processes, whose parent claims for them).
 
     Raises:
-        UserError: the file is missing, is not a GGUF file, or llama.cpp cannot
-            load it.
+        UserError: the file is missing, is not a GGUF file, llama.cpp cannot
+            load it, or ``n_ctx`` exceeds the window the model was trained for.
     """
 
-    def __init__(self, path: str | Path, n_ctx: int = 8192, n_threads: int = 2, seed: int = 42):
+    def __init__(self, path: str | Path, n_ctx: int = 8192, n_threads: int = 2, seed: int = 42,
+                 claim: Callable[[int], int] | None = None):
         path = check_gguf(Path(path).expanduser())
         try:
             import llama_cpp
@@ -549,21 +575,41 @@ class LlamaModel:
             raise UserError("llama-cpp-python is not installed: run the README's install command") from None
         kwargs = dict(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
                       seed=seed, verbose=False, n_batch=512, use_mmap=True)
-        try:
-            self._lc = _LlamaAdapter.load(llama_cpp, **kwargs)
-        except (ValueError, RuntimeError) as exc:
-            train = _trained_window(llama_cpp, path)
-            if train and n_ctx > train:  # llama.cpp fails to allocate a huge window before we can compare
-                raise UserError(f"--n-ctx {n_ctx} exceeds the {train}-token window {path.name} was trained for: "
-                                f"pass --n-ctx {train} or less") from None
-            raise UserError(f"llama.cpp could not load {path} ({str(exc)[:80]}): check the file is a complete GGUF") from None
+        install_log_filter()
+        # llama.cpp's lines about a failed load are held back: the failure is reported as one line of ours.
+        too_large = None
+        with held_log() as held:
+            failure = None
+            # A window past the default is checked against the trained one before it is allocated: llama.cpp
+            # allocates the whole KV cache at load, and --n-ctx 999999999 got the process killed (out of memory).
+            train = _trained_window(llama_cpp, path) if n_ctx > PRECHECK_N_CTX else None
+            if train and n_ctx > train:
+                too_large = train
+            else:
+                try:
+                    self._lc = _LlamaAdapter.load(llama_cpp, **kwargs)
+                except (ValueError, RuntimeError) as exc:
+                    failure = str(exc)
+                    train = train or _trained_window(llama_cpp, path)
+                    if train and n_ctx > train:
+                        too_large = train
+        if too_large:
+            raise UserError(f"--n-ctx {n_ctx} exceeds the {too_large}-token window {path.name} was trained for: "
+                            f"pass --n-ctx {too_large} or less") from None
+        if failure is not None:
+            why = next((line.strip() for line in held if line.strip()), failure)
+            raise UserError(f"llama.cpp could not load {path} ({why[:120]}): check the file is a complete GGUF") \
+                from None
+        for line in held:  # a load that succeeded: its real error lines (rare) are shown after all
+            print(line, end="", flush=True, file=sys.stderr)
         self.path = path
-        self.n_threads = n_threads  #: llama.cpp threads of this process
+        self.n_threads = n_threads  #: llama.cpp threads of this process (final after reserve_threads())
+        self._claim = claim
         self.name = path.name
         self.fingerprint = file_fingerprint(path)
         self.llm = self._lc.llm
         self.n_ctx = self.llm.n_ctx()
-        train = self._lc.n_ctx_train()
+        train = self.n_ctx_train = self._lc.n_ctx_train()  #: the window the model was trained for, tokens (0 unknown)
         if train and self.n_ctx > train:
             raise UserError(f"--n-ctx {self.n_ctx} exceeds the {train}-token window {path.name} was trained for: "
                             f"pass --n-ctx {train} or less")
@@ -592,6 +638,19 @@ class LlamaModel:
         if tok is None or tok < 0:
             return ""
         return self.llm.detokenize([tok], special=True).decode("utf-8", errors="ignore")
+
+    def reserve_threads(self) -> int:
+        """This process's llama.cpp threads, claimed from the machine-wide budget on the first call
+        (the ``claim`` given at load, which may lower them and warn about other slmgraph processes);
+        called before every model call, and by a stage before it plans worker processes. Returns
+        the thread count."""
+        if self._claim is not None:
+            claim, self._claim = self._claim, None
+            granted = claim(self.n_threads)
+            if granted != self.n_threads:
+                self._lc.set_threads(granted)
+                self.n_threads = granted
+        return self.n_threads
 
     # --- tokens -----------------------------------------------------------
     def tokenize(self, text: str) -> list[int]:
@@ -661,10 +720,10 @@ class LlamaModel:
         Raises:
             ValueError: prompt + max_tokens exceed the window (callers budget first).
         """
-        llm = self.llm
         tokens = list(fixed) + list(rest)
         if len(tokens) + max_tokens > self.n_ctx:
             raise ValueError(f"prompt {len(tokens)} + max_tokens {max_tokens} > n_ctx {self.n_ctx}")
+        self.reserve_threads()
         t0 = time.perf_counter()
         reused, cached = self._eval_prompt(fixed, tokens)
         t_prompt = time.perf_counter() - t0
@@ -698,6 +757,43 @@ class LlamaModel:
             return 0
         return len(fixed)
 
+    def raw_seconds(self, fixed: list[int], rest: list[int], n_gen: int) -> tuple[float, float]:
+        """llama.cpp's own cost of one call of a given shape, for the bound of a stage's wall-clock.
+
+        ``rest`` is evaluated as one batch after ``fixed`` (taken from the KV
+        cache, as :meth:`complete` does), then ``n_gen`` tokens are generated
+        one at a time by arg-max with no grammar, no loop guard and
+        end-of-generation tokens skipped, so exactly ``n_gen`` are produced at
+        the positions a real call of this shape reaches (attention cost grows
+        with the position, so a speed measured at a short context understates
+        the cost of a long call).
+
+        Returns:
+            ``(prompt seconds, generation seconds)``, wall-clock.
+
+        Raises:
+            ValueError: ``rest`` is empty or the call would exceed the window.
+        """
+        if not rest or len(fixed) + len(rest) + n_gen > self.n_ctx:
+            raise ValueError(f"raw call of {len(fixed)} + {len(rest)} + {n_gen} tokens does not fit "
+                             f"n_ctx {self.n_ctx} (or has no prompt)")
+        self.reserve_threads()
+        llm, lc = self.llm, self._lc
+        self._ensure_fixed(list(fixed))
+        t0 = time.perf_counter()
+        llm.n_tokens = len(fixed)
+        llm.eval(list(rest))
+        t1 = time.perf_counter()
+        for _ in range(n_gen):
+            logits = lc.logits()
+            tok = int(np.argmax(logits))
+            if lc.is_eog(tok):
+                masked = logits.copy()
+                masked[tok] = -np.inf
+                tok = int(np.argmax(masked))
+            llm.eval([tok])
+        return t1 - t0, time.perf_counter() - t1
+
     def score_options(self, fixed: list[int], rest: list[int], options: list[str]) -> Choice:
         """Score fixed options after ``fixed + rest`` by the model's token probabilities.
 
@@ -728,6 +824,7 @@ class LlamaModel:
         tokens = list(fixed) + list(rest)
         if len(tokens) + max(len(t) for t in opt_toks) > self.n_ctx:
             raise ValueError(f"prompt {len(tokens)} + options > n_ctx {self.n_ctx}")
+        self.reserve_threads()
         t0 = time.perf_counter()
         reused, cached = self._eval_prompt(fixed, tokens)
         t_prompt = time.perf_counter() - t0
@@ -803,6 +900,7 @@ class LlamaModel:
         need = len(full) + len(extra) + (1 if choices else max_tokens)
         if need > self.n_ctx:
             raise ValueError(f"follow-up needs {need} tokens > n_ctx {self.n_ctx}")
+        self.reserve_threads()
         t0 = time.perf_counter()
         # Positions where the original evaluation could be resumed: segment
         # boundaries, and any position inside a one-token-at-a-time segment.
@@ -962,19 +1060,22 @@ def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int,
 
     The thread count is checked against the other slmgraph processes on the
     machine (:func:`slmgraph.threads.claim_threads`) so that llama.cpp threads
-    across processes do not exceed the cores.
+    across processes do not exceed the cores, when the first model call is
+    about to run (:meth:`LlamaModel.reserve_threads`): a command that makes no
+    model call (an extractive query, the default index under 1B parameters)
+    claims no thread and says nothing about other processes.
 
     Raises:
         UserError: no such model file, or it cannot be loaded.
     """
-    import sys
-
     from .threads import claim_threads
 
     path = check_gguf(Path(model_path).expanduser() if model_path else default_model_path())
-    n_threads = claim_threads(n_threads, threads_explicit,
-                              lambda msg: print(f"slmgraph: warning: {msg}", file=sys.stderr))
-    return LlamaModel(path, n_ctx=n_ctx, n_threads=n_threads, seed=seed)
+
+    def claim(requested: int) -> int:
+        return claim_threads(requested, threads_explicit, lambda msg: log.warning("slmgraph: warning: %s", msg))
+
+    return LlamaModel(path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, claim=claim)
 
 
 # --- llama.cpp's own log lines: keep its real errors on stderr, drop the ones that are not ---
@@ -994,6 +1095,7 @@ _GGML_ERROR = 3
 _GGML_CONT = 5
 _log_callback = None  # keeps the ctypes callback alive while llama.cpp holds it
 _log_last_shown = False
+_log_held: list[str] | None = None  # lines held back by held_log(), else None (printed)
 
 
 def keep_log_line(level: int, text: str, verbose: bool) -> bool:
@@ -1008,8 +1110,26 @@ def keep_log_line(level: int, text: str, verbose: bool) -> bool:
     return _log_last_shown
 
 
+@contextmanager
+def held_log():
+    """Within the block, the llama.cpp log lines :func:`keep_log_line` keeps are appended to the
+    yielded list instead of being printed (the caller decides: a model load that fails with a
+    reason of ours drops them, e.g. the two lines about a context window too large to allocate).
+    Needs :func:`install_log_filter`; blocks nest (the innermost holds)."""
+    global _log_held
+    outer, _log_held = _log_held, []
+    try:
+        yield _log_held
+    finally:
+        _log_held = outer
+
+
 def install_log_filter() -> None:
-    """Route llama.cpp's log through :func:`keep_log_line` (idempotent; a no-op without llama-cpp-python)."""
+    """Route llama.cpp's log through :func:`keep_log_line` (idempotent; a no-op without llama-cpp-python).
+
+    Called by every :class:`LlamaModel` load (and by the CLI first), so no llama.cpp line below
+    ERROR reaches stderr on a normal load, whatever the entry point (CLI, API, worker process).
+    """
     global _log_callback
     if _log_callback is not None:
         return
@@ -1023,7 +1143,10 @@ def install_log_filter() -> None:
     def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
         line = text.decode("utf-8", errors="replace")
         if keep_log_line(level, line, lib_logger.level <= logging.DEBUG and lib_logger.level != logging.NOTSET):
-            print(line, end="", flush=True, file=sys.stderr)
+            if _log_held is not None:
+                _log_held.append(line)
+            else:
+                print(line, end="", flush=True, file=sys.stderr)
 
     _log_callback = callback
     llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))

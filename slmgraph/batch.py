@@ -333,7 +333,8 @@ def stage_plan(model, settings: Settings, n_tasks: int, say: Callable[[str], Non
 
     Cores: with ``--threads`` given, the physical cores other slmgraph
     processes leave free (:mod:`slmgraph.threads`); else this process's granted
-    budget (``model.n_threads``). Then :func:`plan_threads`; its warning goes
+    budget (``model.reserve_threads()``: the stage is about to run the model, so
+    the process claims its threads now). Then :func:`plan_threads`; its warning goes
     to ``say``. With ``--executor ray`` the plan is per node: each actor gets
     ``plan.threads`` llama.cpp threads and the actors are ``plan.workers``
     unless ``--workers`` says otherwise (a cluster has more cores than this
@@ -342,10 +343,11 @@ def stage_plan(model, settings: Settings, n_tasks: int, say: Callable[[str], Non
     from .config import physical_cores
     from .threads import claimed_elsewhere
 
+    granted = model.reserve_threads()
     if settings.threads_explicit:
         cores = max(1, physical_cores() - claimed_elsewhere())
     else:
-        cores = model.n_threads or settings.n_threads
+        cores = granted or settings.n_threads
     plan = plan_threads(cores, n_tasks, settings.workers, settings.n_threads if settings.threads_explicit else None)
     if plan.warning and say:
         say(f"warning: {plan.warning}")

@@ -221,6 +221,36 @@ def raw_rates(model, repeats: int = 3) -> tuple[float, float]:
     return p_tok / p_sec if p_sec else 0.0, g_tok / g_sec if g_sec else 0.0
 
 
+def raw_rates_at(model, cached: int, prompt: int, completion: int, repeats: int = 2) -> tuple[float, float]:
+    """Raw (prompt tokens/s, generation tokens/s) of a loaded llama.cpp model at one call shape.
+
+    The shape of a stage's mean model call: ``cached`` tokens of fixed prefix
+    taken from the KV cache, ``prompt`` tokens evaluated after it, ``completion``
+    tokens generated (:meth:`slmgraph.backend.LlamaModel.raw_seconds`: arg-max,
+    no grammar, no loop guard). Text: the bundled sample's tokens, repeated as
+    needed; each repeat starts ``prompt`` at another offset. Used for the bound
+    of a stage (benchmarks/index_throughput.py), where :func:`raw_rates`, taken at
+    a 600-token context, understates long calls.
+
+    Raises:
+        ValueError: the shape does not fit the model's window (``prompt`` >= 1 needed).
+    """
+    from .samples import DULCE
+
+    base = model.tokenize(DULCE.read_text(encoding="utf-8"))
+    need = cached + prompt * repeats + 16
+    toks = (base * (need // max(1, len(base)) + 1))[:need]
+    fixed = toks[:cached]
+    p_sec = g_sec = 0.0
+    for i in range(repeats):
+        start = cached + i * prompt
+        ps, gs = model.raw_seconds(fixed, toks[start:start + max(1, prompt)], completion)
+        p_sec += ps
+        g_sec += gs
+    return (max(1, prompt) * repeats / p_sec if p_sec else 0.0,
+            completion * repeats / g_sec if g_sec and completion else 0.0)
+
+
 def ledger(db: str | Path, run_id: str) -> dict:
     """Per-stage model figures of one run from the ``llm_calls`` ledger.
 

@@ -306,6 +306,7 @@ def clear_claims(store: Store) -> int:
     n = store.count("claims")
     if n or store.count("claim_extractions"):
         with store.transaction() as con:
+            store.set_meta("complete", "0")  # the index changes until the pipeline's last stage
             con.execute("DELETE FROM claims")
             con.execute("DELETE FROM claim_extractions")
     return n
@@ -327,9 +328,14 @@ def run_claims(store: Store, client: ModelClient, prompts: Prompts, settings: Se
         (claims in the index).
     """
     con = store.con
-    with store.transaction():
-        for table in ("claims", "claim_extractions"):
-            con.execute(f"DELETE FROM {table} WHERE chunk_id NOT IN (SELECT chunk_id FROM text_units)")
+    gone = con.execute("SELECT count(*) FROM claim_extractions WHERE chunk_id NOT IN "
+                       "(SELECT chunk_id FROM text_units)").fetchone()[0] + con.execute(
+        "SELECT count(*) FROM claims WHERE chunk_id NOT IN (SELECT chunk_id FROM text_units)").fetchone()[0]
+    if gone:  # (nothing is written when nothing is gone: a no-op re-run leaves the file as it is)
+        with store.transaction():
+            store.set_meta("complete", "0")
+            for table in ("claims", "claim_extractions"):
+                con.execute(f"DELETE FROM {table} WHERE chunk_id NOT IN (SELECT chunk_id FROM text_units)")
     prompt_fp = prompts.digest("claims_system", "claims_user", "claims_example")
     model_fp = client.model.fingerprint
     names: dict[str, dict[str, str]] = {}
@@ -349,6 +355,8 @@ def run_claims(store: Store, client: ModelClient, prompts: Prompts, settings: Se
     stats = {"extracted": 0, "reused": reused, "no_entities": 0, "claims": 0, "dropped": 0, "ungrounded": 0,
              "self": 0, "invalid": 0, "descriptions_replaced": 0, "status": {}}
     next_id = (con.execute("SELECT max(claim_id) FROM claims").fetchone()[0] or 0) + 1
+    if todo:
+        store.set_meta("complete", "0")  # the index changes from here until the pipeline's last stage
     bar = tqdm(todo, desc="claims", unit="unit", disable=not progress or not todo, dynamic_ncols=True)
     for chunk_id, text, key in bar:
         ex = extract_claims(client, prompts, system, text, names.get(chunk_id, {}), settings)

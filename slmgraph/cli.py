@@ -521,6 +521,26 @@ def max_question_tokens(n_ctx: int) -> int:
     return n_ctx // 8
 
 
+def question_too_long(n_q: int, n_ctx: int, n_ctx_train: int) -> str:
+    """The message refusing a question of ``n_q`` tokens in an ``n_ctx``-token window (one line).
+
+    The remedy is a window the model accepts: the smallest multiple of 1,024 tokens whose eighth holds
+    the question, when that is within ``n_ctx_train`` (the window the model was trained for; 0 =
+    unknown, no upper bound); else only shortening the question, to what the trained window allows.
+    """
+    limit = max_question_tokens(n_ctx)
+    head = (f"the question is {n_q} tokens long; at most {limit} (an eighth of the {n_ctx}-token window) leave "
+            "room for the context and the answer")
+    need = -(-8 * n_q // 1024) * 1024
+    if not n_ctx_train or need <= n_ctx_train:
+        return f"{head}: shorten it, or pass --n-ctx {need}"
+    most = max_question_tokens(n_ctx_train)
+    if most <= limit:
+        return f"{head}: shorten it to at most {limit} tokens (the model's trained window is {n_ctx_train} tokens)"
+    return (f"{head}: shorten it to at most {most} tokens with --n-ctx {n_ctx_train} (the model's trained "
+            f"window), or to {limit} as it is")
+
+
 def read_question(args) -> str:
     """The question of ``slmgraph query``: the argument, standard input for ``-``, or ``--question-file``.
 
@@ -575,9 +595,7 @@ def run_query(args, s: Settings) -> dict:
         model = load_model(model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
         n_q = len(model.tokenize(question))
         if n_q > max_question_tokens(s.n_ctx):
-            raise UserError(f"the question is {n_q} tokens long; at most {max_question_tokens(s.n_ctx)} (an eighth of "
-                            f"the {s.n_ctx}-token window) leave room for the context and the answer: shorten it, or "
-                            "raise --n-ctx")
+            raise UserError(question_too_long(n_q, s.n_ctx, model.n_ctx_train))
         args.question = question
         client = ModelClient(model, store, new_run_id())
         stream = not args.json and sys.stdout.isatty()

@@ -69,6 +69,15 @@ class ModelClient:
         """Context window of the model, tokens."""
         return self.model.n_ctx
 
+    def _window_remedy(self) -> str:
+        """What to do about a prompt that does not fit the window: a larger ``--n-ctx`` only when the
+        model accepts one (its trained window, ``Model.n_ctx_train``, is larger or unknown)."""
+        train = self.model.n_ctx_train
+        if train and self.model.n_ctx >= train:
+            return f"lower --chunk-size (the {train}-token window the model was trained for is its largest --n-ctx)"
+        return (f"raise --n-ctx (up to {train}, the model's trained window)" if train else "raise --n-ctx") + \
+            ", or lower --chunk-size"
+
     def count(self, text: str) -> int:
         """Tokens of ``text`` in the model's tokenizer."""
         return len(self.model.tokenize(text))
@@ -103,7 +112,7 @@ class ModelClient:
         room = self.model.n_ctx - n_prompt
         if room < MIN_ROOM_TOKENS:
             raise UserError(f"a {stage} prompt of {n_prompt} tokens does not fit the model's {self.model.n_ctx}-token "
-                            "window: raise --n-ctx, or lower --chunk-size")
+                            f"window: {self._window_remedy()}")
         max_tokens = min(max_tokens, room)
         key = call_key([SAMPLER_VERSION, self.model.fingerprint, fixed, rest, schema, max_tokens])
         history = [(fixed, False), (rest, False)]
@@ -172,7 +181,7 @@ class ModelClient:
         n_prompt = len(fixed) + len(rest)
         if n_prompt + 8 > self.model.n_ctx:
             raise UserError(f"a {stage} prompt of {n_prompt} tokens does not fit the model's {self.model.n_ctx}-token "
-                            "window: raise --n-ctx, or lower --chunk-size")
+                            f"window: {self._window_remedy()}")
         key = call_key([SAMPLER_VERSION, self.model.fingerprint, "choose", fixed, rest, list(options)])
         if self.store is not None and use_cache:
             hit = self.store.cache_get(key)

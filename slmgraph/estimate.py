@@ -68,10 +68,15 @@ class DryRunModel:
         self.name = model.name
         self.fingerprint = "dry-run:" + model.fingerprint
         self.n_ctx = model.n_ctx
+        self.n_ctx_train = model.n_ctx_train
         self.n_params = model.n_params
         self.path = None  #: no file: extraction never starts worker processes for a dry run
         self.n_threads = model.n_threads
         self._fixed: list[int] | None = None
+
+    def reserve_threads(self) -> int:
+        """No thread is claimed: a dry run runs no llama.cpp thread."""
+        return self.n_threads
 
     def tokenize(self, text: str) -> list[int]:
         """As the real model."""

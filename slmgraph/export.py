@@ -39,7 +39,7 @@ TABLES: dict[str, str] = {
         ORDER BY d.path""",
     "text_units": """
         SELECT t.chunk_id AS id,
-               (row_number() OVER (ORDER BY t.doc_id, t.ord)) - 1 AS human_readable_id,
+               {unit_no} AS human_readable_id,
                t.text, t.n_tokens,
                [t.doc_id] AS document_ids,
                coalesce((SELECT list(CAST(e.entity_id AS VARCHAR) ORDER BY e.entity_id)
@@ -48,7 +48,7 @@ TABLES: dict[str, str] = {
                          FROM relationship_text_units r WHERE r.chunk_id = t.chunk_id), []) AS relationship_ids,
                {covariate_ids} AS covariate_ids,
                t.doc_id, t.ord, t.tok_start, t.tok_end
-        FROM text_units t ORDER BY t.doc_id, t.ord""",
+        FROM text_units t ORDER BY human_readable_id""",
     "entities": """
         SELECT CAST(e.entity_id AS VARCHAR) AS id, e.entity_id AS human_readable_id,
                e.name AS title, e.type, e.description,
@@ -136,7 +136,11 @@ def export(store: Store, out: str | Path, fmt: str = "parquet") -> list[Path]:
     has_claims = store.has_table("claims") and store.count("claims") > 0
     cov_ids = ("coalesce((SELECT list(CAST(c.claim_id AS VARCHAR) ORDER BY c.claim_id) FROM claims c "
                "WHERE c.chunk_id = t.chunk_id), [])" if store.has_table("claims") else "[]::VARCHAR[]")
-    queries = {name: sql.replace("{covariate_ids}", cov_ids) for name, sql in TABLES.items()}
+    # A text unit's human_readable_id is the number answers cite (slmgraph.search.unit_numbers): the stored
+    # unit_no, or for an index of schema version 1 not yet migrated the numbering that version cited.
+    unit_no = "t.unit_no" if store.has_unit_numbers() else "row_number() OVER (ORDER BY t.doc_id, t.ord)"
+    queries = {name: sql.replace("{covariate_ids}", cov_ids).replace("{unit_no}", unit_no)
+               for name, sql in TABLES.items()}
     if has_claims:
         queries["covariates"] = COVARIATES
     written = []

@@ -876,6 +876,8 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
              "startup_seconds": 0.0, "left_out": 0, "units_over_budget": 0, "choices": 0, "rejected": 0,
              "languages": {}, "ner_model": getattr(nlp, "meta", {}).get("name") if nlp is not None else None,
              "budget": settings.candidate_budget(calls_model)}
+    if todo and only is None:
+        store.set_meta("complete", "0")  # the index changes from here until the pipeline's last stage
     parallel = calls_model and todo and (model_factory is not None or getattr(model, "path", None) is not None)
     plan = None
     if parallel:

@@ -400,12 +400,24 @@ class IngestResult:
     unit_tokens: int
 
 
+def next_unit_no(store: Store) -> int:
+    """The citation number the next new text unit gets: past every number ever given in this index
+    (meta ``next_unit_no``, kept when text units are removed, so a number never names another unit)."""
+    top = store.con.execute("SELECT coalesce(max(unit_no), 0) FROM text_units").fetchone()[0]
+    return max(int(top) + 1, int(store.get_meta("next_unit_no") or 1))
+
+
 def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, overlap: int) -> IngestResult:
     """Bring ``documents`` and ``text_units`` in line with ``docs``, in one transaction.
 
     Unchanged text units are kept (so their extractions are kept); text units
     of removed or changed documents are deleted with their extraction records,
-    mentions and claims.
+    mentions and claims. New text units get the next index-wide citation numbers
+    (``unit_no``) in the order of ``docs`` (sorted paths) and position: a number is
+    given once, when its text unit is first ingested, so adding a file never renumbers
+    the text units already cited in answers (:func:`next_unit_no`). When anything
+    changes, meta ``complete`` is set to 0 in the same transaction; when nothing
+    does, nothing is written.
 
     Returns:
         dict with counts: ``documents``, ``text_units``, ``added_units``,
@@ -426,7 +438,19 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     gone_units = sorted(have_units - set(wanted_units))
     new_units = [u for u in units if u.chunk_id not in have_units]
     gone_docs = sorted(have_docs - set(wanted_docs))
+    changed_docs = [d for d in docs if d.doc_id in have_docs]
+    if changed_docs:
+        old = {r[0]: tuple(r[1:]) for r in con.execute(
+            "SELECT doc_id, path, title, n_chars, n_tokens FROM documents").fetchall()}
+        changed_docs = [d for d in changed_docs
+                        if old.get(d.doc_id) != (d.path, d.title, len(d.text), doc_tokens[d.doc_id])]
+    if not (gone_units or gone_docs or new_units or changed_docs or any(d.doc_id not in have_docs for d in docs)):
+        # Nothing to write: a no-op re-run leaves the tables (and the file) as they are.
+        return IngestResult(documents=len(docs), text_units=len(units), added_units=0, removed_units=0,
+                            removed_documents=0, tokens=sum(doc_tokens.values()),
+                            unit_tokens=sum(u.n_tokens for u in units))
     with store.transaction():
+        store.set_meta("complete", "0")  # with the change itself: a crash after it leaves the index marked unfinished
         if gone_units:
             con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
             con.executemany("INSERT INTO _gone VALUES (?)", [[c] for c in gone_units])
@@ -443,14 +467,16 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 con.execute("INSERT INTO documents (doc_id, path, n_chars, n_tokens, added_at, title) "
                             "VALUES (?, ?, ?, ?, current_timestamp, ?)",
                             [d.doc_id, d.path, len(d.text), doc_tokens[d.doc_id], d.title])
-            else:
-                con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ? WHERE doc_id = ?",
-                            [d.path, d.title, len(d.text), doc_tokens[d.doc_id], d.doc_id])
+        for d in changed_docs:  # same bytes, moved or re-titled (or re-tokenized)
+            con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ? WHERE doc_id = ?",
+                        [d.path, d.title, len(d.text), doc_tokens[d.doc_id], d.doc_id])
         if new_units:
+            first = next_unit_no(store)
             con.executemany("INSERT INTO text_units (chunk_id, doc_id, ord, tok_start, tok_end, n_tokens, text, "
-                            "char_start, char_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            "char_start, char_end, unit_no) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             [[u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
-                              u.char_start, u.char_end] for u in new_units])
+                              u.char_start, u.char_end, first + i] for i, u in enumerate(new_units)])
+            store.set_meta("next_unit_no", str(first + len(new_units)))
     return IngestResult(documents=len(docs), text_units=len(units), added_units=len(new_units),
                         removed_units=len(gone_units), removed_documents=len(gone_docs),
                         tokens=sum(doc_tokens.values()), unit_tokens=sum(u.n_tokens for u in units))

@@ -33,7 +33,9 @@ _GAP = r"(?:[^\S\n]+|[^\S\n]*\n[^\S\n]*)"  # spaces, or one line break (a name w
 #: Abbreviated titles written with a full stop ("Mr. Holmes"): the stop does not end a sentence.
 TITLE_ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Mx", "Dr", "Prof", "Rev", "Fr", "Sr", "Jr", "St", "Capt", "Col", "Gen",
                        "Lt", "Sgt", "Det", "Insp", "Gov", "Sen", "Rep", "Hr", "Fr")
-_TITLE_ABBR = r"(?:" + "|".join(sorted(set(TITLE_ABBREVIATIONS), key=len, reverse=True)) + r")\."
+#: Written in capitals too ("DR. BRENNER" in a transcript's speaker label, a headline).
+_TITLE_ABBR = r"(?:" + "|".join(sorted(set(TITLE_ABBREVIATIONS) | {t.upper() for t in TITLE_ABBREVIATIONS}, key=len,
+                                       reverse=True)) + r")\."
 _QUOTED = r"[\"\u201c]" + _CAP + r"[\"\u201d]"  # a nickname in quotes inside a name: Zoe "Ziggy" Marlowe
 
 #: Capitalised words that begin sentences and are not names (English).
@@ -92,11 +94,26 @@ rev reverend father fr pastor rabbi imam sister brother bishop cardinal pope
 agent officer detective det inspector sergeant sgt lieutenant lt captain capt cpt commander cmdr colonel col
 general gen major maj admiral adm corporal cpl private pvt marshal
 president vice senator sen governor gov mayor minister chancellor ambassador judge justice secretary congressman
-congresswoman representative rep
+congresswoman representative rep councillor councilor councilman councilwoman alderman alderwoman commissioner
+chairman chairwoman
 king queen prince princess duke duchess count countess baron baroness emperor empress sheikh
 agents officers detectives doctors drs professors profs messrs senators generals captains sergeants inspectors
 herr frau ministerin bundesminister bundesministerin bürgermeister bürgermeisterin kanzler kanzlerin präsident
 präsidentin professorin doktor minister
+""".split())
+
+
+#: Last words that make a name an organisation, place, work or event rather than a person ("Dartmouth
+#: College", "Soviet Union"): entity resolution's person shape (:func:`slmgraph.resolve.person_shaped`) and the
+#: candidate pass's affiliation split (:func:`slmgraph.ner._affiliation_parts`) read them.
+NOT_PERSON_HEADS = frozenset("""
+college university school institute academy museum library channel radio tv network union company corporation
+group center centre foundation society association council committee agency department ministry bank fund
+river lake sea ocean island mountain mountains valley park street road avenue square bridge city town county
+state states kingdom republic hall house church temple hospital station base lab labs laboratory systems press
+times post news journal magazine project program programme team podcast show series war wars age era revolution
+death trek web office research market shop store hotel restaurant cafe bar pub farm mill factory port harbour
+harbor airport market square quay pier
 """.split())
 
 

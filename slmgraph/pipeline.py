@@ -85,23 +85,24 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
 
     Raises:
         UserError: bad input folder, model or ``--db`` (nothing in the index
-            is changed before the input has been read successfully).
+            is changed before the input has been read successfully; every such
+            error comes before the input's warnings, e.g. skipped files, are said).
         StorageError: a write or checkpoint failed (disk full): the index stays
             marked incomplete, committed work is kept, the same call resumes.
     """
-    docs, warnings = read_documents(input_path)
-    for w in warnings:
-        say(f"warning: {w}")
     root = str(Path(input_path).expanduser().resolve())
-    prompts = Prompts(settings.prompts_dir)
-    # Check --db before the (slow) model load.
+    # Check --db (and --replace) before any work or output: reading the input, its warnings, the model load.
     old_root, n_docs = Store.precheck(db_path, wait=wait, on_wait=say)
     if old_root and old_root != root and not replace and n_docs:
         raise UserError(f"index {db_path} was built from {old_root}, not {root}: pass --replace to "
                         "re-index it from the new input, or pick another --db")
+    prompts = Prompts(settings.prompts_dir)
+    docs, warnings = read_documents(input_path)
     if model is None:
         model = load_model(settings.model_path, settings.n_ctx, settings.n_threads, settings.seed,
                            settings.threads_explicit)
+    for w in warnings:  # after every check that can refuse the command (the model's --n-ctx is one)
+        say(f"warning: {w}")
     store = Store(db_path, create=True, wait=wait, on_wait=say)
     try:
         old_root = store.get_meta("input_root")
@@ -113,8 +114,12 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         build_key = dumps({"settings": settings.index_fingerprint(), "model": str(model.path or model.name),
                            "prompts": str(Path(settings.prompts_dir).resolve()) if settings.prompts_dir else ""})
         up_to_date_before = store.get_meta("complete") == "1" and store.get_meta("build_key") == build_key
+        # meta complete = 0 from the first write of a run until its last stage: here when the settings,
+        # model or prompts changed; otherwise by the stage that first finds work (ingest, extraction,
+        # claims), so a re-run with nothing to do writes only its stage_runs rows.
+        if not up_to_date_before or old_root != root:
+            store.set_meta("complete", "0")
         store.set_meta("input_root", root)
-        store.set_meta("complete", "0")
         store.set_meta("model_path", str(model.path or ""))
         store.set_meta("model_name", model.name)
         store.set_meta("model_params", str(getattr(model, "n_params", None) or ""))
@@ -169,7 +174,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             # Rebuilding the graph, communities, reports and embeddings would give the same tables and
             # rewrite most of the file (it grew 7.4 -> 11.8 MB on the demo) for nothing.
             say("graph, communities, reports, embed: up to date (no new or changed text unit, same settings)")
-            store.set_meta("complete", "1")
+            store.set_meta("complete", "1")  # written only if a stage marked it 0 (set_meta skips an equal value)
             out["up_to_date"] = True
             return out
         embedder: list = []  # loaded on first use and shared by the graph and embed stages

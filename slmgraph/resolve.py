@@ -76,7 +76,7 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from .names import TITLES as _TITLES, tolerant_words
+from .names import NOT_PERSON_HEADS as _NOT_PERSON_HEADS, TITLES as _TITLES, tolerant_words
 
 #: Rule names in the order they are applied (the ``rule`` column of ``merge_log``).
 RULES = ("compound", "title", "name-subset", "short-form", "acronym", "embedding")
@@ -194,18 +194,9 @@ def initials(norm: str, surfaces=None) -> set[str]:
     return out
 
 
-#: Particles inside personal names ("Ludwig van Beethoven", "Leonardo da Vinci").
 #: Last words that make a name an organisation, place, work or event rather than a
 #: person, whatever type a small model gave it ("Dartmouth College", "Soviet Union").
-NOT_PERSON_HEADS = frozenset("""
-college university school institute academy museum library channel radio tv network union company corporation
-group center centre foundation society association council committee agency department ministry bank fund
-river lake sea ocean island mountain mountains valley park street road avenue square bridge city town county
-state states kingdom republic hall house church temple hospital station base lab labs laboratory systems press
-times post news journal magazine project program programme team podcast show series war wars age era revolution
-death trek web office research market shop store hotel restaurant cafe bar pub farm mill factory port harbour
-harbor airport market square quay pier
-""".split())
+NOT_PERSON_HEADS = _NOT_PERSON_HEADS  # defined with the other name rules in slmgraph.names
 
 
 def person_shaped(core: tuple[str, ...], surfaces) -> bool:

@@ -32,7 +32,10 @@ import duckdb
 from .errors import StorageError, UserError
 
 APP_ID = "slmgraph"
-SCHEMA_VERSION = "1"
+#: Meta ``schema_version`` of a current index. "2": ``text_units.unit_no``, the index-wide citation number,
+#: stored at ingestion (an index of version "1" is migrated when opened for writing, see
+#: :meth:`Store._migrate`; opened read-only, :func:`unit_numbers` numbers it as version 1 did).
+SCHEMA_VERSION = "2"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -68,6 +71,8 @@ CREATE TABLE IF NOT EXISTS extractions (
 ALTER TABLE documents ADD COLUMN IF NOT EXISTS title VARCHAR;      -- a leading file-name line, else the file's stem
 ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_start INTEGER; -- text = document text[char_start:char_end]
 ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_end INTEGER;
+ALTER TABLE text_units ADD COLUMN IF NOT EXISTS unit_no INTEGER;   -- index-wide citation number 1.., given once at
+                                                                   -- ingestion, never reused (meta next_unit_no)
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_ungrounded INTEGER;  -- entities dropped by grounding
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS gleanings INTEGER;     -- gleaning rounds that added records
 ALTER TABLE extractions ADD COLUMN IF NOT EXISTS evaluated_tokens INTEGER;   -- prompt tokens the model evaluated
@@ -227,6 +232,7 @@ class TextUnitRow(NamedTuple):
     text: str = None
     char_start: int = None
     char_end: int = None
+    unit_no: int = None
 
 
 class EntityRow(NamedTuple):
@@ -406,6 +412,7 @@ class Store:
                 self._check_app()
                 if not read_only:
                     self.con.execute(DDL)  # IF NOT EXISTS: adds tables of newer versions
+                    self._migrate()
                     self.merge_pending()
         except duckdb.Error as exc:
             raise self.storage_error(exc) from None
@@ -500,6 +507,26 @@ class Store:
         finally:
             st.close()
 
+    def _migrate(self) -> None:
+        """Bring an index written by an older version to :data:`SCHEMA_VERSION` (in one transaction).
+
+        Version 1 numbered text units for citation on the fly, 1..n in ``(doc_id, ord)`` order;
+        version 2 stores the number (``text_units.unit_no``). The migration stores exactly the
+        numbers version 1 gave, so citations in answers given before the upgrade still point at the
+        same text units; text units added later get new numbers after them.
+        """
+        if self.get_meta("schema_version") == SCHEMA_VERSION:
+            return
+        with self.transaction():
+            if self.con.execute("SELECT count(*) FROM text_units WHERE unit_no IS NULL").fetchone()[0]:
+                self.con.execute("""
+                    UPDATE text_units SET unit_no = n.no
+                    FROM (SELECT chunk_id, row_number() OVER (ORDER BY doc_id, ord) AS no FROM text_units) n
+                    WHERE text_units.chunk_id = n.chunk_id""")
+            top = self.con.execute("SELECT coalesce(max(unit_no), 0) FROM text_units").fetchone()[0]
+            self.set_meta("next_unit_no", str(max(int(top) + 1, int(self.get_meta("next_unit_no", "1")))))
+            self.set_meta("schema_version", SCHEMA_VERSION)
+
     def _check_app(self) -> None:
         try:
             row = self.con.execute("SELECT value FROM meta WHERE key = 'app'").fetchone()
@@ -519,7 +546,10 @@ class Store:
         return row[0] if row else default
 
     def set_meta(self, key: str, value: str) -> None:
-        """Store ``value`` under ``key`` in ``meta`` (replacing any old value)."""
+        """Store ``value`` under ``key`` in ``meta`` (replacing any old value); an unchanged value is
+        not written again (a no-op re-index writes as little as it can, ARCHITECTURE.md "Incremental runs")."""
+        if self.get_meta(key) == value:
+            return
         self.con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, value])
 
     # --- transactions ---------------------------------------------------
@@ -617,6 +647,13 @@ class Store:
         """True when ``table`` has ``column`` (an older index opened read-only may lack it)."""
         return bool(self.con.execute("SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
                                      [table, column]).fetchone()[0])
+
+    def has_unit_numbers(self) -> bool:
+        """True when every text unit has its stored citation number ``unit_no`` (schema version 2); False
+        for an index of version 1 opened read-only, which is numbered as that version did
+        (:func:`slmgraph.search.unit_numbers`)."""
+        return self.has_column("text_units", "unit_no") and not self.con.execute(
+            "SELECT count(*) FROM text_units WHERE unit_no IS NULL").fetchone()[0]
 
     def storage_error(self, exc: BaseException) -> StorageError:
         """The one-line :class:`StorageError` for a failed write or checkpoint ``exc`` of this index.

@@ -30,8 +30,10 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def claimed_elsewhere(registry: Path = REGISTRY) -> int:
-    """Threads claimed by other live slmgraph processes (stale claims are removed)."""
+def claimed_elsewhere(registry: Path | None = None) -> int:
+    """Threads claimed by other live slmgraph processes (stale claims are removed); ``registry``
+    defaults to :data:`REGISTRY`."""
+    registry = registry or REGISTRY
     total = 0
     if not registry.is_dir():
         return 0
@@ -50,19 +52,21 @@ def claimed_elsewhere(registry: Path = REGISTRY) -> int:
     return total
 
 
-def claim_threads(requested: int, explicit: bool, warn, registry: Path = REGISTRY, cores: int | None = None) -> int:
+def claim_threads(requested: int, explicit: bool, warn, registry: Path | None = None, cores: int | None = None) -> int:
     """Threads this process may use, registered until it exits.
 
     Args:
         requested: threads asked for (the default is the physical cores).
         explicit: the user set ``--threads``: keep it, but warn on oversubscription.
         warn: ``str -> None`` for a one-line warning.
+        registry: the claims folder (default :data:`REGISTRY`).
 
     Returns:
         ``requested`` if it fits beside the other processes' claims (or was
         explicit), else the free cores (at least 1).
     """
     cores = cores or physical_cores()
+    registry = registry or REGISTRY
     other = claimed_elsewhere(registry)
     granted = requested
     if other + requested > cores:
@@ -83,10 +87,10 @@ def claim_threads(requested: int, explicit: bool, warn, registry: Path = REGISTR
     return granted
 
 
-def update_claim(threads: int, registry: Path = REGISTRY) -> None:
+def update_claim(threads: int, registry: Path | None = None) -> None:
     """Change this process's registered thread count (e.g. to workers x threads
     while extraction worker processes run, which do not register themselves)."""
-    mine = registry / str(os.getpid())
+    mine = (registry or REGISTRY) / str(os.getpid())
     try:
         if mine.exists():
             mine.write_text(str(threads))

@@ -64,8 +64,9 @@ class FakeModel:
     path = None  #: no file: extraction runs in-process unless a test passes a model_factory
     n_threads = 0  #: runs no llama.cpp threads: the settings' thread budget applies
 
-    def __init__(self, script=None, n_ctx: int = 4096, choice_script=None):
+    def __init__(self, script=None, n_ctx: int = 4096, choice_script=None, n_ctx_train: int = 0):
         self.n_ctx = n_ctx
+        self.n_ctx_train = n_ctx_train  #: 0 = unknown, as a GGUF without the metadata
         self.script = script or default_script
         #: ``(system, user, options) -> probabilities`` (one per option, any
         #: non-negative numbers; 0 means the option has no mass) for score_options.
@@ -75,6 +76,9 @@ class FakeModel:
         self._vocab: dict[str, int] = {}
         self._inv: dict[int, str] = {}
         self._kv: list[int] = []
+
+    def reserve_threads(self) -> int:
+        return self.n_threads
 
     def tokenize(self, text: str) -> list[int]:
         # A token's id depends on its text only (not on what this instance saw

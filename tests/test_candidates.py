@@ -6,7 +6,7 @@ import pytest
 from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.config import Settings
-from slmgraph.extract import extract_nlp, extraction_warnings, run_extraction
+from slmgraph.extract import extract_nlp, extraction_warnings
 from slmgraph.ner import NER_TYPES, find_candidates, map_label, mask_markup, pipeline_for, text_language
 from slmgraph.names import normalize_name
 from slmgraph.pipeline import run_index
@@ -216,6 +216,11 @@ def test_demo_alex_mercer_is_one_person(tmp_path):
         assert not any(n.startswith(("agent ", "agents ")) and "mercer" in n for n in names)
         # fresh-eyes false entities of the demo story: the vocative pair, the emphasised thought
         assert not {"hayes mercer", "protocols", "protocol"} & names
+        # a new user's demo junk: an adjective opening a sentence ("Comms check"), a device acronym ("LED
+        # lights"), a kind of undertaking cut from its name ("Operation: Dulce"); Dulce is a place (the base)
+        assert not {"comms", "led", "operation"} & names
+        types = dict(st.con.execute("SELECT norm, type FROM entities").fetchall())
+        assert types.get("operation dulce") == "event" and types.get("dulce") == "location", types
         assert merged.get("hayes") == "jordan hayes"
         assert "Agents Alex Mercer" in files("slmgraph.samples").joinpath("dulce.txt").read_text("utf-8")
         mentioned = {r[0] for r in st.con.execute("SELECT DISTINCT norm FROM entity_mentions").fetchall()}
@@ -373,3 +378,90 @@ def test_a_name_never_runs_from_a_heading_into_the_next_paragraph(nlp):
                         {"Lake Varrin Water Project": "organization", "Lena Okafor": "person"})]:
         got = {c.name: c.type for c in find_candidates(text, TYPES, 60, nlp).candidates}
         assert got == want
+
+
+# --- a new user's false and mistyped entities (transcripts, affiliations, the demo story) ------------------
+
+
+TRANSCRIPT = ("Minutes of the water board hearing, taken by the clerk.\n"
+              "DR. BRENNER: The samples from the reservoir are ready.\n"
+              "COUNCILLOR REYES: When will the council know the results?\n"
+              "DR. BRENNER: By Friday. Anna Brenner will send them to Councillor Reyes.\n"
+              "HOST: Thank you both.\n")
+
+
+def test_capital_speaker_labels_with_titles_are_one_person_each(nlp):
+    c = names(TRANSCRIPT, nlp)
+    assert c.get("DR. BRENNER") == "person" and c.get("COUNCILLOR REYES") == "person", c
+    assert not {"DR", "BRENNER", "COUNCILLOR", "REYES", "HOST"} & set(c), c  # no pieces of a label, no role
+    m = _resolve([(n, t) for n, t in c.items()])
+    assert m["dr brenner"] == m["anna brenner"] == "anna brenner"  # the label is the full name's surname
+
+
+def test_a_person_of_an_organisation_is_two_entities_but_names_with_of_stay_whole(nlp):
+    text = ("Yesterday Marta Kellen von Bluewater Trust met the board. Dr. Ana Lopes of Harlow Museum and "
+            "Jean Dupont de la Banque Lemaire spoke after her. The Bank of America sent Ludwig van Beethoven's "
+            "letters to the Museum of Modern Art, with a portrait of Johann Wolfgang von Goethe.")
+    c = names(text, nlp)
+    assert c.get("Marta Kellen") == "person" and c.get("Bluewater Trust") == "organization", c
+    assert c.get("Ana Lopes") == "person" and c.get("Harlow Museum") == "organization", c
+    assert c.get("Jean Dupont") == "person" and "Banque Lemaire" in c, c
+    assert not any(" von Bluewater" in n or " of Harlow" in n or " de la " in n for n in c), c
+    for whole in ("Bank of America", "Ludwig van Beethoven", "Museum of Modern Art", "Johann Wolfgang von Goethe"):
+        assert whole in c, (whole, c)
+
+
+def test_the_affiliation_split_needs_a_personal_name_and_an_organisation_or_place():
+    from slmgraph.ner import _affiliation_parts
+
+    def split(text, others=None):
+        return [p[2:4] for p in _affiliation_parts(text, (0, len(text), text, "organization", "ner"), others or {},
+                                                   TYPES)]
+
+    assert split("Marta Kellen von Bluewater Trust") == [("Marta Kellen", "person"),
+                                                         ("Bluewater Trust", "organization")]
+    assert split("Pia Sorensen aus der Nordwind Stiftung") == [("Pia Sorensen", "person"),
+                                                              ("Nordwind Stiftung", "organization")]
+    assert split("Ken Obi at Lagos Harbour") == [("Ken Obi", "person"), ("Lagos Harbour", "location")]
+    for whole in ("Bank of America", "Ludwig van Beethoven", "Royal Bank of Scotland", "Supreme Soviet of the USSR",
+                  "Natural History Museum of Los Angeles County", "Harry Potter and the Order of the Phoenix",
+                  "Gulf Oil of Canada", "Prince Henry of Wales", "Johann Wolfgang von Goethe"):
+        assert split(whole) == [(whole, "organization")], whole
+    # an acronym or a place known elsewhere in the unit: split only when the name before is a person there too
+    assert split("Marta Kellen of NASA") == [("Marta Kellen of NASA", "organization")]
+    assert split("Marta Kellen of NASA", {"kellen": {"person"}}) == [("Marta Kellen", "person"),
+                                                                    ("NASA", "organization")]
+    assert split("Dr. Marta Kellen of Harrow", {"harrow": {"location"}}) == [("Dr. Marta Kellen", "person"),
+                                                                           ("Harrow", "location")]
+
+
+def test_a_kind_of_undertaking_before_a_colon_is_part_of_the_name(nlp):
+    text = ("# Operation: Dulce\n\nThe squad studied the maps of Operation: Dulce for hours. Later Sam Rivera drove "
+            "to Dulce, and Alex Mercer followed him to Dulce.")
+    c = names(text, nlp)
+    assert c.get("Operation: Dulce") == "event", c
+    assert "Operation" not in c and "Dulce" in c, c
+    assert normalize_name("Operation: Dulce") != normalize_name("Dulce")
+
+
+def test_a_sentence_opening_adjective_a_device_acronym_and_a_lone_title_are_not_names(nlp):
+    c = names('Taylor Cruz set the pace. "Eyes sharp, people. Comms check, every thirty seconds," Taylor Cruz '
+              'ordered. The operational LED lights of the GPS unit flickered. "Thank you, Councillor," said Ana Reyes.',
+              nlp)
+    assert not {"Comms", "LED", "GPS", "Councillor"} & set(c), c
+    assert "Taylor Cruz" in c
+    assert "Surreal" in names('"Surreal" is a song by Ayumi Hamasaki. "Surreal" describes her madness.', nlp)
+
+
+def test_a_name_before_a_place_noun_is_a_place(nlp):
+    c = names("They lost contact with Dulce on Monday. The squad reached Dulce base at dawn. NATO base staff "
+              "watched.", nlp)
+    assert c.get("Dulce") == "location", c
+    assert c.get("NATO", "organization") == "organization", c
+
+
+def test_an_undertaking_whose_name_only_follows_its_colon_is_still_one_name(nlp):
+    # the name after "Operation:" is sentence-initial there (after a colon) and no candidate on its own
+    c = names("The briefing room was quiet. They scanned the projectors outlining their odyssey into Operation: "
+              "Dulce. Taylor Cruz spoke first.", nlp)
+    assert "Operation" not in c and c.get("Operation: Dulce") == "event", c

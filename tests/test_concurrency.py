@@ -115,11 +115,12 @@ def test_during_an_index_run_readers_refuse_at_once_or_wait(index):
 
 @pytest.fixture
 def fake_query(monkeypatch):
-    """``slmgraph query`` with the fake model (built for the given --n-ctx) and embedder."""
+    """``slmgraph query`` with the fake model (built for the given --n-ctx, trained for 8,192 tokens as the
+    bundled model) and embedder."""
     made = []
 
     def load_model(path, n_ctx, *a, **kw):
-        made.append(FakeModel(n_ctx=n_ctx))
+        made.append(FakeModel(n_ctx=n_ctx, n_ctx_train=8192))
         return made[-1]
 
     monkeypatch.setattr(slmgraph.backend, "load_model", load_model)
@@ -181,6 +182,7 @@ def test_an_overlong_question_is_refused_with_one_line(index, capsys, fake_query
     assert code == 2
     lines = [x for x in err.splitlines() if x.strip()]
     assert len(lines) == 1 and "the question is 5800 tokens long; at most 1024" in lines[0]
+    assert "--n-ctx" not in lines[0] and "shorten it to at most 1024 tokens" in lines[0]  # 8,192 is the model's most
     assert max_question_tokens(2048) == 256
     assert not [m for m in fake_query if m.calls]  # refused before any model call
 

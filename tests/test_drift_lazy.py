@@ -4,7 +4,7 @@ import json
 import re
 
 import pytest
-from conftest import FakeEmbedder, FakeModel, default_script, stage_of
+from conftest import FakeEmbedder, FakeModel, default_script
 
 from slmgraph.cli import main
 from slmgraph.client import ModelClient

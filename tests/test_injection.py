@@ -3,7 +3,6 @@ text units but never become entities, report titles or findings, or answer text;
 document text reaches the model inside triple quotes."""
 
 import json
-import re
 
 import pytest
 from conftest import FakeEmbedder, FakeModel, default_script, ent_rows, rel_rows

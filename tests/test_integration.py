@@ -232,3 +232,22 @@ def test_an_nlp_index_without_reports_makes_no_model_call_and_lazy_answers(tmp_p
                       "What are the main themes across this story?", Embedder())
     assert ans.citations["sources"] and ans.details["tests_used"] > 0
     store.close()
+
+
+def test_the_thread_sharing_warning_comes_only_with_a_model_call(dulce_index, tmp_path, monkeypatch, capsys, caplog):
+    """Other slmgraph processes hold every core: an extractive query (no model call) says nothing about
+    them; a query whose opening sentence the model writes claims its threads and says so."""
+    import logging
+
+    import slmgraph.threads as threads
+    from slmgraph import cli
+
+    db, _ = dulce_index
+    monkeypatch.setattr(threads, "REGISTRY", tmp_path / "reg")
+    monkeypatch.setattr(threads, "claimed_elsewhere", lambda registry=None: 8)
+    question = "What are the main themes of this story?"
+    with caplog.at_level(logging.WARNING, logger="slmgraph"):
+        assert cli.main(["query", "--db", str(db), question]) == 0
+        assert "other slmgraph processes" not in caplog.text + capsys.readouterr().err
+        assert cli.main(["query", "--db", str(db), "--opening", "model", question]) == 0
+    assert "already run in other slmgraph processes" in caplog.text + capsys.readouterr().err

@@ -3,6 +3,8 @@ picture and prompt-tune create a missing output folder with its parents; generat
 picture) are overwritten, files you edit (init, prompt-tune) need --force; a file in the way is a
 one-line error naming it."""
 
+import importlib.util
+
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
@@ -31,12 +33,8 @@ def _commands(db, corpus, out):
     cmds = {"init": (["init", str(out)], out / "slmgraph.toml"),
             "export": (["export", "--db", str(db), "--format", "graphml", "--out", str(out)], out / "graph.graphml"),
             "prompt-tune": (["prompt-tune", str(corpus), "--out", str(out)], out / "extract_system.txt")}
-    try:
-        import matplotlib  # noqa: F401
-        import plotly  # noqa: F401
+    if importlib.util.find_spec("matplotlib") and importlib.util.find_spec("plotly"):
         cmds["picture"] = (["picture", "--db", str(db), "--out", str(out / "index.html")], out / "index.html")
-    except ImportError:
-        pass
     return cmds
 
 

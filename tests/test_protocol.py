@@ -12,8 +12,8 @@ from slmgraph.errors import UserError
 from slmgraph.estimate import DryRunModel
 
 METHODS = ["tokenize", "detokenize", "render", "prompt_tokens", "complete", "score_options", "continuation",
-           "follow_up"]
-ATTRIBUTES = ["name", "fingerprint", "n_ctx", "n_params", "path", "n_threads"]
+           "follow_up", "reserve_threads"]
+ATTRIBUTES = ["name", "fingerprint", "n_ctx", "n_ctx_train", "n_params", "path", "n_threads"]
 
 
 def _params(fn) -> list[tuple[str, object, object]]:

@@ -9,7 +9,6 @@ from conftest import FakeEmbedder, FakeModel
 from slmgraph import settings_file as sf
 from slmgraph.cli import main
 from slmgraph.config import Settings
-from slmgraph.errors import UserError
 
 
 def _run(capsys, *argv):

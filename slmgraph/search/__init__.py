@@ -219,7 +219,16 @@ def check_citations(text: str, valid: dict[str, set[int]]) -> tuple[str, dict[st
 
 
 def unit_numbers(store) -> dict:
-    """``chunk_id -> n``: text units numbered 1..n in (document, position)
-    order, the citation numbers of TS, DRIFT's follow-ups and lazy search."""
+    """``chunk_id -> n``: the index-wide citation numbers of text units (TS, local, basic, DRIFT's
+    follow-ups and lazy search cite them).
+
+    The number is ``text_units.unit_no``, given once when the text unit was first ingested
+    (:func:`slmgraph.ingest.next_unit_no`), so indexing more files never renumbers the units
+    earlier answers cite. An index of schema version 1 opened read-only (not yet migrated, see
+    :meth:`slmgraph.store.Store._migrate`) is numbered as version 1 did: 1..n in
+    ``(doc_id, ord)`` order, the numbers its migration stores.
+    """
+    if store.has_unit_numbers():
+        return dict(store.con.execute("SELECT chunk_id, unit_no FROM text_units").fetchall())
     rows = store.con.execute("SELECT chunk_id FROM text_units ORDER BY doc_id, ord").fetchall()
     return {r[0]: i for i, r in enumerate(rows, start=1)}

@@ -47,7 +47,7 @@ from ..prompting import Prompts
 from ..reports import load_reports, member_names
 from ..store import Store, TextUnitRow, rows
 from ..text import parse_json
-from . import Answer, check_citations, context_room, dedupe_lines, pack
+from . import Answer, check_citations, context_room, dedupe_lines, pack, unit_numbers
 from .extractive import extractive_answer, opening, report_points, sentence_points
 from .route import corpus_wide_phrase
 from .scoring import default_signal, index_floor, probe_questions, score_items, select
@@ -463,26 +463,29 @@ def text_unit_search(store: Store, client: ModelClient, prompts: Prompts, settin
                      on_text: Callable[[str], None] | None = None, embedder=None) -> Answer:
     """The paper's TS baseline: the global map over shuffled raw text units.
 
-    Text units are numbered 1..n in (document, position) order for citation;
-    ``context`` maps the numbers to chunk ids. Their helpfulness uses the
+    Text units are cited by their index-wide number (:func:`slmgraph.search.unit_numbers`, stable
+    across incremental runs); ``context`` maps the numbers to chunk ids. Their helpfulness uses the
     text-unit embeddings stored at index time.
     """
     t0 = time.perf_counter()
     units = rows(store, TextUnitRow, "SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord")
     if not units:
         raise UserError(f"index {store.path} has no text units: run 'slmgraph index' first")
+    numbers = unit_numbers(store)
+    units.sort(key=lambda u: numbers[u.chunk_id])
+    by_number = {numbers[u.chunk_id]: u for u in units}
     if embedder is None and _needs_embedder(settings, client):
         embedder = default_embedder(settings)
     ans = Answer(text="", method="ts", question=question)
-    items = [(i, f"Passage {i}\n{' '.join(u.text.split())}") for i, u in enumerate(units, start=1)]
+    items = [(i, f"Passage {i}\n{' '.join(u.text.split())}") for i, u in by_number.items()]
     by_chunk = stored_vectors(store, "text_unit", {u.chunk_id: u.text for u in units}, embedder)
-    vectors = {i: by_chunk[u.chunk_id] for i, u in enumerate(units, start=1) if u.chunk_id in by_chunk}
+    vectors = {i: by_chunk[u.chunk_id] for i, u in by_number.items() if u.chunk_id in by_chunk}
     ans.seconds = time.perf_counter() - t0
     map_reduce(client, prompts, settings, question, items, TEXT_UNITS, ans,
                settings.seed if seed is None else seed, progress, on_text,
                no_answer="I am sorry, but the indexed documents hold nothing relevant to this question: no text "
                          "unit was scored as helpful for it.", embedder=embedder, vectors=vectors)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
-    ans.context = [{"kind": "text_unit", "id": units[i - 1].chunk_id, "source": i, "tokens": units[i - 1].n_tokens}
+    ans.context = [{"kind": "text_unit", "id": by_number[i].chunk_id, "source": i, "tokens": by_number[i].n_tokens}
                    for i in order]
     return ans
