@@ -36,7 +36,6 @@ import statistics
 import time
 from pathlib import Path
 
-
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 from slmgraph.config import Settings
 from slmgraph.pipeline import run_index
