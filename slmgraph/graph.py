@@ -18,7 +18,8 @@ by the model (ledger stage ``summarize``), or -- with ``summaries`` = join, or
 auto with a model under 1e9 parameters -- the distinct descriptions joined,
 most frequent first, within ``entity_description_max_tokens``. A summary that
 shares too few words with its descriptions (an invented one) is replaced by
-the join. One description needs no summary and no model call.
+the join. One description needs no summary and no model call. Descriptions
+are taken in the corpus's reading order as it grew (:data:`READING_ORDER`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,15 @@ MIN_SUMMARY_INPUT_TOKENS = 64
 #: Share of a summary's content words that must occur in its descriptions
 #: (the same bar as report titles and summaries, :func:`slmgraph.reports.ground_report`).
 SUMMARY_GROUNDED_SHARE = 0.5
+
+#: Order of the mention rows (``m``) whose descriptions are joined: the reading order of the corpus as
+#: it grew -- documents in the order they were added to the index (``documents.added_at``; one index run
+#: adds its documents at one timestamp), then by path, then the text unit's position -- so that
+#: documents added later append their sentences after those already there instead of landing among
+#: them by text-unit hash. A joined description then keeps its start when documents are added, and so
+#: does the window of it that the embedder reads (:mod:`slmgraph.embed`, issue 12).
+READING_ORDER = ("LEFT JOIN text_units t ON t.chunk_id = m.chunk_id LEFT JOIN documents d ON d.doc_id = t.doc_id "
+                 "ORDER BY d.added_at NULLS LAST, d.path NULLS LAST, t.ord NULLS LAST, m.chunk_id")
 
 
 def _pick(counter: Counter, exclude: tuple = ()) -> str:
@@ -220,8 +230,8 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     """
     settings = settings or Settings()
     con = store.con
-    ment = con.execute("SELECT chunk_id, name, norm, type, description FROM entity_mentions "
-                       "ORDER BY chunk_id, norm").fetchall()
+    ment = con.execute("SELECT m.chunk_id, m.name, m.norm, m.type, m.description FROM entity_mentions m "
+                       f"{READING_ORDER}, m.norm, m.name, m.type, m.description").fetchall()
     mnames: dict[str, Counter] = defaultdict(Counter)
     mtypes: dict[str, Counter] = defaultdict(Counter)
     munits: dict[str, set] = defaultdict(set)
@@ -247,8 +257,9 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
         if desc:
             descs[key].append(desc)
         units[key].add(chunk_id)
-    rment = con.execute("SELECT chunk_id, source_norm, target_norm, description, strength "
-                        "FROM relationship_mentions ORDER BY chunk_id, source_norm, target_norm").fetchall()
+    rment = con.execute("SELECT m.chunk_id, m.source_norm, m.target_norm, m.description, m.strength "
+                        f"FROM relationship_mentions m {READING_ORDER}, m.source_norm, m.target_norm, "
+                        "m.description, m.strength").fetchall()
     edges: dict[tuple[str, str], dict] = {}
     self_loops = 0
     for chunk_id, s, t, desc, strength in rment:

@@ -458,8 +458,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                           "claim_extractions"):
                 con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
             con.execute("DROP TABLE _gone")
-            con.execute("DELETE FROM embeddings WHERE kind = 'text_unit' AND item_id NOT IN "
-                        "(SELECT chunk_id FROM text_units)")
+            # Their embeddings stay until the embed stage, which copies a vector to a new text unit
+            # with the same text (an edited document's unchanged parts) and deletes the rest.
         if gone_docs:
             con.executemany("DELETE FROM documents WHERE doc_id = ?", [[d] for d in gone_docs])
         for d in docs:

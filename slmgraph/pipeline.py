@@ -183,8 +183,11 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             if not embedder:
                 from .embed import Embedder
 
+                # torch's intra-op threads: what the thread registry granted this process (slmgraph.threads),
+                # not the configured count, which other slmgraph processes may already be using.
+                threads = getattr(model, "n_threads", None) or settings.n_threads
                 embedder.append(embedder_factory() if embedder_factory else
-                                Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads))
+                                Embedder(batch_size=settings.embed_batch_size, threads=threads))
             return embedder[0]
 
         g = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens,
@@ -227,7 +230,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             return run_embeddings(store, get_embedder(), progress)
 
         emb = stage("embed", embed, "embedded")
-        say(f"embed: {emb.embedded} vectors computed, {emb.kept} kept")
+        say(f"embed: {emb.embedded} vectors computed ({emb.word_pieces} word pieces), {emb.kept} kept, "
+            f"{emb.reused} reused by content (same text in the embedder's window)")
         # Everything into the .duckdb file first: the index is marked complete only once it is there.
         store.checkpoint()
         store.set_meta("build_key", build_key)

@@ -175,10 +175,13 @@ CREATE TABLE IF NOT EXISTS community_reports (
 CREATE TABLE IF NOT EXISTS embeddings (
     kind VARCHAR,                   -- entity | text_unit | report
     item_id VARCHAR,
-    model VARCHAR,
+    model VARCHAR,                  -- embedder name : sha256 of the full embedded text (16 hex)
     vector FLOAT[],
     PRIMARY KEY (kind, item_id)
 );
+-- embedder name : sha256 of the word-piece ids the embedder reads (its max_seq_length window);
+-- the content key by which a vector is reused (slmgraph.embed.run_embeddings). NULL in older indexes.
+ALTER TABLE embeddings ADD COLUMN IF NOT EXISTS window_key VARCHAR;
 CREATE TABLE IF NOT EXISTS llm_cache (
     key VARCHAR PRIMARY KEY,        -- sha256(model fingerprint, prompt tokens, grammar, limits)
     stage VARCHAR,
