@@ -109,3 +109,17 @@ def test_without_an_ner_pipeline_the_capitalised_runs_are_the_names():
     s = Settings(ner_model="none")
     assert question_names("Who is Angela Merkel?", s) == ["Angela Merkel"]
     assert question_names("What are the main themes?", s) == []
+
+
+@pytest.mark.parametrize("method", ["basic", "local"])
+def test_a_question_naming_what_the_index_holds_passes_the_relevance_floor(index, method):
+    # A new user's "Who is Elena Voss?" was refused by basic and local search: the question's cosine with
+    # her text unit fell under the floor. A known name vouches for the question; no name still meets the floor.
+    db, s = index
+    s.helpfulness_floor, s.helpfulness_probes = 99.0, False  # a floor no cosine reaches
+    store = Store(db)
+    named, _ = _run(method, store, s, "Who is Carol White?")
+    plain, _ = _run(method, store, s, "what happened there?")
+    store.close()
+    assert not named.details.get("refused") and named.details.get("known_names") == ["Carol White"]
+    assert plain.details.get("refused")

@@ -25,7 +25,7 @@ from ..prompting import Prompts
 from ..store import Store
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .extractive import extractive_answer, opening, sentence_points
-from .named import check_names, name_details, name_refusal
+from .named import check_names, name_details, name_refusal, names_vouch
 from .scoring import relevance_gate
 
 
@@ -64,7 +64,8 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         return name_refusal(Answer(text="", method="basic", question=question), prompts, named, on_text, t0)
     qv = embedder.encode([question])[0]
     hits = nearest(qv, ids, mat, settings.basic_top_k)
-    gate = relevance_gate(question, hits[0][1] if hits else 0.0, mat, embedder, prompts, settings)
+    gate = names_vouch(named, relevance_gate(question, hits[0][1] if hits else 0.0, mat, embedder, prompts,
+                                             settings))
     if not gate["answer"]:
         return refusal(Answer(text="", method="basic", question=question), prompts, "text unit", gate, on_text,
                        [{"kind": "text_unit", "id": cid, "cosine": round(c, 4)} for cid, c in hits], t0)

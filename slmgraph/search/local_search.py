@@ -41,7 +41,7 @@ from ..store import EntityRow, RelationshipRow, ReportRow, Store, TextUnitRow, r
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .basic_search import refusal
 from .extractive import extractive_answer, opening, sentence_points
-from .named import check_names, name_details, name_refusal
+from .named import check_names, name_details, name_refusal, names_vouch
 from .scoring import cosines, relevance_gate
 
 SECTIONS = ("reports", "entities", "relationships", "sources")
@@ -192,7 +192,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     context, used, ntok = build_local_context(store, client, [h[0] for h in hits], budget, level,
                                               settings.local_shares)
     ans = Answer(text="", method="local", question=question, level=level)
-    gate = _gate(store, question, qv, hits, mat, used, embedder, prompts, settings)
+    gate = names_vouch(named, _gate(store, question, qv, hits, mat, used, embedder, prompts, settings))
     if not gate["answer"]:
         refusal(ans, prompts, "text unit of the nearest entities' context" if used["source_chunks"] else "entity",
                 gate, on_text, [{"kind": "text_unit", "id": c, "source": s} for s, c in

@@ -119,6 +119,22 @@ def check_names(store, question: str, settings) -> dict:
     return {"named": named, "unknown_names": unknown, "answer": not named or len(unknown) < len(named)}
 
 
+def names_vouch(named: dict, gate: dict) -> dict:
+    """The relevance gate ``gate`` of basic or local search, passed when the question names something the
+    index holds (``named`` from :func:`check_names`): an entity's name or a name in its text is stronger
+    evidence that the index can answer than the question's embedding cosine, which for a short "Who is
+    X?" falls under the floor even where X's own text unit exists (a new user's "Who is Elena Voss?",
+    scored 6.9 against a floor of 18.5). Adds ``known_names``.
+
+    Returns:
+        ``gate``, with ``answer`` True and ``known_names`` set when a named name is known.
+    """
+    known = [n for n in named.get("named", []) if n not in named.get("unknown_names", [])]
+    if known and not gate.get("answer"):
+        gate = dict(gate, answer=True, known_names=known)
+    return gate
+
+
 def quoted_names(names: list[str]) -> str:
     """``'A'``, ``'A' or 'B'``, ``'A', 'B' or 'C'``."""
     q = [f"'{n}'" for n in names]
