@@ -38,6 +38,16 @@ def _index(folder: Path, db: Path, **kw) -> dict:
                      say=lambda m: None, **kw)
 
 
+def _indexed(tmp_path, *stories):
+    """``(folder, db)``: ``stories`` written as b.txt, c.txt, ... in a new folder and indexed."""
+    folder, db = tmp_path / "in", tmp_path / "x.duckdb"
+    folder.mkdir()
+    for name, story in zip("bcdefgh", stories):
+        (folder / f"{name}.txt").write_text(story)
+    _index(folder, db)
+    return folder, db
+
+
 def _numbers(db: Path) -> dict:
     store = Store(db, read_only=True)
     try:
@@ -154,11 +164,7 @@ def test_a_normal_load_prints_nothing_from_llama_cpp():
 
 
 def test_adding_a_file_that_sorts_first_keeps_every_citation_number(tmp_path):
-    folder, db = tmp_path / "in", tmp_path / "x.duckdb"
-    folder.mkdir()
-    (folder / "b.txt").write_text(STORY_B)
-    (folder / "c.txt").write_text(STORY_C)
-    _index(folder, db)
+    folder, db = _indexed(tmp_path, STORY_B, STORY_C)
     before = _numbers(db)
     assert sorted(before.values()) == list(range(1, len(before) + 1))
     early = _early_text([_doc_id(STORY_B), _doc_id(STORY_C)])
@@ -171,11 +177,7 @@ def test_adding_a_file_that_sorts_first_keeps_every_citation_number(tmp_path):
 
 
 def test_a_removed_units_number_is_never_given_again(tmp_path):
-    folder, db = tmp_path / "in", tmp_path / "x.duckdb"
-    folder.mkdir()
-    (folder / "b.txt").write_text(STORY_B)
-    (folder / "c.txt").write_text(STORY_C)
-    _index(folder, db)
+    folder, db = _indexed(tmp_path, STORY_B, STORY_C)
     first = _numbers(db)
     (folder / "c.txt").unlink()  # c.txt's units hold the highest numbers
     _index(folder, db)
@@ -214,11 +216,7 @@ def _as_version_1(db: Path) -> None:
 
 
 def test_an_index_of_the_previous_version_keeps_the_numbers_it_cited(tmp_path):
-    folder, db = tmp_path / "in", tmp_path / "x.duckdb"
-    folder.mkdir()
-    (folder / "b.txt").write_text(STORY_B)
-    (folder / "c.txt").write_text(STORY_C)
-    _index(folder, db)
+    folder, db = _indexed(tmp_path, STORY_B, STORY_C)
     _as_version_1(db)
     store = Store(db, read_only=True)  # a query on the old index, before any re-index
     old = unit_numbers(store)
@@ -239,10 +237,7 @@ def test_text_unit_search_cites_the_stored_numbers(tmp_path):
     from slmgraph.prompting import Prompts
     from slmgraph.search.global_search import text_unit_search
 
-    folder, db = tmp_path / "in", tmp_path / "x.duckdb"
-    folder.mkdir()
-    (folder / "b.txt").write_text(STORY_B)
-    _index(folder, db)
+    folder, db = _indexed(tmp_path, STORY_B)
     (folder / "a.txt").write_text(_early_text([_doc_id(STORY_B)]))
     _index(folder, db)
     store = Store(db, read_only=True)
@@ -258,10 +253,7 @@ def test_export_gives_text_units_the_number_answers_cite(tmp_path):
 
     from slmgraph.export import export
 
-    folder, db = tmp_path / "in", tmp_path / "x.duckdb"
-    folder.mkdir()
-    (folder / "b.txt").write_text(STORY_B)
-    _index(folder, db)
+    folder, db = _indexed(tmp_path, STORY_B)
     (folder / "a.txt").write_text(_early_text([_doc_id(STORY_B)]))
     _index(folder, db)
     store = Store(db, read_only=True)
@@ -413,11 +405,7 @@ class _Recording:
 
 
 def test_a_no_op_re_index_writes_only_its_stage_runs_rows(tmp_path, monkeypatch):
-    folder, db = tmp_path / "in", tmp_path / "x.duckdb"
-    folder.mkdir()
-    (folder / "b.txt").write_text(STORY_B)
-    (folder / "c.txt").write_text(STORY_C)
-    _index(folder, db)
+    folder, db = _indexed(tmp_path, STORY_B, STORY_C)
     writes: list[str] = []
     init = Store.__init__
 
@@ -434,10 +422,7 @@ def test_a_no_op_re_index_writes_only_its_stage_runs_rows(tmp_path, monkeypatch)
 def test_a_change_after_a_complete_build_marks_the_index_unfinished_with_it(tmp_path, monkeypatch):
     import slmgraph.pipeline as pipeline
 
-    folder, db = tmp_path / "in", tmp_path / "x.duckdb"
-    folder.mkdir()
-    (folder / "b.txt").write_text(STORY_B)
-    _index(folder, db)
+    folder, db = _indexed(tmp_path, STORY_B)
     (folder / "c.txt").write_text(STORY_C)
 
     def crash(*a, **k):
