@@ -36,7 +36,7 @@ from typing import Callable, Protocol, runtime_checkable
 
 import numpy as np
 
-from .errors import UserError
+from .errors import GrammarError, UserError
 from .store import dumps
 from .text import REPEAT_SHARE, overlaps, word_set
 
@@ -382,6 +382,17 @@ def check_llama_cpp_version(version: str) -> None:
                         "(the README's install command)")
 
 
+
+#: Characters a GBNF string literal must escape (llama.cpp grammar-parser: ``\\``, ``"``, line breaks).
+_GBNF_ESCAPES = {"\\": "\\\\", '"': '\\"', "\r": "\\r", "\n": "\\n"}
+
+
+def gbnf_literal(literal: str) -> str:
+    """``literal`` as a GBNF string literal: in double quotes, with backslash, double quote, CR and LF
+    escaped (``'a "b" \\ c'`` -> ``"a \\"b\\" \\\\ c"``)."""
+    return '"' + re.sub(r'[\\"\r\n]', lambda m: _GBNF_ESCAPES[m.group(0)], literal) + '"'
+
+
 class _LlamaAdapter:
     """Every access to llama-cpp-python's private or low-level API, in one place.
 
@@ -475,20 +486,30 @@ class _LlamaAdapter:
 
     @staticmethod
     def gbnf(schema: dict) -> tuple[bytes, bytes]:
-        """``(grammar, root rule)`` of a JSON schema, via the public ``json_schema_to_gbnf``."""
-        from llama_cpp.llama_grammar import LLAMA_GRAMMAR_DEFAULT_ROOT, json_schema_to_gbnf
+        """``(grammar, root rule)`` of a JSON schema, by llama-cpp-python's ``SchemaConverter`` (what its
+        public ``json_schema_to_gbnf`` runs) with every GBNF string literal escaped (:func:`gbnf_literal`):
+        its own escaping leaves the backslash of a JSON-escaped quote bare, so a name such as
+        ``"Big Tony"`` in an ``enum`` or a property name ended the literal early and llama.cpp rejected
+        the grammar."""
+        from llama_cpp.llama_grammar import LLAMA_GRAMMAR_DEFAULT_ROOT, SchemaConverter
 
-        return json_schema_to_gbnf(json.dumps(schema)).encode("utf-8"), LLAMA_GRAMMAR_DEFAULT_ROOT.encode("utf-8")
+        class Converter(SchemaConverter):
+            def _format_literal(self, literal):
+                return gbnf_literal(literal)
+
+        converter = Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+        converter.visit(converter.resolve_refs(json.loads(json.dumps(schema)), "stdin"), "")
+        return converter.format_grammar().encode("utf-8"), LLAMA_GRAMMAR_DEFAULT_ROOT.encode("utf-8")
 
     def grammar_sampler(self, gbnf: tuple[bytes, bytes]):
         """A fresh llama.cpp grammar sampler (free it with :meth:`free`).
 
         Raises:
-            ValueError: llama.cpp rejected the grammar.
+            GrammarError: llama.cpp rejected the grammar.
         """
         smpl = self.lc.llama_sampler_init_grammar(self.vocab, gbnf[0], gbnf[1])
         if not smpl:
-            raise ValueError("llama.cpp rejected the grammar converted from the JSON schema")
+            raise GrammarError("llama.cpp rejected the grammar converted from the JSON schema")
         return smpl
 
     def accept(self, sampler, tok: int) -> None:
@@ -1027,7 +1048,10 @@ class LlamaModel:
         key = dumps(schema)
         gbnf = self._grammars.get(key)
         if gbnf is None:
-            gbnf = self._lc.gbnf(schema)
+            try:
+                gbnf = self._lc.gbnf(schema)
+            except Exception as exc:  # the converter asserts and raises assorted errors on a schema it cannot serve
+                raise GrammarError(f"the JSON schema could not be converted to a grammar: {exc}") from exc
             if len(self._grammars) > 256:
                 self._grammars.clear()
             self._grammars[key] = gbnf

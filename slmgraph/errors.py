@@ -19,3 +19,8 @@ class StorageError(Exception):
     """A write to the index failed (disk full, I/O error): the message is one line
     naming the file, the free space and the remedy. What was committed before is
     kept (in the ``.duckdb`` file and its ``.wal``); the same command resumes."""
+
+
+class GrammarError(ValueError):
+    """llama.cpp could not build a grammar for a JSON schema (the message says why). The caller records
+    the text unit it was for as failed, with this reason, and goes on."""

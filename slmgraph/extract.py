@@ -39,6 +39,7 @@ from tqdm import tqdm
 
 from .config import Settings
 from .client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, Model, ModelClient
+from .errors import GrammarError
 from .names import content_words, cut, is_grounded, mentions, name_occurs, normalize_name
 from .ner import LANGUAGE_NAMES, LANGUAGE_NOTES, find_candidates, pipeline_for
 from .prompting import Prompts
@@ -434,11 +435,33 @@ def use_model_descriptions(settings: Settings, n_params: int | None) -> bool:
     return model_writes(settings.descriptions, n_params)
 
 
+#: Share of a description sentence's content words (the record's own names left out) that must occur in
+#: the text unit for the sentence to be kept: a sentence copied from the prompt's few-shot example
+#: ("Took over a chair at the Sorbonne in 1906.") shares few, a faithful one most.
+SENTENCE_GROUNDING = 0.5
+
+
+def grounded_sentences(description: str, words: set[str], names: list[str]) -> str:
+    """The sentences of a model-written ``description`` that are grounded in the text unit, joined: each
+    keeps at least :data:`SENTENCE_GROUNDING` of its content words other than ``names``' (the record's own
+    names, which the description may repeat) among ``words`` (the text unit's content words); a sentence
+    with no such word says nothing and is dropped too. Empty when no sentence is grounded."""
+    own = {w for n in names for w in content_words(n)}
+    kept = []
+    for snt in sentences(description or ""):
+        told = [w for w in content_words(snt) if w not in own]
+        if told and sum(w in words for w in told) >= SENTENCE_GROUNDING * len(told):
+            kept.append(snt)
+    return " ".join(kept)
+
+
 def text_descriptions(text: str, ents: list[dict], rels: list[dict], max_chars: int) -> int:
     """Ground descriptions in the text unit, in place.
 
-    An entity whose description is empty, or shares less than a third of its
-    content words with the text (an invented or copied description), gets the
+    Each sentence of a description that is not grounded in the text unit (:func:`grounded_sentences`: an
+    invented sentence, or one copied from the few-shot example) is dropped, as invented names are. An
+    entity whose description is then empty, or shares less than a third of its
+    content words with the text, gets the
     first sentence of the text that mentions it; a relationship likewise gets
     the first sentence mentioning both ends, else the two first-mention
     sentences. Returns the number of descriptions replaced.
@@ -446,6 +469,12 @@ def text_descriptions(text: str, ents: list[dict], rels: list[dict], max_chars: 
     sents = sentences(text)
     words = set(content_words(text))
     replaced = 0
+    for e in ents:
+        if e.get("description"):
+            e["description"] = grounded_sentences(e["description"], words, [e["name"]])
+    for r in rels:
+        if r.get("description"):
+            r["description"] = grounded_sentences(r["description"], words, [r["source"], r["target"]])
 
     def grounded(d: str) -> bool:
         return is_grounded(d, words)
@@ -677,7 +706,12 @@ def extract_unit(client: ModelClient | None, prompts: Prompts, text: str, settin
         return extract_nlp(text, settings, nlp, edges)
     n_params = getattr(client.model, "n_params", None)
     if json_extraction(settings, n_params):
-        return extract_llm(client, prompts, text, settings, system, with_descriptions, nlp, edges)
+        try:
+            return extract_llm(client, prompts, text, settings, system, with_descriptions, nlp, edges)
+        except GrammarError as exc:  # this unit's schema cannot be served: its LLM-free records, marked failed
+            ex = extract_nlp(text, settings, nlp, edges)
+            ex.status, ex.raw = "failed", f"grammar: {exc}"
+            return ex
     return extract_choices(client, prompts, text, settings, nlp, edges, model_choices(settings, n_params))
 
 

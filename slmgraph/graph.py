@@ -8,7 +8,9 @@ each merge is written to ``merge_log``. An entity's name is the most frequent
 surface form of its key, its type the most frequent known type of everything
 merged into it. Repeated relationship instances between the same two entities
 become one undirected edge whose weight is the number of text units stating
-it (the paper's edge weight); a relationship whose two ends were resolved to
+it (the paper's edge weight; a unit stating it only inside its overlap with
+the previous unit, which states it too, repeats that statement and is not
+counted, :func:`overlap_repeats`); a relationship whose two ends were resolved to
 one entity is dropped. Which text units support each entity and relationship
 is kept.
 
@@ -35,11 +37,11 @@ from .config import Settings
 from .errors import UserError
 from .client import DEADLINE_UNIT_S, ModelClient
 from .extract import model_writes, types_reliable
-from .names import content_words, is_grounded
+from .names import content_words, is_grounded, mentions
 from .prompting import Prompts
 from .resolve import RULES, resolve_entities
 from .store import Store
-from .text import degenerate, sentences
+from .text import degenerate, sentence_spans, sentences
 
 #: Input budget of one summary prompt's descriptions, tokens (further capped by
 #: the window): microsoft/graphrag's description summariser uses
@@ -192,6 +194,57 @@ class GraphResult:
     summaries_rejected: int
 
 
+def overlap_chars(before: str, after: str) -> int:
+    """Characters ``after`` (a text unit) shares with the end of ``before`` (the previous unit of its
+    document): the largest k with ``before.endswith(after[:k])``; 0 when they do not overlap."""
+    probe = after[:32]
+    i = before.find(probe) if probe else -1
+    while i >= 0:
+        if after.startswith(before[i:]):
+            return len(before) - i
+        i = before.find(probe, i + 1)
+    return 0
+
+
+def overlap_repeats(con, edge_units: dict, forms: dict[str, set[str]]) -> Counter:
+    """Per edge, the text units that state it only inside their overlap with the previous text unit of
+    their document, when that unit supports the edge too: the same sentence read twice, not a second
+    statement (counted once in the edge's weight).
+
+    Args:
+        edge_units: edge key ``(a, b)`` -> the chunk ids supporting it.
+        forms: entity key -> its names as written (a sentence states the edge when it mentions a name of
+            each end, :func:`slmgraph.names.mentions`).
+
+    Returns:
+        edge key -> units to discount (0 for most).
+    """
+    out: Counter = Counter()
+    multi = {k: u for k, u in edge_units.items() if len(u) > 1}
+    if not multi:
+        return out
+    info = {cid: (doc, o, text) for cid, doc, o, text in
+            con.execute("SELECT chunk_id, doc_id, ord, text FROM text_units").fetchall()}
+    at = {(doc, o): cid for cid, (doc, o, _) in info.items()}
+    shared: dict[str, int] = {}
+    for key, units in multi.items():
+        for cid in units:
+            doc, o, text = info.get(cid, (None, None, ""))
+            prev = at.get((doc, o - 1)) if doc is not None else None
+            if prev is None or prev not in units:
+                continue
+            if cid not in shared:
+                shared[cid] = overlap_chars(info[prev][2], text)
+            k = shared[cid]
+            if not k:
+                continue
+            stating = [(a, b) for a, b in sentence_spans(text)
+                       if all(any(mentions(text[a:b], n) for n in forms.get(end, ())) for end in key)]
+            if stating and all(b <= k for _, b in stating):
+                out[key] += 1
+    return out
+
+
 def build_graph(store: Store, count_tokens, max_description_tokens: int, *, settings: Settings | None = None,
                 embed: Callable[[list[str]], np.ndarray] | None = None, client: ModelClient | None = None,
                 prompts: Prompts | None = None, progress: bool = False) -> GraphResult:
@@ -322,11 +375,16 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     for norm, eid in sorted(ids.items(), key=lambda kv: kv[1]):
         ent_rows.append([eid, norm, display[norm], etype[norm], description(norm, descs[norm]),
                          len(units[norm]), degree[norm]])
+    forms: dict[str, set[str]] = defaultdict(set)  # entity key -> its names as written
+    for _, name, norm, _, _ in ment:
+        if norm in canon:
+            forms[canon[norm]].add(name)
+    repeats = overlap_repeats(con, {k: e["units"] for k, e in edges.items()}, forms)
     rel_rows = []
     prov = []
     for rid, (key, e) in enumerate(sorted(edges.items()), start=1):
         s, t = key
-        rel_rows.append([rid, ids[s], ids[t], description(key, e["descs"]), float(len(e["units"])),
+        rel_rows.append([rid, ids[s], ids[t], description(key, e["descs"]), float(len(e["units"]) - repeats[key]),
                          sum(e["strength"]) / len(e["strength"]), degree[s] + degree[t]])
         prov.extend([rid, c] for c in sorted(e["units"]))
     with store.transaction():

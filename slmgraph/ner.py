@@ -50,7 +50,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import UserError
-from .text import without_orders
+from .text import SPECIAL_TOKEN, sentences, without_orders
 from .names import (_TITLE_ABBR, NOT_PERSON_HEADS, STOP, TITLES, WRAPPED_LINE_CHARS, _sentence_initial, candidate_spans,
                     normalize_name)
 
@@ -166,7 +166,9 @@ def mask_markup(text: str) -> str:
             put(m.end() - 1, " ")
     for m in _TAG.finditer(text):
         name = (m.group(1) or "").lower()
-        if name in _HTML_TAGS or not name:
+        if not name:  # "<|>", a record delimiter: it separates what it stands between ("Smith<|>Neo")
+            put(m.start(), "," + _blank(m.group(0))[1:])
+        elif name in _HTML_TAGS:
             put(m.start(), _blank(m.group(0)))
         else:  # "<Leap>": a word in angle brackets, not markup
             put(m.start(), " ")
@@ -193,14 +195,26 @@ _GERMAN = frozenset("der die das und ist nicht ein eine einen dem den des mit vo
 _ENGLISH = frozenset("the and is of to in that it was for with as on be by at this are from have has not".split())
 
 
+def _sentence_language(words: list[str]) -> tuple[str | None, int]:
+    """``(language, German function words)`` of one sentence's casefolded words: ``de`` or ``en`` by
+    which language's function words it has more of, None on a tie (a list of names, a heading)."""
+    de = sum(w in _GERMAN for w in words)
+    en = sum(w in _ENGLISH for w in words)
+    return ("de" if de > en else "en" if en > de else None), de
+
+
 def text_language(text: str) -> str:
     """A coarse language of ``text`` for the candidate pass: ``zh`` (Chinese script), ``ja`` (with kana),
-    ``ko`` (Hangul), ``de`` (German function words outnumber English ones), else ``en``.
+    ``ko`` (Hangul), ``de`` (German), else ``en``.
 
-    Script share: CJK characters over 30 % of the letters. Function words: the
-    20-30 most frequent words of each language (any word list of the language
-    agrees on them); a text with neither counts as English.
+    Script share: CJK characters over 30 % of the letters. German or English is decided per sentence
+    (:func:`slmgraph.text.sentences`) by function words -- the 20-30 most frequent words of each
+    language (any word list of the language agrees on them) -- and the text is German only when its
+    German sentences hold more words than its English ones: one German quotation in an English text
+    leaves it English. Special-token strings ("<|im_end|>") are not words; a text with neither
+    language's function words counts as English.
     """
+    text = SPECIAL_TOKEN.sub(" ", text)  # "<|im_end|>": markup, and "im" is a German function word
     letters = [c for c in text if c.isalpha()]
     if letters:
         cjk = _CJK.findall(text)
@@ -210,10 +224,15 @@ def text_language(text: str) -> str:
             if re.search(r"[\uac00-\ud7af]", text):
                 return "ko"
             return "zh"
-    words = re.findall(r"[^\W\d_]+", text.casefold())
-    de = sum(w in _GERMAN for w in words)
-    en = sum(w in _ENGLISH for w in words)
-    return "de" if de > en and de >= 2 else "en"
+    share = {"de": 0, "en": 0}
+    german = 0
+    for sentence in sentences(text):
+        words = re.findall(r"[^\W\d_]+", sentence.casefold())
+        lang, de = _sentence_language(words)
+        if lang is not None:
+            share[lang] += len(words)
+            german += de if lang == "de" else 0
+    return "de" if share["de"] > share["en"] and german >= 2 else "en"
 
 
 #: Language codes of :func:`text_language` -> names in warnings.

@@ -4,6 +4,7 @@
 * :func:`degenerate`: model text that is a copied list or a loop rather than prose.
 * :func:`fold`: the one character folding under every tolerant comparison (the entity merge key
   ``names.normalize_name``, the tolerant name key ``names.tolerant_key``, claims' quote check).
+* :func:`word_count`: words counted in the script's own units (a Han or kana character is one).
 * :func:`word_set` / :func:`overlaps`: the one near-duplicate test (Jaccard share of words), used by the
   loop guard, answer clean-up and extractive answers.
 * :func:`sentences` / :func:`sentence_spans`: the one sentence splitter (pysbd), used by every stage
@@ -40,6 +41,27 @@ def fold(s: str) -> str:
     claims' source-quote check (``claims.quote_in_text``). Raises nothing.
     """
     return " ".join(unicodedata.normalize("NFKC", s).casefold().translate(_PLAIN).split())
+
+
+#: Characters of the scripts written without spaces between words (Han ideographs, kana, and their
+#: iteration marks): each one counts as a word in :func:`word_count`.
+_UNSPACED = re.compile(r"[\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+
+
+def word_count(s: str) -> int:
+    """How many words ``s`` holds, counted in its script's own units: a whitespace-separated word of an
+    alphabetic script counts one, each Han or kana character counts one (Chinese and Japanese put no
+    spaces between words; a character is the unit their word counts use), punctuation alone counts none.
+
+    ``word_count("Grace Hopper joined the Navy.") == 5``; ``word_count("王小明在北京大学学习物理学。") == 13``.
+    Raises nothing.
+    """
+    n = 0
+    for w in s.split():
+        cjk = len(_UNSPACED.findall(w))
+        rest = _UNSPACED.sub(" ", w)
+        n += cjk + sum(1 for part in rest.split() if re.search(r"\w", part))
+    return n
 
 
 #: Share of words (Jaccard) at which a model-written sentence repeats an earlier one: the loop
@@ -105,6 +127,9 @@ WRAPPED_LINE_CHARS = 40
 _STRUCTURE_LINE = re.compile(r"\s*(?:#{1,6}\s|\||[-*+\u2022]\s|\d{1,3}[.)]\s|>|```|~~~|[A-Z][A-Z .'\u2019-]{1,40}:\s)")
 #: Characters after which a line break ends the sentence anyway.
 _LINE_END_STOP = set(".!?:;\u3002\uff01\uff1f")
+#: A chat template's special-token string ("<|im_end|>", "<|endoftext|>"): a line ending in one is never
+#: joined to the next (an injected turn, not prose wrapped at a width).
+SPECIAL_TOKEN = re.compile(r"<\|[^<>|\s]*\|>")
 
 
 def _soft_wraps_as_spaces(text: str) -> str:
@@ -113,8 +138,9 @@ def _soft_wraps_as_spaces(text: str) -> str:
     pysbd ends a sentence at every line break: right for a transcript's turns and for Markdown's
     headings, list items and table rows, wrong for prose wrapped at a fixed width. A single line
     break is a soft wrap when neither line is structure (:data:`_STRUCTURE_LINE`), the first line
-    ends without ``.!?:;`` and the next starts with a letter that is lower-case ("the ship\\nreached")
-    or follows a line of :data:`WRAPPED_LINE_CHARS` or more characters ("... waiting for Alex\\nMercer").
+    holds no special-token string (:data:`SPECIAL_TOKEN`) and ends without ``.!?:;`` and the next
+    starts with a letter that is lower-case ("the ship\\nreached") or follows a line of
+    :data:`WRAPPED_LINE_CHARS` or more characters ("... waiting for Alex\\nMercer").
     """
     text = text.replace("\r", " ")
     if "\n" not in text:
@@ -125,6 +151,7 @@ def _soft_wraps_as_spaces(text: str) -> str:
         nxt = lines[i + 1].lstrip()
         body = line.rstrip()
         soft = (body and nxt and body[-1] not in _LINE_END_STOP and nxt[0].isalpha()
+                and not SPECIAL_TOKEN.search(body)
                 and not _STRUCTURE_LINE.match(line) and not _STRUCTURE_LINE.match(lines[i + 1])
                 and (nxt[0].islower() or len(body.strip()) >= WRAPPED_LINE_CHARS))
         out.append(line + (" " if soft else "\n"))
@@ -287,6 +314,14 @@ _RULE_LINE = re.compile(r"^\s{0,3}(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$")
 _BLOCK_MARKER = re.compile(r"^\s{0,3}(?:>\s?)+|^\s{0,3}(?:[-*+\u2022]|\d{1,3}[.)])\s+")
 #: Characters of inline Markdown (emphasis, code, links, escapes, entities, HTML).
 _INLINE_MARKUP = re.compile(r"[\\*_`\[<&!]")
+#: Names of HTML elements: an inline tag of one of them is markup; any other "tag" is a word in angle
+#: brackets the text means ("<Vortex> Industries") and is quoted as written.
+HTML_TAGS = frozenset("""
+a abbr b br blockquote body code dd del details div dl dt em font h1 h2 h3 h4 h5 h6 head hr html i img ins kbd li
+link mark meta ol p pre q s script section small span strong style sub summary sup table tbody td th thead title tr u
+ul
+""".split())
+_TAG_NAME = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)")
 
 
 def markdown_structure(sentence: str) -> str | None:
@@ -323,7 +358,8 @@ def plain_sentence(sentence: str) -> str:
     """``sentence`` as plain prose: Markdown block markers (``> ``, ``- ``, ``1. ``) removed and its
     inline Markdown rendered as text by markdown-it-py's CommonMark parser -- emphasis marks dropped
     (``**Trust**`` -> ``Trust``), links and images as their text, code spans as their code, backslash
-    escapes and entities resolved (``\\*`` -> ``*``, ``&amp;`` -> ``&``), inline HTML tags dropped --
+    escapes and entities resolved (``\\*`` -> ``*``, ``&amp;`` -> ``&``), inline tags of HTML elements
+    (:data:`HTML_TAGS`) dropped while any other word in angle brackets is kept as written --
     and whitespace folded. Text without Markdown characters is only whitespace-folded, so plain text
     ("5 * 3", "snake_case", "KEVIN SCOTT: Yes.") comes back as it was. Raises nothing.
     """
@@ -338,6 +374,10 @@ def plain_sentence(sentence: str) -> str:
     for tok in (tokens[0].children or []) if tokens else []:
         if tok.type in ("text", "code_inline", "image"):
             out.append(tok.content)
+        elif tok.type == "html_inline":
+            tag = _TAG_NAME.match(tok.content)
+            if not tag or tag.group(1).lower() not in HTML_TAGS:
+                out.append(tok.content)  # "<Vortex>": the text's own word, not a tag to drop
         elif tok.type in ("softbreak", "hardbreak"):
             out.append(" ")
     return _BLOCK_MARKER.sub("", " ".join("".join(out).split()), count=1)  # "\\* Alex ..." -> "* Alex ..."

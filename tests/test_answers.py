@@ -161,10 +161,13 @@ def test_sentence_points_pick_the_nearest_sentences_and_merge_repeated_ones():
                 (2, "Alex Mercer went to the base at night! Short one.")]
     emb = DesignedEmbedder({"base?": [1, 0, 0], "Alex Mercer went to the base at night.": _unit(0.9),
                             "Alex Mercer went to the base at night!": _unit(0.9),
-                            "The weather was cold and dry all week.": _unit(0.1)})
+                            "The weather was cold and dry all week.": _unit(0.1), "Short one.": _unit(0.05)})
     pts = sentence_points(passages, emb.encode(["base?"])[0], emb, max_points=1)
     assert len(pts) == 1 and pts[0].ids == [1, 2] and "base" in pts[0].text
-    assert not any("Short one" in p.text for p in pts)  # too short to be a point
+    assert not any("Short one" in p.text for p in pts)
+    # a short sentence is weighed by its relevance, not dropped for its length: here it is the least relevant
+    pts = sentence_points(passages, emb.encode(["base?"])[0], emb, max_points=3)
+    assert [p.text for p in pts][-1] == "Short one."
 
 
 def test_report_points_prefer_a_statement_naming_the_reports_entities_over_nearer_weak_quotes():

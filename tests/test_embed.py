@@ -233,7 +233,11 @@ def test_the_real_embedder_reads_256_word_pieces_and_the_stage_reuses_beyond_the
     run_embeddings(store, emb, progress=False)
     _put(store, units=[("u1", base + " A later finding about Jordan Hayes.")], reports=[(4, "Short text.")])
     res = run_embeddings(store, emb, progress=False)
-    assert (res.embedded, res.reused) == (0, 2)
+    # the text unit's vector and the report's are reused; of its further windows only the last, which
+    # now holds the added sentence, is encoded (every sentence is read whole by some window)
+    assert (res.embedded, res.reused) == (1, 2)
+    wins = store.con.execute("SELECT count(*) FROM embeddings WHERE kind = 'text_unit_window'").fetchone()[0]
+    assert wins >= 2 and res.per_kind["text_unit_window"] == {"embedded": 1, "kept": wins - 1, "reused": 0}
     fresh = emb.encode([base + " A later finding about Jordan Hayes.", "Short text."])
     assert np.allclose(_vectors(store, "text_unit")["u1"], fresh[0], atol=1e-5)
     assert np.allclose(_vectors(store, "report")["4"], fresh[1], atol=1e-5)

@@ -1,6 +1,7 @@
 """Basic search: vector RAG over text units (the paper's SS baseline).
 
-Embed the question, take the ``top_k`` most similar text units (cosine), put
+Embed the question, take the ``top_k`` most similar text units (cosine of a
+unit's best window, :func:`slmgraph.embed.nearest_units`), put
 them into one window within the token budget, and answer citing the passage
 ids: with models under 1B parameters extractively (the passages' sentences
 nearest to the question, each citing its passage, opened by at most one
@@ -18,7 +19,7 @@ import time
 from typing import Callable
 
 from ..config import Settings
-from ..embed import load_vectors, nearest
+from ..embed import nearest_units, unit_matrix
 from ..errors import UserError
 from ..client import DEADLINE_ANSWER_S, ModelClient
 from ..prompting import Prompts
@@ -56,14 +57,14 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         UserError: the index has no text-unit embeddings.
     """
     t0 = time.perf_counter()
-    ids, mat = load_vectors(store, "text_unit")
+    ids, mat, owners = unit_matrix(store)  # every window of every text unit: a late sentence is reachable
     if not ids:
         raise UserError(f"index {store.path} has no text-unit embeddings: run 'slmgraph index' to finish it")
     named = check_names(store, question, settings)
     if not named["answer"]:
         return name_refusal(Answer(text="", method="basic", question=question), prompts, named, on_text, t0)
     qv = embedder.encode([question])[0]
-    hits = nearest(qv, ids, mat, settings.basic_top_k)
+    hits = nearest_units(qv, owners, mat, settings.basic_top_k)
     gate = names_vouch(named, relevance_gate(question, hits[0][1] if hits else 0.0, mat, embedder, prompts,
                                              settings))
     if not gate["answer"]:

@@ -33,7 +33,7 @@ from ..client import DEADLINE_SENTENCE_S
 from ..names import content_words, cut, is_grounded
 from ..reports import FINDING_MAX_CHARS
 from ..text import (addressed_to_assistant, degenerate, markdown_structure, overlaps, plain_sentence, sentences,
-                    word_set)
+                    word_count, word_set)
 
 #: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
 NEAR_DUPLICATE = 0.6
@@ -168,9 +168,10 @@ def prose_sentences(text: str) -> list[str]:
 
 def quotable(sentence: str, min_words: int) -> bool:
     """True when ``sentence`` may be quoted at all: ``min_words`` words or more besides a speaker
-    label, not a back-channel line ("(Laughter.) Yeah."), not addressed to an assistant."""
+    label (counted in the script's own units, :func:`slmgraph.text.word_count`: a Chinese or Japanese
+    character is one), not a back-channel line ("(Laughter.) Yeah."), not addressed to an assistant."""
     body = _SPEAKER.sub("", sentence).strip()
-    return len(body.split()) >= min_words and not _BACKCHANNEL.match(body) and not addressed_to_assistant(sentence)
+    return word_count(body) >= min_words and not _BACKCHANNEL.match(body) and not addressed_to_assistant(sentence)
 
 
 def names_named(sentence: str, names: list[str]) -> int:
@@ -354,15 +355,17 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
 
 
 def sentence_points(passages: list[tuple[object, str]], question_vec=None, embedder=None, max_points: int = 5,
-                    min_words: int = 6, max_chars: int = 300) -> list[Point]:
+                    min_words: int = 1, max_chars: int = 300) -> list[Point]:
     """The sentences of ``passages`` most relevant to the question, one point each.
 
     Chosen by maximal marginal relevance (:class:`_Mmr`) over :func:`relevance`
     (the question cosine with the penalties for questions, quoted dialogue
     fragments, headings and cut sentences), so the points do not restate each
     other. Sentences are those of :func:`prose_sentences` (no table row, heading or
-    Markdown mark is quoted); sentences of fewer than ``min_words`` words and back-channel
-    lines are skipped; a sentence that nearly repeats a chosen one (overlapping text
+    Markdown mark is quoted); back-channel lines are skipped, and sentences of fewer than
+    ``min_words`` words (:func:`quotable`; by default every sentence with a word: a short
+    sentence is weighed by its relevance like any other, "Grace Hopper joined the Navy."
+    answers "Who joined the Navy?"); a sentence that nearly repeats a chosen one (overlapping text
     units repeat sentences) adds its passage to that point's citations instead.
 
     Args:

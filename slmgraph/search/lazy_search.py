@@ -8,7 +8,9 @@ built with ``--extractor nlp --no-reports``, no model call at index time).
 At query time:
 
 1. Text units are ranked by the cosine of their stored embedding with the
-   question's; a community's rank is its best unit's cosine (a text unit
+   question's (of their best window: a unit longer than the embedder's window
+   has a vector per further window, :func:`slmgraph.embed.further_windows`,
+   and is tested with its best one); a community's rank is its best unit's cosine (a text unit
    belongs to every community of an entity it mentions; units naming no
    entity form one extra group, ``None``).
 2. Relevance tests, community by community in rank order: the
@@ -50,6 +52,7 @@ import numpy as np
 
 from ..client import DEADLINE_ANSWER_S, ModelClient
 from ..config import Settings
+from ..embed import WINDOW_KIND, load_vectors
 from ..errors import UserError
 from ..prompting import Prompts
 from ..store import Store, TextUnitRow, rows
@@ -141,6 +144,18 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     qv = embedder.encode([question])[0]
     cos = dict(zip(ids, (float(c) for c in cosines(qv, np.stack([np.asarray(vectors[i], dtype=np.float32)
                                                                   for i in ids])))))
+    # A unit's further windows (its sentences past the embedder's window): the unit is scored by its best
+    # window, so its vector for this question's tests is that window's; the probes see every window.
+    probe_vectors = dict(vectors)
+    wids, wmat = load_vectors(store, WINDOW_KIND)
+    keep = [r for r, w in enumerate(wids) if w.split("#", 1)[0] in cos]
+    wids, wmat = [wids[r] for r in keep], wmat[keep] if keep else wmat
+    if wids:
+        for w, v, c in zip(wids, wmat, cosines(qv, wmat)):
+            probe_vectors[w] = v
+            owner = w.split("#", 1)[0]
+            if float(c) > cos[owner]:
+                cos[owner], vectors[owner] = float(c), v
     units_of, children, level_of = unit_communities(store)
     n_params = client.model.n_params
     signal = helpfulness_signal(settings, n_params)
@@ -161,8 +176,8 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
 
     floor, probe_best = settings.helpfulness_floor, None
     if signal == "embedding" and settings.helpfulness_probes:  # the index's floor, as in global search
-        floor, probe_best = index_floor(ids, [text_of[i] for i in ids], embedder, vectors,
-                                        probe_questions(prompts), settings.helpfulness_floor)
+        floor, probe_best = index_floor(ids + wids, [text_of[i.split("#", 1)[0]] for i in ids + wids], embedder,
+                                        probe_vectors, probe_questions(prompts), settings.helpfulness_floor)
     frontier = rank(list(children.get(None, [])) + ([None] if None in units_of else []))
     while frontier and len(scores) < budget:
         nxt: list = []
