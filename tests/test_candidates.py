@@ -72,7 +72,8 @@ def test_a_name_wrapped_by_a_newline_is_found_but_a_list_is_not_joined(nlp):
 
 def test_markup_inside_names_is_masked(nlp):
     c = names("They founded Quantum <Leap> Labs. Then Red<|>Falcon won. ##Nightingale## sang.", nlp)
-    assert {"Quantum Leap Labs", "Red Falcon", "Nightingale"} <= set(c)
+    assert {"Quantum Leap Labs", "Nightingale"} <= set(c)
+    assert "Red Falcon" not in c  # "<|>" is a record delimiter: it separates the words it stands between
     assert not any("<" in n or "#" in n or "|" in n for n in c)
 
 

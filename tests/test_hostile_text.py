@@ -274,3 +274,25 @@ def test_claim_dates_are_what_the_text_states_at_its_precision(value, text, expe
     from slmgraph.claims import clean_date
 
     assert clean_date(value, text) == expect
+
+
+def test_a_sentence_stated_once_inside_the_overlap_of_two_text_units_counts_once(tmp_path):
+    root = tmp_path / "ov"
+    root.mkdir()
+    filler = [f"Boats left harbour {i} before dawn." for i in range(8)]
+    once = "Alice Smith met Bob Jones at the Harlow market."
+    (root / "a.txt").write_text(" ".join(filler[:5] + [once] + filler[5:]) + "\n", encoding="utf-8")
+    twice = "Carol White met Dan Brown at the Kellen quay."
+    (root / "b.txt").write_text(" ".join([twice] + filler + [twice]) + "\n", encoding="utf-8")
+    db = tmp_path / "ov.duckdb"
+    run_index(root, db, Settings(chunk_size=40, chunk_overlap=15, extractor="nlp"), progress=False,
+              model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
+    store = Store(db, read_only=True)
+    units = [r[0] for r in store.con.execute("SELECT text FROM text_units ORDER BY doc_id, ord").fetchall()]
+    assert sum(once in u for u in units) == 2  # the sentence lies in the overlap of two units
+    weight = dict(((a, b), w) for a, b, w in store.con.execute(
+        "SELECT s.name, t.name, r.weight FROM relationships r JOIN entities s ON s.entity_id = r.source_id "
+        "JOIN entities t ON t.entity_id = r.target_id").fetchall())
+    pair = lambda x, y: weight.get((x, y), weight.get((y, x)))  # noqa: E731
+    assert pair("Alice Smith", "Bob Jones") == 1.0
+    assert pair("Carol White", "Dan Brown") == 2.0  # stated twice, in two units: two statements

@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import FakeEmbedder, FakeModel, ent_rows, rel_rows, stage_of, super_groups
+from conftest import FakeEmbedder, FakeModel, default_script, ent_rows, rel_rows, stage_of, super_groups
 
 from slmgraph.config import Settings
 from slmgraph.client import ModelClient
@@ -167,8 +167,19 @@ def test_higher_level_report_uses_sub_reports_when_elements_do_not_fit(tmp_path)
     assert sub_prompts and "Sub-report: " in sub_prompts[0]
 
 
+def _own_words(system, user, schema):
+    """The default script, with each model-written description a sentence in the text's own words."""
+    out = default_script(system, user, schema)
+    if stage_of(schema, system) != "extract" or '"description"' not in out:
+        return out
+    data = json.loads(out)
+    for name, e in data["entities"].items():
+        e["description"] = f"{name} appears in the text, founded and joined."
+    return json.dumps(data)
+
+
 def test_a_model_of_1b_parameters_writes_descriptions_and_findings(tmp_path, corpus):
-    big = FakeModel()
+    big = FakeModel(_own_words)
     big.n_params = 2_000_000_000
     db = tmp_path / "big.duckdb"
     _, out = _index(corpus, db, model=big)
