@@ -296,3 +296,25 @@ def test_a_sentence_stated_once_inside_the_overlap_of_two_text_units_counts_once
     pair = lambda x, y: weight.get((x, y), weight.get((y, x)))  # noqa: E731
     assert pair("Alice Smith", "Bob Jones") == 1.0
     assert pair("Carol White", "Dan Brown") == 2.0  # stated twice, in two units: two statements
+
+
+@pytest.mark.integration
+def test_a_name_with_double_quotes_indexes_on_the_model_routes_with_the_real_model(tmp_path):
+    from slmgraph.backend import load_model
+
+    root = tmp_path / "gang"
+    root.mkdir()
+    (root / "a.txt").write_text('The gang leader "Big Tony" Marino was arrested by Inspector Jane Doyle in '
+                                'Chicago in June 2022.\n', encoding="utf-8")
+    model = load_model(None, 8192, Settings().n_threads, 42)
+    db = tmp_path / "g.duckdb"
+    s = Settings(descriptions="model", claims=True)
+    for _ in range(2):  # the rerun too
+        out = run_index(root, db, s, progress=False, model=model, embedder_factory=FakeEmbedder,
+                        say=lambda m: None)
+        assert "failed" not in out["extract"]["status"], out["extract"]
+    store = Store(db, read_only=True)
+    calls = store.con.execute("SELECT count(*) FROM llm_calls WHERE stage = 'extract'").fetchone()[0]
+    raw = store.con.execute("SELECT raw FROM extractions").fetchone()[0]
+    assert calls >= 1 and raw.strip().startswith("{")
+    assert store.con.execute("SELECT status FROM claim_extractions").fetchone()[0] != "failed"
