@@ -378,7 +378,7 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
     (:func:`heaps_exponent`), and the graph, community, report and embedding
     stages by those counts (provenance rows by tokens).
     """
-    from .embed import entity_text
+    from .embed import entity_text, further_windows
     from .ner import pipeline_for
 
     n_tok = {cid: n for cid, _, n in units}
@@ -434,14 +434,18 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
     embed_load = 0.0 if graph_load else lazy.load_seconds  # no name embedding: the embed stage loads it
     n_reports = store.count("community_reports")
     n_rep_vec = _report_vectors(store)
+    unit_texts = [t for (t,) in store.con.execute(
+        "SELECT text FROM text_units WHERE chunk_id IN (SELECT unnest(?)) ORDER BY chunk_id LIMIT 48",
+        [picked]).fetchall()]
+    windows = [w for ws in further_windows(emb, unit_texts) for w in ws]  # a text unit's further windows
     per_item = _embed_per_item(store, emb, {
         "entity": [entity_text(n, t, d or "") for n, t, d in store.con.execute(
             "SELECT name, type, description FROM entities ORDER BY entity_id LIMIT 96").fetchall()],
-        "text_unit": [t for (t,) in store.con.execute(
-            "SELECT text FROM text_units WHERE chunk_id IN (SELECT unnest(?)) ORDER BY chunk_id LIMIT 48",
-            [picked]).fetchall()],
+        "text_unit": unit_texts,
+        "text_unit_window": windows,
         "report": [t or "" for (t,) in store.con.execute(
             "SELECT full_text FROM community_reports ORDER BY community_id LIMIT 64").fetchall()]})
+    per_item["text_unit"] += per_item["text_unit_window"] * len(windows) / max(1, len(unit_texts))
     n_ent_pred = g.entities * r_ent
     n_rep_pred = n_reports * r_ent
     stages["embed"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
@@ -591,7 +595,7 @@ def _estimate_reports(store, model, prompts, settings, ratio, lazy, stages, cali
 def _estimate_embeddings(store, ratio, lazy, stages, calib, say) -> None:
     """Embed stage: entities (scaled by the keep ratio), text units and community reports, each timed
     per item (encoded and stored); the embedder's load counts here only if the graph stage did not load it."""
-    from .embed import entity_text
+    from .embed import entity_text, further_windows
 
     loaded_before = lazy.emb is not None
     emb = lazy.get()
@@ -601,14 +605,16 @@ def _estimate_embeddings(store, ratio, lazy, stages, calib, say) -> None:
     n_reports = _report_vectors(store)
     # Model-written reports are only canned text in the dry run: a text unit's length stands for them.
     texts = [t for (t,) in store.con.execute("SELECT text FROM text_units ORDER BY chunk_id LIMIT 32").fetchall()]
+    windows = [w for ws in further_windows(emb, texts) for w in ws]  # the text units' further windows
     per_item = _embed_per_item(store, emb, {
         "entity": [entity_text(n, t, d or "") for n, t, d in store.con.execute(
             "SELECT name, type, description FROM entities ORDER BY entity_id LIMIT 64").fetchall()],
-        "text_unit": texts})
+        "text_unit": texts, "text_unit_window": windows})
     n_ent_pred = n_ent * ratio
     stages["embed"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                        "seconds": load + n_ent_pred * per_item["entity"]
-                       + (n_units + n_reports * ratio) * per_item["text_unit"]}
+                       + (n_units + n_reports * ratio) * per_item["text_unit"]
+                       + n_units * per_item["text_unit_window"] * len(windows) / max(1, len(texts))}
     calib["embed"] = {"load_seconds": round(lazy.load_seconds, 1), "seconds_per_entity": round(per_item["entity"], 4),
                       "seconds_per_text_unit": round(per_item["text_unit"], 4),
                       "entities_predicted": round(n_ent_pred), "report_vectors_predicted": round(n_reports * ratio)}
