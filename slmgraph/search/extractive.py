@@ -425,7 +425,7 @@ def grounded_synthesis(text: str, points: list[Point]) -> str | None:
     text = " ".join((text or "").split())
     first = sentences(text)[0] if sentences(text) else ""
     first = first.strip().strip('"').strip()
-    if (len(first.split()) < 4 or _MARKERS.search(first) or degenerate(first) or has_repetition(first)
+    if (word_count(first) < 4 or _MARKERS.search(first) or degenerate(first) or has_repetition(first)
             or addressed_to_assistant(first)):
         return None
     words = set()
