@@ -395,9 +395,9 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
     if stale:
         with store.transaction():
             con.executemany("DELETE FROM embeddings WHERE kind = ? AND item_id = ?", stale)
-    if marker is not None:
+    if (marker or "") != (store.get_meta("unit_windows") or ""):  # an embedder without windows clears it
         with store.transaction():
-            store.set_meta("unit_windows", marker)
+            store.set_meta("unit_windows", marker or "")
     tot = {f: sum(v[f] for v in per_kind.values()) for f in ("embedded", "kept", "reused")}
     return EmbedResult(embedded=tot["embedded"], kept=tot["kept"], removed=len(stale), reused=tot["reused"],
                        word_pieces=sum(length_of[k] for k in uniq), per_kind=per_kind)
