@@ -137,7 +137,6 @@ class Embedder:
             out.extend(tuple(t for t, m in zip(row, keep) if m) for row, keep in zip(ids, mask))
         return out
 
-
     def piece_counts(self, texts: list[str]) -> list[int]:
         """Word pieces of each text, special tokens left out, nothing cut (the model's own tokenizer)."""
         out: list[int] = []

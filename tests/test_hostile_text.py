@@ -6,7 +6,6 @@ text's own characters, dates at the precision the text states."""
 import json
 import re
 
-import numpy as np
 import pytest
 from conftest import FakeEmbedder, FakeModel, default_script, stage_of
 
