@@ -80,7 +80,7 @@ def facts(q: dict) -> list[str]:
 
 def recall(store: Store, questions: list[dict], embedder, windows: bool) -> dict:
     """Recall@k of the supporting facts over the text units ranked first, per ``k`` in :data:`KS`."""
-    text = {cid: " ".join(t.split()) for cid, t in store.con.execute("SELECT chunk_id, text FROM text_units")}
+    text = {cid: " ".join(t.split()) for cid, t in store.con.execute("SELECT chunk_id, text FROM text_units").fetchall()}
     if windows:
         _, mat, owners = unit_matrix(store)
     else:
