@@ -39,11 +39,12 @@ from tqdm import tqdm
 
 from .config import Settings
 from .client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, Model, ModelClient
+from .kinds import list_spans, names_only
 from .names import content_words, cut, is_grounded, mentions, name_occurs, normalize_name
 from .ner import LANGUAGE_NAMES, LANGUAGE_NOTES, find_candidates, pipeline_for
 from .prompting import Prompts
 from .store import Store, dumps
-from .text import parse_json, sentences
+from .text import parse_json, sentence_spans, sentences
 
 log = logging.getLogger("slmgraph")
 
@@ -286,7 +287,9 @@ def says_more(sentence: str, names) -> bool:
 
 
 def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str, str], dict[tuple[str, str], list[str]]]:
-    """Sentence-level co-occurrence of ``names`` in ``text``.
+    """Sentence-level co-occurrence of ``names`` in ``text``; list lines (attendance, signature, distribution
+    and "cc" lines, comma lists of names: :func:`slmgraph.kinds.list_spans`, :func:`slmgraph.kinds.names_only`)
+    give no pair.
 
     Returns:
         ``(first_sentence, pairs)``: normalised name -> first sentence that
@@ -295,11 +298,15 @@ def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str,
     keys = {normalize_name(n): n for n in names}
     first_sentence: dict[str, str] = {}
     pairs: dict[tuple[str, str], list[str]] = {}
-    for sent in sentences(text):
+    listed = list_spans(text)
+    for a0, b0 in sentence_spans(text):
+        sent = text[a0:b0]
         found = [k for k in keys if mentions(sent, keys[k])]
         for k in found:
             if says_more(sent, [keys[k]]):
                 first_sentence.setdefault(k, cut(sent, max_chars))
+        if len(found) > 1 and (any(a0 < b and a < b0 for a, b in listed) or names_only(sent, list(keys.values()))):
+            continue  # "Present: ...", "cc: ...", a signature, a comma list of names: no relationship stated
         for i, a in enumerate(found):
             for b in found[i + 1:]:
                 pairs.setdefault((min(a, b), max(a, b)), []).append(cut(sent, max_chars))

@@ -1,0 +1,276 @@
+"""Kinds of names: a name's type from more evidence than one NER label, what is not a name, and which lines
+state no relationship.
+
+**Types by vote** (:func:`vote`). Every mention of a name in a text unit gives evidence, weighed:
+
+* its NER label (:data:`slmgraph.ner.NER_TYPES`): 2 per mention;
+* the head noun or corporate suffix of a name of two or more words (:data:`HEAD_KINDS`: "Fenwick Lane",
+  "Aldane River", "Hollins Meadows" are places, "Millbrook Gazette", "Bluewater Renewables", "Millbrook
+  Library", "... Ltd" organisations): :data:`HEAD_WEIGHT` per mention, so it outvotes NER, which learnt
+  names from news text and types an unknown two-word name as a person;
+* its context (:func:`context_kind`): "in X", "at X", "near X" -> location; "X's board", "X's shareholders"
+  -> organization; "X said", "X says" -> person unless the name has a head noun: 1 per mention.
+
+The type with the largest weight wins; on a tie a place beats an organisation (spaCy types a town ORG when
+it is the subject of a sentence and GPE after "in": the place reading is the one both share), and
+otherwise the type of the first mention stays. Untyped evidence ("unknown") never votes. Across text
+units each unit's mention votes once with its unit's winner (:func:`slmgraph.graph.build_graph`).
+NER's ``concept`` and ``event`` (works, laws, products, events) are not outvoted by a head noun: titles of
+works are made of any words ("Abbey Road").
+
+**Not a name** (:func:`not_a_name`): a salutation ("Dear Mayor": the word after "Dear" is an address);
+an office or title alone ("Town Clerk", "Deputy Mayor"); a word naming a part of a document
+(:data:`DOCUMENT_PARTS`: "Minutes", "Agenda", "Present"); an interjection ("Bye-bye"); a common word that
+only opens sentences and is written in lower case elsewhere in the text unit ("Momentum", "Stories").
+
+**List lines** (:func:`list_spans`): an attendance line ("Present: ...", "Apologies: ..."), a signature
+block (the lines after "Yours sincerely,"), a distribution line ("To:", "cc:", "Distribution:") and a
+comma list of names with no other word (:func:`names_only`) state no relationship between the names in
+them: extraction's same-sentence co-occurrence skips them; the names stay mentions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .names import STOP, TITLES
+
+#: Last words of multi-word names that say their kind (the head of an English noun phrase is its last word).
+HEAD_KINDS: dict[str, str] = {
+    **dict.fromkeys("""lane street road avenue drive close crescent terrace boulevard highway motorway
+        meadow meadows field fields common heath moor moors marsh fen downs wood woods forest park gardens
+        river brook stream creek beck burn lake loch pond reservoir canal falls bay cove harbour harbor
+        coast beach island islands isle peninsula valley vale hill hills mountain mountains mount ridge
+        glacier desert county parish borough township village city town district province region
+        estate quarter square bridge airport""".split(), "location"),
+    **dict.fromkeys("""library gazette times herald chronicle courier tribune observer journal
+        newspaper magazine press news renewables energy holdings group ltd limited inc corp corporation
+        plc llc gmbh company co partners partnership associates industries technologies systems solutions
+        enterprises ventures capital bank council committee commission board trust foundation association
+        society club union federation league party ministry department agency authority institute
+        university college school academy hospital museum orchestra band choir records""".split(),
+        "organization"),
+}
+
+#: Weight of a head noun per mention (an NER label weighs 2, a context cue 1).
+HEAD_WEIGHT = 4
+NER_WEIGHT = 2
+CONTEXT_WEIGHT = 1
+
+#: NER types a head noun does not outvote (titles of works and names of events are made of any words).
+KEPT_NER_TYPES = frozenset({"concept", "event"})
+
+
+def head_kind(name: str) -> str | None:
+    """The kind the last word of a name of two or more words says (:data:`HEAD_KINDS`), else None.
+    "Fenwick Lane" -> location, "Bluewater Renewables Ltd" -> organization, "Lane" -> None."""
+    words = [w.strip(".,;:'\u2019()").casefold() for w in name.split()]
+    words = [w for w in words if w]
+    if len(words) < 2:
+        return None
+    return HEAD_KINDS.get(words[-1])
+
+
+_BEFORE_PLACE = re.compile(r"(?:^|[^\w])(?:in|at|near|outside|inside|across|around|to)\s+(?:the\s+)?$", re.I)
+_AFTER_ORG = re.compile(r"['\u2019]s\s+(?:board|shareholders|directors|chief\s+executive|ceo|chairman|chair|staff|"
+                        r"employees|workers|share\s+price|shares|annual\s+report|accounts|headquarters|subsidiary)\b",
+                        re.I)
+_AFTER_PERSON = re.compile(r"\s*,?\s+(?:said|says|told|asked|added|replied|wrote|argued|recalled|explained)\b")
+
+
+def context_kind(text: str, start: int, end: int) -> str | None:
+    """The kind the words around the mention ``text[start:end]`` say: "in X" / "at X" -> location, "X's
+    board" -> organization, "X said" -> person (not for a name with a head noun: "Bluewater Renewables
+    said"); None when they say nothing."""
+    after = text[end:end + 40]
+    if _AFTER_ORG.match(after):
+        return "organization"
+    if _BEFORE_PLACE.search(text[max(0, start - 12):start]):
+        return "location"
+    if _AFTER_PERSON.match(after) and head_kind(text[start:end]) is None:
+        return "person"
+    return None
+
+
+def vote(evidence: list[tuple[str, int]], entity_types) -> str:
+    """The type of a name from its weighed evidence ``[(type, weight), ...]`` in mention order (rules in the
+    module docstring); ``unknown`` when nothing typed it or the winner is not configured."""
+    weights: Counter = Counter()
+    first: dict[str, int] = {}
+    for i, (t, w) in enumerate(evidence):
+        if t and t != "unknown" and t in entity_types:
+            weights[t] += w
+            first.setdefault(t, i)
+    if not weights:
+        return "unknown"
+    top = max(weights.values())
+    best = [t for t in weights if weights[t] == top]
+    if "location" in best and "organization" in best:
+        best.remove("organization")
+    return min(best, key=first.get)
+
+
+def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, source: str) -> list[tuple[str, int]]:
+    """The evidence one mention gives (``[(type, weight)]``, see the module docstring): its NER type when NER
+    typed it, its head noun's kind unless NER called it a work or event, its context's kind."""
+    out: list[tuple[str, int]] = []
+    if ner_type != "unknown":
+        out.append((ner_type, NER_WEIGHT if source == "ner" else CONTEXT_WEIGHT))
+    head = head_kind(name)
+    if head and ner_type not in KEPT_NER_TYPES:
+        out.append((head, HEAD_WEIGHT))
+    ctx = context_kind(text, start, end)
+    if ctx and ner_type not in KEPT_NER_TYPES:
+        out.append((ctx, CONTEXT_WEIGHT))
+    return out
+
+
+# --- not a name -------------------------------------------------------------------------------------
+
+#: Words that name a part of a document or meeting, not an entity ("Minutes", "Agenda", "Present").
+DOCUMENT_PARTS = frozenset("""
+minutes agenda present absent apologies attendees attendance attending item items motion motions resolved
+resolution actions action matters arising aob business memo memorandum subject re cc bcc signed signature
+enclosure enclosures appendix annex summary introduction conclusion conclusions contents preface foreword
+abstract acknowledgements references bibliography glossary notes note transcript recording
+""".split())
+
+#: Interjections written capitalised at the start of a sentence or turn ("Bye-bye.", "Cheers!").
+INTERJECTIONS = frozenset("""
+bye bye-bye goodbye hello hi hey cheers thanks wow oops ouch hmm um uh ah aha alright ok okay yeah yep nope
+absolutely exactly indeed congratulations welcome sorry pardon
+""".split())
+
+#: Offices and roles beyond :data:`slmgraph.names.TITLES` ("Town Clerk", "Council Leader").
+OFFICE_WORDS = frozenset("""
+clerk treasurer solicitor surveyor registrar engineer planner officer secretary chair chairman chairwoman
+chairperson leader head chief deputy assistant acting interim executive director manager coordinator
+spokesperson spokesman spokeswoman member members councillor councillors councilor alderman mayor
+""".split())
+
+#: Words that qualify an office ("Town Clerk", "County Surveyor", "Deputy Mayor"), not a name of anyone.
+OFFICE_QUALIFIERS = frozenset("town city county parish borough district state national regional general "
+                              "deputy vice senior chief principal council".split())
+
+_SALUTATION = re.compile(r"(?i)^dear\s+")
+
+
+def salutation_cut(name: str) -> tuple[int, str]:
+    """``(characters cut, rest)`` of a name written with a salutation ("Dear Mayor" -> (5, "Mayor"),
+    "Dear Priya Natarajan" -> (5, "Priya Natarajan")); ``(0, name)`` without one."""
+    m = _SALUTATION.match(name)
+    if not m or m.end() >= len(name):
+        return 0, name
+    return m.end(), name[m.end():]
+
+
+def office_only(name: str) -> bool:
+    """True for a name made of office words alone: titles, offices and what qualifies them ("Town Clerk",
+    "Deputy Mayor", "Council Leader"); its last word an office or title."""
+    words = [w.strip(".,;:'\u2019").casefold() for w in name.split()]
+    words = [p for w in words for p in w.split("-") if p]
+    if not words or name.isupper() and len(words) == 1:
+        return False
+    offices = OFFICE_WORDS | TITLES
+    return words[-1] in offices and all(w in offices or w in OFFICE_QUALIFIERS for w in words)
+
+
+def trailing_office_cut(name: str) -> str:
+    """A personal name without an office written after it ("Robert Achebe Leader" -> "Robert Achebe"):
+    trailing office words are cut when two or more title-case words remain; else ``name``."""
+    words = name.split()
+    k = len(words)
+    while k > 2 and words[k - 1].strip(".,").casefold() in OFFICE_WORDS | TITLES:
+        k -= 1
+    if k == len(words) or not all(w[:1].isupper() and w[1:2].islower() for w in words[:k]):
+        return name
+    return " ".join(words[:k])
+
+
+def _opens_sentence(text: str, pos: int) -> bool:
+    i = pos - 1
+    while i >= 0 and text[i] in " \t\"'\u201c\u2018(*#-_\u2014":
+        i -= 1
+    return i < 0 or text[i] in ".!?:\n\u2026"
+
+
+def not_a_name(name: str, text: str, positions: list[tuple[int, int]]) -> str | None:
+    """Why a candidate ``name`` with mentions at ``positions`` of ``text`` is not a name, or None.
+
+    Returns one of ``"salutation"``, ``"office"``, ``"document part"``, ``"interjection"``, ``"common word"``
+    (rules in the module docstring)."""
+    if salutation_cut(name)[0]:
+        return "salutation"
+    words = [w.strip(".,;:!?'\u2019").casefold() for w in name.split()]
+    if office_only(name):
+        return "office"
+    if words and all(w in DOCUMENT_PARTS or w in STOP for w in words):
+        return "document part"
+    if len(words) != 1 or name.isupper():
+        return None
+    w = words[0]
+    if w in INTERJECTIONS or all(p in INTERJECTIONS for p in w.split("-")):
+        return "interjection"
+    if positions and all(_opens_sentence(text, s) for s, _ in positions) and re.search(
+            rf"(?<![\w'\u2019-]){re.escape(w)}(?![\w'\u2019-])", text):
+        return "common word"  # "Momentum is building ... the momentum": a word, capitalised where it opens
+    return None
+
+
+# --- list lines -----------------------------------------------------------------------------------
+
+_LIST_LABEL = re.compile(
+    r"(?i)^[^\S\n]*(?:present|also\s+present|members\s+present|councillors\s+present|officers\s+present|absent|"
+    r"apologies(?:\s+for\s+absence)?|in\s+attendance|attendees|attending|attendance|participants|panel(?:ists)?|"
+    r"signed|signatories|signatures|witness(?:es)?|cc|bcc|to|from|distribution(?:\s+list)?|circulation|"
+    r"copies\s+to|copy\s+to|recipients)[^\S\n]*[:\-\u2013][^\S\n]*")
+_CLOSING = re.compile(r"(?i)^[^\S\n]*(?:yours\s+(?:sincerely|faithfully|truly)|sincerely|(?:best|kind|warm|warmest)\s+"
+                      r"regards|regards|best\s+wishes|with\s+thanks|respectfully)[^\S\n]*[,.]?[^\S\n]*$")
+
+
+def list_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets of the list lines of ``text``: a line opening with a list label
+    ("Present:", "Apologies:", "cc:", "To:", "Distribution:"), the lines after a label line that ends at
+    its colon ("Present:" then one name per line) and after a letter's closing ("Yours sincerely,"), up to
+    the next blank line."""
+    out: list[tuple[int, int]] = []
+    pos = 0
+    open_block = False
+    for line in text.split("\n"):
+        end = pos + len(line)
+        if not line.strip():
+            open_block = False
+        elif _CLOSING.match(line):
+            open_block = True
+        else:
+            m = _LIST_LABEL.match(line)
+            if m or open_block:
+                out.append((pos, end))
+            if m and not line[m.end():].strip():
+                open_block = True
+        pos = end + 1
+    return out
+
+
+_LIST_FILLERS = frozenset("and & or also with plus".split())
+
+
+def names_only(sentence: str, names: list[str]) -> bool:
+    """True for a comma list of names with no other word: two or more of ``names`` in ``sentence``, a comma
+    or semicolon between them, and nothing else but titles, offices, "and", punctuation and words in
+    brackets ("Cllr Tom Reyes (Chair), Cllr Ana Li and Mayor Elena Ruiz.")."""
+    if not re.search(r"[,;]", sentence):
+        return False
+    rest = sentence
+    found = 0
+    for n in sorted(names, key=len, reverse=True):
+        body = r"\s+".join(re.escape(w) for w in n.split())
+        rest, k = re.subn(rf"(?<!\w){body}(?:['\u2019]s)?(?!\w)", " ", rest, flags=re.I)
+        found += bool(k)
+    if found < 2:
+        return False
+    rest = re.sub(r"\([^)]*\)", " ", rest)
+    words = [w.casefold() for w in re.findall(r"[^\W\d_]+(?:['\u2019.-][^\W\d_]+)*", rest)]
+    offices = OFFICE_WORDS | TITLES | OFFICE_QUALIFIERS | _LIST_FILLERS | {"cllr", "cllrs"}
+    return all(w.rstrip(".") in offices for w in words)
