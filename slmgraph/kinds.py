@@ -8,6 +8,8 @@ state no relationship.
   "Aldane River", "Hollins Meadows" are places, "Millbrook Gazette", "Bluewater Renewables", "Millbrook
   Library", "... Ltd" organisations): :data:`HEAD_WEIGHT` per mention, so it outvotes NER, which learnt
   names from news text and types an unknown two-word name as a person;
+* a title before it ("Councillor Reyes", :data:`slmgraph.names.TITLES`): person, :data:`TITLE_WEIGHT` per
+  mention;
 * its context (:func:`context_kind`): "in X", "at X", "near X" -> location; "X's board", "X's shareholders"
   -> organization; "X said", "X says" -> person unless the name has a head noun: 1 per mention.
 
@@ -55,6 +57,8 @@ HEAD_KINDS: dict[str, str] = {
 
 #: Weight of a head noun per mention (an NER label weighs 2, a context cue 1).
 HEAD_WEIGHT = 4
+#: Weight of a personal title before a name ("Councillor Reyes"), per mention.
+TITLE_WEIGHT = 3
 NER_WEIGHT = 2
 CONTEXT_WEIGHT = 1
 
@@ -120,6 +124,9 @@ def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, 
     head = head_kind(name)
     if head and ner_type not in KEPT_NER_TYPES:
         out.append((head, HEAD_WEIGHT))
+    words = name.split()
+    if len(words) > 1 and words[0].casefold().rstrip(".") in TITLES and ner_type not in KEPT_NER_TYPES:
+        out.append(("person", TITLE_WEIGHT))  # "Councillor Reyes", tagged ORG: a title names a person
     ctx = context_kind(text, start, end)
     if ctx and ner_type not in KEPT_NER_TYPES:
         out.append((ctx, CONTEXT_WEIGHT))
