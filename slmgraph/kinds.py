@@ -10,8 +10,10 @@ state no relationship.
   names from news text and types an unknown two-word name as a person;
 * a title before it ("Councillor Reyes", :data:`slmgraph.names.TITLES`): person, :data:`TITLE_WEIGHT` per
   mention;
-* its context (:func:`context_kind`): "in X", "at X", "near X" -> location; "X's board", "X's shareholders"
-  -> organization; "X said", "X says" -> person unless the name has a head noun: 1 per mention.
+* its context (:func:`context_kind`): "in X", "near X" -> location, :data:`PLACE_WEIGHT` per mention (a
+  language after "in" -> concept: "written in Latin"); "at X" -> location against a person label only (a
+  company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
+  person unless the name has a head noun: 1 per mention.
 
 The type with the largest weight wins; on a tie a place beats an organisation (spaCy types a town ORG when
 it is the subject of a sentence and GPE after "in": the place reading is the one both share), and
@@ -42,21 +44,29 @@ from .names import STOP, TITLES
 HEAD_KINDS: dict[str, str] = {
     **dict.fromkeys("""lane street road avenue drive close crescent terrace boulevard highway motorway
         meadow meadows field fields common heath moor moors marsh fen downs wood woods forest park gardens
-        river brook stream creek beck burn lake loch pond reservoir canal falls bay cove harbour harbor
-        coast beach island islands isle peninsula valley vale hill hills mountain mountains mount ridge
-        glacier desert county parish borough township village city town district province region
-        estate quarter square bridge airport""".split(), "location"),
-    **dict.fromkeys("""library gazette times herald chronicle courier tribune observer journal
-        newspaper magazine press news renewables energy holdings group ltd limited inc corp corporation
-        plc llc gmbh company co partners partnership associates industries technologies systems solutions
-        enterprises ventures capital bank council committee commission board trust foundation association
-        society club union federation league party ministry department agency authority institute
-        university college school academy hospital museum orchestra band choir records""".split(),
-        "organization"),
+        wilderness river brook stream creek beck burn lake loch pond reservoir canal falls bay cove harbour
+        harbor coast beach island islands isle peninsula valley vale hill hills mountain mountains mount peak
+        peaks ridge glacier desert county parish borough township village city town district province region
+        regions voivodeship estate quarter square bridge airport palace castle mall empire""".split(),
+        "location"),
+    **dict.fromkeys("""library renewables energy holdings group ltd limited inc corp corporation plc llc gmbh
+        company partners partnership associates industries technologies systems solutions enterprises ventures
+        capital bank council committee commission board trust foundation association society club federation
+        party ministry department agency authority institute university college school academy hospital
+        museum orchestra band choir records press""".split(), "organization"),
+    # newspapers, awards, charts, treaties, scriptures: works (the gold annotates them MISC)
+    **dict.fromkeys("""gazette times post journal herald chronicle courier tribune observer newspaper magazine
+        daily award awards prize medal chart charts act agreement treaty accord report policy testament
+        album""".split(), "concept"),
+    **dict.fromkeys("""tour championships championship cup olympics games festival tournament competition
+        restoration uprising rebellion revolution war wars battle campaign election elections summit
+        expedition""".split(), "event"),
 }
 
 #: Weight of a head noun per mention (an NER label weighs 2, a context cue 1).
 HEAD_WEIGHT = 4
+#: Weight of "in X" per mention: more than one NER label ("in Yorkshire", tagged PERSON).
+PLACE_WEIGHT = 3
 #: Weight of a personal title before a name ("Councillor Reyes"), per mention.
 TITLE_WEIGHT = 3
 NER_WEIGHT = 2
@@ -76,7 +86,12 @@ def head_kind(name: str) -> str | None:
     return HEAD_KINDS.get(words[-1])
 
 
-_BEFORE_PLACE = re.compile(r"(?:^|[^\w])(?:in|at|near|outside|inside|across|around|to)\s+(?:the\s+)?$", re.I)
+_BEFORE_PLACE = re.compile(r"(?:^|[^\w])(?:in|near|outside|inside|across|around|throughout)\s+(?:the\s+)?$", re.I)
+_BEFORE_SITE = re.compile(r"(?:^|[^\w])at\s+(?:the\s+)?$", re.I)
+#: A language written after "in" ("written in Latin", "sung in Persian"): a work's medium, not a place.
+_LANGUAGE = re.compile(r"[A-Z][a-z]+(?:ish|ese|ic|ian|i|ew)|Latin|Greek|French|Dutch|Thai|Sanskrit|Swahili|Tamil|"
+                       r"Malayalam|Welsh|Czech|Basque|Gaelic|Esperanto|Amharic|German|Japanese")
+_NOUN_AFTER = re.compile(r"[^\S\n]+[a-z]")
 _AFTER_ORG = re.compile(r"['\u2019]s\s+(?:board|shareholders|directors|chief\s+executive|ceo|chairman|chair|staff|"
                         r"employees|workers|share\s+price|shares|annual\s+report|accounts|headquarters|subsidiary)\b",
                         re.I)
@@ -90,8 +105,13 @@ def context_kind(text: str, start: int, end: int) -> str | None:
     after = text[end:end + 40]
     if _AFTER_ORG.match(after):
         return "organization"
-    if _BEFORE_PLACE.search(text[max(0, start - 12):start]):
+    before = text[max(0, start - 14):start]
+    if _BEFORE_PLACE.search(before) and not after.startswith(("'s", "\u2019s")):
+        if _LANGUAGE.fullmatch(text[start:end]) and not _NOUN_AFTER.match(after):
+            return "concept"  # "written in Latin"
         return "location"
+    if _BEFORE_SITE.search(before) and not after.startswith(("'s", "\u2019s")):
+        return "site"
     if _AFTER_PERSON.match(after) and head_kind(text[start:end]) is None:
         return "person"
     return None
@@ -128,8 +148,13 @@ def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, 
     if len(words) > 1 and words[0].casefold().rstrip(".") in TITLES and ner_type not in KEPT_NER_TYPES:
         out.append(("person", TITLE_WEIGHT))  # "Councillor Reyes", tagged ORG: a title names a person
     ctx = context_kind(text, start, end)
-    if ctx and ner_type not in KEPT_NER_TYPES:
-        out.append((ctx, CONTEXT_WEIGHT))
+    if ctx == "site":  # "at X": a place or an organisation's premises; a person only by mistake
+        if ner_type == "person" and head is None:
+            out.append(("location", CONTEXT_WEIGHT))
+    elif ctx == "location" and ner_type not in KEPT_NER_TYPES:
+        out.append((ctx, PLACE_WEIGHT))  # "in X": a name after "in" is a place far more often than NER says
+    elif ctx and (ner_type not in KEPT_NER_TYPES or ctx == "concept"):
+        out.append((ctx, PLACE_WEIGHT if ctx == "concept" else CONTEXT_WEIGHT))
     return out
 
 
