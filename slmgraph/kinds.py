@@ -15,6 +15,9 @@ state no relationship.
   company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
   person unless the name has a head noun: 1 per mention.
 
+Once per text unit, a one-word name that is the first or last word of a name the vote made a person
+("Robeson" beside "Paul Robeson") votes person with :data:`PART_WEIGHT`.
+
 The type with the largest weight wins; on a tie a place beats an organisation (spaCy types a town ORG when
 it is the subject of a sentence and GPE after "in": the place reading is the one both share), and
 otherwise the type of the first mention stays. Untyped evidence ("unknown") never votes. Across text
@@ -25,7 +28,8 @@ works are made of any words ("Abbey Road").
 **Not a name** (:func:`not_a_name`): a salutation ("Dear Mayor": the word after "Dear" is an address);
 an office or title alone ("Town Clerk", "Deputy Mayor"); a word naming a part of a document
 (:data:`DOCUMENT_PARTS`: "Minutes", "Agenda", "Present"); an interjection ("Bye-bye"); a common word that
-only opens sentences and is written in lower case elsewhere in the text unit ("Momentum", "Stories").
+is written in lower case elsewhere in the text unit ("Momentum", "Stories", "the Board"; a person's name only
+when it only ever opens sentences).
 
 **List lines** (:func:`list_spans`): an attendance line ("Present: ...", "Apologies: ..."), a signature
 block (the lines after "Yours sincerely,"), a distribution line ("To:", "cc:", "Distribution:") and a
@@ -67,6 +71,9 @@ HEAD_KINDS: dict[str, str] = {
 HEAD_WEIGHT = 4
 #: Weight of "in X" per mention: more than one NER label ("in Yorkshire", tagged PERSON).
 PLACE_WEIGHT = 3
+#: Weight of a one-word name being the first or last word of a person named in the same text unit
+#: ("Robeson" beside "Paul Robeson", tagged ORG alone), once per text unit.
+PART_WEIGHT = 3
 #: Weight of a personal title before a name ("Councillor Reyes"), per mention.
 TITLE_WEIGHT = 3
 NER_WEIGHT = 2
@@ -178,7 +185,8 @@ absolutely exactly indeed congratulations welcome sorry pardon
 OFFICE_WORDS = frozenset("""
 clerk treasurer solicitor surveyor registrar engineer planner officer secretary chair chairman chairwoman
 chairperson leader head chief deputy assistant acting interim executive director manager coordinator
-spokesperson spokesman spokeswoman member members councillor councillors councilor alderman mayor
+spokesperson spokesman spokeswoman member members councillor councillors councilor alderman mayor writer
+producer coach editor founder prophet
 """.split())
 
 #: Words that qualify an office ("Town Clerk", "County Surveyor", "Deputy Mayor"), not a name of anyone.
@@ -227,7 +235,7 @@ def _opens_sentence(text: str, pos: int) -> bool:
     return i < 0 or text[i] in ".!?:\n\u2026"
 
 
-def not_a_name(name: str, text: str, positions: list[tuple[int, int]]) -> str | None:
+def not_a_name(name: str, text: str, positions: list[tuple[int, int]], ner_type: str = "unknown") -> str | None:
     """Why a candidate ``name`` with mentions at ``positions`` of ``text`` is not a name, or None.
 
     Returns one of ``"salutation"``, ``"office"``, ``"document part"``, ``"interjection"``, ``"common word"``
@@ -237,16 +245,18 @@ def not_a_name(name: str, text: str, positions: list[tuple[int, int]]) -> str | 
     words = [w.strip(".,;:!?'\u2019").casefold() for w in name.split()]
     if office_only(name):
         return "office"
+    if name.isupper() and len(name) > 1:
+        return None  # an acronym ("US", "AOB" aside)
     if words and all(w in DOCUMENT_PARTS or w in STOP for w in words):
         return "document part"
-    if len(words) != 1 or name.isupper():
+    if len(words) != 1:
         return None
     w = words[0]
     if w in INTERJECTIONS or all(p in INTERJECTIONS for p in w.split("-")):
         return "interjection"
-    if positions and all(_opens_sentence(text, s) for s, _ in positions) and re.search(
-            rf"(?<![\w'\u2019-]){re.escape(w)}(?![\w'\u2019-])", text):
-        return "common word"  # "Momentum is building ... the momentum": a word, capitalised where it opens
+    if re.search(rf"(?<![\w'\u2019-]){re.escape(w)}(?![\w'\u2019-])", text) and (
+            ner_type != "person" or all(_opens_sentence(text, s) for s, _ in positions)):
+        return "common word"  # "Momentum is building ... the momentum", "the Board ... a board": a word
     return None
 
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 from .errors import UserError
 from .text import without_orders
-from .kinds import mention_evidence, not_a_name, salutation_cut, trailing_office_cut, vote
+from .kinds import PART_WEIGHT, mention_evidence, not_a_name, salutation_cut, trailing_office_cut, vote
 from .names import (_TITLE_ABBR, NOT_PERSON_HEADS, STOP, TITLES, WRAPPED_LINE_CHARS, _sentence_initial, candidate_spans,
                     normalize_name)
 
@@ -617,9 +617,14 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
                 c.first = s
             if c.type == "unknown" and etype != "unknown":
                 c.source = src
-    for key, c in list(by_key.items()):
-        # the type all mentions vote for (slmgraph.kinds.vote: NER labels, head nouns, context)
+    for key, c in by_key.items():  # the type all mentions vote for (slmgraph.kinds.vote)
         c.type = vote(evidence[key], entity_types)
+    parts = {w for k, c in by_key.items() if c.type == "person" and 2 <= len(k.split()) <= 4
+             for w in (k.split()[0], k.split()[-1])}
+    for key, c in by_key.items():
+        if " " not in key and key in parts and c.type != "person":
+            c.type = vote(evidence[key] + [("person", PART_WEIGHT)], entity_types)  # "Robeson" of "Paul Robeson"
+    for key, c in list(by_key.items()):
         pos = positions[key]
         c.count = len(pos)
         cut = [p for p in pos if _edge_cut(masked, p[0], p[1], at_doc_start, at_doc_end, False)]
@@ -627,7 +632,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             del by_key[key]
         elif any(p[0] in adjectives for p in pos) and all(_GROUP_ADJECTIVE.match(masked, p[1]) for p in pos):
             del by_key[key]  # "the Methodist hall": a group's adjective, not the group
-        elif not_a_name(c.name, masked, pos):
+        elif not_a_name(c.name, masked, pos, c.type):
             del by_key[key]  # "Dear Mayor", "Town Clerk", "Minutes", "Bye-bye": no entity (slmgraph.kinds)
         elif " " not in c.name and not c.name.isupper() and (
                 key in TITLES or (c.type != "person" and key in GENERIC_WORDS)):
