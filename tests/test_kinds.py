@@ -8,7 +8,7 @@ import pytest
 from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.config import Settings
-from slmgraph.extract import cooccurrence, extract_nlp
+from slmgraph.extract import cooccurrence
 from slmgraph.kinds import list_spans, names_only, not_a_name, vote
 from slmgraph.names import normalize_name
 from slmgraph.ner import find_candidates, pipeline_for
