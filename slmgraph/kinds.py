@@ -15,8 +15,8 @@ state no relationship.
   company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
   person unless the name has a head noun: 1 per mention.
 
-Once per text unit, a one-word name that is the first or last word of a name the vote made a person
-("Robeson" beside "Paul Robeson") votes person with :data:`PART_WEIGHT`.
+Each mention of a one-word name that is the first or last word of a name the vote made a person in the
+same text unit ("Robeson" beside "Paul Robeson") also votes person with :data:`PART_WEIGHT`.
 
 The type with the largest weight wins; on a tie a place beats an organisation (spaCy types a town ORG when
 it is the subject of a sentence and GPE after "in": the place reading is the one both share), and
@@ -72,7 +72,7 @@ HEAD_WEIGHT = 4
 #: Weight of "in X" per mention: more than one NER label ("in Yorkshire", tagged PERSON).
 PLACE_WEIGHT = 3
 #: Weight of a one-word name being the first or last word of a person named in the same text unit
-#: ("Robeson" beside "Paul Robeson", tagged ORG alone), once per text unit.
+#: ("Robeson" beside "Paul Robeson", tagged ORG alone), per mention.
 PART_WEIGHT = 3
 #: Weight of a personal title before a name ("Councillor Reyes"), per mention.
 TITLE_WEIGHT = 3

@@ -623,7 +623,8 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
              for w in (k.split()[0], k.split()[-1])}
     for key, c in by_key.items():
         if " " not in key and key in parts and c.type != "person":
-            c.type = vote(evidence[key] + [("person", PART_WEIGHT)], entity_types)  # "Robeson" of "Paul Robeson"
+            # "Robeson" of "Paul Robeson": each mention votes person too
+            c.type = vote(evidence[key] + [("person", PART_WEIGHT)] * len(positions[key]), entity_types)
     for key, c in list(by_key.items()):
         pos = positions[key]
         c.count = len(pos)
