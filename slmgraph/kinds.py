@@ -10,9 +10,10 @@ state no relationship.
   names from news text and types an unknown two-word name as a person;
 * a title before it ("Councillor Reyes", :data:`slmgraph.names.TITLES`): person, :data:`TITLE_WEIGHT` per
   mention;
-* its context (:func:`context_kind`): "in X", "near X" -> location, :data:`PLACE_WEIGHT` per mention (a
-  language after "in" -> concept: "written in Latin"); "at X" -> location against a person label only (a
-  company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
+* its context (:func:`context_kind`): "in X", "near X", "the town of X" -> location, and "X (born 1950)",
+  "X was born", "X's wife" -> person, :data:`PLACE_WEIGHT` per mention; a language after "in" or before a
+  gloss -> concept ("written in Latin", "(Persian: ...)"); "at X" -> location against a person label only
+  (a company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
   person unless the name has a head noun: 1 per mention.
 
 Each mention of a one-word name that is the first or last word of a name the vote made a person in the
@@ -105,22 +106,40 @@ _AFTER_ORG = re.compile(r"['\u2019]s\s+(?:board|shareholders|directors|chief\s+e
 _AFTER_PERSON = re.compile(r"\s*,?\s+(?:said|says|told|asked|added|replied|wrote|argued|recalled|explained)\b")
 
 
-def context_kind(text: str, start: int, end: int) -> str | None:
-    """The kind the words around the mention ``text[start:end]`` say: "in X" / "at X" -> location, "X's
-    board" -> organization, "X said" -> person (not for a name with a head noun: "Bluewater Renewables
-    said"); None when they say nothing."""
+#: "the city of X", "the village of X", "capital of X": a place's name follows.
+_PLACE_OF = re.compile(r"(?:city|town|village|hamlet|municipality|commune|capital|province|region|county|district|"
+                       r"island|state|country|parish|suburb|neighbourhood|neighborhood|river|valley)\s+of\s+$", re.I)
+#: "X (born 12 May 1950)", "X (1900 - 1980)", "X was born", "X's wife": a person's name precedes.
+_PERSON_AFTER = re.compile(r"\s*\((?:born|n[ée]e|c\.|died|d\.|b\.)|\s*\(\d{3,4}\s*[\u2013\-]|\s+(?:was|is)\s+born\b|"
+                           r"['\u2019]s\s+(?:wife|husband|son|daughter|father|mother|brother|sister|widow|birth|death|"
+                           r"childhood|parents)\b", re.I)
+#: "(Persian: ...)", "in Latin": a language's name.
+_LANGUAGE_GLOSS = re.compile(r"\s*:\s*\S")
+
+
+def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
+    """``(kind, weight)`` the words around the mention ``text[start:end]`` say, or None: "in X", "near X",
+    "the city of X" -> location (:data:`PLACE_WEIGHT`); "at X" -> ``site`` (a place or premises);
+    "X (born 1950)", "X was born", "X's wife" -> person (:data:`PLACE_WEIGHT`); "X's board" -> organization;
+    "X said" -> person (not for a name with a head noun: "Bluewater Renewables said"); a language after
+    "in" or before a gloss ("written in Latin", "(Persian: ...)") -> concept."""
+    name = text[start:end]
     after = text[end:end + 40]
+    possessive = after.startswith(("'s", "\u2019s"))
+    before = text[max(0, start - 24):start]
+    if _LANGUAGE.fullmatch(name) and (_LANGUAGE_GLOSS.match(after) and before.rstrip().endswith("(")
+                                      or _BEFORE_PLACE.search(before) and not _NOUN_AFTER.match(after)):
+        return "concept", PLACE_WEIGHT  # "written in Latin", "(Persian: ...)"
     if _AFTER_ORG.match(after):
-        return "organization"
-    before = text[max(0, start - 14):start]
-    if _BEFORE_PLACE.search(before) and not after.startswith(("'s", "\u2019s")):
-        if _LANGUAGE.fullmatch(text[start:end]) and not _NOUN_AFTER.match(after):
-            return "concept"  # "written in Latin"
-        return "location"
-    if _BEFORE_SITE.search(before) and not after.startswith(("'s", "\u2019s")):
-        return "site"
-    if _AFTER_PERSON.match(after) and head_kind(text[start:end]) is None:
-        return "person"
+        return "organization", CONTEXT_WEIGHT
+    if _PERSON_AFTER.match(after) and head_kind(name) is None:
+        return "person", PLACE_WEIGHT
+    if (_BEFORE_PLACE.search(before) or _PLACE_OF.search(before)) and not possessive:
+        return "location", PLACE_WEIGHT
+    if _BEFORE_SITE.search(before) and not possessive:
+        return "site", CONTEXT_WEIGHT
+    if _AFTER_PERSON.match(after) and head_kind(name) is None:
+        return "person", CONTEXT_WEIGHT
     return None
 
 
@@ -155,13 +174,14 @@ def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, 
     if len(words) > 1 and words[0].casefold().rstrip(".") in TITLES and ner_type not in KEPT_NER_TYPES:
         out.append(("person", TITLE_WEIGHT))  # "Councillor Reyes", tagged ORG: a title names a person
     ctx = context_kind(text, start, end)
-    if ctx == "site":  # "at X": a place or an organisation's premises; a person only by mistake
+    if ctx is None:
+        return out
+    kind, weight = ctx
+    if kind == "site":  # "at X": a place or an organisation's premises; a person only by mistake
         if ner_type == "person" and head is None:
-            out.append(("location", CONTEXT_WEIGHT))
-    elif ctx == "location" and ner_type not in KEPT_NER_TYPES:
-        out.append((ctx, PLACE_WEIGHT))  # "in X": a name after "in" is a place far more often than NER says
-    elif ctx and (ner_type not in KEPT_NER_TYPES or ctx == "concept"):
-        out.append((ctx, PLACE_WEIGHT if ctx == "concept" else CONTEXT_WEIGHT))
+            out.append(("location", weight))
+    elif ner_type not in KEPT_NER_TYPES or kind == "concept":
+        out.append((kind, weight))
     return out
 
 

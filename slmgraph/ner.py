@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 from .errors import UserError
 from .text import without_orders
-from .kinds import PART_WEIGHT, mention_evidence, not_a_name, salutation_cut, trailing_office_cut, vote
+from .kinds import PART_WEIGHT, PLACE_WEIGHT, mention_evidence, not_a_name, salutation_cut, trailing_office_cut, vote
 from .names import (_TITLE_ABBR, NOT_PERSON_HEADS, STOP, TITLES, WRAPPED_LINE_CHARS, _sentence_initial, candidate_spans,
                     normalize_name)
 
@@ -621,7 +621,13 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
         c.type = vote(evidence[key], entity_types)
     parts = {w for k, c in by_key.items() if c.type == "person" and 2 <= len(k.split()) <= 4
              for w in (k.split()[0], k.split()[-1])}
+    place_at = {s: k for k, c in by_key.items() if c.type == "location" for s, _ in positions[k]}
     for key, c in by_key.items():
+        within = [p for p in positions[key] if place_at.get(p[1] + 2) not in (None, key)
+                  and masked[p[1]:p[1] + 2] == ", "]
+        if within and c.type != "location" and (c.type != "person" or " " not in key):
+            # "Hull, England", "Rosharon, Texas": a place within a place ("John Smith, Paris" stays a person)
+            c.type = vote(evidence[key] + [("location", PLACE_WEIGHT)] * len(within), entity_types)
         if " " not in key and key in parts and c.type != "person":
             # "Robeson" of "Paul Robeson": each mention votes person too
             c.type = vote(evidence[key] + [("person", PART_WEIGHT)] * len(positions[key]), entity_types)
