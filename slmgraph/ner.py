@@ -423,20 +423,28 @@ def _person_widened(sp, inside: list, tokens) -> bool:
                               and t.text.casefold() not in _NOT_PERSON_WORDS for t in rest)
 
 
+#: Nouns of a venue or a body of helpers that a group's adjective only qualifies ("the Methodist hall",
+#: "Methodist volunteers"): the group itself is not what the sentence is about.
+QUALIFIED_NOUNS = frozenset("""hall halls chapel chapels centre center centres centers school schools room rooms
+building buildings volunteers volunteer helpers café cafe canteen shop bazaar fete fair lunch lunches breakfast
+tea teas coffee choir youth club clubs hut premises""".split())
+
+
 def _adjective_group(ent) -> bool:
     """True for a one-word religious or political group (a NORP span of :data:`NORP_GROUP`) written as an
-    adjective, before a lower-case noun or adjective ("Methodist volunteers", "the Methodist hall"): it
-    qualifies the noun and names no entity. Nationalities are kept: the gold annotates "American" in
-    "American singer" as the country."""
+    adjective before a venue or body of helpers (:data:`QUALIFIED_NOUNS`: "Methodist volunteers", "the
+    Methodist hall"): it qualifies the noun and names no entity. Before other nouns the group is kept
+    ("Presbyterian leader", "Christian worship": the gold annotates them as the group), and so are
+    nationalities ("American singer": the country)."""
     if ent.label_ != "NORP" or len(ent) != 1 or not NORP_GROUP.search(ent.text):
         return False
     doc = ent.doc
     nxt = doc[ent.end] if ent.end < len(doc) else None
-    return nxt is not None and nxt.text[:1].islower() and nxt.pos_ in ("NOUN", "ADJ")
+    return nxt is not None and nxt.text.casefold() in QUALIFIED_NOUNS
 
 
-#: A lower-case word after a name, other than a function word: the name qualifies it ("Methodist hall").
-_GROUP_ADJECTIVE = re.compile(r"[^\S\n]+(?!(?:" + "|".join(sorted(w for w in STOP if w.isalpha())) + r")\b)[a-z]")
+#: A noun of :data:`QUALIFIED_NOUNS` after a name: the name qualifies it ("Methodist hall").
+_GROUP_ADJECTIVE = re.compile(r"(?i)[^\S\n]+(?:" + "|".join(sorted(QUALIFIED_NOUNS)) + r")\b")
 
 
 #: Words after a comma that belong to the name before it ("Acme, Inc.", "Martin Luther King, Jr.").
