@@ -29,8 +29,7 @@ works are made of any words ("Abbey Road").
 **Not a name** (:func:`not_a_name`): a salutation ("Dear Mayor": the word after "Dear" is an address);
 an office or title alone ("Town Clerk", "Deputy Mayor"); a word naming a part of a document
 (:data:`DOCUMENT_PARTS`: "Minutes", "Agenda", "Present"); an interjection ("Bye-bye"); a common word that
-is written in lower case elsewhere in the text unit ("Momentum", "Stories", "the Board"; a person's name only
-when it only ever opens sentences).
+only opens sentences and is written in lower case elsewhere in the text unit ("Momentum", "Stories").
 
 **List lines** (:func:`list_spans`): an attendance line ("Present: ...", "Apologies: ..."), a signature
 block (the lines after "Yours sincerely,"), a distribution line ("To:", "cc:", "Distribution:") and a
@@ -255,7 +254,7 @@ def _opens_sentence(text: str, pos: int) -> bool:
     return i < 0 or text[i] in ".!?:\n\u2026"
 
 
-def not_a_name(name: str, text: str, positions: list[tuple[int, int]], ner_type: str = "unknown") -> str | None:
+def not_a_name(name: str, text: str, positions: list[tuple[int, int]]) -> str | None:
     """Why a candidate ``name`` with mentions at ``positions`` of ``text`` is not a name, or None.
 
     Returns one of ``"salutation"``, ``"office"``, ``"document part"``, ``"interjection"``, ``"common word"``
@@ -274,9 +273,9 @@ def not_a_name(name: str, text: str, positions: list[tuple[int, int]], ner_type:
     w = words[0]
     if w in INTERJECTIONS or all(p in INTERJECTIONS for p in w.split("-")):
         return "interjection"
-    if re.search(rf"(?<![\w'\u2019-]){re.escape(w)}(?![\w'\u2019-])", text) and (
-            ner_type != "person" or all(_opens_sentence(text, s) for s, _ in positions)):
-        return "common word"  # "Momentum is building ... the momentum", "the Board ... a board": a word
+    if positions and all(_opens_sentence(text, s) for s, _ in positions) and re.search(
+            rf"(?<![\w'\u2019-]){re.escape(w)}(?![\w'\u2019-])", text):
+        return "common word"  # "Momentum is building ... the momentum": a word, capitalised where it opens
     return None
 
 

@@ -647,7 +647,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             del by_key[key]
         elif any(p[0] in adjectives for p in pos) and all(_GROUP_ADJECTIVE.match(masked, p[1]) for p in pos):
             del by_key[key]  # "the Methodist hall": a group's adjective, not the group
-        elif not_a_name(c.name, masked, pos, c.type):
+        elif not_a_name(c.name, masked, pos):
             del by_key[key]  # "Dear Mayor", "Town Clerk", "Minutes", "Bye-bye": no entity (slmgraph.kinds)
         elif " " not in c.name and not c.name.isupper() and (
                 key in TITLES or (c.type != "person" and key in GENERIC_WORDS)):
