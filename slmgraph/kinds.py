@@ -84,11 +84,12 @@ KEPT_NER_TYPES = frozenset({"concept", "event"})
 
 
 def head_kind(name: str) -> str | None:
-    """The kind the last word of a name of two or more words says (:data:`HEAD_KINDS`), else None.
-    "Fenwick Lane" -> location, "Bluewater Renewables Ltd" -> organization, "Lane" -> None."""
+    """The kind the last word of a name says (:data:`HEAD_KINDS`), else None: "Fenwick Lane" -> location,
+    "Bluewater Renewables Ltd" -> organization, and a head alone is the short form of such a name ("the
+    Commission" -> organization)."""
     words = [w.strip(".,;:'\u2019()").casefold() for w in name.split()]
     words = [w for w in words if w]
-    if len(words) < 2:
+    if not words or len(words) == 1 and not name[:1].isupper():
         return None
     return HEAD_KINDS.get(words[-1])
 
