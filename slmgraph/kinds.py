@@ -10,7 +10,8 @@ state no relationship.
   names from news text and types an unknown two-word name as a person;
 * a title before it ("Councillor Reyes", :data:`slmgraph.names.TITLES`): person, :data:`TITLE_WEIGHT` per
   mention;
-* its context (:func:`context_kind`): "in X", "near X", "the town of X" -> location, and "X (born 1950)",
+* its context (:func:`context_kind`): a quoted title ('"Mess of Blues"') -> concept, :data:`HEAD_WEIGHT`;
+  "the song X", "the film X" -> concept; "in X", "near X", "the town of X" -> location, and "X (born 1950)",
   "X was born", "X's wife" -> person, :data:`PLACE_WEIGHT` per mention; a language after "in" or before a
   gloss -> concept ("written in Latin", "(Persian: ...)"); "at X" -> location against a person label only
   (a company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
@@ -117,6 +118,14 @@ _PERSON_AFTER = re.compile(r"\s*\((?:born|n[ée]e|c\.|died|d\.|b\.)|\s*\(\d{3,4}
 _LANGUAGE_GLOSS = re.compile(r"\s*:\s*\S")
 
 
+#: "the song X", "the album X", "the film X": a work's title follows.
+_WORK_BEFORE = re.compile(r"\b(?:song|single|album|EP|film|movie|novel|book|game|video\s+game|series|sitcom|show|"
+                          r"telenovela|soundtrack|opera|play|poem|painting|newspaper|magazine|documentary|episode)"
+                          r"\s+$", re.I)
+_OPEN_QUOTE = ('"', "\u201c")
+_CLOSE_QUOTE = re.compile(r"[.,!?]?[\"\u201d]")
+
+
 def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
     """``(kind, weight)`` the words around the mention ``text[start:end]`` say, or None: "in X", "near X",
     "the city of X" -> location (:data:`PLACE_WEIGHT`); "at X" -> ``site`` (a place or premises);
@@ -130,6 +139,10 @@ def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
     if _LANGUAGE.fullmatch(name) and (_LANGUAGE_GLOSS.match(after) and before.rstrip().endswith("(")
                                       or _BEFORE_PLACE.search(before) and not _NOUN_AFTER.match(after)):
         return "concept", PLACE_WEIGHT  # "written in Latin", "(Persian: ...)"
+    if before.endswith(_OPEN_QUOTE) and _CLOSE_QUOTE.match(after):
+        return "concept", HEAD_WEIGHT  # '"Mess of Blues"': a quoted title is a work's
+    if _WORK_BEFORE.search(before):
+        return "concept", PLACE_WEIGHT  # "the song Mess of Blues"
     if _AFTER_ORG.match(after):
         return "organization", CONTEXT_WEIGHT
     if _PERSON_AFTER.match(after) and head_kind(name) is None:
