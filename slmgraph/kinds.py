@@ -29,8 +29,9 @@ works are made of any words ("Abbey Road").
 
 **Not a name** (:func:`not_a_name`): a salutation ("Dear Mayor": the word after "Dear" is an address);
 an office or title alone ("Town Clerk", "Deputy Mayor"); a word naming a part of a document
-(:data:`DOCUMENT_PARTS`: "Minutes", "Agenda", "Present"); an interjection ("Bye-bye"); a common word that
-only opens sentences and is written in lower case elsewhere in the text unit ("Momentum", "Stories").
+(:data:`DOCUMENT_PARTS`: "Minutes", "Agenda", "Present", a transcript's "(Crosstalk.)"); an interjection
+("Bye-bye"); a common word that only opens sentences and is written in lower case elsewhere in the text unit
+("Momentum", "Stories") or is followed by an adverb particle ("Stick around.").
 
 **List lines** (:func:`list_spans`): an attendance line ("Present: ...", "Apologies: ..."), a signature
 block (the lines after "Yours sincerely,"), a distribution line ("To:", "cc:", "Distribution:") and a
@@ -184,7 +185,7 @@ def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, 
     if head and ner_type not in KEPT_NER_TYPES:
         out.append((head, HEAD_WEIGHT))
     words = name.split()
-    if len(words) > 1 and words[0].casefold().rstrip(".") in TITLES and ner_type not in KEPT_NER_TYPES:
+    if len(words) > 1 and words[0].casefold().rstrip(".") in TITLES and ner_type not in KEPT_NER_TYPES and not head:
         out.append(("person", TITLE_WEIGHT))  # "Councillor Reyes", tagged ORG: a title names a person
     ctx = context_kind(text, start, end)
     if ctx is None:
@@ -206,12 +207,13 @@ minutes agenda present absent apologies attendees attendance attending item item
 resolution actions action matters arising aob business memo memorandum subject re cc bcc signed signature
 enclosure enclosures appendix annex summary introduction conclusion conclusions contents preface foreword
 abstract acknowledgements references bibliography glossary notes note transcript recording
+crosstalk laughter laughs laughing applause inaudible unintelligible silence pause music overlapping
 """.split())
 
 #: Interjections written capitalised at the start of a sentence or turn ("Bye-bye.", "Cheers!").
 INTERJECTIONS = frozenset("""
 bye bye-bye goodbye hello hi hey cheers thanks wow oops ouch hmm um uh ah aha alright ok okay yeah yep nope
-absolutely exactly indeed congratulations welcome sorry pardon
+absolutely exactly indeed congratulations welcome sorry pardon yay whoa woo huh yup nah aw
 """.split())
 
 #: Offices and roles beyond :data:`slmgraph.names.TITLES` ("Town Clerk", "Council Leader").
@@ -261,6 +263,10 @@ def trailing_office_cut(name: str) -> str:
     return " ".join(words[:k])
 
 
+#: An adverb particle after a sentence's first word: the word is a verb ("Stick around.", "Hang on.").
+_PARTICLE_AFTER = re.compile(r"[^\S\n]+(?:around|up|down|out|away|back|off|over|on|together|tight)\b[.!,]?")
+
+
 def _opens_sentence(text: str, pos: int) -> bool:
     i = pos - 1
     while i >= 0 and text[i] in " \t\"'\u201c\u2018(*#-_\u2014":
@@ -287,6 +293,8 @@ def not_a_name(name: str, text: str, positions: list[tuple[int, int]]) -> str | 
     w = words[0]
     if w in INTERJECTIONS or all(p in INTERJECTIONS for p in w.split("-")):
         return "interjection"
+    if positions and all(_opens_sentence(text, s) and _PARTICLE_AFTER.match(text, e) for s, e in positions):
+        return "common word"  # "Stick around.", "Hang on.": an imperative verb, capitalised where it opens
     if positions and all(_opens_sentence(text, s) for s, _ in positions) and re.search(
             rf"(?<![\w'\u2019-]){re.escape(w)}(?![\w'\u2019-])", text):
         return "common word"  # "Momentum is building ... the momentum": a word, capitalised where it opens

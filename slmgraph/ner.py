@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 from .errors import UserError
 from .text import without_orders
-from .kinds import PART_WEIGHT, PLACE_WEIGHT, mention_evidence, not_a_name, salutation_cut, trailing_office_cut, vote
+from .kinds import PART_WEIGHT, PLACE_WEIGHT, head_kind, mention_evidence, not_a_name, salutation_cut, trailing_office_cut, vote
 from .names import (_TITLE_ABBR, NOT_PERSON_HEADS, STOP, TITLES, WRAPPED_LINE_CHARS, _sentence_initial, candidate_spans,
                     normalize_name)
 
@@ -577,7 +577,9 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
                         or sum(len(w) > 1 and w.isupper() for w in sp.name.split()) >= 2
                         or len(_affiliation_parts(masked, (sp.start, sp.end, sp.name, "unknown", "caps"), {},
                                                   entity_types)) == 2
-                        or _person_widened(sp, [spans[i] for i in inside], tokens)):
+                        or _person_widened(sp, [spans[i] for i in inside], tokens)
+                        or (len(inside) == 1 and spans[inside[0]][1] == sp.end and " " not in spans[inside[0]][2]
+                            and len(sp.name.split()) > 1 and head_kind(sp.name))):  # "Alderman Library"
                     types = {spans[i][3] for i in inside}
                     etype = types.pop() if len(types) == 1 else "unknown"
                     if etype == "unknown" or head_type(sp.name, entity_types) == "person":
@@ -727,6 +729,8 @@ def _untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[i
         k += 1
     if k == 1 and len(words) == 2:
         k = 0  # "Mr. Holmes"
+    if k == len(words) - 1 and head_kind(name):
+        k = 0  # "Alderman Library": a title word naming a place or body, not a person's title
     if k == 0 or etype not in ("person", "unknown"):
         return start, end, name, etype
     cut = words[k].start()

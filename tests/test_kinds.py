@@ -281,3 +281,11 @@ def test_the_city_of_washington_is_not_george_washington(nlp):
     ty = {normalize_name(n): Counter([t]) for n, t in found.items()}
     r = resolve_entities(nm, ty, Counter(nm.keys()), threshold=None, types_reliable=False)
     assert r.mapping["washington"] == "washington" and r.mapping["george washington"] == "george washington"
+
+
+def test_transcript_annotations_imperatives_and_titled_places_are_read_right(nlp):
+    text = ("We will be right back with more insights.  Stick around.\n(Crosstalk.)\nKEVIN SCOTT: Yay.\n"
+            "And shout out, Alderman Library. That is where I met Anna Kerr.")
+    c = cands(text, nlp)
+    assert not {"Stick", "Crosstalk", "Yay", "Library"} & set(c), c
+    assert c.get("Alderman Library") == "organization" and c.get("Anna Kerr") == "person", c
