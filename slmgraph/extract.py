@@ -702,8 +702,9 @@ TYPE_ACCURACY = {"ner": 0.77, "model": 0.0}
 def types_reliable(settings: Settings, n_params: int | None) -> bool:
     """Whether entity types may block resolution merges: when their source's measured accuracy
     (:data:`TYPE_ACCURACY`: the NER pipeline's, or the model's when it chooses or writes types) reaches
-    :data:`RELIABLE_TYPE_ACCURACY`. Neither does today, so types never block merges: on the gold
-    documents this lifts strict F1 (fragments such as a surname typed organization merge into their person)."""
+    :data:`RELIABLE_TYPE_ACCURACY`. Neither does today, so types block only what
+    :mod:`slmgraph.resolve` blocks whatever their source (a place with another kind, a name subset of another
+    type); other merges go by the names' shapes.
     source = "ner"
     if settings.extractor != "nlp" and (json_extraction(settings, n_params)
                                         or "type" in model_choices(settings, n_params)):
