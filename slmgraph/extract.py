@@ -704,7 +704,7 @@ def types_reliable(settings: Settings, n_params: int | None) -> bool:
     (:data:`TYPE_ACCURACY`: the NER pipeline's, or the model's when it chooses or writes types) reaches
     :data:`RELIABLE_TYPE_ACCURACY`. Neither does today, so types block only what
     :mod:`slmgraph.resolve` blocks whatever their source (a place with another kind, a name subset of another
-    type); other merges go by the names' shapes.
+    type); other merges go by the names' shapes."""
     source = "ner"
     if settings.extractor != "nlp" and (json_extraction(settings, n_params)
                                         or "type" in model_choices(settings, n_params)):
