@@ -11,7 +11,8 @@ state no relationship.
 * a title before it ("Councillor Reyes", :data:`slmgraph.names.TITLES`): person, :data:`TITLE_WEIGHT` per
   mention;
 * its context (:func:`context_kind`): a quoted title ('"Mess of Blues"') -> concept, :data:`HEAD_WEIGHT`;
-  "the song X", "the film X" -> concept; "in X", "near X", "the town of X" -> location, and "X (born 1950)",
+  "the song X", "the film X" -> concept; "in X", "near X", "the town of X" -> location (a name of two or more
+  words: 1), and "X (born 1950)",
   "X was born", "X's wife" -> person, :data:`PLACE_WEIGHT` per mention; a language after "in" or before a
   gloss -> concept ("written in Latin", "(Persian: ...)"); "at X" -> location against a person label only
   (a company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
@@ -149,7 +150,9 @@ def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
     if _PERSON_AFTER.match(after) and head_kind(name) is None:
         return "person", PLACE_WEIGHT
     if (_BEFORE_PLACE.search(before) or _PLACE_OF.search(before)) and not possessive:
-        return "location", PLACE_WEIGHT
+        # a one-word name after "in" is a place far more often than NER says; a longer one NER typed
+        # ("in the European Union") keeps its label
+        return "location", PLACE_WEIGHT if " " not in name.strip() else CONTEXT_WEIGHT
     if _BEFORE_SITE.search(before) and not possessive:
         return "site", CONTEXT_WEIGHT
     if _AFTER_PERSON.match(after) and head_kind(name) is None:
