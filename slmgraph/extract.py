@@ -40,11 +40,12 @@ from tqdm import tqdm
 from .config import Settings
 from .client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, Model, ModelClient
 from .errors import GrammarError
+from .kinds import list_spans, names_only
 from .names import content_words, cut, is_grounded, mentions, name_occurs, normalize_name
 from .ner import LANGUAGE_NAMES, LANGUAGE_NOTES, find_candidates, pipeline_for
 from .prompting import Prompts
 from .store import Store, dumps
-from .text import parse_json, sentences
+from .text import parse_json, sentence_spans, sentences
 
 log = logging.getLogger("slmgraph")
 
@@ -287,7 +288,9 @@ def says_more(sentence: str, names) -> bool:
 
 
 def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str, str], dict[tuple[str, str], list[str]]]:
-    """Sentence-level co-occurrence of ``names`` in ``text``.
+    """Sentence-level co-occurrence of ``names`` in ``text``; list lines (attendance, signature, distribution
+    and "cc" lines, comma lists of names: :func:`slmgraph.kinds.list_spans`, :func:`slmgraph.kinds.names_only`)
+    give no pair.
 
     Returns:
         ``(first_sentence, pairs)``: normalised name -> first sentence that
@@ -296,11 +299,15 @@ def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str,
     keys = {normalize_name(n): n for n in names}
     first_sentence: dict[str, str] = {}
     pairs: dict[tuple[str, str], list[str]] = {}
-    for sent in sentences(text):
+    listed = list_spans(text)
+    for a0, b0 in sentence_spans(text):
+        sent = text[a0:b0]
         found = [k for k in keys if mentions(sent, keys[k])]
         for k in found:
             if says_more(sent, [keys[k]]):
                 first_sentence.setdefault(k, cut(sent, max_chars))
+        if len(found) > 1 and (any(a0 < b and a < b0 for a, b in listed) or names_only(sent, list(keys.values()))):
+            continue  # "Present: ...", "cc: ...", a signature, a comma list of names: no relationship stated
         for i, a in enumerate(found):
             for b in found[i + 1:]:
                 pairs.setdefault((min(a, b), max(a, b)), []).append(cut(sent, max_chars))
@@ -723,14 +730,15 @@ RELIABLE_TYPE_ACCURACY = 0.8
 #: (benchmarks/results/extraction_gold.md, column "type accuracy": ``nlp`` for ``ner``, ``choose-type`` and
 #: ``json`` (main 43a2d15 had no type column; the 135M model's types there are "mostly wrong", issue 10) for
 #: ``model``).
-TYPE_ACCURACY = {"ner": 0.71, "model": 0.0}
+TYPE_ACCURACY = {"ner": 0.77, "model": 0.0}
 
 
 def types_reliable(settings: Settings, n_params: int | None) -> bool:
     """Whether entity types may block resolution merges: when their source's measured accuracy
     (:data:`TYPE_ACCURACY`: the NER pipeline's, or the model's when it chooses or writes types) reaches
-    :data:`RELIABLE_TYPE_ACCURACY`. Neither does today, so types never block merges: on the gold
-    documents this lifts strict F1 (fragments such as a surname typed organization merge into their person)."""
+    :data:`RELIABLE_TYPE_ACCURACY`. Neither does today, so types block only what
+    :mod:`slmgraph.resolve` blocks whatever their source (a place with another kind, a name subset of another
+    type); other merges go by the names' shapes."""
     source = "ner"
     if settings.extractor != "nlp" and (json_extraction(settings, n_params)
                                         or "type" in model_choices(settings, n_params)):

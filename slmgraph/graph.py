@@ -295,6 +295,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
             munits[norm].add(chunk_id)
     res = resolve_entities(mnames, mtypes, {n: len(u) for n, u in munits.items()},
                            threshold=settings.resolution_threshold, embed=embed, rules=settings.resolution_rules,
+                           units=munits,
                            types_reliable=types_reliable(settings, getattr(getattr(client, "model", None), "n_params",
                                                                            None)))
     canon = res.mapping

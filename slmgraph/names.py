@@ -94,7 +94,7 @@ rev reverend father fr pastor rabbi imam sister brother bishop cardinal pope
 agent officer detective det inspector sergeant sgt lieutenant lt captain capt cpt commander cmdr colonel col
 general gen major maj admiral adm corporal cpl private pvt marshal
 president vice senator sen governor gov mayor minister chancellor ambassador judge justice secretary congressman
-congresswoman representative rep councillor councilor councilman councilwoman alderman alderwoman commissioner
+congresswoman representative rep councillor councilor councilman councilwoman alderman alderwoman commissioner cllr cllrs
 chairman chairwoman
 king queen prince princess duke duchess count countess baron baroness emperor empress sheikh
 agents officers detectives doctors drs professors profs messrs senators generals captains sergeants inspectors
@@ -186,15 +186,16 @@ def _title_case(word: str) -> bool:
 def _run_pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """A run's pieces: the run itself, or its lines when it spans a line break and is not a wrapped name
     (a wrapped name has at most 4 words, all title-case, and its first line is prose of
-    :data:`WRAPPED_LINE_CHARS` or more characters: "...with Alex\\nMercer"; "Sam\\nANDREW NG" and a
-    list of names one per line are not)."""
+    :data:`WRAPPED_LINE_CHARS` or more characters: "...with Alex\\nMercer"; "Sam\\nANDREW NG", a
+    list of names one per line and a name before a label line ("...Achebe\\nApologies:") are not)."""
     run = text[start:end]
     if "\n" not in run:
         return [(start, end)]
     words = run.split()
     line_start = text.rfind("\n", 0, start) + 1
     wrapped_prose = start + run.index("\n") - line_start >= WRAPPED_LINE_CHARS
-    if wrapped_prose and len(words) <= 4 and all(_title_case(w) for w in words):
+    label_next = text[end:end + 2].lstrip(" \t")[:1] == ":"  # "...Cllr Robert Achebe\nApologies: ..."
+    if wrapped_prose and not label_next and len(words) <= 4 and all(_title_case(w) for w in words):
         return [(start, end)]
     pieces, pos = [], start
     for line in run.split("\n"):

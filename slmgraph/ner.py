@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 from .errors import UserError
 from .text import SPECIAL_TOKEN, sentences, without_orders
+from .kinds import PART_WEIGHT, PLACE_WEIGHT, head_kind, mention_evidence, not_a_name, salutation_cut, trailing_office_cut, vote
 from .names import (_TITLE_ABBR, NOT_PERSON_HEADS, STOP, TITLES, WRAPPED_LINE_CHARS, _sentence_initial, candidate_spans,
                     normalize_name)
 
@@ -428,6 +429,43 @@ def _not_a_name(text: str, ent) -> bool:
     return tok.tag_ == "NNS" and _sentence_initial(text, tok.idx)
 
 
+def _person_widened(sp, inside: list, tokens) -> bool:
+    """True when a capitalised run of 2-4 words holds only person spans and its other words are proper
+    nouns NER left out of the person ("Sherlock Holmes": spaCy's small pipeline tags "Holmes" alone): the
+    run is the person's full name. Titles, offices and words that head other kinds of names are never
+    added ("Prime Minister Mark Rutte" stays "Mark Rutte")."""
+    if not inside or any(t != "person" for *_, t in inside) or not 2 <= len(sp.name.split()) <= 4:
+        return False
+    rest = [t for t in tokens or () if sp.start <= t.idx < sp.end
+            and not any(a <= t.idx < b for a, b, *_ in inside) and not t.is_space]
+    return bool(rest) and all(t.pos_ == "PROPN" and not t.ent_type_ and _title_cased(t.text)
+                              and t.text.casefold() not in _NOT_PERSON_WORDS for t in rest)
+
+
+#: Nouns of a venue or a body of helpers that a group's adjective only qualifies ("the Methodist hall",
+#: "Methodist volunteers"): the group itself is not what the sentence is about.
+QUALIFIED_NOUNS = frozenset("""hall halls chapel chapels centre center centres centers school schools room rooms
+building buildings volunteers volunteer helpers café cafe canteen shop bazaar fete fair lunch lunches breakfast
+tea teas coffee choir youth club clubs hut premises""".split())
+
+
+def _adjective_group(ent) -> bool:
+    """True for a one-word religious or political group (a NORP span of :data:`NORP_GROUP`) written as an
+    adjective before a venue or body of helpers (:data:`QUALIFIED_NOUNS`: "Methodist volunteers", "the
+    Methodist hall"): it qualifies the noun and names no entity. Before other nouns the group is kept
+    ("Presbyterian leader", "Christian worship": the gold annotates them as the group), and so are
+    nationalities ("American singer": the country)."""
+    if ent.label_ != "NORP" or len(ent) != 1 or not NORP_GROUP.search(ent.text):
+        return False
+    doc = ent.doc
+    nxt = doc[ent.end] if ent.end < len(doc) else None
+    return nxt is not None and nxt.text.casefold() in QUALIFIED_NOUNS
+
+
+#: A noun of :data:`QUALIFIED_NOUNS` after a name: the name qualifies it ("Methodist hall").
+_GROUP_ADJECTIVE = re.compile(r"(?i)[^\S\n]+(?:" + "|".join(sorted(QUALIFIED_NOUNS)) + r")\b")
+
+
 #: Words after a comma that belong to the name before it ("Acme, Inc.", "Martin Luther King, Jr.").
 _COMMA_SUFFIXES = frozenset("inc ltd llc plc corp co gmbh ag sa jr sr ii iii iv".split())
 
@@ -517,6 +555,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
     spans: list[tuple[int, int, str, str]] = []  # start, end, name, type, source
     sources: list[str] = []
     tokens = None
+    adjectives: set[int] = set()  # starts of religious or political groups written as adjectives
     if use_nlp:
         doc = nlp(masked)
         tokens = list(doc)
@@ -524,6 +563,9 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
         for i, ent in enumerate(ents):
             etype = map_label(ent.label_, entity_types, ent.text)
             if etype is None or _not_a_name(masked, ent):
+                continue
+            if _adjective_group(ent):
+                adjectives.add(ent.start_char)
                 continue
             begin = ent.start_char
             prev = ents[i - 1] if i else None
@@ -553,7 +595,10 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
                         or re.search(rf"(?<!\S){_TITLE_ABBR}\s", sp.name)
                         or sum(len(w) > 1 and w.isupper() for w in sp.name.split()) >= 2
                         or len(_affiliation_parts(masked, (sp.start, sp.end, sp.name, "unknown", "caps"), {},
-                                                  entity_types)) == 2):
+                                                  entity_types)) == 2
+                        or _person_widened(sp, [spans[i] for i in inside], tokens)
+                        or (len(inside) == 1 and spans[inside[0]][1] == sp.end and " " not in spans[inside[0]][2]
+                            and len(sp.name.split()) > 1 and head_kind(sp.name))):  # "Alderman Library"
                     types = {spans[i][3] for i in inside}
                     etype = types.pop() if len(types) == 1 else "unknown"
                     if etype == "unknown" or head_type(sp.name, entity_types) == "person":
@@ -581,9 +626,10 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
     items = [part for it in items for part in _affiliation_parts(masked, it, others, entity_types)]
     items = _undertakings(masked, items, entity_types)
     spans, sources = [it[:4] for it in items], [it[4] for it in items]
-    spans = [_unclassified(*_untitled(masked, *sp)) for sp in spans]
+    spans = [_unclassified(*_untitled(masked, *_unaddressed(*sp))) for sp in spans]
     by_key: dict[str, Candidate] = {}
     positions: dict[str, list[tuple[int, int]]] = {}
+    evidence: dict[str, list[tuple[str, int]]] = {}
     for (s, e, name, etype), src in zip(spans, sources):
         key = normalize_name(name)
         if not key:
@@ -591,22 +637,39 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
         if etype in ("organization", "unknown") and not name.isupper() and _PLACE_AFTER.match(masked, e):
             etype = "location" if "location" in entity_types else etype  # "Dulce base", "Harlow town"
         positions.setdefault(key, []).append((s, e))
+        evidence.setdefault(key, []).extend(mention_evidence(masked, s, e, name, etype, src))
         c = by_key.get(key)
         if c is None:
             by_key[key] = Candidate(name, etype, src, 0, s)
         else:
             if s < c.first:
                 c.first = s
-            if (c.type == "unknown" and etype != "unknown") or (c.type == "organization" and etype == "location"):
-                # NER called it a place once: "in Dulce" (GPE), "with Dulce" (ORG). On the 100 Re-DocRED
-                # documents this puts 5 more types right and none right wrong (extraction_gold.md's notes).
-                c.type, c.source = etype, src
+            if c.type == "unknown" and etype != "unknown":
+                c.source = src
+    for key, c in by_key.items():  # the type all mentions vote for (slmgraph.kinds.vote)
+        c.type = vote(evidence[key], entity_types)
+    parts = {w for k, c in by_key.items() if c.type == "person" and 2 <= len(k.split()) <= 4
+             for w in (k.split()[0], k.split()[-1])}
+    place_at = {s: k for k, c in by_key.items() if c.type == "location" for s, _ in positions[k]}
+    for key, c in by_key.items():
+        within = [p for p in positions[key] if place_at.get(p[1] + 2) not in (None, key)
+                  and masked[p[1]:p[1] + 2] == ", "]
+        if within and c.type != "location" and (c.type != "person" or " " not in key):
+            # "Hull, England", "Rosharon, Texas": a place within a place ("John Smith, Paris" stays a person)
+            c.type = vote(evidence[key] + [("location", PLACE_WEIGHT)] * len(within), entity_types)
+        if " " not in key and key in parts and c.type != "person":
+            # "Robeson" of "Paul Robeson": each mention votes person too
+            c.type = vote(evidence[key] + [("person", PART_WEIGHT)] * len(positions[key]), entity_types)
     for key, c in list(by_key.items()):
         pos = positions[key]
         c.count = len(pos)
         cut = [p for p in pos if _edge_cut(masked, p[0], p[1], at_doc_start, at_doc_end, False)]
         if cut and len(cut) == len(pos):
             del by_key[key]
+        elif any(p[0] in adjectives for p in pos) and all(_GROUP_ADJECTIVE.match(masked, p[1]) for p in pos):
+            del by_key[key]  # "the Methodist hall": a group's adjective, not the group
+        elif not_a_name(c.name, masked, pos):
+            del by_key[key]  # "Dear Mayor", "Town Clerk", "Minutes", "Bye-bye": no entity (slmgraph.kinds)
         elif " " not in c.name and not c.name.isupper() and (
                 key in TITLES or (c.type != "person" and key in GENERIC_WORDS)):
             del by_key[key]  # "the Church", "the State": a common noun with a capital; "Thanks, Councillor."
@@ -659,6 +722,20 @@ STRUCTURE_HEADING = re.compile(
     r"nine|ten|eleven|twelve)$")
 
 
+def _unaddressed(start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:
+    """A name without the salutation before it and the office after it ("Dear Priya Natarajan" -> "Priya
+    Natarajan", "Robert Achebe Leader" -> "Robert Achebe"; :mod:`slmgraph.kinds`). "Dear Mayor" becomes
+    "Mayor", which as a lone title is no entity."""
+    k, rest = salutation_cut(name)
+    if k:
+        start, name = start + k, rest
+    if etype in ("person", "unknown"):
+        short = trailing_office_cut(name)
+        if short != name:
+            end, name = start + len(short), short
+    return start, end, name, etype
+
+
 def _untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:
     """A person's full name without the titles in front ("Dr. Kebwe Steven Kebwe" -> "Kebwe Steven Kebwe",
     "Herr Prof. Müller" -> "Müller", "Leader of the Opposition Khaleda Zia" is left alone): leading
@@ -671,6 +748,8 @@ def _untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[i
         k += 1
     if k == 1 and len(words) == 2:
         k = 0  # "Mr. Holmes"
+    if k == len(words) - 1 and head_kind(name):
+        k = 0  # "Alderman Library": a title word naming a place or body, not a person's title
     if k == 0 or etype not in ("person", "unknown"):
         return start, end, name, etype
     cut = words[k].start()
@@ -717,11 +796,11 @@ def _speaker_labels(text: str, items: list, entity_types: tuple[str, ...]) -> li
     """The candidate spans ``items`` (``(start, end, name, type, source)``) with transcript speaker labels
     made whole: a line that opens with a label in capitals (1-5 words, titles with their full stop included;
     several speakers joined by "/" or "&") and a colon names who speaks, so the label is one ``person`` span
-    ("DR. BRENNER", "COUNCILLOR REYES", "ANDREW NG") in place of the pieces NER or the capitalised runs made
-    of it (spaCy's pipeline learnt names from mixed-case text: "DR" alone came out as a place); a label of
+    ("BRENNER" of "DR. BRENNER", "REYES" of "COUNCILLOR REYES", "ANDREW NG": titles cut) in place of the
+    pieces NER or the capitalised runs made of it (spaCy's pipeline learnt names from mixed-case text: "DR"
+    alone came out as a place); a label of
     only :data:`LABEL_WORDS`, titles and office words ("HOST:", "Q:", "THE PRESIDENT:") names no one and
-    gives no entity. Leading
-    titles are cut later as for any name (:func:`_untitled`)."""
+    gives no entity."""
     person = "person" if "person" in entity_types else "unknown"
     for m in _LABEL_LINE.finditer(text):
         label = m.group(1)
@@ -738,7 +817,11 @@ def _speaker_labels(text: str, items: list, entity_types: tuple[str, ...]) -> li
             folded = [w.casefold().rstrip(".") for w in words]
             if sum(c.isalpha() for c in text[s:e]) > 1 and any(
                     w not in LABEL_WORDS and w not in ROLE_WORDS and w not in STOP for w in folded):
-                items.append((s, e, " ".join(words), person, "ner"))
+                k = 0
+                while k < len(words) - 1 and folded[k] in TITLES:
+                    k += 1  # "DR. SMITH": the speaker is Smith (a label's title is how the minutes address him)
+                s += _nth_word_start(text[s:e], k)
+                items.append((s, e, " ".join(words[k:]), person, "ner"))
     return sorted(items, key=lambda it: it[0])
 
 

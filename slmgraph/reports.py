@@ -131,7 +131,8 @@ def text_findings(e_rows: list[EntityRow], r_rows: list[RelationshipRow], n: int
     (summary "A and B", explanation = the sentences of its description not
     already used by a higher finding), then the top claims in
     :func:`_ranked_claims` order (summary "Subject: TYPE (STATUS)"), then the
-    top entities' descriptions; at most ``n``. Descriptions come from the text
+    top entities' descriptions; at most ``n``. A bare speaker turn (:func:`bare_turn`) is never a finding's
+    sentence. Descriptions come from the text
     or the extractor. Sentences that give orders to an assistant, and elements
     whose name is one ("PWNED"), are left out
     (:func:`slmgraph.text.addressed_to_assistant`); so is Markdown structure (a table
@@ -148,7 +149,7 @@ def text_findings(e_rows: list[EntityRow], r_rows: list[RelationshipRow], n: int
     used: set[str] = set()
 
     def fresh(desc: str) -> str:
-        new = [p for p in _statements(desc) if p not in used]
+        new = [p for p in _statements(desc) if p not in used and not bare_turn(p)]
         kept = whole_sentences(new, max_chars)
         used.update(p for p in new if p in kept)
         if kept and kept[0] not in new:  # the first sentence, cut: used all the same
@@ -181,6 +182,20 @@ def text_findings(e_rows: list[EntityRow], r_rows: list[RelationshipRow], n: int
         if text:
             out.append({"summary": e.name, "explanation": text})
     return out
+
+
+#: A speaker turn: a label in capitals and a colon opening the sentence ("DR. SMITH: Thank you, Mayor.").
+_TURN = re.compile(r"^[^\W\d_a-z][^\Wa-z\d_]*(?:[ .'\u2019&/-]+[^\W\d_a-z]+)*\.?[ \t]*:[ \t]*(.*)$", re.S)
+#: Fewest words after the label of a speaker turn that states something (a bare turn thanks or agrees).
+TURN_MIN_WORDS = 5
+
+
+def bare_turn(sentence: str) -> bool:
+    """True for a speaker turn that states nothing: a label in capitals and a colon, then fewer than
+    :data:`TURN_MIN_WORDS` words ("DR. SMITH: Thank you, Mayor.", "COUNCILLOR REYES: That is correct."): never
+    a finding."""
+    m = _TURN.match(sentence.strip())
+    return bool(m) and len(m.group(1).split()) < TURN_MIN_WORDS
 
 
 def ground_report(d: dict, context: str, e_rows: list[EntityRow], r_rows: list[RelationshipRow]) -> int:

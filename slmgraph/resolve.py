@@ -55,6 +55,13 @@ six rules applied in this order, each merge logged with its rule:
    compatible, so A~B~C cannot chain two dissimilar ends together. The
    threshold None turns only this rule off.
 
+Kinds never cross: a place (``location``) never merges with a name typed another kind -- an organisation,
+a work, a person, an event -- by any rule, however unreliable the types (:func:`apart`; "Millbrook" is not
+"Millbrook Gazette", the city "Washington" not "George Washington"). The ``name-subset`` rule needs
+compatible types whatever their source, and with an untyped side the evidence of one text unit that names
+both (``units``). Every ``merge_log`` detail ends with the evidence the merge used: the two types, and for
+``name-subset`` the text unit that names both.
+
 Types are compatible when equal or when either is untyped (``unknown``,
 ``other`` or empty); a cluster's type is its most frequent known type.
 Types block merges only when their source is reliable (``types_reliable``:
@@ -143,6 +150,13 @@ def compatible(a: str, b: str) -> bool:
     return a in UNTYPED or b in UNTYPED or a == b
 
 
+def apart(a: str, b: str) -> bool:
+    """True when entity types ``a`` and ``b`` are kinds that never denote one entity, however unreliable the
+    types: a place and anything else typed (an organisation, a work, a person, an event). A town is not its
+    newspaper ("Millbrook" / "Millbrook Gazette"), a city not a person ("Washington" / "George Washington")."""
+    return a != b and a not in UNTYPED and b not in UNTYPED and "location" in (a, b)
+
+
 def strip_titles(norm: str) -> tuple[str, list[str]]:
     """``(rest, titles)``: a normalised name without its leading :data:`TITLES`.
 
@@ -228,13 +242,15 @@ class _Clusters:
     """Union-find over entity keys that keeps each cluster's types, mentions,
     person evidence and the merge steps."""
 
-    def __init__(self, names, types, mentions, types_reliable: bool = True):
+    def __init__(self, names, types, mentions, types_reliable: bool = True, units=None):
         self.names = names
+        self.units = units
         self.types_reliable = types_reliable
         self.parent = {n: n for n in names}
         self.types = {n: Counter(types.get(n, Counter())) for n in names}
         self.mentions = {n: int(mentions.get(n, 0)) for n in names}
         self.titled = {n: False for n in names}
+        self.keys = {n: [n] for n in names}
         self.steps: list[tuple[str, str, str, float | None, str]] = []
 
     def find(self, n: str) -> str:
@@ -255,8 +271,30 @@ class _Clusters:
         return _pick_name(self.names[n]) or n
 
     def compatible(self, a: str, b: str) -> bool:
-        """Whether the clusters ``a`` and ``b`` may merge by type (always, when types are unreliable)."""
-        return not self.types_reliable or compatible(self.type(a), self.type(b))
+        """Whether the clusters ``a`` and ``b`` may merge by type: never a place with another kind
+        (:func:`apart`), else any types when types are unreliable, compatible ones when they are."""
+        ta, tb = self.type(a), self.type(b)
+        return not apart(ta, tb) and (not self.types_reliable or compatible(ta, tb))
+
+    def shared_unit(self, a: str, b: str) -> str | None:
+        """A text unit that names both ``a`` and ``b`` (any key of either cluster), or None; ``""`` when no
+        text units were given (no evidence to ask for)."""
+        if self.units is None:
+            return ""
+        ua = set().union(*(self.units.get(k, ()) for k in self.members(a)))
+        ub = set().union(*(self.units.get(k, ()) for k in self.members(b)))
+        both = sorted(ua & ub)
+        return both[0] if both else None
+
+    def members(self, root: str) -> list[str]:
+        return self.keys[root]
+
+    def evidence(self, a: str, b: str) -> str:
+        """The types of ``a`` and ``b`` as merge evidence ("both person", "person and untyped")."""
+        ta, tb = self.type(a), self.type(b)
+        if ta == tb:
+            return f"both typed {ta}" if ta not in UNTYPED else "both untyped"
+        return f"typed {ta if ta not in UNTYPED else 'untyped'} and {tb if tb not in UNTYPED else 'untyped'}"
 
     def is_person(self, root: str) -> bool:
         t = self.type(root)
@@ -267,6 +305,7 @@ class _Clusters:
         self.types[into].update(self.types.pop(child))
         self.mentions[into] += self.mentions.pop(child)
         self.titled[into] = self.titled[into] or self.titled.pop(child)
+        self.keys[into] += self.keys.pop(child)
         self.steps.append((child, into, rule, score, detail))
 
 
@@ -287,9 +326,10 @@ def _compound_rule(cl: _Clusters) -> None:
             continue
         into = max(keys, key=lambda k: (k.count(" "), cl.mentions[k], k))
         for k in sorted(keys):
-            if k != into and cl.find(k) != cl.find(into):
-                cl.merge(cl.find(k), cl.find(into), "compound", None,
-                         f"'{cl.display(k)}' is '{cl.display(into)}' written without spaces or as a plural")
+            a, b = cl.find(k), cl.find(into)
+            if a != b and not apart(cl.type(a), cl.type(b)):
+                cl.merge(a, b, "compound", None, f"'{cl.display(k)}' is '{cl.display(into)}' written without "
+                                                 f"spaces or as a plural ({cl.evidence(a, b)})")
 
 
 def _title_rule(cl: _Clusters) -> None:
@@ -309,7 +349,7 @@ def _title_rule(cl: _Clusters) -> None:
             continue  # untyped: "General Motors" is not "Motors" with a title
         cl.titled[b] = True
         cl.merge(a, b, "title", None, f"'{cl.display(norm)}' is '{cl.display(rest)}' with the title "
-                                      f"'{' '.join(titles)}'")
+                                      f"'{' '.join(titles)}' ({cl.evidence(a, b)})")
 
 
 def _subset_rule(cl: _Clusters) -> None:
@@ -333,11 +373,16 @@ def _subset_rule(cl: _Clusters) -> None:
         t = targets.pop()
         if all(acronym_of(x) for x in cl.names[s]) and not _capitalised_words(cl.names[t]) >= set(core[s]):
             continue  # "CTO", "XP": an abbreviation, not a part of a personal name ("ANDREW" of "Andrew Ng" is)
-        if not cl.compatible(s, t):
-            continue
+        ts, tt = cl.type(s), cl.type(t)
+        if not compatible(ts, tt):
+            continue  # a name part typed otherwise is another entity ("Millbrook" is no part of a person)
+        shared = cl.shared_unit(s, t)
+        if (ts in UNTYPED or tt in UNTYPED) and shared is None:
+            continue  # untyped: only where one text unit names the same referent both ways
+        where = f", both named in text unit {shared[:12]}" if shared else ""
         cl.merge(s, t, "name-subset", None,
                  f"'{cl.display(s)}' is the first or last name of '{cl.display(t)}', the only person name "
-                 "containing it")
+                 f"containing it ({cl.evidence(s, t)}{where})")
 
 
 #: Head words after which a name's last words are its short form (rule ``short-form``): the heads of
@@ -364,7 +409,8 @@ def _short_form_rule(cl: _Clusters) -> None:
         if not cl.compatible(s, t):
             continue
         cl.merge(s, t, "short-form", None,
-                 f"'{cl.display(s)}' is the last word(s) of '{cl.display(t)}', the only name ending so")
+                 f"'{cl.display(s)}' is the last word(s) of '{cl.display(t)}', the only name ending so "
+                 f"({cl.evidence(s, t)})")
 
 
 def _acronym_rule(cl: _Clusters) -> None:
@@ -382,7 +428,8 @@ def _acronym_rule(cl: _Clusters) -> None:
         t = targets.pop()
         if not cl.compatible(a, t):
             continue
-        cl.merge(a, t, "acronym", None, f"'{cl.display(a)}' is the initials of '{cl.display(t)}'")
+        cl.merge(a, t, "acronym", None, f"'{cl.display(a)}' is the initials of '{cl.display(t)}' "
+                                        f"({cl.evidence(a, t)})")
 
 
 def _unit_vectors(vecs, n: int) -> np.ndarray:
@@ -433,7 +480,7 @@ def _embedding_rule(cl: _Clusters, embed, threshold: float, block: int = 1024) -
         cl.merge(child, into, "embedding", score,
                  f"'{cl.display(roots[i])}' and '{cl.display(roots[j])}': name embeddings' cosine similarity "
                  f"{score:.3f} >= {threshold}; merged into the one with more mentions "
-                 f"({cl.mentions[into]} vs {cl.mentions[child]})")
+                 f"({cl.mentions[into]} vs {cl.mentions[child]}; {cl.evidence(child, into)})")
         members[into] = members[into] + members.pop(child)
     return len(roots)
 
@@ -441,7 +488,7 @@ def _embedding_rule(cl: _Clusters, embed, threshold: float, block: int = 1024) -
 def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter], mentions: Mapping[str, int], *,
                      threshold: float | None = 0.9,
                      embed: Callable[[list[str]], np.ndarray] | None = None, rules: bool = True,
-                     types_reliable: bool = True) -> Resolution:
+                     types_reliable: bool = True, units: Mapping[str, set] | None = None) -> Resolution:
     """Entity resolution over normalised entity keys (rules in the module docstring).
 
     Args:
@@ -458,7 +505,10 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
             also skips the rule.
         rules: apply the ``compound``, ``title``, ``name-subset``, ``short-form`` and ``acronym`` rules
             (False with ``threshold`` None: normalised-name match only).
-        types_reliable: types block merges (False: a small model's types, which do not).
+        types_reliable: types block merges (False: a small model's types, which do not; a place and
+            another kind never merge either way, :func:`apart`).
+        units: key -> the text units (ids) that mention it: the ``name-subset`` rule merges a name with an
+            untyped side only where one text unit names both. None: no such evidence is asked for.
 
     Returns:
         :class:`Resolution`: the mapping of every key to its entity's key,
@@ -467,7 +517,7 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
     Raises:
         ValueError: ``embed`` returned an array of the wrong shape.
     """
-    cl = _Clusters(names, types, mentions, types_reliable)
+    cl = _Clusters(names, types, mentions, types_reliable, units)
     if rules:
         _compound_rule(cl)
         _title_rule(cl)

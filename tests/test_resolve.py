@@ -102,7 +102,7 @@ def test_title_rule_merges_into_the_untitled_entity():
                     ("Captain Nemo", "person", 1)])          # "Nemo" is no entity: kept as it is
     assert _merged(res) == {"agent alex mercer": "alex mercer", "dr chen": "chen"}
     assert res.log[0] == MergeRow("agent alex mercer", "alex mercer", "title", None,
-                                  "'Agent Alex Mercer' is 'Alex Mercer' with the title 'agent'")
+                                  "'Agent Alex Mercer' is 'Alex Mercer' with the title 'agent' (both typed person)")
     assert [r.rule for r in res.log] == ["title", "title"] and res.merges["title"] == 2
 
 

@@ -1,13 +1,14 @@
 """Local search: answer from the neighbourhood of the entities nearest to the
 question (paper sec. 3.1.6 / GraphRAG local search; ARCHITECTURE.md stage 9).
 
-1. Embed the question; take the ``top_k`` entities whose description
-   embeddings are nearest (cosine).
+1. The entities the question names (:func:`slmgraph.search.named.named_entities`) come first; then
+   the ``top_k`` entities whose description embeddings are nearest the question's (cosine).
 2. Gather, each within its share of the token budget:
    community reports of the communities holding those entities (ranked by how
    many selected entities they hold, then rating); the entities themselves;
    their relationships (both ends selected first, then by weight); and the
-   text units they come from (ranked by how many selected entities they mention).
+   text units they come from: first those that mention the named entities (else the nearest one),
+   then by how many selected entities they mention.
    When the index holds claims (``slmgraph index --claims``), the claims whose
    subject is a selected entity follow the relationships, in what the
    relationships' share leaves (ARCHITECTURE.md stage 9); they carry no id and are
@@ -41,7 +42,7 @@ from ..store import EntityRow, RelationshipRow, ReportRow, Store, TextUnitRow, r
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .basic_search import refusal
 from .extractive import extractive_answer, opening, sentence_points
-from .named import check_names, name_details, name_refusal, names_vouch
+from .named import check_names, name_details, name_refusal, named_entities, names_vouch
 from .scoring import cosines, relevance_gate
 
 SECTIONS = ("reports", "entities", "relationships", "sources")
@@ -65,8 +66,14 @@ def _fill(client: ModelClient, header: str, rows: list[tuple[object, str]], budg
 
 def build_local_context(store: Store, client: ModelClient, entity_norms: list[str], budget: int,
                         level: int | None = None,
-                        shares: tuple[float, float, float, float] = (0.10, 0.20, 0.20, 0.50)) -> tuple[str, dict, int]:
+                        shares: tuple[float, float, float, float] = (0.10, 0.20, 0.20, 0.50),
+                        own: list[str] | None = None) -> tuple[str, dict, int]:
     """Context tables for the selected entities within ``budget`` tokens.
+
+    The text units that mention an entity of ``own`` (the entities the question is about; default the
+    first of ``entity_norms``) come first, most of them first; then the other selected entities' units,
+    by how many selected entities they mention: a person's own memo before the minutes that name her
+    neighbours.
 
     ``shares`` splits the budget between reports, entities, relationships and
     text units, in that order; what a section leaves unused passes to the next.
@@ -108,11 +115,15 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
         FROM relationships
         WHERE source_id IN ({q}) OR target_id IN ({q})
         ORDER BY (source_id IN ({q}))::INT + (target_id IN ({q}))::INT DESC, weight DESC, rel_id""", sel * 4)
+    own_ids = [e.entity_id for e in ents if e.norm in set(own if own is not None else entity_norms[:1])] or [-1]
+    qo = ",".join("?" * len(own_ids))
     units = rows(con, TextUnitRow, f"""
         SELECT t.chunk_id, t.text
         FROM entity_text_units e JOIN text_units t ON t.chunk_id = e.chunk_id
         WHERE e.entity_id IN ({q})
-        GROUP BY t.chunk_id, t.text ORDER BY count(DISTINCT e.entity_id) DESC, t.chunk_id""", sel)
+        GROUP BY t.chunk_id, t.text
+        ORDER BY count(DISTINCT e.entity_id) FILTER (WHERE e.entity_id IN ({qo})) DESC,
+                 count(DISTINCT e.entity_id) DESC, t.chunk_id""", sel + own_ids)
     total_share = sum(shares) or 1.0
     budgets = {k: int(budget * v / total_share) for k, v in zip(SECTIONS, shares)}
     parts, used_ids, total = [], {}, 0
@@ -189,8 +200,10 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     hits = nearest(qv, ids, mat, settings.local_top_k_entities)
     system, room = context_room(client, prompts, "local", question, settings.reduce_max_tokens, 100)
     budget = min(settings.local_context_tokens, room)
-    context, used, ntok = build_local_context(store, client, [h[0] for h in hits], budget, level,
-                                              settings.local_shares)
+    own = named_entities(store, named["named"]) or [h[0] for h in hits[:1]]
+    selected = own + [h[0] for h in hits if h[0] not in own]
+    context, used, ntok = build_local_context(store, client, selected[:max(len(own), len(hits))], budget, level,
+                                              settings.local_shares, own=own)
     ans = Answer(text="", method="local", question=question, level=level)
     gate = names_vouch(named, _gate(store, question, qv, hits, mat, used, embedder, prompts, settings))
     if not gate["answer"]:

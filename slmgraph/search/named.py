@@ -83,6 +83,26 @@ def _entity_words(store) -> list[frozenset]:
             for (n,) in store.con.execute("SELECT name FROM entities").fetchall()]
 
 
+def named_entities(store, names: list[str]) -> list[str]:
+    """The entity keys (``entities.norm``) the question's ``names`` denote, in the order named: an entity
+    whose tolerant name words equal the name's, else the one entity whose name holds all of them ("Natarajan"
+    of "Priya Natarajan"; none when several do)."""
+    if not names:
+        return []
+    ents = [(frozenset(tolerant_words(str(n), drop_article=True)), norm)
+            for norm, n in store.con.execute("SELECT norm, name FROM entities ORDER BY entity_id").fetchall()]
+    out: list[str] = []
+    for name in names:
+        words = frozenset(tolerant_words(name, drop_article=True))
+        if not words:
+            continue
+        exact = [norm for w, norm in ents if w == words]
+        within = [norm for w, norm in ents if words <= w]
+        hit = exact[:1] or (within if len(within) == 1 else [])
+        out += [n for n in hit if n not in out]
+    return out
+
+
 def known_names(store, names: list[str]) -> dict[str, bool]:
     """``name -> known`` for ``names`` (see the module doc): its tolerant words all in one entity's
     name, or the name occurring in a text unit (tolerant match). Reads the entities' names and, for a
