@@ -9,6 +9,14 @@ to files that do not exist. A first line that is the file's own name (as in
 the podcast transcripts, whose files begin with their episode's file name) is
 metadata: it becomes the document's ``title`` and is not part of its text.
 
+A file or folder that exists but cannot be read (permission denied, a
+dangling symbolic link, a symbolic link loop, an I/O error) is *unreadable*,
+not removed: it gets one warning line naming its cause, and what the index
+holds for it is kept (:class:`Unreadable`, :func:`ingest`'s ``keep``). Only a
+document whose file no longer exists is removed. A file name that is not valid
+UTF-8 is stored and shown with each such byte written ``\\xNN``
+(:func:`path_text`).
+
 Each document is split into text units of at most ``chunk_size`` tokens of the
 model's own tokenizer, overlapping by at most ``chunk_overlap`` tokens (GraphRAG
 default 600/100, paper sec. 3.1.1). Units are cut between words, never inside
@@ -36,12 +44,17 @@ units; removed documents are removed with everything that only they supported.
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import logging
 import os
 import re
-from dataclasses import dataclass
+import shlex
+import stat
+from array import array
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from .errors import UserError
 from .store import Store
@@ -54,6 +67,11 @@ SUFFIXES = (".txt", ".md")
 #: size is merged into the unit before it (issue 12; 0.25 of 600 = 150 tokens,
 #: measured on the podcast sample in benchmarks/results/ingest_tail_merge.md).
 TAIL_SHARE = 0.25
+
+#: Characters of a document between two progress updates of its segmenting.
+PROGRESS_CHARS = 1 << 20
+#: A document longer than this (characters) is counted in blocks of it (:func:`count_tokens`).
+TOKENIZE_BLOCK = 1 << 20
 
 #: Byte-order marks, longest first (the UTF-32-LE mark begins with UTF-16-LE's).
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
@@ -100,16 +118,51 @@ class TextUnit:
         return self.tok_end - self.tok_start
 
 
-def _walk(root: Path, warnings: list[str]):
+def path_text(name: str | os.PathLike) -> str:
+    """A file name as slmgraph stores and shows it (str): unchanged when it is valid UTF-8; else each byte
+    that is not (held by Python as a lone surrogate, PEP 383) written as the four characters ``\\xNN``, as
+    in ``bad\\xffname.txt``. Lossless except for a name that itself holds a backslash, ``x`` and two hex digits."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+@dataclass
+class Unreadable:
+    """A file or folder under the input that exists but cannot be read: ``path`` relative to the input
+    (:func:`path_text` form), ``cause`` (one clause: ``Permission denied``, ``a dangling symbolic link to X
+    (which does not exist)``, ``a symbolic link loop``, an I/O error), ``warned``: False for a dangling link
+    or loop not named ``*.txt``/``*.md``, named only when the index held documents under it."""
+
+    path: str
+    cause: str
+    folder: bool = False
+    warned: bool = True
+
+    @property
+    def line(self) -> str:
+        """The warning line (without ``warning:``)."""
+        what = "folder " if self.folder else ""
+        return f"cannot read {what}{self.path}: {self.cause}; what the index holds for it is kept"
+
+
+def _cause(exc: OSError, p: Path | None = None) -> str:
+    """Why ``p`` cannot be read, one clause (the OS's own words for an error that is not a link's)."""
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link loop"
+    if p is not None and exc.errno == errno.ENOENT and p.is_symlink():
+        return f"a dangling symbolic link to {path_text(os.readlink(p))} (which does not exist)"
+    return exc.strerror or str(exc)
+
+
+def _walk(root: Path, found: list[tuple[Path, str, bool, bool]]):
     """Files under ``root``, following symbolic links to folders (each real folder once), skipping hidden ones.
 
-    A folder that cannot be listed, and a symbolic link named ``*.txt``/``*.md``
-    whose target does not exist, add one line each to ``warnings``.
+    A folder that cannot be listed and a dangling or looping symbolic link are appended to ``found`` as
+    ``(path, cause, folder, warned)``; ``warned`` is False for a link not named ``*.txt``/``*.md``.
     """
     seen: set[str] = set()
 
     def onerror(exc: OSError) -> None:
-        warnings.append(f"skipped folder {exc.filename}: cannot read it ({exc.strerror or exc})")
+        found.append((Path(exc.filename), exc.strerror or str(exc), True, True))
 
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=onerror):
         real = os.path.realpath(dirpath)
@@ -118,18 +171,50 @@ def _walk(root: Path, warnings: list[str]):
             continue
         seen.add(real)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for d in dirnames:
-            p = Path(dirpath) / d
-            if p.is_symlink() and not p.exists():
-                warnings.append(f"skipped {p}: a symbolic link to {os.readlink(p)}, which does not exist")
         for f in filenames:
             p = Path(dirpath) / f
             if f.startswith("."):
                 continue
-            if p.is_file():
+            try:
+                mode = p.stat().st_mode
+            except OSError as exc:
+                if exc.errno == errno.ENOENT and not p.is_symlink():
+                    continue  # gone since the folder was listed: removed
+                # A link that leads nowhere may have been a linked folder: quiet unless it names a text file.
+                found.append((p, _cause(exc, p), False, p.suffix.lower() in SUFFIXES))
+                continue
+            if stat.S_ISREG(mode):
                 yield p
-            elif p.is_symlink() and not p.exists() and p.suffix.lower() in SUFFIXES:
-                warnings.append(f"skipped {p}: a symbolic link to {os.readlink(p)}, which does not exist")
+
+
+#: Python codec names whose iconv name is not the upper-case name with ``-`` for ``_`` (glibc's ``iconv -l``).
+_ICONV_NAMES = {"latin_1": "ISO-8859-1", "shift_jis": "SHIFT_JIS", "mac_roman": "MACINTOSH",
+                "mac_cyrillic": "MAC-CYRILLIC", "shift_jis_2004": "SHIFT_JISX0213", "ascii": "ASCII"}
+
+
+def iconv_name(codec: str) -> str:
+    """The ``iconv -f`` name of a Python codec name (``gb18030`` -> ``GB18030``, ``cp1252`` -> ``WINDOWS-1252``)."""
+    if codec in _ICONV_NAMES:
+        return _ICONV_NAMES[codec]
+    name = codec.upper().replace("_", "-")
+    name = re.sub(r"^ISO8859-", "ISO-8859-", name)
+    return re.sub(r"^CP(125\d)$", r"WINDOWS-\1", name)
+
+
+def likely_encodings(data: bytes, k: int = 3) -> list[str]:
+    """The iconv names of the encodings that decode ``data`` to the most plausible text, best first, at most
+    ``k`` (charset-normalizer's ranking: least mess, then the best fit of a language's letter frequencies);
+    ``["WINDOWS-1252"]`` when it finds none."""
+    from charset_normalizer import from_bytes
+
+    out: list[str] = []
+    for match in from_bytes(data):
+        name = iconv_name(match.encoding)
+        if match.encoding not in ("utf_8", "utf_8_sig") and name not in out:
+            out.append(name)
+        if len(out) == k:
+            break
+    return out or ["WINDOWS-1252"]
 
 
 def decode(data: bytes, name: str) -> tuple[str | None, str | None]:
@@ -139,11 +224,14 @@ def decode(data: bytes, name: str) -> tuple[str | None, str | None]:
         ``(text, None)`` or ``(None, reason)`` where ``reason`` is the warning
         (binary: a NUL byte anywhere in the file; not valid in its encoding),
         with an ``iconv -f ... -t UTF-8`` remedy that converts the file in place (through a
-        temporary file next to it, ``NAME.utf8``, which the next run does not read: no .txt/.md suffix).
+        temporary file next to it, ``NAME.utf8``, which the next run does not read: no .txt/.md suffix);
+        for a file that is not UTF-8, the encoding named is the one that reads it as the most plausible
+        text (:func:`likely_encodings`), and the next likely ones are listed.
     """
     enc = next((e for bom, e in _BOMS if data.startswith(bom)), None)
     tmp = Path(name).with_name(Path(name).name + ".utf8")  # next to the file, never in the working directory
-    conv = f"convert it in place with  iconv -f {{src}} -t UTF-8 '{name}' > '{tmp}' && mv '{tmp}' '{name}'"
+    q, qt = shlex.quote(name), shlex.quote(str(tmp))
+    conv = f"convert it in place with  iconv -f {{src}} -t UTF-8 {q} > {qt} && mv {qt} {q}"
     if enc is None and b"\x00" in data:
         zeros_odd, zeros_even = data[1::2].count(0), data[0::2].count(0)
         half = max(1, len(data) // 2)
@@ -157,8 +245,10 @@ def decode(data: bytes, name: str) -> tuple[str | None, str | None]:
     except UnicodeDecodeError as exc:
         if enc and enc != "utf-8-sig":
             return None, f"not valid {enc.upper()} despite its byte-order mark (byte {exc.start})"
-        return None, (f"not UTF-8 text (byte {exc.start}): {conv.format(src='WINDOWS-1252')}, naming its real "
-                      "encoding after -f")
+        best, *rest = likely_encodings(data)
+        others = f" (the next likely: {', '.join(rest)})" if rest else ""
+        return None, (f"not UTF-8 text (byte {exc.start}); it reads best as {best}: {conv.format(src=best)}, "
+                      f"naming its real encoding after -f if it is another{others}")
     if "\x00" in text:
         return None, f"binary file, not text (a NUL character at character {text.index(chr(0))})"
     return text, None
@@ -182,12 +272,29 @@ def split_title(text: str, path: str) -> tuple[str | None, str]:
     return name.stem, text[m.end():].lstrip()
 
 
+@dataclass
+class Reading:
+    """What :func:`read_input` found: ``documents`` (sorted by path), ``warnings`` (one line each, the
+    unreadable ones included) and ``unreadable`` (:class:`Unreadable`, whose indexed documents are kept)."""
+
+    documents: list[Document]
+    warnings: list[str]
+    unreadable: list[Unreadable] = field(default_factory=list)
+
+
 def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
+    """``(documents, warnings)`` of :func:`read_input` (same errors)."""
+    r = read_input(input_path)
+    return r.documents, r.warnings
+
+
+def read_input(input_path: str | Path) -> Reading:
     """Read the documents under ``input_path`` (a folder, read recursively, or one file).
 
     Returns:
-        ``(documents, warnings)``: documents in sorted path order (duplicates by
-        content kept once), and one warning line per skipped file or folder.
+        a :class:`Reading`: documents in sorted path order (duplicates by content kept once,
+        paths in :func:`path_text` form), one warning line per skipped file or folder, and the
+        files and folders that exist but could not be read.
 
     Raises:
         UserError: the path does not exist, or holds no readable ``.txt``/``.md`` text.
@@ -196,36 +303,61 @@ def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
         raise UserError("the input path is empty: pass a folder of .txt/.md files")
     root = Path(input_path).expanduser()
     warnings: list[str] = []
+    unreadable: list[Unreadable] = []
+    shown_root = path_text(root)
     if not root.exists():
+        try:
+            root.stat()
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UserError(f"input {shown_root} is a symbolic link loop: pass a folder of .txt/.md files"
+                                ) from None
         if root.is_symlink():
-            raise UserError(f"input {root} is a symbolic link to {os.readlink(root)}, which does not exist")
-        raise UserError(f"input {root} does not exist: pass a folder of .txt/.md files")
+            raise UserError(f"input {shown_root} is a symbolic link to {path_text(os.readlink(root))}, which does "
+                            "not exist")
+        raise UserError(f"input {shown_root} does not exist: pass a folder of .txt/.md files")
+    found: list[tuple[Path, str, bool, bool]] = []
     if root.is_file():
         files, base = [root], root.parent
     else:
         base = root
-        files = sorted(p for p in _walk(root, warnings) if p.suffix.lower() in SUFFIXES)
+        files = sorted(p for p in _walk(root, found) if p.suffix.lower() in SUFFIXES)
+
+    def lost(p: Path, cause: str, folder: bool = False, warned: bool = True) -> None:
+        try:
+            rel = path_text(p.relative_to(base))
+        except ValueError:
+            rel = path_text(p)
+        u = Unreadable(rel, cause, folder, warned)
+        unreadable.append(u)
+        if warned:
+            warnings.append(u.line)
+
+    for p, cause, folder, warned in found:
+        lost(p, cause, folder, warned)
     docs: list[Document] = []
     seen: dict[str, str] = {}
     for p in files:
-        rel = str(p.relative_to(base))
+        rel = path_text(p.relative_to(base))
         try:
             data = p.read_bytes()
         except OSError as exc:
-            warnings.append(f"skipped {p}: cannot read it ({exc.strerror})")
+            if exc.errno == errno.ENOENT and not p.is_symlink():
+                continue  # removed since the folder was listed
+            lost(p, _cause(exc, p))
             continue
-        text, why = decode(data, str(p))
+        text, why = decode(data, path_text(p))
         if text is None:
-            warnings.append(f"skipped {p}: {why}")
+            warnings.append(f"skipped {path_text(p)}: {why}")
             continue
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         title, text = split_title(text, rel)
         if not text.strip():
-            warnings.append(f"skipped {p}: empty" + (" (only its title line)" if title else ""))
+            warnings.append(f"skipped {path_text(p)}: empty" + (" (only its title line)" if title else ""))
             continue
         doc_id = hashlib.sha256(data).hexdigest()[:16]
         if doc_id in seen:
-            warnings.append(f"skipped {p}: same content as {seen[doc_id]}")
+            warnings.append(f"skipped {path_text(p)}: same content as {seen[doc_id]}")
             continue
         seen[doc_id] = rel
         docs.append(Document(doc_id, rel, text, title or Path(rel).stem))
@@ -233,9 +365,9 @@ def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
         why = f" ({warnings[0]}{'; and %d more skipped' % (len(warnings) - 1) if len(warnings) > 1 else ''})" \
             if warnings else ""
         if root.is_file():
-            raise UserError(f"input {root} has no readable text{why}: pass a UTF-8 .txt or .md file")
-        raise UserError(f"no readable .txt or .md files under {root}{why}: point at a folder of text documents")
-    return docs, warnings
+            raise UserError(f"input {shown_root} has no readable text{why}: pass a UTF-8 .txt or .md file")
+        raise UserError(f"no readable .txt or .md files under {shown_root}{why}: point at a folder of text documents")
+    return Reading(docs, warnings, unreadable)
 
 
 def _check_sizes(size: int, overlap: int) -> None:
@@ -309,42 +441,94 @@ def segments(text: str, count, limit: int, pattern: re.Pattern = _SEGMENT_LEAD) 
         count: ``str -> int`` tokens of a piece of text in the model's tokenizer.
         limit: the most tokens of one piece (>= 1).
     """
-    spans = [[m.start(), m.end()] for m in pattern.finditer(text)]
-    if not spans:
-        return [(0, len(text), count(text))] if text else []
-    spans[0][0] = 0
-    spans[-1][1] = len(text)
-    out: list[tuple[int, int, int]] = []
-    for s, e in spans:
+    return list(iter_segments(text, count, limit, pattern))
+
+
+def iter_segments(text: str, count, limit: int, pattern: re.Pattern = _SEGMENT_LEAD,
+                  on_chars=None) -> Iterator[tuple[int, int, int]]:
+    """The segments of :func:`segments`, one at a time (no list of the whole text's words is built);
+    ``on_chars(n)`` is called with the characters done, every :data:`PROGRESS_CHARS` or so."""
+    if not text:
+        return
+    prev: list[int] | None = None
+    reported = 0
+    for m in pattern.finditer(text):
+        if prev is not None:
+            yield from _pieces(text, prev[0], prev[1], count, limit)
+            if on_chars is not None and prev[1] - reported >= PROGRESS_CHARS:
+                on_chars(prev[1] - reported)
+                reported = prev[1]
+            prev = [m.start(), m.end()]
+        else:
+            prev = [0, m.end()]
+    if prev is None:
+        yield 0, len(text), count(text)
+    else:
+        yield from _pieces(text, prev[0], len(text), count, limit)
+    if on_chars is not None:
+        on_chars(len(text) - reported)
+
+
+def _pieces(text: str, s: int, e: int, count, limit: int) -> Iterator[tuple[int, int, int]]:
+    """Segment ``text[s:e]`` as ``(start, end, tokens)``, cut between characters while over ``limit`` tokens."""
+    n = count(text[s:e])
+    while n > limit and e - s > 1:
+        lo, hi = 1, e - s - 1  # longest prefix within the limit, by bisection on characters
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count(text[s:s + mid]) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        cut = lo
+        soft = [m.end() for m in _SOFT_CUT.finditer(text, s + lo // 2, s + lo)]
+        if soft:
+            cut = soft[-1] - s
+        yield s, s + cut, count(text[s:s + cut])
+        s += cut
         n = count(text[s:e])
-        while n > limit and e - s > 1:
-            lo, hi = 1, e - s - 1  # longest prefix within the limit, by bisection on characters
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if count(text[s:s + mid]) <= limit:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            cut = lo
-            soft = [m.end() for m in _SOFT_CUT.finditer(text, s + lo // 2, s + lo)]
-            if soft:
-                cut = soft[-1] - s
-            out.append((s, s + cut, count(text[s:s + cut])))
-            s += cut
-            n = count(text[s:e])
-        out.append((s, e, n))
-    return out
+    yield s, e, n
+
+
+def count_tokens(text: str, tokenize, block: int = None) -> int:
+    """Tokens of ``text`` (``len(tokenize(text))``); a text longer than ``block`` characters
+    (default :data:`TOKENIZE_BLOCK`) is tokenized in blocks cut at whitespace, so no list of all its tokens is
+    held (a count that may differ from the whole text's by a token at a cut)."""
+    block = block or TOKENIZE_BLOCK
+    if len(text) <= block:
+        return len(tokenize(text))
+    n, i = 0, 0
+    while i < len(text):
+        j = min(len(text), i + block)
+        if j < len(text):
+            k = max(text.rfind(" ", i + block // 2, j), text.rfind("\n", i + block // 2, j))
+            j = k if k > i else j
+        n += len(tokenize(text[i:j]))
+        i = j
+    return n
+
+
+def _segment_arrays(text: str, count, limit: int, pattern: re.Pattern, on_chars=None) -> tuple[array, array]:
+    """``(starts, tokens)`` of the segments of ``text`` as compact arrays (a segment ends where the next starts)."""
+    starts, tokens = array("q"), array("l")
+    for s, _, n in iter_segments(text, count, limit, pattern, on_chars):
+        starts.append(s)
+        tokens.append(n)
+    return starts, tokens
 
 
 def make_text_units(doc: Document, tokenize, detokenize, size: int, overlap: int,
-                    tail_share: float = TAIL_SHARE) -> tuple[list[TextUnit], int]:
+                    tail_share: float = TAIL_SHARE, on_chars=None) -> tuple[list[TextUnit], int]:
     """Split one document into text units cut between words (see the module doc).
+
+    Memory is a few bytes per word of the document (segment arrays) plus its units' text.
 
     Args:
         tokenize: ``str -> list[int]`` (the model's tokenizer, no BOS).
         detokenize: ``list[int] -> str`` (unused: units are slices of the text; kept for callers).
         size, overlap: tokens per unit and of overlap between neighbours.
         tail_share: see :data:`TAIL_SHARE`.
+        on_chars: ``n -> None``, called with the characters segmented so far (progress), or None.
 
     Returns:
         ``(units, n_tokens_of_document)``. ``units[i].text`` is
@@ -361,25 +545,28 @@ def make_text_units(doc: Document, tokenize, detokenize, size: int, overlap: int
     def count(piece: str) -> int:
         n = cache.get(piece)
         if n is None:
-            n = cache[piece] = len(tokenize(piece))
+            n = len(tokenize(piece))
+            if len(piece) < 64:  # words repeat; long pieces (bisection prefixes) rarely do
+                cache[piece] = n
         return n
 
-    n_doc = len(tokenize(doc.text))
+    n_doc = count_tokens(doc.text, tokenize)
     # Segment the way the tokenizer joins whitespace: the convention whose counts add up to the
     # document's own token count (exact for GPT-2-style BPE with leading spaces).
-    segs = segments(doc.text, count, max(1, size - overlap))
-    if sum(n for _, _, n in segs) != n_doc:
-        alt = segments(doc.text, count, max(1, size - overlap), _SEGMENT_TRAIL)
-        if abs(sum(n for _, _, n in alt) - n_doc) < abs(sum(n for _, _, n in segs) - n_doc):
-            segs = alt
-    cum = [0]
-    for _, _, n in segs:
-        cum.append(cum[-1] + n)
+    starts, counts = _segment_arrays(doc.text, count, max(1, size - overlap), _SEGMENT_LEAD, on_chars)
+    if sum(counts) != n_doc:
+        alt = _segment_arrays(doc.text, count, max(1, size - overlap), _SEGMENT_TRAIL)
+        if abs(sum(alt[1]) - n_doc) < abs(sum(counts) - n_doc):
+            starts, counts = alt
+        del alt
     units = []
-    for i, (a, b) in enumerate(pack([n for _, _, n in segs], size, overlap, tail_share)):
-        cs, ce = segs[a][0], segs[b - 1][1]
+    tok = at = 0  # token position of segment ``at``, the current window's first: windows only move forward
+    for i, (a, b) in enumerate(pack(counts, size, overlap, tail_share)):
+        tok += sum(counts[at:a])
+        at = a
+        cs, ce = starts[a], starts[b] if b < len(starts) else len(doc.text)
         text = doc.text[cs:ce]
-        s, e = cum[a], cum[b]
+        s, e = tok, tok + sum(counts[a:b])
         cid = hashlib.sha256(f"{doc.doc_id}:{s}:{e}:{text}".encode()).hexdigest()[:16]
         units.append(TextUnit(cid, doc.doc_id, i, s, e, text, cs, ce))
     return units, n_doc
@@ -398,6 +585,14 @@ class IngestResult:
     removed_documents: int
     tokens: int
     unit_tokens: int
+    #: Paths of indexed documents kept because their file or folder could not be read (``keep``).
+    kept: list[str] = field(default_factory=list)
+
+
+def kept_paths(paths, keep) -> list[str]:
+    """The ``paths`` (document paths) that are one of ``keep``'s :class:`Unreadable` paths or under one."""
+    tops = [u.path.rstrip("/") for u in keep]
+    return [p for p in paths if any(t in (".", "") or p == t or p.startswith(t + "/") for t in tops)]
 
 
 def next_unit_no(store: Store) -> int:
@@ -407,10 +602,13 @@ def next_unit_no(store: Store) -> int:
     return max(int(top) + 1, int(store.get_meta("next_unit_no") or 1))
 
 
-def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, overlap: int) -> IngestResult:
+def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, overlap: int,
+           keep: list[Unreadable] = ()) -> IngestResult:
     """Bring ``documents`` and ``text_units`` in line with ``docs``, in one transaction.
 
-    Unchanged text units are kept (so their extractions are kept); text units
+    Unchanged text units are kept (so their extractions are kept); an indexed document
+    whose file or folder is in ``keep`` (it exists but could not be read, :class:`Unreadable`)
+    is kept as it is, with its text units; text units
     of removed or changed documents are deleted with their extraction records,
     mentions and claims. New text units get the next index-wide citation numbers
     (``unit_no``) in the order of ``docs`` (sorted paths) and position: a number is
@@ -435,6 +633,15 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     con = store.con
     have_units = {r[0] for r in con.execute("SELECT chunk_id FROM text_units").fetchall()}
     have_docs = {r[0] for r in con.execute("SELECT doc_id FROM documents").fetchall()}
+    kept: list[str] = []
+    if keep:  # documents of files that exist but could not be read: not removed
+        old_paths = {r[0]: r[1] for r in con.execute("SELECT doc_id, path FROM documents").fetchall()
+                     if r[0] not in wanted_docs}
+        kept = kept_paths(sorted(old_paths.values()), keep)
+        kept_ids = [d for d, p in old_paths.items() if p in set(kept)]
+        have_docs -= set(kept_ids)
+        have_units -= {r[0] for r in con.execute(
+            "SELECT chunk_id FROM text_units WHERE list_contains(?, doc_id)", [kept_ids]).fetchall()}
     gone_units = sorted(have_units - set(wanted_units))
     new_units = [u for u in units if u.chunk_id not in have_units]
     gone_docs = sorted(have_docs - set(wanted_docs))
@@ -448,7 +655,7 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
         # Nothing to write: a no-op re-run leaves the tables (and the file) as they are.
         return IngestResult(documents=len(docs), text_units=len(units), added_units=0, removed_units=0,
                             removed_documents=0, tokens=sum(doc_tokens.values()),
-                            unit_tokens=sum(u.n_tokens for u in units))
+                            unit_tokens=sum(u.n_tokens for u in units), kept=kept)
     with store.transaction():
         store.set_meta("complete", "0")  # with the change itself: a crash after it leaves the index marked unfinished
         if gone_units:
@@ -479,4 +686,4 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
             store.set_meta("next_unit_no", str(first + len(new_units)))
     return IngestResult(documents=len(docs), text_units=len(units), added_units=len(new_units),
                         removed_units=len(gone_units), removed_documents=len(gone_docs),
-                        tokens=sum(doc_tokens.values()), unit_tokens=sum(u.n_tokens for u in units))
+                        tokens=sum(doc_tokens.values()), unit_tokens=sum(u.n_tokens for u in units), kept=kept)
