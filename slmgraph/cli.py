@@ -545,8 +545,8 @@ def cmd_index(args) -> int:
     unread = out.get("unreadable") or []
     if unread:
         print(f"slmgraph: warning: the index is partial: {len(unread)} file{'s' if len(unread) > 1 else ''} or "
-              f"folder{'s' if len(unread) > 1 else ''} of the input could not be read ({', '.join(unread[:3])}"
-              f"{', ...' if len(unread) > 3 else ''}; causes above), and what the index held for them is kept: "
+              f"folder{'s' if len(unread) > 1 else ''} of the input could not be read: {'; '.join(unread[:3])}"
+              f"{'; ...' if len(unread) > 3 else ''}; what the index held for them is kept: "
               "make them readable and run the same command again", file=sys.stderr)
         return PARTIAL
     return 0

@@ -56,6 +56,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from tqdm import tqdm
+
 from .errors import UserError
 from .store import Store
 
@@ -68,10 +70,14 @@ SUFFIXES = (".txt", ".md")
 #: measured on the podcast sample in benchmarks/results/ingest_tail_merge.md).
 TAIL_SHARE = 0.25
 
+#: Version of the cutting rules, part of :func:`chunking_key`: raise it when a change cuts documents differently.
+CHUNKER_VERSION = 1
 #: Characters of a document between two progress updates of its segmenting.
 PROGRESS_CHARS = 1 << 20
-#: A document longer than this (characters) is counted in blocks of it (:func:`count_tokens`).
+#: A document longer than this (characters) is never tokenized whole: its token count is the sum over its
+#: segments, whose whitespace convention is the one that counts its first :data:`HEAD_CHARS` exactly.
 TOKENIZE_BLOCK = 1 << 20
+HEAD_CHARS = 1 << 16
 
 #: Byte-order marks, longest first (the UTF-32-LE mark begins with UTF-16-LE's).
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
@@ -490,24 +496,6 @@ def _pieces(text: str, s: int, e: int, count, limit: int) -> Iterator[tuple[int,
     yield s, e, n
 
 
-def count_tokens(text: str, tokenize, block: int = None) -> int:
-    """Tokens of ``text`` (``len(tokenize(text))``); a text longer than ``block`` characters
-    (default :data:`TOKENIZE_BLOCK`) is tokenized in blocks cut at whitespace, so no list of all its tokens is
-    held (a count that may differ from the whole text's by a token at a cut)."""
-    block = block or TOKENIZE_BLOCK
-    if len(text) <= block:
-        return len(tokenize(text))
-    n, i = 0, 0
-    while i < len(text):
-        j = min(len(text), i + block)
-        if j < len(text):
-            k = max(text.rfind(" ", i + block // 2, j), text.rfind("\n", i + block // 2, j))
-            j = k if k > i else j
-        n += len(tokenize(text[i:j]))
-        i = j
-    return n
-
-
 def _segment_arrays(text: str, count, limit: int, pattern: re.Pattern, on_chars=None) -> tuple[array, array]:
     """``(starts, tokens)`` of the segments of ``text`` as compact arrays (a segment ends where the next starts)."""
     starts, tokens = array("q"), array("l")
@@ -550,15 +538,26 @@ def make_text_units(doc: Document, tokenize, detokenize, size: int, overlap: int
                 cache[piece] = n
         return n
 
-    n_doc = count_tokens(doc.text, tokenize)
-    # Segment the way the tokenizer joins whitespace: the convention whose counts add up to the
-    # document's own token count (exact for GPT-2-style BPE with leading spaces).
-    starts, counts = _segment_arrays(doc.text, count, max(1, size - overlap), _SEGMENT_LEAD, on_chars)
-    if sum(counts) != n_doc:
-        alt = _segment_arrays(doc.text, count, max(1, size - overlap), _SEGMENT_TRAIL)
-        if abs(sum(alt[1]) - n_doc) < abs(sum(counts) - n_doc):
-            starts, counts = alt
-        del alt
+    limit = max(1, size - overlap)
+    if len(doc.text) <= TOKENIZE_BLOCK:
+        n_doc = len(tokenize(doc.text))
+        # Segment the way the tokenizer joins whitespace: the convention whose counts add up to the
+        # document's own token count (exact for GPT-2-style BPE with leading spaces).
+        starts, counts = _segment_arrays(doc.text, count, limit, _SEGMENT_LEAD, on_chars)
+        if sum(counts) != n_doc:
+            alt = _segment_arrays(doc.text, count, limit, _SEGMENT_TRAIL)
+            if abs(sum(alt[1]) - n_doc) < abs(sum(counts) - n_doc):
+                starts, counts = alt
+            del alt
+    else:  # no list of the whole document's tokens: the convention is chosen on its head
+        cut = doc.text.rfind(" ", 0, HEAD_CHARS)
+        head = doc.text[:cut if cut > 0 else HEAD_CHARS]
+        n_head = len(tokenize(head))
+        off = [abs(sum(n for _, _, n in iter_segments(head, count, limit, p)) - n_head)
+               for p in (_SEGMENT_LEAD, _SEGMENT_TRAIL)]
+        pattern = _SEGMENT_TRAIL if off[1] < off[0] else _SEGMENT_LEAD
+        starts, counts = _segment_arrays(doc.text, count, limit, pattern, on_chars)
+        n_doc = sum(counts)
     units = []
     tok = at = 0  # token position of segment ``at``, the current window's first: windows only move forward
     for i, (a, b) in enumerate(pack(counts, size, overlap, tail_share)):
@@ -602,88 +601,133 @@ def next_unit_no(store: Store) -> int:
     return max(int(top) + 1, int(store.get_meta("next_unit_no") or 1))
 
 
-def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, overlap: int,
-           keep: list[Unreadable] = ()) -> IngestResult:
-    """Bring ``documents`` and ``text_units`` in line with ``docs``, in one transaction.
+def chunking_key(model_fingerprint: str, size: int, overlap: int) -> str:
+    """What a document's text units depend on besides its bytes: the tokenizer's model, the unit size and
+    overlap, :data:`TAIL_SHARE` and this module's cutting rules (stored per document, ``documents.chunking``)."""
+    return hashlib.sha256(repr((CHUNKER_VERSION, model_fingerprint, size, overlap, TAIL_SHARE)).encode()
+                          ).hexdigest()[:16]
 
-    Unchanged text units are kept (so their extractions are kept); an indexed document
+
+def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, overlap: int,
+           keep: list[Unreadable] = (), chunking: str | None = None, progress: bool = False) -> IngestResult:
+    """Bring ``documents`` and ``text_units`` in line with ``docs``, one document at a time.
+
+    Unchanged text units are kept (so their extractions are kept); a document
+    whose bytes and ``chunking`` key (:func:`chunking_key`) are those it was indexed
+    with keeps its text units without being cut again. An indexed document
     whose file or folder is in ``keep`` (it exists but could not be read, :class:`Unreadable`)
     is kept as it is, with its text units; text units
     of removed or changed documents are deleted with their extraction records,
     mentions and claims. New text units get the next index-wide citation numbers
     (``unit_no``) in the order of ``docs`` (sorted paths) and position: a number is
     given once, when its text unit is first ingested, so adding a file never renumbers
-    the text units already cited in answers (:func:`next_unit_no`). When anything
-    changes, meta ``complete`` is set to 0 in the same transaction; when nothing
-    does, nothing is written.
+    the text units already cited in answers (:func:`next_unit_no`).
+
+    Each new or changed document is committed in its own transaction (an interrupted
+    ingest keeps the documents it finished), then the removals in one. When anything
+    changes, meta ``complete`` is set to 0 in the first of them; when nothing
+    does, nothing is written. Memory: one document's text units at a time
+    (:func:`make_text_units`). ``progress`` shows a bar over the characters to cut
+    (after two seconds).
 
     Returns:
-        dict with counts: ``documents``, ``text_units``, ``added_units``,
-        ``removed_units``, ``removed_documents``, ``tokens`` (of the documents),
-        ``unit_tokens`` (summed over text units, overlaps counted again).
+        an :class:`IngestResult`.
     """
-    wanted_docs = {d.doc_id: d for d in docs}
-    units: list[TextUnit] = []
-    doc_tokens: dict[str, int] = {}
-    for d in docs:
-        u, n = make_text_units(d, tokenize, detokenize, size, overlap)
-        units.extend(u)
-        doc_tokens[d.doc_id] = n
-    wanted_units = {u.chunk_id: u for u in units}
     con = store.con
-    have_units = {r[0] for r in con.execute("SELECT chunk_id FROM text_units").fetchall()}
-    have_docs = {r[0] for r in con.execute("SELECT doc_id FROM documents").fetchall()}
+    old = {r[0]: tuple(r[1:]) for r in con.execute(
+        "SELECT doc_id, path, title, n_chars, n_tokens, chunking FROM documents").fetchall()}
+    old_units: dict[str, list[tuple[str, int]]] = {}
+    for doc_id, chunk_id, n in con.execute("SELECT doc_id, chunk_id, n_tokens FROM text_units").fetchall():
+        old_units.setdefault(doc_id, []).append((chunk_id, n))
+    wanted_docs = {d.doc_id for d in docs}
     kept: list[str] = []
+    kept_ids: set[str] = set()
     if keep:  # documents of files that exist but could not be read: not removed
-        old_paths = {r[0]: r[1] for r in con.execute("SELECT doc_id, path FROM documents").fetchall()
-                     if r[0] not in wanted_docs}
-        kept = kept_paths(sorted(old_paths.values()), keep)
-        kept_ids = [d for d, p in old_paths.items() if p in set(kept)]
-        have_docs -= set(kept_ids)
-        have_units -= {r[0] for r in con.execute(
-            "SELECT chunk_id FROM text_units WHERE list_contains(?, doc_id)", [kept_ids]).fetchall()}
-    gone_units = sorted(have_units - set(wanted_units))
-    new_units = [u for u in units if u.chunk_id not in have_units]
-    gone_docs = sorted(have_docs - set(wanted_docs))
-    changed_docs = [d for d in docs if d.doc_id in have_docs]
-    if changed_docs:
-        old = {r[0]: tuple(r[1:]) for r in con.execute(
-            "SELECT doc_id, path, title, n_chars, n_tokens FROM documents").fetchall()}
-        changed_docs = [d for d in changed_docs
-                        if old.get(d.doc_id) != (d.path, d.title, len(d.text), doc_tokens[d.doc_id])]
-    if not (gone_units or gone_docs or new_units or changed_docs or any(d.doc_id not in have_docs for d in docs)):
-        # Nothing to write: a no-op re-run leaves the tables (and the file) as they are.
-        return IngestResult(documents=len(docs), text_units=len(units), added_units=0, removed_units=0,
-                            removed_documents=0, tokens=sum(doc_tokens.values()),
-                            unit_tokens=sum(u.n_tokens for u in units), kept=kept)
-    with store.transaction():
-        store.set_meta("complete", "0")  # with the change itself: a crash after it leaves the index marked unfinished
-        if gone_units:
-            con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
-            con.executemany("INSERT INTO _gone VALUES (?)", [[c] for c in gone_units])
-            for table in ("text_units", "extractions", "entity_mentions", "relationship_mentions", "claims",
-                          "claim_extractions"):
-                con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
-            con.execute("DROP TABLE _gone")
-            # Their embeddings stay until the embed stage, which copies a vector to a new text unit
-            # with the same text (an edited document's unchanged parts) and deletes the rest.
-        if gone_docs:
-            con.executemany("DELETE FROM documents WHERE doc_id = ?", [[d] for d in gone_docs])
+        unread = {doc_id: row[0] for doc_id, row in old.items() if doc_id not in wanted_docs}
+        kept = kept_paths(sorted(unread.values()), keep)
+        kept_ids = {doc_id for doc_id, path in unread.items() if path in set(kept)}
+
+    def reusable(d: Document) -> bool:
+        o = old.get(d.doc_id)
+        return bool(chunking) and o is not None and o[4] == chunking and o[2] == len(d.text) \
+            and d.doc_id in old_units
+
+    todo_chars = sum(len(d.text) for d in docs if not reusable(d))
+    bar = tqdm(total=todo_chars, desc="ingest", unit="char", unit_scale=True, dynamic_ncols=True,
+               disable=not progress or not todo_chars, delay=2.0)
+    wanted_units: set[str] = set()
+    tokens = unit_tokens = n_units = added = 0
+    marked = False  # meta complete = 0 written in this run
+    try:
         for d in docs:
-            if d.doc_id not in have_docs:
-                con.execute("INSERT INTO documents (doc_id, path, n_chars, n_tokens, added_at, title) "
-                            "VALUES (?, ?, ?, ?, current_timestamp, ?)",
-                            [d.doc_id, d.path, len(d.text), doc_tokens[d.doc_id], d.title])
-        for d in changed_docs:  # same bytes, moved or re-titled (or re-tokenized)
-            con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ? WHERE doc_id = ?",
-                        [d.path, d.title, len(d.text), doc_tokens[d.doc_id], d.doc_id])
-        if new_units:
-            first = next_unit_no(store)
-            con.executemany("INSERT INTO text_units (chunk_id, doc_id, ord, tok_start, tok_end, n_tokens, text, "
-                            "char_start, char_end, unit_no) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            [[u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
-                              u.char_start, u.char_end, first + i] for i, u in enumerate(new_units)])
-            store.set_meta("next_unit_no", str(first + len(new_units)))
-    return IngestResult(documents=len(docs), text_units=len(units), added_units=len(new_units),
+            if reusable(d):
+                ids = old_units[d.doc_id]
+                n_doc = old[d.doc_id][3]
+                wanted_units.update(c for c, _ in ids)
+                tokens += n_doc
+                unit_tokens += sum(n for _, n in ids)
+                n_units += len(ids)
+                if old[d.doc_id][:2] != (d.path, d.title):  # same bytes, moved or re-titled
+                    with store.transaction():
+                        if not marked:
+                            store.set_meta("complete", "0")
+                            marked = True
+                        con.execute("UPDATE documents SET path = ?, title = ? WHERE doc_id = ?",
+                                    [d.path, d.title, d.doc_id])
+                continue
+            units, n_doc = make_text_units(d, tokenize, detokenize, size, overlap, on_chars=bar.update)
+            have = {c for c, _ in old_units.get(d.doc_id, ())}
+            new = [u for u in units if u.chunk_id not in have]
+            wanted_units.update(u.chunk_id for u in units)
+            tokens += n_doc
+            unit_tokens += sum(u.n_tokens for u in units)
+            n_units += len(units)
+            row = (d.path, d.title, len(d.text), n_doc)
+            o = old.get(d.doc_id)
+            if o is not None and not new and o[:4] == row:
+                if chunking and o[4] != chunking:  # the key alone (an index of an older version): no content
+                    con.execute("UPDATE documents SET chunking = ? WHERE doc_id = ?", [chunking, d.doc_id])
+                continue
+            with store.transaction():
+                if not marked:  # with the change itself: a crash after it leaves the index marked unfinished
+                    store.set_meta("complete", "0")
+                    marked = True
+                if o is None:
+                    con.execute("INSERT INTO documents (doc_id, path, n_chars, n_tokens, added_at, title, chunking) "
+                                "VALUES (?, ?, ?, ?, current_timestamp, ?, ?)",
+                                [d.doc_id, d.path, len(d.text), n_doc, d.title, chunking])
+                else:  # same bytes, moved, re-titled or cut again
+                    con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ?, chunking = ? "
+                                "WHERE doc_id = ?", [d.path, d.title, len(d.text), n_doc, chunking, d.doc_id])
+                if new:
+                    first = next_unit_no(store)
+                    con.executemany(
+                        "INSERT INTO text_units (chunk_id, doc_id, ord, tok_start, tok_end, n_tokens, text, "
+                        "char_start, char_end, unit_no) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [[u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
+                          u.char_start, u.char_end, first + i] for i, u in enumerate(new)])
+                    store.set_meta("next_unit_no", str(first + len(new)))
+            added += len(new)
+    finally:
+        bar.close()
+    gone_docs = sorted(set(old) - wanted_docs - kept_ids)
+    gone_units = sorted(c for doc_id, ids in old_units.items() if doc_id not in kept_ids
+                        for c, _ in ids if c not in wanted_units)
+    if gone_units or gone_docs:
+        with store.transaction():
+            if not marked:
+                store.set_meta("complete", "0")
+            if gone_units:
+                con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
+                con.executemany("INSERT INTO _gone VALUES (?)", [[c] for c in gone_units])
+                for table in ("text_units", "extractions", "entity_mentions", "relationship_mentions", "claims",
+                              "claim_extractions"):
+                    con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
+                con.execute("DROP TABLE _gone")
+                # Their embeddings stay until the embed stage, which copies a vector to a new text unit
+                # with the same text (an edited document's unchanged parts) and deletes the rest.
+            if gone_docs:
+                con.executemany("DELETE FROM documents WHERE doc_id = ?", [[d] for d in gone_docs])
+    return IngestResult(documents=len(docs), text_units=n_units, added_units=added,
                         removed_units=len(gone_units), removed_documents=len(gone_docs),
-                        tokens=sum(doc_tokens.values()), unit_tokens=sum(u.n_tokens for u in units), kept=kept)
+                        tokens=tokens, unit_tokens=unit_tokens, kept=kept)

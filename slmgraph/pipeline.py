@@ -24,7 +24,7 @@ from .config import Settings
 from .errors import UserError
 from .extract import run_extraction
 from .graph import build_graph
-from .ingest import ingest, kept_paths, path_text, read_input
+from .ingest import chunking_key, ingest, kept_paths, path_text, read_input
 from .backend import load_model
 from .client import ModelClient
 from .prompting import Prompts
@@ -144,8 +144,11 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             out[name] = dict(figures, seconds=round(dt, 2))
             return res
 
+        chunking = chunking_key(str(getattr(model, "fingerprint", None) or model.name), settings.chunk_size,
+                                settings.chunk_overlap)
         ing = stage("ingest", lambda: ingest(store, docs, model.tokenize, model.detokenize, settings.chunk_size,
-                                             settings.chunk_overlap, keep=reading.unreadable), "text_units")
+                                             settings.chunk_overlap, keep=reading.unreadable, chunking=chunking,
+                                             progress=progress), "text_units")
         kept = f", {len(ing.kept)} documents kept unread" if ing.kept else ""
         say(f"ingest: {ing.documents} documents, {ing.tokens} tokens, {ing.text_units} text units "
             f"({ing.added_units} new, {ing.removed_units} removed{kept})")
@@ -154,7 +157,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         for u in partial:
             if not u.warned:  # a dangling link not named as a text file, under which documents were indexed
                 say(f"warning: {u.line}")
-        out["unreadable"] = [u.path for u in partial]
+        out["unreadable"] = [f"{u.path} ({u.cause})" for u in partial]
         ex = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
                                                          model_factory=model_factory, say=say), "extracted")
         status = ", ".join(f"{k} {v}" for k, v in sorted(ex.status.items())) or "nothing new"

@@ -70,6 +70,8 @@ CREATE TABLE IF NOT EXISTS extractions (
     raw VARCHAR                     -- the model's output as generated
 );
 ALTER TABLE documents ADD COLUMN IF NOT EXISTS title VARCHAR;      -- a leading file-name line, else the file's stem
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS chunking VARCHAR;   -- what its text units were cut with
+                                                                   -- (slmgraph.ingest.chunking_key)
 ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_start INTEGER; -- text = document text[char_start:char_end]
 ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_end INTEGER;
 ALTER TABLE text_units ADD COLUMN IF NOT EXISTS unit_no INTEGER;   -- index-wide citation number 1.., given once at
@@ -679,15 +681,20 @@ class Store:
     def storage_error(self, exc: BaseException) -> StorageError:
         """The one-line :class:`StorageError` for a failed write or checkpoint ``exc`` of this index.
 
-        Names the file, the free space left on its file system (bytes, from
-        ``shutil.disk_usage``) and the remedy; marks the store as failed so that
-        :meth:`close` does not raise a second error.
+        A failure of the file system (:func:`is_storage_failure`: disk full, I/O error) names the file,
+        the free space left on its file system (bytes, from ``shutil.disk_usage``) and the remedy; any
+        other database error (a value DuckDB refused) names itself as a fault of slmgraph, not of the disk.
+        Marks the store as failed so that :meth:`close` does not raise a second error.
         """
         self._failed = True
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         for prefix in ("FATAL Error: ", "TransactionContext Error: ", "IO Error: ", "Failed to commit: ",
                        "Failed to create checkpoint because of error: "):
             msg = msg.replace(prefix, "")
+        if not is_storage_failure(exc):
+            return StorageError(
+                f"writing index {self.path} failed ({msg}): a value the database refused, not a disk problem; the "
+                "index is marked incomplete and nothing committed is lost; please report this line as a bug")
         try:
             free = shutil.disk_usage(self.path.resolve().parent).free
             room = f"{_human(free)} free on its file system"
@@ -778,6 +785,17 @@ class Store:
                 err = self.storage_error(exc)
         if err is not None:
             raise err
+
+
+def is_storage_failure(exc: BaseException) -> bool:
+    """True when a database error ``exc`` is the file system's (no space, an I/O error, a failed commit
+    or checkpoint), False for one about the data (a value DuckDB cannot store, a constraint)."""
+    if isinstance(exc, (duckdb.IOException, duckdb.FatalException, duckdb.TransactionException,
+                        duckdb.OutOfMemoryException, OSError)):
+        return True
+    text = str(exc)
+    return any(w in text for w in ("No space left", "Could not write", "Failed to commit", "checkpoint",
+                                   "I/O error", "IO Error"))
 
 
 def _sql_str(path: Path) -> str:
