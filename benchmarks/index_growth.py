@@ -62,6 +62,9 @@ def main() -> None:
             db = Path(tmp) / "demo.duckdb"
             env = dict(os.environ, PYTHONPATH=str(Path(code).resolve()))
             runs[label] = []
+            where = subprocess.run([sys.executable, "-c", "import slmgraph; print(slmgraph.__file__)"], env=env,
+                                   capture_output=True, text=True, cwd=tmp).stdout.strip()
+            print(label, "imports", where, flush=True)
             for k in range(a.edits + 1):
                 if k:  # one sentence changed, at a different place each time
                     cut = len(text) * k // (a.edits + 1)
@@ -69,8 +72,9 @@ def main() -> None:
                     text = text[:cut] + f"Edit {k} was made here by the analyst. " + text[cut:]
                     doc.write_text(text, encoding="utf-8")
                 t0 = time.perf_counter()
+                # cwd: the temporary folder, so that -m imports the checkout on PYTHONPATH, not this one
                 out = subprocess.run([sys.executable, "-m", "slmgraph.cli", "index", str(corpus), "--db", str(db)],
-                                     env=env, capture_output=True, text=True)
+                                     env=env, capture_output=True, text=True, cwd=tmp)
                 dt = time.perf_counter() - t0
                 if out.returncode:
                     raise SystemExit(f"{label}: index failed: {out.stderr[-2000:]}")
