@@ -544,10 +544,11 @@ def cmd_index(args) -> int:
           "\"your question\"")
     unread = out.get("unreadable") or []
     if unread:
-        print(f"slmgraph: warning: the index is partial: {len(unread)} file{'s' if len(unread) > 1 else ''} or "
-              f"folder{'s' if len(unread) > 1 else ''} of the input could not be read: {'; '.join(unread[:3])}"
-              f"{'; ...' if len(unread) > 3 else ''}; what the index held for them is kept: "
-              "make them readable and run the same command again", file=sys.stderr)
+        n = len(unread)
+        print(f"slmgraph: warning: the index is partial: {n} file{'s' if n > 1 else ''} or folder{'s' if n > 1 else ''} "
+              f"of the input could not be read: {'; '.join(unread[:3])}{'; ...' if n > 3 else ''}; what the index "
+              f"held for {'them' if n > 1 else 'it'} is kept: make {'them' if n > 1 else 'it'} readable (or remove "
+              f"{'them' if n > 1 else 'it'}) and run the same command again", file=sys.stderr)
         return PARTIAL
     return 0
 

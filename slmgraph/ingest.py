@@ -134,8 +134,8 @@ def path_text(name: str | os.PathLike) -> str:
 @dataclass
 class Unreadable:
     """A file or folder under the input that exists but cannot be read: ``path`` relative to the input
-    (:func:`path_text` form), ``cause`` (one clause: ``Permission denied``, ``a dangling symbolic link to X
-    (which does not exist)``, ``a symbolic link loop``, an I/O error), ``warned``: False for a dangling link
+    (:func:`path_text` form), ``cause`` (one clause: ``Permission denied``, ``a dangling symbolic link: its target X
+    does not exist``, ``a symbolic link loop``, an I/O error), ``warned``: False for a dangling link
     or loop not named ``*.txt``/``*.md``, named only when the index held documents under it."""
 
     path: str
@@ -155,7 +155,7 @@ def _cause(exc: OSError, p: Path | None = None) -> str:
     if exc.errno == errno.ELOOP:
         return "a symbolic link loop"
     if p is not None and exc.errno == errno.ENOENT and p.is_symlink():
-        return f"a dangling symbolic link to {path_text(os.readlink(p))} (which does not exist)"
+        return f"a dangling symbolic link: its target {path_text(os.readlink(p))} does not exist"
     return exc.strerror or str(exc)
 
 

@@ -149,7 +149,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         ing = stage("ingest", lambda: ingest(store, docs, model.tokenize, model.detokenize, settings.chunk_size,
                                              settings.chunk_overlap, keep=reading.unreadable, chunking=chunking,
                                              progress=progress), "text_units")
-        kept = f", {len(ing.kept)} documents kept unread" if ing.kept else ""
+        kept = f", {len(ing.kept)} document{'s' if len(ing.kept) > 1 else ''} kept unread" if ing.kept else ""
         say(f"ingest: {ing.documents} documents, {ing.tokens} tokens, {ing.text_units} text units "
             f"({ing.added_units} new, {ing.removed_units} removed{kept})")
         # The input is partial: a file or folder that exists could not be read (its old documents are kept).

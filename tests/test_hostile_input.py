@@ -81,7 +81,7 @@ def test_an_unreadable_file_keeps_what_the_index_holds_for_it_and_the_run_says_i
     assert code == 3 and [x for x in err.splitlines() if x.strip()] == [
         "slmgraph: warning: the index is partial: 2 files or folders of the input could not be read: alpha.txt "
         "(Permission denied); gamma.txt (Permission denied); what the index held for them is kept: make them "
-        "readable and run the same command again"]
+        "readable (or remove them) and run the same command again"]
     st = Store(db, read_only=True)
     assert st.get_meta("complete") == "1"  # usable: queries answer from what it holds
     st.close()
