@@ -4,8 +4,8 @@ Documents are the ``.txt`` and ``.md`` files of a folder, read recursively in
 sorted order. Files are decoded as UTF-8, or as UTF-16/UTF-32 when they start
 with that encoding's byte-order mark; a file with a NUL byte anywhere (binary,
 or UTF-16 without a byte-order mark) or that is not valid in its encoding is
-skipped with one warning line, as are unreadable sub-folders and symbolic links
-to files that do not exist. A first line that is the file's own name (as in
+skipped with one warning line that names the encoding most likely to read it
+(:func:`likely_encodings`). A first line that is the file's own name (as in
 the podcast transcripts, whose files begin with their episode's file name) is
 metadata: it becomes the document's ``title`` and is not part of its text.
 
@@ -38,7 +38,9 @@ plus a unit of ~40 new tokens; measured in
 ``benchmarks/results/ingest_tail_merge.md``).
 
 Ingest is incremental: a document whose bytes did not change keeps its text
-units; removed documents are removed with everything that only they supported.
+units (not cut again under the same :func:`chunking_key`); removed documents are
+removed with everything that only they supported. Documents are cut and committed
+one at a time, in memory of a few bytes per word (:func:`make_text_units`).
 """
 
 from __future__ import annotations
@@ -135,8 +137,9 @@ def path_text(name: str | os.PathLike) -> str:
 class Unreadable:
     """A file or folder under the input that exists but cannot be read: ``path`` relative to the input
     (:func:`path_text` form), ``cause`` (one clause: ``Permission denied``, ``a dangling symbolic link: its target X
-    does not exist``, ``a symbolic link loop``, an I/O error), ``warned``: False for a dangling link
-    or loop not named ``*.txt``/``*.md``, named only when the index held documents under it."""
+    does not exist``, ``a symbolic link loop``, an I/O error), ``folder``: a folder that cannot be listed,
+    ``warned``: False for a dangling link or loop not named ``*.txt``/``*.md`` (it may have been a linked
+    folder), named only when the index held documents under it."""
 
     path: str
     cause: str
@@ -195,7 +198,9 @@ def _walk(root: Path, found: list[tuple[Path, str, bool, bool]]):
 
 #: Python codec names whose iconv name is not the upper-case name with ``-`` for ``_`` (glibc's ``iconv -l``).
 _ICONV_NAMES = {"latin_1": "ISO-8859-1", "shift_jis": "SHIFT_JIS", "mac_roman": "MACINTOSH",
-                "mac_cyrillic": "MAC-CYRILLIC", "shift_jis_2004": "SHIFT_JISX0213", "ascii": "ASCII"}
+                "mac_cyrillic": "MAC-CYRILLIC", "mac_latin2": "MAC-CENTRALEUROPE", "mac_iceland": "MAC-IS",
+                "shift_jis_2004": "SHIFT_JISX0213", "shift_jisx0213": "SHIFT_JISX0213",
+                "euc_jis_2004": "EUC-JISX0213", "ptcp154": "PT154", "kz1048": "RK1048", "ascii": "ASCII"}
 
 
 def iconv_name(codec: str) -> str:
@@ -203,7 +208,8 @@ def iconv_name(codec: str) -> str:
     if codec in _ICONV_NAMES:
         return _ICONV_NAMES[codec]
     name = codec.upper().replace("_", "-")
-    name = re.sub(r"^ISO8859-", "ISO-8859-", name)
+    name = re.sub(r"^ISO(8859|2022)-", r"ISO-\1-", name)
+    name = re.sub(r"^(UTF-(?:16|32))-([BL]E)$", r"\1\2", name)
     return re.sub(r"^CP(125\d)$", r"WINDOWS-\1", name)
 
 
