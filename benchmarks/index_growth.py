@@ -1,11 +1,10 @@
 """What a rewrite costs on disk: the index file's size after a build and after edits of one document.
 
 Rebuilding the graph, communities, reports and embeddings after an edit rewrites those tables; DuckDB
-keeps the blocks the old rows held for reuse and never shrinks the file, so a new user's demo index grew
-from 7.6 MB to about 14 MB after one edit. This script copies the bundled sample story to a temporary
-folder, indexes it with the bundled model (``slmgraph index``, defaults), then edits one sentence and
-re-indexes, ``--edits`` times, for each ``--code`` checkout (``PYTHONPATH``), and records the file's size
-and its free blocks (``PRAGMA database_size``) after every run.
+keeps the blocks the old rows held for reuse and never shrinks the file. This script copies the bundled
+sample story to a temporary folder, indexes it with the bundled model (``slmgraph index``, defaults),
+then edits one sentence and re-indexes, ``--edits`` times, for each ``--code`` checkout (``PYTHONPATH``),
+and records the file's size and its free blocks (``PRAGMA database_size``) after every run.
 
 Usage::
 

@@ -1,9 +1,8 @@
 """One large file through the ingest stage: wall-clock and peak RSS of the first ingest and of a resume.
 
-A new user's 50 MB file took minutes of ingest with no output, a peak RSS of 2.5 GB, and was cut again on
-every re-run. This script generates a file of ``--mb`` MB of English-like text (seeded, so every run and
-checkout reads the same bytes), then runs, each in its own process so that its peak RSS (``ru_maxrss``) is
-its own, with ``PYTHONPATH`` set to each ``--code`` checkout:
+Generates a file of ``--mb`` MB of English-like text (seeded, so every run and checkout reads the same
+bytes), then runs, each in its own process so that its peak RSS (``ru_maxrss``) is its own, with
+``PYTHONPATH`` set to each ``--code`` checkout:
 
 1. ``first``: read the folder, cut the file into 600/100-token text units with the bundled model's
    tokenizer, write them to a new index (``slmgraph.ingest.ingest``, as the pipeline calls it);
