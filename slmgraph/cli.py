@@ -1,8 +1,10 @@
 """Command line: ``slmgraph init | index | estimate | query | stats | export | picture | bench | prompt-tune | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
-reported as one line ``slmgraph: error: ...`` with exit status 2; Ctrl-C exits
-with 130 and says how to resume.
+reported as one line ``slmgraph: error: ...`` with exit status 2; a failed write
+(disk full) with 1; an ``index`` run that finished without reading some files or
+folders of its input (kept as they were indexed) with 3; Ctrl-C exits with 130
+and says how to resume.
 """
 
 from __future__ import annotations
@@ -378,6 +380,18 @@ def _note(msg: str) -> None:
     sys.stderr.flush()
 
 
+def _close_bars() -> None:
+    """Close every open progress bar, so that an error line that follows starts a line of its own and no
+    stale bar is drawn after it (a stage that fails leaves its bar open)."""
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        try:
+            bar.close()
+        except Exception:  # noqa: BLE001 - a bar that cannot redraw must not hide the error
+            pass
+
+
 def _typed_dests(argv: list[str]) -> set[str]:
     """argparse dests of the options the user typed in ``argv`` (parsed again with no defaults)."""
     ap = build_parser()
@@ -510,15 +524,32 @@ class _NoteHandler(logging.Handler):
             self.handleError(record)
 
 
+#: Exit status of an ``index`` run that finished but could not read some files or folders of its input
+#: (what the index held for them is kept): the index is usable and partial.
+PARTIAL = 3
+
+
 def cmd_index(args) -> int:
-    """``slmgraph index``: run the pipeline on ``args.input`` into ``args.db``; returns 0."""
+    """``slmgraph index``: run the pipeline on ``args.input`` into ``args.db``; returns 0, or :data:`PARTIAL`
+    when files or folders of the input could not be read."""
+    import shlex
+
     from .pipeline import run_index
 
     s = _configured_settings(args)
     out = run_index(args.input, args.db, s, replace=args.replace, progress=not args.quiet, say=_say(args.quiet),
                     wait=args.wait, sources=getattr(args, "sources", None))
     basic = "" if out.get("graph", {}).get("entities", 1) else " --method basic"
-    print(f"indexed into {args.db}: ask with  slmgraph query --db {args.db}{basic} \"your question\"")
+    print(f"indexed into {args.db}: ask with  slmgraph query --db {shlex.quote(str(args.db))}{basic} "
+          "\"your question\"")
+    unread = out.get("unreadable") or []
+    if unread:
+        n = len(unread)
+        print(f"slmgraph: warning: the index is partial: {n} file{'s' if n > 1 else ''} or folder{'s' if n > 1 else ''} "
+              f"of the input could not be read: {'; '.join(unread[:3])}{'; ...' if n > 3 else ''}; what the index "
+              f"held for {'them' if n > 1 else 'it'} is kept: make {'them' if n > 1 else 'it'} readable (or remove "
+              f"{'them' if n > 1 else 'it'}) and run the same command again", file=sys.stderr)
+        return PARTIAL
     return 0
 
 
@@ -745,9 +776,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handlers[args.command](args)
     except UserError as exc:
+        _close_bars()
         print(f"slmgraph: error: {exc}", file=sys.stderr)
         return 2
     except (WorkerError, StorageError) as exc:
+        _close_bars()
         print(f"slmgraph: error: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:  # e.g. 'slmgraph stats --json | head'
@@ -757,6 +790,7 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 0
     except KeyboardInterrupt:
+        _close_bars()
         if args.command in ("index", "demo"):
             print("\nslmgraph: interrupted. Finished work is saved in the index; run the same command again to "
                   "resume.", file=sys.stderr)

@@ -61,6 +61,19 @@ MODEL_CANDIDATES = 20
 LLM_FREE_CANDIDATES = 60
 
 
+#: Settings that do not change what an index holds, left out of :meth:`Settings.index_fingerprint`: where
+#: and how fast the model runs (the model file and the prompts folder are part of the build key on their
+#: own, ``slmgraph.pipeline.run_index``) and the query-time settings. Every other field is part of it.
+NOT_IN_INDEX = frozenset({
+    "model_path", "n_threads", "threads_explicit", "workers", "executor", "ray_address", "embed_batch_size",
+    "prompts_dir",
+    "map_max_tokens", "reduce_max_tokens", "helpfulness", "helpfulness_floor", "helpfulness_relative",
+    "helpfulness_probes", "answers", "opening", "drift_primer_k", "drift_followups", "drift_depth",
+    "drift_tokens", "lazy_budget", "lazy_test_tokens", "lazy_answer_tokens", "local_context_tokens",
+    "local_shares", "local_top_k_entities", "basic_top_k",
+})
+
+
 @dataclass
 class Settings:
     """All tunable settings of an index and its queries.
@@ -249,18 +262,11 @@ class Settings:
         return MODEL_CANDIDATES if model_reads else LLM_FREE_CANDIDATES
 
     def index_fingerprint(self) -> dict:
-        """Settings that determine index content (JSON-serialisable dict)."""
-        keys = (
-            "chunk_size", "chunk_overlap", "extractor", "entity_types", "descriptions", "cooccurrence", "max_candidates",
-            "ner_model", "caps_union", "extract_mode", "choices",
-            "max_relationships", "extract_max_tokens", "description_max_chars", "constrain_names", "grounding",
-            "max_gleanings", "claims", "max_claims", "resolution_threshold", "summaries",
-            "entity_description_max_tokens", "leiden_resolution", "max_levels",
-            "min_community_size", "report_context_tokens", "report_max_tokens", "report_budget", "reports", "seed",
-            "temperature", "n_ctx",
-        )
+        """Settings that determine index content (JSON-serialisable dict): every field but those in
+        :data:`NOT_IN_INDEX`, so a new setting is part of it unless it is declared not to change the index."""
         d = dataclasses.asdict(self)
-        return {k: (list(d[k]) if isinstance(d[k], tuple) else d[k]) for k in keys}
+        return {f.name: (list(d[f.name]) if isinstance(d[f.name], tuple) else d[f.name])
+                for f in dataclasses.fields(self) if f.name not in NOT_IN_INDEX}
 
     def to_json(self) -> str:
         """The whole settings object as a JSON string."""

@@ -4,10 +4,18 @@ Documents are the ``.txt`` and ``.md`` files of a folder, read recursively in
 sorted order. Files are decoded as UTF-8, or as UTF-16/UTF-32 when they start
 with that encoding's byte-order mark; a file with a NUL byte anywhere (binary,
 or UTF-16 without a byte-order mark) or that is not valid in its encoding is
-skipped with one warning line, as are unreadable sub-folders and symbolic links
-to files that do not exist. A first line that is the file's own name (as in
+skipped with one warning line that names the encoding most likely to read it
+(:func:`likely_encodings`). A first line that is the file's own name (as in
 the podcast transcripts, whose files begin with their episode's file name) is
 metadata: it becomes the document's ``title`` and is not part of its text.
+
+A file or folder that exists but cannot be read (permission denied, a
+dangling symbolic link, a symbolic link loop, an I/O error) is *unreadable*,
+not removed: it gets one warning line naming its cause, and what the index
+holds for it is kept (:class:`Unreadable`, :func:`ingest`'s ``keep``). Only a
+document whose file no longer exists is removed. A file name that is not valid
+UTF-8 is stored and shown with each such byte written ``\\xNN``
+(:func:`path_text`).
 
 Each document is split into text units of at most ``chunk_size`` tokens of the
 model's own tokenizer, overlapping by at most ``chunk_overlap`` tokens (GraphRAG
@@ -30,18 +38,27 @@ plus a unit of ~40 new tokens; measured in
 ``benchmarks/results/ingest_tail_merge.md``).
 
 Ingest is incremental: a document whose bytes did not change keeps its text
-units; removed documents are removed with everything that only they supported.
+units (not cut again under the same :func:`chunking_key`); removed documents are
+removed with everything that only they supported. Documents are cut and committed
+one at a time, in memory of a few bytes per word (:func:`make_text_units`).
 """
 
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import logging
 import os
 import re
-from dataclasses import dataclass
+import shlex
+import stat
+from array import array
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
+
+from tqdm import tqdm
 
 from .errors import UserError
 from .store import Store
@@ -54,6 +71,15 @@ SUFFIXES = (".txt", ".md")
 #: size is merged into the unit before it (issue 12; 0.25 of 600 = 150 tokens,
 #: measured on the podcast sample in benchmarks/results/ingest_tail_merge.md).
 TAIL_SHARE = 0.25
+
+#: Version of the cutting rules, part of :func:`chunking_key`: raise it when a change cuts documents differently.
+CHUNKER_VERSION = 1
+#: Characters of a document between two progress updates of its segmenting.
+PROGRESS_CHARS = 1 << 20
+#: A document longer than this (characters) is never tokenized whole: its token count is the sum over its
+#: segments, whose whitespace convention is the one that counts its first :data:`HEAD_CHARS` exactly.
+TOKENIZE_BLOCK = 1 << 20
+HEAD_CHARS = 1 << 16
 
 #: Byte-order marks, longest first (the UTF-32-LE mark begins with UTF-16-LE's).
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
@@ -100,16 +126,52 @@ class TextUnit:
         return self.tok_end - self.tok_start
 
 
-def _walk(root: Path, warnings: list[str]):
+def path_text(name: str | os.PathLike) -> str:
+    """A file name as slmgraph stores and shows it (str): unchanged when it is valid UTF-8; else each byte
+    that is not (held by Python as a lone surrogate, PEP 383) written as the four characters ``\\xNN``, as
+    in ``bad\\xffname.txt``. Lossless except for a name that itself holds a backslash, ``x`` and two hex digits."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+@dataclass
+class Unreadable:
+    """A file or folder under the input that exists but cannot be read: ``path`` relative to the input
+    (:func:`path_text` form), ``cause`` (one clause: ``Permission denied``, ``a dangling symbolic link: its target X
+    does not exist``, ``a symbolic link loop``, an I/O error), ``folder``: a folder that cannot be listed,
+    ``warned``: False for a dangling link or loop not named ``*.txt``/``*.md`` (it may have been a linked
+    folder), named only when the index held documents under it."""
+
+    path: str
+    cause: str
+    folder: bool = False
+    warned: bool = True
+
+    @property
+    def line(self) -> str:
+        """The warning line (without ``warning:``)."""
+        what = "folder " if self.folder else ""
+        return f"cannot read {what}{self.path}: {self.cause}; what the index holds for it is kept"
+
+
+def _cause(exc: OSError, p: Path | None = None) -> str:
+    """Why ``p`` cannot be read, one clause (the OS's own words for an error that is not a link's)."""
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link loop"
+    if p is not None and exc.errno == errno.ENOENT and p.is_symlink():
+        return f"a dangling symbolic link: its target {path_text(os.readlink(p))} does not exist"
+    return exc.strerror or str(exc)
+
+
+def _walk(root: Path, found: list[tuple[Path, str, bool, bool]]):
     """Files under ``root``, following symbolic links to folders (each real folder once), skipping hidden ones.
 
-    A folder that cannot be listed, and a symbolic link named ``*.txt``/``*.md``
-    whose target does not exist, add one line each to ``warnings``.
+    A folder that cannot be listed and a dangling or looping symbolic link are appended to ``found`` as
+    ``(path, cause, folder, warned)``; ``warned`` is False for a link not named ``*.txt``/``*.md``.
     """
     seen: set[str] = set()
 
     def onerror(exc: OSError) -> None:
-        warnings.append(f"skipped folder {exc.filename}: cannot read it ({exc.strerror or exc})")
+        found.append((Path(exc.filename), exc.strerror or str(exc), True, True))
 
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=onerror):
         real = os.path.realpath(dirpath)
@@ -118,18 +180,53 @@ def _walk(root: Path, warnings: list[str]):
             continue
         seen.add(real)
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for d in dirnames:
-            p = Path(dirpath) / d
-            if p.is_symlink() and not p.exists():
-                warnings.append(f"skipped {p}: a symbolic link to {os.readlink(p)}, which does not exist")
         for f in filenames:
             p = Path(dirpath) / f
             if f.startswith("."):
                 continue
-            if p.is_file():
+            try:
+                mode = p.stat().st_mode
+            except OSError as exc:
+                if exc.errno == errno.ENOENT and not p.is_symlink():
+                    continue  # gone since the folder was listed: removed
+                # A link that leads nowhere may have been a linked folder: quiet unless it names a text file.
+                found.append((p, _cause(exc, p), False, p.suffix.lower() in SUFFIXES))
+                continue
+            if stat.S_ISREG(mode):
                 yield p
-            elif p.is_symlink() and not p.exists() and p.suffix.lower() in SUFFIXES:
-                warnings.append(f"skipped {p}: a symbolic link to {os.readlink(p)}, which does not exist")
+
+
+#: Python codec names whose iconv name is not the upper-case name with ``-`` for ``_`` (glibc's ``iconv -l``).
+_ICONV_NAMES = {"latin_1": "ISO-8859-1", "shift_jis": "SHIFT_JIS", "mac_roman": "MACINTOSH",
+                "mac_cyrillic": "MAC-CYRILLIC", "mac_latin2": "MAC-CENTRALEUROPE", "mac_iceland": "MAC-IS",
+                "shift_jis_2004": "SHIFT_JISX0213", "shift_jisx0213": "SHIFT_JISX0213",
+                "euc_jis_2004": "EUC-JISX0213", "ptcp154": "PT154", "kz1048": "RK1048", "ascii": "ASCII"}
+
+
+def iconv_name(codec: str) -> str:
+    """The ``iconv -f`` name of a Python codec name (``gb18030`` -> ``GB18030``, ``cp1252`` -> ``WINDOWS-1252``)."""
+    if codec in _ICONV_NAMES:
+        return _ICONV_NAMES[codec]
+    name = codec.upper().replace("_", "-")
+    name = re.sub(r"^ISO(8859|2022)-", r"ISO-\1-", name)
+    name = re.sub(r"^(UTF-(?:16|32))-([BL]E)$", r"\1\2", name)
+    return re.sub(r"^CP(125\d)$", r"WINDOWS-\1", name)
+
+
+def likely_encodings(data: bytes, k: int = 3) -> list[str]:
+    """The iconv names of the encodings that decode ``data`` to the most plausible text, best first, at most
+    ``k`` (charset-normalizer's ranking: least mess, then the best fit of a language's letter frequencies);
+    ``["WINDOWS-1252"]`` when it finds none."""
+    from charset_normalizer import from_bytes
+
+    out: list[str] = []
+    for match in from_bytes(data):
+        name = iconv_name(match.encoding)
+        if match.encoding not in ("utf_8", "utf_8_sig") and name not in out:
+            out.append(name)
+        if len(out) == k:
+            break
+    return out or ["WINDOWS-1252"]
 
 
 def decode(data: bytes, name: str) -> tuple[str | None, str | None]:
@@ -139,11 +236,14 @@ def decode(data: bytes, name: str) -> tuple[str | None, str | None]:
         ``(text, None)`` or ``(None, reason)`` where ``reason`` is the warning
         (binary: a NUL byte anywhere in the file; not valid in its encoding),
         with an ``iconv -f ... -t UTF-8`` remedy that converts the file in place (through a
-        temporary file next to it, ``NAME.utf8``, which the next run does not read: no .txt/.md suffix).
+        temporary file next to it, ``NAME.utf8``, which the next run does not read: no .txt/.md suffix);
+        for a file that is not UTF-8, the encoding named is the one that reads it as the most plausible
+        text (:func:`likely_encodings`), and the next likely ones are listed.
     """
     enc = next((e for bom, e in _BOMS if data.startswith(bom)), None)
     tmp = Path(name).with_name(Path(name).name + ".utf8")  # next to the file, never in the working directory
-    conv = f"convert it in place with  iconv -f {{src}} -t UTF-8 '{name}' > '{tmp}' && mv '{tmp}' '{name}'"
+    q, qt = shlex.quote(name), shlex.quote(str(tmp))
+    conv = f"convert it in place with  iconv -f {{src}} -t UTF-8 {q} > {qt} && mv {qt} {q}"
     if enc is None and b"\x00" in data:
         zeros_odd, zeros_even = data[1::2].count(0), data[0::2].count(0)
         half = max(1, len(data) // 2)
@@ -157,8 +257,10 @@ def decode(data: bytes, name: str) -> tuple[str | None, str | None]:
     except UnicodeDecodeError as exc:
         if enc and enc != "utf-8-sig":
             return None, f"not valid {enc.upper()} despite its byte-order mark (byte {exc.start})"
-        return None, (f"not UTF-8 text (byte {exc.start}): {conv.format(src='WINDOWS-1252')}, naming its real "
-                      "encoding after -f")
+        best, *rest = likely_encodings(data)
+        others = f" (the next likely: {', '.join(rest)})" if rest else ""
+        return None, (f"not UTF-8 text (byte {exc.start}); it reads best as {best}: {conv.format(src=best)}, "
+                      f"naming its real encoding after -f if it is another{others}")
     if "\x00" in text:
         return None, f"binary file, not text (a NUL character at character {text.index(chr(0))})"
     return text, None
@@ -182,12 +284,29 @@ def split_title(text: str, path: str) -> tuple[str | None, str]:
     return name.stem, text[m.end():].lstrip()
 
 
+@dataclass
+class Reading:
+    """What :func:`read_input` found: ``documents`` (sorted by path), ``warnings`` (one line each, the
+    unreadable ones included) and ``unreadable`` (:class:`Unreadable`, whose indexed documents are kept)."""
+
+    documents: list[Document]
+    warnings: list[str]
+    unreadable: list[Unreadable] = field(default_factory=list)
+
+
 def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
+    """``(documents, warnings)`` of :func:`read_input` (same errors)."""
+    r = read_input(input_path)
+    return r.documents, r.warnings
+
+
+def read_input(input_path: str | Path) -> Reading:
     """Read the documents under ``input_path`` (a folder, read recursively, or one file).
 
     Returns:
-        ``(documents, warnings)``: documents in sorted path order (duplicates by
-        content kept once), and one warning line per skipped file or folder.
+        a :class:`Reading`: documents in sorted path order (duplicates by content kept once,
+        paths in :func:`path_text` form), one warning line per skipped file or folder, and the
+        files and folders that exist but could not be read.
 
     Raises:
         UserError: the path does not exist, or holds no readable ``.txt``/``.md`` text.
@@ -196,36 +315,61 @@ def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
         raise UserError("the input path is empty: pass a folder of .txt/.md files")
     root = Path(input_path).expanduser()
     warnings: list[str] = []
+    unreadable: list[Unreadable] = []
+    shown_root = path_text(root)
     if not root.exists():
+        try:
+            root.stat()
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UserError(f"input {shown_root} is a symbolic link loop: pass a folder of .txt/.md files"
+                                ) from None
         if root.is_symlink():
-            raise UserError(f"input {root} is a symbolic link to {os.readlink(root)}, which does not exist")
-        raise UserError(f"input {root} does not exist: pass a folder of .txt/.md files")
+            raise UserError(f"input {shown_root} is a symbolic link to {path_text(os.readlink(root))}, which does "
+                            "not exist")
+        raise UserError(f"input {shown_root} does not exist: pass a folder of .txt/.md files")
+    found: list[tuple[Path, str, bool, bool]] = []
     if root.is_file():
         files, base = [root], root.parent
     else:
         base = root
-        files = sorted(p for p in _walk(root, warnings) if p.suffix.lower() in SUFFIXES)
+        files = sorted(p for p in _walk(root, found) if p.suffix.lower() in SUFFIXES)
+
+    def lost(p: Path, cause: str, folder: bool = False, warned: bool = True) -> None:
+        try:
+            rel = path_text(p.relative_to(base))
+        except ValueError:
+            rel = path_text(p)
+        u = Unreadable(rel, cause, folder, warned)
+        unreadable.append(u)
+        if warned:
+            warnings.append(u.line)
+
+    for p, cause, folder, warned in found:
+        lost(p, cause, folder, warned)
     docs: list[Document] = []
     seen: dict[str, str] = {}
     for p in files:
-        rel = str(p.relative_to(base))
+        rel = path_text(p.relative_to(base))
         try:
             data = p.read_bytes()
         except OSError as exc:
-            warnings.append(f"skipped {p}: cannot read it ({exc.strerror})")
+            if exc.errno == errno.ENOENT and not p.is_symlink():
+                continue  # removed since the folder was listed
+            lost(p, _cause(exc, p))
             continue
-        text, why = decode(data, str(p))
+        text, why = decode(data, path_text(p))
         if text is None:
-            warnings.append(f"skipped {p}: {why}")
+            warnings.append(f"skipped {path_text(p)}: {why}")
             continue
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         title, text = split_title(text, rel)
         if not text.strip():
-            warnings.append(f"skipped {p}: empty" + (" (only its title line)" if title else ""))
+            warnings.append(f"skipped {path_text(p)}: empty" + (" (only its title line)" if title else ""))
             continue
         doc_id = hashlib.sha256(data).hexdigest()[:16]
         if doc_id in seen:
-            warnings.append(f"skipped {p}: same content as {seen[doc_id]}")
+            warnings.append(f"skipped {path_text(p)}: same content as {seen[doc_id]}")
             continue
         seen[doc_id] = rel
         docs.append(Document(doc_id, rel, text, title or Path(rel).stem))
@@ -233,9 +377,9 @@ def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
         why = f" ({warnings[0]}{'; and %d more skipped' % (len(warnings) - 1) if len(warnings) > 1 else ''})" \
             if warnings else ""
         if root.is_file():
-            raise UserError(f"input {root} has no readable text{why}: pass a UTF-8 .txt or .md file")
-        raise UserError(f"no readable .txt or .md files under {root}{why}: point at a folder of text documents")
-    return docs, warnings
+            raise UserError(f"input {shown_root} has no readable text{why}: pass a UTF-8 .txt or .md file")
+        raise UserError(f"no readable .txt or .md files under {shown_root}{why}: point at a folder of text documents")
+    return Reading(docs, warnings, unreadable)
 
 
 def _check_sizes(size: int, overlap: int) -> None:
@@ -309,42 +453,76 @@ def segments(text: str, count, limit: int, pattern: re.Pattern = _SEGMENT_LEAD) 
         count: ``str -> int`` tokens of a piece of text in the model's tokenizer.
         limit: the most tokens of one piece (>= 1).
     """
-    spans = [[m.start(), m.end()] for m in pattern.finditer(text)]
-    if not spans:
-        return [(0, len(text), count(text))] if text else []
-    spans[0][0] = 0
-    spans[-1][1] = len(text)
-    out: list[tuple[int, int, int]] = []
-    for s, e in spans:
+    return list(iter_segments(text, count, limit, pattern))
+
+
+def iter_segments(text: str, count, limit: int, pattern: re.Pattern = _SEGMENT_LEAD,
+                  on_chars=None) -> Iterator[tuple[int, int, int]]:
+    """The segments of :func:`segments`, one at a time (no list of the whole text's words is built);
+    ``on_chars(n)`` is called with the characters done, every :data:`PROGRESS_CHARS` or so."""
+    if not text:
+        return
+    prev: list[int] | None = None
+    reported = 0
+    for m in pattern.finditer(text):
+        if prev is not None:
+            yield from _pieces(text, prev[0], prev[1], count, limit)
+            if on_chars is not None and prev[1] - reported >= PROGRESS_CHARS:
+                on_chars(prev[1] - reported)
+                reported = prev[1]
+            prev = [m.start(), m.end()]
+        else:
+            prev = [0, m.end()]
+    if prev is None:
+        yield 0, len(text), count(text)
+    else:
+        yield from _pieces(text, prev[0], len(text), count, limit)
+    if on_chars is not None:
+        on_chars(len(text) - reported)
+
+
+def _pieces(text: str, s: int, e: int, count, limit: int) -> Iterator[tuple[int, int, int]]:
+    """Segment ``text[s:e]`` as ``(start, end, tokens)``, cut between characters while over ``limit`` tokens."""
+    n = count(text[s:e])
+    while n > limit and e - s > 1:
+        lo, hi = 1, e - s - 1  # longest prefix within the limit, by bisection on characters
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count(text[s:s + mid]) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        cut = lo
+        soft = [m.end() for m in _SOFT_CUT.finditer(text, s + lo // 2, s + lo)]
+        if soft:
+            cut = soft[-1] - s
+        yield s, s + cut, count(text[s:s + cut])
+        s += cut
         n = count(text[s:e])
-        while n > limit and e - s > 1:
-            lo, hi = 1, e - s - 1  # longest prefix within the limit, by bisection on characters
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if count(text[s:s + mid]) <= limit:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            cut = lo
-            soft = [m.end() for m in _SOFT_CUT.finditer(text, s + lo // 2, s + lo)]
-            if soft:
-                cut = soft[-1] - s
-            out.append((s, s + cut, count(text[s:s + cut])))
-            s += cut
-            n = count(text[s:e])
-        out.append((s, e, n))
-    return out
+    yield s, e, n
+
+
+def _segment_arrays(text: str, count, limit: int, pattern: re.Pattern, on_chars=None) -> tuple[array, array]:
+    """``(starts, tokens)`` of the segments of ``text`` as compact arrays (a segment ends where the next starts)."""
+    starts, tokens = array("q"), array("l")
+    for s, _, n in iter_segments(text, count, limit, pattern, on_chars):
+        starts.append(s)
+        tokens.append(n)
+    return starts, tokens
 
 
 def make_text_units(doc: Document, tokenize, detokenize, size: int, overlap: int,
-                    tail_share: float = TAIL_SHARE) -> tuple[list[TextUnit], int]:
+                    tail_share: float = TAIL_SHARE, on_chars=None) -> tuple[list[TextUnit], int]:
     """Split one document into text units cut between words (see the module doc).
+
+    Memory is a few bytes per word of the document (segment arrays) plus its units' text.
 
     Args:
         tokenize: ``str -> list[int]`` (the model's tokenizer, no BOS).
         detokenize: ``list[int] -> str`` (unused: units are slices of the text; kept for callers).
         size, overlap: tokens per unit and of overlap between neighbours.
         tail_share: see :data:`TAIL_SHARE`.
+        on_chars: ``n -> None``, called with the characters segmented so far (progress), or None.
 
     Returns:
         ``(units, n_tokens_of_document)``. ``units[i].text`` is
@@ -361,25 +539,39 @@ def make_text_units(doc: Document, tokenize, detokenize, size: int, overlap: int
     def count(piece: str) -> int:
         n = cache.get(piece)
         if n is None:
-            n = cache[piece] = len(tokenize(piece))
+            n = len(tokenize(piece))
+            if len(piece) < 64:  # words repeat; long pieces (bisection prefixes) rarely do
+                cache[piece] = n
         return n
 
-    n_doc = len(tokenize(doc.text))
-    # Segment the way the tokenizer joins whitespace: the convention whose counts add up to the
-    # document's own token count (exact for GPT-2-style BPE with leading spaces).
-    segs = segments(doc.text, count, max(1, size - overlap))
-    if sum(n for _, _, n in segs) != n_doc:
-        alt = segments(doc.text, count, max(1, size - overlap), _SEGMENT_TRAIL)
-        if abs(sum(n for _, _, n in alt) - n_doc) < abs(sum(n for _, _, n in segs) - n_doc):
-            segs = alt
-    cum = [0]
-    for _, _, n in segs:
-        cum.append(cum[-1] + n)
+    limit = max(1, size - overlap)
+    if len(doc.text) <= TOKENIZE_BLOCK:
+        n_doc = len(tokenize(doc.text))
+        # Segment the way the tokenizer joins whitespace: the convention whose counts add up to the
+        # document's own token count (exact for GPT-2-style BPE with leading spaces).
+        starts, counts = _segment_arrays(doc.text, count, limit, _SEGMENT_LEAD, on_chars)
+        if sum(counts) != n_doc:
+            alt = _segment_arrays(doc.text, count, limit, _SEGMENT_TRAIL)
+            if abs(sum(alt[1]) - n_doc) < abs(sum(counts) - n_doc):
+                starts, counts = alt
+            del alt
+    else:  # no list of the whole document's tokens: the convention is chosen on its head
+        cut = doc.text.rfind(" ", 0, HEAD_CHARS)
+        head = doc.text[:cut if cut > 0 else HEAD_CHARS]
+        n_head = len(tokenize(head))
+        off = [abs(sum(n for _, _, n in iter_segments(head, count, limit, p)) - n_head)
+               for p in (_SEGMENT_LEAD, _SEGMENT_TRAIL)]
+        pattern = _SEGMENT_TRAIL if off[1] < off[0] else _SEGMENT_LEAD
+        starts, counts = _segment_arrays(doc.text, count, limit, pattern, on_chars)
+        n_doc = sum(counts)
     units = []
-    for i, (a, b) in enumerate(pack([n for _, _, n in segs], size, overlap, tail_share)):
-        cs, ce = segs[a][0], segs[b - 1][1]
+    tok = at = 0  # token position of segment ``at``, the current window's first: windows only move forward
+    for i, (a, b) in enumerate(pack(counts, size, overlap, tail_share)):
+        tok += sum(counts[at:a])
+        at = a
+        cs, ce = starts[a], starts[b] if b < len(starts) else len(doc.text)
         text = doc.text[cs:ce]
-        s, e = cum[a], cum[b]
+        s, e = tok, tok + sum(counts[a:b])
         cid = hashlib.sha256(f"{doc.doc_id}:{s}:{e}:{text}".encode()).hexdigest()[:16]
         units.append(TextUnit(cid, doc.doc_id, i, s, e, text, cs, ce))
     return units, n_doc
@@ -398,6 +590,14 @@ class IngestResult:
     removed_documents: int
     tokens: int
     unit_tokens: int
+    #: Paths of indexed documents kept because their file or folder could not be read (``keep``).
+    kept: list[str] = field(default_factory=list)
+
+
+def kept_paths(paths, keep) -> list[str]:
+    """The ``paths`` (document paths) that are one of ``keep``'s :class:`Unreadable` paths or under one."""
+    tops = [u.path.rstrip("/") for u in keep]
+    return [p for p in paths if any(t in (".", "") or p == t or p.startswith(t + "/") for t in tops)]
 
 
 def next_unit_no(store: Store) -> int:
@@ -407,76 +607,133 @@ def next_unit_no(store: Store) -> int:
     return max(int(top) + 1, int(store.get_meta("next_unit_no") or 1))
 
 
-def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, overlap: int) -> IngestResult:
-    """Bring ``documents`` and ``text_units`` in line with ``docs``, in one transaction.
+def chunking_key(model_fingerprint: str, size: int, overlap: int) -> str:
+    """What a document's text units depend on besides its bytes: the tokenizer's model, the unit size and
+    overlap, :data:`TAIL_SHARE` and this module's cutting rules (stored per document, ``documents.chunking``)."""
+    return hashlib.sha256(repr((CHUNKER_VERSION, model_fingerprint, size, overlap, TAIL_SHARE)).encode()
+                          ).hexdigest()[:16]
 
-    Unchanged text units are kept (so their extractions are kept); text units
+
+def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, overlap: int,
+           keep: list[Unreadable] = (), chunking: str | None = None, progress: bool = False) -> IngestResult:
+    """Bring ``documents`` and ``text_units`` in line with ``docs``, one document at a time.
+
+    Unchanged text units are kept (so their extractions are kept); a document
+    whose bytes and ``chunking`` key (:func:`chunking_key`) are those it was indexed
+    with keeps its text units without being cut again. An indexed document
+    whose file or folder is in ``keep`` (it exists but could not be read, :class:`Unreadable`)
+    is kept as it is, with its text units; text units
     of removed or changed documents are deleted with their extraction records,
     mentions and claims. New text units get the next index-wide citation numbers
     (``unit_no``) in the order of ``docs`` (sorted paths) and position: a number is
     given once, when its text unit is first ingested, so adding a file never renumbers
-    the text units already cited in answers (:func:`next_unit_no`). When anything
-    changes, meta ``complete`` is set to 0 in the same transaction; when nothing
-    does, nothing is written.
+    the text units already cited in answers (:func:`next_unit_no`).
+
+    Each new or changed document is committed in its own transaction (an interrupted
+    ingest keeps the documents it finished), then the removals in one. When anything
+    changes, meta ``complete`` is set to 0 in the first of them; when nothing
+    does, nothing is written. Memory: one document's text units at a time
+    (:func:`make_text_units`). ``progress`` shows a bar over the characters to cut
+    (after two seconds).
 
     Returns:
-        dict with counts: ``documents``, ``text_units``, ``added_units``,
-        ``removed_units``, ``removed_documents``, ``tokens`` (of the documents),
-        ``unit_tokens`` (summed over text units, overlaps counted again).
+        an :class:`IngestResult`.
     """
-    wanted_docs = {d.doc_id: d for d in docs}
-    units: list[TextUnit] = []
-    doc_tokens: dict[str, int] = {}
-    for d in docs:
-        u, n = make_text_units(d, tokenize, detokenize, size, overlap)
-        units.extend(u)
-        doc_tokens[d.doc_id] = n
-    wanted_units = {u.chunk_id: u for u in units}
     con = store.con
-    have_units = {r[0] for r in con.execute("SELECT chunk_id FROM text_units").fetchall()}
-    have_docs = {r[0] for r in con.execute("SELECT doc_id FROM documents").fetchall()}
-    gone_units = sorted(have_units - set(wanted_units))
-    new_units = [u for u in units if u.chunk_id not in have_units]
-    gone_docs = sorted(have_docs - set(wanted_docs))
-    changed_docs = [d for d in docs if d.doc_id in have_docs]
-    if changed_docs:
-        old = {r[0]: tuple(r[1:]) for r in con.execute(
-            "SELECT doc_id, path, title, n_chars, n_tokens FROM documents").fetchall()}
-        changed_docs = [d for d in changed_docs
-                        if old.get(d.doc_id) != (d.path, d.title, len(d.text), doc_tokens[d.doc_id])]
-    if not (gone_units or gone_docs or new_units or changed_docs or any(d.doc_id not in have_docs for d in docs)):
-        # Nothing to write: a no-op re-run leaves the tables (and the file) as they are.
-        return IngestResult(documents=len(docs), text_units=len(units), added_units=0, removed_units=0,
-                            removed_documents=0, tokens=sum(doc_tokens.values()),
-                            unit_tokens=sum(u.n_tokens for u in units))
-    with store.transaction():
-        store.set_meta("complete", "0")  # with the change itself: a crash after it leaves the index marked unfinished
-        if gone_units:
-            con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
-            con.executemany("INSERT INTO _gone VALUES (?)", [[c] for c in gone_units])
-            for table in ("text_units", "extractions", "entity_mentions", "relationship_mentions", "claims",
-                          "claim_extractions"):
-                con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
-            con.execute("DROP TABLE _gone")
-            # Their embeddings stay until the embed stage, which copies a vector to a new text unit
-            # with the same text (an edited document's unchanged parts) and deletes the rest.
-        if gone_docs:
-            con.executemany("DELETE FROM documents WHERE doc_id = ?", [[d] for d in gone_docs])
+    old = {r[0]: tuple(r[1:]) for r in con.execute(
+        "SELECT doc_id, path, title, n_chars, n_tokens, chunking FROM documents").fetchall()}
+    old_units: dict[str, list[tuple[str, int]]] = {}
+    for doc_id, chunk_id, n in con.execute("SELECT doc_id, chunk_id, n_tokens FROM text_units").fetchall():
+        old_units.setdefault(doc_id, []).append((chunk_id, n))
+    wanted_docs = {d.doc_id for d in docs}
+    kept: list[str] = []
+    kept_ids: set[str] = set()
+    if keep:  # documents of files that exist but could not be read: not removed
+        unread = {doc_id: row[0] for doc_id, row in old.items() if doc_id not in wanted_docs}
+        kept = kept_paths(sorted(unread.values()), keep)
+        kept_ids = {doc_id for doc_id, path in unread.items() if path in set(kept)}
+
+    def reusable(d: Document) -> bool:
+        o = old.get(d.doc_id)
+        return bool(chunking) and o is not None and o[4] == chunking and o[2] == len(d.text) \
+            and d.doc_id in old_units
+
+    todo_chars = sum(len(d.text) for d in docs if not reusable(d))
+    bar = tqdm(total=todo_chars, desc="ingest", unit="char", unit_scale=True, dynamic_ncols=True,
+               disable=not progress or not todo_chars, delay=2.0)
+    wanted_units: set[str] = set()
+    tokens = unit_tokens = n_units = added = 0
+    marked = False  # meta complete = 0 written in this run
+    try:
         for d in docs:
-            if d.doc_id not in have_docs:
-                con.execute("INSERT INTO documents (doc_id, path, n_chars, n_tokens, added_at, title) "
-                            "VALUES (?, ?, ?, ?, current_timestamp, ?)",
-                            [d.doc_id, d.path, len(d.text), doc_tokens[d.doc_id], d.title])
-        for d in changed_docs:  # same bytes, moved or re-titled (or re-tokenized)
-            con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ? WHERE doc_id = ?",
-                        [d.path, d.title, len(d.text), doc_tokens[d.doc_id], d.doc_id])
-        if new_units:
-            first = next_unit_no(store)
-            con.executemany("INSERT INTO text_units (chunk_id, doc_id, ord, tok_start, tok_end, n_tokens, text, "
-                            "char_start, char_end, unit_no) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            [[u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
-                              u.char_start, u.char_end, first + i] for i, u in enumerate(new_units)])
-            store.set_meta("next_unit_no", str(first + len(new_units)))
-    return IngestResult(documents=len(docs), text_units=len(units), added_units=len(new_units),
+            if reusable(d):
+                ids = old_units[d.doc_id]
+                n_doc = old[d.doc_id][3]
+                wanted_units.update(c for c, _ in ids)
+                tokens += n_doc
+                unit_tokens += sum(n for _, n in ids)
+                n_units += len(ids)
+                if old[d.doc_id][:2] != (d.path, d.title):  # same bytes, moved or re-titled
+                    with store.transaction():
+                        if not marked:
+                            store.set_meta("complete", "0")
+                            marked = True
+                        con.execute("UPDATE documents SET path = ?, title = ? WHERE doc_id = ?",
+                                    [d.path, d.title, d.doc_id])
+                continue
+            units, n_doc = make_text_units(d, tokenize, detokenize, size, overlap, on_chars=bar.update)
+            have = {c for c, _ in old_units.get(d.doc_id, ())}
+            new = [u for u in units if u.chunk_id not in have]
+            wanted_units.update(u.chunk_id for u in units)
+            tokens += n_doc
+            unit_tokens += sum(u.n_tokens for u in units)
+            n_units += len(units)
+            row = (d.path, d.title, len(d.text), n_doc)
+            o = old.get(d.doc_id)
+            if o is not None and not new and o[:4] == row:
+                if chunking and o[4] != chunking:  # the key alone (an index of an older version): no content
+                    con.execute("UPDATE documents SET chunking = ? WHERE doc_id = ?", [chunking, d.doc_id])
+                continue
+            with store.transaction():
+                if not marked:  # with the change itself: a crash after it leaves the index marked unfinished
+                    store.set_meta("complete", "0")
+                    marked = True
+                if o is None:
+                    con.execute("INSERT INTO documents (doc_id, path, n_chars, n_tokens, added_at, title, chunking) "
+                                "VALUES (?, ?, ?, ?, current_timestamp, ?, ?)",
+                                [d.doc_id, d.path, len(d.text), n_doc, d.title, chunking])
+                else:  # same bytes, moved, re-titled or cut again
+                    con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ?, chunking = ? "
+                                "WHERE doc_id = ?", [d.path, d.title, len(d.text), n_doc, chunking, d.doc_id])
+                if new:
+                    first = next_unit_no(store)
+                    con.executemany(
+                        "INSERT INTO text_units (chunk_id, doc_id, ord, tok_start, tok_end, n_tokens, text, "
+                        "char_start, char_end, unit_no) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [[u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
+                          u.char_start, u.char_end, first + i] for i, u in enumerate(new)])
+                    store.set_meta("next_unit_no", str(first + len(new)))
+            added += len(new)
+    finally:
+        bar.close()
+    gone_docs = sorted(set(old) - wanted_docs - kept_ids)
+    gone_units = sorted(c for doc_id, ids in old_units.items() if doc_id not in kept_ids
+                        for c, _ in ids if c not in wanted_units)
+    if gone_units or gone_docs:
+        with store.transaction():
+            if not marked:
+                store.set_meta("complete", "0")
+            if gone_units:
+                con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
+                con.executemany("INSERT INTO _gone VALUES (?)", [[c] for c in gone_units])
+                for table in ("text_units", "extractions", "entity_mentions", "relationship_mentions", "claims",
+                              "claim_extractions"):
+                    con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
+                con.execute("DROP TABLE _gone")
+                # Their embeddings stay until the embed stage, which copies a vector to a new text unit
+                # with the same text (an edited document's unchanged parts) and deletes the rest.
+            if gone_docs:
+                con.executemany("DELETE FROM documents WHERE doc_id = ?", [[d] for d in gone_docs])
+    return IngestResult(documents=len(docs), text_units=n_units, added_units=added,
                         removed_units=len(gone_units), removed_documents=len(gone_docs),
-                        tokens=sum(doc_tokens.values()), unit_tokens=sum(u.n_tokens for u in units))
+                        tokens=tokens, unit_tokens=unit_tokens, kept=kept)

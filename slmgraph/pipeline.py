@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shlex
 import time
 from pathlib import Path
 from typing import Callable
@@ -23,12 +24,12 @@ from .config import Settings
 from .errors import UserError
 from .extract import run_extraction
 from .graph import build_graph
-from .ingest import ingest, read_documents
+from .ingest import chunking_key, ingest, kept_paths, path_text, read_input
 from .backend import load_model
 from .client import ModelClient
 from .prompting import Prompts
 from .reports import ReportsResult, run_reports
-from .store import Store, dumps, new_run_id
+from .store import COMPACT_SHARE, Store, _human, dumps, new_run_id
 
 log = logging.getLogger("slmgraph")
 
@@ -90,14 +91,15 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         StorageError: a write or checkpoint failed (disk full): the index stays
             marked incomplete, committed work is kept, the same call resumes.
     """
-    root = str(Path(input_path).expanduser().resolve())
+    root = path_text(Path(input_path).expanduser().resolve())
     # Check --db (and --replace) before any work or output: reading the input, its warnings, the model load.
     old_root, n_docs = Store.precheck(db_path, wait=wait, on_wait=say)
     if old_root and old_root != root and not replace and n_docs:
         raise UserError(f"index {db_path} was built from {old_root}, not {root}: pass --replace to "
                         "re-index it from the new input, or pick another --db")
     prompts = Prompts(settings.prompts_dir)
-    docs, warnings = read_documents(input_path)
+    reading = read_input(input_path)
+    docs, warnings = reading.documents, reading.warnings
     if model is None:
         model = load_model(settings.model_path, settings.n_ctx, settings.n_threads, settings.seed,
                            settings.threads_explicit)
@@ -142,10 +144,20 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             out[name] = dict(figures, seconds=round(dt, 2))
             return res
 
+        chunking = chunking_key(str(getattr(model, "fingerprint", None) or model.name), settings.chunk_size,
+                                settings.chunk_overlap)
         ing = stage("ingest", lambda: ingest(store, docs, model.tokenize, model.detokenize, settings.chunk_size,
-                                             settings.chunk_overlap), "text_units")
+                                             settings.chunk_overlap, keep=reading.unreadable, chunking=chunking,
+                                             progress=progress), "text_units")
+        kept = f", {len(ing.kept)} document{'s' if len(ing.kept) > 1 else ''} kept unread" if ing.kept else ""
         say(f"ingest: {ing.documents} documents, {ing.tokens} tokens, {ing.text_units} text units "
-            f"({ing.added_units} new, {ing.removed_units} removed)")
+            f"({ing.added_units} new, {ing.removed_units} removed{kept})")
+        # The input is partial: a file or folder that exists could not be read (its old documents are kept).
+        partial = [u for u in reading.unreadable if u.warned or kept_paths(ing.kept, [u])]
+        for u in partial:
+            if not u.warned:  # a dangling link not named as a text file, under which documents were indexed
+                say(f"warning: {u.line}")
+        out["unreadable"] = [f"{u.path} ({u.cause})" for u in partial]
         ex = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
                                                          model_factory=model_factory, say=say), "extracted")
         status = ", ".join(f"{k} {v}" for k, v in sorted(ex.status.items())) or "nothing new"
@@ -176,6 +188,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             say("graph, communities, reports, embed: up to date (no new or changed text unit, same settings)")
             store.set_meta("complete", "1")  # written only if a stage marked it 0 (set_meta skips an equal value)
             out["up_to_date"] = True
+            compact(store, say, out)
             return out
         embedder: list = []  # loaded on first use and shared by the graph and embed stages
 
@@ -200,8 +213,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         say(f"graph: {g.entities} entities, {g.relationships} relationships, {g.isolated} isolated; "
             f"entity resolution merges: {merged}; {summ}")
         if not g.entities:
-            say(f"warning: {no_entity_reason(store, settings)}; global and local search need entities: ask with "
-                f"'slmgraph query --db {db_path} --method basic \"your question\"', which reads the text units")
+            say(f"warning: {no_entity_reason(store, settings)}; global and local search need entities: ask with  "
+                f"slmgraph query --db {shlex.quote(str(db_path))} --method basic \"your question\"  (it reads the "
+                "text units)")
         com = stage("communities", lambda: run_communities(store, settings), "levels")
         per = ", ".join(f"level {k}: {v}" for k, v in sorted(com.per_level.items()))
         say(f"communities: {com.levels} level{'s' if com.levels != 1 else ''} ({per})" if com.levels else
@@ -236,11 +250,25 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         store.checkpoint()
         store.set_meta("build_key", build_key)
         store.set_meta("complete", "1")
+        compact(store, say, out)
         return out
     except duckdb.Error as exc:  # a failed write (disk full): one line, nothing committed lost
         raise store.storage_error(exc) from None
     finally:
         store.close()
+
+
+def compact(store: Store, say: Callable[[str], None], out: dict) -> None:
+    """Compact the finished index when its free blocks pass :data:`slmgraph.store.COMPACT_SHARE` of the file
+    (:meth:`Store.compact`), and say so; ``out["compact"]`` gets the sizes in bytes."""
+    c = store.compact()
+    out["compact"] = c._asdict()
+    if c.after is not None:
+        say(f"index: compacted from {_human(c.size)} to {_human(c.after)} (rewritten tables had left "
+            f"{_human(c.free)} of free blocks, {c.free / c.size:.0%} of the file; compacted past {COMPACT_SHARE:.0%})")
+    elif c.reason:
+        say(f"warning: index not compacted ({c.reason}); its {_human(c.free)} of free blocks are reused by later "
+            "runs")
 
 
 def skip_reports(store: Store) -> ReportsResult:

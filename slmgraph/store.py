@@ -19,6 +19,7 @@ import fcntl
 import glob
 import json
 import logging
+import os
 import re
 import shutil
 import time
@@ -69,6 +70,8 @@ CREATE TABLE IF NOT EXISTS extractions (
     raw VARCHAR                     -- the model's output as generated
 );
 ALTER TABLE documents ADD COLUMN IF NOT EXISTS title VARCHAR;      -- a leading file-name line, else the file's stem
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS chunking VARCHAR;   -- what its text units were cut with
+                                                                   -- (slmgraph.ingest.chunking_key)
 ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_start INTEGER; -- text = document text[char_start:char_end]
 ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_end INTEGER;
 ALTER TABLE text_units ADD COLUMN IF NOT EXISTS unit_no INTEGER;   -- index-wide citation number 1.., given once at
@@ -313,6 +316,25 @@ def rows(source, row_type: type[Row], sql: str, params: list | tuple = ()) -> li
     return [make([r[i] if i is not None else None for i in where]) for r in cur.fetchall()]
 
 
+#: Share of the index file that may be free blocks before an index run compacts it (:meth:`Store.compact`).
+#: Rebuilding the graph, communities, reports and embeddings rewrites those tables; DuckDB reuses the
+#: blocks the old rows held for later writes but never shrinks the file, so each rebuild can grow it by
+#: the size of what it rewrote. Past this share the index is copied into a new file (one read and one
+#: write of what it holds).
+COMPACT_SHARE = 0.25
+#: Free blocks below this many bytes are never worth a copy.
+COMPACT_MIN_BYTES = 1 << 20
+
+
+class Compaction(NamedTuple):
+    """What :meth:`Store.compact` found: the file's ``size`` and ``free`` bytes before, and its size
+    ``after`` (None when it was not compacted), ``reason`` when a compaction was tried and failed."""
+    size: int
+    free: int
+    after: int | None = None
+    reason: str | None = None
+
+
 #: Tables cleared and rebuilt by each derived stage, in pipeline order.
 DERIVED_TABLES = {
     "graph": ("entities", "entity_text_units", "relationships", "relationship_text_units", "merge_log"),
@@ -403,6 +425,7 @@ class Store:
             raise UserError(f"cannot create the index {self.path} ({msg}): pick a writable path for --db") from None
         self.read_only = read_only and not is_new
         self._failed = False
+        self._closed = False
         try:
             if is_new:
                 self.con.execute(DDL)
@@ -658,15 +681,20 @@ class Store:
     def storage_error(self, exc: BaseException) -> StorageError:
         """The one-line :class:`StorageError` for a failed write or checkpoint ``exc`` of this index.
 
-        Names the file, the free space left on its file system (bytes, from
-        ``shutil.disk_usage``) and the remedy; marks the store as failed so that
-        :meth:`close` does not raise a second error.
+        A failure of the file system (:func:`is_storage_failure`: disk full, I/O error) names the file,
+        the free space left on its file system (bytes, from ``shutil.disk_usage``) and the remedy; any
+        other database error (a value DuckDB refused) names itself as a fault of slmgraph, not of the disk.
+        Marks the store as failed so that :meth:`close` does not raise a second error.
         """
         self._failed = True
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         for prefix in ("FATAL Error: ", "TransactionContext Error: ", "IO Error: ", "Failed to commit: ",
                        "Failed to create checkpoint because of error: "):
             msg = msg.replace(prefix, "")
+        if not is_storage_failure(exc):
+            return StorageError(
+                f"writing index {self.path} failed ({msg}): a value the database refused, not a disk problem; the "
+                "index is marked incomplete and nothing committed is lost; please report this line as a bug")
         try:
             free = shutil.disk_usage(self.path.resolve().parent).free
             room = f"{_human(free)} free on its file system"
@@ -687,6 +715,43 @@ class Store:
         except duckdb.Error as exc:
             raise self.storage_error(exc) from None
 
+    def compact(self, share: float = COMPACT_SHARE, min_bytes: int = COMPACT_MIN_BYTES) -> Compaction:
+        """Copy the index into a new file without its free blocks, when they are more than ``share`` of
+        the file and at least ``min_bytes`` (DuckDB ``COPY FROM DATABASE``; the copy replaces the file
+        with ``os.replace``, so a failure at any point leaves the old file as it was).
+
+        Call it last: a store that was compacted is closed (:meth:`close` does nothing more).
+        Returns a :class:`Compaction` (sizes in bytes); a failed copy (e.g. no room for it) is
+        reported in its ``reason``, not raised.
+        """
+        self.con.execute("CHECKPOINT")
+        block, total, free = self.con.execute(
+            "SELECT block_size, total_blocks, free_blocks FROM pragma_database_size() "
+            "WHERE database_name = current_database()").fetchone()
+        size, free_bytes = int(block) * int(total), int(block) * int(free)
+        if not size or free_bytes < min_bytes or free_bytes <= share * size:
+            return Compaction(size, free_bytes)
+        tmp = self.path.with_name(f"{self.path.name}.compact-{uuid.uuid4().hex[:8]}")
+        db = self.con.execute("SELECT current_database()").fetchone()[0]
+        try:
+            self.con.execute(f"ATTACH '{_sql_str(tmp)}' AS slmgraph_compact")
+            try:
+                self.con.execute(f'COPY FROM DATABASE "{db}" TO slmgraph_compact')
+            finally:
+                self.con.execute("DETACH slmgraph_compact")
+            os.replace(tmp, self.path)  # this connection still holds the old file, so no other writer gets in
+        except (duckdb.Error, OSError) as exc:
+            for f in (tmp, tmp.with_name(tmp.name + ".wal")):
+                try:
+                    f.unlink()
+                except OSError:
+                    pass
+            return Compaction(size, free_bytes, reason=str(exc).strip().splitlines()[0] if str(exc).strip()
+                              else type(exc).__name__)
+        self.con.close()
+        self._closed = True
+        return Compaction(size, free_bytes, after=self.path.stat().st_size)
+
     def close(self) -> None:
         """Checkpoint (when open for writing) and close the DuckDB connection.
 
@@ -695,6 +760,8 @@ class Store:
                 stays in the ``.wal`` file beside the index and is replayed the next
                 time it is opened. Not raised again after an earlier StorageError.
         """
+        if getattr(self, "_closed", False):  # compacted: closed already
+            return
         if self._pending_file:
             try:
                 self._pending_file.close()  # releases its lock: the next writer merges it
@@ -718,6 +785,22 @@ class Store:
                 err = self.storage_error(exc)
         if err is not None:
             raise err
+
+
+def is_storage_failure(exc: BaseException) -> bool:
+    """True when a database error ``exc`` is the file system's (no space, an I/O error, a failed commit
+    or checkpoint), False for one about the data (a value DuckDB cannot store, a constraint)."""
+    if isinstance(exc, (duckdb.IOException, duckdb.FatalException, duckdb.TransactionException,
+                        duckdb.OutOfMemoryException, OSError)):
+        return True
+    text = str(exc)
+    return any(w in text for w in ("No space left", "Could not write", "Failed to commit", "checkpoint",
+                                   "I/O error", "IO Error"))
+
+
+def _sql_str(path: Path) -> str:
+    """``path`` inside a single-quoted SQL string literal."""
+    return str(path).replace("'", "''")
 
 
 def _human(n: int) -> str:
