@@ -115,6 +115,9 @@ class Settings:
     #: LLM-free alternative, slmgraph.extract.SMALL_MODEL_CHOICES), "none", or a comma list of
     #: keep, type, relate.
     choices: str = "auto"
+    #: Noun-phrase concepts beside names as graph nodes of type ``concept`` (slmgraph.concepts), from the
+    #: candidate pass's spaCy parse; off: names only.
+    concepts: bool = True
     max_relationships: int = 6  #: JSON-schema maxItems for relationships per text unit
     extract_max_tokens: int = 2000  #: upper bound of the per-call cap (see extract.extract_token_cap)
     description_max_chars: int = 200  #: cap of one description (grammar maxLength / text cut)
@@ -252,7 +255,7 @@ class Settings:
         """Settings that determine index content (JSON-serialisable dict)."""
         keys = (
             "chunk_size", "chunk_overlap", "extractor", "entity_types", "descriptions", "cooccurrence", "max_candidates",
-            "ner_model", "caps_union", "extract_mode", "choices",
+            "ner_model", "caps_union", "extract_mode", "choices", "concepts",
             "max_relationships", "extract_max_tokens", "description_max_chars", "constrain_names", "grounding",
             "max_gleanings", "claims", "max_claims", "resolution_threshold", "summaries",
             "entity_description_max_tokens", "leiden_resolution", "max_levels",
