@@ -26,7 +26,8 @@ each text unit's noun phrases become candidate concepts:
   them, or :data:`MAX_UNITS_FLOOR` text units in a small corpus (a phrase in a large share of the text
   units -- "world", "work", "life" in interviews -- tells no community from another: the ``max_df`` cut
   of TF-IDF vocabularies; the share is measured in ``benchmarks/results/concepts_build.md``), and its
-  key is no name's key (the name already stands for it). A concept's description is its first
+  key is no name's key (the name already stands for it); at most :func:`concept_budget` of them (about
+  one per text unit), those in the most text units first. A concept's description is its first
   sentences, up to :data:`DESCRIPTION_TOKENS` (what its embedding reads).
 
 Resolution never touches concepts: they are added after names are resolved, so no rule merges a
@@ -57,6 +58,13 @@ MAX_UNIT_SHARE = 0.1
 #: ... but a concept in up to this many text units is kept whatever the share (a small corpus's themes
 #: recur in a large share of its few text units).
 MAX_UNITS_FLOOR = 5
+#: Most concept nodes per text unit of the corpus, and the fewest any corpus may have: the concepts in
+#: the most text units are kept first. The budget bounds what concepts add to a build (each node is
+#: embedded, and more nodes make more communities and reports); the default build's time with concepts
+#: is measured against the names-only build in ``benchmarks/results/concepts_build.md``.
+CONCEPTS_PER_UNIT = 1.0
+MIN_CONCEPT_BUDGET = 20
+
 #: Cap of a concept's joined description, tokens: its first sentences (what its embedding and the
 #: reports read), not every sentence naming a common phrase.
 DESCRIPTION_TOKENS = 64
@@ -110,7 +118,7 @@ def _lemma(tok, lemmatizer) -> str:
             forms = lemmatizer.rule_lemmatize(tok)
             if forms and forms[0]:
                 return forms[0].lower()
-        except Exception:  # a lemmatizer without rule tables (lookup mode): the plural rule below
+        except (KeyError, ValueError, AttributeError):  # a lemmatizer without rule tables: the plural rule
             pass
     w = tok.text.lower()
     return _singular(w) if tok.tag_ in ("NNS", "NNPS") else w
@@ -289,11 +297,19 @@ def unit_range(n_units: int, min_units: int = MIN_UNITS, max_share: float = MAX_
     return min_units, max(min_units, floor, math.floor(max_share * n_units))
 
 
+def concept_budget(n_units: int) -> int:
+    """Most concept nodes of a corpus of ``n_units`` text units (:data:`CONCEPTS_PER_UNIT`, at least
+    :data:`MIN_CONCEPT_BUDGET`)."""
+    return max(MIN_CONCEPT_BUDGET, int(CONCEPTS_PER_UNIT * n_units))
+
+
 def keep(df: dict[str, int], n_units: int, names: set[str] | frozenset = frozenset()) -> set[str]:
     """The concept keys that become nodes: ``df`` maps a key to the text units holding it; ``names``
-    are the graph's name keys (a concept with a name's key is left out)."""
+    are the graph's name keys (a concept with a name's key is left out). Those within
+    :func:`unit_range`, in the most text units first (then by key), up to :func:`concept_budget`."""
     lo, hi = unit_range(n_units)
-    return {k for k, n in df.items() if lo <= n <= hi and k not in names}
+    ok = sorted((k for k, n in df.items() if lo <= n <= hi and k not in names), key=lambda k: (-df[k], k))
+    return set(ok[:concept_budget(n_units)])
 
 
 @dataclass
@@ -307,7 +323,7 @@ class ConceptGraph:
         edges: ``(key, key)`` sorted pair (concept keys and name entity keys) -> ``{"descs", "strength",
             "units"}`` as :func:`slmgraph.graph.build_graph` keeps its edges.
         dropped_share: concepts left out for occurring in too many text units; ``dropped_rare``: in
-            too few; ``dropped_names``: with a name's key.
+            too few; ``dropped_names``: with a name's key; ``dropped_budget``: past :func:`concept_budget`.
     """
 
     units: dict[str, set] = field(default_factory=dict)
@@ -317,6 +333,7 @@ class ConceptGraph:
     dropped_share: int = 0
     dropped_rare: int = 0
     dropped_names: int = 0
+    dropped_budget: int = 0
 
 
 def concept_graph(con, canon: dict[str, str], reading_order: str) -> ConceptGraph:
@@ -347,6 +364,7 @@ def concept_graph(con, canon: dict[str, str], reading_order: str) -> ConceptGrap
     out = ConceptGraph(dropped_share=sum(len(u) > hi for u in units.values()),
                        dropped_rare=sum(len(u) < lo for u in units.values()),
                        dropped_names=sum(lo <= len(u) <= hi and k in entity_keys for k, u in units.items()))
+    out.dropped_budget = sum(lo <= len(u) <= hi and k not in entity_keys for k, u in units.items()) - len(kept)
     out.units = {k: units[k] for k in kept}
     out.names = {k: shown[k] for k in kept}
     out.descriptions = {k: descs[k] for k in kept}
@@ -373,8 +391,10 @@ def concept_graph(con, canon: dict[str, str], reading_order: str) -> ConceptGrap
 
 def concept_ids(source) -> set[int]:
     """The entity ids of an index that are concepts (the ``concepts`` table; empty in an older index)."""
+    import duckdb
+
     con = getattr(source, "con", source)
     try:
         return {r[0] for r in con.execute("SELECT entity_id FROM concepts").fetchall()}
-    except Exception:  # an index written before concepts existed, opened read-only
+    except duckdb.CatalogException:  # an index written before concepts existed, opened read-only
         return set()

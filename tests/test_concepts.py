@@ -61,7 +61,7 @@ def test_unit_range_and_keep_apply_the_documented_thresholds():
     assert unit_range(10) == (2, 5)  # a small corpus: up to the floor of 5 text units
     assert unit_range(400) == (2, int(MAX_UNIT_SHARE * 400))
     df = {"one unit": 1, "two units": 2, "forty units": 40, "forty-one units": 41, "council": 3}
-    assert keep(df, 400, names={"council"}) == {"two units", "forty units"}
+    assert keep(df, 400, names={"council"}) == {"two units", "forty units"}  # within the budget
 
 
 def test_class_tfidf_is_bertopics_formula():
@@ -232,3 +232,32 @@ def test_no_concepts_builds_names_only(tmp_path):
         assert st.con.execute("SELECT count(*) FROM entities WHERE norm = 'budget shortfall'").fetchone()[0] == 0
     finally:
         st.close()
+
+
+def test_gold_prediction_scores_names_apart_from_concepts(tmp_path):
+    from slmgraph.gold import read_prediction
+
+    store = Store(tmp_path / "x.duckdb", create=True)
+    con = store.con
+    con.execute("INSERT INTO entities VALUES (1, 'alice smith', 'Alice Smith', 'person', '', 3, 2), "
+                "(2, 'paris', 'Paris', 'location', '', 1, 2), (3, 'budget shortfall', 'budget shortfall', "
+                "'concept', '', 2, 2), (4, 'symphony', 'Symphony', 'concept', '', 1, 0)")
+    con.execute("INSERT INTO concepts VALUES (3, 2)")  # a noun-phrase concept; 4 is a named work typed concept
+    con.execute("INSERT INTO relationships VALUES (1, 1, 2, '', 1.0, 5.0, 4), (2, 1, 3, '', 2.0, 5.0, 4), "
+                "(3, 2, 3, '', 1.0, 5.0, 4)")
+    pred = read_prediction(store)
+    store.close()
+    assert set(pred.aliases) == {1, 2, 4}
+    assert pred.relationships == [(1, 2)]
+    assert 3 not in pred.types and pred.types[4] == "concept"
+
+
+def test_keep_takes_the_most_frequent_concepts_up_to_the_budget():
+    from slmgraph.concepts import concept_budget
+
+    n_units = 100
+    budget = concept_budget(n_units)
+    df = {f"phrase {i:03d}": 2 + i % 8 for i in range(budget + 30)}
+    kept = keep(df, n_units)
+    assert len(kept) == budget
+    assert min(df[k] for k in kept) >= max(df[k] for k in set(df) - kept)  # the most frequent first
