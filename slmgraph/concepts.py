@@ -21,11 +21,12 @@ each text unit's noun phrases become candidate concepts:
   co-occur; per text unit a link counts its sentences, and in the graph its weight is the number of
   text units that hold it, as for names' relationships.
 * **Corpus filter** (:func:`keep`): a concept becomes a node when it occurs in at least
-  :data:`MIN_UNITS` text units (a phrase of one text unit links nothing across the corpus: graphrag's
-  NLP graph prunes nodes below a frequency of 2 by default) and in at most :data:`MAX_UNIT_SHARE` of
-  them, or :data:`MAX_UNITS_FLOOR` text units in a small corpus (a phrase in a large share of the text
-  units -- "world", "work", "life" in interviews -- tells no community from another: the ``max_df`` cut
-  of TF-IDF vocabularies; the share is measured in ``benchmarks/results/concepts_build.md``), and its
+  :data:`MIN_UNITS` text units (a phrase of one text unit links nothing across the corpus: graphrag
+  prunes its graph's nodes below a frequency of 2 by default, ``PruneGraphDefaults.min_node_freq``)
+  and in at most :data:`MAX_UNIT_SHARE` of them, or :data:`MAX_UNITS_FLOOR` text units in a small
+  corpus (a phrase in a large share of the text units -- "world", "work", "life" in interviews --
+  tells no community from another: the ``max_df`` cut of TF-IDF vocabularies; the share is measured
+  in ``benchmarks/results/concepts_build.md``), and its
   key is no name's key (the name already stands for it); at most :func:`concept_budget` of them (about
   one per text unit), those in the most text units first. A concept's description is its first
   sentences, up to :data:`DESCRIPTION_TOKENS` (what its embedding reads).
@@ -50,7 +51,7 @@ from .text import sentence_spans
 #: text unit's concepts are, so indexes re-extract.
 CONCEPTS_VERSION = "1"
 
-#: Fewest text units a concept occurs in to become a node (graphrag's NLP graph: ``min_frequency`` 2).
+#: Fewest text units a concept occurs in to become a node (graphrag's ``prune_graph.min_node_freq``: 2).
 MIN_UNITS = 2
 #: Largest share of the corpus's text units a concept may occur in to become a node; a phrase in
 #: more of them is background, not a theme (see the module docstring) ...

@@ -311,7 +311,8 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     summaries: dict[object, str] = {}
     if use_model:
         todo = [(n, display[n] if etype[n] == "unknown" else f"{display[n]} ({etype[n]})", [display[n]], descs[n])
-                for n in sorted(names, key=ids.get) if n not in concept_keys and len(distinct_descriptions(descs[n])) > 1]
+                for n in sorted(names, key=ids.get)
+                if n not in concept_keys and len(distinct_descriptions(descs[n])) > 1]
         todo += [(k, f"the relationship between {display[k[0]]} and {display[k[1]]}", [display[k[0]], display[k[1]]],
                   e["descs"]) for k, e in sorted(edges.items())
                  if not (set(k) & concept_keys) and len(distinct_descriptions(e["descs"])) > 1]

@@ -20,8 +20,9 @@ already holds ("council" after "council tax"), up to :data:`TOPIC_TERMS`.
 
 **Coverage** (:attr:`Topic.doc_ids`, :func:`coverage_sentence`): the documents of the text units
 that are the community's class documents (those most of whose mentions are its members'), or for a
-community that owns none, of every text unit that mentions a member (its reach), in corpus order -- documents as added to the index, then by path (the order
-:data:`slmgraph.graph.READING_ORDER` reads descriptions in) -- with the first and last named by title
+community that owns none, of every text unit that mentions a member (its reach), in corpus order --
+documents as added to the index, then by path (the order :data:`slmgraph.graph.READING_ORDER` reads
+descriptions in) -- with the first and last named by title
 (``documents.title``: a leading file-name line, else the file's stem) and a date when the title holds
 one (:func:`title_date`).
 """
@@ -211,8 +212,8 @@ def corpus_documents(store) -> list[tuple[str, str]]:
 
 def coverage_sentence(doc_ids: list[str], titles: dict[str, str], n_documents: int) -> str:
     """Where a community is, as a phrase: "in 14 of 41 documents, from “A” to “B” (2016 to 2024)",
-    "in 1 of 41 documents, “A”", "in 5 of 41 documents, all titled “A”", "in all 3 documents, from ...". ``titles`` maps doc_id -> title
-    (:func:`corpus_documents`); ``doc_ids`` are in corpus order. The dates are the titles' own
+    "in 1 of 41 documents, “A”", "in 5 of 41 documents, all titled “A”", "in all 3 documents, from ...".
+    ``titles`` maps doc_id -> title (:func:`corpus_documents`); ``doc_ids`` are in corpus order. The dates are the titles' own
     (:func:`title_date`), shown when both ends hold one. "" for no documents."""
     if not doc_ids:
         return ""
