@@ -1,11 +1,12 @@
 """Build time and graph with and without noun-phrase concepts (``--no-concepts``), in one run.
 
-Each configuration is a fresh default ``slmgraph index`` of the corpus (a subprocess, as a user runs it),
-the runs alternating off / on ``--repeats`` times so that both see the same machine load. Recorded per
-run: wall seconds, CPU seconds of the build process and its children (user + system: what the build
-itself costs, less sensitive than wall time to other jobs on the machine), the seconds of each stage (``stage_runs``), entities, concepts, relationships,
-communities per level and reports; for the last run with concepts, the level-0 topic labels and
-coverage of the largest communities.
+Each configuration is a fresh default ``slmgraph index`` of the corpus (a subprocess, as a user runs
+it), the runs alternating off / on ``--repeats`` times so that both see the same machine load.
+Recorded per run: wall seconds, CPU seconds of the build process and its children (user + system:
+what the build itself costs, less sensitive than wall time to other jobs on the machine), the
+seconds of each stage (``stage_runs``), entities, concepts, relationships, communities per level and
+reports; for the last run with concepts, the level-0 topic labels and coverage of the largest
+communities.
 
 Usage::
 
@@ -57,7 +58,8 @@ def build(corpus: Path, db: Path, concepts: bool, extra: list[str]) -> dict:
                 "reports": one("SELECT count(*) FROM community_reports")}
         if concepts:
             figs["level0"] = [
-                {"community": cid, "size": size, "title": title, "topic": topic, "documents": len(json.loads(d or "[]"))}
+                {"community": cid, "size": size, "title": title, "topic": topic,
+                 "documents": len(json.loads(d or "[]"))}
                 for cid, size, title, topic, d in con.execute(
                     "SELECT c.community_id, c.size, r.title, r.topic, r.doc_ids FROM communities c "
                     "JOIN community_reports r USING (community_id) WHERE c.level = 0 ORDER BY c.size DESC LIMIT 12"
@@ -98,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
           + (f" --extra '{args.extra}'" if args.extra else "") + "` (default `slmgraph index`, bundled model; "
           "runs alternate off / on).", "", benchkit.sentence(cond), "",
           "Stage columns: wall seconds of each stage (`stage_runs`).", "",
-          "| concepts | wall s | CPU s | ingest | extract | graph | communities | reports | embed | entities (concepts) | "
-          "relationships | communities per level | reports |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| concepts | wall s | CPU s | ingest | extract | graph | communities | reports | embed | "
+          "entities (concepts) | relationships | communities per level | reports |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         st = r["stages"]
         md.append(f"| {'on' if r['concepts'] else 'off'} | {r['wall_seconds']} | {r.get('cpu_seconds', '-')} | "

@@ -213,8 +213,8 @@ def corpus_documents(store) -> list[tuple[str, str]]:
 def coverage_sentence(doc_ids: list[str], titles: dict[str, str], n_documents: int) -> str:
     """Where a community is, as a phrase: "in 14 of 41 documents, from “A” to “B” (2016 to 2024)",
     "in 1 of 41 documents, “A”", "in 5 of 41 documents, all titled “A”", "in all 3 documents, from ...".
-    ``titles`` maps doc_id -> title (:func:`corpus_documents`); ``doc_ids`` are in corpus order. The dates are the titles' own
-    (:func:`title_date`), shown when both ends hold one. "" for no documents."""
+    ``titles`` maps doc_id -> title (:func:`corpus_documents`); ``doc_ids`` are in corpus order. The
+    dates are the titles' own (:func:`title_date`), shown when both ends hold one. "" for no documents."""
     if not doc_ids:
         return ""
     n = len(doc_ids)
