@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
           "runs alternate off / on).", "", benchkit.sentence(cond), "",
           "Stage columns: wall seconds of each stage (`stage_runs`).", "",
           "| concepts | wall s | CPU s | ingest | extract | graph | communities | reports | embed | "
-          "entities (concepts) | relationships | communities per level | reports |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "entities (concepts) | relationships | communities per level | reports |", "|---" * 13 + "|"]
     for r in runs:
         st = r["stages"]
         md.append(f"| {'on' if r['concepts'] else 'off'} | {r['wall_seconds']} | {r.get('cpu_seconds', '-')} | "
