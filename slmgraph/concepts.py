@@ -25,8 +25,8 @@ each text unit's noun phrases become candidate concepts:
   prunes its graph's nodes below a frequency of 2 by default, ``PruneGraphDefaults.min_node_freq``)
   and in at most :data:`MAX_UNIT_SHARE` of them, or :data:`MAX_UNITS_FLOOR` text units in a small
   corpus (a phrase in a large share of the text units -- "world", "work", "life" in interviews --
-  tells no community from another: the ``max_df`` cut of TF-IDF vocabularies; the share is measured
-  in ``benchmarks/results/concepts_build.md``), and its
+  tells no community from another: the ``max_df`` cut of TF-IDF vocabularies; what each share cuts
+  is measured in ``benchmarks/results/concept_thresholds_podcast_sample.md``), and its
   key is no name's key (the name already stands for it); at most :func:`concept_budget` of them (about
   one per text unit), those in the most text units first. A concept's description is its first
   sentences, up to :data:`DESCRIPTION_TOKENS` (what its embedding reads).
