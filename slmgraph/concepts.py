@@ -11,8 +11,9 @@ each text unit's noun phrases become candidate concepts:
   chunkers; spaCy's ``noun_chunks`` need the dependency parser, which the candidate pass does not
   load): "budget shortfall", "council tax", "flood defences". Tokens inside a named-entity span of
   any label (names, dates, amounts), proper nouns, numbers, stop words and generic adjectives
-  ("other", "new") break or trim a phrase; a phrase headed by a pronoun or by a generic noun alone
-  ("thing", "lot", "way") is dropped (:data:`GENERIC_NOUNS`). At most :data:`MAX_WORDS` words (the
+  ("other", "new") break or trim a phrase; a phrase headed by a pronoun, or by a generic noun with
+  nothing but adjectives before it ("thing", "complicated thing", "lot") is dropped
+  (:data:`GENERIC_NOUNS`). At most :data:`MAX_WORDS` words (the
   last ones: the head of an English noun phrase is its last word).
 * **Key**: lower case with the head noun lemmatised by the pipeline's rule lemmatizer
   (``spacy.pipeline.Lemmatizer.rule_lemmatize``; the plural rule of :func:`slmgraph.names._singular`
@@ -27,8 +28,8 @@ each text unit's noun phrases become candidate concepts:
   corpus (a phrase in a large share of the text units -- "world", "work", "life" in interviews --
   tells no community from another: the ``max_df`` cut of TF-IDF vocabularies; what each share cuts
   is measured in ``benchmarks/results/concept_thresholds_podcast_sample.md``), and its
-  key is no name's key (the name already stands for it); at most :func:`concept_budget` of them (about
-  one per text unit), those in the most text units first. A concept's description is its first
+  key is no name's key (the name already stands for it); at most :func:`concept_budget` of them (one
+  per two text units), those in the most text units first. A concept's description is its first
   sentences, up to :data:`DESCRIPTION_TOKENS` (what its embedding reads).
 
 Resolution never touches concepts: they are added after names are resolved, so no rule merges a
@@ -49,7 +50,7 @@ from .text import sentence_spans
 
 #: Part of every extraction key of a build with concepts: bump it when a change here changes what a
 #: text unit's concepts are, so indexes re-extract.
-CONCEPTS_VERSION = "1"
+CONCEPTS_VERSION = "2"
 
 #: Fewest text units a concept occurs in to become a node (graphrag's ``prune_graph.min_node_freq``: 2).
 MIN_UNITS = 2
@@ -63,7 +64,7 @@ MAX_UNITS_FLOOR = 5
 #: the most text units are kept first. The budget bounds what concepts add to a build (each node is
 #: embedded, and more nodes make more communities and reports); the default build's time with concepts
 #: is measured against the names-only build in ``benchmarks/results/concepts_build.md``.
-CONCEPTS_PER_UNIT = 1.0
+CONCEPTS_PER_UNIT = 0.5
 MIN_CONCEPT_BUDGET = 20
 
 #: Cap of a concept's joined description, tokens: its first sentences (what its embedding and the
@@ -178,8 +179,8 @@ def phrases(doc, text: str, lemmatizer=None) -> list[tuple[int, int, str]]:
             return
         key = " ".join(text[toks[0].idx:head.idx].lower().split())
         key = (key + " " if key and not key.endswith("-") else key) + _lemma(head, lemmatizer)
-        if len(words) == 1 and (key in GENERIC_NOUNS or head.lower_ in GENERIC_NOUNS):
-            return
+        if head.lower_ in GENERIC_NOUNS and all(t.pos_ == "ADJ" for t in words[:-1]):
+            return  # "thing", "complicated thing": a generic noun with only adjectives says nothing
         if any(len(t.text) < 2 for t in words):
             return
         out.append((toks[0].idx, head.idx + len(head.text), key))  # the key; the surface is text[start:end]

@@ -261,3 +261,10 @@ def test_keep_takes_the_most_frequent_concepts_up_to_the_budget():
     kept = keep(df, n_units)
     assert len(kept) == budget
     assert min(df[k] for k in kept) >= max(df[k] for k in set(df) - kept)  # the most frequent first
+
+
+@needs_spacy
+def test_a_generic_noun_with_adjectives_is_no_concept(nlp):
+    got = _phrases(nlp, "It was a complicated thing and a difficult bit, but the price thing mattered.")
+    assert not {"complicated thing", "difficult bit", "thing", "bit"} & set(got)
+    assert "price thing" in got  # a noun before it makes a compound
