@@ -65,6 +65,8 @@ def _index_options(p: argparse.ArgumentParser) -> None:
                    help="comma-separated entity types (default: person,organization,location,event,concept)")
     p.add_argument("--no-cooccurrence", action="store_true",
                    help="do not add same-sentence co-occurrence relationships to the model's")
+    p.add_argument("--no-concepts", action="store_true",
+                   help="names only: no noun-phrase concept nodes (budget shortfall, council tax) in the graph")
     p.add_argument("--gleanings", type=int, default=1,
                    help="gleaning rounds: ask the model whether entities were missed, and extract again (default 1)")
     p.add_argument("--free-names", action="store_true",
@@ -322,6 +324,7 @@ def _settings(args) -> Settings:
             load_pipeline(s.ner_model)  # a bad name fails before the model loads
         s.descriptions = args.descriptions
         s.cooccurrence = not args.no_cooccurrence
+        s.concepts = not args.no_concepts
         if args.gleanings < 0:
             raise UserError(f"--gleanings {args.gleanings} must be 0 (off) or more")
         s.max_gleanings = args.gleanings

@@ -128,6 +128,9 @@ class Settings:
     #: LLM-free alternative, slmgraph.extract.SMALL_MODEL_CHOICES), "none", or a comma list of
     #: keep, type, relate.
     choices: str = "auto"
+    #: Noun-phrase concepts beside names as graph nodes of type ``concept`` (slmgraph.concepts), from the
+    #: candidate pass's spaCy parse; off: names only.
+    concepts: bool = True
     max_relationships: int = 6  #: JSON-schema maxItems for relationships per text unit
     extract_max_tokens: int = 2000  #: upper bound of the per-call cap (see extract.extract_token_cap)
     description_max_chars: int = 200  #: cap of one description (grammar maxLength / text cut)

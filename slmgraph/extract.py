@@ -43,6 +43,7 @@ from .errors import GrammarError
 from .kinds import list_spans, names_only
 from .names import content_words, cut, is_grounded, mentions, name_occurs, normalize_name
 from .ner import LANGUAGE_NAMES, LANGUAGE_NOTES, find_candidates, pipeline_for
+from .concepts import CONCEPTS_VERSION, UnitConcepts, store_unit, unit_concepts_of
 from .prompting import Prompts
 from .store import Store, dumps
 from .text import parse_json, sentence_spans, sentences
@@ -95,6 +96,7 @@ class Extraction:
     n_choices: int = 0  #: model choices made by token probability (keep / type / relate)
     n_rejected: int = 0  #: candidates the model's keep choice dropped, plus pairs its relate choice dropped
     language: str = "en"  #: :func:`slmgraph.ner.text_language` of the text unit
+    concepts: UnitConcepts | None = None  #: noun-phrase concepts and their links (``settings.concepts``)
 
 
 def extraction_schema(candidates: list[str], settings: Settings, with_descriptions: bool,
@@ -401,7 +403,8 @@ def extract_choices(client: ModelClient | None, prompts: Prompts | None, text: s
     return Extraction(ents, rels, n_candidates=len(cp.candidates), n_ungrounded=ungrounded,
                       status="ok" if ents else "empty", n_left_out=len(cp.left_out), n_choices=n_choices,
                       n_rejected=rejected, language=cp.language, evaluated_tokens=evaluated,
-                      raw="" if not choices else f"choices: {n_choices}, rejected: {rejected}")
+                      raw="" if not choices else f"choices: {n_choices}, rejected: {rejected}",
+                      concepts=unit_concepts_of(cp, nlp, ents, settings))
 
 
 def add_cooccurrence(text: str, ents: list[dict], rels: list[dict], max_chars: int) -> int:
@@ -588,7 +591,7 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
         cap = extract_token_cap(free_name_tokens(settings), settings, with_descriptions)
     else:
         if not cands:
-            return Extraction(status="empty")
+            return Extraction(status="empty", concepts=unit_concepts_of(cp, nlp, [], settings))
         user = prompts.fill("extract_user", candidates="; ".join(cands), text=text)
         schema = extraction_schema(cands, settings, with_descriptions)
         cap = extract_token_cap([client.count(c) for c in cands], settings, with_descriptions)
@@ -676,7 +679,8 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
     return Extraction(ents, rels, n_candidates=len(cands) + len(all_cands[limit:]) - len(more), n_dropped=dropped,
                       n_ungrounded=ungrounded, status=status, raw="\n".join(raws), finish_reason=finish,
                       gleanings=rounds, evaluated_tokens=evaluated, completion_tokens=completion,
-                      n_left_out=len(cp.left_out) + len(more), language=cp.language)
+                      n_left_out=len(cp.left_out) + len(more), language=cp.language,
+                      concepts=unit_concepts_of(cp, nlp, ents, settings))
 
 
 def model_choices(settings: Settings, n_params: int | None) -> frozenset[str]:
@@ -764,6 +768,8 @@ def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings,
              s.extract_max_tokens, s.description_max_chars, s.cooccurrence, s.constrain_names, s.grounding,
              s.max_gleanings if llm else 0, s.n_ctx if llm else 0, s.ner_model, s.caps_union,
              s.extract_mode if llm else "", s.choices if llm else "", list(edges)]
+    if s.concepts:  # keys of builds without concepts stay as they were
+        parts.append(["concepts", CONCEPTS_VERSION])
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
 
 
@@ -812,6 +818,7 @@ def store_extraction(con, chunk_id: str, key: str, ex: Extraction) -> None:
         con.executemany("INSERT INTO relationship_mentions VALUES (?, ?, ?, ?, ?)",
                         [[chunk_id, normalize_name(r["source"]), normalize_name(r["target"]),
                           r["description"], r["strength"]] for r in ex.relationships])
+    store_unit(con, chunk_id, ex.concepts)
 
 
 def worker_job(client: ModelClient, prompts: Prompts, settings: Settings,

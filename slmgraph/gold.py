@@ -51,6 +51,7 @@ from pathlib import Path
 from .config import Settings
 from .errors import UserError
 from .extract import run_extraction
+from .concepts import concept_ids
 from .graph import GraphResult, build_graph
 from .ingest import Document, ingest
 from .names import tolerant_key
@@ -174,13 +175,16 @@ def read_prediction(store: Store) -> Prediction:
 
     An entity's aliases are its name and the names of every mention whose
     normalised name is the entity's or was merged into it (``merge_log``,
-    followed through chains of merges).
+    followed through chains of merges). Noun-phrase concepts (:mod:`slmgraph.concepts`) are not
+    named entities: they and their links are left out, so the named-entity scores do not depend on them.
     """
     con = store.con
-    ids = dict(con.execute("SELECT norm, entity_id FROM entities").fetchall())
+    concepts = concept_ids(store)
+    ids = {n: i for n, i in con.execute("SELECT norm, entity_id FROM entities").fetchall() if i not in concepts}
     aliases: dict[int, set[str]] = {eid: set() for eid in ids.values()}
     for norm, name in con.execute("SELECT norm, name FROM entities").fetchall():
-        aliases[ids[norm]].add(name)
+        if norm in ids:
+            aliases[ids[norm]].add(name)
     into = dict(con.execute("SELECT norm, into_norm FROM merge_log").fetchall())
 
     def final(norm: str) -> str:
@@ -194,8 +198,9 @@ def read_prediction(store: Store) -> Prediction:
         f = final(norm)
         if f in ids:
             aliases[ids[f]].add(name)
-    rels = [(s, t) for s, t in con.execute("SELECT source_id, target_id FROM relationships ORDER BY rel_id").fetchall()]
-    types = dict(con.execute("SELECT entity_id, type FROM entities").fetchall())
+    rels = [(s, t) for s, t in con.execute("SELECT source_id, target_id FROM relationships ORDER BY rel_id").fetchall()
+            if s not in concepts and t not in concepts]
+    types = {i: t for i, t in con.execute("SELECT entity_id, type FROM entities").fetchall() if i not in concepts}
     return Prediction(aliases, rels, types)
 
 

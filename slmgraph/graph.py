@@ -36,6 +36,7 @@ from tqdm import tqdm
 from .config import Settings
 from .errors import UserError
 from .client import DEADLINE_UNIT_S, ModelClient
+from .concepts import DESCRIPTION_TOKENS as CONCEPT_DESCRIPTION_TOKENS, concept_graph
 from .extract import model_writes, types_reliable
 from .names import content_words, is_grounded, mentions
 from .prompting import Prompts
@@ -192,6 +193,7 @@ class GraphResult:
     summary_calls: int
     summary_cache_hits: int
     summaries_rejected: int
+    concepts: int = 0  #: entities that are noun-phrase concepts (slmgraph.concepts), among ``entities``
 
 
 def overlap_chars(before: str, after: str) -> int:
@@ -329,6 +331,14 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
             e["descs"].append(desc)
         e["strength"].append(strength or 5)
         e["units"].add(chunk_id)
+    concept_keys: set[str] = set()
+    if settings.concepts:  # noun-phrase concepts join after resolution, so none is merged with a name
+        cg = concept_graph(con, canon, READING_ORDER)
+        for k, us in cg.units.items():
+            names[k], types[k], descs[k], units[k] = cg.names[k], Counter({"concept": len(us)}), \
+                list(cg.descriptions[k]), set(us)
+        edges.update(cg.edges)  # one end of each is a concept: no name-name edge is replaced
+        concept_keys = set(cg.units)
     # Stable ids: an entity keeps the id it had in the previous graph; new ones
     # get the next free ids in sorted order. Leiden's vertex order (and so its
     # seeded result) then changes only where the graph changed.
@@ -355,9 +365,11 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     summaries: dict[object, str] = {}
     if use_model:
         todo = [(n, display[n] if etype[n] == "unknown" else f"{display[n]} ({etype[n]})", [display[n]], descs[n])
-                for n in sorted(names, key=ids.get) if len(distinct_descriptions(descs[n])) > 1]
+                for n in sorted(names, key=ids.get)
+                if n not in concept_keys and len(distinct_descriptions(descs[n])) > 1]
         todo += [(k, f"the relationship between {display[k[0]]} and {display[k[1]]}", [display[k[0]], display[k[1]]],
-                  e["descs"]) for k, e in sorted(edges.items()) if len(distinct_descriptions(e["descs"])) > 1]
+                  e["descs"]) for k, e in sorted(edges.items())
+                 if not (set(k) & concept_keys) and len(distinct_descriptions(e["descs"])) > 1]
         if todo:
             summarizer = Summarizer(client, prompts, max_description_tokens)
             calls0, hits0 = client.calls, client.cache_hits
@@ -370,7 +382,8 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
                          summary_cache_hits=client.cache_hits - hits0, summaries_rejected=summarizer.rejected)
 
     def description(key, ds: list[str]) -> str:
-        return summaries.get(key) or join_descriptions(ds, max_description_tokens, count_tokens)
+        cap = min(max_description_tokens, CONCEPT_DESCRIPTION_TOKENS) if key in concept_keys else max_description_tokens
+        return summaries.get(key) or join_descriptions(ds, cap, count_tokens)
 
     ent_rows = []
     for norm, eid in sorted(ids.items(), key=lambda kv: kv[1]):
@@ -392,6 +405,9 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
         store.clear("graph")
         if ent_rows:
             con.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?, ?, ?)", ent_rows)
+            if concept_keys:
+                con.executemany("INSERT INTO concepts VALUES (?, ?)",
+                                [[ids[k], len(units[k])] for k in sorted(concept_keys, key=ids.get)])
             con.executemany("INSERT INTO entity_text_units VALUES (?, ?)",
                             [[ids[n], c] for n in sorted(units, key=ids.get) for c in sorted(units[n])])
         if rel_rows:
@@ -402,4 +418,4 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
                             [list(r) for r in res.log])
     return GraphResult(entities=len(ent_rows), relationships=len(rel_rows),
                        isolated=sum(1 for n in ids if degree[n] == 0), merges={r: res.merges[r] for r in RULES},
-                       self_loops_dropped=self_loops, **stats)
+                       self_loops_dropped=self_loops, concepts=len(concept_keys), **stats)

@@ -727,7 +727,7 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
                 con.executemany("INSERT INTO _gone VALUES (?)", [[c] for c in gone_units])
                 for table in ("text_units", "extractions", "entity_mentions", "relationship_mentions", "claims",
-                              "claim_extractions"):
+                              "claim_extractions", "concept_mentions", "concept_links"):
                     con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
                 con.execute("DROP TABLE _gone")
                 # Their embeddings stay until the embed stage, which copies a vector to a new text unit

@@ -263,9 +263,10 @@ LANGUAGE_NOTES = {
 def load_pipeline(name: str):
     """The spaCy pipeline ``name`` (package name or path), loaded once per process (cached by name).
 
-    Only the components NER and the proper-noun check need are kept
+    Only the components NER and the proper-noun check need are run
     (``tok2vec``, ``tagger``, ``attribute_ruler``, ``ner``; spaCy's
-    ``spacy.load(exclude=...)``).
+    ``spacy.load(exclude=...)``); the ``lemmatizer`` is loaded disabled, for
+    :mod:`slmgraph.concepts` to call on the few head nouns of concepts.
 
     Raises:
         UserError: spaCy is not installed, or ``name`` is no loadable pipeline.
@@ -275,7 +276,8 @@ def load_pipeline(name: str):
     except ImportError:
         raise UserError(f"--ner-model {name!r} needs spaCy: pip install spacy (or pass --ner-model none)") from None
     try:
-        nlp = spacy.load(name, exclude=["parser", "lemmatizer", "senter"])
+        # the lemmatizer is loaded but not run: slmgraph.concepts lemmatises only the head nouns of concepts
+        nlp = spacy.load(name, exclude=["parser", "senter"], disable=["lemmatizer"])
     except (OSError, ImportError, ValueError) as exc:
         raise UserError(f"--ner-model {name!r} is not an installed spaCy pipeline ({str(exc).splitlines()[0][:120]}): "
                         "pass a package name or path of one, or 'auto' / 'none'") from None
@@ -355,6 +357,7 @@ class CandidatePass:
     left_out: list[Candidate]
     masked: str
     language: str
+    doc: object = None  #: the pipeline's spaCy ``Doc`` of ``masked`` (None without one), for the concepts
 
 
 def _edge_cut(text: str, start: int, end: int, at_start: bool, at_end: bool, recurs: bool) -> bool:
@@ -680,7 +683,8 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
         elif STRUCTURE_HEADING.match(c.name):
             del by_key[key]  # "Chapter 3": the document's structure, not an entity
     ranked = sorted(by_key.values(), key=lambda c: (-c.count, c.source != "ner", " " not in c.name, c.first))
-    return CandidatePass(ranked[:max(0, budget)], ranked[max(0, budget):], masked, language)
+    return CandidatePass(ranked[:max(0, budget)], ranked[max(0, budget):], masked, language,
+                         doc if use_nlp else None)
 
 
 #: A lower-case noun of a place right after a name: the name is the place's ("Dulce base", "Harlow town",

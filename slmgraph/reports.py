@@ -66,6 +66,8 @@ from .names import STOP, content_words, cut, is_grounded
 from .prompting import Prompts
 from .store import CommunityRow, EntityRow, RelationshipRow, ReportRow, Store, dumps, rows
 from .text import addressed_to_assistant, degenerate, markdown_structure, parse_json, plain_sentence, sentences
+from .concepts import concept_ids
+from .topics import Topic, community_topics, corpus_documents, coverage_sentence
 
 #: Fewest context tokens a report prompt must have room for (a few entity and relationship rows);
 #: a smaller window is a user error (raise --n-ctx).
@@ -286,13 +288,16 @@ def join_names(names: list[str]) -> str:
 
 
 def data_report(cid: int, level: int, e_rows: list[EntityRow], r_rows: list[RelationshipRow], claims: list[dict] | None = None,
-                max_size: int = 1, common: set[str] | frozenset = frozenset()) -> "Report":
+                max_size: int = 1, common: set[str] | frozenset = frozenset(), topic: Topic | None = None,
+                coverage: str = "", concepts: set[int] | frozenset = frozenset()) -> "Report":
     """A community report built from the data, no model call (models under 1B parameters).
 
-    * title: :func:`title_entities` joined as a noun phrase ("Alex Mercer, Jordan Hayes and Dulce base");
-    * summary: what the community is about -- its main entities, the most
-      common entity types, its size -- then the first sentence of its top
-      relationship (by combined degree) as evidence;
+    * title: the topic label (``topic``, :mod:`slmgraph.topics`) joined as a noun phrase, then up to two
+      of its most connected names not in the label ("Budget shortfall, library and council tax: Harlow
+      Council"); without a topic, :func:`title_entities` joined ("Alex Mercer, Jordan Hayes and Dulce base");
+    * summary: what the community is about -- its topic (else its main entities), the most
+      common entity types, its size, and ``coverage`` (:func:`slmgraph.topics.coverage_sentence`) --
+      then the first sentence of its top relationship (by combined degree) as evidence;
     * findings: :func:`text_findings` (relationships, claims, entity descriptions);
     * rating: 10 x log(1 + size) / log(1 + largest size of the index), one
       decimal: a data proxy of the paper's importance rating (larger
@@ -303,11 +308,22 @@ def data_report(cid: int, level: int, e_rows: list[EntityRow], r_rows: list[Rela
         r_rows: the relationships inside the community.
         max_size: the largest community's size (for the rating).
         common: ordinary words (see :func:`title_entities`).
+        topic: the community's :class:`slmgraph.topics.Topic` (its ``terms`` lead the title), or None.
+        coverage: the phrase saying which documents it is in ("in 3 of 8 documents, from ...").
+        concepts: entity ids that are concepts (the names after the label are names, not concepts).
     """
     import math
 
     names = title_entities(e_rows, common=common)
     title = join_names(names)
+    about = title
+    if topic is not None and topic.terms:
+        about = join_names(topic.terms)
+        in_label = {w for t in topic.terms for w in re.findall(r"\w+", t.casefold())}
+        extra = [n for n in title_entities([e for e in e_rows if e.entity_id not in concepts], common=common)
+                 if not set(re.findall(r"\w+", n.casefold())) <= in_label][:2]
+        title = about[:1].upper() + about[1:] + (f": {join_names(extra)}" if extra else "")
+    where = f", {coverage}" if coverage else ""
     types: dict[str, int] = {}
     for e in e_rows:
         t = str(e.type or "").strip().lower()
@@ -317,10 +333,10 @@ def data_report(cid: int, level: int, e_rows: list[EntityRow], r_rows: list[Rela
     kind_txt = (" (mostly " + " and ".join(f"{k}s" if not k.endswith("s") else k for k, _ in kinds) + ")"
                 if kinds else "")
     if len(e_rows) == 1 and not r_rows:
-        summary = f"This community is about {title} alone."
+        summary = f"This community is about {about} alone{where}."
     else:
-        summary = (f"This community is about {title}: {len(e_rows)} entities{kind_txt} linked by {len(r_rows)} "
-                   f"relationship{'' if len(r_rows) == 1 else 's'}.")
+        summary = (f"This community is about {about}: {len(e_rows)} entities{kind_txt} linked by {len(r_rows)} "
+                   f"relationship{'' if len(r_rows) == 1 else 's'}{where}.")
     top = sorted(r_rows, key=_edge_rank)
     by_id = {e.entity_id: e for e in e_rows}
     for r in top:
@@ -359,6 +375,8 @@ class Report:
     rating_explanation: str
     context_tokens: int
     context_kind: str
+    topic: str = ""  #: the topic label (slmgraph.topics), stored in ``community_reports.topic``
+    doc_ids: list[str] | None = None  #: the community's documents in corpus order (``community_reports.doc_ids``)
 
     def full_text(self) -> str:
         """The report as packed into query contexts (markdown)."""
@@ -742,6 +760,9 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
                             "raise --n-ctx")
         call_overhead = len(model.prompt_tokens(model.render(system, empty))[1])
     reports: dict[int, Report] = {}
+    topics = community_topics(store, common)
+    doc_titles = dict(corpus_documents(store))
+    concept_set = concept_ids(store)
     stats = {"reports": 0, "carried": 0, "single": 0,
              "written_by": "model" if by_model else "data",
              "findings": "model" if by_model and with_findings else "text",
@@ -770,6 +791,9 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
                dynamic_ncols=True)
 
     def commit(rep: Report, calls=(), puts=()) -> None:
+        t = topics.get(rep.community_id)
+        if t is not None and not rep.topic:
+            rep.topic, rep.doc_ids = t.label, list(t.doc_ids)
         reports[rep.community_id] = rep
         with store.transaction():
             _store_report(store, client, rep)
@@ -821,7 +845,10 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
             r_rows = inner[cid]
             c_rows = [c for e in mem for c in claims_of.get(e, [])]
             if not by_model:
-                commit(without_orders(data_report(cid, level, e_rows, r_rows, c_rows, max_size, common), e_rows))
+                t = topics.get(cid)
+                cover = coverage_sentence(t.doc_ids, doc_titles, len(doc_titles)) if t is not None else ""
+                commit(without_orders(data_report(cid, level, e_rows, r_rows, c_rows, max_size, common, t, cover,
+                                                  concept_set), e_rows))
                 stats["single"] += len(mem) == 1 and not r_rows
                 done(cid)
                 continue
@@ -896,7 +923,7 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
         if c.carried_from is not None:
             src = reports[c.carried_from]
             rep = Report(c.community_id, c.level, src.title, src.summary, src.findings, src.rating, src.rating_explanation,
-                         src.context_tokens, "carried")
+                         src.context_tokens, "carried", src.topic, src.doc_ids)
             reports[c.community_id] = rep
             carried_rows.append(rep)
     with store.transaction():
@@ -1076,9 +1103,12 @@ def plan_report_budget(client: ModelClient, calls: list[int], members: dict[int,
 
 def _store_report(store: Store, client: ModelClient, rep: Report) -> None:
     text = rep.full_text()
-    store.con.execute("INSERT OR REPLACE INTO community_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    store.con.execute("INSERT OR REPLACE INTO community_reports (community_id, level, title, summary, findings, "
+                      "rating, rating_explanation, full_text, n_tokens, context_tokens, context_kind, topic, doc_ids) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       [rep.community_id, rep.level, rep.title, rep.summary, dumps(rep.findings), rep.rating,
-                       rep.rating_explanation, text, client.count(text), rep.context_tokens, rep.context_kind])
+                       rep.rating_explanation, text, client.count(text), rep.context_tokens, rep.context_kind,
+                       rep.topic, dumps(rep.doc_ids or [])])
 
 
 def load_reports(store: Store, level: int) -> list[dict]:

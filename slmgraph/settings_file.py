@@ -97,6 +97,8 @@ SPEC: tuple[Key, ...] = (
     Key("ner_model", "extraction", "str", "spaCy NER pipeline of the candidate pass: auto, none, or a pipeline "
         "name or path", "--ner-model"),
     Key("caps_union", "extraction", "bool", "add capitalised runs that no NER span covers to the candidates"),
+    Key("concepts", "extraction", "bool", "noun-phrase concepts beside names as graph nodes of type concept",
+        "--no-concepts"),
     Key("extract_mode", "extraction", "choice", "llm extractor route: auto, json (the model writes records) or "
         "choices (candidate pass with model choices)", choices=("auto", "json", "choices")),
     Key("choices", "extraction", "str", "model decisions by token probability: auto, none, or a comma list of "

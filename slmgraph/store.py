@@ -125,6 +125,20 @@ CREATE TABLE IF NOT EXISTS relationship_mentions (
     description VARCHAR,
     strength INTEGER                -- 1..10
 );
+CREATE TABLE IF NOT EXISTS concept_mentions (
+    chunk_id VARCHAR,
+    norm VARCHAR,                   -- lower-case noun phrase, head lemmatised: the concept's key (slmgraph.concepts)
+    name VARCHAR,                   -- the phrase as written in the text unit (lower case)
+    description VARCHAR             -- the first sentence of the text unit that holds it
+);
+CREATE TABLE IF NOT EXISTS concept_links (
+    chunk_id VARCHAR,
+    concept_norm VARCHAR,           -- concept_mentions.norm
+    other_norm VARCHAR,             -- another concept's key, or a name's mention key (entity_mentions.norm)
+    other_kind VARCHAR,             -- concept | name
+    description VARCHAR,            -- the first sentence of the text unit naming both
+    sentences INTEGER               -- sentences of the text unit naming both
+);
 CREATE TABLE IF NOT EXISTS entities (
     entity_id INTEGER PRIMARY KEY,
     norm VARCHAR UNIQUE,
@@ -151,6 +165,10 @@ CREATE TABLE IF NOT EXISTS relationship_text_units (
     rel_id INTEGER,
     chunk_id VARCHAR
 );
+CREATE TABLE IF NOT EXISTS concepts (
+    entity_id INTEGER PRIMARY KEY,  -- an entities row (type concept) that is a noun phrase, not a name
+    n_units INTEGER                 -- text units holding it
+);
 CREATE TABLE IF NOT EXISTS communities (
     community_id INTEGER PRIMARY KEY,
     level INTEGER,                  -- 0 = root level (coarsest Leiden partition)
@@ -175,6 +193,8 @@ CREATE TABLE IF NOT EXISTS community_reports (
     context_tokens INTEGER,         -- tokens of the context the report was written from
     context_kind VARCHAR            -- elements | sub-reports | carried
 );
+ALTER TABLE community_reports ADD COLUMN IF NOT EXISTS topic VARCHAR;        -- distinctive terms of the community, e.g. "budget shortfall, library, council tax"
+ALTER TABLE community_reports ADD COLUMN IF NOT EXISTS doc_ids VARCHAR;      -- JSON list of the documents behind the community, in corpus order
 CREATE TABLE IF NOT EXISTS embeddings (
     kind VARCHAR,                   -- entity | text_unit | report
     item_id VARCHAR,
@@ -275,7 +295,9 @@ class CommunityRow(NamedTuple):
 
 class ReportRow(NamedTuple):
     """A ``community_reports`` row (stage 6): ``findings`` is JSON text (list of {summary,
-    explanation}), ``rating`` 0..10, ``n_tokens``/``context_tokens`` in the index model's tokens."""
+    explanation}), ``rating`` 0..10, ``n_tokens``/``context_tokens`` in the index model's tokens,
+    ``topic`` the community's distinctive terms (comma-separated) and ``doc_ids`` the JSON list of its
+    documents in corpus order (:mod:`slmgraph.topics`)."""
     community_id: int = None
     level: int = None
     title: str = None
@@ -287,6 +309,8 @@ class ReportRow(NamedTuple):
     n_tokens: int = None
     context_tokens: int = None
     context_kind: str = None
+    topic: str = None
+    doc_ids: str = None
 
 
 Row = TypeVar("Row", TextUnitRow, EntityRow, RelationshipRow, CommunityRow, ReportRow)
@@ -337,7 +361,7 @@ class Compaction(NamedTuple):
 
 #: Tables cleared and rebuilt by each derived stage, in pipeline order.
 DERIVED_TABLES = {
-    "graph": ("entities", "entity_text_units", "relationships", "relationship_text_units", "merge_log"),
+    "graph": ("entities", "entity_text_units", "relationships", "relationship_text_units", "merge_log", "concepts"),
     "communities": ("communities", "community_members"),
     "reports": ("community_reports",),
 }
