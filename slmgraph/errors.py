@@ -19,3 +19,8 @@ class StorageError(Exception):
     """A write to the index failed (disk full, I/O error): the message is one line
     naming the file, the free space and the remedy. What was committed before is
     kept (in the ``.duckdb`` file and its ``.wal``); the same command resumes."""
+
+
+class IndexBusy(UserError):
+    """The index is held by another process (an ``index`` run writing it, or a reader while
+    this process would write): the message is the one line :class:`UserError` gives."""

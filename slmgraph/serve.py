@@ -1,0 +1,356 @@
+"""``slmgraph serve``: a local web app over one index -- ask, follow each citation to its passage, browse the
+graph -- with the model, the embedder and spaCy loaded once for the life of the process.
+
+Built on Starlette (ASGI routing, streaming responses) served by uvicorn, both from the ``serve`` extra;
+the pages are plain HTML and JavaScript from ``slmgraph/web`` with cytoscape.js vendored beside them, so
+the browser fetches nothing but this server (the pages' Content-Security-Policy forbids any other origin).
+
+Binding: the loopback only (``127.0.0.1``, ``::1`` or ``localhost``); any other host is refused, and
+requests naming another ``Host`` are refused too (a web page elsewhere cannot reach the server through
+DNS rebinding). The index is opened read-only for each request and closed after it, so ``slmgraph index``
+can write it between requests; while an index run holds the file, requests answer 503 "index busy".
+
+Every JSON endpoint is a method of :class:`slmgraph.api.Index` (one query path):
+
+========================================  ==========================================================
+``GET /api/info``                          path, levels, model, counts
+``GET /api/ask?q=&method=&level=``         the answer as Server-Sent Events: ``route``, ``text`` (chunks),
+                                           ``answer`` (the :func:`answer_json` dict) or ``error``
+``POST /api/query`` (JSON q/method/level)  the :func:`answer_json` dict
+``GET /api/entities?q=&limit=``            :meth:`Index.entities`
+``GET /api/entities/{key}``                :meth:`Index.entity` (id or name)
+``GET /api/entities/{key}/neighbours``     :meth:`Index.neighbours`
+``GET /api/reports?level=``                :meth:`Index.reports`
+``GET /api/reports/{id}``                  :meth:`Index.report`
+``GET /api/documents``                     :meth:`Index.documents`
+``GET /api/documents/{doc_id}``            :meth:`Index.document`
+``GET /api/units/{n}?support=``            :meth:`Index.text_unit`
+``GET /api/citation?kind=&id=&support=``   :meth:`Index.citation`
+========================================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import queue
+import socket
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable
+
+from .config import Settings
+from .errors import IndexBusy, UserError
+
+WEB_DIR = Path(__file__).resolve().parent / "web"
+LOOPBACK_NAMES = ("localhost",)
+#: No origin but this server's: scripts, styles, images and fetches alike.
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+def loopback_host(host: str) -> str:
+    """``host`` as the address to bind, if it is a loopback address or ``localhost`` (-> ``127.0.0.1``).
+
+    Raises:
+        UserError: any other host (one line naming it and the remedy).
+    """
+    h = host.strip().strip("[]")
+    if h.lower() in LOOPBACK_NAMES:
+        return "127.0.0.1"
+    try:
+        if ipaddress.ip_address(h).is_loopback:
+            return h
+    except ValueError:
+        pass
+    raise UserError(f"--host {host} is not a loopback address: slmgraph serve binds only 127.0.0.1, ::1 or "
+                    "localhost (the index is not for other machines); leave --host out")
+
+
+def import_web():
+    """Starlette and uvicorn, or one line naming the extra that installs them."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise UserError("slmgraph serve needs the serve extra: pip install 'slmgraph[serve]' "
+                        "(Starlette and uvicorn)") from None
+
+
+class Resources:
+    """What the server loads once: the model, the embedder, the NER pipeline (spaCy), and the settings.
+
+    Args:
+        db: the index file.
+        settings: query settings.
+        model: a loaded model (tests pass the scripted fake); None = the GGUF that built the index.
+        embedder_factory: ``() -> Embedder``; None = the bundled one. Called once.
+    """
+
+    def __init__(self, db: str | Path, settings: Settings, model=None, embedder_factory: Callable | None = None):
+        self.db = Path(db)
+        self.settings = settings
+        self.lock = threading.Lock()  #: one query at a time: llama.cpp and the embedder are not thread-safe
+        with self.index() as idx:  # checks the index before anything slow is loaded
+            model_path = settings.model_path or idx.store.get_meta("model_path") or None
+            self.model_name = idx.store.get_meta("model_name")
+        if model is None:
+            from .backend import load_model
+
+            if model_path and not Path(model_path).is_file() and not settings.model_path:
+                raise UserError(f"model {model_path} that built index {db} is missing: pass --model PATH.gguf")
+            model = load_model(model_path, settings.n_ctx, settings.n_threads, settings.seed,
+                               settings.threads_explicit)
+        self.model = model
+        if embedder_factory is None:
+            from .embed import Embedder
+
+            embedder = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+        else:
+            embedder = embedder_factory()
+        self.embedder = embedder
+        from .ner import pipeline_for
+
+        try:
+            pipeline_for(getattr(settings, "ner_model", "auto"))  # cached per process: the named-entity gate's
+        except UserError:
+            pass  # the gate falls back to capitalised runs, as in `slmgraph query`
+
+    @contextmanager
+    def index(self):
+        """The index, opened read-only for one request (so `slmgraph index` may write between requests)."""
+        from .api import Index
+
+        idx = Index(self.db, self.settings, {}, model=getattr(self, "model", None),
+                    embedder_factory=lambda: self.embedder, read_only=True)
+        try:
+            yield idx
+        finally:
+            idx.close()
+
+
+def answer_json(idx, ans) -> dict:
+    """An answer for the page and for scripts: :meth:`Answer.to_dict` plus ``points`` (``[{head, text,
+    citations: {kind: [ids]}}]``, :func:`slmgraph.search.browse.answer_points`), ``units`` (each cited text
+    unit's document and position, :meth:`Index.unit_documents`) and ``report_titles`` (``{id: title}``)."""
+    from .search.browse import answer_points
+
+    out = ans.to_dict()
+    out["points"] = answer_points(ans)
+    units = set(ans.citations.get("sources", []))
+    for p in out["points"]:
+        units.update(p["citations"].get("sources", []))
+    out["units"] = {str(k): v for k, v in idx.unit_documents(sorted(units)).items()}
+    reports = set(ans.citations.get("reports", []))
+    for p in out["points"]:
+        reports.update(p["citations"].get("reports", []))
+    out["report_titles"] = {}
+    if reports:
+        marks = ", ".join("?" * len(reports))
+        out["report_titles"] = {str(r[0]): r[1] for r in idx.store.con.execute(
+            f"SELECT community_id, title FROM community_reports WHERE community_id IN ({marks})",
+            sorted(reports)).fetchall()}
+    return out
+
+
+def _level(value) -> int | None:
+    if value in (None, "", "auto"):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise UserError(f"level {value!r} is not a number: pass 0 for the root level") from None
+
+
+def make_app(res: Resources):
+    """The Starlette application over ``res`` (see the module doc for its routes)."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    def fail(exc: Exception) -> JSONResponse:
+        if isinstance(exc, IndexBusy):
+            return JSONResponse({"error": f"index busy: {exc}", "busy": True}, status_code=503)
+        msg = str(exc)
+        if "is not complete" in msg:
+            return JSONResponse({"error": f"index busy: {msg}", "busy": True}, status_code=503)
+        return JSONResponse({"error": msg}, status_code=404 if "is not in this index" in msg else 400)
+
+    def endpoint(fn):
+        """A JSON endpoint: ``fn(request, idx) -> JSON-able``; user errors become ``{"error": ...}``."""
+        def handler(request):
+            try:
+                with res.index() as idx:
+                    return JSONResponse(fn(request, idx))
+            except UserError as exc:
+                return fail(exc)
+        return handler
+
+    def page(request):
+        resp = FileResponse(WEB_DIR / "app.html", media_type="text/html")
+        resp.headers["Content-Security-Policy"] = CSP
+        return resp
+
+    def info(request, idx):
+        counts = {t: idx.store.count(t) for t in ("documents", "text_units", "entities", "relationships",
+                                                  "communities", "community_reports")}
+        return {"db": str(res.db), "levels": idx.levels(), "model": res.model_name, "counts": counts,
+                "reports": idx.store.get_meta("reports") != "skipped",
+                "methods": ["auto", "global", "local", "basic", "drift", "lazy", "ts"]}
+
+    def run_query(idx, q: str, method: str, level, on_text=None, on_route=None) -> dict:
+        from .api import answer
+
+        if level is not None and level not in idx.levels():
+            raise UserError(f"level {level} is not in this index: its levels are "
+                            f"{', '.join(map(str, idx.levels())) or 'none'}")
+        if method in ("global", "drift") and idx.store.get_meta("reports") == "skipped":
+            raise UserError(f"this index was built with --no-reports: ask with method lazy, not {method}")
+        client, prompts = idx._client_for_query()
+        with res.lock:
+            ans = answer(idx.store, client, prompts, idx.settings, q, method=method, level=level,
+                         on_text=on_text, on_route=on_route, embedder_factory=lambda: res.embedder)
+        return answer_json(idx, ans)
+
+    def ask(request):
+        q = request.query_params.get("q", "")
+        method = request.query_params.get("method", "auto") or "auto"
+        events: queue.Queue = queue.Queue()
+
+        def work():
+            try:
+                level = _level(request.query_params.get("level"))
+                with res.index() as idx:
+                    out = run_query(idx, q, method, level,
+                                    on_text=lambda t: events.put(("text", t)),
+                                    on_route=lambda m, why: events.put(("route", {"method": m, "because": why})))
+                events.put(("answer", out))
+            except UserError as exc:
+                body = json.loads(fail(exc).body)
+                events.put(("error", body))
+            except Exception as exc:  # the page shows one line; the server log keeps the traceback
+                import logging
+
+                logging.getLogger("slmgraph.serve").exception("query failed")
+                events.put(("error", {"error": f"the query failed: {type(exc).__name__}: {exc}"}))
+            events.put(None)
+
+        threading.Thread(target=work, daemon=True).start()
+
+        def stream():
+            while True:
+                item = events.get()
+                if item is None:
+                    return
+                kind, data = item
+                yield f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    async def query(request):
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "the body is not JSON: send {\"q\": \"...\", \"method\": \"auto\"}"},
+                                status_code=400)
+        from starlette.concurrency import run_in_threadpool
+
+        def work():
+            with res.index() as idx:
+                return run_query(idx, str(body.get("q", "")), str(body.get("method", "auto")),
+                                 _level(body.get("level")))
+        try:
+            return JSONResponse(await run_in_threadpool(work))
+        except UserError as exc:
+            return fail(exc)
+
+    def int_param(request, name: str, default: int) -> int:
+        v = request.query_params.get(name)
+        try:
+            return default if v in (None, "") else int(v)
+        except ValueError:
+            raise UserError(f"{name}={v!r} is not a number") from None
+
+    routes = [
+        Route("/", page),
+        Route("/api/info", endpoint(info)),
+        Route("/api/ask", ask),
+        Route("/api/query", query, methods=["POST"]),
+        Route("/api/entities", endpoint(lambda r, i: i.entities(r.query_params.get("q", ""),
+                                                                   int_param(r, "limit", 50)))),
+        Route("/api/entities/{key}", endpoint(lambda r, i: i.entity(r.path_params["key"]))),
+        Route("/api/entities/{key}/neighbours",
+              endpoint(lambda r, i: i.neighbours(r.path_params["key"], int_param(r, "limit", 30)))),
+        Route("/api/reports", endpoint(lambda r, i: i.reports(int_param(r, "level", 0)))),
+        Route("/api/reports/{cid:int}", endpoint(lambda r, i: i.report(r.path_params["cid"]))),
+        Route("/api/documents", endpoint(lambda r, i: i.documents())),
+        Route("/api/documents/{doc_id}", endpoint(lambda r, i: i.document(r.path_params["doc_id"]))),
+        Route("/api/units/{n:int}", endpoint(lambda r, i: i.text_unit(r.path_params["n"],
+                                                                       r.query_params.get("support") or None))),
+        Route("/api/citation", endpoint(lambda r, i: i.citation(r.query_params.get("kind", ""),
+                                                                int_param(r, "id", -1),
+                                                                r.query_params.get("support", "")))),
+        Mount("/static", StaticFiles(directory=WEB_DIR)),
+    ]
+    hosts = ["127.0.0.1", "localhost", "[::1]", "::1"]
+    app = Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
+
+    @app.middleware("http")
+    async def headers(request, call_next):
+        resp: Response = await call_next(request)
+        resp.headers.setdefault("Content-Security-Policy", CSP)
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        resp.headers.setdefault("Referrer-Policy", "no-referrer")
+        return resp
+
+    return app
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on the loopback ``host`` and ``port`` (0 = any free port).
+
+    Raises:
+        UserError: ``host`` is not a loopback address, or the port is taken or not allowed.
+    """
+    addr = loopback_host(host)
+    if not 0 <= port <= 65535:
+        raise UserError(f"--port {port} must be between 1 and 65535 (0 = any free port)")
+    family = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((addr, port))
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"cannot listen on {addr} port {port} ({exc.strerror}): pass another --port") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(db: str | Path, settings: Settings, host: str = "127.0.0.1", port: int = 8765, model=None,
+          embedder_factory: Callable | None = None, say: Callable[[str], None] = print) -> None:
+    """Run the web app on ``host:port`` (the loopback only) until interrupted.
+
+    Raises:
+        UserError: a non-loopback host, a port in use, a missing extra, or a bad index.
+    """
+    import_web()
+    loopback_host(host)
+    t0 = time.perf_counter()
+    res = Resources(db, settings, model=model, embedder_factory=embedder_factory)
+    sock = bind(host, port)
+    import uvicorn
+
+    addr, real_port = sock.getsockname()[:2]
+    shown = f"[{addr}]" if ":" in addr else addr
+    say(f"slmgraph serve: http://{shown}:{real_port}/ (index {db}; loaded in {time.perf_counter() - t0:.1f} s; "
+        "Ctrl-C stops)")
+    config = uvicorn.Config(make_app(res), log_level="warning", access_log=False, lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])
