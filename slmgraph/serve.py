@@ -71,12 +71,11 @@ def loopback_host(host: str) -> str:
 
 def import_web():
     """Starlette and uvicorn, or one line naming the extra that installs them."""
-    try:
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("starlette") is None or importlib.util.find_spec("uvicorn") is None:
         raise UserError("slmgraph serve needs the serve extra: pip install 'slmgraph[serve]' "
-                        "(Starlette and uvicorn)") from None
+                        "(Starlette and uvicorn)")
 
 
 class Resources:
@@ -169,7 +168,7 @@ def make_app(res: Resources):
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
-    from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+    from starlette.responses import FileResponse, JSONResponse, StreamingResponse
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
@@ -299,17 +298,30 @@ def make_app(res: Resources):
         Mount("/static", StaticFiles(directory=WEB_DIR)),
     ]
     hosts = ["127.0.0.1", "localhost", "[::1]", "::1"]
-    app = Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
+    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
+                                                Middleware(_SafeHeaders)])
 
-    @app.middleware("http")
-    async def headers(request, call_next):
-        resp: Response = await call_next(request)
-        resp.headers.setdefault("Content-Security-Policy", CSP)
-        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
-        resp.headers.setdefault("Referrer-Policy", "no-referrer")
-        return resp
 
-    return app
+class _SafeHeaders:
+    """ASGI middleware: every response forbids other origins (CSP), MIME sniffing and referrers."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        from starlette.datastructures import MutableHeaders
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("Content-Security-Policy", CSP)
+                headers.setdefault("X-Content-Type-Options", "nosniff")
+                headers.setdefault("Referrer-Policy", "no-referrer")
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 def bind(host: str, port: int) -> socket.socket:
