@@ -78,6 +78,74 @@ def import_web():
                         "(Starlette and uvicorn)")
 
 
+class MemoEmbedder:
+    """An embedder that encodes each distinct text once for the life of the server (the off-topic probe
+    questions every query scores, a question asked again); vectors are the wrapped embedder's own.
+
+    Args:
+        embedder: has ``encode(list[str]) -> (n, dim)`` float32 array.
+        size: texts kept (least recently used dropped first).
+    """
+
+    def __init__(self, embedder, size: int = 4096):
+        from collections import OrderedDict
+
+        self.inner = embedder
+        self.size = size
+        self._memo: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def encode(self, texts: list[str], progress: bool = False):
+        import numpy as np
+
+        with self._lock:
+            todo = list(dict.fromkeys(t for t in texts if t not in self._memo))
+            if todo:
+                for t, v in zip(todo, self.inner.encode(todo)):
+                    self._memo[t] = np.asarray(v, dtype=np.float32)
+            for t in texts:
+                self._memo.move_to_end(t)
+            out = np.stack([self._memo[t] for t in texts]) if texts else np.zeros((0, self.inner.dim), np.float32)
+            while len(self._memo) > self.size:
+                self._memo.popitem(last=False)
+        return out
+
+
+class MemoTokens:
+    """A model whose ``tokenize`` remembers the ids of texts it has tokenized (the report batches global
+    search packs are the same for every question at a level); everything else is the wrapped model's.
+
+    Args:
+        model: a loaded model (:class:`slmgraph.backend.LlamaModel` or a test fake).
+        size: texts kept (least recently used dropped first).
+    """
+
+    def __init__(self, model, size: int = 8192):
+        from collections import OrderedDict
+
+        self.inner = model
+        self.size = size
+        self._memo: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def tokenize(self, text: str) -> list[int]:
+        with self._lock:
+            ids = self._memo.get(text)
+            if ids is None:
+                ids = self._memo[text] = tuple(self.inner.tokenize(text))
+                if len(self._memo) > self.size:
+                    self._memo.popitem(last=False)
+            else:
+                self._memo.move_to_end(text)
+        return list(ids)
+
+
 class Resources:
     """What the server loads once: the model, the embedder, the NER pipeline (spaCy), and the settings.
 
@@ -102,14 +170,19 @@ class Resources:
                 raise UserError(f"model {model_path} that built index {db} is missing: pass --model PATH.gguf")
             model = load_model(model_path, settings.n_ctx, settings.n_threads, settings.seed,
                                settings.threads_explicit)
-        self.model = model
+        self.model = MemoTokens(model)
         if embedder_factory is None:
             from .embed import Embedder
 
             embedder = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
         else:
             embedder = embedder_factory()
-        self.embedder = embedder
+        self.embedder = MemoEmbedder(embedder)
+        if settings.helpfulness_probes:  # every query scores them: embedded now, not at the first question
+            from .prompting import Prompts
+            from .search.scoring import probe_questions
+
+            self.embedder.encode(probe_questions(Prompts(settings.prompts_dir)))
         from .ner import pipeline_for
 
         try:

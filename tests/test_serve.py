@@ -288,3 +288,39 @@ def test_ask_open_a_citation_and_an_entity_in_headless_chromium(server, tmp_path
         assert b.requests and [u for u in b.requests if not u.startswith((origin, "data:", "blob:"))] == []
     finally:
         b.close()
+
+
+def test_a_repeated_question_embeds_and_tokenizes_nothing_again(db):
+    from slmgraph.api import answer
+
+    class CountingEmbedder(FakeEmbedder):
+        texts: list = []
+
+        def encode(self, texts, progress=False):
+            CountingEmbedder.texts.extend(texts)
+            return super().encode(texts, progress)
+
+    class CountingModel(FakeModel):
+        tokenized: list = []
+
+        def tokenize(self, text):
+            CountingModel.tokenized.append(text)
+            return super().tokenize(text)
+
+    res = Resources(db, Settings(), model=CountingModel(), embedder_factory=CountingEmbedder)
+    assert CountingEmbedder.texts  # the off-topic probes, embedded at start-up
+
+    def ask():
+        with res.index() as idx:
+            client, prompts = idx._client_for_query()
+            return answer(idx.store, client, prompts, idx.settings, QUESTION, method="global", level=0,
+                          embedder_factory=lambda: res.embedder)
+
+    first = ask()
+    seen, tokenized = len(CountingEmbedder.texts), len(CountingModel.tokenized)
+    assert QUESTION in CountingEmbedder.texts
+    again = ask()
+    assert again.text == first.text and again.citations == first.citations
+    assert len(CountingEmbedder.texts) == seen
+    # Only the model's own prompt rendering (the question in an empty template) is tokenized again, no report text.
+    assert all(QUESTION in t for t in CountingModel.tokenized[tokenized:])
