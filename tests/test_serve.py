@@ -323,4 +323,4 @@ def test_a_repeated_question_embeds_and_tokenizes_nothing_again(db):
     assert again.text == first.text and again.citations == first.citations
     assert len(CountingEmbedder.texts) == seen
     # Only the model's own rendered prompts (the question in an empty template) are tokenized again, no report text.
-    assert all(t.startswith("<system>") for t in CountingModel.tokenized[tokenized:]), CountingModel.tokenized[tokenized:]
+    assert all(t.startswith(("<system>", "<user>")) for t in CountingModel.tokenized[tokenized:]), CountingModel.tokenized[tokenized:]
