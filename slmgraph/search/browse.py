@@ -14,10 +14,10 @@ import json
 import re
 
 from ..errors import UserError
-from ..text import sentence_spans, word_set
+from ..text import sentence_spans, sentences, word_set
 from . import check_citations, unit_numbers
 
-#: Share of a sentence's words that must occur in the supporting text for it to be highlighted.
+#: Word-set Jaccard similarity at which a passage's sentence counts as the one a point copied.
 SUPPORT_SHARE = 0.6
 
 
@@ -80,22 +80,23 @@ def _doc_columns(store) -> str:
 
 
 def support_spans(text: str, support: str) -> list[list[int]]:
-    """``[[start, end], ...]``: the sentences of ``text`` (:func:`slmgraph.text.sentence_spans`) at least
-    :data:`SUPPORT_SHARE` of whose words occur in ``support``; the one sharing the most words if none does."""
-    want = word_set(support)
-    if not want:
+    """``[[start, end], ...]``: the sentences of ``text`` (:func:`slmgraph.text.sentence_spans`) that match a
+    sentence of ``support`` (word-set Jaccard similarity at least :data:`SUPPORT_SHARE`); else the closest one
+    if its similarity is at least half that; else none."""
+    wanted = [w for w in (word_set(x) for x in sentences(support) or [support]) if w]
+    if not wanted:
         return []
-    best, best_share, out = None, 0.0, []
+    best, best_sim, out = None, 0.0, []
     for a, b in sentence_spans(text):
         words = word_set(text[a:b])
         if not words:
             continue
-        share = len(words & want) / len(words)
-        if share >= SUPPORT_SHARE and len(words & want) >= 3:
+        sim = max(len(words & w) / len(words | w) for w in wanted)
+        if sim >= SUPPORT_SHARE:
             out.append([a, b])
-        if share * min(1.0, len(words & want) / 3) > best_share:
-            best, best_share = [a, b], share * min(1.0, len(words & want) / 3)
-    return out or ([best] if best and best_share >= 0.3 else [])
+        if sim > best_sim:
+            best, best_sim = [a, b], sim
+    return out or ([best] if best and best_sim >= SUPPORT_SHARE / 2 else [])
 
 
 def name_spans(text: str, name: str) -> list[list[int]]:
@@ -365,19 +366,26 @@ def citation(store, kind: str, cid: int, support: str = "") -> dict:
 
 
 def _best_passage(store, chunks_sql: str, params: list, support: str) -> dict | None:
-    """The text unit of ``chunks_sql`` whose sentences best support ``support`` (pre-filtered in SQL by the
-    support's longest words, so only a few units are split into sentences)."""
-    words = sorted({w for w in re.findall(r"\w+", support) if len(w) > 3}, key=len, reverse=True)[:4]
-    like = " AND ".join("t.text ILIKE ? ESCAPE '\\'" for _ in words) or "TRUE"
-    rows = store.con.execute(
-        f"SELECT t.chunk_id, t.text FROM text_units t WHERE t.chunk_id IN ({chunks_sql}) AND {like} "
-        "ORDER BY t.doc_id, t.ord LIMIT 40", params + [f"%{_like(w)}%" for w in words]).fetchall()
-    if not rows:
-        rows = store.con.execute(f"SELECT t.chunk_id, t.text FROM text_units t WHERE t.chunk_id IN ({chunks_sql}) "
-                                 "ORDER BY t.doc_id, t.ord LIMIT 1", params).fetchall()
-    if not rows:
-        return None
-    want = word_set(support)
-    best = max(rows, key=lambda r: len(word_set(r[1]) & want))
+    """The text unit of ``chunks_sql`` holding the first sentence of ``support`` it can find (units pre-filtered
+    in SQL by the sentence's longest words, so only a few are split into sentences), with the supporting
+    sentences marked; without a match, the element's first unit and no mark."""
     nums, _ = _unit_maps(store)
-    return text_unit(store, nums[best[0]], support or None)
+    for sent in sentences(support) or [support]:
+        want = word_set(sent)
+        words = sorted({w for w in re.findall(r"\w+", sent) if len(w) > 3}, key=len, reverse=True)[:4]
+        if len(want) < 3 or not words:
+            continue
+        like = " AND ".join("t.text ILIKE ? ESCAPE '\\'" for _ in words)
+        rows = store.con.execute(
+            f"SELECT t.chunk_id, t.text FROM text_units t WHERE t.chunk_id IN ({chunks_sql}) AND {like} "
+            "ORDER BY t.doc_id, t.ord LIMIT 40", params + [f"%{_like(w)}%" for w in words]).fetchall()
+
+        def best_share(text: str) -> float:
+            return max((len(word_set(text[a:b]) & want) / len(want) for a, b in sentence_spans(text)), default=0.0)
+
+        scored = [(best_share(r[1]), r[0]) for r in rows]
+        if scored and max(scored)[0] >= SUPPORT_SHARE:
+            return text_unit(store, nums[max(scored)[1]], support)
+    first = store.con.execute(f"SELECT t.chunk_id FROM text_units t WHERE t.chunk_id IN ({chunks_sql}) "
+                              "ORDER BY t.doc_id, t.ord LIMIT 1", params).fetchone()
+    return text_unit(store, nums[first[0]]) if first else None

@@ -46,6 +46,14 @@ function marked(text, spans) {
   return out;
 }
 
+// Scrolls each passage inside node so that its first marked sentence is in view (the page itself stays put).
+function showMarks(node) {
+  Array.prototype.forEach.call(node.querySelectorAll(".passage-text"), function (box) {
+    var m = box.querySelector("mark");
+    if (m) box.scrollTop = Math.max(0, m.offsetTop - 60);
+  });
+}
+
 function unitBlock(p, title) {
   var doc = p.document;
   return el("div", {"class": "unit-block"}, [
@@ -146,6 +154,7 @@ function openCitation(button, kind, id, support) {
     } else {
       box.appendChild(el("p", {"class": "meta", text: "No passage of the index holds this point's words."}));
     }
+    showMarks(box);
     box.setAttribute("data-loaded", kind + ":" + id);
   }).catch(function (e) { fail(box, e); });
 }
@@ -201,6 +210,7 @@ function showEntity(key) {
     var m = $("entity-mentions");
     m.appendChild(el("p", {"class": "meta", text: e.passages.length + " of " + e.passages_total + " passages"}));
     e.passages.forEach(function (p) { m.appendChild(el("div", {"class": "card"}, [unitBlock(p)])); });
+    showMarks(m);
     drawGraph(e.neighbourhood);
   }).catch(function (err) { fail($("entity-mentions"), err); $("entity-name").textContent = ""; });
 }
@@ -219,11 +229,13 @@ function drawGraph(g) {
     container: box, elements: elements, wheelSensitivity: 0.3,
     style: [
       {selector: "node", style: {"label": "data(label)", "width": "data(size)", "height": "data(size)",
-        "background-color": "#5b8def", "font-size": 11, "text-valign": "bottom", "text-margin-y": 3, "color": "#1d232b"}},
+        "background-color": "#5b8def", "font-size": 11, "text-valign": "bottom", "text-margin-y": 3, "color": "#1d232b",
+        "text-background-color": "#ffffff", "text-background-opacity": 0.75, "text-background-padding": 1}},
       {selector: "node[center = 1]", style: {"background-color": "#e8590c", "font-weight": "bold", "font-size": 13}},
       {selector: "edge", style: {"width": "data(w)", "line-color": "#b8c4d6", "curve-style": "haystack"}}
     ],
-    layout: {name: "cose", animate: false, randomize: false, nodeRepulsion: function () { return 9000; }, idealEdgeLength: function () { return 90; }}
+    layout: {name: "cose", animate: false, randomize: false, padding: 20, nodeOverlap: 40, componentSpacing: 80,
+             nodeRepulsion: function () { return 600000; }, idealEdgeLength: function () { return 110; }}
   });
   state.cy.on("tap", "node", function (ev) { location.hash = "#/entity/" + ev.target.data("eid"); });
   state.cy.ready(function () {
