@@ -1,4 +1,4 @@
-"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | bench | prompt-tune | demo``.
+"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | serve | bench | prompt-tune | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
 reported as one line ``slmgraph: error: ...`` with exit status 2; Ctrl-C exits
