@@ -101,7 +101,8 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
             reports needed, :mod:`slmgraph.search.lazy_search`) or ``auto`` (global -- lazy on an index
             built with ``--no-reports`` -- or local by the question's wording, reported to
             ``on_route(method, reason)`` and in ``details["route"]``).
-        embedder_factory: ``() -> Embedder`` (every method embeds the question); None = the bundled one.
+        embedder_factory: ``() -> Embedder`` (every method embeds the question); None = the bundled one, run
+            without torch (:func:`slmgraph.query_embed.question_embedder`).
 
     Returns:
         :class:`slmgraph.search.Answer`: ``text``, ``citations``, ``context``, ``prompt_tokens``,
@@ -125,9 +126,9 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
     # Every method embeds the question: global and TS for the helpfulness score
     # (slmgraph.search.scoring), local and basic to find the nearest items.
     if embedder_factory is None:
-        from .embed import Embedder
+        from .query_embed import question_embedder
 
-        emb = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+        emb = question_embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
     else:
         emb = embedder_factory()
     if method == "global":
@@ -230,9 +231,9 @@ class Index:
             if self._embedder_factory is not None:
                 self._embedder = self._embedder_factory()
             else:
-                from .embed import Embedder
+                from .query_embed import question_embedder
 
-                self._embedder = Embedder(threads=self.settings.n_threads)
+                self._embedder = question_embedder(threads=self.settings.n_threads)
         return self._embedder
 
     def query(self, question: str, method: str = "global", level: int | None = None, dynamic: bool = False,

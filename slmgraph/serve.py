@@ -172,9 +172,9 @@ class Resources:
                                settings.threads_explicit)
         self.model = MemoTokens(model)
         if embedder_factory is None:
-            from .embed import Embedder
+            from .query_embed import question_embedder
 
-            embedder = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+            embedder = question_embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
         else:
             embedder = embedder_factory()
         self.embedder = MemoEmbedder(embedder)
