@@ -38,7 +38,10 @@ T = {"python_ready": time.time(), "python_ready_cpu": time.process_time()}
 import functools
 def wrap(mod, name, label):
     import importlib
-    m = importlib.import_module(mod)
+    try:
+        m = importlib.import_module(mod)
+    except ModuleNotFoundError:  # a checkout without that module (e.g. before it was added)
+        return
     obj = getattr(m, name)
     if isinstance(obj, type):
         init = obj.__init__
@@ -75,7 +78,8 @@ try:
 finally:
     T["done"], T["done_cpu"] = time.time(), time.process_time()
     with open(sys.argv[1], "w") as fh:
-        json.dump({"rc": rc if "rc" in dir() else None, "t": T, "modules": sorted(sys.modules)}, fh)
+        json.dump({"rc": rc if "rc" in dir() else None, "t": T, "modules": sorted(sys.modules),
+                   "slmgraph": slmgraph.cli.__file__}, fh)
 """
 
 
@@ -84,12 +88,13 @@ def inside(spans: list, outer: list) -> float:
     return sum(max(0.0, min(b, outer[1]) - max(a, outer[0])) for a, b in spans)
 
 
-def one_run(db: str, question: str, method: str, env: dict) -> dict:
+def one_run(db: str, question: str, method: str, env: dict, code: str) -> dict:
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
         out = fh.name
     argv = ["query", "--db", db, question, "--method", method, "--json", "--quiet"]
     t0 = time.time()
-    r = subprocess.run([sys.executable, "-c", PROBE, out, *argv], capture_output=True, text=True, env=env)
+    # cwd = the checkout: `python -c` puts the working folder first on sys.path.
+    r = subprocess.run([sys.executable, "-c", PROBE, out, *argv], capture_output=True, text=True, env=env, cwd=code)
     wall = time.time() - t0
     if r.returncode != 0:
         raise SystemExit(f"cold_start: the query failed ({r.returncode}): {r.stderr.strip()[-500:]}")
@@ -113,7 +118,7 @@ def one_run(db: str, question: str, method: str, env: dict) -> dict:
             "python_ready_s": round(t["python_ready"] - t0, 3), "cli_imported_s": round(t["cli_imported"] - t0, 3),
             "engine_entered_s": round(engine[0] - t0, 3), "loads_s": loads,
             "loads_inside_engine_s": round(loads_in_engine, 3), "exit_s": round(t0 + wall - t["done"], 3),
-            "model_calls": answer["model_calls"], "heavy_modules": heavy}
+            "model_calls": answer["model_calls"], "heavy_modules": heavy, "slmgraph": probe["slmgraph"]}
 
 
 def main() -> None:
@@ -128,7 +133,8 @@ def main() -> None:
     args = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=f"{args.code}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     cond = benchkit.start()
-    runs = [one_run(args.db, args.question, args.method, env) for _ in range(args.runs)]
+    db = str(Path(args.db).resolve())
+    runs = [one_run(db, args.question, args.method, env, args.code) for _ in range(args.runs)]
     cond = benchkit.finish(cond)
     med = {k: round(statistics.median(r[k] for r in runs), 3) for k in ("wall_s", "startup_s", "engine_own_s",
                                                                          "engine_entered_s", "startup_cpu_s")}
@@ -136,7 +142,7 @@ def main() -> None:
             "median": med, "runs": runs}
     lines = [f"# Cold start of `slmgraph query --method {args.method}` ({args.runs} new processes)", "",
              benchkit.sentence(cond), "", args.note, "",
-             f"Index `{args.db}`; question {args.question!r}; model calls per run: "
+             f"Code: `{runs[0]['slmgraph']}`. Index `{args.db}`; question {args.question!r}; model calls per run: "
              f"{', '.join(str(r['model_calls']) for r in runs)}.", "",
              "| run | wall s | start-up s | start-up CPU s | engine's own work s | engine entered at s | "
              "store s (CPU) | model s (CPU) | embedder s (CPU) | spaCy s (CPU) | heavy modules imported |",

@@ -160,9 +160,16 @@ class Resources:
         self.db = Path(db)
         self.settings = settings
         self.lock = threading.Lock()  #: one query at a time: llama.cpp and the embedder are not thread-safe
-        with self.index() as idx:  # checks the index before anything slow is loaded
-            model_path = settings.model_path or idx.store.get_meta("model_path") or None
-            self.model_name = idx.store.get_meta("model_name")
+        model_path, self.model_name, self.note = settings.model_path, None, ""
+        try:
+            with self.index() as idx:  # checks the index before anything slow is loaded
+                model_path = settings.model_path or idx.store.get_meta("model_path") or None
+                self.model_name = idx.store.get_meta("model_name")
+        except UserError as exc:
+            if not busy(exc):
+                raise
+            # An index run holds the file or has not finished it: serve anyway; pages say "index busy" until then.
+            self.note = f"index busy now ({exc}); the pages will read it when the run has finished"
         if model is None:
             from .backend import load_model
 
@@ -201,6 +208,11 @@ class Resources:
             yield idx
         finally:
             idx.close()
+
+
+def busy(exc: UserError) -> bool:
+    """True when ``exc`` says another process is writing the index or has not finished building it."""
+    return isinstance(exc, IndexBusy) or "is not complete" in str(exc)
 
 
 def answer_json(idx, ans) -> dict:
@@ -246,10 +258,8 @@ def make_app(res: Resources):
     from starlette.staticfiles import StaticFiles
 
     def fail(exc: Exception) -> JSONResponse:
-        if isinstance(exc, IndexBusy):
-            return JSONResponse({"error": f"index busy: {exc}", "busy": True}, status_code=503)
         msg = str(exc)
-        if "is not complete" in msg:
+        if busy(exc):
             return JSONResponse({"error": f"index busy: {msg}", "busy": True}, status_code=503)
         return JSONResponse({"error": msg}, status_code=404 if "is not in this index" in msg else 400)
 
@@ -437,5 +447,7 @@ def serve(db: str | Path, settings: Settings, host: str = "127.0.0.1", port: int
     shown = f"[{addr}]" if ":" in addr else addr
     say(f"slmgraph serve: http://{shown}:{real_port}/ (index {db}; loaded in {time.perf_counter() - t0:.1f} s; "
         "Ctrl-C stops)")
+    if res.note:
+        say(f"slmgraph serve: {res.note}")
     config = uvicorn.Config(make_app(res), log_level="warning", access_log=False, lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])

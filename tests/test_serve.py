@@ -229,6 +229,9 @@ def test_index_busy_while_another_process_writes_and_the_writer_is_never_blocked
         assert status == 503 and body["busy"] and body["error"].startswith("index busy: ")
         status, body = post(url + "/api/query", {"q": "Who founded Acme Corporation?", "method": "basic"})
         assert status == 503 and body["busy"]
+        # A server started while the run holds the file starts all the same, and says so.
+        late = Resources(db, Settings(), model=FakeModel(), embedder_factory=FakeEmbedder)
+        assert late.note.startswith("index busy now")
     finally:
         p.stdin.close()
         p.wait(timeout=30)
