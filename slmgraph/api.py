@@ -302,6 +302,12 @@ class Index:
 
         return browse.report(self.store, community_id)
 
+    def report_titles(self, ids) -> dict[int, str]:
+        """``{community id: its report's title}`` for the given ids (unknown ones left out)."""
+        from .search import browse
+
+        return browse.report_titles(self.store, ids)
+
     def documents(self) -> list[dict]:
         """The indexed documents, path order (:func:`slmgraph.search.browse.documents`)."""
         from .search import browse

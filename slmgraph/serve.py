@@ -46,7 +46,8 @@ from .errors import IndexBusy, UserError
 
 WEB_DIR = Path(__file__).resolve().parent / "web"
 LOOPBACK_NAMES = ("localhost",)
-#: No origin but this server's: scripts, styles, images and fetches alike.
+#: No origin but this server's: scripts, styles, images and fetches alike. Inline styles are allowed because
+#: cytoscape.js sets its canvases' styles inline; inline scripts are not.
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
@@ -230,12 +231,7 @@ def answer_json(idx, ans) -> dict:
     reports = set(ans.citations.get("reports", []))
     for p in out["points"]:
         reports.update(p["citations"].get("reports", []))
-    out["report_titles"] = {}
-    if reports:
-        marks = ", ".join("?" * len(reports))
-        out["report_titles"] = {str(r[0]): r[1] for r in idx.store.con.execute(
-            f"SELECT community_id, title FROM community_reports WHERE community_id IN ({marks})",
-            sorted(reports)).fetchall()}
+    out["report_titles"] = {str(k): v for k, v in idx.report_titles(sorted(reports)).items()}
     return out
 
 

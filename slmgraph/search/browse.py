@@ -298,6 +298,15 @@ def report(store, community_id: int) -> dict:
     return out
 
 
+def report_titles(store, ids) -> dict[int, str]:
+    """``{community id: report title}`` for the given community ids (ids without a report left out)."""
+    ids = [int(i) for i in ids]
+    if not ids:
+        return {}
+    return dict(store.con.execute(f"SELECT community_id, title FROM community_reports WHERE community_id IN "
+                                  f"({', '.join('?' * len(ids))})", ids).fetchall())
+
+
 def documents(store) -> list[dict]:
     """``[{doc_id, title, path, n_tokens, units}]`` in path order."""
     return [{"doc_id": r[0], "title": r[1] or r[2], "path": r[2], "n_tokens": r[3], "units": r[4]}
