@@ -15,7 +15,7 @@ Every JSON endpoint is a method of :class:`slmgraph.api.Index` (one query path):
 ========================================  ==========================================================
 ``GET /api/info``                          path, levels, model, counts
 ``GET /api/ask?q=&method=&level=``         the answer as Server-Sent Events: ``route``, ``text`` (chunks),
-                                           ``answer`` (the :func:`answer_json` dict) or ``error``
+                                           ``answer`` (the :func:`answer_json` dict) or ``failure``
 ``POST /api/query`` (JSON q/method/level)  the :func:`answer_json` dict
 ``GET /api/entities?q=&limit=``            :meth:`Index.entities`
 ``GET /api/entities/{key}``                :meth:`Index.entity` (id or name)
@@ -219,7 +219,8 @@ def busy(exc: UserError) -> bool:
 def answer_json(idx, ans) -> dict:
     """An answer for the page and for scripts: :meth:`Answer.to_dict` plus ``points`` (``[{head, text,
     citations: {kind: [ids]}}]``, :func:`slmgraph.search.browse.answer_points`), ``units`` (each cited text
-    unit's document and position, :meth:`Index.unit_documents`) and ``report_titles`` (``{id: title}``)."""
+    unit's document and position, :meth:`Index.unit_documents`), ``report_titles`` (``{id: title}`` of the cited
+    reports) and each report read in ``context`` with its ``title``."""
     from .search.browse import answer_points
 
     out = ans.to_dict()
@@ -232,6 +233,11 @@ def answer_json(idx, ans) -> dict:
     for p in out["points"]:
         reports.update(p["citations"].get("reports", []))
     out["report_titles"] = {str(k): v for k, v in idx.report_titles(sorted(reports)).items()}
+    read = [c["id"] for c in out["context"] if isinstance(c, dict) and c.get("kind") == "report"]
+    titles = idx.report_titles(read)
+    for c in out["context"]:
+        if isinstance(c, dict) and c.get("kind") == "report" and c.get("id") in titles:
+            c.setdefault("title", titles[c["id"]])
     return out
 
 

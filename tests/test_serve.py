@@ -193,6 +193,8 @@ def test_query_answers_with_points_that_cite_documents(server):
     assert status == 200 and c["passage"]["unit"] == cited[0] and c["passage"]["highlight"]
     status, a = post(url + "/api/query", {"q": QUESTION, "method": "global", "level": 0})
     assert status == 200 and a["points"] and a["report_titles"]
+    assert a["context"] and all(c["title"] for c in a["context"] if c["kind"] == "report")
+    assert a["details"]["scores"]  # the helpfulness of each report read, for "Why this answer"
     rid = next(i for p in a["points"] for i in p["citations"].get("reports", []))
     status, c = get(f"{url}/api/citation?kind=reports&id={rid}&support=" + urllib.parse.quote(a["points"][0]["text"]))
     assert status == 200 and c["report"]["community_id"] == rid

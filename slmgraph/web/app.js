@@ -164,15 +164,16 @@ function showWhy(a, wall) {
   body.appendChild(el("p", {}, [
     a.model_calls + " model calls \u00b7 " + a.prompt_tokens + " prompt + " + a.completion_tokens +
     " completion tokens \u00b7 " + a.seconds.toFixed(2) + " s in the engine, " + wall.toFixed(2) + " s here"]));
-  var scores = {};
+  var scores = {}, selected = {};
   ((a.details && a.details.scores) || []).forEach(function (s) { if (s && s.id != null) scores[s.id] = s.score; });
+  ((a.details && a.details.selected) || []).forEach(function (id) { selected[id] = true; });
   if (a.context && a.context.length) {
     var rows = a.context.map(function (c) {
       var score = c.score != null ? c.score : scores[c.id];
       return el("tr", {}, [el("td", {text: c.kind || ""}), el("td", {text: String(c.id != null ? c.id : "")}),
         el("td", {text: c.title || c.name || ""}), el("td", {text: c.tokens != null ? String(c.tokens) : ""}),
         el("td", {text: score != null ? String(Math.round(score * 10) / 10) : ""}),
-        el("td", {text: c.selected != null ? String(c.selected) : ""})]);
+        el("td", {text: c.selected != null ? String(c.selected) : (selected[c.id] ? "selected" : "")})]);
     });
     body.appendChild(el("h4", {text: "Read (" + a.context.length + " items)"}));
     body.appendChild(el("table", {"class": "context"}, [el("tr", {}, ["kind", "id", "title", "tokens", "helpfulness", "used"].map(
