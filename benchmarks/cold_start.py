@@ -157,7 +157,8 @@ def main() -> None:
               f"(wall {med['wall_s']:.2f} s in all, of which the engine's own work {med['engine_own_s']:.2f} s). "
               "Start-up = wall-clock from launch to exit minus the engine's own work (its time less the loads made "
               "inside it); its CPU time is the process's CPU time (user + system, all threads) minus the engine's "
-              "own, which is what the wall-clock comes to on idle cores for these single-threaded steps."]
+              "own: an estimate of the start-up on idle cores, as these steps run on one thread and read files "
+              "from the page cache."]
     md, _ = benchkit.write_results(args.name, lines, data)
     print(md.read_text())
 
