@@ -101,7 +101,8 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
             reports needed, :mod:`slmgraph.search.lazy_search`) or ``auto`` (global -- lazy on an index
             built with ``--no-reports`` -- or local by the question's wording, reported to
             ``on_route(method, reason)`` and in ``details["route"]``).
-        embedder_factory: ``() -> Embedder`` (every method embeds the question); None = the bundled one.
+        embedder_factory: ``() -> Embedder`` (every method embeds the question); None = the bundled one, run
+            without torch (:func:`slmgraph.query_embed.question_embedder`).
 
     Returns:
         :class:`slmgraph.search.Answer`: ``text``, ``citations``, ``context``, ``prompt_tokens``,
@@ -125,9 +126,9 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
     # Every method embeds the question: global and TS for the helpfulness score
     # (slmgraph.search.scoring), local and basic to find the nearest items.
     if embedder_factory is None:
-        from .embed import Embedder
+        from .query_embed import question_embedder
 
-        emb = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+        emb = question_embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
     else:
         emb = embedder_factory()
     if method == "global":
@@ -175,7 +176,7 @@ class Index:
     """
 
     def __init__(self, db: str | Path, settings: Settings, sources: dict, model=None,
-                 embedder_factory: Callable | None = None):
+                 embedder_factory: Callable | None = None, read_only: bool = False):
         from .store import Store
 
         self.path = Path(db)
@@ -185,7 +186,7 @@ class Index:
         self._embedder = None
         self._client = None
         self._prompts = None
-        self.store = Store(db)
+        self.store = Store(db, read_only=read_only)
         try:
             if self.store.get_meta("complete") != "1":
                 raise UserError(f"index {db} is not complete: re-run 'slmgraph index' on its input to finish it")
@@ -230,9 +231,9 @@ class Index:
             if self._embedder_factory is not None:
                 self._embedder = self._embedder_factory()
             else:
-                from .embed import Embedder
+                from .query_embed import question_embedder
 
-                self._embedder = Embedder(threads=self.settings.n_threads)
+                self._embedder = question_embedder(threads=self.settings.n_threads)
         return self._embedder
 
     def query(self, question: str, method: str = "global", level: int | None = None, dynamic: bool = False,
@@ -266,9 +267,82 @@ class Index:
 
         return export(self.store, out, format)
 
+    # Browsing (slmgraph.search.browse): plain dicts and lists, as `slmgraph serve` returns them as JSON.
+    def entities(self, query: str = "", limit: int = 50) -> list[dict]:
+        """Entities whose name contains ``query``, best connected first (:func:`slmgraph.search.browse.entities`)."""
+        from .search import browse
+
+        return browse.entities(self.store, query, limit)
+
+    def entity(self, key: int | str) -> dict:
+        """One entity by id or name: type, description, mentions with passages, communities, neighbourhood
+        (:func:`slmgraph.search.browse.entity`). Raises UserError for an unknown entity."""
+        from .search import browse
+
+        return browse.entity(self.store, key)
+
+    def neighbours(self, key: int | str, limit: int = 30) -> dict:
+        """``{nodes, edges}``: an entity and its strongest neighbours (:func:`slmgraph.search.browse.neighbours`)."""
+        from .search import browse
+
+        return browse.neighbours(self.store, key, limit)
+
+    def reports(self, level: int = 0) -> list[dict]:
+        """Community reports of ``level`` with coverage (:func:`slmgraph.search.browse.reports`)."""
+        from .search import browse
+
+        if level not in self.levels():
+            raise UserError(f"level {level} is not in index {self.path}: its levels are "
+                            f"{', '.join(map(str, self.levels())) or 'none'}")
+        return browse.reports(self.store, level)
+
+    def report(self, community_id: int) -> dict:
+        """One community's report and member entities (:func:`slmgraph.search.browse.report`)."""
+        from .search import browse
+
+        return browse.report(self.store, community_id)
+
+    def report_titles(self, ids) -> dict[int, str]:
+        """``{community id: its report's title}`` for the given ids (unknown ones left out)."""
+        from .search import browse
+
+        return browse.report_titles(self.store, ids)
+
+    def documents(self) -> list[dict]:
+        """The indexed documents, path order (:func:`slmgraph.search.browse.documents`)."""
+        from .search import browse
+
+        return browse.documents(self.store)
+
+    def document(self, doc_id: str) -> dict:
+        """One document with its text units (:func:`slmgraph.search.browse.document`)."""
+        from .search import browse
+
+        return browse.document(self.store, doc_id)
+
+    def text_unit(self, number: int, support: str | None = None) -> dict:
+        """Text unit ``number`` (as answers cite it) with its document, title and position, the sentences
+        supporting ``support`` located (:func:`slmgraph.search.browse.text_unit`)."""
+        from .search import browse
+
+        return browse.text_unit(self.store, number, support)
+
+    def unit_documents(self, numbers) -> dict[int, dict]:
+        """``{text-unit number: its document's doc_id, title, path and the unit's position}``."""
+        from .search import browse
+
+        return browse.unit_documents(self.store, numbers)
+
+    def citation(self, kind: str, cid: int, support: str = "") -> dict:
+        """What an answer's citation points at and the passage supporting ``support``
+        (:func:`slmgraph.search.browse.citation`)."""
+        from .search import browse
+
+        return browse.citation(self.store, kind, cid, support)
+
 
 def open(db: str | Path, *, config: str | Path | None = None, model=None, embedder_factory: Callable | None = None,
-         **settings) -> Index:
+         read_only: bool = False, **settings) -> Index:
     """Open an index built by ``slmgraph index`` (or :func:`index`) for queries, stats and export.
 
     Args:
@@ -276,11 +350,14 @@ def open(db: str | Path, *, config: str | Path | None = None, model=None, embedd
         model: a loaded model (tests pass the scripted fake); None = the GGUF that built the index,
             or ``model_path``.
         embedder_factory: ``() -> Embedder`` for local/basic search (tests pass a fake).
+        read_only: open the file read-only, so other readers (queries, ``slmgraph serve``) may hold it too;
+            the query ledger rows are then kept aside and merged by the next writer (:class:`slmgraph.store.Store`).
         settings: :class:`Settings` fields for queries, e.g. ``local_context_tokens=2000``.
 
     Raises:
         UserError: ``db`` is missing, not a slmgraph index, or incomplete; bad settings.
+        IndexBusy: (a UserError) another process is writing ``db``.
     """
     s, sources = settings_for(config, "slmgraph.open()", **settings)
-    return Index(db, s, sources, model=model, embedder_factory=embedder_factory)
+    return Index(db, s, sources, model=model, embedder_factory=embedder_factory, read_only=read_only)
 

@@ -1,4 +1,4 @@
-"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | bench | prompt-tune | demo``.
+"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | serve | bench | prompt-tune | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
 reported as one line ``slmgraph: error: ...`` with exit status 2; a failed write
@@ -190,7 +190,13 @@ def _ecosystem_parsers(sub) -> None:
     (``init``, ``--config``), ``export``, ``picture``, ``bench`` and ``prompt-tune``."""
     from .settings_file import FILE_NAME
 
-    for name in ("index", "estimate", "query"):
+    p = sub.add_parser("serve", help="a local web app: ask with streamed answers, follow citations to their "
+                                     "passages, browse entities, communities and documents (loopback only)")
+    _common(p)
+    p.add_argument("--port", type=int, default=8765, help="TCP port on 127.0.0.1 (default 8765; 0 = any free port)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="loopback address to bind: 127.0.0.1 (default), ::1 or localhost; any other is refused")
+    for name in ("index", "estimate", "query", "serve"):
         sub.choices[name].add_argument(
             "--config", default=None,
             help=f"settings file (default: ./{FILE_NAME} when present); flags you type override it")
@@ -756,6 +762,17 @@ def cmd_demo(args) -> int:
     return cmd_stats(argparse.Namespace(db=args.db, json=False, wait=0.0))
 
 
+def cmd_serve(args) -> int:
+    """``slmgraph serve``: run the local web app on the loopback until interrupted; returns 0."""
+    from .serve import bind, import_web, serve
+
+    import_web()  # one line naming the extra, before the model loads
+    bind(args.host, args.port).close()  # a refused host or a taken port fails before the model loads
+    serve(args.db, _configured_settings(args), host=args.host, port=args.port,
+          say=lambda m: print(m, flush=True))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``slmgraph`` command; returns the exit status."""
     handler = _NoteHandler()
@@ -771,8 +788,8 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
                 "demo": cmd_demo, "init": cmd_init, "export": cmd_export,
                 "picture": cmd_picture, "bench": cmd_bench,
-                "prompt-tune": cmd_prompt_tune}
-    if args.command in ("index", "estimate", "query", "demo", "bench", "prompt-tune"):
+                "prompt-tune": cmd_prompt_tune, "serve": cmd_serve}
+    if args.command in ("index", "estimate", "query", "demo", "bench", "prompt-tune", "serve"):
         from .backend import install_log_filter
 
         install_log_filter()  # llama.cpp's notices logged as errors stay off stderr
@@ -794,6 +811,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         _close_bars()
+        if args.command == "serve":
+            print("\nslmgraph serve: stopped.", file=sys.stderr)
+            return 0
         if args.command in ("index", "demo"):
             print("\nslmgraph: interrupted. Finished work is saved in the index; run the same command again to "
                   "resume.", file=sys.stderr)

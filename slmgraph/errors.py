@@ -24,3 +24,8 @@ class StorageError(Exception):
 class GrammarError(ValueError):
     """llama.cpp could not build a grammar for a JSON schema (the message says why). The caller records
     the text unit it was for as failed, with this reason, and goes on."""
+
+
+class IndexBusy(UserError):
+    """The index is held by another process (an ``index`` run writing it, or a reader while
+    this process would write): the message is the one line :class:`UserError` gives."""

@@ -30,7 +30,7 @@ from typing import Callable, Iterator, NamedTuple, TypeVar
 
 import duckdb
 
-from .errors import StorageError, UserError
+from .errors import IndexBusy, StorageError, UserError
 
 APP_ID = "slmgraph"
 #: Meta ``schema_version`` of a current index. "2": ``text_units.unit_no``, the index-wide citation number,
@@ -434,7 +434,7 @@ class Store:
                 if time.monotonic() >= deadline:
                     more = f"it was still held after --wait {wait:g} s" if wait > 0 else \
                         "pass --wait SECONDS to wait for it"
-                    raise UserError(f"index {self.path} is {holds}: {more}, or run again when it has finished") \
+                    raise IndexBusy(f"index {self.path} is {holds}: {more}, or run again when it has finished") \
                         from None
                 if on_wait is not None:
                     on_wait(f"index {self.path} is {holds}: waiting up to {wait:g} s for it")

@@ -76,6 +76,7 @@ def test_readme_python_example_runs_with_the_fake_model(tmp_path, corpus, monkey
     code = re.search(r"## Python API.*?```python\n(.+?)\n```", text, re.S).group(1)
     monkeypatch.setattr(slmgraph.pipeline, "load_model", lambda *a, **k: FakeModel())
     monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
     import slmgraph.backend
 
     monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())

@@ -127,6 +127,7 @@ def fake_everything(monkeypatch):
 
     monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
     monkeypatch.setattr("slmgraph.embed.Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
 
 
 def test_bench_with_gold_and_questions_reports_both_per_model(tmp_path, corpus, capsys, fake_everything):

@@ -125,6 +125,7 @@ def fake_query(monkeypatch):
 
     monkeypatch.setattr(slmgraph.backend, "load_model", load_model)
     monkeypatch.setattr(slmgraph.embed, "Embedder", lambda **kw: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
     return made
 
 

@@ -113,6 +113,7 @@ def test_bench_with_the_fake_model_writes_table_json_and_png(tmp_path, corpus, c
 
     monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
     monkeypatch.setattr("slmgraph.embed.Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
     gguf = tmp_path / "other.gguf"
     gguf.write_bytes(b"GGUF")
     (tmp_path / "questions.txt").write_text("What did Alice Smith build?\n", encoding="utf-8")  # beside the corpus

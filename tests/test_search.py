@@ -343,6 +343,7 @@ def test_query_json_output_shape(index, tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: model)
     monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
     for method in ("global", "local", "basic", "ts", "auto"):
         assert main(["query", "--db", str(db), "--method", method, "--json", "--opening", "model",
                      "What did Alice Smith build?"]) == 0

@@ -111,6 +111,7 @@ def _patch_models(monkeypatch):
 
     monkeypatch.setattr(slmgraph.pipeline, "load_model", lambda *a, **k: FakeModel())
     monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
 
 
 def test_index_reads_the_file_in_the_working_directory_and_stats_shows_sources(tmp_path, corpus, capsys,
