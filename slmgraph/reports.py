@@ -1061,7 +1061,9 @@ def plan_report_budget(client: ModelClient, calls: list[int], members: dict[int,
 
 def _store_report(store: Store, client: ModelClient, rep: Report) -> None:
     text = rep.full_text()
-    store.con.execute("INSERT OR REPLACE INTO community_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    store.con.execute("INSERT OR REPLACE INTO community_reports (community_id, level, title, summary, findings, "
+                      "rating, rating_explanation, full_text, n_tokens, context_tokens, context_kind) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                       [rep.community_id, rep.level, rep.title, rep.summary, dumps(rep.findings), rep.rating,
                        rep.rating_explanation, text, client.count(text), rep.context_tokens, rep.context_kind])
 

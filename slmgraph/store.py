@@ -172,6 +172,8 @@ CREATE TABLE IF NOT EXISTS community_reports (
     context_tokens INTEGER,         -- tokens of the context the report was written from
     context_kind VARCHAR            -- elements | sub-reports | carried
 );
+ALTER TABLE community_reports ADD COLUMN IF NOT EXISTS topic VARCHAR;        -- distinctive terms of the community, e.g. "budget shortfall, library, council tax"
+ALTER TABLE community_reports ADD COLUMN IF NOT EXISTS doc_ids VARCHAR;      -- JSON list of the documents behind the community, in corpus order
 CREATE TABLE IF NOT EXISTS embeddings (
     kind VARCHAR,                   -- entity | text_unit | report
     item_id VARCHAR,

@@ -136,7 +136,9 @@ def test_global_search_packs_batches_within_the_window(tmp_path):
     for i in range(40):
         text = f"# Report title {i}\n\n" + " ".join(f"fact{i}_{j}" for j in range(10 + (i * 13) % 60))
         rows.append([i, 0, f"Report title {i}", "s", "[]", 5.0, "", text, 0, 0, "elements"])
-    store.con.executemany("INSERT INTO community_reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    store.con.executemany("INSERT INTO community_reports (community_id, level, title, summary, findings, rating, "
+                          "rating_explanation, full_text, n_tokens, context_tokens, context_kind) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     small = FakeModel(n_ctx=1000)
     client = ModelClient(small, store, "q")
     s = Settings(map_max_tokens=150)
@@ -294,7 +296,9 @@ def _report_tree(tmp_path):
     text = {1: "apple orchards", 2: "train timetables", 11: "apple varieties", 12: "pear trees",
             21: "apple carts on trains", 22: "apple juice on trains", 13: "apple varieties"}
     store.con.executemany("INSERT INTO communities VALUES (?, ?, ?, 1, ?)", [list(c) for c in comms])
-    store.con.executemany("INSERT INTO community_reports VALUES (?, ?, ?, '', '[]', 5, '', ?, 3, 0, 'elements')",
+    store.con.executemany("INSERT INTO community_reports (community_id, level, title, summary, findings, rating, "
+                          "rating_explanation, full_text, n_tokens, context_tokens, context_kind) "
+                          "VALUES (?, ?, ?, '', '[]', 5, '', ?, 3, 0, 'elements')",
                           [[c[0], c[1], text[c[0]], f"# {text[c[0]]}"] for c in comms])
     return store
 
