@@ -61,7 +61,7 @@ def test_boilerplate_is_a_sentence_in_many_documents_and_never_a_statement(counc
     units = [(f"d{i}", f"Fact number {i} about the river and the bridge today. {SAFE}") for i in range(6)]
     units += [("d0", "A sentence that two neighbouring units share word for word here."),
               ("d1", "A sentence that two neighbouring units share word for word here.")]
-    bp = Boilerplate(units, 6)
+    bp = Boilerplate(units)
     assert SAFE in bp and SAFE.replace("council", "city") in bp  # near-verbatim: same opening words
     assert "A sentence that two neighbouring units share word for word here." not in bp
     assert "Fact number 3 about the river and the bridge today." not in bp
@@ -81,7 +81,7 @@ def test_each_theme_has_topic_coverage_statements_and_citations_naming_documents
         assert re.match(r"Found in \d+ of 5 documents \(\d+ %\), meeting-\d+( \u2013 meeting-\d+)?", opening)
         assert statements
         for line in statements:
-            m = re.match(r"- \*(.+), unit (\d+) of (\d+)\*: (.+) \[Sources: (\d+)\]$", line)
+            m = re.match(r"- \*([^*,]+)(, unit \d+ of \d+)?\*: (.+) \[Sources: (\d+)\]$", line)
             assert m and m.group(1) in names
     for p in ans.points:
         assert p["topic"] and p["coverage"]["documents"] >= 1 and p["sources"]
@@ -103,7 +103,7 @@ def test_a_question_about_change_over_time_gets_its_statements_in_document_order
     secs = _sections(ans.text)
     assert secs
     for sec in secs:
-        docs = [re.match(r"- \*(.+), unit \d+ of \d+\*: ", ln).group(1) for ln in sec.split("\n")[2:]]
+        docs = [re.match(r"- \*([^*,]+)(, unit \d+ of \d+)?\*: ", ln).group(1) for ln in sec.split("\n")[2:]]
         assert docs and [pos[d] for d in docs] == sorted(pos[d] for d in docs) and len(set(docs)) == len(docs)
 
 
@@ -126,7 +126,7 @@ def test_every_method_names_the_document_of_each_citation(council, method):
         assert re.fullmatch(r"meeting-\d+", info["document"]) and 1 <= info["unit"] <= info["of"]
     for n in sources:  # the text names each cited unit's document too
         doc = cited["sources"][str(n)]["document"]
-        assert re.search(rf"(\[{n}\] {doc}, unit \d+ of \d+|\*{doc}, unit \d+ of \d+\*:? .*\[Sources: {n}\])",
+        assert re.search(rf"(\[{n}\] {doc}|\*{doc}(, unit \d+ of \d+)?\*: .*\[Sources: {n}\])",
                          ans.text), ans.text
     assert ans.points and all(p["documents"] for p in ans.points if p["sources"])
 

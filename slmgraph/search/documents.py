@@ -169,8 +169,9 @@ def cited_documents(store, citations: dict) -> dict:
 
 
 def source_label(info: dict) -> str:
-    """``"EP-03 part 12, unit 2 of 3"``: a cited text unit as a reader finds it."""
-    return f"{info['document']}, unit {info['unit']} of {info['of']}"
+    """``"minutes-2024-03, unit 2 of 3"``: a cited text unit as a reader finds it (a document of one unit: its
+    name alone)."""
+    return info["document"] if info["of"] == 1 else f"{info['document']}, unit {info['unit']} of {info['of']}"
 
 
 def sources_legend(cited: dict) -> str:

@@ -27,7 +27,6 @@ coverage, broadest first.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
@@ -37,22 +36,25 @@ from .documents import Doc, community_documents, corpus_documents, coverage, cov
 from .extractive import (_SPEAKER, _Mmr, _embed, near_duplicate, prose_sentences, quotable, relevance,
                          sentence_kinds)
 
-#: A sentence is boilerplate when its first or last :data:`KEY_WORDS` words recur in at least this share of
-#: the documents, and in at least :data:`BOILERPLATE_MIN_DOCS` (overlapping text units put a sentence in two
-#: neighbouring documents' units, so two is no sign of a template).
-BOILERPLATE_SHARE = 0.05
+#: A sentence is boilerplate when its first or last :data:`KEY_WORDS` words recur in at least this many
+#: documents (overlapping text units put a sentence in two neighbouring documents' units, so two is no sign
+#: of a template; a sentence of eight words or more written again word for word in a third document is one).
 BOILERPLATE_MIN_DOCS = 3
 KEY_WORDS = 8
 #: Themes shown at most; statements per theme (per temporal theme); text units read per theme.
 MAX_THEMES = 6
 PER_THEME = 2
 PER_TEMPORAL_THEME = 4
-UNITS_PER_THEME = 6
+UNITS_PER_THEME = 4
 #: Words a statement has at least (besides a speaker label); under :data:`FULL_WORDS` it is penalised by
 #: :data:`SHORT_PENALTY` (cosine units), so a short line is quoted only where a theme has nothing longer.
 MIN_WORDS = 5
 FULL_WORDS = 8
 SHORT_PENALTY = 0.15
+#: For a question with a topic, a statement whose relevance is this far (cosine units) under the best
+#: statement's is left out, and so is a theme left with none.
+STATEMENT_MARGIN = 0.2
+MIN_THEMES = 3
 #: A statement longer than this is not quoted (a run-on transcript turn is not a statement).
 MAX_STATEMENT_CHARS = 400
 #: Words asking how something changed over time.
@@ -60,6 +62,8 @@ _TEMPORAL = re.compile(r"(?i)\b(evolv\w*|over (the )?(time|years?|decades?|past|
                        r"|trend\w*|timeline|history of|progress(ed|ion)? (of|over)|through the years|from year to year"
                        r"|since (the )?(first|start|beginning)|develop\w* over)")
 _WORD = re.compile(r"[^\W_]+")
+#: A whole sentence ends with its punctuation (a text unit's edge cuts one off mid-clause).
+_ENDED = re.compile(r"(?<!\.\.)[.!?][\"'\u201d\u2019)\]]*$")
 
 
 def is_temporal(question: str) -> bool:
@@ -76,12 +80,12 @@ class Boilerplate:
 
     Built once per query from every text unit: each sentence's first and last :data:`KEY_WORDS` words
     (speaker label dropped, case folded) are keys, counted by document. A sentence is boilerplate when one
-    of its keys occurs in at least ``max(BOILERPLATE_MIN_DOCS, BOILERPLATE_SHARE x documents)`` documents.
+    of its keys occurs in at least :data:`BOILERPLATE_MIN_DOCS` documents.
     """
 
-    def __init__(self, units: list[tuple[str, str]], n_docs: int):
-        """``units``: ``(doc_id, text)`` of every text unit; ``n_docs``: documents in the corpus."""
-        self.threshold = max(BOILERPLATE_MIN_DOCS, math.ceil(BOILERPLATE_SHARE * n_docs))
+    def __init__(self, units: list[tuple[str, str]]):
+        """``units``: ``(doc_id, text)`` of every text unit."""
+        self.threshold = BOILERPLATE_MIN_DOCS
         docs: dict[tuple, set] = {}
         split = re.compile(r"(?<=[.!?])\s+|\n+")
         for doc_id, text in units:
@@ -155,7 +159,7 @@ class ThemeIndex:
     def boilerplate(self) -> Boilerplate:
         if self._boiler is None:
             units = self.store.con.execute("SELECT doc_id, text FROM text_units").fetchall()
-            self._boiler = Boilerplate(units, len(self.docs))
+            self._boiler = Boilerplate(units)
         return self._boiler
 
     def topics(self, ids: list[int]) -> dict[int, str]:
@@ -244,7 +248,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         if any(near_duplicate(t.topic, k.topic, 0.8) for k in kept):
             continue
         kept.append(t)
-        if len(kept) >= max_themes * 2:
+        if len(kept) >= max_themes + 3:
             break
     units = ix.units([t.report for t in kept])
     by_report = {r["community_id"]: r for r in reports}
@@ -281,12 +285,17 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         for u in ranked:
             for s in prose_sentences(u.text):
                 s = " ".join(s.split())
-                if (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or s.rstrip(".").endswith("\u2026")
+                if (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
                         or any(k in ("question", "fragment") for k in sentence_kinds(s))
                         or s.startswith(("../", "./", "/")) or s in ix.boilerplate):
                     continue
                 cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units)))
-    vecs = _embed([c[1].text for c in cands], embedder) if cands and embedder is not None else None
+    vecs = None
+    if cands and embedder is not None:  # a unit shared by several themes gives the same sentences: embed each once
+        uniq = list(dict.fromkeys(c[1].text for c in cands))
+        at = {t: i for i, t in enumerate(uniq)}
+        u = _embed(uniq, embedder)
+        vecs = u[[at[c[1].text] for c in cands]]
     rel = []
     for k, (ti, st) in enumerate(cands):
         a = anchors.get(kept[ti].report)
@@ -298,8 +307,23 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     per = PER_TEMPORAL_THEME if temporal else PER_THEME
     used: list[str] = []
     out: list[Theme] = []
-    for ti, t in enumerate(kept):
-        left = [k for k, (i, _) in enumerate(cands) if i == ti]
+    order = list(range(len(kept)))
+    live = set(range(len(cands)))
+    if not wide and rel:
+        # A question with a topic: a statement far below the best one does not answer it, and the themes whose
+        # statements answer it best come first.
+        top = max(rel)
+        best = {ti: max((rel[k] for k in live if cands[k][0] == ti), default=None) for ti in order}
+        order = sorted((ti for ti in order if best[ti] is not None), key=lambda ti: (-best[ti], ti))
+        # Under MIN_THEMES themes within the margin, the next ones within twice the margin are read too.
+        within = [ti for ti in order if best[ti] >= top - STATEMENT_MARGIN]
+        more = [ti for ti in order if top - 2 * STATEMENT_MARGIN <= best[ti] < top - STATEMENT_MARGIN]
+        order = within + more[: max(0, MIN_THEMES - len(within))]
+        bar = {ti: (top - STATEMENT_MARGIN if ti in within else top - 2 * STATEMENT_MARGIN) for ti in order}
+        live = {k for k in live if cands[k][0] in bar and rel[k] >= bar[cands[k][0]]}
+    for ti in order:
+        t = kept[ti]
+        left = [k for k, (i, _) in enumerate(cands) if i == ti and k in live]
         docs_used: set = set()
         while left and len(t.statements) < per:
             k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
@@ -339,9 +363,10 @@ def template_opening(t: Theme) -> str:
 
 
 def statement_line(st: Statement, ix: ThemeIndex) -> str:
-    """``- *document, unit 2 of 5*: sentence [Sources: 12]``."""
+    """``- *document, unit 2 of 5*: sentence [Sources: 12]`` (a document of one unit: no position)."""
     doc = ix.doc_by_id[st.doc_id].name
-    return f"- *{doc}, unit {st.unit} of {st.of}*: {st.text} [Sources: {st.source}]"
+    where = doc if st.of == 1 else f"{doc}, unit {st.unit} of {st.of}"
+    return f"- *{where}*: {st.text} [Sources: {st.source}]"
 
 
 def render_themes(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, temporal: bool = False,
