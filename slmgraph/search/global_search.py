@@ -65,6 +65,8 @@ class MapReduceKind:
     cite: str  #: citation kind: "reports" or "sources"
 
 
+#: Reports beyond the selected ones whose themes an extractive answer reads (best-scored first).
+THEME_READS = 6
 #: Passages (points) a corpus-wide TS answer spreads over, one per document and community.
 SPREAD_PASSAGES = 6
 
@@ -224,8 +226,12 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         floor_used = 0.0 if wide is not None else floor  # the floor does not apply to a corpus-wide question
         reserve = [sc for sc in select(basis, floor_used, 0.0) if sc.id not in score_of]
         per_passage = None
+        # Once a report passes the floor the question is one the corpus answers; the themes are then read from
+        # the best-scored reports, each kept by how well its own statements answer (themes.STATEMENT_MARGIN).
+        near = [sc for sc in sorted(ranked, key=lambda x: (-x.score, x.id)) if sc.id not in score_of][:THEME_READS]
         if records is not None and store is not None and _by_theme(
-                client, prompts, settings, store, question, chosen, score_of, records, ans, embedder, scope, on_text,
+                client, prompts, settings, store, question, chosen + near, {
+                    **{sc.id: sc.score for sc in near}, **score_of}, records, ans, embedder, scope, on_text,
                 wide is not None):
             pass
         else:
@@ -297,8 +303,10 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
 
 def _by_theme(client, prompts, settings, store, question, chosen, score_of, records, ans, embedder, scope, on_text,
               wide) -> bool:
-    """The extractive answer by theme (:func:`slmgraph.search.themes.theme_answer`): the selected reports, or
-    for a question about the whole corpus every report of the level, broadest first. False (``ans``
+    """The extractive answer by theme (:func:`slmgraph.search.themes.theme_answer`): the selected reports and
+    the next best-scored ones (``chosen``; a theme is kept by how well its statements answer,
+    :data:`slmgraph.search.themes.STATEMENT_MARGIN`), or for a question about the whole corpus every report of
+    the level, broadest first. False (``ans``
     untouched) when no theme has a statement (reports with no text unit behind them)."""
     from .themes import theme_answer, theme_points
 
@@ -323,6 +331,11 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     ans.citations = {"reports": [t.report for t in themes],
                      "sources": list(dict.fromkeys(s.source for t in themes for s in t.statements))}
     ans.points = theme_points(themes, ix)
+    # The reports read beyond the helpfulness selection whose themes made the answer join the selection.
+    beyond = [t.report for t in themes if t.report not in set(ans.details.get("selected") or [])]
+    if beyond and not wide:
+        ans.details["selected"] = list(ans.details["selected"]) + beyond
+        ans.details["selected_beyond_cut"] = beyond
     ans.details.update({"points": len(themes), "themes": [{"report": t.report, "topic": t.topic,
                                                            "documents": t.coverage["documents"]} for t in themes],
                         "by_theme": True, "documents_named": True, "synthesis": synthesis,
