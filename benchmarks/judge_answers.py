@@ -162,6 +162,10 @@ def cmd_packets(args) -> int:
         questions = questions[: args.limit]
     packets.mkdir(parents=True, exist_ok=True)
     key_path.parent.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import benchkit
+
+    cond = benchkit.start()
     rng = random.Random(args.seed)
     key = {"db": str(Path(args.db).resolve()), "questions": str(Path(args.questions).resolve()),
            "methods": list(args.methods), "level": args.level, "seed": args.seed, "code": code_version(),
@@ -189,6 +193,7 @@ def cmd_packets(args) -> int:
         criteria="\n".join(f"- **{c}**: {d}" for c, d in CRITERIA.items()),
         grades="\n".join(f"- **{g}**: {d}" for g, d in GRADES.items()),
         example=json.dumps(EXAMPLE, indent=2)), encoding="utf-8")
+    key["conditions"] = benchkit.finish(cond)
     key_path.write_text(json.dumps(key, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {len(key['packets'])} packets to {packets} and the key to {key_path}")
     return 0
@@ -293,6 +298,23 @@ def score(key: dict, verdicts: list[dict]) -> dict:
     }
 
 
+def answer_shape(key: dict) -> dict:
+    """Per method, from the key's answers: ``{answers, chars, cited, model_calls, seconds}`` (means)."""
+    out: dict = {}
+    for a in key.get("answers", []):
+        v = out.setdefault(a["method"], {"answers": 0, "chars": 0.0, "cited": 0.0, "model_calls": 0.0,
+                                         "seconds": 0.0})
+        v["answers"] += 1
+        v["chars"] += len(a["text"])
+        v["cited"] += sum(len(ids) for ids in (a.get("citations") or {}).values())
+        v["model_calls"] += a.get("model_calls") or 0
+        v["seconds"] += a.get("seconds") or 0.0
+    for v in out.values():
+        for k in ("chars", "cited", "model_calls", "seconds"):
+            v[k] /= v["answers"]
+    return out
+
+
 def pct(x) -> str:
     return "-" if x is None else f"{100 * x:.0f} %"
 
@@ -302,7 +324,8 @@ def render(key: dict, res: dict, title: str) -> list[str]:
     lines = [f"# {title}", "",
              f"Index `{key['db']}`, questions `{key['questions']}`; answers by the code at `{key['code']['slmgraph']}` "
              f"(commit {key['code']['commit'] or '?'}), written {key['date']}. {res['verdicts']} verdicts by blind "
-             f"judges on {len(key['packets'])} packets (each question in both A/B orders; judges saw only the packets).",
+             f"judges on {len(key['packets'])} packets (each question in both A/B orders; judges saw only the "
+             "packets).",
              "", f"## Win rate of {m1} against {m2}", "",
              "A win counts 1, a tie 1/2 (the paper's 100/0/50 scores); order agreement = share of questions whose "
              "two orders got the same winner.", "",
@@ -314,6 +337,18 @@ def render(key: dict, res: dict, title: str) -> list[str]:
     for m, g in res["grades"].items():
         mean = "-" if g["mean"] is None else f"{g['mean']:.2f}"
         lines.append(f"| {m} | {mean} | {g['n']} | {pct(g['ge4'])} |")
+    shape = answer_shape(key)
+    if shape:
+        cond = key.get("conditions")
+        lines += ["", "## Answer shape (from the key, not judged)", ""]
+        if cond:
+            import benchkit
+
+            lines += [benchkit.sentence(cond), ""]
+        lines += ["| method | answers | mean characters | mean cited ids | mean model calls | mean seconds |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {m} | {v['answers']} | {v['chars']:.0f} | {v['cited']:.1f} | {v['model_calls']:.1f} | "
+                  f"{v['seconds']:.1f} |" for m, v in shape.items()]
     if res["unknown_packets"]:
         lines += ["", f"Verdicts on packets not in the key (ignored): {', '.join(res['unknown_packets'])}."]
     return lines

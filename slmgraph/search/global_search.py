@@ -517,8 +517,9 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
 def _unit_fallback(store: Store, prompts: Prompts, settings: Settings, question: str, embedder, ans: Answer,
                    on_text) -> None:
     """No report passed the floor: when the text units pass basic search's gate
-    (:func:`slmgraph.search.scoring.relevance_gate` on the nearest unit, as :func:`slmgraph.search.basic_search.basic_search`
-    applies it), the no-answer text says so and points to basic search, which answers from them."""
+    (:func:`slmgraph.search.scoring.relevance_gate` on the nearest unit, as
+    :func:`slmgraph.search.basic_search.basic_search` applies it), the no-answer text says so and points to
+    basic search, which answers from them."""
     from ..embed import load_vectors, nearest
     from .scoring import relevance_gate
 

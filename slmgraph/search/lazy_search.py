@@ -239,7 +239,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         if gen is not None:
             ans.add_call(gen)
         cited = list(dict.fromkeys(i for p in points for i in p.ids))
-        why = (f"spread across the corpus's communities and documents for a question about all of it"
+        why = ("spread across the corpus's communities and documents for a question about all of it"
                if wide is not None else f"{len(relevant)} relevant of {len(scores)} tested")
         line = f"Sources: text units {', '.join(map(str, cited))} ({why})." if cited else ""
         text = extractive_answer(points, "Sources", synthesis, line)

@@ -58,7 +58,8 @@ MIN_THEMES = 3
 #: A statement longer than this is not quoted (a run-on transcript turn is not a statement).
 MAX_STATEMENT_CHARS = 400
 #: Words asking how something changed over time.
-_TEMPORAL = re.compile(r"(?i)\b(evolv\w*|over (the )?(time|years?|decades?|past|last)\b|chang(e|ed|es|ing) (over|since|from)"
+_TEMPORAL = re.compile(r"(?i)\b(evolv\w*|over (the )?(time|years?|decades?|past|last)\b"
+                       r"|chang(e|ed|es|ing) (over|since|from)"
                        r"|trend\w*|timeline|history of|progress(ed|ion)? (of|over)|through the years|from year to year"
                        r"|since (the )?(first|start|beginning)|develop\w* over)")
 _WORD = re.compile(r"[^\W_]+")
@@ -380,7 +381,8 @@ def render_themes(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, te
         head = (f"{n} theme{'s bear' if n != 1 else ' bears'} on this question; each theme's statements follow the "
                 "documents' order:")
     else:
-        head = f"{n} theme{'s' if n != 1 else ''} of the corpus bear{'' if n != 1 else 's'} on this question, the most relevant first:"
+        head = (f"{n} theme{'s' if n != 1 else ''} of the corpus bear{'' if n != 1 else 's'} on this question, "
+                "the most relevant first:")
     parts = [head]
     for i, t in enumerate(themes, start=1):
         lines = [f"### {i}. {t.topic} [Reports: {t.report}]", t.opening or template_opening(t)]
@@ -400,7 +402,8 @@ def theme_points(themes: list[Theme], ix: ThemeIndex) -> list[dict]:
     for t in themes:
         docs = list(dict.fromkeys(s.doc_id for s in t.statements))
         out.append({"topic": t.topic, "text": " ".join([t.opening] + [s.text for s in t.statements]).strip(),
-                    "coverage": t.coverage, "reports": [t.report], "sources": list(dict.fromkeys(s.source for s in t.statements)),
+                    "coverage": t.coverage, "reports": [t.report],
+                    "sources": list(dict.fromkeys(s.source for s in t.statements)),
                     "documents": [{"doc_id": d, "document": ix.doc_by_id[d].name, "path": ix.doc_by_id[d].path}
                                   for d in docs]})
     return out
