@@ -172,3 +172,21 @@ def test_global_search_points_to_basic_search_when_no_report_passes_but_text_uni
         assert "nothing relevant" in off.text and "fallback" not in off.details and off.citations == {}
     finally:
         store.close()
+
+
+def test_dynamic_selection_falls_back_to_level_0_when_its_descent_selects_nothing(tmp_path):
+    from test_search import _report_tree
+
+    store = _report_tree(tmp_path)
+    try:
+        s = Settings(helpfulness_floor=95.0)  # the descent's floor; level 0's is lowered by the off-topic probes
+        client = ModelClient(FakeModel(), store, "q")
+        plain = global_search(store, client, Prompts(), s, "apple", level=0, progress=False,
+                              embedder=FakeEmbedder())
+        dyn = global_search(store, client, Prompts(), s, "apple", dynamic=True, progress=False,
+                            embedder=FakeEmbedder())
+        assert plain.citations.get("reports")
+        assert dyn.details["dynamic"]["fallback"] == "level 0" and dyn.details["dynamic"]["selected"] == 0
+        assert dyn.citations == plain.citations and dyn.text == plain.text
+    finally:
+        store.close()
