@@ -78,7 +78,7 @@ def test_each_theme_has_topic_coverage_statements_and_citations_naming_documents
     for sec in _sections(ans.text):
         head, opening, *statements = sec.split("\n")
         assert re.match(r"### \d+\. .+ \[Reports: \d+\]$", head)
-        assert re.match(r"Found in \d+ of 5 documents \(\d+ %\), meeting-\d+( \u2013 meeting-\d+)?", opening)
+        assert re.match(r".+ comes up in \d+ of 5 documents \(\d+ %\), meeting-\d+( \u2013 meeting-\d+)?", opening)
         assert statements
         for line in statements:
             m = re.match(r"- \*([^*,]+)(, unit \d+ of \d+)?\*: (.+) \[Sources: (\d+)\]$", line)

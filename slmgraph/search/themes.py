@@ -348,8 +348,9 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
 
 
 def template_opening(t: Theme) -> str:
-    """The theme's opening sentence, built from the data: its coverage and its most connected names
-    ("Found in 14 of 41 documents (34 %), FY16 – FY24; its most connected names are A, B and C.")."""
+    """The theme's opening sentence, built from the data: its topic, coverage and most connected names
+    ("Cloud revenue comes up in 14 of 41 documents (34 %), FY16 – FY24; its most connected names are A, B
+    and C."); the topic keeps two themes of equal coverage from opening alike."""
     cov = t.coverage
     text = coverage_text(cov)
     if cov["of"] > 1 and cov["documents"]:
@@ -360,7 +361,8 @@ def template_opening(t: Theme) -> str:
     if names:
         who = "; its most connected names are " + (names[0] if len(names) == 1 else
                                                     ", ".join(names[:-1]) + " and " + names[-1])
-    return f"Found {text}{who}."
+    topic = t.topic[:1].upper() + t.topic[1:]
+    return f"{topic} comes up {text}{who}."
 
 
 def statement_line(st: Statement, ix: ThemeIndex) -> str:
