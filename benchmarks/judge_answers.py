@@ -19,6 +19,10 @@ Two steps, so that whoever judges sees nothing but the packets:
     two orders of a question, and per method the mean 1-5 grade and the share of answers graded 4 or more.
     Writes ``benchmarks/results/<--out>.md`` and ``.json``.
 
+``shape``
+    Where the answers of key files came from (index, code, commit, run conditions) and their shape (length,
+    cited ids, model calls, seconds), with nothing judged; writes ``benchmarks/results/<--out>.md``.
+
 The verdict (one per packet), checked against the schema's rules by :func:`check_verdict`::
 
     {"packet": "q03-1",
@@ -337,21 +341,43 @@ def render(key: dict, res: dict, title: str) -> list[str]:
     for m, g in res["grades"].items():
         mean = "-" if g["mean"] is None else f"{g['mean']:.2f}"
         lines.append(f"| {m} | {mean} | {g['n']} | {pct(g['ge4'])} |")
-    shape = answer_shape(key)
-    if shape:
-        cond = key.get("conditions")
-        lines += ["", "## Answer shape (from the key, not judged)", ""]
-        if cond:
-            import benchkit
-
-            lines += [benchkit.sentence(cond), ""]
-        lines += ["| method | answers | mean characters | mean cited ids | mean model calls | mean seconds |",
-                  "|---|---|---|---|---|---|"]
-        lines += [f"| {m} | {v['answers']} | {v['chars']:.0f} | {v['cited']:.1f} | {v['model_calls']:.1f} | "
-                  f"{v['seconds']:.1f} |" for m, v in shape.items()]
+    if key.get("answers"):
+        lines += [""] + shape_lines(key, "Answer shape (from the key, not judged)")
     if res["unknown_packets"]:
         lines += ["", f"Verdicts on packets not in the key (ignored): {', '.join(res['unknown_packets'])}."]
     return lines
+
+
+def shape_lines(key: dict, label: str) -> list[str]:
+    """Markdown: where a key's answers came from and their shape (:func:`answer_shape`); nothing judged."""
+    import benchkit
+
+    lines = [f"## {label}", "", f"Index `{key['db']}`; answers by the code at `{key['code']['slmgraph']}` (commit "
+             f"{key['code']['commit'] or '?'}), written {key['date']}; {len(key['packets'])} packets.", ""]
+    if key.get("conditions"):
+        lines += [benchkit.sentence(key["conditions"]), ""]
+    lines += ["| method | answers | mean characters | mean cited ids | mean model calls | mean seconds |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {m} | {v['answers']} | {v['chars']:.0f} | {v['cited']:.1f} | {v['model_calls']:.1f} | "
+              f"{v['seconds']:.1f} |" for m, v in answer_shape(key).items()]
+    return lines + [""]
+
+
+def cmd_shape(args) -> int:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    lines = [f"# {args.title or 'Answer packets written for blind judging'}", ""]
+    data = {}
+    for path in args.keys:
+        key = json.loads(Path(path).read_text(encoding="utf-8"))
+        lines += shape_lines(key, path)
+        data[path] = {"db": key["db"], "code": key["code"], "date": key["date"], "conditions": key.get("conditions"),
+                      "shape": answer_shape(key)}
+    print("\n".join(lines))
+    if args.out:
+        import benchkit
+
+        benchkit.write_results(args.out, lines, data)
+    return 0
 
 
 def cmd_score(args) -> int:
@@ -389,8 +415,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--verdicts", required=True, help="folder of verdict *.json files")
     p.add_argument("--out", default=None, help="results name: writes benchmarks/results/<out>.md and .json")
     p.add_argument("--title", default=None)
+    p = sub.add_parser("shape", help="where the answers of key files came from and their shape (nothing judged)")
+    p.add_argument("keys", nargs="+", help="key files")
+    p.add_argument("--out", default=None, help="results name: writes benchmarks/results/<out>.md and .json")
+    p.add_argument("--title", default=None)
     args = ap.parse_args(argv)
-    return cmd_packets(args) if args.command == "packets" else cmd_score(args)
+    return {"packets": cmd_packets, "score": cmd_score, "shape": cmd_shape}[args.command](args)
 
 
 if __name__ == "__main__":
