@@ -106,7 +106,9 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
 
     Returns:
         :class:`slmgraph.search.Answer`: ``text``, ``citations``, ``context``, ``prompt_tokens``,
-        ``completion_tokens``, ``seconds``, ``model_calls``, ``details``.
+        ``completion_tokens``, ``seconds``, ``model_calls``, ``details``; ``points`` and
+        ``cited_documents`` name the document of every citation, and the text names them too
+        (:func:`slmgraph.search.documents.attach_documents`).
 
     Raises:
         UserError: empty question, unknown method or level, missing embeddings.
@@ -160,6 +162,9 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
             ans = basic_search(store, client, prompts, settings, question, emb, on_text=on_text)
     if route_reason:
         ans.details["route"] = {"chose": method, "because": route_reason}
+    from .search.documents import attach_documents
+
+    attach_documents(store, ans)
     return ans
 
 

@@ -256,3 +256,29 @@ def test_the_thread_sharing_warning_comes_only_with_a_model_call(dulce_index, tm
         assert "other slmgraph processes" not in caplog.text + capsys.readouterr().err
         assert cli.main(["query", "--db", str(db), "--opening", "model", question]) == 0
     assert "already run in other slmgraph processes" in caplog.text + capsys.readouterr().err
+
+
+def test_the_demo_main_themes_answer_names_themes_with_coverage_and_documents(dulce_index, model):
+    from slmgraph.api import answer
+    from slmgraph.cli import DEMO_QUESTION
+    from slmgraph.embed import Embedder
+
+    db, _ = dulce_index
+    store = Store(db)
+    try:
+        ans = answer(store, ModelClient(model, store, "q"), Prompts(), Settings(), DEMO_QUESTION, method="global",
+                     level=0, embedder_factory=Embedder)
+    finally:
+        store.close()
+    sections = [sec.split("\n") for sec in ans.text.split("\n\n") if sec.startswith("### ")]
+    assert len(sections) >= 3, ans.text
+    for head, opening, *statements in sections:
+        assert re.match(r"### \d+\. \S.* \[Reports: \d+\]$", head)
+        assert re.match(r".+ comes up in \d+ of 1 document, dulce\b", opening)  # coverage of the one-file sample
+        assert statements and all(re.match(r"- \*dulce, unit \d+ of 10\*: .+ \[Sources: \d+\]$", s)
+                                  for s in statements)
+    cited = ans.cited_documents["sources"]
+    assert set(map(int, cited)) == set(ans.citations["sources"])
+    assert all(info["document"] == "dulce" and info["path"] == "dulce.txt" for info in cited.values())
+    assert len(ans.points) == len(sections)
+    assert all(p["topic"] and p["coverage"]["documents"] == 1 and p["documents"] for p in ans.points)

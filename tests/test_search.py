@@ -416,7 +416,7 @@ def test_a_selection_with_no_sentence_to_quote_gets_the_no_answer_text_not_nothi
 
     db, model, s = index
     store, client = _client(db, model)
-    monkeypatch.setattr(gs, "sentence_points", lambda passages, qv, embedder: [])
+    monkeypatch.setattr(gs, "sentence_points", lambda passages, qv, embedder, **limits: [])
     ans = text_unit_search(store, client, Prompts(), s, "What are the main topics across these documents?",
                            progress=False, embedder=FakeEmbedder())
     assert ans.details["selected"] and "nothing relevant" in ans.text and ans.citations == {}

@@ -33,6 +33,12 @@ class Answer:
         call_keys: the cache key of each model call, in call order: the
             ``llm_calls.key`` of the ledger rows that hold each call's prompt
             size and output (ARCHITECTURE.md "The cache key and the ledger").
+        points: the answer's points, structured: ``{"text", "sources", "documents", ...}`` each
+            (global answers by theme add ``topic``, ``coverage`` and ``reports``); documents are
+            ``{"doc_id", "document", "path"}``.
+        cited_documents: the document of every cited id
+            (:func:`slmgraph.search.documents.cited_documents`): ``{"sources": {"12": {"doc_id",
+            "document", "path", "unit", "of"}}, "reports": {"3": {"documents", "coverage"}}}``.
     """
 
     text: str
@@ -47,6 +53,8 @@ class Answer:
     seconds: float = 0.0
     details: dict = field(default_factory=dict)
     call_keys: list = field(default_factory=list)
+    points: list = field(default_factory=list)
+    cited_documents: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-serialisable dict of all fields (``--json`` output)."""

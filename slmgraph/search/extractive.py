@@ -355,7 +355,7 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
 
 
 def sentence_points(passages: list[tuple[object, str]], question_vec=None, embedder=None, max_points: int = 5,
-                    min_words: int = 1, max_chars: int = 300) -> list[Point]:
+                    min_words: int = 1, max_chars: int = 300, per_passage: int | None = None) -> list[Point]:
     """The sentences of ``passages`` most relevant to the question, one point each.
 
     Chosen by maximal marginal relevance (:class:`_Mmr`) over :func:`relevance`
@@ -370,6 +370,7 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
 
     Args:
         passages: ``(cite id, text)``, best first (the order breaks ties).
+        per_passage: points one passage gives at most (None: no limit).
 
     Returns:
         up to ``max_points`` points, most relevant first.
@@ -396,6 +397,8 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
                 dup.ids.append(pid)
             continue
         if full:
+            continue
+        if per_passage is not None and sum(p.ids[0] == pid for p in points) >= per_passage:
             continue
         points.append(Point("", s, [pid], rel[k]))
         mmr.add(k)

@@ -48,7 +48,7 @@ from ..reports import load_reports, member_names
 from ..store import Store, TextUnitRow, rows
 from ..text import parse_json
 from . import Answer, check_citations, context_room, dedupe_lines, pack, unit_numbers
-from .extractive import extractive_answer, opening, report_points, sentence_points
+from .extractive import Point, extractive_answer, opening, report_points, sentence_points
 from .named import check_names, name_details, name_refusal
 from .route import corpus_wide_phrase
 from .scoring import Scored, default_signal, index_floor, probe_questions, score_items, select
@@ -64,6 +64,11 @@ class MapReduceKind:
     label: str  #: block header word, e.g. "Report" -> "Report 12"
     cite: str  #: citation kind: "reports" or "sources"
 
+
+#: Reports beyond the selected ones whose themes an extractive answer reads (best-scored first).
+THEME_READS = 6
+#: Passages (points) a corpus-wide TS answer spreads over, one per document and community.
+SPREAD_PASSAGES = 6
 
 REPORTS = MapReduceKind("map", "reports", "Report", "reports")
 TEXT_UNITS = MapReduceKind("map_text", "passages", "Passage", "sources")
@@ -132,7 +137,7 @@ def helpfulness_signal(settings: Settings, n_params: int | None) -> str:
 def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, question: str,
                items: list[tuple[int, str]], kind: MapReduceKind, ans: Answer, seed: int, progress: bool = True,
                on_text: Callable[[str], None] | None = None, no_answer: str | None = None, *,
-               embedder=None, vectors: dict | None = None, records: dict | None = None) -> Answer:
+               embedder=None, vectors: dict | None = None, records: dict | None = None, store=None) -> Answer:
     """Score, select and answer from ``items`` (``(id, block text)``) for ``question``, into ``ans``.
 
     Shuffles ``items`` with ``seed`` and packs them into window-filling
@@ -148,6 +153,8 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         vectors: ``id -> vector`` stored at index time (missing ids are embedded now).
         records: ``id -> report dict`` (as in load_reports) for extractive
             report answers; None: items are passages (sentence points).
+        store: the index, for an extractive answer by theme (:mod:`slmgraph.search.themes`);
+            None: report points (:func:`slmgraph.search.extractive.report_points`).
 
     Raises:
         UserError: the question leaves no room for items in the window.
@@ -218,8 +225,29 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     if mode == "extractive":
         floor_used = 0.0 if wide is not None else floor  # the floor does not apply to a corpus-wide question
         reserve = [sc for sc in select(basis, floor_used, 0.0) if sc.id not in score_of]
-        _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
-                    scope, on_text, reserve)
+        per_passage = None
+        # Once a report passes the floor the question is one the corpus answers; the themes are then read from
+        # the best-scored reports, each kept by how well its own statements answer (themes.STATEMENT_MARGIN).
+        near = [sc for sc in sorted(ranked, key=lambda x: (-x.score, x.id)) if sc.id not in score_of][:THEME_READS]
+        if records is not None and store is not None and _by_theme(
+                client, prompts, settings, store, question, chosen + near, {
+                    **{sc.id: sc.score for sc in near}, **score_of}, records, ans, embedder, scope, on_text,
+                wide is not None):
+            pass
+        else:
+            if wide is not None and records is None and store is not None:
+                # A question about the whole corpus names nothing to rank passages by: take them from
+                # many documents and communities, one point each, not from the one nearest its wording.
+                from .themes import spread_units
+
+                pool = [sc.id for sc in sorted(ranked, key=lambda x: (-x.score, x.id))]
+                picked = spread_units(store, pool, SPREAD_PASSAGES)
+                by_id = {sc.id: sc for sc in ranked}
+                chosen, reserve, per_passage = [by_id[i] for i in picked], [], 1
+                score_of = {sc.id: sc.score for sc in chosen}
+                ans.details["spread"] = picked
+            _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
+                        scope, on_text, reserve, per_passage)
         if not ans.text.strip():  # the selected items held no sentence to quote: say so, never print nothing
             ans.text = (no_answer or prompts.fill("no_answer", level=f"level {ans.level}")).strip()
             ans.citations = {}
@@ -242,7 +270,7 @@ def _sources_line(kind: MapReduceKind, ids: list, scope: str) -> str:
 
 
 def _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
-                scope, on_text, reserve=()) -> None:
+                scope, on_text, reserve=(), per_passage=None) -> None:
     """The extractive answer of models under 1B (see :mod:`slmgraph.search.extractive`); ``reserve``:
     items over the floor but under the relative cut, read only when the selected reports give fewer
     than three plain statements (:func:`slmgraph.search.extractive.report_points`)."""
@@ -253,7 +281,8 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
                                reserve=[records[sc.id] for sc in reserve])
     else:
         passages = [(sc.id, re.sub(r"^Passage \d+\s*", "", texts[sc.id])) for sc in chosen]
-        points = sentence_points(passages, qv, embedder)
+        points = sentence_points(passages, qv, embedder, **(
+            {"max_points": SPREAD_PASSAGES, "per_passage": per_passage} if per_passage else {}))
     synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
         ans.add_call(gen)
@@ -270,6 +299,49 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
                         "reserve_cited": [i for i in cited if i in {sc.id for sc in reserve}],
                         "synthesis_raw": gen.text[:500] if gen is not None else None,
                         "removed_citations": removed})
+
+
+def _by_theme(client, prompts, settings, store, question, chosen, score_of, records, ans, embedder, scope, on_text,
+              wide) -> bool:
+    """The extractive answer by theme (:func:`slmgraph.search.themes.theme_answer`): the selected reports and
+    the next best-scored ones (``chosen``; a theme is kept by how well its statements answer,
+    :data:`slmgraph.search.themes.STATEMENT_MARGIN`), or for a question about the whole corpus every report of
+    the level, broadest first. False (``ans``
+    untouched) when no theme has a statement (reports with no text unit behind them)."""
+    from .themes import theme_answer, theme_points
+
+    qv = embedder.encode([question])[0] if embedder is not None else None
+    reports = list(records.values()) if wide else [records[sc.id] for sc in chosen]
+    scores = score_of if not wide else {**{i: 0.0 for i in records}, **score_of}
+    text, themes, ix = theme_answer(store, question, reports, scores, qv, embedder, wide=wide, scope=scope)
+    if not themes:
+        return False
+    # The overall opening sentence of extractive answers, where asked for (slmgraph.search.extractive.opening_on).
+    synthesis, gen = opening(client, prompts, settings, question,
+                             [Point(t.topic, " ".join(s.text for s in t.statements)) for t in themes])
+    if gen is not None:
+        ans.add_call(gen)
+    if synthesis:
+        text = f"{synthesis}\n\n{text}"
+    valid = {"reports": {t.report for t in themes}, "sources": {s.source for t in themes for s in t.statements}}
+    text, kept, removed = check_citations(text, valid)
+    if on_text is not None:
+        on_text(text.rsplit("\n\nSources:", 1)[0])
+    ans.text = text
+    ans.citations = {"reports": [t.report for t in themes],
+                     "sources": list(dict.fromkeys(s.source for t in themes for s in t.statements))}
+    ans.points = theme_points(themes, ix)
+    # The reports read beyond the helpfulness selection whose themes made the answer join the selection.
+    beyond = [t.report for t in themes if t.report not in set(ans.details.get("selected") or [])]
+    if beyond and not wide:
+        ans.details["selected"] = list(ans.details["selected"]) + beyond
+        ans.details["selected_beyond_cut"] = beyond
+    ans.details.update({"points": len(themes), "themes": [{"report": t.report, "topic": t.topic,
+                                                           "documents": t.coverage["documents"]} for t in themes],
+                        "by_theme": True, "documents_named": True, "synthesis": synthesis,
+                        "synthesis_raw": gen.text[:500] if gen is not None else None,
+                        "removed_citations": removed})
+    return True
 
 
 def _model_map_reduce(client, prompts, settings, question, chosen, score_of, texts, kind, ans, map_system, budget,
@@ -399,6 +471,13 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
     seed = settings.seed if seed is None else seed
     if embedder is None and _needs_embedder(settings, client):
         embedder = default_embedder(settings)
+    if dynamic and corpus_wide_phrase(question, prompts) is not None and 0 in levels:
+        # A question about the whole corpus is answered from the root level's themes, as plain global search
+        # does: dynamic selection descends by the floor, which such a question's wording cannot pass.
+        ans = global_search(store, client, prompts, settings, question, level=0, seed=seed, progress=progress,
+                            on_text=on_text, embedder=embedder)
+        ans.details["dynamic"] = {"fallback": "level 0", "because": "corpus-wide question"}
+        return ans
     if dynamic:
         ans = Answer(text="", method="global", question=question, level=None)
         reports, info = select_reports(store, client, prompts, settings, question, ans, progress, embedder)
@@ -410,6 +489,12 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
         no_answer = None
     ans.seconds = time.perf_counter() - t0
     if dynamic and not reports:
+        if 0 in levels:  # never refuse what plain global search answers: ask level 0 as it would
+            info = ans.details["dynamic"]
+            ans = global_search(store, client, prompts, settings, question, level=0, seed=seed, progress=progress,
+                                on_text=on_text, embedder=embedder)
+            ans.details["dynamic"] = {**info, "fallback": "level 0", "because": "no report passed the floor"}
+            return ans
         ans.text = no_answer
         if on_text is not None:
             on_text(ans.text)
@@ -420,10 +505,38 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
     vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in by_id.items()}, embedder)
     ans.details.update(name_details(named))
     map_reduce(client, prompts, settings, question, [(r["community_id"], report_block(r)) for r in reports],
-               REPORTS, ans, seed, progress, on_text, no_answer, embedder=embedder, vectors=vectors, records=by_id)
+               REPORTS, ans, seed, progress, on_text, no_answer, embedder=embedder, vectors=vectors, records=by_id,
+               store=store)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
     ans.context = [{"kind": "report", "id": i, "tokens": by_id[i]["n_tokens"]} for i in order]
+    if not ans.details["selected"]:
+        _unit_fallback(store, prompts, settings, question, embedder, ans, on_text)
     return ans
+
+
+def _unit_fallback(store: Store, prompts: Prompts, settings: Settings, question: str, embedder, ans: Answer,
+                   on_text) -> None:
+    """No report passed the floor: when the text units pass basic search's gate
+    (:func:`slmgraph.search.scoring.relevance_gate` on the nearest unit, as
+    :func:`slmgraph.search.basic_search.basic_search` applies it), the no-answer text says so and points to
+    basic search, which answers from them."""
+    from ..embed import load_vectors, nearest
+    from .scoring import relevance_gate
+
+    if embedder is None:
+        return
+    ids, mat = load_vectors(store, "text_unit")
+    if not ids:
+        return
+    hits = nearest(embedder.encode([question])[0], ids, mat, 1)
+    gate = relevance_gate(question, hits[0][1] if hits else 0.0, mat, embedder, prompts, settings)
+    if not gate["answer"]:
+        return
+    ans.text = (ans.text.rstrip() + f" Its text units come nearer: the nearest scores {gate['best_score']:g} over "
+                f"their floor of {gate['floor']:g}, so basic search (--method basic) answers from them.")
+    ans.details.update({"fallback": "basic", "fallback_gate": gate})
+    if on_text is not None:
+        on_text(" " + ans.text.rsplit(" Its text units come nearer", 1)[1].join(["Its text units come nearer", ""]))
 
 
 def select_reports(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
@@ -505,7 +618,7 @@ def text_unit_search(store: Store, client: ModelClient, prompts: Prompts, settin
     map_reduce(client, prompts, settings, question, items, TEXT_UNITS, ans,
                settings.seed if seed is None else seed, progress, on_text,
                no_answer="I am sorry, but the indexed documents hold nothing relevant to this question: no text "
-                         "unit was scored as helpful for it.", embedder=embedder, vectors=vectors)
+                         "unit was scored as helpful for it.", embedder=embedder, vectors=vectors, store=store)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
     ans.context = [{"kind": "text_unit", "id": by_number[i].chunk_id, "source": i, "tokens": by_number[i].n_tokens}
                    for i in order]

@@ -70,6 +70,8 @@ UNITS_PER_COMMUNITY = 4
 #: rest of that level is skipped (LazyGraphRAG's "z successive communities
 #: yield zero relevant chunks"). Not swept.
 MISS_STREAK = 5
+#: Text units a corpus-wide question's answer is spread over (one point each).
+SPREAD_UNITS = 6
 
 
 def unit_communities(store: Store) -> tuple[dict, dict, dict]:
@@ -216,6 +218,22 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
             break
         chosen.append(c)
         used += ntok[c]
+    if wide is not None:
+        # A question about the whole corpus names nothing to test units against: answer from units spread
+        # across the root communities and the documents (slmgraph.search.themes.spread_units), not from the
+        # few nearest its wording.
+        from .themes import spread_units
+
+        by_no = {number[c]: c for c in ids}
+        picked = spread_units(store, [number[c] for c in sorted(ids, key=lambda c: (-cos[c], number[c]))],
+                              SPREAD_UNITS)
+        chosen, used = [], 0
+        for n in picked:
+            if chosen and used + ntok[by_no[n]] > settings.lazy_answer_tokens:
+                break
+            chosen.append(by_no[n])
+            used += ntok[by_no[n]]
+        ans.details["spread"] = [number[c] for c in chosen]
     ans.details.update({"budget": budget, "tests_used": len(scores), "signal": signal,
                         "floor": round(floor, 1), "probe_best": None if probe_best is None else round(probe_best, 1),
                         "corpus_wide_phrase": wide, "levels": levels,
@@ -224,19 +242,21 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
                         "test_tokens_read": test_read, "answer_context_tokens": used,
                         "removed_citations": {}})
     ans.context = [{"kind": "text_unit", "id": c, "source": number[c], "tokens": ntok[c],
-                    "score": round(scores[c], 1)} for c in chosen]
+                    "score": round(scores.get(c, 0.0), 1)} for c in chosen]
     if not chosen:
         ans.text = prompts.fill("no_answer_lazy", tests=str(len(scores))).strip()
         if on_text is not None:
             on_text(ans.text)
     elif answer_mode(settings, n_params) == "extractive":
-        points = sentence_points([(number[c], text_of[c]) for c in chosen], qv, embedder)
+        points = sentence_points([(number[c], text_of[c]) for c in chosen], qv, embedder,
+                                 **({"max_points": SPREAD_UNITS, "per_passage": 1} if wide is not None else {}))
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)
         cited = list(dict.fromkeys(i for p in points for i in p.ids))
-        line = (f"Sources: text units {', '.join(map(str, cited))} ({len(relevant)} relevant of "
-                f"{len(scores)} tested)." if cited else "")
+        why = ("spread across the corpus's communities and documents for a question about all of it"
+               if wide is not None else f"{len(relevant)} relevant of {len(scores)} tested")
+        line = f"Sources: text units {', '.join(map(str, cited))} ({why})." if cited else ""
         text = extractive_answer(points, "Sources", synthesis, line)
         if on_text is not None:
             on_text(text.rsplit("\n\nSources:", 1)[0])

@@ -1,0 +1,474 @@
+"""Global answers organised by theme (extractive; the GraphRAG paper's "what is this corpus about").
+
+One theme per selected community report. Each theme has:
+
+* its **topic**: ``community_reports.topic`` (the community's distinctive terms) or, for an index
+  built before that column was filled, the report's title;
+* its **coverage**: the documents behind the community (:func:`slmgraph.search.documents.community_documents`),
+  counted against the corpus and named first and last in corpus order;
+* an **opening sentence built from the data** by a template (coverage and most connected names), or,
+  where the answer policy lets the model write answers (:func:`slmgraph.search.global_search.answer_mode`),
+  one sentence the model writes from the theme's statements under a JSON grammar, kept only when grounded
+  (:func:`slmgraph.search.extractive.grounded_synthesis`);
+* its **strongest statements**: whole sentences of the community's text units (the units that mention its
+  members), the units nearest to the question first, chosen by maximal marginal relevance over the whole
+  answer (:func:`slmgraph.search.extractive.relevance`: cosine with the question -- for a corpus-wide
+  question, with the theme itself -- plus the named-entity bonus, minus the weak-quote penalties). A
+  sentence repeated near-verbatim across many documents (:class:`Boilerplate`: a safe-harbour line, a
+  show's intro) is never a statement;
+* **citations that name documents**: each statement cites its text unit ``[Sources: n]`` and names the
+  unit's document and position.
+
+A question about change over time (:func:`is_temporal`: "how has X evolved") gets each theme's
+statements in document order, at most one per document, spread over the theme's documents. A question
+about the whole corpus (:func:`slmgraph.search.route.corpus_wide_phrase`) lists the level's themes by
+coverage, broadest first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .documents import Doc, community_documents, corpus_documents, coverage, coverage_text
+from .extractive import (_SPEAKER, _Mmr, _embed, near_duplicate, prose_sentences, quotable, relevance,
+                         sentence_kinds)
+
+#: A sentence is boilerplate when its first or last :data:`KEY_WORDS` words recur in at least this many
+#: documents (overlapping text units put a sentence in two neighbouring documents' units, so two is no sign
+#: of a template; a sentence of eight words or more written again word for word in a third document is one).
+BOILERPLATE_MIN_DOCS = 3
+KEY_WORDS = 8
+#: Themes shown at most; statements per theme (per temporal theme); text units read per theme.
+MAX_THEMES = 6
+PER_THEME = 2
+PER_TEMPORAL_THEME = 4
+UNITS_PER_THEME = 4
+#: Words a statement has at least (besides a speaker label); under :data:`FULL_WORDS` it is penalised by
+#: :data:`SHORT_PENALTY` (cosine units), so a short line is quoted only where a theme has nothing longer.
+MIN_WORDS = 5
+FULL_WORDS = 8
+SHORT_PENALTY = 0.15
+#: For a question with a topic, a statement whose relevance is this far (cosine units) under the best
+#: statement's is left out, and so is a theme left with none.
+STATEMENT_MARGIN = 0.2
+MIN_THEMES = 3
+#: A statement longer than this is not quoted (a run-on transcript turn is not a statement).
+MAX_STATEMENT_CHARS = 400
+#: Words asking how something changed over time.
+_TEMPORAL = re.compile(r"(?i)\b(evolv\w*|over (the )?(time|years?|decades?|past|last)\b"
+                       r"|chang(e|ed|es|ing) (over|since|from)"
+                       r"|trend\w*|timeline|history of|progress(ed|ion)? (of|over)|through the years|from year to year"
+                       r"|since (the )?(first|start|beginning)|develop\w* over)")
+_WORD = re.compile(r"[^\W_]+")
+#: A whole sentence ends with its punctuation (a text unit's edge cuts one off mid-clause).
+_ENDED = re.compile(r"(?<!\.\.)[.!?][\"'\u201d\u2019)\]]*$")
+
+
+def is_temporal(question: str) -> bool:
+    """True when ``question`` asks how something changed over time ("How have revenue targets evolved?")."""
+    return bool(_TEMPORAL.search(question or ""))
+
+
+def _key_words(sentence: str) -> list[str]:
+    return _WORD.findall(_SPEAKER.sub("", sentence).casefold())
+
+
+class Boilerplate:
+    """Sentences repeated near-verbatim across many documents of an index.
+
+    Built once per query from every text unit: each sentence's first and last :data:`KEY_WORDS` words
+    (speaker label dropped, case folded) are keys, counted by document. A sentence is boilerplate when one
+    of its keys occurs in at least :data:`BOILERPLATE_MIN_DOCS` documents.
+    """
+
+    def __init__(self, units: list[tuple[str, str]]):
+        """``units``: ``(doc_id, text)`` of every text unit."""
+        self.threshold = BOILERPLATE_MIN_DOCS
+        docs: dict[tuple, set] = {}
+        split = re.compile(r"(?<=[.!?])\s+|\n+")
+        for doc_id, text in units:
+            for s in split.split(text or ""):
+                for k in self._keys(s):
+                    docs.setdefault(k, set()).add(doc_id)
+        self.counts = {k: len(v) for k, v in docs.items() if len(v) >= self.threshold}
+
+    @staticmethod
+    def _keys(sentence: str) -> list[tuple]:
+        w = _key_words(sentence)
+        if len(w) < KEY_WORDS:
+            return []
+        return [("<",) + tuple(w[:KEY_WORDS]), (">",) + tuple(w[-KEY_WORDS:])]
+
+    def documents(self, sentence: str) -> int:
+        """The most documents any key of ``sentence`` occurs in (0 when under the threshold)."""
+        return max((self.counts.get(k, 0) for k in self._keys(sentence)), default=0)
+
+    def __contains__(self, sentence: str) -> bool:
+        return self.documents(sentence) >= self.threshold
+
+
+@dataclass
+class Statement:
+    """One quoted sentence: its text unit's number, document and position."""
+
+    text: str
+    source: int
+    doc_id: str
+    unit: int
+    of: int
+    rel: float = 0.0
+
+
+@dataclass
+class Theme:
+    """One theme of an answer (see the module doc); ``coverage`` as :func:`slmgraph.search.documents.coverage`."""
+
+    report: int
+    topic: str
+    coverage: dict
+    doc_ids: list
+    names: list
+    opening: str = ""
+    statements: list = field(default_factory=list)
+    score: float = 0.0
+
+
+@dataclass
+class _Unit:
+    chunk_id: str
+    number: int
+    doc_id: str
+    unit: int
+    text: str
+
+
+class ThemeIndex:
+    """What a theme answer reads from one index: documents, the units of communities, boilerplate."""
+
+    def __init__(self, store):
+        self.store = store
+        self.docs: list[Doc] = corpus_documents(store)
+        self.doc_by_id = {d.doc_id: d for d in self.docs}
+        self._boiler: Boilerplate | None = None
+        self._has_topic = any(r[0] == "topic" for r in store.con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'community_reports'").fetchall())
+
+    @property
+    def boilerplate(self) -> Boilerplate:
+        if self._boiler is None:
+            units = self.store.con.execute("SELECT doc_id, text FROM text_units").fetchall()
+            self._boiler = Boilerplate(units)
+        return self._boiler
+
+    def topics(self, ids: list[int]) -> dict[int, str]:
+        """``community_id -> topic label`` where the index holds one (else absent: the caller uses the title)."""
+        if not ids or not self._has_topic:
+            return {}
+        q = ",".join("?" * len(ids))
+        return {cid: t for cid, t in self.store.con.execute(
+            f"SELECT community_id, topic FROM community_reports WHERE community_id IN ({q})", list(ids)).fetchall()
+            if t and t.strip()}
+
+    def units(self, ids: list[int]) -> dict[int, list[_Unit]]:
+        """``community_id -> its text units`` (those mentioning a member entity), in corpus order."""
+        if not ids:
+            return {}
+        from . import unit_numbers
+
+        numbers = unit_numbers(self.store)
+        q = ",".join("?" * len(ids))
+        rows = self.store.con.execute(f"""
+            SELECT DISTINCT m.community_id, t.chunk_id, t.doc_id, t.ord, t.text FROM community_members m
+            JOIN entity_text_units e USING (entity_id) JOIN text_units t USING (chunk_id)
+            WHERE m.community_id IN ({q})""", list(ids)).fetchall()
+        pos = self._unit_positions({r[2] for r in rows})
+        out: dict[int, list[_Unit]] = {}
+        for cid, chunk, doc_id, ord_, text in rows:
+            if doc_id in self.doc_by_id and chunk in numbers:
+                out.setdefault(cid, []).append(_Unit(chunk, numbers[chunk], doc_id, pos.get((doc_id, ord_), 1), text))
+        for v in out.values():
+            v.sort(key=lambda u: (self.doc_by_id[u.doc_id].pos, u.unit))
+        return out
+
+    def _unit_positions(self, doc_ids: set) -> dict:
+        if not doc_ids:
+            return {}
+        q = ",".join("?" * len(doc_ids))
+        rows = self.store.con.execute(f"SELECT doc_id, ord FROM text_units WHERE doc_id IN ({q}) ORDER BY doc_id, ord",
+                                      list(doc_ids)).fetchall()
+        out, last, k = {}, None, 0
+        for doc_id, ord_ in rows:
+            k = k + 1 if doc_id == last else 1
+            last = doc_id
+            out[(doc_id, ord_)] = k
+        return out
+
+    def unit_vectors(self, chunks: list[str]) -> dict[str, np.ndarray]:
+        """Stored text-unit embeddings of ``chunks`` (any embedder tag: used only to rank a theme's units)."""
+        if not chunks:
+            return {}
+        q = ",".join("?" * len(chunks))
+        return {k: np.asarray(v, dtype=np.float32) for k, v in self.store.con.execute(
+            f"SELECT item_id, vector FROM embeddings WHERE kind = 'text_unit' AND item_id IN ({q})",
+            list(chunks)).fetchall()}
+
+
+def _unit_norm(v):
+    v = np.asarray(v, dtype=np.float32)
+    return v / max(float(np.linalg.norm(v)), 1e-9)
+
+
+def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec, embedder, *,
+                 wide: bool = False, temporal: bool = False, max_themes: int = MAX_THEMES) -> list[Theme]:
+    """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.reports.load_reports`,
+    with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or by coverage with
+    ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out.
+
+    Args:
+        question_vec: the question's vector (None: statements in corpus order).
+        embedder: ``encode(list[str])`` for the candidate sentences (and a topic's vector).
+    """
+    ids = [r["community_id"] for r in reports]
+    comm_docs = community_documents(ix.store, ids, ix.docs)
+    topics = ix.topics(ids)
+    themes = []
+    for r in reports:
+        cid = r["community_id"]
+        d = comm_docs.get(cid, [])
+        themes.append(Theme(cid, topics.get(cid) or r.get("title") or f"Community {cid}", coverage(d, ix.docs), d,
+                            list(r.get("entities") or [])[:3], score=float(scores.get(cid, 0.0))))
+    if wide:
+        themes.sort(key=lambda t: (-t.coverage["documents"], -t.score, t.report))
+    else:
+        themes.sort(key=lambda t: (-t.score, -t.coverage["documents"], t.report))
+    kept: list[Theme] = []
+    for t in themes:
+        if any(near_duplicate(t.topic, k.topic, 0.8) for k in kept):
+            continue
+        kept.append(t)
+        if len(kept) >= max_themes + 3:
+            break
+    units = ix.units([t.report for t in kept])
+    by_report = {r["community_id"]: r for r in reports}
+    qv = _unit_norm(question_vec) if question_vec is not None else None
+    # Each theme's candidate sentences come from its units nearest the question (for a corpus-wide question,
+    # nearest the theme's own report: the question names no topic to be near to).
+    anchors = {}
+    if embedder is not None and (wide or qv is None):
+        texts = [f"{t.topic}. {by_report[t.report].get('summary') or ''}" for t in kept]
+        vecs = _embed(texts, embedder) if texts else None
+        anchors = {t.report: vecs[i] for i, t in enumerate(kept)} if vecs is not None else {}
+    elif qv is not None:
+        anchors = {t.report: qv for t in kept}
+    all_units = {u.chunk_id for us in units.values() for u in us}
+    uvec = ix.unit_vectors(sorted(all_units))
+    cands: list[tuple[int, Statement]] = []  # (theme index, statement)
+    for ti, t in enumerate(kept):
+        us = units.get(t.report, [])
+        a = anchors.get(t.report)
+        if a is not None:
+            ranked = sorted(us, key=lambda u: (-(float(_unit_norm(uvec[u.chunk_id]) @ a) if u.chunk_id in uvec
+                                                 else -1.0), u.number))
+        else:
+            ranked = list(us)
+        if temporal:  # spread over the theme's documents: the best unit of each document, in rank order
+            seen, spread = set(), []
+            for u in ranked:
+                if u.doc_id not in seen:
+                    seen.add(u.doc_id)
+                    spread.append(u)
+            ranked = spread[: UNITS_PER_THEME * 2]
+        else:
+            ranked = ranked[:UNITS_PER_THEME]
+        for u in ranked:
+            for s in prose_sentences(u.text):
+                s = " ".join(s.split())
+                if (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
+                        or any(k in ("question", "fragment") for k in sentence_kinds(s))
+                        or s.startswith(("../", "./", "/")) or s in ix.boilerplate):
+                    continue
+                cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units)))
+    vecs = None
+    if cands and embedder is not None:  # a unit shared by several themes gives the same sentences: embed each once
+        uniq = list(dict.fromkeys(c[1].text for c in cands))
+        at = {t: i for i, t in enumerate(uniq)}
+        u = _embed(uniq, embedder)
+        vecs = u[[at[c[1].text] for c in cands]]
+    rel = []
+    for k, (ti, st) in enumerate(cands):
+        a = anchors.get(kept[ti].report)
+        cos = float(vecs[k] @ a) if vecs is not None and a is not None else 0.0
+        short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
+        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short)
+        st.rel = rel[-1]
+    mmr = _Mmr(vecs)
+    per = PER_TEMPORAL_THEME if temporal else PER_THEME
+    used: list[str] = []
+    out: list[Theme] = []
+    order = list(range(len(kept)))
+    live = set(range(len(cands)))
+    if not wide and rel:
+        # A question with a topic: a statement far below the best one does not answer it, and the themes whose
+        # statements answer it best come first.
+        top = max(rel)
+        best = {ti: max((rel[k] for k in live if cands[k][0] == ti), default=None) for ti in order}
+        order = sorted((ti for ti in order if best[ti] is not None), key=lambda ti: (-best[ti], ti))
+        # Under MIN_THEMES themes within the margin, the next ones within twice the margin are read too.
+        within = [ti for ti in order if best[ti] >= top - STATEMENT_MARGIN]
+        more = [ti for ti in order if top - 2 * STATEMENT_MARGIN <= best[ti] < top - STATEMENT_MARGIN]
+        order = within + more[: max(0, MIN_THEMES - len(within))]
+        bar = {ti: (top - STATEMENT_MARGIN if ti in within else top - 2 * STATEMENT_MARGIN) for ti in order}
+        live = {k for k in live if cands[k][0] in bar and rel[k] >= bar[cands[k][0]]}
+    for ti in order:
+        t = kept[ti]
+        left = [k for k, (i, _) in enumerate(cands) if i == ti and k in live]
+        docs_used: set = set()
+        while left and len(t.statements) < per:
+            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
+            left.remove(k)
+            st = cands[k][1]
+            if temporal and st.doc_id in docs_used:
+                continue
+            if any(near_duplicate(st.text, u) for u in used):
+                continue
+            t.statements.append(st)
+            used.append(st.text)
+            docs_used.add(st.doc_id)
+            mmr.add(k)
+        if t.statements:
+            if temporal:
+                t.statements.sort(key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
+            out.append(t)
+        if len(out) >= max_themes:
+            break
+    return out
+
+
+def template_opening(t: Theme) -> str:
+    """The theme's opening sentence, built from the data: its topic, coverage and most connected names
+    ("Cloud revenue comes up in 14 of 41 documents (34 %), FY16 – FY24; its most connected names are A, B
+    and C."); the topic keeps two themes of equal coverage from opening alike."""
+    cov = t.coverage
+    text = coverage_text(cov)
+    if cov["of"] > 1 and cov["documents"]:
+        n, rest = text.split(" documents", 1)
+        text = f"{n} documents ({100 * cov['share']:.0f} %){rest}"
+    names = [n for n in t.names if n and n.casefold() not in t.topic.casefold()]
+    who = ""
+    if names:
+        who = "; its most connected names are " + (names[0] if len(names) == 1 else
+                                                    ", ".join(names[:-1]) + " and " + names[-1])
+    topic = t.topic[:1].upper() + t.topic[1:]
+    return f"{topic} comes up {text}{who}."
+
+
+def statement_line(st: Statement, ix: ThemeIndex) -> str:
+    """``- *document, unit 2 of 5*: sentence [Sources: 12]`` (a document of one unit: no position)."""
+    doc = ix.doc_by_id[st.doc_id].name
+    where = doc if st.of == 1 else f"{doc}, unit {st.unit} of {st.of}"
+    return f"- *{where}*: {st.text} [Sources: {st.source}]"
+
+
+def render_themes(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, temporal: bool = False,
+                  scope: str = "") -> str:
+    """The answer text: an overview line, one section per theme, and the sources line."""
+    n = len(themes)
+    if wide:
+        head = (f"The corpus's main themes, broadest first ({n} of its communities{', ' + scope if scope else ''}; "
+                f"{len(ix.docs)} document{'s' if len(ix.docs) != 1 else ''} in all):")
+    elif temporal:
+        head = (f"{n} theme{'s bear' if n != 1 else ' bears'} on this question; each theme's statements follow the "
+                "documents' order:")
+    else:
+        head = (f"{n} theme{'s' if n != 1 else ''} of the corpus bear{'' if n != 1 else 's'} on this question, "
+                "the most relevant first:")
+    parts = [head]
+    for i, t in enumerate(themes, start=1):
+        lines = [f"### {i}. {t.topic} [Reports: {t.report}]", t.opening or template_opening(t)]
+        lines += [statement_line(st, ix) for st in t.statements]
+        parts.append("\n".join(lines))
+    reports = [t.report for t in themes]
+    sources = list(dict.fromkeys(s.source for t in themes for s in t.statements))
+    parts.append(f"Sources: community reports {', '.join(map(str, reports))}"
+                 f"{' (' + scope + ')' if scope else ''}; text units {', '.join(map(str, sources))}.")
+    return "\n\n".join(parts)
+
+
+def theme_points(themes: list[Theme], ix: ThemeIndex) -> list[dict]:
+    """The structured points of ``Answer.points``: one per theme, ``{"topic", "text", "coverage", "reports",
+    "sources", "documents"}`` (documents: ``{"doc_id", "document", "path"}`` of its statements' units)."""
+    out = []
+    for t in themes:
+        docs = list(dict.fromkeys(s.doc_id for s in t.statements))
+        out.append({"topic": t.topic, "text": " ".join([t.opening] + [s.text for s in t.statements]).strip(),
+                    "coverage": t.coverage, "reports": [t.report],
+                    "sources": list(dict.fromkeys(s.source for s in t.statements)),
+                    "documents": [{"doc_id": d, "document": ix.doc_by_id[d].name, "path": ix.doc_by_id[d].path}
+                                  for d in docs]})
+    return out
+
+
+def theme_answer(store, question: str, reports: list[dict], scores: dict, question_vec, embedder, *,
+                 wide: bool = False, scope: str = "") -> tuple[str, list[Theme], ThemeIndex]:
+    """``(answer text, themes, index view)`` of a global answer by theme (see the module doc); the text is ""
+    when no theme has a statement.
+
+    Args:
+        reports: the selected reports (with ``wide``: every report of the level), dicts with ``entities``.
+        scores: ``community_id -> helpfulness 0-100``.
+    """
+    ix = ThemeIndex(store)
+    temporal = is_temporal(question)
+    themes = build_themes(ix, reports, scores, question_vec, embedder, wide=wide, temporal=temporal)
+    for t in themes:
+        t.opening = template_opening(t)
+    if not themes:
+        return "", [], ix
+    return render_themes(themes, ix, wide=wide, temporal=temporal, scope=scope), themes, ix
+
+
+def spread_units(store, ranked: list[int], k: int) -> list[int]:
+    """Up to ``k`` of the text units ``ranked`` (unit numbers, best first), spread across communities and
+    documents, for a question about the whole corpus: the root level's communities take turns, the one over
+    the most text units first, each giving its best-ranked unit from a document not yet used; units of no
+    community come last. Fewer than ``k`` when the documents run out.
+    """
+    from . import unit_numbers
+
+    if k <= 0 or not ranked:
+        return []
+    numbers = unit_numbers(store)
+    want = set(ranked)
+    chunk_of = {n: c for c, n in numbers.items() if n in want}
+    doc_of = {}
+    rows = store.con.execute("SELECT chunk_id, doc_id FROM text_units").fetchall()
+    by_chunk = dict(rows)
+    for n, c in chunk_of.items():
+        doc_of[n] = by_chunk.get(c)
+    groups: dict = {}
+    for cid, chunk in store.con.execute("""
+            SELECT DISTINCT m.community_id, e.chunk_id FROM community_members m JOIN communities c USING (community_id)
+            JOIN entity_text_units e USING (entity_id) WHERE c.level = 0""").fetchall():
+        if chunk in by_chunk:
+            groups.setdefault(cid, set()).add(chunk)
+    rank = {n: i for i, n in enumerate(ranked)}
+    queues = []
+    for cid, chunks in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        q = sorted((numbers[c] for c in chunks if numbers.get(c) in rank), key=rank.get)
+        if q:
+            queues.append(q)
+    queues.append(list(ranked))  # units of no community, and whatever the communities left
+    chosen: list[int] = []
+    docs_used: set = set()
+    while len(chosen) < k and any(queues):
+        for q in queues:
+            while q and (q[0] in chosen or doc_of.get(q[0]) in docs_used):
+                q.pop(0)
+            if q and len(chosen) < k:
+                n = q.pop(0)
+                chosen.append(n)
+                docs_used.add(doc_of.get(n))
+    return chosen

@@ -1,0 +1,192 @@
+"""Global answers by theme (topic, coverage, statements, citations naming documents), documents in every
+method's citations, and corpus-wide questions in dynamic, lazy and TS search."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from conftest import FakeEmbedder, FakeModel
+
+from slmgraph.api import answer
+from slmgraph.client import ModelClient
+from slmgraph.config import Settings
+from slmgraph.pipeline import run_index
+from slmgraph.prompting import Prompts
+from slmgraph.search.documents import corpus_documents, coverage_text, natural_key
+from slmgraph.search.global_search import global_search
+from slmgraph.search.themes import Boilerplate, is_temporal
+from slmgraph.store import Store
+
+SAFE = "These statements are based on current expectations and assumptions of the council staff."
+MEETINGS = {
+    "meeting-1.txt": "Mayor Lena Ortiz opened the budget session at Riverton Hall. The Riverton Library faced a budget "
+                     "shortfall of two million dollars that spring. " + SAFE,
+    "meeting-2.txt": "Mayor Lena Ortiz proposed closing the Riverton Library on Sundays to cover the shortfall. "
+                     "Councillor Omar Reyes objected to closing the Riverton Library at all. " + SAFE,
+    "meeting-10.txt": "The Harbor Bridge repairs were delayed by Councillor Omar Reyes for another year. "
+                      "Engineers from Delta Works inspected the Harbor Bridge cables in the autumn. " + SAFE,
+    "meeting-3.txt": "Councillor Omar Reyes and Mayor Lena Ortiz agreed a council tax rise of three percent. "
+                     "The Riverton Library kept its Sunday hours after the council tax rise. " + SAFE,
+    "meeting-4.txt": "Delta Works finished the Harbor Bridge repairs ahead of the winter storms. "
+                     "Mayor Lena Ortiz thanked Delta Works for the Harbor Bridge work in public. " + SAFE,
+}
+
+
+@pytest.fixture
+def council(tmp_path):
+    root = tmp_path / "council"
+    root.mkdir()
+    for name, text in MEETINGS.items():
+        (root / name).write_text(text + "\n", encoding="utf-8")
+    db = tmp_path / "council.duckdb"
+    s = Settings(min_community_size=2)
+    run_index(root, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
+    store = Store(db)
+    yield store, ModelClient(FakeModel(), store, "q"), s
+    store.close()
+
+
+def _global(council, q, **kw):
+    store, client, s = council
+    return global_search(store, client, Prompts(), s, q, level=0, progress=False, embedder=FakeEmbedder(), **kw)
+
+
+def _sections(text):
+    return [sec for sec in text.split("\n\n") if sec.startswith("### ")]
+
+
+def test_boilerplate_is_a_sentence_in_many_documents_and_never_a_statement(council):
+    units = [(f"d{i}", f"Fact number {i} about the river and the bridge today. {SAFE}") for i in range(6)]
+    units += [("d0", "A sentence that two neighbouring units share word for word here."),
+              ("d1", "A sentence that two neighbouring units share word for word here.")]
+    bp = Boilerplate(units)
+    assert SAFE in bp and SAFE.replace("council", "city") in bp  # near-verbatim: same opening words
+    assert "A sentence that two neighbouring units share word for word here." not in bp
+    assert "Fact number 3 about the river and the bridge today." not in bp
+    ans = _global(council, "What happened to the Riverton Library budget shortfall?")
+    assert ans.details.get("by_theme") and _sections(ans.text)
+    assert "current expectations" not in ans.text
+    assert all("current expectations" not in p["text"] for p in ans.points)
+
+
+def test_each_theme_has_topic_coverage_statements_and_citations_naming_documents(council):
+    store = council[0]
+    ans = _global(council, "What happened to the Riverton Library budget shortfall?")
+    names = {d.name for d in corpus_documents(store)}
+    for sec in _sections(ans.text):
+        head, opening, *statements = sec.split("\n")
+        assert re.match(r"### \d+\. .+ \[Reports: \d+\]$", head)
+        assert re.match(r".+ comes up in \d+ of 5 documents \(\d+ %\), meeting-\d+( \u2013 meeting-\d+)?", opening)
+        assert statements
+        for line in statements:
+            m = re.match(r"- \*([^*,]+)(, unit \d+ of \d+)?\*: (.+) \[Sources: (\d+)\]$", line)
+            assert m and m.group(1) in names
+    for p in ans.points:
+        assert p["topic"] and p["coverage"]["documents"] >= 1 and p["sources"]
+        assert p["documents"] and all(d["document"] in names and d["path"].endswith(".txt") for d in p["documents"])
+
+
+def test_a_corpus_wide_question_lists_the_themes_by_coverage(council):
+    ans = _global(council, "What are the main themes across these documents?")
+    reach = [t["documents"] for t in ans.details["themes"]]
+    assert len(reach) >= 2 and reach == sorted(reach, reverse=True)
+    assert ans.text.startswith("The corpus's main themes, broadest first")
+
+
+def test_a_question_about_change_over_time_gets_its_statements_in_document_order(council):
+    store = council[0]
+    assert is_temporal("How has the library budget evolved over the years?") and not is_temporal("Who is Omar?")
+    pos = {d.name: d.pos for d in corpus_documents(store)}
+    ans = _global(council, "How has the Riverton Library budget evolved?")
+    secs = _sections(ans.text)
+    assert secs
+    for sec in secs:
+        docs = [re.match(r"- \*([^*,]+)(, unit \d+ of \d+)?\*: ", ln).group(1) for ln in sec.split("\n")[2:]]
+        assert docs and [pos[d] for d in docs] == sorted(pos[d] for d in docs) and len(set(docs)) == len(docs)
+
+
+def test_documents_are_in_natural_order_and_named_by_title_or_path():
+    assert sorted(["m-10.txt", "m-2.txt", "m-1.txt"], key=natural_key) == ["m-1.txt", "m-2.txt", "m-10.txt"]
+    cov = {"documents": 2, "of": 5, "share": 0.4, "first": "a", "last": "b"}
+    assert coverage_text(cov) == "in 2 of 5 documents, a \u2013 b"
+
+
+@pytest.mark.parametrize("method", ["global", "basic", "local", "ts", "lazy"])
+def test_every_method_names_the_document_of_each_citation(council, method):
+    store, client, s = council
+    q = "What did Mayor Lena Ortiz say about the Riverton Library?"
+    ans = answer(store, client, Prompts(), s, q, method=method, embedder_factory=FakeEmbedder)
+    cited = json.loads(json.dumps(ans.to_dict()))["cited_documents"]
+    sources = ans.citations.get("sources") or []
+    assert sources, ans.text
+    assert {int(k) for k in cited["sources"]} == set(sources)
+    for info in cited["sources"].values():
+        assert re.fullmatch(r"meeting-\d+", info["document"]) and 1 <= info["unit"] <= info["of"]
+    for n in sources:  # the text names each cited unit's document too
+        doc = cited["sources"][str(n)]["document"]
+        assert re.search(rf"(\[{n}\] {doc}|\*{doc}(, unit \d+ of \d+)?\*: .*\[Sources: {n}\])",
+                         ans.text), ans.text
+    assert ans.points and all(p["documents"] for p in ans.points if p["sources"])
+
+
+def test_dynamic_selection_answers_a_corpus_wide_question_that_plain_global_search_answers(council):
+    store, client, s = council
+    q = "What are the main themes across these documents?"
+    plain = _global(council, q)
+    dyn = global_search(store, client, Prompts(), s, q, dynamic=True, progress=False, embedder=FakeEmbedder())
+    assert plain.citations.get("reports") and dyn.citations.get("reports")
+    assert "nothing relevant" not in dyn.text and dyn.details["dynamic"]["fallback"] == "level 0"
+
+
+@pytest.mark.parametrize("method", ["lazy", "ts"])
+def test_lazy_and_ts_spread_a_corpus_wide_question_across_documents(council, method):
+    store, client, s = council
+    ans = answer(store, client, Prompts(), s, "What are the main themes across these documents?", method=method,
+                 embedder_factory=FakeEmbedder)
+    docs = {info["doc_id"] for info in ans.cited_documents["sources"].values()}
+    assert len(docs) >= 3, ans.text
+
+
+def test_global_search_points_to_basic_search_when_no_report_passes_but_text_units_do(tmp_path):
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "a.txt").write_text("Alice Smith founded Acme Corporation in Paris. Bob Jones joined Acme Corporation.\n")
+    (root / "b.txt").write_text("Carol White met Dan Brown in Berlin. The sourdough starter needs rye flour, warm "
+                                "water and patience every single morning.\n")
+    db = tmp_path / "c.duckdb"
+    s = Settings(min_community_size=2, helpfulness_probes=False)
+    run_index(root, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
+    store = Store(db)
+    try:
+        client = ModelClient(FakeModel(), store, "q")
+        q = "sourdough starter rye flour warm water patience morning"
+        ans = global_search(store, client, Prompts(), s, q, level=0, progress=False, embedder=FakeEmbedder())
+        assert ans.details["selected"] == [] and ans.details["fallback"] == "basic"
+        assert "nothing relevant" in ans.text and "basic search (--method basic) answers from them" in ans.text
+        basic = answer(store, client, Prompts(), s, q, method="basic", embedder_factory=FakeEmbedder)
+        assert "rye flour" in basic.text  # the search it points to does answer
+        off = global_search(store, client, Prompts(), s, "quantum chromodynamics gluon", level=0, progress=False,
+                            embedder=FakeEmbedder())
+        assert "nothing relevant" in off.text and "fallback" not in off.details and off.citations == {}
+    finally:
+        store.close()
+
+
+def test_dynamic_selection_falls_back_to_level_0_when_its_descent_selects_nothing(tmp_path):
+    from test_search import _report_tree
+
+    store = _report_tree(tmp_path)
+    try:
+        s = Settings(helpfulness_floor=95.0)  # the descent's floor; level 0's is lowered by the off-topic probes
+        client = ModelClient(FakeModel(), store, "q")
+        plain = global_search(store, client, Prompts(), s, "apple", level=0, progress=False,
+                              embedder=FakeEmbedder())
+        dyn = global_search(store, client, Prompts(), s, "apple", dynamic=True, progress=False,
+                            embedder=FakeEmbedder())
+        assert plain.citations.get("reports")
+        assert dyn.details["dynamic"]["fallback"] == "level 0" and dyn.details["dynamic"]["selected"] == 0
+        assert dyn.citations == plain.citations and dyn.text == plain.text
+    finally:
+        store.close()
