@@ -291,7 +291,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     display = {n: _pick(names[n]) for n in names}
     etype = {n: _pick(types[n], ("unknown",)) for n in names}
 
-    use_model = model_writes(settings.summaries, client.model.n_params if client else None)
+    use_model = model_writes(settings.summaries, client.model if client else None, "summaries")
     if use_model and (client is None or prompts is None):
         if settings.summaries == "model":
             raise ValueError("summaries='model' needs a model client and prompts")

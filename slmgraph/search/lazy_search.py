@@ -142,7 +142,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     cos = dict(zip(ids, (float(c) for c in cosines(qv, np.stack([np.asarray(vectors[i], dtype=np.float32)
                                                                   for i in ids])))))
     units_of, children, level_of = unit_communities(store)
-    n_params = client.model.n_params
+    n_params = client.model  # the policy reads the model's capability record
     signal = helpfulness_signal(settings, n_params)
     ans = Answer(text="", method="lazy", question=question, details=name_details(named))
     scores: dict[str, float] = {}  # chunk_id -> helpfulness of the tested units
