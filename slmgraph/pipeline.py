@@ -26,11 +26,15 @@ from .graph import build_graph
 from .ingest import ingest, read_documents
 from .backend import load_model
 from .client import ModelClient
+from . import policy
 from .prompting import Prompts
 from .reports import ReportsResult, run_reports
 from .store import Store, dumps, new_run_id
 
 log = logging.getLogger("slmgraph")
+
+#: Index stage -> the auto setting (slmgraph.policy.SETTINGS) deciding who does its work.
+ROUTE_OF_STAGE = {"extract": "descriptions", "graph": "summaries", "reports": "reports"}
 
 
 def no_entity_reason(store: Store, settings: Settings) -> str:
@@ -111,8 +115,14 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                             "re-index it from the new input, or pick another --db")
         # What the last complete build was made with: a re-run that finds nothing new under the same
         # settings, model and prompts has nothing to rebuild (ARCHITECTURE.md, "Incremental runs").
+        # Who does each auto stage (slmgraph.policy): a new capability record changes the build like a setting.
+        routes = policy.routes(settings, model)
+        notice = policy.notice(settings, model)
+        if notice:
+            say(notice)
         build_key = dumps({"settings": settings.index_fingerprint(), "model": str(model.path or model.name),
-                           "prompts": str(Path(settings.prompts_dir).resolve()) if settings.prompts_dir else ""})
+                           "prompts": str(Path(settings.prompts_dir).resolve()) if settings.prompts_dir else "",
+                           "routes": {k: v["route"] for k, v in routes.items()}})
         up_to_date_before = store.get_meta("complete") == "1" and store.get_meta("build_key") == build_key
         # meta complete = 0 from the first write of a run until its last stage: here when the settings,
         # model or prompts changed; otherwise by the stage that first finds work (ingest, extraction,
@@ -124,6 +134,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         store.set_meta("model_name", model.name)
         store.set_meta("model_params", str(getattr(model, "n_params", None) or ""))
         store.set_meta("settings", dumps(settings.index_fingerprint()))
+        store.set_meta("routes", dumps(routes))
         from .settings_file import report as settings_report
 
         store.set_meta("settings_sources", dumps(settings_report(settings, sources or {})))
@@ -136,6 +147,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             res = fn()
             dt = time.perf_counter() - t0
             figures = res if isinstance(res, dict) else dataclasses.asdict(res)
+            if name in ROUTE_OF_STAGE:  # which route ran and why, in the stage_runs row
+                figures = dict(figures, route=routes[ROUTE_OF_STAGE[name]])
             items = figures.get(items_key, 0) if items_key else 0
             store.record_stage(run_id, name, dt, int(items) if isinstance(items, (int, float)) else 0,
                                dumps(figures))
