@@ -501,8 +501,12 @@ def cmd_bench(args) -> int:
         if args.threads < 1:
             raise UserError(f"--threads {args.threads} must be at least 1")
         s.n_threads, s.threads_explicit = args.threads, True
-    if args.corpus is None:
+    if args.corpus is None and args.questions is None and args.offtopic is None:
         return _stage_bench(args, models, s, "bench")
+    for flag, v in (("--on-topic", args.on_topic), ("--off-topic", args.off_topic), ("--p-yes", args.p_yes or None)):
+        if v is not None:  # no silent no-op: the corpus bench answers every question of its files
+            raise UserError(f"{flag} belongs to the stage bench, which --corpus, --questions and --offtopic replace "
+                            "by the corpus bench: drop one or the other")
     if args.workers is not None:
         if args.workers < 1:
             raise UserError(f"--workers {args.workers} must be at least 1")
