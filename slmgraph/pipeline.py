@@ -53,6 +53,31 @@ def no_entity_reason(store: Store, settings: Settings) -> str:
             f"of their {cands} candidate names; a larger --model may")
 
 
+def idle_options(settings: Settings, model) -> list[str]:
+    """One line per option that cannot act on the routes this index run takes (no silent no-op):
+    ``--prompts DIR`` when no index stage calls the model (or extraction does not), ``--entity-types``
+    naming a type the LLM-free extraction never gives (its types come from the NER labels,
+    :data:`slmgraph.ner.NER_TYPES`)."""
+    from .extract import uses_model
+    from .ner import NER_TYPES
+
+    extracts = settings.extractor != "nlp" and uses_model(settings, model)
+    writes = (policy.model_does("summaries", settings.summaries, model)
+              or policy.model_does("reports", settings.reports, model) or settings.claims)
+    how = "calibrate a model that wins the stage (slmgraph calibrate MODEL) or force it, e.g. --descriptions model"
+    out = []
+    if settings.prompts_dir and not extracts:
+        what = "no index stage calls the model" if not writes else "extraction does not call the model"
+        out.append(f"--prompts {settings.prompts_dir}: {what} (LLM-free routes), so its extraction prompts and "
+                   f"example change nothing in this index; {how}")
+    reachable = {t for t in NER_TYPES.values() if t}
+    new = [t for t in settings.entity_types if t not in reachable]
+    if new and not extracts:
+        out.append(f"--entity-types: the LLM-free extraction types entities from spaCy's labels "
+                   f"({', '.join(sorted(reachable))}), so no entity gets {', '.join(new)}; {how}")
+    return out
+
+
 def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
               progress: bool = True, model=None, embedder_factory: Callable | None = None,
               say: Callable[[str], None] = print, model_factory: Callable | None = None,
@@ -120,6 +145,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         notice = policy.notice(settings, model)
         if notice:
             say(notice)
+        for line in idle_options(settings, model):
+            say(f"warning: {line}")
         build_key = dumps({"settings": settings.index_fingerprint(), "model": str(model.path or model.name),
                            "prompts": str(Path(settings.prompts_dir).resolve()) if settings.prompts_dir else "",
                            "routes": {k: v["route"] for k, v in routes.items()}})

@@ -210,3 +210,20 @@ def test_a_fake_that_copies_nothing_gets_a_record_keeping_the_llm_free_routes(tm
     assert not beats["extract"] and not beats["report"] and not beats["summarize"]
     assert not policy.route("reports", "auto", model).model
     assert not policy.route("descriptions", "auto", model).model
+
+
+def test_an_option_the_route_cannot_use_says_so_in_one_line_each(tmp_path, corpus):
+    from slmgraph.pipeline import idle_options
+
+    s = Settings(workers=1, prompts_dir=str(tmp_path / "tuned"), entity_types=("person", "weapon"))
+    lines = idle_options(s, FakeModel())
+    assert len(lines) == 2 and all("\n" not in x and "slmgraph calibrate" in x for x in lines)
+    assert lines[0].startswith(f"--prompts {tmp_path / 'tuned'}: no index stage calls the model")
+    assert lines[1].startswith("--entity-types") and "no entity gets weapon" in lines[1]
+    forced = Settings(workers=1, prompts_dir=str(tmp_path / "tuned"), entity_types=("person", "weapon"),
+                      descriptions="model")
+    assert idle_options(forced, FakeModel()) == []  # the model extracts: both act
+    said = []
+    run_index(corpus, tmp_path / "i.duckdb", Settings(workers=1, entity_types=("person", "weapon")), progress=False,
+              model=FakeModel(), say=said.append, embedder_factory=FakeEmbedder)
+    assert sum("no entity gets weapon" in x for x in said) == 1
