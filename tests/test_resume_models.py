@@ -82,3 +82,20 @@ def test_sigkill_during_extraction_and_reports_then_resume_repeats_no_model_call
     assert not twice, twice  # no call was made twice across the three runs
     assert per_f.get("extract") and per_f.get("report") and per_f.get("summarize") and per_f.get("claims"), per_f
     assert per_k == per_f  # the killed runs and the resume made exactly the calls of one clean run
+
+
+def test_a_candidate_name_with_a_quote_does_not_break_the_json_extraction_grammar(tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text('Wilfried "Willi" Schneider won gold in Turin. Duff Gibson trained with Wilfried "Willi" Schneider '
+                   "in Calgary.\n", encoding="utf-8")
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-m", "slmgraph.cli", "index", str(src), "--db", str(tmp_path / "q.duckdb"),
+                           "--descriptions", "model", "--reports", "data", "--quiet"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    st = Store(tmp_path / "q.duckdb", read_only=True)
+    try:
+        calls = st.con.execute("SELECT count(*) FROM llm_calls WHERE stage = 'extract'").fetchone()[0]
+    finally:
+        st.close()
+    assert calls == 1
