@@ -229,7 +229,7 @@ def _ecosystem_parsers(sub) -> None:
                         "accuracy per model")
     p.add_argument("--gold-docs", type=int, default=None,
                    help="documents of --gold (or of the shipped Re-DocRED slice) scored per model, from the first "
-                        "(default: 8 for the stage bench, 10 with --corpus)")
+                        "(default: 4 for the stage bench, 10 with --corpus)")
     p.add_argument("--out", default="slmgraph-bench",
                    help="folder for bench.json and bench.png (default slmgraph-bench; created with its parents, "
                         "the two files overwritten)")
@@ -241,7 +241,7 @@ def _ecosystem_parsers(sub) -> None:
     p.add_argument("model", help="the GGUF file ('bundled' for the bundled model)")
     _stage_bench_options(p)
     p.add_argument("--gold", default=None, help="Re-DocRED JSON file replacing the shipped slice")
-    p.add_argument("--gold-docs", type=int, default=None, help="gold documents scored, from the first (default 8)")
+    p.add_argument("--gold-docs", type=int, default=None, help="gold documents scored, from the first (default 4)")
     p.add_argument("--out", default="slmgraph-calibrate",
                    help="folder for bench.md/json/png (default slmgraph-calibrate; created, the files overwritten)")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the thread plan)")
