@@ -227,3 +227,23 @@ def test_an_option_the_route_cannot_use_says_so_in_one_line_each(tmp_path, corpu
     run_index(corpus, tmp_path / "i.duckdb", Settings(workers=1, entity_types=("person", "weapon")), progress=False,
               model=FakeModel(), say=said.append, embedder_factory=FakeEmbedder)
     assert sum("no entity gets weapon" in x for x in said) == 1
+
+
+def test_calibrate_command_writes_the_record_where_records_points(tmp_path, capsys, monkeypatch):
+    import slmgraph.backend
+    from slmgraph.cli import main
+
+    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.embed.Embedder", lambda *a, **k: FakeEmbedder())
+    rec_dir = tmp_path / "recs"
+    code = main(["calibrate", "bundled", "--out", str(tmp_path / "c"), "--records", str(rec_dir), "--gold-docs", "1",
+                 "--on-topic", "1", "--off-topic", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    rec = json.loads((rec_dir / "fingerprint-fake0001.json").read_text())
+    assert rec["source"] == "calibrate" and rec["version"] == policy.policy_version()
+    assert set(rec["stages"]) == {"extract", "summarize", "report", "claims", "answer"}
+    assert all({"beats", "model", "llm_free", "measure"} <= set(v) for v in rec["stages"].values())
+    assert "| answer | LLM-free |" in out and str(rec_dir) in out
+    assert main(["calibrate", str(tmp_path / "missing.gguf"), "--out", str(tmp_path / "c")]) == 2
+    assert "missing.gguf is not a file" in capsys.readouterr().err
