@@ -73,10 +73,12 @@ def test_index_and_stats_say_which_route_ran_and_why_and_how_to_calibrate(tmp_pa
     try:
         figs = collect(st)
         text = render(figs, "i.duckdb")
+        note = st.con.execute("SELECT note FROM stage_runs WHERE stage = 'reports'").fetchone()[0]
     finally:
         st.close()
     assert figs["routes"]["reports"]["route"] == "llm-free"
     assert "size rule" in figs["routes"]["reports"]["reason"] and "who did each stage" in text
+    assert json.loads(note)["route"] == figs["routes"]["reports"]  # the stage's ledger row says it too
 
 
 # --- the competent fake model -------------------------------------------------------------------------
