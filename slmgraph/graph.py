@@ -242,8 +242,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
             munits[norm].add(chunk_id)
     res = resolve_entities(mnames, mtypes, {n: len(u) for n, u in munits.items()},
                            threshold=settings.resolution_threshold, embed=embed, rules=settings.resolution_rules,
-                           types_reliable=types_reliable(settings, getattr(getattr(client, "model", None), "n_params",
-                                                                           None)))
+                           types_reliable=types_reliable(settings, getattr(client, "model", None)))
     canon = res.mapping
     names: dict[str, Counter] = {n: mnames[n] for n in canon if canon[n] == n}
     types: dict[str, Counter] = defaultdict(Counter)
