@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import models as models_package
 from .backend import SAMPLER_VERSION
 from .prompting import bundled_dir
 
@@ -50,6 +51,9 @@ SIZE_RULE = {"descriptions": True, "summaries": True, "reports": True, "answers"
 
 #: Environment variable naming the records folder (tests point it at a temporary folder).
 RECORDS_ENV = "SLMGRAPH_RECORDS"
+#: Records of the bundled models from the stage bench run in benchmarks/results/bench_stages, read when
+#: the records folder has none for a model (the user's own measurement comes first).
+SHIPPED_RECORDS = Path(models_package.__file__).resolve().parent / "records"
 
 
 def records_dir() -> Path:
@@ -175,6 +179,8 @@ def lookup(model) -> tuple[Record | None, str]:
     if ck in _CACHE:
         return _CACHE[ck]
     path = record_path(key)
+    if not path.is_file():  # the bundled models' records ship with slmgraph
+        path = SHIPPED_RECORDS / path.name
     out: tuple[Record | None, str]
     if not path.is_file():
         out = (None, "no record")
