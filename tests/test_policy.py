@@ -249,3 +249,18 @@ def test_calibrate_command_writes_the_record_where_records_points(tmp_path, caps
     assert "| answer | LLM-free |" in out and str(rec_dir) in out
     assert main(["calibrate", str(tmp_path / "missing.gguf"), "--out", str(tmp_path / "c")]) == 2
     assert "missing.gguf is not a file" in capsys.readouterr().err
+
+
+def test_a_shipped_record_applies_when_the_user_has_none_and_the_users_own_comes_first(tmp_path, monkeypatch):
+    m = FakeModel()
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    monkeypatch.setattr(policy, "SHIPPED_RECORDS", shipped)
+    rec = policy.Record(key=policy.model_key(m), model=m.name, version=policy.policy_version(),
+                        stages={"report": {"beats": True, "model": 0.9, "llm_free": 0.8, "measure": "q"}})
+    (shipped / policy.record_path(rec.key).name).write_text(json.dumps(rec.__dict__))
+    policy._CACHE.clear()
+    assert policy.route("reports", "auto", m).model
+    rec.stages["report"]["beats"] = False
+    policy.write_record(rec)  # the user's own calibration
+    assert not policy.route("reports", "auto", m).model
