@@ -14,7 +14,6 @@ from slmgraph import calibrate, policy
 from slmgraph.config import Settings
 from slmgraph.gold import GOLD_TYPES
 from slmgraph.pipeline import run_index
-from slmgraph.samples import DULCE
 from slmgraph.stats import collect, render
 from slmgraph.store import Store
 from slmgraph.text import sentences
