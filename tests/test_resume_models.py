@@ -28,18 +28,17 @@ def _cmd(src, db):
 def _run_until(cmd, env, pattern):
     """Start ``cmd``, SIGKILL it once its stderr matches ``pattern``; returns what it printed."""
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=env, text=True)
-    seen = ""
-    deadline = time.time() + 900
-    while time.time() < deadline:
+    seen, matched = "", False
+    deadline = time.time() + 1800
+    while time.time() < deadline and not matched:
         chunk = proc.stderr.read(32)
         if not chunk:
             break
         seen += chunk
-        if re.search(pattern, seen):
-            proc.send_signal(signal.SIGKILL)
-            break
+        matched = re.search(pattern, seen) is not None
+    proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL, seen[-800:]
+    assert matched, f"never printed {pattern!r}: {seen[-800:]}"
     return seen
 
 
@@ -57,16 +56,17 @@ def _calls(db):
 
 def test_sigkill_during_extraction_and_reports_then_resume_repeats_no_model_call(tmp_path):
     src = tmp_path / "story.txt"
-    src.write_text(DULCE.read_text(encoding="utf-8")[:7000], encoding="utf-8")  # 3 text units
+    src.write_text(DULCE.read_text(encoding="utf-8")[:4500], encoding="utf-8")  # a few text units
     env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=str(tmp_path))
     killed = tmp_path / "killed.duckdb"
-    _run_until(_cmd(src, killed), env, r"extract\w*:[^\n\r]*\| 1/3")
+    _run_until(_cmd(src, killed), env, r"extract:[^\n\r]*\| 1/\d+")
     st = Store(killed, read_only=True)
-    assert 1 <= st.count("extractions") < 3 and not st.count("community_reports")
+    units = st.count("text_units")
+    assert 1 <= st.count("extractions") < units and not st.count("community_reports")
     st.close()
     _run_until(_cmd(src, killed), env, r"reports:[^\n\r]*\| [1-9]\d*/\d+")
     st = Store(killed, read_only=True)
-    assert st.count("extractions") == 3 and st.get_meta("complete") == "0"
+    assert st.count("extractions") == units and st.get_meta("complete") == "0"
     st.close()
     done = subprocess.run(_cmd(src, killed), capture_output=True, text=True, env=env, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
