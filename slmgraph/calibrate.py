@@ -461,16 +461,21 @@ def run(models: list[str | None], out: str | Path, settings: Settings, say: Call
                 say(f"warning: capability record of {row['model']} not written ({exc}): set "
                     f"{policy.RECORDS_ENV} to a writable folder")
             row["beats"] = {k: v["beats"] for k, v in rec.stages.items()}
-    result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    result["seconds"] = round(time.perf_counter() - t_start, 1)
-    (outdir / "bench.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    (outdir / "bench.md").write_text(render(result) + "\n", encoding="utf-8")
+            _write(result, outdir, t_start)  # after each model, so a long run's finished rows are kept
+    _write(result, outdir, t_start)
     files = [outdir / "bench.md", outdir / "bench.json"]
     png = chart(result, outdir / "bench.png")
     if png:
         files.append(png)
     result["files"] = [str(f) for f in files]
     return result
+
+
+def _write(result: dict, outdir: Path, t_start: float) -> None:
+    result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    result["seconds"] = round(time.perf_counter() - t_start, 1)
+    (outdir / "bench.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (outdir / "bench.md").write_text(render(result) + "\n", encoding="utf-8")
 
 
 def _f(x, fmt: str = ".3f") -> str:
