@@ -440,7 +440,8 @@ def grounded_synthesis(text: str, points: list[Point]) -> str | None:
 
 def opening_on(settings, n_params: int | None) -> bool:
     """Whether an extractive answer asks the model for its opening sentence (``Settings.opening``:
-    ``model`` yes, ``off`` no, ``auto`` from 1B parameters). Measured with the 135M model on the podcast
+    ``model`` yes, ``off`` no, ``auto`` as :func:`slmgraph.policy.route` decides: the model's capability
+    record, else from 1B parameters). Measured with the 135M model on the podcast
     sample's 10 global questions (benchmarks/results/answer_quality_before.md): kept for 3, and each
     of those was unsupported ("Kevin Scott is a comedian who is also a science communicator.") or a
     copied point; the other 7 were generic remarks or copied lists (on average 26 % of its content

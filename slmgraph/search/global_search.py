@@ -115,9 +115,8 @@ def _check_reports_exist(store: Store) -> list[int]:
 def answer_mode(settings: Settings, n_params: int | None) -> str:
     """``extractive`` or ``model``: who writes a global/local/basic answer.
 
-    ``Settings.answers`` = auto: extractive for models under 1B parameters
-    (a 135M model loops, copies or writes generic text, issue 9), model-written
-    from 1B.
+    ``Settings.answers`` = auto: as :func:`slmgraph.policy.route` decides for ``n_params`` (a loaded
+    model's capability record, else the size rule: extractive under 1B parameters).
     """
     return "model" if model_does("answers", settings.answers, n_params) else "extractive"
 
