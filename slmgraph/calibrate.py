@@ -390,12 +390,13 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
 
 def record_of(model, row: dict, free: dict, source: str) -> policy.Record:
     """The capability record of ``model`` from its bench row and row 0: a stage beats the LLM-free route
-    when its quality is at least row 0's (claims have no LLM-free route: beats when the model measured)."""
+    when its quality is at least row 0's (a stage without an LLM-free route, claims, never beats: no
+    ``auto`` setting turns it on)."""
     stages = {}
     for k, r in row["stages"].items():
         f = free["stages"].get(k)
         q, q0 = r.get("quality"), (f or {}).get("quality")
-        beats = q is not None and (q0 is None or q >= q0)
+        beats = q is not None and q0 is not None and q >= q0
         stages[k] = {"beats": beats, "measure": r["measure"], "model": q, "llm_free": q0,
                      "seconds": r.get("seconds"), "llm_free_seconds": (f or {}).get("seconds"),
                      "figures": r.get("figures")}
