@@ -543,7 +543,8 @@ def chart(result: dict, path: Path) -> Path | None:
             r = row["stages"].get(stage)
             if r is None or r.get("quality") is None:
                 continue
-            ax.plot([r.get("seconds") or 0], [r["quality"]], marks[i % len(marks)], markersize=8, label=row["model"])
+            ax.plot([r.get("seconds") or 0], [r["quality"]], marks[i % len(marks)], color=f"C{i % 10}", markersize=8,
+                    label=row["model"])
         ax.set_title(stage, fontsize=9)
         ax.set_xlabel("seconds (wall)", fontsize=8)
         ax.set_ylim(0, 1.05)
