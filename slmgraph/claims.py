@@ -328,7 +328,7 @@ def extract_claims(client: ModelClient, prompts: Prompts, system: str, text: str
         return ClaimExtraction(status="no_entities")
     ordered = sorted(names)
     sents, block = numbered(text)
-    with_desc = use_model_descriptions(settings, getattr(client.model, "n_params", None))
+    with_desc = use_model_descriptions(settings, client.model)
     user = prompts.fill("claims_user", entities="; ".join(ordered), text=block)
     try:
         gen = client.call("claims", system, user, schema=claims_schema(ordered, len(sents), settings, with_desc),

@@ -1,4 +1,4 @@
-"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | serve | bench | prompt-tune | demo``.
+"""Command line: ``slmgraph init | index | estimate | query | stats | export | picture | serve | bench | calibrate | prompt-tune | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
 reported as one line ``slmgraph: error: ...`` with exit status 2; a failed write
@@ -218,12 +218,16 @@ def _ecosystem_parsers(sub) -> None:
                    help="the HTML file to write (default index.html; its folder is created, an existing file "
                         "overwritten)")
     p.add_argument("--png", default=None, help="the PNG to write (default: --out with .png; same rule)")
-    p = sub.add_parser("bench", help="compare GGUF models on one corpus: raw tokens/s, then tokens, seconds and "
-                                     "ratio to raw per index stage; global answers and helpfulness AUC on a fixed "
-                                     "question set; extraction F1 with --gold")
+    p = sub.add_parser("bench", help="measure GGUF models doing every model stage on a fixed workload against the "
+                                     "LLM-free route (quality, tokens, seconds, ratio to llama.cpp); writes "
+                                     "bench.md/json/png and each model's capability record. With --corpus: tokens "
+                                     "and seconds per index stage of that corpus with default settings")
     p.add_argument("--models", default=None,
                    help="comma-separated GGUF files (default: the bundled model); 'bundled' names the bundled one")
-    p.add_argument("--corpus", default=None, help="folder or file to index (default: the bundled sample dulce.txt)")
+    _stage_bench_options(p)
+    p.add_argument("--corpus", default=None,
+                   help="instead of the stage bench: index this folder or file with default settings and report "
+                        "tokens and seconds per stage, global answers and helpfulness AUC")
     p.add_argument("--questions", default=None,
                    help="on-topic questions of --corpus, one a line (or a CSV with a question column); default: "
                         "the bundled sample's set, or questions.txt / questions.csv beside --corpus")
@@ -234,12 +238,23 @@ def _ecosystem_parsers(sub) -> None:
                         "vertexSet, labels; e.g. Re-DocRED's dev_revised.json): adds extraction F1 and type "
                         "accuracy per model")
     p.add_argument("--gold-docs", type=int, default=None,
-                   help="documents of --gold scored per model, from the first (default 10)")
+                   help="documents of --gold (or of the shipped Re-DocRED slice) scored per model, from the first "
+                        "(default: 4 for the stage bench, 10 with --corpus)")
     p.add_argument("--out", default="slmgraph-bench",
                    help="folder for bench.json and bench.png (default slmgraph-bench; created with its parents, "
                         "the two files overwritten)")
     p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the thread plan)")
     p.add_argument("--workers", type=int, default=None, help="extraction worker processes (default: the thread plan)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p = sub.add_parser("calibrate", help="measure one GGUF on the stage bench and write its capability record, "
+                                         "which decides every auto setting for it")
+    p.add_argument("model", help="the GGUF file ('bundled' for the bundled model)")
+    _stage_bench_options(p)
+    p.add_argument("--gold", default=None, help="Re-DocRED JSON file replacing the shipped slice")
+    p.add_argument("--gold-docs", type=int, default=None, help="gold documents scored, from the first (default 4)")
+    p.add_argument("--out", default="slmgraph-calibrate",
+                   help="folder for bench.md/json/png (default slmgraph-calibrate; created, the files overwritten)")
+    p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: the thread plan)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p = sub.add_parser("prompt-tune", help="write a prompts folder whose few-shot example comes from your corpus")
     p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
@@ -458,8 +473,46 @@ def cmd_export(args) -> int:
     return _write_files(args.db, lambda store: export(store, args.out, args.format))
 
 
+def _stage_bench_options(p) -> None:
+    p.add_argument("--on-topic", type=int, default=None,
+                   help="questions of the story answered, from the first (default 5)")
+    p.add_argument("--off-topic", type=int, default=None,
+                   help="off-topic questions answered, from the first (default 5)")
+    p.add_argument("--p-yes", action="store_true",
+                   help="also measure the model's P(yes) helpfulness signal against the embedding (slow)")
+    p.add_argument("--records", default=None,
+                   help="folder of the capability records (default: $SLMGRAPH_RECORDS, else "
+                        "~/.local/share/slmgraph/records)")
+
+
+def _stage_bench(args, models: list, s: Settings, source: str) -> int:
+    """Run :func:`slmgraph.calibrate.run` for the bench and calibrate commands; prints the table."""
+    from .calibrate import GOLD_DOCS, OFF_TOPIC, ON_TOPIC, render, run, workload
+
+    if args.records:
+        os.environ["SLMGRAPH_RECORDS"] = str(Path(args.records).expanduser())
+    wl = workload(GOLD_DOCS if args.gold_docs is None else args.gold_docs,
+                  ON_TOPIC if args.on_topic is None else args.on_topic,
+                  OFF_TOPIC if args.off_topic is None else args.off_topic, args.gold)
+    res = run(models, args.out, s, say=_say(args.json), wl=wl, p_yes=args.p_yes, source=source)
+    print(json.dumps(res, indent=2) if args.json else render(res) + "\nwrote " + ", ".join(res["files"])
+          + "\ncapability records: " + ", ".join(res["records"]))
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    """``slmgraph calibrate MODEL``: the stage bench of one model; writes its capability record."""
+    s = Settings()
+    if args.threads is not None:
+        if args.threads < 1:
+            raise UserError(f"--threads {args.threads} must be at least 1")
+        s.n_threads, s.threads_explicit = args.threads, True
+    return _stage_bench(args, [None if args.model.strip().lower() == "bundled" else args.model], s, "calibrate")
+
+
 def cmd_bench(args) -> int:
-    """``slmgraph bench``: every model through the same corpus; prints one table; returns 0."""
+    """``slmgraph bench``: the stage bench of every model (or, with --corpus, every model through that
+    corpus); prints one table; returns 0."""
     from .bench import GOLD_DOCS, render, run_bench
 
     models = [None] if args.models is None else [
@@ -471,6 +524,12 @@ def cmd_bench(args) -> int:
         if args.threads < 1:
             raise UserError(f"--threads {args.threads} must be at least 1")
         s.n_threads, s.threads_explicit = args.threads, True
+    if args.corpus is None and args.questions is None and args.offtopic is None:
+        return _stage_bench(args, models, s, "bench")
+    for flag, v in (("--on-topic", args.on_topic), ("--off-topic", args.off_topic), ("--p-yes", args.p_yes or None)):
+        if v is not None:  # no silent no-op: the corpus bench answers every question of its files
+            raise UserError(f"{flag} belongs to the stage bench, which --corpus, --questions and --offtopic replace "
+                            "by the corpus bench: drop one or the other")
     if args.workers is not None:
         if args.workers < 1:
             raise UserError(f"--workers {args.workers} must be at least 1")
@@ -644,6 +703,11 @@ def run_query(args, s: Settings) -> dict:
         if n_q > max_question_tokens(s.n_ctx):
             raise UserError(question_too_long(n_q, s.n_ctx, model.n_ctx_train))
         args.question = question
+        from .policy import notice
+
+        note = notice(s, model)
+        if note and not args.quiet and not args.json:
+            print(f"slmgraph: {note}", file=sys.stderr)
         client = ModelClient(model, store, new_run_id())
         stream = not args.json and sys.stdout.isatty()
         on_text = (lambda t: print(t, end="", flush=True)) if stream else None
@@ -787,9 +851,9 @@ def main(argv: list[str] | None = None) -> int:
     args.typed = _typed_dests(argv)
     handlers = {"index": cmd_index, "estimate": cmd_estimate, "query": cmd_query, "stats": cmd_stats,
                 "demo": cmd_demo, "init": cmd_init, "export": cmd_export,
-                "picture": cmd_picture, "bench": cmd_bench,
+                "picture": cmd_picture, "bench": cmd_bench, "calibrate": cmd_calibrate,
                 "prompt-tune": cmd_prompt_tune, "serve": cmd_serve}
-    if args.command in ("index", "estimate", "query", "demo", "bench", "prompt-tune", "serve"):
+    if args.command in ("index", "estimate", "query", "demo", "bench", "calibrate", "prompt-tune", "serve"):
         from .backend import install_log_filter
 
         install_log_filter()  # llama.cpp's notices logged as errors stay off stderr

@@ -104,9 +104,9 @@ class Settings:
     extractor: str = "llm"  #: "llm" (model types/relates candidate spans) or "nlp" (no model)
     entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
     #: Who writes entity/relationship descriptions: "model", "text" (the
-    #: sentences of the text unit that mention them) or "auto" (model when it
-    #: has >= 1e9 parameters, else text: a 135M model copies its few-shot
-    #: example instead of describing; ARCHITECTURE.md "Extraction quality").
+    #: sentences of the text unit that mention them) or "auto" (slmgraph.policy: the model's capability
+    #: record, else model from 1e9 parameters; a 135M model copies its few-shot example instead of
+    #: describing, ARCHITECTURE.md "Extraction quality").
     descriptions: str = "auto"
     #: Also relate extracted entities named in one sentence (llm extractor);
     #: the 135M model relates few pairs, most of them self-loops (ARCHITECTURE.md "Extraction quality").
@@ -159,7 +159,7 @@ class Settings:
     resolution_rules: bool = True
     #: Who writes the summary of an entity/relationship with several
     #: descriptions: "model" (one call each, within entity_description_max_tokens),
-    #: "join" (distinct descriptions joined) or "auto" (model when it has >= 1e9 parameters).
+    #: "join" (distinct descriptions joined) or "auto" (slmgraph.policy: capability record, else >= 1e9 parameters).
     summaries: str = "auto"
 
     # --- graph merge (paper sec. 3.1.3) ---
@@ -183,7 +183,7 @@ class Settings:
     report_budget: float = 0.3
     #: Who writes community reports: "none" (``--no-reports``: the stage is
     #: skipped, only ``--method lazy`` and the local/basic/ts methods answer), "model", "data" (no model call:
-    #: slmgraph.reports.data_report) or "auto" (model when it has >= 1e9
+    #: slmgraph.reports.data_report) or "auto" (slmgraph.policy: capability record, else >= 1e9
     #: parameters; the 135M model's titles were fragments of the context or file
     #: names, see slmgraph/reports.py).
     reports: str = "auto"
@@ -205,7 +205,7 @@ class Settings:
     helpfulness_probes: bool = True
     #: Who writes answers: "extractive" (points copied from the data with
     #: citations, plus at most one grounded model sentence), "model", or
-    #: "auto" (extractive under 1B parameters; slmgraph.search.extractive).
+    #: "auto" (slmgraph.policy: capability record, else extractive under 1B parameters).
     answers: str = "auto"
     #: The one model-written opening sentence of an extractive answer: "model", "off", or "auto" (off
     #: under 1B parameters: with the 135M model it was kept for 3 of 10 podcast questions, each kept one

@@ -196,10 +196,10 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
             ratio = 1.0
             from .extract import uses_model
 
-            if uses_model(settings, getattr(model, "n_params", None)):  # else: the LLM-free route, run in full
+            if uses_model(settings, model):  # else: the LLM-free route, run in full
                 ratio = _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok, sample,
                                               progress, model_factory, say, stages, calib)
-            elif not model_writes(settings.reports, getattr(model, "n_params", None)):
+            elif not model_writes(settings.reports, model, "reports"):
                 # No model call in any stage: calibrated on a sample, scaled to the corpus.
                 _estimate_llm_free(store, model, prompts, settings, units, embedder_factory, stages, calib, say)
             else:
@@ -216,7 +216,7 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
     notes = []
     if settings.claims:
         notes.append("--claims: the claims stage (one more call per text unit with entities) is not included")
-    if model_writes(settings.summaries, model.n_params):
+    if model_writes(settings.summaries, model, "summaries"):
         notes.append("model-written element summaries (one call per entity or relationship with several "
                      "descriptions) are not included")
     for st in stages.values():
@@ -568,7 +568,7 @@ def _estimate_reports(store, model, prompts, settings, ratio, lazy, stages, cali
     # Four prompts at the 25th/50th/75th/90th percentile of size (fewer if there are fewer).
     probe = sorted({sizes[min(n_proxy - 1, int(q * n_proxy))] for q in (0.25, 0.5, 0.75, 0.9)})
     say(f"estimate: timing {len(probe)} of {n_proxy} community reports")
-    with_findings = use_model_descriptions(settings, model.n_params)
+    with_findings = use_model_descriptions(settings, model)
     gens = []
     for i in probe:
         fixed, rest = prompts_seen[i]

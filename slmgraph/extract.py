@@ -44,6 +44,7 @@ from .kinds import list_spans, names_only
 from .names import content_words, cut, is_grounded, mentions, name_occurs, normalize_name
 from .ner import LANGUAGE_NAMES, LANGUAGE_NOTES, find_candidates, pipeline_for
 from .concepts import CONCEPTS_VERSION, UnitConcepts, store_unit, unit_concepts_of
+from .policy import model_does
 from .prompting import Prompts
 from .store import Store, dumps
 from .text import parse_json, sentence_spans, sentences
@@ -429,20 +430,18 @@ def add_cooccurrence(text: str, ents: list[dict], rels: list[dict], max_chars: i
     return added
 
 
-def model_writes(mode: str, n_params: int | None) -> bool:
-    """Whether the model writes a text for a setting of ``mode``: "model" yes; "auto" when the
-    model has >= 1e9 parameters (a 135M model copies its few-shot example instead of
-    describing, ARCHITECTURE.md "Extraction quality"); any other mode ("text", "join") no."""
-    if mode == "model":
-        return True
-    if mode == "auto":
-        return bool(n_params and n_params >= 1_000_000_000)
-    return False
+def model_writes(mode: str, n_params, setting: str = "descriptions") -> bool:
+    """Whether the model writes a text for ``setting`` (``descriptions``, ``summaries`` or ``reports``) set
+    to ``mode``: "model" yes; "auto" as :func:`slmgraph.policy.route` decides for ``n_params`` (a loaded
+    model, whose capability record decides, or a bare parameter count: the size rule); any other mode
+    ("text", "join", "data") no."""
+    return model_does(setting, mode, n_params)
 
 
-def use_model_descriptions(settings: Settings, n_params: int | None) -> bool:
-    """Whether the model writes descriptions (``descriptions`` = model, or auto and >= 1e9 parameters)."""
-    return model_writes(settings.descriptions, n_params)
+def use_model_descriptions(settings: Settings, n_params) -> bool:
+    """Whether the model writes descriptions (``descriptions`` = model, or auto and :mod:`slmgraph.policy`
+    says so for ``n_params``: a loaded model or its parameter count)."""
+    return model_writes(settings.descriptions, n_params, "descriptions")
 
 
 #: Share of a description sentence's content words (the record's own names left out) that must occur in
@@ -583,7 +582,8 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
     free = not settings.constrain_names
     cp = unit_candidates(text, settings, nlp, edges, budget=limit * (1 + max(0, settings.max_gleanings)))
     ner_type = {normalize_name(c.name): c.type for c in cp.candidates}
-    all_cands = [c.name for c in cp.candidates]
+    # llama.cpp rejects the grammar of a schema key holding a quote or backslash (Wilfried "Willi" Schneider).
+    all_cands = [c.name for c in cp.candidates if free or not ('"' in c.name or "\\" in c.name)]
     cands = all_cands[:limit]
     if free:
         user = prompts.fill("extract_free_user", text=text)
@@ -715,7 +715,7 @@ def extract_unit(client: ModelClient | None, prompts: Prompts, text: str, settin
     choices (:func:`extract_choices`, :func:`model_choices`)."""
     if settings.extractor == "nlp" or client is None:
         return extract_nlp(text, settings, nlp, edges)
-    n_params = getattr(client.model, "n_params", None)
+    n_params = client.model  # the policy reads the model's capability record
     if json_extraction(settings, n_params):
         try:
             return extract_llm(client, prompts, text, settings, system, with_descriptions, nlp, edges)
@@ -789,7 +789,7 @@ def extraction_system(prompts: Prompts, settings: Settings, model) -> tuple[str,
     evaluated once per process.
     """
     system_name, _, example_model, example_text = PROMPT_FILES[settings.constrain_names]
-    with_desc = use_model_descriptions(settings, model.n_params if model is not None else None)
+    with_desc = use_model_descriptions(settings, model)
     example = prompts.text(example_model if with_desc else example_text).strip()
     system = prompts.fill(system_name, entity_types=", ".join(settings.entity_types), example=example)
     return system, with_desc
@@ -898,7 +898,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
 
     prompt_fp = prompts.digest(*extraction_prompt_files(settings))
     model = client.model if client is not None else None
-    n_params = getattr(model, "n_params", None) if model is not None else None
+    n_params = model  # the policy reads the model's capability record
     calls_model = model is not None and uses_model(settings, n_params)
     model_fp = model.fingerprint if calls_model else ""
     system, with_desc = extraction_system(prompts, settings, model)

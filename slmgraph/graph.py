@@ -298,8 +298,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     res = resolve_entities(mnames, mtypes, {n: len(u) for n, u in munits.items()},
                            threshold=settings.resolution_threshold, embed=embed, rules=settings.resolution_rules,
                            units=munits,
-                           types_reliable=types_reliable(settings, getattr(getattr(client, "model", None), "n_params",
-                                                                           None)))
+                           types_reliable=types_reliable(settings, getattr(client, "model", None)))
     canon = res.mapping
     names: dict[str, Counter] = {n: mnames[n] for n in canon if canon[n] == n}
     types: dict[str, Counter] = defaultdict(Counter)
@@ -355,7 +354,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     display = {n: _pick(names[n]) for n in names}
     etype = {n: _pick(types[n], ("unknown",)) for n in names}
 
-    use_model = model_writes(settings.summaries, client.model.n_params if client else None)
+    use_model = model_writes(settings.summaries, client.model if client else None, "summaries")
     if use_model and (client is None or prompts is None):
         if settings.summaries == "model":
             raise ValueError("summaries='model' needs a model client and prompts")

@@ -27,11 +27,15 @@ from .graph import build_graph
 from .ingest import chunking_key, ingest, kept_paths, path_text, read_input
 from .backend import load_model
 from .client import ModelClient
+from . import policy
 from .prompting import Prompts
 from .reports import ReportsResult, run_reports
 from .store import COMPACT_SHARE, Store, _human, dumps, new_run_id
 
 log = logging.getLogger("slmgraph")
+
+#: Index stage -> the auto setting (slmgraph.policy.SETTINGS) deciding who does its work.
+ROUTE_OF_STAGE = {"extract": "descriptions", "graph": "summaries", "reports": "reports"}
 
 
 def no_entity_reason(store: Store, settings: Settings) -> str:
@@ -48,6 +52,31 @@ def no_entity_reason(store: Store, settings: Settings) -> str:
         return f"no entity was found in the {n_units} text units: {NO_CANDIDATES}"
     return (f"no entity was found in the {n_units} text units: the model ({settings.extractor} extractor) kept none "
             f"of their {cands} candidate names; a larger --model may")
+
+
+def idle_options(settings: Settings, model) -> list[str]:
+    """One line per option that cannot act on the routes this index run takes (no silent no-op):
+    ``--prompts DIR`` when no index stage calls the model (or extraction does not), ``--entity-types``
+    naming a type the LLM-free extraction never gives (its types come from the NER labels,
+    :data:`slmgraph.ner.NER_TYPES`)."""
+    from .extract import uses_model
+    from .ner import NER_TYPES
+
+    extracts = settings.extractor != "nlp" and uses_model(settings, model)
+    writes = (policy.model_does("summaries", settings.summaries, model)
+              or policy.model_does("reports", settings.reports, model) or settings.claims)
+    how = "calibrate a model that wins the stage (slmgraph calibrate MODEL) or force it, e.g. --descriptions model"
+    out = []
+    if settings.prompts_dir and not extracts:
+        what = "no index stage calls the model" if not writes else "extraction does not call the model"
+        out.append(f"--prompts {settings.prompts_dir}: {what} (LLM-free routes), so its extraction prompts and "
+                   f"example change nothing in this index; {how}")
+    reachable = {t for t in NER_TYPES.values() if t}
+    new = [t for t in settings.entity_types if t not in reachable]
+    if new and not extracts:
+        out.append(f"--entity-types: the LLM-free extraction types entities from spaCy's labels "
+                   f"({', '.join(sorted(reachable))}), so no entity gets {', '.join(new)}; {how}")
+    return out
 
 
 def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
@@ -113,8 +142,16 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                             "re-index it from the new input, or pick another --db")
         # What the last complete build was made with: a re-run that finds nothing new under the same
         # settings, model and prompts has nothing to rebuild (ARCHITECTURE.md, "Incremental runs").
+        # Who does each auto stage (slmgraph.policy): a new capability record changes the build like a setting.
+        routes = policy.routes(settings, model)
+        notice = policy.notice(settings, model)
+        if notice:
+            say(notice)
+        for line in idle_options(settings, model):
+            say(f"warning: {line}")
         build_key = dumps({"settings": settings.index_fingerprint(), "model": str(model.path or model.name),
-                           "prompts": str(Path(settings.prompts_dir).resolve()) if settings.prompts_dir else ""})
+                           "prompts": str(Path(settings.prompts_dir).resolve()) if settings.prompts_dir else "",
+                           "routes": {k: v["route"] for k, v in routes.items()}})
         up_to_date_before = store.get_meta("complete") == "1" and store.get_meta("build_key") == build_key
         # meta complete = 0 from the first write of a run until its last stage: here when the settings,
         # model or prompts changed; otherwise by the stage that first finds work (ingest, extraction,
@@ -126,6 +163,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         store.set_meta("model_name", model.name)
         store.set_meta("model_params", str(getattr(model, "n_params", None) or ""))
         store.set_meta("settings", dumps(settings.index_fingerprint()))
+        store.set_meta("routes", dumps(routes))
         from .settings_file import report as settings_report
 
         store.set_meta("settings_sources", dumps(settings_report(settings, sources or {})))
@@ -138,6 +176,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             res = fn()
             dt = time.perf_counter() - t0
             figures = res if isinstance(res, dict) else dataclasses.asdict(res)
+            if name in ROUTE_OF_STAGE:  # which route ran and why, in the stage_runs row
+                figures = dict(figures, route=routes[ROUTE_OF_STAGE[name]])
             items = figures.get(items_key, 0) if items_key else 0
             store.record_stage(run_id, name, dt, int(items) if isinstance(items, (int, float)) else 0,
                                dumps(figures))

@@ -640,7 +640,7 @@ def worker_job(client: ModelClient, prompts: Prompts, settings: Settings, model)
     not depend on where the report is written. The system prompt (the fixed
     prefix) is evaluated once per worker and its KV state reused.
     """
-    with_findings = use_model_descriptions(settings, model.n_params)
+    with_findings = use_model_descriptions(settings, model)
     system = prompts.text("report_system" if with_findings else "report_system_short")
     return lambda user: _write(client, system, user, settings, with_findings)
 
@@ -743,8 +743,8 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
         if c.parent_id is not None:
             children.setdefault(c.parent_id, []).append(c.community_id)
     model = client.model
-    n_params = getattr(model, "n_params", None)
-    by_model = model_writes(settings.reports, n_params)
+    n_params = model  # the policy reads the model's capability record
+    by_model = model_writes(settings.reports, n_params, "reports")
     with_findings = use_model_descriptions(settings, n_params)
     max_size = max((len(m) for m in members.values()), default=1)
     common = set() if by_model else lowercase_words(

@@ -9,6 +9,8 @@ wall-clock per stage of the latest index run from ``stage_runs``. Claims
 
 from __future__ import annotations
 
+import json
+
 from .store import Store
 
 TABLES = ("documents", "text_units", "extractions", "entity_mentions", "relationship_mentions", "entities",
@@ -43,6 +45,8 @@ def collect(store: Store) -> dict:
     params = store.get_meta("model_params")
     out["claims_note"] = CLAIMS_NOTE if n_claims and params and params.isdigit() and int(params) < 10**9 else None
     out["settings"] = settings_sources(store)
+    raw_routes = store.get_meta("routes")
+    out["routes"] = json.loads(raw_routes) if raw_routes else {}
     out["levels"] = [
         {"level": r[0], "communities": r[1], "reports": r[2], "mean_size": round(r[3] or 0, 2), "max_size": r[4]}
         for r in con.execute("""
@@ -192,6 +196,10 @@ def render(figs: dict, db: str) -> str:
         out += ["", "model calls per stage (all runs, from the ledger):",
                 _table(["stage", "calls", "prompt tok", "reused tok", "evaluated tok", "completion tok", "seconds",
                         "compl tok/s", "not 'stop'"], rows)]
+    if figs.get("routes"):
+        out += ["", "who did each stage in the last index run (slmgraph.policy; queries decide answers, opening "
+                    "and helpfulness again):",
+                _table(["setting", "route", "why"], [[k, v["route"], v["reason"]] for k, v in figs["routes"].items()])]
     if figs.get("settings"):
         from collections import Counter
 

@@ -359,3 +359,10 @@ def corpus(tmp_path: Path) -> Path:
 def fake_model_factory(threads: int) -> FakeModel:
     """``threads -> FakeModel`` for extraction worker processes (picklable: a module-level function)."""
     return FakeModel()
+
+
+@pytest.fixture(autouse=True)
+def _own_records(tmp_path_factory, monkeypatch):
+    """Every test reads and writes capability records in a folder of its own (never the user's), so a
+    record written on this machine cannot change which route a test's ``auto`` setting takes."""
+    monkeypatch.setenv("SLMGRAPH_RECORDS", str(tmp_path_factory.mktemp("records")))

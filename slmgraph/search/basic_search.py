@@ -88,7 +88,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     ans = Answer(text="", method="basic", question=question)
     from .global_search import answer_mode
 
-    if answer_mode(settings, getattr(client.model, "n_params", None)) == "extractive":
+    if answer_mode(settings, client.model) == "extractive":
         points = sentence_points([(i, texts[cid]) for i, cid, _ in used], qv, embedder)
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:

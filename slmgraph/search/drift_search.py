@@ -142,7 +142,7 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         return name_refusal(Answer(text="", method="drift", question=question), prompts, named, on_text, t0)
     if embedder is None:
         embedder = default_embedder(settings)
-    n_params = client.model.n_params
+    n_params = client.model  # the policy reads the model's capability record
     mode = answer_mode(settings, n_params)
     ans = Answer(text="", method="drift", question=question, details=name_details(named))
     budget = {"followups_per_round": settings.drift_followups, "depth": settings.drift_depth,

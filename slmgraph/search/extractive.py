@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 from ..client import DEADLINE_SENTENCE_S
 from ..names import content_words, cut, is_grounded
+from ..policy import model_does
 from ..reports import FINDING_MAX_CHARS
 from ..text import (addressed_to_assistant, degenerate, markdown_structure, overlaps, plain_sentence, sentences,
                     word_count, word_set)
@@ -445,21 +446,19 @@ def grounded_synthesis(text: str, points: list[Point]) -> str | None:
 
 def opening_on(settings, n_params: int | None) -> bool:
     """Whether an extractive answer asks the model for its opening sentence (``Settings.opening``:
-    ``model`` yes, ``off`` no, ``auto`` from 1B parameters). Measured with the 135M model on the podcast
+    ``model`` yes, ``off`` no, ``auto`` as :func:`slmgraph.policy.route` decides: the model's capability
+    record, else from 1B parameters). Measured with the 135M model on the podcast
     sample's 10 global questions (benchmarks/results/answer_quality_before.md): kept for 3, and each
     of those was unsupported ("Kevin Scott is a comedian who is also a science communicator.") or a
     copied point; the other 7 were generic remarks or copied lists (on average 26 % of its content
     words in the points); it took most of each query's seconds (median 127 s with it, one llama.cpp
     thread on busy cores). So ``auto`` leaves it off under 1B."""
-    mode = getattr(settings, "opening", "auto")
-    if mode in ("model", "off"):
-        return mode == "model"
-    return bool(n_params and n_params >= 1_000_000_000)
+    return model_does("opening", getattr(settings, "opening", "auto"), n_params)
 
 
 def opening(client, prompts, settings, question: str, points: list[Point]) -> tuple[str | None, object]:
     """:func:`synthesize` when :func:`opening_on` and there are points, else ``(None, None)`` (no model call)."""
-    if not points or not opening_on(settings, getattr(client.model, "n_params", None)):
+    if not points or not opening_on(settings, client.model):
         return None, None
     return synthesize(client, prompts, question, points)
 

@@ -43,6 +43,7 @@ from tqdm import tqdm
 from ..config import Settings
 from ..errors import UserError
 from ..client import DEADLINE_ANSWER_S, DEADLINE_REPORT_S, ModelClient
+from ..policy import model_does
 from ..prompting import Prompts
 from ..reports import load_reports, member_names
 from ..store import Store, TextUnitRow, rows
@@ -119,13 +120,10 @@ def _check_reports_exist(store: Store) -> list[int]:
 def answer_mode(settings: Settings, n_params: int | None) -> str:
     """``extractive`` or ``model``: who writes a global/local/basic answer.
 
-    ``Settings.answers`` = auto: extractive for models under 1B parameters
-    (a 135M model loops, copies or writes generic text, issue 9), model-written
-    from 1B.
+    ``Settings.answers`` = auto: as :func:`slmgraph.policy.route` decides for ``n_params`` (a loaded
+    model's capability record, else the size rule: extractive under 1B parameters).
     """
-    if settings.answers in ("extractive", "model"):
-        return settings.answers
-    return "model" if n_params and n_params >= 1_000_000_000 else "extractive"
+    return "model" if model_does("answers", settings.answers, n_params) else "extractive"
 
 
 def helpfulness_signal(settings: Settings, n_params: int | None) -> str:
@@ -166,7 +164,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     map_system, budget = context_room(client, prompts, kind.map_prompt, question, settings.map_max_tokens, 200,
                                       "the map batches")
     batches, n_trunc = pack(order, budget, client.count, client.truncate)
-    n_params = getattr(client.model, "n_params", None)
+    n_params = client.model
     signal = helpfulness_signal(settings, n_params)
     mode = answer_mode(settings, n_params)
     texts = {i: t for i, t in order}
@@ -439,8 +437,8 @@ def stored_vectors(store: Store, kind: str, texts: dict, embedder) -> dict:
 
 
 def _needs_embedder(settings: Settings, client: ModelClient) -> bool:
-    return helpfulness_signal(settings, getattr(client.model, "n_params", None)) != "model" or \
-        answer_mode(settings, getattr(client.model, "n_params", None)) == "extractive"
+    return helpfulness_signal(settings, client.model) != "model" or \
+        answer_mode(settings, client.model) == "extractive"
 
 
 def global_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
@@ -565,7 +563,7 @@ def select_reports(store: Store, client: ModelClient, prompts: Prompts, settings
     reports = {}
     for lv in sorted(set(level_of.values())):
         reports.update({r["community_id"]: r for r in load_reports(store, lv)})
-    signal = helpfulness_signal(settings, getattr(client.model, "n_params", None))
+    signal = helpfulness_signal(settings, client.model)
     vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in reports.items()}, embedder)
     frontier = list(children.get(None, []))
     relevant: set[int] = set()

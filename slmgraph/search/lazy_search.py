@@ -159,7 +159,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
             if float(c) > cos[owner]:
                 cos[owner], vectors[owner] = float(c), v
     units_of, children, level_of = unit_communities(store)
-    n_params = client.model.n_params
+    n_params = client.model  # the policy reads the model's capability record
     signal = helpfulness_signal(settings, n_params)
     ans = Answer(text="", method="lazy", question=question, details=name_details(named))
     scores: dict[str, float] = {}  # chunk_id -> helpfulness of the tested units

@@ -220,7 +220,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                                                                                   used["source_chunks"])])
     from .global_search import answer_mode
 
-    if answer_mode(settings, getattr(client.model, "n_params", None)) == "extractive":
+    if answer_mode(settings, client.model) == "extractive":
         _extractive_local(store, client, prompts, settings, question, embedder, qv, used, ans, on_text)
         ans.details = {"nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
                        "context_tokens": ntok, "budget_tokens": budget, "answer_mode": "extractive",

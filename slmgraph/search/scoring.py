@@ -118,10 +118,13 @@ class Scored:
         return d
 
 
-def default_signal(n_params: int | None) -> str:
-    """The default signal for a model of ``n_params`` parameters: ``embedding``
-    (measured best for the 135M model; no larger model measured yet, see the module doc)."""
-    return "embedding"
+def default_signal(n_params) -> str:
+    """The ``auto`` signal for ``n_params`` (a loaded model or its parameter count):
+    :func:`slmgraph.policy.helpfulness` (``embedding`` unless the model's capability record shows its
+    P(yes) separating on- from off-topic questions at least as well)."""
+    from ..policy import helpfulness
+
+    return helpfulness("auto", n_params)
 
 
 def cosines(question_vec: np.ndarray, item_vecs: np.ndarray) -> np.ndarray:
