@@ -582,8 +582,7 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
     free = not settings.constrain_names
     cp = unit_candidates(text, settings, nlp, edges, budget=limit * (1 + max(0, settings.max_gleanings)))
     ner_type = {normalize_name(c.name): c.type for c in cp.candidates}
-    # llama.cpp rejects the grammar of a schema key holding a quote or backslash (Wilfried "Willi" Schneider).
-    all_cands = [c.name for c in cp.candidates if free or not ('"' in c.name or "\\" in c.name)]
+    all_cands = [c.name for c in cp.candidates]
     cands = all_cands[:limit]
     if free:
         user = prompts.fill("extract_free_user", text=text)
