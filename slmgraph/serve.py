@@ -343,6 +343,9 @@ def make_app(res: Resources):
         except ValueError:
             return JSONResponse({"error": "the body is not JSON: send {\"q\": \"...\", \"method\": \"auto\"}"},
                                 status_code=400)
+        if not isinstance(body, dict) or "q" not in body:  # e.g. {"question": ...}: say which key is read
+            return JSONResponse({"error": "the body has no \"q\": send {\"q\": \"...\", \"method\": \"auto\"}"},
+                                status_code=400)
         from starlette.concurrency import run_in_threadpool
 
         def work():

@@ -199,6 +199,8 @@ def test_query_answers_with_points_that_cite_documents(server):
     status, c = get(f"{url}/api/citation?kind=reports&id={rid}&support=" + urllib.parse.quote(a["points"][0]["text"]))
     assert status == 200 and c["report"]["community_id"] == rid
     assert post(url + "/api/query", {"q": "  "})[0] == 400
+    status, err = post(url + "/api/query", {"question": "Who founded Acme Corporation?"})
+    assert status == 400 and '"q"' in err["error"], err
 
 
 def test_the_answer_streams_as_server_sent_events(server):
