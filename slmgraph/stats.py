@@ -134,10 +134,12 @@ def grounding(store: Store) -> dict:
             "rate": round(int(dropped) / before, 4) if before else None}
 
 
-def _table(headers: list[str], rows: list[list]) -> str:
+def _table(headers: list[str], rows: list[list], text_columns: int = 1) -> str:
+    """Rows as aligned plain text: the first ``text_columns`` columns left-aligned (words), the rest right (figures)."""
     cells = [headers] + [[str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in cells]
+    lines = ["  ".join(c.ljust(w) if i < text_columns else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+             for r in cells]
     return "\n".join(lines)
 
 
@@ -199,7 +201,8 @@ def render(figs: dict, db: str) -> str:
     if figs.get("routes"):
         out += ["", "who did each stage in the last index run (slmgraph.policy; queries decide answers, opening "
                     "and helpfulness again):",
-                _table(["setting", "route", "why"], [[k, v["route"], v["reason"]] for k, v in figs["routes"].items()])]
+                _table(["setting", "route", "why"], [[k, v["route"], v["reason"]] for k, v in figs["routes"].items()],
+                       text_columns=3)]
     if figs.get("settings"):
         from collections import Counter
 
@@ -211,7 +214,8 @@ def render(figs: dict, db: str) -> str:
                    if k not in defaults or v["value"] != defaults[k]["value"] or not v["source"].startswith(("default", "file"))}
         rest = Counter(v["source"] for k, v in figs["settings"].items() if k not in changed)
         out += ["", "settings of the last index run that differ from the defaults or were given as flags or arguments (all with --json):",
-                _table(["setting", "value", "from"], [[k, v["value"], v["source"]] for k, v in changed.items()])
+                _table(["setting", "value", "from"], [[k, v["value"], v["source"]] for k, v in changed.items()],
+                       text_columns=3)
                 if changed else "  (none)",
                 "the others are at their defaults, set by: " + ", ".join(f"{src} ({n})" for src, n in rest.items())]
     if figs["last_run"]:

@@ -263,3 +263,11 @@ def test_a_shipped_record_applies_when_the_user_has_none_and_the_users_own_comes
     rec.stages["report"]["beats"] = False
     policy.write_record(rec)  # the user's own calibration
     assert not policy.route("reports", "auto", m).model
+
+
+def test_the_routes_table_of_stats_left_aligns_its_words():
+    from slmgraph.stats import _table
+
+    lines = _table(["setting", "route", "why"], [["answers", "llm-free", "capability record: model 0.65 worse"],
+                                                 ["opening", "model", "size rule"]], text_columns=3).splitlines()
+    assert [ln.index(w) for ln, w in zip(lines, ["why", "capability", "size"])] == [lines[0].index("why")] * 3
