@@ -366,3 +366,18 @@ def _own_records(tmp_path_factory, monkeypatch):
     """Every test reads and writes capability records in a folder of its own (never the user's), so a
     record written on this machine cannot change which route a test's ``auto`` setting takes."""
     monkeypatch.setenv("SLMGRAPH_RECORDS", str(tmp_path_factory.mktemp("records")))
+
+
+@pytest.fixture
+def fake_cli(monkeypatch):
+    """``slmgraph index`` with the scripted fake model and embedder instead of the GGUF."""
+    import slmgraph.pipeline as pipeline
+
+    real = pipeline.run_index
+
+    def run_index(input_path, db_path, settings, **kw):
+        settings.min_community_size = 2
+        return real(input_path, db_path, settings, model=FakeModel(), embedder_factory=FakeEmbedder,
+                    **{k: v for k, v in kw.items() if k not in ("model", "embedder_factory")})
+
+    monkeypatch.setattr(pipeline, "run_index", run_index)

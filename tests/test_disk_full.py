@@ -12,10 +12,8 @@ import uuid
 
 import duckdb
 import pytest
-from conftest import FakeEmbedder, FakeModel
 
 import slmgraph.cli as cli
-import slmgraph.pipeline as pipeline
 from slmgraph.store import Store
 
 
@@ -25,19 +23,6 @@ def _corpus(root):
         (root / f"d{i}.txt").write_text(" ".join(f"Person{j} Name{j} met Acme{j} Corp in Paris{j}."
                                                 for j in range(i * 40, i * 40 + 60)))
     return root
-
-
-@pytest.fixture
-def fake_cli(monkeypatch):
-    """``slmgraph index`` with the scripted fake model and embedder instead of the GGUF."""
-    real = pipeline.run_index
-
-    def run_index(input_path, db_path, settings, **kw):
-        settings.min_community_size = 2
-        return real(input_path, db_path, settings, model=FakeModel(), embedder_factory=FakeEmbedder,
-                    **{k: v for k, v in kw.items() if k not in ("model", "embedder_factory")})
-
-    monkeypatch.setattr(pipeline, "run_index", run_index)
 
 
 def _index(capsys, corpus, db):

@@ -23,19 +23,6 @@ from slmgraph.ingest import Document, ingest, make_text_units, read_documents
 from slmgraph.store import Store
 
 
-@pytest.fixture
-def fake_cli(monkeypatch):
-    """``slmgraph index`` with the scripted fake model and embedder instead of the GGUF."""
-    real = pipeline.run_index
-
-    def run_index(input_path, db_path, settings, **kw):
-        settings.min_community_size = 2
-        return real(input_path, db_path, settings, model=FakeModel(), embedder_factory=FakeEmbedder,
-                    **{k: v for k, v in kw.items() if k not in ("model", "embedder_factory")})
-
-    monkeypatch.setattr(pipeline, "run_index", run_index)
-
-
 def _index(capsys, corpus, db, *extra):
     code = cli.main(["index", str(corpus), "--db", str(db), *extra])
     out = capsys.readouterr()
