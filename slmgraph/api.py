@@ -15,6 +15,7 @@ Example (see README.md, "Python API")::
         a = ix.query("What are the main themes?", method="global", level=0)
         print(a.text, a.citations, a.prompt_tokens + a.completion_tokens, a.seconds)
         print(ix.stats()["tables"]["entities"])
+        print(ix.entities().head())          # pandas DataFrames: pip install 'slmgraph[frames]'
         ix.export("out/", format="parquet")
 
 Settings are the fields of :class:`slmgraph.config.Settings` (the keys of the
@@ -51,6 +52,12 @@ def settings_for(config: str | Path | None = None, where: str = "slmgraph", **ov
     from . import settings_file as sf
 
     base = Settings()
+    for name in [n for n in overrides if n in sf.DEPRECATED]:
+        import sys
+
+        print(f"slmgraph: notice: {where}: {name!r} is no longer read ({sf.DEPRECATED[name]}); remove it",
+              file=sys.stderr)
+        overrides = {k: v for k, v in overrides.items() if k != name}
     for name, value in overrides.items():
         setattr(base, name, sf.convert_argument(name, value, where))
     if "n_threads" in overrides:
@@ -115,9 +122,8 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
     """
     if not question.strip():
         raise UserError("the question is empty: pass a question in quotes")
-    methods = ("global", "local", "basic", "ts", "drift", "lazy", "auto")
-    if method not in methods:
-        raise UserError(f"method {method!r} is not one of {', '.join(methods)}")
+    if method not in METHODS:
+        raise UserError(f"method {method!r} is not one of {', '.join(METHODS)}")
     route_reason = None
     if method == "auto":
         from .search.route import route
@@ -168,12 +174,43 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
     return ans
 
 
+def max_question_tokens(n_ctx: int) -> int:
+    """The longest question, in tokens, a query accepts: an eighth of the window (1,024 of 8,192), so that
+    the context and the answer keep the rest; a longer one is refused before any model call."""
+    return n_ctx // 8
+
+
+def question_too_long(n_q: int, n_ctx: int, n_ctx_train: int) -> str:
+    """The message refusing a question of ``n_q`` tokens in an ``n_ctx``-token window (one line).
+
+    The remedy is a window the model accepts: the smallest multiple of 1,024 tokens whose eighth holds
+    the question, when that is within ``n_ctx_train`` (the window the model was trained for; 0 =
+    unknown, no upper bound); else only shortening the question, to what the trained window allows.
+    """
+    limit = max_question_tokens(n_ctx)
+    head = (f"the question is {n_q} tokens long; at most {limit} (an eighth of the {n_ctx}-token window) leave "
+            "room for the context and the answer")
+    need = -(-8 * n_q // 1024) * 1024
+    if not n_ctx_train or need <= n_ctx_train:
+        return f"{head}: shorten it, or pass --n-ctx {need}"
+    most = max_question_tokens(n_ctx_train)
+    if most <= limit:
+        return f"{head}: shorten it to at most {limit} tokens (the model's trained window is {n_ctx_train} tokens)"
+    return (f"{head}: shorten it to at most {most} tokens with --n-ctx {n_ctx_train} (the model's trained "
+            f"window), or to {limit} as it is")
+
+
+#: Query methods (:func:`answer`).
+METHODS = ("global", "local", "basic", "ts", "drift", "lazy", "auto")
+
+
 class Index:
     """An open slmgraph index; use :func:`open`. A context manager (closes the file on exit).
 
-    The model is loaded on the first :meth:`query` (``stats`` and ``export`` need none).
-    DuckDB lets one process write a file at a time: while it is open here, ``slmgraph index``
-    on the same file waits.
+    The one query path: ``slmgraph query``, ``slmgraph serve`` and Python scripts answer through
+    :meth:`query`. The file is opened read-only by default, so any number of readers (scripts, queries,
+    ``slmgraph serve``) share it; ``slmgraph index`` waits until they close it. The model is loaded on the
+    first :meth:`query` (``stats``, ``export`` and the tables need none).
 
     Attributes:
         path: the ``.duckdb`` file.
@@ -181,9 +218,8 @@ class Index:
     """
 
     def __init__(self, db: str | Path, settings: Settings, sources: dict, model=None,
-                 embedder_factory: Callable | None = None, read_only: bool = False):
-        from .store import Store
-
+                 embedder_factory: Callable | None = None, read_only: bool = True, wait: float = 0.0,
+                 on_wait: Callable[[str], None] | None = None):
         self.path = Path(db)
         self.settings, self.sources = settings, sources
         self._model = model
@@ -191,10 +227,17 @@ class Index:
         self._embedder = None
         self._client = None
         self._prompts = None
-        self.store = Store(db, read_only=read_only)
+        self._read_only, self._wait, self._on_wait = read_only, wait, on_wait
+        self._open()
+
+    def _open(self) -> None:
+        from .store import Store
+
+        self.store = Store(self.path, read_only=self._read_only, wait=self._wait, on_wait=self._on_wait)
         try:
             if self.store.get_meta("complete") != "1":
-                raise UserError(f"index {db} is not complete: re-run 'slmgraph index' on its input to finish it")
+                raise UserError(f"index {self.path} is not complete: re-run 'slmgraph index' on its input to "
+                                "finish it")
         except UserError:
             self.store.close()
             raise
@@ -225,11 +268,33 @@ class Index:
                 s = self.settings
                 model_path = s.model_path or self.store.get_meta("model_path") or None
                 if model_path and not Path(model_path).is_file() and not s.model_path:
-                    raise UserError(f"model {model_path} that built index {self.path} is missing: "
-                                    "pass model_path=PATH.gguf (CLI: --model)")
+                    raise UserError(f"model {model_path} that built index {self.path} is missing: pass --model "
+                                    "PATH.gguf (Python: model_path=...)")
                 self._model = load_model(model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
             self._client = ModelClient(self._model, self.store, new_run_id())
         return self._client, self._prompts
+
+    def check_level(self, level: int | None) -> None:
+        """Raise UserError when ``level`` (None = the default) is not a community level of the index."""
+        if level is not None and level not in self.levels():
+            raise UserError(f"level {level} is not in index {self.path}: its levels are "
+                            f"{', '.join(map(str, self.levels())) or 'none'}")
+
+    def check_question(self, question: str, method: str = "global", level: int | None = None) -> None:
+        """Every check a question passes before the model loads: not empty, a known ``method``, a ``level``
+        the index has, reports for the methods that read them.
+
+        Raises:
+            UserError: one line naming the value and the remedy.
+        """
+        if not question.strip():
+            raise UserError("the question is empty: pass a question in quotes")
+        if method not in METHODS:
+            raise UserError(f"method {method!r} is not one of {', '.join(METHODS)}")
+        self.check_level(level)
+        if method in ("global", "drift") and self.store.get_meta("reports") == "skipped":
+            raise UserError(f"index {self.path} was built with --no-reports: ask with --method lazy, or re-index "
+                            f"without --no-reports for --method {method}")
 
     def _embedder_once(self):
         if self._embedder is None:
@@ -242,22 +307,39 @@ class Index:
         return self._embedder
 
     def query(self, question: str, method: str = "global", level: int | None = None, dynamic: bool = False,
-              progress: bool = False, on_text: Callable[[str], None] | None = None) -> Answer:
+              progress: bool = False, on_text: Callable[[str], None] | None = None,
+              on_route: Callable[[str, str], None] | None = None,
+              on_note: Callable[[str], None] | None = None) -> Answer:
         """Answer ``question``; see :func:`answer` for the methods.
+
+        Args:
+            on_text: receives the answer's text as the model writes it.
+            on_route: ``(method, reason)`` of ``method="auto"``.
+            on_note: the one-line notice of what the model's size turned on or off, when the model loads.
 
         Returns:
             :class:`slmgraph.search.Answer` (``text``, ``citations``, ``context``, ``prompt_tokens``,
-            ``completion_tokens``, ``seconds``, ...).
+            ``completion_tokens``, ``seconds``, ``points`` with their sources and documents, ...).
 
         Raises:
-            UserError: empty question, unknown method, a level the index does not have, missing model.
+            UserError: empty or overlong question, unknown method, a level the index does not have, an index
+                built without reports for global or drift search, missing model.
         """
-        if level is not None and level not in self.levels():
-            raise UserError(f"level {level} is not in index {self.path}: its levels are "
-                            f"{', '.join(map(str, self.levels())) or 'none'}")
+        self.check_question(question, method, level)
+        new_model = self._client is None
         client, prompts = self._client_for_query()
+        n_q = len(self._model.tokenize(question))
+        if n_q > max_question_tokens(self.settings.n_ctx):
+            raise UserError(question_too_long(n_q, self.settings.n_ctx, getattr(self._model, "n_ctx_train", 0)))
+        if new_model and on_note:
+            from .policy import notice
+
+            note = notice(self.settings, self._model)
+            if note:
+                on_note(note)
         return answer(self.store, client, prompts, self.settings, question, method=method, level=level,
-                      dynamic=dynamic, progress=progress, on_text=on_text, embedder_factory=self._embedder_once)
+                      dynamic=dynamic, progress=progress, on_text=on_text, embedder_factory=self._embedder_once,
+                      on_route=on_route)
 
     def stats(self) -> dict:
         """The figures ``slmgraph stats --json`` prints (:func:`slmgraph.stats.collect`)."""
@@ -272,8 +354,119 @@ class Index:
 
         return export(self.store, out, format)
 
+    # Tables as pandas DataFrames, shaped like graphrag's output tables (slmgraph.export.TABLES).
+    def _frame(self, table: str):
+        try:
+            import pandas  # noqa: F401 - DuckDB's .df() needs it
+        except ImportError:
+            raise UserError("the DataFrame methods need pandas: pip install 'slmgraph[frames]'") from None
+        from .export import table_queries
+
+        return self.store.con.execute(table_queries(self.store)[table]).df()
+
+    def entities(self):
+        """Entities as a pandas DataFrame: ``id``, ``human_readable_id`` (the id answers cite), ``title`` (the
+        name), ``type``, ``description``, ``text_unit_ids``, ``frequency``, ``degree``, ... (graphrag's columns).
+
+        Raises:
+            UserError: pandas is not installed (``pip install 'slmgraph[frames]'``).
+        """
+        return self._frame("entities")
+
+    def relationships(self):
+        """Relationships as a DataFrame: ``source``, ``target`` (entity names), ``description``, ``weight``,
+        ``combined_degree``, ``text_unit_ids``, ``strength``, ..."""
+        return self._frame("relationships")
+
+    def reports(self, level: int | None = None):
+        """Community reports as a DataFrame (``level`` None: every level): ``community``, ``level``, ``title``,
+        ``summary``, ``full_content``, ``rank``, ``findings``, ...
+
+        Raises:
+            UserError: a level the index does not have.
+        """
+        self.check_level(level)
+        df = self._frame("community_reports")
+        return df if level is None else df[df["level"] == level].reset_index(drop=True)
+
+    def text_units(self):
+        """Text units as a DataFrame: ``id``, ``human_readable_id`` (the number answers cite), ``text``,
+        ``n_tokens``, ``document_ids``, ``entity_ids``, ``relationship_ids``, ..."""
+        return self._frame("text_units")
+
+    def documents(self):
+        """Documents as a DataFrame: ``id``, ``title`` (the path), ``text_unit_ids``, ``n_chars``,
+        ``n_tokens``, ..."""
+        return self._frame("documents")
+
+    def insert(self, texts, progress: bool = False, say: Callable[[str], None] | None = None) -> dict:
+        """Index more texts into this index, incrementally (only the new text is extracted).
+
+        Each text is written as a UTF-8 file ``slmgraph-inserted/<sha256 prefix>.txt`` in the folder the index
+        was built from, so a later ``slmgraph index`` of that folder keeps it; the index is rebuilt with the
+        settings it was built with (the stored fingerprint), then opened again.
+
+        Args:
+            texts: a string or an iterable of strings.
+
+        Returns:
+            :func:`slmgraph.pipeline.run_index`'s per-stage figures, plus ``inserted`` (the files written;
+            a text already inserted is written once).
+
+        Raises:
+            UserError: an empty text, an index built from one file (not a folder), a folder that cannot be
+                written, another process holding the index.
+        """
+        import hashlib
+        import json
+
+        from .pipeline import run_index
+
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        if not texts or any(not isinstance(t, str) or not t.strip() for t in texts):
+            raise UserError("insert(texts): pass one or more non-empty strings")
+        root = Path(self.store.get_meta("input_root") or "")
+        if not root.is_dir():
+            raise UserError(f"index {self.path} was built from {root}, not a folder: insert() adds files to the "
+                            "folder an index was built from; re-index a folder holding that file first")
+        build = self._build_settings(json.loads(self.store.get_meta("settings") or "{}"))
+        folder = root / "slmgraph-inserted"
+        written = []
+        try:
+            folder.mkdir(exist_ok=True)
+            for text in texts:
+                f = folder / f"{hashlib.sha256(text.encode('utf-8')).hexdigest()[:16]}.txt"
+                if not f.exists():
+                    f.write_text(text, encoding="utf-8")
+                    written.append(f)
+        except OSError as exc:
+            raise UserError(f"insert(): cannot write {folder} ({exc.strerror or exc}): make the folder the index "
+                            "was built from writable") from None
+        self.close()
+        try:
+            out = run_index(root, self.path, build, progress=progress, model=self._model,
+                            embedder_factory=self._embedder_factory, say=say or (lambda m: None), wait=self._wait)
+        finally:
+            self._client = None  # its ledger belonged to the closed store
+            self._open()
+        out["inserted"] = [str(f) for f in written]
+        return out
+
+    def _build_settings(self, stored: dict) -> Settings:
+        """The settings the index was built with: its stored fingerprint over this object's runtime settings."""
+        import dataclasses
+
+        s = dataclasses.replace(self.settings)
+        fields = {f.name for f in dataclasses.fields(Settings)}
+        for name, value in stored.items():
+            if name in fields:
+                setattr(s, name, tuple(value) if isinstance(value, list) else value)
+        if not s.model_path:
+            s.model_path = self.store.get_meta("model_path") or None
+        return s
+
     # Browsing (slmgraph.search.browse): plain dicts and lists, as `slmgraph serve` returns them as JSON.
-    def entities(self, query: str = "", limit: int = 50) -> list[dict]:
+    def browse_entities(self, query: str = "", limit: int = 50) -> list[dict]:
         """Entities whose name contains ``query``, best connected first (:func:`slmgraph.search.browse.entities`)."""
         from .search import browse
 
@@ -292,13 +485,11 @@ class Index:
 
         return browse.neighbours(self.store, key, limit)
 
-    def reports(self, level: int = 0) -> list[dict]:
+    def browse_reports(self, level: int = 0) -> list[dict]:
         """Community reports of ``level`` with coverage (:func:`slmgraph.search.browse.reports`)."""
         from .search import browse
 
-        if level not in self.levels():
-            raise UserError(f"level {level} is not in index {self.path}: its levels are "
-                            f"{', '.join(map(str, self.levels())) or 'none'}")
+        self.check_level(level)
         return browse.reports(self.store, level)
 
     def report(self, community_id: int) -> dict:
@@ -313,7 +504,7 @@ class Index:
 
         return browse.report_titles(self.store, ids)
 
-    def documents(self) -> list[dict]:
+    def browse_documents(self) -> list[dict]:
         """The indexed documents, path order (:func:`slmgraph.search.browse.documents`)."""
         from .search import browse
 
@@ -347,7 +538,7 @@ class Index:
 
 
 def open(db: str | Path, *, config: str | Path | None = None, model=None, embedder_factory: Callable | None = None,
-         read_only: bool = False, **settings) -> Index:
+         read_only: bool = True, wait: float = 0.0, **settings) -> Index:
     """Open an index built by ``slmgraph index`` (or :func:`index`) for queries, stats and export.
 
     Args:
@@ -355,8 +546,10 @@ def open(db: str | Path, *, config: str | Path | None = None, model=None, embedd
         model: a loaded model (tests pass the scripted fake); None = the GGUF that built the index,
             or ``model_path``.
         embedder_factory: ``() -> Embedder`` for local/basic search (tests pass a fake).
-        read_only: open the file read-only, so other readers (queries, ``slmgraph serve``) may hold it too;
-            the query ledger rows are then kept aside and merged by the next writer (:class:`slmgraph.store.Store`).
+        read_only: open the file read-only (the default), so other readers (queries, ``slmgraph serve``) may
+            hold it too; the query ledger rows are kept aside and merged by the next writer
+            (:class:`slmgraph.store.Store`). :meth:`Index.insert` writes with the file closed here.
+        wait: seconds to wait while another process writes ``db`` (0: refuse at once).
         settings: :class:`Settings` fields for queries, e.g. ``local_context_tokens=2000``.
 
     Raises:
@@ -364,5 +557,5 @@ def open(db: str | Path, *, config: str | Path | None = None, model=None, embedd
         IndexBusy: (a UserError) another process is writing ``db``.
     """
     s, sources = settings_for(config, "slmgraph.open()", **settings)
-    return Index(db, s, sources, model=model, embedder_factory=embedder_factory, read_only=read_only)
+    return Index(db, s, sources, model=model, embedder_factory=embedder_factory, read_only=read_only, wait=wait)
 

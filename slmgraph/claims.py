@@ -345,11 +345,10 @@ def extract_claims(client: ModelClient, prompts: Prompts, system: str, text: str
 
 
 def claims_key(text: str, model_fp: str, prompt_fp: str, names: dict[str, str], settings: Settings) -> str:
-    """Content key of a text unit's claims: sha256(text, model, prompts, claim
-    settings, entity names and keys), 32 hex."""
-    s = settings
-    parts = [CLAIMS_VERSION, SAMPLER_VERSION, text, model_fp, prompt_fp, sorted(names.items()), s.max_claims,
-             s.description_max_chars, s.extract_max_tokens, s.descriptions]
+    """Content key of a text unit's claims: sha256(text, model, prompts, the settings whose field metadata puts
+    them in the ``claims`` key, entity names and keys), 32 hex."""
+    parts = [CLAIMS_VERSION, SAMPLER_VERSION, text, model_fp, prompt_fp, sorted(names.items()),
+             sorted(settings.key_values("claims").items())]
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
 
 

@@ -20,6 +20,7 @@ from typing import Callable
 from pathlib import Path
 
 from . import __version__
+from .api import max_question_tokens, question_too_long  # noqa: F401 - the CLI's names for them
 from .config import Settings, physical_cores
 from .batch import WorkerError
 from .errors import StorageError, UserError
@@ -335,10 +336,11 @@ def _settings(args) -> Settings:
         if args.max_candidates is not None and args.max_candidates < 1:
             raise UserError(f"--max-candidates {args.max_candidates} must be at least 1")
         s.max_candidates = args.max_candidates
-        picked = {c.strip().lower() for c in args.choices.split(",") if c.strip()}
-        if picked - {"keep", "type", "relate"} and picked not in ({"auto"}, {"none"}):
-            raise UserError(f"--choices {args.choices!r}: use auto, none, or a comma list of keep, type, relate")
-        s.choices = args.choices.strip().lower() or "auto"
+        try:
+            s.choices = args.choices
+        except UserError:
+            raise UserError(f"--choices {args.choices!r}: use auto, none, or a comma list of keep, type, relate") \
+                from None
         if s.ner_model.lower() not in ("auto", "none"):
             from .ner import load_pipeline
 
@@ -621,32 +623,6 @@ def cmd_index(args) -> int:
     return 0
 
 
-def max_question_tokens(n_ctx: int) -> int:
-    """The longest question, in tokens, a query accepts: an eighth of the window (1,024 of 8,192), so that
-    the context and the answer keep the rest; a longer one is refused before any model call."""
-    return n_ctx // 8
-
-
-def question_too_long(n_q: int, n_ctx: int, n_ctx_train: int) -> str:
-    """The message refusing a question of ``n_q`` tokens in an ``n_ctx``-token window (one line).
-
-    The remedy is a window the model accepts: the smallest multiple of 1,024 tokens whose eighth holds
-    the question, when that is within ``n_ctx_train`` (the window the model was trained for; 0 =
-    unknown, no upper bound); else only shortening the question, to what the trained window allows.
-    """
-    limit = max_question_tokens(n_ctx)
-    head = (f"the question is {n_q} tokens long; at most {limit} (an eighth of the {n_ctx}-token window) leave "
-            "room for the context and the answer")
-    need = -(-8 * n_q // 1024) * 1024
-    if not n_ctx_train or need <= n_ctx_train:
-        return f"{head}: shorten it, or pass --n-ctx {need}"
-    most = max_question_tokens(n_ctx_train)
-    if most <= limit:
-        return f"{head}: shorten it to at most {limit} tokens (the model's trained window is {n_ctx_train} tokens)"
-    return (f"{head}: shorten it to at most {most} tokens with --n-ctx {n_ctx_train} (the model's trained "
-            f"window), or to {limit} as it is")
-
-
 def read_question(args) -> str:
     """The question of ``slmgraph query``: the argument, standard input for ``-``, or ``--question-file``.
 
@@ -674,52 +650,25 @@ def read_question(args) -> str:
 
 
 def run_query(args, s: Settings) -> dict:
-    """Open the index, load the model and answer ``args.question``; prints the answer."""
-    from .backend import load_model
-    from .client import ModelClient
-    from .prompting import Prompts
-    from .store import Store, new_run_id
+    """Answer ``args.question`` through :class:`slmgraph.api.Index` (the one query path, read-only); prints
+    the answer."""
+    from .api import Index
 
     question = read_question(args)
-    store = Store(args.db, read_only=True, wait=getattr(args, "wait", 0.0) or 0.0,
-                  on_wait=None if args.quiet else _say(False))
-    try:
-        if store.get_meta("complete") != "1":
-            raise UserError(f"index {args.db} is not complete: re-run 'slmgraph index' on its input to finish it")
-        prompts = Prompts(s.prompts_dir)
-        if args.level is not None:
-            levels = [r[0] for r in store.con.execute("SELECT DISTINCT level FROM communities ORDER BY 1").fetchall()]
-            if args.level not in levels:
-                raise UserError(f"--level {args.level} is not in index {args.db}: its levels are "
-                                f"{', '.join(map(str, levels)) or 'none'}")
-        if args.method in ("global", "drift") and store.get_meta("reports") == "skipped":
-            raise UserError(f"index {args.db} was built with --no-reports: use --method lazy, or re-index without "
-                            f"--no-reports for --method {args.method}")
-        model_path = s.model_path or store.get_meta("model_path") or None
-        if model_path and not Path(model_path).is_file() and not s.model_path:
-            raise UserError(f"model {model_path} that built index {args.db} is missing: pass --model PATH.gguf")
-        model = load_model(model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
-        n_q = len(model.tokenize(question))
-        if n_q > max_question_tokens(s.n_ctx):
-            raise UserError(question_too_long(n_q, s.n_ctx, model.n_ctx_train))
-        args.question = question
-        from .policy import notice
-
-        note = notice(s, model)
-        if note and not args.quiet and not args.json:
-            print(f"slmgraph: {note}", file=sys.stderr)
-        client = ModelClient(model, store, new_run_id())
+    args.question = question
+    quiet_out = args.quiet or args.json
+    with Index(args.db, s, getattr(args, "sources", None) or {}, wait=getattr(args, "wait", 0.0) or 0.0,
+               on_wait=None if args.quiet else _say(False)) as idx:
         stream = not args.json and sys.stdout.isatty()
         on_text = (lambda t: print(t, end="", flush=True)) if stream else None
-        from .api import answer
 
         def on_route(method: str, reason: str) -> None:
             if not args.json:
                 print(f"auto: {method} search, because {reason}", file=sys.stderr)
 
-        progress = not args.quiet and not args.json
-        ans = answer(store, client, prompts, s, args.question, method=args.method, level=args.level,
-                     dynamic=getattr(args, "dynamic", False), progress=progress, on_text=on_text, on_route=on_route)
+        ans = idx.query(question, method=args.method, level=args.level, dynamic=getattr(args, "dynamic", False),
+                        progress=not quiet_out, on_text=on_text, on_route=on_route,
+                        on_note=None if quiet_out else (lambda n: print(f"slmgraph: {n}", file=sys.stderr)))
         if args.json:
             print(json.dumps(ans.to_dict(), indent=2, ensure_ascii=False))
         elif stream:
@@ -740,8 +689,6 @@ def run_query(args, s: Settings) -> dict:
             print(ans.text)
             _print_cost(ans)
         return ans.to_dict()
-    finally:
-        store.close()
 
 
 def _print_cost(ans) -> None:

@@ -12,7 +12,10 @@ import dataclasses
 import json
 import os
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
+
+from .errors import UserError
 
 #: Entity types offered to the extractor. GraphRAG's default prompt uses
 #: organization, person, geo and event (microsoft/graphrag, ``defaults``);
@@ -61,6 +64,110 @@ MODEL_CANDIDATES = 20
 LLM_FREE_CANDIDATES = 60
 
 
+class Mode(str, Enum):
+    """A setting with a fixed set of string values: compares, hashes, prints and serialises as its value,
+    so settings files, flags and stored fingerprints keep their strings."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+class Executor(Mode):
+    LOCAL = "local"
+    RAY = "ray"
+
+
+class Extractor(Mode):
+    LLM = "llm"
+    NLP = "nlp"
+
+
+class Descriptions(Mode):
+    AUTO = "auto"
+    MODEL = "model"
+    TEXT = "text"
+
+
+class ExtractMode(Mode):
+    AUTO = "auto"
+    JSON = "json"
+    CHOICES = "choices"
+
+
+class Summaries(Mode):
+    AUTO = "auto"
+    MODEL = "model"
+    JOIN = "join"
+
+
+class Reports(Mode):
+    AUTO = "auto"
+    MODEL = "model"
+    DATA = "data"
+    NONE = "none"
+
+
+class Helpfulness(Mode):
+    AUTO = "auto"
+    EMBEDDING = "embedding"
+    MODEL = "model"
+    COMBINED = "combined"
+
+
+class Answers(Mode):
+    AUTO = "auto"
+    EXTRACTIVE = "extractive"
+    MODEL = "model"
+
+
+class Opening(Mode):
+    AUTO = "auto"
+    MODEL = "model"
+    OFF = "off"
+
+
+#: Model decisions by token probability during extraction (``choices``; slmgraph.extract.extract_choices).
+CHOICES = ("keep", "type", "relate")
+
+
+def parse_choices(value: str) -> str:
+    """``choices`` in its one canonical form: ``auto``, ``none`` or the decisions of :data:`CHOICES` given,
+    comma-joined in that order (``"type, keep"`` -> ``"keep,type"``).
+
+    Raises:
+        UserError: a word that is none of these.
+    """
+    picked = {c.strip().lower() for c in str(value).split(",") if c.strip()}
+    if not picked or picked == {"auto"}:
+        return "auto"
+    if picked == {"none"}:
+        return "none"
+    if picked - set(CHOICES):
+        raise UserError(f"choices {value!r}: use auto, none, or a comma list of {', '.join(CHOICES)}")
+    return ",".join(c for c in CHOICES if c in picked)
+
+
+#: Cache keys of one text unit a setting may be part of (field metadata ``{"keys": (...)}``), besides the
+#: index fingerprint that holds every setting but :data:`NOT_IN_INDEX`: ``extraction``
+#: (slmgraph.extract.extraction_key), ``extraction_model`` (part of it only when a model makes the calls) and
+#: ``claims`` (slmgraph.claims.claims_key). tests/test_settings_keys.py fails when a stage reads a setting that
+#: is in none of its keys.
+UNIT_KEYS = ("extraction", "extraction_model", "claims")
+
+
+def _keyed(*keys: str, **kw):
+    """A dataclass field that is part of the per-unit cache ``keys`` (see :data:`UNIT_KEYS`)."""
+    return field(metadata={"keys": keys}, **kw)
+
+
+def _mode(kind: type[Mode], default: str, *keys: str):
+    """A dataclass field holding a :class:`Mode` of ``kind`` (strings given are converted on assignment)."""
+    return field(default=kind(default), metadata={"keys": keys, "mode": kind})
+
+
 #: Settings that do not change what an index holds, left out of :meth:`Settings.index_fingerprint`: where
 #: and how fast the model runs (the model file and the prompts folder are part of the build key on their
 #: own, ``slmgraph.pipeline.run_index``) and the query-time settings. Every other field is part of it.
@@ -83,70 +190,69 @@ class Settings:
 
     # --- model (ARCHITECTURE.md "Running the model on a CPU") ---
     model_path: str | None = None  #: GGUF file; None = bundled SmolLM2-135M-Instruct
-    n_ctx: int = 8192  #: context window we pack for (SmolLM2's trained window is 8k)
+    n_ctx: int = _keyed("extraction_model", default=8192)  #: context window we pack for (SmolLM2's trained window is 8k)
     n_threads: int = field(default_factory=physical_cores)  #: threads <= physical cores
     threads_explicit: bool = False  #: the user set --threads (kept even if it oversubscribes)
     #: Extraction worker processes; None = the thread plan (slmgraph.batch.plan_threads).
     workers: int | None = None
     #: Where the model stages' tasks run: "local" (spawned worker processes,
     #: slmgraph.batch) or "ray" (Ray actors, slmgraph.raypool; the optional extra).
-    executor: str = "local"
+    executor: Executor = _mode(Executor, "local")
     #: Ray cluster to join ("auto", "HOST:PORT"); None starts a local Ray instance.
     ray_address: str | None = None
-    seed: int = 42  #: sampler seed and shuffle seed
-    temperature: float = 0.0  #: greedy decoding, so the same input gives the same index
+    seed: int = 42  #: sampler seed and shuffle seed (decoding is greedy: the same input gives the same index)
 
     # --- chunking (paper sec. 3.1.1 / GraphRAG default: 600 tokens, 100 overlap) ---
     chunk_size: int = 600
     chunk_overlap: int = 100
 
     # --- extraction (paper sec. 3.1.2) ---
-    extractor: str = "llm"  #: "llm" (model types/relates candidate spans) or "nlp" (no model)
-    entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
+    extractor: Extractor = _mode(Extractor, "llm", "extraction")  #: "llm" (model types/relates candidate spans) or "nlp" (no model)
+    entity_types: tuple[str, ...] = _keyed("extraction", default=DEFAULT_ENTITY_TYPES)
     #: Who writes entity/relationship descriptions: "model", "text" (the
     #: sentences of the text unit that mention them) or "auto" (slmgraph.policy: the model's capability
     #: record, else model from 1e9 parameters; a 135M model copies its few-shot example instead of
     #: describing, ARCHITECTURE.md "Extraction quality").
-    descriptions: str = "auto"
+    descriptions: Descriptions = _mode(Descriptions, "auto", "extraction", "claims")
     #: Also relate extracted entities named in one sentence (llm extractor);
     #: the 135M model relates few pairs, most of them self-loops (ARCHITECTURE.md "Extraction quality").
-    cooccurrence: bool = True
+    cooccurrence: bool = _keyed("extraction", default=True)
     #: Candidate budget per text unit (spans offered to the model or kept by the LLM-free route); those past
     #: it are ranked last, left out and counted (slmgraph.ner). None: :meth:`candidate_budget` decides
     #: (MODEL_CANDIDATES when a model reads the candidates, LLM_FREE_CANDIDATES when none does).
-    max_candidates: int | None = None
+    max_candidates: int | None = _keyed("extraction", default=None)
     #: spaCy NER pipeline of the candidate pass: "auto" (the installed English small pipeline, else the
     #: capitalised-run pass with a warning), "none" (capitalised runs only), or a pipeline name or path.
-    ner_model: str = "auto"
+    ner_model: str = _keyed("extraction", default="auto")
     #: Add capitalised runs that no NER span covers (multi-word or proper-noun ones) to the NER candidates:
     #: the union's recall gain is measured in benchmarks/results/extraction_gold.md.
-    caps_union: bool = True
+    caps_union: bool = _keyed("extraction", default=True)
     #: llm extractor route: "auto" (JSON records when the model writes descriptions or names, else the
     #: candidate pass with model choices), "json" or "choices" (slmgraph.extract.json_extraction).
-    extract_mode: str = "auto"
+    extract_mode: ExtractMode = _mode(ExtractMode, "auto", "extraction_model")
     #: Model decisions by token probability in the choices route: "auto" (those measured to beat the
     #: LLM-free alternative, slmgraph.extract.SMALL_MODEL_CHOICES), "none", or a comma list of
     #: keep, type, relate.
-    choices: str = "auto"
+    choices: str = _keyed("extraction_model", default="auto")
     #: Noun-phrase concepts beside names as graph nodes of type ``concept`` (slmgraph.concepts), from the
     #: candidate pass's spaCy parse; off: names only.
-    concepts: bool = True
-    max_relationships: int = 6  #: JSON-schema maxItems for relationships per text unit
-    extract_max_tokens: int = 2000  #: upper bound of the per-call cap (see extract.extract_token_cap)
-    description_max_chars: int = 200  #: cap of one description (grammar maxLength / text cut)
+    concepts: bool = _keyed("extraction", default=True)
+    max_relationships: int = _keyed("extraction", default=6)  #: JSON-schema maxItems for relationships per text unit
+    extract_max_tokens: int = _keyed("extraction", "claims", default=2000)  #: upper bound of the per-call cap (see extract.extract_token_cap)
+    description_max_chars: int = _keyed("extraction", "claims", default=200)  #: cap of one description (grammar maxLength / text cut)
     #: Candidate constraints: entity names in the schema are an ``enum`` of the
     #: candidate pass's spans (True) or free strings (False, for measurement).
-    constrain_names: bool = True
+    constrain_names: bool = _keyed("extraction", default=True)
     #: Grounding: drop (and count) entities whose names do not occur in the
     #: text unit under the tolerant match, and relationships to them.
-    grounding: bool = True
+    grounding: bool = _keyed("extraction", default=True)
     #: Gleaning rounds (paper sec. 3.1.2): after extraction, a forced yes/no
     #: "were entities missed?" and, on yes, one more extraction. 0 = off.
-    max_gleanings: int = 1
+    max_gleanings: int = _keyed("extraction_model", default=1)
     #: Claims (covariates) extraction, one extra call per text unit; off by default.
     claims: bool = False
     #: JSON-schema maxItems of claims per text unit (slmgraph.claims).
-    max_claims: int = 4
+    max_claims: int = _keyed("claims", default=4)
 
     # --- entity resolution (graph merge) ---
     #: Cosine similarity of name embeddings at or above which two entities of
@@ -160,7 +266,7 @@ class Settings:
     #: Who writes the summary of an entity/relationship with several
     #: descriptions: "model" (one call each, within entity_description_max_tokens),
     #: "join" (distinct descriptions joined) or "auto" (slmgraph.policy: capability record, else >= 1e9 parameters).
-    summaries: str = "auto"
+    summaries: Summaries = _mode(Summaries, "auto")
 
     # --- graph merge (paper sec. 3.1.3) ---
     entity_description_max_tokens: int = 200  #: merged description cap per entity
@@ -186,7 +292,7 @@ class Settings:
     #: slmgraph.reports.data_report) or "auto" (slmgraph.policy: capability record, else >= 1e9
     #: parameters; the 135M model's titles were fragments of the context or file
     #: names, see slmgraph/reports.py).
-    reports: str = "auto"
+    reports: Reports = _mode(Reports, "auto")
 
     # --- queries (paper sec. 3.1.6; ARCHITECTURE.md stages 7-9) ---
     map_max_tokens: int = 400  #: completion cap of one map call (answer reserve)
@@ -194,7 +300,7 @@ class Settings:
     #: Helpfulness signal of global search, --dynamic and TS: "embedding",
     #: "model", "combined" or "auto" (slmgraph.search.scoring.default_signal:
     #: the embedding, measured best in benchmarks/results/global_answers.md).
-    helpfulness: str = "auto"
+    helpfulness: Helpfulness = _mode(Helpfulness, "auto")
     #: Selection rule: a report reaches the answer with a score >= the floor
     #: and >= relative x the best (slmgraph.search.scoring.FLOOR / RELATIVE,
     #: where their measurement is documented).
@@ -206,12 +312,12 @@ class Settings:
     #: Who writes answers: "extractive" (points copied from the data with
     #: citations, plus at most one grounded model sentence), "model", or
     #: "auto" (slmgraph.policy: capability record, else extractive under 1B parameters).
-    answers: str = "auto"
+    answers: Answers = _mode(Answers, "auto")
     #: The one model-written opening sentence of an extractive answer: "model", "off", or "auto" (off
     #: under 1B parameters: with the 135M model it was kept for 3 of 10 podcast questions, each kept one
     #: unsupported or a copied point, and it cost most of each query's seconds,
     #: benchmarks/results/answer_quality_before.md; slmgraph.search.extractive.opening_on).
-    opening: str = "auto"
+    opening: Opening = _mode(Opening, "auto")
     # --- DRIFT search (slmgraph.search.drift_search) ---
     #: Community reports (any level) in the primer, top-k by question embedding.
     drift_primer_k: int = 5
@@ -247,6 +353,26 @@ class Settings:
     #: Folder with prompt templates; None = the bundled ``prompts/``.
     prompts_dir: str | None = None
 
+    def __setattr__(self, name: str, value) -> None:
+        # Modes are converted on every assignment (constructor, flags, settings file), so a stage compares
+        # members whatever set them; ``choices`` is parsed here once.
+        f = _FIELDS.get(name)
+        if f is not None and "mode" in f.metadata and value is not None and not isinstance(value, f.metadata["mode"]):
+            try:
+                value = f.metadata["mode"](str(value).strip().lower())
+            except ValueError:
+                allowed = ", ".join(m.value for m in f.metadata["mode"])
+                raise UserError(f"{name} {value!r} is not one of {allowed}") from None
+        elif name == "choices" and value is not None:
+            value = parse_choices(value)
+        object.__setattr__(self, name, value)
+
+    def key_values(self, key: str) -> dict:
+        """``{field: value}`` (JSON-serialisable) of the settings whose field metadata puts them in cache
+        ``key`` (one of :data:`UNIT_KEYS`)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)
+                if key in f.metadata.get("keys", ())}
+
     def scale_to_window(self) -> None:
         """Scale the window-bound query budgets from their 8,192-token defaults to ``n_ctx``.
 
@@ -267,10 +393,18 @@ class Settings:
     def index_fingerprint(self) -> dict:
         """Settings that determine index content (JSON-serialisable dict): every field but those in
         :data:`NOT_IN_INDEX`, so a new setting is part of it unless it is declared not to change the index."""
-        d = dataclasses.asdict(self)
-        return {f.name: (list(d[f.name]) if isinstance(d[f.name], tuple) else d[f.name])
-                for f in dataclasses.fields(self) if f.name not in NOT_IN_INDEX}
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self) if f.name not in NOT_IN_INDEX}
 
     def to_json(self) -> str:
         """The whole settings object as a JSON string."""
         return json.dumps(dataclasses.asdict(self), sort_keys=True, default=list)
+
+
+def _plain(value):
+    """A setting's value as JSON holds it: tuples as lists, modes as their strings."""
+    if isinstance(value, tuple):
+        return list(value)
+    return value.value if isinstance(value, Mode) else value
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}

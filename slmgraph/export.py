@@ -133,6 +133,18 @@ def export(store: Store, out: str | Path, fmt: str = "parquet") -> list[Path]:
     out = _check(store, out, fmt)
     if fmt == "graphml":
         return [write_graphml(store, out / "graph.graphml")]
+    written = []
+    for name, sql in table_queries(store).items():
+        path = out / f"{name}.{fmt}"
+        opts = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+        target = str(path).replace("'", "''")
+        store.con.execute(f"COPY ({sql}) TO '{target}' ({opts})")
+        written.append(path)
+    return written
+
+
+def table_queries(store: Store) -> dict[str, str]:
+    """``{graphrag table name: SELECT}`` for ``store`` (``covariates`` only when it has claims)."""
     has_claims = store.has_table("claims") and store.count("claims") > 0
     cov_ids = ("coalesce((SELECT list(CAST(c.claim_id AS VARCHAR) ORDER BY c.claim_id) FROM claims c "
                "WHERE c.chunk_id = t.chunk_id), [])" if store.has_table("claims") else "[]::VARCHAR[]")
@@ -143,14 +155,7 @@ def export(store: Store, out: str | Path, fmt: str = "parquet") -> list[Path]:
                for name, sql in TABLES.items()}
     if has_claims:
         queries["covariates"] = COVARIATES
-    written = []
-    for name, sql in queries.items():
-        path = out / f"{name}.{fmt}"
-        opts = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
-        target = str(path).replace("'", "''")
-        store.con.execute(f"COPY ({sql}) TO '{target}' ({opts})")
-        written.append(path)
-    return written
+    return queries
 
 
 def graph(store: Store):

@@ -37,7 +37,7 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from .config import Settings
+from .config import CHOICES, Settings
 from .client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, Model, ModelClient
 from .errors import GrammarError
 from .kinds import list_spans, names_only
@@ -55,9 +55,6 @@ log = logging.getLogger("slmgraph")
 #: :mod:`slmgraph.names` or to the sampler (``llm.SAMPLER_VERSION``) changes
 #: what an extraction yields, so indexes re-extract.
 EXTRACTOR_VERSION = "8"
-
-#: Decisions the model can make by token probability during extraction (:func:`extract_choices`).
-CHOICES = ("keep", "type", "relate")
 
 #: The decisions ``--choices auto`` turns on for a model under 1e9 parameters: those that beat their
 #: LLM-free alternative (spaCy's type, keeping every candidate, plain co-occurrence) on the 100
@@ -686,12 +683,12 @@ def model_choices(settings: Settings, n_params: int | None) -> frozenset[str]:
     """The model decisions of the choice extraction for ``settings.choices``: ``auto`` ->
     :data:`SMALL_MODEL_CHOICES` (measured with the 135M model; no larger model was measured, so the
     same set applies to any size), ``none`` -> none, else the comma list given (checked by the CLI)."""
-    v = (settings.choices or "auto").strip().lower()
+    v = settings.choices  # canonical: slmgraph.config.parse_choices
     if v == "auto":
         return SMALL_MODEL_CHOICES
     if v == "none":
         return frozenset()
-    return frozenset(x.strip() for x in v.split(",") if x.strip())
+    return frozenset(v.split(","))
 
 
 def json_extraction(settings: Settings, n_params: int | None) -> bool:
@@ -758,17 +755,14 @@ def uses_model(settings: Settings, n_params: int | None) -> bool:
 
 def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings,
                    edges: tuple[bool, bool] = (True, True)) -> str:
-    """Content key of a text unit's extraction: sha256(text, model, prompts, settings, document edges), 32 hex.
-    ``model_fp`` is "" when extraction makes no model call (:func:`uses_model`)."""
+    """Content key of a text unit's extraction: sha256(text, model, prompts, the settings whose field metadata
+    puts them in the ``extraction`` key -- and in ``extraction_model`` when a model makes the calls --, document
+    edges), 32 hex. ``model_fp`` is "" when extraction makes no model call (:func:`uses_model`)."""
     s = settings
     llm = s.extractor == "llm" and bool(model_fp)
-    parts = [EXTRACTOR_VERSION, text, model_fp if llm else "", prompt_fp if llm else "",
-             s.extractor, list(s.entity_types), s.descriptions, s.max_candidates, s.max_relationships,
-             s.extract_max_tokens, s.description_max_chars, s.cooccurrence, s.constrain_names, s.grounding,
-             s.max_gleanings if llm else 0, s.n_ctx if llm else 0, s.ner_model, s.caps_union,
-             s.extract_mode if llm else "", s.choices if llm else "", list(edges)]
-    if s.concepts:  # keys of builds without concepts stay as they were
-        parts.append(["concepts", CONCEPTS_VERSION])
+    keyed = s.key_values("extraction") | (s.key_values("extraction_model") if llm else {})
+    parts = [EXTRACTOR_VERSION, text, model_fp if llm else "", prompt_fp if llm else "", sorted(keyed.items()),
+             list(edges), CONCEPTS_VERSION if s.concepts else ""]
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
 
 

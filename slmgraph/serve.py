@@ -17,12 +17,12 @@ Every JSON endpoint is a method of :class:`slmgraph.api.Index` (one query path):
 ``GET /api/ask?q=&method=&level=``         the answer as Server-Sent Events: ``route``, ``text`` (chunks),
                                            ``answer`` (the :func:`answer_json` dict) or ``failure``
 ``POST /api/query`` (JSON q/method/level)  the :func:`answer_json` dict
-``GET /api/entities?q=&limit=``            :meth:`Index.entities`
+``GET /api/entities?q=&limit=``            :meth:`Index.browse_entities`
 ``GET /api/entities/{key}``                :meth:`Index.entity` (id or name)
 ``GET /api/entities/{key}/neighbours``     :meth:`Index.neighbours`
-``GET /api/reports?level=``                :meth:`Index.reports`
+``GET /api/reports?level=``                :meth:`Index.browse_reports`
 ``GET /api/reports/{id}``                  :meth:`Index.report`
-``GET /api/documents``                     :meth:`Index.documents`
+``GET /api/documents``                     :meth:`Index.browse_documents`
 ``GET /api/documents/{doc_id}``            :meth:`Index.document`
 ``GET /api/units/{n}?support=``            :meth:`Index.text_unit`
 ``GET /api/citation?kind=&id=&support=``   :meth:`Index.citation`
@@ -263,7 +263,7 @@ def make_app(res: Resources):
         msg = str(exc)
         if busy(exc):
             return JSONResponse({"error": f"index busy: {msg}", "busy": True}, status_code=503)
-        return JSONResponse({"error": msg}, status_code=404 if "is not in this index" in msg else 400)
+        return JSONResponse({"error": msg}, status_code=404 if "is not in this index" in msg or " is not in index " in msg else 400)
 
     def endpoint(fn):
         """A JSON endpoint: ``fn(request, idx) -> JSON-able``; user errors become ``{"error": ...}``."""
@@ -288,17 +288,8 @@ def make_app(res: Resources):
                 "methods": ["auto", "global", "local", "basic", "drift", "lazy", "ts"]}
 
     def run_query(idx, q: str, method: str, level, on_text=None, on_route=None) -> dict:
-        from .api import answer
-
-        if level is not None and level not in idx.levels():
-            raise UserError(f"level {level} is not in this index: its levels are "
-                            f"{', '.join(map(str, idx.levels())) or 'none'}")
-        if method in ("global", "drift") and idx.store.get_meta("reports") == "skipped":
-            raise UserError(f"this index was built with --no-reports: ask with method lazy, not {method}")
-        client, prompts = idx._client_for_query()
-        with res.lock:
-            ans = answer(idx.store, client, prompts, idx.settings, q, method=method, level=level,
-                         on_text=on_text, on_route=on_route, embedder_factory=lambda: res.embedder)
+        with res.lock:  # one model, one question at a time
+            ans = idx.query(q, method=method, level=level, on_text=on_text, on_route=on_route)
         return answer_json(idx, ans)
 
     def ask(request):
@@ -369,14 +360,14 @@ def make_app(res: Resources):
         Route("/api/info", endpoint(info)),
         Route("/api/ask", ask),
         Route("/api/query", query, methods=["POST"]),
-        Route("/api/entities", endpoint(lambda r, i: i.entities(r.query_params.get("q", ""),
-                                                                   int_param(r, "limit", 50)))),
+        Route("/api/entities", endpoint(lambda r, i: i.browse_entities(r.query_params.get("q", ""),
+                                                                          int_param(r, "limit", 50)))),
         Route("/api/entities/{key}", endpoint(lambda r, i: i.entity(r.path_params["key"]))),
         Route("/api/entities/{key}/neighbours",
               endpoint(lambda r, i: i.neighbours(r.path_params["key"], int_param(r, "limit", 30)))),
-        Route("/api/reports", endpoint(lambda r, i: i.reports(int_param(r, "level", 0)))),
+        Route("/api/reports", endpoint(lambda r, i: i.browse_reports(int_param(r, "level", 0)))),
         Route("/api/reports/{cid:int}", endpoint(lambda r, i: i.report(r.path_params["cid"]))),
-        Route("/api/documents", endpoint(lambda r, i: i.documents())),
+        Route("/api/documents", endpoint(lambda r, i: i.browse_documents())),
         Route("/api/documents/{doc_id}", endpoint(lambda r, i: i.document(r.path_params["doc_id"]))),
         Route("/api/units/{n:int}", endpoint(lambda r, i: i.text_unit(r.path_params["n"],
                                                                        r.query_params.get("support") or None))),

@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .config import Settings, physical_cores
+from .config import (Answers, Descriptions, Executor, ExtractMode, Extractor, Helpfulness, Opening, Reports, Settings,
+                     Summaries, parse_choices, physical_cores)
 from .errors import UserError
 from .outputs import output_folder
 
@@ -58,9 +59,17 @@ class Key:
 #: Settings fields the file does not set: derived from another key.
 NOT_IN_FILE = {"threads_explicit"}
 
+#: Keys a settings file may still hold that no code reads: ``{key: why}``; :func:`load` drops them with a
+#: one-line notice.
+DEPRECATED = {"temperature": "decoding is always greedy, so the same input gives the same index"}
+
 #: Flags that set a key besides its own flag: ``{argparse dest: [fields]}``
 #: (``--no-reports`` sets ``reports`` = none).
 EXTRA_FLAGS = {"no_reports": ["reports"]}
+
+def _values(mode) -> tuple[str, ...]:
+    return tuple(m.value for m in mode)
+
 
 #: Every key of the settings file, in file order.
 SPEC: tuple[Key, ...] = (
@@ -73,22 +82,20 @@ SPEC: tuple[Key, ...] = (
     Key("workers", "model", "int", "extraction worker processes; unset = the thread plan (workers x threads <= "
         "cores)", "--workers", optional=True, minimum=1),
     Key("executor", "model", "choice", "where extraction and report writing run: local worker processes or Ray "
-        "actors (pip install 'slmgraph[ray]')", "--executor", choices=("local", "ray")),
+        "actors (pip install 'slmgraph[ray]')", "--executor", choices=_values(Executor)),
     Key("ray_address", "model", "str", "with executor = ray: the Ray cluster to join (HEAD:6379 or auto); unset = "
         "a local Ray instance", "--ray-address", optional=True),
     Key("seed", "model", "int", "sampler and shuffle seed", "--seed"),
-    Key("temperature", "model", "float", "sampling temperature; 0 = greedy, so the same input gives the same index",
-        minimum=0),
     Key("chunk_size", "chunking", "int", "text unit size in model tokens (paper sec. 3.1.1: 600)", "--chunk-size",
         minimum=50),
     Key("chunk_overlap", "chunking", "int", "overlap of consecutive text units in tokens", "--chunk-overlap",
         minimum=0),
     Key("extractor", "extraction", "choice", "llm: the model types and relates candidate names; nlp: no model "
-        "calls (baseline)", "--extractor", choices=("llm", "nlp")),
+        "calls (baseline)", "--extractor", choices=_values(Extractor)),
     Key("entity_types", "extraction", "strlist", "entity types offered to the extractor", "--entity-types"),
     Key("descriptions", "extraction", "choice", "who writes entity/relationship descriptions: model, text "
         "(sentences of the text unit) or auto (model if >= 1B parameters)", "--descriptions",
-        choices=("auto", "model", "text")),
+        choices=_values(Descriptions)),
     Key("cooccurrence", "extraction", "bool", "also relate extracted entities named in one sentence",
         "--no-cooccurrence"),
     Key("max_candidates", "extraction", "int", "candidate names per text unit; more are ranked, left out and "
@@ -100,7 +107,7 @@ SPEC: tuple[Key, ...] = (
     Key("concepts", "extraction", "bool", "noun-phrase concepts beside names as graph nodes of type concept",
         "--no-concepts"),
     Key("extract_mode", "extraction", "choice", "llm extractor route: auto, json (the model writes records) or "
-        "choices (candidate pass with model choices)", choices=("auto", "json", "choices")),
+        "choices (candidate pass with model choices)", choices=_values(ExtractMode)),
     Key("choices", "extraction", "str", "model decisions by token probability: auto, none, or a comma list of "
         "keep, type, relate", "--choices"),
     Key("max_relationships", "extraction", "int", "relationships per text unit (JSON-schema maxItems)", minimum=0),
@@ -120,7 +127,7 @@ SPEC: tuple[Key, ...] = (
     Key("resolution_rules", "entity resolution", "bool", "title / first-last-name / acronym merge rules",
         "--resolution"),
     Key("summaries", "entity resolution", "choice", "who summarises several descriptions: model, join, or auto "
-        "(model if >= 1B parameters)", "--summaries", choices=("auto", "model", "join")),
+        "(model if >= 1B parameters)", "--summaries", choices=_values(Summaries)),
     Key("entity_description_max_tokens", "graph", "int", "merged description cap per entity, in tokens",
         minimum=1),
     Key("leiden_resolution", "communities", "float", "Leiden modularity resolution (gamma)", minimum=0),
@@ -134,7 +141,7 @@ SPEC: tuple[Key, ...] = (
         "--report-budget", minimum=0),
     Key("reports", "community reports", "choice", "who writes community reports: model, data (no model call), "
         "auto (model if >= 1B parameters) or none (the stage is skipped: --no-reports; only lazy, local, basic "
-        "and ts search answer)", "--reports", choices=("auto", "model", "data", "none")),
+        "and ts search answer)", "--reports", choices=_values(Reports)),
     Key("map_max_tokens", "queries", "int", "completion cap of one global-search map call, in tokens", minimum=1),
     Key("reduce_max_tokens", "queries", "int", "completion cap of the reduce call, in tokens", minimum=1),
     Key("local_context_tokens", "queries", "int", "local search context budget, in tokens", "--local-tokens",
@@ -146,7 +153,7 @@ SPEC: tuple[Key, ...] = (
     Key("embed_batch_size", "queries", "int", "texts per embedding batch", minimum=1),
     Key("helpfulness", "queries", "choice", "helpfulness score of reports and text units: embedding (question "
         "cosine), model (calibrated P(yes)), combined, or auto (the embedding: measured best)", "--helpfulness",
-        choices=("auto", "embedding", "model", "combined")),
+        choices=_values(Helpfulness)),
     Key("helpfulness_floor", "queries", "float", "score 0-100 the best report must reach for an answer "
         "(benchmarks/results/global_answers.md)", minimum=0),
     Key("helpfulness_relative", "queries", "float", "a report reaches the answer when it scores at least this "
@@ -155,10 +162,10 @@ SPEC: tuple[Key, ...] = (
         "on it plus a margin (prompts/offtopic_probes.txt)"),
     Key("answers", "queries", "choice", "who writes answers: extractive (the data's points with citations and at "
         "most one grounded model sentence), model, or auto (extractive under 1B parameters)", "--answers",
-        choices=("auto", "extractive", "model")),
+        choices=_values(Answers)),
     Key("opening", "queries", "choice", "the model-written opening sentence of an extractive answer: model, off, "
         "or auto (off under 1B parameters: the 135M model's did not help on the podcast questions)", "--opening",
-        choices=("auto", "model", "off")),
+        choices=_values(Opening)),
     Key("drift_primer_k", "queries", "int", "DRIFT: community reports in the primer (top-k by embedding)",
         minimum=1),
     Key("drift_followups", "queries", "int", "DRIFT: follow-up questions per round, each a local search",
@@ -298,6 +305,12 @@ def load(path: str | Path) -> dict:
         raise UserError(f"cannot read settings file {path} ({exc}): check the path") from None
     out: dict = {}
     for name, value in raw.items():
+        if name in DEPRECATED:
+            import sys
+
+            print(f"slmgraph: notice: settings file {path}: {name!r} is no longer read ({DEPRECATED[name]}); "
+                  "remove it", file=sys.stderr)
+            continue
         k = KEYS.get(name)
         if k is None:
             close = [n for n in KEYS if n.split("_")[0] == name.split("_")[0]]
@@ -349,10 +362,12 @@ def _convert_checked(k: Key, v, path: Path):
     if k.name == "resolution_threshold" and isinstance(v, str) and v.strip().lower() in ("off", "none", "no"):
         return None
     if k.name == "choices":
-        picked = {c.strip().lower() for c in str(v).split(",") if c.strip()} if isinstance(v, str) else {None}
-        if picked - {"keep", "type", "relate"} and picked not in ({"auto"}, {"none"}):
+        if not isinstance(v, str):
             raise _Bad(f"= {v!r}: use auto, none, or a comma list of keep, type, relate")
-        return v.strip().lower()
+        try:
+            return parse_choices(v)
+        except UserError:
+            raise _Bad(f"= {v!r}: use auto, none, or a comma list of keep, type, relate") from None
     if k.kind == "bool":
         if not isinstance(v, bool):
             raise _Bad(f"= {v!r} must be true or false")

@@ -101,3 +101,94 @@ def test_python_callers_get_the_cli_checks(tmp_path, corpus, bad, match):
     with pytest.raises(UserError, match=match):
         slmgraph.index(corpus, tmp_path / "bad.duckdb", model=FakeModel(), **bad)
     assert not (tmp_path / "bad.duckdb").exists()
+
+
+# ---- one query front door, read-only readers, tables as DataFrames, insert ----
+
+def test_a_second_process_queries_while_a_script_holds_the_index_open(index_db):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    code = ("import sys; sys.path.insert(0, sys.argv[2]); from conftest import FakeEmbedder, FakeModel; import slmgraph\n"
+            "with slmgraph.open(sys.argv[1], model=FakeModel(), embedder_factory=FakeEmbedder) as ix:\n"
+            "    print(ix.query('Who founded Acme Corporation?', method='basic').method)")
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        assert ix.query("Who founded Acme Corporation?", method="basic").text
+        run = subprocess.run([sys.executable, "-c", code, str(index_db), str(tests)], capture_output=True, text=True,
+                             timeout=300, cwd=tests.parent)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip().splitlines()[-1] == "basic"
+
+
+def test_the_api_refuses_what_the_cli_refuses_before_any_model_call(index_db):
+    model = FakeModel(n_ctx_train=8192)
+    with slmgraph.open(index_db, model=model, embedder_factory=FakeEmbedder) as ix:
+        with pytest.raises(UserError, match="the question is 2000 tokens long; at most 1024"):
+            ix.query(" ".join(f"w{i}" for i in range(2000)), method="basic")
+        with pytest.raises(UserError, match="method 'vector'"):
+            ix.query("themes?", method="vector")
+        ix.store.con  # still open after refusals
+    assert not model.calls
+
+
+def test_the_cli_query_goes_through_the_api(index_db, capsys, monkeypatch):
+    from slmgraph.api import Index
+    from slmgraph.cli import main
+
+    seen = []
+    real = Index.check_question
+
+    def spy(self, question, method="global", level=None):
+        seen.append((method, level))
+        return real(self, question, method, level)
+
+    monkeypatch.setattr(Index, "check_question", spy)
+    monkeypatch.setattr("slmgraph.backend.load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    assert main(["query", "--db", str(index_db), "--method", "basic", "--quiet", "Who founded Acme?"]) == 0
+    assert main(["query", "--db", str(index_db), "--level", "9", "themes?"]) == 2
+    assert seen == [("basic", None), ("global", 9)]
+    assert "level 9 is not in index" in capsys.readouterr().err
+
+
+def test_tables_as_dataframes_and_points_with_documents(index_db):
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        ents, rels = ix.entities(), ix.relationships()
+        assert len(ents) == ix.store.count("entities") and {"title", "type", "description"} <= set(ents.columns)
+        assert len(rels) == ix.store.count("relationships") and {"source", "target", "weight"} <= set(rels.columns)
+        assert "Acme Corporation" in set(ents["title"])
+        docs, units = ix.documents(), ix.text_units()
+        assert len(docs) == 3 and len(units) == ix.store.count("text_units")
+        assert set(units["human_readable_id"]) == {r[0] for r in ix.store.con.execute(
+            "SELECT unit_no FROM text_units").fetchall()}
+        reps = ix.reports(level=0)
+        assert len(reps) and set(reps["level"]) == {0}
+        with pytest.raises(UserError, match="level 9"):
+            ix.reports(level=9)
+        a = ix.query("Who founded Acme Corporation?", method="basic")
+        assert a.points and all(p["sources"] and p["documents"] for p in a.points)
+        assert {d["doc_id"] for p in a.points for d in p["documents"]} <= set(docs["id"])
+
+
+def test_dataframes_without_pandas_give_one_line(index_db, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        with pytest.raises(UserError, match=r"pip install 'slmgraph\[frames\]'"):
+            ix.entities()
+
+
+def test_insert_indexes_more_text_incrementally(index_db, corpus):
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        before = ix.store.count("text_units")
+        out = ix.insert(["Quentin Marsh founded Zorblax Industries in Oslo. Quentin Marsh sold Zorblax Industries."])
+        assert len(out["inserted"]) == 1 and (corpus / "slmgraph-inserted").is_dir()
+        assert len(ix.documents()) == 4 and ix.store.count("text_units") == before + 1
+        assert out["extract"]["reused"] >= before  # the old text units keep their extraction
+        assert any("Zorblax" in t for t in ix.entities()["title"])
+        assert ix.query("Who founded Zorblax Industries?", method="basic").text
+        with pytest.raises(UserError, match="non-empty strings"):
+            ix.insert(["  "])
