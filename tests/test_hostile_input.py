@@ -335,7 +335,12 @@ def test_every_setting_is_in_the_index_fingerprint_unless_no_index_stage_reads_i
     for n in names - left_out:  # each one in it changes it
         s = Settings()
         v = getattr(s, n)
-        new = (not v) if isinstance(v, bool) else (v + 1 if isinstance(v, (int, float)) else
-                                                   ("x" if v is None or isinstance(v, str) else tuple(v) + ("x",)))
+        if isinstance(v, config.Mode):
+            new = next(m for m in type(v) if m != v)
+        elif n == "choices":
+            new = "keep"
+        else:
+            new = (not v) if isinstance(v, bool) else (v + 1 if isinstance(v, (int, float)) else
+                                                       ("x" if v is None or isinstance(v, str) else tuple(v) + ("x",)))
         setattr(s, n, new)
         assert s.index_fingerprint() != fp, n
