@@ -6,7 +6,7 @@ The command line calls the same functions: ``slmgraph index`` runs
 ``slmgraph stats`` reads :func:`slmgraph.stats.collect`, ``slmgraph export``
 writes through :func:`slmgraph.export.export`.
 
-Example (see README.md, "Python API")::
+Example (see docs/python-api.md)::
 
     import slmgraph
 

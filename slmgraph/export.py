@@ -9,7 +9,7 @@
   ``communities``, ``community_reports`` (and ``covariates`` when the index has claims), each
   written by DuckDB's ``COPY (SELECT ...) TO`` (DuckDB docs, "COPY Statement"). Column names
   follow graphrag's documented output schema (microsoft/graphrag ``docs/index/outputs.md``) where a
-  column exists in both; README.md, "Export", gives the mapping. Ids are strings (graphrag's
+  column exists in both; docs/export.md gives the mapping. Ids are strings (graphrag's
   ``id`` is a string), ``human_readable_id`` the integer id slmgraph cites in answers.
 """
 
