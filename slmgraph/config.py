@@ -74,6 +74,9 @@ class Mode(str, Enum):
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)
 
+    def __repr__(self) -> str:  # messages quote settings with !r
+        return repr(self.value)
+
 
 class Executor(Mode):
     LOCAL = "local"
