@@ -356,10 +356,10 @@ class Index:
 
     # Tables as pandas DataFrames, shaped like graphrag's output tables (slmgraph.export.TABLES).
     def _frame(self, table: str):
-        try:
-            import pandas  # noqa: F401 - DuckDB's .df() needs it
-        except ImportError:
-            raise UserError("the DataFrame methods need pandas: pip install 'slmgraph[frames]'") from None
+        import importlib.util
+
+        if importlib.util.find_spec("pandas") is None:  # DuckDB's .df() needs it
+            raise UserError("the DataFrame methods need pandas: pip install 'slmgraph[frames]'")
         from .export import table_queries
 
         return self.store.con.execute(table_queries(self.store)[table]).df()

@@ -20,7 +20,6 @@ from typing import Callable
 from pathlib import Path
 
 from . import __version__
-from .api import max_question_tokens, question_too_long  # noqa: F401 - the CLI's names for them
 from .config import Settings, physical_cores
 from .batch import WorkerError
 from .errors import StorageError, UserError

@@ -13,7 +13,8 @@ from conftest import FakeEmbedder, FakeModel
 
 import slmgraph.embed
 import slmgraph.backend
-from slmgraph.cli import main, max_question_tokens
+from slmgraph.api import max_question_tokens
+from slmgraph.cli import main
 from slmgraph.config import Settings
 from slmgraph.errors import UserError
 from slmgraph.pipeline import run_index

@@ -1,0 +1,54 @@
+"""The CLI's terminal output: notes above progress bars, no empty report bar, argument errors that name the
+subcommand's --help, "1 core" in the singular."""
+
+import sys
+
+import pytest
+from conftest import FakeEmbedder, FakeModel, fake_model_factory
+from tqdm import tqdm
+
+from slmgraph import cli
+from slmgraph.client import ModelClient
+from slmgraph.config import Settings
+from slmgraph.pipeline import run_index
+from slmgraph.prompting import Prompts
+from slmgraph.reports import run_reports
+from slmgraph.store import Store
+
+
+def test_a_note_printed_while_a_bar_runs_gets_its_own_line(capsys):
+    bar = tqdm(total=10, desc="extract", file=sys.stderr, mininterval=0)
+    bar.update(3)
+    cli._say(False)("extract: 2 worker processes x 1 llama.cpp thread on 2 cores")
+    bar.close()
+    err = capsys.readouterr().err
+    line = next(x for x in err.split("\n") if "worker processes" in x)
+    assert line.split("\r")[-1] == "extract: 2 worker processes x 1 llama.cpp thread on 2 cores"
+
+
+def test_no_report_bar_on_an_index_without_communities(tmp_path, capsys):
+    store = Store(tmp_path / "x.duckdb", create=True)
+    r = run_reports(store, ModelClient(FakeModel(), store, "r"), Prompts(), Settings(), progress=True)
+    store.close()
+    assert r.reports == 0
+    assert "0report" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv,helps", [
+    (["stats", "--db", "x.duckdb", "--foo"], "slmgraph stats --help"),
+    (["query", "q", "--db", "x.duckdb", "--bar", "3"], "slmgraph query --help"),
+    (["index", "in", "--db", "x.duckdb", "--nope"], "slmgraph index --help"),
+])
+def test_unknown_arguments_point_to_the_subcommands_help(capsys, argv, helps):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"(see '{helps}')" in err and len(err.strip().splitlines()) == 1
+
+
+def test_one_core_is_singular(tmp_path, corpus):
+    notes = []
+    run_index(corpus, tmp_path / "x.duckdb", Settings(min_community_size=2, workers=2, n_threads=1, descriptions="model"), progress=False,
+              model=FakeModel(), embedder_factory=FakeEmbedder, say=notes.append, model_factory=fake_model_factory)
+    line = next(n for n in notes if "worker processes" in n)
+    assert line.endswith("on 1 core")
