@@ -139,17 +139,21 @@ class Unreadable:
     (:func:`path_text` form), ``cause`` (one clause: ``Permission denied``, ``a dangling symbolic link: its target X
     does not exist``, ``a symbolic link loop``, an I/O error), ``folder``: a folder that cannot be listed,
     ``warned``: False for a dangling link or loop not named ``*.txt``/``*.md`` (it may have been a linked
-    folder), named only when the index held documents under it."""
+    folder), named only when the index held documents under it; ``link``: a symbolic link that leads nowhere
+    (dangling or a loop), which makes the index partial only when the index held documents under it."""
 
     path: str
     cause: str
     folder: bool = False
     warned: bool = True
+    link: bool = False
 
     @property
     def line(self) -> str:
         """The warning line (without ``warning:``)."""
         what = "folder " if self.folder else ""
+        if self.link:
+            return f"cannot read {what}{self.path}: {self.cause}; what the index holds for it, if anything, is kept"
         return f"cannot read {what}{self.path}: {self.cause}; what the index holds for it is kept"
 
 
@@ -340,7 +344,7 @@ def read_input(input_path: str | Path) -> Reading:
             rel = path_text(p.relative_to(base))
         except ValueError:
             rel = path_text(p)
-        u = Unreadable(rel, cause, folder, warned)
+        u = Unreadable(rel, cause, folder, warned, link=p.is_symlink() and not os.path.exists(p))
         unreadable.append(u)
         if warned:
             warnings.append(u.line)

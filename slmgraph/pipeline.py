@@ -192,8 +192,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         kept = f", {len(ing.kept)} document{'s' if len(ing.kept) > 1 else ''} kept unread" if ing.kept else ""
         say(f"ingest: {ing.documents} documents, {ing.tokens} tokens, {ing.text_units} text units "
             f"({ing.added_units} new, {ing.removed_units} removed{kept})")
-        # The input is partial: a file or folder that exists could not be read (its old documents are kept).
-        partial = [u for u in reading.unreadable if u.warned or kept_paths(ing.kept, [u])]
+        # The input is partial: a file or folder that exists could not be read (its old documents are kept); a
+        # link that leads nowhere and under which nothing was ever indexed took nothing from the index.
+        partial = [u for u in reading.unreadable if (u.warned and not u.link) or kept_paths(ing.kept, [u])]
         for u in partial:
             if not u.warned:  # a dangling link not named as a text file, under which documents were indexed
                 say(f"warning: {u.line}")

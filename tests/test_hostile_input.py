@@ -118,6 +118,16 @@ def test_an_unreadable_folder_a_dangling_link_and_a_link_loop_keep_their_documen
     assert "Permission denied" in said["sub dir"]
 
 
+def test_a_dangling_link_never_indexed_is_named_but_does_not_make_the_index_partial(tmp_path, corpus, capsys,
+                                                                                    fake_cli):
+    (corpus / "notes.txt").symlink_to(tmp_path / "never-there.txt")
+    db = tmp_path / "x.duckdb"
+    code, _, err = _index(capsys, corpus, db)
+    assert code == 0, err
+    assert "notes.txt" in err and "dangling symbolic link" in err
+    assert "partial" not in err
+
+
 # --- item 8: a file name that is not UTF-8 --------------------------------------------------------------
 
 def test_a_file_name_that_is_not_utf8_is_indexed_under_an_escaped_name_on_every_run(tmp_path, corpus, capsys,
