@@ -185,7 +185,7 @@ DEFINITION_KINDS: dict[str, str] = {
         producer priest bishop monk nun saint king queen prince princess emperor empress pope general officer
         soldier pilot model dancer activist founder member leader minister president chef explorer inventor
         physician doctor nurse character daughter son wife husband governor senator ambassador mayor forward
-        midfielder defender goalkeeper striker winger""".split(), "person"),
+        midfielder defender goalkeeper striker winger defenceman defenseman""".split(), "person"),
     **dict.fromkeys("""municipality commune settlement hamlet suburb neighbourhood neighborhood capital state
         country nation area locality zone woreda prefecture oblast canton station archipelago sea ocean gulf
         strait continent street""".split(), "location"),
@@ -201,24 +201,25 @@ DEFINITION_KINDS: dict[str, str] = {
 #: Weight of a definition ("X is a village in ..."): a sentence written to say what X is outvotes two NER
 #: labels; an apposition ("X, a village") weighs as "in X".
 DEFINITION_WEIGHT = 5
-_DEFINITION = re.compile(r"[^\S\n]*(?:\([^()\n]{0,80}\)[^\S\n]*)?(?:(?P<is>(?:is|was|are|were)[^\S\n]+(?:also[^\S\n]+)?)|"
-                         r",[^\S\n]*)(?:an?|the|one[^\S\n]+of[^\S\n]+the)[^\S\n]+")
+_DEFINITION = re.compile(r"[^\S\n]*(?:\([^()\n]{0,80}\)[^\S\n]*)?(?:(?P<is>(?:is|was|are|were)[^\S\n]+(?:also[^\S\n]+)?"
+                         r"(?:an?|the|one[^\S\n]+of[^\S\n]+the))|,[^\S\n]*an?)[^\S\n]+")
 _DEFINITION_STOP = frozenset("""in of from on at by for that which who whose with and or but to as near based
     located situated born founded known""".split())
 
 
 def definition_kind(text: str, end: int) -> tuple[str, int] | None:
     """``(kind, weight)`` a definition or an apposition after a name ending at ``end`` gives: the last noun of
-    :data:`DEFINITION_KINDS` among the (at most six) words after "is a" / ", a", up to a preposition or
-    clause word (the head of an English noun phrase is its last word: "a football player" is a person, "a
+    :data:`DEFINITION_KINDS` among the (at most six) words after "is a/the" / ", a", up to a preposition,
+    clause word or participle after the noun (", the" is left out: "Before World War II, the town was") (the head of an English noun phrase is its last word: "a football player" is a person, "a
     football club" an organisation); None without one."""
     m = _DEFINITION.match(text, end)
     if not m:
         return None
     kind = None
     for w in re.findall(r"[^\W\d_][\w'\u2019-]*|[,.;:()]", text[m.end():m.end() + 80])[:6]:
-        if w.casefold() in _DEFINITION_STOP or not w[0].isalpha() or w.endswith(("ed", "ing")) and len(w) > 5:
-            break  # a preposition, clause word or participle ends the noun phrase ("a film directed by")
+        if (w.casefold() in _DEFINITION_STOP or not w[0].isalpha()
+                or kind is not None and w.endswith(("ed", "ing")) and len(w) > 5):
+            break  # a preposition, clause word or participle after the noun ends the phrase ("a film directed by")
         if w.islower():  # a capitalised word is a name or a demonym, not the noun saying what X is
             kind = DEFINITION_KINDS.get(w, kind)
     if kind is None:
