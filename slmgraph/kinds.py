@@ -350,13 +350,14 @@ def list_kind(kinds: list[str]) -> str | None:
 
 _QUOTED = re.compile(r'"([^"\n]{3,120})"|\u201c([^\u201d\n]{3,120})\u201d|\u2018([^\u2019\n]{3,120})\u2019')
 #: Words a title leaves in lower case ("Two Doors Down", "The Girl with the Golden Hair", "Los Ricos También").
-_TITLE_SMALL = frozenset("""a an the of in on at to for and but or nor with by from as is are be it its via vs
+_TITLE_SMALL = frozenset("""a an the of in on at to for and but or nor with by from as via vs
     into onto over off up out de la le les el los las del di da du des von van der den y e et""".split())
 
 
 def quoted_titles(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, title)`` of each title written in quotes: two to twelve words, the first and every
-    word outside :data:`_TITLE_SMALL` capitalised, no sentence punctuation inside ('"Two Doors Down"',
+    word outside :data:`_TITLE_SMALL` capitalised (two at least), no sentence punctuation inside, not a
+    nickname inside a name or an alias in brackets ('"Two Doors Down"',
     '\u201cSpecial Recognition/Honour\u201d'; not '"more acoustic, less pop-oriented."' nor a line of dialogue
     such as '"Bah! Humbug!"'). Offsets are those of the words inside the quotes; a closing full stop or comma
     is left out."""
@@ -370,7 +371,13 @@ def quoted_titles(text: str) -> list[tuple[int, int, str]]:
             s += 1
         inner = text[s:e]
         words = re.findall(r"[^\W_][\w'\u2019-]*", inner)
+        if re.search(r"[A-Z][\w.'\u2019-]*[^\S\n]$", text[max(0, m.start() - 30):m.start()]) and re.match(
+                r"[^\S\n]+[A-Z]", text[m.end():m.end() + 3]):
+            continue  # a nickname inside a personal name: Dwayne "The Rock" Johnson
+        if text[m.start() - 1:m.start()] == "(" and text[m.end():m.end() + 1] == ")":
+            continue  # an alias in brackets: Tim Cratchit ("Tiny Tim")
         if (not 2 <= len(words) <= 12 or re.search(r"[.!?;:]\s", inner) or inner.endswith(("!", "?"))
+                or sum(w[:1].isupper() for w in words) < 2
                 or not words[0][:1].isupper()
                 or any(not w[:1].isupper() and not w[:1].isdigit() and w.casefold() not in _TITLE_SMALL
                        for w in words)):

@@ -194,6 +194,8 @@ def test_a_quoted_title_is_one_name_typed_as_a_work(nlp):
     assert c.get("Two Doors Down") == "concept" and "Two Doors" not in c, c
     assert quoted_titles('He said "more acoustic, less pop-oriented." \u201cBah! Humbug!\u201d') == []
     assert quoted_titles('"It\'s All Wrong, but It\'s All Right."') == [(1, 35, "It's All Wrong, but It's All Right")]
+    # a nickname inside a name, an alias in brackets and a short order are no titles
+    assert quoted_titles('Dwayne "The Rock" Johnson, Tim Cratchit ("Tiny Tim") and "Move out," he said.') == []
 
 
 def test_types_agree_across_the_council_index(council):
