@@ -18,8 +18,23 @@ state no relationship.
   (a company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
   person unless the name has a head noun: 1 per mention.
 
+The head noun is the word before "of" when that word says a kind ("Battle of Vimy Ridge" -> event,
+"University of Oslo" -> organization), else the last word, else a kind-saying first word
+(:data:`PREFIX_KINDS`: "Via Pesce", "Piazza ...", "FK Fyllingsdalen", "Operation Vistula", "HMS Ardent");
+a one-word name with a place ending (:data:`PLACE_SUFFIXES`: "Yorkshire", "Pittsburgh") is a place. A
+newspaper is an organisation (it reports, asks and publishes); awards, charts and treaties are works.
+
+* a definition or apposition (:func:`definition_kind`): "X is a Canadian rock band", "X (born 1950) is an
+  American singer", "X, a village in ..." -> the kind of the last lower-case noun of that noun phrase,
+  :data:`DEFINITION_WEIGHT` after "is/was" (it outvotes NER's work or event too), :data:`PLACE_WEIGHT` as an
+  apposition;
+* an acronym NER typed a person or nothing ("ABBA", "INSEAD") -> organization, :data:`TITLE_WEIGHT`.
+
 Each mention of a one-word name that is the first or last word of a name the vote made a person in the
-same text unit ("Robeson" beside "Paul Robeson") also votes person with :data:`PART_WEIGHT`.
+same text unit ("Robeson" beside "Paul Robeson") also votes person with :data:`PART_WEIGHT`. Names written
+as one list ("Marta Argerich, Nelson Goerner, Ivo Pogorelich and Jan Lisiecki", :func:`coordinated`) are of
+one kind: when two thirds of the list share a kind (:func:`list_kind`), each other member votes for it with
+:data:`LIST_WEIGHT`. A title in quotes ('"Two Doors Down"', :func:`quoted_titles`) is one name, a work.
 
 The type with the largest weight wins; on a tie a place beats an organisation (spaCy types a town ORG when
 it is the subject of a sentence and GPE after "in": the place reading is the one both share), and
@@ -60,15 +75,34 @@ HEAD_KINDS: dict[str, str] = {
         company partners partnership associates industries technologies systems solutions enterprises ventures
         capital bank council committee commission board trust foundation association society club federation
         party ministry department agency authority institute university college school academy hospital
-        museum orchestra band choir records press""".split(), "organization"),
-    # newspapers, awards, charts, treaties, scriptures: works (the gold annotates them MISC)
+        museum orchestra band choir records press government fotball football""".split(), "organization"),
+    # a newspaper reports, asks and publishes: to a reader it is an organisation (its publisher), not a work
     **dict.fromkeys("""gazette times post journal herald chronicle courier tribune observer newspaper magazine
-        daily award awards prize medal chart charts act agreement treaty accord report policy testament
-        album""".split(), "concept"),
+        daily""".split(), "organization"),
+    # awards, charts, treaties, scriptures, registers: works
+    **dict.fromkeys("""award awards prize medal chart charts act agreement treaty accord report policy testament
+        album register""".split(), "concept"),
     **dict.fromkeys("""tour championships championship cup olympics games festival tournament competition
         restoration uprising rebellion revolution war wars battle campaign election elections summit
         expedition""".split(), "event"),
 }
+
+#: First words that say the kind of a name whose last word does not: Romance-language streets, squares
+#: and schools ("Via Pesce", "Piazza XX Settembre", "Escuela Latinoamericana de Medicina"), "Mount X", "Lake X",
+#: sports-club abbreviations ("FK Fyllingsdalen", "SK Ull"), "Operation X", ship prefixes ("HMS Ardent").
+PREFIX_KINDS: dict[str, str] = {
+    **dict.fromkeys("""via viale corso piazza piazzale plaza praça rue calle avenida avenue rua largo mount mt
+        lake loch fort cape isle lago monte mont sierra cerro gmina""".split(), "location"),
+    **dict.fromkeys("""escuela universidad università université universität universidade banco banca fc afc cf
+        sk fk if sc sv club""".split(), "organization"),
+    **dict.fromkeys("operation".split(), "event"),
+    **dict.fromkeys("hms uss sms rms hmas hmcs hmnzs".split(), "concept"),
+}
+
+#: Prefixes that say the kind of a two-word name only ("Lake Varrin", "Mount Kellen").
+_SHORT_PREFIXES = frozenset("mount mt lake loch fort cape isle".split())
+#: Endings of one-word place names ("Yorkshire", "Pittsburgh", "Kazakhstan", "Islamabad", "Volgograd").
+PLACE_SUFFIXES = ("shire", "burgh", "istan", "abad", "grad")
 
 #: Weight of a head noun per mention (an NER label weighs 2, a context cue 1).
 HEAD_WEIGHT = 4
@@ -94,7 +128,15 @@ def head_kind(name: str) -> str | None:
     words = [w for w in words if w]
     if not words or len(words) == 1 and not name[:1].isupper():
         return None
-    return HEAD_KINDS.get(words[-1])
+    if "of" in words[1:-1] and words[words.index("of", 1) - 1] in HEAD_KINDS:
+        return HEAD_KINDS[words[words.index("of", 1) - 1]]  # "Battle of Vimy Ridge", "University of Oslo"
+    if words[-1] in HEAD_KINDS or len(words) == 1 and not words[0].endswith(PLACE_SUFFIXES):
+        return HEAD_KINDS.get(words[-1])
+    if len(words) == 1:
+        return "location" if len(words[0]) >= 7 else None  # a bare ending ("Shire") is a common word
+    if words[0].rstrip(".") in _SHORT_PREFIXES and len(words) > 2:
+        return None  # "Lake Varrin Water Project": a longer name is named after the lake, not the lake
+    return PREFIX_KINDS.get(words[0].rstrip("."))
 
 
 _BEFORE_PLACE = re.compile(r"(?:^|[^\w])(?:in|near|outside|inside|across|around|throughout)\s+(?:the\s+)?$", re.I)
@@ -122,10 +164,67 @@ _LANGUAGE_GLOSS = re.compile(r"\s*:\s*\S")
 
 #: "the song X", "the album X", "the film X": a work's title follows.
 _WORK_BEFORE = re.compile(r"\b(?:song|single|album|EP|film|movie|novel|book|game|video\s+game|series|sitcom|show|"
-                          r"telenovela|soundtrack|opera|play|poem|painting|newspaper|magazine|documentary|episode)"
+                          r"telenovela|soundtrack|opera|play|poem|painting|documentary|episode)"
                           r"\s+$", re.I)
 _OPEN_QUOTE = ('"', "\u201c")
 _CLOSE_QUOTE = re.compile(r"[.,!?]?[\"\u201d]")
+
+
+#: Nouns that say what a name is when a definition or an apposition gives it ("X is a Canadian rock band",
+#: "X, a village in ..."), beyond :data:`HEAD_KINDS`.
+DEFINITION_KINDS: dict[str, str] = {
+    **{w: k for w, k in HEAD_KINDS.items() if w not in ("post", "times", "daily", "act", "common", "close",
+                                                         "drive", "quarter", "square", "empire", "games",
+                                                         "football", "fotball")},
+    **dict.fromkeys("""person man woman singer songwriter rapper musician guitarist drummer bassist pianist
+        violinist composer conductor actor actress comedian presenter broadcaster journalist writer author poet
+        novelist playwright screenwriter painter sculptor artist photographer designer architect engineer
+        scientist physicist chemist biologist mathematician economist historian philosopher professor teacher
+        scholar politician diplomat lawyer judge businessman businesswoman entrepreneur executive footballer
+        cricketer player athlete boxer wrestler swimmer cyclist runner skater skier coach manager director
+        producer priest bishop monk nun saint king queen prince princess emperor empress pope general officer
+        soldier pilot model dancer activist founder member leader minister president chef explorer inventor
+        physician doctor nurse character daughter son wife husband governor senator ambassador mayor forward
+        midfielder defender goalkeeper striker winger defenceman defenseman""".split(), "person"),
+    **dict.fromkeys("""municipality commune settlement hamlet suburb neighbourhood neighborhood capital state
+        country nation area locality zone woreda prefecture oblast canton station archipelago sea ocean gulf
+        strait continent street""".split(), "location"),
+    **dict.fromkeys("""firm manufacturer label team studio publisher broadcaster airline organisation
+        organization duo trio quartet ensemble charity army navy regiment unit party union league church
+        denomination tribe people newspaper magazine""".split(), "organization"),
+    **dict.fromkeys("""song single album film movie novel book game series show programme program sitcom play
+        opera poem painting documentary episode telenovela soundtrack franchise musical comic manga anime
+        console software language dialect missile rifle aircraft ship car vehicle""".split(), "concept"),
+    **dict.fromkeys("""conflict season race match ceremony concert attack massacre earthquake hurricane storm
+        crisis protest strike""".split(), "event"),
+}
+#: Weight of a definition ("X is a village in ..."): a sentence written to say what X is outvotes two NER
+#: labels; an apposition ("X, a village") weighs as "in X".
+DEFINITION_WEIGHT = 5
+_DEFINITION = re.compile(r"[^\S\n]*(?:\([^()\n]{0,80}\)[^\S\n]*)?(?:(?P<is>(?:is|was|are|were)[^\S\n]+(?:also[^\S\n]+)?"
+                         r"(?:an?|the|one[^\S\n]+of[^\S\n]+the))|,[^\S\n]*an?)[^\S\n]+")
+_DEFINITION_STOP = frozenset("""in of from on at by for that which who whose with and or but to as near based
+    located situated born founded known""".split())
+
+
+def definition_kind(text: str, end: int) -> tuple[str, int] | None:
+    """``(kind, weight)`` a definition or an apposition after a name ending at ``end`` gives: the last noun of
+    :data:`DEFINITION_KINDS` among the (at most six) words after "is a/the" / ", a", up to a preposition,
+    clause word or participle after the noun (", the" is left out: "Before World War II, the town was") (the head of an English noun phrase is its last word: "a football player" is a person, "a
+    football club" an organisation); None without one."""
+    m = _DEFINITION.match(text, end)
+    if not m:
+        return None
+    kind = None
+    for w in re.findall(r"[^\W\d_][\w'\u2019-]*|[,.;:()]", text[m.end():m.end() + 80])[:6]:
+        if (w.casefold() in _DEFINITION_STOP or not w[0].isalpha()
+                or kind is not None and w.endswith(("ed", "ing")) and len(w) > 5):
+            break  # a preposition, clause word or participle after the noun ends the phrase ("a film directed by")
+        if w.islower():  # a capitalised word is a name or a demonym, not the noun saying what X is
+            kind = DEFINITION_KINDS.get(w, kind)
+    if kind is None:
+        return None
+    return kind, DEFINITION_WEIGHT if m.group("is") else PLACE_WEIGHT
 
 
 def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
@@ -138,6 +237,9 @@ def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
     after = text[end:end + 40]
     possessive = after.startswith(("'s", "\u2019s"))
     before = text[max(0, start - 24):start]
+    definition = definition_kind(text, end)
+    if definition is not None:
+        return definition
     if _LANGUAGE.fullmatch(name) and (_LANGUAGE_GLOSS.match(after) and before.rstrip().endswith("(")
                                       or _BEFORE_PLACE.search(before) and not _NOUN_AFTER.match(after)):
         return "concept", PLACE_WEIGHT  # "written in Latin", "(Persian: ...)"
@@ -178,6 +280,9 @@ def vote(evidence: list[tuple[str, int]], entity_types) -> str:
     return min(best, key=first.get)
 
 
+_ACRONYM = re.compile(r"[A-Z][A-Z&]{1,6}")
+
+
 def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, source: str) -> list[tuple[str, int]]:
     """The evidence one mention gives (``[(type, weight)]``, see the module docstring): its NER type when NER
     typed it, its head noun's kind unless NER called it a work or event, its context's kind."""
@@ -190,6 +295,8 @@ def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, 
     words = name.split()
     if len(words) > 1 and words[0].casefold().rstrip(".") in TITLES and ner_type not in KEPT_NER_TYPES and not head:
         out.append(("person", TITLE_WEIGHT))  # "Councillor Reyes", tagged ORG: a title names a person
+    if ner_type in ("person", "unknown") and _ACRONYM.fullmatch(name) and not text.startswith(":", end):
+        out.append(("organization", TITLE_WEIGHT))  # "ABBA", "INSEAD": an acronym names a body, not a person
     ctx = context_kind(text, start, end)
     if ctx is None:
         return out
@@ -197,8 +304,85 @@ def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, 
     if kind == "site":  # "at X": a place or an organisation's premises; a person only by mistake
         if ner_type == "person" and head is None:
             out.append(("location", weight))
-    elif ner_type not in KEPT_NER_TYPES or kind == "concept":
+    elif ner_type not in KEPT_NER_TYPES or kind == "concept" or definition_kind(text, end) is not None:
         out.append((kind, weight))
+    return out
+
+
+# --- coordination ----------------------------------------------------------------------------------
+
+_COORDINATION = re.compile(r"[^\S\n]*,[^\S\n]*(?:(?:and|or|&)[^\S\n]+)?|[^\S\n]+(?:and|or|&)[^\S\n]+")
+#: Weight of a coordinated list's kind on a member of another kind (per list): more than one NER label.
+LIST_WEIGHT = 3
+
+
+def coordinated(text: str, mentions: list[tuple[int, int, str]]) -> list[list[str]]:
+    """The keys of the names written as one list ("Marta Argerich, Nelson Goerner, Ivo Pogorelich and Jan
+    Lisiecki"): runs of three or more mentions ``(start, end, key)`` joined only by a comma, "and", "or" or
+    "&", in text order."""
+    out: list[list[str]] = []
+    run: list[str] = []
+    last_end = None
+    for s, e, key in sorted(mentions):
+        if last_end is not None and _COORDINATION.fullmatch(text, last_end, s):
+            run.append(key)
+        else:
+            if len(run) >= 3:
+                out.append(run)
+            run = [key]
+        last_end = e
+    if len(run) >= 3:
+        out.append(run)
+    return out
+
+
+def list_kind(kinds: list[str]) -> str | None:
+    """The kind two thirds or more of a list's typed members share (two at least), else None: names
+    written as one list are of one kind, so the rest vote for it (:data:`LIST_WEIGHT`)."""
+    typed = [k for k in kinds if k != "unknown"]
+    if not typed:
+        return None
+    top, n = Counter(typed).most_common(1)[0]
+    return top if n >= 2 and 3 * n >= 2 * len(kinds) else None
+
+
+# --- quoted titles ---------------------------------------------------------------------------------
+
+_QUOTED = re.compile(r'"([^"\n]{3,120})"|\u201c([^\u201d\n]{3,120})\u201d|\u2018([^\u2019\n]{3,120})\u2019')
+#: Words a title leaves in lower case ("Two Doors Down", "The Girl with the Golden Hair", "Los Ricos También").
+_TITLE_SMALL = frozenset("""a an the of in on at to for and but or nor with by from as via vs
+    into onto over off up out de la le les el los las del di da du des von van der den y e et""".split())
+
+
+def quoted_titles(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, title)`` of each title written in quotes: two to twelve words, the first and every
+    word outside :data:`_TITLE_SMALL` capitalised (two at least), no sentence punctuation inside, not a
+    nickname inside a name or an alias in brackets ('"Two Doors Down"',
+    '\u201cSpecial Recognition/Honour\u201d'; not '"more acoustic, less pop-oriented."' nor a line of dialogue
+    such as '"Bah! Humbug!"'). Offsets are those of the words inside the quotes; a closing full stop or comma
+    is left out."""
+    out = []
+    for m in _QUOTED.finditer(text):
+        g = next(i for i in (1, 2, 3) if m.group(i) is not None)
+        s, e = m.start(g), m.end(g)
+        while e > s and text[e - 1] in ".,;: ":
+            e -= 1
+        while s < e and text[s] == " ":
+            s += 1
+        inner = text[s:e]
+        words = re.findall(r"[^\W_][\w'\u2019-]*", inner)
+        if re.search(r"[A-Z][\w.'\u2019-]*[^\S\n]$", text[max(0, m.start() - 30):m.start()]) and re.match(
+                r"[^\S\n]+[A-Z]", text[m.end():m.end() + 3]):
+            continue  # a nickname inside a personal name: Dwayne "The Rock" Johnson
+        if text[m.start() - 1:m.start()] == "(" and text[m.end():m.end() + 1] == ")":
+            continue  # an alias in brackets: Tim Cratchit ("Tiny Tim")
+        if (not 2 <= len(words) <= 12 or re.search(r"[.!?;:]\s", inner) or inner.endswith(("!", "?"))
+                or sum(w[:1].isupper() for w in words) < 2
+                or not words[0][:1].isupper()
+                or any(not w[:1].isupper() and not w[:1].isdigit() and w.casefold() not in _TITLE_SMALL
+                       for w in words)):
+            continue
+        out.append((s, e, inner))
     return out
 
 

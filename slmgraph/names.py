@@ -346,6 +346,22 @@ def tolerant_key(name: str) -> str:
     return " ".join(tolerant_words(name, drop_article=True))
 
 
+_NICKNAME = re.compile(r'\s*["\u201c]([^"\u201c\u201d]+)["\u201d]\s*')
+
+
+def name_forms(name: str) -> list[str]:
+    """The forms a reader may use for the entity name ``name`` (list of str, ``name`` first).
+
+    A quoted nickname between the given names and the last name gives two more: the name without it and
+    the nickname with the last name (``Margaret "Peggy" Doyle`` -> ``Margaret Doyle``, ``Peggy Doyle``).
+    """
+    m = _NICKNAME.search(name)
+    if not m or not name[:m.start()].strip() or not name[m.end():].strip():
+        return [name]
+    head, nick, tail = name[:m.start()].strip(), m.group(1).strip(), name[m.end():].strip()
+    return [name, f"{head} {tail}", f"{nick} {tail}"]
+
+
 _TEXT_KEYS: dict[str, str] = {}
 
 

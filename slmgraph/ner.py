@@ -51,7 +51,8 @@ from dataclasses import dataclass
 
 from .errors import UserError
 from .text import SPECIAL_TOKEN, sentences, without_orders
-from .kinds import PART_WEIGHT, PLACE_WEIGHT, head_kind, mention_evidence, not_a_name, salutation_cut, trailing_office_cut, vote
+from .kinds import (HEAD_WEIGHT, LIST_WEIGHT, PART_WEIGHT, PLACE_WEIGHT, coordinated, head_kind, list_kind,
+                    mention_evidence, not_a_name, quoted_titles, salutation_cut, trailing_office_cut, vote)
 from .names import (_TITLE_ABBR, NOT_PERSON_HEADS, STOP, TITLES, WRAPPED_LINE_CHARS, _sentence_initial, candidate_spans,
                     normalize_name)
 
@@ -619,6 +620,15 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             etype = "event" if _YEAR.match(sp.name) and "event" in entity_types else head_type(sp.name, entity_types)
             spans.append((sp.start, sp.end, sp.name, etype))
             sources.append("caps")
+    for s0, e0, title in quoted_titles(masked):
+        # a title in quotes is one name, whatever NER and the capitalised runs cut out of it ("Two Doors")
+        inside = [i for i, (s, e, *_) in enumerate(spans) if s < e0 and s0 < e]
+        if any(spans[i][0] < s0 - 1 or spans[i][1] > e0 + 1 for i in inside):  # a quote mark may be in a span
+            continue
+        for i in sorted(inside, reverse=True):
+            del spans[i], sources[i]
+        spans.append((s0, e0, title, "concept" if "concept" in entity_types else "unknown"))
+        sources.append("ner")
     order = sorted(range(len(spans)), key=lambda i: spans[i][0])  # text order: a name is shown as first written
     spans, sources = [spans[i] for i in order], [sources[i] for i in order]
     items = [(*sp, src) for sp, src in zip(spans, sources)]
@@ -641,6 +651,8 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             etype = "location" if "location" in entity_types else etype  # "Dulce base", "Harlow town"
         positions.setdefault(key, []).append((s, e))
         evidence.setdefault(key, []).extend(mention_evidence(masked, s, e, name, etype, src))
+        if etype in ("location", "unknown") and NORP_GROUP.fullmatch(name.split()[-1]):
+            evidence[key].append(("organization", HEAD_WEIGHT))  # "Roman Catholic", "Evangelicalism": a group
         c = by_key.get(key)
         if c is None:
             by_key[key] = Candidate(name, etype, src, 0, s)
@@ -663,6 +675,14 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
         if " " not in key and key in parts and c.type != "person":
             # "Robeson" of "Paul Robeson": each mention votes person too
             c.type = vote(evidence[key] + [("person", PART_WEIGHT)] * len(positions[key]), entity_types)
+    listed: dict[str, list[tuple[str, int]]] = {}
+    for run in coordinated(masked, [(s, e, k) for k, pos in positions.items() for s, e in pos]):
+        kind = list_kind([by_key[k].type for k in run])
+        for k in run:
+            if kind is not None and by_key[k].type != kind:
+                listed.setdefault(k, []).append((kind, LIST_WEIGHT))
+    for key, extra in listed.items():  # "Celine Dion, Jean Paul Gaultier and Sylvester Stallone": one kind
+        by_key[key].type = vote(evidence[key] + extra, entity_types)
     for key, c in list(by_key.items()):
         pos = positions[key]
         c.count = len(pos)

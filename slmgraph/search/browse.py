@@ -16,6 +16,7 @@ import re
 from ..errors import UserError
 from ..text import sentence_spans, sentences, word_set
 from . import check_citations, unit_numbers
+from .named import entities_named
 
 #: Word-set Jaccard similarity at which a passage's sentence counts as the one a point copied.
 SUPPORT_SHARE = 0.6
@@ -160,12 +161,21 @@ def entities(store, query: str = "", limit: int = 50) -> list[dict]:
     Returns:
         ``[{id, name, type, degree, mentions, description}]``, at most ``limit``.
     """
+    cols = "SELECT entity_id, name, type, degree, n_mentions, description FROM entities "
     rows = store.con.execute(
-        "SELECT entity_id, name, type, degree, n_mentions, description FROM entities "
-        "WHERE name ILIKE ? ESCAPE '\\' ORDER BY (lower(name) = lower(?)) DESC, degree DESC, name LIMIT ?",
+        cols + "WHERE name ILIKE ? ESCAPE '\\' ORDER BY (lower(name) = lower(?)) DESC, degree DESC, name LIMIT ?",
         [f"%{_like(query.strip())}%", query.strip(), int(limit)]).fetchall()
+    named = entities_named(store, query) if query.strip() else []
+    if named:
+        # A name written otherwise than stored ("Peggy Doyle" of `Margaret "Peggy" Doyle`) is found by
+        # the shared name lookup; an exact name stays first.
+        by_id = {r[0]: r for r in store.con.execute(
+            cols + f"WHERE entity_id IN ({', '.join('?' * len(named))})", named).fetchall()}
+        exact = [r for r in rows[:1] if r[1].lower() == query.strip().lower()]
+        rows = exact + [by_id[i] for i in named if not exact or i != exact[0][0]] + \
+            [r for r in rows if r[0] not in by_id and r not in exact]
     return [{"id": r[0], "name": r[1], "type": r[2], "degree": r[3], "mentions": r[4], "description": r[5]}
-            for r in rows]
+            for r in rows[:int(limit)]]
 
 
 def _like(s: str) -> str:
@@ -178,6 +188,9 @@ def _entity_id(store, key) -> int:
     else:
         row = store.con.execute("SELECT entity_id FROM entities WHERE lower(name) = lower(?) OR norm = lower(?) "
                                 "ORDER BY degree DESC LIMIT 1", [str(key).strip(), str(key).strip()]).fetchone()
+    if row is None:
+        named = entities_named(store, str(key)) if not isinstance(key, int) else []
+        row = named[:1] or None
     if row is None:
         raise UserError(f"entity {key!r} is not in this index: search for it by part of its name")
     return row[0]

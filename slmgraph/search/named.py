@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 
-from ..names import TITLES, candidate_spans, name_occurs, tolerant_words
+from ..names import TITLES, candidate_spans, name_forms, name_occurs, tolerant_words
 from ..text import fold
 
 #: spaCy (OntoNotes 5 / CoNLL) labels of the names a question must find in the index: people,
@@ -83,23 +83,34 @@ def _entity_words(store) -> list[frozenset]:
             for (n,) in store.con.execute("SELECT name FROM entities").fetchall()]
 
 
-def named_entities(store, names: list[str]) -> list[str]:
-    """The entity keys (``entities.norm``) the question's ``names`` denote, in the order named: an entity
-    whose tolerant name words equal the name's, else the one entity whose name holds all of them ("Natarajan"
-    of "Priya Natarajan"; none when several do)."""
-    if not names:
+def entities_named(store, name: str) -> list[int]:
+    """The ids of the entities ``name`` denotes, best first: those one of whose name forms
+    (:func:`slmgraph.names.name_forms`: ``Margaret "Peggy" Doyle`` is also "Peggy Doyle" and "Margaret
+    Doyle") has the name's tolerant words, most connected first; else the one entity whose name holds all of
+    them ("Natarajan" of "Priya Natarajan"; none when several do). The one name lookup of local search,
+    the API and serve's entity search."""
+    words = frozenset(tolerant_words(name, drop_article=True))
+    if not words:
         return []
-    ents = [(frozenset(tolerant_words(str(n), drop_article=True)), norm)
-            for norm, n in store.con.execute("SELECT norm, name FROM entities ORDER BY entity_id").fetchall()]
+    exact, within = [], []
+    for eid, n in store.con.execute("SELECT entity_id, name FROM entities ORDER BY degree DESC, entity_id").fetchall():
+        forms = [frozenset(tolerant_words(f, drop_article=True)) for f in name_forms(str(n))]
+        if words in forms:
+            exact.append(eid)
+        elif words <= forms[0]:
+            within.append(eid)
+    return exact or (within if len(within) == 1 else [])
+
+
+def named_entities(store, names: list[str]) -> list[str]:
+    """The entity keys (``entities.norm``) the question's ``names`` denote, in the order named: for each,
+    the first of :func:`entities_named`."""
     out: list[str] = []
     for name in names:
-        words = frozenset(tolerant_words(name, drop_article=True))
-        if not words:
-            continue
-        exact = [norm for w, norm in ents if w == words]
-        within = [norm for w, norm in ents if words <= w]
-        hit = exact[:1] or (within if len(within) == 1 else [])
-        out += [n for n in hit if n not in out]
+        for eid in entities_named(store, name)[:1]:
+            norm = store.con.execute("SELECT norm FROM entities WHERE entity_id = ?", [eid]).fetchone()[0]
+            if norm not in out:
+                out.append(norm)
     return out
 
 
