@@ -93,6 +93,60 @@ def junk(name: str, is_concept: bool, common: set[str] | frozenset = frozenset()
     return not is_concept and len(words) == 1 and folded in common
 
 
+#: A word glued from two (a lost space: "thatI'd", "costsThe"): a lower-case run then a capital, where the
+#: run is a stop word or the rest is "I" with a contraction, or the term is a concept (concepts are lower case).
+_GLUE = re.compile(r"([a-z]+)([A-Z][\w'\u2019]*)")
+
+
+def glued(name: str, is_concept: bool = False) -> bool:
+    """True when a word of ``name`` is two words run together by a lost space ("thatI'd"); a camel-case
+    name ("DeepMind", "iPhone") is not, unless the term is a concept (concepts are lower case)."""
+    for w in name.split():
+        m = _GLUE.search(w)
+        if m is None:
+            continue
+        head, tail = m.group(1), m.group(2)
+        if is_concept or (len(head) > 1 and head.casefold() in STOP) or re.match(r"I['\u2019]", tail) or "'" in w[:m.start(2)]:
+            return True
+    return False
+
+
+def label_terms(ranked: list[tuple[str, bool]], common: set[str] | frozenset = frozenset(),
+                n_terms: int = TOPIC_TERMS) -> list[str]:
+    """The terms of a topic label from ``ranked`` ``(term, is_concept)``, most distinctive first.
+
+    Concepts make the label and names complement it: up to ``n_terms`` concepts -- phrases of several
+    words before one-word ones of the same rank half (a one-word concept is kept only among the first
+    ``2 * n_terms`` concepts) -- then, where fewer than two concepts qualify, names (of several words
+    first; a one-word name only when no concept qualifies). Junk (:func:`junk`), glued words
+    (:func:`glued`) and terms whose words a chosen term already holds ("council" after "council tax")
+    are skipped."""
+    concepts, names = [], []
+    for name, is_concept in ranked:
+        if junk(name, is_concept, common) or glued(name, is_concept):
+            continue
+        (concepts if is_concept else names).append(name)
+    head = concepts[: 2 * n_terms]
+    multi = [c for c in head if len(c.split()) > 1]
+    ordered = multi + [c for c in head if len(c.split()) == 1] + concepts[2 * n_terms:]
+    terms: list[str] = []
+    used: list[set[str]] = []
+
+    def take(name: str) -> None:
+        words = set(re.findall(r"\w+", name.casefold()))
+        if len(terms) < n_terms and not any(words <= u or u <= words for u in used):
+            terms.append(name)
+            used.append(words)
+
+    for c in ordered[: 2 * n_terms]:
+        take(c)
+    if len(terms) < 2:
+        for nm in [x for x in names if len(x.split()) > 1] + ([x for x in names if len(x.split()) == 1]
+                                                                if not terms else []):
+            take(nm)
+    return terms
+
+
 def _shown(name: str) -> str:
     """A name as shown in a label: ALL-CAPS names of several words title-cased (transcript speakers)."""
     words = name.split()
@@ -165,20 +219,8 @@ def community_topics(store, common: set[str] | frozenset = frozenset(), n_terms:
             own = sorted((term_ix[e] for e in mem), key=lambda t: (-score.get(t, 0.0), -df[t], t))
             mset = set(own)
             rest = sorted((t for t in score if t not in mset and score[t] > 0), key=lambda t: (-score[t], t))
-            terms: list[str] = []
-            used: list[set[str]] = []
-            for t in own + rest:
-                eid = term_eid[t]
-                name = _shown(str(ents[eid]))
-                if junk(name, eid in concepts, common):
-                    continue
-                words = set(re.findall(r"\w+", name.casefold()))
-                if any(words <= u or u <= words for u in used):
-                    continue
-                terms.append(name)
-                used.append(words)
-                if len(terms) >= n_terms:
-                    break
+            terms = label_terms([(_shown(str(ents[term_eid[t]])), term_eid[t] in concepts) for t in own + rest],
+                                common, n_terms)
             units = cu.indices[cu.indptr[r]:cu.indptr[r + 1]]  # the units it owns, else those it reaches
             if not len(units):
                 units = reach.indices[reach.indptr[r]:reach.indptr[r + 1]]
