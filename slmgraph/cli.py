@@ -717,7 +717,8 @@ def run_query(args, s: Settings) -> dict:
             if not args.json:
                 print(f"auto: {method} search, because {reason}", file=sys.stderr)
 
-        progress = not args.quiet and not args.json
+        # A bar's redraws are for a terminal: on a pipe or in a log they land among the answer's lines.
+        progress = not args.quiet and not args.json and sys.stderr.isatty()
         ans = answer(store, client, prompts, s, args.question, method=args.method, level=args.level,
                      dynamic=getattr(args, "dynamic", False), progress=progress, on_text=on_text, on_route=on_route)
         if args.json:

@@ -13,10 +13,12 @@ A the mean of |c| over the classes and f(t) the term's count over all classes. T
 terms -- its names and noun-phrase concepts (:mod:`slmgraph.concepts`), their mentions read from
 ``entity_text_units`` -- so a label is made of phrases, never of stop words or verbs. The label takes
 the community's own members by weight first (members its class documents do not mention by their
-number of text units), then the other terms of its class documents, skipping junk
+number of text units), then the terms of its class documents that are no other community's member
+(another community's member is that community's topic), skipping junk
 (:func:`junk`: file names, stop words, one- and two-letter names, orders to an assistant, one-word
 capitalised common words the corpus also writes in lower case) and terms whose words a chosen term
-already holds ("council" after "council tax"), up to :data:`TOPIC_TERMS`.
+already holds ("council" after "council tax"), up to :data:`TOPIC_TERMS`; concepts make the label and
+names only complement it (:func:`label_terms`).
 
 **Coverage** (:attr:`Topic.doc_ids`, :func:`coverage_sentence`): the documents of the text units
 that are the community's class documents (those most of whose mentions are its members'), or for a
@@ -203,6 +205,7 @@ def community_topics(store, common: set[str] | frozenset = frozenset(), n_terms:
                 mr.append(r)
                 mc.append(term_ix[eid])
         ct = sp.csr_matrix((np.ones(len(mr)), (mr, mc)), shape=(len(cids), len(term_ix)))
+        level_members = set(mc)
         reach = (ct @ te).tocsr()  # community x unit: mentions of its members in the unit
         # Each text unit is one class's document, the community most of its mentions belong to (BERTopic
         # gives each document one class); ties go to the first community.
@@ -217,8 +220,8 @@ def community_topics(store, common: set[str] | frozenset = frozenset(), n_terms:
             mem = members.get(cid, [])
             # members by weight, then (those its class documents do not mention) by their text units
             own = sorted((term_ix[e] for e in mem), key=lambda t: (-score.get(t, 0.0), -df[t], t))
-            mset = set(own)
-            rest = sorted((t for t in score if t not in mset and score[t] > 0), key=lambda t: (-score[t], t))
+            # another community's member is that community's topic, not this one's
+            rest = sorted((t for t in score if t not in level_members and score[t] > 0), key=lambda t: (-score[t], t))
             terms = label_terms([(_shown(str(ents[term_eid[t]])), term_eid[t] in concepts) for t in own + rest],
                                 common, n_terms)
             units = cu.indices[cu.indptr[r]:cu.indptr[r + 1]]  # the units it owns, else those it reaches

@@ -231,6 +231,20 @@ class ThemeIndex:
             f"SELECT community_id, topic FROM community_reports WHERE community_id IN ({q})", list(ids)).fetchall()
             if t and t.strip()}
 
+    def term_documents(self, ids: list[int]) -> dict[int, dict[str, set]]:
+        """``community_id -> {member name (case-folded) -> the documents whose text units mention it}``."""
+        if not ids:
+            return {}
+        q = ",".join("?" * len(ids))
+        out: dict[int, dict[str, set]] = {}
+        for cid, name, doc_id in self.store.con.execute(f"""
+                SELECT DISTINCT m.community_id, e.name, t.doc_id FROM community_members m
+                JOIN entities e USING (entity_id) JOIN entity_text_units u USING (entity_id)
+                JOIN text_units t ON t.chunk_id = u.chunk_id WHERE m.community_id IN ({q})""", list(ids)).fetchall():
+            if doc_id in self.doc_by_id:
+                out.setdefault(cid, {}).setdefault(str(name).casefold(), set()).add(doc_id)
+        return out
+
     def units(self, ids: list[int]) -> dict[int, list[_Unit]]:
         """``community_id -> its text units`` (those mentioning a member entity), in corpus order."""
         if not ids:
@@ -295,15 +309,19 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     """
     ids = [r["community_id"] for r in reports]
     comm_docs = community_documents(ix.store, ids, ix.docs)
+    term_docs = ix.term_documents(ids)
     topics = ix.topics(ids)
     themes = []
     known = ix.concept_names
     for r in reports:
         cid = r["community_id"]
-        d = comm_docs.get(cid, [])
         topic = topics.get(cid) or r.get("title") or f"Community {cid}"
         ents = [str(e) for e in (r.get("entities") or []) if e]
         terms = [x.strip() for x in topic.split(",") if x.strip()]
+        # A theme is discussed where its label's terms are mentioned; its statements come from those documents.
+        by_term = term_docs.get(cid, {})
+        on = set().union(*[by_term.get(x.casefold(), set()) for x in terms]) if terms else set()
+        d = sorted(on, key=lambda x: ix.doc_by_id[x].pos) if on else comm_docs.get(cid, [])
         concepts = list(dict.fromkeys([x for x in terms if x.casefold() in known] +
                                       [e for e in ents if e.casefold() in known]))[:KEY_CONCEPTS]
         names = [e for e in ents if e.casefold() not in known and e.casefold() not in topic.casefold()][:KEY_NAMES]
@@ -343,7 +361,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     uvec = ix.unit_vectors(sorted(all_units))
     cands: list[tuple[int, Statement]] = []  # (theme index, statement)
     for ti, t in enumerate(kept):
-        us = units.get(t.report, [])
+        inside = set(t.doc_ids)
+        us = [u for u in units.get(t.report, []) if u.doc_id in inside] or units.get(t.report, [])
         a = anchors.get(t.report)
         if a is not None:
             ranked = sorted(us, key=lambda u: (-(float(_unit_norm(uvec[u.chunk_id]) @ a) if u.chunk_id in uvec
@@ -433,12 +452,12 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def reach_text(cov: dict) -> str:
-    """"14 of 41 documents (34 %)", "all 8 documents", "1 of 41 documents"."""
+def reach_text(cov: dict, share: bool = True) -> str:
+    """"14 of 41 documents (34 %)" (``share``: with the percentage), "all 8 documents", "1 of 41 documents"."""
     n, of = cov["documents"], cov["of"]
     if n == of and n > 1:
         return f"all {n} documents"
-    share = f" ({100 * cov['share']:.0f} %)" if of > 1 and n > 1 else ""
+    share = f" ({100 * cov['share']:.0f} %)" if share and of > 1 and n > 1 else ""
     return f"{n} of {of} document{'s' if of != 1 else ''}{share}"
 
 
@@ -483,21 +502,21 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     n_docs = len(ix.docs)
     if not themes:
         return ""
-    items = [f"{t.topic} (in {reach_text(t.coverage)})" if i == 0 else
-             f"{t.topic} ({t.coverage['documents']})" for i, t in enumerate(themes)]
+    items = [f"{t.topic} (in {reach_text(t.coverage, share=False)})" if i == 0 else
+             f"{t.topic} (in {t.coverage['documents']})" for i, t in enumerate(themes)]
     if wide:
         text = (f"Across the {n_docs} document{'s' if n_docs != 1 else ''}, the main theme"
                 f"{'s are' if len(themes) != 1 else ' is'} {_join(items)}, the most widely discussed first.")
         if len(themes) > 1 and themes[0].coverage["documents"] > themes[-1].coverage["documents"]:
             text += (f" {_cap(themes[0].topic)} runs through the most documents; {themes[-1].topic} is the"
-                     f" narrowest of these ({reach_text(themes[-1].coverage)}).")
+                     f" narrowest of these (in {reach_text(themes[-1].coverage, False)}).")
         return text
     k = len(themes)
-    text = (f"{k} theme{'s' if k != 1 else ''} of the corpus bear{'' if k != 1 else 's'} on this question, the most "
-            f"relevant first: {_join(items)}.")
+    text = (f"{k} themes of the corpus bear on this question, the most relevant first: {_join(items)}." if k > 1 else
+            f"One theme of the corpus bears on this question: {items[0]}.")
     if k > 1:
         widest = max(themes, key=lambda t: (t.coverage["documents"], -themes.index(t)))
-        text += f" Of these, {widest.topic} is the most widely discussed ({reach_text(widest.coverage)})."
+        text += f" Of these, {widest.topic} is the most widely discussed (in {reach_text(widest.coverage, False)})."
     if temporal:
         docs = sorted({s.doc_id for t in themes for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         if len(docs) > 1:
