@@ -118,3 +118,36 @@ def test_query_progress_never_lands_in_the_answer_output(tmp_path, corpus, capsy
     assert "Documents cited" in out.out or "Sources" in out.out
     for stream in (out.out, out.err):
         assert "score:" not in stream and "item/s" not in stream and "\r" not in stream
+
+
+def _competent_script(system, user, schema):
+    """A model that writes a grounded sentence from the first point it is shown (other stages: the default)."""
+    from conftest import default_script
+
+    if user.rstrip().endswith("Opening sentence:"):
+        line = next(ln for ln in user.splitlines() if ln.startswith("- "))
+        words = line.split(": ", 1)[-1].split()[:8]
+        return "The minutes say that " + " ".join(words).rstrip(".,") + " in the end."
+    return default_script(system, user, schema)
+
+
+def test_theme_sentences_are_the_models_only_where_its_capability_record_says_it_writes(minutes, monkeypatch):
+    from slmgraph import policy
+
+    store, _, s = minutes
+    q = "How did the council deal with its budget shortfall?"
+    small = FakeModel(_competent_script)  # no record: the size rule keeps a small model's answer LLM-free
+    policy._CACHE.clear()
+    ans = _global((store, ModelClient(small, store, "q"), s), q)
+    assert ans.details["theme_sentences"] == "template" and not small.calls
+    competent = FakeModel(_competent_script)
+    policy.write_record(policy.Record(key=policy.model_key(competent), model=competent.name,
+                                      version=policy.policy_version(), n_params=competent.n_params,
+                                      stages={"opening": {"beats": True, "model": 0.9, "llm_free": 0.5,
+                                                          "measure": "grade"}}))
+    policy._CACHE.clear()
+    ans = _global((store, ModelClient(competent, store, "q"), s), q)
+    assert ans.details["theme_sentences"] == "model" and competent.calls
+    secs = [sec for sec in ans.text.split("\n\n") if sec.startswith("### ")]
+    assert secs and all(sec.split("\n")[1].startswith("The minutes say that ") for sec in secs)
+    assert all(sec.split("\n")[1].count("discussed in") == 1 for sec in secs)  # the data's sentence follows
