@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..topics import _shown, junk
 from .documents import Doc, community_documents, corpus_documents, coverage, coverage_text
 from .extractive import (_SPEAKER, _Mmr, _embed, near_duplicate, prose_sentences, quotable, relevance,
                          sentence_kinds)
@@ -72,7 +73,7 @@ KEY_CONCEPTS = 4
 KEY_NAMES = 3
 #: Opening words of a sentence that leans on what came before it.
 _FILLER = re.compile(r"(?i)^\W*(it|this|that|these|those|they|them|he|she|his|her|there|so|and|but|or|yeah|yes|no|"
-                     r"well|oh|okay|ok|right|also|then|which|such)\b(?!-)")
+                     r"well|oh|okay|ok|right|also|then|which|such|by the way|anyway|i mean|you know|like)\b(?!-)")
 #: A figure (a number, an amount, a share) or a date.
 _FIGURE = re.compile(r"(?i)\d|[$\u00a3\u20ac\u00a5%]|\b(million|billion|thousand|hundred|percent|per cent|dozen)\b|"
                      r"\b(january|february|march|april|june|july|august|september|october|november|december)\b")
@@ -296,7 +297,7 @@ def _unit_norm(v):
 
 def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec, embedder, *,
                  wide: bool = False, temporal: bool = False, max_themes: int = MAX_THEMES,
-                 figures: bool = False) -> list[Theme]:
+                 figures: bool = False, question: str = "") -> list[Theme]:
     """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.reports.load_reports`,
     with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or by coverage with
     ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out.
@@ -324,17 +325,22 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         d = sorted(on, key=lambda x: ix.doc_by_id[x].pos) if on else comm_docs.get(cid, [])
         concepts = list(dict.fromkeys([x for x in terms if x.casefold() in known] +
                                       [e for e in ents if e.casefold() in known]))[:KEY_CONCEPTS]
-        names = [e for e in ents if e.casefold() not in known and e.casefold() not in topic.casefold()][:KEY_NAMES]
+        names = list(dict.fromkeys(_shown(e) for e in ents if e.casefold() not in known
+                                   and e.casefold() not in topic.casefold() and not junk(e, False)))[:KEY_NAMES]
         themes.append(Theme(cid, topic, coverage(d, ix.docs), d, names, score=float(scores.get(cid, 0.0)),
                             concepts=concepts))
-    if wide:
-        # A corpus-wide question lists the themes by how many documents discuss them; a community labelled by
-        # names alone (a publication, a speaker) is not a theme while others are labelled by concepts.
-        def about(t: Theme) -> bool:
-            return any(x.strip().casefold() in known for x in t.topic.split(","))
+    # A community labelled by names alone (a publication, a speaker, a passing mention) is not a theme while
+    # others are labelled by concepts, unless the question names it.
+    asked = question.casefold()
 
-        if known and sum(1 for t in themes if about(t)) >= MIN_THEMES:
-            themes = [t for t in themes if about(t)]
+    def about(t: Theme) -> bool:
+        terms = [x.strip() for x in t.topic.split(",") if x.strip()]
+        return any(x.casefold() in known for x in terms) or (
+            not wide and any(re.search(r"(?<!\w)" + re.escape(x.casefold()) + r"(?!\w)", asked) for x in terms))
+
+    if known and sum(1 for t in themes if about(t)) >= MIN_THEMES:
+        themes = [t for t in themes if about(t)]
+    if wide:
         themes.sort(key=lambda t: (-t.coverage["documents"], -t.score, t.report))
     else:
         themes.sort(key=lambda t: (-t.score, -t.coverage["documents"], t.report))
@@ -595,7 +601,7 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     ix = ThemeIndex(store)
     temporal = is_temporal(question)
     themes = build_themes(ix, reports, scores, question_vec, embedder, wide=wide, temporal=temporal,
-                          figures=asks_figures(question))
+                          figures=asks_figures(question), question=question)
     for t in themes:
         t.opening = template_opening(t, ix)
         written = writer(t) if writer is not None else None
