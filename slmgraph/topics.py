@@ -108,7 +108,8 @@ def glued(name: str, is_concept: bool = False) -> bool:
         if m is None:
             continue
         head, tail = m.group(1), m.group(2)
-        if is_concept or (len(head) > 1 and head.casefold() in STOP) or re.match(r"I['\u2019]", tail) or "'" in w[:m.start(2)]:
+        if (is_concept or (len(head) > 1 and head.casefold() in STOP) or re.match(r"I['\u2019]", tail)
+                or "'" in w[:m.start(2)]):
             return True
     return False
 

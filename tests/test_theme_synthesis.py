@@ -54,7 +54,7 @@ def _global(ctx, q):
 def test_a_corpus_wide_answer_opens_with_its_themes_ranked_by_coverage(minutes):
     ans = _global(minutes, "What are the main themes?")
     first = ans.text.split("\n\n")[0]
-    assert first.startswith("Across the 5 documents, the main theme")
+    assert first.startswith("Across the 5 documents, the corpus's main theme")
     themes = ans.details["themes"]
     assert [t["documents"] for t in themes] == sorted((t["documents"] for t in themes), reverse=True)
     for t in themes:
@@ -69,9 +69,8 @@ def test_each_theme_sentence_names_the_documents_of_its_statements(minutes):
     for sec in secs:
         _, sentence, *statements = sec.split("\n")
         docs = [re.match(r"- \*([^*,]+)", ln).group(1) for ln in statements]
-        assert len(docs) == len(set(docs))  # statements from distinct documents
         quoted = re.search(r"Quoted below from (.+)\.$", sentence).group(1)
-        assert sorted(re.findall("\u201c([^\u201d]+)\u201d", quoted)) == sorted(docs)
+        assert sorted(re.findall("\u201c([^\u201d]+)\u201d", quoted)) == sorted(set(docs))
         n = int(re.search(r"discussed in (?:all )?(\d+)", sentence).group(1))
         assert n >= len(docs)
 

@@ -99,7 +99,7 @@ def test_a_corpus_wide_question_lists_the_themes_by_coverage(council):
     reach = [t["documents"] for t in ans.details["themes"]]
     assert len(reach) >= 2 and reach == sorted(reach, reverse=True)
     first = ans.text.split("\n\n")[0]
-    assert first.startswith("Across the 5 documents, the main themes are ")
+    assert first.startswith("Across the 5 documents, the corpus's main themes are ")
     # the overview names every theme with its reach, in the order of the sections (broadest first)
     topics = [t["topic"] for t in ans.details["themes"]]
     assert [first.index(t) for t in topics] == sorted(first.index(t) for t in topics)

@@ -1,28 +1,35 @@
 """Global answers organised by theme (extractive; the GraphRAG paper's "what is this corpus about").
 
-One theme per selected community report. Each theme has:
+The answer is its own synthesis, built from the data by templates:
 
-* its **topic**: ``community_reports.topic`` (the community's distinctive terms) or, for an index
-  built before that column was filled, the report's title;
-* its **coverage**: the documents behind the community (:func:`slmgraph.search.documents.community_documents`),
-  counted against the corpus and named first and last in corpus order;
-* an **opening sentence built from the data** by a template (coverage and most connected names), or,
-  where the answer policy lets the model write answers (:func:`slmgraph.search.global_search.answer_mode`),
-  one sentence the model writes from the theme's statements under a JSON grammar, kept only when grounded
-  (:func:`slmgraph.search.extractive.grounded_synthesis`);
-* its **strongest statements**: whole sentences of the community's text units (the units that mention its
-  members), the units nearest to the question first, chosen by maximal marginal relevance over the whole
-  answer (:func:`slmgraph.search.extractive.relevance`: cosine with the question -- for a corpus-wide
-  question, with the theme itself -- plus the named-entity bonus, minus the weak-quote penalties). A
-  sentence repeated near-verbatim across many documents (:class:`Boilerplate`: a safe-harbour line, a
-  show's intro) is never a statement;
-* **citations that name documents**: each statement cites its text unit ``[Sources: n]`` and names the
-  unit's document and position.
+* an **overview paragraph** (:func:`overview`) that answers first: for a corpus-wide question
+  (:func:`slmgraph.search.route.corpus_wide_phrase`) the main themes ranked by how many documents
+  discuss them ("Across the 8 documents, the main themes are flood defence (in 6 of 8 documents), ...");
+  for a focused question the themes that bear on it, the most relevant first, with their reach;
+* one section per selected community report, with
+  - its **topic**: ``community_reports.topic`` (:mod:`slmgraph.topics`) or, for an index built before
+    that column was filled, the report's title; a community labelled by names alone (a publication, a
+    speaker) is no theme while concept themes remain, unless the question names it;
+  - its **sentence** (:func:`template_opening`): the topic, its other key concepts and the names most tied
+    to it, how widely it is discussed -- the documents whose text units mention the label's terms, counted
+    against the corpus, with the dates their titles hold -- and the documents its statements are quoted
+    from; where the answer policy lets the model write (:func:`slmgraph.search.extractive.opening_on`), a
+    sentence the model writes from the theme's statements, kept only when grounded
+    (:func:`slmgraph.search.extractive.grounded_synthesis`), comes before it;
+  - its **strongest statements**: whole sentences of the units that mention its members in the documents
+    it is discussed in, one per document, the units nearest to the question first, chosen by maximal
+    marginal relevance over the whole answer (:func:`slmgraph.search.extractive.relevance`: cosine with
+    the question -- for a corpus-wide question, with the theme itself -- plus the named-entity bonus,
+    minus the weak-quote penalties, plus :func:`content_weight`: the theme's concepts, figures and dates
+    count for a statement, an opening pronoun against it). A sentence repeated near-verbatim across many
+    documents (:class:`Boilerplate`: a safe-harbour line, a show's intro) is never a statement;
+  - **citations that name documents**: each statement cites its text unit ``[Sources: n]`` and names the
+    unit's document and position;
+* the **documents cited** (:func:`documents_cited`) and the sources line.
 
 A question about change over time (:func:`is_temporal`: "how has X evolved") gets each theme's
-statements in document order, at most one per document, spread over the theme's documents. A question
-about the whole corpus (:func:`slmgraph.search.route.corpus_wide_phrase`) lists the level's themes by
-coverage, broadest first.
+statements in document order, spread over the theme's documents; a question about amounts or change
+(:func:`asks_figures`) prefers statements holding figures and dates.
 """
 
 from __future__ import annotations
@@ -382,7 +389,9 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             if u.doc_id not in seen:
                 seen.add(u.doc_id)
                 spread.append(u)
-        ranked = spread[: UNITS_PER_THEME * 2] if temporal else spread[:UNITS_PER_THEME + 1]
+        limit = UNITS_PER_THEME * 2 if temporal else UNITS_PER_THEME + 1
+        # a theme of few documents reads more of each (a one-file corpus has one document)
+        ranked = (spread + [u for u in ranked if u not in spread])[:limit]
         for u in ranked:
             for s in prose_sentences(u.text):
                 s = " ".join(s.split())
@@ -427,12 +436,16 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         t = kept[ti]
         left = [k for k, (i, _) in enumerate(cands) if i == ti and k in live]
         docs_used: set = set()
+        # Statements come from distinct documents while the theme's candidates hold unused ones (over time:
+        # always, unless the corpus is one document).
         while left and len(t.statements) < per:
-            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
+            fresh = [j for j in left if cands[j][1].doc_id not in docs_used] or (
+                left if not temporal or len(ix.docs) == 1 else [])
+            if not fresh:
+                break
+            k = max(fresh, key=lambda j: (mmr.value(j, rel[j]), -j))
             left.remove(k)
             st = cands[k][1]
-            if st.doc_id in docs_used:
-                continue
             if any(near_duplicate(st.text, u) for u in used):
                 continue
             t.statements.append(st)
@@ -461,8 +474,8 @@ def _cap(text: str) -> str:
 def reach_text(cov: dict, share: bool = True) -> str:
     """"14 of 41 documents (34 %)" (``share``: with the percentage), "all 8 documents", "1 of 41 documents"."""
     n, of = cov["documents"], cov["of"]
-    if n == of and n > 1:
-        return f"all {n} documents"
+    if n == of:
+        return f"all {n} documents" if n > 1 else "the corpus's one document"
     share = f" ({100 * cov['share']:.0f} %)" if share and of > 1 and n > 1 else ""
     return f"{n} of {of} document{'s' if of != 1 else ''}{share}"
 
@@ -494,7 +507,8 @@ def template_opening(t: Theme, ix: ThemeIndex | None = None) -> str:
         what += f", most tied to {_join(t.names)}"
     text = f"{what}: discussed in {reach_text(t.coverage)}{_span(t, ix) if ix is not None else ''}."
     if ix is not None and t.statements:
-        quoted = [ix.doc_by_id[d].name for d in sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)]
+        docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
+        quoted = [ix.doc_by_id[d].name for d in docs]
         text += f" Quoted below from {_join([chr(0x201c) + q + chr(0x201d) for q in quoted])}."
     return text
 
@@ -511,7 +525,8 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     items = [f"{t.topic} (in {reach_text(t.coverage, share=False)})" if i == 0 else
              f"{t.topic} (in {t.coverage['documents']})" for i, t in enumerate(themes)]
     if wide:
-        text = (f"Across the {n_docs} document{'s' if n_docs != 1 else ''}, the main theme"
+        where = f"Across the {n_docs} documents" if n_docs != 1 else "In its one document"
+        text = (f"{where}, the corpus's main theme"
                 f"{'s are' if len(themes) != 1 else ' is'} {_join(items)}, the most widely discussed first.")
         if len(themes) > 1 and themes[0].coverage["documents"] > themes[-1].coverage["documents"]:
             text += (f" {_cap(themes[0].topic)} runs through the most documents; {themes[-1].topic} is the"
