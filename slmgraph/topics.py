@@ -120,7 +120,7 @@ def label_terms(ranked: list[tuple[str, bool]], common: set[str] | frozenset = f
 
     Concepts make the label and names complement it: up to ``n_terms`` concepts -- phrases of several
     words before one-word ones of the same rank half (a one-word concept is kept only among the first
-    ``2 * n_terms`` concepts) -- then, where fewer than two concepts qualify, names (of several words
+    ``4 * n_terms`` concepts) -- then, where fewer than two concepts qualify, names (of several words
     first; a one-word name only when no concept qualifies). Junk (:func:`junk`), glued words
     (:func:`glued`) and terms whose words a chosen term already holds ("council" after "council tax")
     are skipped."""
@@ -129,9 +129,9 @@ def label_terms(ranked: list[tuple[str, bool]], common: set[str] | frozenset = f
         if junk(name, is_concept, common) or glued(name, is_concept):
             continue
         (concepts if is_concept else names).append(name)
-    head = concepts[: 2 * n_terms]
+    head = concepts[: 4 * n_terms]
     multi = [c for c in head if len(c.split()) > 1]
-    ordered = multi + [c for c in head if len(c.split()) == 1] + concepts[2 * n_terms:]
+    ordered = multi + [c for c in head if len(c.split()) == 1] + concepts[4 * n_terms:]
     terms: list[str] = []
     used: list[set[str]] = []
 
@@ -141,7 +141,7 @@ def label_terms(ranked: list[tuple[str, bool]], common: set[str] | frozenset = f
             terms.append(name)
             used.append(words)
 
-    for c in ordered[: 2 * n_terms]:
+    for c in ordered[: 4 * n_terms]:
         take(c)
     if len(terms) < 2:
         for nm in [x for x in names if len(x.split()) > 1] + ([x for x in names if len(x.split()) == 1]

@@ -523,7 +523,8 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     if not themes:
         return ""
     items = [f"{t.topic} (in {reach_text(t.coverage, share=False)})" if i == 0 else
-             f"{t.topic} (in {t.coverage['documents']})" for i, t in enumerate(themes)]
+             f"{t.topic} (in {t.coverage['documents']})" for i, t in enumerate(themes)] if n_docs > 1 else \
+        [t.topic for t in themes]
     if wide:
         where = f"Across the {n_docs} documents" if n_docs != 1 else "In its one document"
         text = (f"{where}, the corpus's main theme"
