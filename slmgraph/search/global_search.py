@@ -312,14 +312,14 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     qv = embedder.encode([question])[0] if embedder is not None else None
     reports = list(records.values()) if wide else [records[sc.id] for sc in chosen]
     scores = score_of if not wide else {**{i: 0.0 for i in records}, **score_of}
-    writer = None
-    if opening_on(settings, client.model):
-        # Where the policy lets the model write (its capability record, else the size rule), it writes one
-        # sentence per theme from the theme's statements, kept only when grounded in them.
-        def writer(t):
-            sentence, gen = synthesize(client, prompts, question, [Point(t.topic, s.text) for s in t.statements])
-            ans.add_call(gen)
-            return sentence
+    def write(t):
+        sentence, gen = synthesize(client, prompts, question, [Point(t.topic, s.text) for s in t.statements])
+        ans.add_call(gen)
+        return sentence
+
+    # Where the policy lets the model write (its capability record, else the size rule), it writes one
+    # sentence per theme from the theme's statements, kept only when grounded in them.
+    writer = write if opening_on(settings, client.model) else None
 
     text, themes, ix = theme_answer(store, question, reports, scores, qv, embedder, wide=wide, scope=scope,
                                     writer=writer)

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..topics import _shown, junk
-from .documents import Doc, community_documents, corpus_documents, coverage, coverage_text
+from .documents import Doc, community_documents, corpus_documents, coverage
 from .extractive import (_SPEAKER, _Mmr, _embed, near_duplicate, prose_sentences, quotable, relevance,
                          sentence_kinds)
 
