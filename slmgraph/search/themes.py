@@ -432,6 +432,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         order = within + more[: max(0, MIN_THEMES - len(within))]
         bar = {ti: (top - STATEMENT_MARGIN if ti in within else top - 2 * STATEMENT_MARGIN) for ti in order}
         live = {k for k in live if cands[k][0] in bar and rel[k] >= bar[cands[k][0]]}
+        if len(order) <= 2:  # one or two themes answer it: each gives as many statements as over time
+            per = max(per, PER_TEMPORAL_THEME)
     for ti in order:
         t = kept[ti]
         left = [k for k, (i, _) in enumerate(cands) if i == ti and k in live]
