@@ -438,11 +438,11 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         t = kept[ti]
         left = [k for k, (i, _) in enumerate(cands) if i == ti and k in live]
         docs_used: set = set()
-        # Statements come from distinct documents while the theme's candidates hold unused ones (over time:
-        # always, unless the corpus is one document).
+        # Statements come from distinct documents; a theme whose candidates hold fewer documents than
+        # PER_THEME repeats one up to PER_THEME statements (never over time, unless the corpus is one document).
         while left and len(t.statements) < per:
             fresh = [j for j in left if cands[j][1].doc_id not in docs_used] or (
-                left if not temporal or len(ix.docs) == 1 else [])
+                left if (not temporal or len(ix.docs) == 1) and len(t.statements) < PER_THEME else [])
             if not fresh:
                 break
             k = max(fresh, key=lambda j: (mmr.value(j, rel[j]), -j))
