@@ -150,3 +150,38 @@ def test_theme_sentences_are_the_models_only_where_its_capability_record_says_it
     secs = [sec for sec in ans.text.split("\n\n") if sec.startswith("### ")]
     assert secs and all(sec.split("\n")[1].startswith("The minutes say that ") for sec in secs)
     assert all(sec.split("\n")[1].count("discussed in") == 1 for sec in secs)  # the data's sentence follows
+
+
+def test_a_theme_labelled_by_names_alone_quotes_only_sentences_naming_them():
+    from slmgraph.search.themes import Theme, ThemeIndex, build_themes
+
+    class _Store:  # the least a ThemeIndex reads, for one theme over two documents
+        def has_unit_numbers(self):
+            return False
+
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE documents (doc_id VARCHAR, path VARCHAR, title VARCHAR)")
+    con.execute("CREATE TABLE text_units (chunk_id VARCHAR, doc_id VARCHAR, ord INT, text VARCHAR)")
+    con.execute("CREATE TABLE entities (entity_id INT, name VARCHAR)")
+    con.execute("CREATE TABLE concepts (entity_id INT)")
+    con.execute("CREATE TABLE community_members (community_id INT, entity_id INT)")
+    con.execute("CREATE TABLE entity_text_units (entity_id INT, chunk_id VARCHAR)")
+    con.execute("CREATE TABLE community_reports (community_id INT, topic VARCHAR)")
+    con.execute("CREATE TABLE embeddings (kind VARCHAR, item_id VARCHAR, vector FLOAT[])")
+    con.execute("INSERT INTO documents VALUES ('a', 'a.txt', 'a'), ('b', 'b.txt', 'b')")
+    con.execute("INSERT INTO text_units VALUES ('u1', 'a', 0, 'Lex Fridman hosts a long podcast about science. "
+                "The weather was very pleasant that whole afternoon.'), "
+                "('u2', 'b', 0, 'The guests talked about their early careers in great detail.')")
+    con.execute("INSERT INTO entities VALUES (1, 'Lex Fridman')")
+    con.execute("INSERT INTO community_members VALUES (7, 1)")
+    con.execute("INSERT INTO entity_text_units VALUES (1, 'u1'), (1, 'u2')")
+    con.execute("INSERT INTO community_reports VALUES (7, 'Lex Fridman')")
+    store = _Store()
+    store.con = con
+    ix = ThemeIndex(store)
+    themes = build_themes(ix, [{"community_id": 7, "entities": ["Lex Fridman"], "summary": ""}], {7: 50.0},
+                          None, None)
+    assert themes and isinstance(themes[0], Theme)
+    assert [s.text for s in themes[0].statements] == ["Lex Fridman hosts a long podcast about science."]

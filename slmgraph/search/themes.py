@@ -41,8 +41,8 @@ import numpy as np
 
 from ..topics import _shown, junk
 from .documents import Doc, community_documents, corpus_documents, coverage
-from .extractive import (_SPEAKER, _Mmr, _embed, near_duplicate, prose_sentences, quotable, relevance,
-                         sentence_kinds)
+from .extractive import (_SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, quotable,
+                         relevance, sentence_kinds)
 
 #: A sentence is boilerplate when its first or last :data:`KEY_WORDS` words recur in at least this many
 #: documents (overlapping text units put a sentence in two neighbouring documents' units, so two is no sign
@@ -392,12 +392,15 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         limit = UNITS_PER_THEME * 2 if temporal else UNITS_PER_THEME + 1
         # a theme of few documents reads more of each (a one-file corpus has one document)
         ranked = (spread + [u for u in ranked if u not in spread])[:limit]
+        # A theme labelled by names alone is about them: its statements name one of them.
+        named_only = [] if t.concepts else [x.strip() for x in t.topic.split(",") if x.strip()]
         for u in ranked:
             for s in prose_sentences(u.text):
                 s = " ".join(s.split())
                 if (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
                         or any(k in ("question", "fragment") for k in sentence_kinds(s))
-                        or s.startswith(("../", "./", "/")) or s in ix.boilerplate):
+                        or s.startswith(("../", "./", "/")) or s in ix.boilerplate
+                        or (named_only and not names_named(s, named_only))):
                     continue
                 cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units)))
     vecs = None
