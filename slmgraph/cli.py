@@ -665,8 +665,10 @@ def run_query(args, s: Settings) -> dict:
             if not args.json:
                 print(f"auto: {method} search, because {reason}", file=sys.stderr)
 
+        # A bar's redraws are for a terminal: on a pipe or in a log they land among the answer's lines.
+        progress = not quiet_out and sys.stderr.isatty()
         ans = idx.query(question, method=args.method, level=args.level, dynamic=getattr(args, "dynamic", False),
-                        progress=not quiet_out, on_text=on_text, on_route=on_route,
+                        progress=progress, on_text=on_text, on_route=on_route,
                         on_note=None if quiet_out else (lambda n: print(f"slmgraph: {n}", file=sys.stderr)))
         if args.json:
             print(json.dumps(ans.to_dict(), indent=2, ensure_ascii=False))

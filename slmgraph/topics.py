@@ -13,10 +13,12 @@ A the mean of |c| over the classes and f(t) the term's count over all classes. T
 terms -- its names and noun-phrase concepts (:mod:`slmgraph.concepts`), their mentions read from
 ``entity_text_units`` -- so a label is made of phrases, never of stop words or verbs. The label takes
 the community's own members by weight first (members its class documents do not mention by their
-number of text units), then the other terms of its class documents, skipping junk
+number of text units), then the terms of its class documents that are no other community's member
+(another community's member is that community's topic), skipping junk
 (:func:`junk`: file names, stop words, one- and two-letter names, orders to an assistant, one-word
 capitalised common words the corpus also writes in lower case) and terms whose words a chosen term
-already holds ("council" after "council tax"), up to :data:`TOPIC_TERMS`.
+already holds ("council" after "council tax"), up to :data:`TOPIC_TERMS`; concepts make the label and
+names only complement it (:func:`label_terms`).
 
 **Coverage** (:attr:`Topic.doc_ids`, :func:`coverage_sentence`): the documents of the text units
 that are the community's class documents (those most of whose mentions are its members'), or for a
@@ -93,6 +95,61 @@ def junk(name: str, is_concept: bool, common: set[str] | frozenset = frozenset()
     return not is_concept and len(words) == 1 and folded in common
 
 
+#: A word glued from two (a lost space: "thatI'd", "costsThe"): a lower-case run then a capital, where the
+#: run is a stop word or the rest is "I" with a contraction, or the term is a concept (concepts are lower case).
+_GLUE = re.compile(r"([a-z]+)([A-Z][\w'\u2019]*)")
+
+
+def glued(name: str, is_concept: bool = False) -> bool:
+    """True when a word of ``name`` is two words run together by a lost space ("thatI'd"); a camel-case
+    name ("DeepMind", "iPhone") is not, unless the term is a concept (concepts are lower case)."""
+    for w in name.split():
+        m = _GLUE.search(w)
+        if m is None:
+            continue
+        head, tail = m.group(1), m.group(2)
+        if (is_concept or (len(head) > 1 and head.casefold() in STOP) or re.match(r"I['\u2019]", tail)
+                or "'" in w[:m.start(2)]):
+            return True
+    return False
+
+
+def label_terms(ranked: list[tuple[str, bool]], common: set[str] | frozenset = frozenset(),
+                n_terms: int = TOPIC_TERMS) -> list[str]:
+    """The terms of a topic label from ``ranked`` ``(term, is_concept)``, most distinctive first.
+
+    Concepts make the label and names complement it: up to ``n_terms`` concepts -- phrases of several
+    words before one-word ones of the same rank half (a one-word concept is kept only among the first
+    ``4 * n_terms`` concepts) -- then, where fewer than two concepts qualify, names (of several words
+    first; a one-word name only when no concept qualifies). Junk (:func:`junk`), glued words
+    (:func:`glued`) and terms whose words a chosen term already holds ("council" after "council tax")
+    are skipped."""
+    concepts, names = [], []
+    for name, is_concept in ranked:
+        if junk(name, is_concept, common) or glued(name, is_concept):
+            continue
+        (concepts if is_concept else names).append(name)
+    head = concepts[: 4 * n_terms]
+    multi = [c for c in head if len(c.split()) > 1]
+    ordered = multi + [c for c in head if len(c.split()) == 1] + concepts[4 * n_terms:]
+    terms: list[str] = []
+    used: list[set[str]] = []
+
+    def take(name: str) -> None:
+        words = set(re.findall(r"\w+", name.casefold()))
+        if len(terms) < n_terms and not any(words <= u or u <= words for u in used):
+            terms.append(name)
+            used.append(words)
+
+    for c in ordered[: 4 * n_terms]:
+        take(c)
+    if len(terms) < 2:
+        for nm in [x for x in names if len(x.split()) > 1] + ([x for x in names if len(x.split()) == 1]
+                                                                if not terms else []):
+            take(nm)
+    return terms
+
+
 def _shown(name: str) -> str:
     """A name as shown in a label: ALL-CAPS names of several words title-cased (transcript speakers)."""
     words = name.split()
@@ -149,6 +206,7 @@ def community_topics(store, common: set[str] | frozenset = frozenset(), n_terms:
                 mr.append(r)
                 mc.append(term_ix[eid])
         ct = sp.csr_matrix((np.ones(len(mr)), (mr, mc)), shape=(len(cids), len(term_ix)))
+        level_members = set(mc)
         reach = (ct @ te).tocsr()  # community x unit: mentions of its members in the unit
         # Each text unit is one class's document, the community most of its mentions belong to (BERTopic
         # gives each document one class); ties go to the first community.
@@ -163,22 +221,10 @@ def community_topics(store, common: set[str] | frozenset = frozenset(), n_terms:
             mem = members.get(cid, [])
             # members by weight, then (those its class documents do not mention) by their text units
             own = sorted((term_ix[e] for e in mem), key=lambda t: (-score.get(t, 0.0), -df[t], t))
-            mset = set(own)
-            rest = sorted((t for t in score if t not in mset and score[t] > 0), key=lambda t: (-score[t], t))
-            terms: list[str] = []
-            used: list[set[str]] = []
-            for t in own + rest:
-                eid = term_eid[t]
-                name = _shown(str(ents[eid]))
-                if junk(name, eid in concepts, common):
-                    continue
-                words = set(re.findall(r"\w+", name.casefold()))
-                if any(words <= u or u <= words for u in used):
-                    continue
-                terms.append(name)
-                used.append(words)
-                if len(terms) >= n_terms:
-                    break
+            # another community's member is that community's topic, not this one's
+            rest = sorted((t for t in score if t not in level_members and score[t] > 0), key=lambda t: (-score[t], t))
+            terms = label_terms([(_shown(str(ents[term_eid[t]])), term_eid[t] in concepts) for t in own + rest],
+                                common, n_terms)
             units = cu.indices[cu.indptr[r]:cu.indptr[r + 1]]  # the units it owns, else those it reaches
             if not len(units):
                 units = reach.indices[reach.indptr[r]:reach.indptr[r + 1]]

@@ -272,9 +272,12 @@ def test_the_demo_main_themes_answer_names_themes_with_coverage_and_documents(du
         store.close()
     sections = [sec.split("\n") for sec in ans.text.split("\n\n") if sec.startswith("### ")]
     assert len(sections) >= 3, ans.text
+    assert ans.text.startswith("In its one document, the corpus's main themes are ")  # the overview names them
+    assert "\n\nDocuments cited:\n- [" in ans.text
     for head, opening, *statements in sections:
         assert re.match(r"### \d+\. \S.* \[Reports: \d+\]$", head)
-        assert re.match(r".+ comes up in \d+ of 1 document, dulce\b", opening)  # coverage of the one-file sample
+        # coverage of the one-file sample, and the document the statements are quoted from
+        assert re.match(r".+: discussed in the corpus's one document\. Quoted below from \u201cdulce\u201d\.$", opening)
         assert statements and all(re.match(r"- \*dulce, unit \d+ of 10\*: .+ \[Sources: \d+\]$", s)
                                   for s in statements)
     cited = ans.cited_documents["sources"]

@@ -523,7 +523,9 @@ def test_the_opening_sentence_is_off_under_1b_by_default_and_on_when_asked(index
         assert off.model_calls == 0 and len(model.calls) == n and off.details["synthesis"] is None
         s.opening = "model"
         on = search()
-        assert on.model_calls == 1 and on.text.startswith("Alice Smith built rockets at Acme Corporation.")
+        # global search by theme: the answer's opening sentence and one sentence per theme
+        per_theme = len(on.details["themes"]) if on.details.get("theme_sentences") == "model" else 0
+        assert on.model_calls == 1 + per_theme and on.text.startswith("Alice Smith built rockets at Acme Corporation.")
     assert opening_on(Settings(), 2_000_000_000) and not opening_on(Settings(opening="off"), 2_000_000_000)
     assert not opening_on(Settings(), 135_000_000) and opening_on(Settings(opening="model"), 135_000_000)
 

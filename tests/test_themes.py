@@ -78,11 +78,17 @@ def test_each_theme_has_topic_coverage_statements_and_citations_naming_documents
     for sec in _sections(ans.text):
         head, opening, *statements = sec.split("\n")
         assert re.match(r"### \d+\. .+ \[Reports: \d+\]$", head)
-        assert re.match(r".+ comes up in \d+ of 5 documents \(\d+ %\), meeting-\d+( \u2013 meeting-\d+)?", opening)
-        assert statements
+        m = re.match(r".+: discussed in (all 5 documents|\d+ of 5 documents( \(\d+ %\))?)\. Quoted below from (.+)\.$",
+                     opening)
+        assert m and statements
+        docs = []
         for line in statements:
-            m = re.match(r"- \*([^*,]+)(, unit \d+ of \d+)?\*: (.+) \[Sources: (\d+)\]$", line)
-            assert m and m.group(1) in names
+            s = re.match(r"- \*([^*,]+)(, unit \d+ of \d+)?\*: (.+) \[Sources: (\d+)\]$", line)
+            assert s and s.group(1) in names
+            docs.append(s.group(1))
+        # the theme's sentence names exactly the documents its statements come from, each once
+        assert len(set(docs)) == len(docs)
+        assert re.findall("\u201c([^\u201d]+)\u201d", m.group(3)) == sorted(docs, key=lambda d: int(d.split("-")[1]))
     for p in ans.points:
         assert p["topic"] and p["coverage"]["documents"] >= 1 and p["sources"]
         assert p["documents"] and all(d["document"] in names and d["path"].endswith(".txt") for d in p["documents"])
@@ -92,7 +98,12 @@ def test_a_corpus_wide_question_lists_the_themes_by_coverage(council):
     ans = _global(council, "What are the main themes across these documents?")
     reach = [t["documents"] for t in ans.details["themes"]]
     assert len(reach) >= 2 and reach == sorted(reach, reverse=True)
-    assert ans.text.startswith("The corpus's main themes, broadest first")
+    first = ans.text.split("\n\n")[0]
+    assert first.startswith("Across the 5 documents, the corpus's main themes are ")
+    # the overview names every theme with its reach, in the order of the sections (broadest first)
+    topics = [t["topic"] for t in ans.details["themes"]]
+    assert [first.index(t) for t in topics] == sorted(first.index(t) for t in topics)
+    assert f"{topics[0]} (in " in first
 
 
 def test_a_question_about_change_over_time_gets_its_statements_in_document_order(council):

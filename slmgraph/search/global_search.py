@@ -306,12 +306,23 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     :data:`slmgraph.search.themes.STATEMENT_MARGIN`), or for a question about the whole corpus every report of
     the level, broadest first. False (``ans``
     untouched) when no theme has a statement (reports with no text unit behind them)."""
+    from .extractive import opening_on, synthesize
     from .themes import theme_answer, theme_points
 
     qv = embedder.encode([question])[0] if embedder is not None else None
     reports = list(records.values()) if wide else [records[sc.id] for sc in chosen]
     scores = score_of if not wide else {**{i: 0.0 for i in records}, **score_of}
-    text, themes, ix = theme_answer(store, question, reports, scores, qv, embedder, wide=wide, scope=scope)
+    def write(t):
+        sentence, gen = synthesize(client, prompts, question, [Point(t.topic, s.text) for s in t.statements])
+        ans.add_call(gen)
+        return sentence
+
+    # Where the policy lets the model write (its capability record, else the size rule), it writes one
+    # sentence per theme from the theme's statements, kept only when grounded in them.
+    writer = write if opening_on(settings, client.model) else None
+
+    text, themes, ix = theme_answer(store, question, reports, scores, qv, embedder, wide=wide, scope=scope,
+                                    writer=writer)
     if not themes:
         return False
     # The overall opening sentence of extractive answers, where asked for (slmgraph.search.extractive.opening_on).
@@ -337,6 +348,7 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     ans.details.update({"points": len(themes), "themes": [{"report": t.report, "topic": t.topic,
                                                            "documents": t.coverage["documents"]} for t in themes],
                         "by_theme": True, "documents_named": True, "synthesis": synthesis,
+                        "theme_sentences": "model" if writer is not None else "template",
                         "synthesis_raw": gen.text[:500] if gen is not None else None,
                         "removed_citations": removed})
     return True
