@@ -185,3 +185,11 @@ def test_a_theme_labelled_by_names_alone_quotes_only_sentences_naming_them():
                           None, None)
     assert themes and isinstance(themes[0], Theme)
     assert [s.text for s in themes[0].statements] == ["Lex Fridman hosts a long podcast about science."]
+
+
+def test_an_overview_of_topics_holding_commas_separates_them_with_semicolons():
+    from slmgraph.search.themes import _join_topics
+
+    assert _join_topics(["flood wall, barriers (in 4)", "budget, savings (in 3)", "library (in 2)"]) == \
+        "flood wall, barriers (in 4); budget, savings (in 3); and library (in 2)"
+    assert _join_topics(["flood (in 4)", "budget (in 3)"]) == "flood (in 4) and budget (in 3)"

@@ -472,6 +472,18 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else ""
 
 
+def _join_topics(items: list[str]) -> str:
+    """Like :func:`_join`, but with semicolons when a topic holds commas, so a reader sees where each ends."""
+    items = [i for i in items if i]
+    if not any("," in i for i in items):
+        return _join(items)
+    return items[0] if len(items) == 1 else "; ".join(items[:-1]) + "; and " + items[-1] if items else ""
+
+
+def _quoted(topic: str) -> str:
+    return f"\u201c{topic}\u201d" if "," in topic else topic
+
+
 def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -533,17 +545,17 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     if wide:
         where = f"Across the {n_docs} documents" if n_docs != 1 else "In its one document"
         text = (f"{where}, the corpus's main theme"
-                f"{'s are' if len(themes) != 1 else ' is'} {_join(items)}, the most widely discussed first.")
+                f"{'s are' if len(themes) != 1 else ' is'} {_join_topics(items)}, the most widely discussed first.")
         if len(themes) > 1 and themes[0].coverage["documents"] > themes[-1].coverage["documents"]:
-            text += (f" {_cap(themes[0].topic)} runs through the most documents; {themes[-1].topic} is the"
+            text += (f" {_cap(_quoted(themes[0].topic))} runs through the most documents; {_quoted(themes[-1].topic)} is the"
                      f" narrowest of these (in {reach_text(themes[-1].coverage, False)}).")
         return text
     k = len(themes)
-    text = (f"{k} themes of the corpus bear on this question, the most relevant first: {_join(items)}." if k > 1 else
+    text = (f"{k} themes of the corpus bear on this question, the most relevant first: {_join_topics(items)}." if k > 1 else
             f"One theme of the corpus bears on this question: {items[0]}.")
     if k > 1:
         widest = max(themes, key=lambda t: (t.coverage["documents"], -themes.index(t)))
-        text += f" Of these, {widest.topic} is the most widely discussed (in {reach_text(widest.coverage, False)})."
+        text += f" Of these, {_quoted(widest.topic)} is the most widely discussed (in {reach_text(widest.coverage, False)})."
     if temporal:
         docs = sorted({s.doc_id for t in themes for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         if len(docs) > 1:
