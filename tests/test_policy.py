@@ -278,3 +278,20 @@ def test_the_routes_table_of_stats_left_aligns_its_words():
     lines = _table(["setting", "route", "why"], [["answers", "llm-free", "capability record: model 0.65 worse"],
                                                  ["opening", "model", "size rule"]], text_columns=3).splitlines()
     assert [ln.index(w) for ln, w in zip(lines, ["why", "capability", "size"])] == [lines[0].index("why")] * 3
+
+
+def test_query_without_a_record_says_in_one_line_that_the_size_rule_applied_and_how_to_calibrate(
+        tmp_path, corpus, capsys, monkeypatch, fake_cli):
+    import slmgraph.backend
+    from slmgraph.cli import main
+
+    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    db = str(tmp_path / "i.duckdb")
+    assert main(["index", str(corpus), "--db", db]) == 0
+    err = capsys.readouterr().err
+    assert sum("size rule" in ln and "slmgraph calibrate" in ln for ln in err.splitlines()) == 1
+    assert main(["query", "Who founded Acme Corporation?", "--db", db, "--method", "basic"]) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "size rule" in ln]
+    assert len(lines) == 1 and "slmgraph calibrate" in lines[0], err
