@@ -2,8 +2,8 @@
 
 ``slmgraph bench`` and ``slmgraph calibrate MODEL`` run it. Every model stage is forced on
 (:func:`forced_settings`: JSON extraction with model-written descriptions and gleaning, element
-summaries, community reports, claims, the map and reduce of global answers) on the workload shipped
-with the package (:class:`Workload`):
+summaries, community reports, the map and reduce of global answers; claims with ``claims``) on the
+workload shipped with the package (:class:`Workload`):
 
 * ``extract``: the Re-DocRED dev slice (``slmgraph/samples/redocred_dev_slice.json``), each document
   indexed alone and scored by :mod:`slmgraph.gold`: strict and lenient entity F1, relationship-pair F1,
@@ -50,7 +50,7 @@ from .names import content_words, is_grounded
 from .outputs import output_folder
 from .samples import DULCE, DULCE_QUESTIONS, GOLD_SLICE, OFFTOPIC_QUESTIONS
 
-#: Stages of the table, in order; ``help`` only with ``p_yes``.
+#: Stages of the table, in order; ``claims`` only with ``claims``, ``help`` only with ``p_yes``.
 STAGES = ("extract", "summarize", "report", "claims", "answer", "help")
 #: Ledger stages counted under each bench stage.
 LEDGER_STAGES = {"extract": ("extract", "glean"), "summarize": ("summarize",), "report": ("report",),
@@ -96,10 +96,10 @@ def workload(gold_docs: int = GOLD_DOCS, on_topic: int = ON_TOPIC, off_topic: in
                     read_questions(DULCE_QUESTIONS)[:on_topic], read_questions(OFFTOPIC_QUESTIONS)[:off_topic])
 
 
-def forced_settings(base: Settings) -> Settings:
-    """``base`` with every model stage on (the bench's model rows)."""
+def forced_settings(base: Settings, claims: bool = True) -> Settings:
+    """``base`` with every model stage on (the bench's model rows); ``claims`` off leaves that stage out."""
     return dataclasses.replace(base, extractor="llm", extract_mode="json", descriptions="model", max_gleanings=1,
-                               summaries="model", reports="model", claims=True, answers="model", opening="off",
+                               summaries="model", reports="model", claims=claims, answers="model", opening="off",
                                helpfulness="embedding", workers=1)
 
 
@@ -292,24 +292,37 @@ def _story_index(model, settings: Settings, db: Path, embedder) -> tuple[dict, d
     return out, {k: v.get("seconds", 0.0) for k, v in out.items() if isinstance(v, dict)}
 
 
+def _memo(embedder):
+    """``embedder`` encoding each distinct text once (the probe questions and reports every question scores)."""
+    from .serve import MemoEmbedder
+
+    return MemoEmbedder(embedder)
+
+
 def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, say: Callable[[str], None], *,
-            llm_free: bool = False, p_yes: bool = False) -> dict:
+            llm_free: bool = False, p_yes: bool = False, claims: bool = False) -> dict:
     """One row of the stage bench: ``model`` with every model stage forced on, or (``llm_free``) the
     LLM-free route with ``model`` only tokenizing the story.
 
     Args:
         free_db: the LLM-free story index; row 0 writes it, model rows answer the questions on it.
+        claims: measure the claims stage too (no ``auto`` setting depends on it).
 
     Returns:
-        ``{model, n_params, stages: {stage: {quality, measure, seconds, calls, evaluated, cached, completion,
-        model_seconds, loops, bound_ratio, figures}}}``.
+        ``{model, n_params, cpu_seconds: {part: s}, stages: {stage: {quality, measure, seconds, calls,
+        evaluated, cached, completion, model_seconds, loops, bound_ratio, figures}}}``; ``cpu_seconds`` is
+        this process's CPU time (all threads, llama.cpp's included) per part: ``extract``, ``story``
+        (the story index: summaries, reports, claims, embeddings), ``answer``, ``help``.
     """
     from .gold import WordTokenizer, run_config
     from .store import Store, new_run_id
 
     name = "LLM-free" if llm_free else model.name
-    s = llm_free_settings(settings) if llm_free else forced_settings(settings)
+    s = llm_free_settings(settings) if llm_free else forced_settings(settings, claims)
     stages: dict[str, dict] = {}
+    cpu: dict[str, float] = {}
+    embedder = _memo(embedder)  # per row: every row pays for its own embeddings
+    c0 = time.process_time()
 
     say(f"bench: {name}: extraction on {len(wl.gold_docs)} gold documents ...")
     # Extraction alone: summaries and claims are measured on the story.
@@ -317,6 +330,7 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
     r = run_config("llm-free" if llm_free else "model", gs, wl.gold_docs, WordTokenizer() if llm_free else model,
                    embedder_factory=lambda: embedder, say=lambda m: None)
     c = r["cost"]
+    cpu["extract"], c0 = round(time.process_time() - c0, 1), time.process_time()
     stages["extract"] = {"quality": round((r["entities"]["f1"] + (r["types"]["accuracy"] or 0.0)) / 2, 3),
                          "seconds": c["wall_seconds"], "calls": c["model_calls"],
                          "evaluated": c["prompt_tokens_evaluated"], "cached": c["prompt_tokens_reused"],
@@ -325,19 +339,20 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
                                      "entities_lenient_f1": r["entities_lenient"]["f1"], "pairs_f1": r["pairs"]["f1"],
                                      "type_accuracy": r["types"]["accuracy"], "documents": r["documents"]}}
 
-    say(f"bench: {name}: indexing the story with {'no model stage' if llm_free else 'summaries, reports, claims on'} ...")
+    say(f"bench: {name}: indexing the story with {'no model stage' if llm_free else 'summaries, reports' + (', claims' if claims else '') + ' on'} ...")
     with tempfile.TemporaryDirectory(prefix="slmgraph-bench-") as tmp:
         db = free_db if llm_free else Path(tmp) / "story.duckdb"
         # The story's extraction is row 0's (extraction is scored on the gold slice), so summaries, reports
         # and claims are compared on the same graph as the LLM-free route's.
         story = dataclasses.replace(s, extractor="nlp", descriptions="text")
         out, walls = _story_index(model, story, db, embedder)
+        cpu["story"], c0 = round(time.process_time() - c0, 1), time.process_time()
         led = ledger_rows(db, [out["run_id"]])
         st = Store(db, read_only=True)
         try:
             stages["summarize"] = {"figures": summary_quality(st), "seconds": walls.get("graph", 0.0)}
             stages["report"] = {"figures": report_quality(st), "seconds": walls.get("reports", 0.0)}
-            if not llm_free:
+            if not llm_free and claims:
                 stages["claims"] = {"figures": claims_quality(st), "seconds": walls.get("claims", 0.0)}
         finally:
             st.close()
@@ -362,6 +377,7 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
         a = answer_quality(st, model, s, wl, embedder, run_id)
     finally:
         st.close()
+    cpu["answer"], c0 = round(time.process_time() - c0, 1), time.process_time()
     aled = ledger_rows(free_db, [run_id])
     stages["answer"] = dict(_sum(list(aled.values())), quality=a["quality"], seconds=a["seconds"], figures=a)
 
@@ -375,6 +391,7 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
             h = help_auc(st, model, s, wl.on_topic, wl.off_topic, embedder, run_id)
         finally:
             st.close()
+        cpu["help"] = round(time.process_time() - c0, 1)
         hled = ledger_rows(free_db, [run_id])
         q = h["auc_signal_in_use"] if llm_free else h["auc_model_p_yes"]
         stages["help"] = dict(_sum([hled[x] for x in ("help",) if x in hled] if not llm_free else []),
@@ -384,7 +401,7 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
         row["measure"] = MEASURES[k]
         row["bound_ratio"] = None if llm_free else bound_ratio(model, row)
     return {"model": name, "path": None if llm_free else str(getattr(model, "path", None) or ""),
-            "n_params": 0 if llm_free else int(getattr(model, "n_params", 0) or 0),
+            "n_params": 0 if llm_free else int(getattr(model, "n_params", 0) or 0), "cpu_seconds": cpu,
             "stages": {k: stages[k] for k in STAGES if k in stages}}
 
 
@@ -405,7 +422,7 @@ def record_of(model, row: dict, free: dict, source: str) -> policy.Record:
 
 
 def run(models: list[str | None], out: str | Path, settings: Settings, say: Callable[[str], None] = print,
-        load: Callable | None = None, *, wl: Workload | None = None, p_yes: bool = False,
+        load: Callable | None = None, *, wl: Workload | None = None, p_yes: bool = False, claims: bool = False,
         embedder_factory: Callable | None = None, source: str = "bench") -> dict:
     """The stage bench of ``models`` (GGUF paths; None = the bundled model): row 0 then each model; writes
     ``bench.md``, ``bench.json``, ``bench.png`` into ``out`` and a capability record per model.
@@ -413,16 +430,19 @@ def run(models: list[str | None], out: str | Path, settings: Settings, say: Call
     Args:
         load: ``(path, settings) -> model`` (tests pass a fake); None = :func:`slmgraph.backend.load_model`.
         wl: the workload (None: :func:`workload` at its defaults).
+        p_yes / claims: also measure the P(yes) helpfulness stage / the claims stage (opt-in: no ``auto``
+            setting depends on either, and they are the slowest).
         embedder_factory: ``() -> embedder`` (tests pass a fake); None = the bundled all-MiniLM-L6-v2.
 
     Returns:
-        ``{date, machine, load_average_before, load_average_after, seconds, workload, rows: [row 0, ...],
-        records: [paths], files: [paths]}``.
+        ``{date, machine, load_average_before, load_average_after, seconds, cpu_seconds, workload,
+        rows: [row 0, ...], records: [paths], files: [paths]}`` (``cpu_seconds``: this process's CPU time,
+        all threads; on a shared machine the wall seconds grow with the load, the CPU seconds much less).
 
     Raises:
         UserError: a model file is missing; ``out`` cannot be created (checked before any model loads).
     """
-    t_start = time.perf_counter()
+    t_start, c_start = time.perf_counter(), time.process_time()
     for m in models:
         if m is not None and not Path(m).is_file():
             raise UserError(f"{m} is not a file: pass GGUF files (bench: separated by commas)")
@@ -443,7 +463,8 @@ def run(models: list[str | None], out: str | Path, settings: Settings, say: Call
     result = {"date": policy.today(), "machine": f"{platform.machine()}, {physical_cores()} physical cores",
               "load_average_before": [round(x, 2) for x in os.getloadavg()], "version": policy.policy_version(),
               "workload": {"gold_documents": len(wl.gold_docs), "story": wl.story.name, "on_topic": len(wl.on_topic),
-                           "off_topic": len(wl.off_topic), "p_yes": p_yes}, "rows": [], "records": []}
+                           "off_topic": len(wl.off_topic), "p_yes": p_yes, "claims": claims},
+              "rows": [], "records": []}
     with tempfile.TemporaryDirectory(prefix="slmgraph-bench-free-") as tmp:
         free_db = Path(tmp) / "llm_free.duckdb"
         free = None
@@ -452,8 +473,9 @@ def run(models: list[str | None], out: str | Path, settings: Settings, say: Call
             model = load(m, s)
             if free is None:
                 free = measure(model, s, wl, embedder, free_db, say, llm_free=True, p_yes=p_yes)
+                _write(result | {"rows": [free]}, outdir, t_start, c_start)
                 result["rows"].append(free)
-            row = measure(model, s, wl, embedder, free_db, say, p_yes=p_yes)
+            row = measure(model, s, wl, embedder, free_db, say, p_yes=p_yes, claims=claims)
             result["rows"].append(row)
             rec = record_of(model, row, free, source)
             try:
@@ -462,8 +484,8 @@ def run(models: list[str | None], out: str | Path, settings: Settings, say: Call
                 say(f"warning: capability record of {row['model']} not written ({exc}): set "
                     f"{policy.RECORDS_ENV} to a writable folder")
             row["beats"] = {k: v["beats"] for k, v in rec.stages.items()}
-            _write(result, outdir, t_start)  # after each model, so a long run's finished rows are kept
-    _write(result, outdir, t_start)
+            _write(result, outdir, t_start, c_start)  # after each model, so a long run's finished rows are kept
+    _write(result, outdir, t_start, c_start)
     files = [outdir / "bench.md", outdir / "bench.json"]
     png = chart(result, outdir / "bench.png")
     if png:
@@ -472,9 +494,10 @@ def run(models: list[str | None], out: str | Path, settings: Settings, say: Call
     return result
 
 
-def _write(result: dict, outdir: Path, t_start: float) -> None:
+def _write(result: dict, outdir: Path, t_start: float, c_start: float) -> None:
     result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     result["seconds"] = round(time.perf_counter() - t_start, 1)
+    result["cpu_seconds"] = round(time.process_time() - c_start, 1)
     (outdir / "bench.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     (outdir / "bench.md").write_text(render(result) + "\n", encoding="utf-8")
 
@@ -517,11 +540,13 @@ def render(result: dict) -> str:
                      _f(r.get("bound_ratio"), ".2f")]
             lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     w = result["workload"]
+    per_row = ", ".join(f"{r['model']} {sum((r.get('cpu_seconds') or {}).values()):.0f}" for r in result["rows"])
     lines.append(f"\nWorkload: {w['gold_documents']} Re-DocRED dev documents, {w['story']} with {w['on_topic']} "
                  f"on-topic and {w['off_topic']} off-topic questions; prompts and sampler {result['version']}; "
                  f"{result['machine']}; load average before {result['load_average_before']}, after "
-                 f"{result.get('load_average_after')}; {result.get('seconds')} s in all (other processes on the "
-                 "cores slow every figure). Quality: " + "; ".join(f"{k}: {v}" for k, v in MEASURES.items()) + ".")
+                 f"{result.get('load_average_after')}; {result.get('seconds')} s in all, "
+                 f"{result.get('cpu_seconds')} CPU s ({per_row}; other processes on the cores slow every wall "
+                 "figure). Quality: " + "; ".join(f"{k}: {v}" for k, v in MEASURES.items()) + ".")
     return "\n".join(lines)
 
 

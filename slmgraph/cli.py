@@ -481,6 +481,8 @@ def _stage_bench_options(p) -> None:
                    help="off-topic questions answered, from the first (default 5)")
     p.add_argument("--p-yes", action="store_true",
                    help="also measure the model's P(yes) helpfulness signal against the embedding (slow)")
+    p.add_argument("--claims", action="store_true",
+                   help="also measure the claims stage (slow; no auto setting depends on it)")
     p.add_argument("--records", default=None,
                    help="folder of the capability records (default: $SLMGRAPH_RECORDS, else "
                         "~/.local/share/slmgraph/records)")
@@ -495,7 +497,8 @@ def _stage_bench(args, models: list, s: Settings, source: str) -> int:
     wl = workload(GOLD_DOCS if args.gold_docs is None else args.gold_docs,
                   ON_TOPIC if args.on_topic is None else args.on_topic,
                   OFF_TOPIC if args.off_topic is None else args.off_topic, args.gold)
-    res = run(models, args.out, s, say=_say(args.json), wl=wl, p_yes=args.p_yes, source=source)
+    res = run(models, args.out, s, say=_say(args.json), wl=wl, p_yes=args.p_yes, claims=args.claims,
+              source=source)
     print(json.dumps(res, indent=2) if args.json else render(res) + "\nwrote " + ", ".join(res["files"])
           + "\ncapability records: " + ", ".join(res["records"]))
     return 0

@@ -43,6 +43,7 @@ from .errors import GrammarError
 from .kinds import list_spans, names_only
 from .names import content_words, cut, is_grounded, mentions, name_occurs, normalize_name
 from .ner import LANGUAGE_NAMES, LANGUAGE_NOTES, find_candidates, pipeline_for
+from .steer import apply as steer_apply, fingerprint as steer_fingerprint
 from .concepts import CONCEPTS_VERSION, UnitConcepts, store_unit, unit_concepts_of
 from .policy import model_does
 from .prompting import Prompts
@@ -318,10 +319,12 @@ def unit_candidates(text: str, settings: Settings, nlp, edges: tuple[bool, bool]
                     budget: int | None = None):
     """The candidate pass over one text unit (:func:`slmgraph.ner.find_candidates`) under ``settings``
     (entity types, ``budget`` or else :meth:`Settings.candidate_budget` with a model reading them,
-    ``caps_union``); ``edges`` = (unit begins its document, unit ends its document)."""
-    return find_candidates(text, tuple(settings.entity_types),
-                           settings.candidate_budget(True) if budget is None else budget,
-                           nlp, at_doc_start=edges[0], at_doc_end=edges[1], caps=settings.caps_union)
+    ``caps_union``), then the names and types of the user's prompts folder (:func:`slmgraph.steer.apply`);
+    ``edges`` = (unit begins its document, unit ends its document)."""
+    budget = settings.candidate_budget(True) if budget is None else budget
+    cp = find_candidates(text, tuple(settings.entity_types), budget,
+                         nlp, at_doc_start=edges[0], at_doc_end=edges[1], caps=settings.caps_union)
+    return steer_apply(cp, settings.prompts_dir, tuple(settings.entity_types), budget)
 
 
 def extract_nlp(text: str, settings: Settings, nlp=None, edges: tuple[bool, bool] = (True, True)) -> Extraction:
@@ -763,6 +766,9 @@ def extraction_key(text: str, model_fp: str, prompt_fp: str, settings: Settings,
     keyed = s.key_values("extraction") | (s.key_values("extraction_model") if llm else {})
     parts = [EXTRACTOR_VERSION, text, model_fp if llm else "", prompt_fp if llm else "", sorted(keyed.items()),
              list(edges), CONCEPTS_VERSION if s.concepts else ""]
+    steered = steer_fingerprint(s.prompts_dir, tuple(s.entity_types))
+    if steered:  # keys of builds the prompts folder does not steer stay as they were
+        parts.append(["steer", steered])
     return hashlib.sha256(dumps(parts).encode()).hexdigest()[:32]
 
 

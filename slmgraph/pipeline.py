@@ -56,26 +56,36 @@ def no_entity_reason(store: Store, settings: Settings) -> str:
 
 def idle_options(settings: Settings, model) -> list[str]:
     """One line per option that cannot act on the routes this index run takes (no silent no-op):
-    ``--prompts DIR`` when no index stage calls the model (or extraction does not), ``--entity-types``
-    naming a type the LLM-free extraction never gives (its types come from the NER labels,
-    :data:`slmgraph.ner.NER_TYPES`)."""
+    ``--prompts DIR`` when no index stage calls the model (or extraction does not): its instructions act
+    on nothing, only its examples' typed names (:mod:`slmgraph.steer`); ``--entity-types`` naming a type
+    the LLM-free extraction never gives (its types come from the NER labels,
+    :data:`slmgraph.ner.NER_TYPES`, and the prompts folder's names)."""
     from .extract import uses_model
     from .ner import NER_TYPES
+    from .steer import steered_types, type_map, unused_types
 
+    types = tuple(settings.entity_types)
     extracts = settings.extractor != "nlp" and uses_model(settings, model)
     writes = (policy.model_does("summaries", settings.summaries, model)
               or policy.model_does("reports", settings.reports, model) or settings.claims)
     how = "calibrate a model that wins the stage (slmgraph calibrate MODEL) or force it, e.g. --descriptions model"
     out = []
+    unused = unused_types(settings.prompts_dir, types)
     if settings.prompts_dir and not extracts:
         what = "no index stage calls the model" if not writes else "extraction does not call the model"
-        out.append(f"--prompts {settings.prompts_dir}: {what} (LLM-free routes), so its extraction prompts and "
-                   f"example change nothing in this index; {how}")
-    reachable = {t for t in NER_TYPES.values() if t}
-    new = [t for t in settings.entity_types if t not in reachable]
+        named = sum(t in types for _, t in type_map(settings.prompts_dir).values())
+        acts = (f"only its examples' {named} typed names act (the LLM-free pass gives them their types)"
+                if named else "its extraction prompts and example change nothing in this index")
+        out.append(f"--prompts {settings.prompts_dir}: {what} (LLM-free routes), so {acts}; {how}")
+    if unused:
+        out.append(f"--prompts {settings.prompts_dir}: its examples type names as {', '.join(unused)}, not among "
+                   f"the entity types, so those names keep other types: add them with --entity-types")
+    reachable = {t for t in NER_TYPES.values() if t} | steered_types(settings.prompts_dir, types)
+    new = [t for t in types if t not in reachable]
     if new and not extracts:
         out.append(f"--entity-types: the LLM-free extraction types entities from spaCy's labels "
-                   f"({', '.join(sorted(reachable))}), so no entity gets {', '.join(new)}; {how}")
+                   f"({', '.join(sorted(reachable))}), so no entity gets {', '.join(new)} unless a --prompts "
+                   f"folder's examples or entity_patterns.jsonl name one; {how}")
     return out
 
 

@@ -159,6 +159,7 @@ def test_competent_fake_gets_a_record_turning_its_routes_on_and_auto_takes_them(
                         embedder_factory=FakeEmbedder)
     free, row = res["rows"]
     assert free["model"] == "LLM-free" and free["stages"]["extract"]["calls"] == 0
+    assert set(row["cpu_seconds"]) == {"extract", "story", "answer"} and res["cpu_seconds"] > 0
     assert row["stages"]["extract"]["calls"] > 0 and row["stages"]["report"]["calls"] > 0
     assert row["stages"]["summarize"]["calls"] > 0 and row["stages"]["answer"]["calls"] > 0
     assert row["stages"]["extract"]["quality"] >= free["stages"]["extract"]["quality"]
@@ -243,9 +244,15 @@ def test_calibrate_command_writes_the_record_where_records_points(tmp_path, caps
     assert code == 0, out
     rec = json.loads((rec_dir / "fingerprint-fake0001.json").read_text())
     assert rec["source"] == "calibrate" and rec["version"] == policy.policy_version()
-    assert set(rec["stages"]) == {"extract", "summarize", "report", "claims", "answer"}
+    assert set(rec["stages"]) == {"extract", "summarize", "report", "answer"}  # claims and P(yes) are opt-in
     assert all({"beats", "model", "llm_free", "measure"} <= set(v) for v in rec["stages"].values())
-    assert "| answer | LLM-free |" in out and str(rec_dir) in out
+    assert "| answer | LLM-free |" in out and str(rec_dir) in out and "| claims |" not in out
+    assert re.search(r"s in all, [\d.]+ CPU s \(LLM-free \d+, fake-model.gguf \d+;", out)
+    assert main(["calibrate", "bundled", "--out", str(tmp_path / "c"), "--records", str(rec_dir), "--gold-docs", "1",
+                 "--on-topic", "1", "--off-topic", "1", "--claims"]) == 0
+    rec = json.loads((rec_dir / "fingerprint-fake0001.json").read_text())
+    assert set(rec["stages"]) == {"extract", "summarize", "report", "claims", "answer"}
+    assert "| claims | fake-model.gguf |" in capsys.readouterr().out
     assert main(["calibrate", str(tmp_path / "missing.gguf"), "--out", str(tmp_path / "c")]) == 2
     assert "missing.gguf is not a file" in capsys.readouterr().err
 
@@ -271,3 +278,20 @@ def test_the_routes_table_of_stats_left_aligns_its_words():
     lines = _table(["setting", "route", "why"], [["answers", "llm-free", "capability record: model 0.65 worse"],
                                                  ["opening", "model", "size rule"]], text_columns=3).splitlines()
     assert [ln.index(w) for ln, w in zip(lines, ["why", "capability", "size"])] == [lines[0].index("why")] * 3
+
+
+def test_query_without_a_record_says_in_one_line_that_the_size_rule_applied_and_how_to_calibrate(
+        tmp_path, corpus, capsys, monkeypatch, fake_cli):
+    import slmgraph.backend
+    from slmgraph.cli import main
+
+    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    db = str(tmp_path / "i.duckdb")
+    assert main(["index", str(corpus), "--db", db]) == 0
+    err = capsys.readouterr().err
+    assert sum("size rule" in ln and "slmgraph calibrate" in ln for ln in err.splitlines()) == 1
+    assert main(["query", "Who founded Acme Corporation?", "--db", db, "--method", "basic"]) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "size rule" in ln]
+    assert len(lines) == 1 and "slmgraph calibrate" in lines[0], err
