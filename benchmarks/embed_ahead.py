@@ -28,10 +28,11 @@ if sys.argv[1] == "off":
 from slmgraph.cli import main
 t = time.perf_counter()
 try:
-    main(["index", sys.argv[2], "--db", sys.argv[3], "--quiet"])
+    code = main(["index", sys.argv[2], "--db", sys.argv[3], "--quiet"])
 except SystemExit as e:
-    if e.code:
-        raise
+    code = e.code
+if code:
+    sys.exit(code)
 print(json.dumps({"wall": time.perf_counter() - t}))
 """
 
@@ -60,12 +61,16 @@ def arm(which: str, input_path: str, db: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("input", nargs="?", default=str(benchkit.DATA / "corpora" / "podcast_large" / "input"))
+    ap.add_argument("--keep", type=Path, default=None, help="a folder to keep the built indexes in")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--name", default="embed_ahead")
     args = ap.parse_args()
     cond = benchkit.start()
     runs = []
     with tempfile.TemporaryDirectory(prefix="slmgraph-ahead-") as tmp:
+        if args.keep:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            tmp = str(args.keep)
         for r in range(args.rounds):
             for which in (("off", "on") if r % 2 == 0 else ("on", "off")):
                 res = arm(which, args.input, Path(tmp) / f"{which}{r}.duckdb")
