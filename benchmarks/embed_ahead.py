@@ -61,6 +61,7 @@ def arm(which: str, input_path: str, db: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("input", nargs="?", default=str(benchkit.DATA / "corpora" / "podcast_large" / "input"))
+    ap.add_argument("--arms", default="off,on", help="which arms to run (comma-separated: off, on)")
     ap.add_argument("--keep", type=Path, default=None, help="a folder to keep the built indexes in")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--name", default="embed_ahead")
@@ -72,7 +73,8 @@ def main() -> None:
             args.keep.mkdir(parents=True, exist_ok=True)
             tmp = str(args.keep)
         for r in range(args.rounds):
-            for which in (("off", "on") if r % 2 == 0 else ("on", "off")):
+            arms = [a for a in args.arms.split(",") if a in ("off", "on")]
+            for which in (arms if r % 2 == 0 else arms[::-1]):
                 res = arm(which, args.input, Path(tmp) / f"{which}{r}.duckdb")
                 print(json.dumps(res), file=sys.stderr, flush=True)
                 runs.append(res)
