@@ -66,7 +66,7 @@ def main() -> None:
     import torch
 
     from slmgraph.embed import Embedder, embed_items, window_keys
-    from slmgraph.embed_onnx import OnnxEmbedder, export_onnx
+    from slmgraph.embed_onnx import OnnxRunner, export_onnx
 
     cond = benchkit.start()
     base = Embedder(threads=args.threads, batch_size=32)
@@ -92,8 +92,10 @@ def main() -> None:
     t0 = time.perf_counter()
     quantize_dynamic(str(f32), str(tmp / "model_int8.onnx"), weight_type=QuantType.QInt8)
     quant_s = time.perf_counter() - t0
-    ort32 = OnnxEmbedder(onnx_path=f32, threads=args.threads)
-    ort8 = OnnxEmbedder(onnx_path=tmp / "model_int8.onnx", threads=args.threads)
+    ort32 = Embedder(threads=args.threads, batch_size=32)
+    ort32.runner = OnnxRunner(ort32.model, ort32.model_dir, threads=args.threads, onnx_path=f32)
+    ort8 = Embedder(threads=args.threads, batch_size=32)
+    ort8.runner = OnnxRunner(ort8.model, ort8.model_dir, threads=args.threads, onnx_path=tmp / "model_int8.onnx")
 
     def ort(emb, bs):
         def f(tx):

@@ -129,27 +129,3 @@ class OnnxRunner:
             out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return out
 
-
-class OnnxEmbedder:
-    """An :class:`slmgraph.embed.Embedder` whose ``encode`` runs on ONNX Runtime (for benchmarks; the index
-    stage's :class:`~slmgraph.embed.Embedder` picks its backend itself).
-
-    Args:
-        onnx_path: the graph to run (e.g. a quantized one); None = the cached export.
-        threads: intra-op threads of both torch (tokenizer side) and ONNX Runtime.
-    """
-
-    def __init__(self, model_dir=None, batch_size: int = 32, threads: int | None = None, onnx_path=None):
-        from .embed import Embedder
-
-        self.base = Embedder(model_dir, batch_size=batch_size, threads=threads, backend="torch")
-        self.runner = OnnxRunner(self.base.model, self.base.model_dir, threads=threads, onnx_path=onnx_path)
-        self.name, self.dim = self.base.name, self.base.dim
-        self.max_seq_length, self.room = self.base.max_seq_length, self.base.room
-        self.batch_size = batch_size
-        self.windows, self.piece_counts = self.base.windows, self.base.piece_counts
-
-    def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return self.runner.encode(texts, self.batch_size)
