@@ -695,7 +695,7 @@ def _limit_rows(lim: dict) -> list[str]:
     lines += [f"Raw {k}: {v['what']} {v['rate']:,} ({v['cpu_s']} CPU s for the sample)." for k, v in lim["raw"].items()]
     if lim.get("embed_ahead"):
         lines.append(f"Embedded ahead during extraction: {lim['embed_ahead']['texts']} texts in "
-                     f"{lim['embed_ahead']['seconds']} s (the embed stage's word pieces include them, so its "
+                     f"{lim['embed_ahead']['thread_seconds']} s (the embed stage's word pieces include them, so its "
                      "ratio can fall below 1).")
     return lines + [""]
 

@@ -233,7 +233,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                                                              model_factory=model_factory, say=say), "extracted")
         finally:
             if ahead is not None:
-                out["embed_ahead"] = {"texts": ahead.stop(), "seconds": round(ahead.seconds, 2)}
+                out["embed_ahead"] = {"texts": ahead.stop(), "thread_seconds": round(ahead.seconds, 2)}
         status = ", ".join(f"{k} {v}" for k, v in sorted(ex.status.items())) or "nothing new"
         grounding = (f"{ex.ungrounded} entities dropped by grounding (names not in their text unit)"
                      if settings.grounding else "grounding off")
