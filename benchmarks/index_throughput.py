@@ -585,6 +585,8 @@ def main() -> None:
     if "estimate" in result:
         result["estimate"]["error"] = round(result["estimate"]["total_seconds"] / run["wall_seconds"] - 1, 3)
     result["index"]["loadavg_end"] = benchkit.loadavg()
+    if not any(st["calls"] for st in result["index"]["stages"].values()):
+        result["llm_free_limits"] = llm_free_limits(args.db, run["out"], settings, run["wall_seconds"])
 
     if args.compare_executors:
         other = "ray" if args.executor == "local" else "local"
@@ -622,6 +624,80 @@ def main() -> None:
     lines = render(result)
     print("\n".join(lines))
     benchkit.write_results(args.name, lines, result)
+
+
+#: Items of each LLM-free stage for its items/s: ``(figure of run_index's stage output, unit)``.
+STAGE_ITEMS = {"ingest": ("text_units", "text units"), "extract": ("extracted", "text units"),
+               "graph": ("entities", "entities"), "communities": ("per_level", "communities"),
+               "reports": ("reports", "reports"), "embed": ("word_pieces", "word pieces")}
+
+
+def llm_free_limits(db: Path, out: dict, settings: Settings, wall: float, sample: int = 96) -> dict:
+    """Each stage's seconds, items/s and share of the build, and for extraction and embedding their raw
+    limit on this machine, measured now on the built index's own text units: spaCy's ``nlp.pipe`` over
+    ``sample`` text units (characters/s; the extract stage's limit is the corpus characters at that rate) and
+    the embedder encoding ``sample`` text units longest first with every core (word pieces/s; the embed
+    stage's limit is its word pieces at that rate). Ratio = stage seconds / limit."""
+    import duckdb
+
+    from slmgraph.embed import Embedder, embed_items, window_keys
+    from slmgraph.ner import mask_markup, pipeline_for
+
+    con = duckdb.connect(str(db), read_only=True)
+    texts = [t for (t,) in con.execute("SELECT text FROM text_units ORDER BY chunk_id").fetchall()]
+    con.close()
+    picked = texts[::max(1, len(texts) // sample)][:sample]
+    raw: dict[str, dict] = {}
+    nlp, _ = pipeline_for(settings.ner_model)
+    if nlp is not None:
+        masked = [mask_markup(t) for t in picked]
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in nlp.pipe(masked, batch_size=32):
+            pass
+        dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+        rate = sum(map(len, masked)) / dt
+        raw["extract"] = {"what": "spaCy nlp.pipe, characters/s", "rate": round(rate), "cpu_s": round(cpu, 2),
+                          "limit_seconds": round(sum(map(len, texts)) / rate, 1)}
+    emb = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+    _, lengths = window_keys(emb, picked)
+    embed_items(emb, picked[:8], lengths[:8])  # warm-up
+    t0, c0 = time.perf_counter(), time.process_time()
+    embed_items(emb, picked, lengths)
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    rate = sum(lengths) / dt
+    raw["embed"] = {"what": f"embedder, {settings.n_threads} threads, word pieces/s", "rate": round(rate),
+                    "cpu_s": round(cpu, 2),
+                    "limit_seconds": round(out.get("embed", {}).get("word_pieces", 0) / rate, 1)}
+    rows = {}
+    for name, (key, unit) in STAGE_ITEMS.items():
+        fig = out.get(name)
+        if not isinstance(fig, dict) or "seconds" not in fig:
+            continue
+        items = fig.get(key) or 0
+        items = sum(items.values()) if isinstance(items, dict) else items  # communities: per level
+        row = {"seconds": fig["seconds"], "items": items, "unit": unit,
+               "items_per_s": round(items / fig["seconds"], 1) if fig["seconds"] else None,
+               "share": round(fig["seconds"] / wall, 3) if wall else None}
+        if name in raw:
+            row["limit_seconds"] = raw[name]["limit_seconds"]
+            row["ratio"] = round(fig["seconds"] / raw[name]["limit_seconds"], 2) if raw[name]["limit_seconds"] else None
+        rows[name] = row
+    return {"raw": raw, "stages": rows, "embed_ahead": out.get("embed_ahead")}
+
+
+def _limit_rows(lim: dict) -> list[str]:
+    lines = ["## LLM-free stages against their raw limit (measured in the same run)", "",
+             "| stage | seconds | items | items/s | share of build | raw limit s | stage / limit |", "|---|---|---|---|---|---|---|"]
+    for name, r in lim["stages"].items():
+        lines.append(f"| {name} | {r['seconds']} | {r['items']:,} {r['unit']} | {r['items_per_s']} | "
+                     f"{r['share']:.0%} | {r.get('limit_seconds', '')} | {r.get('ratio', '') or ''} |")
+    lines.append("")
+    lines += [f"Raw {k}: {v['what']} {v['rate']:,} ({v['cpu_s']} CPU s for the sample)." for k, v in lim["raw"].items()]
+    if lim.get("embed_ahead"):
+        lines.append(f"Embedded ahead during extraction: {lim['embed_ahead']['texts']} texts in "
+                     f"{lim['embed_ahead']['thread_seconds']} s (the embed stage's word pieces include them, so its "
+                     "ratio can fall below 1).")
+    return lines + [""]
 
 
 def _stage_rows(ix: dict) -> list[str]:
@@ -667,6 +743,8 @@ def render(r: dict) -> list[str]:
         lines.append("")
     ix = r["index"]
     lines += ["## The index run", ""] + _stage_rows(ix)
+    if r.get("llm_free_limits"):
+        lines += [""] + _limit_rows(r["llm_free_limits"])
     if r.get("raw_at_shape"):
         la = f" (load average {r['raw_at_shape_loadavg']})" if r.get("raw_at_shape_loadavg") else ""
         lines += ["", f"Bound at call shape: the raw speed measured again after the run{la}, with the stage's process "

@@ -365,6 +365,59 @@ def _report_vectors(store) -> int:
                              "WHERE coalesce(context_kind, '') != 'carried'").fetchone()[0]
 
 
+def _ahead_threads(settings, model) -> int:
+    """Threads :func:`slmgraph.pipeline.start_embed_ahead` would give its thread (0: it starts none)."""
+    from .extract import uses_model
+
+    threads = getattr(model, "n_threads", None) or settings.n_threads or 0
+    if threads < 2 or settings.executor != "local" or uses_model(settings, model):
+        return 0
+    return threads - 1
+
+
+def _ahead_slowdown(store, emb, settings, model, unit_texts: list[str], windows: list[str], per_item: dict) -> float:
+    """Seconds per text unit (its further windows included) encoded with the embed-ahead thread's torch threads
+    over the same with every thread (``per_item["text_unit"]``), measured on the calibration sample; 1.0 where
+    no thread would start or torch is not loaded (the tests' fakes)."""
+    import sys
+
+    ahead = _ahead_threads(settings, model)
+    torch = sys.modules.get("torch")
+    if not ahead or torch is None or not unit_texts or per_item.get("text_unit", 0) <= 0:
+        return 1.0
+    prev = torch.get_num_threads()
+    torch.set_num_threads(ahead)
+    try:
+        one = _embed_per_item(store, emb, {"text_unit": unit_texts, "text_unit_window": windows})
+    finally:
+        torch.set_num_threads(prev)
+    per_unit = one["text_unit"] + one.get("text_unit_window", 0.0) * len(windows) / max(1, len(unit_texts))
+    return max(1.0, per_unit / per_item["text_unit"])
+
+
+def _embed_ahead_overlap(stages: dict, settings, model, load_stage: str, load_seconds: float,
+                         unit_seconds: float, slowdown: float) -> float:
+    """Move the work :func:`slmgraph.pipeline.start_embed_ahead` does during extraction out of the later stages.
+
+    Where the real run embeds ahead, the embedder loads on the thread (not in the graph or embed stage) and
+    the text units are encoded there at ``slowdown`` times their embed-stage time (:func:`_ahead_slowdown`)
+    until extraction ends; the embed stage keeps the rest. ``stages`` is changed in place (``load_stage``, the stage that
+    would load the embedder, and ``embed``).
+
+    Returns:
+        seconds taken off the embed stage (0 where no thread would start).
+    """
+    if not _ahead_threads(settings, model) or unit_seconds <= 0:
+        return 0.0
+    window = stages["extract"]["seconds"] - load_seconds
+    if window <= 0:
+        return 0.0
+    stages[load_stage]["seconds"] = max(0.0, stages[load_stage]["seconds"] - load_seconds)
+    hidden = min(unit_seconds, window / slowdown)
+    stages["embed"]["seconds"] = max(0.0, stages["embed"]["seconds"] - hidden)
+    return hidden
+
+
 def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory, stages, calib, say) -> None:
     """Estimate a run that makes no model call (LLM-free extraction, data-built reports) from a sample.
 
@@ -451,6 +504,9 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
     stages["embed"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                        "seconds": embed_load + n_ent_pred * per_item["entity"] + len(ids) * per_item["text_unit"]
                        + n_rep_vec * r_ent * per_item["report"]}
+    slowdown = _ahead_slowdown(store, emb, settings, model, unit_texts, windows, per_item)
+    hidden = _embed_ahead_overlap(stages, settings, model, "graph" if graph_load else "embed", graph_load or embed_load,
+                                  len(ids) * per_item["text_unit"], slowdown)
     calib["llm_free"] = {
         "units": len(picked), "tokens": tok_s, "scale_tokens": round(r_tok, 2),
         "ner_load_seconds": round(ner_load, 1), "ner_seconds_per_1k_tokens": round(1000 * t_ex / tok_s, 3),
@@ -461,7 +517,8 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
         "report_vectors_sample": n_rep_vec,
         "embedder_load_seconds": round(lazy.load_seconds, 1), "graph_names_seconds": round(t_names, 2),
         "graph_rest_seconds": round(rest, 2), "graph_rows_scale": round(rows_pred / max(1, rows_s), 2),
-        "embed_seconds_per_item": {k: round(v, 4) for k, v in per_item.items()}}
+        "embed_seconds_per_item": {k: round(v, 4) for k, v in per_item.items()},
+        "embed_ahead_slowdown": round(slowdown, 2), "embed_ahead_hidden_seconds": round(hidden, 1)}
 
 
 def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok, sample, progress, model_factory,

@@ -38,6 +38,22 @@ log = logging.getLogger("slmgraph")
 ROUTE_OF_STAGE = {"extract": "descriptions", "graph": "summaries", "reports": "reports"}
 
 
+def start_embed_ahead(store: Store, settings: Settings, model, get_embedder):
+    """A started :class:`slmgraph.embed.EmbedAhead` for the text units without a vector, or None.
+
+    Started only where extraction leaves a core idle: the LLM-free extractor (one process, one core), the
+    local executor, and a thread grant of two or more; the thread takes the cores extraction does not use.
+    """
+    from .embed import EmbedAhead, embed_ahead_texts
+    from .extract import uses_model
+
+    threads = getattr(model, "n_threads", None) or settings.n_threads or 0
+    if threads < 2 or settings.executor != "local" or uses_model(settings, model):
+        return None
+    texts = embed_ahead_texts(store)
+    return EmbedAhead(texts, get_embedder, threads=threads - 1).start() if texts else None
+
+
 def no_entity_reason(store: Store, settings: Settings) -> str:
     """Why an index run found no entity, as one clause (for the warning ``index`` prints).
 
@@ -209,8 +225,26 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             if not u.warned:  # a dangling link not named as a text file, under which documents were indexed
                 say(f"warning: {u.line}")
         out["unreadable"] = [f"{u.path} ({u.cause})" for u in partial]
-        ex = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
-                                                         model_factory=model_factory, say=say), "extracted")
+        embedder: list = []  # loaded on first use and shared by the embed-ahead thread, the graph and embed stages
+
+        def get_embedder():
+            if not embedder:
+                from .embed import Embedder
+
+                # torch's intra-op threads: what the thread registry granted this process (slmgraph.threads),
+                # not the configured count, which other slmgraph processes may already be using.
+                threads = getattr(model, "n_threads", None) or settings.n_threads
+                embedder.append(embedder_factory() if embedder_factory else
+                                Embedder(batch_size=settings.embed_batch_size, threads=threads))
+            return embedder[0]
+
+        ahead = start_embed_ahead(store, settings, model, get_embedder)
+        try:
+            ex = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
+                                                             model_factory=model_factory, say=say), "extracted")
+        finally:
+            if ahead is not None:
+                out["embed_ahead"] = {"texts": ahead.stop(), "thread_seconds": round(ahead.seconds, 2)}
         status = ", ".join(f"{k} {v}" for k, v in sorted(ex.status.items())) or "nothing new"
         grounding = (f"{ex.ungrounded} entities dropped by grounding (names not in their text unit)"
                      if settings.grounding else "grounding off")
@@ -241,19 +275,6 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             out["up_to_date"] = True
             compact(store, say, out)
             return out
-        embedder: list = []  # loaded on first use and shared by the graph and embed stages
-
-        def get_embedder():
-            if not embedder:
-                from .embed import Embedder
-
-                # torch's intra-op threads: what the thread registry granted this process (slmgraph.threads),
-                # not the configured count, which other slmgraph processes may already be using.
-                threads = getattr(model, "n_threads", None) or settings.n_threads
-                embedder.append(embedder_factory() if embedder_factory else
-                                Embedder(batch_size=settings.embed_batch_size, threads=threads))
-            return embedder[0]
-
         g = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens,
                                                settings=settings, embed=lambda texts: get_embedder().encode(texts),
                                                client=client, prompts=prompts, progress=progress), "entities")
@@ -292,7 +313,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         def embed():
             from .embed import run_embeddings
 
-            return run_embeddings(store, get_embedder(), progress)
+            return run_embeddings(store, ahead.wrap(get_embedder()) if ahead else get_embedder(), progress)
 
         emb = stage("embed", embed, "embedded")
         say(f"embed: {emb.embedded} vectors computed ({emb.word_pieces} word pieces), {emb.kept} kept, "

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 
@@ -168,11 +169,17 @@ _TITLE_END = re.compile(r"(?<![\w.])(?:Mx|Fr|Insp|Hr)\.\s*$")
 SENTENCE_CACHE_TEXTS = 4096
 
 
-@lru_cache(maxsize=1)
+_SEGMENTERS = threading.local()
+
+
 def _segmenter() -> pysbd.Segmenter:
-    """The pysbd segmenter (English rules, text kept as is; pysbd 0.3.4 also ends sentences at
-    the CJK full stops 。！？)."""
-    return pysbd.Segmenter(language="en", clean=False, char_span=False)
+    """The pysbd segmenter of this thread (English rules, text kept as is; pysbd 0.3.4 also ends sentences at
+    the CJK full stops 。！？). One per thread: a segmenter keeps the text it is splitting on itself, so two
+    threads sharing one split each other's text."""
+    seg = getattr(_SEGMENTERS, "seg", None)
+    if seg is None:
+        seg = _SEGMENTERS.seg = pysbd.Segmenter(language="en", clean=False, char_span=False)
+    return seg
 
 
 @lru_cache(maxsize=SENTENCE_CACHE_TEXTS)

@@ -100,7 +100,8 @@ def test_llm_free_estimate_runs_a_sample_and_scales_counts_by_their_growth(tmp_p
     from slmgraph.store import Store
 
     corpus = _people_corpus(tmp_path / "c", 60, distinct)
-    settings = Settings(min_community_size=2, workers=1)
+    # One thread: no spare core, so no text unit is embedded ahead and the graph stage loads the embedder.
+    settings = Settings(min_community_size=2, workers=1, n_threads=1)
     model = FakeModel()
     SlowLoadEmbedder.loads = 0
     est = estimate(corpus, settings, model, progress=False, embedder_factory=SlowLoadEmbedder, say=lambda m: None)

@@ -1,0 +1,34 @@
+"""The estimate of a build that embeds text units ahead, during LLM-free extraction (slmgraph.estimate)."""
+
+import pytest
+
+from slmgraph.config import Settings
+from slmgraph.estimate import _embed_ahead_overlap
+
+
+class M:
+    n_threads = 2
+
+
+def _stages(extract, graph, embed):
+    return {"extract": {"seconds": extract}, "graph": {"seconds": graph}, "embed": {"seconds": embed}}
+
+
+def test_text_units_encoded_during_extraction_leave_the_embed_stage_and_the_load_the_graph_stage():
+    st = _stages(extract=60.0, graph=10.0, embed=80.0)
+    hidden = _embed_ahead_overlap(st, Settings(extractor="nlp"), M(), "graph", 4.0, 50.0, 1.6)
+    assert hidden == pytest.approx((60.0 - 4.0) / 1.6)
+    assert st["graph"]["seconds"] == pytest.approx(6.0) and st["embed"]["seconds"] == pytest.approx(80.0 - hidden)
+    # A short extraction hides only what its window holds; a long one at most all of the text units.
+    st = _stages(extract=400.0, graph=10.0, embed=80.0)
+    assert _embed_ahead_overlap(st, Settings(extractor="nlp"), M(), "embed", 4.0, 50.0, 1.6) == 50.0
+    assert st["embed"]["seconds"] == pytest.approx(80.0 - 4.0 - 50.0) and st["graph"]["seconds"] == 10.0
+
+
+def test_no_overlap_without_a_spare_core_or_with_ray():
+    for settings, threads in ((Settings(extractor="nlp"), 1), (Settings(extractor="nlp", executor="ray"), 2)):
+        M.n_threads = threads
+        st = _stages(extract=60.0, graph=10.0, embed=80.0)
+        assert _embed_ahead_overlap(st, settings, M(), "graph", 4.0, 50.0, 1.6) == 0.0
+        assert st == _stages(extract=60.0, graph=10.0, embed=80.0)
+    M.n_threads = 2
