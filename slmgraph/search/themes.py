@@ -345,7 +345,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         return any(x.casefold() in known for x in terms) or (
             not wide and any(re.search(r"(?<!\w)" + re.escape(x.casefold()) + r"(?!\w)", asked) for x in terms))
 
-    if known and sum(1 for t in themes if about(t)) >= MIN_THEMES:
+    # Only for a corpus-wide question: a focused one is answered wherever its evidence sits, name-labelled or not.
+    if wide and known and sum(1 for t in themes if about(t)) >= MIN_THEMES:
         themes = [t for t in themes if about(t)]
     if wide:
         themes.sort(key=lambda t: (-t.coverage["documents"], -t.score, t.report))
@@ -375,7 +376,9 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     cands: list[tuple[int, Statement]] = []  # (theme index, statement)
     for ti, t in enumerate(kept):
         inside = set(t.doc_ids)
-        us = [u for u in units.get(t.report, []) if u.doc_id in inside] or units.get(t.report, [])
+        # A corpus-wide question quotes where the theme's terms are; a focused one, the unit nearest the question
+        # among all the community's units (the question's evidence need not repeat the label's terms).
+        us = ([u for u in units.get(t.report, []) if u.doc_id in inside] if wide else []) or units.get(t.report, [])
         a = anchors.get(t.report)
         if a is not None:
             ranked = sorted(us, key=lambda u: (-(float(_unit_norm(uvec[u.chunk_id]) @ a) if u.chunk_id in uvec
