@@ -315,6 +315,9 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         figures: the question asks about amounts or change (:func:`asks_figures`): statements with figures
             and dates first.
     """
+    # A focused question (a topic, not the whole corpus, not change over time) is answered by the sentences
+    # nearest it: blind judges preferred that to spreading statements over the theme's documents.
+    focused = not wide and not temporal and question_vec is not None
     ids = [r["community_id"] for r in reports]
     comm_docs = community_documents(ix.store, ids, ix.docs)
     term_docs = ix.term_documents(ids)
@@ -345,7 +348,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         return any(x.casefold() in known for x in terms) or (
             not wide and any(re.search(r"(?<!\w)" + re.escape(x.casefold()) + r"(?!\w)", asked) for x in terms))
 
-    if known and sum(1 for t in themes if about(t)) >= MIN_THEMES:
+    # Only for a corpus-wide question: a focused one is answered wherever its evidence sits, name-labelled or not.
+    if wide and known and sum(1 for t in themes if about(t)) >= MIN_THEMES:
         themes = [t for t in themes if about(t)]
     if wide:
         themes.sort(key=lambda t: (-t.coverage["documents"], -t.score, t.report))
@@ -375,7 +379,9 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     cands: list[tuple[int, Statement]] = []  # (theme index, statement)
     for ti, t in enumerate(kept):
         inside = set(t.doc_ids)
-        us = [u for u in units.get(t.report, []) if u.doc_id in inside] or units.get(t.report, [])
+        # A corpus-wide question quotes where the theme's terms are; a focused one, the unit nearest the question
+        # among all the community's units (the question's evidence need not repeat the label's terms).
+        us = ([u for u in units.get(t.report, []) if u.doc_id in inside] if wide else []) or units.get(t.report, [])
         a = anchors.get(t.report)
         if a is not None:
             ranked = sorted(us, key=lambda u: (-(float(_unit_norm(uvec[u.chunk_id]) @ a) if u.chunk_id in uvec
@@ -389,11 +395,15 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             if u.doc_id not in seen:
                 seen.add(u.doc_id)
                 spread.append(u)
-        limit = UNITS_PER_THEME * 2 if temporal else UNITS_PER_THEME + 1
-        # a theme of few documents reads more of each (a one-file corpus has one document)
-        ranked = (spread + [u for u in ranked if u not in spread])[:limit]
-        # A theme labelled by names alone is about them: its statements name one of them.
-        named_only = [] if t.concepts else [x.strip() for x in t.topic.split(",") if x.strip()]
+        if focused:  # a focused question reads the units nearest it, wherever they sit
+            ranked = ranked[:UNITS_PER_THEME]
+        else:
+            limit = UNITS_PER_THEME * 2 if temporal else UNITS_PER_THEME + 1
+            # a theme of few documents reads more of each (a one-file corpus has one document)
+            ranked = (spread + [u for u in ranked if u not in spread])[:limit]
+        # A theme labelled by names alone is about them: its statements name one of them (a focused question's
+        # evidence need not name them).
+        named_only = [] if t.concepts or focused else [x.strip() for x in t.topic.split(",") if x.strip()]
         for u in ranked:
             for s in prose_sentences(u.text):
                 s = " ".join(s.split())
@@ -414,8 +424,9 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         a = anchors.get(kept[ti].report)
         cos = float(vecs[k] @ a) if vecs is not None and a is not None else 0.0
         short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
-        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short
-                   + content_weight(st.text, kept[ti].concepts, figures))
+        # A focused question ranks by nearness to it alone, unless it asks for figures.
+        weight = content_weight(st.text, kept[ti].concepts, figures) if not focused or figures else 0.0
+        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short + weight)
         st.rel = rel[-1]
     mmr = _Mmr(vecs)
     per = PER_TEMPORAL_THEME if temporal else PER_THEME
@@ -435,7 +446,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         order = within + more[: max(0, MIN_THEMES - len(within))]
         bar = {ti: (top - STATEMENT_MARGIN if ti in within else top - 2 * STATEMENT_MARGIN) for ti in order}
         live = {k for k in live if cands[k][0] in bar and rel[k] >= bar[cands[k][0]]}
-        if len(order) <= 2:  # one or two themes answer it: each gives as many statements as over time
+        if len(order) <= 2 and not focused:  # one or two themes answer it: each gives as many statements as over time
             per = max(per, PER_TEMPORAL_THEME)
     for ti in order:
         t = kept[ti]
@@ -444,7 +455,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         # Statements come from distinct documents; a theme whose candidates hold fewer documents than
         # PER_THEME repeats one up to PER_THEME statements (never over time, unless the corpus is one document).
         while left and len(t.statements) < per:
-            fresh = [j for j in left if cands[j][1].doc_id not in docs_used] or (
+            fresh = left if focused else [j for j in left if cands[j][1].doc_id not in docs_used] or (
                 left if (not temporal or len(ix.docs) == 1) and len(t.statements) < PER_THEME else [])
             if not fresh:
                 break
