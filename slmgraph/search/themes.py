@@ -9,7 +9,7 @@ The answer is its own synthesis, built from the data by templates:
 * one section per selected community report, with
   - its **topic**: ``community_reports.topic`` (:mod:`slmgraph.topics`) or, for an index built before
     that column was filled, the report's title; a community labelled by names alone (a publication, a
-    speaker) is no theme while concept themes remain, unless the question names it;
+    speaker) is no theme of a corpus-wide answer while concept themes remain;
   - its **sentence** (:func:`template_opening`): the topic, its other key concepts and the names most tied
     to it, how widely it is discussed -- the documents whose text units mention the label's terms, counted
     against the corpus, with the dates their titles hold -- and the documents its statements are quoted
@@ -21,8 +21,11 @@ The answer is its own synthesis, built from the data by templates:
     marginal relevance over the whole answer (:func:`slmgraph.search.extractive.relevance`: cosine with
     the question -- for a corpus-wide question, with the theme itself -- plus the named-entity bonus,
     minus the weak-quote penalties, plus :func:`content_weight`: the theme's concepts, figures and dates
-    count for a statement, an opening pronoun against it). A sentence repeated near-verbatim across many
-    documents (:class:`Boilerplate`: a safe-harbour line, a show's intro) is never a statement;
+    count for a statement, an opening pronoun against it). A *focused* question (neither corpus-wide nor
+    about change over time) is answered by the sentences nearest it instead: the units of the whole
+    community nearest the question, ranked by relevance alone (figures count only when it asks for them),
+    with no spread over documents -- blind judges preferred that. A sentence repeated near-verbatim across
+    many documents (:class:`Boilerplate`: a safe-harbour line, a show's intro) is never a statement;
   - **citations that name documents**: each statement cites its text unit ``[Sources: n]`` and names the
     unit's document and position;
 * the **documents cited** (:func:`documents_cited`) and the sources line.
