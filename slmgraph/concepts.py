@@ -26,8 +26,8 @@ each text unit's noun phrases become candidate concepts:
   prunes its graph's nodes below a frequency of 2 by default, ``PruneGraphDefaults.min_node_freq``)
   and in at most :data:`MAX_UNIT_SHARE` of them, or :data:`MAX_UNITS_FLOOR` text units in a small
   corpus (a phrase in a large share of the text units -- "world", "work", "life" in interviews --
-  tells no community from another: the ``max_df`` cut of TF-IDF vocabularies; what each share cuts
-  is measured in ``benchmarks/results/concept_thresholds_podcast_sample.md``), and its
+  tells no community from another: the ``max_df`` cut of TF-IDF vocabularies; docs/decisions.md:
+  concept thresholds), and its
   key is no name's key (the name already stands for it); at most :func:`concept_budget` of them (one
   per two text units), those in the most text units first. A concept's description is its first
   sentences, up to :data:`DESCRIPTION_TOKENS` (what its embedding reads).
@@ -62,8 +62,7 @@ MAX_UNIT_SHARE = 0.1
 MAX_UNITS_FLOOR = 5
 #: Most concept nodes per text unit of the corpus, and the fewest any corpus may have: the concepts in
 #: the most text units are kept first. The budget bounds what concepts add to a build (each node is
-#: embedded, and more nodes make more communities and reports); the default build's time with concepts
-#: is measured against the names-only build in ``benchmarks/results/concepts_build.md``.
+#: embedded, and more nodes make more communities and reports; docs/decisions.md: concept thresholds).
 CONCEPTS_PER_UNIT = 0.5
 MIN_CONCEPT_BUDGET = 20
 

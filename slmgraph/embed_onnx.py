@@ -1,7 +1,7 @@
 """The index embedder's forward pass on ONNX Runtime, exported here from the shipped weights.
 
 sentence-transformers runs all-MiniLM-L6-v2 on torch; ONNX Runtime runs the same BERT encoder faster on a
-CPU (``benchmarks/results/embed_options.md``). The encoder of a loaded ``SentenceTransformer``
+CPU (docs/decisions.md: embedder on ONNX Runtime). The encoder of a loaded ``SentenceTransformer``
 (its first module's ``auto_model``) is exported once with ``torch.onnx.export`` to a cache folder
 (:func:`onnx_cache_dir`), keyed on a hash of the model's weights file, so nothing is downloaded and a
 changed model gets a new graph. Tokenization stays sentence-transformers' own (``model.preprocess``), and

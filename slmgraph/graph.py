@@ -60,7 +60,7 @@ SUMMARY_GROUNDED_SHARE = 0.5
 #: adds its documents at one timestamp), then by path, then the text unit's position -- so that
 #: documents added later append their sentences after those already there instead of landing among
 #: them by text-unit hash. A joined description then keeps its start when documents are added, and so
-#: does the window of it that the embedder reads (:mod:`slmgraph.embed`, issue 12).
+#: does the window of it that the embedder reads (docs/decisions.md: embeddings reused by window).
 READING_ORDER = ("LEFT JOIN text_units t ON t.chunk_id = m.chunk_id LEFT JOIN documents d ON d.doc_id = t.doc_id "
                  "ORDER BY d.added_at NULLS LAST, d.path NULLS LAST, t.ord NULLS LAST, m.chunk_id")
 

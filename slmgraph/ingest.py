@@ -32,10 +32,9 @@ would span two token windows.
 
 A trailing unit that would add fewer than ``TAIL_SHARE`` x ``chunk_size`` new
 tokens (tokens not already in the unit before it) is merged into the unit
-before it, which may then exceed ``chunk_size`` by up to that many tokens
-(issue 12: the podcast files of ~640 tokens otherwise become a 600-token unit
-plus a unit of ~40 new tokens; measured in
-``benchmarks/results/ingest_tail_merge.md``).
+before it, which may then exceed ``chunk_size`` by up to that many tokens,
+so a file a little over ``chunk_size`` is not cut into a full unit and a sliver
+(docs/decisions.md: tail units merged).
 
 Ingest is incremental: a document whose bytes did not change keeps its text
 units (not cut again under the same :func:`chunking_key`); removed documents are
@@ -68,8 +67,8 @@ log = logging.getLogger("slmgraph")
 SUFFIXES = (".txt", ".md")
 
 #: A trailing text unit adding fewer new tokens than this share of the chunk
-#: size is merged into the unit before it (issue 12; 0.25 of 600 = 150 tokens,
-#: measured on the podcast sample in benchmarks/results/ingest_tail_merge.md).
+#: size is merged into the unit before it, so a file just over a unit leaves no
+#: sliver (docs/decisions.md: tail units merged).
 TAIL_SHARE = 0.25
 
 #: Version of the cutting rules, part of :func:`chunking_key`: raise it when a change cuts documents differently.

@@ -2,7 +2,7 @@
 
 A query embeds a question and a few probe questions, a dozen short texts; importing torch and
 sentence-transformers for that cost a new ``slmgraph query`` process several seconds before its own work
-(``benchmarks/results/cold_start.md``). The index stage keeps :class:`slmgraph.embed.Embedder`
+(docs/decisions.md: question embedder in NumPy). The index stage keeps :class:`slmgraph.embed.Embedder`
 (sentence-transformers on torch) for its thousands of texts; this module computes the same vectors for the
 same model folder: the model's own tokenizer (the ``tokenizers`` library reading its ``tokenizer.json``,
 as sentence-transformers' fast tokenizer does, cut at its ``max_seq_length``), the BERT encoder
