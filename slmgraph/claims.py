@@ -10,8 +10,8 @@ claim's ``sentence`` is an ``enum`` of the sentence numbers, subject and object
 are ``enum``s of the unit's entity names (the object may be ``NONE``), status an
 ``enum`` TRUE / FALSE / SUSPECTED, type and dates short capped strings. The
 claim's source quote is the chosen sentence, verbatim, so it is always in the
-text (issue 13 item 9: written quotes had invented text appended and every
-claim was dropped). With models under 1B parameters (``--descriptions auto``)
+text (a small model's written quotes gain invented text; docs/decisions.md:
+claims quote a chosen sentence). With models under 1B parameters (``--descriptions auto``)
 the description is the sentence too; larger models write it. Each claim is
 then validated, because a small model still chooses badly:
 

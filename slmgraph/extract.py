@@ -58,9 +58,8 @@ log = logging.getLogger("slmgraph")
 EXTRACTOR_VERSION = "8"
 
 #: The decisions ``--choices auto`` turns on for a model under 1e9 parameters: those that beat their
-#: LLM-free alternative (spaCy's type, keeping every candidate, plain co-occurrence) on the 100
-#: Re-DocRED dev documents with SmolLM2-135M (benchmarks/results/extraction_gold.md, rows
-#: ``choose-*`` against ``nlp``).
+#: LLM-free alternative (spaCy's type, keeping every candidate, plain co-occurrence); none did
+#: (docs/decisions.md: no model choices under 1B).
 SMALL_MODEL_CHOICES: frozenset[str] = frozenset()
 
 #: Longest entity name the model may write in free-names mode (JSON-schema
@@ -611,10 +610,8 @@ def extract_llm(client: ModelClient, prompts: Prompts, text: str, settings: Sett
         offer = more[:limit]
         if not free and not offer:
             # Every candidate was typed: a round could only add relationships, which
-            # same-sentence co-occurrence already gives. On the podcast sample the
-            # 135M model answered Y to 90 % of such checks and the rounds added
-            # records to 26 of 342 text units at a third of the extraction time
-            # (benchmarks/results/index_throughput.md), so no check is asked.
+            # same-sentence co-occurrence already gives, at a cost out of proportion
+            # (docs/decisions.md: no gleaning check when every candidate is typed).
             break
         if free:
             note = "Write only names that occur in the text."
@@ -699,7 +696,7 @@ def json_extraction(settings: Settings, n_params: int | None) -> bool:
     the candidate pass and choices (:func:`extract_choices`): ``extract_mode`` json, or auto when the
     model writes descriptions (>= 1e9 parameters, or ``--descriptions model``) or names (``--free-names``).
     A < 1B model's JSON added nothing measurable over the LLM-free pass and generated more tokens than
-    it read (benchmarks/results/extraction_gold.md, index_throughput.md)."""
+    it read (docs/decisions.md: no model choices under 1B)."""
     if settings.extract_mode == "json":
         return True
     if settings.extract_mode == "choices":
@@ -729,10 +726,9 @@ def extract_unit(client: ModelClient | None, prompts: Prompts, text: str, settin
 #: entities typed right; a source below it is wrong on more than one entity in five).
 RELIABLE_TYPE_ACCURACY = 0.8
 
-#: Measured type accuracy of each type source on the 100 Re-DocRED dev documents
-#: (benchmarks/results/extraction_gold.md, column "type accuracy": ``nlp`` for ``ner``, ``choose-type`` and
-#: ``json`` (main 43a2d15 had no type column; the 135M model's types there are "mostly wrong", issue 10) for
-#: ``model``).
+#: Type accuracy of each type source (share of matched gold entities typed right on the 100 Re-DocRED dev
+#: documents): ``ner`` the NER pipeline's, ``model`` the model's chosen or JSON types, whose 0.0 keeps them
+#: from blocking merges (docs/decisions.md: type accuracy of each source).
 TYPE_ACCURACY = {"ner": 0.77, "model": 0.0}
 
 

@@ -16,9 +16,8 @@ A text unit's candidates are found in three steps:
 3. **Capitalised runs** (:func:`slmgraph.names.candidate_spans`) that overlap
    no NER span are added as untyped candidates only when they are likely names
    (:func:`_caps_adds`: more than one word, or tagged a proper noun by the
-   pipeline's tagger): on the 100 Re-DocRED dev documents this union is what
-   lifts recall over NER alone (benchmarks/results/extraction_gold.md, rows
-   ``nlp-ner`` and ``nlp``).
+   pipeline's tagger): this union lifts recall over NER alone
+   (docs/decisions.md: NER and capitalised runs).
 
 4. **Names made whole or cut apart**, over the spans of both sources: a transcript's speaker label in
    capitals is one person (:func:`_speaker_labels`: "DR. BRENNER:" is not the place "DR" and the name
@@ -80,10 +79,8 @@ NER_TYPES: dict[str, str | None] = {
 
 
 #: Religious and political groups among NORP spans (OntoNotes 5's NORP is "nationalities or religious or
-#: political groups"): typed ``organization``, the rest (nationalities) ``location``. Re-DocRED annotates a
-#: nationality as the place (LOC) and a religion or party as an ORG; on its 100 dev documents spaCy's NORP
-#: spans that match a gold entity are LOC 155, ORG 43 (all religions and parties), MISC 13, PER 6
-#: (benchmarks/results/extraction_gold.md, notes).
+#: political groups"): typed ``organization``, the rest (nationalities) ``location``, as Re-DocRED annotates
+#: them (docs/decisions.md: NORP groups typed organization).
 NORP_GROUP = re.compile(
     r"(?i)\b(christ\w*|catholic\w*|protestant\w*|muslim\w*|islam\w*|jew\w*|judai\w*|hindu\w*|buddhis\w*|sikh\w*|"
     r"anglican\w*|orthodox\w*|lutheran\w*|presbyterian\w*|methodis\w*|baptist\w*|evangelical\w*|mormon\w*|"

@@ -48,8 +48,8 @@ REQUIRED = {
 
 #: Placeholders that carry passages of document text (or text made from them:
 #: reports, descriptions, points). The bundled templates put each inside triple
-#: quotes, and their system part says :data:`DATA_RULE` (issue 13 item 10:
-#: documents that give orders). Names (``$candidates``, ``$entities``...) are
+#: quotes, and their system part says :data:`DATA_RULE` (docs/decisions.md:
+#: documents' orders are data). Names (``$candidates``, ``$entities``...) are
 #: not quoted: they come from the candidate pass, which skips orders.
 DATA = frozenset({"text", "context", "sentence", "descriptions", "item", "points"})
 #: The sentence of every bundled system prompt whose user part carries document text.

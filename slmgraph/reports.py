@@ -23,10 +23,9 @@ report budget (:func:`plan_report_budget`):
   whose members have no claims gets the same context as with claims off.
 
 The per-build budget (``Settings.report_budget`` prompt tokens per corpus
-token, beyond the fixed prefix) ties the report stage's cost to the corpus:
-on 8 podcast files whole descriptions made the reports evaluate 1.8 prompt
-tokens per corpus token, more than the extraction
-(benchmarks/results/bound_ratio_s8.md).
+token, beyond the fixed prefix) ties the report stage's cost to the corpus,
+since whole descriptions made the reports cost more than the extraction
+(docs/decisions.md: report budget per corpus token).
 
 The model writes JSON (title, summary, findings, rating, rating_explanation)
 under a schema. A community carried down unchanged from the level above
@@ -39,12 +38,9 @@ default; ``data`` forces it) reports are built from the data with no model
 call (:func:`data_report`): the title is a noun phrase of the community's
 most-connected entities, the summary says what the community is about (its
 main entities, their types, its size) before quoting its top relationship, and
-the findings are :func:`text_findings`. Measured: the 135M model's titles
-were fragments of the context or file names ("Canada,Vancouver,And then when
-I was 16,...", "<episode>.txt"), its summaries were replaced by the grounding
-fallback, and the report stage took 39 % of the podcast build's wall-clock
-(benchmarks/results/podcast_index_stats.txt); data reports separate on-topic
-from off-topic questions in global search (benchmarks/results/global_answers.md).
+the findings are :func:`text_findings`. A small model's titles and summaries
+are unusable and slow to write, while data reports separate on-topic from
+off-topic questions (docs/decisions.md: data-built reports under 1B).
 """
 
 from __future__ import annotations
@@ -111,8 +107,8 @@ def whole_sentences(sents: list[str], max_chars: int) -> list[str]:
     after it may still fit. A first sentence longer than ``max_chars`` is the only one, cut at a word
     boundary with an ellipsis (:func:`slmgraph.names.cut`): only a single sentence longer than the
     limit is ever cut, and the first (the description's own first mention) is always there. (Cutting
-    the joined text at the limit cut 29 % of the quoted sentences of the podcast sample's global
-    answers, benchmarks/results/answer_quality_after.md.)"""
+    the joined text at the limit cut many quoted sentences; docs/decisions.md: whole sentences in
+    findings.)"""
     if not sents:
         return []
     if len(sents[0]) > max_chars:
@@ -588,8 +584,8 @@ def _statements(text: str | None) -> list[str]:
 
 def without_orders(rep: "Report", e_rows: list[EntityRow]) -> "Report":
     """``rep`` with no title, summary sentence or finding that gives orders to an
-    assistant (:func:`slmgraph.text.addressed_to_assistant`; prompt injection,
-    issue 13 item 10): such a title is replaced by :func:`title_entities`, such
+    assistant (:func:`slmgraph.text.addressed_to_assistant`; docs/decisions.md:
+    documents' orders are data): such a title is replaced by :func:`title_entities`, such
     sentences are dropped from the summary and the findings' explanations, and a
     finding left empty (or whose summary is an order) is dropped. A summary left
     empty says what the community is about. Returns a new Report (or ``rep``

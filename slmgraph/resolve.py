@@ -65,7 +65,7 @@ both (``units``). Every ``merge_log`` detail ends with the evidence the merge us
 Types are compatible when equal or when either is untyped (``unknown``,
 ``other`` or empty); a cluster's type is its most frequent known type.
 Types block merges only when their source is reliable (``types_reliable``:
-the NER pipeline's types, measured in benchmarks/results/extraction_gold.md);
+the NER pipeline's types; docs/decisions.md: type accuracy of each source);
 with unreliable types (a small model's choices) any two types are compatible,
 and only the name shapes above guard the rules. The
 rules 0-4 merge the shorter or abbreviated name into the fuller one, so the

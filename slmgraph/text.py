@@ -66,9 +66,8 @@ def word_count(s: str) -> int:
 
 
 #: Share of words (Jaccard) at which a model-written sentence repeats an earlier one: the loop
-#: guard's free-text check (``backend``) and answers' clean-up (``search.dedupe_lines``); the
-#: looping answers of issue 9 ("... when it comes to success." / "... to achieving success.")
-#: share >= 80 % of their words.
+#: guard's free-text check (``backend``) and answers' clean-up (``search.dedupe_lines``); a small
+#: model's looping sentences share at least this much (docs/decisions.md: small models loop).
 REPEAT_SHARE = 0.8
 
 
@@ -225,9 +224,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     so "Dr. Chen met Mr. Li. They spoke." is two sentences and "3.5 km", "U.S." and "e.g." end
     none. Line structure ends a sentence (a transcript's turns, Markdown headings, list items and
     table rows), except a line break inside hard-wrapped prose (:func:`_soft_wraps_as_spaces`);
-    the CJK full stops 。！？ end one too. Cost: about 260,000 characters (2,700
-    sentences) per CPU second on the podcast sample, 6 CPU seconds for a 390,000-token corpus
-    (``benchmarks/results/sentence_split.md``); results are cached per text
+    the CJK full stops 。！？ end one too. Its cost is small beside a build's
+    (docs/decisions.md: sentences by pySBD); results are cached per text
     (:data:`SENTENCE_CACHE_TEXTS`).
 
     Args:
@@ -245,8 +243,8 @@ def sentences(text: str) -> list[str]:
     return [text[a:b] for a, b in _spans(text)]
 
 
-# Sentences addressed to an assistant (prompt injection, issue 13 item 10): an order about the
-# model's instructions or role, a chat role label opening a line, or a demanded reply.
+# Sentences addressed to an assistant (prompt injection; docs/decisions.md: documents' orders are data):
+# an order about the model's instructions or role, a chat role label opening a line, or a demanded reply.
 _ORDER = re.compile(
     r"""\b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,40}?\b(?:instruction|prompt|rule|direction|guideline|context|message)s?\b
       | \b(?:previous|prior|above|earlier|original|system)\s+(?:instruction|prompt)s?\b
@@ -274,7 +272,7 @@ def addressed_to_assistant(sentence: str) -> bool:
     mode", "respond with the word PWNED"). Such sentences stay in the text units
     (they are the document), but never become a candidate entity name, a
     community report's title or finding, an extractive answer's point or the
-    model's synthesis sentence (issue 13 item 10). Rules: an order about the
+    model's synthesis sentence (so no document steers the index). Rules: an order about the
     model's instructions, prompt or role ("ignore ... instructions", "you are
     now", "developer mode", "as an AI"), a demanded reply ("respond with the
     word X"), a chat role label opening the sentence ("System:", "[INST]"), or
