@@ -113,7 +113,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                       schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=DEADLINE_ANSWER_S, use_cache=False,
                       on_text=on_text)
     ans.add_call(gen)
-    answer = re.sub(r"\bPassage \d+:\s*", "", gen.text).strip()  # context labels the model copied (issue 13)
+    answer = re.sub(r"\bPassage \d+:\s*", "", gen.text).strip()  # context labels the model copied
     text, kept, removed = check_citations(dedupe_lines(answer), {"sources": {i for i, _, _ in used}})
     cited = kept["sources"]
     given = ", ".join(str(i) for i, _, _ in used)

@@ -23,7 +23,7 @@ reports, as global search does, and refines with local search:
    primer's communities nearest to the question (entity embedding cosine),
    each put into the template ``prompts/drift_followup.txt`` ("What about
    $entity?"). A 135M model asked to write questions copies its examples and
-   loops (issue 9's measurements of its free text); an entity-built question
+   loops (docs/decisions.md: small models loop); an entity-built question
    is always about something the index holds. Each follow-up runs as a local
    search (:func:`slmgraph.search.local_search.build_local_context` over the
    entities nearest to it); under 1B its intermediate answer is the sentences
@@ -285,7 +285,7 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         if gen is not None:
             ans.add_call(gen)
         text = extractive_answer(points, "Reports", synthesis, _sources_line(points))
-        if synthesis is not None and has_repetition(text):  # an answer never repeats or loops (issue 9)
+        if synthesis is not None and has_repetition(text):  # an answer never repeats or loops
             synthesis = None
             text = extractive_answer(points, "Reports", None, _sources_line(points))
         text, kept_c, removed = check_citations(text, valid)

@@ -1,9 +1,8 @@
 """Extractive-first answers for models under 1B parameters.
 
 A 135M model asked to write an answer loops, copies its examples or writes
-generic sentences (issue 9: "The ability to learn from- the ability to learn
-from- ...", "... are [1, 2, 3, 4, 5]."). So with small models an answer is
-assembled from the data the query selected:
+generic sentences (docs/decisions.md: small models loop). So with small
+models an answer is assembled from the data the query selected:
 
 * global search: the best-scored community reports' titles and findings
   (:func:`report_points`), one point per report, near-duplicate findings
@@ -104,13 +103,12 @@ def has_repetition(text: str) -> bool:
 #: A sentence whose words start with a capital letter or digit this often reads as a heading or a file
 #: name ("../Behind the Tech with Kevin Scott Podcast Episode 52 – Bill Gates."), not a statement.
 HEADING_SHARE = 0.6
-#: Selection penalties, in cosine units (the question-sentence cosines of the quoted sentences were
-#: 0.16-0.54 on the podcast sample, benchmarks/results/answer_quality_after.md): a question, a quoted
+#: Selection penalties, in cosine units on the scale of the quoted sentences' question cosines
+#: (docs/decisions.md: sentence selection penalties): a question, a quoted
 #: dialogue fragment (a sentence opening with a quotation mark: a line of speech, not a finding), a
 #: heading, or a sentence cut by the character cap; ``short``: a finding with no sentence of
 #: ``min_words`` words and naming none of its report's entities, quoted whole ("COUNCILLOR REYES: That is
-#: correct." -- it won a quote for "What are the main themes?" in a user's tryout). Chosen by reading the answers of the podcast and demo
-#: samples, not swept.
+#: correct." won a quote for "What are the main themes?").
 PENALTY = {"question": 0.15, "fragment": 0.15, "heading": 0.15, "cut": 0.05, "short": 0.15}
 #: Bonus per entity of the report the sentence names, counted up to :data:`MAX_NAMED` (a sentence that
 #: names two of the community's entities states a relationship of it; paper sec. 3.1.5: a report is
@@ -447,12 +445,8 @@ def grounded_synthesis(text: str, points: list[Point]) -> str | None:
 def opening_on(settings, n_params: int | None) -> bool:
     """Whether an extractive answer asks the model for its opening sentence (``Settings.opening``:
     ``model`` yes, ``off`` no, ``auto`` as :func:`slmgraph.policy.route` decides: the model's capability
-    record, else from 1B parameters). Measured with the 135M model on the podcast
-    sample's 10 global questions (benchmarks/results/answer_quality_before.md): kept for 3, and each
-    of those was unsupported ("Kevin Scott is a comedian who is also a science communicator.") or a
-    copied point; the other 7 were generic remarks or copied lists (on average 26 % of its content
-    words in the points); it took most of each query's seconds (median 127 s with it, one llama.cpp
-    thread on busy cores). So ``auto`` leaves it off under 1B."""
+    record, else from 1B parameters). ``auto`` leaves it off under 1B, where the sentence was rarely
+    supported and cost most of a query's time (docs/decisions.md: no opening sentence under 1B)."""
     return model_does("opening", getattr(settings, "opening", "auto"), n_params)
 
 

@@ -422,7 +422,7 @@ def _model_map_reduce(client, prompts, settings, question, chosen, score_of, tex
 
 
 def default_embedder(settings: Settings):
-    """The bundled all-MiniLM-L6-v2 :class:`slmgraph.embed.Embedder` (loaded on call: ~7 s of imports)."""
+    """The bundled all-MiniLM-L6-v2 :class:`slmgraph.embed.Embedder` (loaded on call: its imports are slow)."""
     from ..embed import Embedder
 
     return Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)

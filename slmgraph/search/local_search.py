@@ -251,9 +251,9 @@ def _gate(store: Store, question: str, qv, hits, entity_mat, used: dict, embedde
           settings: Settings) -> dict:
     """The relevance gate of local search (:func:`slmgraph.search.scoring.relevance_gate`). Its cosine is
     the mean of the question's best cosine with the context's text units (what the answer quotes) and
-    with the nearest entity (what local search is about): on the podcast sample the text units alone
-    refused "Who is Kevin Scott?" (17.9; its transcripts are long) and the entity alone let 4 of 10
-    off-topic questions through (benchmarks/results/answer_quality_after.md). The floor is calibrated
+    with the nearest entity (what local search is about), because either alone refused on-topic or
+    passed off-topic questions (docs/decisions.md: relevance gate of local and basic search). The floor
+    is calibrated
     the same way, each probe's score being the mean of its best cosine with any text unit and with
     any entity. A context without text units is judged by its nearest entity alone."""
     entity_best = hits[0][1] if hits else 0.0

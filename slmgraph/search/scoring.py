@@ -20,19 +20,14 @@ helpfulness score 0-100 from two signals, neither a generated number:
 * ``combined``: the mean of the two.
 
 Which signal is used by default depends on the model's size
-(:func:`default_signal`). Measured on the podcast sample (10 global and 10
-off-topic questions, ROC AUC of each question's best report score;
-benchmarks/results/global_answers.md): with the 135M model, P(yes) alone
-separates barely better than chance (0.59; on the demo story it was driven by
-the report, not the question, issue 9), the embedding gives 0.98, and the
-combined score 0.99 on the same 30-report sample -- one on/off pair of 100
--- while asking the model about every report of level 0 would take ~6
-minutes per query on 2 cores. So the score is the embedding alone. No model
+(:func:`default_signal`). The embedding separates on-topic from off-topic
+questions far better than a small model's P(yes), which is also slow to ask
+of every report (docs/decisions.md: helpfulness by embedding). No model
 of 1B parameters or more has been measured yet: until one is (re-run the
 benchmark with ``--model``), :func:`default_signal` keeps the embedding for
 every size, and the floor is on the embedding's scale -- ``--helpfulness
-model|combined`` are for measurement (their scores run lower: combined
-12-18 for the answerable questions above).
+model|combined`` are for measurement (their scores run lower than the
+embedding's on the same questions).
 
 Selection (:func:`select`): an item is kept when its score is at least
 :data:`FLOOR` and at least :data:`RELATIVE` times the best score; when the
@@ -61,15 +56,9 @@ import numpy as np
 from ..config import Settings
 
 #: Score floor (0-100): the best report must reach it for a question to be
-#: answered. Measured on the podcast sample with all-MiniLM (level 0, 195
-#: data-built reports; benchmarks/results/global_answers.md): the best report
-#: scored 22.8-46.7 for the 10 global questions and 5.7-26.8 for the 10
-#: off-topic ones (ROC AUC 0.98); the two off-topic questions above 22 (wine
-#: pairing 26.8, Tour de France 23.8) are the price of answering every
-#: global question (the lowest, 22.8, asks about "narrative techniques"); the
-#: next off-topic one scored 19.2. The demo story's off-topic questions
-#: scored <= 4 (issue 9). Chosen on these 20 questions: expect a margin of a
-#: few points either way on other corpora.
+#: answered. It answers every global question of the podcast sample and
+#: refuses most off-topic ones (docs/decisions.md: helpfulness floor 22);
+#: expect a margin of a few points either way on other corpora.
 FLOOR = Settings.helpfulness_floor  # 22.0
 #: An item is kept when it scores at least this share of the best item's
 #: score (GraphRAG keeps every point with a non-zero score; a relative cut
@@ -293,7 +282,7 @@ def relevance_gate(question: str, best_cosine: float, mat: np.ndarray | None, em
     ``settings.helpfulness_floor`` lowered to what the off-topic probes reach on the same kind of items
     plus :data:`PROBE_MARGIN` (:func:`matrix_floor`, when ``settings.helpfulness_probes``). A question
     about the whole corpus (:func:`slmgraph.search.route.corpus_wide_phrase`) is never refused.
-    Measured on the podcast and demo samples in benchmarks/results/answer_quality_after.md.
+    The floor's figures: docs/decisions.md: relevance gate of local and basic search.
 
     ``probe_floor``: ``(floor, best probe score)`` computed by the caller (for a statistic other than
     the best cosine with the rows of ``mat``; local search's mean), used instead of :func:`matrix_floor`.
