@@ -286,7 +286,7 @@ LOOP_ONE_TOKEN = 16
 #: Loop breaks (one banned token each) before a generation is stopped as ``repetition``.
 LOOP_MAX_BREAKS = 8
 #: Tokens by logit checked one at a time against the grammar (after the arg-max) before the whole
-#: vocabulary is filtered (LlamaModel._pick; benchmarks/results/model_writing_tokens.md).
+#: vocabulary is filtered (LlamaModel._pick; docs/decisions.md: grammar checks the top tokens first).
 PICK_TOP_K = 16
 #: Earlier near-repeats (:data:`slmgraph.text.REPEAT_SHARE`) of a sentence that make free text a loop.
 LOOP_REPEATED_LINES = 2
@@ -605,7 +605,7 @@ class LlamaModel:
         with held_log() as held:
             failure = None
             # A window past the default is checked against the trained one before it is allocated: llama.cpp
-            # allocates the whole KV cache at load, and --n-ctx 999999999 got the process killed (out of memory).
+            # allocates the whole KV cache at load, so a huge --n-ctx would get the process killed (out of memory).
             train = _trained_window(llama_cpp, path) if n_ctx > PRECHECK_N_CTX else None
             if train and n_ctx > train:
                 too_large = train
@@ -1064,11 +1064,11 @@ class LlamaModel:
         next :data:`PICK_TOP_K` tokens by logit one at a time; only when the
         grammar rejects all of them is the whole vocabulary filtered (as
         llama.cpp's own common sampler does). llama-cpp-python filters the
-        whole vocabulary every token, 1.4-3.4x slower generation on large
+        whole vocabulary every token, which slows generation on large
         vocabularies (ARCHITECTURE.md "Running the model on a CPU"); under an
         extraction schema the arg-max is often a token the grammar rejects, and
-        one filter of SmolLM2's 49,152 tokens costs as much as many single checks
-        (benchmarks/results/model_writing_tokens.md). The result is the same
+        one filter of the whole vocabulary costs as much as many single checks
+        (docs/decisions.md: grammar checks the top tokens first). The result is the same
         token: the best grammar-admissible one (ties by lowest id, as
         ``np.argmax``; a candidate tied with the K-th logit falls back to the
         full filter, which settles ties among tokens outside the top K).
@@ -1129,7 +1129,7 @@ def load_model(model_path: str | None, n_ctx: int, n_threads: int, seed: int,
 # every ERROR-level line even with ``verbose=False`` (llama_cpp/_logger.py).
 # llama.cpp logs some notices at that level: loading the base Gemma 3 270M
 # GGUF prints ``llama_kv_cache_iswa: using full-size SWA cache (ref: …)`` at
-# level 3 (GGML_LOG_LEVEL_ERROR), though nothing is wrong (issue 13 item 14).
+# level 3 (GGML_LOG_LEVEL_ERROR), though nothing is wrong.
 # :func:`install_log_filter` replaces the callback with one that prints ERROR lines
 # except the notices in :data:`LOG_NOTICES` and, like the library's, nothing below
 # ERROR unless the library's logger is set to verbose.

@@ -20,8 +20,8 @@ process pool for Ray actors with the same interface (:mod:`slmgraph.raypool`,
 whose :func:`~slmgraph.raypool.open_pool` the stages call).
 
 Thread plan: llama.cpp's worker threads spin while they wait, so the total of
-workers x threads must not exceed the physical cores (ARCHITECTURE.md "Running the model on a CPU":
-two 2-thread processes on 2 cores measured ~100x slower than one). ``--workers`` and
+workers x threads must not exceed the physical cores (ARCHITECTURE.md "Running the model on a CPU";
+docs/decisions.md: one thread per worker). ``--workers`` and
 ``--threads`` override the plan, with a warning when they oversubscribe.
 """
 
@@ -40,10 +40,9 @@ from typing import Callable
 from .config import Settings
 from .errors import UserError
 
-#: Threads per worker in the default plan. Measured on a 2-core machine with
-#: the bundled 135M model (benchmarks/results/index_throughput.md): two
-#: 1-thread workers extract faster than one 2-thread process, because a tiny
-#: model's per-token work is too small to keep two threads busy.
+#: Threads per worker in the default plan: a tiny model's per-token work is too
+#: small to keep two threads busy, so 1-thread workers extract faster
+#: (docs/decisions.md: one thread per worker).
 DEFAULT_THREADS_PER_WORKER = 1
 
 

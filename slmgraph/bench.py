@@ -55,9 +55,8 @@ from .samples import DULCE, DULCE_QUESTIONS, OFFTOPIC_QUESTIONS
 #: Stage order of the table (ledger stage names; ``help`` and ``synthesis`` are the question set's
 #: query-time calls: P(yes) scoring and the extractive answer's opening sentence).
 STAGE_ORDER = ("extract", "glean", "claims", "summarize", "report", "help", "synthesis", "map", "reduce")
-#: Gold documents scored per model (``--gold-docs``): the first 10. The LLM-free default extraction of
-#: models under 1B took 53 s for these on 2 busy cores (benchmarks/results/extraction_gold.md,
-#: "nlp (first 10 docs)"), which keeps the default run bounded.
+#: Gold documents scored per model (``--gold-docs``): the first 10, which keeps the default run bounded
+#: (docs/decisions.md: gold documents per model).
 GOLD_DOCS = 10
 #: Reports of level 0 whose P(yes) the model gives for every question (a seeded sample, the same for
 #: every question, when there are more): bounds the model signal's cost on a large corpus

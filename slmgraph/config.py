@@ -54,13 +54,12 @@ def physical_cores() -> int:
 
 
 #: Candidate budget per text unit when a model reads the candidates (a JSON-schema enum, or one choice call
-#: per candidate): the prompt and the calls grow with it (benchmarks/results/extraction_gold.md).
+#: per candidate): the prompt and the calls grow with it (docs/decisions.md: candidate budgets).
 MODEL_CANDIDATES = 20
 
 #: Candidate budget per text unit when no model reads them (the LLM-free route): it only guards the graph
-#: against a unit that is a list of names. On the 100 Re-DocRED dev documents the budget of 20 left out 85
-#: candidates, 62 of them gold entities (benchmarks/results/extraction_gold.md, notes); no document there
-#: has more than 40 candidates.
+#: against a unit that is a list of names, and a smaller one leaves gold entities out (docs/decisions.md:
+#: candidate budgets).
 LLM_FREE_CANDIDATES = 60
 
 
@@ -227,8 +226,8 @@ class Settings:
     #: spaCy NER pipeline of the candidate pass: "auto" (the installed English small pipeline, else the
     #: capitalised-run pass with a warning), "none" (capitalised runs only), or a pipeline name or path.
     ner_model: str = _keyed("extraction", default="auto")
-    #: Add capitalised runs that no NER span covers (multi-word or proper-noun ones) to the NER candidates:
-    #: the union's recall gain is measured in benchmarks/results/extraction_gold.md.
+    #: Add capitalised runs that no NER span covers (multi-word or proper-noun ones) to the NER candidates,
+    #: which lifts recall (docs/decisions.md: NER and capitalised runs).
     caps_union: bool = _keyed("extraction", default=True)
     #: llm extractor route: "auto" (JSON records when the model writes descriptions or names, else the
     #: candidate pass with model choices), "json" or "choices" (slmgraph.extract.json_extraction).
@@ -284,17 +283,14 @@ class Settings:
     report_max_tokens: int = 600  #: completion cap of one report
     #: Per-build budget of model-written reports: prompt tokens the report calls may evaluate
     #: beyond their fixed prefix, per corpus token (0 = none: each report reads whole descriptions
-    #: up to report_context_tokens). Issue 12 asks for <= 1.5 prompt tokens per corpus token for the
-    #: whole build, and extraction alone evaluates 1.16 on 24 podcast files, 1.27 on 8 (each text unit
-    #: once, its candidate names, the prefix per worker: benchmarks/results/model_writing_tokens.md,
-    #: bound_ratio_s8.md); 0.3 made the 24-file build 1.46. The description cap that fits is chosen
+    #: up to report_context_tokens), so the whole build keeps within its prompt tokens per corpus token
+    #: (docs/decisions.md: report budget per corpus token). The description cap that fits is chosen
     #: by slmgraph.reports.plan_report_budget.
     report_budget: float = 0.3
     #: Who writes community reports: "none" (``--no-reports``: the stage is
     #: skipped, only ``--method lazy`` and the local/basic/ts methods answer), "model", "data" (no model call:
     #: slmgraph.reports.data_report) or "auto" (slmgraph.policy: capability record, else >= 1e9
-    #: parameters; the 135M model's titles were fragments of the context or file
-    #: names, see slmgraph/reports.py).
+    #: parameters; docs/decisions.md: data-built reports under 1B).
     reports: Reports = _mode(Reports, "auto")
 
     # --- queries (paper sec. 3.1.6; ARCHITECTURE.md stages 7-9) ---
@@ -302,7 +298,7 @@ class Settings:
     reduce_max_tokens: int = 500  #: completion cap of the reduce call
     #: Helpfulness signal of global search, --dynamic and TS: "embedding",
     #: "model", "combined" or "auto" (slmgraph.search.scoring.default_signal:
-    #: the embedding, measured best in benchmarks/results/global_answers.md).
+    #: the embedding; docs/decisions.md: helpfulness by embedding).
     helpfulness: Helpfulness = _mode(Helpfulness, "auto")
     #: Selection rule: a report reaches the answer with a score >= the floor
     #: and >= relative x the best (slmgraph.search.scoring.FLOOR / RELATIVE,
@@ -317,17 +313,14 @@ class Settings:
     #: "auto" (slmgraph.policy: capability record, else extractive under 1B parameters).
     answers: Answers = _mode(Answers, "auto")
     #: The one model-written opening sentence of an extractive answer: "model", "off", or "auto" (off
-    #: under 1B parameters: with the 135M model it was kept for 3 of 10 podcast questions, each kept one
-    #: unsupported or a copied point, and it cost most of each query's seconds,
-    #: benchmarks/results/answer_quality_before.md; slmgraph.search.extractive.opening_on).
+    #: under 1B parameters, where it was rarely supported and cost most of a query's time;
+    #: docs/decisions.md: no opening sentence under 1B; slmgraph.search.extractive.opening_on).
     opening: Opening = _mode(Opening, "auto")
     # --- DRIFT search (slmgraph.search.drift_search) ---
     #: Community reports (any level) in the primer, top-k by question embedding.
     drift_primer_k: int = 5
-    #: Follow-up questions per round, each a local search. 3 per round and 2
-    #: rounds: 97 s per query with the bundled model on the podcast sample
-    #: with 1 thread under heavy CPU contention (benchmarks/results/query_cost.md),
-    #: under the 2-minute target; most of it is embedding the follow-ups' contexts.
+    #: Follow-up questions per round, each a local search; 3 per round and 2 rounds keep a
+    #: query with the bundled model under the 2-minute target (docs/decisions.md: DRIFT rounds).
     drift_followups: int = 3
     drift_depth: int = 2  #: follow-up rounds (1: only the primer's follow-ups)
     #: No follow-up starts once the tokens read (primer reports, local

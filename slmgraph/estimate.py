@@ -26,7 +26,7 @@ the user's index. Everything runs in a temporary DuckDB file:
    embed stage does with texts it has no vector for (a first build reuses none).
 
 The prediction is an estimate, not a bound: ``benchmarks/index_throughput.py``
-compares it with a real run (issue 4: within +-30 %).
+compares it with a real run (docs/decisions.md: estimate within 30 percent).
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
 
 #: Share of the text units the LLM-free calibration runs for real (spread evenly over the corpus),
 #: with at least :data:`LLM_FREE_MIN_UNITS` and at most :data:`LLM_FREE_MAX_UNITS`: the sample's
-#: share, its cost and the error it gives are measured in benchmarks/results/estimate_llm_free.md.
+#: share balances its cost against the estimate's error (docs/decisions.md: estimate within 30 percent).
 LLM_FREE_SHARE = 0.08
 LLM_FREE_MIN_UNITS = 24
 LLM_FREE_MAX_UNITS = 240
@@ -252,9 +252,8 @@ def heaps_exponent(points: list[tuple[int, int]]) -> float:
 
 #: Random orders of the sample averaged into its growth curve (a rarefaction curve: the expected
 #: distinct count of a random subset of each size), and the subset sizes fitted, as shares of the
-#: sample. Measured on podcast_large (benchmarks/results/index_large.md): one order's curve gave
-#: exponents from 0.59 to 0.85 depending on the points fitted; the mean of 20 orders fitted over
-#: the sample's second half predicted the corpus's entity count within 5 %.
+#: sample: one order's curve is too noisy to fit, the mean of many over the sample's second half is not
+#: (docs/decisions.md: estimate within 30 percent).
 GROWTH_ORDERS = 20
 GROWTH_POINTS = (0.5, 0.625, 0.75, 0.875, 1.0)
 

@@ -51,7 +51,7 @@ SIZE_RULE = {"descriptions": True, "summaries": True, "reports": True, "answers"
 
 #: Environment variable naming the records folder (tests point it at a temporary folder).
 RECORDS_ENV = "SLMGRAPH_RECORDS"
-#: Records of the bundled models from the stage bench run in benchmarks/results/bench_stages, read when
+#: Records of the bundled models from the stage bench (docs/decisions.md: capability records shipped), read when
 #: the records folder has none for a model (the user's own measurement comes first).
 SHIPPED_RECORDS = Path(models_package.__file__).resolve().parent / "records"
 
