@@ -553,7 +553,7 @@ PRECHECK_N_CTX = 8192
 
 def _trained_window(llama_cpp, path: Path) -> int | None:
     """The context window (tokens) the GGUF at ``path`` was trained for, from its ``<arch>.context_length``
-    metadata (GGUF spec), read by a vocabulary-only load (about 0.2 s for the bundled model); None when
+    metadata (GGUF spec), read by a vocabulary-only load (cheap: no weights are read); None when
     the file cannot be read that way either."""
     try:
         llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, n_ctx=16, verbose=False)

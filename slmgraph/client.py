@@ -24,8 +24,8 @@ from .errors import UserError
 from .store import Store, dumps
 
 # --- Budgets of one model call (ARCHITECTURE.md "Budgets": "Deadlines", "Answer reserves").
-# Wall-clock deadlines per call, seconds: the reference implementation spent 67-83 % of its wall
-# time in runaway generations to the 8k limit (ARCHITECTURE.md "Deadlines"); a call past its
+# Wall-clock deadlines per call, seconds: runaway generations to the 8k limit otherwise take most of
+# a build's wall time (ARCHITECTURE.md "Deadlines"); a call past its
 # deadline stops (finish reason ``deadline``) and is never cached.
 #: A one-sentence call: the opening sentence of an extractive answer, a relevance rating.
 DEADLINE_SENTENCE_S = 60.0

@@ -1,8 +1,8 @@
 """A machine-wide budget of llama.cpp threads across slmgraph processes.
 
 llama.cpp's worker threads spin while they wait, so two processes that each
-run as many threads as there are cores slow each other down badly (36-72 %
-in one measurement, ~100x in another on a 2-core machine; ARCHITECTURE.md "Running the model on a CPU"). Each
+run as many threads as there are cores slow each other down badly (ARCHITECTURE.md "Running the model
+on a CPU"; docs/decisions.md: one thread per worker). Each
 process that loads a model registers its thread count in a small file under
 the system temp folder; a new process gets at most the cores not already
 claimed by live slmgraph processes (at least one), and says so.
