@@ -253,9 +253,8 @@ def _gate(store: Store, question: str, qv, hits, entity_mat, used: dict, embedde
     the mean of the question's best cosine with the context's text units (what the answer quotes) and
     with the nearest entity (what local search is about), because either alone refused on-topic or
     passed off-topic questions (docs/decisions.md: relevance gate of local and basic search). The floor
-    is calibrated
-    the same way, each probe's score being the mean of its best cosine with any text unit and with
-    any entity. A context without text units is judged by its nearest entity alone."""
+    is calibrated the same way, each probe's score being the mean of its best cosine with any text
+    unit and with any entity. A context without text units is judged by its nearest entity alone."""
     entity_best = hits[0][1] if hits else 0.0
     if used["source_chunks"]:
         ids, mat = load_vectors(store, "text_unit")
