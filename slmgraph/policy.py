@@ -67,10 +67,11 @@ def records_dir() -> Path:
 
 def policy_version() -> str:
     """The prompt and sampler version a record was measured with: sha256 (16 hex) of every bundled
-    prompt file's name and bytes, then ``-s`` and the sampler version."""
+    prompt file's name and bytes (``.txt``, ``.json``; the folder's README is documentation, so editing it
+    leaves every record current), then ``-s`` and the sampler version."""
     h = hashlib.sha256()
     for f in sorted(bundled_dir().iterdir()):
-        if f.is_file() and f.suffix in (".txt", ".json", ".md"):
+        if f.is_file() and f.suffix in (".txt", ".json"):
             h.update(f.name.encode("utf-8") + b"\0" + f.read_bytes())
     return f"{h.hexdigest()[:16]}-s{SAMPLER_VERSION}"
 

@@ -295,3 +295,23 @@ def test_query_without_a_record_says_in_one_line_that_the_size_rule_applied_and_
     err = capsys.readouterr().err
     lines = [ln for ln in err.splitlines() if "size rule" in ln]
     assert len(lines) == 1 and "slmgraph calibrate" in lines[0], err
+
+
+def test_editing_the_prompts_readme_keeps_records_current_but_a_prompt_edit_does_not(tmp_path, monkeypatch):
+    import shutil
+
+    from slmgraph.prompting import bundled_dir
+
+    copy = tmp_path / "prompts"
+    shutil.copytree(bundled_dir(), copy)
+    monkeypatch.setattr(policy, "bundled_dir", lambda: copy)
+    before = policy.policy_version()
+    (copy / "README.md").write_text("A new link in the prompts' documentation.\n", encoding="utf-8")
+    assert policy.policy_version() == before
+    (copy / "map_system.txt").write_text("Answer in one word.\n", encoding="utf-8")
+    assert policy.policy_version() != before
+
+
+def test_the_bundled_models_shipped_records_are_current():
+    for f in policy.SHIPPED_RECORDS.glob("*.json"):
+        assert json.loads(f.read_text(encoding="utf-8"))["version"] == policy.policy_version(), f.name
