@@ -55,7 +55,7 @@ log = logging.getLogger("slmgraph")
 #: Part of every extraction key: bump it when a change to this module, to
 #: :mod:`slmgraph.names` or to the sampler (``llm.SAMPLER_VERSION``) changes
 #: what an extraction yields, so indexes re-extract.
-EXTRACTOR_VERSION = "8"
+EXTRACTOR_VERSION = "9"
 
 #: The decisions ``--choices auto`` turns on for a model under 1e9 parameters: those that beat their
 #: LLM-free alternative (spaCy's type, keeping every candidate, plain co-occurrence); none did

@@ -115,7 +115,9 @@ bibliography bibliographystyle pagestyle newcommand renewcommand setlength vspac
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.S | re.M)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
-_MATH = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)
+#: Display math, and inline math by Pandoc's rule: the opening ``$`` has a non-space on its right, the closing
+#: one a non-space on its left and no digit after it -- so "$5 million and $30 million" stays prose.
+_MATH = re.compile(r"\$\$.*?\$\$|\$(?=[^\s$])[^$\n]*(?<=[^\s$])\$(?!\d)", re.S)
 _LATEX = re.compile(r"\\([A-Za-z]+)\*?(\[[^\]\n]*\])?(\{[^{}\n]*\})?")
 _IMAGE = re.compile(r"!\[[^\]\n]*\]\([^)\n]*\)")
 _LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\n]*)\)")

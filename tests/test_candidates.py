@@ -469,3 +469,11 @@ def test_an_undertaking_whose_name_only_follows_its_colon_is_still_one_name(nlp)
     c = names("The briefing room was quiet. They scanned the projectors outlining their odyssey into Operation: "
               "Dulce. Taylor Cruz spoke first.", nlp)
     assert "Operation" not in c and c.get("Operation: Dulce") == "event", c
+
+
+def test_dollar_amounts_are_prose_and_only_tex_math_is_masked():
+    from slmgraph.ner import mask_markup
+
+    money = "The Ministry gave $5 million and the Authority's $30 million; the wing rose from $42M to $47M."
+    assert mask_markup(money) == money
+    assert "mc^2" not in mask_markup("Energy is $E=mc^2$ here, and $$x+y$$ too.")
