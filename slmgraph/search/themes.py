@@ -507,7 +507,8 @@ def reach_text(cov: dict, share: bool = True) -> str:
     n, of = cov["documents"], cov["of"]
     if n == of:
         return f"all {n} documents" if n > 1 else "the corpus's one document"
-    share = f" ({100 * cov['share']:.0f} %)" if share and of > 1 and n > 1 else ""
+    # From the counts, not the rounded share: 5 of 11 is 45 %, where 0.455 would print 46.
+    share = f" ({round(100 * n / of)} %)" if share and of > 1 and n > 1 else ""
     return f"{n} of {of} document{'s' if of != 1 else ''}{share}"
 
 
