@@ -216,6 +216,26 @@ def iconv_name(codec: str) -> str:
     return re.sub(r"^CP(125\d)$", r"WINDOWS-\1", name)
 
 
+#: Under this many bytes, letter frequencies are too few to rank encodings, so Western text is named first.
+SHORT_TEXT_BYTES = 4096
+
+
+def _western(data: bytes) -> bool:
+    """True when short ``data`` reads as Western European text in Windows-1252: it decodes, holds no control
+    character, and under 30 % of its letters are non-ASCII (Cyrillic or Greek bytes read as Windows-1252
+    give mostly accented letters)."""
+    if len(data) >= SHORT_TEXT_BYTES:
+        return False
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+    if any(ord(c) < 32 and c not in "\t\n\r\f" for c in text):
+        return False
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(1 for c in letters if ord(c) > 127) < 0.3 * len(letters)
+
+
 def likely_encodings(data: bytes, k: int = 3) -> list[str]:
     """The iconv names of the encodings that decode ``data`` to the most plausible text, best first, at most
     ``k`` (charset-normalizer's ranking: least mess, then the best fit of a language's letter frequencies);
@@ -223,6 +243,8 @@ def likely_encodings(data: bytes, k: int = 3) -> list[str]:
     from charset_normalizer import from_bytes
 
     out: list[str] = []
+    if _western(data):
+        out.append("WINDOWS-1252")
     for match in from_bytes(data):
         name = iconv_name(match.encoding)
         if match.encoding not in ("utf_8", "utf_8_sig") and name not in out:

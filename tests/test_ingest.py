@@ -288,3 +288,10 @@ def test_the_iconv_hint_converts_the_file_in_place_and_writes_nothing_elsewhere(
     assert sorted(d.path for d in docs) == ["latin1.txt", "ok.txt"] and not warnings
     assert "Café Zoë" in next(d.text for d in docs if d.path == "latin1.txt")
     assert list(elsewhere.iterdir()) == [] and sorted(p.name for p in corpus.iterdir()) == ["latin1.txt", "ok.txt"]
+
+
+def test_a_short_latin1_file_is_told_to_convert_from_windows_1252_and_cyrillic_is_not():
+    from slmgraph.ingest import likely_encodings
+
+    assert likely_encodings("Le hôpital de la ville. Café für Müller.".encode("latin-1"))[0] == "WINDOWS-1252"
+    assert likely_encodings("Привет, как дела? Это тест файла.".encode("cp1251"))[0] != "WINDOWS-1252"
