@@ -129,3 +129,11 @@ def test_without_a_defining_sentence_in_the_context_the_entity_description_opens
     assert p.label == "Entities" and p.ids == [eid] and "Chief Information Officer" in p.text
     assert desc.startswith(p.text)
     assert _lead_points(store, [norm], [], {"entities": []}) == []  # an entity outside the context is not cited
+
+
+def test_a_description_that_does_not_say_what_the_entity_is_opens_nothing(hospital):
+    from slmgraph.search.local_search import _lead_points
+
+    store, _ = hospital
+    eid, norm = store.con.execute("SELECT entity_id, norm FROM entities WHERE name = 'Grace Whitfield'").fetchone()
+    assert _lead_points(store, [norm], [(3, "Grace Whitfield praised the plan.")], {"entities": [eid]}) == []

@@ -315,10 +315,13 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
     points = sentence_points(passages, qv, embedder)
     lead = _lead_points(store, about or [], passages if label == "Sources" else [], used)
     for p in list(points):
-        same = next((x for x in lead if not x.label and near_duplicate(x.text, p.text)), None)
+        same = next((x for x in lead if near_duplicate(x.text, p.text)), None)
         if same is not None:
             points.remove(p)
-            same.ids += [i for i in p.ids if i not in same.ids]
+            if same.label:  # the description says what a quoted sentence says: quote the sentence instead
+                lead[lead.index(same)] = Point(p.head, p.text, p.ids, p.rank)
+            else:
+                same.ids += [i for i in p.ids if i not in same.ids]
     points = lead + points[:max(0, 5 - len(lead))]
     synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
@@ -343,8 +346,10 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
 def _lead_points(store: Store, norms: list[str], passages: list[tuple[object, str]], used: dict) -> list[Point]:
     """What the entities ``norms`` are, to open the answer: per entity, the sentence of the context's text
     units that defines it (:func:`slmgraph.search.extractive.defining_points`: "Linda Cho, the Chief
-    Information Officer, ..."), else the opening of its own description in the index
-    (:func:`slmgraph.search.extractive.first_sentences`), cited as an entity when that entity is in the context."""
+    Information Officer, ..."), else the sentence of the opening of its own description in the index
+    (:func:`slmgraph.search.extractive.first_sentences`) that defines it, cited as an entity when that
+    entity is in the context. A description that says no such thing ("Alice Smith founded Acme.") opens
+    nothing."""
     if not norms:
         return []
     q = ",".join("?" * len(norms))
@@ -359,7 +364,7 @@ def _lead_points(store: Store, norms: list[str], passages: list[tuple[object, st
         if got and not any(near_duplicate(p.text, got[0].text) for p in lead):
             lead += got
             continue
-        text = first_sentences(desc or "")
+        text = next((x.text for x in defining_points([(eid, first_sentences(desc or ""))], [name])), "")
         if text and eid in used["entities"] and not any(near_duplicate(p.text, text) for p in lead):
             lead.append(Point("", text, [eid], 1.0, label="Entities"))
     return lead
