@@ -4,7 +4,8 @@ A cheap rule, no model call: a question that contains one of the phrases in
 ``prompts/auto_global.txt`` (themes, trends, "across", "overall", ...) asks
 about the whole corpus and goes to global search -- to lazy search on an
 index built with ``--no-reports``, which has no reports to map over; so does
-a question about change over time (:func:`asks_change`); any other question is taken to be about named things and goes to local search.
+a question about change over time (:func:`asks_change`); any other question
+is taken to be about named things and goes to local search.
 DRIFT is not chosen automatically (see :func:`route`). Users tailor the
 phrases by copying the file into their ``--prompts`` folder.
 """
