@@ -109,7 +109,7 @@ HEADING_SHARE = 0.6
 #: heading, or a sentence cut by the character cap; ``short``: a finding with no sentence of
 #: ``min_words`` words and naming none of its report's entities, quoted whole ("COUNCILLOR REYES: That is
 #: correct." won a quote for "What are the main themes?").
-PENALTY = {"question": 0.15, "fragment": 0.15, "heading": 0.15, "cut": 0.05, "short": 0.15}
+PENALTY = {"question": 0.15, "fragment": 0.15, "heading": 0.15, "cut": 0.05, "short": 0.15, "procedure": 0.15}
 #: Bonus per entity of the report the sentence names, counted up to :data:`MAX_NAMED` (a sentence that
 #: names two of the community's entities states a relationship of it; paper sec. 3.1.5: a report is
 #: about its entities and their relationships).
@@ -123,6 +123,40 @@ MAX_NAMED = 2
 MMR_LAMBDA = 0.7
 _QUOTE_OPEN = ('"', "\u201c", "\u2018", "'")
 _BACKCHANNEL = re.compile(r"(?i)^\W*\((laughter|laughs|applause|crosstalk|music)\b")
+#: Meeting procedure that states no fact about its motion ("Moved by Grace Whitfield, carried with one
+#: abstention.", "Seconded by Tom Hale.", "Motion carried unanimously.").
+_PROCEDURE = re.compile(r"(?i)^\W*((the )?motion (was )?(carried|passed|approved|seconded|defeated)\b"
+                        r"|(moved|seconded|proposed) by\b|carried( unanimously| with| by|\.)|approved unanimously\b)")
+#: Words that make a short line a statement rather than a heading: auxiliaries, pronouns, and replies
+#: ("Yes.", "It is.").
+_NOT_HEADING = frozenset("""
+is are was were be been being am has have had do does did will would shall should can could may might must
+i you he she it we they me him her us them this that these those there here who which what
+yes no yeah ok okay right sure thanks exactly absolutely well indeed agreed true
+""".split())
+#: Most words of a run-in heading or a heading line ("Cardiac wing.", "Nurse contract.", "Staffing").
+HEADING_WORDS = 6
+#: A sentence wholly in emphasis, or opening one that the split cut ("**Cardiac wing.**", "**Cardiac wing.").
+_EMPHASISED = re.compile(r"^\s*(\*\*|__)(?=\S)[^*_]+?(\1)?\s*$")
+
+
+def is_heading(raw: str) -> bool:
+    """True when the sentence ``raw`` (as written, Markdown marks and all) is a heading, not a statement:
+    a short phrase (at most :data:`HEADING_WORDS` words, starting with a capital) that is wholly in
+    emphasis -- a run-in heading the sentence splitter cut off ("**Cardiac wing.** The board approved ...")
+    -- or that ends with a colon or no punctuation at all (a heading line: "Staffing"), or a single word
+    ended by a period ("Finances."). A reply or a pronoun ("Yes.", "It is") is never a heading."""
+    body = _SPEAKER.sub("", raw).strip()
+    if _SPEAKER.match(raw.strip()):
+        return False
+    emphasised = bool(_EMPHASISED.match(body))
+    plain = body.strip("*_ \t")
+    words = re.findall(r"[^\W_][\w'\u2019-]*", plain)
+    if not words or len(words) > HEADING_WORDS or not plain[:1].isupper() or any(
+            w.casefold() in _NOT_HEADING for w in words):
+        return False
+    end = plain[-1]
+    return emphasised or end == ":" or end.isalnum() or (len(words) == 1 and end == ".")
 
 
 def sentence_kinds(sentence: str) -> list[str]:
@@ -132,7 +166,8 @@ def sentence_kinds(sentence: str) -> list[str]:
     transcript's speaker label is removed: a quoted line of dialogue; or with a lower-case
     letter: the tail of a sentence cut where a text unit begins), ``heading``
     (at least :data:`HEADING_SHARE` of its 3+ words capitalised or numbers, or a path),
-    ``cut`` (ends with the ellipsis of :func:`slmgraph.names.cut` or of the data).
+    ``cut`` (ends with the ellipsis of :func:`slmgraph.names.cut` or of the data), ``procedure`` (meeting
+    procedure such as "Moved by Grace Whitfield, carried with one abstention.": no fact about its motion).
     """
     body = _SPEAKER.sub("", sentence).strip()
     kinds = []
@@ -146,7 +181,13 @@ def sentence_kinds(sentence: str) -> list[str]:
         kinds.append("heading")
     if body.rstrip(".").endswith("\u2026"):
         kinds.append("cut")
+    if _PROCEDURE.match(body):
+        kinds.append("procedure")
     return kinds
+
+
+#: Emphasis marks left at a sentence's edge when a run-in heading's "**...**" is split inside.
+_EDGE_MARKS = re.compile(r"^(\*\*|__)\s*|\s*(\*\*|__)$")
 
 
 def prose_sentences(text: str) -> list[str]:
@@ -155,11 +196,13 @@ def prose_sentences(text: str) -> list[str]:
     heading and a table row are sentences of their own; folding the whitespace first glued a table's
     rows and a heading to the prose around them), Markdown structure left out
     (:func:`slmgraph.text.markdown_structure`: table rows, headings, code fences, rules) and inline
-    Markdown rendered (:func:`slmgraph.text.plain_sentence`: no ``**``, no ``\\*``)."""
+    Markdown rendered (:func:`slmgraph.text.plain_sentence`: no ``**``, no ``\\*``); headings are never
+    prose (:func:`is_heading`: "**Cardiac wing.**" cut from a run-in heading), and the emphasis marks a
+    split leaves at a sentence's edge ("** The board approved ...") are dropped."""
     out = []
     for s in sentences(text or ""):
-        if markdown_structure(s) is None:
-            p = plain_sentence(s)
+        if markdown_structure(s) is None and not is_heading(s):
+            p = _EDGE_MARKS.sub("", plain_sentence(s))
             if p:
                 out.append(p)
     return out
@@ -365,7 +408,8 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     ``min_words`` words (:func:`quotable`; by default every sentence with a word: a short
     sentence is weighed by its relevance like any other, "Grace Hopper joined the Navy."
     answers "Who joined the Navy?"); a sentence that nearly repeats a chosen one (overlapping text
-    units repeat sentences) adds its passage to that point's citations instead.
+    units repeat sentences) adds its passage to that point's citations instead. Meeting procedure
+    ("Moved by Grace Whitfield, carried with one abstention.") comes after every other sentence.
 
     Args:
         passages: ``(cite id, text)``, best first (the order breaks ties).
@@ -382,12 +426,13 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     vecs = _embed([c[2] for c in cands], embedder) if question_vec is not None else None
     qcos = _q_cosines(question_vec, vecs, len(cands))
     rel = [relevance(c, x[2]) if question_vec is not None else 0.0 for x, c in zip(cands, qcos)]
+    stated = [not _PROCEDURE.match(_SPEAKER.sub("", x[2]).strip()) for x in cands]
     mmr = _Mmr(vecs)
     points: list[Point] = []
     left = list(range(len(cands)))
     while left:
         full = len(points) >= max_points  # then only merge the citations of repeated sentences
-        k = left[0] if full else max(left, key=lambda j: (mmr.value(j, rel[j]), -cands[j][0], -j))
+        k = left[0] if full else max(left, key=lambda j: (stated[j], mmr.value(j, rel[j]), -cands[j][0], -j))
         left.remove(k)
         _, pid, s = cands[k]
         dup = next((p for p in points if near_duplicate(p.text, s)), None)
@@ -402,6 +447,69 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
         points.append(Point("", s, [pid], rel[k]))
         mmr.add(k)
     return points
+
+
+#: Words of a title or office that, after a name and a comma, make an apposition ("Marcus Reyes, chair of
+#: the board, ...", "Linda Cho, Chief Information Officer, ...").
+_TITLE = (r"(?:chair\w*|head|director|chief|president|vice|ceo|cfo|cio|cto|coo|officer|manager|secretary|"
+          r"treasurer|member|founder|co-founder|dean|professor|dr|mayor|minister|governor|senator|editor|"
+          r"spokes\w*|lead|leader|partner|owner|nurse|doctor|surgeon|physician|captain|general)")
+_ARTICLE = r"(?:the|a|an|its|our|their|his|her|one of)"
+
+
+def _defines(name: str) -> re.Pattern:
+    """The pattern of a sentence that says what ``name`` is: an apposition ("N, the Chief Information
+    Officer,", "N, chair of the board,", "N, who is ..."), a copula ("N is/was/became the ...") or an
+    office held ("N chairs/leads/heads the ...")."""
+    n = re.escape(name)
+    return re.compile(
+        rf"(?i)(?<!\w){n}(?:'s)?\s*,\s*(?:{_ARTICLE}\s|{_TITLE}\b|who\s+(?:is|was|serves|served|chairs|chaired|"
+        rf"leads|led|heads|headed)\b)"
+        rf"|(?<!\w){n}\s+(?:is|was|has been|had been|remains|became|serves as|served as|acts as)\s+"
+        rf"(?:{_ARTICLE}\s|{_TITLE}\b)"
+        rf"|(?<!\w){n}\s+(?:chairs|chaired|leads|led|heads|headed|directs|directed|runs|ran|founded)\s+{_ARTICLE}\s")
+
+
+def defining_points(passages: list[tuple[object, str]], names: list[str], max_points: int = 2,
+                    max_chars: int = 300) -> list[Point]:
+    """The sentences of ``passages`` that say what one of ``names`` is (:func:`_defines`: "Linda Cho, the
+    Chief Information Officer, ...", "Marcus Reyes chairs the board."), at most one per name and
+    ``max_points`` in all, in passage order; each cites its passage (a repeat adds its passage).
+
+    Args:
+        passages: ``(cite id, text)``, the entity's own text units first.
+        names: the names the question is about (entity names of the index).
+    """
+    points: list[Point] = []
+    for name in names:
+        if len(points) >= max_points or not name:
+            break
+        pat = _defines(name)
+        found: Point | None = None
+        for pid, text in passages:
+            for x in prose_sentences(text or ""):
+                if not pat.search(x) or not quotable(x, 3):
+                    continue
+                x = cut(x, max_chars)
+                if found is None and not any(near_duplicate(p.text, x) for p in points):
+                    found = Point("", x, [pid], 1.0)
+                elif found is not None and near_duplicate(found.text, x) and pid not in found.ids:
+                    found.ids.append(pid)
+        if found is not None:
+            points.append(found)
+    return points
+
+
+def first_sentences(description: str, min_words: int = 8, max_chars: int = 300) -> str:
+    """The opening of an entity ``description``: its first prose sentence, with the second when the
+    first is shorter than ``min_words`` words; "" when it has none."""
+    sents = [x for x in prose_sentences(description or "") if not addressed_to_assistant(x)]
+    if not sents:
+        return ""
+    out = sents[0]
+    if word_count(out) < min_words and len(sents) > 1:
+        out = f"{out} {sents[1]}"
+    return cut(out, max_chars)
 
 
 def render_points(points: list[Point], label: str) -> str:

@@ -41,7 +41,8 @@ from ..reports import CLAIMS_HEADER, claim_line
 from ..store import EntityRow, RelationshipRow, ReportRow, Store, TextUnitRow, rows
 from . import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from .basic_search import refusal
-from .extractive import extractive_answer, opening, sentence_points
+from .extractive import (Point, defining_points, extractive_answer, first_sentences, near_duplicate, opening,
+                         sentence_points)
 from .named import check_names, name_details, name_refusal, named_entities, names_vouch
 from .scoring import cosines, relevance_gate
 
@@ -221,7 +222,8 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     from .global_search import answer_mode
 
     if answer_mode(settings, client.model) == "extractive":
-        _extractive_local(store, client, prompts, settings, question, embedder, qv, used, ans, on_text)
+        _extractive_local(store, client, prompts, settings, question, embedder, qv, used, ans, on_text,
+                          about=own if named["named"] else [])
         ans.details = {"nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
                        "context_tokens": ntok, "budget_tokens": budget, "answer_mode": "extractive",
                        **gate, **name_details(named), **ans.details}
@@ -296,8 +298,9 @@ def _mean_probe_floor(unit_mat, entity_mat, embedder, prompts: Prompts, settings
 
 def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
                       embedder, qv,
-                      used: dict, ans: Answer, on_text) -> None:
-    """The extractive local answer (models under 1B): see the module doc."""
+                      used: dict, ans: Answer, on_text, about: list[str] | None = None) -> None:
+    """The extractive local answer (models under 1B): see the module doc. A question naming entities of
+    the index (``about``: their norms) is answered first with what they are (:func:`_lead_points`)."""
     label = "Sources"
     if used["source_chunks"]:
         q = ",".join("?" * len(used["source_chunks"]))
@@ -310,19 +313,58 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
         passages = store.con.execute(f"SELECT rel_id, description FROM relationships WHERE rel_id IN ({q})",
                                      used["relationships"] or [-1]).fetchall()
     points = sentence_points(passages, qv, embedder)
+    lead = _lead_points(store, about or [], passages if label == "Sources" else [], used)
+    for p in list(points):
+        same = next((x for x in lead if near_duplicate(x.text, p.text)), None)
+        if same is not None:
+            points.remove(p)
+            if same.label:  # the description says what a quoted sentence says: quote the sentence instead
+                lead[lead.index(same)] = Point(p.head, p.text, p.ids, p.rank)
+            else:
+                same.ids += [i for i in p.ids if i not in same.ids]
+    points = lead + points[:max(0, 5 - len(lead))]
     synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
         ans.add_call(gen)
-    cited = list(dict.fromkeys(i for p in points for i in p.ids))
+    entity_cited = list(dict.fromkeys(i for p in points if p.label == "Entities" for i in p.ids))
+    points_cited = [p for p in points if p.label != "Entities"]
+    cited = list(dict.fromkeys(i for p in points_cited for i in p.ids))
     given = (f"{len(used['entities'])} entities, {len(used['relationships'])} relationships, "
              f"{len(used['reports'])} reports, {len(used['sources'])} text units")
     what = "text units" if label == "Sources" else "relationships"
-    text = extractive_answer(points, label, synthesis,
-                             f"Sources: {what} {', '.join(map(str, cited))} (of {given} given)." if cited
-                             else "")
+    cites = "; ".join(x for x in (f"{what} {', '.join(map(str, cited))}" if cited else "",
+                                  f"entities {', '.join(map(str, entity_cited))}" if entity_cited else "") if x)
+    text = extractive_answer(points, label, synthesis, f"Sources: {cites} (of {given} given)." if cites else "")
     if on_text is not None:
         on_text(text.rsplit("\n\nSources:", 1)[0])
     ans.text = text or "The nearest entities' context holds no sentence that answers this question."
-    ans.citations = {label.lower(): cited}
+    ans.citations = {label.lower(): cited, **({"entities": entity_cited} if entity_cited else {})}
     ans.details = {"removed_citations": {}, "synthesis": synthesis,
                    "synthesis_raw": gen.text[:500] if gen is not None else None}
+
+
+def _lead_points(store: Store, norms: list[str], passages: list[tuple[object, str]], used: dict) -> list[Point]:
+    """What the entities ``norms`` are, to open the answer: per entity, the sentence of the context's text
+    units that defines it (:func:`slmgraph.search.extractive.defining_points`: "Linda Cho, the Chief
+    Information Officer, ..."), else the sentence of the opening of its own description in the index
+    (:func:`slmgraph.search.extractive.first_sentences`) that defines it, cited as an entity when that
+    entity is in the context. A description that says no such thing ("Alice Smith founded Acme.") opens
+    nothing."""
+    if not norms:
+        return []
+    q = ",".join("?" * len(norms))
+    found = {n: (eid, name, desc) for eid, n, name, desc in store.con.execute(
+        f"SELECT entity_id, norm, name, description FROM entities WHERE norm IN ({q})", norms).fetchall()}
+    lead: list[Point] = []
+    for n in norms[:2]:
+        if n not in found:
+            continue
+        eid, name, desc = found[n]
+        got = defining_points(passages, [name], max_points=1)
+        if got and not any(near_duplicate(p.text, got[0].text) for p in lead):
+            lead += got
+            continue
+        text = next((x.text for x in defining_points([(eid, first_sentences(desc or ""))], [name])), "")
+        if text and eid in used["entities"] and not any(near_duplicate(p.text, text) for p in lead):
+            lead.append(Point("", text, [eid], 1.0, label="Entities"))
+    return lead

@@ -3,16 +3,33 @@
 A cheap rule, no model call: a question that contains one of the phrases in
 ``prompts/auto_global.txt`` (themes, trends, "across", "overall", ...) asks
 about the whole corpus and goes to global search -- to lazy search on an
-index built with ``--no-reports``, which has no reports to map over; any
-other question is taken to be about named things and goes to local search.
+index built with ``--no-reports``, which has no reports to map over; so does
+a question about change over time (:func:`asks_change`); any other question
+is taken to be about named things and goes to local search.
 DRIFT is not chosen automatically (see :func:`route`). Users tailor the
 phrases by copying the file into their ``--prompts`` folder.
 """
 
 from __future__ import annotations
 
+import re
+
 from ..names import content_words
 from ..prompting import Prompts
+from .themes import is_temporal
+
+#: A question asking how something changed, besides :func:`slmgraph.search.themes.is_temporal`'s phrases
+#: ("How did the nurse staffing situation change during 2025?", "How has the board's role shifted?").
+_HOW_CHANGED = re.compile(r"(?i)\bhow (did|has|have|had|do|does|was|were|is|are)\b[^?]*?"
+                          r"\b(chang|evolv|develop|shift|progress|grow|grew|declin|improv|worsen)\w*"
+                          r"\s*(\?|$|\b(during|over|since|in|after|before|between|through|throughout|across|from)\b)")
+
+
+def asks_change(question: str) -> bool:
+    """True when ``question`` asks how something changed over time: :func:`slmgraph.search.themes.is_temporal`
+    ("evolved", "over the year") or "how did/has X change/evolve/shift" with no object ("... change during
+    2025?"; "How did Linda Cho change the budget?" asks about an act): a question about the whole period."""
+    return is_temporal(question) or bool(_HOW_CHANGED.search(question or ""))
 
 
 def global_phrases(prompts: Prompts) -> list[str]:
@@ -63,8 +80,14 @@ def route(question: str, prompts: Prompts, reports: bool = True) -> tuple[str, s
 
     DRIFT is never chosen: it costs a global primer plus local searches, and
     no measurement yet shows which questions it answers better (it is asked for
-    with ``--method drift``)."""
+    with ``--method drift``). A question about change over time (:func:`asks_change`) goes to global
+    (lazy) search too: local search reads a few entities' text units, not the whole period."""
     q = question.lower()
+    if asks_change(question):
+        if not reports:
+            return "lazy", ("the question asks how something changed over time, which takes the whole corpus, "
+                            "and the index has no community reports (--no-reports)")
+        return "global", "the question asks how something changed over time, which takes the whole corpus"
     for phrase in global_phrases(prompts):
         if phrase in q:
             if not reports:
