@@ -538,7 +538,7 @@ def template_opening(t: Theme, ix: ThemeIndex | None = None) -> str:
     if t.names:
         what += f", most tied to {_join(t.names)}"
     text = f"{what}: discussed in {reach_text(t.coverage)}{_span(t, ix) if ix is not None else ''}."
-    if ix is not None and t.statements:
+    if ix is not None and t.statements and len(ix.docs) > 1:  # a one-document corpus: every quote is from it
         docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         quoted = [ix.doc_by_id[d].name for d in docs]
         text += f" Quoted below from {_join([chr(0x201c) + q + chr(0x201d) for q in quoted])}."
