@@ -10,7 +10,10 @@ workload shipped with the package (:class:`Workload`):
   type accuracy. Quality = the mean of strict entity F1 and type accuracy (the model route types the
   entities; its descriptions are checked by the extraction itself).
 * ``summarize``, ``report``, ``claims``: the demo story ``dulce.txt`` indexed with the stage on, on the
-  graph of the LLM-free extraction (the same graph as row 0's).
+  graph of the LLM-free extraction (the same graph as row 0's). The model writes the summaries of the
+  :data:`STORY_SUMMARIES` elements with the most distinct descriptions and the reports of the
+  :data:`STORY_REPORTS` largest communities (:func:`slmgraph.reports.largest_communities`; the others are
+  the LLM-free texts); the reports of both rows are scored on those communities only.
   Quality of summaries and reports = the **grounded share** (:func:`grounded`) times one minus the
   share of repeated sentences, times one minus the share of model texts the stage replaced by its
   LLM-free fallback (a summary or a report title/summary failing the stage's grounding check); claims:
@@ -66,6 +69,9 @@ MEASURES = {"extract": "mean of entity strict F1 and type accuracy on the gold s
 GROUNDED_SHARE = 0.5
 #: Default workload size: gold documents, on-topic and off-topic questions (the first of each file).
 GOLD_DOCS, ON_TOPIC, OFF_TOPIC = 4, 5, 5
+#: Default story workload: element summaries and community reports the model writes (the elements with the
+#: most descriptions, the largest communities), so the bench's cost does not grow with the story's graph.
+STORY_SUMMARIES, STORY_REPORTS = 8, 4
 _CITATION = re.compile(r"\[(?:Reports?|Sources?|Entities|Data|Records)[^\]]*\]", re.I)
 
 
@@ -77,11 +83,15 @@ class Workload:
     story: Path
     on_topic: list[str]
     off_topic: list[str]
+    summaries: int = STORY_SUMMARIES
+    reports: int = STORY_REPORTS
 
 
 def workload(gold_docs: int = GOLD_DOCS, on_topic: int = ON_TOPIC, off_topic: int = OFF_TOPIC,
-             gold: str | Path | None = None) -> Workload:
-    """The shipped workload, cut to the given sizes (``gold`` replaces the shipped Re-DocRED slice).
+             gold: str | Path | None = None, summaries: int = STORY_SUMMARIES,
+             reports: int = STORY_REPORTS) -> Workload:
+    """The shipped workload, cut to the given sizes (``gold`` replaces the shipped Re-DocRED slice;
+    ``summaries`` / ``reports``: model-written story summaries and reports).
 
     Raises:
         UserError: a size below 1, or a bad ``gold`` file (slmgraph.gold.load_gold).
@@ -89,11 +99,13 @@ def workload(gold_docs: int = GOLD_DOCS, on_topic: int = ON_TOPIC, off_topic: in
     from .bench import read_questions
     from .gold import load_gold
 
-    for name, v in (("--gold-docs", gold_docs), ("--questions", on_topic), ("--offtopic", off_topic)):
+    for name, v in (("--gold-docs", gold_docs), ("--questions", on_topic), ("--offtopic", off_topic),
+                    ("--story-summaries", summaries), ("--story-reports", reports)):
         if v < 1:
             raise UserError(f"{name} {v} must be at least 1")
     return Workload(load_gold(Path(gold) if gold else GOLD_SLICE, gold_docs), DULCE,
-                    read_questions(DULCE_QUESTIONS)[:on_topic], read_questions(OFFTOPIC_QUESTIONS)[:off_topic])
+                    read_questions(DULCE_QUESTIONS)[:on_topic], read_questions(OFFTOPIC_QUESTIONS)[:off_topic],
+                    summaries, reports)
 
 
 def forced_settings(base: Settings, claims: bool = True) -> Settings:
@@ -153,10 +165,11 @@ def summary_quality(store) -> dict:
     return _text_quality([(r[0] or "", r[1] or "") for r in rows])
 
 
-def report_quality(store) -> dict:
+def report_quality(store, only: list[int] | None = None) -> dict:
     """:func:`_text_quality` of the reports (summary and findings; not the title) against what they were
     written from: their members' names, the text of the members' text units and the children's reports
-    (not the members' descriptions, which a model may have written without support)."""
+    (not the members' descriptions, which a model may have written without support); ``only``: those
+    community ids (None = all)."""
     con = store.con
     src = {cid: txt or "" for cid, txt in con.execute("""
         SELECT m.community_id, string_agg(e.name, ' ')
@@ -177,6 +190,8 @@ def report_quality(store) -> dict:
             "SELECT community_id, summary, findings FROM community_reports ORDER BY community_id").fetchall():
         parts = [summary or ""] + [f"{f.get('summary', '')}. {f.get('explanation', '')}"
                                    for f in json.loads(findings or "[]") if isinstance(f, dict)]
+        if only is not None and cid not in only:
+            continue
         source = src.get(cid, "") + " " + " ".join(full.get(k) or "" for k in children.get(cid, []))
         pairs.append((" ".join(parts), source))
     return _text_quality(pairs)
@@ -283,12 +298,13 @@ def bound_ratio(model, row: dict) -> float | None:
     return round(row["model_seconds"] / bound, 2) if bound else None
 
 
-def _story_index(model, settings: Settings, db: Path, embedder) -> tuple[dict, dict]:
-    """Index the story into ``db``; ``(run_index result, {stage: wall seconds})``."""
+def _story_index(model, settings: Settings, db: Path, embedder, wl: Workload) -> tuple[dict, dict]:
+    """Index the story into ``db`` (model summaries and reports cut to ``wl``'s);
+    ``(run_index result, {stage: wall seconds})``."""
     from .pipeline import run_index
 
     out = run_index(DULCE, db, settings, progress=False, model=model, say=lambda m: None,
-                    embedder_factory=lambda: embedder)
+                    embedder_factory=lambda: embedder, summary_limit=wl.summaries, report_limit=wl.reports)
     return out, {k: v.get("seconds", 0.0) for k, v in out.items() if isinstance(v, dict)}
 
 
@@ -315,6 +331,7 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
         (the story index: summaries, reports, claims, embeddings), ``answer``, ``help``.
     """
     from .gold import WordTokenizer, run_config
+    from .reports import largest_communities
     from .store import Store, new_run_id
 
     name = "LLM-free" if llm_free else model.name
@@ -345,13 +362,14 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
         # The story's extraction is row 0's (extraction is scored on the gold slice), so summaries, reports
         # and claims are compared on the same graph as the LLM-free route's.
         story = dataclasses.replace(s, extractor="nlp", descriptions="text")
-        out, walls = _story_index(model, story, db, embedder)
+        out, walls = _story_index(model, story, db, embedder, wl)
         cpu["story"], c0 = round(time.process_time() - c0, 1), time.process_time()
         led = ledger_rows(db, [out["run_id"]])
         st = Store(db, read_only=True)
         try:
             stages["summarize"] = {"figures": summary_quality(st), "seconds": walls.get("graph", 0.0)}
-            stages["report"] = {"figures": report_quality(st), "seconds": walls.get("reports", 0.0)}
+            chosen = set(largest_communities(st, wl.reports))
+            stages["report"] = {"figures": report_quality(st, chosen), "seconds": walls.get("reports", 0.0)}
             if not llm_free and claims:
                 stages["claims"] = {"figures": claims_quality(st), "seconds": walls.get("claims", 0.0)}
         finally:
@@ -463,7 +481,8 @@ def run(models: list[str | None], out: str | Path, settings: Settings, say: Call
     result = {"date": policy.today(), "machine": f"{platform.machine()}, {physical_cores()} physical cores",
               "load_average_before": [round(x, 2) for x in os.getloadavg()], "version": policy.policy_version(),
               "workload": {"gold_documents": len(wl.gold_docs), "story": wl.story.name, "on_topic": len(wl.on_topic),
-                           "off_topic": len(wl.off_topic), "p_yes": p_yes, "claims": claims},
+                           "off_topic": len(wl.off_topic), "story_summaries": wl.summaries,
+                           "story_reports": wl.reports, "p_yes": p_yes, "claims": claims},
               "rows": [], "records": []}
     with tempfile.TemporaryDirectory(prefix="slmgraph-bench-free-") as tmp:
         free_db = Path(tmp) / "llm_free.duckdb"
@@ -541,7 +560,9 @@ def render(result: dict) -> str:
             lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     w = result["workload"]
     per_row = ", ".join(f"{r['model']} {sum((r.get('cpu_seconds') or {}).values()):.0f}" for r in result["rows"])
-    lines.append(f"\nWorkload: {w['gold_documents']} Re-DocRED dev documents, {w['story']} with {w['on_topic']} "
+    cut = (f" (model summaries of the {w['story_summaries']} elements with the most descriptions, reports of the "
+           f"{w['story_reports']} largest communities)") if "story_reports" in w else ""
+    lines.append(f"\nWorkload: {w['gold_documents']} Re-DocRED dev documents, {w['story']}{cut} with {w['on_topic']} "
                  f"on-topic and {w['off_topic']} off-topic questions; prompts and sampler {result['version']}; "
                  f"{result['machine']}; load average before {result['load_average_before']}, after "
                  f"{result.get('load_average_after')}; {result.get('seconds')} s in all, "

@@ -483,6 +483,11 @@ def _stage_bench_options(p) -> None:
                    help="also measure the model's P(yes) helpfulness signal against the embedding (slow)")
     p.add_argument("--claims", action="store_true",
                    help="also measure the claims stage (slow; no auto setting depends on it)")
+    p.add_argument("--story-summaries", type=int, default=None,
+                   help="element summaries the model writes on the story: those with the most descriptions "
+                        "(default 8)")
+    p.add_argument("--story-reports", type=int, default=None,
+                   help="community reports the model writes on the story: the largest communities (default 4)")
     p.add_argument("--records", default=None,
                    help="folder of the capability records (default: $SLMGRAPH_RECORDS, else "
                         "~/.local/share/slmgraph/records)")
@@ -490,13 +495,15 @@ def _stage_bench_options(p) -> None:
 
 def _stage_bench(args, models: list, s: Settings, source: str) -> int:
     """Run :func:`slmgraph.calibrate.run` for the bench and calibrate commands; prints the table."""
-    from .calibrate import GOLD_DOCS, OFF_TOPIC, ON_TOPIC, render, run, workload
+    from .calibrate import GOLD_DOCS, OFF_TOPIC, ON_TOPIC, STORY_REPORTS, STORY_SUMMARIES, render, run, workload
 
     if args.records:
         os.environ["SLMGRAPH_RECORDS"] = str(Path(args.records).expanduser())
     wl = workload(GOLD_DOCS if args.gold_docs is None else args.gold_docs,
                   ON_TOPIC if args.on_topic is None else args.on_topic,
-                  OFF_TOPIC if args.off_topic is None else args.off_topic, args.gold)
+                  OFF_TOPIC if args.off_topic is None else args.off_topic, args.gold,
+                  STORY_SUMMARIES if args.story_summaries is None else args.story_summaries,
+                  STORY_REPORTS if args.story_reports is None else args.story_reports)
     res = run(models, args.out, s, say=_say(args.json), wl=wl, p_yes=args.p_yes, claims=args.claims,
               source=source)
     print(json.dumps(res, indent=2) if args.json else render(res) + "\nwrote " + ", ".join(res["files"])
@@ -530,7 +537,8 @@ def cmd_bench(args) -> int:
         s.n_threads, s.threads_explicit = args.threads, True
     if args.corpus is None and args.questions is None and args.offtopic is None:
         return _stage_bench(args, models, s, "bench")
-    for flag, v in (("--on-topic", args.on_topic), ("--off-topic", args.off_topic), ("--p-yes", args.p_yes or None)):
+    for flag, v in (("--on-topic", args.on_topic), ("--off-topic", args.off_topic), ("--p-yes", args.p_yes or None),
+                    ("--story-summaries", args.story_summaries), ("--story-reports", args.story_reports)):
         if v is not None:  # no silent no-op: the corpus bench answers every question of its files
             raise UserError(f"{flag} belongs to the stage bench, which --corpus, --questions and --offtopic replace "
                             "by the corpus bench: drop one or the other")

@@ -249,7 +249,7 @@ def overlap_repeats(con, edge_units: dict, forms: dict[str, set[str]]) -> Counte
 
 def build_graph(store: Store, count_tokens, max_description_tokens: int, *, settings: Settings | None = None,
                 embed: Callable[[list[str]], np.ndarray] | None = None, client: ModelClient | None = None,
-                prompts: Prompts | None = None, progress: bool = False) -> GraphResult:
+                prompts: Prompts | None = None, progress: bool = False, summary_limit: int | None = None) -> GraphResult:
     """Rebuild ``entities``, ``relationships``, their provenance and ``merge_log`` from the mention tables.
 
     Entity resolution (:func:`slmgraph.resolve.resolve_entities`) maps the
@@ -274,6 +274,9 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
         client, prompts: the model client and prompt files for element
             summaries; without them descriptions are joined.
         progress: show a tqdm bar over the element summaries.
+        summary_limit: with the model summarizing, only the ``summary_limit`` elements with the most
+            distinct descriptions (ties: entities by id, then relationships by endpoints) get a model call
+            (the stage bench's cap), the others a joined description; None = all.
 
     Returns:
         :class:`GraphResult`.
@@ -369,6 +372,10 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
         todo += [(k, f"the relationship between {display[k[0]]} and {display[k[1]]}", [display[k[0]], display[k[1]]],
                   e["descs"]) for k, e in sorted(edges.items())
                  if not (set(k) & concept_keys) and len(distinct_descriptions(e["descs"])) > 1]
+        if summary_limit is not None:
+            ranked = sorted(range(len(todo)), key=lambda i: -len(distinct_descriptions(todo[i][3])))
+            keep = set(ranked[:summary_limit])
+            todo = [t for i, t in enumerate(todo) if i in keep]
         if todo:
             summarizer = Summarizer(client, prompts, max_description_tokens)
             calls0, hits0 = client.calls, client.cache_hits

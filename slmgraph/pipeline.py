@@ -109,7 +109,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
               progress: bool = True, model=None, embedder_factory: Callable | None = None,
               say: Callable[[str], None] = print, model_factory: Callable | None = None,
               wait: float = 0.0,
-              sources: dict[str, str] | None = None) -> dict:
+              sources: dict[str, str] | None = None, summary_limit: int | None = None,
+              report_limit: int | None = None) -> dict:
     """Index ``input_path`` into the DuckDB file ``db_path`` (created if new).
 
     Re-running on the same input is incremental: unchanged text units keep
@@ -132,6 +133,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         wait: seconds to wait while another process holds the index (0 = refuse at once).
         sources: ``{setting: "flag --x" | "file PATH" | "default" | ...}`` (slmgraph.settings_file.resolve);
             recorded with the values in ``meta`` key ``settings_sources`` for ``stats``.
+        summary_limit, report_limit: model-written summaries and reports only for that many elements /
+            largest communities (``build_graph``, ``run_reports``; the stage bench's caps, not recorded in
+            the index's settings); None = all.
 
     Returns:
         dict of per-stage figures: ``run_id`` and one dict per stage run (with its ``seconds``);
@@ -277,7 +281,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             return out
         g = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens,
                                                settings=settings, embed=lambda texts: get_embedder().encode(texts),
-                                               client=client, prompts=prompts, progress=progress), "entities")
+                                               client=client, prompts=prompts, progress=progress,
+                                               summary_limit=summary_limit), "entities")
         merged = ", ".join(f"{k} {v}" for k, v in g.merges.items() if v) or "none"
         summ = (f"{g.summarized} element summaries by the model ({g.summary_calls} model calls, "
                 f"{g.summary_cache_hits} from cache, {g.summaries_rejected} ungrounded ones joined instead)"
@@ -299,7 +304,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             say(f"reports: skipped (--no-reports){removed}: answer global questions with --method lazy")
         else:
             rep = stage("reports", lambda: run_reports(store, client, prompts, settings, progress,
-                                                       model_factory=model_factory, say=say), "reports")
+                                                       model_factory=model_factory, say=say, limit=report_limit),
+                        "reports")
             store.set_meta("reports", "written")
             say(f"reports: {rep.reports} written ({rep.model_calls} model calls, {rep.cache_hits} from cache, "
                 f"{rep.single} single-entity), {rep.carried} carried down")

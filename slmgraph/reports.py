@@ -678,8 +678,26 @@ class ReportsResult:
     budget_scale: float = 1.0
 
 
+def largest_communities(store: Store, limit: int | None) -> list[int]:
+    """Ids of the communities a model would write a report for (not carried; two or more members, or one
+    with a relationship to itself), the ``limit`` largest by member count (ties: lower id first), in that
+    order; ``limit`` None = all of them."""
+    con = store.con
+    members: dict[int, int] = dict(con.execute(
+        "SELECT community_id, count(*) FROM community_members GROUP BY 1").fetchall())
+    looped = {cid for (cid,) in con.execute("""
+        SELECT DISTINCT m.community_id FROM community_members m JOIN relationships r
+        ON r.source_id = m.entity_id AND r.target_id = m.entity_id""").fetchall()}
+    ids = [cid for (cid,) in con.execute(
+        "SELECT community_id FROM communities WHERE carried_from IS NULL ORDER BY community_id").fetchall()
+        if members.get(cid, 0) > 1 or cid in looped]
+    ids.sort(key=lambda c: -members[c])
+    return ids if limit is None else ids[:limit]
+
+
 def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, progress: bool = True,
-                model_factory: Callable | None = None, say: Callable[[str], None] | None = None) -> ReportsResult:
+                model_factory: Callable | None = None, say: Callable[[str], None] | None = None,
+                limit: int | None = None) -> ReportsResult:
     """Write a report for every community, level by level from the deepest, and store them.
 
     The communities of one level are independent (a parent reads only its
@@ -699,6 +717,8 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     Args:
         model_factory: ``threads -> Model`` for worker processes (tests); None
             = each worker loads ``client.model.path``.
+        limit: with a model writing, only the ``limit`` largest communities get a model call
+            (:func:`largest_communities`; the stage bench's cap), the others a data report; None = all.
         say: ``str -> None`` for the thread-plan note and warnings.
 
     Returns:
@@ -771,6 +791,13 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     call_ids = [c.community_id for c in written
                 if len(members.get(c.community_id, [])) > 1 or set(members.get(c.community_id, [])) & looped] \
         if by_model else []
+    data_ids: set[int] = set()  # communities past ``limit``: a data report instead of a model call
+    if by_model and limit is not None:
+        chosen = set(largest_communities(store, limit))
+        data_ids = {c for c in call_ids if c not in chosen}
+        call_ids = [c for c in call_ids if c in chosen]
+    data_common = lowercase_words(r[0] for r in con.execute("SELECT text FROM text_units").fetchall()) \
+        if data_ids else common
     n_calls = len(call_ids)
     inner = {c.community_id: inner_rels(members.get(c.community_id, [])) for c in comms}
     corpus_tokens = int(con.execute("SELECT coalesce(sum(n_tokens), 0) FROM documents").fetchone()[0])
@@ -840,11 +867,11 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
             e_rows = [ents[e] for e in mem]
             r_rows = inner[cid]
             c_rows = [c for e in mem for c in claims_of.get(e, [])]
-            if not by_model:
+            if not by_model or cid in data_ids:
                 t = topics.get(cid)
                 cover = coverage_sentence(t.doc_ids, doc_titles, len(doc_titles)) if t is not None else ""
-                commit(without_orders(data_report(cid, level, e_rows, r_rows, c_rows, max_size, common, t, cover,
-                                                  concept_set), e_rows))
+                commit(without_orders(data_report(cid, level, e_rows, r_rows, c_rows, max_size, data_common, t,
+                                                  cover, concept_set), e_rows))
                 stats["single"] += len(mem) == 1 and not r_rows
                 done(cid)
                 continue
