@@ -1142,6 +1142,7 @@ _GGML_CONT = 5
 _log_callback = None  # keeps the ctypes callback alive while llama.cpp holds it
 _log_last_shown = False
 _log_held: list[str] | None = None  # lines held back by held_log(), else None (printed)
+_log_interrupted = False  # a Ctrl-C arrived inside the log callback, where it cannot be raised
 
 
 def keep_log_line(level: int, text: str, verbose: bool) -> bool:
@@ -1161,13 +1162,22 @@ def held_log():
     """Within the block, the llama.cpp log lines :func:`keep_log_line` keeps are appended to the
     yielded list instead of being printed (the caller decides: a model load that fails with a
     reason of ours drops them, e.g. the two lines about a context window too large to allocate).
-    Needs :func:`install_log_filter`; blocks nest (the innermost holds)."""
-    global _log_held
+    Needs :func:`install_log_filter`; blocks nest (the innermost holds).
+
+    Raises:
+        KeyboardInterrupt: at the end of the block, when a Ctrl-C arrived while llama.cpp was logging in it
+            (a callback cannot raise into llama.cpp, so the callback records it instead).
+    """
+    global _log_held, _log_interrupted
     outer, _log_held = _log_held, []
+    _log_interrupted = False
     try:
         yield _log_held
     finally:
         _log_held = outer
+        if _log_interrupted:
+            _log_interrupted = False
+            raise KeyboardInterrupt
 
 
 def install_log_filter() -> None:
@@ -1187,12 +1197,16 @@ def install_log_filter() -> None:
 
     @llama_cpp.llama_log_callback
     def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        line = text.decode("utf-8", errors="replace")
-        if keep_log_line(level, line, lib_logger.level <= logging.DEBUG and lib_logger.level != logging.NOTSET):
-            if _log_held is not None:
-                _log_held.append(line)
-            else:
-                print(line, end="", flush=True, file=sys.stderr)
+        try:
+            line = text.decode("utf-8", errors="replace")
+            if keep_log_line(level, line, lib_logger.level <= logging.DEBUG and lib_logger.level != logging.NOTSET):
+                if _log_held is not None:
+                    _log_held.append(line)
+                else:
+                    print(line, end="", flush=True, file=sys.stderr)
+        except KeyboardInterrupt:  # ctypes would print and drop it: held_log() raises it when the load ends
+            global _log_interrupted
+            _log_interrupted = True
 
     _log_callback = callback
     llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))

@@ -84,6 +84,29 @@ def test_held_log_lines_are_printed_when_not_held(capfd):
     assert capfd.readouterr().err == "shown error\n"
 
 
+def test_a_ctrl_c_inside_llama_cpps_log_callback_is_raised_when_the_load_ends(monkeypatch, capfd):
+    backend.install_log_filter()
+    if backend._log_callback is None:
+        pytest.skip("llama-cpp-python is not installed")
+    real = backend.keep_log_line
+
+    def ctrl_c(level, text, verbose):  # SIGINT handled while llama.cpp is logging a line of the load
+        if "meta data" in text:
+            raise KeyboardInterrupt
+        return real(level, text, verbose)
+
+    monkeypatch.setattr(backend, "keep_log_line", ctrl_c)
+    after = []
+    with pytest.raises(KeyboardInterrupt):
+        with backend.held_log():  # as LlamaModel holds the lines of its load
+            backend._log_callback(2, b"llama_model_loader: loaded meta data\n", None)
+            after.append("the load went on")
+    assert after == ["the load went on"]  # llama.cpp finishes its call; the interrupt is raised after it
+    assert "Exception ignored" not in capfd.readouterr().err
+    with backend.held_log():  # an interrupt is raised once, not at the next load
+        backend._log_callback(2, b"llama_model_loader: tensors\n", None)
+
+
 @pytest.mark.integration
 def test_the_cli_says_one_line_for_an_n_ctx_the_model_cannot_have(tmp_path):
     (tmp_path / "in").mkdir()
