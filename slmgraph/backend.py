@@ -27,7 +27,9 @@ import hashlib
 import json
 import logging
 import re
+import signal
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -602,7 +604,7 @@ class LlamaModel:
         install_log_filter()
         # llama.cpp's lines about a failed load are held back: the failure is reported as one line of ours.
         too_large = None
-        with held_log() as held:
+        with deferred_interrupt(), held_log() as held:
             failure = None
             # A window past the default is checked against the trained one before it is allocated: llama.cpp
             # allocates the whole KV cache at load, so a huge --n-ctx would get the process killed (out of memory).
@@ -1142,7 +1144,6 @@ _GGML_CONT = 5
 _log_callback = None  # keeps the ctypes callback alive while llama.cpp holds it
 _log_last_shown = False
 _log_held: list[str] | None = None  # lines held back by held_log(), else None (printed)
-_log_interrupted = False  # a Ctrl-C arrived inside the log callback, where it cannot be raised
 
 
 def keep_log_line(level: int, text: str, verbose: bool) -> bool:
@@ -1162,21 +1163,34 @@ def held_log():
     """Within the block, the llama.cpp log lines :func:`keep_log_line` keeps are appended to the
     yielded list instead of being printed (the caller decides: a model load that fails with a
     reason of ours drops them, e.g. the two lines about a context window too large to allocate).
-    Needs :func:`install_log_filter`; blocks nest (the innermost holds).
-
-    Raises:
-        KeyboardInterrupt: at the end of the block, when a Ctrl-C arrived while llama.cpp was logging in it
-            (a callback cannot raise into llama.cpp, so the callback records it instead).
-    """
-    global _log_held, _log_interrupted
+    Needs :func:`install_log_filter`; blocks nest (the innermost holds)."""
+    global _log_held
     outer, _log_held = _log_held, []
-    _log_interrupted = False
     try:
         yield _log_held
     finally:
         _log_held = outer
-        if _log_interrupted:
-            _log_interrupted = False
+
+
+@contextmanager
+def deferred_interrupt():
+    """Within the block (a model load), a Ctrl-C is recorded and raised as KeyboardInterrupt when it ends.
+
+    Python runs its SIGINT handler at the next Python line, which during a load is llama.cpp's log
+    callback: raised there, ctypes prints the KeyboardInterrupt and drops it, and the run goes on. Only in
+    the main thread and over Python's default handler (a handler of the caller's is left alone).
+    """
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    arrived = []
+    signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if arrived:
             raise KeyboardInterrupt
 
 
@@ -1197,16 +1211,12 @@ def install_log_filter() -> None:
 
     @llama_cpp.llama_log_callback
     def callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        try:
-            line = text.decode("utf-8", errors="replace")
-            if keep_log_line(level, line, lib_logger.level <= logging.DEBUG and lib_logger.level != logging.NOTSET):
-                if _log_held is not None:
-                    _log_held.append(line)
-                else:
-                    print(line, end="", flush=True, file=sys.stderr)
-        except KeyboardInterrupt:  # ctypes would print and drop it: held_log() raises it when the load ends
-            global _log_interrupted
-            _log_interrupted = True
+        line = text.decode("utf-8", errors="replace")
+        if keep_log_line(level, line, lib_logger.level <= logging.DEBUG and lib_logger.level != logging.NOTSET):
+            if _log_held is not None:
+                _log_held.append(line)
+            else:
+                print(line, end="", flush=True, file=sys.stderr)
 
     _log_callback = callback
     llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
