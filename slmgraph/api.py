@@ -26,6 +26,7 @@ present), which overrides the defaults.
 
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 from typing import Callable
 
@@ -204,6 +205,21 @@ def question_too_long(n_q: int, n_ctx: int, n_ctx_train: int) -> str:
 METHODS = ("global", "local", "basic", "ts", "drift", "lazy", "auto")
 
 
+def as_level(level) -> int | None:
+    """``level`` as an int: None stays None, an int or an int-like string (``"1"``) is converted.
+
+    Raises:
+        UserError: anything else (a bool, a float, ``"one"``), with the value.
+    """
+    if level is None:
+        return None
+    if isinstance(level, str) and level.strip().lstrip("+-").isdigit():
+        return int(level)
+    if isinstance(level, numbers.Integral) and not isinstance(level, bool):
+        return int(level)
+    raise UserError(f"level must be an integer, got {level!r}")
+
+
 class Index:
     """An open slmgraph index; use :func:`open`. A context manager (closes the file on exit).
 
@@ -274,11 +290,17 @@ class Index:
             self._client = ModelClient(self._model, self.store, new_run_id())
         return self._client, self._prompts
 
-    def check_level(self, level: int | None) -> None:
-        """Raise UserError when ``level`` (None = the default) is not a community level of the index."""
+    def check_level(self, level: int | str | None) -> int | None:
+        """``level`` as an int (None = the default); an int-like string such as ``"1"`` is accepted.
+
+        Raises:
+            UserError: ``level`` is not an integer, or not a community level of the index.
+        """
+        level = as_level(level)
         if level is not None and level not in self.levels():
             raise UserError(f"level {level} is not in index {self.path}: its levels are "
                             f"{', '.join(map(str, self.levels())) or 'none'}")
+        return level
 
     def check_question(self, question: str, method: str = "global", level: int | None = None) -> None:
         """Every check a question passes before the model loads: not empty, a known ``method``, a ``level``
@@ -287,6 +309,8 @@ class Index:
         Raises:
             UserError: one line naming the value and the remedy.
         """
+        if not isinstance(question, str):
+            raise UserError(f"the question is not text ({type(question).__name__}): pass a question string")
         if not question.strip():
             raise UserError("the question is empty: pass a question in quotes")
         if method not in METHODS:
@@ -325,6 +349,7 @@ class Index:
             UserError: empty or overlong question, unknown method, a level the index does not have, an index
                 built without reports for global or drift search, missing model.
         """
+        level = as_level(level)
         self.check_question(question, method, level)
         new_model = self._client is None
         client, prompts = self._client_for_query()
@@ -385,7 +410,7 @@ class Index:
         Raises:
             UserError: a level the index does not have.
         """
-        self.check_level(level)
+        level = self.check_level(level)
         df = self._frame("community_reports")
         return df if level is None else df[df["level"] == level].reset_index(drop=True)
 
@@ -489,7 +514,7 @@ class Index:
         """Community reports of ``level`` with coverage (:func:`slmgraph.search.browse.reports`)."""
         from .search import browse
 
-        self.check_level(level)
+        level = self.check_level(level)
         return browse.reports(self.store, level)
 
     def report(self, community_id: int) -> dict:

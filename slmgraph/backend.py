@@ -27,7 +27,9 @@ import hashlib
 import json
 import logging
 import re
+import signal
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -602,7 +604,7 @@ class LlamaModel:
         install_log_filter()
         # llama.cpp's lines about a failed load are held back: the failure is reported as one line of ours.
         too_large = None
-        with held_log() as held:
+        with deferred_interrupt(), held_log() as held:
             failure = None
             # A window past the default is checked against the trained one before it is allocated: llama.cpp
             # allocates the whole KV cache at load, so a huge --n-ctx would get the process killed (out of memory).
@@ -1168,6 +1170,28 @@ def held_log():
         yield _log_held
     finally:
         _log_held = outer
+
+
+@contextmanager
+def deferred_interrupt():
+    """Within the block (a model load), a Ctrl-C is recorded and raised as KeyboardInterrupt when it ends.
+
+    Python runs its SIGINT handler at the next Python line, which during a load is llama.cpp's log
+    callback: raised there, ctypes prints the KeyboardInterrupt and drops it, and the run goes on. Only in
+    the main thread and over Python's default handler (a handler of the caller's is left alone).
+    """
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    arrived = []
+    signal.signal(signal.SIGINT, lambda signum, frame: arrived.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if arrived:
+            raise KeyboardInterrupt
 
 
 def install_log_filter() -> None:

@@ -833,16 +833,27 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 0
     except KeyboardInterrupt:
-        _close_bars()
-        if args.command == "serve":
-            print("\nslmgraph serve: stopped.", file=sys.stderr)
-            return 0
-        if args.command in ("index", "demo"):
-            print("\nslmgraph: interrupted. Finished work is saved in the index; run the same command again to "
-                  "resume.", file=sys.stderr)
-        else:
-            print("\nslmgraph: interrupted.", file=sys.stderr)
-        return 130
+        return _interrupted(args.command)
+    except Exception as exc:
+        from .store import is_interrupt
+
+        if not is_interrupt(exc):
+            raise
+        return _interrupted(args.command)
+
+
+def _interrupted(command: str) -> int:
+    """Print the one line of a Ctrl-C (KeyboardInterrupt, or DuckDB's form of it) and return its exit status."""
+    _close_bars()
+    if command == "serve":
+        print("\nslmgraph serve: stopped.", file=sys.stderr)
+        return 0
+    if command in ("index", "demo"):
+        print("\nslmgraph: interrupted. Finished work is saved in the index; run the same command again to "
+              "resume.", file=sys.stderr)
+    else:
+        print("\nslmgraph: interrupted.", file=sys.stderr)
+    return 130
 
 
 if __name__ == "__main__":

@@ -238,6 +238,8 @@ CREATE TABLE IF NOT EXISTS stage_runs (
     created_at TIMESTAMP DEFAULT current_timestamp
 );
 """
+#: The tables :data:`DDL` creates: a file holding only these, all empty, is an interrupted creation.
+OWN_TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", DDL))
 
 # --- Row types: one per table the stages read back, fields named and ordered as the columns above.
 # A row read with :func:`rows` from a SELECT of some columns has None in the others.
@@ -394,8 +396,9 @@ class Store:
     """
 
     def __init__(self, path: str | Path, create: bool = False, read_only: bool = False, wait: float = 0.0,
-                 on_wait: Callable[[str], None] | None = None):
+                 on_wait: Callable[[str], None] | None = None, allow_unmade: bool = False):
         self.path = Path(path)
+        self.unmade = False  #: read-only and ``allow_unmade``: the file has no index yet (closed at once)
         self._pending_file = None
         self._pending_lost: str | None = None  #: why rows of a read-only store could not be kept aside
         self._old_cache: bool | None = None
@@ -451,10 +454,15 @@ class Store:
         self._failed = False
         self._closed = False
         try:
-            if is_new:
-                self.con.execute(DDL)
-                self.set_meta("app", APP_ID)
-                self.set_meta("schema_version", SCHEMA_VERSION)
+            if is_new or self._unmade():
+                if self.read_only:
+                    self.con.close()
+                    if allow_unmade:
+                        self.unmade = True
+                        return
+                    raise UserError(f"index {self.path} has no slmgraph tables yet (its creation was interrupted): "
+                                    f"run 'slmgraph index INPUT --db {self.path}' to create it")
+                self._create()
             else:
                 self._check_app()
                 if not read_only:
@@ -463,6 +471,30 @@ class Store:
                     self.merge_pending()
         except duckdb.Error as exc:
             raise self.storage_error(exc) from None
+
+    def _create(self) -> None:
+        """Write the schema and the ``meta`` keys that make the file an index, in one transaction: a
+        creation interrupted (Ctrl-C) leaves a file without tables, which :meth:`_unmade` recognises."""
+        try:
+            with self.transaction():
+                self.con.execute(DDL)
+                self.set_meta("app", APP_ID)
+                self.set_meta("schema_version", SCHEMA_VERSION)
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt) or is_interrupt(exc):
+                self.con.close()
+            raise
+
+    def _unmade(self) -> bool:
+        """True when the file holds no table but empty ones named as ours and no ``meta`` rows: a DuckDB
+        file whose creation by slmgraph was interrupted (an older version wrote the schema table by table),
+        or an empty one. A file with any other table, or any row, is not ours to initialise."""
+        tables = self.con.execute(
+            "SELECT table_schema, table_name FROM information_schema.tables WHERE table_catalog = current_database()"
+        ).fetchall()
+        if any(schema != "main" or name not in OWN_TABLES for schema, name in tables):
+            return False
+        return all(self.con.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] == 0 for _, name in tables)
 
     # --- rows of read-only processes, kept aside -----------------------
     def _pending_write(self, kind: str, row: list) -> None:
@@ -547,7 +579,9 @@ class Store:
             if p.parent and not p.parent.exists():
                 raise UserError(f"folder {p.parent} for --db does not exist: create it or pick another path")
             return None, 0
-        st = Store(p, read_only=True, wait=wait, on_wait=on_wait)
+        st = Store(p, read_only=True, wait=wait, on_wait=on_wait, allow_unmade=True)
+        if st.unmade:
+            return None, 0
         try:
             root = st.get_meta("input_root")
             return root, st.count("documents") if st.has_table("documents") else 0
@@ -710,6 +744,8 @@ class Store:
         other database error (a value DuckDB refused) names itself as a fault of slmgraph, not of the disk.
         Marks the store as failed so that :meth:`close` does not raise a second error.
         """
+        if is_interrupt(exc):  # a Ctrl-C during a statement, not a failed write
+            raise KeyboardInterrupt from exc
         self._failed = True
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         for prefix in ("FATAL Error: ", "TransactionContext Error: ", "IO Error: ", "Failed to commit: ",
@@ -809,6 +845,13 @@ class Store:
                 err = self.storage_error(exc)
         if err is not None:
             raise err
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """True when ``exc`` is DuckDB's form of a Ctrl-C: the ``RuntimeError("Query interrupted")`` its Python
+    client raises when SIGINT arrives during a statement, or ``duckdb.InterruptException``."""
+    return isinstance(exc, duckdb.InterruptException) or (
+        type(exc) is RuntimeError and str(exc).startswith("Query interrupted"))
 
 
 def is_storage_failure(exc: BaseException) -> bool:

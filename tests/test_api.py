@@ -54,6 +54,23 @@ def test_api_mistakes_raise_user_errors(index_db, tmp_path, corpus):
             ix.query("  ")
 
 
+def test_question_not_text_and_level_as_string(index_db):
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        with pytest.raises(UserError, match="question is not text .*pass a question string"):
+            ix.query(None)
+        with pytest.raises(UserError, match="question is not text"):
+            ix.query(b"themes?")
+        a = ix.query("What are the main themes?", level="0")
+        assert a.level == 0
+        assert len(ix.reports(level="0")) and ix.browse_reports(level="0")
+        with pytest.raises(UserError, match="level must be an integer, got 'one'"):
+            ix.query("themes?", level="one")
+        with pytest.raises(UserError, match="level must be an integer, got 1.5"):
+            ix.query("themes?", level=1.5)
+        with pytest.raises(UserError, match="level 9 is not in index"):
+            ix.query("themes?", level="9")
+
+
 def test_keyword_arguments_override_the_settings_file(tmp_path, corpus):
     cfg = tmp_path / "s.toml"
     cfg.write_text("chunk_size = 300\nseed = 7\n")

@@ -4,6 +4,8 @@ cannot have, threads claimed only before a model call."""
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -82,6 +84,29 @@ def test_held_log_lines_are_printed_when_not_held(capfd):
     backend._log_callback(3, b"shown error\n", None)
     assert held == ["held error\n"]
     assert capfd.readouterr().err == "shown error\n"
+
+
+def test_a_ctrl_c_during_the_load_is_raised_when_it_ends_not_dropped_in_the_log_callback(tmp_path, monkeypatch,
+                                                                                          capfd):
+    backend.install_log_filter()
+    if backend._log_callback is None:
+        pytest.skip("llama-cpp-python is not installed")
+    went_on = []
+
+    def load(cls, llama_cpp, **kw):  # Ctrl-C while llama.cpp loads and logs (the log callback is Python)
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(3):
+            backend._log_callback(2, b"llama_model_loader: loaded meta data\n", None)
+        went_on.append(True)
+        raise ValueError("Failed to load model from file")
+
+    monkeypatch.setattr(backend._LlamaAdapter, "load", classmethod(load))
+    monkeypatch.setattr(backend, "_trained_window", lambda llama_cpp, path: None)
+    with pytest.raises(KeyboardInterrupt):
+        backend.LlamaModel(_gguf(tmp_path), n_ctx=4096)
+    assert went_on  # llama.cpp's call finishes, then the interrupt is raised
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert "Exception ignored" not in capfd.readouterr().err
 
 
 @pytest.mark.integration
