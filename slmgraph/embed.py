@@ -532,10 +532,11 @@ class EmbedAhead:
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
-    def stop(self) -> int:
-        """End the thread after its current batch and wait for it; returns the number of texts encoded."""
+    def stop(self, timeout: float | None = None) -> int:
+        """End the thread after its current batch and wait for it, up to ``timeout`` seconds (None: no limit;
+        the thread is a daemon, so one still running dies with the process); returns the texts encoded."""
         self._stop.set()
-        self._thread.join()
+        self._thread.join(timeout)
         return len(self.memo)
 
     def wrap(self, embedder) -> "MemoEncoder":

@@ -38,6 +38,10 @@ log = logging.getLogger("slmgraph")
 ROUTE_OF_STAGE = {"extract": "descriptions", "graph": "summaries", "reports": "reports"}
 
 
+#: Seconds an interrupted run waits for the embed-ahead thread before it leaves it to die with the process.
+EMBED_AHEAD_GRACE_S = 2.0
+
+
 def start_embed_ahead(store: Store, settings: Settings, model, get_embedder):
     """A started :class:`slmgraph.embed.EmbedAhead` for the text units without a vector, or None.
 
@@ -246,9 +250,14 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         try:
             ex = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
                                                              model_factory=model_factory, say=say), "extracted")
-        finally:
+        except BaseException:
+            # Unwinding (a Ctrl-C, a failure): never wait long for the thread, which may be stuck on an import
+            # lock the interrupted main thread held.
             if ahead is not None:
-                out["embed_ahead"] = {"texts": ahead.stop(), "thread_seconds": round(ahead.seconds, 2)}
+                ahead.stop(timeout=EMBED_AHEAD_GRACE_S)
+            raise
+        if ahead is not None:
+            out["embed_ahead"] = {"texts": ahead.stop(), "thread_seconds": round(ahead.seconds, 2)}
         status = ", ".join(f"{k} {v}" for k, v in sorted(ex.status.items())) or "nothing new"
         grounding = (f"{ex.ungrounded} entities dropped by grounding (names not in their text unit)"
                      if settings.grounding else "grounding off")

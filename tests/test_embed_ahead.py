@@ -110,3 +110,33 @@ def test_an_index_run_embeds_text_units_ahead_and_stores_the_same_vectors(tmp_pa
     ahead_texts = {t for t, th in emb.encoded if th == "slmgraph-embed-ahead"}
     assert {t for t, _ in rows} <= ahead_texts
     assert not any(t in ahead_texts for t, th in emb.encoded if th != "slmgraph-embed-ahead")
+
+
+def test_an_interrupted_extraction_does_not_wait_for_a_stuck_embed_ahead_thread(tmp_path, corpus, monkeypatch):
+    import pytest
+
+    import slmgraph.pipeline as pipeline
+
+    stuck = threading.Event()
+
+    class Stuck(CountingEmbedder):
+        def encode(self, texts, progress=False):
+            if threading.current_thread().name == "slmgraph-embed-ahead":
+                stuck.wait(60)  # as a thread blocked on an import lock the interrupted main thread held
+            return super().encode(texts)
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "run_extraction", interrupted)
+    monkeypatch.setattr(pipeline, "EMBED_AHEAD_GRACE_S", 0.2)
+    s = Settings(extractor="nlp", n_threads=2, reports="none")
+    waited = threading.Timer(20, stuck.set)  # frees the thread if the run waits on it: the test then fails
+    waited.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_index(corpus, tmp_path / "i.duckdb", s, model=FakeModel(), embedder_factory=Stuck, progress=False)
+        assert not stuck.is_set()  # the run gave up on the thread instead of waiting for it
+    finally:
+        stuck.set()
+        waited.cancel()
