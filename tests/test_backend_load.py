@@ -102,10 +102,15 @@ def test_a_ctrl_c_during_the_load_is_raised_when_it_ends_not_dropped_in_the_log_
 
     monkeypatch.setattr(backend._LlamaAdapter, "load", classmethod(load))
     monkeypatch.setattr(backend, "_trained_window", lambda llama_cpp, path: None)
-    with pytest.raises(KeyboardInterrupt):
-        backend.LlamaModel(_gguf(tmp_path), n_ctx=4096)
-    assert went_on  # llama.cpp's call finishes, then the interrupt is raised
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # Python's own Ctrl-C handler, as the CLI has it (an earlier test in the session may have installed another).
+    prev = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            backend.LlamaModel(_gguf(tmp_path), n_ctx=4096)
+        assert went_on  # llama.cpp's call finishes, then the interrupt is raised
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, prev)
     assert "Exception ignored" not in capfd.readouterr().err
 
 
