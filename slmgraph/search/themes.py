@@ -480,18 +480,15 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     return out
 
 
-def _join(items: list[str]) -> str:
-    """"A", "A and B", "A, B and C"."""
+def _join(items: list[str], sep: str = ", ", last: str = " and ") -> str:
+    """"A", "A and B", "A, B and C" (``sep`` between items, ``last`` before the last)."""
     items = [i for i in items if i]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else ""
+    return items[0] if len(items) == 1 else sep.join(items[:-1]) + last + items[-1] if items else ""
 
 
 def _join_topics(items: list[str]) -> str:
     """Like :func:`_join`, but with semicolons when a topic holds commas, so a reader sees where each ends."""
-    items = [i for i in items if i]
-    if not any("," in i for i in items):
-        return _join(items)
-    return items[0] if len(items) == 1 else "; ".join(items[:-1]) + "; and " + items[-1] if items else ""
+    return _join(items, "; ", "; and ") if any("," in i for i in items) else _join(items)
 
 
 def _quoted(topic: str) -> str:
