@@ -17,12 +17,12 @@ get a "before"):
     line ("(Laughter"); each kind also counted alone;
   - ``names_1`` / ``names_2``: names at least 1 / 2 of its report's entities
     (whole words, case ignored);
-  - ``q_term``: holds a content word of the question (slmgraph.names.content_words,
+  - ``q_term``: holds a content word of the question (slmgraph.names.forms.content_words,
     compared on their first 5 letters);
   - ``q_cos``: all-MiniLM cosine with the question (mean);
   - ``redundancy``: per answer, the highest cosine between two of its quoted
     sentences (mean over answers; lower = less repetition), and answers with a
-    repeated sentence or looped phrase (slmgraph.search.extractive.has_repetition);
+    repeated sentence or looped phrase (slmgraph.query.extractive.has_repetition);
   - ``label_in_text``: share of bullets whose label shares a content word with
     the bullet's text.
 
@@ -42,7 +42,7 @@ get a "before"):
   the share of its content words found in the points (grounding), its cosine
   with the question against the points' mean, and the seconds it costs.
 
-All other runs replace :func:`slmgraph.search.extractive.synthesize` by a
+All other runs replace :func:`slmgraph.query.extractive.synthesize` by a
 function that returns no sentence (the points are the same either way, and
 the 135M model's call costs most of a query's seconds).
 
@@ -147,17 +147,17 @@ def main() -> int:
     args = ap.parse_args()
 
     import slmgraph
-    import slmgraph.search.extractive as ex
-    from slmgraph.backend import load_model
-    from slmgraph.client import ModelClient
-    from slmgraph.config import Settings
-    from slmgraph.embed import Embedder
-    from slmgraph.names import content_words
-    from slmgraph.text import sentences
-    from slmgraph.prompting import Prompts
-    from slmgraph.search import basic_search as bs_mod, global_search as gs_mod, local_search as ls_mod
-    from slmgraph.search import drift_search as dr_mod, lazy_search as lz_mod
-    from slmgraph.store import Store
+    import slmgraph.query.extractive as ex
+    from slmgraph.model.backend import load_model
+    from slmgraph.model.client import ModelClient
+    from slmgraph.config.settings import Settings
+    from slmgraph.indexing.stages.embed import Embedder
+    from slmgraph.names.forms import content_words
+    from slmgraph.text.prose import sentences
+    from slmgraph.config.prompting import Prompts
+    from slmgraph.query.engines import basic_search as bs_mod, global_search as gs_mod, local_search as ls_mod
+    from slmgraph.query.engines import drift_search as dr_mod, lazy_search as lz_mod
+    from slmgraph.store.db import Store
 
     real_synthesize = ex.synthesize
 

@@ -18,7 +18,7 @@ import platform
 import time
 from pathlib import Path
 
-from slmgraph.config import physical_cores
+from slmgraph.config.settings import physical_cores
 
 #: ``benchmarks/results/``: where every benchmark writes its ``<name>.md`` and ``<name>.json``.
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.store.db import Store
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 

@@ -62,24 +62,24 @@ def wrap(mod, name, label):
     if hasattr(obj, "cache_clear"):
         f.cache_clear = obj.cache_clear
     setattr(m, name, f)
-import slmgraph.cli
+import slmgraph.cli.main
 T["cli_imported"] = time.time()
-wrap("slmgraph.store", "Store", "store")
-wrap("slmgraph.backend", "load_model", "model")
-wrap("slmgraph.embed", "Embedder", "embedder")
-wrap("slmgraph.query_embed", "question_embedder", "embedder")
-wrap("slmgraph.ner", "load_pipeline", "spacy")
+wrap("slmgraph.store.db", "Store", "store")
+wrap("slmgraph.model.backend", "load_model", "model")
+wrap("slmgraph.indexing.stages.embed", "Embedder", "embedder")
+wrap("slmgraph.query.question_embed", "question_embedder", "embedder")
+wrap("slmgraph.indexing.stages.ner", "load_pipeline", "spacy")
 for mod, fn in (("global_search", "global_search"), ("global_search", "text_unit_search"),
                 ("local_search", "local_search"), ("basic_search", "basic_search"),
                 ("drift_search", "drift_search"), ("lazy_search", "lazy_search")):
-    wrap("slmgraph.search." + mod, fn, "engine")
+    wrap("slmgraph.query.answer." + mod, fn, "engine")
 try:
-    rc = slmgraph.cli.main(sys.argv[2:])
+    rc = slmgraph.cli.main.main(sys.argv[2:])
 finally:
     T["done"], T["done_cpu"] = time.time(), time.process_time()
     with open(sys.argv[1], "w") as fh:
         json.dump({"rc": rc if "rc" in dir() else None, "t": T, "modules": sorted(sys.modules),
-                   "slmgraph": slmgraph.cli.__file__}, fh)
+                   "slmgraph": slmgraph.cli.main.__file__}, fh)
 """
 
 

@@ -1,7 +1,7 @@
 """How the concept thresholds cut an index's noun phrases: text units per phrase (document frequency).
 
 Reads an index built with concepts (``concept_mentions``) and prints, for the phrases of its text
-units: how many occur in one text unit only (dropped: fewer than ``slmgraph.concepts.MIN_UNITS``),
+units: how many occur in one text unit only (dropped: fewer than ``slmgraph.indexing.stages.concepts.MIN_UNITS``),
 how many a maximum share of the text units would drop (5, 10, 25, 50 %), the phrases above the
 default share, and how many the budget (``concept_budget``) keeps.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from slmgraph.concepts import MAX_UNIT_SHARE, MIN_UNITS, concept_budget, unit_range
+from slmgraph.indexing.stages.concepts import MAX_UNIT_SHARE, MIN_UNITS, concept_budget, unit_range
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 

@@ -34,7 +34,7 @@ import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 
 def build(corpus: Path, db: Path, concepts: bool, extra: list[str]) -> dict:
     """One default index build; returns its wall seconds and the index's figures."""
-    cmd = [sys.executable, "-m", "slmgraph.cli", "index", str(corpus), "--db", str(db), "--replace", "--quiet"]
+    cmd = [sys.executable, "-m", "slmgraph.cli.main", "index", str(corpus), "--db", str(db), "--replace", "--quiet"]
     cmd += ([] if concepts else ["--no-concepts"]) + extra
     t0 = time.perf_counter()
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -1,5 +1,5 @@
 """A default (LLM-free) index build with and without the text units embedded ahead, on the core LLM-free
-extraction leaves idle (:class:`slmgraph.embed.EmbedAhead`): per-stage wall seconds, the whole build's wall
+extraction leaves idle (:class:`slmgraph.indexing.stages.embed.EmbedAhead`): per-stage wall seconds, the whole build's wall
 and CPU seconds, and the load average, each arm a fresh build in its own process, arms alternated.
 
 Usage:
@@ -22,10 +22,10 @@ import benchkit  # noqa: E402
 
 CHILD = """
 import sys, json, time
-import slmgraph.pipeline as p
+import slmgraph.indexing.pipeline as p
 if sys.argv[1] == "off":
     p.start_embed_ahead = lambda *a, **k: None
-from slmgraph.cli import main
+from slmgraph.cli.main import main
 t = time.perf_counter()
 try:
     code = main(["index", sys.argv[2], "--db", sys.argv[3], "--quiet"])

@@ -37,16 +37,16 @@ import time
 from pathlib import Path
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.store.db import Store
 
 KINDS = ("entity", "text_unit", "report")
 
 
 def items(db: Path) -> dict[str, dict[str, str]]:
     """``kind -> {item_id: embedded text}`` of an index, as the embed stage builds them."""
-    from slmgraph.embed import entity_text
+    from slmgraph.indexing.stages.embed import entity_text
 
     store = Store(db, read_only=True)
     try:
@@ -167,7 +167,7 @@ def main() -> None:
     print(f"[{args.label}] first build: {args.first} files", flush=True)
     first = build(folder, db)
     its1 = items(db)
-    from slmgraph.embed import Embedder
+    from slmgraph.indexing.stages.embed import Embedder
 
     emb = Embedder()
     prof = profile(emb, its1, args.sample) if args.profile else None

@@ -2,9 +2,9 @@
 and agreement with today's vectors (cosine to sentence-transformers on torch fp32).
 
 Options: sentence-transformers on torch fp32 at several batch sizes (texts sorted longest first, as
-:func:`slmgraph.embed.embed_items` does); torch dynamic int8 (``torch.ao.quantization.quantize_dynamic`` on
+:func:`slmgraph.indexing.stages.embed.embed_items` does); torch dynamic int8 (``torch.ao.quantization.quantize_dynamic`` on
 the Linear layers); ONNX Runtime fp32 on a graph exported here from the shipped weights
-(:mod:`slmgraph.embed_onnx`); ONNX Runtime dynamic int8 of that graph. Each option runs ``--rounds`` times,
+(:mod:`slmgraph.indexing.stages.embed_onnx`); ONNX Runtime dynamic int8 of that graph. Each option runs ``--rounds`` times,
 interleaved, and its best round is kept (contention only slows a round down).
 
 The texts: a seeded sample of what the embed stage encodes for an index (``--db``: entities, text units,
@@ -33,7 +33,7 @@ def sample_texts(db: str, n: int, embedder, seed: int = 0) -> list[str]:
     """``n`` texts drawn (seeded) from every item the embed stage encodes for the index ``db``."""
     import duckdb
 
-    from slmgraph.embed import entity_text, further_windows
+    from slmgraph.indexing.stages.embed import entity_text, further_windows
 
     con = duckdb.connect(db, read_only=True)
     ents = [entity_text(a, b, c or "") for a, b, c in con.execute(
@@ -65,8 +65,8 @@ def main() -> None:
 
     import torch
 
-    from slmgraph.embed import Embedder, embed_items, window_keys
-    from slmgraph.embed_onnx import OnnxRunner, export_onnx
+    from slmgraph.indexing.stages.embed import Embedder, embed_items, window_keys
+    from slmgraph.indexing.stages.embed_onnx import OnnxRunner, export_onnx
 
     cond = benchkit.start()
     base = Embedder(threads=args.threads, batch_size=32)

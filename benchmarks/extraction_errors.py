@@ -27,8 +27,8 @@ from pathlib import Path
 from extraction_gold import (DEFAULT_GOLD, GOLD_TYPES, WordTokenizer, config_settings, index_document, load_gold,
                              model_path_of, score_document)
 from slmgraph.errors import UserError
-from slmgraph.names import tolerant_key
-from slmgraph.prompting import Prompts
+from slmgraph.names.forms import tolerant_key
+from slmgraph.config.prompting import Prompts
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     embedder = None
     if s.resolution_threshold is not None:
-        from slmgraph.embed import Embedder
+        from slmgraph.indexing.stages.embed import Embedder
 
         embedder = Embedder(batch_size=s.embed_batch_size, threads=s.n_threads)
     model, prompts = WordTokenizer(), Prompts(s.prompts_dir)

@@ -1,14 +1,14 @@
 """Extraction quality against gold entities and relations (Re-DocRED dev, first 100 documents).
 
 Each document is indexed on its own, in a temporary DuckDB file, through the
-same functions as ``slmgraph index`` -- :func:`slmgraph.ingest.ingest`,
-:func:`slmgraph.extract.run_extraction` and :func:`slmgraph.graph.build_graph`
+same functions as ``slmgraph index`` -- :func:`slmgraph.indexing.stages.ingest.ingest`,
+:func:`slmgraph.indexing.stages.extract.run_extraction` and :func:`slmgraph.indexing.stages.graph.build_graph`
 -- so chunking, candidates, extraction, grounding, gleaning and entity
 resolution are exactly the index's; entities never merge across documents.
 No communities, reports or embeddings of text are made.
 
 Gold (Re-DocRED dev, ``dev_revised.json``'s first 100 documents) and the scoring rules -- strict
-and lenient entities, relationship pairs, type accuracy -- are those of :mod:`slmgraph.gold`, which this
+and lenient entities, relationship pairs, type accuracy -- are those of :mod:`slmgraph.eval.gold`, which this
 script and ``slmgraph bench --gold`` share.
 
 Configurations (``--configs``): ``nlp`` (no model; see :data:`CONFIGS`), and
@@ -39,12 +39,14 @@ import sys
 import time
 from pathlib import Path
 
-from slmgraph.config import Settings
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
 # The gold loader, the scorer and the per-document indexing live in the package (``slmgraph bench --gold``
 # uses them too); re-exported here (``__all__``) for the benchmark's callers (extraction_errors.py) and tests.
-from slmgraph.gold import (GOLD_TYPES, Prediction, WordTokenizer, detokenize, index_document, load_gold,
-                           read_prediction, run_config, score_document)
+from slmgraph.eval.gold import (
+    GOLD_TYPES, Prediction, WordTokenizer, detokenize, index_document, load_gold, read_prediction, run_config,
+    score_document,
+)
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 
@@ -120,7 +122,7 @@ def model_path_of(name: str, override: str | None) -> str | None:
         from slmgraph.models import find_gemma_model
 
         return str(find_gemma_model())
-    from slmgraph.backend import default_model_path
+    from slmgraph.model.backend import default_model_path
 
     return str(default_model_path())
 
@@ -212,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             if mpath is None:
                 model, model_name, chat = WordTokenizer(), None, None
             else:
-                from slmgraph.backend import load_model
+                from slmgraph.model.backend import load_model
 
                 if mpath not in models:
                     models[mpath] = load_model(mpath, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)

@@ -25,13 +25,13 @@ import json
 import statistics
 import time
 
-from slmgraph.config import Settings, physical_cores
-from slmgraph.extract import extraction_schema
-from slmgraph.ingest import Document, make_text_units
-from slmgraph.backend import load_model
-from slmgraph.client import ModelClient
-from slmgraph.names import candidate_names
-from slmgraph.prompting import Prompts
+from slmgraph.config.settings import Settings, physical_cores
+from slmgraph.indexing.stages.extract import extraction_schema
+from slmgraph.indexing.stages.ingest import Document, make_text_units
+from slmgraph.model.backend import load_model
+from slmgraph.model.client import ModelClient
+from slmgraph.names.forms import candidate_names
+from slmgraph.config.prompting import Prompts
 from slmgraph.samples import DULCE
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)

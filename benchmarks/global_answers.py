@@ -6,7 +6,7 @@ questions -- the 10 of the podcast sample's ``global_questions_sample.csv``
 answer -- this script
 
 1. scores every report of ``--level`` (default 0, the paper's C0) for every
-   question with each helpfulness signal of :mod:`slmgraph.search.scoring`:
+   question with each helpfulness signal of :mod:`slmgraph.query.scoring`:
    ``embedding`` (all-MiniLM cosine), ``model`` (the index model's
    calibrated P(yes) via ``ModelClient.choose``; off with ``--no-model-signal``)
    and ``combined`` (the model signal on a seeded sample of ``--model-sample``
@@ -43,7 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-from slmgraph.bench import read_questions
+from slmgraph.eval.bench import read_questions
 from slmgraph.samples import OFFTOPIC_QUESTIONS
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
@@ -56,13 +56,13 @@ OFF_TOPIC = read_questions(OFFTOPIC_QUESTIONS)
 
 
 def load_questions(path: Path) -> list[str]:
-    """The ``question_text`` (or ``question``, else last) column of a CSV (:func:`slmgraph.bench.read_questions`)."""
+    """The ``question_text`` (or ``question``, else last) column of a CSV (:func:`slmgraph.eval.bench.read_questions`)."""
     return read_questions(path, "--questions-file")
 
 
 def auc_and_ranges(best: dict[str, list[float]], n_on: int) -> dict:
     """Per signal: ROC AUC of best-report scores (first ``n_on`` on-topic) and the score ranges."""
-    from slmgraph.search.scoring import roc_auc
+    from slmgraph.query.scoring import roc_auc
 
     out = {}
     for sig, vals in best.items():
@@ -77,12 +77,12 @@ def auc_and_ranges(best: dict[str, list[float]], n_on: int) -> dict:
 def open_index(args) -> tuple:
     """``(settings, store, n_documents, model, client, prompts, embedder)`` for ``--db`` (its own model,
     or ``--model``), the same for every method measured."""
-    from slmgraph.backend import load_model
-    from slmgraph.client import ModelClient
-    from slmgraph.config import Settings
-    from slmgraph.embed import Embedder
-    from slmgraph.prompting import Prompts
-    from slmgraph.store import Store
+    from slmgraph.model.backend import load_model
+    from slmgraph.model.client import ModelClient
+    from slmgraph.config.settings import Settings
+    from slmgraph.indexing.stages.embed import Embedder
+    from slmgraph.config.prompting import Prompts
+    from slmgraph.store.db import Store
 
     s = Settings()
     store = Store(args.db)
@@ -97,10 +97,10 @@ def answer_with(args, methods: list[str], on_topic: list[str], questions: list[s
     """Answer every question with DRIFT and/or lazy search; per question and method: answered or
     no-answer, citations, coverage (documents behind the cited reports and text units), seconds,
     model calls and tokens. Writes ``benchmarks/results/<--out>.md`` and ``.json``."""
-    from slmgraph.config import physical_cores
-    from slmgraph.search import unit_numbers
-    from slmgraph.search.drift_search import drift_search
-    from slmgraph.search.lazy_search import lazy_search
+    from slmgraph.config.settings import physical_cores
+    from slmgraph.query.answer import unit_numbers
+    from slmgraph.query.engines.drift_search import drift_search
+    from slmgraph.query.engines.lazy_search import lazy_search
 
     s, store, n_docs, model, client, prompts, embedder = open_index(args)
     chunk_of = {n: c for c, n in unit_numbers(store).items()}
@@ -198,17 +198,18 @@ def main() -> int:
 
     build_seconds = None
     if args.build:
-        cmd = [sys.executable, "-m", "slmgraph.cli", "index", str(args.corpus), "--db", args.db, "--quiet",
+        cmd = [sys.executable, "-m", "slmgraph.cli.main", "index", str(args.corpus), "--db", args.db, "--quiet",
                "--extractor", args.extractor] + (["--model", args.model] if args.model else [])
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True)
         build_seconds = round(time.perf_counter() - t0, 1)
 
-    from slmgraph.config import physical_cores
-    from slmgraph.reports import load_reports
-    from slmgraph.search.global_search import (answer_mode, global_search, helpfulness_signal, report_block,
-                                               stored_vectors)
-    from slmgraph.search.scoring import score_items
+    from slmgraph.config.settings import physical_cores
+    from slmgraph.indexing.stages.reports import load_reports
+    from slmgraph.query.engines.global_search import (
+        answer_mode, global_search, helpfulness_signal, report_block, stored_vectors,
+    )
+    from slmgraph.query.scoring import score_items
 
     on_topic = load_questions(args.questions_file)
     questions = on_topic + OFF_TOPIC
@@ -225,7 +226,7 @@ def main() -> int:
     vectors = stored_vectors(store, "report", {r["community_id"]: r["full_text"] for r in reports}, embedder)
     import random
 
-    from slmgraph.search.scoring import combine
+    from slmgraph.query.scoring import combine
 
     sample = list(range(len(ids)))
     if args.model_sample and args.model_sample < len(ids):

@@ -72,7 +72,7 @@ def main() -> None:
                     doc.write_text(text, encoding="utf-8")
                 t0 = time.perf_counter()
                 # cwd: the temporary folder, so that -m imports the checkout on PYTHONPATH, not this one
-                out = subprocess.run([sys.executable, "-m", "slmgraph.cli", "index", str(corpus), "--db", str(db)],
+                out = subprocess.run([sys.executable, "-m", "slmgraph.cli.main", "index", str(corpus), "--db", str(db)],
                                      env=env, capture_output=True, text=True, cwd=tmp)
                 dt = time.perf_counter() - t0
                 if out.returncode:

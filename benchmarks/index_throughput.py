@@ -51,18 +51,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from slmgraph.batch import plan_threads
-from slmgraph.bench import ledger, raw_rates, raw_rates_at
-from slmgraph.config import Settings, physical_cores
-from slmgraph.extract import run_extraction
-from slmgraph.ingest import ingest, read_documents
-from slmgraph.backend import LlamaModel, default_model_path, load_model
-from slmgraph.client import ModelClient
-from slmgraph.names import candidate_names
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.stats import content_snapshot
-from slmgraph.store import Store, new_run_id
+from slmgraph.indexing.executors.batch import plan_threads
+from slmgraph.eval.bench import ledger, raw_rates, raw_rates_at
+from slmgraph.config.settings import Settings, physical_cores
+from slmgraph.indexing.stages.extract import run_extraction
+from slmgraph.indexing.stages.ingest import ingest, read_documents
+from slmgraph.model.backend import LlamaModel, default_model_path, load_model
+from slmgraph.model.client import ModelClient
+from slmgraph.names.forms import candidate_names
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.tools.stats import content_snapshot
+from slmgraph.store.db import Store, new_run_id
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 
@@ -72,7 +72,7 @@ RESULTS = benchkit.RESULTS
 
 def _raw_worker(path: str, threads: int, barrier, out) -> None:
     """One process: load the model, wait for the others, time a prompt and a generation
-    (:func:`slmgraph.bench.raw_rates`, the same measurement ``slmgraph bench`` makes)."""
+    (:func:`slmgraph.eval.bench.raw_rates`, the same measurement ``slmgraph bench`` makes)."""
     m = LlamaModel(path, n_ctx=4096, n_threads=threads)
     barrier.wait()
     out.put(raw_rates(m))
@@ -113,7 +113,7 @@ def raw_speed(path: str, workers: int, threads: int) -> tuple[float, float]:
 
 def _shape_worker(path: str, threads: int, shape: tuple[int, int, int], barrier, out) -> None:
     """One process: load the model, wait for the others, time calls of ``shape``
-    (:func:`slmgraph.bench.raw_rates_at`)."""
+    (:func:`slmgraph.eval.bench.raw_rates_at`)."""
     m = LlamaModel(path, n_ctx=max(4096, sum(shape) + 64), n_threads=threads)
     barrier.wait()
     out.put(raw_rates_at(m, *shape))
@@ -302,8 +302,8 @@ def indexed_run(corpus: Path, db: Path, settings: Settings, progress: bool = Tru
     """``slmgraph index CORPUS --db DB`` in this process under a :class:`Probe`.
 
     Returns ``{out, wall_seconds, peak_bytes, db_bytes}`` (``out``: :func:`run_index`'s figures)."""
-    import slmgraph.embed as embed_mod
-    import slmgraph.pipeline as pl
+    import slmgraph.indexing.stages.embed as embed_mod
+    import slmgraph.indexing.pipeline as pl
 
     names = {"ingest": "ingest", "run_extraction": "extract", "run_claims": "claims", "build_graph": "graph",
              "run_communities": "communities", "run_reports": "reports"}
@@ -368,7 +368,7 @@ def stage_table(run: dict, led: dict, rates: dict, corpus_tokens: int) -> dict:
 
 def index_snapshot(db: Path) -> dict:
     """Entities, relationships (by names), communities (member names per level) and reports of an index
-    (:func:`slmgraph.stats.content_snapshot`)."""
+    (:func:`slmgraph.tools.stats.content_snapshot`)."""
     snap = content_snapshot(db)
     return {k: snap[k] for k in ("entities", "relationships", "communities", "reports")}
 
@@ -427,7 +427,7 @@ def run_estimate(corpus: Path, index_flags: list[str]) -> dict:
     import sys
 
     t0 = time.perf_counter()
-    res = subprocess.run([sys.executable, "-m", "slmgraph.cli", "estimate", str(corpus), "--json", *index_flags],
+    res = subprocess.run([sys.executable, "-m", "slmgraph.cli.main", "estimate", str(corpus), "--json", *index_flags],
                          capture_output=True, text=True)
     if res.returncode:
         raise RuntimeError(f"slmgraph estimate failed: {res.stderr[-2000:]}")
@@ -640,8 +640,8 @@ def llm_free_limits(db: Path, out: dict, settings: Settings, wall: float, sample
     stage's limit is its word pieces at that rate). Ratio = stage seconds / limit."""
     import duckdb
 
-    from slmgraph.embed import Embedder, embed_items, window_keys
-    from slmgraph.ner import mask_markup, pipeline_for
+    from slmgraph.indexing.stages.embed import Embedder, embed_items, window_keys
+    from slmgraph.indexing.stages.ner import mask_markup, pipeline_for
 
     con = duckdb.connect(str(db), read_only=True)
     texts = [t for (t,) in con.execute("SELECT text FROM text_units ORDER BY chunk_id").fetchall()]

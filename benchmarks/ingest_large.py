@@ -5,7 +5,7 @@ bytes), then runs, each in its own process so that its peak RSS (``ru_maxrss``) 
 ``PYTHONPATH`` set to each ``--code`` checkout:
 
 1. ``first``: read the folder, cut the file into 600/100-token text units with the bundled model's
-   tokenizer, write them to a new index (``slmgraph.ingest.ingest``, as the pipeline calls it);
+   tokenizer, write them to a new index (``slmgraph.indexing.stages.ingest.ingest``, as the pipeline calls it);
 2. ``resume``: the same again on that index (what a re-run does first after a later stage was interrupted).
 
 Peak RSS includes the tokenizer's model (reported alone as ``model_rss_mb``).
@@ -57,9 +57,9 @@ def generate(path: Path, mb: float, seed: int = 0) -> int:
 
 def child(phase: str, input_dir: str, db: str) -> None:
     """One phase in this process; prints its figures as JSON."""
-    from slmgraph import ingest as ing
-    from slmgraph.backend import LlamaModel, default_model_path
-    from slmgraph.store import Store
+    from slmgraph.indexing.stages import ingest as ing
+    from slmgraph.model.backend import LlamaModel, default_model_path
+    from slmgraph.store.db import Store
 
     model = LlamaModel(default_model_path(), n_ctx=512, n_threads=1)
     model_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -67,7 +67,7 @@ def child(phase: str, input_dir: str, db: str) -> None:
     docs, _ = ing.read_documents(input_dir)
     store = Store(db, create=True)
     kw = {}
-    if "chunking" in inspect.signature(ing.ingest).parameters:  # as slmgraph.pipeline.run_index calls it
+    if "chunking" in inspect.signature(ing.ingest).parameters:  # as slmgraph.indexing.pipeline.run_index calls it
         kw["chunking"] = ing.chunking_key(str(model.fingerprint), 600, 100)
     res = ing.ingest(store, docs, model.tokenize, model.detokenize, 600, 100, **kw)
     store.close()

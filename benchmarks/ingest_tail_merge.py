@@ -3,7 +3,7 @@
 Issue 12: the podcast files are ~640 tokens each, so 600/100 token windows cut
 each into a 600-token unit plus a unit of which 100 tokens are overlap and
 ~40 are new, and nearly half of all extraction calls read those ~40 tokens.
-``slmgraph.ingest`` now cuts units between words and merges a trailing unit
+``slmgraph.indexing.stages.ingest`` now cuts units between words and merges a trailing unit
 that adds fewer than ``TAIL_SHARE`` x chunk size new tokens into the unit
 before it. This script chunks a corpus three ways with the model's own
 tokenizer (no model call, no index):
@@ -30,8 +30,8 @@ import argparse
 import time
 from pathlib import Path
 
-from slmgraph.ingest import TAIL_SHARE, chunk_tokens, make_text_units, read_documents
-from slmgraph.backend import LlamaModel, default_model_path
+from slmgraph.indexing.stages.ingest import TAIL_SHARE, chunk_tokens, make_text_units, read_documents
+from slmgraph.model.backend import LlamaModel, default_model_path
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 

@@ -2,8 +2,8 @@
 
 For an index, prints the shape of the GraphRAG paper's table 1 (Edge et al.
 2024, sec. 4): for each level C0..Cn, TS (map-reduce over all text units),
-SS (basic vector RAG), DRIFT (slmgraph.search.drift_search) and budgeted lazy
-search (slmgraph.search.lazy_search, ``lazy-<budget>``; needs no reports):
+SS (basic vector RAG), DRIFT (slmgraph.query.engines.drift_search) and budgeted lazy
+search (slmgraph.query.engines.lazy_search, ``lazy-<budget>``; needs no reports):
 
 * context units (reports, or text units) and their tokens, and the share of
   TS's tokens (the paper: C0 needed ~2-3 % of TS on its corpora);
@@ -11,7 +11,7 @@ search (slmgraph.search.lazy_search, ``lazy-<budget>``; needs no reports):
   *coverage*: the share of documents behind the answer: documents supporting
   an entity of a cited report (global), of a cited text unit (TS), or of the
   top-k passages (SS). Since issue 9 global and TS answers cite the items
-  that pass the helpfulness selection (slmgraph.search.scoring); before, a
+  that pass the helpfulness selection (slmgraph.query.scoring); before, a
   report counted when the model's map step gave one of its points a
   non-zero score -- figures from before and after are not comparable.
 
@@ -32,8 +32,8 @@ import statistics
 import time
 from pathlib import Path
 
-from slmgraph.config import Settings, physical_cores
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings, physical_cores
+from slmgraph.store.db import Store
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 
@@ -94,15 +94,15 @@ def main() -> None:
         rows.append({"method": f"lazy-{s.lazy_budget}", "units": None, "context_tokens": None, "share_of_ts": None})
 
     if args.run:
-        from slmgraph.embed import Embedder
-        from slmgraph.backend import load_model
-        from slmgraph.client import ModelClient
-        from slmgraph.prompting import Prompts
-        from slmgraph.search.basic_search import basic_search
-        from slmgraph.search import unit_numbers
-        from slmgraph.search.drift_search import drift_search
-        from slmgraph.search.global_search import global_search, text_unit_search
-        from slmgraph.search.lazy_search import lazy_search
+        from slmgraph.indexing.stages.embed import Embedder
+        from slmgraph.model.backend import load_model
+        from slmgraph.model.client import ModelClient
+        from slmgraph.config.prompting import Prompts
+        from slmgraph.query.engines.basic_search import basic_search
+        from slmgraph.query.answer import unit_numbers
+        from slmgraph.query.engines.drift_search import drift_search
+        from slmgraph.query.engines.global_search import global_search, text_unit_search
+        from slmgraph.query.engines.lazy_search import lazy_search
 
         questions = load_questions(args.questions_file, args.questions)
         model = load_model(args.model or store.get_meta("model_path") or None, s.n_ctx, s.n_threads, s.seed)

@@ -22,12 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from slmgraph.backend import load_model
-from slmgraph.client import ModelClient
-from slmgraph.config import Settings
-from slmgraph.prompting import Prompts
-from slmgraph.reports import run_reports
-from slmgraph.store import Store, new_run_id
+from slmgraph.model.backend import load_model
+from slmgraph.model.client import ModelClient
+from slmgraph.config.settings import Settings
+from slmgraph.config.prompting import Prompts
+from slmgraph.indexing.stages.reports import run_reports
+from slmgraph.store.db import Store, new_run_id
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 

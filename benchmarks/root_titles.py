@@ -1,7 +1,7 @@
 """Root-community titles of an index: is any a lone common word ("Momentum", "Stories", "Bye-bye")?
 
 A title is a *lone common word* when it is one word, not an acronym, and either a stop word
-(:data:`slmgraph.names.STOP`), an interjection or a document-part word (:mod:`slmgraph.kinds`), or an
+(:data:`slmgraph.names.forms.STOP`), an interjection or a document-part word (:mod:`slmgraph.names.kinds`), or an
 ordinary word capitalised only because it opens sentences: written in lower case somewhere in the corpus,
 and every occurrence of it capitalised opens a sentence, line or bracket. A one-word name used as a
 name mid-sentence ("Word" in "specific versions of Word", "Fusion" in "design it in Fusion") is a
@@ -23,9 +23,9 @@ import sys
 import time
 from pathlib import Path
 
-from slmgraph.kinds import DOCUMENT_PARTS, INTERJECTIONS
-from slmgraph.names import STOP
-from slmgraph.store import Store
+from slmgraph.names.kinds import DOCUMENT_PARTS, INTERJECTIONS
+from slmgraph.names.forms import STOP
+from slmgraph.store.db import Store
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

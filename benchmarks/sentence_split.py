@@ -1,7 +1,7 @@
-"""Cost of the one sentence splitter (``slmgraph.text.sentences``, pysbd) on a corpus.
+"""Cost of the one sentence splitter (``slmgraph.text.prose.sentences``, pysbd) on a corpus.
 
 Every stage and query engine splits text into sentences through
-``slmgraph.text.sentence_spans`` (pysbd 0.3.4 with English rules). pysbd is a
+``slmgraph.text.prose.sentence_spans`` (pysbd 0.3.4 with English rules). pysbd is a
 rule-based pure-Python segmenter, so its cost is measured here: each document of
 the corpus is split once, cold (the per-text cache cleared), and the figures are
 sentences per second and characters per second, plus the time the same rate
@@ -23,8 +23,8 @@ import statistics
 import time
 from pathlib import Path
 
-from slmgraph import text as text_mod
-from slmgraph.ingest import read_documents
+from slmgraph.text import prose as text_mod
+from slmgraph.indexing.stages.ingest import read_documents
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 
@@ -46,7 +46,7 @@ def main() -> None:
     texts = [d.text for d in docs]
     chars = sum(len(t) for t in texts)
     if a.tokens:
-        from slmgraph.backend import LlamaModel, default_model_path
+        from slmgraph.model.backend import LlamaModel, default_model_path
         model = LlamaModel(default_model_path(), n_ctx=512, n_threads=1)
         tokens, chars_per_token, tok_src = sum(len(model.tokenize(t)) for t in texts), None, model.name
         chars_per_token = chars / tokens

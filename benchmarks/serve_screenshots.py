@@ -38,7 +38,7 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
-    proc = subprocess.Popen([sys.executable, "-m", "slmgraph.cli", "serve", "--db", args.db, "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "slmgraph.cli.main", "serve", "--db", args.db, "--port", "0"],
                             stdout=subprocess.PIPE, text=True, env=env)
     browser = None
     try:

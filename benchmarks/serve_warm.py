@@ -69,7 +69,7 @@ def main() -> None:
     env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     cond = benchkit.start()
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "slmgraph.cli", "serve", "--db", args.db, "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "slmgraph.cli.main", "serve", "--db", args.db, "--port", "0"],
                             stdout=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline()

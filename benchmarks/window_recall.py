@@ -2,7 +2,7 @@
 what the windows cost the embed stage.
 
 all-MiniLM-L6-v2 reads the first 256 word pieces of a text; a text unit is about 600 model tokens, so
-its later sentences were read by no vector. With further windows (``slmgraph.embed.further_windows``)
+its later sentences were read by no vector. With further windows (``slmgraph.indexing.stages.embed.further_windows``)
 every sentence is read whole by some vector and a unit is ranked by its best window.
 
 Corpus: the HotpotQA sample (``gold/hotpotqa_sample``: 20 questions, 10 paragraphs each, 200
@@ -34,11 +34,11 @@ import time
 from pathlib import Path
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
-from slmgraph.backend import load_model
-from slmgraph.config import Settings
-from slmgraph.embed import Embedder, load_vectors, nearest, nearest_units, unit_matrix
-from slmgraph.pipeline import run_index
-from slmgraph.store import Store
+from slmgraph.model.backend import load_model
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.stages.embed import Embedder, load_vectors, nearest, nearest_units, unit_matrix
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.store.db import Store
 
 HOTPOT = benchkit.DATA / "gold" / "hotpotqa_sample" / "hotpotqa_sample20.json"
 KS = (1, 3, 5, 10)

@@ -12,11 +12,11 @@ __all__ = ["index", "open", "Index", "Answer", "settings_for", "UserError"]
 
 def __getattr__(name: str):
     if name in ("index", "open", "Index", "Answer", "settings_for"):
-        from . import api
+        from slmgraph import api
 
         return getattr(api, name)
     if name == "UserError":
-        from .errors import UserError
+        from slmgraph.errors import UserError
 
         return UserError
     raise AttributeError(f"module 'slmgraph' has no attribute {name!r}")

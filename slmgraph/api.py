@@ -1,10 +1,10 @@
 """The Python API: ``slmgraph.index(...)`` and ``slmgraph.open(db)``.
 
 The command line calls the same functions: ``slmgraph index`` runs
-:func:`slmgraph.pipeline.run_index` with settings merged by
+:func:`slmgraph.indexing.pipeline.run_index` with settings merged by
 :func:`settings_for`, ``slmgraph query`` answers through :func:`answer`,
-``slmgraph stats`` reads :func:`slmgraph.stats.collect`, ``slmgraph export``
-writes through :func:`slmgraph.export.export`.
+``slmgraph stats`` reads :func:`slmgraph.tools.stats.collect`, ``slmgraph export``
+writes through :func:`slmgraph.tools.export.export`.
 
 Example (see docs/python-api.md)::
 
@@ -18,7 +18,7 @@ Example (see docs/python-api.md)::
         print(ix.entities().head())          # pandas DataFrames: pip install 'slmgraph[frames]'
         ix.export("out/", format="parquet")
 
-Settings are the fields of :class:`slmgraph.config.Settings` (the keys of the
+Settings are the fields of :class:`slmgraph.config.settings.Settings` (the keys of the
 ``slmgraph.toml`` that ``slmgraph init`` writes), passed as keyword arguments;
 they override a settings file (``config=PATH``, or ``./slmgraph.toml`` when
 present), which overrides the defaults.
@@ -30,9 +30,9 @@ import numbers
 from pathlib import Path
 from typing import Callable
 
-from .config import Settings
-from .errors import UserError
-from .search import Answer
+from slmgraph.config.settings import Settings
+from slmgraph.errors import UserError
+from slmgraph.query.answer import Answer
 
 __all__ = ["Answer", "Index", "answer", "index", "open", "settings_for"]
 
@@ -50,7 +50,7 @@ def settings_for(config: str | Path | None = None, where: str = "slmgraph", **ov
     Raises:
         UserError: unknown setting, bad value, unreadable or invalid settings file.
     """
-    from . import settings_file as sf
+    from slmgraph.config import file as sf
 
     base = Settings()
     for name in [n for n in overrides if n in sf.DEPRECATED]:
@@ -89,7 +89,7 @@ def index(input: str | Path, db: str | Path, *, config: str | Path | None = None
     Raises:
         UserError: bad input, settings, model or ``db`` (nothing already indexed is lost).
     """
-    from .pipeline import run_index
+    from slmgraph.indexing.pipeline import run_index
 
     s, sources = settings_for(config, "slmgraph.index()", **settings)
     return run_index(input, db, s, replace=replace, progress=progress, model=model,
@@ -105,18 +105,18 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
     Args:
         method: ``global`` (map-reduce over the reports of ``level``, default 0), ``local``, ``basic``,
             ``ts`` (map-reduce over text units), ``drift`` (report primer and local-search follow-ups,
-            :mod:`slmgraph.search.drift_search`), ``lazy`` (budgeted relevance tests of text units, no
-            reports needed, :mod:`slmgraph.search.lazy_search`) or ``auto`` (global -- lazy on an index
+            :mod:`slmgraph.query.engines.drift_search`), ``lazy`` (budgeted relevance tests of text units, no
+            reports needed, :mod:`slmgraph.query.engines.lazy_search`) or ``auto`` (global -- lazy on an index
             built with ``--no-reports`` -- or local by the question's wording, reported to
             ``on_route(method, reason)`` and in ``details["route"]``).
         embedder_factory: ``() -> Embedder`` (every method embeds the question); None = the bundled one, run
-            without torch (:func:`slmgraph.query_embed.question_embedder`).
+            without torch (:func:`slmgraph.query.question_embed.question_embedder`).
 
     Returns:
-        :class:`slmgraph.search.Answer`: ``text``, ``citations``, ``context``, ``prompt_tokens``,
+        :class:`slmgraph.query.answer.Answer`: ``text``, ``citations``, ``context``, ``prompt_tokens``,
         ``completion_tokens``, ``seconds``, ``model_calls``, ``details``; ``points`` and
         ``cited_documents`` name the document of every citation, and the text names them too
-        (:func:`slmgraph.search.documents.attach_documents`).
+        (:func:`slmgraph.query.documents.attach_documents`).
 
     Raises:
         UserError: empty question, unknown method or level, missing embeddings.
@@ -127,49 +127,49 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
         raise UserError(f"method {method!r} is not one of {', '.join(METHODS)}")
     route_reason = None
     if method == "auto":
-        from .search.route import route
+        from slmgraph.query.route import route
 
         method, route_reason = route(question, prompts, reports=store.get_meta("reports") != "skipped")
         if on_route:
             on_route(method, route_reason)
     # Every method embeds the question: global and TS for the helpfulness score
-    # (slmgraph.search.scoring), local and basic to find the nearest items.
+    # (slmgraph.query.scoring), local and basic to find the nearest items.
     if embedder_factory is None:
-        from .query_embed import question_embedder
+        from slmgraph.query.question_embed import question_embedder
 
         emb = question_embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
     else:
         emb = embedder_factory()
     if method == "global":
-        from .search.global_search import global_search
+        from slmgraph.query.engines.global_search import global_search
 
         ans = global_search(store, client, prompts, settings, question, level=0 if level is None else level,
                             dynamic=dynamic, progress=progress, on_text=on_text, embedder=emb)
     elif method == "ts":
-        from .search.global_search import text_unit_search
+        from slmgraph.query.engines.global_search import text_unit_search
 
         ans = text_unit_search(store, client, prompts, settings, question, progress=progress, on_text=on_text,
                                embedder=emb)
     else:
         if method == "local":
-            from .search.local_search import local_search
+            from slmgraph.query.engines.local_search import local_search
 
             ans = local_search(store, client, prompts, settings, question, emb, level=level, on_text=on_text)
         elif method == "drift":
-            from .search.drift_search import drift_search
+            from slmgraph.query.engines.drift_search import drift_search
 
             ans = drift_search(store, client, prompts, settings, question, emb, on_text=on_text)
         elif method == "lazy":
-            from .search.lazy_search import lazy_search
+            from slmgraph.query.engines.lazy_search import lazy_search
 
             ans = lazy_search(store, client, prompts, settings, question, emb, on_text=on_text)
         else:
-            from .search.basic_search import basic_search
+            from slmgraph.query.engines.basic_search import basic_search
 
             ans = basic_search(store, client, prompts, settings, question, emb, on_text=on_text)
     if route_reason:
         ans.details["route"] = {"chose": method, "because": route_reason}
-    from .search.documents import attach_documents
+    from slmgraph.query.documents import attach_documents
 
     attach_documents(store, ans)
     return ans
@@ -247,7 +247,7 @@ class Index:
         self._open()
 
     def _open(self) -> None:
-        from .store import Store
+        from slmgraph.store.db import Store
 
         self.store = Store(self.path, read_only=self._read_only, wait=self._wait, on_wait=self._on_wait)
         try:
@@ -273,10 +273,10 @@ class Index:
         return [r[0] for r in self.store.con.execute("SELECT DISTINCT level FROM communities ORDER BY 1").fetchall()]
 
     def _client_for_query(self):
-        from .backend import load_model
-        from .client import ModelClient
-        from .prompting import Prompts
-        from .store import new_run_id
+        from slmgraph.model.backend import load_model
+        from slmgraph.model.client import ModelClient
+        from slmgraph.config.prompting import Prompts
+        from slmgraph.store.db import new_run_id
 
         if self._client is None:
             self._prompts = Prompts(self.settings.prompts_dir)
@@ -325,7 +325,7 @@ class Index:
             if self._embedder_factory is not None:
                 self._embedder = self._embedder_factory()
             else:
-                from .query_embed import question_embedder
+                from slmgraph.query.question_embed import question_embedder
 
                 self._embedder = question_embedder(threads=self.settings.n_threads)
         return self._embedder
@@ -342,7 +342,7 @@ class Index:
             on_note: the one-line notice of what the model's size turned on or off, when the model loads.
 
         Returns:
-            :class:`slmgraph.search.Answer` (``text``, ``citations``, ``context``, ``prompt_tokens``,
+            :class:`slmgraph.query.answer.Answer` (``text``, ``citations``, ``context``, ``prompt_tokens``,
             ``completion_tokens``, ``seconds``, ``points`` with their sources and documents, ...).
 
         Raises:
@@ -357,7 +357,7 @@ class Index:
         if n_q > max_question_tokens(self.settings.n_ctx):
             raise UserError(question_too_long(n_q, self.settings.n_ctx, getattr(self._model, "n_ctx_train", 0)))
         if new_model and on_note:
-            from .policy import notice
+            from slmgraph.model.policy import notice
 
             note = notice(self.settings, self._model)
             if note:
@@ -367,25 +367,25 @@ class Index:
                       on_route=on_route)
 
     def stats(self) -> dict:
-        """The figures ``slmgraph stats --json`` prints (:func:`slmgraph.stats.collect`)."""
-        from .stats import collect
+        """The figures ``slmgraph stats --json`` prints (:func:`slmgraph.tools.stats.collect`)."""
+        from slmgraph.tools.stats import collect
 
         return collect(self.store)
 
     def export(self, out: str | Path, format: str = "parquet") -> list[Path]:
         """Write the index as ``graphml``, ``parquet`` or ``csv`` into folder ``out``
-        (:func:`slmgraph.export.export`); returns the files written."""
-        from .export import export
+        (:func:`slmgraph.tools.export.export`); returns the files written."""
+        from slmgraph.tools.export import export
 
         return export(self.store, out, format)
 
-    # Tables as pandas DataFrames, shaped like graphrag's output tables (slmgraph.export.TABLES).
+    # Tables as pandas DataFrames, shaped like graphrag's output tables (slmgraph.tools.export.TABLES).
     def _frame(self, table: str):
         import importlib.util
 
         if importlib.util.find_spec("pandas") is None:  # DuckDB's .df() needs it
             raise UserError("the DataFrame methods need pandas: pip install 'slmgraph[frames]'")
-        from .export import table_queries
+        from slmgraph.tools.export import table_queries
 
         return self.store.con.execute(table_queries(self.store)[table]).df()
 
@@ -435,7 +435,7 @@ class Index:
             texts: a string or an iterable of strings.
 
         Returns:
-            :func:`slmgraph.pipeline.run_index`'s per-stage figures, plus ``inserted`` (the files written;
+            :func:`slmgraph.indexing.pipeline.run_index`'s per-stage figures, plus ``inserted`` (the files written;
             a text already inserted is written once).
 
         Raises:
@@ -445,7 +445,7 @@ class Index:
         import hashlib
         import json
 
-        from .pipeline import run_index
+        from slmgraph.indexing.pipeline import run_index
 
         texts = [texts] if isinstance(texts, str) else list(texts)
         if not texts or any(not isinstance(t, str) or not t.strip() for t in texts):
@@ -490,74 +490,74 @@ class Index:
             s.model_path = self.store.get_meta("model_path") or None
         return s
 
-    # Browsing (slmgraph.search.browse): plain dicts and lists, as `slmgraph serve` returns them as JSON.
+    # Browsing (slmgraph.query.browse): plain dicts and lists, as `slmgraph serve` returns them as JSON.
     def browse_entities(self, query: str = "", limit: int = 50) -> list[dict]:
-        """Entities whose name contains ``query``, best connected first (:func:`slmgraph.search.browse.entities`)."""
-        from .search import browse
+        """Entities whose name contains ``query``, best connected first (:func:`slmgraph.query.browse.entities`)."""
+        from slmgraph.query import browse
 
         return browse.entities(self.store, query, limit)
 
     def entity(self, key: int | str) -> dict:
         """One entity by id or name: type, description, mentions with passages, communities, neighbourhood
-        (:func:`slmgraph.search.browse.entity`). Raises UserError for an unknown entity."""
-        from .search import browse
+        (:func:`slmgraph.query.browse.entity`). Raises UserError for an unknown entity."""
+        from slmgraph.query import browse
 
         return browse.entity(self.store, key)
 
     def neighbours(self, key: int | str, limit: int = 30) -> dict:
-        """``{nodes, edges}``: an entity and its strongest neighbours (:func:`slmgraph.search.browse.neighbours`)."""
-        from .search import browse
+        """``{nodes, edges}``: an entity and its strongest neighbours (:func:`slmgraph.query.browse.neighbours`)."""
+        from slmgraph.query import browse
 
         return browse.neighbours(self.store, key, limit)
 
     def browse_reports(self, level: int = 0) -> list[dict]:
-        """Community reports of ``level`` with coverage (:func:`slmgraph.search.browse.reports`)."""
-        from .search import browse
+        """Community reports of ``level`` with coverage (:func:`slmgraph.query.browse.reports`)."""
+        from slmgraph.query import browse
 
         level = self.check_level(level)
         return browse.reports(self.store, level)
 
     def report(self, community_id: int) -> dict:
-        """One community's report and member entities (:func:`slmgraph.search.browse.report`)."""
-        from .search import browse
+        """One community's report and member entities (:func:`slmgraph.query.browse.report`)."""
+        from slmgraph.query import browse
 
         return browse.report(self.store, community_id)
 
     def report_titles(self, ids) -> dict[int, str]:
         """``{community id: its report's title}`` for the given ids (unknown ones left out)."""
-        from .search import browse
+        from slmgraph.query import browse
 
         return browse.report_titles(self.store, ids)
 
     def browse_documents(self) -> list[dict]:
-        """The indexed documents, path order (:func:`slmgraph.search.browse.documents`)."""
-        from .search import browse
+        """The indexed documents, path order (:func:`slmgraph.query.browse.documents`)."""
+        from slmgraph.query import browse
 
         return browse.documents(self.store)
 
     def document(self, doc_id: str) -> dict:
-        """One document with its text units (:func:`slmgraph.search.browse.document`)."""
-        from .search import browse
+        """One document with its text units (:func:`slmgraph.query.browse.document`)."""
+        from slmgraph.query import browse
 
         return browse.document(self.store, doc_id)
 
     def text_unit(self, number: int, support: str | None = None) -> dict:
         """Text unit ``number`` (as answers cite it) with its document, title and position, the sentences
-        supporting ``support`` located (:func:`slmgraph.search.browse.text_unit`)."""
-        from .search import browse
+        supporting ``support`` located (:func:`slmgraph.query.browse.text_unit`)."""
+        from slmgraph.query import browse
 
         return browse.text_unit(self.store, number, support)
 
     def unit_documents(self, numbers) -> dict[int, dict]:
         """``{text-unit number: its document's doc_id, title, path and the unit's position}``."""
-        from .search import browse
+        from slmgraph.query import browse
 
         return browse.unit_documents(self.store, numbers)
 
     def citation(self, kind: str, cid: int, support: str = "") -> dict:
         """What an answer's citation points at and the passage supporting ``support``
-        (:func:`slmgraph.search.browse.citation`)."""
-        from .search import browse
+        (:func:`slmgraph.query.browse.citation`)."""
+        from slmgraph.query import browse
 
         return browse.citation(self.store, kind, cid, support)
 
@@ -573,7 +573,7 @@ def open(db: str | Path, *, config: str | Path | None = None, model=None, embedd
         embedder_factory: ``() -> Embedder`` for local/basic search (tests pass a fake).
         read_only: open the file read-only (the default), so other readers (queries, ``slmgraph serve``) may
             hold it too; the query ledger rows are kept aside and merged by the next writer
-            (:class:`slmgraph.store.Store`). :meth:`Index.insert` writes with the file closed here.
+            (:class:`slmgraph.store.db.Store`). :meth:`Index.insert` writes with the file closed here.
         wait: seconds to wait while another process writes ``db`` (0: refuse at once).
         settings: :class:`Settings` fields for queries, e.g. ``local_context_tokens=2000``.
 

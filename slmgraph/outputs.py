@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import UserError
+from slmgraph.errors import UserError
 
 
 def output_folder(path: str | Path, flag: str = "--out") -> Path:

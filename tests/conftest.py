@@ -1,6 +1,6 @@
 """Shared test fixtures: a scripted fake model and a fake embedder.
 
-The fake model has the same methods as :class:`slmgraph.backend.LlamaModel`
+The fake model has the same methods as :class:`slmgraph.model.backend.LlamaModel`
 (tokenize, detokenize, render, prompt_tokens, complete) with a word-level
 tokenizer that round-trips text exactly, and answers each stage from a
 script: a function ``(system, user, schema) -> str``. The default script
@@ -49,8 +49,8 @@ _spec = importlib.util.find_spec("slmgraph")
 if _spec is not None and _spec.origin and Path(_spec.origin).resolve().is_relative_to(_ROOT):
     sys.meta_path.insert(0, _ThisCheckoutFinder)
 
-from slmgraph.client import Choice, Generation, Prompt  # noqa: E402
-from slmgraph.store import EntityRow, RelationshipRow  # noqa: E402
+from slmgraph.model.client import Choice, Generation, Prompt
+from slmgraph.store.db import EntityRow, RelationshipRow
 
 _TOKEN = re.compile(r"\S+\s*|\s+")
 
@@ -221,7 +221,7 @@ def default_script(system: str, user: str, schema: dict | None) -> str:
     if stage == "choice":
         return schema["choices"][-1]  # "N": nothing was missed
     if stage == "extract" and schema["properties"]["entities"]["type"] == "array":  # free names
-        from slmgraph.names import candidate_names
+        from slmgraph.names.forms import candidate_names
 
         text = user.split("Text:\n", 1)[-1].rsplit("\nOutput:", 1)[0].strip('"\n')
         names = candidate_names(text)
@@ -371,7 +371,7 @@ def _own_records(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def fake_cli(monkeypatch):
     """``slmgraph index`` with the scripted fake model and embedder instead of the GGUF."""
-    import slmgraph.pipeline as pipeline
+    import slmgraph.indexing.pipeline as pipeline
 
     real = pipeline.run_index
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
 
 
 STORY_B = ("Alice Smith founded Acme Corporation in Paris. Acme Corporation builds robots for Bob Jones.\n\n"

@@ -7,14 +7,15 @@ import numpy as np
 import pytest
 from conftest import FakeEmbedder, FakeModel, ent_rows, rel_rows
 
-from slmgraph.backend import Choice
-from slmgraph.client import ModelClient
-from slmgraph.prompting import Prompts
-from slmgraph.reports import data_report, lowercase_words, title_entities
-from slmgraph.search.extractive import (Point, grounded_synthesis, has_repetition, near_duplicate, render_points,
-                                        report_points, sentence_points, synthesize)
-from slmgraph.search.scoring import (YES_NO, Scored, combine, default_signal, p_yes, roc_auc, score_items,
-                                     select)
+from slmgraph.model.backend import Choice
+from slmgraph.model.client import ModelClient
+from slmgraph.config.prompting import Prompts
+from slmgraph.indexing.stages.reports import data_report, lowercase_words, title_entities
+from slmgraph.query.extractive import (
+    Point, grounded_synthesis, has_repetition, near_duplicate, render_points, report_points, sentence_points,
+    synthesize,
+)
+from slmgraph.query.scoring import YES_NO, Scored, combine, default_signal, p_yes, roc_auc, score_items, select
 
 
 class DesignedEmbedder:
@@ -216,7 +217,7 @@ def test_points_do_not_restate_each_other_mmr():
 
 
 def test_sentence_kinds_and_quotable():
-    from slmgraph.search.extractive import quotable, sentence_kinds
+    from slmgraph.query.extractive import quotable, sentence_kinds
 
     assert sentence_kinds("KEVIN SCOTT: When did you start thinking about AI?") == ["question"]
     assert "fragment" in sentence_kinds('"Hayes, Mercer, this is not philosophy hour.')
@@ -282,9 +283,9 @@ def test_data_report_title_is_a_noun_phrase_of_top_entities_never_a_file_name():
 def test_small_models_build_reports_from_the_data_and_embed_them(tmp_path, corpus):
     from conftest import FakeEmbedder, stage_of
 
-    from slmgraph.config import Settings
-    from slmgraph.pipeline import run_index
-    from slmgraph.store import Store
+    from slmgraph.config.settings import Settings
+    from slmgraph.indexing.pipeline import run_index
+    from slmgraph.store.db import Store
 
     model = FakeModel()
     db = tmp_path / "d.duckdb"
@@ -301,7 +302,7 @@ def test_small_models_build_reports_from_the_data_and_embed_them(tmp_path, corpu
 
 
 def test_the_index_floor_drops_to_the_off_topic_probes_plus_a_margin_but_never_rises():
-    from slmgraph.search.scoring import index_floor
+    from slmgraph.query.scoring import index_floor
 
     emb = DesignedEmbedder({"probe": [1.0, 0.0, 0.0], "a": _unit(0.093), "b": _unit(0.05),
                             "hot": _unit(0.4)})

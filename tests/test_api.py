@@ -5,7 +5,7 @@ from conftest import FakeEmbedder, FakeModel
 
 import slmgraph
 from slmgraph.errors import UserError
-from slmgraph.search import Answer
+from slmgraph.query.answer import Answer
 
 
 @pytest.fixture
@@ -86,17 +86,17 @@ def test_readme_python_example_runs_with_the_fake_model(tmp_path, corpus, monkey
     from pathlib import Path
 
     import slmgraph.api
-    import slmgraph.embed
-    import slmgraph.pipeline
+    import slmgraph.indexing.stages.embed
+    import slmgraph.indexing.pipeline
 
     text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     code = re.search(r"## Python API.*?```python\n(.+?)\n```", text, re.S).group(1)
-    monkeypatch.setattr(slmgraph.pipeline, "load_model", lambda *a, **k: FakeModel())
-    monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
-    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
-    import slmgraph.backend
+    monkeypatch.setattr(slmgraph.indexing.pipeline, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr(slmgraph.indexing.stages.embed, "Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query.question_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    import slmgraph.model.backend
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", lambda *a, **k: FakeModel())
     (tmp_path / "notes").symlink_to(corpus, target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})
@@ -152,7 +152,7 @@ def test_the_api_refuses_what_the_cli_refuses_before_any_model_call(index_db):
 
 def test_the_cli_query_goes_through_the_api(index_db, capsys, monkeypatch):
     from slmgraph.api import Index
-    from slmgraph.cli import main
+    from slmgraph.cli.main import main
 
     seen = []
     real = Index.check_question
@@ -162,8 +162,8 @@ def test_the_cli_query_goes_through_the_api(index_db, capsys, monkeypatch):
         return real(self, question, method, level)
 
     monkeypatch.setattr(Index, "check_question", spy)
-    monkeypatch.setattr("slmgraph.backend.load_model", lambda *a, **k: FakeModel())
-    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.model.backend.load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.query.question_embed.question_embedder", lambda *a, **k: FakeEmbedder())
     assert main(["query", "--db", str(index_db), "--method", "basic", "--quiet", "Who founded Acme?"]) == 0
     assert main(["query", "--db", str(index_db), "--level", "9", "themes?"]) == 2
     assert seen == [("basic", None), ("global", 9)]

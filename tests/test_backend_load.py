@@ -1,4 +1,4 @@
-"""slmgraph.backend's model load: llama.cpp's own lines kept off the terminal, one-line errors for a window the model
+"""slmgraph.model.backend's model load: llama.cpp's own lines kept off the terminal, one-line errors for a window the model
 cannot have, threads claimed only before a model call."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from stories import STORY_B
 
-import slmgraph.backend as backend
-import slmgraph.threads as threads
-from slmgraph.backend import keep_log_line as keep
+import slmgraph.model.backend as backend
+import slmgraph.model.threads as threads
+from slmgraph.model.backend import keep_log_line as keep
 from slmgraph.errors import UserError
 
 
@@ -128,7 +128,7 @@ def test_the_cli_says_one_line_for_an_n_ctx_the_model_cannot_have(tmp_path):
 
 @pytest.mark.integration
 def test_a_normal_load_prints_nothing_from_llama_cpp():
-    code = ("from slmgraph.backend import LlamaModel, default_model_path\n"
+    code = ("from slmgraph.model.backend import LlamaModel, default_model_path\n"
             "m = LlamaModel(default_model_path(), n_ctx=2048, n_threads=1)\n"
             "m.complete(*m.prompt_tokens(m.render('Say hi.', 'Hi')), schema=None, max_tokens=4)\n")
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300).stderr
@@ -172,8 +172,8 @@ def test_loading_the_base_gemma_model_prints_no_llama_cpp_line():
         path = find_gemma_model()
     except Exception as exc:  # noqa: BLE001 - the bench extra is not installed
         pytest.skip(f"Gemma 3 270M not installed ({exc})")
-    code = ("from slmgraph.backend import install_log_filter; install_log_filter()\n"
-            "from slmgraph.backend import LlamaModel\n"
+    code = ("from slmgraph.model.backend import install_log_filter; install_log_filter()\n"
+            "from slmgraph.model.backend import LlamaModel\n"
             f"LlamaModel({str(path)!r}, n_ctx=512, n_threads=1)\n")
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300).stderr
     assert "llama_" not in err and "SWA" not in err, err

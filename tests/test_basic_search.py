@@ -2,17 +2,17 @@
 
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.client import ModelClient
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.store import Store
+from slmgraph.model.client import ModelClient
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.store.db import Store
 
 
 def test_a_basic_answer_does_not_leak_passage_labels(tmp_path, corpus):
     from conftest import default_script, stage_of
 
-    from slmgraph.search.basic_search import basic_search
+    from slmgraph.query.engines.basic_search import basic_search
 
     db = tmp_path / "x.duckdb"
     run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),

@@ -3,11 +3,11 @@
 import pytest
 from conftest import FakeEmbedder, FakeModel, fake_model_factory
 
-from slmgraph.batch import BufferedLedger, plan_threads
-from slmgraph.config import Settings
+from slmgraph.indexing.executors.batch import BufferedLedger, plan_threads
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.pipeline import run_index
-from slmgraph.store import Store
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.store.db import Store
 
 
 def test_default_plan_never_oversubscribes():
@@ -141,7 +141,7 @@ def test_reports_in_worker_processes_equal_the_serial_reports(tmp_path):
 def test_ray_executor_without_ray_is_one_line_naming_the_extra(tmp_path, corpus, monkeypatch, capsys):
     import sys
 
-    from slmgraph.cli import main
+    from slmgraph.cli.main import main
 
     monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed: import raises ImportError
     db = tmp_path / "x.duckdb"

@@ -1,4 +1,4 @@
-"""slmgraph bench's quality figures: the shared gold scorer (slmgraph.gold), the helpfulness AUC on a
+"""slmgraph bench's quality figures: the shared gold scorer (slmgraph.eval.gold), the helpfulness AUC on a
 question set, question files, and one-line errors for bad --gold / question files (fake model)."""
 
 import json
@@ -6,10 +6,10 @@ import json
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph import bench
-from slmgraph.cli import main
-from slmgraph.gold import Counts, Prediction, load_gold, score_document
-from slmgraph.search.scoring import roc_auc
+from slmgraph.eval import bench
+from slmgraph.cli.main import main
+from slmgraph.eval.gold import Counts, Prediction, load_gold, score_document
+from slmgraph.query.scoring import roc_auc
 
 TINY_GOLD = [{
     "title": "Tiny",
@@ -66,8 +66,8 @@ def test_read_questions_from_text_and_csv(tmp_path):
 
 
 def test_bundled_offtopic_questions_are_not_the_floor_probes():
-    from slmgraph.prompting import Prompts
-    from slmgraph.search.scoring import probe_questions
+    from slmgraph.config.prompting import Prompts
+    from slmgraph.query.scoring import probe_questions
 
     probes = set(probe_questions(Prompts()))
     assert probes and not probes & set(bench.read_questions(bench.OFFTOPIC_QUESTIONS))
@@ -95,9 +95,9 @@ def _script(yes_for: tuple[str, ...]):
 
 @pytest.mark.parametrize("yes_for, auc", [(("Acme", "Berlin"), 1.0), (("orchid", "salmon"), 0.0)])
 def test_answer_quality_measures_the_models_p_yes_auc_and_answers(tmp_path, corpus, yes_for, auc):
-    from slmgraph.config import Settings
-    from slmgraph.pipeline import run_index
-    from slmgraph.store import Store
+    from slmgraph.config.settings import Settings
+    from slmgraph.indexing.pipeline import run_index
+    from slmgraph.store.db import Store
 
     db = tmp_path / "i.duckdb"
     run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
@@ -123,11 +123,11 @@ def test_answer_quality_measures_the_models_p_yes_auc_and_answers(tmp_path, corp
 
 @pytest.fixture
 def fake_everything(monkeypatch):
-    import slmgraph.backend
+    import slmgraph.model.backend
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
-    monkeypatch.setattr("slmgraph.embed.Embedder", lambda *a, **k: FakeEmbedder())
-    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.indexing.stages.embed.Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query.question_embed.question_embedder", lambda *a, **k: FakeEmbedder())
 
 
 def test_bench_with_gold_and_questions_reports_both_per_model(tmp_path, corpus, capsys, fake_everything):
@@ -157,12 +157,12 @@ def test_bench_with_gold_and_questions_reports_both_per_model(tmp_path, corpus, 
 ])
 def test_bad_gold_file_is_a_one_line_error_naming_it_before_any_model_loads(tmp_path, capsys, monkeypatch,
                                                                             content, what):
-    import slmgraph.backend
+    import slmgraph.model.backend
 
     def no_load(*a, **k):
         raise AssertionError("a model was loaded before the gold file was checked")
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", no_load)
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", no_load)
     gold = tmp_path / "bad gold.json"
     if content is not None:
         gold.write_text(content, encoding="utf-8")

@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 from conftest import FakeEmbedder, FakeModel, stage_of
 
-from slmgraph import calibrate
-from slmgraph.cli import main
-from slmgraph.config import Settings
+from slmgraph.eval import calibrate
+from slmgraph.cli.main import main
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.pipeline import run_index
-from slmgraph.reports import largest_communities
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.indexing.stages.reports import largest_communities
 from slmgraph.samples import DULCE
-from slmgraph.store import Store
+from slmgraph.store.db import Store
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,19 @@
-"""The NER candidate pass (slmgraph.ner): types, masking, edges, budgets, languages, and the names of issue 13."""
+"""The NER candidate pass (slmgraph.indexing.stages.ner): types, masking, edges, budgets, languages, and the names of issue 13."""
 
 from collections import Counter
 
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.config import Settings
-from slmgraph.extract import extract_nlp, extraction_warnings
-from slmgraph.ner import NER_TYPES, find_candidates, map_label, mask_markup, pipeline_for, text_language
-from slmgraph.names import normalize_name
-from slmgraph.pipeline import run_index
-from slmgraph.resolve import resolve_entities
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.stages.extract import extract_nlp, extraction_warnings
+from slmgraph.indexing.stages.ner import (
+    NER_TYPES, find_candidates, map_label, mask_markup, pipeline_for, text_language,
+)
+from slmgraph.names.forms import normalize_name
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.indexing.stages.resolve import resolve_entities
+from slmgraph.store.db import Store
 
 TYPES = Settings().entity_types
 
@@ -154,7 +156,7 @@ def test_a_unit_with_60_names_ranks_records_and_warns_once(tmp_path):
     assert cp.candidates[0].name == "Anna Berg"  # most mentions first
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "people.txt").write_text(text, encoding="utf-8")
-    from slmgraph.stats import collect
+    from slmgraph.tools.stats import collect
 
     for budget, left_out in ((20, 40), (None, 0)):  # None: the LLM-free route's default budget (60)
         notes = []
@@ -235,7 +237,7 @@ def test_demo_alex_mercer_is_one_person(tmp_path):
 
 
 def test_no_pipeline_falls_back_with_one_warning(monkeypatch):
-    import slmgraph.ner as ner
+    import slmgraph.indexing.stages.ner as ner
 
     monkeypatch.setattr(ner, "installed_pipeline", lambda: None)
     pipe, warning = ner.pipeline_for("auto")
@@ -256,9 +258,9 @@ def test_model_choices_keep_type_and_relate_by_probability(tmp_path, nlp):
             return [0.2, 0.8]                                            # no pair is related
         return [1.0 if o == "organization" else 0.1 for o in options]    # every type: organization
 
-    from slmgraph.extract import extract_choices
-    from slmgraph.client import ModelClient
-    from slmgraph.prompting import Prompts
+    from slmgraph.indexing.stages.extract import extract_choices
+    from slmgraph.model.client import ModelClient
+    from slmgraph.config.prompting import Prompts
 
     model = FakeModel(choice_script=script)
     client = ModelClient(model, None, "r")
@@ -272,7 +274,7 @@ def test_model_choices_keep_type_and_relate_by_probability(tmp_path, nlp):
 
 
 def test_estimate_of_the_llm_free_default_route_makes_no_extraction_call(corpus):
-    from slmgraph.estimate import estimate
+    from slmgraph.tools.estimate import estimate
 
     est = estimate(corpus, Settings(min_community_size=2, workers=1), FakeModel(), sample=2, progress=False,
                    embedder_factory=FakeEmbedder, say=lambda m: None)
@@ -280,8 +282,8 @@ def test_estimate_of_the_llm_free_default_route_makes_no_extraction_call(corpus)
 
 
 def test_structure_headings_are_not_entities_and_headings_describe_nothing():
-    from slmgraph.extract import cooccurrence, says_more
-    from slmgraph.ner import STRUCTURE_HEADING
+    from slmgraph.indexing.stages.extract import cooccurrence, says_more
+    from slmgraph.indexing.stages.ner import STRUCTURE_HEADING
 
     for h in ("Chapter 3", "CHAPTER IV", "Part II", "Section 4.2", "Episode 52", "Kapitel 2"):
         assert STRUCTURE_HEADING.match(h), h
@@ -355,7 +357,7 @@ def test_offices_acronyms_of_formats_and_sentence_adverbs_are_not_names(nlp):
 
 
 def test_untyped_runs_take_the_type_of_their_head_word(nlp):
-    from slmgraph.ner import head_type
+    from slmgraph.indexing.stages.ner import head_type
 
     assert head_type("Conservative Party", TYPES) == "organization"
     assert head_type("Casa Grande Ruins National Monument", TYPES) == "location"
@@ -416,7 +418,7 @@ def test_a_person_of_an_organisation_is_two_entities_but_names_with_of_stay_whol
 
 
 def test_the_affiliation_split_needs_a_personal_name_and_an_organisation_or_place():
-    from slmgraph.ner import _affiliation_parts
+    from slmgraph.indexing.stages.ner import _affiliation_parts
 
     def split(text, others=None):
         return [p[2:4] for p in _affiliation_parts(text, (0, len(text), text, "organization", "ner"), others or {},
@@ -472,7 +474,7 @@ def test_an_undertaking_whose_name_only_follows_its_colon_is_still_one_name(nlp)
 
 
 def test_dollar_amounts_are_prose_and_only_tex_math_is_masked():
-    from slmgraph.ner import mask_markup
+    from slmgraph.indexing.stages.ner import mask_markup
 
     money = "The Ministry gave $5 million and the Authority's $30 million; the wing rose from $42M to $47M."
     assert mask_markup(money) == money

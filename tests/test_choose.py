@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from slmgraph.client import Choice, ModelClient
-from slmgraph.store import Store
+from slmgraph.model.client import Choice, ModelClient
+from slmgraph.store.db import Store
 
 from conftest import FakeModel
 

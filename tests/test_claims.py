@@ -8,18 +8,19 @@ import pytest
 from conftest import (FakeEmbedder, FakeModel, claims_prompt, default_script, ent_rows, numbered_sentences, rel_rows,
                       stage_of)
 
-from slmgraph.claims import (claims_key, claims_schema, claims_token_cap, clear_claims, load_claims,
-                             quote_in_text, validate_claims)
-from slmgraph.config import Settings
+from slmgraph.indexing.stages.claims import (
+    claims_key, claims_schema, claims_token_cap, clear_claims, load_claims, quote_in_text, validate_claims,
+)
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.text import fold
-from slmgraph.client import ModelClient
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.reports import CLAIMS_HEADER, element_context
-from slmgraph.search.local_search import build_local_context
-from slmgraph.stats import collect, render
-from slmgraph.store import Store
+from slmgraph.text.prose import fold
+from slmgraph.model.client import ModelClient
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.indexing.stages.reports import CLAIMS_HEADER, element_context
+from slmgraph.query.engines.local_search import build_local_context
+from slmgraph.tools.stats import collect, render
+from slmgraph.store.db import Store
 
 
 def _index(corpus, db, model=None, **kw):

@@ -4,9 +4,9 @@ import duckdb
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.cli import main
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
+from slmgraph.cli.main import main
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
 
 
 def _run(capsys, *argv):
@@ -181,7 +181,7 @@ def test_when_every_file_is_skipped_the_error_says_why(tmp_path, capsys):
 
 
 def test_symlinked_folders_are_followed_once(tmp_path):
-    from slmgraph.ingest import read_documents
+    from slmgraph.indexing.stages.ingest import read_documents
 
     real = tmp_path / "real"
     real.mkdir()
@@ -215,7 +215,7 @@ def test_stats_on_an_older_index_opened_read_only(tmp_path, corpus, capsys):
 
 
 def test_entity_types_are_deduplicated_and_shares_must_be_finite():
-    from slmgraph.cli import _settings, build_parser
+    from slmgraph.cli.main import _settings, build_parser
     from slmgraph.errors import UserError
 
     s = _settings(build_parser().parse_args(["index", "in", "--db", "x", "--entity-types", "person,,PERSON, place"]))

@@ -7,13 +7,13 @@ import pytest
 from conftest import FakeEmbedder, FakeModel, fake_model_factory
 from tqdm import tqdm
 
-from slmgraph import cli
-from slmgraph.client import ModelClient
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.reports import run_reports
-from slmgraph.store import Store
+from slmgraph.cli import main as cli
+from slmgraph.model.client import ModelClient
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.indexing.stages.reports import run_reports
+from slmgraph.store.db import Store
 
 
 def test_a_note_printed_while_a_bar_runs_gets_its_own_line(capsys):

@@ -1,4 +1,4 @@
-"""Noun-phrase concepts beside names (slmgraph.concepts) and community topics and coverage (slmgraph.topics)."""
+"""Noun-phrase concepts beside names (slmgraph.indexing.stages.concepts) and community topics and coverage (slmgraph.indexing.stages.topics)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ from importlib.resources import files
 import numpy as np
 import pytest
 
-from slmgraph.concepts import MAX_UNIT_SHARE, MIN_UNITS, keep, lemmatizer_of, phrases, unit_concepts, unit_range
-from slmgraph.config import Settings
-from slmgraph.ner import installed_pipeline, load_pipeline, mask_markup
-from slmgraph.pipeline import run_index
-from slmgraph.store import Store
-from slmgraph.topics import class_tfidf, coverage_sentence, title_date
+from slmgraph.indexing.stages.concepts import (
+    MAX_UNIT_SHARE, MIN_UNITS, keep, lemmatizer_of, phrases, unit_concepts, unit_range,
+)
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.stages.ner import installed_pipeline, load_pipeline, mask_markup
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.store.db import Store
+from slmgraph.indexing.stages.topics import class_tfidf, coverage_sentence, title_date
 
 from conftest import FakeEmbedder, FakeModel
 
@@ -235,7 +237,7 @@ def test_no_concepts_builds_names_only(tmp_path):
 
 
 def test_gold_prediction_scores_names_apart_from_concepts(tmp_path):
-    from slmgraph.gold import read_prediction
+    from slmgraph.eval.gold import read_prediction
 
     store = Store(tmp_path / "x.duckdb", create=True)
     con = store.con
@@ -253,7 +255,7 @@ def test_gold_prediction_scores_names_apart_from_concepts(tmp_path):
 
 
 def test_keep_takes_the_most_frequent_concepts_up_to_the_budget():
-    from slmgraph.concepts import concept_budget
+    from slmgraph.indexing.stages.concepts import concept_budget
 
     n_units = 100
     budget = concept_budget(n_units)

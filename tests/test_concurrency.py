@@ -11,14 +11,14 @@ import textwrap
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-import slmgraph.embed
-import slmgraph.backend
+import slmgraph.indexing.stages.embed
+import slmgraph.model.backend
 from slmgraph.api import max_question_tokens
-from slmgraph.cli import main
-from slmgraph.config import Settings
+from slmgraph.cli.main import main
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.pipeline import run_index
-from slmgraph.store import Store
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.store.db import Store
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def _holder(db, read_only: bool):
     and holds the file until its standard input closes."""
     code = textwrap.dedent(f"""
         import sys
-        from slmgraph.store import Store
+        from slmgraph.store.db import Store
         st = Store({str(db)!r}, read_only={read_only})
         if {read_only}:
             st.record_call("other", "basic", 0, "m", 10, 0, 5, 0.1, "stop")
@@ -124,9 +124,9 @@ def fake_query(monkeypatch):
         made.append(FakeModel(n_ctx=n_ctx, n_ctx_train=8192))
         return made[-1]
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", load_model)
-    monkeypatch.setattr(slmgraph.embed, "Embedder", lambda **kw: FakeEmbedder())
-    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", load_model)
+    monkeypatch.setattr(slmgraph.indexing.stages.embed, "Embedder", lambda **kw: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query.question_embed.question_embedder", lambda *a, **k: FakeEmbedder())
     return made
 
 
@@ -200,7 +200,7 @@ def test_a_query_whose_side_file_cannot_be_written_warns_instead_of_a_traceback(
     """A full disk under a read-only query: the rows kept aside are lost with one warning, no OSError."""
     import logging
 
-    from slmgraph.store import Store
+    from slmgraph.store.db import Store
 
     db = tmp_path / "x.duckdb"
     Store(db, create=True).close()

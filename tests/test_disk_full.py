@@ -13,8 +13,8 @@ import uuid
 import duckdb
 import pytest
 
-import slmgraph.cli as cli
-from slmgraph.store import Store
+import slmgraph.cli.main as cli
+from slmgraph.store.db import Store
 
 
 def _corpus(root):

@@ -6,19 +6,19 @@ import re
 import pytest
 from conftest import FakeEmbedder, FakeModel, default_script
 
-from slmgraph.cli import main
-from slmgraph.client import ModelClient
-from slmgraph.config import Settings
+from slmgraph.cli.main import main
+from slmgraph.model.client import ModelClient
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.search import unit_numbers
-from slmgraph.search.drift_search import drift_search
-from slmgraph.search.extractive import has_repetition
-from slmgraph.search.global_search import global_search
-from slmgraph.search.lazy_search import lazy_search
-from slmgraph.search.route import route
-from slmgraph.store import Store
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.query.answer import unit_numbers
+from slmgraph.query.engines.drift_search import drift_search
+from slmgraph.query.extractive import has_repetition
+from slmgraph.query.engines.global_search import global_search
+from slmgraph.query.engines.lazy_search import lazy_search
+from slmgraph.query.route import route
+from slmgraph.store.db import Store
 
 ROCKETS = "Who built rockets at Acme Corporation with Alice Smith?"
 OFF_TOPIC = "Knitting patterns for wool scarves?"  # the fake embedder scores it < 15 with every text unit
@@ -323,7 +323,7 @@ def test_every_new_prompt_fills(tmp_path):
 def test_no_reports_wins_over_a_settings_file():
     import dataclasses
 
-    from slmgraph import settings_file as sf
+    from slmgraph.config import file as sf
 
     typed = sf.typed_from_flags({"no_reports", "budget"})
     assert typed == {"reports": "flag --no-reports", "lazy_budget": "flag --budget"}
@@ -333,8 +333,8 @@ def test_no_reports_wins_over_a_settings_file():
 
 
 def test_drift_drops_points_that_repeat_an_earlier_points_sentence():
-    from slmgraph.search.drift_search import _without_repeats
-    from slmgraph.search.extractive import Point, extractive_answer
+    from slmgraph.query.engines.drift_search import _without_repeats
+    from slmgraph.query.extractive import Point, extractive_answer
 
     a = Point("Acme", "Alice Smith built rockets at Acme. Paris was home.", [1], 0.9, "Reports")
     b = Point("", "Paris was home.", [7], 0.5, "Sources")

@@ -4,7 +4,7 @@ import duckdb
 import pytest
 
 import slmgraph
-from slmgraph.cli import main
+from slmgraph.cli.main import main
 from slmgraph.samples import DULCE
 
 pytestmark = pytest.mark.integration
@@ -13,8 +13,8 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     """The bundled sample indexed through the Python API with a settings file written by ``slmgraph init``."""
-    from slmgraph.config import Settings
-    from slmgraph.backend import load_model
+    from slmgraph.config.settings import Settings
+    from slmgraph.model.backend import load_model
 
     root = tmp_path_factory.mktemp("eco")
     assert main(["init", str(root)]) == 0
@@ -76,7 +76,7 @@ def test_picture_of_the_demo_index(demo, tmp_path):
 
 
 def test_prompt_tune_with_the_real_model_on_the_sample(tmp_path, capsys):
-    from slmgraph.prompting import Prompts
+    from slmgraph.config.prompting import Prompts
 
     assert main(["prompt-tune", str(DULCE), "--out", str(tmp_path / "p")]) == 0
     out = capsys.readouterr().out

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.config import Settings
-from slmgraph.embed import current_items, embed_items, entity_text, run_embeddings, window_keys
-from slmgraph.graph import build_graph
-from slmgraph.pipeline import run_index
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.stages.embed import current_items, embed_items, entity_text, run_embeddings, window_keys
+from slmgraph.indexing.stages.graph import build_graph
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.store.db import Store
 
 
 class WindowEmbedder(FakeEmbedder):
@@ -222,7 +222,7 @@ def test_an_added_document_embeds_its_text_units_and_every_vector_is_that_of_its
 
 @pytest.mark.integration
 def test_the_real_embedder_reads_256_word_pieces_and_the_stage_reuses_beyond_them(tmp_path):
-    from slmgraph.embed import Embedder
+    from slmgraph.indexing.stages.embed import Embedder
 
     emb = Embedder()
     assert emb.max_seq_length == 256

@@ -1,14 +1,14 @@
-"""The text units' vectors computed ahead, on a thread while LLM-free extraction runs (slmgraph.embed.EmbedAhead)."""
+"""The text units' vectors computed ahead, on a thread while LLM-free extraction runs (slmgraph.indexing.stages.embed.EmbedAhead)."""
 
 import threading
 
 import numpy as np
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.config import Settings
-from slmgraph.embed import EmbedAhead, embed_ahead_texts, run_embeddings
-from slmgraph.pipeline import run_index, start_embed_ahead
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.stages.embed import EmbedAhead, embed_ahead_texts, run_embeddings
+from slmgraph.indexing.pipeline import run_index, start_embed_ahead
+from slmgraph.store.db import Store
 
 
 class CountingEmbedder(FakeEmbedder):
@@ -115,7 +115,7 @@ def test_an_index_run_embeds_text_units_ahead_and_stores_the_same_vectors(tmp_pa
 def test_an_interrupted_extraction_does_not_wait_for_a_stuck_embed_ahead_thread(tmp_path, corpus, monkeypatch):
     import pytest
 
-    import slmgraph.pipeline as pipeline
+    import slmgraph.indexing.pipeline as pipeline
 
     stuck = threading.Event()
 

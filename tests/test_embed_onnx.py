@@ -1,4 +1,4 @@
-"""The index embedder on ONNX Runtime (slmgraph.embed_onnx): the same vectors as sentence-transformers on torch,
+"""The index embedder on ONNX Runtime (slmgraph.indexing.stages.embed_onnx): the same vectors as sentence-transformers on torch,
 from a graph exported locally from the shipped weights and cached by their hash."""
 
 import numpy as np
@@ -18,7 +18,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def test_onnx_vectors_match_torch_and_the_graph_is_cached(cache):
-    from slmgraph.embed import Embedder
+    from slmgraph.indexing.stages.embed import Embedder
 
     torch_emb = Embedder(backend="torch", threads=2)
     onnx_emb = Embedder(backend="onnx", threads=2)
@@ -39,6 +39,6 @@ def test_onnx_vectors_match_torch_and_the_graph_is_cached(cache):
 
 
 def test_auto_backend_uses_onnx_when_installed(cache):
-    from slmgraph.embed import Embedder
+    from slmgraph.indexing.stages.embed import Embedder
 
     assert Embedder(backend="auto").runner is not None

@@ -1,16 +1,16 @@
-"""One name lookup for local search, the API and serve's entity search (slmgraph.search.named.entities_named):
+"""One name lookup for local search, the API and serve's entity search (slmgraph.query.named.entities_named):
 an entity stored with a quoted nickname is found by the nickname with the last name and by the name without it."""
 
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.api import open as open_index
-from slmgraph.config import Settings
-from slmgraph.names import name_forms
-from slmgraph.pipeline import run_index
-from slmgraph.search import browse
-from slmgraph.search.named import check_names, entities_named, named_entities
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings
+from slmgraph.names.forms import name_forms
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.query import browse
+from slmgraph.query.named import check_names, entities_named, named_entities
+from slmgraph.store.db import Store
 
 STORED = 'Margaret "Peggy" Doyle'
 

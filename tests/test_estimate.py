@@ -3,8 +3,8 @@
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.config import Settings
-from slmgraph.estimate import _even_sample, _fit_line, estimate, render
+from slmgraph.config.settings import Settings
+from slmgraph.tools.estimate import _even_sample, _fit_line, estimate, render
 
 
 def test_even_sample_spreads_over_the_corpus():
@@ -53,7 +53,7 @@ def test_estimate_says_what_it_does_not_include(tmp_path, corpus):
 
 
 def test_heaps_exponent_recovers_the_growth_of_distinct_items():
-    from slmgraph.estimate import heaps_exponent
+    from slmgraph.tools.estimate import heaps_exponent
 
     pts = [(t, round(3 * t ** 0.6)) for t in (1000, 2000, 4000, 8000, 16000)]
     assert heaps_exponent(pts) == pytest.approx(0.6, abs=0.01)
@@ -95,9 +95,9 @@ class SlowLoadEmbedder(FakeEmbedder):
 
 @pytest.mark.parametrize("distinct", [True, False])
 def test_llm_free_estimate_runs_a_sample_and_scales_counts_by_their_growth(tmp_path, distinct):
-    from slmgraph.estimate import LLM_FREE_MIN_UNITS
-    from slmgraph.pipeline import run_index
-    from slmgraph.store import Store
+    from slmgraph.tools.estimate import LLM_FREE_MIN_UNITS
+    from slmgraph.indexing.pipeline import run_index
+    from slmgraph.store.db import Store
 
     corpus = _people_corpus(tmp_path / "c", 60, distinct)
     # One thread: no spare core, so no text unit is embedded ahead and the graph stage loads the embedder.

@@ -1,9 +1,9 @@
-"""The estimate of a build that embeds text units ahead, during LLM-free extraction (slmgraph.estimate)."""
+"""The estimate of a build that embeds text units ahead, during LLM-free extraction (slmgraph.tools.estimate)."""
 
 import pytest
 
-from slmgraph.config import Settings
-from slmgraph.estimate import _embed_ahead_overlap
+from slmgraph.config.settings import Settings
+from slmgraph.tools.estimate import _embed_ahead_overlap
 
 
 class M:

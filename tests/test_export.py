@@ -4,9 +4,9 @@ import duckdb
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.cli import main
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
+from slmgraph.cli.main import main
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
 
 GRAPHRAG_COLUMNS = {  # microsoft/graphrag docs/index/outputs.md (+ id, human_readable_id on every table)
     "documents": ["id", "human_readable_id", "title", "text", "text_unit_ids"],
@@ -109,11 +109,11 @@ def test_help_lists_the_ecosystem_commands(capsys):
 def test_bench_with_the_fake_model_writes_table_json_and_png(tmp_path, corpus, capsys, monkeypatch):
     import json
 
-    import slmgraph.backend
+    import slmgraph.model.backend
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
-    monkeypatch.setattr("slmgraph.embed.Embedder", lambda *a, **k: FakeEmbedder())
-    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.indexing.stages.embed.Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query.question_embed.question_embedder", lambda *a, **k: FakeEmbedder())
     gguf = tmp_path / "other.gguf"
     gguf.write_bytes(b"GGUF")
     (tmp_path / "questions.txt").write_text("What did Alice Smith build?\n", encoding="utf-8")  # beside the corpus

@@ -4,14 +4,16 @@ import json
 
 from conftest import FakeModel
 
-from slmgraph.config import Settings
-from slmgraph.extract import (add_cooccurrence, extract_nlp, extraction_schema, run_extraction,
-                              text_descriptions, use_model_descriptions, validate)
-from slmgraph.ingest import Document, ingest
-from slmgraph.client import ModelClient
-from slmgraph.prompting import Prompts
-from slmgraph.text import parse_json
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.stages.extract import (
+    add_cooccurrence, extract_nlp, extraction_schema, run_extraction, text_descriptions, use_model_descriptions,
+    validate,
+)
+from slmgraph.indexing.stages.ingest import Document, ingest
+from slmgraph.model.client import ModelClient
+from slmgraph.config.prompting import Prompts
+from slmgraph.text.prose import parse_json
+from slmgraph.store.db import Store
 
 CANDS = ["Alice Smith", "Acme Corporation", "Paris"]
 TYPES = ("person", "organization", "location")
@@ -177,8 +179,7 @@ def test_a_user_prompt_without_its_placeholders_is_refused(tmp_path):
 
 # --- grounding and free names ----------------------------------------------------
 
-from slmgraph.extract import (FREE_NAME_MAX_CHARS, extraction_key, free_extraction_schema,  # noqa: E402
-                              ground)
+from slmgraph.indexing.stages.extract import FREE_NAME_MAX_CHARS, extraction_key, free_extraction_schema, ground
 
 
 def test_free_schema_bounds_names_and_counts_and_converts_to_a_grammar():
@@ -295,7 +296,7 @@ def test_switching_to_free_names_re_extracts_with_the_free_prompt(tmp_path):
 
 
 def test_stats_show_the_grounding_drop_rate(tmp_path):
-    from slmgraph.stats import collect, render
+    from slmgraph.tools.stats import collect, render
 
     model = FakeModel(script=_free_inventive)
     store = _units_store(tmp_path, model)

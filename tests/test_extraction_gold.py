@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import extraction_gold as eg  # noqa: E402
 
-from slmgraph.store import Store  # noqa: E402
+from slmgraph.store.db import Store
 
 
 def test_detokenize_spaces_like_prose():
@@ -188,7 +188,7 @@ def test_main_merges_results_and_reports_user_errors(tmp_path, capsys):
 
 
 def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, monkeypatch, capsys):
-    import slmgraph.backend
+    import slmgraph.model.backend
     import slmgraph.models
 
     loaded = []
@@ -199,8 +199,8 @@ def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, m
         m.chat_template = None if "gemma" in path else "{{ messages }}"
         return m
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", fake_load)
-    monkeypatch.setattr(slmgraph.backend, "default_model_path", lambda: tmp_path / "SmolLM2.gguf")
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", fake_load)
+    monkeypatch.setattr(slmgraph.model.backend, "default_model_path", lambda: tmp_path / "SmolLM2.gguf")
     monkeypatch.setattr(slmgraph.models, "find_gemma_model", lambda cache_dir=None: tmp_path / "gemma-3-270m.gguf")
     monkeypatch.setitem(eg.CONFIGS, "gemma-nores", ("test", {"resolution_threshold": None, "extract_mode": "json"},
                                                         "gemma"))

@@ -4,12 +4,12 @@ import json
 
 from conftest import FakeModel, default_script
 
-from slmgraph.config import Settings
-from slmgraph.client import ModelClient
-from slmgraph.extract import extract_llm, extraction_system, unit_candidates
-from slmgraph.ner import pipeline_for
-from slmgraph.prompting import Prompts
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings
+from slmgraph.model.client import ModelClient
+from slmgraph.indexing.stages.extract import extract_llm, extraction_system, unit_candidates
+from slmgraph.indexing.stages.ner import pipeline_for
+from slmgraph.config.prompting import Prompts
+from slmgraph.store.db import Store
 
 TEXT = ("Alice Smith met Bob Jones in Paris. Carol White joined them at Acme Corporation. "
         "Dan Brown came from Berlin with Eve Black.")
@@ -112,8 +112,8 @@ def test_follow_ups_continue_from_the_model_state_and_are_cached(tmp_path):
 def test_stats_report_gleaning_resolution_and_workers(tmp_path, corpus):
     from conftest import FakeEmbedder
 
-    from slmgraph.pipeline import run_index
-    from slmgraph.stats import collect, render
+    from slmgraph.indexing.pipeline import run_index
+    from slmgraph.tools.stats import collect, render
 
     db = tmp_path / "s.duckdb"
     # one candidate per call: every text unit has further names; every check answered Y: one round each

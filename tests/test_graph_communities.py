@@ -4,10 +4,10 @@ import itertools
 
 from conftest import FakeModel, super_groups
 
-from slmgraph.communities import hierarchical_leiden, run_communities
-from slmgraph.config import Settings
-from slmgraph.graph import build_graph, join_descriptions
-from slmgraph.store import Store
+from slmgraph.indexing.stages.communities import hierarchical_leiden, run_communities
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.stages.graph import build_graph, join_descriptions
+from slmgraph.store.db import Store
 
 
 def _mentions(store):

@@ -15,12 +15,12 @@ import duckdb
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-import slmgraph.cli as cli
-import slmgraph.pipeline as pipeline
-from slmgraph.config import Settings
+import slmgraph.cli.main as cli
+import slmgraph.indexing.pipeline as pipeline
+from slmgraph.config.settings import Settings
 from slmgraph.errors import StorageError
-from slmgraph.ingest import Document, ingest, make_text_units, read_documents
-from slmgraph.store import Store
+from slmgraph.indexing.stages.ingest import Document, ingest, make_text_units, read_documents
+from slmgraph.store.db import Store
 
 
 def _index(capsys, corpus, db, *extra):
@@ -252,7 +252,7 @@ def test_an_interrupted_ingest_keeps_the_documents_it_finished(tmp_path, fake_mo
 # --- index growth: compaction ----------------------------------------------------------------------------
 
 def test_a_rewrite_does_not_leave_the_index_file_mostly_free_blocks(tmp_path, monkeypatch):
-    import slmgraph.store as store_mod
+    import slmgraph.store.db as store_mod
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -323,8 +323,9 @@ def test_rules_after_off_is_not_up_to_date(tmp_path, corpus):
 
 #: Modules of the index stages: a setting they read changes what the index holds, unless it only says
 #: where or how fast the work runs.
-INDEX_MODULES = ("ingest", "extract", "claims", "ner", "names", "resolve", "graph", "communities", "reports",
-                 "embed", "pipeline", "batch", "raypool")
+INDEX_MODULES = tuple(f"indexing/stages/{m}" for m in ("ingest", "extract", "claims", "ner", "resolve", "graph",
+                                                        "communities", "reports", "embed")) + (
+    "names/forms", "indexing/pipeline", "indexing/executors/batch", "indexing/executors/raypool")
 RUNTIME = {"model_path", "n_threads", "threads_explicit", "workers", "executor", "ray_address", "embed_batch_size",
            "prompts_dir"}
 
@@ -332,13 +333,13 @@ RUNTIME = {"model_path", "n_threads", "threads_explicit", "workers", "executor",
 def test_every_setting_is_in_the_index_fingerprint_unless_no_index_stage_reads_it():
     import dataclasses
 
-    import slmgraph.config as config
+    import slmgraph.config.settings as config
 
     fp = Settings().index_fingerprint()
     names = {f.name for f in dataclasses.fields(Settings)}
     left_out = names - set(fp)
     assert "resolution_rules" in fp
-    root = Path(config.__file__).parent
+    root = Path(config.__file__).parents[1]
     source = "\n".join((root / f"{m}.py").read_text(encoding="utf-8") for m in INDEX_MODULES)
     read = {n for n in left_out if re.search(rf"\.{n}\b", source)}
     assert read <= RUNTIME, f"index stages read {sorted(read - RUNTIME)}, which the index fingerprint leaves out"

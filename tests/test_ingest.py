@@ -3,8 +3,8 @@
 import pytest
 
 from slmgraph.errors import UserError
-from slmgraph.ingest import Document, chunk_tokens, ingest, make_text_units, read_documents
-from slmgraph.store import Store
+from slmgraph.indexing.stages.ingest import Document, chunk_tokens, ingest, make_text_units, read_documents
+from slmgraph.store.db import Store
 
 
 @pytest.mark.parametrize("n,size,overlap", [(0, 600, 100), (1, 600, 100), (600, 600, 100), (601, 600, 100),
@@ -94,8 +94,8 @@ import random
 
 from hypothesis import given, settings as hsettings, strategies as st
 
-from slmgraph.ingest import TAIL_SHARE, decode, split_title
-from slmgraph.names import candidate_names
+from slmgraph.indexing.stages.ingest import TAIL_SHARE, decode, split_title
+from slmgraph.names.forms import candidate_names
 
 
 class ByteTokenizer:
@@ -291,7 +291,7 @@ def test_the_iconv_hint_converts_the_file_in_place_and_writes_nothing_elsewhere(
 
 
 def test_a_short_latin1_file_is_told_to_convert_from_windows_1252_and_cyrillic_is_not():
-    from slmgraph.ingest import likely_encodings
+    from slmgraph.indexing.stages.ingest import likely_encodings
 
     assert likely_encodings("Le hôpital de la ville. Café für Müller.".encode("latin-1"))[0] == "WINDOWS-1252"
     assert likely_encodings("Привет, как дела? Это тест файла.".encode("cp1251"))[0] != "WINDOWS-1252"

@@ -7,20 +7,20 @@ import json
 import pytest
 from conftest import FakeEmbedder, FakeModel, default_script, ent_rows, rel_rows
 
-from slmgraph.client import ModelClient
-from slmgraph.config import Settings
-from slmgraph.names import candidate_names, normalize_name
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import DATA, DATA_RULE, REQUIRED, Prompts, bundled_dir
-from slmgraph.reports import Report, data_report, title_entities, without_orders
-from slmgraph.search.basic_search import basic_search
-from slmgraph.search.drift_search import drift_search
-from slmgraph.search.extractive import Point, grounded_synthesis, sentence_points
-from slmgraph.search.global_search import global_search
-from slmgraph.search.lazy_search import lazy_search
-from slmgraph.search.local_search import local_search
-from slmgraph.store import Store
-from slmgraph.text import addressed_to_assistant, order_spans, without_orders as text_without_orders
+from slmgraph.model.client import ModelClient
+from slmgraph.config.settings import Settings
+from slmgraph.names.forms import candidate_names, normalize_name
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import DATA, DATA_RULE, REQUIRED, Prompts, bundled_dir
+from slmgraph.indexing.stages.reports import Report, data_report, title_entities, without_orders
+from slmgraph.query.engines.basic_search import basic_search
+from slmgraph.query.engines.drift_search import drift_search
+from slmgraph.query.extractive import Point, grounded_synthesis, sentence_points
+from slmgraph.query.engines.global_search import global_search
+from slmgraph.query.engines.lazy_search import lazy_search
+from slmgraph.query.engines.local_search import local_search
+from slmgraph.store.db import Store
+from slmgraph.text.prose import addressed_to_assistant, order_spans, without_orders as text_without_orders
 
 ORDINARY = ("Ingrid Solheim runs the Tromso Museum with Nils Eide. Nils Eide restored the Viking ship of the "
             "Tromso Museum in 2019. Ingrid Solheim wrote a book about the Tromso Museum and its Viking ship.\n")
@@ -194,8 +194,8 @@ def test_an_injected_document_is_indexed_and_answered_without_its_orders(tmp_pat
 
 @pytest.mark.integration
 def test_the_bundled_model_indexes_and_answers_an_injected_document_without_its_orders(tmp_path):
-    from slmgraph.backend import load_model
-    from slmgraph.embed import Embedder
+    from slmgraph.model.backend import load_model
+    from slmgraph.indexing.stages.embed import Embedder
 
     model = load_model(None, 4096, Settings().n_threads, 42)
     db = tmp_path / "i.duckdb"

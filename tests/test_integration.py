@@ -10,14 +10,14 @@ import re
 
 import pytest
 
-from slmgraph.config import Settings
-from slmgraph.backend import Model, load_model
-from slmgraph.client import ModelClient
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
+from slmgraph.config.settings import Settings
+from slmgraph.model.backend import Model, load_model
+from slmgraph.model.client import ModelClient
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
 from slmgraph.samples import DULCE
-from slmgraph.search.global_search import global_search
-from slmgraph.store import Store
+from slmgraph.query.engines.global_search import global_search
+from slmgraph.store.db import Store
 
 pytestmark = pytest.mark.integration
 
@@ -130,8 +130,8 @@ def test_same_input_twice_gives_the_same_index(tmp_path, dulce_index, model):
 
 
 def test_global_answer_from_the_real_model(dulce_index, model):
-    from slmgraph.embed import Embedder
-    from slmgraph.search.extractive import has_repetition
+    from slmgraph.indexing.stages.embed import Embedder
+    from slmgraph.query.extractive import has_repetition
 
     db, _ = dulce_index
     store = Store(db)
@@ -144,7 +144,7 @@ def test_global_answer_from_the_real_model(dulce_index, model):
     assert len(ans.citations["reports"]) >= 2 and set(ans.citations["reports"]) <= valid
     assert "Sources: community reports" in ans.text and not has_repetition(ans.text)
     assert ans.model_calls == 0  # the opening sentence is off under 1B (Settings.opening auto)
-    from slmgraph.search.extractive import WEAK_KINDS, sentence_kinds
+    from slmgraph.query.extractive import WEAK_KINDS, sentence_kinds
 
     bullets = [ln for ln in ans.text.splitlines() if ln.startswith("- ")]
     assert len(bullets) >= 2 and not any(set(sentence_kinds(b.split("**: ", 1)[-1])) & set(WEAK_KINDS)
@@ -160,8 +160,8 @@ def test_global_answer_from_the_real_model(dulce_index, model):
 
 
 def test_local_search_with_the_bundled_embedder(dulce_index, model):
-    from slmgraph.embed import Embedder
-    from slmgraph.search.local_search import local_search
+    from slmgraph.indexing.stages.embed import Embedder
+    from slmgraph.query.engines.local_search import local_search
 
     db, _ = dulce_index
     store = Store(db)
@@ -175,10 +175,10 @@ def test_local_search_with_the_bundled_embedder(dulce_index, model):
 
 
 def test_basic_and_local_search_refuse_an_off_topic_question_on_the_demo_index(dulce_index, model):
-    from slmgraph.embed import Embedder
-    from slmgraph.search import unit_numbers
-    from slmgraph.search.basic_search import basic_search
-    from slmgraph.search.local_search import local_search
+    from slmgraph.indexing.stages.embed import Embedder
+    from slmgraph.query.answer import unit_numbers
+    from slmgraph.query.engines.basic_search import basic_search
+    from slmgraph.query.engines.local_search import local_search
 
     db, _ = dulce_index
     store = Store(db)
@@ -196,11 +196,11 @@ def test_basic_and_local_search_refuse_an_off_topic_question_on_the_demo_index(d
 
 
 def test_drift_and_lazy_answer_the_demo_question_with_citations(dulce_index, model):
-    from slmgraph.embed import Embedder
-    from slmgraph.search import unit_numbers
-    from slmgraph.search.drift_search import drift_search
-    from slmgraph.search.extractive import has_repetition
-    from slmgraph.search.lazy_search import lazy_search
+    from slmgraph.indexing.stages.embed import Embedder
+    from slmgraph.query.answer import unit_numbers
+    from slmgraph.query.engines.drift_search import drift_search
+    from slmgraph.query.extractive import has_repetition
+    from slmgraph.query.engines.lazy_search import lazy_search
 
     db, _ = dulce_index
     store = Store(db)
@@ -224,8 +224,8 @@ def test_drift_and_lazy_answer_the_demo_question_with_citations(dulce_index, mod
 
 
 def test_an_nlp_index_without_reports_makes_no_model_call_and_lazy_answers(tmp_path, model):
-    from slmgraph.embed import Embedder
-    from slmgraph.search.lazy_search import lazy_search
+    from slmgraph.indexing.stages.embed import Embedder
+    from slmgraph.query.engines.lazy_search import lazy_search
 
     db = tmp_path / "lazy.duckdb"
     out = run_index(DULCE, db, Settings(extractor="nlp", reports="none"), progress=False, model=model,
@@ -244,8 +244,8 @@ def test_the_thread_sharing_warning_comes_only_with_a_model_call(dulce_index, tm
     them; a query whose opening sentence the model writes claims its threads and says so."""
     import logging
 
-    import slmgraph.threads as threads
-    from slmgraph import cli
+    import slmgraph.model.threads as threads
+    from slmgraph.cli import main as cli
 
     db, _ = dulce_index
     monkeypatch.setattr(threads, "REGISTRY", tmp_path / "reg")
@@ -260,8 +260,8 @@ def test_the_thread_sharing_warning_comes_only_with_a_model_call(dulce_index, tm
 
 def test_the_demo_main_themes_answer_names_themes_with_coverage_and_documents(dulce_index, model):
     from slmgraph.api import answer
-    from slmgraph.cli import DEMO_QUESTION
-    from slmgraph.embed import Embedder
+    from slmgraph.cli.main import DEMO_QUESTION
+    from slmgraph.indexing.stages.embed import Embedder
 
     db, _ = dulce_index
     store = Store(db)

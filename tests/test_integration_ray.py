@@ -17,8 +17,8 @@ import pytest
 from conftest import actor_pids
 
 from slmgraph.samples import DULCE
-from slmgraph.stats import content_snapshot
-from slmgraph.store import Store
+from slmgraph.tools.stats import content_snapshot
+from slmgraph.store.db import Store
 
 pytest.importorskip("ray")
 pytestmark = [pytest.mark.integration, pytest.mark.ray]
@@ -31,11 +31,11 @@ PLAN = ["--workers", "2", "--threads", "1", "--descriptions", "model", "--report
 
 
 def _cmd(db, *extra):
-    return [sys.executable, "-m", "slmgraph.cli", "index", str(DULCE), "--db", str(db), *PLAN, *extra]
+    return [sys.executable, "-m", "slmgraph.cli.main", "index", str(DULCE), "--db", str(db), *PLAN, *extra]
 
 
 def _snapshot(db):
-    """``(content, extraction calls repeated, extraction calls)`` of an index (slmgraph.stats.content_snapshot)."""
+    """``(content, extraction calls repeated, extraction calls)`` of an index (slmgraph.tools.stats.content_snapshot)."""
     snap = content_snapshot(db)
     content = {k: snap[k] for k in ("entities", "relationships", "communities", "reports")}
     return content, snap["extract_repeats"], snap["extract_calls"]

@@ -1,4 +1,4 @@
-"""A graph a reader can trust (slmgraph.kinds and its callers): no place merged into a newspaper or a person,
+"""A graph a reader can trust (slmgraph.names.kinds and its callers): no place merged into a newspaper or a person,
 types from head nouns, context and a vote, no salutation, office or document part as an entity, no
 relationship from a list line, local search from the entity's own text units, speaker labels as persons."""
 
@@ -7,15 +7,15 @@ from collections import Counter
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.config import Settings
-from slmgraph.extract import cooccurrence
-from slmgraph.kinds import coordinated, list_kind, list_spans, names_only, not_a_name, quoted_titles, vote
-from slmgraph.names import normalize_name
-from slmgraph.ner import find_candidates, pipeline_for
-from slmgraph.pipeline import run_index
-from slmgraph.reports import bare_turn, text_findings
-from slmgraph.resolve import resolve_entities
-from slmgraph.store import EntityRow, RelationshipRow, Store
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.stages.extract import cooccurrence
+from slmgraph.names.kinds import coordinated, list_kind, list_spans, names_only, not_a_name, quoted_titles, vote
+from slmgraph.names.forms import normalize_name
+from slmgraph.indexing.stages.ner import find_candidates, pipeline_for
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.indexing.stages.reports import bare_turn, text_findings
+from slmgraph.indexing.stages.resolve import resolve_entities
+from slmgraph.store.db import EntityRow, RelationshipRow, Store
 
 TYPES = Settings().entity_types
 
@@ -268,9 +268,9 @@ def test_the_council_index_links_no_councillor_to_another_by_the_present_line(co
 
 
 def test_local_search_about_a_person_starts_at_her_own_memo(council):
-    from slmgraph.client import ModelClient
-    from slmgraph.prompting import Prompts
-    from slmgraph.search.local_search import local_search
+    from slmgraph.model.client import ModelClient
+    from slmgraph.config.prompting import Prompts
+    from slmgraph.query.engines.local_search import local_search
 
     ans = local_search(council, ModelClient(FakeModel(), council, "q"), Prompts(), Settings(helpfulness_floor=5.0),
                        "Who is Priya Natarajan?", FakeEmbedder())

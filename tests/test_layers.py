@@ -150,7 +150,7 @@ def test_only_the_backend_imports_llama_cpp():
                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             if any(m == "llama_cpp" or m.startswith("llama_cpp.") for m in mods):
                 users.append(name)
-    assert sorted(set(users)) == ["slmgraph.backend"]
+    assert sorted(set(users)) == ["slmgraph.model.backend"]
 
 
 @pytest.mark.parametrize("graph, expect", [

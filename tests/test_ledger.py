@@ -8,13 +8,13 @@ import duckdb
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.client import SAMPLER_VERSION, ModelClient, call_key
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.search.global_search import global_search
-from slmgraph.search.local_search import local_search
-from slmgraph.store import Store
+from slmgraph.model.client import SAMPLER_VERSION, ModelClient, call_key
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.query.engines.global_search import global_search
+from slmgraph.query.engines.local_search import local_search
+from slmgraph.store.db import Store
 
 
 class TokenRecordingModel(FakeModel):

@@ -7,16 +7,16 @@ import re
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.client import ModelClient
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.search.basic_search import basic_search
-from slmgraph.search.extractive import defining_points, first_sentences, prose_sentences, sentence_points
-from slmgraph.search.lazy_search import lazy_search
-from slmgraph.search.local_search import local_search
-from slmgraph.search.route import route
-from slmgraph.store import Store
+from slmgraph.model.client import ModelClient
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.query.engines.basic_search import basic_search
+from slmgraph.query.extractive import defining_points, first_sentences, prose_sentences, sentence_points
+from slmgraph.query.engines.lazy_search import lazy_search
+from slmgraph.query.engines.local_search import local_search
+from slmgraph.query.route import route
+from slmgraph.store.db import Store
 
 MINUTES = ("# Board minutes, March\n\n"
            "**Cardiac wing.** The board approved the Cardiac Wing plan after Marcus Reyes presented the costs. "
@@ -120,7 +120,7 @@ def test_auto_sends_questions_about_change_over_time_to_global(question, reports
 
 
 def test_without_a_defining_sentence_in_the_context_the_entity_description_opens_the_answer(hospital):
-    from slmgraph.search.local_search import _lead_points
+    from slmgraph.query.engines.local_search import _lead_points
 
     store, _ = hospital
     eid, norm, desc = store.con.execute(
@@ -132,7 +132,7 @@ def test_without_a_defining_sentence_in_the_context_the_entity_description_opens
 
 
 def test_a_description_that_does_not_say_what_the_entity_is_opens_nothing(hospital):
-    from slmgraph.search.local_search import _lead_points
+    from slmgraph.query.engines.local_search import _lead_points
 
     store, _ = hospital
     eid, norm = store.con.execute("SELECT entity_id, norm FROM entities WHERE name = 'Grace Whitfield'").fetchone()

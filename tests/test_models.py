@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from slmgraph.errors import UserError
-from slmgraph.backend import LlamaModel
+from slmgraph.model.backend import LlamaModel
 from slmgraph.models import GEMMA_FILE, GEMMA_PACKAGE, catalog, find_gemma_model
 
 
@@ -74,7 +74,7 @@ def test_a_model_without_chat_template_gets_plain_prompts():
 
 @pytest.mark.integration
 def test_a_window_larger_than_the_trained_one_names_n_ctx_not_the_file():
-    from slmgraph.backend import default_model_path
+    from slmgraph.model.backend import default_model_path
 
     with pytest.raises(UserError) as err:
         LlamaModel(default_model_path(), n_ctx=999_999_999, n_threads=1)
@@ -84,8 +84,8 @@ def test_a_window_larger_than_the_trained_one_names_n_ctx_not_the_file():
 
 @pytest.mark.integration
 def test_raw_rates_at_a_call_shape_evaluate_and_generate_exactly_that_shape():
-    from slmgraph.backend import default_model_path
-    from slmgraph.bench import raw_rates_at
+    from slmgraph.model.backend import default_model_path
+    from slmgraph.eval.bench import raw_rates_at
 
     m = LlamaModel(default_model_path(), n_ctx=1024, n_threads=1)
     p_rate, g_rate = raw_rates_at(m, cached=50, prompt=40, completion=30, repeats=2)

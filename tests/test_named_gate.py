@@ -1,20 +1,20 @@
-"""The named-entity gate (slmgraph.search.named): a question naming a person, organisation or place the
+"""The named-entity gate (slmgraph.query.named): a question naming a person, organisation or place the
 index never mentions is refused in one line by every search method, with no model call; questions about
 what the index holds, by full or partial name, are still answered."""
 
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.client import ModelClient
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.search.basic_search import basic_search
-from slmgraph.search.drift_search import drift_search
-from slmgraph.search.global_search import global_search, text_unit_search
-from slmgraph.search.lazy_search import lazy_search
-from slmgraph.search.local_search import local_search
-from slmgraph.store import Store
+from slmgraph.model.client import ModelClient
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.query.engines.basic_search import basic_search
+from slmgraph.query.engines.drift_search import drift_search
+from slmgraph.query.engines.global_search import global_search, text_unit_search
+from slmgraph.query.engines.lazy_search import lazy_search
+from slmgraph.query.engines.local_search import local_search
+from slmgraph.store.db import Store
 
 
 def _no_call(system, user, schema):
@@ -78,7 +78,7 @@ def test_a_question_about_a_name_the_index_holds_is_answered(index, method):
 
 
 def test_names_are_matched_by_the_index_keys_partly_and_in_the_text(index):
-    from slmgraph.search.named import check_names, question_names
+    from slmgraph.query.named import check_names, question_names
 
     db, s = index
     store = Store(db)
@@ -98,13 +98,13 @@ def test_names_are_matched_by_the_index_keys_partly_and_in_the_text(index):
 
 
 def test_a_span_without_a_capital_letter_is_no_name():
-    from slmgraph.search.named import question_names
+    from slmgraph.query.named import question_names
 
     assert question_names("apple varieties", Settings()) == []  # spaCy's small pipeline tags "apple" ORG
 
 
 def test_without_an_ner_pipeline_the_capitalised_runs_are_the_names():
-    from slmgraph.search.named import question_names
+    from slmgraph.query.named import question_names
 
     s = Settings(ner_model="none")
     assert question_names("Who is Angela Merkel?", s) == ["Angela Merkel"]

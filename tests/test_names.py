@@ -1,6 +1,6 @@
 """The candidate pass and name normalisation."""
 
-from slmgraph.names import candidate_names, cut, is_grounded, normalize_name
+from slmgraph.names.forms import candidate_names, cut, is_grounded, normalize_name
 
 
 def test_normalize_name_rules():
@@ -59,7 +59,7 @@ def test_candidates_beyond_latin1():
 
 # --- tolerant match: one test per rule, positive and negative -----------------
 
-from slmgraph.names import name_occurs, tolerant_key, tolerant_words  # noqa: E402
+from slmgraph.names.forms import name_occurs, tolerant_key, tolerant_words
 
 
 def test_tolerant_case_and_nfkc():

@@ -4,18 +4,18 @@ that says why, remedies that work (``--method basic``), and no invented rates in
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-import slmgraph.cli as cli
-import slmgraph.pipeline as pipeline
-from slmgraph.config import Settings
+import slmgraph.cli.main as cli
+import slmgraph.indexing.pipeline as pipeline
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.estimate import estimate, render
-from slmgraph.client import ModelClient
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.search.basic_search import basic_search
-from slmgraph.search.global_search import global_search
-from slmgraph.search.local_search import local_search
-from slmgraph.store import Store
+from slmgraph.tools.estimate import estimate, render
+from slmgraph.model.client import ModelClient
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.query.engines.basic_search import basic_search
+from slmgraph.query.engines.global_search import global_search
+from slmgraph.query.engines.local_search import local_search
+from slmgraph.store.db import Store
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ import importlib.util
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.cli import main
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
+from slmgraph.cli.main import main
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
 
 
 @pytest.fixture
@@ -23,9 +23,9 @@ def db(tmp_path, corpus):
 
 @pytest.fixture
 def fake_model(monkeypatch):
-    import slmgraph.backend
+    import slmgraph.model.backend
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", lambda *a, **k: FakeModel())
 
 
 def _commands(db, corpus, out):

@@ -3,7 +3,7 @@ found among the top logits one at a time or by filtering the whole vocabulary.""
 
 import numpy as np
 
-from slmgraph.backend import PICK_TOP_K, LlamaModel
+from slmgraph.model.backend import PICK_TOP_K, LlamaModel
 
 
 class GrammarStub:

@@ -8,9 +8,9 @@ import subprocess
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.cli import main
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
+from slmgraph.cli.main import main
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
 
 pytest.importorskip("plotly", reason="the [picture] extra (plotly, matplotlib) is not installed")
 pytest.importorskip("matplotlib", reason="the [picture] extra (plotly, matplotlib) is not installed")

@@ -4,11 +4,11 @@ import json
 
 from conftest import FakeEmbedder, FakeModel, default_script, ent_rows, rel_rows, stage_of, super_groups
 
-from slmgraph.config import Settings
-from slmgraph.client import ModelClient
-from slmgraph.pipeline import run_index
-from slmgraph.reports import element_context
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings
+from slmgraph.model.client import ModelClient
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.indexing.stages.reports import element_context
+from slmgraph.store.db import Store
 
 
 def _index(corpus, db, model=None, **kw):
@@ -148,9 +148,9 @@ def test_higher_level_report_uses_sub_reports_when_elements_do_not_fit(tmp_path)
                           [[e, f"e{e}", f"Entity{e}", "long description " * 6] for e in ents])
     store.con.executemany("INSERT INTO relationships VALUES (?, ?, ?, 'related closely', 1, 5, 2)",
                           [[i + 1, a, b] for i, (a, b) in enumerate(edges)])
-    from slmgraph.communities import run_communities
-    from slmgraph.prompting import Prompts
-    from slmgraph.reports import run_reports
+    from slmgraph.indexing.stages.communities import run_communities
+    from slmgraph.config.prompting import Prompts
+    from slmgraph.indexing.stages.reports import run_reports
 
     s = Settings(min_community_size=3, seed=1, reports="model")
     run_communities(store, s)

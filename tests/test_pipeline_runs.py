@@ -1,4 +1,4 @@
-"""slmgraph.pipeline.run_index: errors that refuse a run come before the input's warnings; a no-op re-index writes only
+"""slmgraph.indexing.pipeline.run_index: errors that refuse a run come before the input's warnings; a no-op re-index writes only
 its stage_runs rows; a change marks the index unfinished."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from stories import STORY_B, STORY_C, _index, _indexed
 
-from slmgraph import cli
+from slmgraph.cli import main as cli
 from slmgraph.errors import UserError
-from slmgraph.store import Store
+from slmgraph.store.db import Store
 
 
 def test_the_replace_error_comes_before_the_inputs_warnings(tmp_path, capsys, monkeypatch):
@@ -19,7 +19,7 @@ def test_the_replace_error_comes_before_the_inputs_warnings(tmp_path, capsys, mo
     _index(first, db)
     (other / "c.txt").write_text(STORY_C)
     (other / "bin.txt").write_bytes(b"\x00\x01binary")  # skipped with a warning
-    import slmgraph.pipeline as pipeline
+    import slmgraph.indexing.pipeline as pipeline
 
     monkeypatch.setattr(pipeline, "load_model", lambda *a, **k: pytest.fail("the model was loaded"))
     code = cli.main(["index", str(other), "--db", str(db)])
@@ -29,7 +29,7 @@ def test_the_replace_error_comes_before_the_inputs_warnings(tmp_path, capsys, mo
 
 
 def test_a_model_error_comes_before_the_inputs_warnings(tmp_path, capsys, monkeypatch):
-    import slmgraph.pipeline as pipeline
+    import slmgraph.indexing.pipeline as pipeline
 
     folder = tmp_path / "in"
     folder.mkdir()
@@ -86,7 +86,7 @@ def test_a_no_op_re_index_writes_only_its_stage_runs_rows(tmp_path, monkeypatch)
 
 
 def test_a_change_after_a_complete_build_marks_the_index_unfinished_with_it(tmp_path, monkeypatch):
-    import slmgraph.pipeline as pipeline
+    import slmgraph.indexing.pipeline as pipeline
 
     folder, db = _indexed(tmp_path, STORY_B)
     (folder / "c.txt").write_text(STORY_C)

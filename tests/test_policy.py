@@ -1,4 +1,4 @@
-"""One policy decides every ``auto`` setting (slmgraph.policy): the size rule without a record, the
+"""One policy decides every ``auto`` setting (slmgraph.model.policy): the size rule without a record, the
 capability record the stage bench writes with one. A scripted competent fake model, answering from the
 gold, gets a record that turns its routes on, and ``auto`` then takes them."""
 
@@ -10,13 +10,14 @@ import re
 import pytest
 from conftest import FakeEmbedder, FakeModel, stage_of
 
-from slmgraph import calibrate, policy
-from slmgraph.config import Settings
-from slmgraph.gold import GOLD_TYPES
-from slmgraph.pipeline import run_index
-from slmgraph.stats import collect, render
-from slmgraph.store import Store
-from slmgraph.text import sentences
+from slmgraph.eval import calibrate
+from slmgraph.model import policy
+from slmgraph.config.settings import Settings
+from slmgraph.eval.gold import GOLD_TYPES
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.tools.stats import collect, render
+from slmgraph.store.db import Store
+from slmgraph.text.prose import sentences
 
 
 class BigFake(FakeModel):
@@ -215,7 +216,7 @@ def test_a_fake_that_copies_nothing_gets_a_record_keeping_the_llm_free_routes(tm
 
 
 def test_an_option_the_route_cannot_use_says_so_in_one_line_each(tmp_path, corpus):
-    from slmgraph.pipeline import idle_options
+    from slmgraph.indexing.pipeline import idle_options
 
     s = Settings(workers=1, prompts_dir=str(tmp_path / "tuned"), entity_types=("person", "weapon"))
     lines = idle_options(s, FakeModel())
@@ -232,11 +233,11 @@ def test_an_option_the_route_cannot_use_says_so_in_one_line_each(tmp_path, corpu
 
 
 def test_calibrate_command_writes_the_record_where_records_points(tmp_path, capsys, monkeypatch):
-    import slmgraph.backend
-    from slmgraph.cli import main
+    import slmgraph.model.backend
+    from slmgraph.cli.main import main
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
-    monkeypatch.setattr("slmgraph.embed.Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.indexing.stages.embed.Embedder", lambda *a, **k: FakeEmbedder())
     rec_dir = tmp_path / "recs"
     code = main(["calibrate", "bundled", "--out", str(tmp_path / "c"), "--records", str(rec_dir), "--gold-docs", "1",
                  "--on-topic", "1", "--off-topic", "1"])
@@ -273,7 +274,7 @@ def test_a_shipped_record_applies_when_the_user_has_none_and_the_users_own_comes
 
 
 def test_the_routes_table_of_stats_left_aligns_its_words():
-    from slmgraph.stats import _table
+    from slmgraph.tools.stats import _table
 
     lines = _table(["setting", "route", "why"], [["answers", "llm-free", "capability record: model 0.65 worse"],
                                                  ["opening", "model", "size rule"]], text_columns=3).splitlines()
@@ -282,11 +283,11 @@ def test_the_routes_table_of_stats_left_aligns_its_words():
 
 def test_query_without_a_record_says_in_one_line_that_the_size_rule_applied_and_how_to_calibrate(
         tmp_path, corpus, capsys, monkeypatch, fake_cli):
-    import slmgraph.backend
-    from slmgraph.cli import main
+    import slmgraph.model.backend
+    from slmgraph.cli.main import main
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
-    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.query.question_embed.question_embedder", lambda *a, **k: FakeEmbedder())
     db = str(tmp_path / "i.duckdb")
     assert main(["index", str(corpus), "--db", db]) == 0
     err = capsys.readouterr().err
@@ -300,7 +301,7 @@ def test_query_without_a_record_says_in_one_line_that_the_size_rule_applied_and_
 def test_editing_the_prompts_readme_keeps_records_current_but_a_prompt_edit_does_not(tmp_path, monkeypatch):
     import shutil
 
-    from slmgraph.prompting import bundled_dir
+    from slmgraph.config.prompting import bundled_dir
 
     copy = tmp_path / "prompts"
     shutil.copytree(bundled_dir(), copy)

@@ -5,13 +5,13 @@ import json
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.cli import main
-from slmgraph.config import Settings
+from slmgraph.cli.main import main
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.client import ModelClient
-from slmgraph.pipeline import run_index
-from slmgraph.prompt_tune import pick_passage, prompt_tune
-from slmgraph.prompting import Prompts
+from slmgraph.model.client import ModelClient
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.tools.prompt_tune import pick_passage, prompt_tune
+from slmgraph.config.prompting import Prompts
 
 PEOPLE = {"Alice Smith", "Bob Jones", "Carol White", "Dan Brown", "Eve Black"}
 

@@ -5,8 +5,8 @@ than the limit is cut), and a report whose only finding is a short speaker turn 
 import numpy as np
 from conftest import FakeEmbedder, ent_rows, rel_rows
 
-from slmgraph.reports import data_report, text_findings
-from slmgraph.search.extractive import report_points, sentence_points
+from slmgraph.indexing.stages.reports import data_report, text_findings
+from slmgraph.query.extractive import report_points, sentence_points
 
 MARKDOWN = """# The Lake Varrin Water Project
 
@@ -23,7 +23,7 @@ Each filter removes 5 \\* 3 kilograms of phosphates, says the [Trust](https://ex
 
 
 def test_markdown_structure_and_inline_markup():
-    from slmgraph.text import markdown_structure, plain_sentence
+    from slmgraph.text.prose import markdown_structure, plain_sentence
 
     assert markdown_structure("| Bluewater Trust | project lead | 200,000 |") == "table"
     assert markdown_structure("|---|:--:|") == "table"
@@ -62,7 +62,7 @@ def test_a_finding_quotes_whole_sentences_and_cuts_only_one_longer_than_the_limi
 
 
 def test_whole_sentences_skips_one_that_overflows_and_keeps_the_first():
-    from slmgraph.reports import whole_sentences
+    from slmgraph.indexing.stages.reports import whole_sentences
 
     assert whole_sentences(["aaaa.", "b" * 20 + ".", "cc."], 10) == ["aaaa.", "cc."]
     assert whole_sentences(["b" * 20 + ".", "cc."], 10) == ["b" * 9 + "\u2026"]
@@ -94,7 +94,7 @@ def test_a_short_speaker_turn_does_not_win_over_a_report_that_states_something()
 
 
 def test_the_tail_of_a_sentence_cut_at_a_text_unit_start_is_a_fragment():
-    from slmgraph.search.extractive import sentence_kinds
+    from slmgraph.query.extractive import sentence_kinds
 
     assert "fragment" in sentence_kinds("clearly ruffled but not conceding any ground.")
     assert "fragment" not in sentence_kinds("Cruz squared their shoulders, clearly ruffled.")

@@ -7,9 +7,9 @@ import inspect
 import pytest
 from conftest import FakeModel
 
-from slmgraph.backend import (LLAMA_CPP_SUPPORTED, LlamaModel, Model, _version_tuple, check_llama_cpp_version)
+from slmgraph.model.backend import LLAMA_CPP_SUPPORTED, LlamaModel, Model, _version_tuple, check_llama_cpp_version
 from slmgraph.errors import UserError
-from slmgraph.estimate import DryRunModel
+from slmgraph.tools.estimate import DryRunModel
 
 METHODS = ["tokenize", "detokenize", "render", "prompt_tokens", "complete", "score_options", "continuation",
            "follow_up", "reserve_threads"]

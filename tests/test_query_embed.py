@@ -1,4 +1,4 @@
-"""The question embedder (slmgraph.query_embed): sentence-transformers' vectors for the bundled model, without torch."""
+"""The question embedder (slmgraph.query.question_embed): sentence-transformers' vectors for the bundled model, without torch."""
 
 import subprocess
 import sys
@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from slmgraph.query_embed import QueryEmbedder, erf, question_embedder
+from slmgraph.query.question_embed import QueryEmbedder, erf, question_embedder
 
 TEXTS = ["What are the main themes of this story?", "  Who is Alex Mercer?  ", "x", "Ünïcode — naïve café 東京",
          "How do guests generally perceive the impact of privacy laws on technology development?",
@@ -15,7 +15,7 @@ TEXTS = ["What are the main themes of this story?", "  Who is Alex Mercer?  ", "
 
 def test_vectors_match_sentence_transformers():
     pytest.importorskip("sentence_transformers")
-    from slmgraph.embed import Embedder
+    from slmgraph.indexing.stages.embed import Embedder
 
     ours = QueryEmbedder().encode(TEXTS)
     theirs = Embedder().encode(TEXTS)
@@ -35,7 +35,7 @@ def test_erf_matches_the_standard_library():
 
 
 def test_a_query_embeds_without_importing_torch():
-    code = ("import sys; from slmgraph.query_embed import question_embedder; e = question_embedder(); "
+    code = ("import sys; from slmgraph.query.question_embed import question_embedder; e = question_embedder(); "
             "v = e.encode(['Who is Alex Mercer?']); "
             "print(type(e).__name__, v.shape, [m for m in ('torch', 'sentence_transformers', 'transformers') "
             "if m in sys.modules])")
@@ -45,7 +45,7 @@ def test_a_query_embeds_without_importing_torch():
 
 
 def test_another_model_folder_falls_back_to_sentence_transformers(tmp_path, monkeypatch):
-    import slmgraph.embed as embed
+    import slmgraph.indexing.stages.embed as embed
 
     made = []
     monkeypatch.setattr(embed, "Embedder", lambda path, **kw: made.append((path, kw)) or "st")

@@ -20,7 +20,7 @@ def test_a_too_long_question_suggests_a_window_the_model_allows():
 
 
 def test_a_prompt_that_cannot_fit_does_not_suggest_a_larger_window_than_the_models(tmp_path):
-    from slmgraph.client import ModelClient
+    from slmgraph.model.client import ModelClient
 
     client = ModelClient(FakeModel(n_ctx=64, n_ctx_train=64), None, "t")
     with pytest.raises(UserError) as exc:

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 from conftest import FakeEmbedder, FakeModel, actor_pids, descendants, fake_model_factory
 
-from slmgraph.batch import WorkerError
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.stats import CONTENT_KEYS, content_snapshot
-from slmgraph.store import Store
+from slmgraph.indexing.executors.batch import WorkerError
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.tools.stats import CONTENT_KEYS, content_snapshot
+from slmgraph.store.db import Store
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.ray
@@ -50,7 +50,7 @@ def slow_model_factory(threads):
 
 
 def _snapshot(db):
-    """``(content, extraction calls repeated, worker ids)`` of an index (slmgraph.stats.content_snapshot)."""
+    """``(content, extraction calls repeated, worker ids)`` of an index (slmgraph.tools.stats.content_snapshot)."""
     snap = content_snapshot(db)
     return {k: snap[k] for k in CONTENT_KEYS}, snap["extract_repeats"], snap["workers"]
 
@@ -84,7 +84,7 @@ def test_ray_executor_gives_the_same_index_as_the_local_executor(tmp_path):
 
 
 def test_killed_ray_actor_loses_only_its_units_in_flight_and_the_same_command_finishes(tmp_path, monkeypatch):
-    import slmgraph.extract as extract
+    import slmgraph.indexing.stages.extract as extract
 
     corpus = _corpus(tmp_path / "c")
     db = tmp_path / "ray.duckdb"
@@ -127,8 +127,8 @@ def test_ray_run_connects_to_nothing_but_the_loopback(tmp_path):
         "import sys\n"
         f"sys.path.insert(0, {TESTS!r})\n"
         "from conftest import FakeEmbedder, FakeModel, actor_pids, fake_model_factory\n"
-        "from slmgraph.config import Settings\n"
-        "from slmgraph.pipeline import run_index\n"
+        "from slmgraph.config.settings import Settings\n"
+        "from slmgraph.indexing.pipeline import run_index\n"
         f"out = run_index({str(corpus)!r}, {str(tmp_path / 'x.duckdb')!r}, Settings(extract_mode='json', "
         "min_community_size=2, workers=2, executor='ray'), progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, "
         "model_factory=fake_model_factory, say=lambda m: None)\n"
@@ -183,7 +183,7 @@ def test_a_local_ray_run_serves_no_dashboard_and_listens_only_on_the_loopback(tm
     ``include_dashboard`` says (ray/_private/node.py ``start_head_processes``); with it False the server
     loads only its usage-stats module and no web front end. Checked while the run's actors work: no
     dashboard front end, nothing on the dashboard port, every listening socket of the run on 127.0.0.1."""
-    import slmgraph.extract as extract
+    import slmgraph.indexing.stages.extract as extract
 
     corpus = _corpus(tmp_path / "c", 4)
     settings = Settings(extract_mode="json", min_community_size=2, workers=2, executor="ray")

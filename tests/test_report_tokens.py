@@ -6,13 +6,13 @@ import zlib
 
 from conftest import FakeEmbedder, FakeModel, fake_model_factory, super_groups
 
-from slmgraph.client import ModelClient
-from slmgraph.communities import run_communities
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.reports import run_reports
-from slmgraph.store import Store
+from slmgraph.model.client import ModelClient
+from slmgraph.indexing.stages.communities import run_communities
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.indexing.stages.reports import run_reports
+from slmgraph.store.db import Store
 
 WORDS = ("harbour lantern copper meadow falcon ember quartz willow signal orchard basalt thistle "
          "cobalt marble juniper anchor saffron glacier tundra violet").split()

@@ -9,13 +9,15 @@ import numpy as np
 import pytest
 from conftest import FakeModel, default_script
 
-from slmgraph.config import Settings
-from slmgraph.graph import build_graph
-from slmgraph.client import ModelClient
-from slmgraph.names import normalize_name
-from slmgraph.prompting import Prompts
-from slmgraph.resolve import MergeRow, acronym_of, initials, person_shaped, resolve_entities, strip_titles
-from slmgraph.store import Store
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.stages.graph import build_graph
+from slmgraph.model.client import ModelClient
+from slmgraph.names.forms import normalize_name
+from slmgraph.config.prompting import Prompts
+from slmgraph.indexing.stages.resolve import (
+    MergeRow, acronym_of, initials, person_shaped, resolve_entities, strip_titles,
+)
+from slmgraph.store.db import Store
 
 
 def _inputs(entities):
@@ -420,7 +422,7 @@ def test_summarize_prompt_placeholders_are_required(tmp_path):
 def test_pipeline_reports_merges_and_shares_one_embedder(tmp_path, corpus):
     from conftest import FakeEmbedder
 
-    from slmgraph.pipeline import run_index
+    from slmgraph.indexing.pipeline import run_index
 
     made = []
 
@@ -450,7 +452,7 @@ def test_rules_off_and_threshold_none_merge_on_the_normalised_name_only():
 
 
 def test_cli_resolution_modes():
-    from slmgraph.cli import _settings, build_parser
+    from slmgraph.cli.main import _settings, build_parser
 
     def s(*extra):
         return _settings(build_parser().parse_args(["index", "in", "--db", "x.duckdb", *extra]))

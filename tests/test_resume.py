@@ -13,8 +13,8 @@ import time
 import pytest
 
 from slmgraph.samples import DULCE
-from slmgraph.stats import content_snapshot
-from slmgraph.store import Store
+from slmgraph.tools.stats import content_snapshot
+from slmgraph.store.db import Store
 
 pytestmark = pytest.mark.integration
 
@@ -22,11 +22,11 @@ pytestmark = pytest.mark.integration
 def _cmd(db):
     # --descriptions model: the model writes each text unit's records (the route whose calls take time and
     # can be killed half-way); the default route under 1B makes no model call during extraction.
-    return [sys.executable, "-m", "slmgraph.cli", "index", str(DULCE), "--db", str(db), "--descriptions", "model"]
+    return [sys.executable, "-m", "slmgraph.cli.main", "index", str(DULCE), "--db", str(db), "--descriptions", "model"]
 
 
 def _snapshot(db):
-    """``(content, extraction calls)`` of an index (slmgraph.stats.content_snapshot)."""
+    """``(content, extraction calls)`` of an index (slmgraph.tools.stats.content_snapshot)."""
     snap = content_snapshot(db)
     return {k: snap[k] for k in ("extractions", "entities", "reports")}, snap["extract_calls"]
 

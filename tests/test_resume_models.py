@@ -12,8 +12,8 @@ import time
 import pytest
 
 from slmgraph.samples import DULCE
-from slmgraph.stats import content_snapshot
-from slmgraph.store import Store
+from slmgraph.tools.stats import content_snapshot
+from slmgraph.store.db import Store
 
 pytestmark = pytest.mark.integration
 
@@ -22,7 +22,7 @@ FORCED = ["--descriptions", "model", "--summaries", "model", "--reports", "model
 
 
 def _cmd(src, db):
-    return [sys.executable, "-m", "slmgraph.cli", "index", str(src), "--db", str(db), *FORCED]
+    return [sys.executable, "-m", "slmgraph.cli.main", "index", str(src), "--db", str(db), *FORCED]
 
 
 def _run_until(cmd, env, pattern):
@@ -89,7 +89,7 @@ def test_a_candidate_name_with_a_quote_does_not_break_the_json_extraction_gramma
     src.write_text('Wilfried "Willi" Schneider won gold in Turin. Duff Gibson trained with Wilfried "Willi" Schneider '
                    "in Calgary.\n", encoding="utf-8")
     env = dict(os.environ, TMPDIR=str(tmp_path))
-    done = subprocess.run([sys.executable, "-m", "slmgraph.cli", "index", str(src), "--db", str(tmp_path / "q.duckdb"),
+    done = subprocess.run([sys.executable, "-m", "slmgraph.cli.main", "index", str(src), "--db", str(tmp_path / "q.duckdb"),
                            "--descriptions", "model", "--reports", "data", "--quiet"],
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]

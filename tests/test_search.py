@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 from conftest import FakeEmbedder, FakeModel, default_script, stage_of
 
-from slmgraph.config import Settings
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.client import ModelClient
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.search import check_citations, pack
-from slmgraph.search.basic_search import basic_search
-from slmgraph.search.global_search import global_search, text_unit_search
-from slmgraph.search.route import route
-from slmgraph.search.local_search import local_search
-from slmgraph.store import Store
+from slmgraph.model.client import ModelClient
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.query.answer import check_citations, pack
+from slmgraph.query.engines.basic_search import basic_search
+from slmgraph.query.engines.global_search import global_search, text_unit_search
+from slmgraph.query.route import route
+from slmgraph.query.engines.local_search import local_search
+from slmgraph.store.db import Store
 
 
 def test_pack_never_exceeds_budget_and_never_splits_or_loses_items():
@@ -239,7 +239,7 @@ def test_local_search_shares_shape_the_context(index):
 
 def _berlin(store) -> int:
     """The citation number of the corpus's text unit about the Berlin Institute."""
-    from slmgraph.search import unit_numbers
+    from slmgraph.query.answer import unit_numbers
 
     cid = store.con.execute("SELECT chunk_id FROM text_units WHERE text LIKE '%Berlin Institute%'").fetchone()[0]
     return unit_numbers(store)[cid]
@@ -337,13 +337,13 @@ def test_auto_routes_global_and_local_questions():
 
 def test_query_json_output_shape(index, tmp_path, monkeypatch, capsys):
     db, model, _ = index
-    import slmgraph.embed
-    import slmgraph.backend
-    from slmgraph.cli import main
+    import slmgraph.indexing.stages.embed
+    import slmgraph.model.backend
+    from slmgraph.cli.main import main
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: model)
-    monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
-    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", lambda *a, **k: model)
+    monkeypatch.setattr(slmgraph.indexing.stages.embed, "Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query.question_embed.question_embedder", lambda *a, **k: FakeEmbedder())
     for method in ("global", "local", "basic", "ts", "auto"):
         assert main(["query", "--db", str(db), "--method", method, "--json", "--opening", "model",
                      "What did Alice Smith build?"]) == 0
@@ -357,7 +357,7 @@ def test_query_json_output_shape(index, tmp_path, monkeypatch, capsys):
 
 
 def test_dedupe_lines_drops_near_repeats_only():
-    from slmgraph.search import dedupe_lines
+    from slmgraph.query.answer import dedupe_lines
 
     text = ("Themes:\n- **Mentality**: the points emphasize the importance of mindset when it comes to success.\n"
             "- **Mentality**: the points emphasize the importance of mindset when it comes to achieving success.\n"
@@ -367,7 +367,7 @@ def test_dedupe_lines_drops_near_repeats_only():
 
 
 def test_loop_guard_sees_short_and_long_loops():
-    from slmgraph.backend import _RunawayGuard
+    from slmgraph.model.backend import _RunawayGuard
 
     g = _RunawayGuard(None)
     assert g.loop_period([5, 6, 7, 8, 9] + [1, 2] * 6) == 2          # ", education" x6
@@ -381,7 +381,7 @@ def test_loop_guard_sees_short_and_long_loops():
 
 
 def test_dedupe_removes_a_loop_inside_one_paragraph():
-    from slmgraph.search import dedupe_lines
+    from slmgraph.query.answer import dedupe_lines
 
     loop = "She was born in Ohio. " + "She was a member of the British Computer Society. " * 30 + "The end."
     out = dedupe_lines(loop)
@@ -389,7 +389,7 @@ def test_dedupe_removes_a_loop_inside_one_paragraph():
 
 
 def test_small_model_answers_never_repeat_and_drop_a_looping_opening_sentence(index):
-    from slmgraph.search.extractive import has_repetition
+    from slmgraph.query.extractive import has_repetition
 
     db, _, s = index
     s.opening = "model"  # off by default under 1B: asked for here, so that its loop is seen and dropped
@@ -412,7 +412,7 @@ def test_small_model_answers_never_repeat_and_drop_a_looping_opening_sentence(in
 
 def test_a_selection_with_no_sentence_to_quote_gets_the_no_answer_text_not_nothing(index, monkeypatch):
     """Fresh-eyes finding: --method ts once printed an empty answer (a unit was selected, no point built)."""
-    import slmgraph.search.global_search as gs
+    import slmgraph.query.engines.global_search as gs
 
     db, model, s = index
     store, client = _client(db, model)
@@ -459,7 +459,7 @@ def test_a_corpus_wide_question_is_never_refused_by_basic_or_local_search(index)
 
 
 def test_matrix_floor_is_lowered_to_the_best_probe_plus_the_margin_never_raised():
-    from slmgraph.search.scoring import PROBE_MARGIN, matrix_floor
+    from slmgraph.query.scoring import PROBE_MARGIN, matrix_floor
 
     class Emb:
         def encode(self, texts):
@@ -477,7 +477,7 @@ def test_matrix_floor_is_lowered_to_the_best_probe_plus_the_margin_never_raised(
 def test_local_and_basic_search_cite_text_units_by_their_index_wide_number(index):
     """A text unit's citation id is its unit_numbers() number (as in TS, DRIFT and lazy search),
     not its position in one answer's context: the same unit has the same id in every answer."""
-    from slmgraph.search import unit_numbers
+    from slmgraph.query.answer import unit_numbers
 
     db, model, s = index
     store, client = _client(db, model)
@@ -502,7 +502,7 @@ def test_the_opening_sentence_is_off_under_1b_by_default_and_on_when_asked(index
     """Settings.opening auto: no opening-sentence call with a model under 1B parameters (measured
     not to help, benchmarks/results/answer_quality_before.md); ``model`` asks for it, and a grounded
     one opens the answer; ``off`` never asks, even from 1B."""
-    from slmgraph.search.extractive import opening_on
+    from slmgraph.query.extractive import opening_on
 
     db, _, s = index
 
@@ -531,7 +531,7 @@ def test_the_opening_sentence_is_off_under_1b_by_default_and_on_when_asked(index
 
 
 def test_only_a_question_about_the_whole_corpus_and_nothing_narrower_is_exempt_from_the_floor():
-    from slmgraph.search.route import corpus_wide_phrase
+    from slmgraph.query.route import corpus_wide_phrase
 
     p = Prompts()
     for q in ("What are the main themes of this story?", "What topics do the podcast episodes cover?",

@@ -17,15 +17,15 @@ import urllib.request
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.cli import main
-from slmgraph.config import Settings
+from slmgraph.cli.main import main
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.pipeline import run_index
+from slmgraph.indexing.pipeline import run_index
 
 pytest.importorskip("starlette", reason="the [serve] extra (starlette, uvicorn) is not installed")
 pytest.importorskip("uvicorn", reason="the [serve] extra (starlette, uvicorn) is not installed")
 
-from slmgraph.serve import Resources, bind, loopback_host, make_app  # noqa: E402
+from slmgraph.web.serve import Resources, bind, loopback_host, make_app
 
 QUESTION = "What are the main themes of Acme Corporation and Carol White?"
 

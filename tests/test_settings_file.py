@@ -6,9 +6,9 @@ import json
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph import settings_file as sf
-from slmgraph.cli import main
-from slmgraph.config import Settings
+from slmgraph.config import file as sf
+from slmgraph.cli.main import main
+from slmgraph.config.settings import Settings
 
 
 def _run(capsys, *argv):
@@ -48,7 +48,7 @@ def test_init_writes_a_commented_file_that_reads_back_as_the_defaults(tmp_path, 
 
 
 def test_init_with_prompts_copies_them_and_the_placeholder_check_passes(tmp_path, capsys):
-    from slmgraph.prompting import Prompts
+    from slmgraph.config.prompting import Prompts
 
     assert _run(capsys, "init", str(tmp_path), "--prompts")[0] == 0
     values = sf.load(tmp_path / "slmgraph.toml")
@@ -106,12 +106,12 @@ def test_resolve_flags_over_file_over_defaults(tmp_path):
 
 
 def _patch_models(monkeypatch):
-    import slmgraph.embed
-    import slmgraph.pipeline
+    import slmgraph.indexing.stages.embed
+    import slmgraph.indexing.pipeline
 
-    monkeypatch.setattr(slmgraph.pipeline, "load_model", lambda *a, **k: FakeModel())
-    monkeypatch.setattr(slmgraph.embed, "Embedder", lambda *a, **k: FakeEmbedder())
-    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr(slmgraph.indexing.pipeline, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr(slmgraph.indexing.stages.embed, "Embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr("slmgraph.query.question_embed.question_embedder", lambda *a, **k: FakeEmbedder())
 
 
 def test_index_reads_the_file_in_the_working_directory_and_stats_shows_sources(tmp_path, corpus, capsys,
@@ -137,11 +137,11 @@ def test_index_reads_the_file_in_the_working_directory_and_stats_shows_sources(t
 
 
 def test_query_reads_the_settings_file_and_a_typed_flag_overrides_it(tmp_path, corpus, capsys, monkeypatch):
-    import slmgraph.backend
-    from slmgraph.pipeline import run_index
+    import slmgraph.model.backend
+    from slmgraph.indexing.pipeline import run_index
 
     _patch_models(monkeypatch)
-    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", lambda *a, **k: FakeModel())
     db = tmp_path / "i.duckdb"
     run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
               embedder_factory=FakeEmbedder, say=lambda m: None)

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-import slmgraph.config as config
-from slmgraph.claims import claims_key
-from slmgraph.config import NOT_IN_INDEX, UNIT_KEYS, Reports, Settings
+import slmgraph.config.settings as config
+from slmgraph.indexing.stages.claims import claims_key
+from slmgraph.config.settings import NOT_IN_INDEX, UNIT_KEYS, Reports, Settings
 from slmgraph.errors import UserError
-from slmgraph.extract import extraction_key
-from slmgraph.settings_file import load
+from slmgraph.indexing.stages.extract import extraction_key
+from slmgraph.config.file import load
 
-ROOT = Path(config.__file__).parent
+ROOT = Path(config.__file__).parents[1]  # the slmgraph package folder
 
 #: Settings the extraction and claims stages read that do not change what they yield: where and how fast
 #: the model runs (NOT_IN_INDEX) and the seed (decoding is greedy).
@@ -48,8 +48,8 @@ def test_every_field_is_classified_and_keys_are_known():
             assert f.name not in NOT_IN_INDEX, f.name
 
 
-@pytest.mark.parametrize("key,modules", [(("extraction", "extraction_model"), ("extract", "concepts", "ner")),
-                                         (("claims",), ("claims",))])
+@pytest.mark.parametrize("key,modules", [(("extraction", "extraction_model"), ("indexing/stages/extract", "indexing/stages/concepts", "indexing/stages/ner")),
+                                         (("claims",), ("indexing/stages/claims",))])
 def test_a_setting_a_stage_reads_is_in_its_cache_key(key, modules):
     keyed = {f.name for f in dataclasses.fields(Settings) if set(f.metadata.get("keys", ())) & set(key)}
     missing = _read(modules) - keyed - NOT_IN_UNIT_KEYS

@@ -5,10 +5,10 @@ import json
 import pytest
 
 from conftest import FakeEmbedder, FakeModel
-from slmgraph.config import Settings
+from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.pipeline import idle_options, run_index
-from slmgraph.store import Store
+from slmgraph.indexing.pipeline import idle_options, run_index
+from slmgraph.store.db import Store
 
 TYPES = ("person", "organization", "location", "weapon")
 

@@ -4,9 +4,9 @@ and a user's own DuckDB file is still never taken for ours."""
 import duckdb
 import pytest
 
-from slmgraph.cli import main
+from slmgraph.cli.main import main
 from slmgraph.errors import UserError
-from slmgraph.store import APP_ID, Store, is_interrupt
+from slmgraph.store.db import APP_ID, Store, is_interrupt
 
 
 def _interrupt_at_app(monkeypatch, exc):

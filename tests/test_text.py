@@ -1,10 +1,10 @@
-"""The one sentence splitter (``slmgraph.text.sentences`` / ``sentence_spans``, pysbd)."""
+"""The one sentence splitter (``slmgraph.text.prose.sentences`` / ``sentence_spans``, pysbd)."""
 
 import signal
 
 import pytest
 
-from slmgraph.text import order_spans, sentence_spans, sentences
+from slmgraph.text.prose import order_spans, sentence_spans, sentences
 
 
 def test_titles_do_not_end_a_sentence():
@@ -81,8 +81,8 @@ def test_a_name_broken_by_a_wrapped_line_stays_in_one_sentence():
 
 
 def test_fold_is_the_base_of_both_name_keys_and_the_quote_check():
-    from slmgraph.names import normalize_name, tolerant_key
-    from slmgraph.text import fold
+    from slmgraph.names.forms import normalize_name, tolerant_key
+    from slmgraph.text.prose import fold
     assert fold("  The\u00a0Sorbonne\u2019s  \u201cOld\u201d\u2014Hall ") == "the sorbonne's \"old\"-hall"
     for a, b in [("Sorbonne\u2019s", "Sorbonne's"), ("O\u02bcBrien", "O'Brien"), ("ACME\u2013Robotics", "Acme-Robotics")]:
         assert normalize_name(a) == normalize_name(b)
@@ -90,7 +90,7 @@ def test_fold_is_the_base_of_both_name_keys_and_the_quote_check():
 
 
 def test_overlaps_is_the_one_near_duplicate_test():
-    from slmgraph.text import overlaps, word_set
+    from slmgraph.text.prose import overlaps, word_set
     a = word_set("the mindset when it comes to success")
     assert overlaps(a, word_set("The mindset when it comes to success!"))
     assert not overlaps(a, word_set("a different sentence about the harbour"))

@@ -3,7 +3,7 @@ extraction splits sentences on another)."""
 
 import threading
 
-from slmgraph import text
+from slmgraph.text import prose as text
 
 
 def test_two_threads_splitting_at_once_get_the_same_sentences_as_one():

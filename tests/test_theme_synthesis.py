@@ -9,14 +9,14 @@ import re
 import pytest
 from conftest import FakeEmbedder, FakeModel
 
-from slmgraph.cli import main
-from slmgraph.client import ModelClient
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.search.global_search import global_search
-from slmgraph.search.themes import asks_figures, content_weight
-from slmgraph.store import Store
+from slmgraph.cli.main import main
+from slmgraph.model.client import ModelClient
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.query.engines.global_search import global_search
+from slmgraph.query.themes import asks_figures, content_weight
+from slmgraph.store.db import Store
 
 MINUTES = {
     "minutes-2024-01.txt": "Councillor Omar Reyes asked the Environment Agency to review the flood defences on the "
@@ -105,10 +105,10 @@ def test_a_budget_question_quotes_the_figures(minutes):
 
 
 def test_query_progress_never_lands_in_the_answer_output(tmp_path, corpus, capsys, fake_cli, monkeypatch):
-    import slmgraph.backend
+    import slmgraph.model.backend
 
-    monkeypatch.setattr(slmgraph.backend, "load_model", lambda *a, **k: FakeModel())
-    monkeypatch.setattr("slmgraph.query_embed.question_embedder", lambda *a, **k: FakeEmbedder())
+    monkeypatch.setattr(slmgraph.model.backend, "load_model", lambda *a, **k: FakeModel())
+    monkeypatch.setattr("slmgraph.query.question_embed.question_embedder", lambda *a, **k: FakeEmbedder())
     db = str(tmp_path / "x.duckdb")
     assert main(["index", str(corpus), "--db", db, "--quiet"]) == 0
     capsys.readouterr()
@@ -131,7 +131,7 @@ def _competent_script(system, user, schema):
 
 
 def test_theme_sentences_are_the_models_only_where_its_capability_record_says_it_writes(minutes, monkeypatch):
-    from slmgraph import policy
+    from slmgraph.model import policy
 
     store, _, s = minutes
     q = "How did the council deal with its budget shortfall?"
@@ -153,7 +153,7 @@ def test_theme_sentences_are_the_models_only_where_its_capability_record_says_it
 
 
 def test_a_theme_labelled_by_names_alone_quotes_only_sentences_naming_them():
-    from slmgraph.search.themes import Theme, ThemeIndex, build_themes
+    from slmgraph.query.themes import Theme, ThemeIndex, build_themes
 
     class _Store:  # the least a ThemeIndex reads, for one theme over two documents
         def has_unit_numbers(self):
@@ -188,7 +188,7 @@ def test_a_theme_labelled_by_names_alone_quotes_only_sentences_naming_them():
 
 
 def test_an_overview_of_topics_holding_commas_separates_them_with_semicolons():
-    from slmgraph.search.themes import _join_topics
+    from slmgraph.query.themes import _join_topics
 
     assert _join_topics(["flood wall, barriers (in 4)", "budget, savings (in 3)", "library (in 2)"]) == \
         "flood wall, barriers (in 4); budget, savings (in 3); and library (in 2)"
@@ -196,6 +196,6 @@ def test_an_overview_of_topics_holding_commas_separates_them_with_semicolons():
 
 
 def test_a_theme_reach_rounds_its_share_from_the_counts():
-    from slmgraph.search.themes import reach_text
+    from slmgraph.query.themes import reach_text
 
     assert reach_text({"documents": 5, "of": 11, "share": 0.455}) == "5 of 11 documents (45 %)"

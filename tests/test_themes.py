@@ -10,14 +10,14 @@ import pytest
 from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.api import answer
-from slmgraph.client import ModelClient
-from slmgraph.config import Settings
-from slmgraph.pipeline import run_index
-from slmgraph.prompting import Prompts
-from slmgraph.search.documents import corpus_documents, coverage_text, natural_key
-from slmgraph.search.global_search import global_search
-from slmgraph.search.themes import Boilerplate, is_temporal
-from slmgraph.store import Store
+from slmgraph.model.client import ModelClient
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.config.prompting import Prompts
+from slmgraph.query.documents import corpus_documents, coverage_text, natural_key
+from slmgraph.query.engines.global_search import global_search
+from slmgraph.query.themes import Boilerplate, is_temporal
+from slmgraph.store.db import Store
 
 SAFE = "These statements are based on current expectations and assumptions of the council staff."
 MEETINGS = {

@@ -2,7 +2,7 @@
 
 import os
 
-from slmgraph.threads import claim_threads, claimed_elsewhere
+from slmgraph.model.threads import claim_threads, claimed_elsewhere
 
 
 def test_second_process_gets_the_free_cores_and_a_warning(tmp_path):

@@ -1,12 +1,12 @@
-"""slmgraph.threads: a model stage reserves its threads once, before the worker plan."""
+"""slmgraph.model.threads: a model stage reserves its threads once, before the worker plan."""
 
 from __future__ import annotations
 
 from conftest import FakeModel
 
-import slmgraph.backend as backend
-from slmgraph.batch import stage_plan
-from slmgraph.config import Settings
+import slmgraph.model.backend as backend
+from slmgraph.indexing.executors.batch import stage_plan
+from slmgraph.config.settings import Settings
 
 
 class _Adapter:

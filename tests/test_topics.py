@@ -1,6 +1,6 @@
-"""Topic labels (slmgraph.topics.label_terms): concept phrases first, names only as a complement, no junk."""
+"""Topic labels (slmgraph.indexing.stages.topics.label_terms): concept phrases first, names only as a complement, no junk."""
 
-from slmgraph.topics import glued, label_terms
+from slmgraph.indexing.stages.topics import glued, label_terms
 
 
 def test_glued_words_are_never_a_label_term():

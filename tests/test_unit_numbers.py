@@ -9,9 +9,9 @@ from pathlib import Path
 from conftest import FakeEmbedder, FakeModel
 from stories import STORY_B, STORY_C, _index, _indexed
 
-from slmgraph.config import Settings
-from slmgraph.search import unit_numbers
-from slmgraph.store import SCHEMA_VERSION, Store
+from slmgraph.config.settings import Settings
+from slmgraph.query.answer import unit_numbers
+from slmgraph.store.db import SCHEMA_VERSION, Store
 
 
 def _numbers(db: Path) -> dict:
@@ -105,9 +105,9 @@ def test_an_index_of_the_previous_version_keeps_the_numbers_it_cited(tmp_path):
 
 
 def test_text_unit_search_cites_the_stored_numbers(tmp_path):
-    from slmgraph.client import ModelClient
-    from slmgraph.prompting import Prompts
-    from slmgraph.search.global_search import text_unit_search
+    from slmgraph.model.client import ModelClient
+    from slmgraph.config.prompting import Prompts
+    from slmgraph.query.engines.global_search import text_unit_search
 
     folder, db = _indexed(tmp_path, STORY_B)
     (folder / "a.txt").write_text(_early_text([_doc_id(STORY_B)]))
@@ -123,7 +123,7 @@ def test_text_unit_search_cites_the_stored_numbers(tmp_path):
 def test_export_gives_text_units_the_number_answers_cite(tmp_path):
     import duckdb
 
-    from slmgraph.export import export
+    from slmgraph.tools.export import export
 
     folder, db = _indexed(tmp_path, STORY_B)
     (folder / "a.txt").write_text(_early_text([_doc_id(STORY_B)]))

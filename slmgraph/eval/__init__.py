@@ -1,0 +1,1 @@
+"""Measurement: the extraction gold scorer, bench and calibrate."""

@@ -1,0 +1,1 @@
+"""Building an index: the stages, their executors and the pipeline that runs them."""

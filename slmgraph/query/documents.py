@@ -1,0 +1,236 @@
+"""The documents behind citations: what a reader can open.
+
+Every query method cites text units by their index-wide number and global search cites community
+reports; this module maps both to documents:
+
+* :func:`corpus_documents`: the documents in corpus order (their paths in natural order, so
+  ``part2`` precedes ``part10``), each with a display name: its title (a leading file-name line or
+  its file's stem), or its path when another document has the same title;
+* :func:`unit_sources`: a cited text unit's document and its position in it (``unit 3 of 12``);
+* :func:`community_documents`: the documents behind a community (``community_reports.doc_ids`` when
+  the index holds it, else the documents of the text units that mention its members), in corpus order;
+* :func:`coverage`: how many of the corpus's documents that is, and the first and last;
+* :func:`cited_documents` / :func:`sources_legend`: the same for every citation of an
+  :class:`slmgraph.query.answer.Answer`, for ``--json``/the API and as lines under the answer's text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One document. ``pos``: 1-based place in corpus order; ``name``: what citations call it."""
+
+    doc_id: str
+    path: str
+    title: str
+    name: str
+    pos: int
+    n_units: int
+
+
+def natural_key(path: str) -> list:
+    """Sort key comparing the digit runs of ``path`` as numbers (``part2`` before ``part10``)."""
+    return [(0, int(t), "") if t.isdigit() else (1, 0, t.casefold()) for t in re.split(r"(\d+)", path or "")]
+
+
+def corpus_documents(store) -> list[Doc]:
+    """Every document, in corpus order (natural order of paths), with its display name.
+
+    The name is the title unless another document shares it (the parts of one transcript all carry
+    the transcript's file-name line), then the path without its suffix.
+    """
+    rows = store.con.execute("""
+        SELECT d.doc_id, d.path, d.title, count(t.chunk_id) FROM documents d
+        LEFT JOIN text_units t USING (doc_id) GROUP BY d.doc_id, d.path, d.title""").fetchall()
+    rows.sort(key=lambda r: (natural_key(r[1]), r[0]))
+    titles: dict[str, int] = {}
+    for _, path, title, _ in rows:
+        t = (title or "").strip() or PurePosixPath(path or "").stem
+        titles[t] = titles.get(t, 0) + 1
+    out = []
+    for pos, (doc_id, path, title, n) in enumerate(rows, start=1):
+        t = (title or "").strip() or PurePosixPath(path or "").stem
+        name = t if titles[t] == 1 else str(PurePosixPath(path or t).with_suffix(""))
+        out.append(Doc(doc_id, path or "", t, name, pos, int(n)))
+    return out
+
+
+def unit_sources(store, numbers: list[int], docs: list[Doc] | None = None) -> dict[int, dict]:
+    """``unit number -> {"source", "doc_id", "document", "path", "unit", "of"}`` for cited text units.
+
+    ``unit`` is the unit's 1-based position in its document and ``of`` the document's units; numbers
+    the index does not hold are left out.
+    """
+    from slmgraph.query.answer import unit_numbers
+
+    if not numbers:
+        return {}
+    by_id = {d.doc_id: d for d in (docs if docs is not None else corpus_documents(store))}
+    want = set(numbers)
+    num = {c: n for c, n in unit_numbers(store).items() if n in want}
+    if not num:
+        return {}
+    q = ",".join("?" * len(num))
+    ords = store.con.execute(f"""
+        SELECT t.chunk_id, t.doc_id, (SELECT count(*) FROM text_units u WHERE u.doc_id = t.doc_id AND u.ord < t.ord)
+        FROM text_units t WHERE t.chunk_id IN ({q})""", list(num)).fetchall()
+    out = {}
+    for chunk, doc_id, before in ords:
+        d = by_id.get(doc_id)
+        if d is None:
+            continue
+        out[num[chunk]] = {"source": num[chunk], "doc_id": doc_id, "document": d.name, "path": d.path,
+                           "unit": int(before) + 1, "of": d.n_units}
+    return out
+
+
+def _has_doc_ids(store) -> bool:
+    return any(r[0] == "doc_ids" for r in store.con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'community_reports'").fetchall())
+
+
+def community_documents(store, ids: list[int], docs: list[Doc] | None = None) -> dict[int, list[str]]:
+    """``community_id -> [doc_id]`` in corpus order: the documents behind each community.
+
+    Read from ``community_reports.doc_ids`` (a JSON list) where the index holds it; otherwise (an index
+    built before that column) the documents of the text units that mention any member entity.
+    """
+    if not ids:
+        return {}
+    order = {d.doc_id: d.pos for d in (docs if docs is not None else corpus_documents(store))}
+    q = ",".join("?" * len(ids))
+    out: dict[int, list[str]] = {}
+    if _has_doc_ids(store):
+        for cid, raw in store.con.execute(f"SELECT community_id, doc_ids FROM community_reports "
+                                          f"WHERE community_id IN ({q}) AND doc_ids IS NOT NULL", list(ids)).fetchall():
+            try:
+                got = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(got, list):
+                out[cid] = [d for d in dict.fromkeys(map(str, got)) if d in order]
+    missing = [i for i in ids if i not in out]
+    if missing:
+        q = ",".join("?" * len(missing))
+        for cid, doc_id in store.con.execute(f"""
+                SELECT DISTINCT m.community_id, t.doc_id FROM community_members m
+                JOIN entity_text_units e USING (entity_id) JOIN text_units t USING (chunk_id)
+                WHERE m.community_id IN ({q})""", missing).fetchall():
+            out.setdefault(cid, []).append(doc_id)
+    return {cid: sorted((d for d in v if d in order), key=order.get) for cid, v in out.items()}
+
+
+def coverage(doc_ids: list[str], docs: list[Doc]) -> dict:
+    """``{"documents", "of", "share", "first", "last"}`` of ``doc_ids`` (first/last: display names in corpus
+    order; None when empty)."""
+    by_id = {d.doc_id: d for d in docs}
+    got = sorted((by_id[d] for d in set(doc_ids) if d in by_id), key=lambda d: d.pos)
+    n = len(docs)
+    return {"documents": len(got), "of": n, "share": round(len(got) / n, 3) if n else 0.0,
+            "first": got[0].name if got else None, "last": got[-1].name if got else None}
+
+
+def coverage_text(cov: dict) -> str:
+    """``"in 14 of 41 documents, FY16 Q1–FY24 Q4"`` (one document: ``"in 1 of 41 documents, FY16 Q1"``)."""
+    if not cov["documents"]:
+        return f"in none of {cov['of']} documents"
+    span = cov["first"] if cov["first"] == cov["last"] else f"{cov['first']} \u2013 {cov['last']}"
+    noun = "document" if cov["of"] == 1 else "documents"
+    return f"in {cov['documents']} of {cov['of']} {noun}, {span}"
+
+
+def cited_documents(store, citations: dict) -> dict:
+    """The documents of an answer's citations (``Answer.cited_documents``).
+
+    Returns:
+        ``{"sources": {"12": {"doc_id", "document", "path", "unit", "of"}}, "reports": {"3": {"documents": [
+        {"doc_id", "document", "path"}], "coverage": {...}}}}``; keys are the cited ids as strings (JSON).
+    """
+    docs = corpus_documents(store)
+    by_id = {d.doc_id: d for d in docs}
+    out: dict = {}
+    sources = [i for i in citations.get("sources") or [] if isinstance(i, int)]
+    if sources:
+        out["sources"] = {str(n): {k: v for k, v in info.items() if k != "source"}
+                          for n, info in unit_sources(store, sources, docs).items()}
+    reports = [i for i in citations.get("reports") or [] if isinstance(i, int)]
+    if reports:
+        comm = community_documents(store, reports, docs)
+        out["reports"] = {str(r): {"documents": [{"doc_id": d, "document": by_id[d].name, "path": by_id[d].path}
+                                                 for d in comm.get(r, [])],
+                                   "coverage": coverage(comm.get(r, []), docs)} for r in reports}
+    return out
+
+
+def source_label(info: dict) -> str:
+    """``"minutes-2024-03, unit 2 of 3"``: a cited text unit as a reader finds it (a document of one unit: its
+    name alone)."""
+    return info["document"] if info["of"] == 1 else f"{info['document']}, unit {info['unit']} of {info['of']}"
+
+
+def sources_legend(cited: dict) -> str:
+    """Lines naming the document of every cited text unit and report (from :func:`cited_documents`), or ""."""
+    lines = []
+    src = cited.get("sources") or {}
+    if src:
+        lines.append("Documents cited:")
+        lines += [f"- [{n}] {source_label(info)}" for n, info in src.items()]
+    reps = cited.get("reports") or {}
+    if reps:
+        lines.append("Documents behind the cited reports:")
+        lines += [f"- Report {r}: {coverage_text(info['coverage'])}" for r, info in reps.items()]
+    return "\n".join(lines)
+
+
+_CITE = re.compile(r"\[(?:Sources|Reports)\s*:[^\]]*\]")
+
+
+def _line_points(text: str, cited: dict) -> list[dict]:
+    """Points of an answer not built by theme: each line (a bullet, or a paragraph) that cites something,
+    with the ids it cites and their documents."""
+    from slmgraph.query.answer import _GROUP, KINDS, _ids
+
+    src_docs = cited.get("sources") or {}
+    rep_docs = cited.get("reports") or {}
+    out = []
+    for line in text.split("\n"):
+        if line.startswith(("Sources:", "Documents cited:", "Documents behind")):
+            continue
+        got: dict[str, list[int]] = {}
+        for m in re.finditer(r"\[([^\[\]]{1,400})\]", line):
+            for g in _GROUP.finditer(m.group(1)):
+                got.setdefault(KINDS[g.group(1).lower()], []).extend(i for i in _ids(g.group(2)) if i >= 0)
+        if not got.get("sources") and not got.get("reports"):
+            continue
+        docs: dict[str, dict] = {}
+        for n in got.get("sources", []):
+            info = src_docs.get(str(n))
+            if info:
+                docs.setdefault(info["doc_id"], {"doc_id": info["doc_id"], "document": info["document"],
+                                                 "path": info["path"]})
+        for r in got.get("reports", []):
+            for d in (rep_docs.get(str(r)) or {}).get("documents", []):
+                docs.setdefault(d["doc_id"], d)
+        body = _CITE.sub("", re.sub(r"^\s*[-*]\s+", "", line)).strip()
+        out.append({"text": body, "sources": list(dict.fromkeys(got.get("sources", []))),
+                    "reports": list(dict.fromkeys(got.get("reports", []))), "documents": list(docs.values())})
+    return out
+
+
+def attach_documents(store, ans) -> None:
+    """Name the documents of ``ans``'s citations: fills ``ans.cited_documents``, ``ans.points`` (when the
+    engine left them empty) and, unless the text names them already (``details["documents_named"]``),
+    appends :func:`sources_legend` to ``ans.text``."""
+    ans.cited_documents = cited_documents(store, ans.citations or {})
+    if not ans.points:
+        ans.points = _line_points(ans.text, ans.cited_documents)
+    if not ans.details.get("documents_named"):
+        legend = sources_legend(ans.cited_documents)
+        if legend:
+            ans.text = ans.text.rstrip() + "\n\n" + legend

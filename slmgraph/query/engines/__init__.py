@@ -1,0 +1,1 @@
+"""The query engines, one module each."""

@@ -1,0 +1,635 @@
+"""Global search: map-reduce over the community reports of one level
+(paper sec. 3.1.6; ARCHITECTURE.md stages 7-8), and the same machinery over raw
+text units (the paper's TS baseline).
+
+Map: the items (reports of a level, or text units) are shuffled with a
+seeded RNG and packed, whole, into batches that fill the model's window
+(counted with the model's own tokenizer) minus the map prompt and the answer
+reserve. Every item gets a helpfulness score 0-100
+(:func:`slmgraph.query.scoring.score_items`: question-item embedding cosine,
+or on request the model's calibrated P(yes); never a generated
+number), recorded per item in ``details["scores"]`` and per batch. The
+selection rule (:func:`slmgraph.query.scoring.select`) decides which items
+reach the reduce step; when none does, the answer says the corpus holds
+nothing relevant and no further model call is made.
+
+Reduce, models under 1B parameters (``Settings.answers`` auto or
+``extractive``): the answer is assembled from the selected items
+(:mod:`slmgraph.query.extractive`: reports' titles and findings, or
+passages' sentences), each point citing its items, opened by at most one
+model-written sentence that is kept only when grounded in the points.
+Models of 1B or more (or ``answers`` = model): each batch of selected items
+is mapped by the model to key points (their score is the best helpfulness of
+the items they cite), and the model writes the answer from the points within
+one window. Citations of ids that were not in the map's input are removed.
+
+Dynamic community selection (GraphRAG's ``dynamic_community_selection``):
+instead of one level, start at the root level, score each report with the
+same helpfulness score, descend only into the sub-communities of reports at
+or above the floor, and answer from the selected reports none of whose
+sub-communities passed (the most specific relevant ones).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from tqdm import tqdm
+
+from slmgraph.config.settings import Settings
+from slmgraph.errors import UserError
+from slmgraph.model.client import DEADLINE_ANSWER_S, DEADLINE_REPORT_S, ModelClient
+from slmgraph.model.policy import model_does
+from slmgraph.config.prompting import Prompts
+from slmgraph.indexing.stages.reports import load_reports, member_names
+from slmgraph.store.db import Store, TextUnitRow, rows
+from slmgraph.text.prose import parse_json
+from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, pack, unit_numbers
+from slmgraph.query.extractive import Point, extractive_answer, opening, report_points, sentence_points
+from slmgraph.query.named import check_names, name_details, name_refusal
+from slmgraph.query.route import corpus_wide_phrase
+from slmgraph.query.scoring import Scored, default_signal, index_floor, probe_questions, score_items, select
+
+
+@dataclass
+class MapReduceKind:
+    """How one map-reduce family names things: prompt files, the id field of a
+    point, the block label and the citation kind."""
+
+    map_prompt: str  #: prompt stem: ``<stem>_system`` / ``<stem>_user``
+    id_field: str  #: schema field of a point holding supporting ids
+    label: str  #: block header word, e.g. "Report" -> "Report 12"
+    cite: str  #: citation kind: "reports" or "sources"
+
+
+#: Reports beyond the selected ones whose themes an extractive answer reads (best-scored first).
+THEME_READS = 6
+#: Passages (points) a corpus-wide TS answer spreads over, one per document and community.
+SPREAD_PASSAGES = 6
+
+REPORTS = MapReduceKind("map", "reports", "Report", "reports")
+TEXT_UNITS = MapReduceKind("map_text", "passages", "Passage", "sources")
+
+
+def map_schema(ids: list[int], id_field: str = "reports") -> dict:
+    """JSON schema of one map answer (models of 1B or more): up to 5 points
+    with supporting ids (an enum of the batch's ids). No score: a point's
+    helpfulness is its best item's score (slmgraph.query.scoring)."""
+    return {
+        "type": "object",
+        "properties": {
+            "points": {"type": "array", "minItems": 1, "maxItems": 5, "items": {
+                "type": "object", "properties": {
+                    "answer": {"type": "string", "maxLength": 300},
+                    id_field: {"type": "array", "minItems": 1, "maxItems": 5,
+                               "items": {"type": "integer", "enum": sorted(ids)}}},
+                "required": ["answer", id_field]}},
+        },
+        "required": ["points"],
+    }
+
+
+def available_levels(store: Store) -> list[int]:
+    """Levels that have community reports, ascending."""
+    return [r[0] for r in store.con.execute(
+        "SELECT DISTINCT level FROM community_reports ORDER BY level").fetchall()]
+
+
+def report_block(rep: dict) -> str:
+    """A report as packed into a map batch: ``"Report <id>\\n<full text>"``."""
+    return f"Report {rep['community_id']}\n{rep['full_text']}"
+
+
+def _check_reports_exist(store: Store) -> list[int]:
+    levels = available_levels(store)
+    if not levels and store.get_meta("reports") == "skipped":
+        raise UserError(f"index {store.path} was built with --no-reports: use --method lazy, or re-index "
+                        "without --no-reports for global and drift search")
+    if not levels:
+        if store.count("text_units") and not store.count("entities"):
+            raise UserError(f"index {store.path} holds no entities (its text has no capitalised names), so it has "
+                            "no community reports: ask with --method basic, which reads the text units")
+        raise UserError(f"index {store.path} has no community reports: run 'slmgraph index' to finish it")
+    return levels
+
+
+def answer_mode(settings: Settings, n_params: int | None) -> str:
+    """``extractive`` or ``model``: who writes a global/local/basic answer.
+
+    ``Settings.answers`` = auto: as :func:`slmgraph.model.policy.route` decides for ``n_params`` (a loaded
+    model's capability record, else the size rule: extractive under 1B parameters).
+    """
+    return "model" if model_does("answers", settings.answers, n_params) else "extractive"
+
+
+def helpfulness_signal(settings: Settings, n_params: int | None) -> str:
+    """The helpfulness signal in use: ``Settings.helpfulness``, or for auto
+    :func:`slmgraph.query.scoring.default_signal` of the model's size."""
+    return settings.helpfulness if settings.helpfulness != "auto" else default_signal(n_params)
+
+
+def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, question: str,
+               items: list[tuple[int, str]], kind: MapReduceKind, ans: Answer, seed: int, progress: bool = True,
+               on_text: Callable[[str], None] | None = None, no_answer: str | None = None, *,
+               embedder=None, vectors: dict | None = None, records: dict | None = None, store=None) -> Answer:
+    """Score, select and answer from ``items`` (``(id, block text)``) for ``question``, into ``ans``.
+
+    Shuffles ``items`` with ``seed`` and packs them into window-filling
+    batches; scores every item (:func:`slmgraph.query.scoring.score_items`);
+    selects (:func:`slmgraph.query.scoring.select`); answers extractively or
+    by the model's map and reduce (see the module doc). Fills ``ans.text``,
+    ``citations``, ``context`` (in the shuffled order) and ``details``
+    (``seed``, ``batches`` with each item's score, ``scores``, ``selected``,
+    ``signal``, ``answer_mode``).
+
+    Args:
+        embedder: ``encode(list[str])``; needed by the embedding signal.
+        vectors: ``id -> vector`` stored at index time (missing ids are embedded now).
+        records: ``id -> report dict`` (as in load_reports) for extractive
+            report answers; None: items are passages (sentence points).
+        store: the index, for an extractive answer by theme (:mod:`slmgraph.query.themes`);
+            None: report points (:func:`slmgraph.query.extractive.report_points`).
+
+    Raises:
+        UserError: the question leaves no room for items in the window.
+    """
+    t0 = time.perf_counter()
+    order = list(items)
+    random.Random(seed).shuffle(order)
+    valid_ids = {i for i, _ in order}
+    map_system, budget = context_room(client, prompts, kind.map_prompt, question, settings.map_max_tokens, 200,
+                                      "the map batches")
+    batches, n_trunc = pack(order, budget, client.count, client.truncate)
+    n_params = client.model
+    signal = helpfulness_signal(settings, n_params)
+    mode = answer_mode(settings, n_params)
+    texts = {i: t for i, t in order}
+    score_texts = {i: (records[i]["full_text"] if records and i in records else t) for i, t in order}
+    bar = tqdm(total=len(order), desc="score", unit="item", disable=not progress, dynamic_ncols=True, leave=False)
+    scored: dict = {}
+    for batch in batches:
+        ids = [i for i, _ in batch]
+        for sc in score_items(question, ids, [score_texts[i] for i in ids], signal=signal, embedder=embedder,
+                              vectors=vectors, client=client, prompts=prompts, on_call=ans.add_call):
+            scored[sc.id] = sc
+        bar.update(len(ids))
+    bar.close()
+    batch_info = [{"ids": [i for i, _ in b], "context_tokens": client.count("\n\n".join(t for _, t in b)),
+                   "scores": [round(scored[i].score, 1) for i, _ in b]} for b in batches]
+    ranked = [scored[i] for i, _ in order]
+    floor, probe_best = settings.helpfulness_floor, None
+    if signal == "embedding" and settings.helpfulness_probes:
+        all_ids = [i for i, _ in order]
+        floor, probe_best = index_floor(all_ids, [score_texts[i] for i in all_ids], embedder, vectors,
+                                        probe_questions(prompts), settings.helpfulness_floor)
+    chosen = select(ranked, floor, settings.helpfulness_relative)
+    # A question about the whole corpus ("the main themes", a phrase of prompts/auto_global.txt) has an
+    # answer in any non-empty index: no report need resemble its wording, so the floor -- which exists to
+    # refuse questions the corpus cannot answer -- does not apply to it; the relative cut still does.
+    wide = corpus_wide_phrase(question, prompts)
+    basis = ranked  # the scores selection and the extractive answer go by
+    if wide is not None and records is not None and ranked:
+        # A question about the whole corpus names no topic, so its cosine with a report measures how little the
+        # report says: on a user's small corpus the turn "COUNCILLOR REYES: That is correct." scored 12.4 for
+        # "What are the main themes?" and the three largest communities' reports 0 (cosines -0.09..-0.03).
+        # Such a question is answered from the most important reports instead: by their rating (paper sec.
+        # 3.1.5; data-built reports rate a community by its size), 0-10 as 0-100, under the same relative cut.
+        basis = [Scored(sc.id, 10.0 * float(records[sc.id].get("rating") or 0.0), sc.cosine) for sc in ranked]
+        chosen = select(basis, 0.0, settings.helpfulness_relative)
+        ans.details["ranked_by"] = "rating"
+    elif not chosen and wide is not None and ranked:
+        chosen = select(ranked, 0.0, settings.helpfulness_relative)
+    ans.details["corpus_wide_phrase"] = wide
+    ans.details.update({"seed": seed, "items": len(order), "batches": batch_info, "map_budget_tokens": budget,
+                        "truncated_items": n_trunc, "signal": signal, "answer_mode": mode,
+                        "floor": round(floor, 1), "probe_best": None if probe_best is None else round(probe_best, 1),
+                        "relative": settings.helpfulness_relative,
+                        "scores": [sc.as_dict() for sc in ranked],
+                        "selected": [sc.id for sc in chosen],
+                        "best_score": round(max((sc.score for sc in ranked), default=0.0), 1)})
+    if not chosen:
+        ans.details["removed_citations"] = {}  # no answer was written: nothing was cited
+        ans.text = (no_answer or prompts.fill("no_answer", level=f"level {ans.level}")).strip()
+        if on_text is not None:
+            on_text(ans.text)
+        ans.seconds += time.perf_counter() - t0
+        return ans
+    score_of = {sc.id: sc.score for sc in chosen}
+    scope = f"level {ans.level}" if ans.level is not None else "selected dynamically"
+    if mode == "extractive":
+        floor_used = 0.0 if wide is not None else floor  # the floor does not apply to a corpus-wide question
+        reserve = [sc for sc in select(basis, floor_used, 0.0) if sc.id not in score_of]
+        per_passage = None
+        # Once a report passes the floor the question is one the corpus answers; the themes are then read from
+        # the best-scored reports, each kept by how well its own statements answer (themes.STATEMENT_MARGIN).
+        near = [sc for sc in sorted(ranked, key=lambda x: (-x.score, x.id)) if sc.id not in score_of][:THEME_READS]
+        if records is not None and store is not None and _by_theme(
+                client, prompts, settings, store, question, chosen + near, {
+                    **{sc.id: sc.score for sc in near}, **score_of}, records, ans, embedder, scope, on_text,
+                wide is not None):
+            pass
+        else:
+            if wide is not None and records is None and store is not None:
+                # A question about the whole corpus names nothing to rank passages by: take them from
+                # many documents and communities, one point each, not from the one nearest its wording.
+                from slmgraph.query.themes import spread_units
+
+                pool = [sc.id for sc in sorted(ranked, key=lambda x: (-x.score, x.id))]
+                picked = spread_units(store, pool, SPREAD_PASSAGES)
+                by_id = {sc.id: sc for sc in ranked}
+                chosen, reserve, per_passage = [by_id[i] for i in picked], [], 1
+                score_of = {sc.id: sc.score for sc in chosen}
+                ans.details["spread"] = picked
+            _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
+                        scope, on_text, reserve, per_passage)
+        if not ans.text.strip():  # the selected items held no sentence to quote: say so, never print nothing
+            ans.text = (no_answer or prompts.fill("no_answer", level=f"level {ans.level}")).strip()
+            ans.citations = {}
+            if on_text is not None:
+                on_text(ans.text)
+        ans.seconds += time.perf_counter() - t0
+        return ans
+    _model_map_reduce(client, prompts, settings, question, chosen, score_of, texts, kind, ans, map_system,
+                      budget, valid_ids, scope, progress, on_text)
+    ans.seconds += time.perf_counter() - t0
+    return ans
+
+
+def _sources_line(kind: MapReduceKind, ids: list, scope: str) -> str:
+    if not ids:
+        return ""
+    where = (f"community reports {', '.join(map(str, ids))} ({scope})" if kind is REPORTS
+             else f"text units {', '.join(map(str, ids))}")
+    return f"Sources: {where}."
+
+
+def _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
+                scope, on_text, reserve=(), per_passage=None) -> None:
+    """The extractive answer of models under 1B (see :mod:`slmgraph.query.extractive`); ``reserve``:
+    items over the floor but under the relative cut, read only when the selected reports give fewer
+    than three plain statements (:func:`slmgraph.query.extractive.report_points`)."""
+    qv = embedder.encode([question])[0] if embedder is not None else None
+    if records is not None:
+        score_of = {**score_of, **{sc.id: sc.score for sc in reserve}}
+        points = report_points([records[sc.id] for sc in chosen], score_of, qv, embedder,
+                               reserve=[records[sc.id] for sc in reserve])
+    else:
+        passages = [(sc.id, re.sub(r"^Passage \d+\s*", "", texts[sc.id])) for sc in chosen]
+        points = sentence_points(passages, qv, embedder, **(
+            {"max_points": SPREAD_PASSAGES, "per_passage": per_passage} if per_passage else {}))
+    synthesis, gen = opening(client, prompts, settings, question, points)
+    if gen is not None:
+        ans.add_call(gen)
+    cited: list = []
+    for p in points:
+        cited += [i for i in p.ids if i not in cited]
+    text = extractive_answer(points, kind.cite.capitalize(), synthesis, _sources_line(kind, cited, scope))
+    text, kept, removed = check_citations(text, {kind.cite: {sc.id for sc in chosen} | {sc.id for sc in reserve}})
+    if on_text is not None:  # the caller prints the sources line itself (as after a streamed answer)
+        on_text(text.rsplit("\n\nSources:", 1)[0])
+    ans.text = text
+    ans.citations = {kind.cite: cited}
+    ans.details.update({"points": len(points), "synthesis": synthesis,
+                        "reserve_cited": [i for i in cited if i in {sc.id for sc in reserve}],
+                        "synthesis_raw": gen.text[:500] if gen is not None else None,
+                        "removed_citations": removed})
+
+
+def _by_theme(client, prompts, settings, store, question, chosen, score_of, records, ans, embedder, scope, on_text,
+              wide) -> bool:
+    """The extractive answer by theme (:func:`slmgraph.query.themes.theme_answer`): the selected reports and
+    the next best-scored ones (``chosen``; a theme is kept by how well its statements answer,
+    :data:`slmgraph.query.themes.STATEMENT_MARGIN`), or for a question about the whole corpus every report of
+    the level, broadest first. False (``ans``
+    untouched) when no theme has a statement (reports with no text unit behind them)."""
+    from slmgraph.query.extractive import opening_on, synthesize
+    from slmgraph.query.themes import theme_answer, theme_points
+
+    qv = embedder.encode([question])[0] if embedder is not None else None
+    reports = list(records.values()) if wide else [records[sc.id] for sc in chosen]
+    scores = score_of if not wide else {**{i: 0.0 for i in records}, **score_of}
+    def write(t):
+        sentence, gen = synthesize(client, prompts, question, [Point(t.topic, s.text) for s in t.statements])
+        ans.add_call(gen)
+        return sentence
+
+    # Where the policy lets the model write (its capability record, else the size rule), it writes one
+    # sentence per theme from the theme's statements, kept only when grounded in them.
+    writer = write if opening_on(settings, client.model) else None
+
+    text, themes, ix = theme_answer(store, question, reports, scores, qv, embedder, wide=wide, scope=scope,
+                                    writer=writer)
+    if not themes:
+        return False
+    # The overall opening sentence of extractive answers, where asked for (slmgraph.query.extractive.opening_on).
+    synthesis, gen = opening(client, prompts, settings, question,
+                             [Point(t.topic, " ".join(s.text for s in t.statements)) for t in themes])
+    if gen is not None:
+        ans.add_call(gen)
+    if synthesis:
+        text = f"{synthesis}\n\n{text}"
+    valid = {"reports": {t.report for t in themes}, "sources": {s.source for t in themes for s in t.statements}}
+    text, kept, removed = check_citations(text, valid)
+    if on_text is not None:
+        on_text(text.rsplit("\n\nSources:", 1)[0])
+    ans.text = text
+    ans.citations = {"reports": [t.report for t in themes],
+                     "sources": list(dict.fromkeys(s.source for t in themes for s in t.statements))}
+    ans.points = theme_points(themes, ix)
+    # The reports read beyond the helpfulness selection whose themes made the answer join the selection.
+    beyond = [t.report for t in themes if t.report not in set(ans.details.get("selected") or [])]
+    if beyond and not wide:
+        ans.details["selected"] = list(ans.details["selected"]) + beyond
+        ans.details["selected_beyond_cut"] = beyond
+    ans.details.update({"points": len(themes), "themes": [{"report": t.report, "topic": t.topic,
+                                                           "documents": t.coverage["documents"]} for t in themes],
+                        "by_theme": True, "documents_named": True, "synthesis": synthesis,
+                        "theme_sentences": "model" if writer is not None else "template",
+                        "synthesis_raw": gen.text[:500] if gen is not None else None,
+                        "removed_citations": removed})
+    return True
+
+
+def _model_map_reduce(client, prompts, settings, question, chosen, score_of, texts, kind, ans, map_system, budget,
+                      valid_ids, scope, progress, on_text) -> None:
+    """Models of 1B or more: the model maps the selected items to points and writes the answer."""
+    sel = [(sc.id, texts[sc.id]) for sc in chosen]
+    batches, _ = pack(sel, budget, client.count, client.truncate)
+    points: list[dict] = []
+    seen: dict[str, dict] = {}
+    for bi, batch in enumerate(tqdm(batches, desc="map", unit="batch", disable=not progress, dynamic_ncols=True,
+                                    leave=False)):
+        ids = [i for i, _ in batch]
+        gen = client.call("map", map_system, prompts.fill(f"{kind.map_prompt}_user", question=question,
+                                                          context="\n\n".join(t for _, t in batch)),
+                          schema=map_schema(ids, kind.id_field), max_tokens=settings.map_max_tokens,
+                          deadline_s=DEADLINE_REPORT_S, use_cache=False)
+        ans.add_call(gen)
+        data, _ = parse_json(gen.text)
+        raw = data.get("points", []) if isinstance(data, dict) else []
+        for p in raw if isinstance(raw, list) else []:
+            if not isinstance(p, dict):
+                continue
+            text = str(p.get("answer", "")).strip()
+            cited = [i for i in dict.fromkeys(p.get(kind.id_field) or []) if isinstance(i, int) and i in ids] \
+                if isinstance(p.get(kind.id_field), list) else []
+            if not text or not cited:
+                continue
+            # The point's score is its best item's helpfulness, not the number the model wrote.
+            score = max(score_of[i] for i in cited)
+            key = " ".join(text.casefold().split())
+            if key in seen:
+                seen[key]["ids"] += [i for i in cited if i not in seen[key]["ids"]]
+                continue
+            seen[key] = {"answer": text, "score": score, "ids": cited, "batch": bi}
+            points.append(seen[key])
+    if not points:  # the model wrote no usable point: answer from the best items' own text
+        points = [{"answer": " ".join(texts[sc.id].split())[:600], "score": sc.score, "ids": [sc.id], "batch": 0}
+                  for sc in chosen[:3]]
+    points.sort(key=lambda p: (-p["score"], p["batch"]))
+    reduce_system = prompts.fill("reduce_system", cite=kind.cite.capitalize())
+    r_overhead = client.overhead(reduce_system, prompts.fill("reduce_user", question=question, context=""))
+    r_budget = client.n_ctx - r_overhead - settings.reduce_max_tokens
+    blocks, used_points, used = [], [], 0
+    for i, p in enumerate(points, start=1):
+        cite = f" [{kind.cite.capitalize()}: {', '.join(map(str, p['ids']))}]"
+        block = f"----Analyst {i}----\nImportance Score: {round(p['score'])}\n{p['answer']}{cite}"
+        n = client.count(block + "\n\n")
+        if used + n > r_budget:
+            break
+        blocks.append(block)
+        used_points.append(p)
+        used += n
+    gen = client.call("reduce", reduce_system, prompts.fill("reduce_user", question=question,
+                                                             context="\n\n".join(blocks)),
+                      schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=DEADLINE_ANSWER_S, use_cache=False,
+                      on_text=on_text)
+    ans.add_call(gen)
+    text, kept, removed = check_citations(dedupe_lines(gen.text.strip()), {kind.cite: valid_ids})
+    sources: list = []
+    for p in used_points:
+        sources += [i for i in p["ids"] if i not in sources]
+    sources += [i for i in kept[kind.cite] if i not in sources]
+    line = _sources_line(kind, sources, scope)
+    ans.text = text.rstrip() + (f"\n\n{line}" if line else "")
+    ans.citations = {kind.cite: sources}
+    ans.details.update({"points": len(points), "reduce_points": len(used_points), "reduce_context_tokens": used,
+                        "removed_citations": removed, "finish_reason": gen.finish_reason})
+
+
+def default_embedder(settings: Settings):
+    """The bundled all-MiniLM-L6-v2 :class:`slmgraph.indexing.stages.embed.Embedder` (loaded on call: its imports are slow)."""
+    from slmgraph.indexing.stages.embed import Embedder
+
+    return Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+
+
+def stored_vectors(store: Store, kind: str, texts: dict, embedder) -> dict:
+    """``id -> vector`` of the items whose stored embedding (``kind``) matches
+    their current text and ``embedder``; ids are the keys of ``texts``
+    (``str(id)`` in the table). Items missing here are embedded at query time
+    by :func:`slmgraph.query.scoring.score_items` (indexes built before
+    reports were embedded)."""
+    from slmgraph.indexing.stages.embed import embed_tag
+
+    if embedder is None or not texts:
+        return {}
+    rows = store.con.execute("SELECT item_id, model, vector FROM embeddings WHERE kind = ?", [kind]).fetchall()
+    by_key = {str(k): k for k in texts}
+    out = {}
+    for item, tag, vec in rows:
+        k = by_key.get(item)
+        if k is not None and tag == embed_tag(embedder, texts[k]):
+            out[k] = vec
+    return out
+
+
+def _needs_embedder(settings: Settings, client: ModelClient) -> bool:
+    return helpfulness_signal(settings, client.model) != "model" or \
+        answer_mode(settings, client.model) == "extractive"
+
+
+def global_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
+                  level: int = 0, seed: int | None = None, progress: bool = True, dynamic: bool = False,
+                  on_text: Callable[[str], None] | None = None, embedder=None) -> Answer:
+    """Answer a global question from the community reports of one level (or selected dynamically).
+
+    Args:
+        level: community level (0 = root level, the paper's C0); ignored with ``dynamic``.
+        seed: shuffle seed (default ``settings.seed``); recorded in ``details``.
+        dynamic: choose the reports by dynamic community selection (see the module doc).
+        on_text: receives the final answer's text.
+        embedder: ``encode(list[str])``, the index's embedder; None loads the bundled one when needed.
+
+    Raises:
+        UserError: the index has no reports, or not at ``level``; or the
+            question is too long for the window.
+    """
+    t0 = time.perf_counter()
+    levels = _check_reports_exist(store)
+    if not dynamic and level not in levels:
+        raise UserError(f"level {level} is not in the index (levels {levels[0]}..{levels[-1]}): "
+                        "pass --level with one of them")
+    named = check_names(store, question, settings)
+    if not named["answer"]:
+        return name_refusal(Answer(text="", method="global", question=question, level=None if dynamic else level),
+                            prompts, named, on_text, t0)
+    seed = settings.seed if seed is None else seed
+    if embedder is None and _needs_embedder(settings, client):
+        embedder = default_embedder(settings)
+    if dynamic and corpus_wide_phrase(question, prompts) is not None and 0 in levels:
+        # A question about the whole corpus is answered from the root level's themes, as plain global search
+        # does: dynamic selection descends by the floor, which such a question's wording cannot pass.
+        ans = global_search(store, client, prompts, settings, question, level=0, seed=seed, progress=progress,
+                            on_text=on_text, embedder=embedder)
+        ans.details["dynamic"] = {"fallback": "level 0", "because": "corpus-wide question"}
+        return ans
+    if dynamic:
+        ans = Answer(text="", method="global", question=question, level=None)
+        reports, info = select_reports(store, client, prompts, settings, question, ans, progress, embedder)
+        ans.details["dynamic"] = info
+        no_answer = prompts.fill("no_answer", level="any level").strip()
+    else:
+        ans = Answer(text="", method="global", question=question, level=level)
+        reports = load_reports(store, level)
+        no_answer = None
+    ans.seconds = time.perf_counter() - t0
+    if dynamic and not reports:
+        if 0 in levels:  # never refuse what plain global search answers: ask level 0 as it would
+            info = ans.details["dynamic"]
+            ans = global_search(store, client, prompts, settings, question, level=0, seed=seed, progress=progress,
+                                on_text=on_text, embedder=embedder)
+            ans.details["dynamic"] = {**info, "fallback": "level 0", "because": "no report passed the floor"}
+            return ans
+        ans.text = no_answer
+        if on_text is not None:
+            on_text(ans.text)
+        return ans
+    by_id = {r["community_id"]: r for r in reports}
+    for cid, names in member_names(store, list(by_id)).items():  # central entities, for the extractive answer
+        by_id[cid]["entities"] = names
+    vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in by_id.items()}, embedder)
+    ans.details.update(name_details(named))
+    map_reduce(client, prompts, settings, question, [(r["community_id"], report_block(r)) for r in reports],
+               REPORTS, ans, seed, progress, on_text, no_answer, embedder=embedder, vectors=vectors, records=by_id,
+               store=store)
+    order = [i for b in ans.details["batches"] for i in b["ids"]]
+    ans.context = [{"kind": "report", "id": i, "tokens": by_id[i]["n_tokens"]} for i in order]
+    if not ans.details["selected"]:
+        _unit_fallback(store, prompts, settings, question, embedder, ans, on_text)
+    return ans
+
+
+def _unit_fallback(store: Store, prompts: Prompts, settings: Settings, question: str, embedder, ans: Answer,
+                   on_text) -> None:
+    """No report passed the floor: when the text units pass basic search's gate
+    (:func:`slmgraph.query.scoring.relevance_gate` on the nearest unit, as
+    :func:`slmgraph.query.engines.basic_search.basic_search` applies it), the no-answer text says so and points to
+    basic search, which answers from them."""
+    from slmgraph.indexing.stages.embed import load_vectors, nearest
+    from slmgraph.query.scoring import relevance_gate
+
+    if embedder is None:
+        return
+    ids, mat = load_vectors(store, "text_unit")
+    if not ids:
+        return
+    hits = nearest(embedder.encode([question])[0], ids, mat, 1)
+    gate = relevance_gate(question, hits[0][1] if hits else 0.0, mat, embedder, prompts, settings)
+    if not gate["answer"]:
+        return
+    ans.text = (ans.text.rstrip() + f" Its text units come nearer: the nearest scores {gate['best_score']:g} over "
+                f"their floor of {gate['floor']:g}, so basic search (--method basic) answers from them.")
+    ans.details.update({"fallback": "basic", "fallback_gate": gate})
+    if on_text is not None:
+        on_text(" " + ans.text.rsplit(" Its text units come nearer", 1)[1].join(["Its text units come nearer", ""]))
+
+
+def select_reports(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
+                   ans: Answer, progress: bool = True, embedder=None) -> tuple[list[dict], dict]:
+    """Dynamic community selection by helpfulness, from the root level down.
+
+    Every root-level report is scored (:func:`slmgraph.query.scoring.score_items`,
+    the signal in use); the sub-communities of a report scoring at least
+    ``settings.helpfulness_floor`` are scored next (carried-down copies are
+    skipped: same content); the others are pruned with everything below
+    them. Selected: the relevant reports none of whose sub-communities is relevant.
+
+    Returns:
+        ``(selected reports as in load_reports, info)``; ``info`` has
+        ``rated`` (reports scored), ``relevant`` and ``selected`` counts, the
+        selected ids and every rated report's score.
+    """
+    rows = store.con.execute("SELECT c.community_id, c.level, c.parent_id, c.carried_from FROM communities c "
+                             "JOIN community_reports r USING (community_id) ORDER BY c.level, c.community_id").fetchall()
+    children: dict[int | None, list[int]] = {}
+    level_of = {}
+    for cid, level, parent, carried in rows:
+        level_of[cid] = level
+        if carried is None:
+            children.setdefault(parent, []).append(cid)
+    reports = {}
+    for lv in sorted(set(level_of.values())):
+        reports.update({r["community_id"]: r for r in load_reports(store, lv)})
+    signal = helpfulness_signal(settings, client.model)
+    vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in reports.items()}, embedder)
+    frontier = list(children.get(None, []))
+    relevant: set[int] = set()
+    scores: dict[int, float] = {}
+    while frontier:
+        scored = score_items(question, frontier, [reports[c]["full_text"] for c in frontier], signal=signal,
+                             embedder=embedder, vectors=vectors, client=client, prompts=prompts,
+                             on_call=ans.add_call)
+        nxt = []
+        for sc in scored:
+            scores[sc.id] = round(sc.score, 1)
+            if sc.score >= settings.helpfulness_floor:
+                relevant.add(sc.id)
+                nxt.extend(children.get(sc.id, []))
+        frontier = nxt
+    selected = [cid for cid in sorted(relevant) if not any(k in relevant for k in children.get(cid, []))]
+    info = {"rated": len(scores), "relevant": len(relevant), "selected": len(selected), "selected_ids": selected,
+            "scores": scores}
+    return [reports[c] for c in selected], info
+
+
+def text_unit_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
+                     seed: int | None = None, progress: bool = True,
+                     on_text: Callable[[str], None] | None = None, embedder=None) -> Answer:
+    """The paper's TS baseline: the global map over shuffled raw text units.
+
+    Text units are cited by their index-wide number (:func:`slmgraph.query.answer.unit_numbers`, stable
+    across incremental runs); ``context`` maps the numbers to chunk ids. Their helpfulness uses the
+    text-unit embeddings stored at index time.
+    """
+    t0 = time.perf_counter()
+    units = rows(store, TextUnitRow, "SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord")
+    if not units:
+        raise UserError(f"index {store.path} has no text units: run 'slmgraph index' first")
+    named = check_names(store, question, settings)
+    if not named["answer"]:
+        return name_refusal(Answer(text="", method="ts", question=question), prompts, named, on_text, t0)
+    numbers = unit_numbers(store)
+    units.sort(key=lambda u: numbers[u.chunk_id])
+    by_number = {numbers[u.chunk_id]: u for u in units}
+    if embedder is None and _needs_embedder(settings, client):
+        embedder = default_embedder(settings)
+    ans = Answer(text="", method="ts", question=question, details=name_details(named))
+    # The text as written (line breaks kept): an extractive answer splits it into sentences, and a heading
+    # or a Markdown table row is a sentence of its own only while its line breaks are there.
+    items = [(i, f"Passage {i}\n{u.text.strip()}") for i, u in by_number.items()]
+    by_chunk = stored_vectors(store, "text_unit", {u.chunk_id: u.text for u in units}, embedder)
+    vectors = {i: by_chunk[u.chunk_id] for i, u in by_number.items() if u.chunk_id in by_chunk}
+    ans.seconds = time.perf_counter() - t0
+    map_reduce(client, prompts, settings, question, items, TEXT_UNITS, ans,
+               settings.seed if seed is None else seed, progress, on_text,
+               no_answer="I am sorry, but the indexed documents hold nothing relevant to this question: no text "
+                         "unit was scored as helpful for it.", embedder=embedder, vectors=vectors, store=store)
+    order = [i for b in ans.details["batches"] for i in b["ids"]]
+    ans.context = [{"kind": "text_unit", "id": by_number[i].chunk_id, "source": i, "tokens": by_number[i].n_tokens}
+                   for i in order]
+    return ans

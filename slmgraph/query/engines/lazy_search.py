@@ -1,0 +1,287 @@
+"""Budgeted lazy search (``--method lazy``): the LazyGraphRAG idea, with no community reports.
+
+LazyGraphRAG (Edge, Trinh, Larson, Microsoft Research blog "LazyGraphRAG:
+Setting a new standard for quality and cost", Nov 2024) defers all model
+work to query time: the index holds only text units, their embeddings and a
+graph of co-occurring names with its hierarchical communities (here: an index
+built with ``--extractor nlp --no-reports``, no model call at index time).
+At query time:
+
+1. Text units are ranked by the cosine of their stored embedding with the
+   question's (of their best window: a unit longer than the embedder's window
+   has a vector per further window, :func:`slmgraph.indexing.stages.embed.further_windows`,
+   and is tested with its best one); a community's rank is its best unit's cosine (a text unit
+   belongs to every community of an entity it mentions; units naming no
+   entity form one extra group, ``None``).
+2. Relevance tests, community by community in rank order: the
+   :data:`UNITS_PER_COMMUNITY` best untested units of a community are tested
+   with the shared helpfulness scorer (:func:`slmgraph.query.scoring.score_items`:
+   the question-unit embedding cosine by default -- the stored vector, no text
+   read; the model's calibrated P(yes) on the unit cut to
+   ``Settings.lazy_test_tokens`` tokens with ``--helpfulness model|combined``);
+   a unit is relevant under the selection rule of global search
+   (:func:`slmgraph.query.scoring.select`: at least the index's floor --
+   ``helpfulness_floor``, lowered by the off-topic probes over the text units
+   as global search does over reports (:func:`slmgraph.query.scoring.index_floor`) -- and
+   ``helpfulness_relative`` times the best score; on the podcast sample the
+   floor alone passed 95 of 100 tested units for a corpus-wide question, so
+   nothing was left to deepen into).
+3. Iterative deepening: a community with a relevant unit passes, and its
+   sub-communities are ranked and tested next (their best units are ones the
+   parent's top units did not cover); after :data:`MISS_STREAK` successive
+   communities of a level with no relevant unit, the rest of that level is
+   skipped. It stops when no community is left or ``budget`` tests are used.
+4. The answer is built from the relevant units, best first, within
+   ``Settings.lazy_answer_tokens`` tokens: under 1B parameters extractively
+   (:func:`slmgraph.query.extractive.sentence_points`, their sentences nearest
+   to the question, each citing its text unit, opened by at most one grounded
+   model sentence); from 1B the model writes it with the basic-search prompt.
+
+Text units are cited by their number in (document, position) order, as in TS
+(:func:`slmgraph.query.answer.unit_numbers`). ``details`` records the tests used and
+the budget, the communities visited per level, the tokens read (by the tests,
+and for the answer) and the model tokens spent.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from slmgraph.model.client import DEADLINE_ANSWER_S, ModelClient
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.stages.embed import WINDOW_KIND, load_vectors
+from slmgraph.errors import UserError
+from slmgraph.config.prompting import Prompts
+from slmgraph.store.db import Store, TextUnitRow, rows
+from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
+from slmgraph.query.extractive import extractive_answer, opening, sentence_points
+from slmgraph.query.named import check_names, name_details, name_refusal
+from slmgraph.query.route import corpus_wide_phrase
+from slmgraph.query.scoring import Scored, cosines, index_floor, probe_questions, score_items, select
+
+#: Units tested per community visit: LazyGraphRAG tests the top-k chunks of
+#: each ranked community; k = 4 spreads a budget of 100 tests over ~25
+#: communities on the podcast sample (195 at level 0). Not swept.
+UNITS_PER_COMMUNITY = 4
+#: Successive communities of one level with no relevant unit after which the
+#: rest of that level is skipped (LazyGraphRAG's "z successive communities
+#: yield zero relevant chunks"). Not swept.
+MISS_STREAK = 5
+#: Text units a corpus-wide question's answer is spread over (one point each).
+SPREAD_UNITS = 6
+
+
+def unit_communities(store: Store) -> tuple[dict, dict, dict]:
+    """The community tree over text units.
+
+    Returns:
+        ``(units_of, children, level_of)``: ``community_id -> set(chunk_id)``
+        (the text units mentioning any member entity; key ``None`` holds the
+        units that mention no entity), ``community_id | None -> [child ids]``
+        (``None``: the root level), ``community_id -> level``.
+    """
+    con = store.con
+    units_of: dict = {}
+    for cid, chunk in con.execute("SELECT DISTINCT m.community_id, e.chunk_id FROM community_members m "
+                                  "JOIN entity_text_units e USING (entity_id)").fetchall():
+        units_of.setdefault(cid, set()).add(chunk)
+    orphans = {r[0] for r in con.execute("SELECT chunk_id FROM text_units WHERE chunk_id NOT IN "
+                                         "(SELECT chunk_id FROM entity_text_units)").fetchall()}
+    if orphans:
+        units_of[None] = orphans
+    children: dict = {}
+    level_of: dict = {}
+    for cid, level, parent in con.execute("SELECT community_id, level, parent_id FROM communities "
+                                          "ORDER BY level, community_id").fetchall():
+        level_of[cid] = level
+        children.setdefault(parent, []).append(cid)
+    return units_of, children, level_of
+
+
+def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
+                embedder=None, budget: int | None = None, on_text: Callable[[str], None] | None = None) -> Answer:
+    """Answer ``question`` from text units found by budgeted relevance tests (see the module doc).
+
+    Args:
+        embedder: ``encode(list[str]) -> (n, dim)``, the index's embedder; None loads the bundled one.
+        budget: relevance tests at most (default ``settings.lazy_budget``).
+
+    Returns:
+        an :class:`Answer` with ``citations["sources"]`` (text unit numbers);
+        ``details``: ``tests_used``, ``budget``, ``tested``/``relevant`` (unit
+        numbers with scores), ``levels`` (communities visited and passed per
+        level), ``tested_tokens`` (tokens of the tested units), ``test_tokens_read``
+        (prompt tokens the tests gave the model: 0 with the embedding signal),
+        ``answer_context_tokens``, ``context_tokens`` (their sum: what the query
+        read) and ``tokens_spent`` (model prompt + completion tokens).
+
+    Raises:
+        UserError: ``budget`` < 1, or the index has no text units or no text-unit embeddings.
+    """
+    from slmgraph.query.engines.global_search import answer_mode, default_embedder, helpfulness_signal, stored_vectors
+
+    t0 = time.perf_counter()
+    budget = settings.lazy_budget if budget is None else budget
+    if budget < 1:
+        raise UserError(f"--budget {budget} must be at least 1 relevance test")
+    units = rows(store, TextUnitRow, "SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord")
+    if not units:
+        raise UserError(f"index {store.path} has no text units: run 'slmgraph index' first")
+    named = check_names(store, question, settings)
+    if not named["answer"]:
+        return name_refusal(Answer(text="", method="lazy", question=question), prompts, named, on_text, t0)
+    if embedder is None:
+        embedder = default_embedder(settings)
+    text_of = {u.chunk_id: u.text for u in units}
+    ntok = {u.chunk_id: u.n_tokens for u in units}
+    number = unit_numbers(store)
+    vectors = stored_vectors(store, "text_unit", text_of, embedder)
+    if len(vectors) < len(units):
+        raise UserError(f"index {store.path} has no embeddings for {len(units) - len(vectors)} of its text units: "
+                        "run 'slmgraph index' on its input to finish it")
+    ids = [u.chunk_id for u in units]
+    qv = embedder.encode([question])[0]
+    cos = dict(zip(ids, (float(c) for c in cosines(qv, np.stack([np.asarray(vectors[i], dtype=np.float32)
+                                                                  for i in ids])))))
+    # A unit's further windows (its sentences past the embedder's window): the unit is scored by its best
+    # window, so its vector for this question's tests is that window's; the probes see every window.
+    probe_vectors = dict(vectors)
+    wids, wmat = load_vectors(store, WINDOW_KIND)
+    keep = [r for r, w in enumerate(wids) if w.split("#", 1)[0] in cos]
+    wids, wmat = [wids[r] for r in keep], wmat[keep] if keep else wmat
+    if wids:
+        for w, v, c in zip(wids, wmat, cosines(qv, wmat)):
+            probe_vectors[w] = v
+            owner = w.split("#", 1)[0]
+            if float(c) > cos[owner]:
+                cos[owner], vectors[owner] = float(c), v
+    units_of, children, level_of = unit_communities(store)
+    n_params = client.model  # the policy reads the model's capability record
+    signal = helpfulness_signal(settings, n_params)
+    ans = Answer(text="", method="lazy", question=question, details=name_details(named))
+    scores: dict[str, float] = {}  # chunk_id -> helpfulness of the tested units
+    levels: dict = {}
+
+    def rank(cids: list) -> list:
+        return sorted(cids, key=lambda c: (-max((cos[u] for u in units_of.get(c, ())), default=-1.0),
+                                           -1 if c is None else c))
+
+    def test(chunks: list[str]) -> None:
+        texts = [client.truncate(text_of[c], settings.lazy_test_tokens) for c in chunks]
+        for sc in score_items(question, chunks, texts, signal=signal, embedder=embedder, vectors=vectors,
+                              client=client, prompts=prompts, max_item_tokens=settings.lazy_test_tokens,
+                              on_call=ans.add_call):
+            scores[sc.id] = sc.score
+
+    floor, probe_best = settings.helpfulness_floor, None
+    if signal == "embedding" and settings.helpfulness_probes:  # the index's floor, as in global search
+        floor, probe_best = index_floor(ids + wids, [text_of[i.split("#", 1)[0]] for i in ids + wids], embedder,
+                                        probe_vectors, probe_questions(prompts), settings.helpfulness_floor)
+    frontier = rank(list(children.get(None, [])) + ([None] if None in units_of else []))
+    while frontier and len(scores) < budget:
+        nxt: list = []
+        misses = 0
+        for cid in frontier:
+            left = budget - len(scores)
+            if left <= 0:
+                break
+            lv = "none" if cid is None else str(level_of.get(cid, "?"))
+            info = levels.setdefault(lv, {"visited": 0, "passed": 0})
+            todo = sorted((u for u in units_of.get(cid, ()) if u not in scores), key=lambda u: (-cos[u], number[u]))
+            test(todo[: min(UNITS_PER_COMMUNITY, left)])
+            info["visited"] += 1
+            bar = max(floor, settings.helpfulness_relative * max(scores.values(), default=0.0))
+            if any(scores.get(u, 0.0) >= bar for u in units_of.get(cid, ())):
+                info["passed"] += 1
+                misses = 0
+                nxt += [c for c in children.get(cid, []) if c is not None]
+            else:
+                misses += 1
+                if misses >= MISS_STREAK:
+                    break
+        frontier = rank(list(dict.fromkeys(nxt)))
+    tested = [Scored(c, s) for c, s in scores.items()]
+    relevant = [sc.id for sc in select(tested, floor, settings.helpfulness_relative)]
+    # A corpus-wide question ("the main themes") has an answer in any non-empty index: the floor does not
+    # refuse it, as in global and DRIFT search (slmgraph.query.route.corpus_wide_phrase).
+    wide = corpus_wide_phrase(question, prompts)
+    if not relevant and wide is not None and tested:
+        relevant = [sc.id for sc in select(tested, 0.0, settings.helpfulness_relative)]
+    test_read = ans.prompt_tokens  # the tests' model tokens (0 with the embedding signal)
+    tested_tokens = sum(ntok[c] for c in scores)
+    chosen, used = [], 0
+    for c in relevant:
+        if chosen and used + ntok[c] > settings.lazy_answer_tokens:
+            break
+        chosen.append(c)
+        used += ntok[c]
+    if wide is not None:
+        # A question about the whole corpus names nothing to test units against: answer from units spread
+        # across the root communities and the documents (slmgraph.query.themes.spread_units), not from the
+        # few nearest its wording.
+        from slmgraph.query.themes import spread_units
+
+        by_no = {number[c]: c for c in ids}
+        picked = spread_units(store, [number[c] for c in sorted(ids, key=lambda c: (-cos[c], number[c]))],
+                              SPREAD_UNITS)
+        chosen, used = [], 0
+        for n in picked:
+            if chosen and used + ntok[by_no[n]] > settings.lazy_answer_tokens:
+                break
+            chosen.append(by_no[n])
+            used += ntok[by_no[n]]
+        ans.details["spread"] = [number[c] for c in chosen]
+    ans.details.update({"budget": budget, "tests_used": len(scores), "signal": signal,
+                        "floor": round(floor, 1), "probe_best": None if probe_best is None else round(probe_best, 1),
+                        "corpus_wide_phrase": wide, "levels": levels,
+                        "tested": [{"source": number[c], "score": round(s, 1)} for c, s in scores.items()],
+                        "relevant": [number[c] for c in relevant], "tested_tokens": tested_tokens,
+                        "test_tokens_read": test_read, "answer_context_tokens": used,
+                        "removed_citations": {}})
+    ans.context = [{"kind": "text_unit", "id": c, "source": number[c], "tokens": ntok[c],
+                    "score": round(scores.get(c, 0.0), 1)} for c in chosen]
+    if not chosen:
+        ans.text = prompts.fill("no_answer_lazy", tests=str(len(scores))).strip()
+        if on_text is not None:
+            on_text(ans.text)
+    elif answer_mode(settings, n_params) == "extractive":
+        points = sentence_points([(number[c], text_of[c]) for c in chosen], qv, embedder,
+                                 **({"max_points": SPREAD_UNITS, "per_passage": 1} if wide is not None else {}))
+        synthesis, gen = opening(client, prompts, settings, question, points)
+        if gen is not None:
+            ans.add_call(gen)
+        cited = list(dict.fromkeys(i for p in points for i in p.ids))
+        why = ("spread across the corpus's communities and documents for a question about all of it"
+               if wide is not None else f"{len(relevant)} relevant of {len(scores)} tested")
+        line = f"Sources: text units {', '.join(map(str, cited))} ({why})." if cited else ""
+        text = extractive_answer(points, "Sources", synthesis, line)
+        if on_text is not None:
+            on_text(text.rsplit("\n\nSources:", 1)[0])
+        ans.text = text or "The relevant text units hold no sentence that answers this question."
+        ans.citations = {"sources": cited}
+        ans.details.update({"answer_mode": "extractive", "synthesis": synthesis,
+                            "synthesis_raw": gen.text[:500] if gen is not None else None})
+    else:
+        system, room = context_room(client, prompts, "basic", question, settings.reduce_max_tokens, 200,
+                                    "passages")
+        blocks = [f"Passage {number[c]}:\n{' '.join(text_of[c].split())}" for c in chosen]
+        context = client.truncate("\n\n".join(blocks), room)
+        gen = client.call("lazy", system, prompts.fill("basic_user", context=context, question=question),
+                          schema=None, max_tokens=settings.reduce_max_tokens, deadline_s=DEADLINE_ANSWER_S, use_cache=False,
+                          on_text=on_text)
+        ans.add_call(gen)
+        text, kept, removed = check_citations(dedupe_lines(gen.text.strip()),
+                                              {"sources": {number[c] for c in chosen}})
+        cited = kept["sources"] or [number[c] for c in chosen]
+        ans.text = text + f"\n\nSources: text units {', '.join(map(str, cited))} ({len(relevant)} relevant of " \
+                          f"{len(scores)} tested)."
+        ans.citations = {"sources": cited}
+        ans.details.update({"answer_mode": "model", "removed_citations": removed,
+                            "finish_reason": gen.finish_reason})
+    ans.details["context_tokens"] = test_read + used
+    ans.details["tokens_spent"] = ans.prompt_tokens + ans.completion_tokens
+    ans.seconds = time.perf_counter() - t0
+    return ans

@@ -1,0 +1,591 @@
+"""Extractive-first answers for models under 1B parameters.
+
+A 135M model asked to write an answer loops, copies its examples or writes
+generic sentences (docs/decisions.md: small models loop). So with small
+models an answer is assembled from the data the query selected:
+
+* global search: the best-scored community reports' titles and findings
+  (:func:`report_points`), one point per report, near-duplicate findings
+  merged with their citations;
+* TS, basic and local search: the sentences of the selected passages (or of
+  the local context's text units and relationships) nearest to the question
+  (:func:`sentence_points`), each citing where it comes from;
+
+then, when asked to (:func:`opening_on`: ``--opening model``, or from 1B
+parameters; off by default for smaller models, whose sentence did not help on
+the podcast questions), the model writes one opening sentence (:func:`synthesize`),
+kept only when it is grounded in the points under the test used for report
+titles (:func:`slmgraph.names.forms.is_grounded`, half of its content words in the
+points) and neither loops nor repeats. :func:`has_repetition` is the
+property every answer must have: no repeated sentence, no looped phrase.
+No point and no opening sentence is a sentence that gives orders to an
+assistant (:func:`slmgraph.text.prose.addressed_to_assistant`: injected "Ignore all
+previous instructions ..." lines stay in the text units but are never repeated).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from slmgraph.model.client import DEADLINE_SENTENCE_S
+from slmgraph.names.forms import content_words, cut, is_grounded
+from slmgraph.model.policy import model_does
+from slmgraph.indexing.stages.reports import FINDING_MAX_CHARS
+from slmgraph.text.prose import (
+    addressed_to_assistant, degenerate, markdown_structure, overlaps, plain_sentence, sentences, word_count,
+    word_set,
+)
+
+#: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
+NEAR_DUPLICATE = 0.6
+#: A transcript's speaker label at the start of a sentence ("KEVIN SCOTT: ").
+_SPEAKER = re.compile(r"^[A-Z][A-Z .'/-]+:\s*")
+#: Markers of the context's labels that must not leak into an answer.
+_MARKERS = re.compile(r"(?i)\b(passage|report|source|analyst)\s+\d+\s*:?")
+
+
+@dataclass
+class Point:
+    """One point of an extractive answer.
+
+    Attributes:
+        head: a short label (a report title), or "" for a bare sentence.
+        text: the point's sentence(s), copied from the data.
+        ids: the ids it cites (first = where it was taken from).
+        rank: the ranking key it was chosen by (higher first).
+        label: the citation label of its ids when it differs from the
+            answer's (DRIFT mixes report points and text-unit points), else "".
+    """
+
+    head: str
+    text: str
+    ids: list = field(default_factory=list)
+    rank: float = 0.0
+    label: str = ""
+
+
+def _norm_words(s: str) -> frozenset:
+    return frozenset(content_words(s)) or word_set(s)
+
+
+def near_duplicate(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
+    """True when ``a`` and ``b`` share at least ``threshold`` of their content words (Jaccard)."""
+    wa, wb = _norm_words(a), _norm_words(b)
+    if not wa or not wb:
+        return a.strip().casefold() == b.strip().casefold()
+    return overlaps(wa, wb, threshold)
+
+
+def has_repetition(text: str) -> bool:
+    """True when ``text`` repeats a sentence (case and spacing ignored, 3+ words)
+    or loops a phrase (1-8 words repeated 3+ times in a row, as in
+    "the ability to learn from- the ability to learn from- the ability ...")."""
+    seen = set()
+    for line in text.split("\n"):
+        for s in re.split(r"(?<=[.!?])\s+", line):
+            words = re.findall(r"\w+", s.casefold())
+            if len(words) < 3:
+                continue
+            key = " ".join(words)
+            if key in seen:
+                return True
+            seen.add(key)
+    words = re.findall(r"\w+", text.casefold())
+    for k in range(1, 9):
+        for i in range(0, len(words) - 3 * k + 1):
+            a = words[i:i + k]
+            if a == words[i + k:i + 2 * k] == words[i + 2 * k:i + 3 * k]:
+                if k == 1 and not a[0].isalpha():
+                    continue
+                return True
+    return False
+
+
+#: A sentence whose words start with a capital letter or digit this often reads as a heading or a file
+#: name ("../Behind the Tech with Kevin Scott Podcast Episode 52 – Bill Gates."), not a statement.
+HEADING_SHARE = 0.6
+#: Selection penalties, in cosine units on the scale of the quoted sentences' question cosines
+#: (docs/decisions.md: sentence selection penalties): a question, a quoted
+#: dialogue fragment (a sentence opening with a quotation mark: a line of speech, not a finding), a
+#: heading, or a sentence cut by the character cap; ``short``: a finding with no sentence of
+#: ``min_words`` words and naming none of its report's entities, quoted whole ("COUNCILLOR REYES: That is
+#: correct." won a quote for "What are the main themes?").
+PENALTY = {"question": 0.15, "fragment": 0.15, "heading": 0.15, "cut": 0.05, "short": 0.15, "procedure": 0.15}
+#: Bonus per entity of the report the sentence names, counted up to :data:`MAX_NAMED` (a sentence that
+#: names two of the community's entities states a relationship of it; paper sec. 3.1.5: a report is
+#: about its entities and their relationships).
+NAMED_BONUS = 0.05
+MAX_NAMED = 2
+#: Maximal marginal relevance trade-off (Carbonell and Goldstein 1998, "The use of MMR, diversity-based
+#: reranking"): a candidate's value is ``MMR_LAMBDA * relevance - (1 - MMR_LAMBDA) * its highest cosine
+#: with a sentence already in the answer``. 0.7 is the value commonly used for retrieval diversification
+#: (e.g. LangChain's max_marginal_relevance_search default is 0.5; we weigh relevance more because every
+#: candidate already comes from a selected report); not swept.
+MMR_LAMBDA = 0.7
+_QUOTE_OPEN = ('"', "\u201c", "\u2018", "'")
+_BACKCHANNEL = re.compile(r"(?i)^\W*\((laughter|laughs|applause|crosstalk|music)\b")
+#: Meeting procedure that states no fact about its motion ("Moved by Grace Whitfield, carried with one
+#: abstention.", "Seconded by Tom Hale.", "Motion carried unanimously.").
+_PROCEDURE = re.compile(r"(?i)^\W*((the )?motion (was )?(carried|passed|approved|seconded|defeated)\b"
+                        r"|(moved|seconded|proposed) by\b|carried( unanimously| with| by|\.)|approved unanimously\b)")
+#: Words that make a short line a statement rather than a heading: auxiliaries, pronouns, and replies
+#: ("Yes.", "It is.").
+_NOT_HEADING = frozenset("""
+is are was were be been being am has have had do does did will would shall should can could may might must
+i you he she it we they me him her us them this that these those there here who which what
+yes no yeah ok okay right sure thanks exactly absolutely well indeed agreed true
+""".split())
+#: Most words of a run-in heading or a heading line ("Cardiac wing.", "Nurse contract.", "Staffing").
+HEADING_WORDS = 6
+#: A sentence wholly in emphasis, or opening one that the split cut ("**Cardiac wing.**", "**Cardiac wing.").
+_EMPHASISED = re.compile(r"^\s*(\*\*|__)(?=\S)[^*_]+?(\1)?\s*$")
+
+
+def is_heading(raw: str) -> bool:
+    """True when the sentence ``raw`` (as written, Markdown marks and all) is a heading, not a statement:
+    a short phrase (at most :data:`HEADING_WORDS` words, starting with a capital) that is wholly in
+    emphasis -- a run-in heading the sentence splitter cut off ("**Cardiac wing.** The board approved ...")
+    -- or that ends with a colon or no punctuation at all (a heading line: "Staffing"), or a single word
+    ended by a period ("Finances."). A reply or a pronoun ("Yes.", "It is") is never a heading."""
+    body = _SPEAKER.sub("", raw).strip()
+    if _SPEAKER.match(raw.strip()):
+        return False
+    emphasised = bool(_EMPHASISED.match(body))
+    plain = body.strip("*_ \t")
+    words = re.findall(r"[^\W_][\w'\u2019-]*", plain)
+    if not words or len(words) > HEADING_WORDS or not plain[:1].isupper() or any(
+            w.casefold() in _NOT_HEADING for w in words):
+        return False
+    end = plain[-1]
+    return emphasised or end == ":" or end.isalnum() or (len(words) == 1 and end == ".")
+
+
+def sentence_kinds(sentence: str) -> list[str]:
+    """The kinds of weak quote ``sentence`` is (empty list: a plain statement).
+
+    ``question`` (ends with "?"), ``fragment`` (opens with a quotation mark once a
+    transcript's speaker label is removed: a quoted line of dialogue; or with a lower-case
+    letter: the tail of a sentence cut where a text unit begins), ``heading``
+    (at least :data:`HEADING_SHARE` of its 3+ words capitalised or numbers, or a path),
+    ``cut`` (ends with the ellipsis of :func:`slmgraph.names.forms.cut` or of the data), ``procedure`` (meeting
+    procedure such as "Moved by Grace Whitfield, carried with one abstention.": no fact about its motion).
+    """
+    body = _SPEAKER.sub("", sentence).strip()
+    kinds = []
+    if body.rstrip(" \"'\u201d\u2019").endswith("?"):
+        kinds.append("question")
+    if body.startswith(_QUOTE_OPEN) or body[:1].islower():  # a quoted line, or a sentence cut at a text
+        kinds.append("fragment")                            # unit's start ("clearly ruffled but ...")
+    words = re.findall(r"[^\W_][\w'\u2019-]*", body)
+    if body.startswith(("../", "./", "/")) or (len(words) >= 3 and sum(
+            w[0].isupper() or w[0].isdigit() for w in words) >= HEADING_SHARE * len(words)):
+        kinds.append("heading")
+    if body.rstrip(".").endswith("\u2026"):
+        kinds.append("cut")
+    if _PROCEDURE.match(body):
+        kinds.append("procedure")
+    return kinds
+
+
+#: Emphasis marks left at a sentence's edge when a run-in heading's "**...**" is split inside.
+_EDGE_MARKS = re.compile(r"^(\*\*|__)\s*|\s*(\*\*|__)$")
+
+
+def prose_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` that may be quoted as prose, each as plain text: split on the text as
+    written (:func:`slmgraph.text.prose.sentences`: line structure ends a sentence, so a transcript's turn, a
+    heading and a table row are sentences of their own; folding the whitespace first glued a table's
+    rows and a heading to the prose around them), Markdown structure left out
+    (:func:`slmgraph.text.prose.markdown_structure`: table rows, headings, code fences, rules) and inline
+    Markdown rendered (:func:`slmgraph.text.prose.plain_sentence`: no ``**``, no ``\\*``); headings are never
+    prose (:func:`is_heading`: "**Cardiac wing.**" cut from a run-in heading), and the emphasis marks a
+    split leaves at a sentence's edge ("** The board approved ...") are dropped."""
+    out = []
+    for s in sentences(text or ""):
+        if markdown_structure(s) is None and not is_heading(s):
+            p = _EDGE_MARKS.sub("", plain_sentence(s))
+            if p:
+                out.append(p)
+    return out
+
+
+def quotable(sentence: str, min_words: int) -> bool:
+    """True when ``sentence`` may be quoted at all: ``min_words`` words or more besides a speaker
+    label (counted in the script's own units, :func:`slmgraph.text.prose.word_count`: a Chinese or Japanese
+    character is one), not a back-channel line ("(Laughter.) Yeah."), not addressed to an assistant."""
+    body = _SPEAKER.sub("", sentence).strip()
+    return word_count(body) >= min_words and not _BACKCHANNEL.match(body) and not addressed_to_assistant(sentence)
+
+
+def names_named(sentence: str, names: list[str]) -> int:
+    """How many of ``names`` occur in ``sentence`` as whole words (case ignored)."""
+    s = sentence.casefold()
+    return sum(1 for n in names if n and re.search(r"(?<!\w)" + re.escape(n.casefold()) + r"(?!\w)", s))
+
+
+def relevance(q_cos: float, sentence: str, names: list[str] | None = None) -> float:
+    """A candidate sentence's relevance: its cosine with the question, plus :data:`NAMED_BONUS` per
+    entity of ``names`` it names (up to :data:`MAX_NAMED`), minus the :data:`PENALTY` of each of its
+    :func:`sentence_kinds`."""
+    bonus = NAMED_BONUS * min(MAX_NAMED, names_named(sentence, names)) if names else 0.0
+    return q_cos + bonus - sum(PENALTY[k] for k in sentence_kinds(sentence))
+
+
+def _embed(texts: list[str], embedder):
+    """L2-normalised vectors of ``texts``, shape ``(n, dim)``; None without an embedder."""
+    import numpy as np
+
+    if embedder is None or not texts:
+        return None
+    v = np.asarray(embedder.encode(texts), dtype=np.float32).reshape(len(texts), -1)
+    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-9)
+
+
+def _q_cosines(question_vec, vecs, n: int) -> list[float]:
+    """Cosine of each candidate with the question (0s without vectors)."""
+    import numpy as np
+
+    if vecs is None or question_vec is None:
+        return [0.0] * n
+    q = np.asarray(question_vec, dtype=np.float32)
+    q = q / max(float(np.linalg.norm(q)), 1e-9)
+    return [float(c) for c in vecs @ q]
+
+
+class _Mmr:
+    """Maximal marginal relevance over the sentences already in an answer (:data:`MMR_LAMBDA`)."""
+
+    def __init__(self, vecs):
+        self.vecs = vecs
+        self.chosen: list[int] = []
+
+    def value(self, i: int, rel: float) -> float:
+        if self.vecs is None or not self.chosen:
+            return rel
+        red = float((self.vecs[self.chosen] @ self.vecs[i]).max())
+        return MMR_LAMBDA * rel - (1 - MMR_LAMBDA) * red
+
+    def add(self, i: int) -> None:
+        self.chosen.append(i)
+
+
+#: Kinds of :func:`sentence_kinds` that make a point weak: a report whose best sentence is one of these
+#: gives no point while the answer has a plain statement (the demo story's "Martians" report held only
+#: a joke line of dialogue, its "Hayes, Mercer" report only a quoted fragment).
+WEAK_KINDS = ("question", "fragment", "heading")
+
+
+def report_points(reports: list[dict], scores: dict, question_vec=None, embedder=None, max_points: int = 8,
+                  per_report: int = 2, max_chars: int = FINDING_MAX_CHARS, min_words: int = 8,
+                  reserve: list[dict] | None = None,
+                  min_points: int = 3) -> list[Point]:
+    """One point per report, best-scored reports first: the report's title as the head and
+    up to ``per_report`` sentences of its findings as the text.
+
+    The sentences are chosen by maximal marginal relevance (:class:`_Mmr`) over
+    :func:`relevance`: the cosine with the question, a bonus for each of the
+    report's entities named (``entities`` of the report dict: its members by
+    degree), penalties for questions, quoted dialogue fragments, headings and cut
+    sentences; the redundancy term is taken against every sentence already in the
+    answer, so later points do not restate earlier ones. Sentences of fewer than
+    ``min_words`` words besides a speaker label ("KEVIN SCOTT: Yeah.") and
+    back-channel lines ("(Laughter.)") are not candidates, unless a finding has
+    no other sentence: its whole text is then a candidate, penalised by
+    ``PENALTY["short"]`` and weak when it names none of the report's entities (its
+    speaker label aside: "COUNCILLOR REYES: That is correct." states nothing about
+    anyone, "Jordan Hayes studies the signal." does). Markdown structure is never quoted and inline
+    Markdown is rendered (:func:`prose_sentences`). A report's second sentence is added only when its
+    relevance is at least that of its first minus ``PENALTY["question"]``
+    (no filler after a good quote).
+
+    A point whose first sentence is weak (:data:`WEAK_KINDS`, or such a short finding) is dropped when the
+    answer has another point. When fewer than ``min_points`` points are plain
+    statements, the ``reserve`` reports (selected by the floor but under the
+    relative cut, best first) are read too, until ``min_points`` are.
+
+    A finding that nearly repeats one already used (:func:`near_duplicate`)
+    is not repeated: its report is cited by the point that holds it. A report
+    whose findings were all used elsewhere, or whose title nearly repeats an
+    earlier point's, joins that point's citations.
+
+    Args:
+        reports: dicts with ``community_id``, ``title``, ``summary``, ``findings``
+            and optionally ``entities`` (names, most connected first).
+        scores: ``community_id -> helpfulness 0-100`` (of ``reports`` and ``reserve``).
+        question_vec: the question's vector (None: findings in report order).
+        max_points: points at most.
+        reserve: reports read only to reach ``min_points`` plain points.
+
+    Returns:
+        points, best first; each cites the reports it holds.
+    """
+    key = lambda r: (-scores.get(r["community_id"], 0.0), r["community_id"])  # noqa: E731
+    main = sorted(reports, key=key)[: max_points * 2]
+    ranked = main + sorted(reserve or [], key=key)[:max_points]
+    cands: list[tuple[int, str]] = []  # (report index, one sentence of a finding)
+    short: set[int] = set()  # a finding's whole short text that names none of its report's entities
+    for i, r in enumerate(ranked):
+        names = r.get("entities") or re.split(r", | and ", r.get("title") or "")
+        for f in r.get("findings") or []:
+            body = f"{f.get('explanation') or f.get('summary') or ''}"
+            prose = prose_sentences(body)
+            sents = [x for x in prose if quotable(x, min_words)]
+            if not sents and prose and not addressed_to_assistant(body):
+                sents = [" ".join(prose)]
+                if not names_named(_SPEAKER.sub("", sents[0]), names):
+                    short.add(len(cands))  # "COUNCILLOR REYES: That is correct." -- said, but states nothing
+            for x in sents:
+                cands.append((i, cut(x, max_chars)))
+        if not r.get("findings"):  # a report without findings: its summary, else its text
+            body = " ".join(prose_sentences(r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get("full_text") or "")
+                                            or r.get("title", "")))
+            if body and not addressed_to_assistant(body):
+                cands.append((i, cut(body, max_chars)))
+    vecs = _embed([t for _, t in cands], embedder) if question_vec is not None else None
+    qcos = _q_cosines(question_vec, vecs, len(cands))
+    rel = [relevance(c, t, ranked[i].get("entities")) - (PENALTY["short"] if k in short else 0.0)
+           if question_vec is not None else 0.0 for k, ((i, t), c) in enumerate(zip(cands, qcos))]
+    by_report: dict[int, list[int]] = {}
+    for k, (i, _) in enumerate(cands):
+        by_report.setdefault(i, []).append(k)
+    mmr = _Mmr(vecs)
+    points: list[Point] = []
+    weak: set[int] = set()  # id() of the weak points
+    used: list[tuple[str, Point]] = []  # finding text -> the point holding it
+    for i, r in enumerate(ranked):
+        plain = len(points) - len(weak)
+        if i >= len(main) and plain >= min_points:
+            break
+        rid = r["community_id"]
+        title_dup = next((p for p in points if p.head and near_duplicate(p.head, r["title"], 0.8)), None)
+        if title_dup is not None:
+            if i < len(main):
+                title_dup.ids.append(rid)
+            continue
+        chosen: list[int] = []
+        left = list(by_report.get(i, []))
+        while left and len(chosen) < per_report:
+            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
+            left.remove(k)
+            t = cands[k][1]
+            dup = next((p for u, p in used if near_duplicate(u, t)), None)
+            if dup is not None:
+                if rid not in dup.ids and i < len(main):
+                    dup.ids.append(rid)
+                continue
+            if any(near_duplicate(t, cands[x][1]) for x in chosen):
+                continue
+            if chosen and rel[k] < rel[chosen[0]] - PENALTY["question"]:
+                break
+            chosen.append(k)
+        if not chosen:
+            continue
+        is_weak = chosen[0] in short or any(k in WEAK_KINDS for k in sentence_kinds(cands[chosen[0]][1]))
+        if i >= len(main) and is_weak:
+            continue  # a reserve report is read only for a plain statement
+        if len(points) - len(weak) >= max_points:
+            break
+        for k in chosen:
+            mmr.add(k)
+        p = Point(r["title"], " ".join(cands[k][1] for k in chosen), [rid], scores.get(rid, 0.0))
+        points.append(p)
+        if is_weak:
+            weak.add(id(p))
+        used += [(cands[k][1], p) for k in chosen]
+    if len(weak) < len(points):
+        points = [p for p in points if id(p) not in weak]
+    return points[:max_points]
+
+
+def sentence_points(passages: list[tuple[object, str]], question_vec=None, embedder=None, max_points: int = 5,
+                    min_words: int = 1, max_chars: int = 300, per_passage: int | None = None) -> list[Point]:
+    """The sentences of ``passages`` most relevant to the question, one point each.
+
+    Chosen by maximal marginal relevance (:class:`_Mmr`) over :func:`relevance`
+    (the question cosine with the penalties for questions, quoted dialogue
+    fragments, headings and cut sentences), so the points do not restate each
+    other. Sentences are those of :func:`prose_sentences` (no table row, heading or
+    Markdown mark is quoted); back-channel lines are skipped, and sentences of fewer than
+    ``min_words`` words (:func:`quotable`; by default every sentence with a word: a short
+    sentence is weighed by its relevance like any other, "Grace Hopper joined the Navy."
+    answers "Who joined the Navy?"); a sentence that nearly repeats a chosen one (overlapping text
+    units repeat sentences) adds its passage to that point's citations instead. Meeting procedure
+    ("Moved by Grace Whitfield, carried with one abstention.") comes after every other sentence.
+
+    Args:
+        passages: ``(cite id, text)``, best first (the order breaks ties).
+        per_passage: points one passage gives at most (None: no limit).
+
+    Returns:
+        up to ``max_points`` points, most relevant first.
+    """
+    cands: list[tuple[int, object, str]] = []
+    for order, (pid, text) in enumerate(passages):
+        for s in prose_sentences(text or ""):
+            if quotable(s, min_words):
+                cands.append((order, pid, cut(s, max_chars)))
+    vecs = _embed([c[2] for c in cands], embedder) if question_vec is not None else None
+    qcos = _q_cosines(question_vec, vecs, len(cands))
+    rel = [relevance(c, x[2]) if question_vec is not None else 0.0 for x, c in zip(cands, qcos)]
+    stated = [not _PROCEDURE.match(_SPEAKER.sub("", x[2]).strip()) for x in cands]
+    mmr = _Mmr(vecs)
+    points: list[Point] = []
+    left = list(range(len(cands)))
+    while left:
+        full = len(points) >= max_points  # then only merge the citations of repeated sentences
+        k = left[0] if full else max(left, key=lambda j: (stated[j], mmr.value(j, rel[j]), -cands[j][0], -j))
+        left.remove(k)
+        _, pid, s = cands[k]
+        dup = next((p for p in points if near_duplicate(p.text, s)), None)
+        if dup is not None:
+            if pid not in dup.ids:
+                dup.ids.append(pid)
+            continue
+        if full:
+            continue
+        if per_passage is not None and sum(p.ids[0] == pid for p in points) >= per_passage:
+            continue
+        points.append(Point("", s, [pid], rel[k]))
+        mmr.add(k)
+    return points
+
+
+#: Words of a title or office that, after a name and a comma, make an apposition ("Marcus Reyes, chair of
+#: the board, ...", "Linda Cho, Chief Information Officer, ...").
+_TITLE = (r"(?:chair\w*|head|director|chief|president|vice|ceo|cfo|cio|cto|coo|officer|manager|secretary|"
+          r"treasurer|member|founder|co-founder|dean|professor|dr|mayor|minister|governor|senator|editor|"
+          r"spokes\w*|lead|leader|partner|owner|nurse|doctor|surgeon|physician|captain|general)")
+_ARTICLE = r"(?:the|a|an|its|our|their|his|her|one of)"
+
+
+def _defines(name: str) -> re.Pattern:
+    """The pattern of a sentence that says what ``name`` is: an apposition ("N, the Chief Information
+    Officer,", "N, chair of the board,", "N, who is ..."), a copula ("N is/was/became the ...") or an
+    office held ("N chairs/leads/heads the ...")."""
+    n = re.escape(name)
+    return re.compile(
+        rf"(?i)(?<!\w){n}(?:'s)?\s*,\s*(?:{_ARTICLE}\s|{_TITLE}\b|who\s+(?:is|was|serves|served|chairs|chaired|"
+        rf"leads|led|heads|headed)\b)"
+        rf"|(?<!\w){n}\s+(?:is|was|has been|had been|remains|became|serves as|served as|acts as)\s+"
+        rf"(?:{_ARTICLE}\s|{_TITLE}\b)"
+        rf"|(?<!\w){n}\s+(?:chairs|chaired|leads|led|heads|headed|directs|directed|runs|ran|founded)\s+{_ARTICLE}\s")
+
+
+def defining_points(passages: list[tuple[object, str]], names: list[str], max_points: int = 2,
+                    max_chars: int = 300) -> list[Point]:
+    """The sentences of ``passages`` that say what one of ``names`` is (:func:`_defines`: "Linda Cho, the
+    Chief Information Officer, ...", "Marcus Reyes chairs the board."), at most one per name and
+    ``max_points`` in all, in passage order; each cites its passage (a repeat adds its passage).
+
+    Args:
+        passages: ``(cite id, text)``, the entity's own text units first.
+        names: the names the question is about (entity names of the index).
+    """
+    points: list[Point] = []
+    for name in names:
+        if len(points) >= max_points or not name:
+            break
+        pat = _defines(name)
+        found: Point | None = None
+        for pid, text in passages:
+            for x in prose_sentences(text or ""):
+                if not pat.search(x) or not quotable(x, 3):
+                    continue
+                x = cut(x, max_chars)
+                if found is None and not any(near_duplicate(p.text, x) for p in points):
+                    found = Point("", x, [pid], 1.0)
+                elif found is not None and near_duplicate(found.text, x) and pid not in found.ids:
+                    found.ids.append(pid)
+        if found is not None:
+            points.append(found)
+    return points
+
+
+def first_sentences(description: str, min_words: int = 8, max_chars: int = 300) -> str:
+    """The opening of an entity ``description``: its first prose sentence, with the second when the
+    first is shorter than ``min_words`` words; "" when it has none."""
+    sents = [x for x in prose_sentences(description or "") if not addressed_to_assistant(x)]
+    if not sents:
+        return ""
+    out = sents[0]
+    if word_count(out) < min_words and len(sents) > 1:
+        out = f"{out} {sents[1]}"
+    return cut(out, max_chars)
+
+
+def render_points(points: list[Point], label: str) -> str:
+    """Points as markdown bullets: ``- **head**: text [Label: 1, 2]`` (no head: ``- text [...]``);
+    a point's own ``label`` overrides ``label``."""
+    lines = []
+    for p in points:
+        cite = f" [{p.label or label}: {', '.join(map(str, p.ids))}]" if p.ids else ""
+        lines.append(f"- **{p.head}**: {p.text}{cite}" if p.head else f"- {p.text}{cite}")
+    return "\n".join(lines)
+
+
+def grounded_synthesis(text: str, points: list[Point]) -> str | None:
+    """The first sentence of a model-written ``text`` when it may open an answer, else None.
+
+    Kept when: half of its content words occur in the points
+    (:func:`slmgraph.names.forms.is_grounded`, as for report titles), it is not a
+    copied list or a loop (:func:`slmgraph.indexing.stages.reports.degenerate`,
+    :func:`has_repetition`), it has at least 4 words, it leaks no context
+    label ("Passage 4:", "Report 12"), it gives no orders to an assistant
+    (:func:`slmgraph.text.prose.addressed_to_assistant`), and it does not merely repeat a point.
+    """
+    text = " ".join((text or "").split())
+    first = sentences(text)[0] if sentences(text) else ""
+    first = first.strip().strip('"').strip()
+    if (word_count(first) < 4 or _MARKERS.search(first) or degenerate(first) or has_repetition(first)
+            or addressed_to_assistant(first)):
+        return None
+    words = set()
+    for p in points:
+        words.update(content_words(f"{p.head} {p.text}"))
+    if not is_grounded(first, words, 0.5):
+        return None
+    if any(near_duplicate(first, p.text, 0.8) for p in points):
+        return None
+    if not first.endswith((".", "!", "?")):
+        first += "."
+    return first
+
+
+def opening_on(settings, n_params: int | None) -> bool:
+    """Whether an extractive answer asks the model for its opening sentence (``Settings.opening``:
+    ``model`` yes, ``off`` no, ``auto`` as :func:`slmgraph.model.policy.route` decides: the model's capability
+    record, else from 1B parameters). ``auto`` leaves it off under 1B, where the sentence was rarely
+    supported and cost most of a query's time (docs/decisions.md: no opening sentence under 1B)."""
+    return model_does("opening", getattr(settings, "opening", "auto"), n_params)
+
+
+def opening(client, prompts, settings, question: str, points: list[Point]) -> tuple[str | None, object]:
+    """:func:`synthesize` when :func:`opening_on` and there are points, else ``(None, None)`` (no model call)."""
+    if not points or not opening_on(settings, client.model):
+        return None, None
+    return synthesize(client, prompts, question, points)
+
+
+def synthesize(client, prompts, question: str, points: list[Point], max_tokens: int = 60,
+               max_point_tokens: int = 1500) -> tuple[str | None, object]:
+    """Ask the model for one opening sentence over ``points``; ``(kept sentence or None, Generation)``.
+
+    The points are given without citations, cut to ``max_point_tokens``
+    tokens; greedy, capped at ``max_tokens`` (one sentence). See
+    :func:`grounded_synthesis` for when the sentence is kept.
+    """
+    listing = "\n".join(f"- {p.head + ': ' if p.head else ''}{p.text}" for p in points)
+    listing = client.truncate(listing, max_point_tokens)
+    gen = client.call("synthesis", prompts.text("synthesis_system"),
+                      prompts.fill("synthesis_user", question=question, points=listing),
+                      schema=None, max_tokens=max_tokens, deadline_s=DEADLINE_SENTENCE_S, use_cache=False)
+    return grounded_synthesis(gen.text, points), gen
+
+
+def extractive_answer(points: list[Point], label: str, synthesis: str | None, sources_line: str) -> str:
+    """The answer text: the synthesis (if any), the points, and the sources line."""
+    body = render_points(points, label)
+    parts = ([synthesis] if synthesis else []) + [body] + ([sources_line] if sources_line else [])
+    return "\n\n".join(p for p in parts if p)
+

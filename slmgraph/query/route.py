@@ -1,0 +1,97 @@
+"""``--method auto``: route a question to global (or lazy) or local search.
+
+A cheap rule, no model call: a question that contains one of the phrases in
+``prompts/auto_global.txt`` (themes, trends, "across", "overall", ...) asks
+about the whole corpus and goes to global search -- to lazy search on an
+index built with ``--no-reports``, which has no reports to map over; so does
+a question about change over time (:func:`asks_change`); any other question
+is taken to be about named things and goes to local search.
+DRIFT is not chosen automatically (see :func:`route`). Users tailor the
+phrases by copying the file into their ``--prompts`` folder.
+"""
+
+from __future__ import annotations
+
+import re
+
+from slmgraph.names.forms import content_words
+from slmgraph.config.prompting import Prompts
+from slmgraph.query.themes import is_temporal
+
+#: A question asking how something changed, besides :func:`slmgraph.query.themes.is_temporal`'s phrases
+#: ("How did the nurse staffing situation change during 2025?", "How has the board's role shifted?").
+_HOW_CHANGED = re.compile(r"(?i)\bhow (did|has|have|had|do|does|was|were|is|are)\b[^?]*?"
+                          r"\b(chang|evolv|develop|shift|progress|grow|grew|declin|improv|worsen)\w*"
+                          r"\s*(\?|$|\b(during|over|since|in|after|before|between|through|throughout|across|from)\b)")
+
+
+def asks_change(question: str) -> bool:
+    """True when ``question`` asks how something changed over time: :func:`slmgraph.query.themes.is_temporal`
+    ("evolved", "over the year") or "how did/has X change/evolve/shift" with no object ("... change during
+    2025?"; "How did Linda Cho change the budget?" asks about an act): a question about the whole period."""
+    return is_temporal(question) or bool(_HOW_CHANGED.search(question or ""))
+
+
+def global_phrases(prompts: Prompts) -> list[str]:
+    """The routing phrases (lower case), comments and blank lines skipped."""
+    return [ln.strip().lower() for ln in prompts.text("auto_global").splitlines()
+            if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+#: Words that name the corpus itself or frame a question about all of it ("the main themes of this
+#: story", "what do these podcast episodes discuss overall"): they are not a topic of their own.
+CORPUS_WORDS = frozenset("""
+story stories document documents text texts corpus collection book books novel chapter chapters podcast
+podcasts episode episodes transcript transcripts conversation conversations interview interviews article
+articles file files data dataset material materials record records source sources content contents writing
+writings whole entire everything anything something main key important biggest major central recurring
+common overall general big picture ideas idea points point themes theme topics topic things thing
+discuss discussed discusses discussion talk talked talks talking say says said mention mentioned cover
+covered covers raise raised explore explored describe described speakers speaker people guests guest
+give tell list explain show provide brief short summary
+""".split())
+
+
+def corpus_wide_phrase(question: str, prompts: Prompts) -> str | None:
+    """The routing phrase of a question about the whole corpus and nothing narrower, or None.
+
+    ``question`` must contain a routing phrase (``prompts/auto_global.txt``) and name no topic of its
+    own: every content word (:func:`slmgraph.names.forms.content_words`) is part of a routing phrase or a
+    word of :data:`CORPUS_WORDS`. Such a question ("What are the main themes of this story?") has an
+    answer in any non-empty index, so global, DRIFT, lazy, basic and local search do not refuse it by
+    the helpfulness floor (which exists to refuse questions the corpus cannot answer). A question with
+    a topic ("the main themes of quantum chromodynamics", "knitting patterns") is judged by the floor
+    like any other: the phrase alone let off-topic questions through.
+    """
+    q = question.lower()
+    phrases = global_phrases(prompts)
+    hit = next((ph for ph in phrases if ph in q), None)
+    if hit is None:
+        return None
+    framing = {w for ph in phrases for w in ph.split()}
+    topic = [w for w in content_words(question)
+             if w not in CORPUS_WORDS and not any(f in w for f in framing if len(f) >= 4) and w not in framing]
+    return None if topic else hit
+
+
+def route(question: str, prompts: Prompts, reports: bool = True) -> tuple[str, str]:
+    """``(method, reason)``: ``global`` (``lazy`` when the index has no community
+    reports, ``reports`` False: built with ``--no-reports``) or ``local``, and why, in words.
+
+    DRIFT is never chosen: it costs a global primer plus local searches, and
+    no measurement yet shows which questions it answers better (it is asked for
+    with ``--method drift``). A question about change over time (:func:`asks_change`) goes to global
+    (lazy) search too: local search reads a few entities' text units, not the whole period."""
+    q = question.lower()
+    if asks_change(question):
+        if not reports:
+            return "lazy", ("the question asks how something changed over time, which takes the whole corpus, "
+                            "and the index has no community reports (--no-reports)")
+        return "global", "the question asks how something changed over time, which takes the whole corpus"
+    for phrase in global_phrases(prompts):
+        if phrase in q:
+            if not reports:
+                return "lazy", (f'the question mentions "{phrase}", which asks about the whole corpus, and the '
+                                "index has no community reports (--no-reports)")
+            return "global", f'the question mentions "{phrase}", which asks about the whole corpus'
+    return "local", "the question names no corpus-wide theme, so it is answered from the nearest entities"

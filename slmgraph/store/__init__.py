@@ -1,0 +1,1 @@
+"""The DuckDB file that holds the whole index: schema, migrations and row types."""

@@ -1,0 +1,1 @@
+"""Text helpers every stage shares: sentences, JSON repair, Markdown as prose."""

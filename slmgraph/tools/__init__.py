@@ -1,0 +1,1 @@
+"""Commands around an index: estimate, stats, export, picture, prompt-tune."""

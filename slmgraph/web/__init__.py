@@ -1,0 +1,1 @@
+"""The web app: its server and pages."""
