@@ -122,7 +122,7 @@ def model_path_of(name: str, override: str | None) -> str | None:
         from slmgraph.models import find_gemma_model
 
         return str(find_gemma_model())
-    from slmgraph.model.backend import default_model_path
+    from slmgraph.model.gguf import default_model_path
 
     return str(default_model_path())
 

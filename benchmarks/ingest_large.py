@@ -58,7 +58,8 @@ def generate(path: Path, mb: float, seed: int = 0) -> int:
 def child(phase: str, input_dir: str, db: str) -> None:
     """One phase in this process; prints its figures as JSON."""
     from slmgraph.indexing.stages import ingest as ing
-    from slmgraph.model.backend import LlamaModel, default_model_path
+    from slmgraph.model.backend import LlamaModel
+    from slmgraph.model.gguf import default_model_path
     from slmgraph.store.db import Store
 
     model = LlamaModel(default_model_path(), n_ctx=512, n_threads=1)

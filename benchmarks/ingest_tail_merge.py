@@ -31,7 +31,8 @@ import time
 from pathlib import Path
 
 from slmgraph.indexing.stages.ingest import TAIL_SHARE, chunk_tokens, make_text_units, read_documents
-from slmgraph.model.backend import LlamaModel, default_model_path
+from slmgraph.model.backend import LlamaModel
+from slmgraph.model.gguf import default_model_path
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 

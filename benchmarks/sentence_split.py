@@ -46,7 +46,8 @@ def main() -> None:
     texts = [d.text for d in docs]
     chars = sum(len(t) for t in texts)
     if a.tokens:
-        from slmgraph.model.backend import LlamaModel, default_model_path
+        from slmgraph.model.backend import LlamaModel
+        from slmgraph.model.gguf import default_model_path
         model = LlamaModel(default_model_path(), n_ctx=512, n_threads=1)
         tokens, chars_per_token, tok_src = sum(len(model.tokenize(t)) for t in texts), None, model.name
         chars_per_token = chars / tokens

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import FakeEmbedder, FakeModel, ent_rows, rel_rows
 
-from slmgraph.model.backend import Choice
+from slmgraph.model.protocol import Choice
 from slmgraph.model.client import ModelClient
 from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.reports import data_report, lowercase_words, title_entities

@@ -189,6 +189,7 @@ def test_main_merges_results_and_reports_user_errors(tmp_path, capsys):
 
 def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, monkeypatch, capsys):
     import slmgraph.model.backend
+    import slmgraph.model.gguf
     import slmgraph.models
 
     loaded = []
@@ -200,7 +201,7 @@ def test_main_runs_model_configs_with_their_model_and_keys_overrides(tmp_path, m
         return m
 
     monkeypatch.setattr(slmgraph.model.backend, "load_model", fake_load)
-    monkeypatch.setattr(slmgraph.model.backend, "default_model_path", lambda: tmp_path / "SmolLM2.gguf")
+    monkeypatch.setattr(slmgraph.model.gguf, "default_model_path", lambda: tmp_path / "SmolLM2.gguf")
     monkeypatch.setattr(slmgraph.models, "find_gemma_model", lambda cache_dir=None: tmp_path / "gemma-3-270m.gguf")
     monkeypatch.setitem(eg.CONFIGS, "gemma-nores", ("test", {"resolution_threshold": None, "extract_mode": "json"},
                                                         "gemma"))

@@ -235,7 +235,7 @@ def test_a_schema_llama_cpp_cannot_serve_fails_its_unit_and_the_run_goes_on(tmp_
 
 
 def test_grammar_literals_escape_backslashes_and_quotes():
-    from slmgraph.model.backend import gbnf_literal
+    from slmgraph.model.adapter import gbnf_literal
 
     assert gbnf_literal('"\\"Big Tony\\" Marino"') == '"\\"\\\\\\"Big Tony\\\\\\" Marino\\""'
     assert gbnf_literal("a\nb") == '"a\\nb"'

@@ -11,7 +11,8 @@ import re
 import pytest
 
 from slmgraph.config.settings import Settings
-from slmgraph.model.backend import Model, load_model
+from slmgraph.model.backend import load_model
+from slmgraph.model.protocol import Model
 from slmgraph.model.client import ModelClient
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.config.prompting import Prompts

@@ -1,4 +1,4 @@
-"""Import layers: no module imports one from a higher layer, no import cycle, only the backend imports llama_cpp.
+"""Import layers: no module imports one from a higher layer, no import cycle, only the adapter imports llama_cpp.
 
 The layer table is read from ``slmgraph/ARCHITECTURE.md`` ("Layers"), so the
 document and this test cannot disagree. Imports are read with ``ast`` from
@@ -142,7 +142,7 @@ def test_no_import_cycle():
     assert cycles(import_graph()) == []
 
 
-def test_only_the_backend_imports_llama_cpp():
+def test_only_the_adapter_imports_llama_cpp():
     users = []
     for name, f in module_files().items():
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
@@ -150,7 +150,7 @@ def test_only_the_backend_imports_llama_cpp():
                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             if any(m == "llama_cpp" or m.startswith("llama_cpp.") for m in mods):
                 users.append(name)
-    assert sorted(set(users)) == ["slmgraph.model.backend"]
+    assert sorted(set(users)) == ["slmgraph.model.adapter"]
 
 
 @pytest.mark.parametrize("graph, expect", [

@@ -74,7 +74,7 @@ def test_a_model_without_chat_template_gets_plain_prompts():
 
 @pytest.mark.integration
 def test_a_window_larger_than_the_trained_one_names_n_ctx_not_the_file():
-    from slmgraph.model.backend import default_model_path
+    from slmgraph.model.gguf import default_model_path
 
     with pytest.raises(UserError) as err:
         LlamaModel(default_model_path(), n_ctx=999_999_999, n_threads=1)
@@ -84,12 +84,12 @@ def test_a_window_larger_than_the_trained_one_names_n_ctx_not_the_file():
 
 @pytest.mark.integration
 def test_raw_rates_at_a_call_shape_evaluate_and_generate_exactly_that_shape():
-    from slmgraph.model.backend import default_model_path
-    from slmgraph.eval.bench import raw_rates_at
+    from slmgraph.model.gguf import default_model_path
+    from slmgraph.eval.bench import raw_rates_at, raw_seconds
 
     m = LlamaModel(default_model_path(), n_ctx=1024, n_threads=1)
     p_rate, g_rate = raw_rates_at(m, cached=50, prompt=40, completion=30, repeats=2)
     assert p_rate > 0 and g_rate > 0
     assert m.llm.n_tokens == 50 + 40 + 30  # the cached prefix kept, then exactly the shape's tokens
     with pytest.raises(ValueError):
-        m.raw_seconds([], [1] * 1000, 100)  # beyond the window
+        raw_seconds(m, [], [1] * 1000, 100)  # beyond the window

@@ -7,7 +7,9 @@ import inspect
 import pytest
 from conftest import FakeModel
 
-from slmgraph.model.backend import LLAMA_CPP_SUPPORTED, LlamaModel, Model, _version_tuple, check_llama_cpp_version
+from slmgraph.model.adapter import LLAMA_CPP_SUPPORTED, _version_tuple, check_llama_cpp_version
+from slmgraph.model.backend import LlamaModel
+from slmgraph.model.protocol import Model
 from slmgraph.errors import UserError
 from slmgraph.tools.estimate import DryRunModel
 

@@ -367,9 +367,9 @@ def test_dedupe_lines_drops_near_repeats_only():
 
 
 def test_loop_guard_sees_short_and_long_loops():
-    from slmgraph.model.backend import _RunawayGuard
+    from slmgraph.model.guard import RunawayGuard
 
-    g = _RunawayGuard(None)
+    g = RunawayGuard(None)
     assert g.loop_period([5, 6, 7, 8, 9] + [1, 2] * 6) == 2          # ", education" x6
     assert g.loop_period([5, 6, 7] + [1, 2] * 4) is None               # x4 is still normal text
     assert g.loop_period([9] + [1, 2, 3, 4, 5] * 3) == 5

@@ -815,7 +815,7 @@ def main(argv: list[str] | None = None) -> int:
                 "picture": cmd_picture, "bench": cmd_bench, "calibrate": cmd_calibrate,
                 "prompt-tune": cmd_prompt_tune, "serve": cmd_serve}
     if args.command in ("index", "estimate", "query", "demo", "bench", "calibrate", "prompt-tune", "serve"):
-        from slmgraph.model.backend import install_log_filter
+        from slmgraph.model.llama_log import install_log_filter
 
         install_log_filter()  # llama.cpp's notices logged as errors stay off stderr
     try:

@@ -47,6 +47,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+
 from slmgraph.config.settings import Settings, physical_cores
 from slmgraph.errors import UserError
 from slmgraph.outputs import output_folder
@@ -220,12 +222,51 @@ def raw_rates(model, repeats: int = 3) -> tuple[float, float]:
     return p_tok / p_sec if p_sec else 0.0, g_tok / g_sec if g_sec else 0.0
 
 
+def raw_seconds(model, fixed: list[int], rest: list[int], n_gen: int) -> tuple[float, float]:
+    """llama.cpp's own cost of one call of a given shape on a loaded
+    :class:`slmgraph.model.backend.LlamaModel`, for the bound of a stage's wall-clock.
+
+    ``rest`` is evaluated as one batch after ``fixed`` (taken from the KV
+    cache, as :meth:`~slmgraph.model.backend.LlamaModel.complete` does), then ``n_gen`` tokens are generated
+    one at a time by arg-max with no grammar, no loop guard and
+    end-of-generation tokens skipped, so exactly ``n_gen`` are produced at
+    the positions a real call of this shape reaches (attention cost grows
+    with the position, so a speed measured at a short context understates
+    the cost of a long call).
+
+    Returns:
+        ``(prompt seconds, generation seconds)``, wall-clock.
+
+    Raises:
+        ValueError: ``rest`` is empty or the call would exceed the window.
+    """
+    if not rest or len(fixed) + len(rest) + n_gen > model.n_ctx:
+        raise ValueError(f"raw call of {len(fixed)} + {len(rest)} + {n_gen} tokens does not fit "
+                         f"n_ctx {model.n_ctx} (or has no prompt)")
+    model.reserve_threads()
+    llm, lc = model.llm, model.adapter
+    model.ensure_fixed(list(fixed))
+    t0 = time.perf_counter()
+    llm.n_tokens = len(fixed)
+    llm.eval(list(rest))
+    t1 = time.perf_counter()
+    for _ in range(n_gen):
+        logits = lc.logits()
+        tok = int(np.argmax(logits))
+        if lc.is_eog(tok):
+            masked = logits.copy()
+            masked[tok] = -np.inf
+            tok = int(np.argmax(masked))
+        llm.eval([tok])
+    return t1 - t0, time.perf_counter() - t1
+
+
 def raw_rates_at(model, cached: int, prompt: int, completion: int, repeats: int = 2) -> tuple[float, float]:
     """Raw (prompt tokens/s, generation tokens/s) of a loaded llama.cpp model at one call shape.
 
     The shape of a stage's mean model call: ``cached`` tokens of fixed prefix
     taken from the KV cache, ``prompt`` tokens evaluated after it, ``completion``
-    tokens generated (:meth:`slmgraph.model.backend.LlamaModel.raw_seconds`: arg-max,
+    tokens generated (:func:`raw_seconds`: arg-max,
     no grammar, no loop guard). Text: the bundled sample's tokens, repeated as
     needed; each repeat starts ``prompt`` at another offset. Used for the bound
     of a stage (benchmarks/index_throughput.py), where :func:`raw_rates`, taken at
@@ -243,7 +284,7 @@ def raw_rates_at(model, cached: int, prompt: int, completion: int, repeats: int 
     p_sec = g_sec = 0.0
     for i in range(repeats):
         start = cached + i * prompt
-        ps, gs = model.raw_seconds(fixed, toks[start:start + max(1, prompt)], completion)
+        ps, gs = raw_seconds(model, fixed, toks[start:start + max(1, prompt)], completion)
         p_sec += ps
         g_sec += gs
     return (max(1, prompt) * repeats / p_sec if p_sec else 0.0,

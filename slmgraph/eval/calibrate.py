@@ -284,10 +284,11 @@ def _sum(rows: list[dict]) -> dict:
 def bound_ratio(model, row: dict) -> float | None:
     """Model seconds over the llama.cpp bound at the stage's mean call shape (mean cached, evaluated and
     completion tokens per call; :func:`slmgraph.eval.bench.raw_rates_at`, one repeat); None for a model
-    without ``raw_seconds`` (a fake) or a stage without calls."""
+    that is not a llama.cpp one (a fake) or a stage without calls."""
     from slmgraph.eval.bench import raw_rates_at
+    from slmgraph.model.backend import LlamaModel
 
-    if not row.get("calls") or not hasattr(model, "raw_seconds") or not row.get("model_seconds"):
+    if not row.get("calls") or not isinstance(model, LlamaModel) or not row.get("model_seconds"):
         return None
     c = row["calls"]
     cached, prompt, compl = round(row["cached"] / c), max(1, round(row["evaluated"] / c)), round(row["completion"] / c)

@@ -2,13 +2,13 @@
 
 :class:`ModelClient` renders a prompt with the model's template, checks it
 against the window budget, answers from the index's content-addressed cache
-(``llm_cache``) when it can, and otherwise runs the :class:`slmgraph.model.backend.Model`
+(``llm_cache``) when it can, and otherwise runs the :class:`slmgraph.model.protocol.Model`
 and writes one ``llm_calls`` ledger row per real call with the call's cache key
-and output. It never imports llama-cpp-python: the backend does
+and output. It never imports llama-cpp-python: the adapter does
 (ARCHITECTURE.md "The client: budgets, cache and ledger").
 
 :class:`Choice`, :class:`Generation` and :class:`Prompt` are defined by the
-backend's protocol and re-exported here for the stages.
+model protocol (:mod:`slmgraph.model.protocol`) and re-exported here for the stages.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from slmgraph.model.backend import SAMPLER_VERSION, Choice, Generation, Model, Prompt
+from slmgraph.model.protocol import SAMPLER_VERSION, Choice, Generation, Model, Prompt
 from slmgraph.errors import UserError
 from slmgraph.store.db import Store, dumps
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from slmgraph import models as models_package
-from slmgraph.model.backend import SAMPLER_VERSION
+from slmgraph.model.protocol import SAMPLER_VERSION
 from slmgraph.config.prompting import bundled_dir
 
 #: Parameter count from which the size rule lets a model write.

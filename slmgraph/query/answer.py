@@ -61,7 +61,7 @@ class Answer:
         return asdict(self)
 
     def add_call(self, gen) -> None:
-        """Add one :class:`slmgraph.model.backend.Generation`'s (or :class:`slmgraph.model.backend.Choice`'s) tokens to the totals."""
+        """Add one :class:`slmgraph.model.protocol.Generation`'s (or :class:`slmgraph.model.protocol.Choice`'s) tokens to the totals."""
         self.model_calls += 0 if gen.from_cache else 1
         self.prompt_tokens += gen.prompt_tokens
         self.completion_tokens += getattr(gen, "completion_tokens", 0)

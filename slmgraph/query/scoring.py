@@ -135,7 +135,7 @@ def embedding_score(cos: float) -> float:
 
 
 def p_yes(choice) -> float:
-    """P(yes) / (P(yes) + P(no)) of a :class:`slmgraph.model.backend.Choice` over :data:`YES_NO`
+    """P(yes) / (P(yes) + P(no)) of a :class:`slmgraph.model.protocol.Choice` over :data:`YES_NO`
     (0.5 when no option has mass: the probabilities are then uniform)."""
     probs = choice.probs
     yes = sum(p for o, p in zip(choice.options, probs) if o.strip().lower() == "yes")
@@ -176,7 +176,7 @@ def ask_model(client, prompts, question: str, texts: list[str], max_item_tokens:
     The instructions and the question form the system prompt (``help_system``,
     the prefix evaluated once); each item, cut to ``max_item_tokens`` tokens,
     is the user part (``help_user``). ``on_call`` receives each
-    :class:`slmgraph.model.backend.Choice` (for token accounting).
+    :class:`slmgraph.model.protocol.Choice` (for token accounting).
     """
     system = prompts.fill("help_system", question=question)
     out = []

@@ -52,7 +52,7 @@ from slmgraph.store.db import Store, new_run_id
 
 
 class DryRunModel:
-    """A :class:`slmgraph.model.backend.Model` that records prompts instead of generating.
+    """A :class:`slmgraph.model.protocol.Model` that records prompts instead of generating.
 
     Tokenizes and renders with the real model (so prompt sizes are exact);
     ``complete`` returns ``canned`` text at once and keeps ``(fixed, rest)``
