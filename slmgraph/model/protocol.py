@@ -124,7 +124,7 @@ class Choice:
 
 @runtime_checkable
 class Model(Protocol):
-    """What the client and the stages need from a model: :class:`LlamaModel` or a test fake.
+    """What the client and the stages need from a model: :class:`slmgraph.model.backend.LlamaModel` or a test fake.
 
     Token ids are ints of the model's own tokenizer; windows and budgets are
     counted in them. ``isinstance(x, Model)`` checks that every member below
