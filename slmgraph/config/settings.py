@@ -285,11 +285,11 @@ class Settings:
     #: beyond their fixed prefix, per corpus token (0 = none: each report reads whole descriptions
     #: up to report_context_tokens), so the whole build keeps within its prompt tokens per corpus token
     #: (docs/decisions.md: report budget per corpus token). The description cap that fits is chosen
-    #: by slmgraph.indexing.stages.reports.plan_report_budget.
+    #: by slmgraph.indexing.stages.report_budget.plan_report_budget.
     report_budget: float = 0.3
     #: Who writes community reports: "none" (``--no-reports``: the stage is
     #: skipped, only ``--method lazy`` and the local/basic/ts methods answer), "model", "data" (no model call:
-    #: slmgraph.indexing.stages.reports.data_report) or "auto" (slmgraph.model.policy: capability record, else >= 1e9
+    #: slmgraph.indexing.stages.report_data.data_report) or "auto" (slmgraph.model.policy: capability record, else >= 1e9
     #: parameters; docs/decisions.md: data-built reports under 1B).
     reports: Reports = _mode(Reports, "auto")
 

@@ -141,7 +141,7 @@ def answer_quality(store, model, settings: Settings, on_topic: list[str], off_to
     """
     from slmgraph.model.client import ModelClient
     from slmgraph.config.prompting import Prompts
-    from slmgraph.indexing.stages.reports import load_reports
+    from slmgraph.indexing.stages.report_store import load_reports
     from slmgraph.query.engines.global_search import global_search, report_block
     from slmgraph.query.scoring import score_items
 

@@ -52,7 +52,7 @@ SUMMARY_INPUT_TOKENS = 4000
 #: a smaller window is a user error (raise --n-ctx) rather than a summary of nothing.
 MIN_SUMMARY_INPUT_TOKENS = 64
 #: Share of a summary's content words that must occur in its descriptions
-#: (the same bar as report titles and summaries, :func:`slmgraph.indexing.stages.reports.ground_report`).
+#: (the same bar as report titles and summaries, :func:`slmgraph.indexing.stages.report_data.ground_report`).
 SUMMARY_GROUNDED_SHARE = 0.5
 
 #: Order of the mention rows (``m``) whose descriptions are joined: the reading order of the corpus as
