@@ -131,7 +131,7 @@ class Opening(Mode):
     OFF = "off"
 
 
-#: Model decisions by token probability during extraction (``choices``; slmgraph.indexing.stages.extract.extract_choices).
+#: Model decisions by token probability during extraction (``choices``; slmgraph.indexing.stages.extract_methods.extract_choices).
 CHOICES = ("keep", "type", "relate")
 
 
@@ -230,10 +230,10 @@ class Settings:
     #: which lifts recall (docs/decisions.md: NER and capitalised runs).
     caps_union: bool = _keyed("extraction", default=True)
     #: llm extractor route: "auto" (JSON records when the model writes descriptions or names, else the
-    #: candidate pass with model choices), "json" or "choices" (slmgraph.indexing.stages.extract.json_extraction).
+    #: candidate pass with model choices), "json" or "choices" (slmgraph.indexing.stages.extract_routes.json_extraction).
     extract_mode: ExtractMode = _mode(ExtractMode, "auto", "extraction_model")
     #: Model decisions by token probability in the choices route: "auto" (those measured to beat the
-    #: LLM-free alternative, slmgraph.indexing.stages.extract.SMALL_MODEL_CHOICES), "none", or a comma list of
+    #: LLM-free alternative, slmgraph.indexing.stages.extract_routes.SMALL_MODEL_CHOICES), "none", or a comma list of
     #: keep, type, relate.
     choices: str = _keyed("extraction_model", default="auto")
     #: Noun-phrase concepts beside names as graph nodes of type ``concept`` (slmgraph.indexing.stages.concepts), from the

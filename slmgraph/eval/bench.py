@@ -370,7 +370,7 @@ def run_bench(models: list[str | None], corpus: str | Path | None, out: str | Pa
             ``gold_docs`` < 1. All are checked before any model loads.
     """
     from slmgraph.eval.gold import load_gold
-    from slmgraph.indexing.stages.ingest import read_documents
+    from slmgraph.indexing.stages.ingest_read import read_documents
 
     t_start = time.perf_counter()
     qfile = question_file(Path(corpus) if corpus else None, questions)

@@ -37,7 +37,7 @@ from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_UNIT_S, ModelClient
 from slmgraph.indexing.stages.concepts import DESCRIPTION_TOKENS as CONCEPT_DESCRIPTION_TOKENS, concept_graph
-from slmgraph.indexing.stages.extract import model_writes, types_reliable
+from slmgraph.indexing.stages.extract_routes import model_writes, types_reliable
 from slmgraph.names.forms import content_words, is_grounded, mentions
 from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.resolve import RULES, resolve_entities

@@ -33,7 +33,7 @@ from slmgraph.errors import UserError
 from slmgraph.indexing.executors.bottom_up import bottom_up
 from slmgraph.indexing.stages.claims import load_claims
 from slmgraph.indexing.stages.concepts import concept_ids
-from slmgraph.indexing.stages.extract import model_writes, use_model_descriptions
+from slmgraph.indexing.stages.extract_routes import model_writes, use_model_descriptions
 from slmgraph.indexing.stages.report_budget import plan_report_budget
 from slmgraph.indexing.stages.report_context import element_context, subreport_context
 from slmgraph.indexing.stages.report_data import (

@@ -55,7 +55,7 @@ from typing import Callable
 
 from slmgraph.model.client import DEADLINE_ANSWER_S, DEADLINE_REPORT_S, ModelClient
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.embed import load_vectors, nearest
+from slmgraph.indexing.stages.embed_lookup import load_vectors, nearest
 from slmgraph.errors import UserError
 from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.report_store import load_reports, member_names

@@ -530,7 +530,7 @@ def _unit_fallback(store: Store, prompts: Prompts, settings: Settings, question:
     (:func:`slmgraph.query.scoring.relevance_gate` on the nearest unit, as
     :func:`slmgraph.query.engines.basic_search.basic_search` applies it), the no-answer text says so and points to
     basic search, which answers from them."""
-    from slmgraph.indexing.stages.embed import load_vectors, nearest
+    from slmgraph.indexing.stages.embed_lookup import load_vectors, nearest
     from slmgraph.query.scoring import relevance_gate
 
     if embedder is None:

@@ -33,7 +33,7 @@ from typing import Callable
 
 from slmgraph.indexing.stages.claims import load_claims
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.embed import load_vectors, nearest
+from slmgraph.indexing.stages.embed_lookup import load_vectors, nearest
 from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_ANSWER_S, ModelClient
 from slmgraph.config.prompting import Prompts
