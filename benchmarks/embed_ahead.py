@@ -1,5 +1,5 @@
 """A default (LLM-free) index build with and without the text units embedded ahead, on the core LLM-free
-extraction leaves idle (:class:`slmgraph.indexing.stages.embed.EmbedAhead`): per-stage wall seconds, the whole build's wall
+extraction leaves idle (:class:`slmgraph.indexing.stages.embed_ahead.EmbedAhead`): per-stage wall seconds, the whole build's wall
 and CPU seconds, and the load average, each arm a fresh build in its own process, arms alternated.
 
 Usage:

@@ -26,8 +26,9 @@ import statistics
 import time
 
 from slmgraph.config.settings import Settings, physical_cores
-from slmgraph.indexing.stages.extract import extraction_schema
-from slmgraph.indexing.stages.ingest import Document, make_text_units
+from slmgraph.indexing.stages.extract_schema import extraction_schema
+from slmgraph.indexing.stages.ingest_chunk import make_text_units
+from slmgraph.indexing.stages.ingest_read import Document
 from slmgraph.model.backend import load_model
 from slmgraph.model.client import ModelClient
 from slmgraph.names.forms import candidate_names

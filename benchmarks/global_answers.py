@@ -205,7 +205,7 @@ def main() -> int:
         build_seconds = round(time.perf_counter() - t0, 1)
 
     from slmgraph.config.settings import physical_cores
-    from slmgraph.indexing.stages.reports import load_reports
+    from slmgraph.indexing.stages.report_store import load_reports
     from slmgraph.query.engines.global_search import (
         answer_mode, global_search, helpfulness_signal, report_block, stored_vectors,
     )

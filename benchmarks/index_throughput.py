@@ -55,7 +55,8 @@ from slmgraph.indexing.executors.batch import plan_threads
 from slmgraph.eval.bench import ledger, raw_rates, raw_rates_at
 from slmgraph.config.settings import Settings, physical_cores
 from slmgraph.indexing.stages.extract import run_extraction
-from slmgraph.indexing.stages.ingest import ingest, read_documents
+from slmgraph.indexing.stages.ingest import ingest
+from slmgraph.indexing.stages.ingest_read import read_documents
 from slmgraph.model.backend import LlamaModel, load_model
 from slmgraph.model.gguf import default_model_path
 from slmgraph.model.client import ModelClient

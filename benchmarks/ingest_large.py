@@ -58,6 +58,7 @@ def generate(path: Path, mb: float, seed: int = 0) -> int:
 def child(phase: str, input_dir: str, db: str) -> None:
     """One phase in this process; prints its figures as JSON."""
     from slmgraph.indexing.stages import ingest as ing
+    from slmgraph.indexing.stages.ingest_read import read_documents
     from slmgraph.model.backend import LlamaModel
     from slmgraph.model.gguf import default_model_path
     from slmgraph.store.db import Store
@@ -65,7 +66,7 @@ def child(phase: str, input_dir: str, db: str) -> None:
     model = LlamaModel(default_model_path(), n_ctx=512, n_threads=1)
     model_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     t0 = time.perf_counter()
-    docs, _ = ing.read_documents(input_dir)
+    docs, _ = read_documents(input_dir)
     store = Store(db, create=True)
     kw = {}
     if "chunking" in inspect.signature(ing.ingest).parameters:  # as slmgraph.indexing.pipeline.run_index calls it

@@ -30,7 +30,8 @@ import argparse
 import time
 from pathlib import Path
 
-from slmgraph.indexing.stages.ingest import TAIL_SHARE, chunk_tokens, make_text_units, read_documents
+from slmgraph.indexing.stages.ingest_chunk import TAIL_SHARE, chunk_tokens, make_text_units
+from slmgraph.indexing.stages.ingest_read import read_documents
 from slmgraph.model.backend import LlamaModel
 from slmgraph.model.gguf import default_model_path
 

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from slmgraph.text import prose as text_mod
-from slmgraph.indexing.stages.ingest import read_documents
+from slmgraph.indexing.stages.ingest_read import read_documents
 
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 

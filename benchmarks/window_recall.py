@@ -36,7 +36,8 @@ from pathlib import Path
 import benchkit  # benchmarks/benchkit.py (this script's folder is on sys.path)
 from slmgraph.model.backend import load_model
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.embed import Embedder, load_vectors, nearest, nearest_units, unit_matrix
+from slmgraph.indexing.stages.embed import Embedder
+from slmgraph.indexing.stages.embed_lookup import load_vectors, nearest, nearest_units, unit_matrix
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.store.db import Store
 

@@ -10,7 +10,7 @@ from conftest import FakeEmbedder, FakeModel, ent_rows, rel_rows
 from slmgraph.model.protocol import Choice
 from slmgraph.model.client import ModelClient
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.reports import data_report, lowercase_words, title_entities
+from slmgraph.indexing.stages.report_data import data_report, lowercase_words, title_entities
 from slmgraph.query.extractive import (
     Point, grounded_synthesis, has_repetition, near_duplicate, render_points, report_points, sentence_points,
     synthesize,

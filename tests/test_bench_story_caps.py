@@ -12,7 +12,7 @@ from slmgraph.cli.main import main
 from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
 from slmgraph.indexing.pipeline import run_index
-from slmgraph.indexing.stages.reports import largest_communities
+from slmgraph.indexing.stages.report_store import largest_communities
 from slmgraph.samples import DULCE
 from slmgraph.store.db import Store
 

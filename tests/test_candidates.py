@@ -6,7 +6,8 @@ import pytest
 from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.extract import extract_nlp, extraction_warnings
+from slmgraph.indexing.stages.extract import extraction_warnings
+from slmgraph.indexing.stages.extract_methods import extract_nlp
 from slmgraph.indexing.stages.ner import (
     NER_TYPES, find_candidates, map_label, mask_markup, pipeline_for, text_language,
 )
@@ -258,7 +259,7 @@ def test_model_choices_keep_type_and_relate_by_probability(tmp_path, nlp):
             return [0.2, 0.8]                                            # no pair is related
         return [1.0 if o == "organization" else 0.1 for o in options]    # every type: organization
 
-    from slmgraph.indexing.stages.extract import extract_choices
+    from slmgraph.indexing.stages.extract_methods import extract_choices
     from slmgraph.model.client import ModelClient
     from slmgraph.config.prompting import Prompts
 
@@ -282,7 +283,7 @@ def test_estimate_of_the_llm_free_default_route_makes_no_extraction_call(corpus)
 
 
 def test_structure_headings_are_not_entities_and_headings_describe_nothing():
-    from slmgraph.indexing.stages.extract import cooccurrence, says_more
+    from slmgraph.indexing.stages.extract_text import cooccurrence, says_more
     from slmgraph.indexing.stages.ner import STRUCTURE_HEADING
 
     for h in ("Chapter 3", "CHAPTER IV", "Part II", "Section 4.2", "Episode 52", "Kapitel 2"):

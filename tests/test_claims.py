@@ -17,7 +17,7 @@ from slmgraph.text.prose import fold
 from slmgraph.model.client import ModelClient
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.reports import CLAIMS_HEADER, element_context
+from slmgraph.indexing.stages.report_context import CLAIMS_HEADER, element_context
 from slmgraph.query.engines.local_search import build_local_context
 from slmgraph.tools.stats import collect, render
 from slmgraph.store.db import Store

@@ -181,7 +181,7 @@ def test_when_every_file_is_skipped_the_error_says_why(tmp_path, capsys):
 
 
 def test_symlinked_folders_are_followed_once(tmp_path):
-    from slmgraph.indexing.stages.ingest import read_documents
+    from slmgraph.indexing.stages.ingest_read import read_documents
 
     real = tmp_path / "real"
     real.mkdir()

@@ -1,4 +1,4 @@
-"""The text units' vectors computed ahead, on a thread while LLM-free extraction runs (slmgraph.indexing.stages.embed.EmbedAhead)."""
+"""The text units' vectors computed ahead, on a thread while LLM-free extraction runs (slmgraph.indexing.stages.embed_ahead.EmbedAhead)."""
 
 import threading
 
@@ -6,7 +6,8 @@ import numpy as np
 from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.embed import EmbedAhead, embed_ahead_texts, run_embeddings
+from slmgraph.indexing.stages.embed import run_embeddings
+from slmgraph.indexing.stages.embed_ahead import EmbedAhead, embed_ahead_texts
 from slmgraph.indexing.pipeline import run_index, start_embed_ahead
 from slmgraph.store.db import Store
 

@@ -5,11 +5,13 @@ import json
 from conftest import FakeModel
 
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.extract import (
-    add_cooccurrence, extract_nlp, extraction_schema, run_extraction, text_descriptions, use_model_descriptions,
-    validate,
-)
-from slmgraph.indexing.stages.ingest import Document, ingest
+from slmgraph.indexing.stages.extract import run_extraction
+from slmgraph.indexing.stages.extract_methods import extract_nlp
+from slmgraph.indexing.stages.extract_routes import use_model_descriptions
+from slmgraph.indexing.stages.extract_schema import extraction_schema, validate
+from slmgraph.indexing.stages.extract_text import add_cooccurrence, text_descriptions
+from slmgraph.indexing.stages.ingest import ingest
+from slmgraph.indexing.stages.ingest_read import Document
 from slmgraph.model.client import ModelClient
 from slmgraph.config.prompting import Prompts
 from slmgraph.text.prose import parse_json
@@ -179,7 +181,8 @@ def test_a_user_prompt_without_its_placeholders_is_refused(tmp_path):
 
 # --- grounding and free names ----------------------------------------------------
 
-from slmgraph.indexing.stages.extract import FREE_NAME_MAX_CHARS, extraction_key, free_extraction_schema, ground
+from slmgraph.indexing.stages.extract import extraction_key
+from slmgraph.indexing.stages.extract_schema import FREE_NAME_MAX_CHARS, free_extraction_schema, ground
 
 
 def test_free_schema_bounds_names_and_counts_and_converts_to_a_grammar():

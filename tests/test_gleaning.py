@@ -6,7 +6,8 @@ from conftest import FakeModel, default_script
 
 from slmgraph.config.settings import Settings
 from slmgraph.model.client import ModelClient
-from slmgraph.indexing.stages.extract import extract_llm, extraction_system, unit_candidates
+from slmgraph.indexing.stages.extract import extraction_system
+from slmgraph.indexing.stages.extract_methods import extract_llm, unit_candidates
 from slmgraph.indexing.stages.ner import pipeline_for
 from slmgraph.config.prompting import Prompts
 from slmgraph.store.db import Store

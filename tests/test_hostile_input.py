@@ -19,7 +19,9 @@ import slmgraph.cli.main as cli
 import slmgraph.indexing.pipeline as pipeline
 from slmgraph.config.settings import Settings
 from slmgraph.errors import StorageError
-from slmgraph.indexing.stages.ingest import Document, ingest, make_text_units, read_documents
+from slmgraph.indexing.stages.ingest import ingest
+from slmgraph.indexing.stages.ingest_chunk import make_text_units
+from slmgraph.indexing.stages.ingest_read import Document, read_documents
 from slmgraph.store.db import Store
 
 

@@ -3,7 +3,9 @@
 import pytest
 
 from slmgraph.errors import UserError
-from slmgraph.indexing.stages.ingest import Document, chunk_tokens, ingest, make_text_units, read_documents
+from slmgraph.indexing.stages.ingest import ingest
+from slmgraph.indexing.stages.ingest_chunk import chunk_tokens, make_text_units
+from slmgraph.indexing.stages.ingest_read import Document, read_documents
 from slmgraph.store.db import Store
 
 
@@ -94,7 +96,8 @@ import random
 
 from hypothesis import given, settings as hsettings, strategies as st
 
-from slmgraph.indexing.stages.ingest import TAIL_SHARE, decode, split_title
+from slmgraph.indexing.stages.ingest_chunk import TAIL_SHARE
+from slmgraph.indexing.stages.ingest_read import decode, split_title
 from slmgraph.names.forms import candidate_names
 
 
@@ -291,7 +294,7 @@ def test_the_iconv_hint_converts_the_file_in_place_and_writes_nothing_elsewhere(
 
 
 def test_a_short_latin1_file_is_told_to_convert_from_windows_1252_and_cyrillic_is_not():
-    from slmgraph.indexing.stages.ingest import likely_encodings
+    from slmgraph.indexing.stages.ingest_read import likely_encodings
 
     assert likely_encodings("Le hôpital de la ville. Café für Müller.".encode("latin-1"))[0] == "WINDOWS-1252"
     assert likely_encodings("Привет, как дела? Это тест файла.".encode("cp1251"))[0] != "WINDOWS-1252"

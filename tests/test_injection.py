@@ -12,7 +12,7 @@ from slmgraph.config.settings import Settings
 from slmgraph.names.forms import candidate_names, normalize_name
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.config.prompting import DATA, DATA_RULE, REQUIRED, Prompts, bundled_dir
-from slmgraph.indexing.stages.reports import Report, data_report, title_entities, without_orders
+from slmgraph.indexing.stages.report_data import Report, data_report, title_entities, without_orders
 from slmgraph.query.engines.basic_search import basic_search
 from slmgraph.query.engines.drift_search import drift_search
 from slmgraph.query.extractive import Point, grounded_synthesis, sentence_points

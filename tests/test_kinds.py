@@ -8,12 +8,12 @@ import pytest
 from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.extract import cooccurrence
+from slmgraph.indexing.stages.extract_text import cooccurrence
 from slmgraph.names.kinds import coordinated, list_kind, list_spans, names_only, not_a_name, quoted_titles, vote
 from slmgraph.names.forms import normalize_name
 from slmgraph.indexing.stages.ner import find_candidates, pipeline_for
 from slmgraph.indexing.pipeline import run_index
-from slmgraph.indexing.stages.reports import bare_turn, text_findings
+from slmgraph.indexing.stages.report_data import bare_turn, text_findings
 from slmgraph.indexing.stages.resolve import resolve_entities
 from slmgraph.store.db import EntityRow, RelationshipRow, Store
 

@@ -7,7 +7,7 @@ from conftest import FakeEmbedder, FakeModel, default_script, ent_rows, rel_rows
 from slmgraph.config.settings import Settings
 from slmgraph.model.client import ModelClient
 from slmgraph.indexing.pipeline import run_index
-from slmgraph.indexing.stages.reports import element_context
+from slmgraph.indexing.stages.report_context import element_context
 from slmgraph.store.db import Store
 
 

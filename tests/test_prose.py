@@ -5,7 +5,7 @@ than the limit is cut), and a report whose only finding is a short speaker turn 
 import numpy as np
 from conftest import FakeEmbedder, ent_rows, rel_rows
 
-from slmgraph.indexing.stages.reports import data_report, text_findings
+from slmgraph.indexing.stages.report_data import data_report, text_findings
 from slmgraph.query.extractive import report_points, sentence_points
 
 MARKDOWN = """# The Lake Varrin Water Project
@@ -62,7 +62,7 @@ def test_a_finding_quotes_whole_sentences_and_cuts_only_one_longer_than_the_limi
 
 
 def test_whole_sentences_skips_one_that_overflows_and_keeps_the_first():
-    from slmgraph.indexing.stages.reports import whole_sentences
+    from slmgraph.indexing.stages.report_data import whole_sentences
 
     assert whole_sentences(["aaaa.", "b" * 20 + ".", "cc."], 10) == ["aaaa.", "cc."]
     assert whole_sentences(["b" * 20 + ".", "cc."], 10) == ["b" * 9 + "\u2026"]

@@ -557,7 +557,7 @@ def cmd_bench(args) -> int:
 
 def cmd_prompt_tune(args) -> int:
     """``slmgraph prompt-tune``: a prompts folder with a few-shot example from the corpus; returns 0."""
-    from slmgraph.indexing.stages.ingest import read_documents
+    from slmgraph.indexing.stages.ingest_read import read_documents
     from slmgraph.model.backend import load_model
     from slmgraph.model.client import ModelClient
     from slmgraph.tools.prompt_tune import prompt_tune
@@ -722,7 +722,7 @@ def cmd_estimate(args) -> int:
     if args.sample < 1:
         raise UserError(f"--sample {args.sample} must be at least 1")
     say = _say(args.quiet or args.json)
-    from slmgraph.indexing.stages.ingest import read_documents
+    from slmgraph.indexing.stages.ingest_read import read_documents
     from slmgraph.config.prompting import Prompts
 
     read_documents(args.input)  # a bad input folder fails before the model loads

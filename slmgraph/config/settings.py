@@ -131,7 +131,7 @@ class Opening(Mode):
     OFF = "off"
 
 
-#: Model decisions by token probability during extraction (``choices``; slmgraph.indexing.stages.extract.extract_choices).
+#: Model decisions by token probability during extraction (``choices``; slmgraph.indexing.stages.extract_methods.extract_choices).
 CHOICES = ("keep", "type", "relate")
 
 
@@ -230,10 +230,10 @@ class Settings:
     #: which lifts recall (docs/decisions.md: NER and capitalised runs).
     caps_union: bool = _keyed("extraction", default=True)
     #: llm extractor route: "auto" (JSON records when the model writes descriptions or names, else the
-    #: candidate pass with model choices), "json" or "choices" (slmgraph.indexing.stages.extract.json_extraction).
+    #: candidate pass with model choices), "json" or "choices" (slmgraph.indexing.stages.extract_routes.json_extraction).
     extract_mode: ExtractMode = _mode(ExtractMode, "auto", "extraction_model")
     #: Model decisions by token probability in the choices route: "auto" (those measured to beat the
-    #: LLM-free alternative, slmgraph.indexing.stages.extract.SMALL_MODEL_CHOICES), "none", or a comma list of
+    #: LLM-free alternative, slmgraph.indexing.stages.extract_routes.SMALL_MODEL_CHOICES), "none", or a comma list of
     #: keep, type, relate.
     choices: str = _keyed("extraction_model", default="auto")
     #: Noun-phrase concepts beside names as graph nodes of type ``concept`` (slmgraph.indexing.stages.concepts), from the
@@ -285,11 +285,11 @@ class Settings:
     #: beyond their fixed prefix, per corpus token (0 = none: each report reads whole descriptions
     #: up to report_context_tokens), so the whole build keeps within its prompt tokens per corpus token
     #: (docs/decisions.md: report budget per corpus token). The description cap that fits is chosen
-    #: by slmgraph.indexing.stages.reports.plan_report_budget.
+    #: by slmgraph.indexing.stages.report_budget.plan_report_budget.
     report_budget: float = 0.3
     #: Who writes community reports: "none" (``--no-reports``: the stage is
     #: skipped, only ``--method lazy`` and the local/basic/ts methods answer), "model", "data" (no model call:
-    #: slmgraph.indexing.stages.reports.data_report) or "auto" (slmgraph.model.policy: capability record, else >= 1e9
+    #: slmgraph.indexing.stages.report_data.data_report) or "auto" (slmgraph.model.policy: capability record, else >= 1e9
     #: parameters; docs/decisions.md: data-built reports under 1B).
     reports: Reports = _mode(Reports, "auto")
 

@@ -143,7 +143,7 @@ def answer_quality(store, model, settings: Settings, on_topic: list[str], off_to
     """
     from slmgraph.model.client import ModelClient
     from slmgraph.config.prompting import Prompts
-    from slmgraph.indexing.stages.reports import load_reports
+    from slmgraph.indexing.stages.report_store import load_reports
     from slmgraph.query.engines.global_search import global_search, report_block
     from slmgraph.query.scoring import score_items
 
@@ -411,7 +411,7 @@ def run_bench(models: list[str | None], corpus: str | Path | None, out: str | Pa
             ``gold_docs`` < 1. All are checked before any model loads.
     """
     from slmgraph.eval.gold import load_gold
-    from slmgraph.indexing.stages.ingest import read_documents
+    from slmgraph.indexing.stages.ingest_read import read_documents
 
     t_start = time.perf_counter()
     qfile = question_file(Path(corpus) if corpus else None, questions)

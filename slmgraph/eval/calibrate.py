@@ -12,7 +12,7 @@ workload shipped with the package (:class:`Workload`):
 * ``summarize``, ``report``, ``claims``: the demo story ``dulce.txt`` indexed with the stage on, on the
   graph of the LLM-free extraction (the same graph as row 0's). The model writes the summaries of the
   :data:`STORY_SUMMARIES` elements with the most distinct descriptions and the reports of the
-  :data:`STORY_REPORTS` largest communities (:func:`slmgraph.indexing.stages.reports.largest_communities`; the others are
+  :data:`STORY_REPORTS` largest communities (:func:`slmgraph.indexing.stages.report_store.largest_communities`; the others are
   the LLM-free texts); the reports of both rows are scored on those communities only.
   Quality of summaries and reports = the **grounded share** (:func:`grounded`) times one minus the
   share of repeated sentences, times one minus the share of model texts the stage replaced by its
@@ -332,7 +332,7 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
         (the story index: summaries, reports, claims, embeddings), ``answer``, ``help``.
     """
     from slmgraph.eval.gold import WordTokenizer, run_config
-    from slmgraph.indexing.stages.reports import largest_communities
+    from slmgraph.indexing.stages.report_store import largest_communities
     from slmgraph.store.db import Store, new_run_id
 
     name = "LLM-free" if llm_free else model.name

@@ -53,7 +53,8 @@ from slmgraph.errors import UserError
 from slmgraph.indexing.stages.extract import run_extraction
 from slmgraph.indexing.stages.concepts import concept_ids
 from slmgraph.indexing.stages.graph import GraphResult, build_graph
-from slmgraph.indexing.stages.ingest import Document, ingest
+from slmgraph.indexing.stages.ingest import ingest
+from slmgraph.indexing.stages.ingest_read import Document
 from slmgraph.names.forms import tolerant_key
 from slmgraph.config.prompting import Prompts
 from slmgraph.store.db import Store

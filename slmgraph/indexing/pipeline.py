@@ -24,7 +24,8 @@ from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
 from slmgraph.indexing.stages.extract import run_extraction
 from slmgraph.indexing.stages.graph import build_graph
-from slmgraph.indexing.stages.ingest import chunking_key, ingest, kept_paths, path_text, read_input
+from slmgraph.indexing.stages.ingest import chunking_key, ingest, kept_paths
+from slmgraph.indexing.stages.ingest_read import path_text, read_input
 from slmgraph.model.backend import load_model
 from slmgraph.model.client import ModelClient
 from slmgraph.model import policy
@@ -43,13 +44,13 @@ EMBED_AHEAD_GRACE_S = 2.0
 
 
 def start_embed_ahead(store: Store, settings: Settings, model, get_embedder):
-    """A started :class:`slmgraph.indexing.stages.embed.EmbedAhead` for the text units without a vector, or None.
+    """A started :class:`slmgraph.indexing.stages.embed_ahead.EmbedAhead` for the text units without a vector, or None.
 
     Started only where extraction leaves a core idle: the LLM-free extractor (one process, one core), the
     local executor, and a thread grant of two or more; the thread takes the cores extraction does not use.
     """
-    from slmgraph.indexing.stages.embed import EmbedAhead, embed_ahead_texts
-    from slmgraph.indexing.stages.extract import uses_model
+    from slmgraph.indexing.stages.embed_ahead import EmbedAhead, embed_ahead_texts
+    from slmgraph.indexing.stages.extract_routes import uses_model
 
     threads = getattr(model, "n_threads", None) or settings.n_threads or 0
     if threads < 2 or settings.executor != "local" or uses_model(settings, model):
@@ -80,7 +81,7 @@ def idle_options(settings: Settings, model) -> list[str]:
     on nothing, only its examples' typed names (:mod:`slmgraph.indexing.stages.steer`); ``--entity-types`` naming a type
     the LLM-free extraction never gives (its types come from the NER labels,
     :data:`slmgraph.indexing.stages.ner.NER_TYPES`, and the prompts folder's names)."""
-    from slmgraph.indexing.stages.extract import uses_model
+    from slmgraph.indexing.stages.extract_routes import uses_model
     from slmgraph.indexing.stages.ner import NER_TYPES
     from slmgraph.indexing.stages.steer import steered_types, type_map, unused_types
 

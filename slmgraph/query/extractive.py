@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from slmgraph.model.client import DEADLINE_SENTENCE_S
 from slmgraph.names.forms import content_words, cut, is_grounded
 from slmgraph.model.policy import model_does
-from slmgraph.indexing.stages.reports import FINDING_MAX_CHARS
+from slmgraph.indexing.stages.report_data import FINDING_MAX_CHARS
 from slmgraph.text.prose import (
     addressed_to_assistant, degenerate, markdown_structure, overlaps, plain_sentence, sentences, word_count,
     word_set,

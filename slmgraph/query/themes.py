@@ -309,7 +309,7 @@ def _unit_norm(v):
 def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec, embedder, *,
                  wide: bool = False, temporal: bool = False, max_themes: int = MAX_THEMES,
                  figures: bool = False, question: str = "") -> list[Theme]:
-    """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.indexing.stages.reports.load_reports`,
+    """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.indexing.stages.report_store.load_reports`,
     with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or by coverage with
     ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out.
 

@@ -14,7 +14,7 @@ the user's index. Everything runs in a temporary DuckDB file:
    linear function of the candidate count. Each text unit's model time is
    then predicted from its own tokens and candidates, and the calibration's
    wall-clock is scaled by predicted total / predicted sample time.
-3. **Reports**: the LLM-free extractor (:func:`slmgraph.indexing.stages.extract.extract_nlp`)
+3. **Reports**: the LLM-free extractor (:func:`slmgraph.indexing.stages.extract_methods.extract_nlp`)
    gives a proxy graph of the whole corpus; the real graph, community and
    report stages run on it with a dry-run model that counts each report
    prompt's tokens instead of generating. Up to four of those prompts (at
@@ -41,9 +41,11 @@ import numpy as np
 
 from slmgraph.indexing.stages.communities import run_communities
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.extract import model_writes, run_extraction, use_model_descriptions
+from slmgraph.indexing.stages.extract import run_extraction
+from slmgraph.indexing.stages.extract_routes import model_writes, use_model_descriptions
 from slmgraph.indexing.stages.graph import build_graph
-from slmgraph.indexing.stages.ingest import ingest, read_documents
+from slmgraph.indexing.stages.ingest import ingest
+from slmgraph.indexing.stages.ingest_read import read_documents
 from slmgraph.model.client import DEADLINE_REPORT_S, Choice, Generation, ModelClient, Prompt
 from slmgraph.names.forms import candidate_names
 from slmgraph.config.prompting import Prompts
@@ -194,7 +196,7 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
                       "candidates": sum(n_cand.values()),
                       "units_with_candidates": sum(1 for v in n_cand.values() if v)}
             ratio = 1.0
-            from slmgraph.indexing.stages.extract import uses_model
+            from slmgraph.indexing.stages.extract_routes import uses_model
 
             if uses_model(settings, model):  # else: the LLM-free route, run in full
                 ratio = _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok, sample,
@@ -366,7 +368,7 @@ def _report_vectors(store) -> int:
 
 def _ahead_threads(settings, model) -> int:
     """Threads :func:`slmgraph.indexing.pipeline.start_embed_ahead` would give its thread (0: it starts none)."""
-    from slmgraph.indexing.stages.extract import uses_model
+    from slmgraph.indexing.stages.extract_routes import uses_model
 
     threads = getattr(model, "n_threads", None) or settings.n_threads or 0
     if threads < 2 or settings.executor != "local" or uses_model(settings, model):

@@ -141,7 +141,7 @@ def prompt_tune(input_path: str | Path, out: str | Path, client, settings: Setti
             created (a missing one is created with its parents) or already holds prompt files (without
             ``force``: :mod:`slmgraph.outputs`); the result fails the placeholder check.
     """
-    from slmgraph.indexing.stages.ingest import read_documents
+    from slmgraph.indexing.stages.ingest_read import read_documents
     from slmgraph.config.prompting import Prompts, bundled_dir
 
     docs, _ = read_documents(input_path)

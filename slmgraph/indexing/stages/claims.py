@@ -57,7 +57,7 @@ from tqdm import tqdm
 from slmgraph.config.settings import Settings
 from slmgraph.errors import GrammarError
 from slmgraph.model.client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, SAMPLER_VERSION, ModelClient
-from slmgraph.indexing.stages.extract import use_model_descriptions
+from slmgraph.indexing.stages.extract_routes import use_model_descriptions
 from slmgraph.names.forms import content_words, cut, is_grounded, name_occurs, normalize_name
 from slmgraph.config.prompting import Prompts
 from slmgraph.store.db import Store, dumps
@@ -161,7 +161,7 @@ def claims_token_cap(name_tokens: list[int], settings: Settings, with_descriptio
     two dates ~6 each, a description ``description_max_chars`` / 3.5 (~1
     token per 3.5 characters of English BPE) when the model writes one; then
     25 % headroom for the spacing the grammar allows, as in
-    :func:`slmgraph.indexing.stages.extract.extract_token_cap`. Runaway output is stopped
+    :func:`slmgraph.indexing.stages.extract_methods.extract_token_cap`. Runaway output is stopped
     earlier by the loop guard.
     """
     avg = sum(name_tokens) / len(name_tokens) if name_tokens else 4

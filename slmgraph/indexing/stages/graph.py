@@ -37,7 +37,7 @@ from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_UNIT_S, ModelClient
 from slmgraph.indexing.stages.concepts import DESCRIPTION_TOKENS as CONCEPT_DESCRIPTION_TOKENS, concept_graph
-from slmgraph.indexing.stages.extract import model_writes, types_reliable
+from slmgraph.indexing.stages.extract_routes import model_writes, types_reliable
 from slmgraph.names.forms import content_words, is_grounded, mentions
 from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.resolve import RULES, resolve_entities
@@ -52,7 +52,7 @@ SUMMARY_INPUT_TOKENS = 4000
 #: a smaller window is a user error (raise --n-ctx) rather than a summary of nothing.
 MIN_SUMMARY_INPUT_TOKENS = 64
 #: Share of a summary's content words that must occur in its descriptions
-#: (the same bar as report titles and summaries, :func:`slmgraph.indexing.stages.reports.ground_report`).
+#: (the same bar as report titles and summaries, :func:`slmgraph.indexing.stages.report_data.ground_report`).
 SUMMARY_GROUNDED_SHARE = 0.5
 
 #: Order of the mention rows (``m``) whose descriptions are joined: the reading order of the corpus as

@@ -165,7 +165,7 @@ def community_topics(store, common: set[str] | frozenset = frozenset(), n_terms:
     Args:
         store: a :class:`slmgraph.store.db.Store` (or DuckDB connection) with ``communities``,
             ``community_members``, ``entities``, ``entity_text_units``, ``text_units`` and ``documents``.
-        common: words the corpus writes in lower case (:func:`slmgraph.indexing.stages.reports.lowercase_words`); empty
+        common: words the corpus writes in lower case (:func:`slmgraph.indexing.stages.report_data.lowercase_words`); empty
             skips that junk test.
         n_terms: terms per label.
     """

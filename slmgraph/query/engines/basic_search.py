@@ -1,7 +1,7 @@
 """Basic search: vector RAG over text units (the paper's SS baseline).
 
 Embed the question, take the ``top_k`` most similar text units (cosine of a
-unit's best window, :func:`slmgraph.indexing.stages.embed.nearest_units`), put
+unit's best window, :func:`slmgraph.indexing.stages.embed_lookup.nearest_units`), put
 them into one window within the token budget, and answer citing the passage
 ids: with models under 1B parameters extractively (the passages' sentences
 nearest to the question, each citing its passage, opened by at most one
@@ -19,7 +19,7 @@ import time
 from typing import Callable
 
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.embed import nearest_units, unit_matrix
+from slmgraph.indexing.stages.embed_lookup import nearest_units, unit_matrix
 from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_ANSWER_S, ModelClient
 from slmgraph.config.prompting import Prompts

@@ -55,10 +55,10 @@ from typing import Callable
 
 from slmgraph.model.client import DEADLINE_ANSWER_S, DEADLINE_REPORT_S, ModelClient
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.embed import load_vectors, nearest
+from slmgraph.indexing.stages.embed_lookup import load_vectors, nearest
 from slmgraph.errors import UserError
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.reports import load_reports, member_names
+from slmgraph.indexing.stages.report_store import load_reports, member_names
 from slmgraph.store.db import Store
 from slmgraph.text.prose import parse_json
 from slmgraph.query.answer import Answer, check_citations, dedupe_lines, unit_numbers
@@ -86,7 +86,7 @@ def primer_schema(max_followups: int) -> dict:
 
 
 def all_reports(store: Store) -> dict[int, dict]:
-    """``community_id -> report`` (as in :func:`slmgraph.indexing.stages.reports.load_reports`, plus ``level``) of every
+    """``community_id -> report`` (as in :func:`slmgraph.indexing.stages.report_store.load_reports`, plus ``level``) of every
     level, without carried-down copies."""
     carried = {r[0] for r in store.con.execute(
         "SELECT community_id FROM communities WHERE carried_from IS NOT NULL").fetchall()}

@@ -45,7 +45,7 @@ from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_ANSWER_S, DEADLINE_REPORT_S, ModelClient
 from slmgraph.model.policy import model_does
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.reports import load_reports, member_names
+from slmgraph.indexing.stages.report_store import load_reports, member_names
 from slmgraph.store.db import Store, TextUnitRow, rows
 from slmgraph.text.prose import parse_json
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, pack, unit_numbers
@@ -530,7 +530,7 @@ def _unit_fallback(store: Store, prompts: Prompts, settings: Settings, question:
     (:func:`slmgraph.query.scoring.relevance_gate` on the nearest unit, as
     :func:`slmgraph.query.engines.basic_search.basic_search` applies it), the no-answer text says so and points to
     basic search, which answers from them."""
-    from slmgraph.indexing.stages.embed import load_vectors, nearest
+    from slmgraph.indexing.stages.embed_lookup import load_vectors, nearest
     from slmgraph.query.scoring import relevance_gate
 
     if embedder is None:

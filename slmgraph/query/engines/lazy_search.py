@@ -52,7 +52,8 @@ import numpy as np
 
 from slmgraph.model.client import DEADLINE_ANSWER_S, ModelClient
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.embed import WINDOW_KIND, load_vectors
+from slmgraph.indexing.stages.embed import WINDOW_KIND
+from slmgraph.indexing.stages.embed_lookup import load_vectors
 from slmgraph.errors import UserError
 from slmgraph.config.prompting import Prompts
 from slmgraph.store.db import Store, TextUnitRow, rows

@@ -33,11 +33,11 @@ from typing import Callable
 
 from slmgraph.indexing.stages.claims import load_claims
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.embed import load_vectors, nearest
+from slmgraph.indexing.stages.embed_lookup import load_vectors, nearest
 from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_ANSWER_S, ModelClient
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.reports import CLAIMS_HEADER, claim_line
+from slmgraph.indexing.stages.report_context import CLAIMS_HEADER, claim_line
 from slmgraph.store.db import EntityRow, RelationshipRow, ReportRow, Store, TextUnitRow, rows
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from slmgraph.query.engines.basic_search import refusal
