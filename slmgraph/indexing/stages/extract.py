@@ -42,12 +42,13 @@ from slmgraph.model.client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, Model, Model
 from slmgraph.errors import GrammarError
 from slmgraph.names.kinds import list_spans, names_only
 from slmgraph.names.forms import content_words, cut, is_grounded, mentions, name_occurs, normalize_name
-from slmgraph.indexing.stages.ner import LANGUAGE_NAMES, LANGUAGE_NOTES, find_candidates, pipeline_for
+from slmgraph.indexing.stages.ner import find_candidates, pipeline_for
 from slmgraph.indexing.stages.steer import apply as steer_apply, fingerprint as steer_fingerprint
 from slmgraph.indexing.stages.concepts import CONCEPTS_VERSION, UnitConcepts, store_unit, unit_concepts_of
 from slmgraph.model.policy import model_does
 from slmgraph.config.prompting import Prompts
 from slmgraph.store.db import Store, dumps
+from slmgraph.text.language import LANGUAGE_NAMES, LANGUAGE_NOTES
 from slmgraph.text.prose import parse_json, sentence_spans, sentences
 
 log = logging.getLogger("slmgraph")
