@@ -297,8 +297,6 @@ class _Clusters:
         self.steps.append((child, into, rule, score, detail))
 
 
-
-
 def _personal_title(titles: list[str]) -> bool:
     return any(t in PERSONAL_TITLES for t in titles)
 
@@ -369,8 +367,6 @@ def _subset_rule(cl: _Clusters) -> None:
         cl.merge(s, t, "name-subset", None,
                  f"'{cl.display(s)}' is the first or last name of '{cl.display(t)}', the only person name "
                  f"containing it ({cl.evidence(s, t)}{where})")
-
-
 
 
 def _short_form_rule(cl: _Clusters) -> None:
