@@ -643,7 +643,8 @@ def llm_free_limits(db: Path, out: dict, settings: Settings, wall: float, sample
     import duckdb
 
     from slmgraph.indexing.stages.embed import Embedder, embed_items, window_keys
-    from slmgraph.indexing.stages.ner import mask_markup, pipeline_for
+    from slmgraph.indexing.stages.ner import pipeline_for
+    from slmgraph.text.markdown import mask_markup
 
     con = duckdb.connect(str(db), read_only=True)
     texts = [t for (t,) in con.execute("SELECT text FROM text_units ORDER BY chunk_id").fetchall()]

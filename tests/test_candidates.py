@@ -8,9 +8,9 @@ from conftest import FakeEmbedder, FakeModel
 from slmgraph.config.settings import Settings
 from slmgraph.indexing.stages.extract import extraction_warnings
 from slmgraph.indexing.stages.extract_methods import extract_nlp
-from slmgraph.indexing.stages.ner import (
-    NER_TYPES, find_candidates, map_label, mask_markup, pipeline_for, text_language,
-)
+from slmgraph.indexing.stages.ner import NER_TYPES, find_candidates, map_label, pipeline_for
+from slmgraph.text.language import text_language
+from slmgraph.text.markdown import mask_markup
 from slmgraph.names.forms import normalize_name
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.indexing.stages.resolve import resolve_entities
@@ -284,7 +284,7 @@ def test_estimate_of_the_llm_free_default_route_makes_no_extraction_call(corpus)
 
 def test_structure_headings_are_not_entities_and_headings_describe_nothing():
     from slmgraph.indexing.stages.extract_text import cooccurrence, says_more
-    from slmgraph.indexing.stages.ner import STRUCTURE_HEADING
+    from slmgraph.names.spans import STRUCTURE_HEADING
 
     for h in ("Chapter 3", "CHAPTER IV", "Part II", "Section 4.2", "Episode 52", "Kapitel 2"):
         assert STRUCTURE_HEADING.match(h), h
@@ -358,7 +358,7 @@ def test_offices_acronyms_of_formats_and_sentence_adverbs_are_not_names(nlp):
 
 
 def test_untyped_runs_take_the_type_of_their_head_word(nlp):
-    from slmgraph.indexing.stages.ner import head_type
+    from slmgraph.names.spans import head_type
 
     assert head_type("Conservative Party", TYPES) == "organization"
     assert head_type("Casa Grande Ruins National Monument", TYPES) == "location"
@@ -419,11 +419,11 @@ def test_a_person_of_an_organisation_is_two_entities_but_names_with_of_stay_whol
 
 
 def test_the_affiliation_split_needs_a_personal_name_and_an_organisation_or_place():
-    from slmgraph.indexing.stages.ner import _affiliation_parts
+    from slmgraph.names.spans import affiliation_parts
 
     def split(text, others=None):
-        return [p[2:4] for p in _affiliation_parts(text, (0, len(text), text, "organization", "ner"), others or {},
-                                                   TYPES)]
+        return [p[2:4] for p in affiliation_parts(text, (0, len(text), text, "organization", "ner"), others or {},
+                                                  TYPES)]
 
     assert split("Marta Kellen von Bluewater Trust") == [("Marta Kellen", "person"),
                                                          ("Bluewater Trust", "organization")]
@@ -475,7 +475,6 @@ def test_an_undertaking_whose_name_only_follows_its_colon_is_still_one_name(nlp)
 
 
 def test_dollar_amounts_are_prose_and_only_tex_math_is_masked():
-    from slmgraph.indexing.stages.ner import mask_markup
 
     money = "The Ministry gave $5 million and the Authority's $30 million; the wing rose from $42M to $47M."
     assert mask_markup(money) == money

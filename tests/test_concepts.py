@@ -12,7 +12,8 @@ from slmgraph.indexing.stages.concepts import (
     MAX_UNIT_SHARE, MIN_UNITS, keep, lemmatizer_of, phrases, unit_concepts, unit_range,
 )
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.ner import installed_pipeline, load_pipeline, mask_markup
+from slmgraph.indexing.stages.ner import installed_pipeline, load_pipeline
+from slmgraph.text.markdown import mask_markup
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.store.db import Store
 from slmgraph.indexing.stages.topics import class_tfidf, coverage_sentence, title_date

@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
+from slmgraph.names.lexicon import MERGE_KEY_SUFFIXES, TITLE_ABBREVIATIONS, TITLES
 from slmgraph.text.prose import WRAPPED_LINE_CHARS, fold, without_orders
 
 # Every upper-case letter of the Basic Multilingual Plane (Latin, Greek,
@@ -30,10 +31,8 @@ _UPPER_CLASS = "[" + re.escape(_UPPER) + "]"
 _CAP = rf"{_UPPER_CLASS}(?:[^\W_]|['\u2019&\-](?=[^\W_]))*(?:\.[^\W\d_][^\W_]*)*"
 _CONNECT = r"(?:of|of the|de|du|da|del|der|van|von|la|le|al|bin|y)"
 _GAP = r"(?:[^\S\n]+|[^\S\n]*\n[^\S\n]*)"  # spaces, or one line break (a name wrapped by a newline)
-#: Abbreviated titles written with a full stop ("Mr. Holmes"): the stop does not end a sentence.
-TITLE_ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Mx", "Dr", "Prof", "Rev", "Fr", "Sr", "Jr", "St", "Capt", "Col", "Gen",
-                       "Lt", "Sgt", "Det", "Insp", "Gov", "Sen", "Rep", "Hr", "Fr")
-#: Written in capitals too ("DR. BRENNER" in a transcript's speaker label, a headline).
+#: An abbreviated title and its full stop, as written or in capitals ("DR. BRENNER" in a transcript's speaker
+#: label, a headline).
 _TITLE_ABBR = r"(?:" + "|".join(sorted(set(TITLE_ABBREVIATIONS) | {t.upper() for t in TITLE_ABBREVIATIONS}, key=len,
                                        reverse=True)) + r")\."
 _QUOTED = r"[\"\u201c]" + _CAP + r"[\"\u201d]"  # a nickname in quotes inside a name: Zoe "Ziggy" Marlowe
@@ -60,7 +59,7 @@ january february march april june july august september october november decembe
 _ARTICLES = ("the ", "a ", "an ")
 #: Longer capitalised runs are headings or title-case prose, not names.
 MAX_NAME_WORDS = 6
-_CORP = re.compile(r"[\s,]+(inc|corp|corporation|ltd|llc|plc|co|gmbh|ag|sa|jr|sr)\.?$")
+_CORP = re.compile(r"[\s,]+(" + "|".join(sorted(MERGE_KEY_SUFFIXES)) + r")\.?$")
 
 
 def normalize_name(name: str) -> str:
@@ -84,37 +83,6 @@ def normalize_name(name: str) -> str:
     if " " in s:
         s = _CORP.sub("", s)
     return s
-
-
-#: Leading titles and honorifics (normalised: case-folded, no dots), used by entity resolution's ``title`` rule
-#: (:mod:`slmgraph.indexing.stages.resolve`) and the candidate pass (:mod:`slmgraph.indexing.stages.ner`); see resolve.py for what is left out.
-TITLES = frozenset("""
-mr mrs ms miss mx dr doctor prof professor sir dame lady lord madam madame mme mlle herr frau monsieur senor senora
-rev reverend father fr pastor rabbi imam sister brother bishop cardinal pope
-agent officer detective det inspector sergeant sgt lieutenant lt captain capt cpt commander cmdr colonel col
-general gen major maj admiral adm corporal cpl private pvt marshal
-president vice senator sen governor gov mayor minister chancellor ambassador judge justice secretary congressman
-congresswoman representative rep councillor councilor councilman councilwoman alderman alderwoman commissioner cllr cllrs
-chairman chairwoman
-king queen prince princess duke duchess count countess baron baroness emperor empress sheikh
-agents officers detectives doctors drs professors profs messrs senators generals captains sergeants inspectors
-herr frau ministerin bundesminister bundesministerin bürgermeister bürgermeisterin kanzler kanzlerin präsident
-präsidentin professorin doktor minister
-""".split())
-
-
-#: Last words that make a name an organisation, place, work or event rather than a person ("Dartmouth
-#: College", "Soviet Union"): entity resolution's person shape (:func:`slmgraph.indexing.stages.resolve.person_shaped`) and the
-#: candidate pass's affiliation split (:func:`slmgraph.indexing.stages.ner._affiliation_parts`) read them.
-NOT_PERSON_HEADS = frozenset("""
-college university school institute academy museum library channel radio tv network union company corporation
-group center centre foundation society association council committee agency department ministry bank fund
-river lake sea ocean island mountain mountains valley park street road avenue square bridge city town county
-state states kingdom republic hall house church temple hospital station base lab labs laboratory systems press
-times post news journal magazine project program programme team podcast show series war wars age era revolution
-death trek web office research market shop store hotel restaurant cafe bar pub farm mill factory port harbour
-harbor airport market square quay pier
-""".split())
 
 
 #: Titles in front of a name, capitalised ("Herr", "Agent") or abbreviated with a full stop ("Prof."): a chain

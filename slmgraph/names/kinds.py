@@ -1,6 +1,10 @@
 """Kinds of names: a name's type from more evidence than one NER label, what is not a name, and which lines
 state no relationship.
 
+One concern, typing names: the kind tables below (:data:`HEAD_KINDS`, :data:`PREFIX_KINDS`,
+:data:`DEFINITION_KINDS`, the not-a-name lists) are the rules of the vote and stay beside it; the word lists
+other modules share (titles, offices, suffixes) are in :mod:`slmgraph.names.lexicon`.
+
 **Types by vote** (:func:`vote`). Every mention of a name in a text unit gives evidence, weighed:
 
 * its NER label (:data:`slmgraph.indexing.stages.ner.NER_TYPES`): 2 per mention;
@@ -8,7 +12,7 @@ state no relationship.
   "Aldane River", "Hollins Meadows" are places, "Millbrook Gazette", "Bluewater Renewables", "Millbrook
   Library", "... Ltd" organisations): :data:`HEAD_WEIGHT` per mention, so it outvotes NER, which learnt
   names from news text and types an unknown two-word name as a person;
-* a title before it ("Councillor Reyes", :data:`slmgraph.names.forms.TITLES`): person, :data:`TITLE_WEIGHT` per
+* a title before it ("Councillor Reyes", :data:`slmgraph.names.lexicon.TITLES`): person, :data:`TITLE_WEIGHT` per
   mention;
 * its context (:func:`context_kind`): a quoted title ('"Mess of Blues"') -> concept, :data:`HEAD_WEIGHT`;
   "the song X", "the film X" -> concept; "in X", "near X", "the town of X" -> location (a name of two or more
@@ -60,7 +64,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from slmgraph.names.forms import STOP, TITLES
+from slmgraph.names.forms import STOP
+from slmgraph.names.lexicon import HEAD_SUFFIXES, OFFICE_WORDS, TITLES
 
 #: Last words of multi-word names that say their kind (the head of an English noun phrase is its last word).
 HEAD_KINDS: dict[str, str] = {
@@ -71,7 +76,8 @@ HEAD_KINDS: dict[str, str] = {
         peaks ridge glacier desert county parish borough township village city town district province region
         regions voivodeship estate quarter square bridge airport palace castle mall empire""".split(),
         "location"),
-    **dict.fromkeys("""library renewables energy holdings group ltd limited inc corp corporation plc llc gmbh
+    **dict.fromkeys(sorted(HEAD_SUFFIXES), "organization"),
+    **dict.fromkeys("""library renewables energy holdings group
         company partners partnership associates industries technologies systems solutions enterprises ventures
         capital bank council committee commission board trust foundation association society club federation
         party ministry department agency authority institute university college school academy hospital
@@ -401,14 +407,6 @@ crosstalk laughter laughs laughing applause inaudible unintelligible silence pau
 INTERJECTIONS = frozenset("""
 bye bye-bye goodbye hello hi hey cheers thanks wow oops ouch hmm um uh ah aha alright ok okay yeah yep nope
 absolutely exactly indeed congratulations welcome sorry pardon yay whoa woo huh yup nah aw
-""".split())
-
-#: Offices and roles beyond :data:`slmgraph.names.forms.TITLES` ("Town Clerk", "Council Leader").
-OFFICE_WORDS = frozenset("""
-clerk treasurer solicitor surveyor registrar engineer planner officer secretary chair chairman chairwoman
-chairperson leader head chief deputy assistant acting interim executive director manager coordinator
-spokesperson spokesman spokeswoman member members councillor councillors councilor alderman mayor writer
-producer coach editor founder prophet
 """.split())
 
 #: Words that qualify an office ("Town Clerk", "County Surveyor", "Deputy Mayor"), not a name of anyone.

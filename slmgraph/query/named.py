@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import time
 
-from slmgraph.names.forms import TITLES, candidate_spans, name_forms, name_occurs, tolerant_words
+from slmgraph.names.forms import candidate_spans, name_forms, name_occurs, tolerant_words
+from slmgraph.names.lexicon import TITLES
 from slmgraph.text.prose import fold
 
 #: spaCy (OntoNotes 5 / CoNLL) labels of the names a question must find in the index: people,

@@ -1,4 +1,5 @@
-"""Text helpers shared by the stages and the query engines (the lowest layer: imports no slmgraph module).
+"""Text helpers shared by the stages and the query engines (the lowest layer: imports only the word lists of
+:mod:`slmgraph.names.lexicon`).
 
 * :func:`parse_json`: model output to JSON, repaired with the json-repair library.
 * :func:`degenerate`: model text that is a copied list or a loop rather than prose.
@@ -26,6 +27,8 @@ from functools import lru_cache
 
 import json_repair
 import pysbd
+
+from slmgraph.names.lexicon import TITLES_PYSBD_LACKS
 
 
 #: Apostrophe-like, quote and dash characters made plain by :func:`fold`.
@@ -159,10 +162,9 @@ def _soft_wraps_as_spaces(text: str) -> str:
     return "".join(out)
 
 
-#: Titles before a name that pysbd's English abbreviation list lacks ("Fr. Brown", "Insp. Lestrade";
-#: pysbd 0.3.4 already keeps "Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "Capt.", "Sgt." ... together, and
-#: "Jr." / "Sr." may end a sentence). A sentence ending in one is joined to the next.
-_TITLE_END = re.compile(r"(?<![\w.])(?:Mx|Fr|Insp|Hr)\.\s*$")
+#: A sentence ending in a title pysbd's English abbreviation list lacks ("Fr. Brown", "Insp. Lestrade";
+#: :data:`slmgraph.names.lexicon.TITLES_PYSBD_LACKS`) is joined to the next.
+_TITLE_END = re.compile(r"(?<![\w.])(?:" + "|".join(TITLES_PYSBD_LACKS) + r")\.\s*$")
 #: Sentence-split cache size (distinct texts): the stages split the same text unit several times
 #: (extraction, graph, reports) and the query engines the same passages per question.
 SENTENCE_CACHE_TEXTS = 4096

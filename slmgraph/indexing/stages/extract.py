@@ -49,11 +49,12 @@ from slmgraph.config.settings import CHOICES, Settings
 from slmgraph.indexing.stages.concepts import CONCEPTS_VERSION, store_unit
 from slmgraph.indexing.stages.extract_methods import Extraction, extract_unit
 from slmgraph.indexing.stages.extract_routes import use_model_descriptions, uses_model
-from slmgraph.indexing.stages.ner import LANGUAGE_NAMES, LANGUAGE_NOTES, pipeline_for
+from slmgraph.indexing.stages.ner import pipeline_for
 from slmgraph.indexing.stages.steer import fingerprint as steer_fingerprint
 from slmgraph.model.client import Model, ModelClient
 from slmgraph.names.forms import normalize_name
 from slmgraph.store.db import Store, dumps
+from slmgraph.text.language import LANGUAGE_NAMES, LANGUAGE_NOTES
 
 log = logging.getLogger("slmgraph")
 

@@ -83,21 +83,14 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from slmgraph.names.forms import NOT_PERSON_HEADS as _NOT_PERSON_HEADS, TITLES as _TITLES, tolerant_words
+from slmgraph.names.forms import tolerant_words
+from slmgraph.names.lexicon import NOT_PERSON_HEADS, PERSONAL_TITLES, SHORT_FORM_HEADS, TITLES
 
 #: Rule names in the order they are applied (the ``rule`` column of ``merge_log``).
 RULES = ("compound", "title", "name-subset", "short-form", "acronym", "embedding")
 
 #: Types that carry no type information: compatible with every type.
 UNTYPED = frozenset({"unknown", "other", ""})
-
-#: Leading titles and honorifics (normalised: case-folded, no dots), stripped
-#: by the ``title`` rule. Civil, academic, religious, military, police, noble
-#: and political titles of English text, and plurals that open a list of names
-#: ("Agents Alex Mercer, Jordan Hayes and ..."). Left out: "Saint"/"St", which
-#: starts place names ("St. Louis") more often than it titles a person, and
-#: "Chief", which starts job titles ("Chief Executive Officer").
-TITLES = _TITLES  # defined with the other name rules in slmgraph.names.forms
 
 #: Words that never occur inside a personal name ("van", "de" do: "Ludwig van Beethoven").
 _NOT_IN_PERSON_NAMES = frozenset({"of", "the", "and", "for", "&"})
@@ -208,11 +201,6 @@ def initials(norm: str, surfaces=None) -> set[str]:
     return out
 
 
-#: Last words that make a name an organisation, place, work or event rather than a
-#: person, whatever type a small model gave it ("Dartmouth College", "Soviet Union").
-NOT_PERSON_HEADS = _NOT_PERSON_HEADS  # defined with the other name rules in slmgraph.names.forms
-
-
 def person_shaped(core: tuple[str, ...], surfaces) -> bool:
     """True when a name can be a full personal name: 2-4 words (after titles), no
     "of/the/and/for", no digits, no organisation/place head word
@@ -309,12 +297,8 @@ class _Clusters:
         self.steps.append((child, into, rule, score, detail))
 
 
-#: Titles that only ever precede a person's name: a one-word name after them is a surname ("Mr. Holmes").
-_PERSONAL_TITLES = frozenset("mr mrs ms miss mx dr sir dame herr frau madame monsieur".split())
-
-
 def _personal_title(titles: list[str]) -> bool:
-    return any(t in _PERSONAL_TITLES for t in titles)
+    return any(t in PERSONAL_TITLES for t in titles)
 
 
 def _compound_rule(cl: _Clusters) -> None:
@@ -383,12 +367,6 @@ def _subset_rule(cl: _Clusters) -> None:
         cl.merge(s, t, "name-subset", None,
                  f"'{cl.display(s)}' is the first or last name of '{cl.display(t)}', the only person name "
                  f"containing it ({cl.evidence(s, t)}{where})")
-
-
-#: Head words after which a name's last words are its short form (rule ``short-form``): the heads of
-#: organisation and place names (:data:`NOT_PERSON_HEADS`) and of bodies ("the Legislature").
-SHORT_FORM_HEADS = NOT_PERSON_HEADS | frozenset("commission legislature assembly senate parliament congress court "
-                                                "board cabinet government".split())
 
 
 def _short_form_rule(cl: _Clusters) -> None:
