@@ -837,7 +837,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _interrupted(args.command)
     except Exception as exc:
-        from slmgraph.store.db import is_interrupt
+        from slmgraph.store.failures import is_interrupt
 
         if not is_interrupt(exc):
             raise

@@ -60,7 +60,8 @@ from slmgraph.model.client import DEADLINE_REPORT_S, ModelClient
 from slmgraph.indexing.stages.extract import model_writes, use_model_descriptions
 from slmgraph.names.forms import STOP, content_words, cut, is_grounded
 from slmgraph.config.prompting import Prompts
-from slmgraph.store.db import CommunityRow, EntityRow, RelationshipRow, ReportRow, Store, dumps, rows
+from slmgraph.store.db import Store, dumps
+from slmgraph.store.rows import CommunityRow, EntityRow, RelationshipRow, ReportRow, rows
 from slmgraph.text.prose import (
     addressed_to_assistant, degenerate, markdown_structure, parse_json, plain_sentence, sentences,
 )
