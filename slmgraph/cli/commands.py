@@ -167,7 +167,8 @@ def cmd_picture(args) -> int:
     return _write_files(args.db, lambda store: picture(store, args.out, args.png))
 
 
-def say_unless(quiet: bool):
+def say_unless(quiet: bool) -> Callable[[str], None]:
+    """The ``say(msg)`` of a command: :func:`note`, or nothing when ``quiet``."""
     return (lambda msg: None) if quiet else note
 
 

@@ -408,9 +408,10 @@ class Store:
     def storage_error(self, exc: BaseException) -> StorageError:
         """The one-line :class:`StorageError` for a failed write or checkpoint ``exc`` of this index.
 
-        A failure of the file system (:func:`slmgraph.store.failures.is_storage_failure`: disk full, I/O error) names the file,
-        the free space left on its file system (bytes, from ``shutil.disk_usage``) and the remedy; any
-        other database error (a value DuckDB refused) names itself as a fault of slmgraph, not of the disk.
+        A failure of the file system (:func:`slmgraph.store.failures.is_storage_failure`: disk full, I/O
+        error) names the file, the free space left on its file system (bytes, from ``shutil.disk_usage``)
+        and the remedy; any other database error (a value DuckDB refused) names itself as a fault of
+        slmgraph, not of the disk.
         Marks the store as failed so that :meth:`close` does not raise a second error.
         """
         if is_interrupt(exc):  # a Ctrl-C during a statement, not a failed write

@@ -15,8 +15,8 @@ Adding a column or table: write it into the DDL and add a step here that adds it
 from __future__ import annotations
 
 import functools
-from contextlib import nullcontext
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Callable, ContextManager, NamedTuple
 
