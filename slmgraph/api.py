@@ -30,7 +30,7 @@ import numbers
 from pathlib import Path
 from typing import Callable
 
-from slmgraph.config.settings import Settings
+from slmgraph.config.settings import Method, Settings
 from slmgraph.errors import UserError
 from slmgraph.query.answer import Answer
 
@@ -202,7 +202,7 @@ def question_too_long(n_q: int, n_ctx: int, n_ctx_train: int) -> str:
 
 
 #: Query methods (:func:`answer`).
-METHODS = ("global", "local", "basic", "ts", "drift", "lazy", "auto")
+METHODS = tuple(m.value for m in Method)
 
 
 def as_level(level) -> int | None:

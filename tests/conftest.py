@@ -50,7 +50,7 @@ if _spec is not None and _spec.origin and Path(_spec.origin).resolve().is_relati
     sys.meta_path.insert(0, _ThisCheckoutFinder)
 
 from slmgraph.model.client import Choice, Generation, Prompt
-from slmgraph.store.db import EntityRow, RelationshipRow
+from slmgraph.store.rows import EntityRow, RelationshipRow
 
 _TOKEN = re.compile(r"\S+\s*|\s+")
 

@@ -215,7 +215,8 @@ def test_stats_on_an_older_index_opened_read_only(tmp_path, corpus, capsys):
 
 
 def test_entity_types_are_deduplicated_and_shares_must_be_finite():
-    from slmgraph.cli.main import _settings, build_parser
+    from slmgraph.cli.flags import settings_from_args as _settings
+    from slmgraph.cli.parser import build_parser
     from slmgraph.errors import UserError
 
     s = _settings(build_parser().parse_args(["index", "in", "--db", "x", "--entity-types", "person,,PERSON, place"]))

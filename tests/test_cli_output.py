@@ -8,6 +8,7 @@ from conftest import FakeEmbedder, FakeModel, fake_model_factory
 from tqdm import tqdm
 
 from slmgraph.cli import main as cli
+from slmgraph.cli.commands import say_unless
 from slmgraph.model.client import ModelClient
 from slmgraph.config.settings import Settings
 from slmgraph.indexing.pipeline import run_index
@@ -19,7 +20,7 @@ from slmgraph.store.db import Store
 def test_a_note_printed_while_a_bar_runs_gets_its_own_line(capsys):
     bar = tqdm(total=10, desc="extract", file=sys.stderr, mininterval=0)
     bar.update(3)
-    cli._say(False)("extract: 2 worker processes x 1 llama.cpp thread on 2 cores")
+    say_unless(False)("extract: 2 worker processes x 1 llama.cpp thread on 2 cores")
     bar.close()
     err = capsys.readouterr().err
     line = next(x for x in err.split("\n") if "worker processes" in x)

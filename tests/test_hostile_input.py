@@ -16,6 +16,7 @@ import pytest
 from conftest import FakeEmbedder, FakeModel
 
 import slmgraph.cli.main as cli
+from slmgraph.cli.commands import PARTIAL
 import slmgraph.indexing.pipeline as pipeline
 from slmgraph.config.settings import Settings
 from slmgraph.errors import StorageError
@@ -61,7 +62,7 @@ def test_an_unreadable_file_keeps_what_the_index_holds_for_it_and_the_run_says_i
     before = _docs(db)
     _deny(monkeypatch, "alpha.txt", "gamma.txt")
     code, out, err = _index(capsys, corpus, db)
-    assert code == cli.PARTIAL == 3, err
+    assert code == PARTIAL == 3, err
     assert _docs(db) == before  # their documents and what was extracted from them are still there
     lines = [x for x in err.splitlines() if "cannot read" in x]
     assert len(lines) == 2 and all("Permission denied" in x and "kept" in x for x in lines), err

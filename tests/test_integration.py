@@ -261,7 +261,7 @@ def test_the_thread_sharing_warning_comes_only_with_a_model_call(dulce_index, tm
 
 def test_the_demo_main_themes_answer_names_themes_with_coverage_and_documents(dulce_index, model):
     from slmgraph.api import answer
-    from slmgraph.cli.main import DEMO_QUESTION
+    from slmgraph.cli.parser import DEMO_QUESTION
     from slmgraph.indexing.stages.embed import Embedder
 
     db, _ = dulce_index

@@ -15,7 +15,8 @@ from slmgraph.indexing.stages.ner import find_candidates, pipeline_for
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.indexing.stages.report_data import bare_turn, text_findings
 from slmgraph.indexing.stages.resolve import resolve_entities
-from slmgraph.store.db import EntityRow, RelationshipRow, Store
+from slmgraph.store.db import Store
+from slmgraph.store.rows import EntityRow, RelationshipRow
 
 TYPES = Settings().entity_types
 

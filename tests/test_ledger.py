@@ -101,6 +101,7 @@ def test_an_old_ledger_gains_key_and_output_columns(tmp_path):
     con = duckdb.connect(str(db))
     con.execute("ALTER TABLE llm_calls DROP COLUMN key")
     con.execute("ALTER TABLE llm_calls DROP COLUMN output")
+    con.execute("DROP TABLE migrations")  # an index of that age recorded no migration steps
     con.execute("INSERT INTO llm_calls (run_id, stage) VALUES ('old', 'extract')")
     con.close()
     store = Store(db)

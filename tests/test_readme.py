@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from slmgraph.cli.main import build_parser
+from slmgraph.cli.parser import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 

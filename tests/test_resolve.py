@@ -452,7 +452,8 @@ def test_rules_off_and_threshold_none_merge_on_the_normalised_name_only():
 
 
 def test_cli_resolution_modes():
-    from slmgraph.cli.main import _settings, build_parser
+    from slmgraph.cli.flags import settings_from_args as _settings
+    from slmgraph.cli.parser import build_parser
 
     def s(*extra):
         return _settings(build_parser().parse_args(["index", "in", "--db", "x.duckdb", *extra]))

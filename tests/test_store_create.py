@@ -6,7 +6,9 @@ import pytest
 
 from slmgraph.cli.main import main
 from slmgraph.errors import UserError
-from slmgraph.store.db import APP_ID, Store, is_interrupt
+from slmgraph.store.db import Store
+from slmgraph.store.failures import is_interrupt
+from slmgraph.store.schema import APP_ID
 
 
 def _interrupt_at_app(monkeypatch, exc):

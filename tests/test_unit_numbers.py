@@ -11,7 +11,8 @@ from stories import STORY_B, STORY_C, _index, _indexed
 
 from slmgraph.config.settings import Settings
 from slmgraph.query.answer import unit_numbers
-from slmgraph.store.db import SCHEMA_VERSION, Store
+from slmgraph.store.db import Store
+from slmgraph.store.schema import SCHEMA_VERSION
 
 
 def _numbers(db: Path) -> dict:
@@ -84,6 +85,7 @@ def _as_version_1(db: Path) -> None:
     con.execute("ALTER TABLE text_units DROP COLUMN unit_no")
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     con.execute("DELETE FROM meta WHERE key = 'next_unit_no'")
+    con.execute("DROP TABLE migrations")  # version 1 recorded no migration steps
     con.close()
 
 

@@ -131,6 +131,17 @@ class Opening(Mode):
     OFF = "off"
 
 
+class Method(Mode):
+    """A query method (``slmgraph.api.answer``); not a setting: each query names its own."""
+    GLOBAL = "global"
+    LOCAL = "local"
+    BASIC = "basic"
+    TS = "ts"
+    DRIFT = "drift"
+    LAZY = "lazy"
+    AUTO = "auto"
+
+
 #: Model decisions by token probability during extraction (``choices``; slmgraph.indexing.stages.extract_methods.extract_choices).
 CHOICES = ("keep", "type", "relate")
 

@@ -31,7 +31,8 @@ from slmgraph.model.client import ModelClient
 from slmgraph.model import policy
 from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.reports import ReportsResult, run_reports
-from slmgraph.store.db import COMPACT_SHARE, Store, _human, dumps, new_run_id
+from slmgraph.store.db import COMPACT_SHARE, Store, dumps, new_run_id
+from slmgraph.store.failures import _human
 
 log = logging.getLogger("slmgraph")
 

@@ -233,7 +233,7 @@ def unit_numbers(store) -> dict:
     The number is ``text_units.unit_no``, given once when the text unit was first ingested
     (:func:`slmgraph.indexing.stages.ingest.next_unit_no`), so indexing more files never renumbers the units
     earlier answers cite. An index of schema version 1 opened read-only (not yet migrated, see
-    :meth:`slmgraph.store.db.Store._migrate`) is numbered as version 1 did: 1..n in
+    :func:`slmgraph.store.migrations.number_text_units`) is numbered as version 1 did: 1..n in
     ``(doc_id, ord)`` order, the numbers its migration stores.
     """
     if store.has_unit_numbers():

@@ -1,9 +1,10 @@
-"""The DuckDB index: every table's DDL in one place, and table access.
+"""The open index (one concern): :class:`Store`, one DuckDB file opened for writing or read-only.
 
-One file holds the whole index: documents, text units, extraction records,
-entities, relationships and their provenance, optional claims (covariates),
-communities, community reports, embeddings, the LLM-output cache, and the
-ledger of every model call.
+Opening (creating the file, waiting for another process's lock, migrating an older file), ``meta``,
+transactions, the model-call cache and ledger (kept aside by read-only processes and merged later),
+checkpoints, compaction and the one-line errors of a full disk. The DDL is in
+:mod:`slmgraph.store.schema`, the migration steps in :mod:`slmgraph.store.migrations`, the row types in
+:mod:`slmgraph.store.rows`.
 
 Stages read the previous stage's tables and write their own. The graph and
 community stages write in one transaction each (DuckDB docs, "Transaction
@@ -21,326 +22,18 @@ import json
 import logging
 import os
 import re
-import shutil
 import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple, TypeVar
+from typing import Callable, Iterator, NamedTuple
 
 import duckdb
 
 from slmgraph.errors import IndexBusy, StorageError, UserError
-
-APP_ID = "slmgraph"
-#: Meta ``schema_version`` of a current index. "2": ``text_units.unit_no``, the index-wide citation number,
-#: stored at ingestion (an index of version "1" is migrated when opened for writing, see
-#: :meth:`Store._migrate`; opened read-only, :func:`unit_numbers` numbers it as version 1 did).
-SCHEMA_VERSION = "2"
-
-DDL = """
-CREATE TABLE IF NOT EXISTS meta (
-    key VARCHAR PRIMARY KEY,
-    value VARCHAR
-);
-CREATE TABLE IF NOT EXISTS documents (
-    doc_id VARCHAR PRIMARY KEY,     -- sha256 of the file's bytes, first 16 hex
-    path VARCHAR,                   -- path relative to the indexed folder
-    n_chars INTEGER,
-    n_tokens INTEGER,
-    added_at TIMESTAMP
-);
-CREATE TABLE IF NOT EXISTS text_units (
-    chunk_id VARCHAR PRIMARY KEY,   -- sha256(doc_id, token span, text), first 16 hex
-    doc_id VARCHAR,
-    ord INTEGER,                    -- position of the chunk in its document
-    tok_start INTEGER,
-    tok_end INTEGER,
-    n_tokens INTEGER,
-    text VARCHAR
-);
-CREATE TABLE IF NOT EXISTS extractions (
-    chunk_id VARCHAR PRIMARY KEY,
-    cache_key VARCHAR,              -- sha256(text, model, prompt, settings)
-    status VARCHAR,                 -- ok | repaired | failed
-    n_candidates INTEGER,
-    n_entities INTEGER,
-    n_relationships INTEGER,
-    n_dropped INTEGER,              -- records dropped by validation (dupes, self-loops, ungrounded)
-    raw VARCHAR                     -- the model's output as generated
-);
-ALTER TABLE documents ADD COLUMN IF NOT EXISTS title VARCHAR;      -- a leading file-name line, else the file's stem
-ALTER TABLE documents ADD COLUMN IF NOT EXISTS chunking VARCHAR;   -- what its text units were cut with
-                                                                   -- (slmgraph.indexing.stages.ingest.chunking_key)
-ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_start INTEGER; -- text = document text[char_start:char_end]
-ALTER TABLE text_units ADD COLUMN IF NOT EXISTS char_end INTEGER;
-ALTER TABLE text_units ADD COLUMN IF NOT EXISTS unit_no INTEGER;   -- index-wide citation number 1.., given once at
-                                                                   -- ingestion, never reused (meta next_unit_no)
-ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_ungrounded INTEGER;  -- entities dropped by grounding
-ALTER TABLE extractions ADD COLUMN IF NOT EXISTS gleanings INTEGER;     -- gleaning rounds that added records
-ALTER TABLE extractions ADD COLUMN IF NOT EXISTS evaluated_tokens INTEGER;   -- prompt tokens the model evaluated
-ALTER TABLE extractions ADD COLUMN IF NOT EXISTS completion_tokens INTEGER;  -- tokens the model generated
-ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_left_out INTEGER;   -- candidates past --max-candidates, not offered
-ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_choices INTEGER;    -- model choices by token probability
-ALTER TABLE extractions ADD COLUMN IF NOT EXISTS n_rejected INTEGER;   -- candidates/pairs the model's choices dropped
-CREATE TABLE IF NOT EXISTS merge_log (
-    norm VARCHAR,                   -- merged-away normalised name
-    into_norm VARCHAR,              -- the entity it was merged into
-    rule VARCHAR,                   -- e.g. name-subset | acronym | embedding
-    score DOUBLE,                   -- similarity for the embedding rule, else NULL
-    detail VARCHAR                  -- human-readable reason
-);
-CREATE TABLE IF NOT EXISTS claims (
-    claim_id INTEGER,
-    chunk_id VARCHAR,               -- the text unit whose source_quote it is
-    subject_norm VARCHAR,           -- mention key (= entity_mentions.norm); see claims.load_claims
-    object_norm VARCHAR,            -- NULL when the claim has no object entity
-    type VARCHAR,
-    status VARCHAR,                 -- TRUE | FALSE | SUSPECTED
-    start_date VARCHAR,
-    end_date VARCHAR,
-    description VARCHAR,
-    source_quote VARCHAR
-);
-CREATE TABLE IF NOT EXISTS claim_extractions (
-    chunk_id VARCHAR PRIMARY KEY,   -- one marker per text unit once claims ran on it
-    cache_key VARCHAR,              -- sha256(text, model, prompts, claim settings, entity names); NULL = redo
-    status VARCHAR,                 -- ok | repaired | truncated | failed | no_entities
-    n_claims INTEGER,
-    n_dropped INTEGER,              -- claims dropped by validation (ungrounded quote, self-claim, duplicate)
-    n_ungrounded INTEGER,           -- of which: source quote not in the text unit
-    raw VARCHAR                     -- the model's output as generated
-);
-CREATE TABLE IF NOT EXISTS entity_mentions (
-    chunk_id VARCHAR,
-    name VARCHAR,
-    norm VARCHAR,                   -- normalised name: the merge key
-    type VARCHAR,
-    description VARCHAR
-);
-CREATE TABLE IF NOT EXISTS relationship_mentions (
-    chunk_id VARCHAR,
-    source_norm VARCHAR,
-    target_norm VARCHAR,
-    description VARCHAR,
-    strength INTEGER                -- 1..10
-);
-CREATE TABLE IF NOT EXISTS concept_mentions (
-    chunk_id VARCHAR,
-    norm VARCHAR,                   -- lower-case noun phrase, head lemmatised: the concept's key (slmgraph.indexing.stages.concepts)
-    name VARCHAR,                   -- the phrase as written in the text unit (lower case)
-    description VARCHAR             -- the first sentence of the text unit that holds it
-);
-CREATE TABLE IF NOT EXISTS concept_links (
-    chunk_id VARCHAR,
-    concept_norm VARCHAR,           -- concept_mentions.norm
-    other_norm VARCHAR,             -- another concept's key, or a name's mention key (entity_mentions.norm)
-    other_kind VARCHAR,             -- concept | name
-    description VARCHAR,            -- the first sentence of the text unit naming both
-    sentences INTEGER               -- sentences of the text unit naming both
-);
-CREATE TABLE IF NOT EXISTS entities (
-    entity_id INTEGER PRIMARY KEY,
-    norm VARCHAR UNIQUE,
-    name VARCHAR,
-    type VARCHAR,
-    description VARCHAR,
-    n_mentions INTEGER,
-    degree INTEGER
-);
-CREATE TABLE IF NOT EXISTS entity_text_units (
-    entity_id INTEGER,
-    chunk_id VARCHAR
-);
-CREATE TABLE IF NOT EXISTS relationships (
-    rel_id INTEGER PRIMARY KEY,
-    source_id INTEGER,              -- source_id < target_id: the graph is undirected
-    target_id INTEGER,
-    description VARCHAR,
-    weight DOUBLE,                  -- number of instances across text units
-    strength DOUBLE,                -- mean model-assigned strength, 1..10
-    combined_degree INTEGER         -- deg(source) + deg(target), the paper's edge rank
-);
-CREATE TABLE IF NOT EXISTS relationship_text_units (
-    rel_id INTEGER,
-    chunk_id VARCHAR
-);
-CREATE TABLE IF NOT EXISTS concepts (
-    entity_id INTEGER PRIMARY KEY,  -- an entities row (type concept) that is a noun phrase, not a name
-    n_units INTEGER                 -- text units holding it
-);
-CREATE TABLE IF NOT EXISTS communities (
-    community_id INTEGER PRIMARY KEY,
-    level INTEGER,                  -- 0 = root level (coarsest Leiden partition)
-    parent_id INTEGER,              -- NULL at level 0
-    size INTEGER,                   -- number of member entities
-    carried_from INTEGER            -- set when an unsplittable community is carried down
-);
-CREATE TABLE IF NOT EXISTS community_members (
-    community_id INTEGER,
-    entity_id INTEGER
-);
-CREATE TABLE IF NOT EXISTS community_reports (
-    community_id INTEGER PRIMARY KEY,
-    level INTEGER,
-    title VARCHAR,
-    summary VARCHAR,
-    findings VARCHAR,               -- JSON list of {summary, explanation}
-    rating DOUBLE,                  -- impact 0..10
-    rating_explanation VARCHAR,
-    full_text VARCHAR,              -- the report as packed into query contexts
-    n_tokens INTEGER,               -- tokens of full_text in the index model's tokenizer
-    context_tokens INTEGER,         -- tokens of the context the report was written from
-    context_kind VARCHAR            -- elements | sub-reports | carried
-);
-ALTER TABLE community_reports ADD COLUMN IF NOT EXISTS topic VARCHAR;        -- distinctive terms of the community, e.g. "budget shortfall, library, council tax"
-ALTER TABLE community_reports ADD COLUMN IF NOT EXISTS doc_ids VARCHAR;      -- JSON list of the documents behind the community, in corpus order
-CREATE TABLE IF NOT EXISTS embeddings (
-    kind VARCHAR,                   -- entity | text_unit | report
-    item_id VARCHAR,
-    model VARCHAR,                  -- embedder name : sha256 of the full embedded text (16 hex)
-    vector FLOAT[],
-    PRIMARY KEY (kind, item_id)
-);
--- embedder name : sha256 of the word-piece ids the embedder reads (its max_seq_length window);
--- the content key by which a vector is reused (slmgraph.indexing.stages.embed.run_embeddings). NULL in older indexes.
-ALTER TABLE embeddings ADD COLUMN IF NOT EXISTS window_key VARCHAR;
-CREATE TABLE IF NOT EXISTS llm_cache (
-    key VARCHAR PRIMARY KEY,        -- sha256(model fingerprint, prompt tokens, grammar, limits)
-    stage VARCHAR,
-    output VARCHAR,
-    finish_reason VARCHAR
-);
-CREATE SEQUENCE IF NOT EXISTS llm_call_seq;
-CREATE TABLE IF NOT EXISTS llm_calls (
-    call_id BIGINT DEFAULT nextval('llm_call_seq'),
-    run_id VARCHAR,
-    stage VARCHAR,                  -- extract | claims | report | map | reduce | local | basic ...
-    worker INTEGER,
-    model VARCHAR,
-    prompt_tokens INTEGER,          -- all prompt tokens of the call
-    cached_tokens INTEGER,          -- of which reused from the KV cache (not evaluated)
-    completion_tokens INTEGER,
-    seconds DOUBLE,                 -- wall-clock of the call
-    finish_reason VARCHAR,          -- stop | length | deadline | repetition
-    created_at TIMESTAMP DEFAULT current_timestamp
-);
-ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS tokens VARCHAR;  -- generated token ids (JSON), for follow-ups
-ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS prompt_seconds DOUBLE;  -- of seconds, prompt evaluation
-ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS key VARCHAR;      -- the call's cache key (llm_cache.key), also for uncached calls
-ALTER TABLE llm_calls ADD COLUMN IF NOT EXISTS output VARCHAR;   -- generated text, or JSON {"options", "logprobs"} of a choice
-CREATE TABLE IF NOT EXISTS stage_runs (
-    run_id VARCHAR,
-    stage VARCHAR,                  -- ingest | extract | claims | graph | communities | reports | embed | query
-    seconds DOUBLE,
-    items INTEGER,
-    note VARCHAR,
-    created_at TIMESTAMP DEFAULT current_timestamp
-);
-"""
-#: The tables :data:`DDL` creates: a file holding only these, all empty, is an interrupted creation.
-OWN_TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", DDL))
-
-# --- Row types: one per table the stages read back, fields named and ordered as the columns above.
-# A row read with :func:`rows` from a SELECT of some columns has None in the others.
-
-
-class TextUnitRow(NamedTuple):
-    """A ``text_units`` row (stage 1, ``ingest``): ``n_tokens`` in the index model's tokens,
-    ``char_start``/``char_end`` character offsets into the document's text."""
-    chunk_id: str = None
-    doc_id: str = None
-    ord: int = None
-    tok_start: int = None
-    tok_end: int = None
-    n_tokens: int = None
-    text: str = None
-    char_start: int = None
-    char_end: int = None
-    unit_no: int = None
-
-
-class EntityRow(NamedTuple):
-    """An ``entities`` row (stage 4, ``graph``): ``norm`` is the merge key, ``degree`` the number
-    of relationships, ``n_mentions`` the text units' mentions merged into it."""
-    entity_id: int = None
-    norm: str = None
-    name: str = None
-    type: str = None
-    description: str = None
-    n_mentions: int = None
-    degree: int = None
-
-
-class RelationshipRow(NamedTuple):
-    """A ``relationships`` row (stage 4): undirected, ``source_id < target_id``; ``weight`` =
-    instances, ``strength`` = mean 1..10, ``combined_degree`` = deg(source) + deg(target)
-    (the paper's edge rank, sec. 3.1.5)."""
-    rel_id: int = None
-    source_id: int = None
-    target_id: int = None
-    description: str = None
-    weight: float = None
-    strength: float = None
-    combined_degree: int = None
-
-
-class CommunityRow(NamedTuple):
-    """A ``communities`` row (stage 5): ``level`` 0 = coarsest, ``parent_id`` None at level 0,
-    ``size`` in member entities, ``carried_from`` set when an unsplittable community is carried down."""
-    community_id: int = None
-    level: int = None
-    parent_id: int = None
-    size: int = None
-    carried_from: int = None
-
-
-class ReportRow(NamedTuple):
-    """A ``community_reports`` row (stage 6): ``findings`` is JSON text (list of {summary,
-    explanation}), ``rating`` 0..10, ``n_tokens``/``context_tokens`` in the index model's tokens,
-    ``topic`` the community's distinctive terms (comma-separated) and ``doc_ids`` the JSON list of its
-    documents in corpus order (:mod:`slmgraph.indexing.stages.topics`)."""
-    community_id: int = None
-    level: int = None
-    title: str = None
-    summary: str = None
-    findings: str = None
-    rating: float = None
-    rating_explanation: str = None
-    full_text: str = None
-    n_tokens: int = None
-    context_tokens: int = None
-    context_kind: str = None
-    topic: str = None
-    doc_ids: str = None
-
-
-Row = TypeVar("Row", TextUnitRow, EntityRow, RelationshipRow, CommunityRow, ReportRow)
-
-
-def rows(source, row_type: type[Row], sql: str, params: list | tuple = ()) -> list[Row]:
-    """The result of ``sql`` as ``row_type`` rows, columns matched to fields by name.
-
-    Args:
-        source: a :class:`Store` or a DuckDB connection.
-        row_type: one of the row types above (e.g. :class:`EntityRow`).
-        sql: a SELECT whose column names (or ``AS`` aliases) are fields of ``row_type``;
-            the fields it does not select are None.
-        params: its ``?`` parameters.
-
-    Raises:
-        ValueError: a selected column is not a field of ``row_type`` (a programming error).
-    """
-    con = getattr(source, "con", source)
-    cur = con.execute(sql, list(params))
-    cols = [d[0] for d in cur.description]
-    unknown = [c for c in cols if c not in row_type._fields]
-    if unknown:
-        raise ValueError(f"{row_type.__name__} has no field {', '.join(unknown)}")
-    where = [cols.index(f) if f in cols else None for f in row_type._fields]
-    make = row_type._make
-    return [make([r[i] if i is not None else None for i in where]) for r in cur.fetchall()]
-
+from slmgraph.store.failures import is_interrupt, storage_failure
+from slmgraph.store.migrations import check_version, migrate
+from slmgraph.store.schema import APP_ID, DERIVED_TABLES, OWN_TABLES
 
 #: Share of the index file that may be free blocks before an index run compacts it (:meth:`Store.compact`).
 #: Rebuilding the graph, communities, reports and embeddings rewrites those tables; DuckDB reuses the
@@ -359,14 +52,6 @@ class Compaction(NamedTuple):
     free: int
     after: int | None = None
     reason: str | None = None
-
-
-#: Tables cleared and rebuilt by each derived stage, in pipeline order.
-DERIVED_TABLES = {
-    "graph": ("entities", "entity_text_units", "relationships", "relationship_text_units", "merge_log", "concepts"),
-    "communities": ("communities", "community_members"),
-    "reports": ("community_reports",),
-}
 
 
 class Store:
@@ -391,7 +76,8 @@ class Store:
     Raises:
         UserError: the file does not exist (and ``create`` is False), is not a
             DuckDB database, is a DuckDB database that is not a slmgraph index,
-            or is held by another process for longer than ``wait``.
+            is held by another process for longer than ``wait``, or was written by a newer
+            slmgraph (a higher schema version).
         StorageError: creating or upgrading the file failed (disk full).
     """
 
@@ -466,8 +152,7 @@ class Store:
             else:
                 self._check_app()
                 if not read_only:
-                    self.con.execute(DDL)  # IF NOT EXISTS: adds tables of newer versions
-                    self._migrate()
+                    migrate(self.con, self.transaction)
                     self.merge_pending()
         except duckdb.Error as exc:
             raise self.storage_error(exc) from None
@@ -477,9 +162,8 @@ class Store:
         creation interrupted (Ctrl-C) leaves a file without tables, which :meth:`_unmade` recognises."""
         try:
             with self.transaction():
-                self.con.execute(DDL)
+                migrate(self.con)
                 self.set_meta("app", APP_ID)
-                self.set_meta("schema_version", SCHEMA_VERSION)
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt) or is_interrupt(exc):
                 self.con.close()
@@ -588,26 +272,6 @@ class Store:
         finally:
             st.close()
 
-    def _migrate(self) -> None:
-        """Bring an index written by an older version to :data:`SCHEMA_VERSION` (in one transaction).
-
-        Version 1 numbered text units for citation on the fly, 1..n in ``(doc_id, ord)`` order;
-        version 2 stores the number (``text_units.unit_no``). The migration stores exactly the
-        numbers version 1 gave, so citations in answers given before the upgrade still point at the
-        same text units; text units added later get new numbers after them.
-        """
-        if self.get_meta("schema_version") == SCHEMA_VERSION:
-            return
-        with self.transaction():
-            if self.con.execute("SELECT count(*) FROM text_units WHERE unit_no IS NULL").fetchone()[0]:
-                self.con.execute("""
-                    UPDATE text_units SET unit_no = n.no
-                    FROM (SELECT chunk_id, row_number() OVER (ORDER BY doc_id, ord) AS no FROM text_units) n
-                    WHERE text_units.chunk_id = n.chunk_id""")
-            top = self.con.execute("SELECT coalesce(max(unit_no), 0) FROM text_units").fetchone()[0]
-            self.set_meta("next_unit_no", str(max(int(top) + 1, int(self.get_meta("next_unit_no", "1")))))
-            self.set_meta("schema_version", SCHEMA_VERSION)
-
     def _check_app(self) -> None:
         try:
             row = self.con.execute("SELECT value FROM meta WHERE key = 'app'").fetchone()
@@ -619,6 +283,11 @@ class Store:
                 f"{self.path} is a DuckDB file but not a slmgraph index: pass the file 'slmgraph index' wrote, "
                 "or a new path to create one"
             )
+        try:
+            check_version(self.get_meta("schema_version"), self.path)
+        except UserError:
+            self.con.close()
+            raise
 
     # --- meta -----------------------------------------------------------
     def get_meta(self, key: str, default: str | None = None) -> str | None:
@@ -739,30 +408,16 @@ class Store:
     def storage_error(self, exc: BaseException) -> StorageError:
         """The one-line :class:`StorageError` for a failed write or checkpoint ``exc`` of this index.
 
-        A failure of the file system (:func:`is_storage_failure`: disk full, I/O error) names the file,
-        the free space left on its file system (bytes, from ``shutil.disk_usage``) and the remedy; any
-        other database error (a value DuckDB refused) names itself as a fault of slmgraph, not of the disk.
+        A failure of the file system (:func:`slmgraph.store.failures.is_storage_failure`: disk full, I/O
+        error) names the file, the free space left on its file system (bytes, from ``shutil.disk_usage``)
+        and the remedy; any other database error (a value DuckDB refused) names itself as a fault of
+        slmgraph, not of the disk.
         Marks the store as failed so that :meth:`close` does not raise a second error.
         """
         if is_interrupt(exc):  # a Ctrl-C during a statement, not a failed write
             raise KeyboardInterrupt from exc
         self._failed = True
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        for prefix in ("FATAL Error: ", "TransactionContext Error: ", "IO Error: ", "Failed to commit: ",
-                       "Failed to create checkpoint because of error: "):
-            msg = msg.replace(prefix, "")
-        if not is_storage_failure(exc):
-            return StorageError(
-                f"writing index {self.path} failed ({msg}): a value the database refused, not a disk problem; the "
-                "index is marked incomplete and nothing committed is lost; please report this line as a bug")
-        try:
-            free = shutil.disk_usage(self.path.resolve().parent).free
-            room = f"{_human(free)} free on its file system"
-        except OSError:
-            room = "free space unknown"
-        return StorageError(
-            f"writing index {self.path} failed ({msg}); {room}: the index is marked incomplete and nothing "
-            "committed is lost; free some space (or pick another --db) and run the same command again to resume")
+        return storage_failure(self.path, exc)
 
     def checkpoint(self) -> None:
         """Write the write-ahead log into the ``.duckdb`` file (DuckDB ``CHECKPOINT``).
@@ -847,35 +502,9 @@ class Store:
             raise err
 
 
-def is_interrupt(exc: BaseException) -> bool:
-    """True when ``exc`` is DuckDB's form of a Ctrl-C: the ``RuntimeError("Query interrupted")`` its Python
-    client raises when SIGINT arrives during a statement, or ``duckdb.InterruptException``."""
-    return isinstance(exc, duckdb.InterruptException) or (
-        type(exc) is RuntimeError and str(exc).startswith("Query interrupted"))
-
-
-def is_storage_failure(exc: BaseException) -> bool:
-    """True when a database error ``exc`` is the file system's (no space, an I/O error, a failed commit
-    or checkpoint), False for one about the data (a value DuckDB cannot store, a constraint)."""
-    if isinstance(exc, (duckdb.IOException, duckdb.FatalException, duckdb.TransactionException,
-                        duckdb.OutOfMemoryException, OSError)):
-        return True
-    text = str(exc)
-    return any(w in text for w in ("No space left", "Could not write", "Failed to commit", "checkpoint",
-                                   "I/O error", "IO Error"))
-
-
 def _sql_str(path: Path) -> str:
     """``path`` inside a single-quoted SQL string literal."""
     return str(path).replace("'", "''")
-
-
-def _human(n: int) -> str:
-    """``n`` bytes as e.g. ``'160 KB'`` or ``'3.0 MB'`` (powers of 1024)."""
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}" if n < 10 * scale else f"{n // scale} {unit}"
-    return f"{n} bytes"
 
 
 def new_run_id() -> str:

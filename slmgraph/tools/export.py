@@ -19,11 +19,12 @@ from pathlib import Path
 
 from slmgraph.errors import UserError
 from slmgraph.outputs import output_folder
-from slmgraph.store.db import EntityRow, RelationshipRow, Store, rows
+from slmgraph.store.db import Store
+from slmgraph.store.rows import EntityRow, RelationshipRow, rows
 
 FORMATS = ("graphml", "parquet", "csv")
 
-#: graphrag table name -> SELECT producing it from slmgraph's tables (DDL in store.py).
+#: graphrag table name -> SELECT producing it from slmgraph's tables (DDL in store/schema.py).
 TABLES: dict[str, str] = {
     "documents": """
         SELECT d.doc_id AS id,

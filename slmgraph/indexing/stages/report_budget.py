@@ -13,7 +13,7 @@ from slmgraph.indexing.stages.report_context import (
     HEAD_ENTITIES, HEAD_RELATIONSHIPS, HEAD_SUBREPORTS, SUBREPORT_SUMMARY_TOKENS, SUBREPORT_TITLE_TOKENS,
 )
 from slmgraph.model.client import ModelClient
-from slmgraph.store.db import EntityRow, RelationshipRow
+from slmgraph.store.rows import EntityRow, RelationshipRow
 
 #: Description caps (tokens of each entity or relationship description, and of each sub-community
 #: report's summary, in a report context) that the per-build report budget chooses among, most

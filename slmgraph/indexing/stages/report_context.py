@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from slmgraph.indexing.stages.report_data import Report, edge_rank, entity_rank, ranked_claims
 from slmgraph.model.client import ModelClient
-from slmgraph.store.db import EntityRow, RelationshipRow
+from slmgraph.store.rows import EntityRow, RelationshipRow
 from slmgraph.text.prose import sentences
 
 #: Header of the claims section of report and local search contexts.

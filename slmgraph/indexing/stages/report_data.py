@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from slmgraph.indexing.stages.topics import Topic
 from slmgraph.names.forms import STOP, content_words, cut, is_grounded
-from slmgraph.store.db import EntityRow, RelationshipRow
+from slmgraph.store.rows import EntityRow, RelationshipRow
 from slmgraph.text.prose import addressed_to_assistant, degenerate, markdown_structure, plain_sentence, sentences
 
 #: Characters of a data-built finding's explanation (whole sentences, :func:`whole_sentences`); an

@@ -9,7 +9,8 @@ import json
 
 from slmgraph.indexing.stages.report_data import Report
 from slmgraph.model.client import ModelClient
-from slmgraph.store.db import ReportRow, Store, dumps, rows
+from slmgraph.store.db import Store, dumps
+from slmgraph.store.rows import ReportRow, rows
 
 def largest_communities(store: Store, limit: int | None) -> list[int]:
     """Ids of the communities a model would write a report for (not carried; two or more members, or one

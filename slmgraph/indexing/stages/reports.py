@@ -42,7 +42,8 @@ from slmgraph.indexing.stages.report_data import (
 from slmgraph.indexing.stages.report_store import largest_communities, store_report
 from slmgraph.indexing.stages.topics import community_topics, corpus_documents, coverage_sentence
 from slmgraph.model.client import DEADLINE_REPORT_S, ModelClient
-from slmgraph.store.db import CommunityRow, EntityRow, RelationshipRow, Store, rows
+from slmgraph.store.db import Store
+from slmgraph.store.rows import CommunityRow, EntityRow, RelationshipRow, rows
 from slmgraph.text.prose import parse_json
 
 #: Fewest context tokens a report prompt must have room for (a few entity and relationship rows);

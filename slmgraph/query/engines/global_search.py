@@ -46,7 +46,8 @@ from slmgraph.model.client import DEADLINE_ANSWER_S, DEADLINE_REPORT_S, ModelCli
 from slmgraph.model.policy import model_does
 from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.report_store import load_reports, member_names
-from slmgraph.store.db import Store, TextUnitRow, rows
+from slmgraph.store.db import Store
+from slmgraph.store.rows import TextUnitRow, rows
 from slmgraph.text.prose import parse_json
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, pack, unit_numbers
 from slmgraph.query.extractive import Point, extractive_answer, opening, report_points, sentence_points

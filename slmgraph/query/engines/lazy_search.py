@@ -56,7 +56,8 @@ from slmgraph.indexing.stages.embed import WINDOW_KIND
 from slmgraph.indexing.stages.embed_lookup import load_vectors
 from slmgraph.errors import UserError
 from slmgraph.config.prompting import Prompts
-from slmgraph.store.db import Store, TextUnitRow, rows
+from slmgraph.store.db import Store
+from slmgraph.store.rows import TextUnitRow, rows
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
 from slmgraph.query.named import check_names, name_details, name_refusal

@@ -38,7 +38,8 @@ from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_ANSWER_S, ModelClient
 from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.report_context import CLAIMS_HEADER, claim_line
-from slmgraph.store.db import EntityRow, RelationshipRow, ReportRow, Store, TextUnitRow, rows
+from slmgraph.store.db import Store
+from slmgraph.store.rows import EntityRow, RelationshipRow, ReportRow, TextUnitRow, rows
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from slmgraph.query.engines.basic_search import refusal
 from slmgraph.query.extractive import (
