@@ -1,0 +1,138 @@
+"""Focused global answers: themes found from the question's evidence, statements on the question only,
+no framing lines, labels that read as topics (phrases by class-based TF-IDF and MMR)."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pytest
+from conftest import FakeEmbedder
+
+from slmgraph.query.themes import ThemeIndex, build_themes, framing, keyphrase_label, theme_phrases
+
+QUESTION = "How do privacy laws shape products?"
+UNITS = {
+    "u1": ("a", "Privacy laws slow down how fast consumer products reach users and their data. "
+                "The cafeteria serves a warm lunch at noon every single day."),
+    "u2": ("b", "Strict privacy laws make engineers build data protection into products. "
+                "Today I'm joined by my colleague Christina Warren."),
+    "u3": ("c", "The robot arm picked up the red block on the first try. "
+                "The weather was very pleasant that whole afternoon."),
+}
+PHRASES = {"u1": [("privacy law", "privacy laws"), ("consumer product", "consumer products"), ("cafeteria", "cafeteria"),
+                  ("warm lunch", "warm lunch")],
+           "u2": [("privacy law", "privacy laws"), ("data protection", "data protection"),
+                  ("colleague", "colleague")],
+           "u3": [("robot arm", "robot arm"), ("red block", "red block")]}
+
+
+class _Store:
+    def has_unit_numbers(self):
+        return False
+
+
+@pytest.fixture
+def ix():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE documents (doc_id VARCHAR, path VARCHAR, title VARCHAR)")
+    con.execute("CREATE TABLE text_units (chunk_id VARCHAR, doc_id VARCHAR, ord INT, text VARCHAR)")
+    con.execute("CREATE TABLE entities (entity_id INT, name VARCHAR)")
+    con.execute("CREATE TABLE concepts (entity_id INT)")
+    con.execute("CREATE TABLE community_members (community_id INT, entity_id INT)")
+    con.execute("CREATE TABLE entity_text_units (entity_id INT, chunk_id VARCHAR)")
+    con.execute("CREATE TABLE community_reports (community_id INT, topic VARCHAR)")
+    con.execute("CREATE TABLE embeddings (kind VARCHAR, item_id VARCHAR, vector FLOAT[])")
+    con.execute("CREATE TABLE concept_mentions (chunk_id VARCHAR, norm VARCHAR, name VARCHAR, description VARCHAR)")
+    for d in "abc":
+        con.execute("INSERT INTO documents VALUES (?, ?, ?)", [d, f"{d}.txt", d])
+    emb = FakeEmbedder()
+    for i, (c, (d, text)) in enumerate(UNITS.items()):
+        con.execute("INSERT INTO text_units VALUES (?, ?, 0, ?)", [c, d, text])
+        con.execute("INSERT INTO embeddings VALUES ('text_unit', ?, ?)", [c, emb.encode([text])[0].tolist()])
+        for k, n in PHRASES[c]:
+            con.execute("INSERT INTO concept_mentions VALUES (?, ?, ?, '')", [c, k, n])
+    con.execute("INSERT INTO entities VALUES (1, 'Privacy Office'), (2, 'Robot Lab')")
+    con.execute("INSERT INTO community_members VALUES (10, 1), (20, 2)")
+    con.execute("INSERT INTO entity_text_units VALUES (1, 'u1'), (1, 'u2'), (2, 'u3')")
+    con.execute("INSERT INTO community_reports VALUES (10, 'team, office, work'), (20, 'robot, block, lab')")
+    store = _Store()
+    store.con = con
+    yield ThemeIndex(store)
+    con.close()
+
+
+POOL = [{"community_id": 10, "entities": ["Privacy Office"], "summary": ""},
+        {"community_id": 20, "entities": ["Robot Lab"], "summary": ""}]
+
+
+def _focused(ix, probes=None):
+    emb = FakeEmbedder()
+    return build_themes(ix, POOL, {10: 40.0, 20: 60.0}, emb.encode([QUESTION])[0], emb, question=QUESTION,
+                        pool=POOL, probes=probes)
+
+
+def test_a_focused_question_gets_only_themes_whose_statements_answer_it(ix):
+    themes = _focused(ix)
+    # the robot community scored higher, but none of its sentences is on the question: it is no theme
+    assert [t.report for t in themes] == [10]
+    quoted = [s.text for s in themes[0].statements]
+    assert sorted(quoted) == sorted(["Privacy laws slow down how fast consumer products reach users and their data.",
+                                     "Strict privacy laws make engineers build data protection into products."])
+
+
+def test_a_statement_no_nearer_the_question_than_an_off_topic_probe_is_left_out(ix):
+    # a probe as near every sentence as the question itself: nothing is on the question
+    assert _focused(ix, probes=[QUESTION]) == []
+    assert _focused(ix, probes=["How long should I boil pasta?"])
+
+
+def test_framing_lines_of_a_show_are_never_statements(ix):
+    for s in ["Today I'm joined by my colleague Christina Warren.",
+              "We have a great episode for you today with a really special guest, Bill Gates.",
+              "KEVIN SCOTT: Thank you so much, Andrew, for coming in today.",
+              "Welcome to Behind the Tech.",
+              "You can follow Behind the Tech on your favorite podcast platform."]:
+        assert framing(s), s
+    for s in ["Strict privacy laws make engineers build data protection into products.",
+              "The council agreed a tax rise of three percent after a long debate."]:
+        assert not framing(s), s
+    assert all("Christina Warren" not in s.text for t in _focused(ix) for s in t.statements)
+
+
+def test_a_focused_theme_is_labelled_by_the_phrases_its_statements_share(ix):
+    themes = _focused(ix)
+    label = themes[0].topic
+    # phrases of several words its statements name, not the stored keyword bag nor a phrase of an unquoted line
+    assert " and " in label and "privacy laws" in label
+    assert "team" not in label and "cafeteria" not in label and "warm lunch" not in label
+
+
+def test_theme_phrases_rank_by_class_tfidf_and_keep_only_stated_ones(ix):
+    # "privacy laws" is in both units of the theme: first; a one-word phrase waits while two multi-word ones exist
+    assert theme_phrases(ix, ["u1", "u2"])[0] == "privacy laws"
+    assert "cafeteria" not in theme_phrases(ix, ["u1", "u2"])
+    stated = theme_phrases(ix, ["u1", "u2"], stated=["Privacy laws slow down how fast consumer products reach users."])
+    assert set(stated) == {"privacy laws", "consumer products"}
+
+
+def test_keyphrase_label_takes_the_phrase_nearest_the_theme_then_a_different_one():
+    emb = FakeEmbedder()
+    anchor = emb.encode(["flood defence along the river level gauges"])[0]
+    got = keyphrase_label(["council tax", "flood defence", "flood defence wall", "river level"], anchor, emb)
+    assert got[0] in ("flood defence", "river level") and len(got) == 2
+    # never a phrase whose words a chosen one holds
+    assert not ({"flood defence", "flood defence wall"} <= set(got))
+    assert keyphrase_label([], anchor, emb) == [] and keyphrase_label(["a b"], None, emb) == []
+    assert isinstance(np.asarray(anchor), np.ndarray)
+
+
+def test_a_phrase_of_feelings_or_generic_words_is_no_label():
+    from slmgraph.query.themes import label_worthy
+
+    assert label_worthy("privacy laws") and label_worthy("self-driving car program")
+    for p in ["amazing set", "approach things", "other projects", "brand new things", "thatI'd", "the"]:
+        assert not label_worthy(p), p
+
+
+def test_a_later_theme_never_repeats_an_earlier_themes_label_phrase(ix):
+    assert "privacy laws" not in theme_phrases(ix, ["u1", "u2"], taken=frozenset({"privacy law"}))
