@@ -58,7 +58,7 @@ KEY_WORDS = 8
 #: repeated sentence needs, as a template matches by parts of its words only).
 SHINGLE_WORDS = 5
 SHINGLE_MIN_DOCS = 4
-TEMPLATE_SHARE = 0.5
+TEMPLATE_SHARE = 0.6
 #: Themes shown at most; statements per theme (per temporal theme); text units read per theme.
 MAX_THEMES = 6
 PER_THEME = 2
@@ -228,9 +228,32 @@ class Boilerplate:
         return self.documents(sentence) >= self.threshold or self.template(sentence)
 
 
+#: A transcript's speaker label at the start of a line ("KEVIN SCOTT: ", "Christina Warren: ").
+_TURN = re.compile(r"(?m)^\W{0,3}([A-Z][A-Za-z.'\u2019-]+(?: [A-Z][A-Za-z.'\u2019-]+){0,3}):\s")
+
+
+def speaker_of(unit_text: str, sentence: str) -> str:
+    """Who says ``sentence`` in a transcript: the last speaker label (a line opening on one to four
+    capitalised words and a colon) at or before where the sentence starts in ``unit_text``, shown in title
+    case ("Sam Altman"); "" when the unit holds no label before it or the sentence is not found."""
+    words = sentence.split()
+    at = -1
+    if words:
+        body = _SPEAKER.sub("", sentence).split()
+        probe = re.escape(" ".join(body[:6])).replace("\\ ", "\\s+") if body else ""
+        m = re.search(probe, unit_text) if probe else None
+        at = m.start() if m else -1
+    if at < 0:
+        return ""
+    label = ""
+    for m in _TURN.finditer(unit_text, 0, at + 1):
+        label = m.group(1)
+    return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
+
+
 @dataclass
 class Statement:
-    """One quoted sentence: its text unit's number, document and position."""
+    """One quoted sentence: its text unit's number, document and position, and who says it (:func:`speaker_of`)."""
 
     text: str
     source: int
@@ -238,6 +261,7 @@ class Statement:
     unit: int
     of: int
     rel: float = 0.0
+    speaker: str = ""
 
 
 @dataclass
@@ -324,6 +348,22 @@ class ThemeIndex:
             except duckdb.Error:
                 self._phrase_df = {}
         return self._phrase_df
+
+    def phrase_documents(self, phrases: list[str]) -> list[str]:
+        """The documents whose text units hold any of ``phrases`` (as :meth:`unit_phrases` writes them), in
+        corpus order; [] in an index without phrases."""
+        import duckdb
+
+        if not phrases:
+            return []
+        q = ",".join("?" * len(phrases))
+        try:
+            docs = {d for (d,) in self.store.con.execute(
+                f"SELECT DISTINCT t.doc_id FROM concept_mentions m JOIN text_units t USING (chunk_id) "
+                f"WHERE lower(m.name) IN ({q})", [p.casefold() for p in phrases]).fetchall()}
+        except duckdb.Error:
+            return []
+        return sorted((d for d in docs if d in self.doc_by_id), key=lambda d: self.doc_by_id[d].pos)
 
     @property
     def n_units(self) -> int:
@@ -503,7 +543,8 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             if s in seen or not _statement_ok(s, ix):
                 continue
             seen.add(s)
-            cands.append((cid, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units)))
+            cands.append((cid, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
+                                         speaker=speaker_of(u.text, s))))
     if not cands:
         return []
     vecs = _embed([st.text for _, st in cands], embedder)
@@ -540,8 +581,15 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         if t.statements:
             t.score = max(s.rel for s in t.statements)
             mine = [k for k in live if cands[k][1] in t.statements]
-            relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
-                    stated=[x.text for x in t.statements], taken=taken)
+            picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
+                             stated=[x.text for x in t.statements], taken=taken, min_terms=1)
+            # a theme labelled by its statements' phrases is discussed where those phrases are
+            d = ix.phrase_documents(picked)
+            if d:
+                t.doc_ids, t.coverage = d, coverage(d, ix.docs)
+            # the concepts its sentence names are those its label or its statements hold
+            said = " ".join(x.text for x in t.statements).casefold() + " " + t.topic.casefold()
+            t.concepts = [c for c in t.concepts if re.search(r"(?<!\w)" + re.escape(c.casefold()) + r"(?!\w)", said)]
             out.append(t)
     return out
 
@@ -631,21 +679,24 @@ def _phrase_key(surface: str) -> str:
 
 
 def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, stated: list[str] | None = None,
-            taken: set[str] | None = None) -> None:
+            taken: set[str] | None = None, min_terms: int = 2) -> list[str]:
     """Give ``t`` a label that reads as its topic: of its candidate phrases (:func:`theme_phrases` of its
     text units ``chunks``, with ``stated`` only those its statements name), the :data:`LABEL_TERMS` that
     :func:`keyphrase_label` picks against ``anchor`` (a vector of the theme's text: its statements' or units'
     centroid), joined as "A and B"; ``taken``: the phrase keys earlier themes' labels hold, skipped, and
-    added to. The label stays as it is when fewer than two phrases are found."""
+    added to. The label stays as it is when fewer than ``min_terms`` phrases are found. Returns the
+    phrases of the new label ([] when it stays)."""
     if anchor is None or embedder is None:
-        return
+        return []
     taken = taken if taken is not None else set()
     phrases = theme_phrases(ix, chunks, stated, taken=frozenset(taken))
     picked = keyphrase_label([p for p in phrases if _phrase_key(p) not in taken], anchor, embedder)
-    if len(picked) >= 2:
-        t.topic = _join(picked)
-        t.concepts = list(dict.fromkeys(picked + t.concepts))[:KEY_CONCEPTS]
-        taken.update(_phrase_key(p) for p in picked)
+    if len(picked) < max(1, min_terms):
+        return []
+    t.topic = _join(picked)
+    t.concepts = list(dict.fromkeys(picked + t.concepts))[:KEY_CONCEPTS]
+    taken.update(_phrase_key(p) for p in picked)
+    return picked
 
 
 def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec, embedder, *,
@@ -742,7 +793,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                 s = " ".join(s.split())
                 if not _statement_ok(s, ix) or (named_only and not names_named(s, named_only)):
                     continue
-                cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units)))
+                cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
+                                            speaker=speaker_of(u.text, s))))
     vecs = None
     if cands and embedder is not None:  # a unit shared by several themes gives the same sentences: embed each once
         uniq = list(dict.fromkeys(c[1].text for c in cands))
@@ -871,7 +923,9 @@ def template_opening(t: Theme, ix: ThemeIndex | None = None) -> str:
     if ix is not None and t.statements and len(ix.docs) > 1:  # a one-document corpus: every quote is from it
         docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         quoted = [ix.doc_by_id[d].name for d in docs]
-        text += f" Quoted below from {_join([chr(0x201c) + q + chr(0x201d) for q in quoted])}."
+        who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
+        text += (f" Quoted below from {_join([chr(0x201c) + q + chr(0x201d) for q in quoted])}"
+                 f"{f' (speakers: {_join(who)})' if who else ''}.")
     return text
 
 
@@ -901,6 +955,9 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     if k > 1:
         widest = max(themes, key=lambda t: (t.coverage["documents"], -themes.index(t)))
         text += f" Of these, {_quoted(widest.topic)} is the most widely discussed (in {reach_text(widest.coverage, False)})."
+    said = [(list(dict.fromkeys(s.speaker for s in t.statements if s.speaker)), t.topic) for t in themes]
+    if any(who for who, _ in said):  # a transcript: who speaks to the question, theme by theme
+        text += " Speakers quoted: " + "; ".join(f"{_join(who)} on {_quoted(topic)}" for who, topic in said if who) + "."
     if temporal:
         docs = sorted({s.doc_id for t in themes for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         if len(docs) > 1:
