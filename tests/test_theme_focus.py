@@ -136,3 +136,37 @@ def test_a_phrase_of_feelings_or_generic_words_is_no_label():
 
 def test_a_later_theme_never_repeats_an_earlier_themes_label_phrase(ix):
     assert "privacy laws" not in theme_phrases(ix, ["u1", "u2"], taken=frozenset({"privacy law"}))
+
+
+def test_a_statement_names_its_speaker_from_the_transcript_turn_it_is_in():
+    from slmgraph.query.themes import speaker_of
+
+    text = ("tail of an earlier turn here.\nKEVIN SCOTT: So what was it like? It was hard.\n"
+            "SAM ALTMAN: Well, at YC the best thing I did was write advice. We did it.\nChristina Warren: Yes, we did.")
+    assert speaker_of(text, "tail of an earlier turn here.") == ""
+    assert speaker_of(text, "It was hard.") == "Kevin Scott"
+    assert speaker_of(text, "SAM ALTMAN: Well, at YC the best thing I did was write advice.") == "Sam Altman"
+    assert speaker_of(text, "We did it.") == "Sam Altman"
+    assert speaker_of(text, "Yes, we did.") == "Christina Warren"
+    assert speaker_of(text, "A sentence the unit does not hold.") == ""
+
+
+def test_a_focused_theme_reaches_the_documents_its_label_phrases_are_in(ix):
+    t = _focused(ix)[0]
+    # the community's members are mentioned in a and b; its label's phrases are in a and b too, never c
+    assert t.doc_ids == ["a", "b"] and t.coverage["documents"] == 2
+
+
+def test_the_overview_of_a_transcript_answer_says_who_speaks_on_which_theme(ix):
+    from slmgraph.query.themes import Statement, Theme, overview
+
+    a = Theme(10, "privacy laws and data protection", {"documents": 2, "of": 3}, ["a", "b"], [],
+              statements=[Statement("Privacy laws slow products down.", 1, "a", 1, 1, speaker="Sam Altman")])
+    b = Theme(20, "robot arms", {"documents": 1, "of": 3}, ["c"], [],
+              statements=[Statement("The arm picked the block.", 3, "c", 1, 1, speaker="Daniela Rus"),
+                          Statement("It was the first try.", 3, "c", 1, 1, speaker="Kevin Scott")])
+    text = overview([a, b], ix)
+    assert "Speakers quoted: Sam Altman on privacy laws and data protection; Daniela Rus and Kevin Scott on robot arms." \
+        in text
+    a.statements[0].speaker = ""
+    assert "Speakers quoted: Daniela Rus and Kevin Scott on robot arms." in overview([a, b], ix)

@@ -25,10 +25,20 @@ The answer is its own synthesis, built from the data by templates:
     about change over time) is answered by the sentences nearest it instead: the units of the whole
     community nearest the question, ranked by relevance alone (figures count only when it asks for them),
     with no spread over documents -- blind judges preferred that. A sentence repeated near-verbatim across
-    many documents (:class:`Boilerplate`: a safe-harbour line, a show's intro) is never a statement;
+    many documents, or made of word shingles many documents share (:class:`Boilerplate`: a safe-harbour
+    line, a show's intro), and a line framing the conversation (:func:`framing`: "Today I'm joined by
+    ...") are never statements;
   - **citations that name documents**: each statement cites its text unit ``[Sources: n]`` and names the
     unit's document and position;
 * the **documents cited** (:func:`documents_cited`) and the sources line.
+
+A *focused* question's themes are found from its evidence (:func:`focused_themes`), not from the
+best-scored reports: the text units of the whole index nearest the question are read, a sentence is kept
+only near the best one and nearer the question than any off-topic probe question, and the themes are the
+communities those sentences come from, each labelled by the phrases its statements share
+(:func:`relabel`: class-based TF-IDF then KeyBERT's MMR), with its reach where those phrases are and the
+speakers of its statements named. Other themes are labelled the same way from the text units they are
+read from.
 
 A question about change over time (:func:`is_temporal`: "how has X evolved") gets each theme's
 statements in document order, spread over the theme's documents; a question about amounts or change
