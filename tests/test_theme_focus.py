@@ -170,3 +170,17 @@ def test_the_overview_of_a_transcript_answer_says_who_speaks_on_which_theme(ix):
         in text
     a.statements[0].speaker = ""
     assert "Speakers quoted: Daniela Rus and Kevin Scott on robot arms." in overview([a, b], ix)
+
+
+def test_a_sentence_cut_off_at_its_opening_is_no_statement(ix):
+    from slmgraph.query.themes import _statement_ok
+
+    assert not _statement_ok(":, uh, microprocessor and PC operating system revolution meant a lot to the world.", ix)
+    assert _statement_ok("The microprocessor and PC operating system revolution meant a lot to the world.", ix)
+    assert _statement_ok("5,000 circuit boards went through that manual rivet press every single week.", ix)
+
+
+def test_a_focused_theme_names_only_the_names_and_concepts_its_statements_hold(ix):
+    t = _focused(ix)[0]
+    assert "Privacy Office" not in t.names  # a member of the community, named by none of its statements
+    assert all(c.casefold() in (t.topic + " ".join(s.text for s in t.statements)).casefold() for c in t.concepts)

@@ -129,6 +129,8 @@ _TEMPORAL = re.compile(r"(?i)\b(evolv\w*|over (the )?(time|years?|decades?|past|
 _WORD = re.compile(r"[^\W_]+")
 #: A whole sentence ends with its punctuation (a text unit's edge cuts one off mid-clause).
 _ENDED = re.compile(r"(?<!\.\.)[.!?][\"'\u201d\u2019)\]]*$")
+#: A whole sentence opens on a word, a figure or an opening quote (a unit's edge or a split leaves ":, uh, ...").
+_OPENED = re.compile(r"[\w\"'\u201c\u2018(\[]")
 #: Words of a speaker framing the conversation itself rather than stating anything: a welcome, an
 #: introduction of a co-host or guest, a thank-you for coming, a pointer to the next or this episode, a call
 #: to subscribe (meta-discourse of talk shows, meetings and calls).
@@ -477,8 +479,9 @@ class ThemeIndex:
 def _statement_ok(s: str, ix: ThemeIndex) -> bool:
     """True when the sentence ``s`` (whitespace folded) may be a theme's statement: a whole, plain sentence
     of :data:`MIN_WORDS` words or more and at most :data:`MAX_STATEMENT_CHARS`, no question or fragment, no
-    path, no boilerplate (:class:`Boilerplate`) and no framing of the conversation (:func:`framing`)."""
+    path, no cut-off opening, no boilerplate (:class:`Boilerplate`) and no framing of the conversation (:func:`framing`)."""
     return not (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
+                or not _OPENED.match(s)
                 or any(k in ("question", "fragment") for k in sentence_kinds(s))
                 or s.startswith(("../", "./", "/")) or framing(s) or s in ix.boilerplate)
 
@@ -597,9 +600,10 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             d = ix.phrase_documents(picked)
             if d:
                 t.doc_ids, t.coverage = d, coverage(d, ix.docs)
-            # the concepts its sentence names are those its label or its statements hold
+            # the concepts and names its sentence names are those its label or its statements hold
             said = " ".join(x.text for x in t.statements).casefold() + " " + t.topic.casefold()
             t.concepts = [c for c in t.concepts if re.search(r"(?<!\w)" + re.escape(c.casefold()) + r"(?!\w)", said)]
+            t.names = [n for n in t.names if re.search(r"(?<!\w)" + re.escape(n.casefold()) + r"(?!\w)", said)]
             out.append(t)
     return out
 
