@@ -94,7 +94,7 @@ PER_FOCUSED_THEME = 3
 PROBE_GAP = 0.15
 #: Terms of a label chosen from a theme's phrases (:func:`keyphrase_label`) and the MMR diversity weight.
 LABEL_TERMS = 2
-LABEL_DIVERSITY = 0.5
+LABEL_DIVERSITY = 0.3
 #: A statement longer than this is not quoted (a run-on transcript turn is not a statement).
 MAX_STATEMENT_CHARS = 320
 #: Content weights of a statement (cosine units): a sentence opening on a pronoun or a demonstrative
@@ -765,15 +765,27 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     qv = _unit_norm(question_vec) if question_vec is not None else None
     # Each theme's candidate sentences come from its units nearest the question (for a corpus-wide question,
     # nearest the theme's own report: the question names no topic to be near to).
+    all_units = {u.chunk_id for us in units.values() for u in us}
+    uvec = ix.unit_vectors(sorted(all_units))
+    taken: set[str] = set()
+    relabelled: set[int] = set()
+    for t in kept:
+        # its label from the phrases of the units it is discussed in, against their centroid, before its
+        # statements are chosen (a corpus-wide question's statements are those nearest the label)
+        mine = [u.chunk_id for u in units.get(t.report, []) if u.doc_id in set(t.doc_ids)] or \
+            [u.chunk_id for u in units.get(t.report, [])]
+        vs = [_unit_norm(uvec[c]) for c in mine if c in uvec]
+        if relabel(t, ix, embedder, mine, np.mean(vs, axis=0) if vs else None, taken=taken):
+            relabelled.add(t.report)
     anchors = {}
     if embedder is not None and (wide or qv is None):
-        texts = [f"{t.topic}. {by_report[t.report].get('summary') or ''}" for t in kept]
+        # the report's summary restates the stored label, which a new one replaces
+        texts = [t.topic if t.report in relabelled else f"{t.topic}. {by_report[t.report].get('summary') or ''}"
+                 for t in kept]
         vecs = _embed(texts, embedder) if texts else None
         anchors = {t.report: vecs[i] for i, t in enumerate(kept)} if vecs is not None else {}
     elif qv is not None:
         anchors = {t.report: qv for t in kept}
-    all_units = {u.chunk_id for us in units.values() for u in us}
-    uvec = ix.unit_vectors(sorted(all_units))
     cands: list[tuple[int, Statement]] = []  # (theme index, statement)
     for ti, t in enumerate(kept):
         inside = set(t.doc_ids)
@@ -827,7 +839,6 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     mmr = _Mmr(vecs)
     per = PER_TEMPORAL_THEME if temporal else PER_THEME
     used: list[str] = []
-    taken: set[str] = set()
     out: list[Theme] = []
     order = list(range(len(kept)))
     live = set(range(len(cands)))
@@ -868,11 +879,6 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         if t.statements:
             if temporal:
                 t.statements.sort(key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
-            # its label from the phrases of the units it is discussed in, against their centroid
-            mine = [u.chunk_id for u in units.get(t.report, []) if u.doc_id in set(t.doc_ids)] or \
-                [u.chunk_id for u in units.get(t.report, [])]
-            vs = [_unit_norm(uvec[c]) for c in mine if c in uvec]
-            relabel(t, ix, embedder, mine, np.mean(vs, axis=0) if vs else None, taken=taken)
             out.append(t)
         if len(out) >= max_themes:
             break
