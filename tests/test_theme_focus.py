@@ -91,6 +91,7 @@ def test_framing_lines_of_a_show_are_never_statements(ix):
               "We have a great episode for you today with a really special guest, Bill Gates.",
               "KEVIN SCOTT: Thank you so much, Andrew, for coming in today.",
               "Welcome to Behind the Tech.",
+              "KEVIN SCOTT: Our guest today is one of my favorite science fiction writers, Charlie Stross.",
               "You can follow Behind the Tech on your favorite podcast platform."]:
         assert framing(s), s
     for s in ["Strict privacy laws make engineers build data protection into products.",

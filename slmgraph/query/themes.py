@@ -86,8 +86,8 @@ MIN_THEMES = 3
 #: A focused question's evidence (:func:`focused_themes`): the text units of the whole index nearest the
 #: question, of which statements within :data:`EVIDENCE_MARGIN` (cosine units) of the best one are kept, at
 #: most :data:`PER_FOCUSED_THEME` per theme.
-EVIDENCE_UNITS = 16
-EVIDENCE_MARGIN = 0.12
+EVIDENCE_UNITS = 20
+EVIDENCE_MARGIN = 0.15
 PER_FOCUSED_THEME = 3
 #: A focused answer's statement is nearer the question than any off-topic probe question
 #: (``prompts/offtopic_probes.txt``) is to it by at least this (cosine).
@@ -140,7 +140,7 @@ _FRAMING = re.compile(
     r"(next|last) time on\b|thank(s| you)( so much| very much)?,?( \w+,?)? for (coming|joining|being|doing|taking)|"
     r"subscribe\b|needs no introduction|with us (here )?today|on the (show|podcast)\b|e-?mail (us\b|any ?time)|"
     r"(like|want) to (share with|add)[^.]{0,6} us\b|tell (all (of )?)?your friends|"
-    r"follow [^.]{0,40}\bon (twitter|your favou?rite))")
+    r"follow [^.]{0,40}\bon (twitter|your favou?rite)|our guest (today|this week)|guest today\b)")
 
 
 def is_temporal(question: str) -> bool:
