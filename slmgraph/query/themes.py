@@ -708,7 +708,7 @@ def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, state
     if len(picked) < max(1, min_terms):
         return []
     t.topic = _join(picked)
-    t.concepts = list(dict.fromkeys(picked + t.concepts))[:KEY_CONCEPTS]
+    t.concepts = picked  # the stored label's terms said what the new label replaces
     taken.update(_phrase_key(p) for p in picked)
     return picked
 
