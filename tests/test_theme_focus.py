@@ -91,6 +91,8 @@ def test_framing_lines_of_a_show_are_never_statements(ix):
               "We have a great episode for you today with a really special guest, Bill Gates.",
               "KEVIN SCOTT: Thank you so much, Andrew, for coming in today.",
               "Welcome to Behind the Tech.",
+              "But for today\u2019s show, we\u2019re focusing on the year in review.",
+              "Today I\u2019m joined by my colleague Christina Warren.",
               "KEVIN SCOTT: Our guest today is one of my favorite science fiction writers, Charlie Stross.",
               "You can follow Behind the Tech on your favorite podcast platform."]:
         assert framing(s), s
@@ -185,3 +187,22 @@ def test_a_focused_theme_names_only_the_names_and_concepts_its_statements_hold(i
     t = _focused(ix)[0]
     assert "Privacy Office" not in t.names  # a member of the community, named by none of its statements
     assert all(c.casefold() in (t.topic + " ".join(s.text for s in t.statements)).casefold() for c in t.concepts)
+
+
+def test_a_question_about_change_over_time_keeps_no_statement_an_off_topic_probe_is_as_near(ix):
+    emb = FakeEmbedder()
+    q = "How have privacy laws shaping products evolved over the years?"
+
+    def over_time(probes):
+        return build_themes(ix, POOL, {10: 40.0, 20: 60.0}, emb.encode([q])[0], emb, temporal=True, question=q,
+                            pool=POOL, probes=probes)
+
+    assert over_time(["How long should I boil pasta?"])
+    assert over_time([q]) == []
+
+
+def test_a_focused_label_takes_a_second_phrase_only_when_it_is_as_near_as_the_first():
+    emb = FakeEmbedder()
+    anchor = emb.encode(["privacy laws and data protection rules"])[0]
+    assert keyphrase_label(["privacy laws", "warm lunch"], anchor, emb) == ["privacy laws", "warm lunch"]
+    assert keyphrase_label(["privacy laws", "warm lunch"], anchor, emb, floor=0.75) == ["privacy laws"]

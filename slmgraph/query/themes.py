@@ -95,6 +95,9 @@ PROBE_GAP = 0.15
 #: Terms of a label chosen from a theme's phrases (:func:`keyphrase_label`) and the MMR diversity weight.
 LABEL_TERMS = 2
 LABEL_DIVERSITY = 0.3
+#: A focused theme's label takes a second phrase only when its cosine with the statements is at least this
+#: share of the first phrase's.
+LABEL_FLOOR = 0.75
 #: A statement longer than this is not quoted (a run-on transcript turn is not a statement).
 MAX_STATEMENT_CHARS = 320
 #: Content weights of a statement (cosine units): a sentence opening on a pronoun or a demonstrative
@@ -135,8 +138,9 @@ _OPENED = re.compile(r"[\w\"'\u201c\u2018(\[]")
 #: introduction of a co-host or guest, a thank-you for coming, a pointer to the next or this episode, a call
 #: to subscribe (meta-discourse of talk shows, meetings and calls).
 _FRAMING = re.compile(
-    r"(?i)\b(welcome (back )?to|(i'm|i am|we're|we are) joined by|joining (me|us)\b|(great|special|wonderful|exciting)"
-    r" (episode|show|guest|conversation)|(this|today's|our|the next|next|last) (episode|show|podcast)\b|"
+    r"(?i)\b(welcome (back )?to|(i['\u2019]m|i am|we['\u2019]re|we are) joined by|joining (me|us)\b|"
+    r"(great|special|wonderful|exciting) (episode|show|guest|conversation)|"
+    r"(this|today['\u2019]s|our|the next|next|last) (episode|show|podcast)\b|"
     r"(next|last) time on\b|thank(s| you)( so much| very much)?,?( \w+,?)? for (coming|joining|being|doing|taking)|"
     r"subscribe\b|needs no introduction|with us (here )?today|on the (show|podcast)\b|e-?mail (us\b|any ?time)|"
     r"(like|want) to (share with|add)[^.]{0,6} us\b|tell (all (of )?)?your friends|"
@@ -609,12 +613,13 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
 
 
 def keyphrase_label(phrases: list[str], anchor, embedder, n: int = LABEL_TERMS,
-                    diversity: float = LABEL_DIVERSITY) -> list[str]:
+                    diversity: float = LABEL_DIVERSITY, floor: float = 0.0) -> list[str]:
     """Up to ``n`` of ``phrases`` that say what a theme is: KeyBERT's maximal marginal relevance
     (Grootendorst 2020, ``keybert._mmr.mmr``; Carbonell & Goldstein 1998): the phrase nearest ``anchor``
     (a unit vector of the theme's text) first, then each next one maximising
     ``(1 - diversity) * cos(phrase, anchor) - diversity * max cos(phrase, chosen)``; a phrase whose words a
-    chosen one holds ("council" after "council tax") is skipped. [] for no phrases."""
+    chosen one holds ("council" after "council tax") is skipped, and so is one whose cosine with ``anchor``
+    is under ``floor`` times the first phrase's. [] for no phrases."""
     phrases = list(dict.fromkeys(p for p in phrases if p and p.strip()))
     if not phrases or anchor is None or embedder is None:
         return []
@@ -626,7 +631,8 @@ def keyphrase_label(phrases: list[str], anchor, embedder, n: int = LABEL_TERMS,
         best, val = None, None
         for i in range(len(phrases)):
             w = set(re.findall(r"\w+", phrases[i].casefold()))
-            if i in chosen or any(w <= u or u <= w for u in words):
+            if i in chosen or any(w <= u or u <= w for u in words) or (
+                    chosen and float(sim[i]) < floor * float(sim[chosen[0]])):
                 continue
             red = max((float(v[i] @ v[j]) for j in chosen), default=0.0)
             x = (1 - diversity) * float(sim[i]) - diversity * red
@@ -704,7 +710,9 @@ def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, state
         return []
     taken = taken if taken is not None else set()
     phrases = theme_phrases(ix, chunks, stated, taken=frozenset(taken))
-    picked = keyphrase_label([p for p in phrases if _phrase_key(p) not in taken], anchor, embedder)
+    # a theme labelled by its statements may take one phrase: a second only as near them as the first
+    picked = keyphrase_label([p for p in phrases if _phrase_key(p) not in taken], anchor, embedder,
+                             floor=LABEL_FLOOR if min_terms < 2 else 0.0)
     if len(picked) < max(1, min_terms):
         return []
     t.topic = _join(picked)
@@ -728,7 +736,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             and dates first.
         pool: every report of the level (dicts with ``entities``): a focused question's themes are then
             found from its evidence (:func:`focused_themes`) among them.
-        probes: off-topic probe questions for :func:`focused_themes`.
+        probes: off-topic probe questions: a statement of a question with a topic (focused or over time) is
+            nearer the question than any of them by :data:`PROBE_GAP` (:func:`focused_themes`).
     """
     # A focused question (a topic, not the whole corpus, not change over time) is answered by the sentences
     # nearest it: blind judges preferred that to spreading statements over the theme's documents.
@@ -842,6 +851,10 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     out: list[Theme] = []
     order = list(range(len(kept)))
     live = set(range(len(cands)))
+    pv = _probe_vectors(probes, embedder) if not wide and qv is not None and vecs is not None else None
+    if pv is not None:  # a question with a topic: a statement no nearer it than an off-topic probe is not on it
+        off = (vecs @ pv.T).max(axis=1)
+        live = {k for k in live if float(vecs[k] @ qv) - float(off[k]) >= PROBE_GAP}
     if not wide and rel:
         # A question with a topic: a statement far below the best one does not answer it, and the themes whose
         # statements answer it best come first.
