@@ -81,9 +81,22 @@ def test_a_focused_question_gets_only_themes_whose_statements_answer_it(ix):
 
 
 def test_a_statement_no_nearer_the_question_than_an_off_topic_probe_is_left_out(ix):
+    from slmgraph.query.themes import focused_themes
+
+    emb = FakeEmbedder()
+
+    def focused(probes):
+        return focused_themes(ix, POOL, {10: 40.0, 20: 60.0}, emb.encode([QUESTION])[0], emb, probes=probes)
+
     # a probe as near every sentence as the question itself: nothing is on the question
-    assert _focused(ix, probes=[QUESTION]) == []
-    assert _focused(ix, probes=["How long should I boil pasta?"])
+    assert focused([QUESTION]) == []
+    assert focused(["How long should I boil pasta?"])
+    # a probe as near one statement as the question: that one goes, the other stays
+    one = "Strict privacy laws make engineers build data protection into products."
+    got = [s.text for t in focused([one]) for s in t.statements]
+    assert got and one not in got
+    # then build_themes answers from the reports' themes, as the question passed the helpfulness floor
+    assert _focused(ix, probes=[QUESTION])
 
 
 def test_framing_lines_of_a_show_are_never_statements(ix):
@@ -197,8 +210,12 @@ def test_a_question_about_change_over_time_keeps_no_statement_an_off_topic_probe
         return build_themes(ix, POOL, {10: 40.0, 20: 60.0}, emb.encode([q])[0], emb, temporal=True, question=q,
                             pool=POOL, probes=probes)
 
-    assert over_time(["How long should I boil pasta?"])
-    assert over_time([q]) == []
+    one = "Strict privacy laws make engineers build data protection into products."
+    assert one in [s.text for t in over_time(["How long should I boil pasta?"]) for s in t.statements]
+    kept = [s.text for t in over_time([one]) for s in t.statements]
+    assert kept and one not in kept
+    # no statement passes: the probes do not apply (the question passed the helpfulness floor)
+    assert over_time([q])
 
 
 def test_a_focused_label_takes_a_second_phrase_only_when_it_is_as_near_as_the_first():

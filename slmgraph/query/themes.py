@@ -735,15 +735,19 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         figures: the question asks about amounts or change (:func:`asks_figures`): statements with figures
             and dates first.
         pool: every report of the level (dicts with ``entities``): a focused question's themes are then
-            found from its evidence (:func:`focused_themes`) among them.
+            found from its evidence (:func:`focused_themes`) among them, else (no statement passes) as below.
         probes: off-topic probe questions: a statement of a question with a topic (focused or over time) is
-            nearer the question than any of them by :data:`PROBE_GAP` (:func:`focused_themes`).
+            nearer the question than any of them by :data:`PROBE_GAP` (:func:`focused_themes`), while any is.
     """
     # A focused question (a topic, not the whole corpus, not change over time) is answered by the sentences
     # nearest it: blind judges preferred that to spreading statements over the theme's documents.
     focused = not wide and not temporal and question_vec is not None
     if focused and pool and embedder is not None:
-        return focused_themes(ix, pool, scores, question_vec, embedder, probes=probes, max_themes=max_themes)
+        # no statement on the question in the evidence (an embedder too coarse for the probes): the reports'
+        # themes answer, as the question passed the helpfulness floor
+        found = focused_themes(ix, pool, scores, question_vec, embedder, probes=probes, max_themes=max_themes)
+        if found:
+            return found
     themes = _themes_of(ix, reports, scores)
     known = ix.concept_names
     # A community labelled by names alone (a publication, a speaker, a passing mention) is not a theme while
@@ -854,7 +858,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     pv = _probe_vectors(probes, embedder) if not wide and qv is not None and vecs is not None else None
     if pv is not None:  # a question with a topic: a statement no nearer it than an off-topic probe is not on it
         off = (vecs @ pv.T).max(axis=1)
-        live = {k for k in live if float(vecs[k] @ qv) - float(off[k]) >= PROBE_GAP}
+        # unless none is (an embedder too coarse for the probes): the question passed the helpfulness floor
+        live = {k for k in live if float(vecs[k] @ qv) - float(off[k]) >= PROBE_GAP} or live
     if not wide and rel:
         # A question with a topic: a statement far below the best one does not answer it, and the themes whose
         # statements answer it best come first.
