@@ -25,10 +25,20 @@ The answer is its own synthesis, built from the data by templates:
     about change over time) is answered by the sentences nearest it instead: the units of the whole
     community nearest the question, ranked by relevance alone (figures count only when it asks for them),
     with no spread over documents -- blind judges preferred that. A sentence repeated near-verbatim across
-    many documents (:class:`Boilerplate`: a safe-harbour line, a show's intro) is never a statement;
+    many documents, or made of word shingles many documents share (:class:`Boilerplate`: a safe-harbour
+    line, a show's intro), and a line framing the conversation (:func:`framing`: "Today I'm joined by
+    ...") are never statements;
   - **citations that name documents**: each statement cites its text unit ``[Sources: n]`` and names the
     unit's document and position;
 * the **documents cited** (:func:`documents_cited`) and the sources line.
+
+A *focused* question's themes are found from its evidence (:func:`focused_themes`), not from the
+best-scored reports: the text units of the whole index nearest the question are read, a sentence is kept
+only near the best one and nearer the question than any off-topic probe question, and the themes are the
+communities those sentences come from, each labelled by the phrases its statements share
+(:func:`relabel`: class-based TF-IDF then KeyBERT's MMR), with its reach where those phrases are and the
+speakers of its statements named. Other themes are labelled the same way from the text units they are
+read from.
 
 A question about change over time (:func:`is_temporal`: "how has X evolved") gets each theme's
 statements in document order, spread over the theme's documents; a question about amounts or change
@@ -42,7 +52,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from slmgraph.indexing.stages.topics import _shown, junk
+from slmgraph.indexing.stages.topics import _shown, glued, junk
 from slmgraph.query.documents import Doc, community_documents, corpus_documents, coverage
 from slmgraph.query.extractive import (
     _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, quotable, relevance, sentence_kinds,
@@ -53,6 +63,12 @@ from slmgraph.query.extractive import (
 #: of a template; a sentence of eight words or more written again word for word in a third document is one).
 BOILERPLATE_MIN_DOCS = 3
 KEY_WORDS = 8
+#: A sentence template (:class:`Boilerplate`): at least :data:`TEMPLATE_SHARE` of a sentence's word
+#: :data:`SHINGLE_WORDS`-grams each occur in at least :data:`SHINGLE_MIN_DOCS` documents (one more than a
+#: repeated sentence needs, as a template matches by parts of its words only).
+SHINGLE_WORDS = 5
+SHINGLE_MIN_DOCS = 4
+TEMPLATE_SHARE = 0.6
 #: Themes shown at most; statements per theme (per temporal theme); text units read per theme.
 MAX_THEMES = 6
 PER_THEME = 2
@@ -67,6 +83,21 @@ SHORT_PENALTY = 0.15
 #: statement's is left out, and so is a theme left with none.
 STATEMENT_MARGIN = 0.2
 MIN_THEMES = 3
+#: A focused question's evidence (:func:`focused_themes`): the text units of the whole index nearest the
+#: question, of which statements within :data:`EVIDENCE_MARGIN` (cosine units) of the best one are kept, at
+#: most :data:`PER_FOCUSED_THEME` per theme.
+EVIDENCE_UNITS = 20
+EVIDENCE_MARGIN = 0.15
+PER_FOCUSED_THEME = 3
+#: A focused answer's statement is nearer the question than any off-topic probe question
+#: (``prompts/offtopic_probes.txt``) is to it by at least this (cosine).
+PROBE_GAP = 0.15
+#: Terms of a label chosen from a theme's phrases (:func:`keyphrase_label`) and the MMR diversity weight.
+LABEL_TERMS = 2
+LABEL_DIVERSITY = 0.3
+#: A focused theme's label takes a second phrase only when its cosine with the statements is at least this
+#: share of the first phrase's.
+LABEL_FLOOR = 0.75
 #: A statement longer than this is not quoted (a run-on transcript turn is not a statement).
 MAX_STATEMENT_CHARS = 320
 #: Content weights of a statement (cosine units): a sentence opening on a pronoun or a demonstrative
@@ -101,6 +132,19 @@ _TEMPORAL = re.compile(r"(?i)\b(evolv\w*|over (the )?(time|years?|decades?|past|
 _WORD = re.compile(r"[^\W_]+")
 #: A whole sentence ends with its punctuation (a text unit's edge cuts one off mid-clause).
 _ENDED = re.compile(r"(?<!\.\.)[.!?][\"'\u201d\u2019)\]]*$")
+#: A whole sentence opens on a word, a figure or an opening quote (a unit's edge or a split leaves ":, uh, ...").
+_OPENED = re.compile(r"[\w\"'\u201c\u2018(\[]")
+#: Words of a speaker framing the conversation itself rather than stating anything: a welcome, an
+#: introduction of a co-host or guest, a thank-you for coming, a pointer to the next or this episode, a call
+#: to subscribe (meta-discourse of talk shows, meetings and calls).
+_FRAMING = re.compile(
+    r"(?i)\b(welcome (back )?to|(i['\u2019]m|i am|we['\u2019]re|we are) joined by|joining (me|us)\b|"
+    r"(great|special|wonderful|exciting) (episode|show|guest|conversation)|"
+    r"(this|today['\u2019]s|our|the next|next|last) (episode|show|podcast)\b|"
+    r"(next|last) time on\b|thank(s| you)( so much| very much)?,?( \w+,?)? for (coming|joining|being|doing|taking)|"
+    r"subscribe\b|needs no introduction|with us (here )?today|on the (show|podcast)\b|e-?mail (us\b|any ?time)|"
+    r"(like|want) to (share with|add)[^.]{0,6} us\b|tell (all (of )?)?your friends|"
+    r"follow [^.]{0,40}\bon (twitter|your favou?rite)|our guest (today|this week)|guest today\b)")
 
 
 def is_temporal(question: str) -> bool:
@@ -129,28 +173,51 @@ def content_weight(sentence: str, concepts: list[str], figures: bool = False) ->
     return w
 
 
+def framing(sentence: str) -> bool:
+    """True when ``sentence`` frames the conversation rather than states anything (:data:`_FRAMING`:
+    "Today I'm joined by my colleague ...", "We have a great episode for you today", "Thanks for coming
+    in"): it is never a statement of a theme."""
+    return bool(_FRAMING.search(_SPEAKER.sub("", sentence)))
+
+
 def _key_words(sentence: str) -> list[str]:
     return _WORD.findall(_SPEAKER.sub("", sentence).casefold())
 
 
 class Boilerplate:
-    """Sentences repeated near-verbatim across many documents of an index.
+    """Sentences repeated near-verbatim across many documents of an index, and sentence templates.
 
-    Built once per query from every text unit: each sentence's first and last :data:`KEY_WORDS` words
-    (speaker label dropped, case folded) are keys, counted by document. A sentence is boilerplate when one
-    of its keys occurs in at least :data:`BOILERPLATE_MIN_DOCS` documents.
+    Built once per query from every text unit, by two tests:
+
+    * **repeated sentences**: each sentence's first and last :data:`KEY_WORDS` words (speaker label dropped,
+      case folded) are keys, counted by document; a sentence is boilerplate when one of its keys occurs in
+      at least :data:`BOILERPLATE_MIN_DOCS` documents;
+    * **templates**: each sentence's word :data:`SHINGLE_WORDS`-grams (w-shingles, Broder 1997, "On the
+      resemblance and containment of documents") are counted by document; a sentence is boilerplate when at
+      least :data:`TEMPLATE_SHARE` of its shingles (two or more) each occur in :data:`SHINGLE_MIN_DOCS`
+      documents or more -- a show's intro and outro said again in other words and with another guest's
+      name ("If you have anything you'd like to share with us, please email ...").
     """
 
     def __init__(self, units: list[tuple[str, str]]):
         """``units``: ``(doc_id, text)`` of every text unit."""
+        from collections import Counter
+
         self.threshold = BOILERPLATE_MIN_DOCS
         docs: dict[tuple, set] = {}
+        shingles: dict[str, set] = {}
         split = re.compile(r"(?<=[.!?])\s+|\n+")
         for doc_id, text in units:
+            mine = shingles.setdefault(doc_id, set())
             for s in split.split(text or ""):
                 for k in self._keys(s):
                     docs.setdefault(k, set()).add(doc_id)
+                mine.update(self._shingles(s))
         self.counts = {k: len(v) for k, v in docs.items() if len(v) >= self.threshold}
+        per = Counter()
+        for sh in shingles.values():
+            per.update(sh)
+        self.shingle_docs = {k: n for k, n in per.items() if n >= SHINGLE_MIN_DOCS}
 
     @staticmethod
     def _keys(sentence: str) -> list[tuple]:
@@ -159,17 +226,50 @@ class Boilerplate:
             return []
         return [("<",) + tuple(w[:KEY_WORDS]), (">",) + tuple(w[-KEY_WORDS:])]
 
+    @staticmethod
+    def _shingles(sentence: str) -> set[int]:
+        w = _key_words(sentence)
+        return {hash(tuple(w[i:i + SHINGLE_WORDS])) for i in range(len(w) - SHINGLE_WORDS + 1)}
+
     def documents(self, sentence: str) -> int:
         """The most documents any key of ``sentence`` occurs in (0 when under the threshold)."""
         return max((self.counts.get(k, 0) for k in self._keys(sentence)), default=0)
 
+    def template(self, sentence: str) -> bool:
+        """True when ``sentence`` is made of shingles many documents share (see the class doc)."""
+        sh = self._shingles(sentence)
+        return len(sh) >= 2 and sum(1 for k in sh if k in self.shingle_docs) >= TEMPLATE_SHARE * len(sh)
+
     def __contains__(self, sentence: str) -> bool:
-        return self.documents(sentence) >= self.threshold
+        return self.documents(sentence) >= self.threshold or self.template(sentence)
+
+
+#: A transcript's speaker label at the start of a line ("KEVIN SCOTT: ", "Christina Warren: ").
+_TURN = re.compile(r"(?m)^\W{0,3}([A-Z][A-Za-z.'\u2019-]+(?: [A-Z][A-Za-z.'\u2019-]+){0,3}):\s")
+
+
+def speaker_of(unit_text: str, sentence: str) -> str:
+    """Who says ``sentence`` in a transcript: the last speaker label (a line opening on one to four
+    capitalised words and a colon) at or before where the sentence starts in ``unit_text``, shown in title
+    case ("Sam Altman"); "" when the unit holds no label before it or the sentence is not found."""
+    words = sentence.split()
+    at = -1
+    if words:
+        body = _SPEAKER.sub("", sentence).split()
+        probe = re.escape(" ".join(body[:6])).replace("\\ ", "\\s+") if body else ""
+        m = re.search(probe, unit_text) if probe else None
+        at = m.start() if m else -1
+    if at < 0:
+        return ""
+    label = ""
+    for m in _TURN.finditer(unit_text, 0, at + 1):
+        label = m.group(1)
+    return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
 
 
 @dataclass
 class Statement:
-    """One quoted sentence: its text unit's number, document and position."""
+    """One quoted sentence: its text unit's number, document and position, and who says it (:func:`speaker_of`)."""
 
     text: str
     source: int
@@ -177,6 +277,7 @@ class Statement:
     unit: int
     of: int
     rel: float = 0.0
+    speaker: str = ""
 
 
 @dataclass
@@ -233,6 +334,56 @@ class ThemeIndex:
             except duckdb.Error:
                 self._concepts = set()
         return self._concepts
+
+    def unit_phrases(self, chunks: list[str]) -> dict[str, list[tuple[str, str]]]:
+        """``chunk_id -> [(key, surface)]``: the noun phrases the concept pass found in each text unit
+        (``concept_mentions``, every phrase, not only those kept as nodes); empty in an index without them."""
+        import duckdb
+
+        if not chunks:
+            return {}
+        q = ",".join("?" * len(chunks))
+        out: dict[str, list] = {}
+        try:
+            for c, k, n in self.store.con.execute(
+                    f"SELECT chunk_id, norm, name FROM concept_mentions WHERE chunk_id IN ({q})", list(chunks)).fetchall():
+                out.setdefault(c, []).append((str(k), str(n or k)))
+        except duckdb.Error:
+            return {}
+        return out
+
+    @property
+    def phrase_units(self) -> dict[str, int]:
+        """``phrase key -> the number of text units it occurs in`` over the whole index (see :meth:`unit_phrases`)."""
+        if getattr(self, "_phrase_df", None) is None:
+            import duckdb
+
+            try:
+                self._phrase_df = dict(self.store.con.execute(
+                    "SELECT norm, count(DISTINCT chunk_id) FROM concept_mentions GROUP BY norm").fetchall())
+            except duckdb.Error:
+                self._phrase_df = {}
+        return self._phrase_df
+
+    def phrase_documents(self, phrases: list[str]) -> list[str]:
+        """The documents whose text units hold any of ``phrases`` (as :meth:`unit_phrases` writes them), in
+        corpus order; [] in an index without phrases."""
+        import duckdb
+
+        if not phrases:
+            return []
+        q = ",".join("?" * len(phrases))
+        try:
+            docs = {d for (d,) in self.store.con.execute(
+                f"SELECT DISTINCT t.doc_id FROM concept_mentions m JOIN text_units t USING (chunk_id) "
+                f"WHERE lower(m.name) IN ({q})", [p.casefold() for p in phrases]).fetchall()}
+        except duckdb.Error:
+            return []
+        return sorted((d for d in docs if d in self.doc_by_id), key=lambda d: self.doc_by_id[d].pos)
+
+    @property
+    def n_units(self) -> int:
+        return int(self.store.con.execute("SELECT count(*) FROM text_units").fetchone()[0])
 
     def topics(self, ids: list[int]) -> dict[int, str]:
         """``community_id -> topic label`` where the index holds one (else absent: the caller uses the title)."""
@@ -291,6 +442,34 @@ class ThemeIndex:
             out[(doc_id, ord_)] = k
         return out
 
+    def all_units(self) -> list[_Unit]:
+        """Every text unit of the index's documents, in corpus order."""
+        from slmgraph.query.answer import unit_numbers
+
+        numbers = unit_numbers(self.store)
+        rows = self.store.con.execute("SELECT chunk_id, doc_id, ord, text FROM text_units").fetchall()
+        pos = self._unit_positions({r[1] for r in rows})
+        out = [_Unit(c, numbers[c], d, pos.get((d, o), 1), t) for c, d, o, t in rows
+               if d in self.doc_by_id and c in numbers]
+        out.sort(key=lambda u: (self.doc_by_id[u.doc_id].pos, u.unit))
+        return out
+
+    def unit_owners(self, chunks: list[str], ids: list[int], scores: dict) -> dict[str, int]:
+        """``chunk_id -> community_id``: of the communities ``ids``, the one with the most members the unit
+        mentions (ties: the higher ``scores``, then the lower id); a unit mentioning none is absent."""
+        if not chunks or not ids:
+            return {}
+        qc, qi = ",".join("?" * len(chunks)), ",".join("?" * len(ids))
+        best: dict[str, tuple] = {}
+        for chunk, cid, n in self.store.con.execute(f"""
+                SELECT u.chunk_id, m.community_id, count(DISTINCT m.entity_id) FROM entity_text_units u
+                JOIN community_members m USING (entity_id) WHERE u.chunk_id IN ({qc}) AND m.community_id IN ({qi})
+                GROUP BY 1, 2""", list(chunks) + list(ids)).fetchall():
+            key = (n, float(scores.get(cid, 0.0)), -cid)
+            if chunk not in best or key > best[chunk][0]:
+                best[chunk] = (key, cid)
+        return {c: v[1] for c, v in best.items()}
+
     def unit_vectors(self, chunks: list[str]) -> dict[str, np.ndarray]:
         """Stored text-unit embeddings of ``chunks`` (any embedder tag: used only to rank a theme's units)."""
         if not chunks:
@@ -301,27 +480,23 @@ class ThemeIndex:
             list(chunks)).fetchall()}
 
 
+def _statement_ok(s: str, ix: ThemeIndex) -> bool:
+    """True when the sentence ``s`` (whitespace folded) may be a theme's statement: a whole, plain sentence
+    of :data:`MIN_WORDS` words or more and at most :data:`MAX_STATEMENT_CHARS`, no question or fragment, no
+    path, no cut-off opening, no boilerplate (:class:`Boilerplate`) and no framing of the conversation (:func:`framing`)."""
+    return not (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
+                or not _OPENED.match(s)
+                or any(k in ("question", "fragment") for k in sentence_kinds(s))
+                or s.startswith(("../", "./", "/")) or framing(s) or s in ix.boilerplate)
+
+
 def _unit_norm(v):
     v = np.asarray(v, dtype=np.float32)
     return v / max(float(np.linalg.norm(v)), 1e-9)
 
 
-def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec, embedder, *,
-                 wide: bool = False, temporal: bool = False, max_themes: int = MAX_THEMES,
-                 figures: bool = False, question: str = "") -> list[Theme]:
-    """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.indexing.stages.report_store.load_reports`,
-    with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or by coverage with
-    ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out.
-
-    Args:
-        question_vec: the question's vector (None: statements in corpus order).
-        embedder: ``encode(list[str])`` for the candidate sentences (and a topic's vector).
-        figures: the question asks about amounts or change (:func:`asks_figures`): statements with figures
-            and dates first.
-    """
-    # A focused question (a topic, not the whole corpus, not change over time) is answered by the sentences
-    # nearest it: blind judges preferred that to spreading statements over the theme's documents.
-    focused = not wide and not temporal and question_vec is not None
+def _themes_of(ix: ThemeIndex, reports: list[dict], scores: dict) -> list[Theme]:
+    """One :class:`Theme` per report, no statement yet: its topic, coverage, key concepts and names."""
     ids = [r["community_id"] for r in reports]
     comm_docs = community_documents(ix.store, ids, ix.docs)
     term_docs = ix.term_documents(ids)
@@ -343,6 +518,238 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                                    and e.casefold() not in topic.casefold() and not junk(e, False)))[:KEY_NAMES]
         themes.append(Theme(cid, topic, coverage(d, ix.docs), d, names, score=float(scores.get(cid, 0.0)),
                             concepts=concepts))
+    return themes
+
+
+def _probe_vectors(probes: list[str] | None, embedder):
+    return _embed(list(probes), embedder) if probes and embedder is not None else None
+
+
+def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec, embedder, *,
+                   probes: list[str] | None = None, max_themes: int = MAX_THEMES) -> list[Theme]:
+    """The themes of a focused question's answer, evidence first: the statements answering the question,
+    grouped by the community each comes from, best first.
+
+    The :data:`EVIDENCE_UNITS` text units of the whole index nearest the question (stored unit vectors) are
+    read for statements (:func:`_statement_ok`); a statement is kept when its relevance
+    (:func:`slmgraph.query.extractive.relevance` with the owning community's members, minus the short-line
+    penalty) is within :data:`EVIDENCE_MARGIN` of the best statement's and its cosine with the question
+    exceeds every off-topic probe question's (``probes``) by :data:`PROBE_GAP`. Each unit belongs to the
+    community of ``pool`` (the level's reports, dicts with ``entities``) with the most members it mentions; a
+    theme is such a community, with up to :data:`PER_FOCUSED_THEME` statements (maximal marginal relevance,
+    near-duplicates dropped), ranked by its best statement, so a theme exists only where the question's
+    evidence is and never holds a statement off the question. Its label is :func:`keyphrase_label`'s.
+    Returns [] when no statement passes.
+    """
+    qv = _unit_norm(question_vec)
+    units = ix.all_units()
+    uvec = ix.unit_vectors([u.chunk_id for u in units])
+    ranked = sorted((u for u in units if u.chunk_id in uvec),
+                    key=lambda u: (-float(_unit_norm(uvec[u.chunk_id]) @ qv), u.number))[:EVIDENCE_UNITS]
+    by_report = {r["community_id"]: r for r in pool}
+    unit_of = {u.number: u.chunk_id for u in ranked}
+    owner = ix.unit_owners([u.chunk_id for u in ranked], list(by_report), scores)
+    cands: list[tuple[int, Statement]] = []
+    seen: set = set()
+    for u in ranked:
+        cid = owner.get(u.chunk_id)
+        if cid is None:
+            continue
+        for s in prose_sentences(u.text):
+            s = " ".join(s.split())
+            if s in seen or not _statement_ok(s, ix):
+                continue
+            seen.add(s)
+            cands.append((cid, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
+                                         speaker=speaker_of(u.text, s))))
+    if not cands:
+        return []
+    vecs = _embed([st.text for _, st in cands], embedder)
+    cos = vecs @ qv
+    pv = _probe_vectors(probes, embedder)
+    off = (vecs @ pv.T).max(axis=1) if pv is not None else np.full(len(cands), -1.0)
+    rel = []
+    for k, (cid, st) in enumerate(cands):
+        short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
+        # a sentence leaning on what came before it ("It was ...", "Like we've got ...") says little out of context
+        lean = FILLER_PENALTY if _FILLER.match(_SPEAKER.sub("", st.text).strip()) else 0.0
+        st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean
+        rel.append(st.rel)
+    top = max(rel)
+    live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
+    order = list(dict.fromkeys(cands[k][0] for k in sorted(live, key=lambda k: (-rel[k], k))))[:max_themes]
+    themes = {t.report: t for t in _themes_of(ix, [by_report[c] for c in order], scores)}
+    mmr = _Mmr(vecs)
+    used: list[str] = []
+    taken: set[str] = set()
+    out = []
+    for cid in order:
+        t = themes[cid]
+        left = [k for k in live if cands[k][0] == cid]
+        while left and len(t.statements) < PER_FOCUSED_THEME:
+            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
+            left.remove(k)
+            st = cands[k][1]
+            if any(near_duplicate(st.text, x) for x in used):
+                continue
+            t.statements.append(st)
+            used.append(st.text)
+            mmr.add(k)
+        if t.statements:
+            t.score = max(s.rel for s in t.statements)
+            mine = [k for k in live if cands[k][1] in t.statements]
+            picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
+                             stated=[x.text for x in t.statements], taken=taken, min_terms=1)
+            # a theme labelled by its statements' phrases is discussed where those phrases are
+            d = ix.phrase_documents(picked)
+            if d:
+                t.doc_ids, t.coverage = d, coverage(d, ix.docs)
+            # the concepts and names its sentence names are those its label or its statements hold
+            said = " ".join(x.text for x in t.statements).casefold() + " " + t.topic.casefold()
+            t.concepts = [c for c in t.concepts if re.search(r"(?<!\w)" + re.escape(c.casefold()) + r"(?!\w)", said)]
+            t.names = [n for n in t.names if re.search(r"(?<!\w)" + re.escape(n.casefold()) + r"(?!\w)", said)]
+            out.append(t)
+    return out
+
+
+def keyphrase_label(phrases: list[str], anchor, embedder, n: int = LABEL_TERMS,
+                    diversity: float = LABEL_DIVERSITY, floor: float = 0.0) -> list[str]:
+    """Up to ``n`` of ``phrases`` that say what a theme is: KeyBERT's maximal marginal relevance
+    (Grootendorst 2020, ``keybert._mmr.mmr``; Carbonell & Goldstein 1998): the phrase nearest ``anchor``
+    (a unit vector of the theme's text) first, then each next one maximising
+    ``(1 - diversity) * cos(phrase, anchor) - diversity * max cos(phrase, chosen)``; a phrase whose words a
+    chosen one holds ("council" after "council tax") is skipped, and so is one whose cosine with ``anchor``
+    is under ``floor`` times the first phrase's. [] for no phrases."""
+    phrases = list(dict.fromkeys(p for p in phrases if p and p.strip()))
+    if not phrases or anchor is None or embedder is None:
+        return []
+    v = _embed(phrases, embedder)
+    sim = v @ _unit_norm(anchor)
+    chosen: list[int] = []
+    words: list[set] = []
+    while len(chosen) < n:
+        best, val = None, None
+        for i in range(len(phrases)):
+            w = set(re.findall(r"\w+", phrases[i].casefold()))
+            if i in chosen or any(w <= u or u <= w for u in words) or (
+                    chosen and float(sim[i]) < floor * float(sim[chosen[0]])):
+                continue
+            red = max((float(v[i] @ v[j]) for j in chosen), default=0.0)
+            x = (1 - diversity) * float(sim[i]) - diversity * red
+            if val is None or x > val:
+                best, val = i, x
+        if best is None:
+            break
+        chosen.append(best)
+        words.append(set(re.findall(r"\w+", phrases[best].casefold())))
+    return [phrases[i] for i in chosen]
+
+
+#: Words that make a phrase say how a speaker felt, not what was discussed ("amazing set", "brand new things").
+_EVALUATIVE = frozenset("amazing incredible awesome crazy cool fantastic wonderful brilliant super brand terrible "
+                        "fun nice neat weird cute lovely beautiful nasty horrible tremendous gigantic".split())
+
+
+def label_worthy(phrase: str) -> bool:
+    """False for a phrase that names no topic: junk (:func:`slmgraph.indexing.stages.topics.junk`), a glued word, a
+    generic head noun ("approach things") or a generic or evaluative adjective ("amazing set", "other
+    projects"; :data:`slmgraph.indexing.stages.concepts.GENERIC_NOUNS`, ``GENERIC_ADJECTIVES``)."""
+    from slmgraph.indexing.stages.concepts import GENERIC_ADJECTIVES, GENERIC_NOUNS
+
+    words = _WORD.findall(phrase.casefold())
+    return bool(words) and not (junk(phrase, True) or glued(phrase, True) or words[-1] in GENERIC_NOUNS
+                                or any(w in GENERIC_ADJECTIVES or w in _EVALUATIVE for w in words))
+
+
+def theme_phrases(ix: ThemeIndex, chunks: list[str], stated: list[str] | None = None, limit: int = 20,
+                  taken: set[str] | frozenset = frozenset()) -> list[str]:
+    """Candidate phrases of a theme's label: the noun phrases of its text units ``chunks``
+    (:meth:`ThemeIndex.unit_phrases`), of several words where there are at least two such, ranked by
+    class-based TF-IDF (:func:`slmgraph.indexing.stages.topics.class_tfidf`'s weight with the theme as the
+    class: the units of ``chunks`` holding the phrase, times ``log(1 + units / units holding it)``), at most
+    ``limit``, as written most often. With ``stated`` (its statements), only phrases the statements name;
+    phrases that are not :func:`label_worthy`, or whose key is in ``taken`` (an earlier theme's label), never."""
+    import math
+
+    per = ix.unit_phrases(list(dict.fromkeys(chunks)))
+    tf: dict[str, int] = {}
+    surface: dict[str, dict[str, int]] = {}
+    folded = [_SPEAKER.sub("", x).casefold() for x in stated] if stated is not None else None
+    for c, rows in per.items():
+        for k, n in dict(rows).items():
+            if _phrase_key(n) in taken or not label_worthy(n):
+                continue
+            if folded is not None and not any(re.search(r"(?<!\w)" + re.escape(n.casefold()) + r"(?!\w)", f)
+                                              for f in folded):
+                continue
+            tf[k] = tf.get(k, 0) + 1
+            surface.setdefault(k, {})[n] = surface.get(k, {}).get(n, 0) + 1
+    if not tf:
+        return []
+    df, total = ix.phrase_units, max(ix.n_units, 1)
+    multi = [k for k in tf if len(k.split()) > 1]
+    keys = multi if len(multi) >= 2 else list(tf)
+    ranked = sorted(keys, key=lambda k: (-tf[k] * math.log1p(total / max(df.get(k, 1), 1)), k))[:limit]
+    return [max(surface[k].items(), key=lambda kv: (kv[1], kv[0]))[0] for k in ranked]
+
+
+def _phrase_key(surface: str) -> str:
+    """A phrase's words case-folded, a final "s" dropped ("Computer scientists" and "computer scientist" match)."""
+    return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in _WORD.findall(surface.casefold()))
+
+
+def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, stated: list[str] | None = None,
+            taken: set[str] | None = None, min_terms: int = 2) -> list[str]:
+    """Give ``t`` a label that reads as its topic: of its candidate phrases (:func:`theme_phrases` of its
+    text units ``chunks``, with ``stated`` only those its statements name), the :data:`LABEL_TERMS` that
+    :func:`keyphrase_label` picks against ``anchor`` (a vector of the theme's text: its statements' or units'
+    centroid), joined as "A and B"; ``taken``: the phrase keys earlier themes' labels hold, skipped, and
+    added to. The label stays as it is when fewer than ``min_terms`` phrases are found. Returns the
+    phrases of the new label ([] when it stays)."""
+    if anchor is None or embedder is None:
+        return []
+    taken = taken if taken is not None else set()
+    phrases = theme_phrases(ix, chunks, stated, taken=frozenset(taken))
+    # a theme labelled by its statements may take one phrase: a second only as near them as the first
+    picked = keyphrase_label([p for p in phrases if _phrase_key(p) not in taken], anchor, embedder,
+                             floor=LABEL_FLOOR if min_terms < 2 else 0.0)
+    if len(picked) < max(1, min_terms):
+        return []
+    t.topic = _join(picked)
+    t.concepts = picked  # the stored label's terms said what the new label replaces
+    taken.update(_phrase_key(p) for p in picked)
+    return picked
+
+
+def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec, embedder, *,
+                 wide: bool = False, temporal: bool = False, max_themes: int = MAX_THEMES,
+                 figures: bool = False, question: str = "", pool: list[dict] | None = None,
+                 probes: list[str] | None = None) -> list[Theme]:
+    """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.indexing.stages.report_store.load_reports`,
+    with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or by coverage with
+    ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out.
+
+    Args:
+        question_vec: the question's vector (None: statements in corpus order).
+        embedder: ``encode(list[str])`` for the candidate sentences (and a topic's vector).
+        figures: the question asks about amounts or change (:func:`asks_figures`): statements with figures
+            and dates first.
+        pool: every report of the level (dicts with ``entities``): a focused question's themes are then
+            found from its evidence (:func:`focused_themes`) among them, else (no statement passes) as below.
+        probes: off-topic probe questions: a statement of a question with a topic (focused or over time) is
+            nearer the question than any of them by :data:`PROBE_GAP` (:func:`focused_themes`), while any is.
+    """
+    # A focused question (a topic, not the whole corpus, not change over time) is answered by the sentences
+    # nearest it: blind judges preferred that to spreading statements over the theme's documents.
+    focused = not wide and not temporal and question_vec is not None
+    if focused and pool and embedder is not None:
+        # no statement on the question in the evidence (an embedder too coarse for the probes): the reports'
+        # themes answer, as the question passed the helpfulness floor
+        found = focused_themes(ix, pool, scores, question_vec, embedder, probes=probes, max_themes=max_themes)
+        if found:
+            return found
+    themes = _themes_of(ix, reports, scores)
+    known = ix.concept_names
     # A community labelled by names alone (a publication, a speaker, a passing mention) is not a theme while
     # others are labelled by concepts, unless the question names it.
     asked = question.casefold()
@@ -371,15 +778,27 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     qv = _unit_norm(question_vec) if question_vec is not None else None
     # Each theme's candidate sentences come from its units nearest the question (for a corpus-wide question,
     # nearest the theme's own report: the question names no topic to be near to).
+    all_units = {u.chunk_id for us in units.values() for u in us}
+    uvec = ix.unit_vectors(sorted(all_units))
+    taken: set[str] = set()
+    relabelled: set[int] = set()
+    for t in kept:
+        # its label from the phrases of the units it is discussed in, against their centroid, before its
+        # statements are chosen (a corpus-wide question's statements are those nearest the label)
+        mine = [u.chunk_id for u in units.get(t.report, []) if u.doc_id in set(t.doc_ids)] or \
+            [u.chunk_id for u in units.get(t.report, [])]
+        vs = [_unit_norm(uvec[c]) for c in mine if c in uvec]
+        if relabel(t, ix, embedder, mine, np.mean(vs, axis=0) if vs else None, taken=taken):
+            relabelled.add(t.report)
     anchors = {}
     if embedder is not None and (wide or qv is None):
-        texts = [f"{t.topic}. {by_report[t.report].get('summary') or ''}" for t in kept]
+        # the report's summary restates the stored label, which a new one replaces
+        texts = [t.topic if t.report in relabelled else f"{t.topic}. {by_report[t.report].get('summary') or ''}"
+                 for t in kept]
         vecs = _embed(texts, embedder) if texts else None
         anchors = {t.report: vecs[i] for i, t in enumerate(kept)} if vecs is not None else {}
     elif qv is not None:
         anchors = {t.report: qv for t in kept}
-    all_units = {u.chunk_id for us in units.values() for u in us}
-    uvec = ix.unit_vectors(sorted(all_units))
     cands: list[tuple[int, Statement]] = []  # (theme index, statement)
     for ti, t in enumerate(kept):
         inside = set(t.doc_ids)
@@ -411,12 +830,10 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         for u in ranked:
             for s in prose_sentences(u.text):
                 s = " ".join(s.split())
-                if (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
-                        or any(k in ("question", "fragment") for k in sentence_kinds(s))
-                        or s.startswith(("../", "./", "/")) or s in ix.boilerplate
-                        or (named_only and not names_named(s, named_only))):
+                if not _statement_ok(s, ix) or (named_only and not names_named(s, named_only)):
                     continue
-                cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units)))
+                cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
+                                            speaker=speaker_of(u.text, s))))
     vecs = None
     if cands and embedder is not None:  # a unit shared by several themes gives the same sentences: embed each once
         uniq = list(dict.fromkeys(c[1].text for c in cands))
@@ -438,6 +855,11 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     out: list[Theme] = []
     order = list(range(len(kept)))
     live = set(range(len(cands)))
+    pv = _probe_vectors(probes, embedder) if not wide and qv is not None and vecs is not None else None
+    if pv is not None:  # a question with a topic: a statement no nearer it than an off-topic probe is not on it
+        off = (vecs @ pv.T).max(axis=1)
+        # unless none is (an embedder too coarse for the probes): the question passed the helpfulness floor
+        live = {k for k in live if float(vecs[k] @ qv) - float(off[k]) >= PROBE_GAP} or live
     if not wide and rel:
         # A question with a topic: a statement far below the best one does not answer it, and the themes whose
         # statements answer it best come first.
@@ -539,7 +961,9 @@ def template_opening(t: Theme, ix: ThemeIndex | None = None) -> str:
     if ix is not None and t.statements and len(ix.docs) > 1:  # a one-document corpus: every quote is from it
         docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         quoted = [ix.doc_by_id[d].name for d in docs]
-        text += f" Quoted below from {_join([chr(0x201c) + q + chr(0x201d) for q in quoted])}."
+        who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
+        text += (f" Quoted below from {_join([chr(0x201c) + q + chr(0x201d) for q in quoted])}"
+                 f"{f' (speakers: {_join(who)})' if who else ''}.")
     return text
 
 
@@ -569,6 +993,9 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     if k > 1:
         widest = max(themes, key=lambda t: (t.coverage["documents"], -themes.index(t)))
         text += f" Of these, {_quoted(widest.topic)} is the most widely discussed (in {reach_text(widest.coverage, False)})."
+    said = [(list(dict.fromkeys(s.speaker for s in t.statements if s.speaker)), t.topic) for t in themes]
+    if any(who for who, _ in said):  # a transcript: who speaks to the question, theme by theme
+        text += " Speakers quoted: " + "; ".join(f"{_join(who)} on {_quoted(topic)}" for who, topic in said if who) + "."
     if temporal:
         docs = sorted({s.doc_id for t in themes for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         if len(docs) > 1:
@@ -634,7 +1061,8 @@ def theme_points(themes: list[Theme], ix: ThemeIndex) -> list[dict]:
 
 
 def theme_answer(store, question: str, reports: list[dict], scores: dict, question_vec, embedder, *,
-                 wide: bool = False, scope: str = "", writer=None) -> tuple[str, list[Theme], ThemeIndex]:
+                 wide: bool = False, scope: str = "", writer=None, pool: list[dict] | None = None,
+                 probes: list[str] | None = None) -> tuple[str, list[Theme], ThemeIndex]:
     """``(answer text, themes, index view)`` of a global answer by theme (see the module doc); the text is ""
     when no theme has a statement.
 
@@ -643,11 +1071,12 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
         scores: ``community_id -> helpfulness 0-100``.
         writer: ``theme -> sentence or None``, the model's grounded sentence for a theme where the answer
             policy lets the model write it (None, or a None result: the template's sentences).
+        pool, probes: as :func:`build_themes`.
     """
     ix = ThemeIndex(store)
     temporal = is_temporal(question)
     themes = build_themes(ix, reports, scores, question_vec, embedder, wide=wide, temporal=temporal,
-                          figures=asks_figures(question), question=question)
+                          figures=asks_figures(question), question=question, pool=pool, probes=probes)
     for t in themes:
         t.opening = template_opening(t, ix)
         written = writer(t) if writer is not None else None

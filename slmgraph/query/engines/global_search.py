@@ -322,8 +322,11 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     # sentence per theme from the theme's statements, kept only when grounded in them.
     writer = write if opening_on(settings, client.model) else None
 
+    # A focused question's themes are found from its evidence among every report of the level, each statement
+    # nearer the question than any off-topic probe (slmgraph.query.themes.focused_themes).
     text, themes, ix = theme_answer(store, question, reports, scores, qv, embedder, wide=wide, scope=scope,
-                                    writer=writer)
+                                    writer=writer, pool=list(records.values()),
+                                    probes=probe_questions(prompts) if settings.helpfulness_probes else None)
     if not themes:
         return False
     # The overall opening sentence of extractive answers, where asked for (slmgraph.query.extractive.opening_on).
