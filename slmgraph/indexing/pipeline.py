@@ -57,14 +57,17 @@ def start_embed_ahead(store: Store, settings: Settings, model, get_embedder):
     return EmbedAhead(texts, get_embedder, threads=threads - 1).start() if texts else None
 
 
+#: Why a text unit has no candidate names (the candidate pass looks for capitalised words).
+NO_CANDIDATES = ("the candidate pass finds names as capitalised words, and the text has none outside sentence "
+                 "starts: lowercase prose, only numbers, or a script without capital letters such as Chinese")
+
+
 def no_entity_reason(store: Store, settings: Settings) -> str:
     """Why an index run found no entity, as one clause (for the warning ``index`` prints).
 
-    Either the candidate pass found no name in any text unit (see
-    :data:`slmgraph.tools.estimate.NO_CANDIDATES`), or the model kept none of the candidates.
+    Either the candidate pass found no name in any text unit (:data:`NO_CANDIDATES`), or the model kept none
+    of the candidates.
     """
-    from slmgraph.tools.estimate import NO_CANDIDATES
-
     n_units = store.count("text_units")
     cands = store.con.execute("SELECT coalesce(sum(n_candidates), 0) FROM extractions").fetchone()[0]
     if not cands:
