@@ -221,9 +221,9 @@ def main() -> int:
         return answer_with(args, methods, on_topic, questions)
     s, store, n_docs, model, client, prompts, embedder = open_index(args)
     reports = load_reports(store, args.level)
-    ids = [r.community_id for r in reports]
+    ids = [r["community_id"] for r in reports]
     texts = [report_block(r) for r in reports]
-    vectors = stored_vectors(store, "report", {r.community_id: r.full_text for r in reports}, embedder)
+    vectors = stored_vectors(store, "report", {r["community_id"]: r["full_text"] for r in reports}, embedder)
     import random
 
     from slmgraph.query.scoring import combine
@@ -239,7 +239,7 @@ def main() -> int:
     signal_seconds = 0.0
     for qi, q in enumerate(questions):
         t0 = time.perf_counter()
-        sc = score_items(q, ids, [r.full_text for r in reports], signal="embedding", embedder=embedder,
+        sc = score_items(q, ids, [r["full_text"] for r in reports], signal="embedding", embedder=embedder,
                          vectors=vectors)
         best["embedding"].append(max(x.score for x in sc) if sc else 0.0)
         if not args.no_model_signal:

@@ -10,7 +10,7 @@ from conftest import FakeEmbedder, FakeModel, ent_rows, rel_rows
 from slmgraph.model.backend import Choice
 from slmgraph.model.client import ModelClient
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.reports import StoredReport, data_report, lowercase_words, title_entities
+from slmgraph.indexing.stages.reports import data_report, lowercase_words, title_entities
 from slmgraph.query.extractive import (
     Point, grounded_synthesis, has_repetition, near_duplicate, render_points, report_points, sentence_points,
     synthesize,
@@ -134,7 +134,8 @@ def test_roc_auc_counts_ties_as_half():
 
 
 def _report(cid, title, findings, summary=""):
-    return StoredReport(cid, title, summary, [{"summary": s, "explanation": e} for s, e in findings], full_text=title)
+    return {"community_id": cid, "title": title, "summary": summary,
+            "findings": [{"summary": s, "explanation": e} for s, e in findings], "full_text": title}
 
 
 def test_report_points_merge_near_duplicates_cite_every_report_and_never_repeat():
@@ -177,12 +178,12 @@ def test_report_points_prefer_a_statement_naming_the_reports_entities_over_neare
     frag = '"I would laugh if we ever found Martians playing poker at the base, you know."'
     plain = "Jordan Hayes decoded the signal with Alex Mercer at the base in the desert."
     emb = DesignedEmbedder({Q: [1, 0, 0], q_sent: _unit(0.58), frag: _unit(0.55), plain: _unit(0.45)})
-    rep = _report(1, "Alex Mercer and Jordan Hayes", [("a", q_sent), ("b", frag), ("c", plain)])
-    rep.entities = ["Alex Mercer", "Jordan Hayes", "Dulce"]
+    rep = dict(_report(1, "Alex Mercer and Jordan Hayes", [("a", q_sent), ("b", frag), ("c", plain)]),
+               entities=["Alex Mercer", "Jordan Hayes", "Dulce"])
     pts = report_points([rep], {1: 40}, emb.encode([Q])[0], emb, per_report=1)
     assert [p.text for p in pts] == [plain]
     # without the report's entities the penalties alone still rank the statement first
-    pts = report_points([_report(1, rep.title, [("a", q_sent), ("b", frag), ("c", plain)])], {1: 40}, emb.encode([Q])[0], emb, per_report=1)
+    pts = report_points([dict(rep, entities=[])], {1: 40}, emb.encode([Q])[0], emb, per_report=1)
     assert [p.text for p in pts] == [plain]
 
 

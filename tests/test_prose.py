@@ -5,7 +5,7 @@ than the limit is cut), and a report whose only finding is a short speaker turn 
 import numpy as np
 from conftest import FakeEmbedder, ent_rows, rel_rows
 
-from slmgraph.indexing.stages.reports import StoredReport, data_report, text_findings
+from slmgraph.indexing.stages.reports import data_report, text_findings
 from slmgraph.query.extractive import report_points, sentence_points
 
 MARKDOWN = """# The Lake Varrin Water Project
@@ -80,12 +80,12 @@ def test_a_data_report_quotes_no_table_row():
 def test_a_short_speaker_turn_does_not_win_over_a_report_that_states_something():
     emb = FakeEmbedder()
     q = "What are the main themes?"
-    turn = StoredReport(2, "Councillor Reyes", "", entities=["Councillor Reyes"],
-                  findings=[{"summary": "Councillor Reyes", "explanation": "COUNCILLOR REYES: That is correct."}])
-    themes = StoredReport(6, "Lake Varrin Water Project", "",
-                    findings=[{"summary": "Lake Varrin Water Project",
-                               "explanation": "The main themes of the project are clean water, public health, and "
-                                              "trust between the fishermen and the council."}])
+    turn = {"community_id": 2, "title": "Councillor Reyes", "summary": "", "entities": ["Councillor Reyes"],
+            "findings": [{"summary": "Councillor Reyes", "explanation": "COUNCILLOR REYES: That is correct."}]}
+    themes = {"community_id": 6, "title": "Lake Varrin Water Project", "summary": "", "entities": [],
+              "findings": [{"summary": "Lake Varrin Water Project",
+                            "explanation": "The main themes of the project are clean water, public health, and "
+                                           "trust between the fishermen and the council."}]}
     points = report_points([turn, themes], {2: 40.0, 6: 30.0}, emb.encode([q])[0], emb)
     assert [p.ids for p in points] == [[6]], [(p.ids, p.text) for p in points]
     alone = report_points([turn], {2: 40.0}, emb.encode([q])[0], emb)

@@ -14,7 +14,6 @@ from slmgraph.model.client import ModelClient
 from slmgraph.config.settings import Settings
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.reports import StoredReport
 from slmgraph.query.engines.global_search import global_search
 from slmgraph.query.themes import asks_figures, content_weight
 from slmgraph.store.db import Store
@@ -182,7 +181,7 @@ def test_a_theme_labelled_by_names_alone_quotes_only_sentences_naming_them():
     store = _Store()
     store.con = con
     ix = ThemeIndex(store)
-    themes = build_themes(ix, [StoredReport(7, entities=["Lex Fridman"])], {7: 50.0},
+    themes = build_themes(ix, [{"community_id": 7, "entities": ["Lex Fridman"], "summary": ""}], {7: 50.0},
                           None, None)
     assert themes and isinstance(themes[0], Theme)
     assert [s.text for s in themes[0].statements] == ["Lex Fridman hosts a long podcast about science."]

@@ -152,7 +152,7 @@ def answer_quality(store, model, settings: Settings, on_topic: list[str], off_to
     pick = list(range(len(reports)))
     if len(pick) > MODEL_SIGNAL_REPORTS:
         pick = sorted(random.Random(settings.seed).sample(pick, MODEL_SIGNAL_REPORTS))
-    ids = [reports[i].community_id for i in pick]
+    ids = [reports[i]["community_id"] for i in pick]
     texts = [report_block(reports[i]) for i in pick]
     rows, signal = [], None
     for q, on in [(q, True) for q in on_topic] + [(q, False) for q in off_topic]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from slmgraph.model.client import DEADLINE_SENTENCE_S
 from slmgraph.names.forms import content_words, cut, is_grounded
 from slmgraph.model.policy import model_does
-from slmgraph.indexing.stages.reports import FINDING_MAX_CHARS, StoredReport
+from slmgraph.indexing.stages.reports import FINDING_MAX_CHARS
 from slmgraph.text.prose import (
     addressed_to_assistant, degenerate, markdown_structure, overlaps, plain_sentence, sentences, word_count,
     word_set,
@@ -276,16 +276,16 @@ class _Mmr:
 WEAK_KINDS = ("question", "fragment", "heading")
 
 
-def report_points(reports: list[StoredReport], scores: dict, question_vec=None, embedder=None, max_points: int = 8,
+def report_points(reports: list[dict], scores: dict, question_vec=None, embedder=None, max_points: int = 8,
                   per_report: int = 2, max_chars: int = FINDING_MAX_CHARS, min_words: int = 8,
-                  reserve: list[StoredReport] | None = None,
+                  reserve: list[dict] | None = None,
                   min_points: int = 3) -> list[Point]:
     """One point per report, best-scored reports first: the report's title as the head and
     up to ``per_report`` sentences of its findings as the text.
 
     The sentences are chosen by maximal marginal relevance (:class:`_Mmr`) over
     :func:`relevance`: the cosine with the question, a bonus for each of the
-    report's entities named (the report's ``entities``: its members by
+    report's entities named (``entities`` of the report dict: its members by
     degree), penalties for questions, quoted dialogue fragments, headings and cut
     sentences; the redundancy term is taken against every sentence already in the
     answer, so later points do not restate earlier ones. Sentences of fewer than
@@ -310,8 +310,8 @@ def report_points(reports: list[StoredReport], scores: dict, question_vec=None, 
     earlier point's, joins that point's citations.
 
     Args:
-        reports: :class:`slmgraph.indexing.stages.reports.StoredReport` s; their ``entities`` (names, most connected
-            first) may be empty.
+        reports: dicts with ``community_id``, ``title``, ``summary``, ``findings``
+            and optionally ``entities`` (names, most connected first).
         scores: ``community_id -> helpfulness 0-100`` (of ``reports`` and ``reserve``).
         question_vec: the question's vector (None: findings in report order).
         max_points: points at most.
@@ -320,14 +320,14 @@ def report_points(reports: list[StoredReport], scores: dict, question_vec=None, 
     Returns:
         points, best first; each cites the reports it holds.
     """
-    key = lambda r: (-scores.get(r.community_id, 0.0), r.community_id)  # noqa: E731
+    key = lambda r: (-scores.get(r["community_id"], 0.0), r["community_id"])  # noqa: E731
     main = sorted(reports, key=key)[: max_points * 2]
     ranked = main + sorted(reserve or [], key=key)[:max_points]
     cands: list[tuple[int, str]] = []  # (report index, one sentence of a finding)
     short: set[int] = set()  # a finding's whole short text that names none of its report's entities
     for i, r in enumerate(ranked):
-        names = r.entities or re.split(r", | and ", r.title or "")
-        for f in r.findings or []:
+        names = r.get("entities") or re.split(r", | and ", r.get("title") or "")
+        for f in r.get("findings") or []:
             body = f"{f.get('explanation') or f.get('summary') or ''}"
             prose = prose_sentences(body)
             sents = [x for x in prose if quotable(x, min_words)]
@@ -337,14 +337,14 @@ def report_points(reports: list[StoredReport], scores: dict, question_vec=None, 
                     short.add(len(cands))  # "COUNCILLOR REYES: That is correct." -- said, but states nothing
             for x in sents:
                 cands.append((i, cut(x, max_chars)))
-        if not r.findings:  # a report without findings: its summary, else its text
-            body = " ".join(prose_sentences(r.summary or re.sub(r"^#[^\n]*\n?", "", r.full_text or "")
-                                            or r.title or ""))
+        if not r.get("findings"):  # a report without findings: its summary, else its text
+            body = " ".join(prose_sentences(r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get("full_text") or "")
+                                            or r.get("title", "")))
             if body and not addressed_to_assistant(body):
                 cands.append((i, cut(body, max_chars)))
     vecs = _embed([t for _, t in cands], embedder) if question_vec is not None else None
     qcos = _q_cosines(question_vec, vecs, len(cands))
-    rel = [relevance(c, t, ranked[i].entities) - (PENALTY["short"] if k in short else 0.0)
+    rel = [relevance(c, t, ranked[i].get("entities")) - (PENALTY["short"] if k in short else 0.0)
            if question_vec is not None else 0.0 for k, ((i, t), c) in enumerate(zip(cands, qcos))]
     by_report: dict[int, list[int]] = {}
     for k, (i, _) in enumerate(cands):
@@ -357,8 +357,8 @@ def report_points(reports: list[StoredReport], scores: dict, question_vec=None, 
         plain = len(points) - len(weak)
         if i >= len(main) and plain >= min_points:
             break
-        rid = r.community_id
-        title_dup = next((p for p in points if p.head and near_duplicate(p.head, r.title, 0.8)), None)
+        rid = r["community_id"]
+        title_dup = next((p for p in points if p.head and near_duplicate(p.head, r["title"], 0.8)), None)
         if title_dup is not None:
             if i < len(main):
                 title_dup.ids.append(rid)
@@ -388,7 +388,7 @@ def report_points(reports: list[StoredReport], scores: dict, question_vec=None, 
             break
         for k in chosen:
             mmr.add(k)
-        p = Point(r.title, " ".join(cands[k][1] for k in chosen), [rid], scores.get(rid, 0.0))
+        p = Point(r["title"], " ".join(cands[k][1] for k in chosen), [rid], scores.get(rid, 0.0))
         points.append(p)
         if is_weak:
             weak.add(id(p))

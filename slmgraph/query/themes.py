@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from slmgraph.indexing.stages.reports import StoredReport
 from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import Doc, community_documents, corpus_documents, coverage
 from slmgraph.query.extractive import (
@@ -307,10 +306,10 @@ def _unit_norm(v):
     return v / max(float(np.linalg.norm(v)), 1e-9)
 
 
-def build_themes(ix: ThemeIndex, reports: list[StoredReport], scores: dict, question_vec, embedder, *,
+def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec, embedder, *,
                  wide: bool = False, temporal: bool = False, max_themes: int = MAX_THEMES,
                  figures: bool = False, question: str = "") -> list[Theme]:
-    """The themes of an answer from the selected ``reports`` (:func:`slmgraph.indexing.stages.reports.load_reports`,
+    """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.indexing.stages.reports.load_reports`,
     with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or by coverage with
     ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out.
 
@@ -323,16 +322,16 @@ def build_themes(ix: ThemeIndex, reports: list[StoredReport], scores: dict, ques
     # A focused question (a topic, not the whole corpus, not change over time) is answered by the sentences
     # nearest it: blind judges preferred that to spreading statements over the theme's documents.
     focused = not wide and not temporal and question_vec is not None
-    ids = [r.community_id for r in reports]
+    ids = [r["community_id"] for r in reports]
     comm_docs = community_documents(ix.store, ids, ix.docs)
     term_docs = ix.term_documents(ids)
     topics = ix.topics(ids)
     themes = []
     known = ix.concept_names
     for r in reports:
-        cid = r.community_id
-        topic = topics.get(cid) or r.title or f"Community {cid}"
-        ents = [str(e) for e in r.entities if e]
+        cid = r["community_id"]
+        topic = topics.get(cid) or r.get("title") or f"Community {cid}"
+        ents = [str(e) for e in (r.get("entities") or []) if e]
         terms = [x.strip() for x in topic.split(",") if x.strip()]
         # A theme is discussed where its label's terms are mentioned; its statements come from those documents.
         by_term = term_docs.get(cid, {})
@@ -368,13 +367,13 @@ def build_themes(ix: ThemeIndex, reports: list[StoredReport], scores: dict, ques
         if len(kept) >= max_themes + 3:
             break
     units = ix.units([t.report for t in kept])
-    by_report = {r.community_id: r for r in reports}
+    by_report = {r["community_id"]: r for r in reports}
     qv = _unit_norm(question_vec) if question_vec is not None else None
     # Each theme's candidate sentences come from its units nearest the question (for a corpus-wide question,
     # nearest the theme's own report: the question names no topic to be near to).
     anchors = {}
     if embedder is not None and (wide or qv is None):
-        texts = [f"{t.topic}. {by_report[t.report].summary or ''}" for t in kept]
+        texts = [f"{t.topic}. {by_report[t.report].get('summary') or ''}" for t in kept]
         vecs = _embed(texts, embedder) if texts else None
         anchors = {t.report: vecs[i] for i, t in enumerate(kept)} if vecs is not None else {}
     elif qv is not None:
@@ -431,7 +430,7 @@ def build_themes(ix: ThemeIndex, reports: list[StoredReport], scores: dict, ques
         short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
         # A focused question ranks by nearness to it alone, unless it asks for figures.
         weight = content_weight(st.text, kept[ti].concepts, figures) if not focused or figures else 0.0
-        rel.append(relevance(cos, st.text, by_report[kept[ti].report].entities) - short + weight)
+        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short + weight)
         st.rel = rel[-1]
     mmr = _Mmr(vecs)
     per = PER_TEMPORAL_THEME if temporal else PER_THEME
@@ -634,13 +633,13 @@ def theme_points(themes: list[Theme], ix: ThemeIndex) -> list[dict]:
     return out
 
 
-def theme_answer(store, question: str, reports: list[StoredReport], scores: dict, question_vec, embedder, *,
+def theme_answer(store, question: str, reports: list[dict], scores: dict, question_vec, embedder, *,
                  wide: bool = False, scope: str = "", writer=None) -> tuple[str, list[Theme], ThemeIndex]:
     """``(answer text, themes, index view)`` of a global answer by theme (see the module doc); the text is ""
     when no theme has a statement.
 
     Args:
-        reports: the selected reports (with ``wide``: every report of the level), with ``entities``.
+        reports: the selected reports (with ``wide``: every report of the level), dicts with ``entities``.
         scores: ``community_id -> helpfulness 0-100``.
         writer: ``theme -> sentence or None``, the model's grounded sentence for a theme where the answer
             policy lets the model write it (None, or a None result: the template's sentences).

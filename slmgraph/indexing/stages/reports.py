@@ -48,7 +48,7 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from tqdm import tqdm
@@ -1151,28 +1151,13 @@ def _store_report(store: Store, client: ModelClient, rep: Report) -> None:
                        rep.topic, dumps(rep.doc_ids or [])])
 
 
-@dataclass
-class StoredReport:
-    """A community report as the query engines read it back from the index: ``findings`` parsed (``[{summary, explanation}]``),
-    ``rating`` 0-10, ``n_tokens`` of ``full_text``, its ``level``, and ``entities``: member names, most
-    connected first, which an engine fills when its answer needs them (:func:`member_names`)."""
-    community_id: int
-    title: str = ""
-    summary: str = ""
-    findings: list[dict] = field(default_factory=list)
-    rating: float | None = None
-    full_text: str = ""
-    n_tokens: int | None = None
-    level: int | None = None
-    entities: list[str] = field(default_factory=list)
-
-
-def load_reports(store: Store, level: int) -> list[StoredReport]:
-    """The :class:`StoredReport` of every community of one level, by community id."""
+def load_reports(store: Store, level: int) -> list[dict]:
+    """Reports of one level as dicts (community_id, title, summary, findings, rating, full_text, n_tokens)."""
     got = rows(store, ReportRow, "SELECT community_id, title, summary, findings, rating, full_text, n_tokens "
                                  "FROM community_reports WHERE level = ? ORDER BY community_id", [level])
-    return [StoredReport(r.community_id, r.title, r.summary, json.loads(r.findings or "[]"), r.rating, r.full_text,
-                   r.n_tokens, level) for r in got]
+    return [{"community_id": r.community_id, "title": r.title, "summary": r.summary,
+             "findings": json.loads(r.findings or "[]"), "rating": r.rating, "full_text": r.full_text,
+             "n_tokens": r.n_tokens} for r in got]
 
 
 def member_names(store: Store, community_ids: list[int], n: int = 10) -> dict[int, list[str]]:

@@ -50,7 +50,6 @@ reports, as global search does, and refines with local search:
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from typing import Callable
 
@@ -59,7 +58,7 @@ from slmgraph.config.settings import Settings
 from slmgraph.indexing.stages.embed import load_vectors, nearest
 from slmgraph.errors import UserError
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.reports import StoredReport, load_reports, member_names
+from slmgraph.indexing.stages.reports import load_reports, member_names
 from slmgraph.store.db import Store
 from slmgraph.text.prose import parse_json
 from slmgraph.query.answer import Answer, check_citations, dedupe_lines, unit_numbers
@@ -86,16 +85,16 @@ def primer_schema(max_followups: int) -> dict:
         "required": ["answer", "follow_ups"]}
 
 
-def all_reports(store: Store) -> dict[int, StoredReport]:
-    """``community_id -> report`` (:func:`slmgraph.indexing.stages.reports.load_reports`) of every level, without
-    carried-down copies."""
+def all_reports(store: Store) -> dict[int, dict]:
+    """``community_id -> report`` (as in :func:`slmgraph.indexing.stages.reports.load_reports`, plus ``level``) of every
+    level, without carried-down copies."""
     carried = {r[0] for r in store.con.execute(
         "SELECT community_id FROM communities WHERE carried_from IS NOT NULL").fetchall()}
     out = {}
     for (lv,) in store.con.execute("SELECT DISTINCT level FROM community_reports ORDER BY 1").fetchall():
         for r in load_reports(store, lv):
-            if r.community_id not in carried:
-                out[r.community_id] = r
+            if r["community_id"] not in carried:
+                out[r["community_id"]] = dict(r, level=lv)
     return out
 
 
@@ -152,27 +151,27 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     budget = {"followups_per_round": settings.drift_followups, "depth": settings.drift_depth,
               "tokens": settings.drift_tokens}
     reports = all_reports(store)
-    vectors = stored_vectors(store, "report", {i: r.full_text for i, r in reports.items()}, embedder)
+    vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in reports.items()}, embedder)
     ids = list(reports)
-    scored = score_items(question, ids, [reports[i].full_text for i in ids], signal="embedding",
+    scored = score_items(question, ids, [reports[i]["full_text"] for i in ids], signal="embedding",
                          embedder=embedder, vectors=vectors)
     ranked = sorted(scored, key=lambda sc: (-sc.score, sc.id))
     floor, probe_best = settings.helpfulness_floor, None
     if settings.helpfulness_probes:  # the index's floor, as in global search (scoring.index_floor)
-        floor, probe_best = index_floor(ids, [reports[i].full_text for i in ids], embedder, vectors,
+        floor, probe_best = index_floor(ids, [reports[i]["full_text"] for i in ids], embedder, vectors,
                                         probe_questions(prompts), settings.helpfulness_floor)
     if corpus_wide_phrase(question, prompts) is not None:
         floor = 0.0  # a question about the whole corpus is never refused (route.corpus_wide_phrase)
         # and its primer is the most important reports (their rating, as in global search's map_reduce: a
         # topic-free question's cosine ranks the emptiest reports first)
-        ranked = sorted((Scored(sc.id, 10.0 * float(reports[sc.id].rating or 0.0), sc.cosine) for sc in scored),
+        ranked = sorted((Scored(sc.id, 10.0 * float(reports[sc.id].get("rating") or 0.0), sc.cosine) for sc in scored),
                         key=lambda sc: (-sc.score, sc.id))
         ans.details["ranked_by"] = "rating"
     top = [sc for sc in ranked[: settings.drift_primer_k] if sc.score >= floor]
     ans.details.update({"budget": budget, "signal": "embedding", "answer_mode": mode, "floor": round(floor, 1),
                         "probe_best": None if probe_best is None else round(probe_best, 1),
                         "best_score": round(ranked[0].score, 1) if ranked else 0.0,
-                        "primer": [{"id": sc.id, "level": reports[sc.id].level, "score": round(sc.score, 1)}
+                        "primer": [{"id": sc.id, "level": reports[sc.id]["level"], "score": round(sc.score, 1)}
                                    for sc in top], "follow_ups": [], "removed_citations": {}})
     if not top:
         ans.text = prompts.fill("no_answer", level="any level").strip()
@@ -182,10 +181,10 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         ans.seconds = time.perf_counter() - t0
         return ans
     score_of = {sc.id: sc.score for sc in top}
-    tokens_read = sum(reports[sc.id].n_tokens or 0 for sc in top)
+    tokens_read = sum(reports[sc.id]["n_tokens"] or 0 for sc in top)
     qv = embedder.encode([question])[0]
     names = member_names(store, [sc.id for sc in top])
-    primer_points = report_points([dataclasses.replace(reports[sc.id], entities=names.get(sc.id, [])) for sc in top], score_of,
+    primer_points = report_points([dict(reports[sc.id], entities=names.get(sc.id, [])) for sc in top], score_of,
                                   qv, embedder, max_points=4)
     for p in primer_points:
         p.label = "Reports"
@@ -195,7 +194,7 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     primer_text = "\n".join(f"{p.head}: {p.text}" for p in primer_points)
     followups: list[tuple[str, str, str]] = []  # (question, made by, entity norm or "")
     if mode == "model":
-        ctx = "\n\n".join(f"Report {sc.id}\n{reports[sc.id].full_text}" for sc in top)
+        ctx = "\n\n".join(f"Report {sc.id}\n{reports[sc.id]['full_text']}" for sc in top)
         gen = client.call("drift_primer", prompts.text("drift_primer_system"),
                           prompts.fill("drift_primer_user", question=question,
                                        context=client.truncate(ctx, settings.local_context_tokens)),
@@ -326,7 +325,7 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         cites = {k: list(dict.fromkeys(v)) for k, v in kept_c.items()}
     ans.text = text
     ans.citations = {k: v for k, v in cites.items() if v}
-    ans.context = ([{"kind": "report", "id": sc.id, "tokens": reports[sc.id].n_tokens} for sc in top]
+    ans.context = ([{"kind": "report", "id": sc.id, "tokens": reports[sc.id]["n_tokens"]} for sc in top]
                    + [{"kind": "follow_up", "question": a["question"], "tokens": a["context_tokens"]} for a in inter])
     ans.details["removed_citations"] = {k: v for k, v in removed.items() if v}
     ans.details["tokens_read"] = tokens_read

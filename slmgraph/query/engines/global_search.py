@@ -45,7 +45,7 @@ from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_ANSWER_S, DEADLINE_REPORT_S, ModelClient
 from slmgraph.model.policy import model_does
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.reports import StoredReport, load_reports, member_names
+from slmgraph.indexing.stages.reports import load_reports, member_names
 from slmgraph.store.db import Store, TextUnitRow, rows
 from slmgraph.text.prose import parse_json
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, pack, unit_numbers
@@ -99,9 +99,9 @@ def available_levels(store: Store) -> list[int]:
         "SELECT DISTINCT level FROM community_reports ORDER BY level").fetchall()]
 
 
-def report_block(rep: StoredReport) -> str:
+def report_block(rep: dict) -> str:
     """A report as packed into a map batch: ``"Report <id>\\n<full text>"``."""
-    return f"Report {rep.community_id}\n{rep.full_text}"
+    return f"Report {rep['community_id']}\n{rep['full_text']}"
 
 
 def _check_reports_exist(store: Store) -> list[int]:
@@ -149,7 +149,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     Args:
         embedder: ``encode(list[str])``; needed by the embedding signal.
         vectors: ``id -> vector`` stored at index time (missing ids are embedded now).
-        records: ``id -> StoredReport`` (:func:`slmgraph.indexing.stages.reports.load_reports`) for extractive
+        records: ``id -> report dict`` (as in load_reports) for extractive
             report answers; None: items are passages (sentence points).
         store: the index, for an extractive answer by theme (:mod:`slmgraph.query.themes`);
             None: report points (:func:`slmgraph.query.extractive.report_points`).
@@ -168,7 +168,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     signal = helpfulness_signal(settings, n_params)
     mode = answer_mode(settings, n_params)
     texts = {i: t for i, t in order}
-    score_texts = {i: (records[i].full_text if records and i in records else t) for i, t in order}
+    score_texts = {i: (records[i]["full_text"] if records and i in records else t) for i, t in order}
     bar = tqdm(total=len(order), desc="score", unit="item", disable=not progress, dynamic_ncols=True, leave=False)
     scored: dict = {}
     for batch in batches:
@@ -198,7 +198,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         # "What are the main themes?" and the three largest communities' reports 0 (cosines -0.09..-0.03).
         # Such a question is answered from the most important reports instead: by their rating (paper sec.
         # 3.1.5; data-built reports rate a community by its size), 0-10 as 0-100, under the same relative cut.
-        basis = [Scored(sc.id, 10.0 * float(records[sc.id].rating or 0.0), sc.cosine) for sc in ranked]
+        basis = [Scored(sc.id, 10.0 * float(records[sc.id].get("rating") or 0.0), sc.cosine) for sc in ranked]
         chosen = select(basis, 0.0, settings.helpfulness_relative)
         ans.details["ranked_by"] = "rating"
     elif not chosen and wide is not None and ranked:
@@ -509,16 +509,16 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
         if on_text is not None:
             on_text(ans.text)
         return ans
-    by_id = {r.community_id: r for r in reports}
+    by_id = {r["community_id"]: r for r in reports}
     for cid, names in member_names(store, list(by_id)).items():  # central entities, for the extractive answer
-        by_id[cid].entities = names
-    vectors = stored_vectors(store, "report", {i: r.full_text for i, r in by_id.items()}, embedder)
+        by_id[cid]["entities"] = names
+    vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in by_id.items()}, embedder)
     ans.details.update(name_details(named))
-    map_reduce(client, prompts, settings, question, [(r.community_id, report_block(r)) for r in reports],
+    map_reduce(client, prompts, settings, question, [(r["community_id"], report_block(r)) for r in reports],
                REPORTS, ans, seed, progress, on_text, no_answer, embedder=embedder, vectors=vectors, records=by_id,
                store=store)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
-    ans.context = [{"kind": "report", "id": i, "tokens": by_id[i].n_tokens} for i in order]
+    ans.context = [{"kind": "report", "id": i, "tokens": by_id[i]["n_tokens"]} for i in order]
     if not ans.details["selected"]:
         _unit_fallback(store, prompts, settings, question, embedder, ans, on_text)
     return ans
@@ -560,7 +560,7 @@ def select_reports(store: Store, client: ModelClient, prompts: Prompts, settings
     them. Selected: the relevant reports none of whose sub-communities is relevant.
 
     Returns:
-        ``(selected reports (:class:`slmgraph.indexing.stages.reports.StoredReport`), info)``; ``info`` has
+        ``(selected reports as in load_reports, info)``; ``info`` has
         ``rated`` (reports scored), ``relevant`` and ``selected`` counts, the
         selected ids and every rated report's score.
     """
@@ -574,14 +574,14 @@ def select_reports(store: Store, client: ModelClient, prompts: Prompts, settings
             children.setdefault(parent, []).append(cid)
     reports = {}
     for lv in sorted(set(level_of.values())):
-        reports.update({r.community_id: r for r in load_reports(store, lv)})
+        reports.update({r["community_id"]: r for r in load_reports(store, lv)})
     signal = helpfulness_signal(settings, client.model)
-    vectors = stored_vectors(store, "report", {i: r.full_text for i, r in reports.items()}, embedder)
+    vectors = stored_vectors(store, "report", {i: r["full_text"] for i, r in reports.items()}, embedder)
     frontier = list(children.get(None, []))
     relevant: set[int] = set()
     scores: dict[int, float] = {}
     while frontier:
-        scored = score_items(question, frontier, [reports[c].full_text for c in frontier], signal=signal,
+        scored = score_items(question, frontier, [reports[c]["full_text"] for c in frontier], signal=signal,
                              embedder=embedder, vectors=vectors, client=client, prompts=prompts,
                              on_call=ans.add_call)
         nxt = []
