@@ -234,7 +234,10 @@ def test_a_resumed_ingest_does_not_cut_unchanged_documents_again(tmp_path, corpu
 
 
 def test_an_interrupted_ingest_keeps_the_documents_it_finished(tmp_path, fake_model):
-    st = Store(tmp_path / "x.duckdb", create=True)
+    from slmgraph.indexing.pipeline import RunStore
+
+    st = RunStore(tmp_path / "x.duckdb", create=True)
+    st.marking = True  # as an index run arms it: its first change marks the index unfinished
     docs = [Document(f"{i:016d}", f"d{i}.txt", f"Person{i} Name met Acme in Paris. " * 50) for i in range(4)]
     calls = {"n": 0}
 

@@ -9,10 +9,9 @@ MIT), the JSON of DocRED: a list of documents, each ``{title, sents, vertexSet, 
 entities, each a list of mentions with ``name`` and ``type`` in PER, ORG, LOC, MISC, TIME, NUM) and
 ``labels`` (relation triples ``h``, ``t``, ``r`` between vertexSet indices).
 
-Each document is indexed on its own, in a temporary DuckDB file, through the same functions as
-``slmgraph index`` -- :func:`slmgraph.indexing.stages.ingest.ingest`, :func:`slmgraph.indexing.stages.extract.run_extraction` and
-:func:`slmgraph.indexing.stages.graph.build_graph` -- so chunking, candidates, extraction, grounding, gleaning and
-entity resolution are exactly the index's; entities never merge across documents. No communities,
+Each document is indexed on its own, in a temporary DuckDB file, through the registered stages of
+``slmgraph index`` (:data:`GOLD_STAGES` of :data:`slmgraph.indexing.pipeline.STAGES`: ingest, extract, graph),
+so chunking, candidates, extraction, grounding, gleaning and entity resolution are exactly the index's; entities never merge across documents. No communities,
 reports or embeddings of text are made.
 
 Scoring (slmgraph/ARCHITECTURE.md, "Extraction quality of the bundled 135M model"):
@@ -50,10 +49,8 @@ from pathlib import Path
 
 from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.indexing.stages.extract import run_extraction
+from slmgraph.indexing.pipeline import IndexContext, stages
 from slmgraph.indexing.stages.concepts import concept_ids
-from slmgraph.indexing.stages.graph import GraphResult, build_graph
-from slmgraph.indexing.stages.ingest import ingest
 from slmgraph.indexing.stages.ingest_read import Document
 from slmgraph.names.forms import tolerant_key
 from slmgraph.config.prompting import Prompts
@@ -345,18 +342,8 @@ class WordTokenizer:
         return "".join(self._inv[t] for t in tokens)
 
 
-def graph_stage(store: Store, count_tokens, settings: Settings, embedder, client=None, prompts=None) -> GraphResult:
-    """The benchmark's only call of :func:`slmgraph.indexing.stages.graph.build_graph`, as :func:`slmgraph.indexing.pipeline.run_index` makes it.
-
-    Args:
-        count_tokens: ``str -> int`` in the model's tokenizer.
-        embedder: an :class:`slmgraph.indexing.stages.embed.Embedder` (or test fake) when
-            ``settings.resolution_threshold`` is not None, else None.
-        client, prompts: for element summaries (``settings.summaries``); None joins descriptions.
-    """
-    embed = (lambda texts: embedder.encode(texts)) if embedder is not None else None
-    return build_graph(store, count_tokens, settings.entity_description_max_tokens, settings=settings, embed=embed,
-                       client=client, prompts=prompts, progress=False)
+#: The index stages a gold document goes through (:func:`slmgraph.indexing.pipeline.stages`).
+GOLD_STAGES = ("ingest", "extract", "graph")
 
 
 def index_document(doc: GoldDoc, settings: Settings, model, prompts: Prompts, embedder, db_path: Path,
@@ -377,11 +364,11 @@ def index_document(doc: GoldDoc, settings: Settings, model, prompts: Prompts, em
     store = Store(db_path, create=True)
     try:
         d = Document(hashlib.sha256(doc.text.encode()).hexdigest()[:16], f"redocred-dev-{doc.index:03d}.txt", doc.text)
-        ing = ingest(store, [d], model.tokenize, model.detokenize, settings.chunk_size, settings.chunk_overlap)
         client = None if settings.extractor == "nlp" else ModelClient(model, store, run_id)
-        run_extraction(store, client, prompts, settings, progress=False)
-        count = client.count if client is not None else (lambda s: len(model.tokenize(s)))
-        graph_stage(store, count, settings, embedder, client, prompts)
+        ctx = IndexContext(store=store, settings=settings, model=model, prompts=prompts, client=client, docs=[d],
+                           embed=embedder.encode if embedder is not None else None)
+        results = {st.name: st.run(ctx) for st in stages(*GOLD_STAGES)}
+        ing = results["ingest"]
         pred = read_prediction(store)
         con = store.con
         status = dict(con.execute("SELECT status, count(*) FROM extractions GROUP BY status").fetchall())

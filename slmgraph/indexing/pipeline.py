@@ -1,10 +1,12 @@
-"""The indexing pipeline: every stage in order, each reading the previous
-stage's tables and writing its own (ARCHITECTURE.md "The data flow").
+"""The indexing pipeline: a registered list of stages (:data:`STAGES`), each a :class:`Stage` that takes
+one :class:`IndexContext` and returns its result dataclass, run in order by :func:`run_index`
+(ARCHITECTURE.md "The data flow").
 
 documents -> text units -> extraction records -> (claims, with
 ``Settings.claims``) -> graph -> communities -> community reports ->
-embeddings. Each stage's wall-clock goes to ``stage_runs``; each model call to
-``llm_calls``.
+embeddings. The runner keeps the bookkeeping: meta ``complete`` and ``build_key``, each stage's
+wall-clock and figures in ``stage_runs``, and the progress lines (each result's ``summary``); each model
+call goes to ``llm_calls``. ``estimate`` and the gold scorer run subsets of the same list (:func:`stages`).
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import dataclasses
 import logging
 import shlex
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
 import duckdb
 
-from slmgraph.indexing.stages.claims import clear_claims, run_claims
+from slmgraph.indexing.stages.claims import ClaimsRemoved, clear_claims, run_claims
 from slmgraph.indexing.stages.communities import run_communities
 from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
@@ -35,10 +38,6 @@ from slmgraph.store.db import COMPACT_SHARE, Store, dumps, new_run_id
 from slmgraph.store.failures import _human
 
 log = logging.getLogger("slmgraph")
-
-#: Index stage -> the auto setting (slmgraph.model.policy.SETTINGS) deciding who does its work.
-ROUTE_OF_STAGE = {"extract": "descriptions", "graph": "summaries", "reports": "reports"}
-
 
 #: Seconds an interrupted run waits for the embed-ahead thread before it leaves it to die with the process.
 EMBED_AHEAD_GRACE_S = 2.0
@@ -60,14 +59,17 @@ def start_embed_ahead(store: Store, settings: Settings, model, get_embedder):
     return EmbedAhead(texts, get_embedder, threads=threads - 1).start() if texts else None
 
 
+#: Why a text unit has no candidate names (the candidate pass looks for capitalised words).
+NO_CANDIDATES = ("the candidate pass finds names as capitalised words, and the text has none outside sentence "
+                 "starts: lowercase prose, only numbers, or a script without capital letters such as Chinese")
+
+
 def no_entity_reason(store: Store, settings: Settings) -> str:
     """Why an index run found no entity, as one clause (for the warning ``index`` prints).
 
-    Either the candidate pass found no name in any text unit (see
-    :data:`slmgraph.tools.estimate.NO_CANDIDATES`), or the model kept none of the candidates.
+    Either the candidate pass found no name in any text unit (:data:`NO_CANDIDATES`), or the model kept none
+    of the candidates.
     """
-    from slmgraph.tools.estimate import NO_CANDIDATES
-
     n_units = store.count("text_units")
     cands = store.con.execute("SELECT coalesce(sum(n_candidates), 0) FROM extractions").fetchone()[0]
     if not cands:
@@ -111,13 +113,192 @@ def idle_options(settings: Settings, model) -> list[str]:
     return out
 
 
+class RunStore(Store):
+    """The store of an index run: the first transaction that commits a change (a stage's first write) also
+    marks the index unfinished (meta ``complete`` = 0), so a run killed after it never leaves a changed index
+    marked complete; a run that changes nothing writes no meta (ARCHITECTURE.md "Incremental runs")."""
+
+    #: True until a transaction has marked the index unfinished (the runner arms it once the run's meta is set).
+    marking = False
+
+    @contextmanager
+    def transaction(self):
+        with super().transaction() as con:
+            if self.marking:
+                self.set_meta("complete", "0")
+            yield con
+        self.marking = False
+
+
+@dataclasses.dataclass
+class IndexContext:
+    """What every stage reads: the open index, the settings, the model and the run's options.
+
+    ``client`` None: no stage calls the model (LLM-free extraction, the gold scorer's ``nlp`` config);
+    token counts then use ``model.tokenize``. ``embed`` (``texts -> array (n, dim)``) serves the graph
+    stage's embedding resolution rule, ``embedder`` (``() -> Embedder``) the embed stage; ``only`` limits
+    extraction to those text units (the estimate's samples); ``extras`` collects the runner's figures
+    beside the stages' results (``run_index``'s return value: ``run_id``, ``unreadable``, ``embed_ahead``).
+    """
+
+    store: Store
+    settings: Settings
+    model: object
+    prompts: Prompts
+    client: ModelClient | None = None
+    docs: list = dataclasses.field(default_factory=list)
+    keep: list = dataclasses.field(default_factory=list)
+    chunking: str | None = None
+    progress: bool = False
+    say: Callable[[str], None] | None = None
+    model_factory: Callable | None = None
+    embed: Callable | None = None
+    embedder: Callable | None = None
+    only: set[str] | None = None
+    summary_limit: int | None = None
+    report_limit: int | None = None
+    db_path: str | Path = ""
+    ahead: object = None
+    extras: dict = dataclasses.field(default_factory=dict)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in the model's tokenizer."""
+        return self.client.count(text) if self.client is not None else len(self.model.tokenize(text))
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """One index stage: ``run(ctx) -> result`` (a dataclass with a ``summary(settings)`` method giving the
+    progress lines ``index`` prints).
+
+    ``items``: the result field ``stage_runs`` counts as the stage's items; ``route``: the auto setting
+    (:data:`slmgraph.model.policy.SETTINGS`) deciding who does its work, recorded with its figures;
+    ``derived``: the stage rebuilds its tables from earlier stages' tables, so it is skipped when nothing
+    was new since the last complete build; ``changed(result)``: whether a non-derived stage changed the
+    index; ``when(settings)``: whether it runs (None: always), else ``otherwise(ctx)`` runs instead and is
+    not recorded; ``after(ctx, result)``: what the runner says or keeps after the summary.
+    """
+
+    name: str
+    run: Callable[[IndexContext], object]
+    items: str = ""
+    route: str = ""
+    derived: bool = False
+    changed: Callable[[object], bool] = lambda res: False
+    when: Callable[[Settings], bool] | None = None
+    otherwise: Callable[[IndexContext], object] | None = None
+    after: Callable[[IndexContext, object], None] | None = None
+
+
+def _ingest(ctx: IndexContext):
+    return ingest(ctx.store, ctx.docs, ctx.model.tokenize, ctx.model.detokenize, ctx.settings.chunk_size,
+                  ctx.settings.chunk_overlap, keep=ctx.keep, chunking=ctx.chunking, progress=ctx.progress)
+
+
+def _after_ingest(ctx: IndexContext, ing) -> None:
+    # The input is partial: a file or folder that exists could not be read (its old documents are kept); a
+    # link that leads nowhere and under which nothing was ever indexed took nothing from the index.
+    partial = [u for u in ctx.keep if (u.warned and not u.link) or kept_paths(ing.kept, [u])]
+    for u in partial:
+        if not u.warned:  # a dangling link not named as a text file, under which documents were indexed
+            ctx.say(f"warning: {u.line}")
+    ctx.extras["unreadable"] = [f"{u.path} ({u.cause})" for u in partial]
+
+
+def _extract(ctx: IndexContext):
+    ahead = ctx.ahead = (start_embed_ahead(ctx.store, ctx.settings, ctx.model, ctx.embedder)
+                         if ctx.embedder is not None else None)
+    try:
+        res = run_extraction(ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.progress,
+                             model_factory=ctx.model_factory, say=ctx.say, only=ctx.only)
+    except BaseException:
+        # Unwinding (a Ctrl-C, a failure): never wait long for the thread, which may be stuck on an import
+        # lock the interrupted main thread held.
+        if ahead is not None:
+            ahead.stop(timeout=EMBED_AHEAD_GRACE_S)
+        raise
+    if ahead is not None:
+        ctx.extras["embed_ahead"] = {"texts": ahead.stop(), "thread_seconds": round(ahead.seconds, 2)}
+    return res
+
+
+def _claims(ctx: IndexContext):
+    return run_claims(ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.progress)
+
+
+def _clear_claims(ctx: IndexContext):
+    return ClaimsRemoved(clear_claims(ctx.store))
+
+
+def _graph(ctx: IndexContext):
+    return build_graph(ctx.store, ctx.count_tokens, ctx.settings.entity_description_max_tokens,
+                       settings=ctx.settings, embed=ctx.embed, client=ctx.client, prompts=ctx.prompts,
+                       progress=ctx.progress, summary_limit=ctx.summary_limit)
+
+
+def _after_graph(ctx: IndexContext, g) -> None:
+    if not g.entities and ctx.say is not None:
+        ctx.say(f"warning: {no_entity_reason(ctx.store, ctx.settings)}; global and local search need entities: "
+                f"ask with  slmgraph query --db {shlex.quote(str(ctx.db_path))} --method basic \"your question\"  "
+                "(it reads the text units)")
+
+
+def _communities(ctx: IndexContext):
+    return run_communities(ctx.store, ctx.settings)
+
+
+def _reports(ctx: IndexContext):
+    if ctx.settings.reports == "none":
+        rep = skip_reports(ctx.store)
+    else:
+        rep = run_reports(ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.progress,
+                          model_factory=ctx.model_factory, say=ctx.say, limit=ctx.report_limit)
+    ctx.store.set_meta("reports", "skipped" if rep.skipped else "written")
+    return rep
+
+
+def _embed(ctx: IndexContext):
+    from slmgraph.indexing.stages.embed import run_embeddings
+
+    emb = ctx.embedder()
+    return run_embeddings(ctx.store, ctx.ahead.wrap(emb) if ctx.ahead is not None else emb, ctx.progress)
+
+
+#: The index pipeline, in order (ARCHITECTURE.md "The data flow"): ``index`` runs every stage,
+#: ``estimate`` and the gold scorer run the ones they name (:func:`stages`).
+STAGES: list[Stage] = [
+    Stage("ingest", _ingest, items="text_units", changed=lambda r: bool(r.added_units or r.removed_units),
+          after=_after_ingest),
+    Stage("extract", _extract, items="extracted", route="descriptions", changed=lambda r: bool(r.extracted)),
+    Stage("claims", _claims, items="extracted", changed=lambda r: bool(r.removed if isinstance(r, ClaimsRemoved) else r.extracted),
+          when=lambda s: s.claims, otherwise=_clear_claims),
+    Stage("graph", _graph, items="entities", route="summaries", derived=True, after=_after_graph),
+    Stage("communities", _communities, items="levels", derived=True),
+    Stage("reports", _reports, items="reports", route="reports", derived=True),
+    Stage("embed", _embed, items="embedded", derived=True),
+]
+
+
+def stages(*names: str) -> list[Stage]:
+    """The registered stages named (all of them when none is), in the pipeline's order.
+
+    Raises:
+        KeyError: a name no registered stage has.
+    """
+    known = {st.name for st in STAGES}
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise KeyError(f"no index stage named {', '.join(missing)}")
+    return [st for st in STAGES if not names or st.name in names]
+
+
 def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
               progress: bool = True, model=None, embedder_factory: Callable | None = None,
               say: Callable[[str], None] = print, model_factory: Callable | None = None,
               wait: float = 0.0,
               sources: dict[str, str] | None = None, summary_limit: int | None = None,
               report_limit: int | None = None) -> dict:
-    """Index ``input_path`` into the DuckDB file ``db_path`` (created if new).
+    """Index ``input_path`` into the DuckDB file ``db_path`` (created if new), running :data:`STAGES`.
 
     Re-running on the same input is incremental: unchanged text units keep
     their extractions, removed documents are removed, and every model call
@@ -170,7 +351,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                            settings.threads_explicit)
     for w in warnings:  # after every check that can refuse the command (the model's --n-ctx is one)
         say(f"warning: {w}")
-    store = Store(db_path, create=True, wait=wait, on_wait=say)
+    store = RunStore(db_path, create=True, wait=wait, on_wait=say)
     try:
         old_root = store.get_meta("input_root")
         if old_root and old_root != root and not replace and store.count("documents"):
@@ -190,8 +371,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                            "routes": {k: v["route"] for k, v in routes.items()}})
         up_to_date_before = store.get_meta("complete") == "1" and store.get_meta("build_key") == build_key
         # meta complete = 0 from the first write of a run until its last stage: here when the settings,
-        # model or prompts changed; otherwise by the stage that first finds work (ingest, extraction,
-        # claims), so a re-run with nothing to do writes only its stage_runs rows.
+        # model or prompts changed; otherwise in the transaction of the first stage that changes the index
+        # (RunStore), so a re-run with nothing to do writes only its stage_runs rows.
         if not up_to_date_before or old_root != root:
             store.set_meta("complete", "0")
         store.set_meta("input_root", root)
@@ -203,38 +384,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         from slmgraph.config.file import report as settings_report
 
         store.set_meta("settings_sources", dumps(settings_report(settings, sources or {})))
+        store.marking = True
         run_id = new_run_id()
-        client = ModelClient(model, store, run_id)
-        out: dict = {"run_id": run_id}
-
-        def stage(name: str, fn, items_key: str | None = None):
-            t0 = time.perf_counter()
-            res = fn()
-            dt = time.perf_counter() - t0
-            figures = res if isinstance(res, dict) else dataclasses.asdict(res)
-            if name in ROUTE_OF_STAGE:  # which route ran and why, in the stage_runs row
-                figures = dict(figures, route=routes[ROUTE_OF_STAGE[name]])
-            items = figures.get(items_key, 0) if items_key else 0
-            store.record_stage(run_id, name, dt, int(items) if isinstance(items, (int, float)) else 0,
-                               dumps(figures))
-            out[name] = dict(figures, seconds=round(dt, 2))
-            return res
-
-        chunking = chunking_key(str(getattr(model, "fingerprint", None) or model.name), settings.chunk_size,
-                                settings.chunk_overlap)
-        ing = stage("ingest", lambda: ingest(store, docs, model.tokenize, model.detokenize, settings.chunk_size,
-                                             settings.chunk_overlap, keep=reading.unreadable, chunking=chunking,
-                                             progress=progress), "text_units")
-        kept = f", {len(ing.kept)} document{'s' if len(ing.kept) > 1 else ''} kept unread" if ing.kept else ""
-        say(f"ingest: {ing.documents} documents, {ing.tokens} tokens, {ing.text_units} text units "
-            f"({ing.added_units} new, {ing.removed_units} removed{kept})")
-        # The input is partial: a file or folder that exists could not be read (its old documents are kept); a
-        # link that leads nowhere and under which nothing was ever indexed took nothing from the index.
-        partial = [u for u in reading.unreadable if (u.warned and not u.link) or kept_paths(ing.kept, [u])]
-        for u in partial:
-            if not u.warned:  # a dangling link not named as a text file, under which documents were indexed
-                say(f"warning: {u.line}")
-        out["unreadable"] = [f"{u.path} ({u.cause})" for u in partial]
         embedder: list = []  # loaded on first use and shared by the embed-ahead thread, the graph and embed stages
 
         def get_embedder():
@@ -248,93 +399,36 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                                 Embedder(batch_size=settings.embed_batch_size, threads=threads))
             return embedder[0]
 
-        ahead = start_embed_ahead(store, settings, model, get_embedder)
-        try:
-            ex = stage("extract", lambda: run_extraction(store, client, prompts, settings, progress,
-                                                             model_factory=model_factory, say=say), "extracted")
-        except BaseException:
-            # Unwinding (a Ctrl-C, a failure): never wait long for the thread, which may be stuck on an import
-            # lock the interrupted main thread held.
-            if ahead is not None:
-                ahead.stop(timeout=EMBED_AHEAD_GRACE_S)
-            raise
-        if ahead is not None:
-            out["embed_ahead"] = {"texts": ahead.stop(), "thread_seconds": round(ahead.seconds, 2)}
-        status = ", ".join(f"{k} {v}" for k, v in sorted(ex.status.items())) or "nothing new"
-        grounding = (f"{ex.ungrounded} entities dropped by grounding (names not in their text unit)"
-                     if settings.grounding else "grounding off")
-        invalid = "names not among the candidates" if settings.constrain_names else "empty or overlong names"
-        say(f"extract: {ex.extracted} text units extracted, {ex.reused} reused; the new ones gave "
-            f"{ex.entities} entities, {ex.relationships} relationships; {ex.dropped} records dropped by validation "
-            f"(duplicates, self-loops, {invalid}); {grounding}; status: {status}")
-        cl = None
-        if settings.claims:
-            cl = stage("claims", lambda: run_claims(store, client, prompts, settings, progress), "extracted")
-            say(f"claims: {cl['extracted']} text units read, {cl['reused']} reused, {cl['no_entities']} without "
-                f"entities; {cl['claims']} claims stored ({cl['self']} with subject = object kept without an object), "
-                f"{cl['dropped']} dropped ({cl['ungrounded']} whose sentence does not name the subject, {cl['invalid']} "
-                f"duplicates or unknown names or sentences); {cl['total']} claims in the index")
-        removed_claims = 0
-        if not settings.claims:
-            removed = removed_claims = clear_claims(store)
-            if removed:
-                say(f"claims: off; {removed} claims of an earlier run removed")
-        nothing_new = (up_to_date_before and not ing.added_units and not ing.removed_units
-                       and not ex.extracted and not (cl is not None and cl["extracted"])
-                       and not removed_claims)
-        if nothing_new:
-            # Rebuilding the graph, communities, reports and embeddings would give the same tables and
-            # rewrite most of the file (it grew 7.4 -> 11.8 MB on the demo) for nothing.
-            say("graph, communities, reports, embed: up to date (no new or changed text unit, same settings)")
-            store.set_meta("complete", "1")  # written only if a stage marked it 0 (set_meta skips an equal value)
-            out["up_to_date"] = True
-            compact(store, say, out)
-            return out
-        g = stage("graph", lambda: build_graph(store, client.count, settings.entity_description_max_tokens,
-                                               settings=settings, embed=lambda texts: get_embedder().encode(texts),
-                                               client=client, prompts=prompts, progress=progress,
-                                               summary_limit=summary_limit), "entities")
-        merged = ", ".join(f"{k} {v}" for k, v in g.merges.items() if v) or "none"
-        summ = (f"{g.summarized} element summaries by the model ({g.summary_calls} model calls, "
-                f"{g.summary_cache_hits} from cache, {g.summaries_rejected} ungrounded ones joined instead)"
-                if g.summaries == "model" else "descriptions joined")
-        say(f"graph: {g.entities} entities, {g.relationships} relationships, {g.isolated} isolated; "
-            f"entity resolution merges: {merged}; {summ}")
-        if not g.entities:
-            say(f"warning: {no_entity_reason(store, settings)}; global and local search need entities: ask with  "
-                f"slmgraph query --db {shlex.quote(str(db_path))} --method basic \"your question\"  (it reads the "
-                "text units)")
-        com = stage("communities", lambda: run_communities(store, settings), "levels")
-        per = ", ".join(f"level {k}: {v}" for k, v in sorted(com.per_level.items()))
-        say(f"communities: {com.levels} level{'s' if com.levels != 1 else ''} ({per})" if com.levels else
-            "communities: none (no entities)")
-        if settings.reports == "none":
-            rep = stage("reports", lambda: skip_reports(store), "reports")
-            store.set_meta("reports", "skipped")
-            removed = f"; {rep.removed} reports of an earlier run removed" if rep.removed else ""
-            say(f"reports: skipped (--no-reports){removed}: answer global questions with --method lazy")
-        else:
-            rep = stage("reports", lambda: run_reports(store, client, prompts, settings, progress,
-                                                       model_factory=model_factory, say=say, limit=report_limit),
-                        "reports")
-            store.set_meta("reports", "written")
-            say(f"reports: {rep.reports} written ({rep.model_calls} model calls, {rep.cache_hits} from cache, "
-                f"{rep.single} single-entity), {rep.carried} carried down")
-            if rep.budget_tokens:
-                cut = "whole descriptions" if rep.description_tokens is None else \
-                    f"descriptions cut to {rep.description_tokens} tokens"
-                scaled = f", contexts scaled to {rep.budget_scale:.0%}" if rep.budget_scale < 1 else ""
-                say(f"reports: budget {rep.budget_tokens:,} prompt tokens (--report-budget {settings.report_budget:g} "
-                    f"x corpus tokens), planned {rep.planned_tokens:,}: {cut}{scaled}")
-
-        def embed():
-            from slmgraph.indexing.stages.embed import run_embeddings
-
-            return run_embeddings(store, ahead.wrap(get_embedder()) if ahead else get_embedder(), progress)
-
-        emb = stage("embed", embed, "embedded")
-        say(f"embed: {emb.embedded} vectors computed ({emb.word_pieces} word pieces), {emb.kept} kept, "
-            f"{emb.reused} reused by content (same text in the embedder's window)")
+        ctx = IndexContext(
+            store=store, settings=settings, model=model, prompts=prompts, client=ModelClient(model, store, run_id),
+            docs=docs, keep=reading.unreadable, progress=progress, say=say, model_factory=model_factory,
+            chunking=chunking_key(str(getattr(model, "fingerprint", None) or model.name), settings.chunk_size,
+                                  settings.chunk_overlap),
+            embed=lambda texts: get_embedder().encode(texts), embedder=get_embedder,
+            summary_limit=summary_limit, report_limit=report_limit, db_path=db_path, extras={"run_id": run_id})
+        out = ctx.extras
+        changed = False
+        for st in STAGES:
+            if st.derived and up_to_date_before and not changed:
+                # Rebuilding the graph, communities, reports and embeddings would give the same tables and
+                # rewrite most of the file (it grew 7.4 -> 11.8 MB on the demo) for nothing.
+                rest = ", ".join(s.name for s in STAGES if s.derived and (s.when is None or s.when(settings)))
+                say(f"{rest}: up to date (no new or changed text unit, same settings)")
+                store.set_meta("complete", "1")  # written only if a stage marked it 0 (set_meta skips an equal value)
+                out["up_to_date"] = True
+                compact(store, say, out)
+                return out
+            if st.when is not None and not st.when(settings):
+                res = st.otherwise(ctx) if st.otherwise is not None else None
+            else:
+                res = run_stage(ctx, st, run_id, routes)
+            if res is None:
+                continue
+            changed = changed or (not st.derived and st.changed(res))
+            for line in res.summary(settings):
+                say(line)
+            if st.after is not None:
+                st.after(ctx, res)
         # Everything into the .duckdb file first: the index is marked complete only once it is there.
         store.checkpoint()
         store.set_meta("build_key", build_key)
@@ -345,6 +439,22 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         raise store.storage_error(exc) from None
     finally:
         store.close()
+
+
+def run_stage(ctx: IndexContext, st: Stage, run_id: str, routes: dict):
+    """Run one stage and record it: its wall-clock, items and figures (with its route, from
+    :func:`slmgraph.model.policy.routes`) in ``stage_runs``, and in ``ctx.extras[name]`` with its
+    ``seconds``. Returns the stage's result."""
+    t0 = time.perf_counter()
+    res = st.run(ctx)
+    dt = time.perf_counter() - t0
+    figures = dataclasses.asdict(res)
+    if st.route:  # which route ran and why, in the stage_runs row
+        figures = dict(figures, route=routes[st.route])
+    items = figures.get(st.items, 0) if st.items else 0
+    ctx.store.record_stage(run_id, st.name, dt, int(items) if isinstance(items, (int, float)) else 0, dumps(figures))
+    ctx.extras[st.name] = dict(figures, seconds=round(dt, 2))
+    return res
 
 
 def compact(store: Store, say: Callable[[str], None], out: dict) -> None:

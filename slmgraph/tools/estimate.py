@@ -39,17 +39,15 @@ from typing import Callable
 
 import numpy as np
 
-from slmgraph.indexing.stages.communities import run_communities
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.extract import run_extraction
+from slmgraph.indexing import pipeline
+from slmgraph.indexing.pipeline import NO_CANDIDATES, IndexContext
 from slmgraph.indexing.stages.extract_routes import model_writes, use_model_descriptions
-from slmgraph.indexing.stages.graph import build_graph
-from slmgraph.indexing.stages.ingest import ingest
 from slmgraph.indexing.stages.ingest_read import read_documents
 from slmgraph.model.client import DEADLINE_REPORT_S, Choice, Generation, ModelClient, Prompt
 from slmgraph.names.forms import candidate_names
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.reports import report_schema, run_reports
+from slmgraph.indexing.stages.reports import report_schema
 from slmgraph.store.db import Store, new_run_id
 
 
@@ -125,11 +123,6 @@ _CANNED_REPORT = ('{"title": "Community", "summary": "A community of related ent
                   '"rating_explanation": "Estimate.", "findings": [{"summary": "Finding", "explanation": "Text."}]}')
 
 
-#: Why a text unit has no candidate names (the candidate pass looks for capitalised words).
-NO_CANDIDATES = ("the candidate pass finds names as capitalised words, and the text has none outside sentence "
-                 "starts: lowercase prose, only numbers, or a script without capital letters such as Chinese")
-
-
 def _even_sample(items: list, k: int) -> list:
     """``k`` items spread evenly over ``items`` (all of them if ``k >= len``)."""
     if k >= len(items):
@@ -184,9 +177,11 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
     calib: dict = {}
     with tempfile.TemporaryDirectory(prefix="slmgraph-estimate-") as tmp:
         store = Store(Path(tmp) / "estimate.duckdb", create=True)
+        # What the index run's stages read; each step below runs the registered stages it names on it.
+        ctx = IndexContext(store=store, settings=settings, model=model, prompts=prompts, docs=docs)
         try:
             t0 = time.perf_counter()
-            ing = ingest(store, docs, model.tokenize, model.detokenize, settings.chunk_size, settings.chunk_overlap)
+            ing = run(ctx, "ingest")
             stages["ingest"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                                 "seconds": time.perf_counter() - t0}
             units = store.con.execute("SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord").fetchall()
@@ -199,19 +194,19 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
             from slmgraph.indexing.stages.extract_routes import uses_model
 
             if uses_model(settings, model):  # else: the LLM-free route, run in full
-                ratio = _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok, sample,
-                                              progress, model_factory, say, stages, calib)
+                ratio = _calibrate_extraction(ctx, units, n_cand, n_tok, sample, progress, model_factory, say, stages,
+                                              calib)
             elif not model_writes(settings.reports, model, "reports"):
                 # No model call in any stage: calibrated on a sample, scaled to the corpus.
-                _estimate_llm_free(store, model, prompts, settings, units, embedder_factory, stages, calib, say)
+                _estimate_llm_free(ctx, units, embedder_factory, stages, calib, say)
             else:
                 t0 = time.perf_counter()
-                run_extraction(store, None, prompts, settings, progress=False)
+                run(ctx, "extract")
                 stages["extract"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                                      "seconds": time.perf_counter() - t0}
             if "graph" not in stages:
                 lazy = _LazyEmbedder(settings, embedder_factory)
-                _estimate_reports(store, model, prompts, settings, ratio, lazy, stages, calib, say)
+                _estimate_reports(ctx, ratio, lazy, stages, calib, say)
                 _estimate_embeddings(store, ratio, lazy, stages, calib, say)
         finally:
             store.close()
@@ -419,7 +414,14 @@ def _embed_ahead_overlap(stages: dict, settings, model, load_stage: str, load_se
     return hidden
 
 
-def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory, stages, calib, say) -> None:
+def run(ctx: IndexContext, name: str, **changes):
+    """The result of the registered index stage ``name`` run on ``ctx`` with ``changes`` to its fields
+    (:func:`dataclasses.replace`): the estimate runs the index's own stages, on its temporary index."""
+    st, = pipeline.stages(name)
+    return st.run(dataclasses.replace(ctx, **changes) if changes else ctx)
+
+
+def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib, say) -> None:
     """Estimate a run that makes no model call (LLM-free extraction, data-built reports) from a sample.
 
     ``LLM_FREE_SHARE`` of the text units, spread evenly over the corpus, go
@@ -435,6 +437,7 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
     from slmgraph.indexing.stages.embed import entity_text, further_windows
     from slmgraph.indexing.stages.ner import pipeline_for
 
+    store, model, settings = ctx.store, ctx.model, ctx.settings
     n_tok = {cid: n for cid, _, n in units}
     ids = [cid for cid, _, _ in units]
     k = min(len(ids), max(LLM_FREE_MIN_UNITS, min(LLM_FREE_MAX_UNITS, round(LLM_FREE_SHARE * len(ids)))))
@@ -448,7 +451,7 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
     pipeline_for(settings.ner_model)  # loaded once per process, as in the real run
     ner_load = time.perf_counter() - t0
     t0 = time.perf_counter()
-    run_extraction(store, None, prompts, settings, progress=False, only=set(picked))
+    run(ctx, "extract", only=set(picked))
     t_ex = time.perf_counter() - t0
     stages["extract"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                          "seconds": ner_load + t_ex * r_tok}
@@ -461,10 +464,8 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
 
     # Graph: the embedder loads on the first name embedding, as in the real run, timed apart.
     lazy = _LazyEmbedder(settings, embedder_factory)
-    client0 = ModelClient(model, None, "estimate")
     t0 = time.perf_counter()
-    g = build_graph(store, client0.count, settings.entity_description_max_tokens,
-                    settings=dataclasses.replace(settings, summaries="join"), embed=lazy.encode)
+    g = run(ctx, "graph", settings=dataclasses.replace(settings, summaries="join"), embed=lazy.encode)
     graph_load = lazy.load_seconds
     t_graph = time.perf_counter() - t0 - graph_load
     t_names = lazy.encode_seconds
@@ -475,12 +476,12 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
     stages["graph"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                        "seconds": graph_load + t_names * r_ent + rest * rows_pred / max(1, rows_s)}
     t0 = time.perf_counter()
-    run_communities(store, settings)
+    run(ctx, "communities")
     stages["communities"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                              "seconds": (time.perf_counter() - t0) * r_ent}
     dry = DryRunModel(model, _CANNED_REPORT)
     t0 = time.perf_counter()
-    run_reports(store, ModelClient(dry, None, "estimate"), prompts, settings, progress=False)
+    run(ctx, "reports", client=ModelClient(dry, None, "estimate"))
     stages["reports"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                          "seconds": (time.perf_counter() - t0) * r_ent}
     # Embeddings: each kind encoded and stored as run_embeddings does, per item, times the predicted counts.
@@ -522,9 +523,10 @@ def _estimate_llm_free(store, model, prompts, settings, units, embedder_factory,
         "embed_ahead_slowdown": round(slowdown, 2), "embed_ahead_hidden_seconds": round(hidden, 1)}
 
 
-def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok, sample, progress, model_factory,
-                          say, stages, calib) -> float:
+def _calibrate_extraction(ctx: IndexContext, units, n_cand, n_tok, sample, progress, model_factory, say, stages,
+                          calib) -> float:
     """Extract the calibration sample for real; fill ``stages['extract']``; return the entity keep ratio."""
+    store, model, prompts, settings = ctx.store, ctx.model, ctx.prompts, ctx.settings
     if not settings.constrain_names:
         # Free names: every text unit gets a call, whatever its candidates.
         n_cand = {cid: max(1, n) for cid, n in n_cand.items()}
@@ -538,8 +540,7 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
     client = ModelClient(model, store, new_run_id())
     say(f"estimate: extracting {len(picked)} of {len(units)} text units to calibrate")
     t0 = time.perf_counter()
-    st = run_extraction(store, client, prompts, settings, progress, model_factory=model_factory, say=say,
-                        only=set(picked))
+    st = run(ctx, "extract", client=client, progress=progress, model_factory=model_factory, say=say, only=set(picked))
     wall = time.perf_counter() - t0
     startup = st.startup_seconds
     calls = store.con.execute("SELECT prompt_tokens, cached_tokens, completion_tokens, seconds, "
@@ -598,24 +599,22 @@ def _calibrate_extraction(store, model, prompts, settings, units, n_cand, n_tok,
     return ratio
 
 
-def _estimate_reports(store, model, prompts, settings, ratio, lazy, stages, calib, say) -> None:
+def _estimate_reports(ctx: IndexContext, ratio, lazy, stages, calib, say) -> None:
     """Dry-run graph, communities and reports on the LLM-free proxy graph; time up to four real report calls.
     The graph stage includes the embedder's load and the name embeddings of the resolution rule (``lazy``)."""
-    nlp = dataclasses.replace(settings, extractor="nlp")
-    run_extraction(store, None, prompts, nlp, progress=False)
+    model, settings = ctx.model, ctx.settings
+    run(ctx, "extract", settings=dataclasses.replace(settings, extractor="nlp"))
     t0 = time.perf_counter()
-    client0 = ModelClient(model, None, "estimate")
     # Entity resolution as in the real run, the embedding rule included (it loads the embedder).
-    build_graph(store, client0.count, settings.entity_description_max_tokens,
-                settings=dataclasses.replace(settings, summaries="join"), embed=lazy.encode)
+    run(ctx, "graph", settings=dataclasses.replace(settings, summaries="join"), embed=lazy.encode)
     stages["graph"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": time.perf_counter() - t0}
     t0 = time.perf_counter()
-    run_communities(store, settings)
+    run(ctx, "communities")
     stages["communities"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                              "seconds": time.perf_counter() - t0}
     dry = DryRunModel(model, _CANNED_REPORT)
     t0 = time.perf_counter()
-    run_reports(store, ModelClient(dry, None, "estimate"), prompts, settings, progress=False)
+    run(ctx, "reports", client=ModelClient(dry, None, "estimate"))
     python_seconds = time.perf_counter() - t0
     prompts_seen = dry.prompts
     n_proxy = len(prompts_seen)

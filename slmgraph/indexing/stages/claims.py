@@ -357,14 +357,50 @@ def clear_claims(store: Store) -> int:
     n = store.count("claims")
     if n or store.count("claim_extractions"):
         with store.transaction() as con:
-            store.set_meta("complete", "0")  # the index changes until the pipeline's last stage
             con.execute("DELETE FROM claims")
             con.execute("DELETE FROM claim_extractions")
     return n
 
 
+@dataclass
+class ClaimsResult:
+    """What the claims stage did: ``extracted`` (units given a model call now), ``reused`` (units already up to
+    date), ``no_entities`` (units without entities: no call), ``claims`` (stored now), ``dropped`` (of which
+    ``ungrounded``: the sentence does not name the subject; ``invalid``: duplicates, unknown names or
+    sentences), ``self`` (subject = object, kept without an object), ``descriptions_replaced``, ``status``
+    (status -> units) and ``total`` (claims in the index)."""
+    extracted: int = 0
+    reused: int = 0
+    no_entities: int = 0
+    claims: int = 0
+    dropped: int = 0
+    ungrounded: int = 0
+    self: int = 0
+    invalid: int = 0
+    descriptions_replaced: int = 0
+    status: dict[str, int] = field(default_factory=dict)
+    total: int = 0
+
+    def summary(self, settings: Settings) -> list[str]:
+        """The progress line ``index`` prints."""
+        return [f"claims: {self.extracted} text units read, {self.reused} reused, {self.no_entities} without "
+                f"entities; {self.claims} claims stored ({self.self} with subject = object kept without an object), "
+                f"{self.dropped} dropped ({self.ungrounded} whose sentence does not name the subject, {self.invalid} "
+                f"duplicates or unknown names or sentences); {self.total} claims in the index"]
+
+
+@dataclass
+class ClaimsRemoved:
+    """The claims stage under claims off: ``removed`` claims of an earlier run deleted (:func:`clear_claims`)."""
+    removed: int
+
+    def summary(self, settings: Settings) -> list[str]:
+        """The progress line ``index`` prints (none when nothing was removed)."""
+        return [f"claims: off; {self.removed} claims of an earlier run removed"] if self.removed else []
+
+
 def run_claims(store: Store, client: ModelClient, prompts: Prompts, settings: Settings,
-               progress: bool = True) -> dict:
+               progress: bool = True) -> ClaimsResult:
     """Extract the claims of every text unit that has no up-to-date marker.
 
     Each unit's claims and marker are committed in one transaction as soon as
@@ -372,11 +408,7 @@ def run_claims(store: Store, client: ModelClient, prompts: Prompts, settings: Se
     and markers of text units no longer in ``text_units`` are deleted first.
 
     Returns:
-        dict: ``extracted`` (units given a model call now), ``reused`` (units
-        already up to date), ``no_entities`` (units without entities: no
-        call), ``claims`` (stored now), ``dropped``, ``ungrounded``, ``self``,
-        ``invalid``, ``descriptions_replaced``, ``status`` counts, ``total``
-        (claims in the index).
+        :class:`ClaimsResult`.
     """
     con = store.con
     gone = con.execute("SELECT count(*) FROM claim_extractions WHERE chunk_id NOT IN "
@@ -384,7 +416,6 @@ def run_claims(store: Store, client: ModelClient, prompts: Prompts, settings: Se
         "SELECT count(*) FROM claims WHERE chunk_id NOT IN (SELECT chunk_id FROM text_units)").fetchone()[0]
     if gone:  # (nothing is written when nothing is gone: a no-op re-run leaves the file as it is)
         with store.transaction():
-            store.set_meta("complete", "0")
             for table in ("claims", "claim_extractions"):
                 con.execute(f"DELETE FROM {table} WHERE chunk_id NOT IN (SELECT chunk_id FROM text_units)")
     prompt_fp = prompts.digest("claims_system", "claims_user", "claims_example")
@@ -406,8 +437,6 @@ def run_claims(store: Store, client: ModelClient, prompts: Prompts, settings: Se
     stats = {"extracted": 0, "reused": reused, "no_entities": 0, "claims": 0, "dropped": 0, "ungrounded": 0,
              "self": 0, "invalid": 0, "descriptions_replaced": 0, "status": {}}
     next_id = (con.execute("SELECT max(claim_id) FROM claims").fetchone()[0] or 0) + 1
-    if todo:
-        store.set_meta("complete", "0")  # the index changes from here until the pipeline's last stage
     bar = tqdm(todo, desc="claims", unit="unit", disable=not progress or not todo, dynamic_ncols=True)
     for chunk_id, text, key in bar:
         ex = extract_claims(client, prompts, system, text, names.get(chunk_id, {}), settings)
@@ -440,7 +469,7 @@ def run_claims(store: Store, client: ModelClient, prompts: Prompts, settings: Se
         stats["status"][ex.status] = stats["status"].get(ex.status, 0) + 1
         bar.set_postfix(claims=stats["claims"], dropped=stats["dropped"], refresh=False)
     stats["total"] = store.count("claims")
-    return stats
+    return ClaimsResult(**stats)
 
 
 def resolve_norm(norm: str | None, merged: dict[str, str], known: dict[str, int]) -> int | None:

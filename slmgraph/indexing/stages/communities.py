@@ -127,6 +127,12 @@ class CommunitiesResult:
     levels: int
     per_level: dict[int, int]
 
+    def summary(self, settings=None) -> list[str]:
+        """The progress line ``index`` prints."""
+        per = ", ".join(f"level {k}: {v}" for k, v in sorted(self.per_level.items()))
+        return [f"communities: {self.levels} level{'s' if self.levels != 1 else ''} ({per})" if self.levels else
+                "communities: none (no entities)"]
+
 
 def run_communities(store: Store, settings) -> CommunitiesResult:
     """Compute communities of the current graph and store them (one transaction)."""

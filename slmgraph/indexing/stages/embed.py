@@ -293,6 +293,11 @@ class EmbedResult:
     word_pieces: int = 0
     per_kind: dict = field(default_factory=dict)
 
+    def summary(self, settings=None) -> list[str]:
+        """The progress line ``index`` prints."""
+        return [f"embed: {self.embedded} vectors computed ({self.word_pieces} word pieces), {self.kept} kept, "
+                f"{self.reused} reused by content (same text in the embedder's window)"]
+
 
 def current_items(store: Store) -> list[tuple[str, str, str]]:
     """Every item the embed stage embeds: ``(kind, item_id, text)`` for entities (by normalised

@@ -177,6 +177,16 @@ class ExtractResult:
     ner_model: str | None
     budget: int
 
+    def summary(self, settings: Settings) -> list[str]:
+        """The progress line ``index`` prints (``settings``: the run's, for what validation and grounding did)."""
+        status = ", ".join(f"{k} {v}" for k, v in sorted(self.status.items())) or "nothing new"
+        grounding = (f"{self.ungrounded} entities dropped by grounding (names not in their text unit)"
+                     if settings.grounding else "grounding off")
+        invalid = "names not among the candidates" if settings.constrain_names else "empty or overlong names"
+        return [f"extract: {self.extracted} text units extracted, {self.reused} reused; the new ones gave "
+                f"{self.entities} entities, {self.relationships} relationships; {self.dropped} records dropped by "
+                f"validation (duplicates, self-loops, {invalid}); {grounding}; status: {status}"]
+
 
 def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
                    progress: bool = True, model_factory=None, say=None, only: set[str] | None = None
@@ -238,8 +248,6 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
              "startup_seconds": 0.0, "left_out": 0, "units_over_budget": 0, "choices": 0, "rejected": 0,
              "languages": {}, "ner_model": getattr(nlp, "meta", {}).get("name") if nlp is not None else None,
              "budget": settings.candidate_budget(calls_model)}
-    if todo and only is None:
-        store.set_meta("complete", "0")  # the index changes from here until the pipeline's last stage
     parallel = calls_model and todo and (model_factory is not None or getattr(model, "path", None) is not None)
     plan = None
     if parallel:

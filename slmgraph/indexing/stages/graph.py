@@ -195,6 +195,15 @@ class GraphResult:
     summaries_rejected: int
     concepts: int = 0  #: entities that are noun-phrase concepts (slmgraph.indexing.stages.concepts), among ``entities``
 
+    def summary(self, settings: Settings | None = None) -> list[str]:
+        """The progress line ``index`` prints."""
+        merged = ", ".join(f"{k} {v}" for k, v in self.merges.items() if v) or "none"
+        summ = (f"{self.summarized} element summaries by the model ({self.summary_calls} model calls, "
+                f"{self.summary_cache_hits} from cache, {self.summaries_rejected} ungrounded ones joined instead)"
+                if self.summaries == "model" else "descriptions joined")
+        return [f"graph: {self.entities} entities, {self.relationships} relationships, {self.isolated} isolated; "
+                f"entity resolution merges: {merged}; {summ}"]
+
 
 def overlap_chars(before: str, after: str) -> int:
     """Characters ``after`` (a text unit) shares with the end of ``before`` (the previous unit of its

@@ -43,6 +43,12 @@ class IngestResult:
     #: Paths of indexed documents kept because their file or folder could not be read (``keep``).
     kept: list[str] = field(default_factory=list)
 
+    def summary(self, settings=None) -> list[str]:
+        """The progress line ``index`` prints."""
+        kept = f", {len(self.kept)} document{'s' if len(self.kept) > 1 else ''} kept unread" if self.kept else ""
+        return [f"ingest: {self.documents} documents, {self.tokens} tokens, {self.text_units} text units "
+                f"({self.added_units} new, {self.removed_units} removed{kept})"]
+
 
 def kept_paths(paths, keep) -> list[str]:
     """The ``paths`` (document paths) that are one of ``keep``'s :class:`Unreadable` paths or under one."""
@@ -81,9 +87,9 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     the text units already cited in answers (:func:`next_unit_no`).
 
     Each new or changed document is committed in its own transaction (an interrupted
-    ingest keeps the documents it finished), then the removals in one. When anything
-    changes, meta ``complete`` is set to 0 in the first of them; when nothing
-    does, nothing is written. Memory: one document's text units at a time
+    ingest keeps the documents it finished), then the removals in one (the index run's
+    store marks the index unfinished in the first, :class:`slmgraph.indexing.pipeline.RunStore`);
+    when nothing changes, nothing is written. Memory: one document's text units at a time
     (:func:`make_text_units`). ``progress`` shows a bar over the characters to cut
     (after two seconds).
 
@@ -114,7 +120,6 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                disable=not progress or not todo_chars, delay=2.0)
     wanted_units: set[str] = set()
     tokens = unit_tokens = n_units = added = 0
-    marked = False  # meta complete = 0 written in this run
     try:
         for d in docs:
             if reusable(d):
@@ -126,9 +131,6 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 n_units += len(ids)
                 if old[d.doc_id][:2] != (d.path, d.title):  # same bytes, moved or re-titled
                     with store.transaction():
-                        if not marked:
-                            store.set_meta("complete", "0")
-                            marked = True
                         con.execute("UPDATE documents SET path = ?, title = ? WHERE doc_id = ?",
                                     [d.path, d.title, d.doc_id])
                 continue
@@ -146,9 +148,6 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                     con.execute("UPDATE documents SET chunking = ? WHERE doc_id = ?", [chunking, d.doc_id])
                 continue
             with store.transaction():
-                if not marked:  # with the change itself: a crash after it leaves the index marked unfinished
-                    store.set_meta("complete", "0")
-                    marked = True
                 if o is None:
                     con.execute("INSERT INTO documents (doc_id, path, n_chars, n_tokens, added_at, title, chunking) "
                                 "VALUES (?, ?, ?, ?, current_timestamp, ?, ?)",
@@ -172,8 +171,6 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                         for c, _ in ids if c not in wanted_units)
     if gone_units or gone_docs:
         with store.transaction():
-            if not marked:
-                store.set_meta("complete", "0")
             if gone_units:
                 con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
                 con.executemany("INSERT INTO _gone VALUES (?)", [[c] for c in gone_units])

@@ -141,6 +141,23 @@ class ReportsResult:
     description_tokens: int | None = None
     budget_scale: float = 1.0
 
+    def summary(self, settings: Settings) -> list[str]:
+        """The progress lines ``index`` prints (``settings``: the run's, for ``--report-budget``)."""
+        if self.skipped:
+            removed = f"; {self.removed} reports of an earlier run removed" if self.removed else ""
+            return [f"reports: skipped (--no-reports){removed}: answer global questions with --method lazy"]
+        out = [f"reports: {self.reports} written ({self.model_calls} model calls, {self.cache_hits} from cache, "
+               f"{self.single} single-entity), {self.carried} carried down"]
+        if self.budget_tokens:
+            cut = ("whole descriptions" if self.description_tokens is None else
+                   f"descriptions cut to {self.description_tokens} tokens")
+            scaled = f", contexts scaled to {self.budget_scale:.0%}" if self.budget_scale < 1 else ""
+            out.append(f"reports: budget {self.budget_tokens:,} prompt tokens (--report-budget "
+                       f"{settings.report_budget:g} x corpus tokens), planned {self.planned_tokens:,}: {cut}{scaled}")
+        return out
+
+
+
 def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, progress: bool = True,
                 model_factory: Callable | None = None, say: Callable[[str], None] | None = None,
                 limit: int | None = None) -> ReportsResult:
