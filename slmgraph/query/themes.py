@@ -145,7 +145,7 @@ _TEMPORAL = re.compile(r"(?i)\b(evolv\w*|over (the )?(time|years?|decades?|past|
                        r"|since (the )?(first|start|beginning)|develop\w* over)")
 _WORD = re.compile(r"[^\W_]+")
 #: A sentence opening on a conjunction or a relative word continues the one before it (starts mid-clause).
-_MID_CLAUSE = re.compile(r"(?i)^\W*(and|but|or|nor|because|cause|which|whom|whose|than|whereas|plus)\b(?!-)")
+_MID_CLAUSE = re.compile(r"(?i)^\W*(and|but|or|nor|which|whom|whose|than|whereas|plus)\b(?!-)")
 #: Words of a question about questions ("What does he ask his guests?"): questions may then be statements.
 _ASKS_QUESTIONS = re.compile(r"(?i)\b(ask|asks|asked|asking|questions?)\b")
 #: A whole sentence ends with its punctuation (a text unit's edge cuts one off mid-clause).
