@@ -1,6 +1,7 @@
-"""Focused global answers read enough evidence and spread over it: statements chosen over the whole evidence by
-maximal marginal relevance across documents and speakers, a wider evidence pool when few sentences pass, questions
-quoted when the user asks about questions, no thin or mid-clause statements, one-document themes only on the question."""
+"""Focused global answers read enough evidence and spread over it: statements chosen over the whole evidence
+by maximal marginal relevance across documents and speakers, a wider evidence pool when few sentences pass,
+questions quoted when the user asks about questions, no thin or mid-clause statements, one-document themes
+only on the question."""
 
 from __future__ import annotations
 
@@ -85,12 +86,14 @@ def test_a_question_is_quoted_as_a_statement_only_when_the_user_asks_about_quest
     units = {"u1": ("a", q + "\nKEVIN SCOTT: Robots and machine learning systems need careful engineering work.")}
     members = {10: ("Robot Lab", ["u1"])}
     ix = _index(units, members)
-    assert q in _quoted(_answer(ix, members, "What questions does the host ask about robots and machine learning?"))
+    # what is asked about comes first
+    assert _quoted(_answer(ix, members, "What questions does the host ask about robots and machine learning?"))[0] == q
     assert q not in _quoted(_answer(ix, members, "What do guests say about robots and machine learning?"))
 
 
 @pytest.mark.parametrize("bad", ["I think privacy laws do shape the consumer products.",
-                                 "But privacy laws shape consumer products in many small ways."])
+                                 "But privacy laws shape consumer products in many small ways.",
+                                 "Um, and privacy laws shape consumer products in many small ways."])
 def test_thin_statements_and_ones_opening_mid_clause_are_never_quoted(bad):
     from slmgraph.query.themes import focused_themes
 

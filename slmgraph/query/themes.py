@@ -103,6 +103,9 @@ SPREAD_PENALTY = 0.05
 #: A theme whose statements all come from one document keeps only those within this (cosine units) of the
 #: best statement of the answer, while the answer has another theme.
 ONE_DOCUMENT_MARGIN = 0.075
+#: When the user asks about questions, a question in the evidence is what is asked about: it loses no
+#: question penalty and gains this (cosine units), as a figure does for a question about amounts.
+ASKED_BONUS = 0.15
 #: A focused answer's statement is nearer the question than any off-topic probe question
 #: (``prompts/offtopic_probes.txt``) is to it by at least this (cosine).
 PROBE_GAP = 0.15
@@ -144,8 +147,8 @@ _TEMPORAL = re.compile(r"(?i)\b(evolv\w*|over (the )?(time|years?|decades?|past|
                        r"|trend\w*|timeline|history of|progress(ed|ion)? (of|over)|through the years|from year to year"
                        r"|since (the )?(first|start|beginning)|develop\w* over)")
 _WORD = re.compile(r"[^\W_]+")
-#: A sentence opening on a conjunction or a relative word continues the one before it (starts mid-clause).
-_MID_CLAUSE = re.compile(r"(?i)^\W*(and|but|or|nor|which|whom|whose|than|whereas|plus)\b(?!-)")
+#: A sentence opening on a conjunction, a relative word or a hesitation continues the one before it (starts mid-clause).
+_MID_CLAUSE = re.compile(r"(?i)^\W*(and|but|or|nor|which|whom|whose|than|whereas|plus|um+|uh+|er|erm)\b(?!-)")
 #: Words of a question about questions ("What does he ask his guests?"): questions may then be statements.
 _ASKS_QUESTIONS = re.compile(r"(?i)\b(ask|asks|asked|asking|questions?)\b")
 #: A whole sentence ends with its punctuation (a text unit's edge cuts one off mid-clause).
@@ -597,7 +600,8 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
 
     The :data:`EVIDENCE_UNITS` text units of the whole index nearest the question (stored unit vectors) are
     read for statements (:func:`_statement_ok`, at least :data:`MIN_CONTENT_WORDS` content words, not
-    opening mid-clause; a question is a statement when ``question`` asks about questions); when fewer than
+    opening mid-clause; a question is a statement, favoured by :data:`ASKED_BONUS`, when ``question`` asks
+    about questions); when fewer than
     :data:`MIN_EVIDENCE` pass, the :data:`WIDE_EVIDENCE_UNITS` nearest are read instead. A statement passes
     when its relevance (:func:`slmgraph.query.extractive.relevance` with the owning community's members,
     minus the short-line penalty) is within :data:`EVIDENCE_MARGIN` of the best statement's and its cosine
@@ -628,7 +632,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
             # a sentence leaning on what came before it ("It was ...", "Like we've got ...") says little out of context
             lean = FILLER_PENALTY if _FILLER.match(_SPEAKER.sub("", st.text).strip()) else 0.0
-            asked = PENALTY["question"] if questions and "question" in sentence_kinds(st.text) else 0.0
+            asked = PENALTY["question"] + ASKED_BONUS if questions and "question" in sentence_kinds(st.text) else 0.0
             st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean + asked
             rel.append(st.rel)
         top = max(rel)
