@@ -81,14 +81,6 @@ def test_too_little_evidence_widens_the_pool_of_text_units(monkeypatch):
     assert len(got) == 2 and {s.split()[2] for s in got} == {"shape", "push"}
 
 
-def test_too_little_evidence_in_the_wider_pool_widens_the_margin():
-    units = {"u1": ("a", "Privacy laws shape consumer products through strict data rules every year. "
-                         "Robot arms shape consumer goods under lab safety laws.")}
-    members = {10: ("Privacy Office", ["u1"])}
-    got = _quoted(_answer(_index(units, members), members, "How do privacy laws shape consumer products?"))
-    assert "Robot arms shape consumer goods under lab safety laws." in got
-
-
 def test_a_question_is_quoted_as_a_statement_only_when_the_user_asks_about_questions():
     q = "KEVIN SCOTT: What first got you interested in building robots and machine learning systems?"
     units = {"u1": ("a", q + "\nKEVIN SCOTT: Robots and machine learning systems need careful engineering work.")}

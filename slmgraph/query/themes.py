@@ -93,8 +93,6 @@ PER_FOCUSED_THEME = 3
 #: :data:`WIDE_EVIDENCE_UNITS` nearest text units (more sentences near the best one, none farther from it).
 MIN_EVIDENCE = 6
 WIDE_EVIDENCE_UNITS = 40
-#: Still fewer: the margin widens to this (the margin of a report theme's statements, :data:`STATEMENT_MARGIN`).
-WIDE_EVIDENCE_MARGIN = 0.2
 #: A focused statement has at least this many content words (spaCy's English stop words left out): "I think
 #: it's sort of hard to tell." says nothing out of its turn.
 MIN_CONTENT_WORDS = 6
@@ -604,8 +602,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     read for statements (:func:`_statement_ok`, at least :data:`MIN_CONTENT_WORDS` content words, not
     opening mid-clause; a question is a statement, favoured by :data:`ASKED_BONUS`, when ``question`` asks
     about questions); when fewer than
-    :data:`MIN_EVIDENCE` pass, the :data:`WIDE_EVIDENCE_UNITS` nearest are read instead, and then the
-    margin widens to :data:`WIDE_EVIDENCE_MARGIN`. A statement passes
+    :data:`MIN_EVIDENCE` pass, the :data:`WIDE_EVIDENCE_UNITS` nearest are read instead. A statement passes
     when its relevance (:func:`slmgraph.query.extractive.relevance` with the owning community's members,
     minus the short-line penalty) is within :data:`EVIDENCE_MARGIN` of the best statement's and its cosine
     with the question exceeds every off-topic probe question's (``probes``) by :data:`PROBE_GAP`. Each unit
@@ -642,12 +639,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
         if len(live) >= MIN_EVIDENCE or n == WIDE_EVIDENCE_UNITS:
             break
-    if not cands:
-        return []
-    if len(live) < MIN_EVIDENCE:
-        live = [k for k in range(len(cands))
-                if rel[k] >= top - WIDE_EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
-    if not live:
+    if not cands or not live:
         return []
     unit_of = {u.number: u.chunk_id for u in ranked}
     mmr = _Mmr(vecs)
