@@ -33,9 +33,10 @@ The answer is its own synthesis, built from the data by templates:
 * the **documents cited** (:func:`documents_cited`) and the sources line.
 
 A *focused* question's themes are found from its evidence (:func:`focused_themes`), not from the
-best-scored reports: the text units of the whole index nearest the question are read, a sentence is kept
-only near the best one and nearer the question than any off-topic probe question, and the themes are the
-communities those sentences come from, each labelled by the phrases its statements share
+best-scored reports: the text units of the whole index nearest the question are read (more of them when
+few sentences pass), a sentence is kept only near the best one and nearer the question than any off-topic
+probe question, statements are chosen over all of them by maximal marginal relevance spread over documents
+and speakers, and the themes are the communities those sentences come from, each labelled by the phrases its statements share
 (:func:`relabel`: class-based TF-IDF then KeyBERT's MMR), with its reach where those phrases are and the
 speakers of its statements named. Other themes are labelled the same way from the text units they are
 read from.
