@@ -33,10 +33,9 @@ The answer is its own synthesis, built from the data by templates:
 * the **documents cited** (:func:`documents_cited`) and the sources line.
 
 A *focused* question's themes are found from its evidence (:func:`focused_themes`), not from the
-best-scored reports: the text units of the whole index nearest the question are read (more of them when
-few sentences pass), a sentence is kept only near the best one and nearer the question than any off-topic
-probe question, statements are chosen over all of them by maximal marginal relevance spread over documents
-and speakers, and the themes are the communities those sentences come from, each labelled by the phrases its statements share
+best-scored reports: the text units of the whole index nearest the question are read, a sentence is kept
+only near the best one and nearer the question than any off-topic probe question, and the themes are the
+communities those sentences come from, each labelled by the phrases its statements share
 (:func:`relabel`: class-based TF-IDF then KeyBERT's MMR), with its reach where those phrases are and the
 speakers of its statements named. Other themes are labelled the same way from the text units they are
 read from.
@@ -56,7 +55,7 @@ import numpy as np
 from slmgraph.indexing.stages.topics import _shown, glued, junk
 from slmgraph.query.documents import Doc, community_documents, corpus_documents, coverage
 from slmgraph.query.extractive import (
-    PENALTY, _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, quotable, relevance, sentence_kinds,
+    _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, quotable, relevance, sentence_kinds,
 )
 
 #: A sentence is boilerplate when its first or last :data:`KEY_WORDS` words recur in at least this many
@@ -90,23 +89,6 @@ MIN_THEMES = 3
 EVIDENCE_UNITS = 20
 EVIDENCE_MARGIN = 0.15
 PER_FOCUSED_THEME = 3
-#: When fewer than :data:`MIN_EVIDENCE` statements pass, the evidence is read again from the
-#: :data:`WIDE_EVIDENCE_UNITS` nearest text units (more sentences near the best one, none farther from it).
-MIN_EVIDENCE = 6
-WIDE_EVIDENCE_UNITS = 40
-#: A focused statement has at least this many content words (spaCy's English stop words left out): "I think
-#: it's sort of hard to tell." says nothing out of its turn.
-MIN_CONTENT_WORDS = 6
-#: Statements are chosen over the whole evidence by maximal marginal relevance (Carbonell & Goldstein 1998);
-#: each earlier statement from the same document, or by the same speaker, costs a candidate this (cosine
-#: units), so the answer spreads over documents and speakers instead of repeating the nearest document.
-SPREAD_PENALTY = 0.05
-#: A theme whose statements all come from one document keeps only those within this (cosine units) of the
-#: best statement of the answer, while the answer has another theme.
-ONE_DOCUMENT_MARGIN = 0.075
-#: When the user asks about questions, a question in the evidence is what is asked about: it loses no
-#: question penalty and gains this (cosine units), as a figure does for a question about amounts.
-ASKED_BONUS = 0.15
 #: A focused answer's statement is nearer the question than any off-topic probe question
 #: (``prompts/offtopic_probes.txt``) is to it by at least this (cosine).
 PROBE_GAP = 0.15
@@ -148,10 +130,6 @@ _TEMPORAL = re.compile(r"(?i)\b(evolv\w*|over (the )?(time|years?|decades?|past|
                        r"|trend\w*|timeline|history of|progress(ed|ion)? (of|over)|through the years|from year to year"
                        r"|since (the )?(first|start|beginning)|develop\w* over)")
 _WORD = re.compile(r"[^\W_]+")
-#: A sentence opening on a conjunction, a relative word or a hesitation continues the one before it (starts mid-clause).
-_MID_CLAUSE = re.compile(r"(?i)^\W*(and|but|or|nor|which|whom|whose|than|whereas|plus|um+|uh+|er|erm)\b(?!-)")
-#: Words of a question about questions ("What does he ask his guests?"): questions may then be statements.
-_ASKS_QUESTIONS = re.compile(r"(?i)\b(ask|asks|asked|asking|questions?)\b")
 #: A whole sentence ends with its punctuation (a text unit's edge cuts one off mid-clause).
 _ENDED = re.compile(r"(?<!\.\.)[.!?][\"'\u201d\u2019)\]]*$")
 #: A whole sentence opens on a word, a figure or an opening quote (a unit's edge or a split leaves ":, uh, ...").
@@ -166,8 +144,7 @@ _FRAMING = re.compile(
     r"(next|last) time on\b|thank(s| you)( so much| very much)?,?( \w+,?)? for (coming|joining|being|doing|taking)|"
     r"subscribe\b|needs no introduction|with us (here )?today|on the (show|podcast)\b|e-?mail (us\b|any ?time)|"
     r"(like|want) to (share with|add)[^.]{0,6} us\b|tell (all (of )?)?your friends|"
-    r"follow [^.]{0,40}\bon (twitter|your favou?rite)|our guest (today|this week)|guest today\b|"
-    r"(great|good|nice) (thing|idea) to share\b|share (it|this|them) with (you|all of you|our listeners)\b)")
+    r"follow [^.]{0,40}\bon (twitter|your favou?rite)|our guest (today|this week)|guest today\b)")
 
 
 def is_temporal(question: str) -> bool:
@@ -201,25 +178,6 @@ def framing(sentence: str) -> bool:
     "Today I'm joined by my colleague ...", "We have a great episode for you today", "Thanks for coming
     in"): it is never a statement of a theme."""
     return bool(_FRAMING.search(_SPEAKER.sub("", sentence)))
-
-
-def asks_about_questions(question: str) -> bool:
-    """True when ``question`` asks about questions or asking (:data:`_ASKS_QUESTIONS`)."""
-    return bool(_ASKS_QUESTIONS.search(question or ""))
-
-
-_STOP: frozenset = frozenset()
-
-
-def content_words(sentence: str) -> int:
-    """How many words of ``sentence`` (besides a speaker label) are not English stop words (spaCy's list)."""
-    global _STOP
-    if not _STOP:
-        from spacy.lang.en.stop_words import STOP_WORDS
-
-        _STOP = frozenset(STOP_WORDS) | {"s", "t", "re", "ve", "ll", "d", "m", "uh", "um", "yeah", "okay", "kind",
-                                          "sort", "lot", "thing", "things", "stuff", "think", "know", "like"}
-    return sum(1 for w in _WORD.findall(_SPEAKER.sub("", sentence).casefold()) if w not in _STOP)
 
 
 def _key_words(sentence: str) -> list[str]:
@@ -522,15 +480,13 @@ class ThemeIndex:
             list(chunks)).fetchall()}
 
 
-def _statement_ok(s: str, ix: ThemeIndex, questions: bool = False) -> bool:
+def _statement_ok(s: str, ix: ThemeIndex) -> bool:
     """True when the sentence ``s`` (whitespace folded) may be a theme's statement: a whole, plain sentence
-    of :data:`MIN_WORDS` words or more and at most :data:`MAX_STATEMENT_CHARS`, no question (unless
-    ``questions``: the user asks about questions) or fragment, no path, no cut-off opening, no boilerplate
-    (:class:`Boilerplate`) and no framing of the conversation (:func:`framing`)."""
-    weak = ("fragment",) if questions else ("question", "fragment")
+    of :data:`MIN_WORDS` words or more and at most :data:`MAX_STATEMENT_CHARS`, no question or fragment, no
+    path, no cut-off opening, no boilerplate (:class:`Boilerplate`) and no framing of the conversation (:func:`framing`)."""
     return not (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
                 or not _OPENED.match(s)
-                or any(k in weak for k in sentence_kinds(s))
+                or any(k in ("question", "fragment") for k in sentence_kinds(s))
                 or s.startswith(("../", "./", "/")) or framing(s) or s in ix.boilerplate)
 
 
@@ -569,12 +525,29 @@ def _probe_vectors(probes: list[str] | None, embedder):
     return _embed(list(probes), embedder) if probes and embedder is not None else None
 
 
-def _evidence(ix: ThemeIndex, units: list, uvec: dict, qv, n: int, by_report: dict, scores: dict,
-              questions: bool):
-    """The candidate statements of the ``n`` text units nearest ``qv``: ``[(community, Statement)]`` and the
-    units read."""
+def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec, embedder, *,
+                   probes: list[str] | None = None, max_themes: int = MAX_THEMES) -> list[Theme]:
+    """The themes of a focused question's answer, evidence first: the statements answering the question,
+    grouped by the community each comes from, best first.
+
+    The :data:`EVIDENCE_UNITS` text units of the whole index nearest the question (stored unit vectors) are
+    read for statements (:func:`_statement_ok`); a statement is kept when its relevance
+    (:func:`slmgraph.query.extractive.relevance` with the owning community's members, minus the short-line
+    penalty) is within :data:`EVIDENCE_MARGIN` of the best statement's and its cosine with the question
+    exceeds every off-topic probe question's (``probes``) by :data:`PROBE_GAP`. Each unit belongs to the
+    community of ``pool`` (the level's reports, dicts with ``entities``) with the most members it mentions; a
+    theme is such a community, with up to :data:`PER_FOCUSED_THEME` statements (maximal marginal relevance,
+    near-duplicates dropped), ranked by its best statement, so a theme exists only where the question's
+    evidence is and never holds a statement off the question. Its label is :func:`keyphrase_label`'s.
+    Returns [] when no statement passes.
+    """
+    qv = _unit_norm(question_vec)
+    units = ix.all_units()
+    uvec = ix.unit_vectors([u.chunk_id for u in units])
     ranked = sorted((u for u in units if u.chunk_id in uvec),
-                    key=lambda u: (-float(_unit_norm(uvec[u.chunk_id]) @ qv), u.number))[:n]
+                    key=lambda u: (-float(_unit_norm(uvec[u.chunk_id]) @ qv), u.number))[:EVIDENCE_UNITS]
+    by_report = {r["community_id"]: r for r in pool}
+    unit_of = {u.number: u.chunk_id for u in ranked}
     owner = ix.unit_owners([u.chunk_id for u in ranked], list(by_report), scores)
     cands: list[tuple[int, Statement]] = []
     seen: set = set()
@@ -584,120 +557,58 @@ def _evidence(ix: ThemeIndex, units: list, uvec: dict, qv, n: int, by_report: di
             continue
         for s in prose_sentences(u.text):
             s = " ".join(s.split())
-            if s in seen or not _statement_ok(s, ix, questions) or content_words(s) < MIN_CONTENT_WORDS \
-                    or _MID_CLAUSE.match(_SPEAKER.sub("", s)):
+            if s in seen or not _statement_ok(s, ix):
                 continue
             seen.add(s)
             cands.append((cid, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
                                          speaker=speaker_of(u.text, s))))
-    return cands, ranked
-
-
-def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec, embedder, *,
-                   probes: list[str] | None = None, max_themes: int = MAX_THEMES,
-                   question: str = "") -> list[Theme]:
-    """The themes of a focused question's answer, evidence first: the statements answering the question,
-    grouped by the community each comes from, best first.
-
-    The :data:`EVIDENCE_UNITS` text units of the whole index nearest the question (stored unit vectors) are
-    read for statements (:func:`_statement_ok`, at least :data:`MIN_CONTENT_WORDS` content words, not
-    opening mid-clause; a question is a statement, favoured by :data:`ASKED_BONUS`, when ``question`` asks
-    about questions); when fewer than
-    :data:`MIN_EVIDENCE` pass, the :data:`WIDE_EVIDENCE_UNITS` nearest are read instead. A statement passes
-    when its relevance (:func:`slmgraph.query.extractive.relevance` with the owning community's members,
-    minus the short-line penalty) is within :data:`EVIDENCE_MARGIN` of the best statement's and its cosine
-    with the question exceeds every off-topic probe question's (``probes``) by :data:`PROBE_GAP`. Each unit
-    belongs to the community of ``pool`` (the level's reports, dicts with ``entities``) with the most
-    members it mentions. Statements are chosen over all passing ones by maximal marginal relevance, less
-    :data:`SPREAD_PENALTY` per earlier statement of the same document or speaker, near-duplicates dropped,
-    at most :data:`PER_FOCUSED_THEME` per community and :data:`max_themes` communities; a theme is such a
-    community, ranked by its first chosen statement; a theme from one document keeps only statements within
-    :data:`ONE_DOCUMENT_MARGIN` of the best while another theme exists. Its label is :func:`keyphrase_label`'s.
-    Returns [] when no statement passes.
-    """
-    qv = _unit_norm(question_vec)
-    units = ix.all_units()
-    uvec = ix.unit_vectors([u.chunk_id for u in units])
-    by_report = {r["community_id"]: r for r in pool}
-    questions = asks_about_questions(question)
-    pv = _probe_vectors(probes, embedder)
-    for n in (EVIDENCE_UNITS, WIDE_EVIDENCE_UNITS):
-        cands, ranked = _evidence(ix, units, uvec, qv, n, by_report, scores, questions)
-        if not cands:
-            continue
-        vecs = _embed([st.text for _, st in cands], embedder)
-        cos = vecs @ qv
-        off = (vecs @ pv.T).max(axis=1) if pv is not None else np.full(len(cands), -1.0)
-        rel = []
-        for k, (cid, st) in enumerate(cands):
-            short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
-            # a sentence leaning on what came before it ("It was ...", "Like we've got ...") says little out of context
-            lean = FILLER_PENALTY if _FILLER.match(_SPEAKER.sub("", st.text).strip()) else 0.0
-            asked = PENALTY["question"] + ASKED_BONUS if questions and "question" in sentence_kinds(st.text) else 0.0
-            st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean + asked
-            rel.append(st.rel)
-        top = max(rel)
-        live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
-        if len(live) >= MIN_EVIDENCE or n == WIDE_EVIDENCE_UNITS:
-            break
-    if not cands or not live:
+    if not cands:
         return []
-    unit_of = {u.number: u.chunk_id for u in ranked}
-    mmr = _Mmr(vecs)
-    picked_of: dict[int, list[int]] = {}
-    used: list[str] = []
-    docs: dict[str, int] = {}
-    speakers: dict[str, int] = {}
-    left = sorted(live, key=lambda k: (-rel[k], k))
-    while left and len(used) < max_themes * PER_FOCUSED_THEME:
-        def value(j):
-            st = cands[j][1]
-            spread = docs.get(st.doc_id, 0) + (speakers.get(st.speaker, 0) if st.speaker else 0)
-            return mmr.value(j, rel[j]) - SPREAD_PENALTY * spread
-        k = max(left, key=lambda j: (value(j), -j))
-        left.remove(k)
-        cid, st = cands[k]
-        mine = picked_of.get(cid)
-        if (mine is None and len(picked_of) >= max_themes) or (mine is not None and len(mine) >= PER_FOCUSED_THEME):
-            continue
-        if any(near_duplicate(st.text, x) for x in used):
-            continue
-        picked_of.setdefault(cid, []).append(k)
-        used.append(st.text)
-        docs[st.doc_id] = docs.get(st.doc_id, 0) + 1
-        if st.speaker:
-            speakers[st.speaker] = speakers.get(st.speaker, 0) + 1
-        mmr.add(k)
-    # a theme from one document is kept only where its statements are clearly on the question
-    if len(picked_of) > 1:
-        for cid in list(picked_of):
-            ks = picked_of[cid]
-            if len({cands[k][1].doc_id for k in ks}) == 1:
-                ks = [k for k in ks if rel[k] >= top - ONE_DOCUMENT_MARGIN]
-                if ks:
-                    picked_of[cid] = ks
-                elif len(picked_of) > 1:
-                    del picked_of[cid]
-    order = list(picked_of)
+    vecs = _embed([st.text for _, st in cands], embedder)
+    cos = vecs @ qv
+    pv = _probe_vectors(probes, embedder)
+    off = (vecs @ pv.T).max(axis=1) if pv is not None else np.full(len(cands), -1.0)
+    rel = []
+    for k, (cid, st) in enumerate(cands):
+        short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
+        # a sentence leaning on what came before it ("It was ...", "Like we've got ...") says little out of context
+        lean = FILLER_PENALTY if _FILLER.match(_SPEAKER.sub("", st.text).strip()) else 0.0
+        st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean
+        rel.append(st.rel)
+    top = max(rel)
+    live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
+    order = list(dict.fromkeys(cands[k][0] for k in sorted(live, key=lambda k: (-rel[k], k))))[:max_themes]
     themes = {t.report: t for t in _themes_of(ix, [by_report[c] for c in order], scores)}
+    mmr = _Mmr(vecs)
+    used: list[str] = []
     taken: set[str] = set()
     out = []
     for cid in order:
         t = themes[cid]
-        mine = picked_of[cid]
-        t.statements = [cands[k][1] for k in mine]
-        t.score = max(s.rel for s in t.statements)
-        picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
-                         stated=[x.text for x in t.statements], taken=taken, min_terms=1)
-        # a theme labelled by its statements' phrases is discussed where those phrases are
-        d = ix.phrase_documents(picked)
-        if d:
-            t.doc_ids, t.coverage = d, coverage(d, ix.docs)
-        # the concepts and names its sentence names are those its label or its statements hold
-        said = " ".join(x.text for x in t.statements).casefold() + " " + t.topic.casefold()
-        t.concepts = [c for c in t.concepts if re.search(r"(?<!\w)" + re.escape(c.casefold()) + r"(?!\w)", said)]
-        t.names = [n for n in t.names if re.search(r"(?<!\w)" + re.escape(n.casefold()) + r"(?!\w)", said)]
-        out.append(t)
+        left = [k for k in live if cands[k][0] == cid]
+        while left and len(t.statements) < PER_FOCUSED_THEME:
+            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
+            left.remove(k)
+            st = cands[k][1]
+            if any(near_duplicate(st.text, x) for x in used):
+                continue
+            t.statements.append(st)
+            used.append(st.text)
+            mmr.add(k)
+        if t.statements:
+            t.score = max(s.rel for s in t.statements)
+            mine = [k for k in live if cands[k][1] in t.statements]
+            picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
+                             stated=[x.text for x in t.statements], taken=taken, min_terms=1)
+            # a theme labelled by its statements' phrases is discussed where those phrases are
+            d = ix.phrase_documents(picked)
+            if d:
+                t.doc_ids, t.coverage = d, coverage(d, ix.docs)
+            # the concepts and names its sentence names are those its label or its statements hold
+            said = " ".join(x.text for x in t.statements).casefold() + " " + t.topic.casefold()
+            t.concepts = [c for c in t.concepts if re.search(r"(?<!\w)" + re.escape(c.casefold()) + r"(?!\w)", said)]
+            t.names = [n for n in t.names if re.search(r"(?<!\w)" + re.escape(n.casefold()) + r"(?!\w)", said)]
+            out.append(t)
     return out
 
 
@@ -834,8 +745,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     if focused and pool and embedder is not None:
         # no statement on the question in the evidence (an embedder too coarse for the probes): the reports'
         # themes answer, as the question passed the helpfulness floor
-        found = focused_themes(ix, pool, scores, question_vec, embedder, probes=probes, max_themes=max_themes,
-                               question=question)
+        found = focused_themes(ix, pool, scores, question_vec, embedder, probes=probes, max_themes=max_themes)
         if found:
             return found
     themes = _themes_of(ix, reports, scores)
