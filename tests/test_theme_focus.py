@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from conftest import FakeEmbedder
 
-from slmgraph.query.themes import ThemeIndex, build_themes, framing, keyphrase_label, theme_phrases
+from slmgraph.query.theme_model import ThemeIndex, framing
+from slmgraph.query.themes import build_themes
+from slmgraph.query.theme_labels import keyphrase_label, theme_phrases
 
 QUESTION = "How do privacy laws shape products?"
 UNITS = {
@@ -143,7 +145,7 @@ def test_keyphrase_label_takes_the_phrase_nearest_the_theme_then_a_different_one
 
 
 def test_a_phrase_of_feelings_or_generic_words_is_no_label():
-    from slmgraph.query.themes import label_worthy
+    from slmgraph.query.theme_labels import label_worthy
 
     assert label_worthy("privacy laws") and label_worthy("self-driving car program")
     for p in ["amazing set", "approach things", "other projects", "brand new things", "thatI'd", "the"]:
@@ -155,7 +157,7 @@ def test_a_later_theme_never_repeats_an_earlier_themes_label_phrase(ix):
 
 
 def test_a_statement_names_its_speaker_from_the_transcript_turn_it_is_in():
-    from slmgraph.query.themes import speaker_of
+    from slmgraph.query.theme_model import speaker_of
 
     text = ("tail of an earlier turn here.\nKEVIN SCOTT: So what was it like? It was hard.\n"
             "SAM ALTMAN: Well, at YC the best thing I did was write advice. We did it.\nChristina Warren: Yes, we did.")
@@ -174,7 +176,8 @@ def test_a_focused_theme_reaches_the_documents_its_label_phrases_are_in(ix):
 
 
 def test_the_overview_of_a_transcript_answer_says_who_speaks_on_which_theme(ix):
-    from slmgraph.query.themes import Statement, Theme, overview
+    from slmgraph.query.theme_model import Statement, Theme
+    from slmgraph.query.theme_render import overview
 
     a = Theme(10, "privacy laws and data protection", {"documents": 2, "of": 3}, ["a", "b"], [],
               statements=[Statement("Privacy laws slow products down.", 1, "a", 1, 1, speaker="Sam Altman")])
@@ -189,7 +192,7 @@ def test_the_overview_of_a_transcript_answer_says_who_speaks_on_which_theme(ix):
 
 
 def test_a_sentence_cut_off_at_its_opening_is_no_statement(ix):
-    from slmgraph.query.themes import _statement_ok
+    from slmgraph.query.theme_model import _statement_ok
 
     assert not _statement_ok(":, uh, microprocessor and PC operating system revolution meant a lot to the world.", ix)
     assert _statement_ok("The microprocessor and PC operating system revolution meant a lot to the world.", ix)

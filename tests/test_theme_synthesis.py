@@ -15,7 +15,7 @@ from slmgraph.config.settings import Settings
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.config.prompting import Prompts
 from slmgraph.query.engines.global_search import global_search
-from slmgraph.query.themes import asks_figures, content_weight
+from slmgraph.query.theme_model import asks_figures, content_weight
 from slmgraph.store.db import Store
 
 MINUTES = {
@@ -153,7 +153,8 @@ def test_theme_sentences_are_the_models_only_where_its_capability_record_says_it
 
 
 def test_a_theme_labelled_by_names_alone_quotes_only_sentences_naming_them():
-    from slmgraph.query.themes import Theme, ThemeIndex, build_themes
+    from slmgraph.query.theme_model import Theme, ThemeIndex
+    from slmgraph.query.themes import build_themes
 
     class _Store:  # the least a ThemeIndex reads, for one theme over two documents
         def has_unit_numbers(self):
@@ -188,7 +189,7 @@ def test_a_theme_labelled_by_names_alone_quotes_only_sentences_naming_them():
 
 
 def test_an_overview_of_topics_holding_commas_separates_them_with_semicolons():
-    from slmgraph.query.themes import _join_topics
+    from slmgraph.query.theme_render import _join_topics
 
     assert _join_topics(["flood wall, barriers (in 4)", "budget, savings (in 3)", "library (in 2)"]) == \
         "flood wall, barriers (in 4); budget, savings (in 3); and library (in 2)"
@@ -196,6 +197,6 @@ def test_an_overview_of_topics_holding_commas_separates_them_with_semicolons():
 
 
 def test_a_theme_reach_rounds_its_share_from_the_counts():
-    from slmgraph.query.themes import reach_text
+    from slmgraph.query.theme_render import reach_text
 
     assert reach_text({"documents": 5, "of": 11, "share": 0.455}) == "5 of 11 documents (45 %)"

@@ -16,7 +16,7 @@ from slmgraph.indexing.pipeline import run_index
 from slmgraph.config.prompting import Prompts
 from slmgraph.query.documents import corpus_documents, coverage_text, natural_key
 from slmgraph.query.engines.global_search import global_search
-from slmgraph.query.themes import Boilerplate, is_temporal
+from slmgraph.query.theme_model import Boilerplate, is_temporal
 from slmgraph.store.db import Store
 
 SAFE = "These statements are based on current expectations and assumptions of the council staff."

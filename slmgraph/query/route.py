@@ -16,9 +16,9 @@ import re
 
 from slmgraph.names.forms import content_words
 from slmgraph.config.prompting import Prompts
-from slmgraph.query.themes import is_temporal
+from slmgraph.query.theme_model import is_temporal
 
-#: A question asking how something changed, besides :func:`slmgraph.query.themes.is_temporal`'s phrases
+#: A question asking how something changed, besides :func:`slmgraph.query.theme_model.is_temporal`'s phrases
 #: ("How did the nurse staffing situation change during 2025?", "How has the board's role shifted?").
 _HOW_CHANGED = re.compile(r"(?i)\bhow (did|has|have|had|do|does|was|were|is|are)\b[^?]*?"
                           r"\b(chang|evolv|develop|shift|progress|grow|grew|declin|improv|worsen)\w*"
@@ -26,7 +26,7 @@ _HOW_CHANGED = re.compile(r"(?i)\bhow (did|has|have|had|do|does|was|were|is|are)
 
 
 def asks_change(question: str) -> bool:
-    """True when ``question`` asks how something changed over time: :func:`slmgraph.query.themes.is_temporal`
+    """True when ``question`` asks how something changed over time: :func:`slmgraph.query.theme_model.is_temporal`
     ("evolved", "over the year") or "how did/has X change/evolve/shift" with no object ("... change during
     2025?"; "How did Linda Cho change the budget?" asks about an act): a question about the whole period."""
     return is_temporal(question) or bool(_HOW_CHANGED.search(question or ""))

@@ -304,11 +304,12 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
               wide) -> bool:
     """The extractive answer by theme (:func:`slmgraph.query.themes.theme_answer`): the selected reports and
     the next best-scored ones (``chosen``; a theme is kept by how well its statements answer,
-    :data:`slmgraph.query.themes.STATEMENT_MARGIN`), or for a question about the whole corpus every report of
+    :data:`slmgraph.query.theme_model.STATEMENT_MARGIN`), or for a question about the whole corpus every report of
     the level, broadest first. False (``ans``
     untouched) when no theme has a statement (reports with no text unit behind them)."""
     from slmgraph.query.extractive import opening_on, synthesize
-    from slmgraph.query.themes import theme_answer, theme_points
+    from slmgraph.query.themes import theme_answer
+    from slmgraph.query.theme_render import theme_points
 
     qv = embedder.encode([question])[0] if embedder is not None else None
     reports = list(records.values()) if wide else [records[sc.id] for sc in chosen]

@@ -1,0 +1,455 @@
+"""What a theme is made of: the statement rules (boilerplate, framing, speakers, content weight), the
+:class:`Statement` and :class:`Theme` records and the :class:`ThemeIndex` a global answer reads.
+
+One concern: the data of a theme and the rules a sentence must pass to be one of its statements; building
+the themes is :mod:`slmgraph.query.themes`, labelling them :mod:`slmgraph.query.theme_labels`, writing
+them out :mod:`slmgraph.query.theme_render`.
+"""
+
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from slmgraph.query.documents import Doc, corpus_documents
+from slmgraph.query.extractive import _SPEAKER, quotable, sentence_kinds
+
+
+#: A sentence is boilerplate when its first or last :data:`KEY_WORDS` words recur in at least this many
+#: documents (overlapping text units put a sentence in two neighbouring documents' units, so two is no sign
+#: of a template; a sentence of eight words or more written again word for word in a third document is one).
+BOILERPLATE_MIN_DOCS = 3
+KEY_WORDS = 8
+#: A sentence template (:class:`Boilerplate`): at least :data:`TEMPLATE_SHARE` of a sentence's word
+#: :data:`SHINGLE_WORDS`-grams each occur in at least :data:`SHINGLE_MIN_DOCS` documents (one more than a
+#: repeated sentence needs, as a template matches by parts of its words only).
+SHINGLE_WORDS = 5
+SHINGLE_MIN_DOCS = 4
+TEMPLATE_SHARE = 0.6
+#: Themes shown at most; statements per theme (per temporal theme); text units read per theme.
+MAX_THEMES = 6
+PER_THEME = 2
+PER_TEMPORAL_THEME = 4
+UNITS_PER_THEME = 4
+#: Words a statement has at least (besides a speaker label); under :data:`FULL_WORDS` it is penalised by
+#: :data:`SHORT_PENALTY` (cosine units), so a short line is quoted only where a theme has nothing longer.
+MIN_WORDS = 5
+FULL_WORDS = 8
+SHORT_PENALTY = 0.15
+#: For a question with a topic, a statement whose relevance is this far (cosine units) under the best
+#: statement's is left out, and so is a theme left with none.
+STATEMENT_MARGIN = 0.2
+MIN_THEMES = 3
+#: A focused question's evidence (:func:`focused_themes`): the text units of the whole index nearest the
+#: question, of which statements within :data:`EVIDENCE_MARGIN` (cosine units) of the best one are kept, at
+#: most :data:`PER_FOCUSED_THEME` per theme.
+EVIDENCE_UNITS = 20
+EVIDENCE_MARGIN = 0.15
+PER_FOCUSED_THEME = 3
+#: A focused answer's statement is nearer the question than any off-topic probe question
+#: (``prompts/offtopic_probes.txt``) is to it by at least this (cosine).
+PROBE_GAP = 0.15
+#: Terms of a label chosen from a theme's phrases (:func:`keyphrase_label`) and the MMR diversity weight.
+LABEL_TERMS = 2
+LABEL_DIVERSITY = 0.3
+#: A focused theme's label takes a second phrase only when its cosine with the statements is at least this
+#: share of the first phrase's.
+LABEL_FLOOR = 0.75
+#: A statement longer than this is not quoted (a run-on transcript turn is not a statement).
+MAX_STATEMENT_CHARS = 320
+#: Content weights of a statement (cosine units): a sentence opening on a pronoun or a demonstrative
+#: ("It was deferred.", "This is why...") means little out of its context and loses
+#: :data:`FILLER_PENALTY`; one naming the theme's concepts gains :data:`CONCEPT_BONUS` each (up to
+#: :data:`MAX_CONCEPTS_NAMED`); one holding a figure or a date gains :data:`FIGURE_BONUS`, or
+#: :data:`FIGURE_QUESTION_BONUS` when the question asks about amounts or change (:func:`asks_figures`).
+FILLER_PENALTY = 0.2
+CONCEPT_BONUS = 0.04
+MAX_CONCEPTS_NAMED = 2
+FIGURE_BONUS = 0.03
+FIGURE_QUESTION_BONUS = 0.15
+#: Key concepts and names a theme's sentence states at most.
+KEY_CONCEPTS = 4
+KEY_NAMES = 3
+#: Opening words of a sentence that leans on what came before it.
+_FILLER = re.compile(r"(?i)^\W*(it|this|that|these|those|they|them|he|she|his|her|there|so|and|but|or|yeah|yes|no|"
+                     r"well|oh|okay|ok|right|also|then|which|such|by the way|anyway|i mean|you know|like)\b(?!-)")
+#: A figure (a number, an amount, a share) or a date.
+_FIGURE = re.compile(r"(?i)\d|[$\u00a3\u20ac\u00a5%]|\b(million|billion|thousand|hundred|percent|per cent|dozen)\b|"
+                     r"\b(january|february|march|april|june|july|august|september|october|november|december)\b")
+#: Words of a question about amounts or figures.
+_AMOUNTS = re.compile(r"(?i)\b(how (much|many)|budgets?|costs?|cost(ing|ed)?|spend\w*|spent|revenues?|fund\w*|"
+                      r"prices?|amounts?|figures?|numbers?|shortfalls?|deficits?|targets?|growth|grew|percent\w*|"
+                      r"rates?|sales|profits?|income|earnings|money|financ\w*|pay\w*|fees?|tax\w*|savings?|"
+                      r"investments?|margins?|losses|debt)\b")
+#: Words asking how something changed over time.
+_TEMPORAL = re.compile(r"(?i)\b(evolv\w*|over (the )?(time|years?|decades?|past|last)\b"
+                       r"|chang(e|ed|es|ing) (over|since|from)"
+                       r"|trend\w*|timeline|history of|progress(ed|ion)? (of|over)|through the years|from year to year"
+                       r"|since (the )?(first|start|beginning)|develop\w* over)")
+_WORD = re.compile(r"[^\W_]+")
+#: A whole sentence ends with its punctuation (a text unit's edge cuts one off mid-clause).
+_ENDED = re.compile(r"(?<!\.\.)[.!?][\"'\u201d\u2019)\]]*$")
+#: A whole sentence opens on a word, a figure or an opening quote (a unit's edge or a split leaves ":, uh, ...").
+_OPENED = re.compile(r"[\w\"'\u201c\u2018(\[]")
+#: Words of a speaker framing the conversation itself rather than stating anything: a welcome, an
+#: introduction of a co-host or guest, a thank-you for coming, a pointer to the next or this episode, a call
+#: to subscribe (meta-discourse of talk shows, meetings and calls).
+_FRAMING = re.compile(
+    r"(?i)\b(welcome (back )?to|(i['\u2019]m|i am|we['\u2019]re|we are) joined by|joining (me|us)\b|"
+    r"(great|special|wonderful|exciting) (episode|show|guest|conversation)|"
+    r"(this|today['\u2019]s|our|the next|next|last) (episode|show|podcast)\b|"
+    r"(next|last) time on\b|thank(s| you)( so much| very much)?,?( \w+,?)? for (coming|joining|being|doing|taking)|"
+    r"subscribe\b|needs no introduction|with us (here )?today|on the (show|podcast)\b|e-?mail (us\b|any ?time)|"
+    r"(like|want) to (share with|add)[^.]{0,6} us\b|tell (all (of )?)?your friends|"
+    r"follow [^.]{0,40}\bon (twitter|your favou?rite)|our guest (today|this week)|guest today\b)")
+
+
+def is_temporal(question: str) -> bool:
+    """True when ``question`` asks how something changed over time ("How have revenue targets evolved?")."""
+    return bool(_TEMPORAL.search(question or ""))
+
+
+def asks_figures(question: str) -> bool:
+    """True when ``question`` asks about amounts or change ("How did the council deal with its budget
+    shortfall?", "How have revenue targets evolved?"): its statements should carry figures and dates."""
+    return bool(_AMOUNTS.search(question or "")) or is_temporal(question)
+
+
+def content_weight(sentence: str, concepts: list[str], figures: bool = False) -> float:
+    """What a statement carries besides its cosine (cosine units; see :data:`FILLER_PENALTY`):
+    ``-FILLER_PENALTY`` when it opens on a pronoun or demonstrative, ``+CONCEPT_BONUS`` per concept of
+    ``concepts`` it names (up to :data:`MAX_CONCEPTS_NAMED`), and a figure bonus when it holds a
+    number, an amount or a date (larger when ``figures``: the question asks about amounts or change)."""
+    body = _SPEAKER.sub("", sentence).strip()
+    w = -FILLER_PENALTY if _FILLER.match(body) else 0.0
+    folded = body.casefold()
+    named = sum(1 for c in concepts if c and re.search(r"(?<!\w)" + re.escape(c.casefold()) + r"(?!\w)", folded))
+    w += CONCEPT_BONUS * min(MAX_CONCEPTS_NAMED, named)
+    if _FIGURE.search(body):
+        w += FIGURE_QUESTION_BONUS if figures else FIGURE_BONUS
+    return w
+
+
+def framing(sentence: str) -> bool:
+    """True when ``sentence`` frames the conversation rather than states anything (:data:`_FRAMING`:
+    "Today I'm joined by my colleague ...", "We have a great episode for you today", "Thanks for coming
+    in"): it is never a statement of a theme."""
+    return bool(_FRAMING.search(_SPEAKER.sub("", sentence)))
+
+
+def _key_words(sentence: str) -> list[str]:
+    return _WORD.findall(_SPEAKER.sub("", sentence).casefold())
+
+
+class Boilerplate:
+    """Sentences repeated near-verbatim across many documents of an index, and sentence templates.
+
+    Built once per query from every text unit, by two tests:
+
+    * **repeated sentences**: each sentence's first and last :data:`KEY_WORDS` words (speaker label dropped,
+      case folded) are keys, counted by document; a sentence is boilerplate when one of its keys occurs in
+      at least :data:`BOILERPLATE_MIN_DOCS` documents;
+    * **templates**: each sentence's word :data:`SHINGLE_WORDS`-grams (w-shingles, Broder 1997, "On the
+      resemblance and containment of documents") are counted by document; a sentence is boilerplate when at
+      least :data:`TEMPLATE_SHARE` of its shingles (two or more) each occur in :data:`SHINGLE_MIN_DOCS`
+      documents or more -- a show's intro and outro said again in other words and with another guest's
+      name ("If you have anything you'd like to share with us, please email ...").
+    """
+
+    def __init__(self, units: list[tuple[str, str]]):
+        """``units``: ``(doc_id, text)`` of every text unit."""
+        from collections import Counter
+
+        self.threshold = BOILERPLATE_MIN_DOCS
+        docs: dict[tuple, set] = {}
+        shingles: dict[str, set] = {}
+        split = re.compile(r"(?<=[.!?])\s+|\n+")
+        for doc_id, text in units:
+            mine = shingles.setdefault(doc_id, set())
+            for s in split.split(text or ""):
+                for k in self._keys(s):
+                    docs.setdefault(k, set()).add(doc_id)
+                mine.update(self._shingles(s))
+        self.counts = {k: len(v) for k, v in docs.items() if len(v) >= self.threshold}
+        per = Counter()
+        for sh in shingles.values():
+            per.update(sh)
+        self.shingle_docs = {k: n for k, n in per.items() if n >= SHINGLE_MIN_DOCS}
+
+    @staticmethod
+    def _keys(sentence: str) -> list[tuple]:
+        w = _key_words(sentence)
+        if len(w) < KEY_WORDS:
+            return []
+        return [("<",) + tuple(w[:KEY_WORDS]), (">",) + tuple(w[-KEY_WORDS:])]
+
+    @staticmethod
+    def _shingles(sentence: str) -> set[int]:
+        w = _key_words(sentence)
+        return {hash(tuple(w[i:i + SHINGLE_WORDS])) for i in range(len(w) - SHINGLE_WORDS + 1)}
+
+    def documents(self, sentence: str) -> int:
+        """The most documents any key of ``sentence`` occurs in (0 when under the threshold)."""
+        return max((self.counts.get(k, 0) for k in self._keys(sentence)), default=0)
+
+    def template(self, sentence: str) -> bool:
+        """True when ``sentence`` is made of shingles many documents share (see the class doc)."""
+        sh = self._shingles(sentence)
+        return len(sh) >= 2 and sum(1 for k in sh if k in self.shingle_docs) >= TEMPLATE_SHARE * len(sh)
+
+    def __contains__(self, sentence: str) -> bool:
+        return self.documents(sentence) >= self.threshold or self.template(sentence)
+
+
+#: A transcript's speaker label at the start of a line ("KEVIN SCOTT: ", "Christina Warren: ").
+_TURN = re.compile(r"(?m)^\W{0,3}([A-Z][A-Za-z.'\u2019-]+(?: [A-Z][A-Za-z.'\u2019-]+){0,3}):\s")
+
+
+def speaker_of(unit_text: str, sentence: str) -> str:
+    """Who says ``sentence`` in a transcript: the last speaker label (a line opening on one to four
+    capitalised words and a colon) at or before where the sentence starts in ``unit_text``, shown in title
+    case ("Sam Altman"); "" when the unit holds no label before it or the sentence is not found."""
+    words = sentence.split()
+    at = -1
+    if words:
+        body = _SPEAKER.sub("", sentence).split()
+        probe = re.escape(" ".join(body[:6])).replace("\\ ", "\\s+") if body else ""
+        m = re.search(probe, unit_text) if probe else None
+        at = m.start() if m else -1
+    if at < 0:
+        return ""
+    label = ""
+    for m in _TURN.finditer(unit_text, 0, at + 1):
+        label = m.group(1)
+    return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
+
+
+@dataclass
+class Statement:
+    """One quoted sentence: its text unit's number, document and position, and who says it (:func:`speaker_of`)."""
+
+    text: str
+    source: int
+    doc_id: str
+    unit: int
+    of: int
+    rel: float = 0.0
+    speaker: str = ""
+
+
+@dataclass
+class Theme:
+    """One theme of an answer (see the module doc); ``coverage`` as :func:`slmgraph.query.documents.coverage`."""
+
+    report: int
+    topic: str
+    coverage: dict
+    doc_ids: list
+    names: list
+    opening: str = ""
+    statements: list = field(default_factory=list)
+    score: float = 0.0
+    concepts: list = field(default_factory=list)
+
+
+@dataclass
+class _Unit:
+    chunk_id: str
+    number: int
+    doc_id: str
+    unit: int
+    text: str
+
+
+class ThemeIndex:
+    """What a theme answer reads from one index: documents, the units of communities, boilerplate."""
+
+    def __init__(self, store):
+        self.store = store
+        self.docs: list[Doc] = corpus_documents(store)
+        self.doc_by_id = {d.doc_id: d for d in self.docs}
+        self._boiler: Boilerplate | None = None
+        self._has_topic = any(r[0] == "topic" for r in store.con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'community_reports'").fetchall())
+
+    @property
+    def boilerplate(self) -> Boilerplate:
+        if self._boiler is None:
+            units = self.store.con.execute("SELECT doc_id, text FROM text_units").fetchall()
+            self._boiler = Boilerplate(units)
+        return self._boiler
+
+    @property
+    def concept_names(self) -> set[str]:
+        """Case-folded names of the index's concept nodes (empty in an index built without concepts)."""
+        if getattr(self, "_concepts", None) is None:
+            import duckdb
+
+            try:
+                self._concepts = {str(n).casefold() for (n,) in self.store.con.execute(
+                    "SELECT e.name FROM entities e JOIN concepts c USING (entity_id)").fetchall()}
+            except duckdb.Error:
+                self._concepts = set()
+        return self._concepts
+
+    def unit_phrases(self, chunks: list[str]) -> dict[str, list[tuple[str, str]]]:
+        """``chunk_id -> [(key, surface)]``: the noun phrases the concept pass found in each text unit
+        (``concept_mentions``, every phrase, not only those kept as nodes); empty in an index without them."""
+        import duckdb
+
+        if not chunks:
+            return {}
+        q = ",".join("?" * len(chunks))
+        out: dict[str, list] = {}
+        try:
+            for c, k, n in self.store.con.execute(
+                    f"SELECT chunk_id, norm, name FROM concept_mentions WHERE chunk_id IN ({q})", list(chunks)).fetchall():
+                out.setdefault(c, []).append((str(k), str(n or k)))
+        except duckdb.Error:
+            return {}
+        return out
+
+    @property
+    def phrase_units(self) -> dict[str, int]:
+        """``phrase key -> the number of text units it occurs in`` over the whole index (see :meth:`unit_phrases`)."""
+        if getattr(self, "_phrase_df", None) is None:
+            import duckdb
+
+            try:
+                self._phrase_df = dict(self.store.con.execute(
+                    "SELECT norm, count(DISTINCT chunk_id) FROM concept_mentions GROUP BY norm").fetchall())
+            except duckdb.Error:
+                self._phrase_df = {}
+        return self._phrase_df
+
+    def phrase_documents(self, phrases: list[str]) -> list[str]:
+        """The documents whose text units hold any of ``phrases`` (as :meth:`unit_phrases` writes them), in
+        corpus order; [] in an index without phrases."""
+        import duckdb
+
+        if not phrases:
+            return []
+        q = ",".join("?" * len(phrases))
+        try:
+            docs = {d for (d,) in self.store.con.execute(
+                f"SELECT DISTINCT t.doc_id FROM concept_mentions m JOIN text_units t USING (chunk_id) "
+                f"WHERE lower(m.name) IN ({q})", [p.casefold() for p in phrases]).fetchall()}
+        except duckdb.Error:
+            return []
+        return sorted((d for d in docs if d in self.doc_by_id), key=lambda d: self.doc_by_id[d].pos)
+
+    @property
+    def n_units(self) -> int:
+        return int(self.store.con.execute("SELECT count(*) FROM text_units").fetchone()[0])
+
+    def topics(self, ids: list[int]) -> dict[int, str]:
+        """``community_id -> topic label`` where the index holds one (else absent: the caller uses the title)."""
+        if not ids or not self._has_topic:
+            return {}
+        q = ",".join("?" * len(ids))
+        return {cid: t for cid, t in self.store.con.execute(
+            f"SELECT community_id, topic FROM community_reports WHERE community_id IN ({q})", list(ids)).fetchall()
+            if t and t.strip()}
+
+    def term_documents(self, ids: list[int]) -> dict[int, dict[str, set]]:
+        """``community_id -> {member name (case-folded) -> the documents whose text units mention it}``."""
+        if not ids:
+            return {}
+        q = ",".join("?" * len(ids))
+        out: dict[int, dict[str, set]] = {}
+        for cid, name, doc_id in self.store.con.execute(f"""
+                SELECT DISTINCT m.community_id, e.name, t.doc_id FROM community_members m
+                JOIN entities e USING (entity_id) JOIN entity_text_units u USING (entity_id)
+                JOIN text_units t ON t.chunk_id = u.chunk_id WHERE m.community_id IN ({q})""", list(ids)).fetchall():
+            if doc_id in self.doc_by_id:
+                out.setdefault(cid, {}).setdefault(str(name).casefold(), set()).add(doc_id)
+        return out
+
+    def units(self, ids: list[int]) -> dict[int, list[_Unit]]:
+        """``community_id -> its text units`` (those mentioning a member entity), in corpus order."""
+        if not ids:
+            return {}
+        from slmgraph.query.answer import unit_numbers
+
+        numbers = unit_numbers(self.store)
+        q = ",".join("?" * len(ids))
+        rows = self.store.con.execute(f"""
+            SELECT DISTINCT m.community_id, t.chunk_id, t.doc_id, t.ord, t.text FROM community_members m
+            JOIN entity_text_units e USING (entity_id) JOIN text_units t USING (chunk_id)
+            WHERE m.community_id IN ({q})""", list(ids)).fetchall()
+        pos = self._unit_positions({r[2] for r in rows})
+        out: dict[int, list[_Unit]] = {}
+        for cid, chunk, doc_id, ord_, text in rows:
+            if doc_id in self.doc_by_id and chunk in numbers:
+                out.setdefault(cid, []).append(_Unit(chunk, numbers[chunk], doc_id, pos.get((doc_id, ord_), 1), text))
+        for v in out.values():
+            v.sort(key=lambda u: (self.doc_by_id[u.doc_id].pos, u.unit))
+        return out
+
+    def _unit_positions(self, doc_ids: set) -> dict:
+        if not doc_ids:
+            return {}
+        q = ",".join("?" * len(doc_ids))
+        rows = self.store.con.execute(f"SELECT doc_id, ord FROM text_units WHERE doc_id IN ({q}) ORDER BY doc_id, ord",
+                                      list(doc_ids)).fetchall()
+        out, last, k = {}, None, 0
+        for doc_id, ord_ in rows:
+            k = k + 1 if doc_id == last else 1
+            last = doc_id
+            out[(doc_id, ord_)] = k
+        return out
+
+    def all_units(self) -> list[_Unit]:
+        """Every text unit of the index's documents, in corpus order."""
+        from slmgraph.query.answer import unit_numbers
+
+        numbers = unit_numbers(self.store)
+        rows = self.store.con.execute("SELECT chunk_id, doc_id, ord, text FROM text_units").fetchall()
+        pos = self._unit_positions({r[1] for r in rows})
+        out = [_Unit(c, numbers[c], d, pos.get((d, o), 1), t) for c, d, o, t in rows
+               if d in self.doc_by_id and c in numbers]
+        out.sort(key=lambda u: (self.doc_by_id[u.doc_id].pos, u.unit))
+        return out
+
+    def unit_owners(self, chunks: list[str], ids: list[int], scores: dict) -> dict[str, int]:
+        """``chunk_id -> community_id``: of the communities ``ids``, the one with the most members the unit
+        mentions (ties: the higher ``scores``, then the lower id); a unit mentioning none is absent."""
+        if not chunks or not ids:
+            return {}
+        qc, qi = ",".join("?" * len(chunks)), ",".join("?" * len(ids))
+        best: dict[str, tuple] = {}
+        for chunk, cid, n in self.store.con.execute(f"""
+                SELECT u.chunk_id, m.community_id, count(DISTINCT m.entity_id) FROM entity_text_units u
+                JOIN community_members m USING (entity_id) WHERE u.chunk_id IN ({qc}) AND m.community_id IN ({qi})
+                GROUP BY 1, 2""", list(chunks) + list(ids)).fetchall():
+            key = (n, float(scores.get(cid, 0.0)), -cid)
+            if chunk not in best or key > best[chunk][0]:
+                best[chunk] = (key, cid)
+        return {c: v[1] for c, v in best.items()}
+
+    def unit_vectors(self, chunks: list[str]) -> dict[str, np.ndarray]:
+        """Stored text-unit embeddings of ``chunks`` (any embedder tag: used only to rank a theme's units)."""
+        if not chunks:
+            return {}
+        q = ",".join("?" * len(chunks))
+        return {k: np.asarray(v, dtype=np.float32) for k, v in self.store.con.execute(
+            f"SELECT item_id, vector FROM embeddings WHERE kind = 'text_unit' AND item_id IN ({q})",
+            list(chunks)).fetchall()}
+
+
+def _statement_ok(s: str, ix: ThemeIndex) -> bool:
+    """True when the sentence ``s`` (whitespace folded) may be a theme's statement: a whole, plain sentence
+    of :data:`MIN_WORDS` words or more and at most :data:`MAX_STATEMENT_CHARS`, no question or fragment, no
+    path, no cut-off opening, no boilerplate (:class:`Boilerplate`) and no framing of the conversation (:func:`framing`)."""
+    return not (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
+                or not _OPENED.match(s)
+                or any(k in ("question", "fragment") for k in sentence_kinds(s))
+                or s.startswith(("../", "./", "/")) or framing(s) or s in ix.boilerplate)
+
+
+def _unit_norm(v):
+    v = np.asarray(v, dtype=np.float32)
+    return v / max(float(np.linalg.norm(v)), 1e-9)

@@ -1,0 +1,167 @@
+"""A themed global answer written out: the overview paragraph, each theme's template sentence and
+statements with citations that name documents, the documents cited, and the structured points.
+"""
+
+
+from __future__ import annotations
+
+
+
+from slmgraph.query.theme_model import KEY_CONCEPTS, Statement, Theme, ThemeIndex
+
+
+def _join(items: list[str], sep: str = ", ", last: str = " and ") -> str:
+    """"A", "A and B", "A, B and C" (``sep`` between items, ``last`` before the last)."""
+    items = [i for i in items if i]
+    return items[0] if len(items) == 1 else sep.join(items[:-1]) + last + items[-1] if items else ""
+
+
+def _join_topics(items: list[str]) -> str:
+    """Like :func:`_join`, but with semicolons when a topic holds commas, so a reader sees where each ends."""
+    return _join(items, "; ", "; and ") if any("," in i for i in items) else _join(items)
+
+
+def _quoted(topic: str) -> str:
+    return f"\u201c{topic}\u201d" if "," in topic else topic
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def reach_text(cov: dict, share: bool = True) -> str:
+    """"14 of 41 documents (34 %)" (``share``: with the percentage), "all 8 documents", "1 of 41 documents"."""
+    n, of = cov["documents"], cov["of"]
+    if n == of:
+        return f"all {n} documents" if n > 1 else "the corpus's one document"
+    # From the counts, not the rounded share: 5 of 11 is 45 %, where 0.455 would print 46.
+    share = f" ({round(100 * n / of)} %)" if share and of > 1 and n > 1 else ""
+    return f"{n} of {of} document{'s' if of != 1 else ''}{share}"
+
+
+def _span(t: Theme, ix: ThemeIndex) -> str:
+    """The dates the theme's first and last documents' titles hold (", dated 2016 to 2024"), else ""."""
+    from slmgraph.indexing.stages.topics import title_date
+
+    if len(t.doc_ids) < 2:
+        return ""
+    first, last = ix.doc_by_id.get(t.doc_ids[0]), ix.doc_by_id.get(t.doc_ids[-1])
+    d0 = title_date(first.title) if first else None
+    d1 = title_date(last.title) if last else None
+    return f", dated {d0} to {d1}" if d0 and d1 and d0 != d1 else ""
+
+
+def template_opening(t: Theme, ix: ThemeIndex | None = None) -> str:
+    """The theme's sentences, built from the data: what it is (its key concepts and the names most tied
+    to it), how widely the corpus discusses it (its reach, and the dates of its first and last documents
+    where their titles hold dates), and which documents the statements under it come from -- "Flood
+    defence, river level and sandbags, with Mayor Lena Ortiz and the Environment Agency: discussed in 6 of
+    8 documents (75 %), dated 2024-01 to 2024-08. Quoted below from “minutes 2024-01” and “minutes 2024-05”."
+    """
+    concepts = [c for c in t.concepts if c.casefold() not in t.topic.casefold()]
+    what = _cap(t.topic)
+    if concepts:
+        what += f" (with {_join(concepts[:KEY_CONCEPTS - 1])})"
+    if t.names:
+        what += f", most tied to {_join(t.names)}"
+    text = f"{what}: discussed in {reach_text(t.coverage)}{_span(t, ix) if ix is not None else ''}."
+    if ix is not None and t.statements and len(ix.docs) > 1:  # a one-document corpus: every quote is from it
+        docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
+        quoted = [ix.doc_by_id[d].name for d in docs]
+        who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
+        text += (f" Quoted below from {_join([chr(0x201c) + q + chr(0x201d) for q in quoted])}"
+                 f"{f' (speakers: {_join(who)})' if who else ''}.")
+    return text
+
+
+def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, temporal: bool = False) -> str:
+    """The answer's opening paragraph, built from the data: for a corpus-wide question the main themes
+    with how many documents discuss each ("Across the 8 documents, the main themes are flood defence (in
+    6 of 8 documents), the budget shortfall (4) and ..."); for a focused question the themes that bear
+    on it, the most relevant first, with their reach, and which of them the corpus discusses most widely;
+    for a question about change over time, the span of documents the statements follow."""
+    n_docs = len(ix.docs)
+    if not themes:
+        return ""
+    items = [f"{t.topic} (in {reach_text(t.coverage, share=False)})" if i == 0 else
+             f"{t.topic} (in {t.coverage['documents']})" for i, t in enumerate(themes)] if n_docs > 1 else \
+        [t.topic for t in themes]
+    if wide:
+        where = f"Across the {n_docs} documents" if n_docs != 1 else "In its one document"
+        text = (f"{where}, the corpus's main theme"
+                f"{'s are' if len(themes) != 1 else ' is'} {_join_topics(items)}, the most widely discussed first.")
+        if len(themes) > 1 and themes[0].coverage["documents"] > themes[-1].coverage["documents"]:
+            text += (f" {_cap(_quoted(themes[0].topic))} runs through the most documents; {_quoted(themes[-1].topic)} is the"
+                     f" narrowest of these (in {reach_text(themes[-1].coverage, False)}).")
+        return text
+    k = len(themes)
+    text = (f"{k} themes of the corpus bear on this question, the most relevant first: {_join_topics(items)}." if k > 1 else
+            f"One theme of the corpus bears on this question: {items[0]}.")
+    if k > 1:
+        widest = max(themes, key=lambda t: (t.coverage["documents"], -themes.index(t)))
+        text += f" Of these, {_quoted(widest.topic)} is the most widely discussed (in {reach_text(widest.coverage, False)})."
+    said = [(list(dict.fromkeys(s.speaker for s in t.statements if s.speaker)), t.topic) for t in themes]
+    if any(who for who, _ in said):  # a transcript: who speaks to the question, theme by theme
+        text += " Speakers quoted: " + "; ".join(f"{_join(who)} on {_quoted(topic)}" for who, topic in said if who) + "."
+    if temporal:
+        docs = sorted({s.doc_id for t in themes for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
+        if len(docs) > 1:
+            text += (f" Each theme's statements follow the documents' order, from \u201c{ix.doc_by_id[docs[0]].name}"
+                     f"\u201d to \u201c{ix.doc_by_id[docs[-1]].name}\u201d.")
+    return text
+
+
+def statement_line(st: Statement, ix: ThemeIndex) -> str:
+    """``- *document, unit 2 of 5*: sentence [Sources: 12]`` (a document of one unit: no position)."""
+    doc = ix.doc_by_id[st.doc_id].name
+    where = doc if st.of == 1 else f"{doc}, unit {st.unit} of {st.of}"
+    return f"- *{where}*: {st.text} [Sources: {st.source}]"
+
+
+def documents_cited(themes: list[Theme], ix: ThemeIndex) -> str:
+    """``Documents cited:`` and one line per cited text unit (``- [12] document, unit 2 of 5``), in citation
+    order; "" for none."""
+    seen: dict[int, Statement] = {}
+    for t in themes:
+        for st in t.statements:
+            seen.setdefault(st.source, st)
+    if not seen:
+        return ""
+    lines = ["Documents cited:"]
+    for n, st in seen.items():
+        doc = ix.doc_by_id[st.doc_id].name
+        lines.append(f"- [{n}] {doc if st.of == 1 else f'{doc}, unit {st.unit} of {st.of}'}")
+    return "\n".join(lines)
+
+
+def render_themes(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, temporal: bool = False,
+                  scope: str = "") -> str:
+    """The answer text: the overview paragraph (:func:`overview`), one section per theme (heading, the
+    theme's sentences, its statements), the documents cited, and the sources line."""
+    parts = [overview(themes, ix, wide=wide, temporal=temporal)]
+    for i, t in enumerate(themes, start=1):
+        lines = [f"### {i}. {t.topic} [Reports: {t.report}]", t.opening or template_opening(t, ix)]
+        lines += [statement_line(st, ix) for st in t.statements]
+        parts.append("\n".join(lines))
+    cited = documents_cited(themes, ix)
+    if cited:
+        parts.append(cited)
+    reports = [t.report for t in themes]
+    sources = list(dict.fromkeys(s.source for t in themes for s in t.statements))
+    parts.append(f"Sources: community reports {', '.join(map(str, reports))}"
+                 f"{' (' + scope + ')' if scope else ''}; text units {', '.join(map(str, sources))}.")
+    return "\n\n".join(parts)
+
+
+def theme_points(themes: list[Theme], ix: ThemeIndex) -> list[dict]:
+    """The structured points of ``Answer.points``: one per theme, ``{"topic", "text", "coverage", "reports",
+    "sources", "documents"}`` (documents: ``{"doc_id", "document", "path"}`` of its statements' units)."""
+    out = []
+    for t in themes:
+        docs = list(dict.fromkeys(s.doc_id for s in t.statements))
+        out.append({"topic": t.topic, "text": " ".join([t.opening] + [s.text for s in t.statements]).strip(),
+                    "coverage": t.coverage, "reports": [t.report],
+                    "sources": list(dict.fromkeys(s.source for s in t.statements)),
+                    "documents": [{"doc_id": d, "document": ix.doc_by_id[d].name, "path": ix.doc_by_id[d].path}
+                                  for d in docs]})
+    return out
