@@ -22,6 +22,8 @@ Settings are the fields of :class:`slmgraph.config.settings.Settings` (the keys 
 ``slmgraph.toml`` that ``slmgraph init`` writes), passed as keyword arguments;
 they override a settings file (``config=PATH``, or ``./slmgraph.toml`` when
 present), which overrides the defaults.
+
+One concern, over 500 lines: the Python API, the front door the command line and the web app share.
 """
 
 from __future__ import annotations

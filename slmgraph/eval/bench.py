@@ -33,6 +33,8 @@ Timings are wall-clock on a shared machine: the JSON records the load average.
 
 ``bench`` sits in the interface layer (slmgraph/ARCHITECTURE.md, "Layers"): like the CLI it runs
 the index pipeline and then global search.
+
+One concern, over 500 lines: the ``bench`` command's measurements and their tables and chart.
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ it, evaluated / cached / completion tokens and model seconds from the ``llm_call
 seconds, and the ratio of the model seconds to the llama.cpp bound at the stage's mean call shape
 (:func:`slmgraph.eval.bench.raw_rates_at`). Writes ``bench.md``, ``bench.json`` and ``bench.png`` and one
 capability record per model (:mod:`slmgraph.model.policy`): a stage "beats" when its quality is at least row 0's.
+
+One concern, over 500 lines: the stage bench that writes a model's capability record.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ property every answer must have: no repeated sentence, no looped phrase.
 No point and no opening sentence is a sentence that gives orders to an
 assistant (:func:`slmgraph.text.prose.addressed_to_assistant`: injected "Ignore all
 previous instructions ..." lines stay in the text units but are never repeated).
+
+One concern, over 500 lines: answers assembled from selected sentences (selection, ranking, citing).
 """
 
 from __future__ import annotations

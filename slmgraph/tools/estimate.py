@@ -27,6 +27,8 @@ the user's index. Everything runs in a temporary DuckDB file:
 
 The prediction is an estimate, not a bound: ``benchmarks/index_throughput.py``
 compares it with a real run (docs/decisions.md: estimate within 30 percent).
+
+One concern, over 500 lines: the ``estimate`` command's calibration run and its prediction.
 """
 
 from __future__ import annotations

@@ -44,6 +44,8 @@ claims and markers of removed text units. Turning claims off again deletes
 every claim row and marker (:func:`clear_claims`), so reports and local
 search never see stale claims; the model outputs stay in the index's cache,
 so turning claims back on costs no model call for unchanged text.
+
+One concern, over 500 lines: the claims stage (its schema, call, checks and rows).
 """
 
 from __future__ import annotations

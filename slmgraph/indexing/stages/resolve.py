@@ -72,6 +72,8 @@ rules 0-4 merge the shorter or abbreviated name into the fuller one, so the
 fuller name is the key (and the displayed name) of the merged entity.
 
 :func:`resolve_entities` is pure: counters in, a mapping and log rows out.
+
+One concern, over 500 lines: deciding which name keys are one entity (the merge rules and their guards).
 """
 
 from __future__ import annotations

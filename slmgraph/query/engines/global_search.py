@@ -28,6 +28,8 @@ instead of one level, start at the root level, score each report with the
 same helpfulness score, descend only into the sub-communities of reports at
 or above the floor, and answer from the selected reports none of whose
 sub-communities passed (the most specific relevant ones).
+
+One concern, over 500 lines: global search (map, reduce and the extractive answer of one level).
 """
 
 from __future__ import annotations
