@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from slmgraph.indexing.stages.topics import _shown, glued, junk
-from slmgraph.query.documents import Doc, community_documents, corpus_documents, coverage
+from slmgraph.query.documents import Doc, community_documents, corpus_documents, coverage, order_sentence
 from slmgraph.query.extractive import (
     _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, quotable, relevance, sentence_kinds,
 )
@@ -999,8 +999,7 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     if temporal:
         docs = sorted({s.doc_id for t in themes for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         if len(docs) > 1:
-            text += (f" Each theme's statements follow the documents' order, from \u201c{ix.doc_by_id[docs[0]].name}"
-                     f"\u201d to \u201c{ix.doc_by_id[docs[-1]].name}\u201d.")
+            text += " " + order_sentence(ix.doc_by_id[docs[0]], ix.doc_by_id[docs[-1]])
     return text
 
 
