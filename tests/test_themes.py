@@ -252,3 +252,14 @@ def test_document_dates_from_title_file_name_or_first_lines():
     assert document_date("FY16 results", "r.txt")[1] == (2016, 0, 0)
     assert document_date("Notes", "notes.txt", "one\ntwo\nthree\nIn 2019 we began.") is None  # past the head
     assert date_key("14 September 2019") == (2019, 9, 14) and date_key("Part 12") is None
+
+
+def test_the_order_sentence_names_dates_a_name_does_not_show():
+    from slmgraph.query.documents import Doc, order_sentence
+
+    a = Doc("a", "board_minutes_2019_09.md", "board_minutes_2019_09", "board_minutes_2019_09", 1, 1, "2019-09")
+    b = Doc("b", "letter.txt", "letter", "letter", 2, 1, "2 June 2021")
+    c = Doc("c", "notes.txt", "notes", "notes", 3, 1, None)
+    assert order_sentence(a, b) == ("Each theme's statements follow the documents' dates, from \u201cboard_minutes_2019_09"
+                                    "\u201d to \u201cletter\u201d (2 June 2021).")
+    assert order_sentence(b, c) == "Each theme's statements follow the documents' order, from \u201cletter\u201d to \u201cnotes\u201d."

@@ -126,7 +126,8 @@ def order_sentence(first: Doc, last: Doc) -> str:
     dates, from “A” (2019-09) to “B” (2024-11)." when both ends carry a date, else "... follow the
     documents' order, from “A” to “B”." (a date the name already shows is not repeated)."""
     def named(d: Doc, dated: bool) -> str:
-        return f"\u201c{d.name}\u201d" + (f" ({d.date})" if dated and d.date not in d.name else "")
+        shown = re.sub(r"[\W_]", "", d.date or "").lower() in re.sub(r"[\W_]", "", d.name).lower()
+        return f"\u201c{d.name}\u201d" + (f" ({d.date})" if dated and not shown else "")
 
     dated = bool(first.date and last.date)
     return (f"Each theme's statements follow the documents' {'dates' if dated else 'order'}, from "
