@@ -207,6 +207,12 @@ def question_too_long(n_q: int, n_ctx: int, n_ctx_train: int) -> str:
 METHODS = tuple(m.value for m in Method)
 
 
+#: ``Index.query``'s per-query options (the names of ``slmgraph query``'s flags) -> the Settings field each sets.
+QUERY_OPTIONS = {"budget": "lazy_budget", "followups": "drift_followups", "depth": "drift_depth",
+                 "drift_tokens": "drift_tokens", "answers": "answers", "opening": "opening",
+                 "helpfulness": "helpfulness", "local_tokens": "local_context_tokens", "local_shares": "local_shares"}
+
+
 def as_level(level) -> int | None:
     """``level`` as an int: None stays None, an int or an int-like string (``"1"``) is converted.
 
@@ -332,13 +338,56 @@ class Index:
                 self._embedder = question_embedder(threads=self.settings.n_threads)
         return self._embedder
 
+    def query_settings(self, **options) -> Settings:
+        """A copy of the index's settings with the per-query ``options`` of :meth:`query` (the names of
+        ``slmgraph query``'s flags: ``budget``, ``followups``, ``depth``, ``drift_tokens``, ``answers``,
+        ``opening``, ``helpfulness``, ``local_tokens``, ``local_shares``); None leaves a setting as it is.
+
+        Raises:
+            UserError: an unknown option, or a value of the wrong type or out of range, naming both.
+        """
+        import copy
+
+        from slmgraph.config import file as sf
+
+        unknown = sorted(set(options) - set(QUERY_OPTIONS))
+        if unknown:
+            raise UserError(f"Index.query(): unknown option {unknown[0]!r}: the options are "
+                            f"{', '.join(QUERY_OPTIONS)}")
+        s = copy.copy(self.settings)
+        for opt, value in options.items():
+            if value is not None:
+                setattr(s, QUERY_OPTIONS[opt], sf.convert_argument(QUERY_OPTIONS[opt], value,
+                                                                   f"Index.query({opt}={value!r})"))
+        if s.local_context_tokens > s.n_ctx - 500:
+            raise UserError(f"Index.query(local_tokens={s.local_context_tokens}) does not fit the {s.n_ctx}-token "
+                            f"window with the question and answer: use at most {s.n_ctx - 500}")
+        return s
+
     def query(self, question: str, method: str = "global", level: int | None = None, dynamic: bool = False,
               progress: bool = False, on_text: Callable[[str], None] | None = None,
               on_route: Callable[[str, str], None] | None = None,
-              on_note: Callable[[str], None] | None = None) -> Answer:
+              on_note: Callable[[str], None] | None = None, *, budget: int | None = None,
+              followups: int | None = None, depth: int | None = None, drift_tokens: int | None = None,
+              answers: str | None = None, opening: str | None = None, helpfulness: str | None = None,
+              local_tokens: int | None = None, local_shares=None) -> Answer:
         """Answer ``question``; see :func:`answer` for the methods.
 
+        The keyword options are those of ``slmgraph query``, for this question only (None: the index's
+        settings, from :func:`open`'s arguments, the settings file or the defaults):
+
         Args:
+            budget: lazy search: relevance tests at most (>= 1; default 100).
+            followups: drift search: follow-up questions per round (>= 0; default 3).
+            depth: drift search: follow-up rounds (>= 1; default 2).
+            drift_tokens: drift search: no follow-up starts once tokens read plus model tokens reach this.
+            answers: who writes the answer: ``"extractive"``, ``"model"`` or ``"auto"``.
+            opening: extractive answers' model-written opening sentence: ``"model"``, ``"off"`` or ``"auto"``.
+            helpfulness: score of reports and text units: ``"embedding"``, ``"model"``, ``"combined"``,
+                ``"auto"``.
+            local_tokens: local search context budget in tokens (200 to the window less 500).
+            local_shares: local search budget shares (reports, entities, relationships, text units): four
+                non-negative numbers, e.g. ``(0.1, 0.2, 0.2, 0.5)``.
             on_text: receives the answer's text as the model writes it.
             on_route: ``(method, reason)`` of ``method="auto"``.
             on_note: the one-line notice of what the model's size turned on or off, when the model loads.
@@ -348,9 +397,12 @@ class Index:
             ``completion_tokens``, ``seconds``, ``points`` with their sources and documents, ...).
 
         Raises:
-            UserError: empty or overlong question, unknown method, a level the index does not have, an index
-                built without reports for global or drift search, missing model.
+            UserError: empty or overlong question, unknown method, a level the index does not have, an option
+                out of range, an index built without reports for global or drift search, missing model.
         """
+        settings = self.query_settings(budget=budget, followups=followups, depth=depth, drift_tokens=drift_tokens,
+                                       answers=answers, opening=opening, helpfulness=helpfulness,
+                                       local_tokens=local_tokens, local_shares=local_shares)
         level = as_level(level)
         self.check_question(question, method, level)
         new_model = self._client is None
@@ -364,7 +416,7 @@ class Index:
             note = notice(self.settings, self._model)
             if note:
                 on_note(note)
-        return answer(self.store, client, prompts, self.settings, question, method=method, level=level,
+        return answer(self.store, client, prompts, settings, question, method=method, level=level,
                       dynamic=dynamic, progress=progress, on_text=on_text, embedder_factory=self._embedder_once,
                       on_route=on_route)
 

@@ -209,3 +209,31 @@ def test_insert_indexes_more_text_incrementally(index_db, corpus):
         assert ix.query("Who founded Zorblax Industries?", method="basic").text
         with pytest.raises(UserError, match="non-empty strings"):
             ix.insert(["  "])
+
+
+def test_query_takes_the_per_query_options_of_slmgraph_query(index_db):
+    import inspect
+
+    from slmgraph.cli.parser import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    flags = {a.dest for a in sub.choices["query"]._actions} - {
+        "help", "question", "question_file", "db", "config", "model", "threads", "seed", "prompts", "quiet", "wait", "json",
+        "n_ctx"}  # the model, the file and the output are the index's (slmgraph.open) or the CLI's own
+    assert flags <= set(inspect.signature(slmgraph.api.Index.query).parameters), flags
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        a = ix.query("What are the main themes across these documents?", method="lazy", budget=1)
+        assert a.details["budget"] == 1 and a.details["tests_used"] <= 1
+        assert ix.query("What are the main themes across these documents?", method="lazy").details["budget"] == 100
+        assert ix.settings.lazy_budget == 100  # an option is for its question only
+        for bad, match in (({"budget": 0}, "budget=0.*at least 1"), ({"budget": "7"}, "budget='7'.*whole number"),
+                           ({"depth": 0}, "depth=0"), ({"followups": -1}, "followups=-1"),
+                           ({"answers": "poem"}, "answers='poem'.*extractive"),
+                           ({"local_shares": (0, 0, 0, 0)}, "local_shares"),
+                           ({"local_tokens": 10**6}, r"local_tokens=1000000\) does not fit"),
+                           ({"local_tokens": 100}, "at least 200")):
+            with pytest.raises(UserError, match=match):
+                ix.query("Who founded Acme?", method="basic", **bad)
+        b = ix.query("Who founded Acme Corporation?", method="basic", answers="extractive", opening="off",
+                     helpfulness="embedding", local_tokens=1000, local_shares=(0.1, 0.2, 0.2, 0.5))
+        assert b.text.strip()

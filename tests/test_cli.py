@@ -236,3 +236,17 @@ def test_a_negative_or_infinite_report_budget_is_one_line_error(tmp_path, capsys
     assert code == 2
     _one_line_error(err, "--report-budget", value)
     assert not (tmp_path / "x.duckdb").exists()
+
+
+def test_python_dash_m_slmgraph_cli_runs_the_entry_point(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    r = subprocess.run([sys.executable, "-m", "slmgraph.cli", "query", "--db", str(tmp_path / "none.duckdb"), "x"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().startswith("slmgraph: error: "), r.stderr
+    assert "Traceback" not in r.stderr

@@ -331,3 +331,53 @@ def test_a_repeated_question_embeds_and_tokenizes_nothing_again(db):
     assert len(CountingEmbedder.texts) == seen
     # Only the model's own rendered prompts (the question in an empty template) are tokenized again, no report text.
     assert all(t.startswith(("<system>", "<user>")) for t in CountingModel.tokenized[tokenized:]), CountingModel.tokenized[tokenized:]
+
+
+@pytest.mark.parametrize("path, name", [
+    ("/api/entities?q=a&limit=-3", "limit"),
+    ("/api/entities?q=a&limit=99999999999999999999", "limit"),
+    ("/api/entities?q=a&limit=2.5", "limit"),
+    ("/api/entities/Acme%20Corporation/neighbours?limit=-1", "limit"),
+    ("/api/entities/Acme%20Corporation/neighbours?limit=99999999999999999999", "limit"),
+    ("/api/entities/-5", None),
+    ("/api/reports/99999999999999999999", "community id"),
+    ("/api/units/99999999999999999999", "text unit"),
+    ("/api/citation?kind=sources&id=-1", "id"),
+    ("/api/citation?kind=reports&id=99999999999999999999", "id"),
+    ("/api/citation?kind=entities&id=abc", "id"),
+    ("/api/reports?level=99999999999999999999", "level"),
+    ("/api/reports?level=-1", "level"),
+    ("/api/ask?q=x&level=1.5", None),
+])
+def test_bad_numbers_are_a_400_naming_the_parameter_and_its_range(server, path, name):
+    url, _ = server
+    if path.startswith("/api/ask"):
+        with urllib.request.urlopen(url + path, timeout=60) as r:
+            body = r.read().decode()
+        assert "event: error" in body and "level" in body and "Traceback" not in body, body
+        return
+    status, err = get(url + path)
+    assert status in (400, 404), (path, status, err)
+    assert isinstance(err, dict) and "\n" not in err["error"], err
+    if name:
+        assert err["error"].startswith(name), err
+    if name in ("limit", "community id", "text unit", "id"):
+        assert "from 0 to" in err["error"], err
+
+
+def test_bad_numbers_through_the_api_are_user_errors(db):
+    import slmgraph
+    from slmgraph.query.browse import MAX_LIMIT
+
+    with slmgraph.open(db, model=FakeModel(), embedder_factory=FakeEmbedder, read_only=True) as ix:
+        for call in (lambda: ix.browse_entities("a", -3), lambda: ix.browse_entities("a", 10**20),
+                     lambda: ix.browse_entities("a", 1.5), lambda: ix.browse_entities("a", True),
+                     lambda: ix.neighbours("Acme Corporation", -1), lambda: ix.report(10**20),
+                     lambda: ix.text_unit(10**20), lambda: ix.citation("entities", 10**20),
+                     lambda: ix.report_titles([10**20])):
+            with pytest.raises(UserError, match=r"must be a whole number from 0 to \d+"):
+                call()
+        with pytest.raises(UserError, match="is not in this index"):
+            ix.entity(str(10**20))
+        assert len(ix.browse_entities("", MAX_LIMIT)) <= MAX_LIMIT
+        assert ix.browse_entities("acme", "2") and ix.browse_entities("acme", 0) == []

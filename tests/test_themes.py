@@ -14,7 +14,7 @@ from slmgraph.model.client import ModelClient
 from slmgraph.config.settings import Settings
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.config.prompting import Prompts
-from slmgraph.query.documents import corpus_documents, coverage_text, natural_key
+from slmgraph.query.documents import corpus_documents, coverage_text, date_key, document_date, natural_key
 from slmgraph.query.engines.global_search import global_search
 from slmgraph.query.theme_model import Boilerplate, is_temporal
 from slmgraph.store.db import Store
@@ -201,3 +201,65 @@ def test_dynamic_selection_falls_back_to_level_0_when_its_descent_selects_nothin
         assert dyn.citations == plain.citations and dyn.text == plain.text
     finally:
         store.close()
+
+
+DATED_HEADS = {
+    "meeting-1.txt": "Minutes, 3 March 2024\n\nThe Riverton Library budget grew to four million dollars this year.",
+    "meeting-2.txt": "Minutes, 9 May 2021\n\nThe Riverton Library budget was cut by a quarter after the shortfall.",
+    "meeting-3.txt": "Minutes, June 2019\n\nThe Riverton Library budget stood at three million dollars that year.",
+    "meeting-4.txt": "Minutes of 2018-01-15\n\nThe Riverton Library budget was two million dollars in its first year."}
+
+
+@pytest.fixture
+def dated_council(tmp_path):
+    root = tmp_path / "dated"
+    root.mkdir()
+    for name, text in MEETINGS.items():
+        head = DATED_HEADS.get(name)
+        (root / name).write_text((f"{head}\n\n" if head else "") + text + "\n", encoding="utf-8")
+    db = tmp_path / "dated.duckdb"
+    s = Settings(min_community_size=2)
+    run_index(root, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
+    store = Store(db)
+    yield store, ModelClient(FakeModel(), store, "q"), s
+    store.close()
+
+
+def test_dated_documents_are_in_date_order_and_the_change_over_time_answer_names_the_dates(dated_council):
+    store = dated_council[0]
+    docs = corpus_documents(store)
+    assert [(d.name, d.date) for d in docs] == [
+        ("meeting-4", "2018-01-15"), ("meeting-3", "June 2019"), ("meeting-2", "9 May 2021"),
+        ("meeting-1", "3 March 2024"), ("meeting-10", None)]  # undated after, in path order
+    assert [d.pos for d in docs] == [1, 2, 3, 4, 5]
+    pos = {d.name: d.pos for d in docs}
+    ans = _global(dated_council, "How has the Riverton Library budget evolved?")
+    secs = _sections(ans.text)
+    assert secs
+    for sec in secs:
+        names = [re.match(r"- \*([^*,]+)(, unit \d+ of \d+)?\*: ", ln).group(1) for ln in sec.split("\n")[2:]]
+        assert names and [pos[d] for d in names] == sorted(pos[d] for d in names)
+    m = re.search(r"follow the documents' dates, from \u201c([^\u201d]+)\u201d \(([^)]+)\) to "
+                  r"\u201c([^\u201d]+)\u201d \(([^)]+)\)\.", ans.text)
+    assert m, ans.text.split("\n\n")[0]
+    assert pos[m.group(1)] < pos[m.group(3)] and date_key(m.group(2)) < date_key(m.group(4))
+
+
+def test_document_dates_from_title_file_name_or_first_lines():
+    assert document_date("agm_minutes_2024_06", "agm_minutes_2024_06.md") == ("2024-06", (2024, 6, 0))
+    assert document_date("Notes", "notes.txt", "Letter to members, 2 June 2021\n\nDear Members,")[1] == (2021, 6, 2)
+    assert document_date("Q3 2021 earnings call", "call.txt")[1] == (2021, 7, 0)
+    assert document_date("FY16 results", "r.txt")[1] == (2016, 0, 0)
+    assert document_date("Notes", "notes.txt", "one\ntwo\nthree\nIn 2019 we began.") is None  # past the head
+    assert date_key("14 September 2019") == (2019, 9, 14) and date_key("Part 12") is None
+
+
+def test_the_order_sentence_names_dates_a_name_does_not_show():
+    from slmgraph.query.documents import Doc, order_sentence
+
+    a = Doc("a", "board_minutes_2019_09.md", "board_minutes_2019_09", "board_minutes_2019_09", 1, 1, "2019-09")
+    b = Doc("b", "letter.txt", "letter", "letter", 2, 1, "2 June 2021")
+    c = Doc("c", "notes.txt", "notes", "notes", 3, 1, None)
+    assert order_sentence(a, b) == ("Each theme's statements follow the documents' dates, from \u201cboard_minutes_2019_09"
+                                    "\u201d to \u201cletter\u201d (2 June 2021).")
+    assert order_sentence(b, c) == "Each theme's statements follow the documents' order, from \u201cletter\u201d to \u201cnotes\u201d."

@@ -11,6 +11,7 @@ serves them as JSON. Text units are named by their citation number (``text_units
 from __future__ import annotations
 
 import json
+import numbers
 import re
 
 from slmgraph.errors import UserError
@@ -70,6 +71,34 @@ def answer_points(ans) -> list[dict]:
     return points
 
 
+MAX_LIMIT = 10_000
+MAX_ID = 2**63 - 1  # DuckDB's BIGINT, the type of every id column
+
+
+def whole_number(name: str, value, lo: int, hi: int) -> int:
+    """``value`` (an int or an int-like string) as an int in ``lo..hi``.
+
+    Raises:
+        UserError: one line naming ``name``, the value and the allowed range.
+    """
+    n = None
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        n = int(value)
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        n = int(value)
+    if n is None or not lo <= n <= hi:
+        raise UserError(f"{name} must be a whole number from {lo} to {hi}, got {value!r}")
+    return n
+
+
+def _limit(value) -> int:
+    return whole_number("limit", value, 0, MAX_LIMIT)
+
+
+def _id(name: str, value) -> int:
+    return whole_number(name, value, 0, MAX_ID)
+
+
 def _unit_maps(store) -> tuple[dict, dict]:
     """``(chunk_id -> unit number, unit number -> chunk_id)``."""
     nums = unit_numbers(store)
@@ -125,8 +154,9 @@ def text_unit(store, number: int, support: str | None = None) -> dict:
     Raises:
         UserError: no text unit has that number.
     """
+    number = _id("text unit", number)
     _, by_no = _unit_maps(store)
-    chunk = by_no.get(int(number))
+    chunk = by_no.get(number)
     if chunk is None:
         raise UserError(f"text unit {number} is not in this index: its units are numbered "
                         f"{min(by_no, default=0)}..{max(by_no, default=0)}")
@@ -160,7 +190,11 @@ def entities(store, query: str = "", limit: int = 50) -> list[dict]:
 
     Returns:
         ``[{id, name, type, degree, mentions, description}]``, at most ``limit``.
+
+    Raises:
+        UserError: ``limit`` is not a whole number from 0 to :data:`MAX_LIMIT`.
     """
+    limit = _limit(limit)
     cols = "SELECT entity_id, name, type, degree, n_mentions, description FROM entities "
     rows = store.con.execute(
         cols + "WHERE name ILIKE ? ESCAPE '\\' ORDER BY (lower(name) = lower(?)) DESC, degree DESC, name LIMIT ?",
@@ -183,7 +217,10 @@ def _like(s: str) -> str:
 
 
 def _entity_id(store, key) -> int:
-    if isinstance(key, int) or (isinstance(key, str) and key.strip().isdigit()):
+    if isinstance(key, bool) or (isinstance(key, numbers.Integral) and not 0 <= key <= MAX_ID):
+        _id("entity id", key)
+    if isinstance(key, numbers.Integral) or (isinstance(key, str) and key.strip().isdigit()
+                                             and int(key) <= MAX_ID):
         row = store.con.execute("SELECT entity_id FROM entities WHERE entity_id = ?", [int(key)]).fetchone()
     else:
         row = store.con.execute("SELECT entity_id FROM entities WHERE lower(name) = lower(?) OR norm = lower(?) "
@@ -205,13 +242,14 @@ def neighbours(store, key, limit: int = 30) -> dict:
         neighbours ranked by relationship weight, then the paper's edge rank (``combined_degree``).
 
     Raises:
-        UserError: no such entity.
+        UserError: no such entity; ``limit`` is not a whole number from 0 to :data:`MAX_LIMIT`.
     """
+    limit = _limit(limit)
     eid = _entity_id(store, key)
     near = store.con.execute(
         "SELECT CASE WHEN source_id = ? THEN target_id ELSE source_id END FROM relationships "
         "WHERE source_id = ? OR target_id = ? ORDER BY weight DESC, combined_degree DESC LIMIT ?",
-        [eid, eid, eid, int(limit)]).fetchall()
+        [eid, eid, eid, limit]).fetchall()
     ids = [eid] + [r[0] for r in near]
     marks = ", ".join("?" * len(ids))
     nodes = [{"id": r[0], "name": r[1], "type": r[2], "degree": r[3], "center": r[0] == eid}
@@ -301,7 +339,8 @@ def report(store, community_id: int) -> dict:
     Raises:
         UserError: no such community.
     """
-    found = reports(store, community_id=int(community_id))
+    community_id = _id("community id", community_id)
+    found = reports(store, community_id=community_id)
     if not found:
         raise UserError(f"community {community_id} is not in this index")
     out = found[0]
@@ -313,7 +352,7 @@ def report(store, community_id: int) -> dict:
 
 def report_titles(store, ids) -> dict[int, str]:
     """``{community id: report title}`` for the given community ids (ids without a report left out)."""
-    ids = [int(i) for i in ids]
+    ids = [_id("community id", i) for i in ids]
     if not ids:
         return {}
     return dict(store.con.execute(f"SELECT community_id, title FROM community_reports WHERE community_id IN "
@@ -359,7 +398,9 @@ def citation(store, kind: str, cid: int, support: str = "") -> dict:
     Raises:
         UserError: an unknown kind or id.
     """
-    cid = int(cid)
+    if kind not in ("sources", "reports", "relationships", "entities"):
+        raise UserError(f"citation kind {kind!r} is not one of sources, reports, relationships, entities")
+    cid = _id("id", cid)
     if kind == "sources":
         p = text_unit(store, cid, support or None)
         return {"kind": kind, "id": cid, "label": f"text unit {cid}", "passage": p}

@@ -3,9 +3,11 @@
 Every query method cites text units by their index-wide number and global search cites community
 reports; this module maps both to documents:
 
-* :func:`corpus_documents`: the documents in corpus order (their paths in natural order, so
-  ``part2`` precedes ``part10``), each with a display name: its title (a leading file-name line or
-  its file's stem), or its path when another document has the same title;
+* :func:`corpus_documents`: the documents in corpus order, each with a display name: its title (a
+  leading file-name line or its file's stem), or its path when another document has the same title.
+  Corpus order is date order when at least half the documents carry a date (:func:`document_date`: in the
+  title, the file name or the first lines), undated ones after; otherwise, and among equal dates, the
+  paths in natural order (``part2`` before ``part10``);
 * :func:`unit_sources`: a cited text unit's document and its position in it (``unit 3 of 12``);
 * :func:`community_documents`: the documents behind a community (``community_reports.doc_ids`` when
   the index holds it, else the documents of the text units that mention its members), in corpus order;
@@ -24,7 +26,8 @@ from pathlib import PurePosixPath
 
 @dataclass(frozen=True)
 class Doc:
-    """One document. ``pos``: 1-based place in corpus order; ``name``: what citations call it."""
+    """One document. ``pos``: 1-based place in corpus order; ``name``: what citations call it; ``date``: the
+    date it carries as written (:func:`document_date`), or None."""
 
     doc_id: str
     path: str
@@ -32,6 +35,7 @@ class Doc:
     name: str
     pos: int
     n_units: int
+    date: str | None = None
 
 
 def natural_key(path: str) -> list:
@@ -39,8 +43,59 @@ def natural_key(path: str) -> list:
     return [(0, int(t), "") if t.isdigit() else (1, 0, t.casefold()) for t in re.split(r"(\d+)", path or "")]
 
 
+_MONTH_NO = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
+                                         "dec"), start=1)}
+#: Lines at the head of a document read for its date (a letter's "2 June 2021", a heading's date).
+HEAD_LINES = 3
+
+
+def date_key(date: str) -> tuple[int, int, int] | None:
+    """``(year, month, day)`` of a date as :func:`slmgraph.indexing.stages.topics.title_date` finds it
+    ("2024-03-01", "14 September 2019", "March 2019", "Q3 2021", "FY16", "2019"); 0 for a part not given
+    (a quarter: its first month); None when no year is read."""
+    t = date.lower()
+    year = re.search(r"(?:19|20)\d{2}", t)
+    if year is None:
+        short = re.search(r"(?:fy|q[1-4])\s*(?:fy)?\s*'?(\d{2})\b", t)
+        if short is None:
+            return None
+        y = 2000 + int(short.group(1))
+    else:
+        y = int(year.group(0))
+    iso = re.fullmatch(r"\d{4}-(\d{2})(?:-(\d{2}))?", t)
+    if iso:
+        return y, int(iso.group(1)), int(iso.group(2) or 0)
+    month = next((n for m, n in _MONTH_NO.items() if re.search(rf"\b{m}", t)), 0)
+    quarter = re.search(r"q([1-4])", t)
+    if not month and quarter:
+        month = 3 * int(quarter.group(1)) - 2
+    day = re.search(r"(?<!\d)(\d{1,2})(?!\d)", t) if month and not quarter else None
+    return y, month, int(day.group(1)) if day else 0
+
+
+def _date_in(text: str) -> tuple[str, tuple[int, int, int]] | None:
+    from slmgraph.indexing.stages.topics import title_date
+
+    # A file name's separators: "minutes_2024_06" reads as "minutes 2024-06".
+    text = re.sub(r"(?<=\d)[_.](?=\d)", "-", text or "").replace("_", " ")
+    d = title_date(text)
+    key = date_key(d) if d else None
+    return (d, key) if key else None
+
+
+def document_date(title: str, path: str, head: str = "") -> tuple[str, tuple[int, int, int]] | None:
+    """The date a document carries, as written and as :func:`date_key`: the first found in its title, its file
+    name, then its first :data:`HEAD_LINES` lines (``head``); None when none holds one."""
+    for text in (title, PurePosixPath(path or "").stem, "\n".join((head or "").splitlines()[:HEAD_LINES])):
+        got = _date_in(text)
+        if got:
+            return got
+    return None
+
+
 def corpus_documents(store) -> list[Doc]:
-    """Every document, in corpus order (natural order of paths), with its display name.
+    """Every document, in corpus order (see the module doc: dates, else natural order of paths), with its
+    display name and date.
 
     The name is the title unless another document shares it (the parts of one transcript all carry
     the transcript's file-name line), then the path without its suffix.
@@ -48,7 +103,12 @@ def corpus_documents(store) -> list[Doc]:
     rows = store.con.execute("""
         SELECT d.doc_id, d.path, d.title, count(t.chunk_id) FROM documents d
         LEFT JOIN text_units t USING (doc_id) GROUP BY d.doc_id, d.path, d.title""").fetchall()
-    rows.sort(key=lambda r: (natural_key(r[1]), r[0]))
+    heads = dict(store.con.execute("SELECT doc_id, left(text, 600) FROM text_units "
+                                   "QUALIFY row_number() OVER (PARTITION BY doc_id ORDER BY ord) = 1").fetchall())
+    dates = {r[0]: document_date(r[2] or "", r[1] or "", heads.get(r[0], "")) for r in rows}
+    by_date = len(rows) > 1 and 2 * sum(1 for d in dates.values() if d) >= len(rows)
+    far = (10**4, 0, 0)
+    rows.sort(key=lambda r: ((dates[r[0]] or (None, far))[1] if by_date else far, natural_key(r[1]), r[0]))
     titles: dict[str, int] = {}
     for _, path, title, _ in rows:
         t = (title or "").strip() or PurePosixPath(path or "").stem
@@ -57,8 +117,21 @@ def corpus_documents(store) -> list[Doc]:
     for pos, (doc_id, path, title, n) in enumerate(rows, start=1):
         t = (title or "").strip() or PurePosixPath(path or "").stem
         name = t if titles[t] == 1 else str(PurePosixPath(path or t).with_suffix(""))
-        out.append(Doc(doc_id, path or "", t, name, pos, int(n)))
+        out.append(Doc(doc_id, path or "", t, name, pos, int(n), (dates[doc_id] or (None,))[0]))
     return out
+
+
+def order_sentence(first: Doc, last: Doc) -> str:
+    """How statements in corpus order run, as a sentence: "Each theme's statements follow the documents'
+    dates, from “A” (2019-09) to “B” (2024-11)." when both ends carry a date, else "... follow the
+    documents' order, from “A” to “B”." (a date the name already shows is not repeated)."""
+    def named(d: Doc, dated: bool) -> str:
+        shown = re.sub(r"[\W_]", "", d.date or "").lower() in re.sub(r"[\W_]", "", d.name).lower()
+        return f"\u201c{d.name}\u201d" + (f" ({d.date})" if dated and not shown else "")
+
+    dated = bool(first.date and last.date)
+    return (f"Each theme's statements follow the documents' {'dates' if dated else 'order'}, from "
+            f"{named(first, dated)} to {named(last, dated)}.")
 
 
 def unit_sources(store, numbers: list[int], docs: list[Doc] | None = None) -> dict[int, dict]:

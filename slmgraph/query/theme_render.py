@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 
+from slmgraph.query.documents import order_sentence
 from slmgraph.query.theme_model import KEY_CONCEPTS, Statement, Theme, ThemeIndex
 
 
@@ -106,8 +107,7 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     if temporal:
         docs = sorted({s.doc_id for t in themes for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         if len(docs) > 1:
-            text += (f" Each theme's statements follow the documents' order, from \u201c{ix.doc_by_id[docs[0]].name}"
-                     f"\u201d to \u201c{ix.doc_by_id[docs[-1]].name}\u201d.")
+            text += " " + order_sentence(ix.doc_by_id[docs[0]], ix.doc_by_id[docs[-1]])
     return text
 
 

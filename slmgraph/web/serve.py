@@ -242,12 +242,14 @@ def answer_json(idx, ans) -> dict:
 
 
 def _level(value) -> int | None:
-    if value in (None, "", "auto"):
+    if isinstance(value, str) and value in ("", "auto") or value is None:
         return None
+    from slmgraph.api import as_level
+
     try:
-        return int(value)
-    except ValueError:
-        raise UserError(f"level {value!r} is not a number: pass 0 for the root level") from None
+        return as_level(value)
+    except UserError:
+        raise UserError(f"level {value!r} is not a whole number: pass 0 for the root level, or auto") from None
 
 
 def make_app(res: Resources):
@@ -348,12 +350,10 @@ def make_app(res: Resources):
         except UserError as exc:
             return fail(exc)
 
-    def int_param(request, name: str, default: int) -> int:
+    def int_param(request, name: str, default: int) -> int | str:
+        """The query parameter as given (the look-up checks its range and says which), else ``default``."""
         v = request.query_params.get(name)
-        try:
-            return default if v in (None, "") else int(v)
-        except ValueError:
-            raise UserError(f"{name}={v!r} is not a number") from None
+        return default if v in (None, "") else v
 
     routes = [
         Route("/", page),
