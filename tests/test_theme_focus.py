@@ -226,3 +226,16 @@ def test_a_focused_label_takes_a_second_phrase_only_when_it_is_as_near_as_the_fi
     anchor = emb.encode(["privacy laws and data protection rules"])[0]
     assert keyphrase_label(["privacy laws", "warm lunch"], anchor, emb) == ["privacy laws", "warm lunch"]
     assert keyphrase_label(["privacy laws", "warm lunch"], anchor, emb, floor=0.75) == ["privacy laws"]
+
+
+def test_a_list_label_is_no_speaker():
+    from slmgraph.query.theme_model import speaker_of
+
+    text = ("Present: Oona MacRae, Agnes Munro and Callum Ferris.\nApologies: Priya Shah.\n"
+            "Chair: The board agreed the fares for residents would stay at the 2021 level.\n"
+            "Oona MacRae: The fuel bill fell by a third after the hybrid ferry arrived.")
+    assert speaker_of(text, "Oona MacRae, Agnes Munro and Callum Ferris.") == ""
+    assert speaker_of(text, "Priya Shah.") == ""
+    assert speaker_of(text, "The board agreed the fares for residents would stay at the 2021 level.") == ""
+    assert speaker_of(text, "The fuel bill fell by a third after the hybrid ferry arrived.") == "Oona MacRae"
+

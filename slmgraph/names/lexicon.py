@@ -212,12 +212,14 @@ USD EUR JPY GBP CNY RMB AUD CHF HKD SGD SEK KRW NOK NZD INR MXN TWD ZAR BRL DKK 
 COMMON_ACRONYMS = frozenset("""TV CD CDs DVD DVDs LP LPs EP EPs BC BCE AD CE AM PM LED LEDs LCD OLED GPS USB PDF
 CPU GPU RAM SSD URL SUV ATM UFO UFOs MRI IQ""".split())
 
-#: Words that label a line without naming who speaks ("HOST:", "Q:", "UNIDENTIFIED MAN:", "NOTE:"): a speaker
+#: Words that label a line without naming who speaks ("HOST:", "Q:", "UNIDENTIFIED MAN:", "NOTE:", a list's
+#: "Present:" or "Apologies:"): a speaker
 #: label made only of them, titles and office words (:data:`ROLE_WORDS`) is no entity.
 LABEL_WORDS = frozenset("""
 q a question questions answer answers host hosts cohost moderator interviewer interviewee narrator announcer audience
 speaker speakers voice voices caller callers reporter correspondent anchor panel panelist panelists crowd all both
 everyone others other unknown unidentified man woman men women male female boy girl child participant participants
 respondent witness clerk bailiff court transcript note notes warning update edit summary source caution important
-disclaimer tip example
+disclaimer tip example present absent apologies regrets attendance attendees attending agenda minutes item items
+action actions motion resolved decision decisions subject re cc date time venue
 """.split())

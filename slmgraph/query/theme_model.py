@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from slmgraph.query.documents import Doc, corpus_documents
+from slmgraph.names.lexicon import LABEL_WORDS, ROLE_WORDS
 from slmgraph.query.extractive import _SPEAKER, quotable, sentence_kinds
 
 
@@ -211,7 +212,8 @@ _TURN = re.compile(r"(?m)^\W{0,3}([A-Z][A-Za-z.'\u2019-]+(?: [A-Z][A-Za-z.'\u201
 def speaker_of(unit_text: str, sentence: str) -> str:
     """Who says ``sentence`` in a transcript: the last speaker label (a line opening on one to four
     capitalised words and a colon) at or before where the sentence starts in ``unit_text``, shown in title
-    case ("Sam Altman"); "" when the unit holds no label before it or the sentence is not found."""
+    case ("Sam Altman"); "" when the unit holds no label before it, the label names no one (words of
+    :data:`slmgraph.names.lexicon.LABEL_WORDS` and office words only) or the sentence is not found."""
     words = sentence.split()
     at = -1
     if words:
@@ -224,6 +226,8 @@ def speaker_of(unit_text: str, sentence: str) -> str:
     label = ""
     for m in _TURN.finditer(unit_text, 0, at + 1):
         label = m.group(1)
+    if all(w.casefold().rstrip(".") in LABEL_WORDS or w.casefold().rstrip(".") in ROLE_WORDS for w in label.split()):
+        return ""  # a list's or a role's label ("Present:", "Apologies:", "Chair:") names no one
     return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
 
 
