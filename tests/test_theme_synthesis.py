@@ -194,6 +194,8 @@ def test_an_overview_of_topics_holding_commas_separates_them_with_semicolons():
     assert _join_topics(["flood wall, barriers (in 4)", "budget, savings (in 3)", "library (in 2)"]) == \
         "flood wall, barriers (in 4); budget, savings (in 3); and library (in 2)"
     assert _join_topics(["flood (in 4)", "budget (in 3)"]) == "flood (in 4) and budget (in 3)"
+    assert _join_topics(["brief nod and analytical mind", "comfortable silence and cosmic secrets"]) == \
+        "brief nod and analytical mind; and comfortable silence and cosmic secrets"
 
 
 def test_a_theme_reach_rounds_its_share_from_the_counts():

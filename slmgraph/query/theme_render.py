@@ -18,8 +18,9 @@ def _join(items: list[str], sep: str = ", ", last: str = " and ") -> str:
 
 
 def _join_topics(items: list[str]) -> str:
-    """Like :func:`_join`, but with semicolons when a topic holds commas, so a reader sees where each ends."""
-    return _join(items, "; ", "; and ") if any("," in i for i in items) else _join(items)
+    """Like :func:`_join`, but with semicolons when a topic holds a comma or an "and" of its own, so a reader
+    sees where each ends."""
+    return _join(items, "; ", "; and ") if any("," in i or " and " in i for i in items) else _join(items)
 
 
 def _quoted(topic: str) -> str:
