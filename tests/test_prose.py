@@ -98,3 +98,25 @@ def test_the_tail_of_a_sentence_cut_at_a_text_unit_start_is_a_fragment():
 
     assert "fragment" in sentence_kinds("clearly ruffled but not conceding any ground.")
     assert "fragment" not in sentence_kinds("Cruz squared their shoulders, clearly ruffled.")
+
+
+def test_pysbd_compiles_its_abbreviation_patterns_once(monkeypatch):
+    """A second split of a text with many abbreviations recompiles none of pysbd's patterns, even after
+    ``re``'s own cache was emptied, and splits as before."""
+    import re
+
+    from slmgraph.text import prose
+
+    abbrs = ["Dr.", "Mr.", "Mrs.", "Prof.", "Gen.", "Capt.", "Sen.", "Rep.", "Gov.", "Lt.", "Col.", "Sgt.", "Jan.",
+             "Feb.", "Aug.", "Sept.", "Oct.", "Nov.", "Dec.", "approx.", "dept.", "est.", "vs.", "etc.", "no."]
+    text = " ".join(f"Then {a} Smith {i} arrived." for i, a in enumerate(abbrs * 4))
+    prose._spans.cache_clear()
+    first = prose.sentence_spans(text)
+    prose._spans.cache_clear()
+    re.purge()
+    calls = []
+    real = re._compile
+    monkeypatch.setattr(re, "_compile", lambda *a: calls.append(a[0]) or real(*a))
+    assert prose.sentence_spans(text) == first
+    assert len(first) > 50
+    assert calls == []

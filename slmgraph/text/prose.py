@@ -172,6 +172,65 @@ SENTENCE_CACHE_TEXTS = 4096
 
 _SEGMENTERS = threading.local()
 
+#: Compiled patterns kept for pysbd: its English rules build about three patterns per abbreviation found in a
+#: text, more than the 512 that ``re`` keeps, so without this each split recompiles most of them.
+PYSBD_PATTERNS = 16384
+
+
+class _PatternCache:
+    """The ``re`` module as pysbd's modules see it (:func:`_quiet_recompiles`): the same functions on patterns
+    compiled once and kept in an LRU cache of :data:`PYSBD_PATTERNS`, so the splits are unchanged."""
+
+    def __getattr__(self, name: str):
+        return getattr(re, name)
+
+    @staticmethod
+    @lru_cache(maxsize=PYSBD_PATTERNS)
+    def _compiled(kind: type, pattern, flags: int) -> re.Pattern:
+        return re.compile(pattern, flags)
+
+    def compile(self, pattern, flags: int = 0) -> re.Pattern:
+        if isinstance(pattern, re.Pattern):
+            return re.compile(pattern, flags)
+        return self._compiled(type(pattern), pattern, int(flags))
+
+    def sub(self, pattern, repl, string, count=0, flags=0):
+        return self.compile(pattern, flags).sub(repl, string, count)
+
+    def subn(self, pattern, repl, string, count=0, flags=0):
+        return self.compile(pattern, flags).subn(repl, string, count)
+
+    def search(self, pattern, string, flags=0):
+        return self.compile(pattern, flags).search(string)
+
+    def match(self, pattern, string, flags=0):
+        return self.compile(pattern, flags).match(string)
+
+    def fullmatch(self, pattern, string, flags=0):
+        return self.compile(pattern, flags).fullmatch(string)
+
+    def findall(self, pattern, string, flags=0):
+        return self.compile(pattern, flags).findall(string)
+
+    def finditer(self, pattern, string, flags=0):
+        return self.compile(pattern, flags).finditer(string)
+
+    def split(self, pattern, string, maxsplit=0, flags=0):
+        return self.compile(pattern, flags).split(string, maxsplit)
+
+
+def _quiet_recompiles() -> None:
+    """Point the ``re`` name of every loaded pysbd module at one :class:`_PatternCache`."""
+    import sys
+
+    cache = _PatternCache()
+    for name, mod in list(sys.modules.items()):
+        if (name == "pysbd" or name.startswith("pysbd.")) and getattr(mod, "re", None) is re:
+            mod.re = cache
+
+
+_quiet_recompiles()
+
 
 def _segmenter() -> pysbd.Segmenter:
     """The pysbd segmenter of this thread (English rules, text kept as is; pysbd 0.3.4 also ends sentences at
