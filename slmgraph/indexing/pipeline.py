@@ -25,7 +25,7 @@ from slmgraph.indexing.stages.claims import ClaimsRemoved, clear_claims, run_cla
 from slmgraph.indexing.stages.communities import run_communities
 from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
-from slmgraph.indexing.stages.extract import run_extraction
+from slmgraph.indexing.stages.extract import extraction_fills_cores, run_extraction
 from slmgraph.indexing.stages.graph import build_graph
 from slmgraph.indexing.stages.ingest import chunking_key, ingest, kept_paths
 from slmgraph.indexing.stages.ingest_read import path_text, read_input
@@ -206,8 +206,10 @@ def _after_ingest(ctx: IndexContext, ing) -> None:
 
 
 def _extract(ctx: IndexContext):
+    # Extraction workers on every core leave the thread no spare core: it would only take turns with them.
     ahead = ctx.ahead = (start_embed_ahead(ctx.store, ctx.settings, ctx.model, ctx.embedder)
-                         if ctx.embedder is not None else None)
+                         if ctx.embedder is not None and not extraction_fills_cores(
+                             ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.only) else None)
     try:
         res = run_extraction(ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.progress,
                              model_factory=ctx.model_factory, say=ctx.say, only=ctx.only)

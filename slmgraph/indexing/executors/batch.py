@@ -106,7 +106,7 @@ class WorkerSpec:
     """Everything a worker process needs (picklable; sent once at spawn).
 
     Attributes:
-        model_path: GGUF file (None with a ``model_factory``).
+        model_path: GGUF file (None with a ``model_factory``, or for a stage without model calls).
         n_ctx, seed: as in :class:`slmgraph.model.backend.LlamaModel`.
         threads: llama.cpp threads of this worker.
         settings: the run's settings (extraction reads them).
@@ -216,7 +216,9 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
 def start_worker(index: int, spec: WorkerSpec) -> tuple[Callable, BufferedLedger]:
     """Load the model of worker ``index`` and build its job: ``(payload -> result, ledger)``.
 
-    Shared by the process pool and the Ray actors (:mod:`slmgraph.indexing.executors.raypool`).
+    Shared by the process pool and the Ray actors (:mod:`slmgraph.indexing.executors.raypool`). A spec
+    with neither ``model_path`` nor ``model_factory`` loads no model: ``make_job`` gets None for the
+    client and the model.
 
     Raises:
         UserError: the model file or a prompt is unusable.
@@ -227,11 +229,13 @@ def start_worker(index: int, spec: WorkerSpec) -> tuple[Callable, BufferedLedger
 
     if spec.model_factory is not None:
         model = spec.model_factory(spec.threads)
-    else:
+    elif spec.model_path is not None:
         model = LlamaModel(spec.model_path, n_ctx=spec.n_ctx, n_threads=spec.threads, seed=spec.seed)
+    else:  # a stage without model calls (the LLM-free extraction): no model, no client
+        model = None
     prompts = Prompts(spec.settings.prompts_dir)
     ledger = BufferedLedger(spec.cache)
-    client = ModelClient(model, ledger, spec.run_id, worker=index)
+    client = ModelClient(model, ledger, spec.run_id, worker=index) if model is not None else None
     return spec.make_job(client, prompts, spec.settings, model), ledger
 
 

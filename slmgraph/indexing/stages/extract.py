@@ -47,7 +47,7 @@ from tqdm import tqdm
 from slmgraph.config.prompting import Prompts
 from slmgraph.config.settings import CHOICES, Settings
 from slmgraph.indexing.stages.concepts import CONCEPTS_VERSION, store_unit
-from slmgraph.indexing.stages.extract_methods import Extraction, extract_unit
+from slmgraph.indexing.stages.extract_methods import Extraction, extract_nlp, extract_unit
 from slmgraph.indexing.stages.extract_routes import use_model_descriptions, uses_model
 from slmgraph.indexing.stages.ner import pipeline_for
 from slmgraph.indexing.stages.steer import fingerprint as steer_fingerprint
@@ -147,6 +147,73 @@ def worker_job(client: ModelClient, prompts: Prompts, settings: Settings,
     return lambda task: extract_unit(client, prompts, task[0], settings, system, with_desc, nlp, tuple(task[1]))
 
 
+#: Fewest text units the LLM-free extraction hands to worker processes: below it, spawning them and loading
+#: spaCy in each costs more than the units' parse, so they are extracted in this process.
+NLP_POOL_MIN_UNITS = 48
+
+
+def pending_units(store: Store, settings: Settings, model_fp: str, prompt_fp: str,
+                  only: set[str] | None = None) -> tuple[list[tuple[str, str, str, tuple[bool, bool]]], int]:
+    """``(todo, reused)``: the text units without an up-to-date extraction record, as ``(chunk_id, text,
+    key, (begins document, ends document))`` in document order, and the number that have one (``only``:
+    just these ``chunk_id``s)."""
+    rows = store.con.execute(
+        "SELECT t.chunk_id, t.text, e.cache_key, t.ord = min(t.ord) OVER (PARTITION BY t.doc_id), "
+        "t.ord = max(t.ord) OVER (PARTITION BY t.doc_id) "
+        "FROM text_units t LEFT JOIN extractions e USING (chunk_id) ORDER BY t.doc_id, t.ord").fetchall()
+    todo = []
+    reused = 0
+    for chunk_id, text, have, first, last in rows:
+        if only is not None and chunk_id not in only:
+            continue
+        edges = (bool(first), bool(last))
+        key = extraction_key(text, model_fp, prompt_fp, settings, edges)
+        if have == key:
+            reused += 1
+        else:
+            todo.append((chunk_id, text, key, edges))
+    return todo, reused
+
+
+def nlp_pool_plan(model, settings: Settings, n_units: int, say: Callable[[str], None] | None = None):
+    """The worker plan (:class:`slmgraph.indexing.executors.batch.ThreadPlan`) of the LLM-free extraction
+    of ``n_units`` text units, or None to extract them in this process.
+
+    Workers: one per core of the thread plan (:func:`slmgraph.indexing.executors.batch.stage_plan`, which
+    ``--workers`` overrides); this process only writes. Used with ``--executor ray``, with ``--workers``
+    above one, and otherwise from :data:`NLP_POOL_MIN_UNITS` units on a plan of two or more workers.
+    """
+    from slmgraph.indexing.executors.batch import stage_plan
+
+    if model is None or not n_units:
+        return None
+    if settings.executor != "ray" and not (settings.workers or 0) > 1 and n_units < NLP_POOL_MIN_UNITS:
+        return None
+    plan = stage_plan(model, settings, n_units, say)
+    return plan if plan.workers > 1 or settings.executor == "ray" else None
+
+
+def extraction_fills_cores(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
+                           only: set[str] | None = None) -> bool:
+    """True when this run's LLM-free extraction will run in worker processes or actors that take every
+    core of the thread plan (:func:`nlp_pool_plan`), so no core is left for another thread."""
+    model = client.model if client is not None else None
+    if model is None or uses_model(settings, model):
+        return False
+    todo, _ = pending_units(store, settings, "", prompts.digest(*extraction_prompt_files(settings)), only)
+    plan = nlp_pool_plan(model, settings, len(todo))
+    return plan is not None and (settings.executor == "ray" or plan.total_threads >= plan.cores)
+
+
+def nlp_worker_job(client, prompts: Prompts, settings: Settings, model) -> Callable[[tuple], Extraction]:
+    """What an LLM-free extraction worker does per text unit (a ``make_job`` with no model): loads the NER
+    pipeline once (:func:`slmgraph.indexing.stages.ner.pipeline_for`) and returns ``(text, (begins document,
+    ends document)) -> Extraction`` (:func:`slmgraph.indexing.stages.extract_methods.extract_nlp`, as the
+    extraction in this process)."""
+    nlp, _ = pipeline_for(settings.ner_model)
+    return lambda task: extract_nlp(task[0], settings, nlp, tuple(task[1]))
+
+
 @dataclass
 class ExtractResult:
     """What stages 2-3 did: ``extracted`` (text units processed now), ``reused`` (already done),
@@ -195,8 +262,9 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
 
     With the llm extractor and more than one worker in the thread plan
     (:func:`slmgraph.indexing.executors.batch.plan_threads`), text units are extracted by spawned
-    worker processes and written here, the single writer; otherwise in this
-    process. Either way each text unit's records (and its ledger rows and
+    worker processes and written here, the single writer; so are those of the LLM-free route when
+    they are enough to pay for the workers' start (:func:`nlp_pool_plan`); with ``--executor ray``
+    either route runs on Ray actors; otherwise in this process. Either way each text unit's records (and its ledger rows and
     cache entries) are committed in one transaction as soon as they arrive,
     so a killed run loses at most the units in flight, and the result does not
     depend on the number of workers (each call reuses only the fixed prefix).
@@ -228,21 +296,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     nlp, warning = pipeline_for(settings.ner_model)
     if warning and say:
         say(f"warning: {warning}")
-    rows = store.con.execute(
-        "SELECT t.chunk_id, t.text, e.cache_key, t.ord = min(t.ord) OVER (PARTITION BY t.doc_id), "
-        "t.ord = max(t.ord) OVER (PARTITION BY t.doc_id) "
-        "FROM text_units t LEFT JOIN extractions e USING (chunk_id) ORDER BY t.doc_id, t.ord").fetchall()
-    todo = []
-    reused = 0
-    for chunk_id, text, have, first, last in rows:
-        if only is not None and chunk_id not in only:
-            continue
-        edges = (bool(first), bool(last))
-        key = extraction_key(text, model_fp, prompt_fp, settings, edges)
-        if have == key:
-            reused += 1
-        else:
-            todo.append((chunk_id, text, key, edges))
+    todo, reused = pending_units(store, settings, model_fp, prompt_fp, only)
     stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0,
              "relationships": 0, "dropped": 0, "ungrounded": 0, "status": {}, "workers": 1, "threads": 0,
              "startup_seconds": 0.0, "left_out": 0, "units_over_budget": 0, "choices": 0, "rejected": 0,
@@ -254,6 +308,11 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
         plan = stage_plan(model, settings, len(todo), say)
         parallel = plan.workers > 1 or settings.executor == "ray"
         stats["workers"], stats["threads"] = plan.workers, plan.threads
+    elif not calls_model and todo:
+        plan = nlp_pool_plan(model, settings, len(todo), say)
+        parallel = plan is not None
+        if parallel:
+            stats["workers"], stats["threads"] = plan.workers, plan.threads
     bar = tqdm(total=len(todo), desc="extract", unit="unit", disable=not progress or not todo, dynamic_ncols=True)
     tokens = 0
     t_start = time.perf_counter()
@@ -287,23 +346,28 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             # Token ids stay JSON text until a worker hits the entry (memory of a large cache).
             cache = {k: (o, f, t) for k, o, f, t in store.con.execute(
                 "SELECT key, output, finish_reason, tokens FROM llm_cache WHERE stage IN ('extract', 'glean')"
-            ).fetchall()}
+            ).fetchall()} if calls_model else {}
 
             def spec_for(worker: int) -> WorkerSpec:
+                if not calls_model:  # spaCy only: the worker loads no model
+                    return WorkerSpec(None, 0, settings.seed, plan.threads, settings,
+                                      client.run_id if client is not None else "", nlp_worker_job)
                 return WorkerSpec(str(model.path) if getattr(model, "path", None) is not None else None, model.n_ctx, settings.seed,
                                   plan.threads, settings, client.run_id, worker_job, cache, model_factory)
 
             if say:
                 where = "Ray actors" if settings.executor == "ray" else "worker processes"
-                say(f"extract: {plan.workers} {where} x {plan.threads} llama.cpp thread(s) "
+                what = f"x {plan.threads} llama.cpp thread(s)" if calls_model else "(spaCy)"
+                say(f"extract: {plan.workers} {where} {what} "
                     f"on {plan.cores} core{'s' if plan.cores != 1 else ''}")
-            update_claim(max(plan.total_threads, model.n_threads or 1))
+            n_threads = getattr(model, "n_threads", None)
+            update_claim(max(plan.total_threads, n_threads or 1))
             try:
                 with open_pool(spec_for, plan, settings, "extract") as pool:
                     for chunk_id, key, ex, calls, puts, _worker in pool.results([(c, (t, e), k) for c, t, k, e in todo]):
                         commit(chunk_id, key, ex, calls, puts)
             finally:
-                update_claim(model.n_threads or settings.n_threads)
+                update_claim(n_threads or settings.n_threads)
             stats["startup_seconds"] = round(pool.startup_seconds, 2)
         else:
             for chunk_id, text, key, edges in todo:

@@ -1,0 +1,101 @@
+"""The LLM-free extraction in worker processes: the same records as in one process, committed by the one
+writer, resumable after a killed worker without extracting a unit twice, and no embed-ahead thread beside
+workers that take every core."""
+
+import dataclasses
+import os
+import signal
+
+import pytest
+from conftest import FakeEmbedder, FakeModel
+
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.executors.batch import WorkerError
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.store.db import Store
+
+#: The tables an extraction writes, compared order-independently (the columns that do not depend on the run).
+TABLES = {
+    "extractions": "chunk_id, cache_key, status, n_candidates, n_entities, n_relationships, n_dropped, raw, "
+                   "n_ungrounded, n_left_out",
+    "entity_mentions": "*",
+    "relationship_mentions": "*",
+    "concept_mentions": "*",
+    "concept_links": "*",
+}
+
+
+def extraction_rows(db) -> dict:
+    st = Store(db, read_only=True)
+    try:
+        return {t: sorted(map(repr, st.con.execute(f"SELECT {cols} FROM {t}").fetchall())) for t, cols in TABLES.items()}
+    finally:
+        st.close()
+
+
+def corpus(root, n_docs=12):
+    root.mkdir(parents=True)
+    first = ["Alice", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hiro"]
+    for i in range(n_docs):
+        a, b, c = first[i % 8], first[(i + 3) % 8], first[(i + 5) % 8]
+        (root / f"d{i:02d}.txt").write_text(
+            f"{a} Weber met {b} Rossi in Geneva on day {i}. {b} Rossi founded Acme Labs with {c} Tanaka.\n"
+            f"{c} Tanaka and {a} Weber wrote a report on the water quality of Geneva for Acme Labs.\n")
+    return root
+
+
+def test_worker_processes_write_the_records_of_the_one_process_extraction(tmp_path):
+    docs = corpus(tmp_path / "c")
+    kw = dict(progress=False, embedder_factory=FakeEmbedder)
+    one = Settings()
+    notes = []
+    out = run_index(docs, tmp_path / "one.duckdb", one, model=FakeModel(), say=notes.append, **kw)
+    # A dozen units stay in this process (the workers' start would cost more), with the thread beside them.
+    assert out["extract"]["workers"] == 1 and not any("worker processes" in n for n in notes), notes
+    assert "embed_ahead" in out
+    notes = []
+    out = run_index(docs, tmp_path / "two.duckdb", dataclasses.replace(one, workers=2), model=FakeModel(),
+                    say=notes.append, **kw)
+    assert any(n.startswith("extract: 2 worker processes (spaCy)") for n in notes), notes
+    assert out["extract"]["extracted"] == 12 and out["extract"]["workers"] == 2
+    assert "embed_ahead" not in out  # the workers take every core: no thread beside them
+    one_rows, two_rows = extraction_rows(tmp_path / "one.duckdb"), extraction_rows(tmp_path / "two.duckdb")
+    assert two_rows["entity_mentions"] and two_rows["concept_mentions"]
+    assert two_rows == one_rows
+
+
+def test_a_killed_worker_loses_only_its_units_in_flight_and_the_rerun_extracts_each_unit_once(tmp_path, monkeypatch):
+    import slmgraph.indexing.stages.extract as extract
+
+    docs = corpus(tmp_path / "c")
+    db = tmp_path / "x.duckdb"
+    settings = Settings(workers=2)
+    kw = dict(progress=False, embedder_factory=FakeEmbedder, say=lambda m: None)
+    real = extract.store_extraction
+    committed = []
+
+    def store_and_kill(con, chunk_id, key, ex):
+        real(con, chunk_id, key, ex)
+        committed.append(chunk_id)
+        if len(committed) == 3:
+            import multiprocessing
+
+            os.kill(multiprocessing.active_children()[0].pid, signal.SIGKILL)
+
+    monkeypatch.setattr(extract, "store_extraction", store_and_kill)
+    with pytest.raises(WorkerError, match="run the same command again"):
+        run_index(docs, db, settings, model=FakeModel(), **kw)
+    st = Store(db, read_only=True)
+    done = st.count("extractions")
+    st.close()
+    assert 3 <= done < 12
+    committed_first = list(committed)
+    monkeypatch.setattr(extract, "store_extraction", store_and_kill)
+    committed.clear()
+    committed.extend(["x"] * 10)  # no kill on the rerun
+    out = run_index(docs, db, settings, model=FakeModel(), **kw)
+    rerun = committed[10:]
+    assert out["extract"]["reused"] == done and out["extract"]["extracted"] == 12 - done
+    assert not set(rerun) & set(committed_first) and len(set(rerun)) == len(rerun)
+    run_index(docs, tmp_path / "one.duckdb", dataclasses.replace(settings, workers=1), model=FakeModel(), **kw)
+    assert extraction_rows(db) == extraction_rows(tmp_path / "one.duckdb")
