@@ -208,3 +208,60 @@ def test_a_local_ray_run_serves_no_dashboard_and_listens_only_on_the_loopback(tm
     assert seen["listening"]  # Ray's own servers (GCS, raylet, object manager) were found
     assert all(addr.startswith("127.") for addr, _ in seen["listening"]), seen["listening"]
     assert 8265 not in {port for _, port in seen["listening"]}  # Ray's dashboard port
+
+
+def _extraction_rows(db):
+    from test_extract_pool import extraction_rows
+
+    return extraction_rows(db)
+
+
+def test_llm_free_extraction_on_ray_actors_gives_the_same_records_as_the_local_executor(tmp_path):
+    corpus = _corpus(tmp_path / "c")
+    kw = dict(progress=False, embedder_factory=FakeEmbedder)
+    local = Settings(min_community_size=2)  # the default route: no model call
+    run_index(corpus, tmp_path / "local.duckdb", local, model=FakeModel(), say=lambda m: None, **kw)
+    notes = []
+    out = run_index(corpus, tmp_path / "ray.duckdb", dataclasses.replace(local, executor="ray"), model=FakeModel(),
+                    say=notes.append, **kw)
+    assert any(n.startswith("extract: 2 Ray actors (spaCy)") for n in notes), notes
+    assert out["extract"]["extracted"] == 12 and out["extract"]["workers"] == 2
+    assert _extraction_rows(tmp_path / "ray.duckdb") == _extraction_rows(tmp_path / "local.duckdb")
+    assert _snapshot(tmp_path / "ray.duckdb")[0] == _snapshot(tmp_path / "local.duckdb")[0]
+    assert not ray.is_initialized()
+
+
+def test_killed_ray_actor_in_llm_free_extraction_then_the_same_command_extracts_each_unit_once(tmp_path,
+                                                                                                monkeypatch):
+    import slmgraph.indexing.stages.extract as extract
+
+    corpus = _corpus(tmp_path / "c")
+    db = tmp_path / "ray.duckdb"
+    settings = Settings(min_community_size=2, executor="ray")
+    kw = dict(progress=False, embedder_factory=FakeEmbedder, say=lambda m: None)
+    real = extract.store_extraction
+    committed = []
+    kill = [True]
+
+    def store_and_kill(con, chunk_id, key, ex):
+        real(con, chunk_id, key, ex)
+        committed.append(chunk_id)
+        if kill[0] and len(committed) == 3:
+            pids = actor_pids(os.getpid())
+            assert pids
+            os.kill(pids[0], signal.SIGKILL)
+
+    monkeypatch.setattr(extract, "store_extraction", store_and_kill)
+    with pytest.raises(WorkerError, match="run the same command again"):
+        run_index(corpus, db, settings, model=FakeModel(), **kw)
+    assert not ray.is_initialized()
+    first = list(committed)
+    assert 3 <= len(first) < 12
+    kill[0] = False
+    committed.clear()
+    out = run_index(corpus, db, settings, model=FakeModel(), **kw)
+    assert out["extract"]["reused"] == len(first) and out["extract"]["extracted"] == 12 - len(first)
+    assert sorted(first + committed) == sorted(set(first + committed)) and len(first + committed) == 12
+    run_index(corpus, tmp_path / "local.duckdb", dataclasses.replace(settings, executor="local"),
+              model=FakeModel(), **kw)
+    assert _extraction_rows(db) == _extraction_rows(tmp_path / "local.duckdb")
