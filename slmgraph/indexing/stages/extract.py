@@ -175,21 +175,23 @@ def pending_units(store: Store, settings: Settings, model_fp: str, prompt_fp: st
     return todo, reused
 
 
-def nlp_pool_plan(model, settings: Settings, n_units: int, say: Callable[[str], None] | None = None):
+def nlp_pool_plan(model, settings: Settings, n_units: int):
     """The worker plan (:class:`slmgraph.indexing.executors.batch.ThreadPlan`) of the LLM-free extraction
     of ``n_units`` text units, or None to extract them in this process.
 
-    Workers: one per core of the thread plan (:func:`slmgraph.indexing.executors.batch.stage_plan`, which
-    ``--workers`` overrides); this process only writes. Used with ``--executor ray``, with ``--workers``
-    above one, and otherwise from :data:`NLP_POOL_MIN_UNITS` units on a plan of two or more workers.
+    Workers: one per core of this process's thread count (the model's, else ``--threads``;
+    :func:`slmgraph.indexing.executors.batch.plan_threads`, which ``--workers`` overrides); this process
+    only writes. spaCy's threads do not spin, so nothing is claimed from the machine-wide llama.cpp budget
+    (:mod:`slmgraph.model.threads`). Used with ``--executor ray``, with ``--workers`` above one, and
+    otherwise from :data:`NLP_POOL_MIN_UNITS` units on a plan of two or more workers.
     """
-    from slmgraph.indexing.executors.batch import stage_plan
+    from slmgraph.indexing.executors.batch import plan_threads
 
     if model is None or not n_units:
         return None
     if settings.executor != "ray" and not (settings.workers or 0) > 1 and n_units < NLP_POOL_MIN_UNITS:
         return None
-    plan = stage_plan(model, settings, n_units, say)
+    plan = plan_threads(getattr(model, "n_threads", None) or settings.n_threads, n_units, settings.workers)
     return plan if plan.workers > 1 or settings.executor == "ray" else None
 
 
@@ -309,7 +311,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
         parallel = plan.workers > 1 or settings.executor == "ray"
         stats["workers"], stats["threads"] = plan.workers, plan.threads
     elif not calls_model and todo:
-        plan = nlp_pool_plan(model, settings, len(todo), say)
+        plan = nlp_pool_plan(model, settings, len(todo))
         parallel = plan is not None
         if parallel:
             stats["workers"], stats["threads"] = plan.workers, plan.threads
