@@ -95,3 +95,21 @@ def test_killed_ray_actor_mid_extraction_then_the_same_command_extracts_nothing_
     assert dup == 0  # no text unit was extracted twice
     assert calls == local_index[2]  # killed + resumed made as many extraction calls as one clean run
     assert snap == local_index[0]
+
+
+def test_default_llm_free_build_on_a_local_ray_instance_gives_the_same_index_as_one_process(tmp_path):
+    """The default route (no model call) with the real GGUF's tokenizer: spaCy extraction on two Ray actors
+    builds what the extraction in the ``index`` process builds (the demo is below the local pool's size)."""
+    def build(db, *extra):
+        res = subprocess.run([sys.executable, "-m", "slmgraph.cli.main", "index", str(DULCE), "--db", str(db),
+                              *extra], capture_output=True, text=True, timeout=1500)
+        assert res.returncode == 0, res.stderr[-2000:]
+        return res.stderr
+
+    local = build(tmp_path / "local.duckdb")
+    assert "worker processes" not in local
+    remote = build(tmp_path / "ray.duckdb", "--executor", "ray")
+    assert "extract: 2 Ray actors (spaCy)" in remote, remote[-2000:]
+    snap, _, calls = _snapshot(tmp_path / "ray.duckdb")
+    assert calls == 0 and snap["entities"] and snap["communities"]
+    assert snap == _snapshot(tmp_path / "local.duckdb")[0]
