@@ -45,19 +45,19 @@ def corpus(root, n_docs=12):
 
 
 def test_worker_processes_write_the_records_of_the_one_process_extraction(tmp_path):
-    docs = corpus(tmp_path / "c")
+    docs = corpus(tmp_path / "c", n_docs=40)  # several units per task: their texts parsed together
     kw = dict(progress=False, embedder_factory=FakeEmbedder)
     one = Settings()
     notes = []
     out = run_index(docs, tmp_path / "one.duckdb", one, model=FakeModel(), say=notes.append, **kw)
-    # A dozen units stay in this process (the workers' start would cost more), with the thread beside them.
+    # Forty units stay in this process (the workers' start would cost more), with the thread beside them.
     assert out["extract"]["workers"] == 1 and not any("worker processes" in n for n in notes), notes
     assert "embed_ahead" in out
     notes = []
     out = run_index(docs, tmp_path / "two.duckdb", dataclasses.replace(one, workers=2), model=FakeModel(),
                     say=notes.append, **kw)
     assert any(n.startswith("extract: 2 worker processes (spaCy)") for n in notes), notes
-    assert out["extract"]["extracted"] == 12 and out["extract"]["workers"] == 2
+    assert out["extract"]["extracted"] == 40 and out["extract"]["workers"] == 2
     assert "embed_ahead" not in out  # the workers take every core: no thread beside them
     one_rows, two_rows = extraction_rows(tmp_path / "one.duckdb"), extraction_rows(tmp_path / "two.duckdb")
     assert two_rows["entity_mentions"] and two_rows["concept_mentions"]

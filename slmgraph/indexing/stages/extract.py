@@ -207,13 +207,48 @@ def extraction_fills_cores(store: Store, client: ModelClient | None, prompts: Pr
     return plan is not None and (settings.executor == "ray" or plan.total_threads >= plan.cores)
 
 
-def nlp_worker_job(client, prompts: Prompts, settings: Settings, model) -> Callable[[tuple], Extraction]:
-    """What an LLM-free extraction worker does per text unit (a ``make_job`` with no model): loads the NER
-    pipeline once (:func:`slmgraph.indexing.stages.ner.pipeline_for`) and returns ``(text, (begins document,
-    ends document)) -> Extraction`` (:func:`slmgraph.indexing.stages.extract_methods.extract_nlp`, as the
-    extraction in this process)."""
+#: Most text units in one task of the LLM-free workers: their masked texts go through ``nlp.pipe`` together.
+NLP_BATCH = 8
+
+
+def nlp_batch_size(n_units: int, workers: int) -> int:
+    """Text units per task of the LLM-free workers: up to :data:`NLP_BATCH`, and at least four tasks per
+    worker, so that no worker idles long at the end."""
+    return max(1, min(NLP_BATCH, n_units // max(1, 4 * workers)))
+
+
+class PipedParses:
+    """A spaCy pipeline whose calls on the given texts answer from one ``nlp.pipe`` over all of them
+    (batched, as spaCy recommends; the same parses as one call per text), run at the first call; any
+    other text, attribute or method goes to the pipeline itself."""
+
+    def __init__(self, nlp, texts: list[str]):
+        self._nlp, self._texts, self._docs = nlp, texts, None
+
+    def __call__(self, text: str):
+        if self._docs is None:
+            self._docs = dict(zip(self._texts, self._nlp.pipe(self._texts, batch_size=len(self._texts) or 1)))
+        doc = self._docs.pop(text, None)
+        return doc if doc is not None else self._nlp(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._nlp, name)
+
+
+def nlp_worker_job(client, prompts: Prompts, settings: Settings, model) -> Callable[[list], list[Extraction]]:
+    """What an LLM-free extraction worker does per task (a ``make_job`` with no model): loads the NER
+    pipeline once (:func:`slmgraph.indexing.stages.ner.pipeline_for`) and returns ``[(text, (begins
+    document, ends document))] -> [Extraction]`` (:func:`slmgraph.indexing.stages.extract_methods.extract_nlp`,
+    as the extraction in this process), the units' masked texts parsed together (:class:`PipedParses`)."""
+    from slmgraph.text.markdown import mask_markup
+
     nlp, _ = pipeline_for(settings.ner_model)
-    return lambda task: extract_nlp(task[0], settings, nlp, tuple(task[1]))
+
+    def run(batch: list) -> list[Extraction]:
+        piped = PipedParses(nlp, [mask_markup(t) for t, _ in batch]) if nlp is not None else None
+        return [extract_nlp(t, settings, piped, tuple(e)) for t, e in batch]
+
+    return run
 
 
 @dataclass
@@ -366,8 +401,18 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             update_claim(max(plan.total_threads, n_threads or 1))
             try:
                 with open_pool(spec_for, plan, settings, "extract") as pool:
-                    for chunk_id, key, ex, calls, puts, _worker in pool.results([(c, (t, e), k) for c, t, k, e in todo]):
-                        commit(chunk_id, key, ex, calls, puts)
+                    if calls_model:
+                        for chunk_id, key, ex, calls, puts, _worker in pool.results(
+                                [(c, (t, e), k) for c, t, k, e in todo]):
+                            commit(chunk_id, key, ex, calls, puts)
+                    else:  # a few units per task, each committed on its own as it arrives
+                        step = nlp_batch_size(len(todo), plan.workers)
+                        batches = [todo[i:i + step] for i in range(0, len(todo), step)]
+                        tasks = [(tuple(u[0] for u in b), [(u[1], u[3]) for u in b], tuple(u[2] for u in b))
+                                 for b in batches]
+                        for chunk_ids, keys, exs, _calls, _puts, _worker in pool.results(tasks):
+                            for chunk_id, key, ex in zip(chunk_ids, keys, exs):
+                                commit(chunk_id, key, ex)
             finally:
                 update_claim(n_threads or settings.n_threads)
             stats["startup_seconds"] = round(pool.startup_seconds, 2)
