@@ -239,9 +239,16 @@ def nlp_worker_job(client, prompts: Prompts, settings: Settings, model) -> Calla
     """What an LLM-free extraction worker does per task (a ``make_job`` with no model): loads the NER
     pipeline once (:func:`slmgraph.indexing.stages.ner.pipeline_for`) and returns ``[(text, (begins
     document, ends document))] -> [Extraction]`` (:func:`slmgraph.indexing.stages.extract_methods.extract_nlp`,
-    as the extraction in this process), the units' masked texts parsed together (:class:`PipedParses`)."""
+    as the extraction in this process), the units' masked texts parsed together (:class:`PipedParses`).
+    Call it only in a worker process: it keeps torch from being imported there."""
+    import sys
+
     from slmgraph.text.markdown import mask_markup
 
+    if "torch" not in sys.modules and "thinc" not in sys.modules:
+        # spaCy's CPU pipelines run on thinc's numpy ops; thinc imports torch only to offer it, which
+        # costs each worker a second and a few hundred MB, so this worker process marks it absent.
+        sys.modules["torch"] = None
     nlp, _ = pipeline_for(settings.ner_model)
 
     def run(batch: list) -> list[Extraction]:
