@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
-from slmgraph.indexing.stages.ingest_chunk import TAIL_SHARE, make_text_units
+from slmgraph.indexing.stages.ingest_chunk import TAIL_SHARE, TokenCounts, make_text_units
 from slmgraph.indexing.stages.ingest_read import Document, Unreadable
+from slmgraph.store.bulk import delete_keys, insert_rows
 from slmgraph.store.db import Store
 
 log = logging.getLogger("slmgraph")
@@ -87,7 +88,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     the text units already cited in answers (:func:`next_unit_no`).
 
     Each new or changed document is committed in its own transaction (an interrupted
-    ingest keeps the documents it finished), then the removals in one (the index run's
+    ingest keeps the documents it finished), then the removals and meta ``next_unit_no`` in one
+    (a number given before it is written is still the stored units' largest; the index run's
     store marks the index unfinished in the first, :class:`slmgraph.indexing.pipeline.RunStore`);
     when nothing changes, nothing is written. Memory: one document's text units at a time
     (:func:`make_text_units`). ``progress`` shows a bar over the characters to cut
@@ -120,6 +122,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                disable=not progress or not todo_chars, delay=2.0)
     wanted_units: set[str] = set()
     tokens = unit_tokens = n_units = added = 0
+    next_no = None  # the next citation number, read once (next_unit_no) when the first new unit comes
+    counts = TokenCounts(tokenize)
     try:
         for d in docs:
             if reusable(d):
@@ -134,7 +138,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                         con.execute("UPDATE documents SET path = ?, title = ? WHERE doc_id = ?",
                                     [d.path, d.title, d.doc_id])
                 continue
-            units, n_doc = make_text_units(d, tokenize, detokenize, size, overlap, on_chars=bar.update)
+            units, n_doc = make_text_units(d, tokenize, detokenize, size, overlap, on_chars=bar.update,
+                                          counts=counts)
             have = {c for c, _ in old_units.get(d.doc_id, ())}
             new = [u for u in units if u.chunk_id not in have]
             wanted_units.update(u.chunk_id for u in units)
@@ -156,24 +161,26 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                     con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ?, chunking = ? "
                                 "WHERE doc_id = ?", [d.path, d.title, len(d.text), n_doc, chunking, d.doc_id])
                 if new:
-                    first = next_unit_no(store)
-                    con.executemany(
-                        "INSERT INTO text_units (chunk_id, doc_id, ord, tok_start, tok_end, n_tokens, text, "
-                        "char_start, char_end, unit_no) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [[u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
-                          u.char_start, u.char_end, first + i] for i, u in enumerate(new)])
-                    store.set_meta("next_unit_no", str(first + len(new)))
+                    if next_no is None:
+                        next_no = next_unit_no(store)
+                    insert_rows(con, "text_units", ("chunk_id", "doc_id", "ord", "tok_start", "tok_end", "n_tokens",
+                                                    "text", "char_start", "char_end", "unit_no"),
+                                [(u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
+                                  u.char_start, u.char_end, next_no + i) for i, u in enumerate(new)])
+                    next_no += len(new)
             added += len(new)
     finally:
         bar.close()
     gone_docs = sorted(set(old) - wanted_docs - kept_ids)
     gone_units = sorted(c for doc_id, ids in old_units.items() if doc_id not in kept_ids
                         for c, _ in ids if c not in wanted_units)
-    if gone_units or gone_docs:
+    if gone_units or gone_docs or next_no is not None:
         with store.transaction():
+            if gone_units or next_no is not None:  # past every number given, before any unit holding one goes
+                store.set_meta("next_unit_no", str(next_unit_no(store)))
             if gone_units:
                 con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
-                con.executemany("INSERT INTO _gone VALUES (?)", [[c] for c in gone_units])
+                insert_rows(con, "_gone", ("chunk_id",), [(c,) for c in gone_units])
                 for table in ("text_units", "extractions", "entity_mentions", "relationship_mentions", "claims",
                               "claim_extractions", "concept_mentions", "concept_links"):
                     con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
@@ -181,7 +188,7 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 # Their embeddings stay until the embed stage, which copies a vector to a new text unit
                 # with the same text (an edited document's unchanged parts) and deletes the rest.
             if gone_docs:
-                con.executemany("DELETE FROM documents WHERE doc_id = ?", [[d] for d in gone_docs])
+                delete_keys(con, "documents", ("doc_id",), [(d,) for d in gone_docs])
     return IngestResult(documents=len(docs), text_units=n_units, added_units=added,
                         removed_units=len(gone_units), removed_documents=len(gone_docs),
                         tokens=tokens, unit_tokens=unit_tokens, kept=kept)
