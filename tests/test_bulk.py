@@ -226,7 +226,23 @@ def test_token_counts_are_shared_by_the_documents_of_an_ingest(tmp_path):
     assert len(counts.known) == 2 and [u.text for u in units_shared] == [u.text for u in units_own]
 
 
-def test_numbers_stay_unique_when_an_ingest_stops_before_its_last_transaction(tmp_path):
+def test_an_ingest_commits_the_documents_cut_within_a_second_together(tmp_path):
+    docs = [Document(f"{i:016d}", f"d{i}.txt", f"Alice met Bob in Paris on day {i}. " * 30) for i in range(5)]
+    store = CountingStore(tmp_path / "x.duckdb", create=True)
+    CountingStore.transactions = 0
+    ingest(store, docs, str.split, None, 60, 10)
+    assert CountingStore.transactions == 2  # the documents with their units, then meta next_unit_no
+    assert store.count("documents") == 5 and store.count("text_units") > 5
+    assert store.con.execute("SELECT count(DISTINCT added_at), count(added_at) FROM documents").fetchone() == (1, 5)
+    assert [p for p, in store.con.execute("SELECT path FROM documents ORDER BY rowid").fetchall()] == \
+        [d.path for d in docs]
+    store.close()
+
+
+def test_numbers_stay_unique_when_an_ingest_stops_before_its_last_transaction(tmp_path, monkeypatch):
+    import slmgraph.indexing.stages.ingest as ingest_mod
+
+    monkeypatch.setattr(ingest_mod, "COMMIT_SECONDS", 0.0)  # each document committed as it is cut
     def tokenize(text):
         return text.split()
 

@@ -4,14 +4,16 @@ with :mod:`slmgraph.indexing.stages.ingest_chunk`.
 
 Ingest is incremental: a document whose bytes did not change keeps its text
 units (not cut again under the same :func:`chunking_key`); removed documents are
-removed with everything that only they supported. Documents are cut and committed
-one at a time, in memory of a few bytes per word (:func:`make_text_units`).
+removed with everything that only they supported. Documents are cut one at a time, in
+memory of a few bytes per word (:func:`make_text_units`), and committed together with the
+others cut within about a second (:data:`COMMIT_SECONDS`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from dataclasses import dataclass, field
 
 from tqdm import tqdm
@@ -22,6 +24,12 @@ from slmgraph.store.bulk import delete_keys, insert_rows
 from slmgraph.store.db import Store
 
 log = logging.getLogger("slmgraph")
+
+#: Seconds of cutting whose documents are committed together: an interrupted ingest keeps every document
+#: cut before the last such span (committing each document alone cost more than cutting it).
+COMMIT_SECONDS = 1.0
+#: Most text units held for one commit (their text is in memory until then).
+COMMIT_UNITS = 2048
 
 #: Version of the cutting rules (:mod:`slmgraph.indexing.stages.ingest_chunk`), part of :func:`chunking_key`:
 #: raise it when a change cuts documents differently.
@@ -64,6 +72,43 @@ def next_unit_no(store: Store) -> int:
     return max(int(top) + 1, int(store.get_meta("next_unit_no") or 1))
 
 
+class _Batch:
+    """The rows of the documents cut since the last commit, written in one transaction (:meth:`flush`)
+    once :data:`COMMIT_SECONDS` have passed since the first of them or :data:`COMMIT_UNITS` text units
+    are held."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.documents: list[tuple] = []  # new documents: doc_id, path, n_chars, n_tokens, title, chunking
+        self.changed: list[list] = []  # documents indexed before: path, title, n_chars, n_tokens, chunking, doc_id
+        self.units: list[tuple] = []  # new text units: the columns of ``text_units``
+        self.since: float | None = None
+
+    def flush_if_due(self) -> None:
+        if self.since is None:
+            self.since = time.monotonic()
+        if time.monotonic() - self.since >= COMMIT_SECONDS or len(self.units) >= COMMIT_UNITS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit what is held (nothing to commit: no transaction)."""
+        self.since = None
+        if not (self.documents or self.changed or self.units):
+            return
+        with self.store.transaction() as con:
+            if self.documents:
+                # The time of the transaction, as current_timestamp gives it to each row.
+                now = con.execute("SELECT current_timestamp::TIMESTAMP").fetchone()[0]
+                insert_rows(con, "documents", ("doc_id", "path", "n_chars", "n_tokens", "title", "chunking", "added_at"),
+                            [r + (now,) for r in self.documents])
+            for row in self.changed:
+                con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ?, chunking = ? "
+                            "WHERE doc_id = ?", row)
+            insert_rows(con, "text_units", ("chunk_id", "doc_id", "ord", "tok_start", "tok_end", "n_tokens", "text",
+                                            "char_start", "char_end", "unit_no"), self.units)
+        self.documents, self.changed, self.units = [], [], []
+
+
 def chunking_key(model_fingerprint: str, size: int, overlap: int) -> str:
     """What a document's text units depend on besides its bytes: the tokenizer's model, the unit size and
     overlap, :data:`TAIL_SHARE` and the cutting rules (:data:`CHUNKER_VERSION`); stored per document,
@@ -87,12 +132,13 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     given once, when its text unit is first ingested, so adding a file never renumbers
     the text units already cited in answers (:func:`next_unit_no`).
 
-    Each new or changed document is committed in its own transaction (an interrupted
-    ingest keeps the documents it finished), then the removals and meta ``next_unit_no`` in one
-    (a number given before it is written is still the stored units' largest; the index run's
-    store marks the index unfinished in the first, :class:`slmgraph.indexing.pipeline.RunStore`);
-    when nothing changes, nothing is written. Memory: one document's text units at a time
-    (:func:`make_text_units`). ``progress`` shows a bar over the characters to cut
+    New and changed documents are committed with their text units in transactions of about
+    :data:`COMMIT_SECONDS` of cutting each (an interrupted ingest keeps the documents cut before the
+    last of them), then the removals and meta ``next_unit_no`` in one (a number given before it is
+    written is still the stored units' largest; the index run's store marks the index unfinished in
+    the first, :class:`slmgraph.indexing.pipeline.RunStore`); when nothing changes, nothing is
+    written. Memory: the text units of one such transaction, at most :data:`COMMIT_UNITS` after
+    the document that reaches them (:func:`make_text_units`). ``progress`` shows a bar over the characters to cut
     (after two seconds).
 
     Returns:
@@ -124,6 +170,7 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     tokens = unit_tokens = n_units = added = 0
     next_no = None  # the next citation number, read once (next_unit_no) when the first new unit comes
     counts = TokenCounts(tokenize)
+    batch = _Batch(store)
     try:
         for d in docs:
             if reusable(d):
@@ -152,23 +199,19 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 if chunking and o[4] != chunking:  # the key alone (an index of an older version): no content
                     con.execute("UPDATE documents SET chunking = ? WHERE doc_id = ?", [chunking, d.doc_id])
                 continue
-            with store.transaction():
-                if o is None:
-                    con.execute("INSERT INTO documents (doc_id, path, n_chars, n_tokens, added_at, title, chunking) "
-                                "VALUES (?, ?, ?, ?, current_timestamp, ?, ?)",
-                                [d.doc_id, d.path, len(d.text), n_doc, d.title, chunking])
-                else:  # same bytes, moved, re-titled or cut again
-                    con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ?, chunking = ? "
-                                "WHERE doc_id = ?", [d.path, d.title, len(d.text), n_doc, chunking, d.doc_id])
-                if new:
-                    if next_no is None:
-                        next_no = next_unit_no(store)
-                    insert_rows(con, "text_units", ("chunk_id", "doc_id", "ord", "tok_start", "tok_end", "n_tokens",
-                                                    "text", "char_start", "char_end", "unit_no"),
-                                [(u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
-                                  u.char_start, u.char_end, next_no + i) for i, u in enumerate(new)])
-                    next_no += len(new)
+            if o is None:
+                batch.documents.append((d.doc_id, d.path, len(d.text), n_doc, d.title, chunking))
+            else:  # same bytes, moved, re-titled or cut again
+                batch.changed.append([d.path, d.title, len(d.text), n_doc, chunking, d.doc_id])
+            if new:
+                if next_no is None:
+                    next_no = next_unit_no(store)
+                batch.units.extend((u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
+                                    u.char_start, u.char_end, next_no + i) for i, u in enumerate(new))
+                next_no += len(new)
+            batch.flush_if_due()
             added += len(new)
+        batch.flush()
     finally:
         bar.close()
     gone_docs = sorted(set(old) - wanted_docs - kept_ids)
