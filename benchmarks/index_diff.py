@@ -35,7 +35,25 @@ def table_rows(con, table: str) -> list:
     return sorted(rows, key=repr)
 
 
-def compare(a: Path, b: Path) -> list[dict]:
+def close_rows(ra: list, rb: list, tol: float) -> float | None:
+    """The largest difference between the list values of rows that agree in every other column (rows paired by
+    those columns), or None when the rows cannot be paired so or differ by more than ``tol``."""
+    def split(r):
+        return tuple(v for v in r if not isinstance(v, list)), [v for v in r if isinstance(v, list)]
+    da = dict(split(r) for r in ra)
+    db = dict(split(r) for r in rb)
+    if len(da) != len(ra) or set(da) != set(db):
+        return None
+    worst = 0.0
+    for k, lists in da.items():
+        for x, y in zip(lists, db[k]):
+            if len(x) != len(y):
+                return None
+            worst = max([worst] + [abs(p - q) for p, q in zip(x, y)])
+    return worst if worst <= tol else None
+
+
+def compare(a: Path, b: Path, tol: float = 0.0) -> list[dict]:
     import duckdb
 
     ca, cb = duckdb.connect(str(a), read_only=True), duckdb.connect(str(b), read_only=True)
@@ -50,8 +68,12 @@ def compare(a: Path, b: Path) -> list[dict]:
                         else len(rb), "same": False})
             continue
         sa, sb = set(map(repr, ra)), set(map(repr, rb))
-        out.append({"table": t, "rows_a": len(ra), "rows_b": len(rb), "same": ra == rb,
-                    "only_a": len(sa - sb), "only_b": len(sb - sa)})
+        row = {"table": t, "rows_a": len(ra), "rows_b": len(rb), "same": ra == rb, "only_a": len(sa - sb),
+               "only_b": len(sb - sa)}
+        if ra != rb and tol > 0:
+            row["max_vector_difference"] = close_rows(ra, rb, tol)
+            row["same"] = row["max_vector_difference"] is not None
+        out.append(row)
     ca.close()
     cb.close()
     return out
@@ -62,12 +84,16 @@ def main() -> None:
     ap.add_argument("a", type=Path)
     ap.add_argument("b", type=Path)
     ap.add_argument("--name", help="write benchmarks/results/NAME.md and .json")
+    ap.add_argument("--vector-tolerance", type=float, default=0.0,
+                    help="rows equal but for list values (vectors) within this absolute difference count as the "
+                         "same (the embedder's float noise between runs)")
     args = ap.parse_args()
-    res = compare(args.a, args.b)
+    res = compare(args.a, args.b, args.vector_tolerance)
     lines = [f"| table | rows in {args.a.name} | rows in {args.b.name} | same |", "|---|---:|---:|---|"]
     for r in res:
-        diff = "yes" if r["same"] else f"**no** ({r.get('only_a', '?')} rows only in the first, " \
-                                        f"{r.get('only_b', '?')} only in the second)"
+        diff = "yes" if r["same"] and r.get("max_vector_difference") is None else \
+            f"yes, vectors within {r['max_vector_difference']:.1e}" if r["same"] else \
+            f"**no** ({r.get('only_a', '?')} rows only in the first, {r.get('only_b', '?')} only in the second)"
         lines.append(f"| {r['table']} | {r['rows_a']} | {r['rows_b']} | {diff} |")
     print("\n".join(lines))
     if args.name:
@@ -78,7 +104,8 @@ def main() -> None:
               f"`python benchmarks/index_diff.py {args.a} {args.b}`: every table's rows compared as sorted "
               f"lists, without {', '.join(f'{t}.{c}' for t, cs in VOLATILE.items() for c in cs)}, the tables "
               f"{', '.join(sorted(SKIPPED))} and the meta keys {', '.join(sorted(META_SKIPPED))} (set by each "
-              "run's clock or paths).", ""] + lines
+              "run's clock or paths)" + (f"; vectors equal within {args.vector_tolerance:g} count as the same"
+                                         if args.vector_tolerance else "") + ".", ""] + lines
         benchkit.write_results(args.name, md, {"a": str(args.a), "b": str(args.b), "tables": res})
     sys.exit(0 if all(r["same"] for r in res) else 1)
 
