@@ -25,8 +25,9 @@ from slmgraph.store.db import Store
 
 log = logging.getLogger("slmgraph")
 
-#: Seconds of cutting whose documents are committed together: an interrupted ingest keeps every document
-#: cut before the last such span (committing each document alone cost more than cutting it).
+#: Seconds of cutting whose documents are committed together (committing each document alone cost more
+#: than cutting it): an interrupted ingest commits the documents it finished; a killed one keeps those cut
+#: before the last such span.
 COMMIT_SECONDS = 1.0
 #: Most text units held for one commit (their text is in memory until then).
 COMMIT_UNITS = 2048
@@ -133,8 +134,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     the text units already cited in answers (:func:`next_unit_no`).
 
     New and changed documents are committed with their text units in transactions of about
-    :data:`COMMIT_SECONDS` of cutting each (an interrupted ingest keeps the documents cut before the
-    last of them), then the removals and meta ``next_unit_no`` in one (a number given before it is
+    :data:`COMMIT_SECONDS` of cutting each (an interrupted ingest commits the documents it finished
+    before it stops; a killed one keeps those cut before the last such span), then the removals and meta ``next_unit_no`` in one (a number given before it is
     written is still the stored units' largest; the index run's store marks the index unfinished in
     the first, :class:`slmgraph.indexing.pipeline.RunStore`); when nothing changes, nothing is
     written. Memory: the text units of one such transaction, at most :data:`COMMIT_UNITS` after
@@ -212,6 +213,12 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
             batch.flush_if_due()
             added += len(new)
         batch.flush()
+    except BaseException:
+        try:  # an interrupted ingest (Ctrl-C, a failure) still keeps the documents it finished
+            batch.flush()
+        except Exception:
+            pass  # the first error is the one to report
+        raise
     finally:
         bar.close()
     gone_docs = sorted(set(old) - wanted_docs - kept_ids)
