@@ -8,8 +8,8 @@ checkpoints, compaction and the one-line errors of a full disk. The DDL is in
 
 Stages read the previous stage's tables and write their own. The graph and
 community stages write in one transaction each (DuckDB docs, "Transaction
-Management"); extraction and claims commit each text unit, and reports each report, as
-they are made, so an interrupted run resumes where it stopped. The ``meta``
+Management"); extraction and claims commit each text unit, and reports each report a model
+wrote, as they are made, so an interrupted run resumes where it stopped. The ``meta``
 key ``complete`` is ``0`` from the start of an index run until its last stage
 has finished, and queries refuse an incomplete index.
 """

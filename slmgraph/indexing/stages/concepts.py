@@ -46,6 +46,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from slmgraph.names.forms import STOP, _sentence_initial, _singular, cut, mentions, normalize_name
+from slmgraph.store.bulk import insert_rows
 from slmgraph.text.prose import sentence_spans
 
 #: Part of every extraction key of a build with concepts: bump it when a change here changes what a
@@ -274,20 +275,20 @@ def unit_concepts_of(cp, nlp, ents: list[dict], settings) -> UnitConcepts | None
                          lemmatizer_of(nlp))
 
 
-def store_unit(con, chunk_id: str, uc: UnitConcepts | None) -> None:
-    """Replace a text unit's concept rows (call inside the transaction of its extraction records)."""
-    con.execute("DELETE FROM concept_mentions WHERE chunk_id = ?", [chunk_id])
-    con.execute("DELETE FROM concept_links WHERE chunk_id = ?", [chunk_id])
+def store_unit(con, chunk_id: str, uc: UnitConcepts | None, new: bool = False) -> None:
+    """Replace a text unit's concept rows (call inside the transaction of its extraction records);
+    ``new``: the unit has no rows yet (its first extraction), so none are deleted."""
+    if not new:
+        con.execute("DELETE FROM concept_mentions WHERE chunk_id = ?", [chunk_id])
+        con.execute("DELETE FROM concept_links WHERE chunk_id = ?", [chunk_id])
     if uc is None:
         return
-    if uc.mentions:
-        con.executemany("INSERT INTO concept_mentions (chunk_id, norm, name, description) VALUES (?, ?, ?, ?)",
-                        [[chunk_id, m["norm"], m["name"], m["description"]] for m in uc.mentions])
-    if uc.links:
-        con.executemany("INSERT INTO concept_links (chunk_id, concept_norm, other_norm, other_kind, description, "
-                        "sentences) VALUES (?, ?, ?, ?, ?, ?)",
-                        [[chunk_id, r["concept"], r["other"], r["other_kind"], r["description"], r["sentences"]]
-                         for r in uc.links])
+    insert_rows(con, "concept_mentions", ("chunk_id", "norm", "name", "description"),
+                [(chunk_id, m["norm"], m["name"], m["description"]) for m in uc.mentions])
+    insert_rows(con, "concept_links", ("chunk_id", "concept_norm", "other_norm", "other_kind", "description",
+                                       "sentences"),
+                [(chunk_id, r["concept"], r["other"], r["other_kind"], r["description"], r["sentences"])
+                 for r in uc.links])
 
 
 def unit_range(n_units: int, min_units: int = MIN_UNITS, max_share: float = MAX_UNIT_SHARE,

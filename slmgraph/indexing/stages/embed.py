@@ -54,6 +54,7 @@ import numpy as np
 from tqdm import tqdm
 
 from slmgraph.errors import UserError
+from slmgraph.store.bulk import delete_keys, insert_columns
 from slmgraph.store.db import Store
 from slmgraph.text.prose import sentence_spans
 
@@ -386,9 +387,12 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
                                   "WHERE window_key IN (SELECT unnest(?)) GROUP BY window_key",
                                   [sorted({key for _, key in copy})]).fetchall())
         with store.transaction():
-            con.executemany("INSERT OR REPLACE INTO embeddings (kind, item_id, model, vector, window_key) "
-                            "VALUES (?, ?, ?, ?, ?)",
-                            [[items[j][0], items[j][1], tags[j], vec_of[key], key] for j, key in copy])
+            insert_columns(con, "embeddings", {"kind": [items[j][0] for j, _ in copy],
+                                               "item_id": [items[j][1] for j, _ in copy],
+                                               "model": [tags[j] for j, _ in copy],
+                                               "vector": np.asarray([vec_of[key] for _, key in copy], np.float32),
+                                               "window_key": [key for _, key in copy]},
+                           replace=("kind", "item_id"))
         for j, _ in copy:
             per_kind[items[j][0]]["reused"] += 1
     wanted_ids = {(k, i) for k, i, _ in items} | kept_windows
@@ -398,14 +402,14 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
     bar = tqdm(total=len(uniq), desc="embed", unit="text", disable=not progress or not uniq, dynamic_ncols=True)
 
     def commit(idx: list[int], vecs: np.ndarray) -> None:
-        rows = []
-        for u, v in zip(idx, vecs):
-            v = v.tolist()
-            for j in todo[uniq[u]]:
-                rows.append([items[j][0], items[j][1], tags[j], v, uniq[u]])
+        js = [(j, r) for r, u in enumerate(idx) for j in todo[uniq[u]]]
         with store.transaction():
-            con.executemany("INSERT OR REPLACE INTO embeddings (kind, item_id, model, vector, window_key) "
-                            "VALUES (?, ?, ?, ?, ?)", rows)
+            insert_columns(con, "embeddings", {"kind": [items[j][0] for j, _ in js],
+                                               "item_id": [items[j][1] for j, _ in js],
+                                               "model": [tags[j] for j, _ in js],
+                                               "vector": np.asarray(vecs)[[r for _, r in js]],
+                                               "window_key": [uniq[idx[r]] for _, r in js]},
+                           replace=("kind", "item_id"))
         bar.update(len(idx))
 
     text_of = {key: items[js[0]][2] for key, js in todo.items()}
@@ -417,7 +421,7 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
             per_kind[items[j][0]]["reused"] += 1
     if stale:
         with store.transaction():
-            con.executemany("DELETE FROM embeddings WHERE kind = ? AND item_id = ?", stale)
+            delete_keys(con, "embeddings", ("kind", "item_id"), stale)
     if (marker or "") != (store.get_meta("unit_windows") or ""):  # an embedder without windows clears it
         with store.transaction():
             store.set_meta("unit_windows", marker or "")

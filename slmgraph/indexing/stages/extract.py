@@ -53,6 +53,7 @@ from slmgraph.indexing.stages.ner import pipeline_for
 from slmgraph.indexing.stages.steer import fingerprint as steer_fingerprint
 from slmgraph.model.client import Model, ModelClient
 from slmgraph.names.forms import normalize_name
+from slmgraph.store.bulk import insert_rows
 from slmgraph.store.db import Store, dumps
 from slmgraph.text.language import LANGUAGE_NAMES, LANGUAGE_NOTES
 
@@ -113,25 +114,50 @@ def store_extraction(con, chunk_id: str, key: str, ex: Extraction) -> None:
 
     A call cut by the wall-clock deadline depends on machine load: its records
     are kept for now, but its key is left empty so the next run redoes it.
+    A unit's mention and concept rows exist only beside its ``extractions`` row (written here in one
+    transaction, deleted with it by ingest; :func:`clear_unrecorded` restores that before a run), so a
+    unit without that row has no rows to delete: its first extraction scans no table of
+    :data:`UNIT_TABLES`. Each table's rows are one statement (:func:`slmgraph.store.bulk.insert_rows`).
     """
-    con.execute("DELETE FROM entity_mentions WHERE chunk_id = ?", [chunk_id])
-    con.execute("DELETE FROM relationship_mentions WHERE chunk_id = ?", [chunk_id])
+    redo = con.execute("SELECT count(*) FROM extractions WHERE chunk_id = ?", [chunk_id]).fetchone()[0] > 0
+    if redo:
+        con.execute("DELETE FROM entity_mentions WHERE chunk_id = ?", [chunk_id])
+        con.execute("DELETE FROM relationship_mentions WHERE chunk_id = ?", [chunk_id])
     stored_key = None if ex.finish_reason == "deadline" else key
-    con.execute("INSERT OR REPLACE INTO extractions (chunk_id, cache_key, status, n_candidates, n_entities, "
-                "n_relationships, n_dropped, raw, n_ungrounded, gleanings, evaluated_tokens, completion_tokens, "
-                "n_left_out, n_choices, n_rejected) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    con.execute(f"INSERT {'OR REPLACE ' if redo else ''}INTO extractions (chunk_id, cache_key, status, n_candidates, "
+                "n_entities, n_relationships, n_dropped, raw, n_ungrounded, gleanings, evaluated_tokens, "
+                "completion_tokens, n_left_out, n_choices, n_rejected) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [chunk_id, stored_key, ex.status, ex.n_candidates, len(ex.entities), len(ex.relationships),
                  ex.n_dropped, ex.raw, ex.n_ungrounded, ex.gleanings, ex.evaluated_tokens, ex.completion_tokens,
                  ex.n_left_out, ex.n_choices, ex.n_rejected])
-    if ex.entities:
-        con.executemany("INSERT INTO entity_mentions VALUES (?, ?, ?, ?, ?)",
-                        [[chunk_id, e["name"], normalize_name(e["name"]), e["type"], e["description"]]
-                         for e in ex.entities])
-    if ex.relationships:
-        con.executemany("INSERT INTO relationship_mentions VALUES (?, ?, ?, ?, ?)",
-                        [[chunk_id, normalize_name(r["source"]), normalize_name(r["target"]),
-                          r["description"], r["strength"]] for r in ex.relationships])
-    store_unit(con, chunk_id, ex.concepts)
+    insert_rows(con, "entity_mentions", ("chunk_id", "name", "norm", "type", "description"),
+                [(chunk_id, e["name"], normalize_name(e["name"]), e["type"], e["description"]) for e in ex.entities])
+    insert_rows(con, "relationship_mentions", ("chunk_id", "source_norm", "target_norm", "description", "strength"),
+                [(chunk_id, normalize_name(r["source"]), normalize_name(r["target"]), r["description"], r["strength"])
+                 for r in ex.relationships])
+    store_unit(con, chunk_id, ex.concepts, new=not redo)
+
+
+#: The tables holding a text unit's extraction records besides ``extractions`` (what :func:`store_extraction` replaces).
+UNIT_TABLES = ("entity_mentions", "relationship_mentions", "concept_mentions", "concept_links")
+
+
+def clear_unrecorded(store: Store, chunk_ids: list[str]) -> int:
+    """Delete the rows of :data:`UNIT_TABLES` of the text units among ``chunk_ids`` that have no ``extractions``
+    row (a state no run leaves: both are written in one transaction), so that :func:`store_extraction`
+    can rely on it. One scan of each table; nothing is written when there are none. Returns the text
+    units cleared."""
+    if not chunk_ids:
+        return 0
+    union = " UNION ".join(f"SELECT chunk_id FROM {t} WHERE chunk_id IN (SELECT unnest(?))" for t in UNIT_TABLES)
+    found = [c for c, in store.con.execute(
+        f"SELECT chunk_id FROM ({union}) WHERE chunk_id NOT IN (SELECT chunk_id FROM extractions)",
+        [list(chunk_ids)] * len(UNIT_TABLES)).fetchall()]
+    if found:
+        with store.transaction() as con:
+            for t in UNIT_TABLES:
+                con.execute(f"DELETE FROM {t} WHERE chunk_id IN (SELECT unnest(?))", [found])
+    return len(found)
 
 
 def worker_job(client: ModelClient, prompts: Prompts, settings: Settings,
@@ -341,6 +367,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     if warning and say:
         say(f"warning: {warning}")
     todo, reused = pending_units(store, settings, model_fp, prompt_fp, only)
+    clear_unrecorded(store, [t[0] for t in todo])
     stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0,
              "relationships": 0, "dropped": 0, "ungrounded": 0, "status": {}, "workers": 1, "threads": 0,
              "startup_seconds": 0.0, "left_out": 0, "units_over_budget": 0, "choices": 0, "rejected": 0,

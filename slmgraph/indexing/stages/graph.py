@@ -41,6 +41,7 @@ from slmgraph.indexing.stages.extract_routes import model_writes, types_reliable
 from slmgraph.names.forms import content_words, is_grounded, mentions
 from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.resolve import RULES, resolve_entities
+from slmgraph.store.bulk import insert_rows
 from slmgraph.store.db import Store
 from slmgraph.text.prose import degenerate, sentence_spans, sentences
 
@@ -419,18 +420,19 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     with store.transaction():
         store.clear("graph")
         if ent_rows:
-            con.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?, ?, ?)", ent_rows)
+            insert_rows(con, "entities", ("entity_id", "norm", "name", "type", "description", "n_mentions", "degree"),
+                        ent_rows)
             if concept_keys:
-                con.executemany("INSERT INTO concepts VALUES (?, ?)",
-                                [[ids[k], len(units[k])] for k in sorted(concept_keys, key=ids.get)])
-            con.executemany("INSERT INTO entity_text_units VALUES (?, ?)",
-                            [[ids[n], c] for n in sorted(units, key=ids.get) for c in sorted(units[n])])
+                insert_rows(con, "concepts", ("entity_id", "n_units"),
+                            [(ids[k], len(units[k])) for k in sorted(concept_keys, key=ids.get)])
+            insert_rows(con, "entity_text_units", ("entity_id", "chunk_id"),
+                        [(ids[n], c) for n in sorted(units, key=ids.get) for c in sorted(units[n])])
         if rel_rows:
-            con.executemany("INSERT INTO relationships VALUES (?, ?, ?, ?, ?, ?, ?)", rel_rows)
-            con.executemany("INSERT INTO relationship_text_units VALUES (?, ?)", prov)
+            insert_rows(con, "relationships", ("rel_id", "source_id", "target_id", "description", "weight", "strength",
+                                             "combined_degree"), rel_rows)
+            insert_rows(con, "relationship_text_units", ("rel_id", "chunk_id"), prov)
         if res.log:
-            con.executemany("INSERT INTO merge_log (norm, into_norm, rule, score, detail) VALUES (?, ?, ?, ?, ?)",
-                            [list(r) for r in res.log])
+            insert_rows(con, "merge_log", ("norm", "into_norm", "rule", "score", "detail"), [tuple(r) for r in res.log])
     return GraphResult(entities=len(ent_rows), relationships=len(rel_rows),
                        isolated=sum(1 for n in ids if degree[n] == 0), merges={r: res.merges[r] for r in RULES},
                        self_loops_dropped=self_loops, concepts=len(concept_keys), **stats)

@@ -4,23 +4,33 @@ with :mod:`slmgraph.indexing.stages.ingest_chunk`.
 
 Ingest is incremental: a document whose bytes did not change keeps its text
 units (not cut again under the same :func:`chunking_key`); removed documents are
-removed with everything that only they supported. Documents are cut and committed
-one at a time, in memory of a few bytes per word (:func:`make_text_units`).
+removed with everything that only they supported. Documents are cut one at a time, in
+memory of a few bytes per word (:func:`make_text_units`), and committed together with the
+others cut within about a second (:data:`COMMIT_SECONDS`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
-from slmgraph.indexing.stages.ingest_chunk import TAIL_SHARE, make_text_units
+from slmgraph.indexing.stages.ingest_chunk import TAIL_SHARE, TokenCounts, make_text_units
 from slmgraph.indexing.stages.ingest_read import Document, Unreadable
+from slmgraph.store.bulk import delete_keys, insert_rows
 from slmgraph.store.db import Store
 
 log = logging.getLogger("slmgraph")
+
+#: Seconds of cutting whose documents are committed together (committing each document alone cost more
+#: than cutting it): an interrupted ingest commits the documents it finished; a killed one keeps those cut
+#: before the last such span.
+COMMIT_SECONDS = 1.0
+#: Most text units held for one commit (their text is in memory until then).
+COMMIT_UNITS = 2048
 
 #: Version of the cutting rules (:mod:`slmgraph.indexing.stages.ingest_chunk`), part of :func:`chunking_key`:
 #: raise it when a change cuts documents differently.
@@ -63,6 +73,43 @@ def next_unit_no(store: Store) -> int:
     return max(int(top) + 1, int(store.get_meta("next_unit_no") or 1))
 
 
+class _Batch:
+    """The rows of the documents cut since the last commit, written in one transaction (:meth:`flush`)
+    once :data:`COMMIT_SECONDS` have passed since the first of them or :data:`COMMIT_UNITS` text units
+    are held."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.documents: list[tuple] = []  # new documents: doc_id, path, n_chars, n_tokens, title, chunking
+        self.changed: list[list] = []  # documents indexed before: path, title, n_chars, n_tokens, chunking, doc_id
+        self.units: list[tuple] = []  # new text units: the columns of ``text_units``
+        self.since: float | None = None
+
+    def flush_if_due(self) -> None:
+        if self.since is None:
+            self.since = time.monotonic()
+        if time.monotonic() - self.since >= COMMIT_SECONDS or len(self.units) >= COMMIT_UNITS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit what is held (nothing to commit: no transaction)."""
+        self.since = None
+        if not (self.documents or self.changed or self.units):
+            return
+        with self.store.transaction() as con:
+            if self.documents:
+                # The time of the transaction, as current_timestamp gives it to each row.
+                now = con.execute("SELECT current_timestamp::TIMESTAMP").fetchone()[0]
+                insert_rows(con, "documents", ("doc_id", "path", "n_chars", "n_tokens", "title", "chunking", "added_at"),
+                            [r + (now,) for r in self.documents])
+            for row in self.changed:
+                con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ?, chunking = ? "
+                            "WHERE doc_id = ?", row)
+            insert_rows(con, "text_units", ("chunk_id", "doc_id", "ord", "tok_start", "tok_end", "n_tokens", "text",
+                                            "char_start", "char_end", "unit_no"), self.units)
+        self.documents, self.changed, self.units = [], [], []
+
+
 def chunking_key(model_fingerprint: str, size: int, overlap: int) -> str:
     """What a document's text units depend on besides its bytes: the tokenizer's model, the unit size and
     overlap, :data:`TAIL_SHARE` and the cutting rules (:data:`CHUNKER_VERSION`); stored per document,
@@ -86,11 +133,13 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     given once, when its text unit is first ingested, so adding a file never renumbers
     the text units already cited in answers (:func:`next_unit_no`).
 
-    Each new or changed document is committed in its own transaction (an interrupted
-    ingest keeps the documents it finished), then the removals in one (the index run's
-    store marks the index unfinished in the first, :class:`slmgraph.indexing.pipeline.RunStore`);
-    when nothing changes, nothing is written. Memory: one document's text units at a time
-    (:func:`make_text_units`). ``progress`` shows a bar over the characters to cut
+    New and changed documents are committed with their text units in transactions of about
+    :data:`COMMIT_SECONDS` of cutting each (an interrupted ingest commits the documents it finished
+    before it stops; a killed one keeps those cut before the last such span), then the removals and meta ``next_unit_no`` in one (a number given before it is
+    written is still the stored units' largest; the index run's store marks the index unfinished in
+    the first, :class:`slmgraph.indexing.pipeline.RunStore`); when nothing changes, nothing is
+    written. Memory: the text units of one such transaction, at most :data:`COMMIT_UNITS` after
+    the document that reaches them (:func:`make_text_units`). ``progress`` shows a bar over the characters to cut
     (after two seconds).
 
     Returns:
@@ -120,6 +169,9 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                disable=not progress or not todo_chars, delay=2.0)
     wanted_units: set[str] = set()
     tokens = unit_tokens = n_units = added = 0
+    next_no = None  # the next citation number, read once (next_unit_no) when the first new unit comes
+    counts = TokenCounts(tokenize)
+    batch = _Batch(store)
     try:
         for d in docs:
             if reusable(d):
@@ -134,7 +186,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                         con.execute("UPDATE documents SET path = ?, title = ? WHERE doc_id = ?",
                                     [d.path, d.title, d.doc_id])
                 continue
-            units, n_doc = make_text_units(d, tokenize, detokenize, size, overlap, on_chars=bar.update)
+            units, n_doc = make_text_units(d, tokenize, detokenize, size, overlap, on_chars=bar.update,
+                                          counts=counts)
             have = {c for c, _ in old_units.get(d.doc_id, ())}
             new = [u for u in units if u.chunk_id not in have]
             wanted_units.update(u.chunk_id for u in units)
@@ -147,33 +200,37 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 if chunking and o[4] != chunking:  # the key alone (an index of an older version): no content
                     con.execute("UPDATE documents SET chunking = ? WHERE doc_id = ?", [chunking, d.doc_id])
                 continue
-            with store.transaction():
-                if o is None:
-                    con.execute("INSERT INTO documents (doc_id, path, n_chars, n_tokens, added_at, title, chunking) "
-                                "VALUES (?, ?, ?, ?, current_timestamp, ?, ?)",
-                                [d.doc_id, d.path, len(d.text), n_doc, d.title, chunking])
-                else:  # same bytes, moved, re-titled or cut again
-                    con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ?, chunking = ? "
-                                "WHERE doc_id = ?", [d.path, d.title, len(d.text), n_doc, chunking, d.doc_id])
-                if new:
-                    first = next_unit_no(store)
-                    con.executemany(
-                        "INSERT INTO text_units (chunk_id, doc_id, ord, tok_start, tok_end, n_tokens, text, "
-                        "char_start, char_end, unit_no) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [[u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
-                          u.char_start, u.char_end, first + i] for i, u in enumerate(new)])
-                    store.set_meta("next_unit_no", str(first + len(new)))
+            if o is None:
+                batch.documents.append((d.doc_id, d.path, len(d.text), n_doc, d.title, chunking))
+            else:  # same bytes, moved, re-titled or cut again
+                batch.changed.append([d.path, d.title, len(d.text), n_doc, chunking, d.doc_id])
+            if new:
+                if next_no is None:
+                    next_no = next_unit_no(store)
+                batch.units.extend((u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
+                                    u.char_start, u.char_end, next_no + i) for i, u in enumerate(new))
+                next_no += len(new)
+            batch.flush_if_due()
             added += len(new)
+        batch.flush()
+    except BaseException:
+        try:  # an interrupted ingest (Ctrl-C, a failure) still keeps the documents it finished
+            batch.flush()
+        except Exception:
+            pass  # the first error is the one to report
+        raise
     finally:
         bar.close()
     gone_docs = sorted(set(old) - wanted_docs - kept_ids)
     gone_units = sorted(c for doc_id, ids in old_units.items() if doc_id not in kept_ids
                         for c, _ in ids if c not in wanted_units)
-    if gone_units or gone_docs:
+    if gone_units or gone_docs or next_no is not None:
         with store.transaction():
+            if gone_units or next_no is not None:  # past every number given, before any unit holding one goes
+                store.set_meta("next_unit_no", str(next_unit_no(store)))
             if gone_units:
                 con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
-                con.executemany("INSERT INTO _gone VALUES (?)", [[c] for c in gone_units])
+                insert_rows(con, "_gone", ("chunk_id",), [(c,) for c in gone_units])
                 for table in ("text_units", "extractions", "entity_mentions", "relationship_mentions", "claims",
                               "claim_extractions", "concept_mentions", "concept_links"):
                     con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
@@ -181,7 +238,7 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 # Their embeddings stay until the embed stage, which copies a vector to a new text unit
                 # with the same text (an edited document's unchanged parts) and deletes the rest.
             if gone_docs:
-                con.executemany("DELETE FROM documents WHERE doc_id = ?", [[d] for d in gone_docs])
+                delete_keys(con, "documents", ("doc_id",), [(d,) for d in gone_docs])
     return IngestResult(documents=len(docs), text_units=n_units, added_units=added,
                         removed_units=len(gone_units), removed_documents=len(gone_docs),
                         tokens=tokens, unit_tokens=unit_tokens, kept=kept)

@@ -51,6 +51,25 @@ _SEGMENT_TRAIL = re.compile(r"\S+\s*")
 _SOFT_CUT = re.compile(r"[。！？!?．.、，,;；:：)）」』\]]")
 
 
+class TokenCounts:
+    """Tokens of a piece of text in the model's tokenizer (``tokenize``: ``str -> list[int]``), called as
+    ``counts(piece) -> int``. Pieces under 64 characters are remembered, at most ``limit`` of them, so one
+    object shared by the documents of an ingest tokenizes each word once (words repeat across documents;
+    long pieces, bisection prefixes, rarely do)."""
+
+    def __init__(self, tokenize, limit: int = 1 << 18):
+        self.tokenize, self.limit = tokenize, limit
+        self.known: dict[str, int] = {}
+
+    def __call__(self, piece: str) -> int:
+        n = self.known.get(piece)
+        if n is None:
+            n = len(self.tokenize(piece))
+            if len(piece) < 64 and len(self.known) < self.limit:
+                self.known[piece] = n
+        return n
+
+
 @dataclass
 class TextUnit:
     """One chunk: token span ``[tok_start, tok_end)`` of its document, its characters
@@ -201,7 +220,8 @@ def _segment_arrays(text: str, count, limit: int, pattern: re.Pattern, on_chars=
 
 
 def make_text_units(doc: Document, tokenize, detokenize, size: int, overlap: int,
-                    tail_share: float = TAIL_SHARE, on_chars=None) -> tuple[list[TextUnit], int]:
+                    tail_share: float = TAIL_SHARE, on_chars=None,
+                    counts: TokenCounts | None = None) -> tuple[list[TextUnit], int]:
     """Split one document into text units cut between words (see the module doc).
 
     Memory is a few bytes per word of the document (segment arrays) plus its units' text.
@@ -212,6 +232,8 @@ def make_text_units(doc: Document, tokenize, detokenize, size: int, overlap: int
         size, overlap: tokens per unit and of overlap between neighbours.
         tail_share: see :data:`TAIL_SHARE`.
         on_chars: ``n -> None``, called with the characters segmented so far (progress), or None.
+        counts: the pieces' token counts (:class:`TokenCounts` of ``tokenize``), shared by the documents of an
+            ingest; None = this document's own.
 
     Returns:
         ``(units, n_tokens_of_document)``. ``units[i].text`` is
@@ -223,16 +245,7 @@ def make_text_units(doc: Document, tokenize, detokenize, size: int, overlap: int
         UserError: ``size < 1`` or ``overlap`` not in ``[0, size)``.
     """
     _check_sizes(size, overlap)
-    cache: dict[str, int] = {}
-
-    def count(piece: str) -> int:
-        n = cache.get(piece)
-        if n is None:
-            n = len(tokenize(piece))
-            if len(piece) < 64:  # words repeat; long pieces (bisection prefixes) rarely do
-                cache[piece] = n
-        return n
-
+    count = counts if counts is not None else TokenCounts(tokenize, limit=1 << 62)
     limit = max(1, size - overlap)
     if len(doc.text) <= TOKENIZE_BLOCK:
         n_doc = len(tokenize(doc.text))

@@ -9,6 +9,7 @@ import json
 
 from slmgraph.indexing.stages.report_data import Report
 from slmgraph.model.client import ModelClient
+from slmgraph.store.bulk import insert_rows
 from slmgraph.store.db import Store, dumps
 from slmgraph.store.rows import ReportRow, rows
 
@@ -28,14 +29,64 @@ def largest_communities(store: Store, limit: int | None) -> list[int]:
     ids.sort(key=lambda c: -members[c])
     return ids if limit is None else ids[:limit]
 
-def store_report(store: Store, client: ModelClient, rep: Report) -> None:
+#: The columns :func:`store_reports` fills, in the order of :func:`report_row`.
+REPORT_COLUMNS = ("community_id", "level", "title", "summary", "findings", "rating", "rating_explanation", "full_text",
+                  "n_tokens", "context_tokens", "context_kind", "topic", "doc_ids")
+#: Reports a :class:`ReportWriter` holds before it writes them.
+WRITE_STEP = 1000
+
+
+def report_row(client: ModelClient, rep: Report) -> tuple:
+    """The ``community_reports`` row of ``rep`` (values of :data:`REPORT_COLUMNS`; ``n_tokens`` counted with
+    ``client``)."""
     text = rep.full_text()
-    store.con.execute("INSERT OR REPLACE INTO community_reports (community_id, level, title, summary, findings, "
-                      "rating, rating_explanation, full_text, n_tokens, context_tokens, context_kind, topic, doc_ids) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                      [rep.community_id, rep.level, rep.title, rep.summary, dumps(rep.findings), rep.rating,
-                       rep.rating_explanation, text, client.count(text), rep.context_tokens, rep.context_kind,
-                       rep.topic, dumps(rep.doc_ids or [])])
+    return (rep.community_id, rep.level, rep.title, rep.summary, dumps(rep.findings), rep.rating,
+            rep.rating_explanation, text, client.count(text), rep.context_tokens, rep.context_kind, rep.topic,
+            dumps(rep.doc_ids or []))
+
+
+def store_reports(store: Store, client: ModelClient, reps: list[Report]) -> None:
+    """Write the rows of ``reps`` (distinct communities; a stored report of one is replaced) in one insert."""
+    insert_rows(store.con, "community_reports", REPORT_COLUMNS, [report_row(client, r) for r in reps],
+                replace=("community_id",))
+
+
+def store_report(store: Store, client: ModelClient, rep: Report) -> None:
+    """Write the row of one report (:func:`store_reports`)."""
+    store_reports(store, client, [rep])
+
+
+class ReportWriter:
+    """Writes a stage's reports in the order they are made, many per statement.
+
+    A report that comes with ledger rows or cache entries (a model call made by a worker) is committed at
+    once with them and with the reports held before it, so a killed run keeps every model output it paid
+    for; the others (written from the data, or by this process's client, which committed its own calls)
+    are held, up to :data:`WRITE_STEP`, since the stage rewrites all reports on every run anyway.
+    """
+
+    def __init__(self, store: Store, client: ModelClient):
+        self.store, self.client = store, client
+        self.held: list[Report] = []
+
+    def add(self, rep: Report, calls=(), puts=()) -> None:
+        """Write ``rep`` (with ``calls``: ``record_call`` rows, ``puts``: ``cache_put`` rows) or hold it."""
+        self.held.append(rep)
+        if calls or puts or len(self.held) >= WRITE_STEP:
+            self.flush(calls=calls, puts=puts)
+
+    def flush(self, more: list[Report] = (), calls=(), puts=()) -> None:
+        """Commit the held reports and ``more`` (with ``calls`` and ``puts``) in one transaction."""
+        reps, self.held = self.held + list(more), []
+        if not reps and not calls and not puts:
+            return
+        with self.store.transaction():
+            store_reports(self.store, self.client, reps)
+            for row in calls:
+                self.store.record_call(*row)
+            for put in puts:
+                self.store.cache_put(*put)
+
 
 def load_reports(store: Store, level: int) -> list[dict]:
     """Reports of one level as dicts (community_id, title, summary, findings, rating, full_text, n_tokens)."""

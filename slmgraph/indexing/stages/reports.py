@@ -39,7 +39,7 @@ from slmgraph.indexing.stages.report_context import element_context, subreport_c
 from slmgraph.indexing.stages.report_data import (
     Report, data_report, ground_report, lowercase_words, text_findings, without_orders,
 )
-from slmgraph.indexing.stages.report_store import largest_communities, store_report
+from slmgraph.indexing.stages.report_store import ReportWriter, largest_communities
 from slmgraph.indexing.stages.topics import community_topics, corpus_documents, coverage_sentence
 from slmgraph.model.client import DEADLINE_REPORT_S, ModelClient
 from slmgraph.store.db import Store
@@ -276,17 +276,14 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     bar = tqdm(total=len(written), desc="reports", unit="report", disable=not progress or not written,
                dynamic_ncols=True)
 
+    writer = ReportWriter(store, client)
+
     def commit(rep: Report, calls=(), puts=()) -> None:
         t = topics.get(rep.community_id)
         if t is not None and not rep.topic:
             rep.topic, rep.doc_ids = t.label, list(t.doc_ids)
         reports[rep.community_id] = rep
-        with store.transaction():
-            store_report(store, client, rep)
-            for row in calls:
-                store.record_call(*row)
-            for put in puts:
-                store.cache_put(*put)
+        writer.add(rep, calls, puts)
         stats["reports"] += 1
         bar.update(1)
 
@@ -383,9 +380,7 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
                          src.context_tokens, "carried", src.topic, src.doc_ids)
             reports[c.community_id] = rep
             carried_rows.append(rep)
-    with store.transaction():
-        for rep in carried_rows:
-            store_report(store, client, rep)
+    writer.flush(carried_rows)
     stats["carried"] = len(carried_rows)
     stats["model_calls"] = client.calls - calls0 + remote["calls"]
     stats["cache_hits"] = client.cache_hits - hits0 + remote["hits"]
