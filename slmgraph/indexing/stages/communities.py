@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import igraph as ig
 import leidenalg
 
+from slmgraph.store.bulk import insert_rows
 from slmgraph.store.db import Store
 
 
@@ -143,11 +144,9 @@ def run_communities(store: Store, settings) -> CommunitiesResult:
                                 settings.min_community_size)
     with store.transaction():
         store.clear("communities")
-        if comms:
-            con.executemany("INSERT INTO communities VALUES (?, ?, ?, ?, ?)",
-                            [[c.community_id, c.level, c.parent_id, len(c.members), c.carried_from] for c in comms])
-            con.executemany("INSERT INTO community_members VALUES (?, ?)",
-                            [[c.community_id, e] for c in comms for e in c.members])
+        insert_rows(con, "communities",
+                    [[c.community_id, c.level, c.parent_id, len(c.members), c.carried_from] for c in comms])
+        insert_rows(con, "community_members", [[c.community_id, e] for c in comms for e in c.members])
     per_level: dict[int, int] = {}
     for c in comms:
         per_level[c.level] = per_level.get(c.level, 0) + 1

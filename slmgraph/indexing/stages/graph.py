@@ -26,6 +26,7 @@ are taken in the corpus's reading order as it grew (:data:`READING_ORDER`).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Callable
@@ -41,6 +42,7 @@ from slmgraph.indexing.stages.extract_routes import model_writes, types_reliable
 from slmgraph.names.forms import content_words, is_grounded, mentions
 from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.resolve import RULES, resolve_entities
+from slmgraph.store.bulk import insert_rows
 from slmgraph.store.db import Store
 from slmgraph.text.prose import degenerate, sentence_spans, sentences
 
@@ -297,6 +299,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     """
     settings = settings or Settings()
     con = store.con
+    count_tokens = functools.lru_cache(maxsize=None)(count_tokens)  # one description recurs across elements
     ment = con.execute("SELECT m.chunk_id, m.name, m.norm, m.type, m.description FROM entity_mentions m "
                        f"{READING_ORDER}, m.norm, m.name, m.type, m.description").fetchall()
     mnames: dict[str, Counter] = defaultdict(Counter)
@@ -418,19 +421,13 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
         prov.extend([rid, c] for c in sorted(e["units"]))
     with store.transaction():
         store.clear("graph")
-        if ent_rows:
-            con.executemany("INSERT INTO entities VALUES (?, ?, ?, ?, ?, ?, ?)", ent_rows)
-            if concept_keys:
-                con.executemany("INSERT INTO concepts VALUES (?, ?)",
-                                [[ids[k], len(units[k])] for k in sorted(concept_keys, key=ids.get)])
-            con.executemany("INSERT INTO entity_text_units VALUES (?, ?)",
-                            [[ids[n], c] for n in sorted(units, key=ids.get) for c in sorted(units[n])])
-        if rel_rows:
-            con.executemany("INSERT INTO relationships VALUES (?, ?, ?, ?, ?, ?, ?)", rel_rows)
-            con.executemany("INSERT INTO relationship_text_units VALUES (?, ?)", prov)
-        if res.log:
-            con.executemany("INSERT INTO merge_log (norm, into_norm, rule, score, detail) VALUES (?, ?, ?, ?, ?)",
-                            [list(r) for r in res.log])
+        insert_rows(con, "entities", ent_rows)
+        if concept_keys:
+            insert_rows(con, "concepts", [[ids[k], len(units[k])] for k in sorted(concept_keys, key=ids.get)])
+        insert_rows(con, "entity_text_units", [[ids[n], c] for n in sorted(units, key=ids.get) for c in sorted(units[n])])
+        insert_rows(con, "relationships", rel_rows)
+        insert_rows(con, "relationship_text_units", prov)
+        insert_rows(con, "merge_log", [list(r) for r in res.log], ("norm", "into_norm", "rule", "score", "detail"))
     return GraphResult(entities=len(ent_rows), relationships=len(rel_rows),
                        isolated=sum(1 for n in ids if degree[n] == 0), merges={r: res.merges[r] for r in RULES},
                        self_loops_dropped=self_loops, concepts=len(concept_keys), **stats)

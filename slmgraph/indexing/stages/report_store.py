@@ -9,6 +9,7 @@ import json
 
 from slmgraph.indexing.stages.report_data import Report
 from slmgraph.model.client import ModelClient
+from slmgraph.store.bulk import insert_rows
 from slmgraph.store.db import Store, dumps
 from slmgraph.store.rows import ReportRow, rows
 
@@ -28,14 +29,27 @@ def largest_communities(store: Store, limit: int | None) -> list[int]:
     ids.sort(key=lambda c: -members[c])
     return ids if limit is None else ids[:limit]
 
-def store_report(store: Store, client: ModelClient, rep: Report) -> None:
+#: The columns of ``community_reports`` a report writes, in the order of :func:`report_row`.
+REPORT_COLUMNS = ("community_id", "level", "title", "summary", "findings", "rating", "rating_explanation", "full_text",
+                  "n_tokens", "context_tokens", "context_kind", "topic", "doc_ids")
+
+
+def report_row(client: ModelClient, rep: Report) -> list:
+    """The ``community_reports`` row of ``rep`` (:data:`REPORT_COLUMNS`)."""
     text = rep.full_text()
-    store.con.execute("INSERT OR REPLACE INTO community_reports (community_id, level, title, summary, findings, "
-                      "rating, rating_explanation, full_text, n_tokens, context_tokens, context_kind, topic, doc_ids) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                      [rep.community_id, rep.level, rep.title, rep.summary, dumps(rep.findings), rep.rating,
-                       rep.rating_explanation, text, client.count(text), rep.context_tokens, rep.context_kind,
-                       rep.topic, dumps(rep.doc_ids or [])])
+    return [rep.community_id, rep.level, rep.title, rep.summary, dumps(rep.findings), rep.rating,
+            rep.rating_explanation, text, client.count(text), rep.context_tokens, rep.context_kind,
+            rep.topic, dumps(rep.doc_ids or [])]
+
+
+def store_report(store: Store, client: ModelClient, rep: Report) -> None:
+    store_reports(store, client, [rep])
+
+
+def store_reports(store: Store, client: ModelClient, reps: list[Report]) -> None:
+    """Write ``reps`` (replacing a report of the same community) in one statement."""
+    insert_rows(store.con, "community_reports", [report_row(client, r) for r in reps], REPORT_COLUMNS,
+                verb="INSERT OR REPLACE")
 
 def load_reports(store: Store, level: int) -> list[dict]:
     """Reports of one level as dicts (community_id, title, summary, findings, rating, full_text, n_tokens)."""

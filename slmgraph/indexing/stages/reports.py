@@ -39,7 +39,7 @@ from slmgraph.indexing.stages.report_context import element_context, subreport_c
 from slmgraph.indexing.stages.report_data import (
     Report, data_report, ground_report, lowercase_words, text_findings, without_orders,
 )
-from slmgraph.indexing.stages.report_store import largest_communities, store_report
+from slmgraph.indexing.stages.report_store import largest_communities, store_report, store_reports
 from slmgraph.indexing.stages.topics import community_topics, corpus_documents, coverage_sentence
 from slmgraph.model.client import DEADLINE_REPORT_S, ModelClient
 from slmgraph.store.db import Store
@@ -276,19 +276,25 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
     bar = tqdm(total=len(written), desc="reports", unit="report", disable=not progress or not written,
                dynamic_ncols=True)
 
-    def commit(rep: Report, calls=(), puts=()) -> None:
+    built: list[Report] = []  # reports built without a model call, written at the end
+
+    def commit(rep: Report, calls=(), puts=(), answered: bool = False) -> None:
         t = topics.get(rep.community_id)
         if t is not None and not rep.topic:
             rep.topic, rep.doc_ids = t.label, list(t.doc_ids)
         reports[rep.community_id] = rep
+        stats["reports"] += 1
+        bar.update(1)
+        if not answered:
+            # No model call: nothing to resume, so written with the carried reports in one statement.
+            built.append(rep)
+            return
         with store.transaction():
             store_report(store, client, rep)
             for row in calls:
                 store.record_call(*row)
             for put in puts:
                 store.cache_put(*put)
-        stats["reports"] += 1
-        bar.update(1)
 
     def finish(pending_item, text: str) -> Report:
         cid, level, e_rows, r_rows, c_rows, ctx, ntok, kind = pending_item
@@ -347,7 +353,7 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
             if pool is not None:
                 remote["calls"] += len(calls)
                 remote["hits"] += not calls
-            commit(finish(pending.pop(cid), text), calls, puts)
+            commit(finish(pending.pop(cid), text), calls, puts, answered=True)
 
     try:
         if plan is None:
@@ -384,8 +390,7 @@ def run_reports(store: Store, client: ModelClient, prompts: Prompts, settings: S
             reports[c.community_id] = rep
             carried_rows.append(rep)
     with store.transaction():
-        for rep in carried_rows:
-            store_report(store, client, rep)
+        store_reports(store, client, built + carried_rows)
     stats["carried"] = len(carried_rows)
     stats["model_calls"] = client.calls - calls0 + remote["calls"]
     stats["cache_hits"] = client.cache_hits - hits0 + remote["hits"]
