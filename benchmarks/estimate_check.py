@@ -157,9 +157,10 @@ def render(results: list[dict]) -> list[str]:
             gp = cal.get("graph_predicted", {})
             lines += ["", f"Calibration: {cal['units']} text units (1/{cal['scale_tokens']} of the tokens); predicted "
                           f"{cal['entities_predicted']:,} entities ({gp.get('concepts', '?')} concepts), "
-                          f"{cal['relationships_predicted']:,} relationships, {cal['reports_predicted']:,} reports; "
-                          f"the build made {b['entities']:,} entities ({b['concepts']} concepts), "
-                          f"{b['relationships']:,} relationships, {b['reports']:,} reports."]
+                          f"{cal['relationships_predicted']:,} relationships, {cal['reports_predicted']:,} reports (carried "
+                          f"copies included); the build made {b['entities']:,} entities ({b['concepts']} concepts), "
+                          f"{b['relationships']:,} relationships, {b['reports']:,} reports written (carried copies "
+                          "left out)."]
         lines.append("")
     return lines
 
