@@ -26,9 +26,9 @@ from slmgraph.text.prose import addressed_to_assistant, degenerate, markdown_str
 #: extractive answer quotes a finding's sentences up to the same length
 #: (:func:`slmgraph.query.extractive.report_points`), so a sentence a finding holds whole is quoted whole.
 FINDING_MAX_CHARS = 400
-#: Distinct descriptions whose statements are kept split (:func:`_statements`): more than one index's
-#: relationships and entities hold, a few MB of text at most.
-STATEMENTS_CACHE = 65536
+#: Distinct descriptions whose statements are kept split (:func:`_statements`): more than a 400k-token
+#: corpus's entities and relationships hold, some tens of MB of text at most.
+STATEMENTS_CACHE = 32768
 
 
 def whole_sentences(sents: list[str], max_chars: int) -> list[str]:
