@@ -61,7 +61,7 @@ from slmgraph.model.backend import LlamaModel, load_model
 from slmgraph.model.gguf import default_model_path
 from slmgraph.model.client import ModelClient
 from slmgraph.names.forms import candidate_names
-from slmgraph.indexing.pipeline import run_index
+from slmgraph.indexing.pipeline import run_index, stages as pipeline_stages
 from slmgraph.config.prompting import Prompts
 from slmgraph.tools.stats import content_snapshot
 from slmgraph.store.db import Store, new_run_id
@@ -327,6 +327,13 @@ def indexed_run(corpus: Path, db: Path, settings: Settings, progress: bool = Tru
     return {"out": out, "wall_seconds": round(wall, 1), "peak_bytes": probe.peak, "db_bytes": probe.db_bytes}
 
 
+def stage_figures(out: dict) -> dict[str, dict]:
+    """The figures of the registered index stages in :func:`run_index`'s output, in the pipeline's order; the
+    runner's other entries (``run_id``, ``embed_ahead``: a thread beside the stages, ``compact``) left out."""
+    return {st.name: out[st.name] for st in pipeline_stages() if isinstance(out.get(st.name), dict)
+            and "seconds" in out[st.name]}
+
+
 def stage_table(run: dict, led: dict, rates: dict, corpus_tokens: int) -> dict:
     """Per pipeline stage: wall-clock, tokens, bound ratio, peak memory, file size; and the build's
     prompt tokens evaluated per corpus token.
@@ -334,11 +341,8 @@ def stage_table(run: dict, led: dict, rates: dict, corpus_tokens: int) -> dict:
     Args:
         rates: ``{"plan": (prompt tok/s, gen tok/s) of W x T processes, "one": (...) of one process}``.
     """
-    out = run["out"]
     stages: dict[str, dict] = {}
-    for name, fig in out.items():
-        if not isinstance(fig, dict) or "seconds" not in fig:
-            continue
+    for name, fig in stage_figures(run["out"]).items():
         stages[name] = {"seconds": fig["seconds"], "calls": 0, "evaluated_tokens": 0, "reused_tokens": 0,
                         "completion_tokens": 0, "workers": fig.get("workers", 1),
                         "peak_mb": round(run["peak_bytes"].get(name, 0) / 2 ** 20),
@@ -600,8 +604,7 @@ def main() -> None:
         result["executors"] = {
             "wall_seconds": walls,
             "stage_seconds": {args.executor: {k: v["seconds"] for k, v in result["index"]["stages"].items()},
-                              other: {k: v["seconds"] for k, v in run2["out"].items()
-                                      if isinstance(v, dict) and "seconds" in v}},
+                              other: {k: v["seconds"] for k, v in stage_figures(run2["out"]).items()}},
             "ray_overhead": round(walls["ray"] / walls["local"] - 1, 3),
             "identical": {k: a[k] == b[k] for k in a}, "counts": {k: len(a[k]) for k in a}}
 
@@ -637,7 +640,8 @@ STAGE_ITEMS = {"ingest": ("text_units", "text units"), "extract": ("extracted", 
 def llm_free_limits(db: Path, out: dict, settings: Settings, wall: float, sample: int = 96) -> dict:
     """Each stage's seconds, items/s and share of the build, and for extraction and embedding their raw
     limit on this machine, measured now on the built index's own text units: spaCy's ``nlp.pipe`` over
-    ``sample`` text units (characters/s; the extract stage's limit is the corpus characters at that rate) and
+    ``sample`` text units (characters per CPU second times the extract stage's worker processes, the build's
+    plan; the extract stage's limit is the corpus characters at that rate) and
     the embedder encoding ``sample`` text units longest first with every core (word pieces/s; the embed
     stage's limit is its word pieces at that rate). Ratio = stage seconds / limit."""
     import duckdb
@@ -658,8 +662,11 @@ def llm_free_limits(db: Path, out: dict, settings: Settings, wall: float, sample
         for _ in nlp.pipe(masked, batch_size=32):
             pass
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-        rate = sum(map(len, masked)) / dt
-        raw["extract"] = {"what": "spaCy nlp.pipe, characters/s", "rate": round(rate), "cpu_s": round(cpu, 2),
+        # spaCy runs on one core per process: its rate per CPU second times the extract stage's processes.
+        workers = max(1, int(out.get("extract", {}).get("workers") or 1))
+        rate = sum(map(len, masked)) / max(cpu, 1e-9) * workers
+        raw["extract"] = {"what": f"spaCy nlp.pipe x {workers} process(es), characters/s (per CPU second x processes)",
+                          "rate": round(rate), "cpu_s": round(cpu, 2), "wall_s": round(dt, 2), "workers": workers,
                           "limit_seconds": round(sum(map(len, texts)) / rate, 1)}
     emb = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
     _, lengths = window_keys(emb, picked)
@@ -669,12 +676,13 @@ def llm_free_limits(db: Path, out: dict, settings: Settings, wall: float, sample
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     rate = sum(lengths) / dt
     raw["embed"] = {"what": f"embedder, {settings.n_threads} threads, word pieces/s", "rate": round(rate),
-                    "cpu_s": round(cpu, 2),
+                    "cpu_s": round(cpu, 2), "wall_s": round(dt, 2),
                     "limit_seconds": round(out.get("embed", {}).get("word_pieces", 0) / rate, 1)}
     rows = {}
+    figs = stage_figures(out)
     for name, (key, unit) in STAGE_ITEMS.items():
-        fig = out.get(name)
-        if not isinstance(fig, dict) or "seconds" not in fig:
+        fig = figs.get(name)
+        if fig is None:
             continue
         items = fig.get(key) or 0
         items = sum(items.values()) if isinstance(items, dict) else items  # communities: per level
@@ -697,9 +705,9 @@ def _limit_rows(lim: dict) -> list[str]:
     lines.append("")
     lines += [f"Raw {k}: {v['what']} {v['rate']:,} ({v['cpu_s']} CPU s for the sample)." for k, v in lim["raw"].items()]
     if lim.get("embed_ahead"):
-        lines.append(f"Embedded ahead during extraction: {lim['embed_ahead']['texts']} texts in "
-                     f"{lim['embed_ahead']['thread_seconds']} s (the embed stage's word pieces include them, so its "
-                     "ratio can fall below 1).")
+        lines.append(f"Not a stage: the embed-ahead thread beside extraction encoded {lim['embed_ahead']['texts']} "
+                     f"texts in {lim['embed_ahead']['thread_seconds']} s on its thread (the embed stage's word pieces "
+                     "include them, so its ratio can fall below 1).")
     return lines + [""]
 
 

@@ -53,6 +53,11 @@ from slmgraph.indexing.stages.reports import report_schema
 from slmgraph.store.db import Store, new_run_id
 
 
+#: The clock the LLM-free calibration times its steps with (seconds); a benchmark sets a CPU clock to
+#: predict CPU seconds instead of wall-clock (benchmarks/estimate_check.py).
+clock: Callable[[], float] = time.perf_counter
+
+
 class DryRunModel:
     """A :class:`slmgraph.model.protocol.Model` that records prompts instead of generating.
 
@@ -182,10 +187,10 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
         # What the index run's stages read; each step below runs the registered stages it names on it.
         ctx = IndexContext(store=store, settings=settings, model=model, prompts=prompts, docs=docs)
         try:
-            t0 = time.perf_counter()
+            t0 = clock()
             ing = run(ctx, "ingest")
             stages["ingest"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                "seconds": time.perf_counter() - t0}
+                                "seconds": clock() - t0}
             units = store.con.execute("SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord").fetchall()
             n_cand = {cid: len(candidate_names(text, settings.candidate_budget(True))) for cid, text, _ in units}
             n_tok = {cid: n for cid, _, n in units}
@@ -301,9 +306,14 @@ def _growth(store, units: list[str], n_tok: dict[str, int], settings: Settings) 
     return {"entities": [(t, e) for t, e, _ in mean], "relationships": [(t, r) for t, _, r in mean]}
 
 
+#: Texts the calibration's embedder encodes once on load, of a name's to a sentence's length.
+WARM_UP_TEXTS = ("Harlow", "Harlow Council", "The council met on Tuesday to discuss the budget shortfall.")
+
+
 class _LazyEmbedder:
     """The embedder as the real run gets it: loaded on first use (the graph stage's name embeddings,
-    else the embed stage), its load and its encoding timed apart (seconds)."""
+    else the embed stage), its load (with a first encoding, :data:`WARM_UP_TEXTS`) and its encoding
+    timed apart (seconds)."""
 
     def __init__(self, settings: Settings, factory: Callable | None):
         self.settings, self.factory = settings, factory
@@ -314,22 +324,24 @@ class _LazyEmbedder:
     def get(self):
         """The loaded embedder (loading it the first time)."""
         if self.emb is None:
-            t = time.perf_counter()
+            t = clock()
             if self.factory is not None:
                 self.emb = self.factory()
             else:
                 from slmgraph.indexing.stages.embed import Embedder
 
                 self.emb = Embedder(batch_size=self.settings.embed_batch_size, threads=self.settings.n_threads)
-            self.load_seconds = time.perf_counter() - t
+            # torch's first calls set up its kernels: a cost paid once per build, not per name embedded.
+            self.emb.encode(list(WARM_UP_TEXTS))
+            self.load_seconds = clock() - t
         return self.emb
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Vectors of ``texts``, shape (n, dim); the time is added to :attr:`encode_seconds`."""
         e = self.get()
-        t = time.perf_counter()
+        t = clock()
         out = e.encode(texts)
-        self.encode_seconds += time.perf_counter() - t
+        self.encode_seconds += clock() - t
         return out
 
 
@@ -343,7 +355,7 @@ def _embed_per_item(store, emb, kinds: dict[str, list[str]]) -> dict[str, float]
         if not texts:
             per_item[kind] = 0.0
             continue
-        t0 = time.perf_counter()
+        t0 = clock()
         keys, lengths = window_keys(emb, texts)
         vecs = embed_items(emb, texts, lengths)
         with store.transaction():
@@ -351,7 +363,7 @@ def _embed_per_item(store, emb, kinds: dict[str, list[str]]) -> dict[str, float]
                                   "VALUES (?, ?, ?, ?, ?)",
                                   [[f"estimate-{kind}", str(i), "estimate", v.tolist(), k]
                                    for i, (v, k) in enumerate(zip(vecs, keys))])
-        per_item[kind] = (time.perf_counter() - t0) / len(texts)
+        per_item[kind] = (clock() - t0) / len(texts)
     return per_item
 
 
@@ -423,18 +435,57 @@ def run(ctx: IndexContext, name: str, **changes):
     return st.run(dataclasses.replace(ctx, **changes) if changes else ctx)
 
 
+#: Exponent of a concept's distinct neighbours in the text read: a kept concept's links grow like a
+#: vocabulary (Heaps' law) with about the square root of the text; fitted within a sample it reads lower,
+#: since the sample's kept concepts are its rare ones (docs/decisions.md: the estimate's graph counts).
+CONCEPT_DEGREE_EXPONENT = 0.5
+
+
+def graph_counts(store) -> dict[str, int]:
+    """The built graph's parts the estimate scales apart: ``names`` (entities that are not concepts),
+    ``concepts``, ``name_edges`` (relationships between two names) and ``concept_edges`` (the rest)."""
+    names, concepts = store.con.execute(
+        "SELECT count(*) FILTER (WHERE c.entity_id IS NULL), count(c.entity_id) FROM entities e "
+        "LEFT JOIN concepts c USING (entity_id)").fetchone()
+    nn, rest = store.con.execute(
+        "SELECT count(*) FILTER (WHERE s.entity_id IS NULL AND t.entity_id IS NULL), "
+        "count(*) FILTER (WHERE s.entity_id IS NOT NULL OR t.entity_id IS NOT NULL) FROM relationships r "
+        "LEFT JOIN concepts s ON s.entity_id = r.source_id LEFT JOIN concepts t ON t.entity_id = r.target_id"
+    ).fetchone()
+    return {"names": names, "concepts": concepts, "name_edges": nn, "concept_edges": rest}
+
+
+def predict_graph(sample: dict[str, int], r_tok: float, beta_e: float, beta_r: float, n_units: int) -> dict[str, float]:
+    """The whole corpus's graph counts (as :func:`graph_counts`) from the sample's, ``r_tok`` times fewer tokens.
+
+    Names and the relationships between them grow by Heaps' law with the exponents fitted to the sample
+    (``beta_e``, ``beta_r``); concepts at least as names do, up to the corpus's concept budget
+    (:func:`slmgraph.indexing.stages.concepts.concept_budget`), their links with their number and with
+    :data:`CONCEPT_DEGREE_EXPONENT`.
+    """
+    from slmgraph.indexing.stages.concepts import concept_budget
+
+    names = sample["names"] * r_tok ** beta_e
+    concepts = min(float(concept_budget(n_units)), sample["concepts"] * r_tok ** beta_e) if sample["concepts"] else 0.0
+    per_concept = sample["concept_edges"] / sample["concepts"] if sample["concepts"] else 0.0
+    return {"names": names, "concepts": concepts, "name_edges": sample["name_edges"] * r_tok ** beta_r,
+            "concept_edges": concepts * per_concept * r_tok ** CONCEPT_DEGREE_EXPONENT}
+
+
 def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib, say) -> None:
     """Estimate a run that makes no model call (LLM-free extraction, data-built reports) from a sample.
 
     ``LLM_FREE_SHARE`` of the text units, spread evenly over the corpus, go
-    through every stage for real: spaCy NER (its pipeline's load timed apart),
-    graph with the embedding resolution rule (the embedder's load timed apart:
-    the real run pays it in the graph stage), communities, data-built reports,
-    and embedding of entities, text units and reports. Each stage's time is
-    scaled to the corpus by what it grows with: extraction by tokens; entity
-    and relationship counts by Heaps' law fitted to the sample
-    (:func:`heaps_exponent`), and the graph, community, report and embedding
-    stages by those counts (provenance rows by tokens).
+    through every stage for real, with the stages' own plan (extraction's
+    workers, the embed-ahead thread): spaCy NER (its pipeline's load and the
+    workers' start timed apart), graph with the embedding resolution rule
+    (the embedder's load timed apart), communities, data-built reports, and
+    embedding of entities, text units and reports. Each stage's time is scaled
+    to the corpus by what it grows with: extraction by tokens; the graph's
+    names, concepts and relationships by :func:`predict_graph`, and the graph,
+    community and report stages by those counts (provenance rows by tokens);
+    text units' embeddings by their word pieces (counted for every text unit),
+    entities' and reports' by their predicted number.
     """
     from slmgraph.indexing.stages.embed import entity_text, further_windows
     from slmgraph.indexing.stages.ner import pipeline_for
@@ -449,44 +500,52 @@ def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib
     tok_s = sum(n_tok[c] for c in picked) or 1
     r_tok = tok_all / tok_s
     say(f"estimate: running {len(picked)} of {len(ids)} text units through every stage (no model call)")
-    t0 = time.perf_counter()
+    t0 = clock()
     pipeline_for(settings.ner_model)  # loaded once per process, as in the real run
-    ner_load = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    run(ctx, "extract", only=set(picked))
-    t_ex = time.perf_counter() - t0
+    ner_load = clock() - t0
+    t0 = clock()
+    ex = run(ctx, "extract", only=set(picked))
+    t_ex = clock() - t0
+    startup = min(t_ex, float(getattr(ex, "startup_seconds", 0.0) or 0.0))  # paid once, whatever the corpus
     stages["extract"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                         "seconds": ner_load + t_ex * r_tok}
+                         "seconds": ner_load + startup + (t_ex - startup) * r_tok}
     # Growth of distinct entities and relationships over random subsets of the sample (Heaps' law).
     curves = _growth(store, picked, n_tok, settings)
     beta_e = 1.0 if full else heaps_exponent(curves["entities"])
     beta_r = 1.0 if full else heaps_exponent(curves["relationships"])
-    r_ent = r_tok ** beta_e
-    r_rel = r_tok ** beta_r
 
     # Graph: the embedder loads on the first name embedding, as in the real run, timed apart.
     lazy = _LazyEmbedder(settings, embedder_factory)
-    t0 = time.perf_counter()
+    t0 = clock()
     g = run(ctx, "graph", settings=dataclasses.replace(settings, summaries="join"), embed=lazy.encode)
     graph_load = lazy.load_seconds
-    t_graph = time.perf_counter() - t0 - graph_load
+    t_graph = clock() - t0 - graph_load
     t_names = lazy.encode_seconds
+    parts = graph_counts(store)
+    pred = dict(parts) if full else predict_graph(parts, r_tok, beta_e, beta_r, len(ids))
+    n_ent_pred = pred["names"] + pred["concepts"]
+    n_rel_pred = pred["name_edges"] + pred["concept_edges"]
+    r_ent = n_ent_pred / max(1, g.entities)
     prov = sum(store.count(t) for t in ("entity_text_units", "relationship_text_units"))
     rows_s = g.entities + g.relationships + prov
-    rows_pred = g.entities * r_ent + g.relationships * r_rel + prov * r_tok
+    rows_pred = n_ent_pred + n_rel_pred + prov * r_tok
     rest = max(0.0, t_graph - t_names)
+    # The resolution rule embeds the names left after the rules: they grow as the names do.
     stages["graph"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                       "seconds": graph_load + t_names * r_ent + rest * rows_pred / max(1, rows_s)}
-    t0 = time.perf_counter()
+                       "seconds": graph_load + t_names * pred["names"] / max(1, parts["names"])
+                       + rest * rows_pred / max(1, rows_s)}
+    t0 = clock()
     run(ctx, "communities")
     stages["communities"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                             "seconds": (time.perf_counter() - t0) * r_ent}
+                             "seconds": (clock() - t0) * (n_ent_pred + n_rel_pred)
+                             / max(1, g.entities + g.relationships)}
     dry = DryRunModel(model, _CANNED_REPORT)
-    t0 = time.perf_counter()
+    t0 = clock()
     run(ctx, "reports", client=ModelClient(dry, None, "estimate"))
     stages["reports"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                         "seconds": (time.perf_counter() - t0) * r_ent}
-    # Embeddings: each kind encoded and stored as run_embeddings does, per item, times the predicted counts.
+                         "seconds": (clock() - t0) * r_ent}
+    # Embeddings: each kind encoded and stored as run_embeddings does; text units by word piece, counted for
+    # every text unit of the corpus, entities and reports per item times their predicted number.
     emb = lazy.get()
     embed_load = 0.0 if graph_load else lazy.load_seconds  # no name embedding: the embed stage loads it
     n_reports = store.count("community_reports")
@@ -503,26 +562,42 @@ def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib
         "report": [t or "" for (t,) in store.con.execute(
             "SELECT full_text FROM community_reports ORDER BY community_id LIMIT 64").fetchall()]})
     per_item["text_unit"] += per_item["text_unit_window"] * len(windows) / max(1, len(unit_texts))
-    n_ent_pred = g.entities * r_ent
+    pieces = _word_pieces(emb, [t for (t,) in store.con.execute("SELECT text FROM text_units").fetchall()])
+    pieces_s = _word_pieces(emb, unit_texts)
+    units_seconds = (per_item["text_unit"] * len(unit_texts) * pieces / pieces_s if pieces and pieces_s
+                     else len(ids) * per_item["text_unit"])
     n_rep_pred = n_reports * r_ent
     stages["embed"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                       "seconds": embed_load + n_ent_pred * per_item["entity"] + len(ids) * per_item["text_unit"]
+                       "seconds": embed_load + n_ent_pred * per_item["entity"] + units_seconds
                        + n_rep_vec * r_ent * per_item["report"]}
     slowdown = _ahead_slowdown(store, emb, settings, model, unit_texts, windows, per_item)
     hidden = _embed_ahead_overlap(stages, settings, model, "graph" if graph_load else "embed", graph_load or embed_load,
-                                  len(ids) * per_item["text_unit"], slowdown)
+                                  units_seconds, slowdown)
     calib["llm_free"] = {
         "units": len(picked), "tokens": tok_s, "scale_tokens": round(r_tok, 2),
-        "ner_load_seconds": round(ner_load, 1), "ner_seconds_per_1k_tokens": round(1000 * t_ex / tok_s, 3),
+        "ner_load_seconds": round(ner_load, 1), "ner_seconds_per_1k_tokens": round(1000 * (t_ex - startup) / tok_s, 3),
+        "extract_startup_seconds": round(startup, 1),
         "heaps_beta_entities": round(beta_e, 3), "heaps_beta_relationships": round(beta_r, 3),
+        "graph_sample": parts, "graph_predicted": {k: round(v) for k, v in pred.items()},
         "entities_sample": g.entities, "entities_predicted": round(n_ent_pred),
-        "relationships_sample": g.relationships, "relationships_predicted": round(g.relationships * r_rel),
+        "relationships_sample": g.relationships, "relationships_predicted": round(n_rel_pred),
         "reports_sample": n_reports, "reports_predicted": round(n_rep_pred),
-        "report_vectors_sample": n_rep_vec,
+        "report_vectors_sample": n_rep_vec, "text_unit_word_pieces": pieces,
         "embedder_load_seconds": round(lazy.load_seconds, 1), "graph_names_seconds": round(t_names, 2),
         "graph_rest_seconds": round(rest, 2), "graph_rows_scale": round(rows_pred / max(1, rows_s), 2),
         "embed_seconds_per_item": {k: round(v, 4) for k, v in per_item.items()},
         "embed_ahead_slowdown": round(slowdown, 2), "embed_ahead_hidden_seconds": round(hidden, 1)}
+
+
+def _word_pieces(emb, texts: list[str]) -> int:
+    """Word pieces of ``texts`` in the embedder's tokenizer (0 where the embedder cannot count them: the tests' fakes)."""
+    count = getattr(emb, "piece_counts", None)
+    if count is None or not texts:
+        return 0
+    try:
+        return int(sum(count(texts)))
+    except AttributeError:  # an embedder without a transformers tokenizer (the ONNX runner)
+        return 0
 
 
 def _calibrate_extraction(ctx: IndexContext, units, n_cand, n_tok, sample, progress, model_factory, say, stages,

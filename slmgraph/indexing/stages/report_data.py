@@ -13,6 +13,7 @@ reports separate on-topic from off-topic questions (docs/decisions.md: data-buil
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -25,6 +26,9 @@ from slmgraph.text.prose import addressed_to_assistant, degenerate, markdown_str
 #: extractive answer quotes a finding's sentences up to the same length
 #: (:func:`slmgraph.query.extractive.report_points`), so a sentence a finding holds whole is quoted whole.
 FINDING_MAX_CHARS = 400
+#: Distinct descriptions whose statements are kept split (:func:`_statements`): more than a 400k-token
+#: corpus's entities and relationships hold, some tens of MB of text at most.
+STATEMENTS_CACHE = 32768
 
 
 def whole_sentences(sents: list[str], max_chars: int) -> list[str]:
@@ -332,13 +336,19 @@ def _statements(text: str | None) -> list[str]:
     """The sentences of ``text`` that are prose and not orders to an assistant, as plain text: no
     Markdown structure (:func:`slmgraph.text.prose.markdown_structure`), inline Markdown rendered
     (:func:`slmgraph.text.prose.plain_sentence`)."""
+    return list(_statements_of(text or ""))
+
+
+@functools.lru_cache(maxsize=STATEMENTS_CACHE)
+def _statements_of(text: str) -> tuple[str, ...]:
+    # A description is read again by every community above its own, at each level: split once.
     out = []
-    for x in sentences(text or ""):
+    for x in sentences(text):
         if not addressed_to_assistant(x) and markdown_structure(x) is None:
             p = plain_sentence(x)
             if p:
                 out.append(p)
-    return out
+    return tuple(out)
 
 
 def without_orders(rep: "Report", e_rows: list[EntityRow]) -> "Report":
