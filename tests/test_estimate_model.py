@@ -38,7 +38,7 @@ def test_insert_rows_keeps_order_nulls_and_replaces():
     cols = ("id", "name", "parent", "w")
     insert_rows(con, "t", cols, [[3, "c", None, 1.0], [1, "a", 3, 2.5], [2, None, None, 4]])
     assert con.execute("SELECT * FROM t").fetchall() == [(3, "c", None, 1.0), (1, "a", 3, 2.5), (2, None, None, 4.0)]
-    insert_rows(con, "t", cols, [[1, "A", None, 0.5]], replace=True)
+    insert_rows(con, "t", cols, [[1, "A", None, 0.5]], replace=("id",))
     assert con.execute("SELECT name, parent FROM t WHERE id = 1").fetchone() == ("A", None)
     insert_rows(con, "t", cols, [])
     assert con.execute("SELECT count(*) FROM t").fetchone()[0] == 3

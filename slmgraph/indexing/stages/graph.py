@@ -26,6 +26,7 @@ are taken in the corpus's reading order as it grew (:data:`READING_ORDER`).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Callable
@@ -298,6 +299,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
     """
     settings = settings or Settings()
     con = store.con
+    count_tokens = functools.lru_cache(maxsize=None)(count_tokens)  # one description recurs across elements
     ment = con.execute("SELECT m.chunk_id, m.name, m.norm, m.type, m.description FROM entity_mentions m "
                        f"{READING_ORDER}, m.norm, m.name, m.type, m.description").fetchall()
     mnames: dict[str, Counter] = defaultdict(Counter)
