@@ -153,7 +153,8 @@ class IndexContext:
 
     ``client`` None: no stage calls the model (LLM-free extraction, the gold scorer's ``nlp`` config);
     token counts then use ``model.tokenize``. ``embed`` (``texts -> array (n, dim)``) serves the graph
-    stage's embedding resolution rule, ``embedder`` (``() -> Embedder``) the embed stage; ``only`` limits
+    stage's embedding resolution rule, ``embedder`` (``() -> Embedder``) the embed stage, ``embedder_factory`` (the caller's, or None) the
+    embed stage's Ray actors; ``only`` limits
     extraction to those text units (the estimate's samples); ``extras`` collects the runner's figures
     beside the stages' results (``run_index``'s return value: ``run_id``, ``unreadable``, ``embed_ahead``).
     """
@@ -171,6 +172,7 @@ class IndexContext:
     model_factory: Callable | None = None
     embed: Callable | None = None
     embedder: Callable | None = None
+    embedder_factory: Callable | None = None
     only: set[str] | None = None
     summary_limit: int | None = None
     report_limit: int | None = None
@@ -284,9 +286,45 @@ def _embed(ctx: IndexContext):
     emb = ctx.embedder()
     _stop_ahead(ctx)
     ahead, ctx.ahead = ctx.ahead, None
-    if ahead is None:
+    if ahead is not None:
+        return run_embeddings(ctx.store, emb, ctx.progress, made_ahead=ahead.made, ahead_pieces=ahead.word_pieces)
+    if ctx.settings.executor != "ray":
         return run_embeddings(ctx.store, emb, ctx.progress)
-    return run_embeddings(ctx.store, emb, ctx.progress, made_ahead=ahead.made, ahead_pieces=ahead.word_pieces)
+    return _embed_on_ray(ctx, emb)
+
+
+def _embed_on_ray(ctx: IndexContext, emb):
+    """The embed stage with its encoding on Ray actors (:class:`slmgraph.indexing.executors.rayembed.RayEmbedPool`):
+    as many actors as the thread plan has workers, each with the run's embedder (``embedder_factory``, or the
+    bundled one at the actor's threads); opened only when something is left to encode."""
+    import functools
+
+    from slmgraph.indexing.executors.batch import plan_threads
+    from slmgraph.indexing.executors.rayembed import RayEmbedPool
+    from slmgraph.indexing.stages.embed import Embedder, run_embeddings
+
+    cores = getattr(ctx.model, "n_threads", None) or ctx.settings.n_threads or 1
+    plan = plan_threads(cores, cores, ctx.settings.workers)
+    make = ctx.embedder_factory or functools.partial(Embedder, batch_size=ctx.settings.embed_batch_size,
+                                                     threads=plan.threads)
+
+    class LazyPool:
+        """Starts the actors on the first ``results`` call, so a run with nothing to encode starts no Ray."""
+
+        pool = None
+
+        def results(self, tasks):
+            self.pool = RayEmbedPool(make, plan, ctx.settings.ray_address, actors=ctx.settings.workers).__enter__()
+            if ctx.say is not None:
+                ctx.say(f"embed: {len(self.pool.actors)} Ray actors x {plan.threads} thread(s)")
+            yield from self.pool.results(tasks)
+
+    lazy = LazyPool()
+    try:
+        return run_embeddings(ctx.store, emb, ctx.progress, pool=lazy)
+    finally:
+        if lazy.pool is not None:
+            lazy.pool.__exit__(None, None, None)
 
 
 #: The index pipeline, in order (ARCHITECTURE.md "The data flow"): ``index`` runs every stage,
@@ -431,6 +469,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             chunking=chunking_key(str(getattr(model, "fingerprint", None) or model.name), settings.chunk_size,
                                   settings.chunk_overlap),
             embed=lambda texts: locked_encode(get_embedder(), texts), embedder=get_embedder,
+            embedder_factory=embedder_factory,
             summary_limit=summary_limit, report_limit=report_limit, db_path=db_path, extras={"run_id": run_id})
         out = ctx.extras
         changed = False

@@ -258,19 +258,28 @@ def window_keys(embedder, texts: list[str]) -> tuple[list[str], list[int]]:
     return keys, lengths
 
 
-def embed_items(embedder, texts: list[str], lengths: list[int], on_step=None) -> np.ndarray:
+def embed_items(embedder, texts: list[str], lengths: list[int], on_step=None, pool=None) -> np.ndarray:
     """Vectors of ``texts`` (shape ``(n, dim)``, float32, in the given order), encoded longest first
     in steps of :data:`COMMIT_STEP` so that each batch pads to about its own length.
 
     Args:
         lengths: word pieces of each text (:func:`window_keys`), the sort key.
         on_step: ``(indices, vectors) -> None`` after each step (the caller commits them).
+        pool: an executor with ``results(tasks)`` (:class:`slmgraph.indexing.executors.rayembed.RayEmbedPool`)
+            that encodes each step as a task ``(step, texts, None)`` on its own embedder; steps arrive in the
+            order they finish. None: ``embedder`` encodes them here, in order.
     """
     order = sorted(range(len(texts)), key=lambda i: (-lengths[i], i))
+    steps = [order[s:s + COMMIT_STEP] for s in range(0, len(order), COMMIT_STEP)]
+    if pool is None:
+        done = ((n, embedder.encode([texts[i] for i in idx])) for n, idx in enumerate(steps))
+    else:
+        done = ((n, v) for n, _, v, *_ in pool.results([(n, [texts[i] for i in idx], None)
+                                                         for n, idx in enumerate(steps)]))
     out: np.ndarray | None = None
-    for s in range(0, len(order), COMMIT_STEP):
-        idx = order[s:s + COMMIT_STEP]
-        vecs = embedder.encode([texts[i] for i in idx])
+    for n, vecs in done:
+        idx = steps[n]
+        vecs = np.asarray(vecs, dtype=np.float32)
         if out is None:
             out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
         out[idx] = vecs
@@ -349,7 +358,7 @@ def _with_windows(store: Store, embedder, items: list, have: dict,
 
 
 def run_embeddings(store: Store, embedder, progress: bool = True, made_ahead: set[tuple[str, str]] = frozenset(),
-                   ahead_pieces: int = 0) -> EmbedResult:
+                   ahead_pieces: int = 0, pool=None) -> EmbedResult:
     """Bring the ``embeddings`` table in line with the current entities, text units and reports.
 
     An item whose full text is unchanged is kept without tokenizing it. The others are
@@ -365,6 +374,8 @@ def run_embeddings(store: Store, embedder, progress: bool = True, made_ahead: se
             :class:`slmgraph.indexing.stages.embed_ahead.EmbedAhead` (a text unit's row only with all its
             windows', so those text units' windows are kept without cutting them again); counted as embedded.
         ahead_pieces: word pieces the thread encoded for them.
+        pool: encode on that executor's actors (:func:`embed_items`); ``embedder`` still tokenizes and names
+            the vectors (its ``name``, windows and keys must be the actors' embedder's).
 
     Returns:
         :class:`EmbedResult`.
@@ -421,7 +432,7 @@ def run_embeddings(store: Store, embedder, progress: bool = True, made_ahead: se
         bar.update(len(idx))
 
     text_of = {key: items[js[0]][2] for key, js in todo.items()}
-    embed_items(embedder, [text_of[k] for k in uniq], [length_of[k] for k in uniq], on_step=commit)
+    embed_items(embedder, [text_of[k] for k in uniq], [length_of[k] for k in uniq], on_step=commit, pool=pool)
     bar.close()
     for key, js in todo.items():
         per_kind[items[js[0]][0]]["embedded"] += 1
