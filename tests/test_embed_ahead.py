@@ -291,3 +291,29 @@ def test_a_run_interrupted_after_extraction_keeps_the_vectors_made_ahead(tmp_pat
     units = {t for (t,) in Store(tmp_path / "i.duckdb").con.execute("SELECT text FROM text_units").fetchall()}
     assert len(units) == n_units and not units & {t for t, _ in emb.encoded}  # none encoded again
     assert out["embed"]["per_kind"]["text_unit"] == {"embedded": 0, "kept": n_units, "reused": 0}
+
+
+def test_a_text_unit_encoded_before_its_windows_is_not_encoded_again_by_the_embed_stage(tmp_path):
+    units = _long_units()
+    store = _store(tmp_path, units)
+    first = threading.Event()
+
+    class OneBatch(WindowEmbedder):
+        batch_size = 1
+
+        def encode(self, texts, progress=False):
+            if threading.current_thread().name == "slmgraph-embed-ahead" and first.is_set():
+                time.sleep(0.5)  # slow enough for stop() to end the thread after this batch
+            first.set()
+            return super().encode(texts)
+
+    emb = OneBatch()
+    ahead = EmbedAhead(store, embed_ahead_texts(store), lambda: emb).start()
+    assert first.wait(5)
+    ahead.stop(5)
+    assert list(ahead.pending) == [units[0][1]]  # the longest item: the first unit's own text, still uncommitted
+    assert ("text_unit", "u0") not in ahead.made
+    emb.encoded.clear()
+    run_embeddings(store, ahead.wrap(emb), progress=False, made_ahead=ahead.made)
+    assert units[0][1] not in {t for t, _ in emb.encoded}
+    assert store.con.execute("SELECT count(*) FROM embeddings WHERE kind = 'text_unit'").fetchone()[0] == len(units)

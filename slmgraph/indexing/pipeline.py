@@ -287,7 +287,8 @@ def _embed(ctx: IndexContext):
     _stop_ahead(ctx)
     ahead, ctx.ahead = ctx.ahead, None
     if ahead is not None:
-        return run_embeddings(ctx.store, emb, ctx.progress, made_ahead=ahead.made, ahead_pieces=ahead.word_pieces)
+        return run_embeddings(ctx.store, ahead.wrap(emb), ctx.progress, made_ahead=ahead.made,
+                              ahead_pieces=ahead.word_pieces)
     if ctx.settings.executor != "ray":
         return run_embeddings(ctx.store, emb, ctx.progress)
     return _embed_on_ray(ctx, emb)

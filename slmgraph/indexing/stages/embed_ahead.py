@@ -47,13 +47,16 @@ class EmbedAhead:
 
     Attributes:
         made: ``(kind, item_id)`` of the rows the thread committed (a text unit's only with all its windows').
-        vectors: distinct windows the thread encoded and committed; ``word_pieces``: their word pieces.
+        pending: text -> vector of the text units encoded but not committed (some window still to do), for
+            the embed stage in the same run (:meth:`wrap`); lost with an interrupted run.
+        vectors: distinct windows the thread encoded; ``word_pieces``: the word pieces of the rows it committed.
         seconds: wall seconds the thread ran; ``error``: the exception that ended it early, or None.
     """
 
     def __init__(self, store: Store, units: list[tuple[str, str]], get_embedder, threads: int = 1):
         self.units, self.get_embedder, self.threads, self.store = units, get_embedder, threads, store
         self.made: set[tuple[str, str]] = set()
+        self.pending: dict[str, np.ndarray] = {}
         self.vectors = 0
         self.word_pieces = 0
         self.error: BaseException | None = None
@@ -101,6 +104,7 @@ class EmbedAhead:
                     cid = item.split("#", 1)[0]
                     left[cid] = left.get(cid, 0) + 1
             step = max(1, int(getattr(emb, "batch_size", 32)))
+            items_text = {item: text for kind, item, text in items if kind == "text_unit"}
             seen: set[str] = set(known)
             waiting: list[list] = []
             for group in self._groups(items, GROUP_BATCHES * step):
@@ -119,20 +123,24 @@ class EmbedAhead:
                         vecs = emb.encode([items[todo[k][0]][2] for k in batch])
                     rows = []
                     for key, v in zip(batch, vecs):
-                        v = np.asarray(v, dtype=np.float32).tolist()
+                        v32 = np.asarray(v, dtype=np.float32)
+                        v = v32.tolist()
                         for j in todo[key]:
                             kind, item, text = items[j]
-                            row = [kind, item, embed_tag(emb, text), v, key]
+                            row = [kind, item, embed_tag(emb, text), v, key, lengths[j]]
                             if kind == "text_unit":
                                 waiting.append(row)
+                                self.pending[text] = v32
                             else:
                                 rows.append(row)
                                 left[item.split("#", 1)[0]] -= 1
                     ready = [r for r in waiting if not left.get(r[1])]
                     waiting = [r for r in waiting if left.get(r[1])]
-                    self._commit(rows + ready)
+                    self._commit([r[:5] for r in rows + ready])
+                    for r in ready:
+                        self.pending.pop(items_text[r[1]], None)
                     self.vectors += len(batch)
-                    self.word_pieces += sum(lengths[todo[k][0]] for k in batch)
+                    self.word_pieces += sum(r[5] for r in rows + ready)
                     self.made.update((r[0], r[1]) for r in rows + ready)
         except Exception as exc:  # noqa: BLE001 -- the embed stage encodes what is missing and reports its own errors
             self.error = exc
@@ -185,6 +193,29 @@ class EmbedAhead:
         self._stop.set()
         self._thread.join(timeout)
         return self.vectors
+
+
+    def wrap(self, embedder) -> "MemoEncoder":
+        """``embedder`` whose ``encode`` takes the vectors of :attr:`pending` for the texts it has."""
+        return MemoEncoder(embedder, self.pending)
+
+
+class MemoEncoder:
+    """An embedder whose ``encode`` returns the vector of ``memo`` for a text there and encodes the others
+    with the wrapped embedder (all other attributes are the wrapped embedder's)."""
+
+    def __init__(self, inner, memo: dict[str, np.ndarray]):
+        self.inner, self.memo = inner, memo
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
+        miss = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        got = dict(zip(miss, self.inner.encode(miss))) if miss else {}
+        if not texts:
+            return np.zeros((0, self.inner.dim), dtype=np.float32)
+        return np.stack([got[t] if t in got else self.memo[t] for t in texts]).astype(np.float32, copy=False)
 
 
 def embed_ahead_texts(store: Store) -> list[tuple[str, str]]:
