@@ -85,6 +85,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--options", default="", help="comma-separated option names to run (default: all)")
+    ap.add_argument("--cpu-only", action="store_true",
+                    help="CPU and cosine only, no recall or AUC (for options whose vectors equal today's)")
     ap.add_argument("--name", default="embed_options_quality")
     args = ap.parse_args()
 
@@ -144,17 +146,22 @@ def main() -> None:
             return np.concatenate(out).astype(np.float32) if out else np.zeros((0, emb.dim), np.float32)
         return f
 
-    q8 = Embedder(threads=args.threads, batch_size=32)
-    q8.model = torch.ao.quantization.quantize_dynamic(q8.model, {torch.nn.Linear}, dtype=torch.qint8)
-    tmp = Path(tempfile.mkdtemp(prefix="slmgraph-onnx-"))
-    f32 = export_onnx(base.model, tmp / "model.onnx")
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    wanted = [o for o in args.options.split(",") if o]
+    q8 = ort32 = ort8 = None
+    if not wanted or any("int8" in o or "ONNX" in o for o in wanted):
+        q8 = Embedder(threads=args.threads, batch_size=32)
+        q8.model = torch.ao.quantization.quantize_dynamic(q8.model, {torch.nn.Linear}, dtype=torch.qint8)
+    if not wanted or any("ONNX" in o for o in wanted):
+        tmp = Path(tempfile.mkdtemp(prefix="slmgraph-onnx-"))
+        f32 = export_onnx(base.model, tmp / "model.onnx")
+        from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(str(f32), str(tmp / "model_int8.onnx"), weight_type=QuantType.QInt8)
-    ort32 = Embedder(threads=args.threads, batch_size=32)
-    ort32.runner = OnnxRunner(ort32.model, ort32.model_dir, threads=args.threads, onnx_path=f32)
-    ort8 = Embedder(threads=args.threads, batch_size=32)
-    ort8.runner = OnnxRunner(ort8.model, ort8.model_dir, threads=args.threads, onnx_path=tmp / "model_int8.onnx")
+        quantize_dynamic(str(f32), str(tmp / "model_int8.onnx"), weight_type=QuantType.QInt8)
+        ort32 = Embedder(threads=args.threads, batch_size=32)
+        ort32.runner = OnnxRunner(ort32.model, ort32.model_dir, threads=args.threads, onnx_path=f32)
+        ort8 = Embedder(threads=args.threads, batch_size=32)
+        ort8.runner = OnnxRunner(ort8.model, ort8.model_dir, threads=args.threads,
+                                 onnx_path=tmp / "model_int8.onnx")
 
     options = {
         "torch fp32, batch 32 (today)": (base, 32, True),
@@ -166,7 +173,6 @@ def main() -> None:
         "ONNX Runtime fp32, batch 32": (ort32, 32, True),
         "ONNX Runtime int8, batch 32": (ort8, 32, True),
     }
-    wanted = [o for o in args.options.split(",") if o]
     names = [n for n in options if not wanted or n in wanted or n.startswith("torch fp32, batch 32 (today)")]
     rows, ref = [], None
     for name in names:
@@ -179,18 +185,20 @@ def main() -> None:
         if ref is None:
             ref = v
         cos = (v * ref).sum(1)
-        hv = sorted_fn(emb, bs, h_len)(h_items) if buckets else unsorted_fn(emb, bs)(h_items)
-        rv = sorted_fn(emb, bs, r_len)(reports) if buckets else unsorted_fn(emb, bs)(reports)
-        hq_own = emb.encode([q["question"] for q in hq])
-        gq_own = emb.encode(g_questions)
         row = {"option": name, "cpu_s": round(cpu, 2), "wall_s": round(wall, 2),
                "cpu_s_per_100k_pieces": round(cpu * PIECES_UNIT / pieces, 1),
                "cos_min": round(float(cos.min()), 5), "cos_mean": round(float(cos.mean()), 6),
-               "recall10_fp32_questions": round(recall_at(hq_fp32, h_owners, hv, htext, hq, 10), 3),
-               "recall10_own_questions": round(recall_at(hq_own, h_owners, hv, htext, hq, 10), 3),
-               "auc_fp32_questions": round(auc(gq_fp32, rv, len(on_topic)), 3),
-               "auc_own_questions": round(auc(gq_own, rv, len(on_topic)), 3),
-               "loadavg": benchkit.loadavg()}
+               "recall10_fp32_questions": None, "recall10_own_questions": None,
+               "auc_fp32_questions": None, "auc_own_questions": None, "loadavg": benchkit.loadavg()}
+        if not args.cpu_only:
+            hv = sorted_fn(emb, bs, h_len)(h_items) if buckets else unsorted_fn(emb, bs)(h_items)
+            rv = sorted_fn(emb, bs, r_len)(reports) if buckets else unsorted_fn(emb, bs)(reports)
+            hq_own = emb.encode([q["question"] for q in hq])
+            gq_own = emb.encode(g_questions)
+            row.update({"recall10_fp32_questions": round(recall_at(hq_fp32, h_owners, hv, htext, hq, 10), 3),
+                        "recall10_own_questions": round(recall_at(hq_own, h_owners, hv, htext, hq, 10), 3),
+                        "auc_fp32_questions": round(auc(gq_fp32, rv, len(on_topic)), 3),
+                        "auc_own_questions": round(auc(gq_own, rv, len(on_topic)), 3)})
         print(json.dumps(row), file=sys.stderr, flush=True)
         rows.append(row)
     cond = benchkit.finish(cond)
