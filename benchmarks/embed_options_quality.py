@@ -84,7 +84,7 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=240)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--work", type=Path, default=None)
-    ap.add_argument("--options", default="", help="comma-separated option names to run (default: all)")
+    ap.add_argument("--options", default="", help="option names to run, separated by semicolons (default: all)")
     ap.add_argument("--cpu-only", action="store_true",
                     help="CPU and cosine only, no recall or AUC (for options whose vectors equal today's)")
     ap.add_argument("--name", default="embed_options_quality")
@@ -146,7 +146,7 @@ def main() -> None:
             return np.concatenate(out).astype(np.float32) if out else np.zeros((0, emb.dim), np.float32)
         return f
 
-    wanted = [o for o in args.options.split(",") if o]
+    wanted = [o.strip() for o in args.options.split(";") if o.strip()]
     q8 = ort32 = ort8 = None
     if not wanted or any("int8" in o or "ONNX" in o for o in wanted):
         q8 = Embedder(threads=args.threads, batch_size=32)
