@@ -1,5 +1,5 @@
 """A default (LLM-free) index build with and without the text units embedded ahead, on the core LLM-free
-extraction leaves idle (:class:`slmgraph.indexing.stages.embed_ahead.EmbedAhead`): per-stage wall seconds, the whole build's wall
+extraction and the single-threaded graph, communities and reports stages leave idle (:class:`slmgraph.indexing.stages.embed_ahead.EmbedAhead`): per-stage wall seconds, the whole build's wall
 and CPU seconds, and the load average, each arm a fresh build in its own process, arms alternated.
 
 Usage:
@@ -58,6 +58,28 @@ def arm(which: str, input_path: str, db: Path) -> dict:
             "stages": stages, "vectors": counts, "loadavg_start": load0, "loadavg_end": benchkit.loadavg()}
 
 
+def vector_diff(a: Path, b: Path) -> dict | None:
+    """Per kind, the largest absolute difference between the two indexes' vectors of the same item, and
+    whether both hold the same items; None when either file is missing."""
+    if not (a.is_file() and b.is_file()):
+        return None
+    import duckdb
+    import numpy as np
+
+    def rows(p):
+        con = duckdb.connect(str(p), read_only=True)
+        out = {(k, i): np.array(v, dtype=np.float32) for k, i, v in
+               con.execute("SELECT kind, item_id, vector FROM embeddings").fetchall()}
+        con.close()
+        return out
+
+    ra, rb = rows(a), rows(b)
+    out: dict = {"same_items": ra.keys() == rb.keys()}
+    for key in ra.keys() & rb.keys():
+        out[key[0]] = max(out.get(key[0], 0.0), float(np.abs(ra[key] - rb[key]).max()))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("input", nargs="?", default=str(benchkit.DATA / "corpora" / "podcast_large" / "input"))
@@ -83,12 +105,17 @@ def main() -> None:
     md = [f"# Embedding ahead during LLM-free extraction: `{args.input}`", "", benchkit.sentence(cond), "",
           "Each arm is a fresh default build (`slmgraph index INPUT --db NEW --quiet`) in its own process; `off` "
           "runs the stages one after another, `on` encodes the text units and their further windows on a thread "
-          "while extraction (spaCy, one core) runs. CPU s = user + system of the build's process.", "",
+          "(committing them as they are made) while extraction (spaCy, one core) and then the graph, communities "
+          "and reports stages run. CPU s = user + system of the build's process.", "",
           "| arm | wall s | CPU s | " + " | ".join(stages) + " | load at start | load at end |",
           "|---" * (len(stages) + 5) + "|"]
     md += [f"| {r['arm']} | {r['wall_s']} | {r['cpu_s']} | " + " | ".join(str(r["stages"].get(s, "")) for s in stages)
            + f" | {r['loadavg_start']} | {r['loadavg_end']} |" for r in runs]
-    benchkit.write_results(args.name, md, {**cond, "input": args.input, "runs": runs})
+    diff = vector_diff(Path(tmp) / "off0.duckdb", Path(tmp) / "on0.duckdb") if args.keep else None
+    if diff is not None:
+        md += ["", "Largest absolute difference of the `on` arm's vectors from the `off` arm's, per kind (same item ids "
+               f"in both: {diff.pop('same_items')}): " + ", ".join(f"{k} {v:.2g}" for k, v in diff.items())]
+    benchkit.write_results(args.name, md, {**cond, "input": args.input, "runs": runs, "vector_diff": diff})
     print("\n".join(md))
 
 

@@ -1,12 +1,14 @@
 """The text units' vectors computed ahead, on a thread while LLM-free extraction runs (slmgraph.indexing.stages.embed_ahead.EmbedAhead)."""
 
+import re
 import threading
+import time
 
 import numpy as np
 from conftest import FakeEmbedder, FakeModel
 
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.embed import run_embeddings
+from slmgraph.indexing.stages.embed import further_windows, run_embeddings
 from slmgraph.indexing.stages.embed_ahead import EmbedAhead, embed_ahead_texts
 from slmgraph.indexing.pipeline import run_index, start_embed_ahead
 from slmgraph.store.db import Store
@@ -38,21 +40,46 @@ def _store(tmp_path, units, reports=()):
     return store
 
 
-def test_the_embed_stage_takes_the_vectors_computed_ahead_and_encodes_only_the_rest(tmp_path):
+class WindowEmbedder(CountingEmbedder):
+    """A counting fake reading only the first ``room`` words of a text, with further windows
+    (:func:`slmgraph.indexing.stages.embed.further_windows`), as all-MiniLM-L6-v2 reads its first 256 word pieces."""
+
+    name = "window-fake"
+    room = 6
+
+    def __init__(self):
+        super().__init__()
+        self.counted = 0
+
+    def piece_counts(self, texts):
+        self.counted += len(texts)
+        return [len(re.findall(r"\w+", t)) for t in texts]
+
+    def encode(self, texts, progress=False):
+        return super().encode([" ".join(re.findall(r"\w+", t)[:self.room]) for t in texts])
+
+
+def _rows(store):
+    return {(k, i): (m, w, tuple(np.round(v, 6))) for k, i, m, w, v in store.con.execute(
+        "SELECT kind, item_id, model, window_key, vector FROM embeddings").fetchall()}
+
+
+def test_the_thread_commits_the_vectors_and_the_embed_stage_encodes_only_the_rest(tmp_path):
     units = [("u1", "alpha beta gamma"), ("u2", "delta epsilon"), ("u3", "zeta eta theta iota")]
     store = _store(tmp_path, units, reports=[(0, "a report on alpha")])
     emb = CountingEmbedder()
-    ahead = EmbedAhead(embed_ahead_texts(store), lambda: emb).start()
+    ahead = EmbedAhead(store, embed_ahead_texts(store), lambda: emb).start()
     assert ahead.join(10) and ahead.stop() == 3 and ahead.error is None
     assert {t for t, th in emb.encoded} == {t for _, t in units}
     assert all(th == "slmgraph-embed-ahead" for _, th in emb.encoded)
-    emb.encoded.clear()
-    res = run_embeddings(store, ahead.wrap(emb), progress=False)
-    # Only the report is encoded by the stage; the text units' vectors are the ones computed ahead.
-    assert [t for t, _ in emb.encoded] == ["a report on alpha"] and res.embedded == 4
+    # Committed by the thread, before any embed stage runs.
     got = dict(store.con.execute("SELECT item_id, vector FROM embeddings WHERE kind = 'text_unit'").fetchall())
     want = FakeEmbedder().encode([t for _, t in units])
     assert np.allclose(np.array([got[c] for c, _ in units], dtype=np.float32), want)
+    emb.encoded.clear()
+    res = run_embeddings(store, emb, progress=False, made_ahead=ahead.made)
+    # Only the report is encoded by the stage; the text units' vectors are the ones committed ahead.
+    assert [t for t, _ in emb.encoded] == ["a report on alpha"] and res.embedded == 4 and res.ahead == 3
     # Text units that have a vector are not worth a thread the next time.
     assert embed_ahead_texts(store) == []
 
@@ -70,15 +97,77 @@ def test_a_stopped_thread_leaves_the_rest_to_the_embed_stage(tmp_path):
             return super().encode(texts)
 
     emb = Slow()
-    ahead = EmbedAhead(embed_ahead_texts(store), lambda: emb).start()
+    ahead = EmbedAhead(store, embed_ahead_texts(store), lambda: emb).start()
     assert started.wait(5)
     threading.Timer(0.05, release.set).start()
     done = ahead.stop()
     assert done == 2  # the batch under way when stop() was called, no more
+    assert store.con.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 2
     emb.encoded.clear()
-    run_embeddings(store, ahead.wrap(emb), progress=False)
+    run_embeddings(store, emb, progress=False, made_ahead=ahead.made)
     assert len(emb.encoded) == 4
     assert store.con.execute("SELECT count(*) FROM embeddings WHERE kind = 'text_unit'").fetchone()[0] == 6
+
+
+def _long_units(n=5):
+    words = "ship harbour grain salt market quay gull mast rain road mill river flour village bridge tower"
+    ws = words.split()
+    return [(f"u{i}", " ".join(f"{ws[(i + k) % len(ws)].capitalize()} {ws[(i + 2 * k) % len(ws)]} stood still."
+                               for k in range(4 + i))) for i in range(n)]
+
+
+def test_windows_made_ahead_match_the_embed_stage_and_are_not_cut_again(tmp_path):
+    units = _long_units()
+    (tmp_path / "p").mkdir()
+    plain = _store(tmp_path / "p", units, reports=[(0, "a report")])
+    run_embeddings(plain, WindowEmbedder(), progress=False)
+    store = _store(tmp_path, units, reports=[(0, "a report")])
+    emb = WindowEmbedder()
+    ahead = EmbedAhead(store, embed_ahead_texts(store), lambda: emb).start()
+    assert ahead.join(10) and ahead.error is None and {i for k, i in ahead.made if k == "text_unit"} == {c for c, _ in units}
+    emb.encoded.clear()
+    emb.counted = 0
+    res = run_embeddings(store, emb, progress=False, made_ahead=ahead.made)
+    assert [t for t, _ in emb.encoded] == ["a report"]
+    assert emb.counted == 0  # no text unit was cut into windows again
+    assert res.per_kind["text_unit_window"]["embedded"] > 0 and res.per_kind["text_unit_window"]["kept"] == 0
+    assert _rows(store) == _rows(plain)
+
+
+def test_a_text_unit_row_is_committed_only_with_all_its_windows(tmp_path):
+    units = _long_units()
+    store = _store(tmp_path, units)
+    gate = threading.Semaphore(0)
+
+    class Gated(WindowEmbedder):
+        batch_size = 1
+
+        def encode(self, texts, progress=False):
+            if threading.current_thread().name == "slmgraph-embed-ahead":
+                gate.acquire(timeout=5)
+            return super().encode(texts)
+
+    emb = Gated()
+    ahead = EmbedAhead(store, embed_ahead_texts(store), lambda: emb).start()
+    for _ in range(3):
+        gate.release()
+    while ahead.vectors < 3 and not ahead.join(0.01):
+        pass
+    gate.release()  # the batch under way when stop() is called
+    ahead.stop(5)
+    windows = {}
+    for (item,) in store.con.execute("SELECT item_id FROM embeddings WHERE kind = 'text_unit_window'").fetchall():
+        windows.setdefault(item.split("#")[0], set()).add(item)
+    want = dict(zip([c for c, _ in units], further_windows(emb, [t for _, t in units])))
+    for (cid,) in store.con.execute("SELECT item_id FROM embeddings WHERE kind = 'text_unit'").fetchall():
+        assert windows.get(cid, set()) == {f"{cid}#{n}" for n in range(1, len(want[cid]) + 1)}
+        assert ("text_unit", cid) in ahead.made
+    # Resumed by the embed stage (a later run: nothing in memory), the index is whole.
+    run_embeddings(store, WindowEmbedder(), progress=False)
+    (tmp_path / "p").mkdir()
+    plain = _store(tmp_path / "p", units)
+    run_embeddings(plain, WindowEmbedder(), progress=False)
+    assert _rows(store).keys() == _rows(plain).keys()
 
 
 def test_the_thread_starts_only_where_llm_free_extraction_leaves_a_core(tmp_path):
@@ -91,6 +180,7 @@ def test_the_thread_starts_only_where_llm_free_extraction_leaves_a_core(tmp_path
     a = start_embed_ahead(store, Settings(extractor="nlp", executor="local"), M(), lambda: emb)
     assert a is not None and a.threads == 1
     a.stop()
+    assert start_embed_ahead(store, Settings(extractor="nlp", executor="local"), M(), lambda: emb, busy=2) is None
     M.n_threads = 1
     assert start_embed_ahead(store, Settings(extractor="nlp"), M(), lambda: emb) is None
     M.n_threads = 2
@@ -141,3 +231,89 @@ def test_an_interrupted_extraction_does_not_wait_for_a_stuck_embed_ahead_thread(
     finally:
         stuck.set()
         waited.cancel()
+
+
+def test_the_thread_goes_on_beside_the_graph_stage_until_every_text_unit_is_committed(tmp_path, corpus, monkeypatch):
+    import slmgraph.indexing.pipeline as pipeline
+
+    in_graph = threading.Event()
+    seen = {}
+
+    class Late(CountingEmbedder):
+        def encode(self, texts, progress=False):
+            if threading.current_thread().name == "slmgraph-embed-ahead":
+                assert in_graph.wait(20)  # nothing is encoded ahead before extraction has ended
+            return super().encode(texts)
+
+    real_graph = pipeline.build_graph
+
+    def graph(store, *a, **k):
+        in_graph.set()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and embed_ahead_texts(store):
+            time.sleep(0.02)
+        seen["left"] = len(embed_ahead_texts(store))
+        return real_graph(store, *a, **k)
+
+    monkeypatch.setattr(pipeline, "build_graph", graph)
+    emb = Late()
+    s = Settings(extractor="nlp", n_threads=2, reports="none")
+    out = run_index(corpus, tmp_path / "i.duckdb", s, model=FakeModel(), embedder_factory=lambda: emb, progress=False)
+    assert seen["left"] == 0  # every text unit was committed by the thread while the graph stage ran
+    assert out["embed"]["ahead"] == out["embed_ahead"]["rows"] > 0
+    assert out["embed"]["per_kind"]["text_unit"]["embedded"] == out["embed_ahead"]["rows"]
+    units = {t for (t,) in Store(tmp_path / "i.duckdb").con.execute("SELECT text FROM text_units").fetchall()}
+    assert not units & {t for t, th in emb.encoded if th != "slmgraph-embed-ahead"}
+
+
+def test_a_run_interrupted_after_extraction_keeps_the_vectors_made_ahead(tmp_path, corpus, monkeypatch):
+    import pytest
+
+    import slmgraph.indexing.pipeline as pipeline
+
+    real_graph = pipeline.build_graph
+
+    def interrupted(store, *a, **k):
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and embed_ahead_texts(store):
+            time.sleep(0.02)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "build_graph", interrupted)
+    s = Settings(extractor="nlp", n_threads=2, reports="none")
+    emb = CountingEmbedder()
+    with pytest.raises(KeyboardInterrupt):
+        run_index(corpus, tmp_path / "i.duckdb", s, model=FakeModel(), embedder_factory=lambda: emb, progress=False)
+    n_units = len(Store(tmp_path / "i.duckdb").con.execute("SELECT chunk_id FROM text_units").fetchall())
+    monkeypatch.setattr(pipeline, "build_graph", real_graph)
+    emb.encoded.clear()
+    out = run_index(corpus, tmp_path / "i.duckdb", s, model=FakeModel(), embedder_factory=lambda: emb, progress=False)
+    units = {t for (t,) in Store(tmp_path / "i.duckdb").con.execute("SELECT text FROM text_units").fetchall()}
+    assert len(units) == n_units and not units & {t for t, _ in emb.encoded}  # none encoded again
+    assert out["embed"]["per_kind"]["text_unit"] == {"embedded": 0, "kept": n_units, "reused": 0}
+
+
+def test_a_text_unit_encoded_before_its_windows_is_not_encoded_again_by_the_embed_stage(tmp_path):
+    units = _long_units()
+    store = _store(tmp_path, units)
+    first = threading.Event()
+
+    class OneBatch(WindowEmbedder):
+        batch_size = 1
+
+        def encode(self, texts, progress=False):
+            if threading.current_thread().name == "slmgraph-embed-ahead" and first.is_set():
+                time.sleep(0.5)  # slow enough for stop() to end the thread after this batch
+            first.set()
+            return super().encode(texts)
+
+    emb = OneBatch()
+    ahead = EmbedAhead(store, embed_ahead_texts(store), lambda: emb).start()
+    assert first.wait(5)
+    ahead.stop(5)
+    assert list(ahead.pending) == [units[0][1]]  # the longest item: the first unit's own text, still uncommitted
+    assert ("text_unit", "u0") not in ahead.made
+    emb.encoded.clear()
+    run_embeddings(store, ahead.wrap(emb), progress=False, made_ahead=ahead.made)
+    assert units[0][1] not in {t for t, _ in emb.encoded}
+    assert store.con.execute("SELECT count(*) FROM embeddings WHERE kind = 'text_unit'").fetchone()[0] == len(units)

@@ -96,7 +96,7 @@ def _index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, default=None,
                    help="extraction worker processes (default: the thread plan, workers x threads <= physical cores)")
     p.add_argument("--executor", **_mode("executor"),
-                   help="where extraction and report writing run: local worker processes (default) or Ray actors "
+                   help="where extraction, report writing and embedding run: local worker processes (default) or Ray actors "
                         "(pip install 'slmgraph[ray]')")
     p.add_argument("--ray-address", default=None,
                    help="with --executor ray: the Ray cluster to join (e.g. HEAD:6379 or auto; "

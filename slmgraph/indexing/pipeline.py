@@ -25,6 +25,7 @@ from slmgraph.indexing.stages.claims import ClaimsRemoved, clear_claims, run_cla
 from slmgraph.indexing.stages.communities import run_communities
 from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
+from slmgraph.indexing.stages.embed_ahead import locked_encode
 from slmgraph.indexing.stages.extract import extraction_fills_cores, run_extraction
 from slmgraph.indexing.stages.graph import build_graph
 from slmgraph.indexing.stages.ingest import chunking_key, ingest, kept_paths
@@ -43,20 +44,36 @@ log = logging.getLogger("slmgraph")
 EMBED_AHEAD_GRACE_S = 2.0
 
 
-def start_embed_ahead(store: Store, settings: Settings, model, get_embedder):
+def start_embed_ahead(store: Store, settings: Settings, model, get_embedder, busy: int = 1):
     """A started :class:`slmgraph.indexing.stages.embed_ahead.EmbedAhead` for the text units without a vector, or None.
 
-    Started only where extraction leaves a core idle: the LLM-free extractor (one process, one core), the
-    local executor, and a thread grant of two or more; the thread takes the cores extraction does not use.
+    Started only where the stage under way leaves a core idle: the LLM-free extractor, the local executor,
+    and a thread grant larger than ``busy`` (the cores the stage under way holds); the thread takes the rest.
     """
     from slmgraph.indexing.stages.embed_ahead import EmbedAhead, embed_ahead_texts
     from slmgraph.indexing.stages.extract_routes import uses_model
 
     threads = getattr(model, "n_threads", None) or settings.n_threads or 0
-    if threads < 2 or settings.executor != "local" or uses_model(settings, model):
+    if threads - busy < 1 or settings.executor != "local" or uses_model(settings, model):
         return None
-    texts = embed_ahead_texts(store)
-    return EmbedAhead(texts, get_embedder, threads=threads - 1).start() if texts else None
+    units = embed_ahead_texts(store)
+    return EmbedAhead(store, units, get_embedder, threads=threads - busy).start() if units else None
+
+
+def model_after_extraction(settings: Settings, model) -> bool:
+    """Whether the graph or reports stage calls the model (which then holds every core)."""
+    return (policy.model_does("summaries", settings.summaries, model)
+            or (settings.reports != "none" and policy.model_does("reports", settings.reports, model)))
+
+
+def _stop_ahead(ctx: "IndexContext", timeout: float | None = None) -> None:
+    """Stop the embed-ahead thread (after its current batch) and note its figures in ``ctx.extras``."""
+    ahead = ctx.ahead
+    if ahead is None:
+        return
+    n = ahead.stop(timeout)
+    ctx.extras["embed_ahead"] = {"texts": n, "rows": len(ahead.made), "word_pieces": ahead.word_pieces,
+                                 "thread_seconds": round(ahead.seconds, 2)}
 
 
 #: Why a text unit has no candidate names (the candidate pass looks for capitalised words).
@@ -136,7 +153,8 @@ class IndexContext:
 
     ``client`` None: no stage calls the model (LLM-free extraction, the gold scorer's ``nlp`` config);
     token counts then use ``model.tokenize``. ``embed`` (``texts -> array (n, dim)``) serves the graph
-    stage's embedding resolution rule, ``embedder`` (``() -> Embedder``) the embed stage; ``only`` limits
+    stage's embedding resolution rule, ``embedder`` (``() -> Embedder``) the embed stage, ``embedder_factory`` (the caller's, or None) the
+    embed stage's Ray actors; ``only`` limits
     extraction to those text units (the estimate's samples); ``extras`` collects the runner's figures
     beside the stages' results (``run_index``'s return value: ``run_id``, ``unreadable``, ``embed_ahead``).
     """
@@ -154,6 +172,7 @@ class IndexContext:
     model_factory: Callable | None = None
     embed: Callable | None = None
     embedder: Callable | None = None
+    embedder_factory: Callable | None = None
     only: set[str] | None = None
     summary_limit: int | None = None
     report_limit: int | None = None
@@ -219,8 +238,12 @@ def _extract(ctx: IndexContext):
         if ahead is not None:
             ahead.stop(timeout=EMBED_AHEAD_GRACE_S)
         raise
-    if ahead is not None:
-        ctx.extras["embed_ahead"] = {"texts": ahead.stop(), "thread_seconds": round(ahead.seconds, 2)}
+    # The graph, communities and reports stages run on one core: the thread goes on (or starts) beside them,
+    # unless the model writes there and holds every core.
+    if model_after_extraction(ctx.settings, ctx.model):
+        _stop_ahead(ctx)
+    elif ahead is None and ctx.embedder is not None:
+        ctx.ahead = start_embed_ahead(ctx.store, ctx.settings, ctx.model, ctx.embedder)
     return res
 
 
@@ -263,7 +286,48 @@ def _embed(ctx: IndexContext):
     from slmgraph.indexing.stages.embed import run_embeddings
 
     emb = ctx.embedder()
-    return run_embeddings(ctx.store, ctx.ahead.wrap(emb) if ctx.ahead is not None else emb, ctx.progress)
+    _stop_ahead(ctx)
+    ahead, ctx.ahead = ctx.ahead, None
+    if ahead is not None:
+        return run_embeddings(ctx.store, ahead.wrap(emb), ctx.progress, made_ahead=ahead.made,
+                              ahead_pieces=ahead.word_pieces)
+    if ctx.settings.executor != "ray":
+        return run_embeddings(ctx.store, emb, ctx.progress)
+    return _embed_on_ray(ctx, emb)
+
+
+def _embed_on_ray(ctx: IndexContext, emb):
+    """The embed stage with its encoding on Ray actors (:class:`slmgraph.indexing.executors.rayembed.RayEmbedPool`):
+    as many actors as the thread plan has workers, each with the run's embedder (``embedder_factory``, or the
+    bundled one at the actor's threads); opened only when something is left to encode."""
+    import functools
+
+    from slmgraph.indexing.executors.batch import plan_threads
+    from slmgraph.indexing.executors.rayembed import RayEmbedPool
+    from slmgraph.indexing.stages.embed import Embedder, run_embeddings
+
+    cores = getattr(ctx.model, "n_threads", None) or ctx.settings.n_threads or 1
+    plan = plan_threads(cores, cores, ctx.settings.workers)
+    make = ctx.embedder_factory or functools.partial(Embedder, batch_size=ctx.settings.embed_batch_size,
+                                                     threads=plan.threads)
+
+    class LazyPool:
+        """Starts the actors on the first ``results`` call, so a run with nothing to encode starts no Ray."""
+
+        pool = None
+
+        def results(self, tasks):
+            self.pool = RayEmbedPool(make, plan, ctx.settings.ray_address, actors=ctx.settings.workers).__enter__()
+            if ctx.say is not None:
+                ctx.say(f"embed: {len(self.pool.actors)} Ray actors x {plan.threads} thread(s)")
+            yield from self.pool.results(tasks)
+
+    lazy = LazyPool()
+    try:
+        return run_embeddings(ctx.store, emb, ctx.progress, pool=lazy)
+    finally:
+        if lazy.pool is not None:
+            lazy.pool.__exit__(None, None, None)
 
 
 #: The index pipeline, in order (ARCHITECTURE.md "The data flow"): ``index`` runs every stage,
@@ -354,6 +418,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
     for w in warnings:  # after every check that can refuse the command (the model's --n-ctx is one)
         say(f"warning: {w}")
     store = RunStore(db_path, create=True, wait=wait, on_wait=say)
+    ctx = None
     try:
         old_root = store.get_meta("input_root")
         if old_root and old_root != root and not replace and store.count("documents"):
@@ -406,7 +471,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             docs=docs, keep=reading.unreadable, progress=progress, say=say, model_factory=model_factory,
             chunking=chunking_key(str(getattr(model, "fingerprint", None) or model.name), settings.chunk_size,
                                   settings.chunk_overlap),
-            embed=lambda texts: get_embedder().encode(texts), embedder=get_embedder,
+            embed=lambda texts: locked_encode(get_embedder(), texts), embedder=get_embedder,
+            embedder_factory=embedder_factory,
             summary_limit=summary_limit, report_limit=report_limit, db_path=db_path, extras={"run_id": run_id})
         out = ctx.extras
         changed = False
@@ -440,6 +506,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
     except duckdb.Error as exc:  # a failed write (disk full): one line, nothing committed lost
         raise store.storage_error(exc) from None
     finally:
+        if ctx is not None and ctx.ahead is not None:  # a run that ends before the embed stage
+            ctx.ahead.stop(timeout=EMBED_AHEAD_GRACE_S)
         store.close()
 
 

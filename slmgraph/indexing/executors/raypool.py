@@ -140,6 +140,9 @@ class RayPool:
         WorkerError: an actor died (killed, out of memory); the run resumes when rerun.
     """
 
+    #: The actors' class: constructed as ``(index, spec_for(index))``, with ``ready``, ``pid`` and ``run(task)``.
+    actor_class = ModelActor
+
     def __init__(self, spec_for: Callable[[int], WorkerSpec], plan: ThreadPlan, address: str | None = None,
                  name: str = "extract", actors: int | None = None):
         self.ray = import_ray(local=address is None)
@@ -187,7 +190,7 @@ class RayPool:
                 n = self.plan.workers
             else:
                 n = max(1, int(ray.cluster_resources().get("CPU", 1)) // self.plan.threads)
-        cls = ray.remote(num_cpus=self.plan.threads, max_restarts=0, max_task_retries=0)(ModelActor)
+        cls = ray.remote(num_cpus=self.plan.threads, max_restarts=0, max_task_retries=0)(self.actor_class)
         self.actors = [cls.options(name=None).remote(i + 1, self.spec_for(i + 1)) for i in range(n)]
         try:
             errors = ray.get([a.ready.remote() for a in self.actors])

@@ -259,19 +259,28 @@ def window_keys(embedder, texts: list[str]) -> tuple[list[str], list[int]]:
     return keys, lengths
 
 
-def embed_items(embedder, texts: list[str], lengths: list[int], on_step=None) -> np.ndarray:
+def embed_items(embedder, texts: list[str], lengths: list[int], on_step=None, pool=None) -> np.ndarray:
     """Vectors of ``texts`` (shape ``(n, dim)``, float32, in the given order), encoded longest first
     in steps of :data:`COMMIT_STEP` so that each batch pads to about its own length.
 
     Args:
         lengths: word pieces of each text (:func:`window_keys`), the sort key.
         on_step: ``(indices, vectors) -> None`` after each step (the caller commits them).
+        pool: an executor with ``results(tasks)`` (:class:`slmgraph.indexing.executors.rayembed.RayEmbedPool`)
+            that encodes each step as a task ``(step, texts, None)`` on its own embedder; steps arrive in the
+            order they finish. None: ``embedder`` encodes them here, in order.
     """
     order = sorted(range(len(texts)), key=lambda i: (-lengths[i], i))
+    steps = [order[s:s + COMMIT_STEP] for s in range(0, len(order), COMMIT_STEP)]
+    if pool is None:
+        done = ((n, embedder.encode([texts[i] for i in idx])) for n, idx in enumerate(steps))
+    else:
+        done = ((n, v) for n, _, v, *_ in pool.results([(n, [texts[i] for i in idx], None)
+                                                         for n, idx in enumerate(steps)]))
     out: np.ndarray | None = None
-    for s in range(0, len(order), COMMIT_STEP):
-        idx = order[s:s + COMMIT_STEP]
-        vecs = embedder.encode([texts[i] for i in idx])
+    for n, vecs in done:
+        idx = steps[n]
+        vecs = np.asarray(vecs, dtype=np.float32)
         if out is None:
             out = np.zeros((len(texts), vecs.shape[1]), dtype=np.float32)
         out[idx] = vecs
@@ -282,21 +291,24 @@ def embed_items(embedder, texts: list[str], lengths: list[int], on_step=None) ->
 
 @dataclass
 class EmbedResult:
-    """What the embed stage did, in vectors: ``embedded`` (computed now), ``kept`` (item and text
-    unchanged), ``reused`` (copied from a stored vector of the same window: text changed only
+    """What the embed stage did, in vectors: ``embedded`` (computed in this run, by the stage or by the
+    embed-ahead thread before it), ``kept`` (item and text unchanged), ``reused`` (copied from a stored vector of the same window: text changed only
     beyond the window, or a new id with text already embedded), ``removed`` (of items no longer
-    in the index); ``word_pieces`` encoded now; ``per_kind``: kind -> {embedded, kept, reused} (kind
-    ``text_unit_window`` only with an embedder that has further windows, :func:`further_windows`)."""
+    in the index); ``word_pieces`` encoded in this run; ``per_kind``: kind -> {embedded, kept, reused} (kind
+    ``text_unit_window`` only with an embedder that has further windows, :func:`further_windows`); ``ahead``:
+    vectors the embed-ahead thread computed and committed in this run, before this stage."""
     embedded: int
     kept: int
     removed: int
     reused: int = 0
     word_pieces: int = 0
     per_kind: dict = field(default_factory=dict)
+    ahead: int = 0
 
     def summary(self, settings=None) -> list[str]:
         """The progress line ``index`` prints."""
-        return [f"embed: {self.embedded} vectors computed ({self.word_pieces} word pieces), {self.kept} kept, "
+        ahead = f", {self.ahead} of them ahead beside the earlier stages" if self.ahead else ""
+        return [f"embed: {self.embedded} vectors computed ({self.word_pieces} word pieces{ahead}), {self.kept} kept, "
                 f"{self.reused} reused by content (same text in the embedder's window)"]
 
 
@@ -314,10 +326,12 @@ def current_items(store: Store) -> list[tuple[str, str, str]]:
     return items
 
 
-def _with_windows(store: Store, embedder, items: list, have: dict) -> tuple[list, set, str | None]:
+def _with_windows(store: Store, embedder, items: list, have: dict,
+                  done: set[str] = frozenset()) -> tuple[list, set, str | None]:
     """``items`` plus the further windows (:func:`further_windows`) of the text units that need them
     computed: those whose text changed, or all when meta ``unit_windows`` does not name this embedder
-    and window size. The stored windows of the other text units are kept as they are.
+    and window size, except those in ``done`` (chunk ids whose windows this run's embed-ahead thread
+    committed with this embedder). The stored windows of the other text units are kept as they are.
 
     Returns:
         ``(items, kept window keys {(kind, item_id)}, marker to store in meta or None)``.
@@ -335,7 +349,7 @@ def _with_windows(store: Store, embedder, items: list, have: dict) -> tuple[list
     for kind, cid, text in items:
         if kind != "text_unit":
             continue
-        if every or have.get((kind, cid), (None, None))[0] != embed_tag(embedder, text):
+        if (every and cid not in done) or have.get((kind, cid), (None, None))[0] != embed_tag(embedder, text):
             redo.append((cid, text))
         else:
             kept.update((WINDOW_KIND, w) for w in stored.get(cid, ()))
@@ -344,7 +358,8 @@ def _with_windows(store: Store, embedder, items: list, have: dict) -> tuple[list
     return items + extra, kept, marker
 
 
-def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult:
+def run_embeddings(store: Store, embedder, progress: bool = True, made_ahead: set[tuple[str, str]] = frozenset(),
+                   ahead_pieces: int = 0, pool=None) -> EmbedResult:
     """Bring the ``embeddings`` table in line with the current entities, text units and reports.
 
     An item whose full text is unchanged is kept without tokenizing it. The others are
@@ -356,6 +371,12 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
     Args:
         embedder: an :class:`Embedder` (or a test fake with ``name``, ``encode`` and optionally
             ``windows``).
+        made_ahead: ``(kind, item_id)`` of the rows committed in this run with ``embedder`` by
+            :class:`slmgraph.indexing.stages.embed_ahead.EmbedAhead` (a text unit's row only with all its
+            windows', so those text units' windows are kept without cutting them again); counted as embedded.
+        ahead_pieces: word pieces the thread encoded for them.
+        pool: encode on that executor's actors (:func:`embed_items`); ``embedder`` still tokenizes and names
+            the vectors (its ``name``, windows and keys must be the actors' embedder's).
 
     Returns:
         :class:`EmbedResult`.
@@ -364,14 +385,16 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
     items = current_items(store)
     have = {(k, i): (m, w) for k, i, m, w in
             con.execute("SELECT kind, item_id, model, window_key FROM embeddings").fetchall()}
-    items, kept_windows, marker = _with_windows(store, embedder, items, have)
+    done = {i for k, i in made_ahead if k == "text_unit"}
+    items, kept_windows, marker = _with_windows(store, embedder, items, have, done)
     per_kind = {k: {"embedded": 0, "kept": 0, "reused": 0} for k in KINDS if k != WINDOW_KIND or marker}
     if marker:
-        per_kind[WINDOW_KIND]["kept"] += len(kept_windows)
+        for key in kept_windows:
+            per_kind[WINDOW_KIND]["embedded" if key in made_ahead else "kept"] += 1
     tags = [embed_tag(embedder, t) for _, _, t in items]
     changed = [j for j, (k, i, _) in enumerate(items) if have.get((k, i), (None, None))[0] != tags[j]]
     for j in set(range(len(items))) - set(changed):
-        per_kind[items[j][0]]["kept"] += 1
+        per_kind[items[j][0]]["embedded" if items[j][:2] in made_ahead else "kept"] += 1
     keys, lengths = window_keys(embedder, [items[j][2] for j in changed])
     # Windows some stored row already has (its key names the embedder too).
     known = {w for _, w in have.values() if w}
@@ -413,7 +436,7 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
         bar.update(len(idx))
 
     text_of = {key: items[js[0]][2] for key, js in todo.items()}
-    embed_items(embedder, [text_of[k] for k in uniq], [length_of[k] for k in uniq], on_step=commit)
+    embed_items(embedder, [text_of[k] for k in uniq], [length_of[k] for k in uniq], on_step=commit, pool=pool)
     bar.close()
     for key, js in todo.items():
         per_kind[items[js[0]][0]]["embedded"] += 1
@@ -427,4 +450,5 @@ def run_embeddings(store: Store, embedder, progress: bool = True) -> EmbedResult
             store.set_meta("unit_windows", marker or "")
     tot = {f: sum(v[f] for v in per_kind.values()) for f in ("embedded", "kept", "reused")}
     return EmbedResult(embedded=tot["embedded"], kept=tot["kept"], removed=len(stale), reused=tot["reused"],
-                       word_pieces=sum(length_of[k] for k in uniq), per_kind=per_kind)
+                       word_pieces=sum(length_of[k] for k in uniq) + ahead_pieces, per_kind=per_kind,
+                       ahead=sum(1 for k in made_ahead if k in wanted_ids))

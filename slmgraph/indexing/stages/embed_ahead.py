@@ -1,44 +1,86 @@
-"""The text units' vectors encoded ahead on a thread, while LLM-free extraction runs on the other cores
-(:class:`EmbedAhead`), and the embedder that takes them instead of encoding them again (:class:`MemoEncoder`).
+"""The text units' vectors (first and further windows) encoded on a thread and committed as they are made,
+while the stages that leave a core idle run (:class:`EmbedAhead`): LLM-free extraction on one core, then the
+single-threaded graph, communities and reports stages.
 """
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from slmgraph.indexing.stages.embed import further_windows, window_keys
+from slmgraph.indexing.stages.embed import WINDOW_KIND, embed_tag, further_windows, window_keys
 from slmgraph.store.db import Store
+
+#: Held around every use of the shared embedder while a thread may encode (its fast tokenizer is not thread-safe).
+ENCODE_LOCK = threading.Lock()
+
+#: Batches per group of text units encoded together (:meth:`EmbedAhead._groups`).
+GROUP_BATCHES = 4
+
+_INSERT = ("INSERT OR REPLACE INTO embeddings (kind, item_id, model, vector, window_key) VALUES (?, ?, ?, ?, ?)")
+
+
+def locked_encode(embedder, texts: list[str]) -> np.ndarray:
+    """``embedder.encode(texts)`` under :data:`ENCODE_LOCK` (the graph stage's name vectors beside the thread)."""
+    with ENCODE_LOCK:
+        return embedder.encode(texts)
 
 
 class EmbedAhead:
-    """The text units' vectors (first and further windows) computed on a thread while another stage
-    runs on the other cores, for :func:`run_embeddings` to take instead of encoding them again.
+    """The text units' vectors (first and further windows) computed on a thread and written to the index as
+    they are made, so the embed stage keeps them instead of encoding them again.
 
-    The index's LLM-free extraction (spaCy) runs on one core; the text units are known from ingest on, and
-    they and their further windows are most of the word pieces the embed stage encodes. The thread encodes
-    the texts longest first, one batch at a time, into a memo keyed by the exact text; :meth:`stop` ends it
-    after the current batch. Nothing is written to the store from the thread (the embed stage stays the one
-    writer and commits as before), and a text the memo lacks is encoded by the embed stage as usual.
+    The thread works through the text units' windows longest first, one batch at a time, and commits each
+    batch through its own connection (the main thread never writes the ``embeddings`` table while it runs). A
+    text unit's own row is committed only once every further window of it is, so a text unit with a vector
+    always has all its windows: :attr:`made` lists the rows, for
+    :func:`slmgraph.indexing.stages.embed.run_embeddings` to keep their windows without cutting them again.
+    A window some stored row already has is left to the embed stage, which copies it. :meth:`stop` ends the
+    thread after the current batch; an interrupted run keeps every committed batch.
 
     Args:
-        texts: text unit texts to encode (their further windows are added, :func:`further_windows`).
+        store: the open index the thread commits to.
+        units: ``(chunk_id, text)`` of the text units to encode (:func:`embed_ahead_texts`).
         get_embedder: ``() -> embedder``, called on the thread (loading the model there too).
         threads: torch intra-op threads while the thread runs (restored after).
+
+    Attributes:
+        made: ``(kind, item_id)`` of the rows the thread committed (a text unit's only with all its windows').
+        pending: text -> vector of the text units encoded but not committed (some window still to do), for
+            the embed stage in the same run (:meth:`wrap`); lost with an interrupted run.
+        vectors: distinct windows the thread encoded; ``word_pieces``: the word pieces of the rows it committed.
+        seconds: wall seconds the thread ran; ``error``: the exception that ended it early, or None.
     """
 
-    def __init__(self, texts: list[str], get_embedder, threads: int = 1):
-        import threading
-
-        self.texts, self.get_embedder, self.threads = texts, get_embedder, threads
-        self.memo: dict[str, np.ndarray] = {}
+    def __init__(self, store: Store, units: list[tuple[str, str]], get_embedder, threads: int = 1):
+        self.units, self.get_embedder, self.threads, self.store = units, get_embedder, threads, store
+        self.made: set[tuple[str, str]] = set()
+        self.pending: dict[str, np.ndarray] = {}
+        self.vectors = 0
+        self.word_pieces = 0
         self.error: BaseException | None = None
         self.seconds = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="slmgraph-embed-ahead", daemon=True)
+        self._con = None
 
     def start(self) -> "EmbedAhead":
+        self._con = self.store.con.cursor()  # its own connection: a DuckDB connection serves one thread at a time
         self._thread.start()
         return self
+
+    def _plan(self, emb) -> tuple[list[tuple[str, str, str]], list[str], list[int], set[str]]:
+        """Items ``(kind, item_id, text)`` (text units, then their further windows), their window keys and
+        word pieces, and the keys a stored row already has."""
+        texts = [t for _, t in self.units]
+        items = [("text_unit", cid, t) for cid, t in self.units]
+        for (cid, _), wins in zip(self.units, further_windows(emb, texts)):
+            items.extend((WINDOW_KIND, f"{cid}#{n}", w) for n, w in enumerate(wins, start=1))
+        keys, lengths = window_keys(emb, [t for _, _, t in items])
+        known = {k for (k,) in self._con.execute("SELECT DISTINCT window_key FROM embeddings "
+                                                 "WHERE window_key IS NOT NULL").fetchall()}
+        return items, keys, lengths, known
 
     def _run(self) -> None:
         import sys
@@ -53,22 +95,92 @@ class EmbedAhead:
             if torch is not None:
                 prev = torch.get_num_threads()
                 torch.set_num_threads(self.threads)
-            texts = list(dict.fromkeys(self.texts + [w for ws in further_windows(emb, self.texts) for w in ws]))
-            _, lengths = window_keys(emb, texts)
-            order = sorted(range(len(texts)), key=lambda i: (-lengths[i], i))
+            with ENCODE_LOCK:
+                items, keys, lengths, known = self._plan(emb)
+            # Windows still to commit per text unit; the unit's own row waits for them.
+            left: dict[str, int] = {}
+            for kind, item, _ in items:
+                if kind == WINDOW_KIND:
+                    cid = item.split("#", 1)[0]
+                    left[cid] = left.get(cid, 0) + 1
             step = max(1, int(getattr(emb, "batch_size", 32)))
-            for s in range(0, len(order), step):
-                if self._stop.is_set():
-                    break
-                idx = order[s:s + step]
-                for i, v in zip(idx, emb.encode([texts[i] for i in idx])):
-                    self.memo[texts[i]] = np.asarray(v, dtype=np.float32)
+            items_text = {item: text for kind, item, text in items if kind == "text_unit"}
+            seen: set[str] = set(known)
+            waiting: list[list] = []
+            for group in self._groups(items, GROUP_BATCHES * step):
+                todo: dict[str, list[int]] = {}
+                for j in group:
+                    if keys[j] not in seen or keys[j] in todo:
+                        todo.setdefault(keys[j], []).append(j)
+                seen.update(todo)
+                # Longest first inside the group, so each batch pads to about its own length.
+                uniq = sorted(todo, key=lambda k: (-lengths[todo[k][0]], todo[k][0]))
+                for s in range(0, len(uniq), step):
+                    if self._stop.is_set():
+                        return
+                    batch = uniq[s:s + step]
+                    with ENCODE_LOCK:
+                        vecs = emb.encode([items[todo[k][0]][2] for k in batch])
+                    rows = []
+                    for key, v in zip(batch, vecs):
+                        v32 = np.asarray(v, dtype=np.float32)
+                        v = v32.tolist()
+                        for j in todo[key]:
+                            kind, item, text = items[j]
+                            row = [kind, item, embed_tag(emb, text), v, key, lengths[j]]
+                            if kind == "text_unit":
+                                waiting.append(row)
+                                self.pending[text] = v32
+                            else:
+                                rows.append(row)
+                                left[item.split("#", 1)[0]] -= 1
+                    ready = [r for r in waiting if not left.get(r[1])]
+                    waiting = [r for r in waiting if left.get(r[1])]
+                    self._commit([r[:5] for r in rows + ready])
+                    for r in ready:
+                        self.pending.pop(items_text[r[1]], None)
+                    self.vectors += len(batch)
+                    self.word_pieces += sum(r[5] for r in rows + ready)
+                    self.made.update((r[0], r[1]) for r in rows + ready)
         except Exception as exc:  # noqa: BLE001 -- the embed stage encodes what is missing and reports its own errors
             self.error = exc
         finally:
             if torch is not None and prev is not None:
                 torch.set_num_threads(prev)
             self.seconds = time.perf_counter() - t0
+            try:
+                self._con.close()
+            except Exception:  # noqa: BLE001 -- the connection of a closed store is gone already
+                pass
+
+    @staticmethod
+    def _groups(items: list[tuple[str, str, str]], size: int):
+        """Indices of ``items`` in groups of whole text units (a unit with its windows) of at least ``size``
+        items, in the units' order, so a stopped thread leaves at most one group's text units uncommitted."""
+        unit_of = [item.split("#", 1)[0] for _, item, _ in items]
+        members: dict[str, list[int]] = {}
+        for j, cid in enumerate(unit_of):
+            members.setdefault(cid, []).append(j)
+        group: list[int] = []
+        for js in members.values():
+            group.extend(js)
+            if len(group) >= size:
+                yield group
+                group = []
+        if group:
+            yield group
+
+    def _commit(self, rows: list[list]) -> None:
+        if not rows:
+            return
+        con = self._con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.executemany(_INSERT, rows)
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` seconds (None: no limit) for every text to be encoded; True when the thread ended."""
@@ -77,14 +189,15 @@ class EmbedAhead:
 
     def stop(self, timeout: float | None = None) -> int:
         """End the thread after its current batch and wait for it, up to ``timeout`` seconds (None: no limit;
-        the thread is a daemon, so one still running dies with the process); returns the texts encoded."""
+        the thread is a daemon, so one still running dies with the process); returns the vectors committed."""
         self._stop.set()
         self._thread.join(timeout)
-        return len(self.memo)
+        return self.vectors
+
 
     def wrap(self, embedder) -> "MemoEncoder":
-        """``embedder`` whose ``encode`` takes the vectors computed here for the texts it has."""
-        return MemoEncoder(embedder, self.memo)
+        """``embedder`` whose ``encode`` takes the vectors of :attr:`pending` for the texts it has."""
+        return MemoEncoder(embedder, self.pending)
 
 
 class MemoEncoder:
@@ -93,7 +206,6 @@ class MemoEncoder:
 
     def __init__(self, inner, memo: dict[str, np.ndarray]):
         self.inner, self.memo = inner, memo
-        self.hits = 0
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -101,14 +213,14 @@ class MemoEncoder:
     def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
         miss = [t for t in dict.fromkeys(texts) if t not in self.memo]
         got = dict(zip(miss, self.inner.encode(miss))) if miss else {}
-        self.hits += len(texts) - sum(1 for t in texts if t in got)
         if not texts:
             return np.zeros((0, self.inner.dim), dtype=np.float32)
         return np.stack([got[t] if t in got else self.memo[t] for t in texts]).astype(np.float32, copy=False)
 
 
-def embed_ahead_texts(store: Store) -> list[str]:
-    """Texts of the text units that have no stored vector yet (what an :class:`EmbedAhead` is worth starting for)."""
-    return [t for (t,) in store.con.execute(
-        "SELECT t.text FROM text_units t WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
-        "WHERE e.kind = 'text_unit' AND e.item_id = t.chunk_id) ORDER BY t.chunk_id").fetchall()]
+def embed_ahead_texts(store: Store) -> list[tuple[str, str]]:
+    """``(chunk_id, text)`` of the text units that have no stored vector yet (what an :class:`EmbedAhead` is
+    worth starting for), in chunk id order."""
+    return store.con.execute(
+        "SELECT t.chunk_id, t.text FROM text_units t WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
+        "WHERE e.kind = 'text_unit' AND e.item_id = t.chunk_id) ORDER BY t.chunk_id").fetchall()
