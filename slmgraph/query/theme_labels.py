@@ -117,11 +117,12 @@ def _said(ix: ThemeIndex, chunks: list[str]) -> str:
     joined; "" for no units."""
     from slmgraph.query.extractive import prose_sentences
 
+    chunks = list(dict.fromkeys(chunks))
     if not chunks:
         return ""
     q = ",".join("?" * len(chunks))
     texts = [x for (x,) in ix.store.con.execute(f"SELECT text FROM text_units WHERE chunk_id IN ({q})",
-                                                 list(dict.fromkeys(chunks))).fetchall()]
+                                                 chunks).fetchall()]
     bp = ix.boilerplate
     return " ".join(s for x in texts for s in prose_sentences(x) if s not in bp).casefold()
 
@@ -131,9 +132,10 @@ def boilerplate_topic(t: Theme, ix: ThemeIndex, chunks: list[str]) -> bool:
     boilerplate (:class:`slmgraph.query.theme_model.Boilerplate`: a safe-harbour line, a show's intro): such a
     community is a template's words, no theme. False when the units hold none of its terms."""
     terms = stored_terms(t.topic)
+    chunks = list(dict.fromkeys(chunks))
     raw = " ".join(x for (x,) in ix.store.con.execute(
         f"SELECT text FROM text_units WHERE chunk_id IN ({','.join('?' * len(chunks))})",
-        list(dict.fromkeys(chunks))).fetchall()).casefold() if chunks else ""
+        chunks).fetchall()).casefold() if chunks else ""
     held = [x for x in terms if _names(raw, x)]
     if not held:
         return False

@@ -59,8 +59,8 @@ from slmgraph.query.theme_labels import boilerplate_topic, relabel
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS, KEY_NAMES, MAX_THEMES, MIN_THEMES,
     PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY, STATEMENT_MARGIN, Statement, Theme,
-    ThemeIndex, UNITS_PER_THEME, _FILLER, _statement_ok, _unit_norm, asks_figures, content_weight, is_temporal,
-    speaker_of,
+    ThemeIndex, UNITS_PER_THEME, _FILLER, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
+    is_temporal, repeats, speaker_of,
 )
 from slmgraph.query.theme_render import render_themes, template_opening
 
@@ -96,7 +96,7 @@ def _probe_vectors(probes: list[str] | None, embedder):
 
 
 def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec, embedder, *,
-                   probes: list[str] | None = None, max_themes: int = MAX_THEMES) -> list[Theme]:
+                   probes: list[str] | None = None, max_themes: int = MAX_THEMES, figures: bool = False) -> list[Theme]:
     """The themes of a focused question's answer, evidence first: the statements answering the question,
     grouped by the community each comes from, best first.
 
@@ -109,6 +109,8 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     theme is such a community, with up to :data:`PER_FOCUSED_THEME` statements (maximal marginal relevance,
     near-duplicates dropped), ranked by its best statement, so a theme exists only where the question's
     evidence is and never holds a statement off the question. Its label is :func:`keyphrase_label`'s.
+    With ``figures`` (the question asks about amounts: :func:`asks_figures`) a theme quotes its statements
+    holding figures before those holding none, and two statements differing in their figures are no repeat.
     Returns [] when no statement passes.
     """
     qv = _unit_norm(question_vec)
@@ -163,10 +165,10 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         t = themes[cid]
         left = [k for k in live if cands[k][0] == cid]
         while left and len(t.statements) < PER_FOCUSED_THEME:
-            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
+            k = max(left, key=lambda j: (has_figure(cands[j][1].text) if figures else 0, mmr.value(j, rel[j]), -j))
             left.remove(k)
             st = cands[k][1]
-            if any(near_duplicate(st.text, x) for x in used):
+            if any(repeats(st.text, x, figures) for x in used):
                 continue
             t.statements.append(st)
             used.append(st.text)
@@ -216,7 +218,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     if focused and pool and embedder is not None:
         # no statement on the question in the evidence (an embedder too coarse for the probes): the reports'
         # themes answer, as the question passed the helpfulness floor
-        found = focused_themes(ix, pool, scores, question_vec, embedder, probes=probes, max_themes=max_themes)
+        found = focused_themes(ix, pool, scores, question_vec, embedder, probes=probes, max_themes=max_themes,
+                               figures=figures)
         if found:
             return found
     themes = _themes_of(ix, reports, scores)
@@ -358,10 +361,11 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                 left if (not temporal or len(ix.docs) == 1) and len(t.statements) < PER_THEME else [])
             if not fresh:
                 break
-            k = max(fresh, key=lambda j: (mmr.value(j, rel[j]), -j))
+            # a question about amounts or change quotes the statements holding figures or dates first
+            k = max(fresh, key=lambda j: (has_figure(cands[j][1].text) if figures else 0, mmr.value(j, rel[j]), -j))
             left.remove(k)
             st = cands[k][1]
-            if any(near_duplicate(st.text, u) for u in used):
+            if any(repeats(st.text, u, figures) for u in used):
                 continue
             t.statements.append(st)
             used.append(st.text)
