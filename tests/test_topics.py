@@ -22,3 +22,47 @@ def test_labels_are_concept_phrases_with_names_only_as_a_complement():
 def test_a_label_skips_terms_a_chosen_term_holds():
     assert label_terms([("council tax", True), ("council", True), ("tax rise", True), ("library", True)]) == \
         ["council tax", "tax rise", "library"]
+
+
+def _index(mentions: dict[str, list[str]], communities: dict[int, list[str]]):
+    """An in-memory index of concept ``mentions`` (name -> text units, unit "dN-k" in document "dN")."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE entities (entity_id INT, name VARCHAR)")
+    con.execute("CREATE TABLE concepts (entity_id INT)")
+    con.execute("CREATE TABLE text_units (chunk_id VARCHAR, doc_id VARCHAR)")
+    con.execute("CREATE TABLE documents (doc_id VARCHAR, path VARCHAR, added_at TIMESTAMP)")
+    con.execute("CREATE TABLE entity_text_units (entity_id INT, chunk_id VARCHAR)")
+    con.execute("CREATE TABLE communities (community_id INT, level INT)")
+    con.execute("CREATE TABLE community_members (community_id INT, entity_id INT)")
+    units = sorted({u for us in mentions.values() for u in us})
+    for d in sorted({u.split("-")[0] for u in units}):
+        con.execute("INSERT INTO documents VALUES (?, ?, NULL)", [d, f"{d}.txt"])
+    for u in units:
+        con.execute("INSERT INTO text_units VALUES (?, ?)", [u, u.split("-")[0]])
+    ids = {}
+    for i, (name, us) in enumerate(mentions.items()):
+        ids[name] = i
+        con.execute("INSERT INTO entities VALUES (?, ?)", [i, name])
+        con.execute("INSERT INTO concepts VALUES (?)", [i])
+        for u in us:
+            con.execute("INSERT INTO entity_text_units VALUES (?, ?)", [i, u])
+    for cid, names in communities.items():
+        con.execute("INSERT INTO communities VALUES (?, 0)", [cid])
+        for n in names:
+            con.execute("INSERT INTO community_members VALUES (?, ?)", [cid, ids[n]])
+    return con
+
+
+def test_a_topic_is_made_of_the_terms_that_recur_across_the_communitys_units_and_documents():
+    from slmgraph.indexing.stages.topics import community_topics
+
+    # "mission" is also said in the 30 units of another community, so its class-based TF-IDF is low
+    other = [f"d{i}-0" for i in range(5, 35)]
+    con = _index({"mission": ["d1-0", "d2-0", "d3-0", "d4-0"] + other, "secrets": ["d1-0", "d3-0", "d4-1"],
+                  "gaze": ["d2-1"], "enormity": ["d4-1"], "briefing": other, "radio": other},
+                 {0: ["mission", "secrets", "gaze", "enormity"], 1: ["briefing", "radio"]})
+    terms = community_topics(con)[0].terms
+    # the terms mentioned once ("gaze", "enormity") are distinctive but passing: the recurring ones lead
+    assert sorted(terms[:2]) == ["mission", "secrets"]

@@ -212,12 +212,35 @@ def prose_sentences(text: str) -> list[str]:
     return out
 
 
+#: A letter's or an article's furniture: a salutation ("Dear members,"), a sign-off ("Yours sincerely, Jane
+#: Smith", "Kind regards"), a byline ("By Jane Smith, correspondent"), or a bare signature line of two to
+#: four capitalised words with no punctuation ("Jane Smith").
+_NAME_WORDS = r"(\s+[A-Z][\w'\u2019-]*\.?){0,4}"
+_FURNITURE = re.compile(
+    r"^\W*(?:"
+    r"[Dd]ear\s+[^!?]{1,60}?[,:!]"
+    r"|(?:[Yy]ours(?: (?:sincerely|faithfully|truly|ever))?|[Ss]incerely(?: yours)?|(?:[Ww]ith )?(?:[Kk]ind|[Bb]est|"
+    r"[Ww]arm|[Ww]armest) (?:regards|wishes)|[Rr]egards|[Mm]any thanks|[Ww]ith thanks)\s*[,.!]?" + _NAME_WORDS + r"\s*[,.]?"
+    r"|(?:(?:[Ww]ritten|[Rr]eported|[Pp]osted) )?[Bb]y\s+[A-Z][\w'\u2019-]*\.?(?:\s+[A-Z][\w'\u2019-]*\.?){1,3}"
+    r"(?:\s*,\s*[^.!?]{0,50})?"
+    r"|[A-Z][\w'\u2019-]*\.?(?:\s+[A-Z][\w'\u2019-]*\.?){1,3}"
+    r")\s*$")
+
+
+def furniture(sentence: str) -> bool:
+    """True when ``sentence`` is a letter's or an article's furniture, no statement (:data:`_FURNITURE`:
+    "Dear members,", "Yours sincerely, Jane Smith", "By Jane Smith, correspondent", a signature line)."""
+    return bool(_FURNITURE.match(_SPEAKER.sub("", sentence).strip()))
+
+
 def quotable(sentence: str, min_words: int) -> bool:
     """True when ``sentence`` may be quoted at all: ``min_words`` words or more besides a speaker
     label (counted in the script's own units, :func:`slmgraph.text.prose.word_count`: a Chinese or Japanese
-    character is one), not a back-channel line ("(Laughter.) Yeah."), not addressed to an assistant."""
+    character is one), not a back-channel line ("(Laughter.) Yeah."), not addressed to an assistant, not a
+    letter's salutation, sign-off or byline (:func:`furniture`)."""
     body = _SPEAKER.sub("", sentence).strip()
-    return word_count(body) >= min_words and not _BACKCHANNEL.match(body) and not addressed_to_assistant(sentence)
+    return word_count(body) >= min_words and not _BACKCHANNEL.match(body) and not addressed_to_assistant(sentence) \
+        and not furniture(body)
 
 
 def names_named(sentence: str, names: list[str]) -> int:
@@ -401,7 +424,8 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
 
 
 def sentence_points(passages: list[tuple[object, str]], question_vec=None, embedder=None, max_points: int = 5,
-                    min_words: int = 1, max_chars: int = 300, per_passage: int | None = None) -> list[Point]:
+                    min_words: int = 1, max_chars: int = 300, per_passage: int | None = None,
+                    names: list[str] | None = None) -> list[Point]:
     """The sentences of ``passages`` most relevant to the question, one point each.
 
     Chosen by maximal marginal relevance (:class:`_Mmr`) over :func:`relevance`
@@ -418,6 +442,8 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     Args:
         passages: ``(cite id, text)``, best first (the order breaks ties).
         per_passage: points one passage gives at most (None: no limit).
+        names: the names the question asks about: a sentence naming one of them comes before every
+            sentence naming none (a question about a person is answered by what is said of them).
 
     Returns:
         up to ``max_points`` points, most relevant first.
@@ -431,12 +457,14 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     qcos = _q_cosines(question_vec, vecs, len(cands))
     rel = [relevance(c, x[2]) if question_vec is not None else 0.0 for x, c in zip(cands, qcos)]
     stated = [not _PROCEDURE.match(_SPEAKER.sub("", x[2]).strip()) for x in cands]
+    naming = [bool(names) and names_named(x[2], names) > 0 for x in cands]
     mmr = _Mmr(vecs)
     points: list[Point] = []
     left = list(range(len(cands)))
     while left:
         full = len(points) >= max_points  # then only merge the citations of repeated sentences
-        k = left[0] if full else max(left, key=lambda j: (stated[j], mmr.value(j, rel[j]), -cands[j][0], -j))
+        k = left[0] if full else max(left, key=lambda j: (stated[j], naming[j], mmr.value(j, rel[j]), -cands[j][0],
+                                                          -j))
         left.remove(k)
         _, pid, s = cands[k]
         dup = next((p for p in points if near_duplicate(p.text, s)), None)

@@ -151,6 +151,28 @@ def check_names(store, question: str, settings) -> dict:
     return {"named": named, "unknown_names": unknown, "answer": not named or len(unknown) < len(named)}
 
 
+def known_of(named: dict) -> list[str]:
+    """The names of ``named`` (:func:`check_names`) the index holds."""
+    return [n for n in named.get("named", []) if n not in named.get("unknown_names", [])]
+
+
+def name_variants(names: list[str]) -> list[str]:
+    """``names`` and, for a name of several words, its last word when that is a name of its own ("Okafor" of
+    "Marta Okafor", as a text says it again): the forms a sentence naming them may use."""
+    out = list(names)
+    for n in names:
+        words = n.split()
+        if len(words) > 1 and len(words[-1]) > 2 and words[-1][:1].isupper():
+            out.append(words[-1])
+    return list(dict.fromkeys(out))
+
+
+def units_naming(texts: dict, names: list[str]) -> set:
+    """The keys of ``texts`` (``id -> text``) whose text names one of ``names`` under the tolerant match
+    (:func:`slmgraph.names.forms.name_occurs`)."""
+    return {i for i, t in texts.items() if any(name_occurs(n, t) for n in names)} if names else set()
+
+
 def names_vouch(named: dict, gate: dict) -> dict:
     """The relevance gate ``gate`` of basic or local search, passed when the question names something the
     index holds (``named`` from :func:`check_names`): an entity's name or a name in its text is stronger

@@ -49,6 +49,8 @@ common overall general big picture ideas idea points point themes theme topics t
 discuss discussed discusses discussion talk talked talks talking say says said mention mentioned cover
 covered covers raise raised explore explored describe described speakers speaker people guests guest
 give tell list explain show provide brief short summary
+newsletter newsletters letter letters minutes meeting meetings report reports memo memos email emails paper papers
+note notes post posts call calls
 """.split())
 
 

@@ -101,24 +101,86 @@ def _phrase_key(surface: str) -> str:
     return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in _WORD.findall(surface.casefold()))
 
 
+def stored_terms(topic: str) -> list[str]:
+    """The terms of a stored topic label (``community_reports.topic``: "budget shortfall, library, council
+    tax"), in order; [] for none."""
+    return [x.strip() for x in (topic or "").split(",") if x.strip()]
+
+
+def _names(folded: str, term: str) -> bool:
+    """True when case-folded text ``folded`` names ``term`` as whole words (a final "s" aside)."""
+    return bool(re.search(r"(?<!\w)" + re.escape(term.casefold()) + r"s?(?!\w)", folded))
+
+
+#: Sentence ends as :class:`slmgraph.query.theme_model.Boilerplate` splits text.
+_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _said_outside_boilerplate(ix: ThemeIndex, chunks: list[str], terms: list[str]) -> tuple[set, set]:
+    """``(held, said)``: the ``terms`` text units ``chunks`` name at all, and those they name in a sentence
+    that is no boilerplate (:class:`slmgraph.query.theme_model.Boilerplate`)."""
+    chunks = list(dict.fromkeys(chunks))
+    held: set = set()
+    said: set = set()
+    if not chunks or not terms:
+        return held, said
+    q = ",".join("?" * len(chunks))
+    bp = ix.boilerplate
+    for (text,) in ix.store.con.execute(f"SELECT text FROM text_units WHERE chunk_id IN ({q})", chunks).fetchall():
+        folded = (text or "").casefold()
+        todo = [x for x in terms if x not in said and _names(folded, x)]
+        if not todo:
+            continue
+        held.update(todo)
+        for sent in _SPLIT.split(text or ""):
+            low = sent.casefold()
+            hit = [x for x in todo if x not in said and _names(low, x)]
+            if hit and sent not in bp:
+                said.update(hit)
+        if len(said) == len(terms):
+            break
+    return held, said
+
+
+def boilerplate_topic(t: Theme, ix: ThemeIndex, chunks: list[str]) -> bool:
+    """True when every term of ``t``'s stored topic that its text units ``chunks`` hold is said there only in
+    boilerplate (:class:`slmgraph.query.theme_model.Boilerplate`: a safe-harbour line, a show's intro): such a
+    community is a template's words, no theme. False when the units hold none of its terms."""
+    held, said = _said_outside_boilerplate(ix, chunks, stored_terms(t.topic))
+    return bool(held) and not said
+
+
 def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, stated: list[str] | None = None,
             taken: set[str] | None = None, min_terms: int = 2) -> list[str]:
-    """Give ``t`` a label that reads as its topic: of its candidate phrases (:func:`theme_phrases` of its
-    text units ``chunks``, with ``stated`` only those its statements name), the :data:`LABEL_TERMS` that
-    :func:`keyphrase_label` picks against ``anchor`` (a vector of the theme's text: its statements' or units'
-    centroid), joined as "A and B"; ``taken``: the phrase keys earlier themes' labels hold, skipped, and
-    added to. The label stays as it is when fewer than ``min_terms`` phrases are found. Returns the
-    phrases of the new label ([] when it stays)."""
+    """Give ``t`` the label of its stored topic (``t.topic``, :mod:`slmgraph.indexing.stages.topics`), its
+    terms ordered and thinned by what the answer reads: of the stored terms (with ``stated``, its
+    statements, those they name first, else all), the ones :func:`keyphrase_label` picks against ``anchor``
+    (a vector of the theme's text: its statements' or units' centroid; KeyBERT's MMR, Carbonell &
+    Goldstein 1998), joined as "A, B and C". The label a theme shows is thus always its report's stored
+    topic or a part of it, never a phrase chosen at query time. ``taken``: the term keys earlier themes'
+    labels hold, skipped while others remain, and added to. ``chunks`` (its text units) is read for the
+    phrases of a theme with no stored topic. The label stays as it is when fewer than ``min_terms`` terms
+    qualify. Returns the terms of the new label ([] when it stays)."""
     if anchor is None or embedder is None:
         return []
     taken = taken if taken is not None else set()
-    phrases = theme_phrases(ix, chunks, stated, taken=frozenset(taken))
-    # a theme labelled by its statements may take one phrase: a second only as near them as the first
-    picked = keyphrase_label([p for p in phrases if _phrase_key(p) not in taken], anchor, embedder,
-                             floor=LABEL_FLOOR if min_terms < 2 else 0.0)
+    terms = [x for x in stored_terms(t.topic) if not junk(x, True) and not glued(x, True)]
+    held, said = _said_outside_boilerplate(ix, chunks, terms)
+    if held:  # a term its units say only in boilerplate (a safe-harbour line) is no topic
+        terms = [x for x in terms if x in said or x not in held] or terms
+    if stated is not None and terms:
+        folded = " ".join(_SPEAKER.sub("", x) for x in stated).casefold()
+        named = [x for x in terms if _names(folded, x)]
+        terms = named or terms
+    else:
+        named = []
+    fresh = [x for x in terms if _phrase_key(x) not in taken] or terms
+    # a theme labelled for its statements keeps a further term they name only as near them as the first
+    picked = keyphrase_label(fresh, anchor, embedder, n=max(LABEL_TERMS, len(fresh)), diversity=LABEL_DIVERSITY,
+                             floor=LABEL_FLOOR if min_terms < 2 and named else 0.0)
     if len(picked) < max(1, min_terms):
         return []
     t.topic = _join(picked)
-    t.concepts = picked  # the stored label's terms said what the new label replaces
+    t.concepts = list(dict.fromkeys(picked + t.concepts))
     taken.update(_phrase_key(p) for p in picked)
     return picked

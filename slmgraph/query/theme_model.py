@@ -80,6 +80,36 @@ _FILLER = re.compile(r"(?i)^\W*(it|this|that|these|those|they|them|he|she|his|he
 #: A figure (a number, an amount, a share) or a date.
 _FIGURE = re.compile(r"(?i)\d|[$\u00a3\u20ac\u00a5%]|\b(million|billion|thousand|hundred|percent|per cent|dozen)\b|"
                      r"\b(january|february|march|april|june|july|august|september|october|november|december)\b")
+#: A number as written ("4.1", "1,200", "14").
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def figures_of(sentence: str) -> tuple[str, ...]:
+    """The numbers ``sentence`` holds, in order ("£4 million, up 8 %" -> ("4", "8"))."""
+    return tuple(_NUMBER.findall(sentence))
+
+
+def repeats(a: str, b: str, figures: bool = False) -> bool:
+    """True when statement ``a`` nearly repeats ``b`` (:func:`slmgraph.query.extractive.near_duplicate`); with
+    ``figures`` (the question asks about amounts or change), never when their numbers differ: "a shortfall of
+    £5 million" and "a shortfall of £6 million" are two figures of a series."""
+    from slmgraph.query.extractive import near_duplicate
+
+    return near_duplicate(a, b) and not (figures and figures_of(a) != figures_of(b))
+
+
+#: An amount of money or a share ("£4 million", "$1.2bn", "8 %", "three percent").
+_AMOUNT = re.compile(r"(?i)[$\u00a3\u20ac\u00a5%]|\b(million|billion|thousand|bn|percent|per cent|dollars?|pounds?|"
+                     r"euros?)\b")
+
+
+def has_figure(sentence: str) -> int:
+    """How strongly ``sentence`` states a figure: 2 for an amount of money or a share (:data:`_AMOUNT`), 1 for
+    another number or a date (:data:`_FIGURE`), 0 for none."""
+    body = _SPEAKER.sub("", sentence)
+    return 2 if _AMOUNT.search(body) else 1 if _FIGURE.search(body) else 0
+
+
 #: Words of a question about amounts or figures.
 _AMOUNTS = re.compile(r"(?i)\b(how (much|many)|budgets?|costs?|cost(ing|ed)?|spend\w*|spent|revenues?|fund\w*|"
                       r"prices?|amounts?|figures?|numbers?|shortfalls?|deficits?|targets?|growth|grew|percent\w*|"
@@ -185,7 +215,7 @@ class Boilerplate:
         w = _key_words(sentence)
         if len(w) < KEY_WORDS:
             return []
-        return [("<",) + tuple(w[:KEY_WORDS]), (">",) + tuple(w[-KEY_WORDS:])]
+        return [("<",) + tuple(w[:KEY_WORDS]), (">",) + tuple(w[-KEY_WORDS:]), ("=",) + tuple(w)]
 
     @staticmethod
     def _shingles(sentence: str) -> set[int]:
@@ -202,6 +232,11 @@ class Boilerplate:
         return len(sh) >= 2 and sum(1 for k in sh if k in self.shingle_docs) >= TEMPLATE_SHARE * len(sh)
 
     def __contains__(self, sentence: str) -> bool:
+        if _NUMBER.search(sentence):
+            # a sentence of figures is news when its figures are ("Revenue was $4.1 billion, up 8 %" each
+            # quarter): boilerplate only when repeated whole, figures and all
+            return max((self.counts.get(k, 0) for k in self._keys(sentence) if k[0] == "="), default=0) \
+                >= self.threshold
         return self.documents(sentence) >= self.threshold or self.template(sentence)
 
 

@@ -8,8 +8,10 @@ The answer is its own synthesis, built from the data by templates:
   for a focused question the themes that bear on it, the most relevant first, with their reach;
 * one section per selected community report, with
   - its **topic**: ``community_reports.topic`` (:mod:`slmgraph.indexing.stages.topics`) or, for an index built before
-    that column was filled, the report's title; a community labelled by names alone (a publication, a
-    speaker) is no theme of a corpus-wide answer while concept themes remain;
+    that column was filled, the report's title, its terms ordered and thinned by :func:`relabel` (never
+    a phrase chosen at query time); a community labelled by names alone (a publication, a
+    speaker) is no theme of a corpus-wide answer while concept themes remain, and one whose terms its
+    units say only in boilerplate (:func:`slmgraph.query.theme_labels.boilerplate_topic`) is no theme;
   - its **sentence** (:func:`template_opening`): the topic, its other key concepts and the names most tied
     to it, how widely it is discussed -- the documents whose text units mention the label's terms, counted
     against the corpus, with the dates their titles hold -- and the documents its statements are quoted
@@ -35,14 +37,18 @@ The answer is its own synthesis, built from the data by templates:
 A *focused* question's themes are found from its evidence (:func:`focused_themes`), not from the
 best-scored reports: the text units of the whole index nearest the question are read, a sentence is kept
 only near the best one and nearer the question than any off-topic probe question, and the themes are the
-communities those sentences come from, each labelled by the phrases its statements share
-(:func:`relabel`: class-based TF-IDF then KeyBERT's MMR), with its reach where those phrases are and the
-speakers of its statements named. Other themes are labelled the same way from the text units they are
-read from.
+communities those sentences come from, each labelled by its stored topic, the terms its statements name
+first (:func:`relabel`: KeyBERT's MMR over the stored terms), with its reach where those terms are and the
+speakers of its statements named. Other themes' stored terms are ordered the same way against the text
+units they are read from.
 
 A question about change over time (:func:`is_temporal`: "how has X evolved") gets each theme's
 statements in document order, spread over the theme's documents; a question about amounts or change
-(:func:`asks_figures`) prefers statements holding figures and dates.
+(:func:`asks_figures`) quotes the statements holding an amount or a share first, then those holding another
+figure or a date, then the others (:func:`slmgraph.query.theme_model.has_figure`), and two statements that
+differ in their figures are never taken for repeats of each other (a quarter's figure after another's:
+:func:`slmgraph.query.theme_model.repeats`), nor a sentence of figures for boilerplate unless it is
+repeated whole.
 """
 
 
@@ -55,12 +61,12 @@ import numpy as np
 from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import community_documents, coverage
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
-from slmgraph.query.theme_labels import relabel
+from slmgraph.query.theme_labels import boilerplate_topic, relabel
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS, KEY_NAMES, MAX_THEMES, MIN_THEMES,
     PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY, STATEMENT_MARGIN, Statement, Theme,
-    ThemeIndex, UNITS_PER_THEME, _FILLER, _statement_ok, _unit_norm, asks_figures, content_weight, is_temporal,
-    speaker_of,
+    ThemeIndex, UNITS_PER_THEME, _FILLER, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
+    is_temporal, repeats, speaker_of,
 )
 from slmgraph.query.theme_render import render_themes, template_opening
 
@@ -96,7 +102,7 @@ def _probe_vectors(probes: list[str] | None, embedder):
 
 
 def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec, embedder, *,
-                   probes: list[str] | None = None, max_themes: int = MAX_THEMES) -> list[Theme]:
+                   probes: list[str] | None = None, max_themes: int = MAX_THEMES, figures: bool = False) -> list[Theme]:
     """The themes of a focused question's answer, evidence first: the statements answering the question,
     grouped by the community each comes from, best first.
 
@@ -108,7 +114,9 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     community of ``pool`` (the level's reports, dicts with ``entities``) with the most members it mentions; a
     theme is such a community, with up to :data:`PER_FOCUSED_THEME` statements (maximal marginal relevance,
     near-duplicates dropped), ranked by its best statement, so a theme exists only where the question's
-    evidence is and never holds a statement off the question. Its label is :func:`keyphrase_label`'s.
+    evidence is and never holds a statement off the question. Its label is its stored topic (:func:`relabel`).
+    With ``figures`` (the question asks about amounts: :func:`asks_figures`) a theme quotes its statements
+    holding figures before those holding none, and two statements differing in their figures are no repeat.
     Returns [] when no statement passes.
     """
     qv = _unit_norm(question_vec)
@@ -119,6 +127,12 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     by_report = {r["community_id"]: r for r in pool}
     unit_of = {u.number: u.chunk_id for u in ranked}
     owner = ix.unit_owners([u.chunk_id for u in ranked], list(by_report), scores)
+    # a community whose terms are said only in boilerplate owns no evidence: the next community does
+    of = ix.units(sorted(set(owner.values())))
+    bad = {cid for cid in set(owner.values()) if boilerplate_topic(
+        Theme(cid, ix.topics([cid]).get(cid) or "", {}, [], []), ix, [u.chunk_id for u in of.get(cid, [])])}
+    if bad:
+        owner = ix.unit_owners([u.chunk_id for u in ranked], [c for c in by_report if c not in bad], scores)
     cands: list[tuple[int, Statement]] = []
     seen: set = set()
     for u in ranked:
@@ -157,10 +171,10 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         t = themes[cid]
         left = [k for k in live if cands[k][0] == cid]
         while left and len(t.statements) < PER_FOCUSED_THEME:
-            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
+            k = max(left, key=lambda j: (has_figure(cands[j][1].text) if figures else 0, mmr.value(j, rel[j]), -j))
             left.remove(k)
             st = cands[k][1]
-            if any(near_duplicate(st.text, x) for x in used):
+            if any(repeats(st.text, x, figures) for x in used):
                 continue
             t.statements.append(st)
             used.append(st.text)
@@ -170,8 +184,10 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             mine = [k for k in live if cands[k][1] in t.statements]
             picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
                              stated=[x.text for x in t.statements], taken=taken, min_terms=1)
-            # a theme labelled by its statements' phrases is discussed where those phrases are
-            d = ix.phrase_documents(picked)
+            # a theme is discussed where its label's terms are mentioned
+            by_term = ix.term_documents([t.report]).get(t.report, {})
+            on = set().union(*[by_term.get(x.casefold(), set()) for x in picked]) if picked else set()
+            d = sorted(on, key=lambda x: ix.doc_by_id[x].pos) if on else ix.phrase_documents(picked)
             if d:
                 t.doc_ids, t.coverage = d, coverage(d, ix.docs)
             # the concepts and names its sentence names are those its label or its statements hold
@@ -208,7 +224,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     if focused and pool and embedder is not None:
         # no statement on the question in the evidence (an embedder too coarse for the probes): the reports'
         # themes answer, as the question passed the helpfulness floor
-        found = focused_themes(ix, pool, scores, question_vec, embedder, probes=probes, max_themes=max_themes)
+        found = focused_themes(ix, pool, scores, question_vec, embedder, probes=probes, max_themes=max_themes,
+                               figures=figures)
         if found:
             return found
     themes = _themes_of(ix, reports, scores)
@@ -245,6 +262,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     uvec = ix.unit_vectors(sorted(all_units))
     taken: set[str] = set()
     relabelled: set[int] = set()
+    # a community whose terms are said only in boilerplate (a safe-harbour line) is a template's words, no theme
+    kept = [t for t in kept if not boilerplate_topic(t, ix, [u.chunk_id for u in units.get(t.report, [])])] or kept
     for t in kept:
         # its label from the phrases of the units it is discussed in, against their centroid, before its
         # statements are chosen (a corpus-wide question's statements are those nearest the label)
@@ -348,10 +367,11 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                 left if (not temporal or len(ix.docs) == 1) and len(t.statements) < PER_THEME else [])
             if not fresh:
                 break
-            k = max(fresh, key=lambda j: (mmr.value(j, rel[j]), -j))
+            # a question about amounts or change quotes the statements holding figures or dates first
+            k = max(fresh, key=lambda j: (has_figure(cands[j][1].text) if figures else 0, mmr.value(j, rel[j]), -j))
             left.remove(k)
             st = cands[k][1]
-            if any(near_duplicate(st.text, u) for u in used):
+            if any(repeats(st.text, u, figures) for u in used):
                 continue
             t.statements.append(st)
             used.append(st.text)

@@ -53,7 +53,7 @@ from slmgraph.store.rows import TextUnitRow, rows
 from slmgraph.text.prose import parse_json
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, pack, unit_numbers
 from slmgraph.query.extractive import Point, extractive_answer, opening, report_points, sentence_points
-from slmgraph.query.named import check_names, name_details, name_refusal
+from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
 from slmgraph.query.route import corpus_wide_phrase
 from slmgraph.query.scoring import Scored, default_signal, index_floor, probe_questions, score_items, select
 
@@ -138,7 +138,8 @@ def helpfulness_signal(settings: Settings, n_params: int | None) -> str:
 def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, question: str,
                items: list[tuple[int, str]], kind: MapReduceKind, ans: Answer, seed: int, progress: bool = True,
                on_text: Callable[[str], None] | None = None, no_answer: str | None = None, *,
-               embedder=None, vectors: dict | None = None, records: dict | None = None, store=None) -> Answer:
+               embedder=None, vectors: dict | None = None, records: dict | None = None, store=None,
+               names: list[str] | None = None, naming: set | None = None) -> Answer:
     """Score, select and answer from ``items`` (``(id, block text)``) for ``question``, into ``ans``.
 
     Shuffles ``items`` with ``seed`` and packs them into window-filling
@@ -156,6 +157,9 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
             report answers; None: items are passages (sentence points).
         store: the index, for an extractive answer by theme (:mod:`slmgraph.query.themes`);
             None: report points (:func:`slmgraph.query.extractive.report_points`).
+        names, naming: the names the question asks about that the index holds, and the ids of the items
+            naming them: those items come first among the selected ones, are selected whatever their score
+            when no item passes, and an extractive answer quotes the sentences naming them first.
 
     Raises:
         UserError: the question leaves no room for items in the window.
@@ -190,6 +194,11 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         floor, probe_best = index_floor(all_ids, [score_texts[i] for i in all_ids], embedder, vectors,
                                         probe_questions(prompts), settings.helpfulness_floor)
     chosen = select(ranked, floor, settings.helpfulness_relative)
+    if naming:
+        # the items naming whom the question asks about come first; when none passes, they answer it, however
+        # far their wording is from the question's
+        chosen = [sc for sc in chosen if sc.id in naming] + [sc for sc in chosen if sc.id not in naming] or \
+            sorted((sc for sc in ranked if sc.id in naming), key=lambda x: (-x.score, x.id))
     # A question about the whole corpus ("the main themes", a phrase of prompts/auto_global.txt) has an
     # answer in any non-empty index: no report need resemble its wording, so the floor -- which exists to
     # refuse questions the corpus cannot answer -- does not apply to it; the relative cut still does.
@@ -248,7 +257,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                 score_of = {sc.id: sc.score for sc in chosen}
                 ans.details["spread"] = picked
             _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
-                        scope, on_text, reserve, per_passage)
+                        scope, on_text, reserve, per_passage, names)
         if not ans.text.strip():  # the selected items held no sentence to quote: say so, never print nothing
             ans.text = (no_answer or prompts.fill("no_answer", level=f"level {ans.level}")).strip()
             ans.citations = {}
@@ -271,7 +280,7 @@ def _sources_line(kind: MapReduceKind, ids: list, scope: str) -> str:
 
 
 def _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
-                scope, on_text, reserve=(), per_passage=None) -> None:
+                scope, on_text, reserve=(), per_passage=None, names=None) -> None:
     """The extractive answer of models under 1B (see :mod:`slmgraph.query.extractive`); ``reserve``:
     items over the floor but under the relative cut, read only when the selected reports give fewer
     than three plain statements (:func:`slmgraph.query.extractive.report_points`)."""
@@ -282,7 +291,7 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
                                reserve=[records[sc.id] for sc in reserve])
     else:
         passages = [(sc.id, re.sub(r"^Passage \d+\s*", "", texts[sc.id])) for sc in chosen]
-        points = sentence_points(passages, qv, embedder, **(
+        points = sentence_points(passages, qv, embedder, names=names, **(
             {"max_points": SPREAD_PASSAGES, "per_passage": per_passage} if per_passage else {}))
     synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
@@ -626,6 +635,7 @@ def text_unit_search(store: Store, client: ModelClient, prompts: Prompts, settin
     if embedder is None and _needs_embedder(settings, client):
         embedder = default_embedder(settings)
     ans = Answer(text="", method="ts", question=question, details=name_details(named))
+    known = known_of(named)
     # The text as written (line breaks kept): an extractive answer splits it into sentences, and a heading
     # or a Markdown table row is a sentence of its own only while its line breaks are there.
     items = [(i, f"Passage {i}\n{u.text.strip()}") for i, u in by_number.items()]
@@ -635,7 +645,8 @@ def text_unit_search(store: Store, client: ModelClient, prompts: Prompts, settin
     map_reduce(client, prompts, settings, question, items, TEXT_UNITS, ans,
                settings.seed if seed is None else seed, progress, on_text,
                no_answer="I am sorry, but the indexed documents hold nothing relevant to this question: no text "
-                         "unit was scored as helpful for it.", embedder=embedder, vectors=vectors, store=store)
+                         "unit was scored as helpful for it.", embedder=embedder, vectors=vectors, store=store,
+               names=name_variants(known), naming=units_naming({i: u.text for i, u in by_number.items()}, known))
     order = [i for b in ans.details["batches"] for i in b["ids"]]
     ans.context = [{"kind": "text_unit", "id": by_number[i].chunk_id, "source": i, "tokens": by_number[i].n_tokens}
                    for i in order]

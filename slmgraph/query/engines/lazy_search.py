@@ -60,7 +60,7 @@ from slmgraph.store.db import Store
 from slmgraph.store.rows import TextUnitRow, rows
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
-from slmgraph.query.named import check_names, name_details, name_refusal
+from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
 from slmgraph.query.route import corpus_wide_phrase
 from slmgraph.query.scoring import Scored, cosines, index_floor, probe_questions, score_items, select
 
@@ -207,6 +207,13 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         frontier = rank(list(dict.fromkeys(nxt)))
     tested = [Scored(c, s) for c, s in scores.items()]
     relevant = [sc.id for sc in select(tested, floor, settings.helpfulness_relative)]
+    # The text units naming whom the question asks about come first; when no unit passes, they answer it,
+    # tested or not (a person said of in many documents is no nearer a short "Who is X?" than the floor).
+    known = known_of(named)
+    naming = units_naming(text_of, known)
+    answering = [c for c in relevant if c in naming] + [c for c in relevant if c not in naming]
+    if naming and not relevant:
+        answering = sorted(naming, key=lambda c: (-cos[c], number[c]))
     # A corpus-wide question ("the main themes") has an answer in any non-empty index: the floor does not
     # refuse it, as in global and DRIFT search (slmgraph.query.route.corpus_wide_phrase).
     wide = corpus_wide_phrase(question, prompts)
@@ -215,7 +222,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     test_read = ans.prompt_tokens  # the tests' model tokens (0 with the embedding signal)
     tested_tokens = sum(ntok[c] for c in scores)
     chosen, used = [], 0
-    for c in relevant:
+    for c in answering:
         if chosen and used + ntok[c] > settings.lazy_answer_tokens:
             break
         chosen.append(c)
@@ -241,6 +248,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
                         "corpus_wide_phrase": wide, "levels": levels,
                         "tested": [{"source": number[c], "score": round(s, 1)} for c, s in scores.items()],
                         "relevant": [number[c] for c in relevant], "tested_tokens": tested_tokens,
+                        "naming_units": sorted(number[c] for c in naming),
                         "test_tokens_read": test_read, "answer_context_tokens": used,
                         "removed_citations": {}})
     ans.context = [{"kind": "text_unit", "id": c, "source": number[c], "tokens": ntok[c],
@@ -250,7 +258,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         if on_text is not None:
             on_text(ans.text)
     elif answer_mode(settings, n_params) == "extractive":
-        points = sentence_points([(number[c], text_of[c]) for c in chosen], qv, embedder,
+        points = sentence_points([(number[c], text_of[c]) for c in chosen], qv, embedder, names=name_variants(known),
                                  **({"max_points": SPREAD_UNITS, "per_passage": 1} if wide is not None else {}))
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
