@@ -407,7 +407,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             embed=lambda texts: get_embedder().encode(texts), embedder=get_embedder,
             summary_limit=summary_limit, report_limit=report_limit, db_path=db_path, extras={"run_id": run_id})
         out = ctx.extras
-        changed = False
+        changed = staged = False
         for st in STAGES:
             if st.derived and up_to_date_before and not changed:
                 # Rebuilding the graph, communities, reports and embeddings would give the same tables and
@@ -418,6 +418,10 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 out["up_to_date"] = True
                 compact(store, say, out)
                 return out
+            if st.derived and not staged:
+                # Queries read the last complete build until every derived table is rebuilt (swap below).
+                store.stage_derived()
+                staged = True
             if st.when is not None and not st.when(settings):
                 res = st.otherwise(ctx) if st.otherwise is not None else None
             else:
@@ -429,6 +433,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 say(line)
             if st.after is not None:
                 st.after(ctx, res)
+        if staged:
+            store.swap_derived()
         # Everything into the .duckdb file first: the index is marked complete only once it is there.
         store.checkpoint()
         store.set_meta("build_key", build_key)
