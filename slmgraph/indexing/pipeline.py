@@ -418,8 +418,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 out["up_to_date"] = True
                 compact(store, say, out)
                 return out
-            if st.derived and not staged:
-                # Queries read the last complete build until every derived table is rebuilt (swap below).
+            if st.derived and not staged and store.get_meta("build_key"):
+                # Queries read the last complete build until every derived table is rebuilt (swap below); a
+                # first build has none to keep, and queries refuse it until it completes.
                 store.stage_derived()
                 staged = True
             if st.when is not None and not st.when(settings):
