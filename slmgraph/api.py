@@ -228,6 +228,17 @@ def as_level(level) -> int | None:
     raise UserError(f"level must be an integer, got {level!r}")
 
 
+def interrupted_note(db: str | Path, input_root: str | None) -> str:
+    """The one line a query of an index whose last update was interrupted says: what it answers from and
+    the command that finishes the update."""
+    import shlex
+
+    src = shlex.quote(input_root) if input_root else "INPUT"
+    return (f"the last update of index {db} was interrupted: answers come from the tables of its last complete "
+            f"build and the text units indexed since; re-run 'slmgraph index {src} --db {shlex.quote(str(db))}' "
+            "to finish it (with the options it was run with)")
+
+
 class Index:
     """An open slmgraph index; use :func:`open`. A context manager (closes the file on exit).
 
@@ -239,6 +250,8 @@ class Index:
     Attributes:
         path: the ``.duckdb`` file.
         settings: the :class:`Settings` queries use; ``sources`` where each came from.
+        interrupted: None, or the one line (:func:`interrupted_note`) saying the index's last update was
+            interrupted: queries answer from its last complete build (each answer's ``details["interrupted"]``).
     """
 
     def __init__(self, db: str | Path, settings: Settings, sources: dict, model=None,
@@ -258,10 +271,13 @@ class Index:
         from slmgraph.store.db import Store
 
         self.store = Store(self.path, read_only=self._read_only, wait=self._wait, on_wait=self._on_wait)
+        self.interrupted = None
         try:
             if self.store.get_meta("complete") != "1":
-                raise UserError(f"index {self.path} is not complete: re-run 'slmgraph index' on its input to "
-                                "finish it")
+                if not self.store.get_meta("build_key"):  # no build ever finished: there is nothing to read
+                    raise UserError(f"index {self.path} is not complete: re-run 'slmgraph index' on its input to "
+                                    "finish it")
+                self.interrupted = interrupted_note(self.path, self.store.get_meta("input_root"))
         except UserError:
             self.store.close()
             raise
@@ -390,7 +406,8 @@ class Index:
                 non-negative numbers, e.g. ``(0.1, 0.2, 0.2, 0.5)``.
             on_text: receives the answer's text as the model writes it.
             on_route: ``(method, reason)`` of ``method="auto"``.
-            on_note: the one-line notice of what the model's size turned on or off, when the model loads.
+            on_note: the one-line notice of what the model's size turned on or off, when the model loads, and
+                :attr:`interrupted`.
 
         Returns:
             :class:`slmgraph.query.answer.Answer` (``text``, ``citations``, ``context``, ``prompt_tokens``,
@@ -416,9 +433,14 @@ class Index:
             note = notice(self.settings, self._model)
             if note:
                 on_note(note)
-        return answer(self.store, client, prompts, settings, question, method=method, level=level,
-                      dynamic=dynamic, progress=progress, on_text=on_text, embedder_factory=self._embedder_once,
-                      on_route=on_route)
+            if self.interrupted:
+                on_note(self.interrupted)
+        ans = answer(self.store, client, prompts, settings, question, method=method, level=level,
+                     dynamic=dynamic, progress=progress, on_text=on_text, embedder_factory=self._embedder_once,
+                     on_route=on_route)
+        if self.interrupted:
+            ans.details["interrupted"] = self.interrupted
+        return ans
 
     def stats(self) -> dict:
         """The figures ``slmgraph stats --json`` prints (:func:`slmgraph.tools.stats.collect`)."""

@@ -237,3 +237,21 @@ def test_query_takes_the_per_query_options_of_slmgraph_query(index_db):
         b = ix.query("Who founded Acme Corporation?", method="basic", answers="extractive", opening="off",
                      helpfulness="embedding", local_tokens=1000, local_shares=(0.1, 0.2, 0.2, 0.5))
         assert b.text.strip()
+
+
+@pytest.mark.parametrize("call, value", [
+    ("unit_documents", ["x"]), ("unit_documents", [None]), ("unit_documents", [1.5]), ("unit_documents", None),
+    ("unit_documents", "x"), ("report_titles", ["x"]), ("report_titles", 1.5), ("report_titles", None),
+    ("browse_entities", None), ("browse_entities", 3), ("browse_entities", ["Acme"])])
+def test_bad_ids_and_queries_give_one_line_naming_the_value(index_db, call, value):
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        with pytest.raises(UserError) as err:
+            getattr(ix, call)(value)
+    msg = str(err.value)
+    assert "\n" not in msg and repr(value if not isinstance(value, list) else value[0]) in msg
+
+
+def test_unit_documents_takes_numbers_as_ints_strings_or_one_number(index_db):
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        both = ix.unit_documents([1, "2"])
+        assert set(both) == {1, 2} and ix.unit_documents(1) == {1: both[1]}

@@ -115,10 +115,12 @@ def test_stats_on_an_index_and_a_missing_query_model(tmp_path, corpus, capsys):
 
 
 def test_incomplete_index_is_refused(tmp_path, corpus, capsys):
+    # An index no build ever finished (no build_key); an interrupted update is read: test_interrupted_update.py.
     db = tmp_path / "idx.duckdb"
     _fake_index(corpus, db)
     con = duckdb.connect(str(db))
     con.execute("UPDATE meta SET value = '0' WHERE key = 'complete'")
+    con.execute("DELETE FROM meta WHERE key = 'build_key'")
     con.close()
     code, _, err = _run(capsys, "query", "--db", str(db), "q")
     assert code == 2

@@ -49,12 +49,17 @@ def start_embed_ahead(store: Store, settings: Settings, model, get_embedder, bus
 
     Started only where the stage under way leaves a core idle: the LLM-free extractor, the local executor,
     and a thread grant larger than ``busy`` (the cores the stage under way holds); the thread takes the rest.
+    Not on an update of a complete index, whose derived tables and embeddings are built aside.
     """
     from slmgraph.indexing.stages.embed_ahead import EmbedAhead, embed_ahead_texts
     from slmgraph.indexing.stages.extract_routes import uses_model
 
     threads = getattr(model, "n_threads", None) or settings.n_threads or 0
     if threads - busy < 1 or settings.executor != "local" or uses_model(settings, model):
+        return None
+    if store.get_meta("build_key"):
+        # An update builds the embeddings aside (Store.stage_derived) on this connection; the thread's own
+        # connection would write to the index's tables, which the swap at the end replaces.
         return None
     units = embed_ahead_texts(store)
     return EmbedAhead(store, units, get_embedder, threads=threads - busy).start() if units else None
@@ -475,7 +480,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             embedder_factory=embedder_factory,
             summary_limit=summary_limit, report_limit=report_limit, db_path=db_path, extras={"run_id": run_id})
         out = ctx.extras
-        changed = False
+        changed = staged = False
         for st in STAGES:
             if st.derived and up_to_date_before and not changed:
                 # Rebuilding the graph, communities, reports and embeddings would give the same tables and
@@ -486,6 +491,11 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 out["up_to_date"] = True
                 compact(store, say, out)
                 return out
+            if st.derived and not staged and store.get_meta("build_key"):
+                # Queries read the last complete build until every derived table is rebuilt (swap below); a
+                # first build has none to keep, and queries refuse it until it completes.
+                store.stage_derived()
+                staged = True
             if st.when is not None and not st.when(settings):
                 res = st.otherwise(ctx) if st.otherwise is not None else None
             else:
@@ -497,6 +507,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 say(line)
             if st.after is not None:
                 st.after(ctx, res)
+        if staged:
+            store.swap_derived()
         # Everything into the .duckdb file first: the index is marked complete only once it is there.
         store.checkpoint()
         store.set_meta("build_key", build_key)

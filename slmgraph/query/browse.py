@@ -99,6 +99,27 @@ def _id(name: str, value) -> int:
     return whole_number(name, value, 0, MAX_ID)
 
 
+def _ids(name: str, values) -> list[int]:
+    """``values`` (a list of ids, or one id) as ints.
+
+    Raises:
+        UserError: a value that is not a whole id (named), or ``values`` neither a list nor an id.
+    """
+    if isinstance(values, (str, numbers.Integral)):
+        values = [values]
+    try:
+        items = list(values)
+    except TypeError:
+        raise UserError(f"{name} ids must be a list of whole numbers, got {values!r}") from None
+    return [_id(name, v) for v in items]
+
+
+def _text(name: str, value) -> str:
+    if not isinstance(value, str):
+        raise UserError(f"{name} must be text, got {value!r}")
+    return value
+
+
 def _unit_maps(store) -> tuple[dict, dict]:
     """``(chunk_id -> unit number, unit number -> chunk_id)``."""
     nums = unit_numbers(store)
@@ -171,9 +192,15 @@ def text_unit(store, number: int, support: str | None = None) -> dict:
 
 
 def unit_documents(store, numbers) -> dict[int, dict]:
-    """``{unit number: {doc_id, title, path, position, of}}`` for the given text-unit numbers (unknown ones left out)."""
+    """``{unit number: {doc_id, title, path, position, of}}`` for the given text-unit numbers (unknown ones left
+    out); one number (an int or an int-like string) is taken as a list of one.
+
+    Raises:
+        UserError: a value that is not a whole number (named), or ``numbers`` not a list of them.
+    """
+    wanted = _ids("text unit", numbers)
     nums, by_no = _unit_maps(store)
-    chunks = [by_no[int(n)] for n in numbers if int(n) in by_no]
+    chunks = [by_no[n] for n in wanted if n in by_no]
     if not chunks:
         return {}
     rows = store.con.execute(
@@ -192,9 +219,10 @@ def entities(store, query: str = "", limit: int = 50) -> list[dict]:
         ``[{id, name, type, degree, mentions, description}]``, at most ``limit``.
 
     Raises:
-        UserError: ``limit`` is not a whole number from 0 to :data:`MAX_LIMIT`.
+        UserError: ``query`` is not text, ``limit`` is not a whole number from 0 to :data:`MAX_LIMIT`.
     """
     limit = _limit(limit)
+    query = _text("the entity query", query)
     cols = "SELECT entity_id, name, type, degree, n_mentions, description FROM entities "
     rows = store.con.execute(
         cols + "WHERE name ILIKE ? ESCAPE '\\' ORDER BY (lower(name) = lower(?)) DESC, degree DESC, name LIMIT ?",
@@ -352,7 +380,7 @@ def report(store, community_id: int) -> dict:
 
 def report_titles(store, ids) -> dict[int, str]:
     """``{community id: report title}`` for the given community ids (ids without a report left out)."""
-    ids = [_id("community id", i) for i in ids]
+    ids = _ids("community", ids)
     if not ids:
         return {}
     return dict(store.con.execute(f"SELECT community_id, title FROM community_reports WHERE community_id IN "

@@ -6,7 +6,7 @@ reports; this module maps both to documents:
 * :func:`corpus_documents`: the documents in corpus order, each with a display name: its title (a
   leading file-name line or its file's stem), or its path when another document has the same title.
   Corpus order is date order when at least half the documents carry a date (:func:`document_date`: in the
-  title, the file name or the first lines), undated ones after; otherwise, and among equal dates, the
+  title, the heading line, the file name or the first lines), undated ones after; otherwise, and among equal dates, the
   paths in natural order (``part2`` before ``part10``);
 * :func:`unit_sources`: a cited text unit's document and its position in it (``unit 3 of 12``);
 * :func:`community_documents`: the documents behind a community (``community_reports.doc_ids`` when
@@ -83,10 +83,20 @@ def _date_in(text: str) -> tuple[str, tuple[int, int, int]] | None:
     return (d, key) if key else None
 
 
+#: Words at most in a first line read as the document's heading (a title line, not a sentence of its text).
+HEADING_WORDS = 12
+
+
 def document_date(title: str, path: str, head: str = "") -> tuple[str, tuple[int, int, int]] | None:
-    """The date a document carries, as written and as :func:`date_key`: the first found in its title, its file
-    name, then its first :data:`HEAD_LINES` lines (``head``); None when none holds one."""
-    for text in (title, PurePosixPath(path or "").stem, "\n".join((head or "").splitlines()[:HEAD_LINES])):
+    """The date a document carries, as written and as :func:`date_key`: the first found in its title (a
+    leading file-name line), its heading (a first line of at most :data:`HEADING_WORDS` words, such as
+    "Annual report 2021" or "12 March 2021"), its file name, then its first :data:`HEAD_LINES` lines
+    (``head``); None when none holds one."""
+    stem = PurePosixPath(path or "").stem
+    lines = (head or "").splitlines()[:HEAD_LINES]
+    first = next((ln for ln in lines if ln.strip()), "")
+    heading = first if len(first.split()) <= HEADING_WORDS else ""
+    for text in (title if title != stem else "", heading, stem, "\n".join(lines)):
         got = _date_in(text)
         if got:
             return got

@@ -33,7 +33,7 @@ import duckdb
 from slmgraph.errors import IndexBusy, StorageError, UserError
 from slmgraph.store.failures import is_interrupt, storage_failure
 from slmgraph.store.migrations import check_version, migrate
-from slmgraph.store.schema import APP_ID, DERIVED_TABLES, OWN_TABLES
+from slmgraph.store.schema import APP_ID, BUILDING, DERIVED_TABLES, OWN_TABLES, table_ddl
 
 #: Share of the index file that may be free blocks before an index run compacts it (:meth:`Store.compact`).
 #: Rebuilding the graph, communities, reports and embeddings rewrites those tables; DuckDB reuses the
@@ -314,6 +314,37 @@ class Store:
             raise
         else:
             self.con.execute("COMMIT")
+
+    #: Tables an index run rebuilds aside (:meth:`stage_derived`): the derived stages' and the embeddings.
+    STAGED = tuple(t for ts in DERIVED_TABLES.values() for t in ts) + ("embeddings",)
+
+    def stage_derived(self) -> None:
+        """From here on this connection reads and writes the derived tables and the embeddings in the schema
+        :data:`slmgraph.store.schema.BUILDING`, each a copy of the index's own (``main``) one, so the
+        index's tables stay those of the last complete build until :meth:`swap_derived`. The embeddings an
+        interrupted run left there are kept (the embed stage reconciles them); the other tables are copied
+        again."""
+        with self.transaction() as con:
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {BUILDING}")
+            kept = self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND "
+                                    "table_name = 'embeddings'", [BUILDING]).fetchone()[0]
+            for table in self.STAGED:
+                if table == "embeddings" and kept:
+                    continue
+                con.execute(f"DROP TABLE IF EXISTS {BUILDING}.{table}")
+                con.execute(table_ddl(table, BUILDING))
+                con.execute(f"INSERT INTO {BUILDING}.{table} BY NAME SELECT * FROM main.{table}")
+        self.con.execute(f"SET search_path = '{BUILDING},main'")
+
+    def swap_derived(self) -> None:
+        """Replace the index's derived tables and embeddings by those :meth:`stage_derived` built, in one
+        transaction, and drop the building schema; this connection reads ``main`` again."""
+        self.con.execute("SET search_path = 'main'")
+        with self.transaction() as con:
+            for table in self.STAGED:
+                con.execute(f"DELETE FROM main.{table}")
+                con.execute(f"INSERT INTO main.{table} BY NAME SELECT * FROM {BUILDING}.{table}")
+        self.con.execute(f"DROP SCHEMA IF EXISTS {BUILDING} CASCADE")
 
     def clear(self, stage: str) -> None:
         """Delete the rows of a derived stage (``graph``, ``communities``, ``reports``)."""

@@ -232,3 +232,15 @@ DERIVED_TABLES = {
     "communities": ("communities", "community_members"),
     "reports": ("community_reports",),
 }
+
+#: The schema an index run builds the derived tables and the embeddings in (:meth:`slmgraph.store.db.Store.stage_derived`);
+#: queries read ``main``, the last complete build's tables, until the run swaps them in.
+BUILDING = "building"
+
+
+def table_ddl(table: str, schema: str) -> str:
+    """The ``CREATE TABLE`` statement of :data:`DDL` for ``table``, creating it in ``schema``."""
+    m = re.search(rf"CREATE TABLE IF NOT EXISTS {table} \(.*?\n\);", DDL, re.S)
+    if m is None:
+        raise KeyError(table)
+    return m.group(0).replace(f"EXISTS {table} (", f"EXISTS {schema}.{table} (", 1)

@@ -158,8 +158,26 @@ def write_html(comms: list[dict], out: str | Path, title: str) -> Path:
     return out
 
 
-def write_png(comms: list[dict], out: str | Path, title: str) -> Path:
-    """Draw the hierarchy as an icicle chart (matplotlib, Agg) to the PNG ``out``; returns ``out``.
+def _fitted(text, label: str, fits, max_lines: int, tail: str = "") -> None:
+    """Set ``text`` to ``label`` wrapped at word boundaries into at most ``max_lines`` lines (the last ending
+    in "…" when words are left out), plus ``tail`` as a line of its own, at the widest wrap ``fits(text)``
+    accepts; words longer than a line are cut with "…"; when not even "…" fits, only ``tail``."""
+    import textwrap
+
+    for width in range(max(len(label), 1), 0, -1):
+        lines = textwrap.wrap(label, width, max_lines=max_lines, placeholder="…", break_long_words=True)
+        if width < len(label):
+            lines = [ln if len(ln) <= width else ln[:width - 1] + "…" for ln in lines]
+        text.set_text("\n".join(lines + ([tail] if tail else [])))
+        if fits(text):
+            return
+    text.set_text(tail)
+
+
+def icicle(comms: list[dict], title: str):
+    """The icicle chart of :func:`hierarchy`'s ``comms`` as a matplotlib figure (Agg): one row per level,
+    one box per community, width proportional to its size; every label is wrapped to fit its box and the
+    title to the figure, so no text is cut at an edge.
 
     Raises:
         UserError: matplotlib is not installed.
@@ -175,14 +193,27 @@ def write_png(comms: list[dict], out: str | Path, title: str) -> Path:
     depth = max(c["level"] for c in comms) + 1
     fig, ax = plt.subplots(figsize=(12, 1.2 + 1.1 * depth), dpi=100)
     cmap = plt.get_cmap("tab20")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(depth, 0)
+    ax.set_yticks([lv + 0.47 for lv in range(depth)], [f"level {lv}" for lv in range(depth)])
+    ax.set_xticks([])
+    for side in ("top", "right", "bottom"):
+        ax.spines[side].set_visible(False)
+    renderer = fig.canvas.get_renderer()
+    head = ax.set_title("x")
+    fig.tight_layout()
+    room = ax.get_window_extent(renderer).width  # the title is centred over the axes
+    _fitted(head, f"{title}: communities per level (width = entities)",
+            lambda t: t.get_window_extent(renderer).width <= room, max_lines=2)
+    fig.tight_layout()  # room for a title of two lines
+    boxes = []
 
     def draw(c, x0: float, colour: int) -> None:
         w = c["size"] / total
         ax.add_patch(plt.Rectangle((x0, c["level"]), w, 0.95, facecolor=cmap(colour % 20),
                                    edgecolor="white", linewidth=0.8))
         if w > 0.06:
-            ax.text(x0 + w / 2, c["level"] + 0.47, _label(c["title"])[:int(w * 120)] + f"\n({c['size']})",
-                    ha="center", va="center", fontsize=7, clip_on=True)
+            boxes.append((c, x0, w))
         x = x0
         for k in kids.get(c["id"], []):
             draw(k, x, colour)
@@ -192,14 +223,28 @@ def write_png(comms: list[dict], out: str | Path, title: str) -> Path:
     for i, c in enumerate(kids.get(None, [])):
         draw(c, x, i)
         x += c["size"] / total
-    ax.set_xlim(0, 1)
-    ax.set_ylim(depth, 0)
-    ax.set_yticks([lv + 0.47 for lv in range(depth)], [f"level {lv}" for lv in range(depth)])
-    ax.set_xticks([])
-    ax.set_title(f"{title}: communities per level (width = entities)")
-    for side in ("top", "right", "bottom"):
-        ax.spines[side].set_visible(False)
-    fig.tight_layout()
+    for c, x0, w in boxes:
+        corners = ax.transData.transform([(x0, c["level"] + 0.95), (x0 + w, c["level"])])
+        box_w, box_h = corners[1][0] - corners[0][0] - 6, corners[1][1] - corners[0][1] - 4
+        t = ax.text(x0 + w / 2, c["level"] + 0.47, "", ha="center", va="center", fontsize=7)
+
+        def fits(t, box_w=box_w, box_h=box_h) -> bool:
+            bb = t.get_window_extent(renderer)
+            return bb.width <= box_w and bb.height <= box_h
+
+        _fitted(t, c["title"] or "", fits, max_lines=3, tail=f"({c['size']})")
+    return fig
+
+
+def write_png(comms: list[dict], out: str | Path, title: str) -> Path:
+    """Draw the hierarchy as an icicle chart (:func:`icicle`) to the PNG ``out``; returns ``out``.
+
+    Raises:
+        UserError: matplotlib is not installed.
+    """
+    fig = icicle(comms, title)
+    import matplotlib.pyplot as plt
+
     out = Path(out)
     fig.savefig(out)
     plt.close(fig)

@@ -35,9 +35,15 @@ def unit_matrix(store: Store) -> tuple[list[str], np.ndarray, list[str]]:
     (n, dim), owner chunk id of each row)``; rows of kind ``text_unit`` first, in :func:`load_vectors` order."""
     ids, mat = load_vectors(store, "text_unit")
     wids, wmat = load_vectors(store, WINDOW_KIND)
-    if not wids:
-        return ids, mat, list(ids)
-    return ids + wids, np.vstack([mat, wmat]), ids + [w.split("#", 1)[0] for w in wids]
+    if wids:
+        ids, mat = ids + wids, np.vstack([mat, wmat])
+    owners = [i.split("#", 1)[0] for i in ids]
+    # An interrupted update removed a document's text units before the embed stage removed their vectors.
+    units = {c for (c,) in store.con.execute("SELECT chunk_id FROM text_units").fetchall()}
+    keep = [r for r, o in enumerate(owners) if o in units]
+    if len(keep) < len(owners):
+        ids, mat, owners = [ids[r] for r in keep], mat[keep], [owners[r] for r in keep]
+    return ids, mat, owners
 
 
 def best_per_unit(query_vec: np.ndarray, owners: list[str], mat: np.ndarray) -> dict[str, tuple[float, int]]:

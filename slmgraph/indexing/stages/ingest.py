@@ -60,6 +60,31 @@ class IngestResult:
                 f"({self.added_units} new, {self.removed_units} removed{kept})"]
 
 
+#: The tables holding a text unit's extraction records (rows keyed by ``chunk_id``).
+UNIT_RECORDS = ("extractions", "entity_mentions", "relationship_mentions", "claims", "claim_extractions",
+                "concept_mentions", "concept_links")
+
+
+def carry_extractions(con) -> int:
+    """Give each text unit without an extraction the records of a removed one (temp table ``_gone``) with the
+    same text: an edited document's unchanged parts get new chunk ids (the document's id is its bytes' hash)
+    but the same extraction, which the extract stage keeps when its key (text, settings, document edges)
+    still matches and redoes otherwise. Returns the text units given records."""
+    donors = {}
+    for chunk_id, text in con.execute("SELECT t.chunk_id, t.text FROM text_units t JOIN _gone g USING (chunk_id) "
+                                      "JOIN extractions e USING (chunk_id) ORDER BY t.doc_id, t.ord").fetchall():
+        donors.setdefault(text, chunk_id)
+    moves = []
+    for chunk_id, text in con.execute(
+            "SELECT chunk_id, text FROM text_units WHERE chunk_id NOT IN (SELECT chunk_id FROM _gone) "
+            "AND chunk_id NOT IN (SELECT chunk_id FROM extractions) ORDER BY doc_id, ord").fetchall():
+        if text in donors:
+            moves.append([chunk_id, donors.pop(text)])
+    for table in UNIT_RECORDS if moves else ():
+        con.executemany(f"UPDATE {table} SET chunk_id = ? WHERE chunk_id = ?", moves)
+    return len(moves)
+
+
 def kept_paths(paths, keep) -> list[str]:
     """The ``paths`` (document paths) that are one of ``keep``'s :class:`Unreadable` paths or under one."""
     tops = [u.path.rstrip("/") for u in keep]
@@ -80,7 +105,7 @@ class _Batch:
 
     def __init__(self, store: Store):
         self.store = store
-        self.documents: list[tuple] = []  # new documents: doc_id, path, n_chars, n_tokens, title, chunking
+        self.documents: list[tuple] = []  # new documents: doc_id, path, n_chars, n_tokens, title, chunking, added_at or None
         self.changed: list[list] = []  # documents indexed before: path, title, n_chars, n_tokens, chunking, doc_id
         self.units: list[tuple] = []  # new text units: the columns of ``text_units``
         self.since: float | None = None
@@ -101,7 +126,7 @@ class _Batch:
                 # The time of the transaction, as current_timestamp gives it to each row.
                 now = con.execute("SELECT current_timestamp::TIMESTAMP").fetchone()[0]
                 insert_rows(con, "documents", ("doc_id", "path", "n_chars", "n_tokens", "title", "chunking", "added_at"),
-                            [r + (now,) for r in self.documents])
+                            [r[:6] + (now if r[6] is None else r[6],) for r in self.documents])
             for row in self.changed:
                 con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ?, chunking = ? "
                             "WHERE doc_id = ?", row)
@@ -147,7 +172,9 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     """
     con = store.con
     old = {r[0]: tuple(r[1:]) for r in con.execute(
-        "SELECT doc_id, path, title, n_chars, n_tokens, chunking FROM documents").fetchall()}
+        "SELECT doc_id, path, title, n_chars, n_tokens, chunking, added_at FROM documents").fetchall()}
+    # An edited file keeps its place in the corpus's reading order (graph.READING_ORDER): its first version's.
+    first_added = {r[0]: r[5] for doc_id, r in old.items() if doc_id not in {d.doc_id for d in docs}}
     old_units: dict[str, list[tuple[str, int]]] = {}
     for doc_id, chunk_id, n in con.execute("SELECT doc_id, chunk_id, n_tokens FROM text_units").fetchall():
         old_units.setdefault(doc_id, []).append((chunk_id, n))
@@ -201,7 +228,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                     con.execute("UPDATE documents SET chunking = ? WHERE doc_id = ?", [chunking, d.doc_id])
                 continue
             if o is None:
-                batch.documents.append((d.doc_id, d.path, len(d.text), n_doc, d.title, chunking))
+                batch.documents.append((d.doc_id, d.path, len(d.text), n_doc, d.title, chunking,
+                                        first_added.get(d.path)))
             else:  # same bytes, moved, re-titled or cut again
                 batch.changed.append([d.path, d.title, len(d.text), n_doc, chunking, d.doc_id])
             if new:
@@ -231,8 +259,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
             if gone_units:
                 con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
                 insert_rows(con, "_gone", ("chunk_id",), [(c,) for c in gone_units])
-                for table in ("text_units", "extractions", "entity_mentions", "relationship_mentions", "claims",
-                              "claim_extractions", "concept_mentions", "concept_links"):
+                carry_extractions(con)
+                for table in ("text_units",) + UNIT_RECORDS:
                     con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
                 con.execute("DROP TABLE _gone")
                 # Their embeddings stay until the embed stage, which copies a vector to a new text unit

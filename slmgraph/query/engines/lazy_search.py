@@ -141,6 +141,9 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     ntok = {u.chunk_id: u.n_tokens for u in units}
     number = unit_numbers(store)
     vectors = stored_vectors(store, "text_unit", text_of, embedder)
+    if len(vectors) < len(units) and vectors and store.get_meta("complete") != "1":
+        # An interrupted update: the units it added have no vector yet; the others are read as before.
+        units = [u for u in units if u.chunk_id in vectors]
     if len(vectors) < len(units):
         raise UserError(f"index {store.path} has no embeddings for {len(units) - len(vectors)} of its text units: "
                         "run 'slmgraph index' on its input to finish it")
@@ -161,6 +164,8 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
             if float(c) > cos[owner]:
                 cos[owner], vectors[owner] = float(c), v
     units_of, children, level_of = unit_communities(store)
+    if store.get_meta("complete") != "1":  # the graph of the last complete build names removed text units
+        units_of = {c: us & cos.keys() for c, us in units_of.items()}
     n_params = client.model  # the policy reads the model's capability record
     signal = helpfulness_signal(settings, n_params)
     ans = Answer(text="", method="lazy", question=question, details=name_details(named))

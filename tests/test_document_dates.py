@@ -1,0 +1,22 @@
+"""A document's date: the date in its heading line wins over the date in its file name."""
+
+from slmgraph.query.documents import document_date
+
+
+def test_the_heading_lines_date_wins_over_the_file_names():
+    assert document_date("arran_2018", "ferry/arran_2018.txt", "12 March 2021\n\nThe ferry left Brodick.")[1] \
+        == (2021, 3, 12)
+    assert document_date("report_2018", "report_2018.md", "Annual report 2021 of the harbour trust\nText.")[1] \
+        == (2021, 0, 0)
+
+
+def test_a_first_line_that_is_a_sentence_is_no_heading():
+    head = ("In 2003 the old pier at Port Ellen was closed for repairs that took the council and the harbour "
+            "trust many years.\nMore text.")
+    assert document_date("islay_2018", "islay_2018.txt", head)[1] == (2018, 0, 0)
+
+
+def test_a_title_line_still_comes_first_and_an_undated_heading_leaves_the_file_name():
+    assert document_date("minutes 2024-06", "a_2019.txt", "12 March 2021")[1] == (2024, 6, 0)
+    assert document_date("ferry_2018", "ferry_2018.txt", "Ferry news\n\nIn 2021 the timetable changed.")[1] \
+        == (2018, 0, 0)
