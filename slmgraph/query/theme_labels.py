@@ -112,42 +112,35 @@ def _names(folded: str, term: str) -> bool:
     return bool(re.search(r"(?<!\w)" + re.escape(term.casefold()) + r"s?(?!\w)", folded))
 
 
-#: Sentence ends as :class:`slmgraph.query.theme_model.Boilerplate` splits text.
-_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+def _said(ix: ThemeIndex, chunks: list[str]) -> str:
+    """The sentences of text units ``chunks`` that are no boilerplate (:class:`Boilerplate`), case-folded and
+    joined; "" for no units."""
+    from slmgraph.query.extractive import prose_sentences
 
-
-def _said_outside_boilerplate(ix: ThemeIndex, chunks: list[str], terms: list[str]) -> tuple[set, set]:
-    """``(held, said)``: the ``terms`` text units ``chunks`` name at all, and those they name in a sentence
-    that is no boilerplate (:class:`slmgraph.query.theme_model.Boilerplate`)."""
     chunks = list(dict.fromkeys(chunks))
-    held: set = set()
-    said: set = set()
-    if not chunks or not terms:
-        return held, said
+    if not chunks:
+        return ""
     q = ",".join("?" * len(chunks))
+    texts = [x for (x,) in ix.store.con.execute(f"SELECT text FROM text_units WHERE chunk_id IN ({q})",
+                                                 chunks).fetchall()]
     bp = ix.boilerplate
-    for (text,) in ix.store.con.execute(f"SELECT text FROM text_units WHERE chunk_id IN ({q})", chunks).fetchall():
-        folded = (text or "").casefold()
-        todo = [x for x in terms if x not in said and _names(folded, x)]
-        if not todo:
-            continue
-        held.update(todo)
-        for sent in _SPLIT.split(text or ""):
-            low = sent.casefold()
-            hit = [x for x in todo if x not in said and _names(low, x)]
-            if hit and sent not in bp:
-                said.update(hit)
-        if len(said) == len(terms):
-            break
-    return held, said
+    return " ".join(s for x in texts for s in prose_sentences(x) if s not in bp).casefold()
 
 
 def boilerplate_topic(t: Theme, ix: ThemeIndex, chunks: list[str]) -> bool:
     """True when every term of ``t``'s stored topic that its text units ``chunks`` hold is said there only in
     boilerplate (:class:`slmgraph.query.theme_model.Boilerplate`: a safe-harbour line, a show's intro): such a
     community is a template's words, no theme. False when the units hold none of its terms."""
-    held, said = _said_outside_boilerplate(ix, chunks, stored_terms(t.topic))
-    return bool(held) and not said
+    terms = stored_terms(t.topic)
+    chunks = list(dict.fromkeys(chunks))
+    raw = " ".join(x for (x,) in ix.store.con.execute(
+        f"SELECT text FROM text_units WHERE chunk_id IN ({','.join('?' * len(chunks))})",
+        chunks).fetchall()).casefold() if chunks else ""
+    held = [x for x in terms if _names(raw, x)]
+    if not held:
+        return False
+    said = _said(ix, chunks)
+    return not any(_names(said, x) for x in held)
 
 
 def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, stated: list[str] | None = None,
@@ -165,9 +158,9 @@ def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, state
         return []
     taken = taken if taken is not None else set()
     terms = [x for x in stored_terms(t.topic) if not junk(x, True) and not glued(x, True)]
-    held, said = _said_outside_boilerplate(ix, chunks, terms)
-    if held:  # a term its units say only in boilerplate (a safe-harbour line) is no topic
-        terms = [x for x in terms if x in said or x not in held] or terms
+    said = _said(ix, chunks)
+    if said:  # a term its units say only in boilerplate (a safe-harbour line) is no topic
+        terms = [x for x in terms if _names(said, x)] or terms
     if stated is not None and terms:
         folded = " ".join(_SPEAKER.sub("", x) for x in stated).casefold()
         named = [x for x in terms if _names(folded, x)]

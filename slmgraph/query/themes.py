@@ -8,10 +8,8 @@ The answer is its own synthesis, built from the data by templates:
   for a focused question the themes that bear on it, the most relevant first, with their reach;
 * one section per selected community report, with
   - its **topic**: ``community_reports.topic`` (:mod:`slmgraph.indexing.stages.topics`) or, for an index built before
-    that column was filled, the report's title, its terms ordered and thinned by :func:`relabel` (never
-    a phrase chosen at query time); a community labelled by names alone (a publication, a
-    speaker) is no theme of a corpus-wide answer while concept themes remain, and one whose terms its
-    units say only in boilerplate (:func:`slmgraph.query.theme_labels.boilerplate_topic`) is no theme;
+    that column was filled, the report's title; a community labelled by names alone (a publication, a
+    speaker) is no theme of a corpus-wide answer while concept themes remain;
   - its **sentence** (:func:`template_opening`): the topic, its other key concepts and the names most tied
     to it, how widely it is discussed -- the documents whose text units mention the label's terms, counted
     against the corpus, with the dates their titles hold -- and the documents its statements are quoted
@@ -37,18 +35,14 @@ The answer is its own synthesis, built from the data by templates:
 A *focused* question's themes are found from its evidence (:func:`focused_themes`), not from the
 best-scored reports: the text units of the whole index nearest the question are read, a sentence is kept
 only near the best one and nearer the question than any off-topic probe question, and the themes are the
-communities those sentences come from, each labelled by its stored topic, the terms its statements name
-first (:func:`relabel`: KeyBERT's MMR over the stored terms), with its reach where those terms are and the
-speakers of its statements named. Other themes' stored terms are ordered the same way against the text
-units they are read from.
+communities those sentences come from, each labelled by the phrases its statements share
+(:func:`relabel`: class-based TF-IDF then KeyBERT's MMR), with its reach where those phrases are and the
+speakers of its statements named. Other themes are labelled the same way from the text units they are
+read from.
 
 A question about change over time (:func:`is_temporal`: "how has X evolved") gets each theme's
 statements in document order, spread over the theme's documents; a question about amounts or change
-(:func:`asks_figures`) quotes the statements holding an amount or a share first, then those holding another
-figure or a date, then the others (:func:`slmgraph.query.theme_model.has_figure`), and two statements that
-differ in their figures are never taken for repeats of each other (a quarter's figure after another's:
-:func:`slmgraph.query.theme_model.repeats`), nor a sentence of figures for boilerplate unless it is
-repeated whole.
+(:func:`asks_figures`) prefers statements holding figures and dates.
 """
 
 
@@ -114,7 +108,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     community of ``pool`` (the level's reports, dicts with ``entities``) with the most members it mentions; a
     theme is such a community, with up to :data:`PER_FOCUSED_THEME` statements (maximal marginal relevance,
     near-duplicates dropped), ranked by its best statement, so a theme exists only where the question's
-    evidence is and never holds a statement off the question. Its label is its stored topic (:func:`relabel`).
+    evidence is and never holds a statement off the question. Its label is :func:`keyphrase_label`'s.
     With ``figures`` (the question asks about amounts: :func:`asks_figures`) a theme quotes its statements
     holding figures before those holding none, and two statements differing in their figures are no repeat.
     Returns [] when no statement passes.

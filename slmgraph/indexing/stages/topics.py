@@ -12,10 +12,8 @@ where tf(t, c) is how many of the class's text units mention t, |c| the sum of i
 A the mean of |c| over the classes and f(t) the term's count over all classes. The vocabulary is the graph's own
 terms -- its names and noun-phrase concepts (:mod:`slmgraph.indexing.stages.concepts`), their mentions read from
 ``entity_text_units`` -- so a label is made of phrases, never of stop words or verbs. The label takes
-the community's own members by centrality first (:func:`centrality`: the weight times how widely they
-recur across the community's own text units and documents, so a term it mentions in one text unit only
-comes after every recurring one; members its class documents do not mention by their number of text
-units), then the terms of its class documents that are no other community's member
+the community's own members by weight first (members its class documents do not mention by their
+number of text units), then the terms of its class documents that are no other community's member
 (another community's member is that community's topic), skipping junk
 (:func:`junk`: file names, stop words, one- and two-letter names, orders to an assistant, one-word
 capitalised common words the corpus also writes in lower case) and terms whose words a chosen term
