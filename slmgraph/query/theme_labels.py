@@ -101,79 +101,24 @@ def _phrase_key(surface: str) -> str:
     return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in _WORD.findall(surface.casefold()))
 
 
-def stored_terms(topic: str) -> list[str]:
-    """The terms of a stored topic label (``community_reports.topic``: "budget shortfall, library, council
-    tax"), in order; [] for none."""
-    return [x.strip() for x in (topic or "").split(",") if x.strip()]
-
-
-def _names(folded: str, term: str) -> bool:
-    """True when case-folded text ``folded`` names ``term`` as whole words (a final "s" aside)."""
-    return bool(re.search(r"(?<!\w)" + re.escape(term.casefold()) + r"s?(?!\w)", folded))
-
-
-def _said(ix: ThemeIndex, chunks: list[str]) -> str:
-    """The sentences of text units ``chunks`` that are no boilerplate (:class:`Boilerplate`), case-folded and
-    joined; "" for no units."""
-    from slmgraph.query.extractive import prose_sentences
-
-    chunks = list(dict.fromkeys(chunks))
-    if not chunks:
-        return ""
-    q = ",".join("?" * len(chunks))
-    texts = [x for (x,) in ix.store.con.execute(f"SELECT text FROM text_units WHERE chunk_id IN ({q})",
-                                                 chunks).fetchall()]
-    bp = ix.boilerplate
-    return " ".join(s for x in texts for s in prose_sentences(x) if s not in bp).casefold()
-
-
-def boilerplate_topic(t: Theme, ix: ThemeIndex, chunks: list[str]) -> bool:
-    """True when every term of ``t``'s stored topic that its text units ``chunks`` hold is said there only in
-    boilerplate (:class:`slmgraph.query.theme_model.Boilerplate`: a safe-harbour line, a show's intro): such a
-    community is a template's words, no theme. False when the units hold none of its terms."""
-    terms = stored_terms(t.topic)
-    chunks = list(dict.fromkeys(chunks))
-    raw = " ".join(x for (x,) in ix.store.con.execute(
-        f"SELECT text FROM text_units WHERE chunk_id IN ({','.join('?' * len(chunks))})",
-        chunks).fetchall()).casefold() if chunks else ""
-    held = [x for x in terms if _names(raw, x)]
-    if not held:
-        return False
-    said = _said(ix, chunks)
-    return not any(_names(said, x) for x in held)
-
-
 def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, stated: list[str] | None = None,
             taken: set[str] | None = None, min_terms: int = 2) -> list[str]:
-    """Give ``t`` the label of its stored topic (``t.topic``, :mod:`slmgraph.indexing.stages.topics`), its
-    terms ordered and thinned by what the answer reads: of the stored terms (with ``stated``, its
-    statements, those they name first, else all), the ones :func:`keyphrase_label` picks against ``anchor``
-    (a vector of the theme's text: its statements' or units' centroid; KeyBERT's MMR, Carbonell &
-    Goldstein 1998), joined as "A, B and C". The label a theme shows is thus always its report's stored
-    topic or a part of it, never a phrase chosen at query time. ``taken``: the term keys earlier themes'
-    labels hold, skipped while others remain, and added to. ``chunks`` (its text units) is read for the
-    phrases of a theme with no stored topic. The label stays as it is when fewer than ``min_terms`` terms
-    qualify. Returns the terms of the new label ([] when it stays)."""
+    """Give ``t`` a label that reads as its topic: of its candidate phrases (:func:`theme_phrases` of its
+    text units ``chunks``, with ``stated`` only those its statements name), the :data:`LABEL_TERMS` that
+    :func:`keyphrase_label` picks against ``anchor`` (a vector of the theme's text: its statements' or units'
+    centroid), joined as "A and B"; ``taken``: the phrase keys earlier themes' labels hold, skipped, and
+    added to. The label stays as it is when fewer than ``min_terms`` phrases are found. Returns the
+    phrases of the new label ([] when it stays)."""
     if anchor is None or embedder is None:
         return []
     taken = taken if taken is not None else set()
-    terms = [x for x in stored_terms(t.topic) if not junk(x, True) and not glued(x, True)]
-    said = _said(ix, chunks)
-    if said:  # a term its units say only in boilerplate (a safe-harbour line) is no topic
-        terms = [x for x in terms if _names(said, x)] or terms
-    if stated is not None and terms:
-        folded = " ".join(_SPEAKER.sub("", x) for x in stated).casefold()
-        named = [x for x in terms if _names(folded, x)]
-        terms = named or terms
-    else:
-        named = []
-    fresh = [x for x in terms if _phrase_key(x) not in taken] or terms
-    # a theme labelled for its statements keeps a further term they name only as near them as the first
-    picked = keyphrase_label(fresh, anchor, embedder, n=max(LABEL_TERMS, len(fresh)), diversity=LABEL_DIVERSITY,
-                             floor=LABEL_FLOOR if min_terms < 2 and named else 0.0)
+    phrases = theme_phrases(ix, chunks, stated, taken=frozenset(taken))
+    # a theme labelled by its statements may take one phrase: a second only as near them as the first
+    picked = keyphrase_label([p for p in phrases if _phrase_key(p) not in taken], anchor, embedder,
+                             floor=LABEL_FLOOR if min_terms < 2 else 0.0)
     if len(picked) < max(1, min_terms):
         return []
     t.topic = _join(picked)
-    t.concepts = list(dict.fromkeys(picked + t.concepts))
+    t.concepts = picked  # the stored label's terms said what the new label replaces
     taken.update(_phrase_key(p) for p in picked)
     return picked

@@ -55,7 +55,7 @@ import numpy as np
 from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import community_documents, coverage
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
-from slmgraph.query.theme_labels import boilerplate_topic, relabel
+from slmgraph.query.theme_labels import relabel
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS, KEY_NAMES, MAX_THEMES, MIN_THEMES,
     PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY, STATEMENT_MARGIN, Statement, Theme,
@@ -121,12 +121,6 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     by_report = {r["community_id"]: r for r in pool}
     unit_of = {u.number: u.chunk_id for u in ranked}
     owner = ix.unit_owners([u.chunk_id for u in ranked], list(by_report), scores)
-    # a community whose terms are said only in boilerplate owns no evidence: the next community does
-    of = ix.units(sorted(set(owner.values())))
-    bad = {cid for cid in set(owner.values()) if boilerplate_topic(
-        Theme(cid, ix.topics([cid]).get(cid) or "", {}, [], []), ix, [u.chunk_id for u in of.get(cid, [])])}
-    if bad:
-        owner = ix.unit_owners([u.chunk_id for u in ranked], [c for c in by_report if c not in bad], scores)
     cands: list[tuple[int, Statement]] = []
     seen: set = set()
     for u in ranked:
@@ -178,10 +172,8 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             mine = [k for k in live if cands[k][1] in t.statements]
             picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
                              stated=[x.text for x in t.statements], taken=taken, min_terms=1)
-            # a theme is discussed where its label's terms are mentioned
-            by_term = ix.term_documents([t.report]).get(t.report, {})
-            on = set().union(*[by_term.get(x.casefold(), set()) for x in picked]) if picked else set()
-            d = sorted(on, key=lambda x: ix.doc_by_id[x].pos) if on else ix.phrase_documents(picked)
+            # a theme labelled by its statements' phrases is discussed where those phrases are
+            d = ix.phrase_documents(picked)
             if d:
                 t.doc_ids, t.coverage = d, coverage(d, ix.docs)
             # the concepts and names its sentence names are those its label or its statements hold
@@ -256,8 +248,6 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     uvec = ix.unit_vectors(sorted(all_units))
     taken: set[str] = set()
     relabelled: set[int] = set()
-    # a community whose terms are said only in boilerplate (a safe-harbour line) is a template's words, no theme
-    kept = [t for t in kept if not boilerplate_topic(t, ix, [u.chunk_id for u in units.get(t.report, [])])] or kept
     for t in kept:
         # its label from the phrases of the units it is discussed in, against their centroid, before its
         # statements are chosen (a corpus-wide question's statements are those nearest the label)

@@ -83,31 +83,6 @@ def class_tfidf(counts) -> "np.ndarray | object":
     return sp.csr_matrix(tf @ sp.diags(idf))
 
 
-#: A community's term seen in fewer of its text units than this is a passing phrase: it labels last.
-MIN_TERM_UNITS = 2
-
-
-def central_spread(terms: list[int], inside, term_units, unit_doc: list[str]) -> dict[int, tuple[int, int]]:
-    """``term -> (text units, documents)`` of the community's units ``inside`` (unit indices) that mention
-    each of ``terms`` (term indices); ``term_units`` is the term x unit incidence (CSR) and ``unit_doc`` the
-    document of each unit index."""
-    inside = set(np.asarray(inside).tolist())
-    out = {}
-    for t in terms:
-        us = [u for u in term_units.indices[term_units.indptr[t]:term_units.indptr[t + 1]].tolist() if u in inside]
-        out[t] = (len(us), len({unit_doc[u] for u in us}))
-    return out
-
-
-def centrality(weight: float, spread: tuple[int, int]) -> float:
-    """How central a term is to a community: its class-based TF-IDF ``weight`` times ``log(1 + units)``
-    times ``log(1 + documents)`` of the community's text units that mention it (``spread``), so a term that
-    recurs across the community's units and documents outranks a distinctive one seen once (document
-    frequency inside the cluster, as in KeyBERT's and BERTopic's term representations)."""
-    units, docs = spread
-    return (weight or 1e-9) * np.log1p(units) * np.log1p(docs)
-
-
 def junk(name: str, is_concept: bool, common: set[str] | frozenset = frozenset()) -> bool:
     """True for a term that makes no topic: a file name, a stop word, one or two characters, an order to
     an assistant (:func:`slmgraph.text.prose.addressed_to_assistant`), or a one-word name in ``common`` (words
@@ -215,7 +190,6 @@ def community_topics(store, common: set[str] | frozenset = frozenset(), n_terms:
     df = np.diff(te.indptr)  # text units per term
     doc_rank = {d: i for i, (d,) in enumerate(con.execute(f"SELECT doc_id FROM documents {DOCUMENT_ORDER}").fetchall())}
     unit_ids = sorted(unit_ix, key=unit_ix.get)
-    unit_doc_ix = [unit_doc[u] for u in unit_ids]
     members: dict[int, list[int]] = {}
     for cid, eid in con.execute("SELECT community_id, entity_id FROM community_members ORDER BY 1, 2").fetchall():
         if eid in term_ix:
@@ -245,17 +219,8 @@ def community_topics(store, common: set[str] | frozenset = frozenset(), n_terms:
             row = weights.getrow(r)
             score = dict(zip(row.indices.tolist(), row.data.tolist()))
             mem = members.get(cid, [])
-            # central terms recur across the community's own units and documents (those it reaches when it
-            # owns fewer than two)
-            inside = cu.indices[cu.indptr[r]:cu.indptr[r + 1]]
-            if len(inside) < MIN_TERM_UNITS:
-                inside = reach.indices[reach.indptr[r]:reach.indptr[r + 1]]
-            spread = central_spread([term_ix[e] for e in mem], inside, te, unit_doc_ix)
-            # members by centrality (c-TF-IDF times their spread over its units and documents), those seen in
-            # a single text unit of it last, then (those its class documents do not mention) by their text units
-            own = sorted((term_ix[e] for e in mem),
-                         key=lambda t: (spread.get(t, (0, 0))[0] < MIN_TERM_UNITS, -centrality(score.get(t, 0.0),
-                                        spread.get(t, (0, 0))), -df[t], t))
+            # members by weight, then (those its class documents do not mention) by their text units
+            own = sorted((term_ix[e] for e in mem), key=lambda t: (-score.get(t, 0.0), -df[t], t))
             # another community's member is that community's topic, not this one's
             rest = sorted((t for t in score if t not in level_members and score[t] > 0), key=lambda t: (-score[t], t))
             terms = label_terms([(_shown(str(ents[term_eid[t]])), term_eid[t] in concepts) for t in own + rest],
