@@ -215,7 +215,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     # The text units naming whom the question asks about come first; when no unit passes, they answer it,
     # tested or not (a person said of in many documents is no nearer a short "Who is X?" than the floor).
     known = known_of(named)
-    naming = units_naming(text_of, known)
+    naming = units_naming({c: text_of[c] for c in cos}, known)  # only units with a vector are scored
     answering = [c for c in relevant if c in naming] + [c for c in relevant if c not in naming]
     if naming and not relevant:
         answering = sorted(naming, key=lambda c: (-cos[c], number[c]))
