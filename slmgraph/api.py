@@ -235,7 +235,7 @@ def interrupted_note(db: str | Path, input_root: str | None) -> str:
 
     src = shlex.quote(input_root) if input_root else "INPUT"
     return (f"the last update of index {db} was interrupted: answers come from the tables of its last complete "
-            f"build and the text units indexed since; re-run 'slmgraph index {src} --db {shlex.quote(str(db))}' "
+            f"build, and text added or edited since may be missing from them; re-run 'slmgraph index {src} --db {shlex.quote(str(db))}' "
             "to finish it (with the options it was run with)")
 
 

@@ -71,3 +71,37 @@ def test_appending_a_line_re_extracts_only_the_changed_unit(tmp_path, corpus):
     shutil.copytree(corpus, fresh_in)
     _index(fresh_in, fresh_db)
     assert _records(db) == _records(fresh_db)
+
+
+def test_an_update_stopped_after_ingest_keeps_the_vectors_of_an_edited_documents_unchanged_units(
+        tmp_path, corpus, monkeypatch):
+    import pytest
+
+    import slmgraph.indexing.pipeline as pipeline
+
+    long = corpus / "long.txt"
+    long.write_text(" ".join(SENTENCES * 5) + "\n", encoding="utf-8")
+    db = tmp_path / "ix.duckdb"
+    _index(corpus, db)
+    before = _units(db)
+    with open(long, "a", encoding="utf-8") as f:
+        f.write("Helen Ward opened a pier at Port Ellen.\n")
+
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "run_extraction", stop)
+    with pytest.raises(KeyboardInterrupt):
+        _index(corpus, db)
+    store = Store(db, read_only=True)
+    try:
+        units = store.con.execute("SELECT chunk_id, text FROM text_units t JOIN documents d USING (doc_id) "
+                                  "WHERE d.path LIKE '%long.txt' ORDER BY ord").fetchall()
+        vectors = {i for (i,) in store.con.execute("SELECT item_id FROM embeddings WHERE kind = 'text_unit'").fetchall()}
+    finally:
+        store.close()
+    unchanged = [c for c, t in units if t in before]
+    assert len(unchanged) == len(units) - 1
+    # Queries before the re-run read these vectors: the edited document's unchanged text stays searchable.
+    assert all(c in vectors for c in unchanged)
+    assert units[-1][0] not in vectors

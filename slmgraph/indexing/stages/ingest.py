@@ -82,6 +82,19 @@ def carry_extractions(con) -> int:
             moves.append([chunk_id, donors.pop(text)])
     for table in UNIT_RECORDS if moves else ():
         con.executemany(f"UPDATE {table} SET chunk_id = ? WHERE chunk_id = ?", moves)
+    if moves:
+        # Their vectors are copied too (kinds of slmgraph.indexing.stages.embed: the unit's and its further
+        # windows'), so a query between an interrupted update and its re-run still finds an edited
+        # document's unchanged text; the embed stage keeps them (same text) and drops the old ids'.
+        con.execute("CREATE OR REPLACE TEMP TABLE _moved(new_id VARCHAR, old_id VARCHAR)")
+        insert_rows(con, "_moved", ("new_id", "old_id"), moves)
+        renamed = "m.new_id || substr(e.item_id, length(m.old_id) + 1)"
+        con.execute(f"INSERT INTO embeddings (kind, item_id, model, vector, window_key) "
+                    f"SELECT e.kind, {renamed}, e.model, e.vector, e.window_key FROM embeddings e "
+                    "JOIN _moved m ON e.item_id = m.old_id OR starts_with(e.item_id, m.old_id || '#') "
+                    "WHERE e.kind IN ('text_unit', 'text_unit_window') AND NOT EXISTS (SELECT 1 FROM embeddings x "
+                    f"WHERE x.kind = e.kind AND x.item_id = {renamed})")
+        con.execute("DROP TABLE _moved")
     return len(moves)
 
 
