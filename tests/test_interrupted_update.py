@@ -49,6 +49,12 @@ CHILD = textwrap.dedent("""
 """)
 
 
+def _default_sigint() -> None:
+    # A child inherits an ignored SIGINT (an earlier test's library may leave the runner ignoring it), and
+    # Python then raises no KeyboardInterrupt: the child gets the default disposition back before it starts.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _wait_hold(proc) -> None:
     """Read the child's stdout up to its HOLD line (a line printed before it, such as a library's notice, is
     skipped); fail with what it printed if it ends without one."""
@@ -99,7 +105,7 @@ def test_a_query_after_a_ctrl_c_in_an_update_answers_from_the_last_complete_buil
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=os.pathsep.join(
         [str(Path(slmgraph.__file__).parent.parent), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(corpus), str(db), point, str(TESTS)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=_default_sigint)
     _wait_hold(proc)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -136,7 +142,7 @@ def test_an_interrupted_update_resumes_to_the_index_of_an_uninterrupted_one(tmp_
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=os.pathsep.join(
         [str(Path(slmgraph.__file__).parent.parent), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(corpus), str(db), "reports", str(TESTS)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=_default_sigint)
     _wait_hold(proc)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=60)
