@@ -381,3 +381,16 @@ def fake_cli(monkeypatch):
                     **{k: v for k, v in kw.items() if k not in ("model", "embedder_factory")})
 
     monkeypatch.setattr(pipeline, "run_index", run_index)
+
+
+def people_corpus(root, n_docs=12, report_on="Geneva"):
+    """``n_docs`` short documents of eight people meeting in Geneva and founding Acme Labs, for runs compared
+    across executors (the same names recur, so units share entities)."""
+    root.mkdir(parents=True)
+    first = ["Alice", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hiro"]
+    for i in range(n_docs):
+        a, b, c = first[i % 8], first[(i + 3) % 8], first[(i + 5) % 8]
+        (root / f"d{i:02d}.txt").write_text(
+            f"{a} Weber met {b} Rossi in Geneva on day {i}. {b} Rossi founded Acme Labs with {c} Tanaka.\n"
+            f"{c} Tanaka and {a} Weber wrote a report on {report_on} for Acme Labs.\n")
+    return root

@@ -7,7 +7,7 @@ import os
 import signal
 
 import pytest
-from conftest import FakeEmbedder, FakeModel
+from conftest import people_corpus, FakeEmbedder, FakeModel
 
 from slmgraph.config.settings import Settings
 from slmgraph.indexing.executors.batch import WorkerError
@@ -33,19 +33,11 @@ def extraction_rows(db) -> dict:
         st.close()
 
 
-def corpus(root, n_docs=12):
-    root.mkdir(parents=True)
-    first = ["Alice", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hiro"]
-    for i in range(n_docs):
-        a, b, c = first[i % 8], first[(i + 3) % 8], first[(i + 5) % 8]
-        (root / f"d{i:02d}.txt").write_text(
-            f"{a} Weber met {b} Rossi in Geneva on day {i}. {b} Rossi founded Acme Labs with {c} Tanaka.\n"
-            f"{c} Tanaka and {a} Weber wrote a report on the water quality of Geneva for Acme Labs.\n")
-    return root
 
 
 def test_worker_processes_write_the_records_of_the_one_process_extraction(tmp_path):
-    docs = corpus(tmp_path / "c", n_docs=40)  # several units per task: their texts parsed together
+    # several units per task: their texts parsed together
+    docs = people_corpus(tmp_path / "c", n_docs=40, report_on="the water quality of Geneva")
     kw = dict(progress=False, embedder_factory=FakeEmbedder)
     one = Settings()
     notes = []
@@ -68,7 +60,7 @@ def test_worker_processes_write_the_records_of_the_one_process_extraction(tmp_pa
 def test_a_killed_worker_loses_only_its_units_in_flight_and_the_rerun_extracts_each_unit_once(tmp_path, monkeypatch):
     import slmgraph.indexing.stages.extract as extract
 
-    docs = corpus(tmp_path / "c", n_docs=40)
+    docs = people_corpus(tmp_path / "c", n_docs=40, report_on="the water quality of Geneva")
     db = tmp_path / "x.duckdb"
     settings = Settings(workers=2)
     kw = dict(progress=False, embedder_factory=FakeEmbedder, say=lambda m: None)

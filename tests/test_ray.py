@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import FakeEmbedder, FakeModel, actor_pids, descendants, fake_model_factory
+from conftest import people_corpus, FakeEmbedder, FakeModel, actor_pids, descendants, fake_model_factory
 
 from slmgraph.indexing.executors.batch import WorkerError
 from slmgraph.config.settings import Settings
@@ -55,19 +55,10 @@ def _snapshot(db):
     return {k: snap[k] for k in CONTENT_KEYS}, snap["extract_repeats"], snap["workers"]
 
 
-def _corpus(root, n_docs=12):
-    root.mkdir(parents=True)
-    first = ["Alice", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hiro"]
-    for i in range(n_docs):
-        a, b, c = first[i % 8], first[(i + 3) % 8], first[(i + 5) % 8]
-        (root / f"d{i:02d}.txt").write_text(
-            f"{a} Weber met {b} Rossi in Geneva on day {i}. {b} Rossi founded Acme Labs with {c} Tanaka.\n"
-            f"{c} Tanaka and {a} Weber wrote a report on Geneva for Acme Labs.\n")
-    return root
 
 
 def test_ray_executor_gives_the_same_index_as_the_local_executor(tmp_path):
-    corpus = _corpus(tmp_path / "c")
+    corpus = people_corpus(tmp_path / "c", n_docs=12)
     kw = dict(progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, model_factory=fake_model_factory)
     local = Settings(extract_mode="json", reports="model", min_community_size=2, workers=2)
     run_index(corpus, tmp_path / "local.duckdb", local, say=lambda m: None, **kw)
@@ -86,7 +77,7 @@ def test_ray_executor_gives_the_same_index_as_the_local_executor(tmp_path):
 def test_killed_ray_actor_loses_only_its_units_in_flight_and_the_same_command_finishes(tmp_path, monkeypatch):
     import slmgraph.indexing.stages.extract as extract
 
-    corpus = _corpus(tmp_path / "c")
+    corpus = people_corpus(tmp_path / "c", n_docs=12)
     db = tmp_path / "ray.duckdb"
     settings = Settings(extract_mode="json", reports="model", min_community_size=2, workers=2, executor="ray")
     kw = dict(progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None,
@@ -121,7 +112,7 @@ def test_killed_ray_actor_loses_only_its_units_in_flight_and_the_same_command_fi
 
 @pytest.mark.skipif(not shutil.which("strace"), reason="needs strace to trace the connect calls")
 def test_ray_run_connects_to_nothing_but_the_loopback(tmp_path):
-    corpus = _corpus(tmp_path / "c", 4)
+    corpus = people_corpus(tmp_path / "c", 4)
     script = tmp_path / "run.py"
     script.write_text(
         "import sys\n"
@@ -185,7 +176,7 @@ def test_a_local_ray_run_serves_no_dashboard_and_listens_only_on_the_loopback(tm
     dashboard front end, nothing on the dashboard port, every listening socket of the run on 127.0.0.1."""
     import slmgraph.indexing.stages.extract as extract
 
-    corpus = _corpus(tmp_path / "c", 4)
+    corpus = people_corpus(tmp_path / "c", 4)
     settings = Settings(extract_mode="json", min_community_size=2, workers=2, executor="ray")
     real = extract.store_extraction
     seen: dict = {}
@@ -217,7 +208,7 @@ def _extraction_rows(db):
 
 
 def test_llm_free_extraction_on_ray_actors_gives_the_same_records_as_the_local_executor(tmp_path):
-    corpus = _corpus(tmp_path / "c")
+    corpus = people_corpus(tmp_path / "c", n_docs=12)
     kw = dict(progress=False, embedder_factory=FakeEmbedder)
     local = Settings(min_community_size=2)  # the default route: no model call
     run_index(corpus, tmp_path / "local.duckdb", local, model=FakeModel(), say=lambda m: None, **kw)
@@ -235,7 +226,7 @@ def test_killed_ray_actor_in_llm_free_extraction_then_the_same_command_extracts_
                                                                                                 monkeypatch):
     import slmgraph.indexing.stages.extract as extract
 
-    corpus = _corpus(tmp_path / "c")
+    corpus = people_corpus(tmp_path / "c", n_docs=12)
     db = tmp_path / "ray.duckdb"
     settings = Settings(min_community_size=2, executor="ray")
     kw = dict(progress=False, embedder_factory=FakeEmbedder, say=lambda m: None)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FakeEmbedder, FakeModel, descendants
+from conftest import people_corpus, FakeEmbedder, FakeModel, descendants
 
 from slmgraph.config.settings import Settings
 from slmgraph.indexing.executors.batch import WorkerError
@@ -40,15 +40,6 @@ class PidEmbedder(FakeEmbedder):
         return super().encode(texts)
 
 
-def _corpus(root, n_docs=10):
-    root.mkdir(parents=True)
-    first = ["Alice", "Bruno", "Clara", "Dmitri", "Elena", "Farid", "Greta", "Hiro"]
-    for i in range(n_docs):
-        a, b, c = first[i % 8], first[(i + 3) % 8], first[(i + 5) % 8]
-        (root / f"d{i:02d}.txt").write_text(
-            f"{a} Weber met {b} Rossi in Geneva on day {i}. {b} Rossi founded Acme Labs with {c} Tanaka.\n"
-            f"{c} Tanaka and {a} Weber wrote a report on Geneva for Acme Labs.\n")
-    return root
 
 
 def _vectors(db):
@@ -69,7 +60,7 @@ def test_ray_embeds_on_actors_and_stores_the_local_runs_vectors(tmp_path, monkey
     monkeypatch.setattr(embed, "COMMIT_STEP", 4)
     log = tmp_path / "calls.log"
     monkeypatch.setenv("EMBED_LOG", str(log))
-    corpus = _corpus(tmp_path / "c")
+    corpus = people_corpus(tmp_path / "c", n_docs=10)
     # No name vectors in the graph stage: every vector the driver could encode is the embed stage's.
     local = Settings(extractor="nlp", reports="none", min_community_size=2, workers=2, n_threads=2,
                      resolution_threshold=None)
@@ -92,7 +83,7 @@ def test_a_killed_embed_actor_loses_only_its_steps_in_flight_and_the_same_comman
     import slmgraph.indexing.stages.embed as embed
 
     monkeypatch.setattr(embed, "COMMIT_STEP", 2)
-    corpus = _corpus(tmp_path / "c")
+    corpus = people_corpus(tmp_path / "c", n_docs=10)
     db = tmp_path / "ray.duckdb"
     settings = Settings(extractor="nlp", reports="none", min_community_size=2, workers=2, n_threads=2, executor="ray")
     kw = dict(progress=False, model=FakeModel(), embedder_factory=PidEmbedder, say=lambda m: None)
