@@ -51,7 +51,7 @@ works are made of any words ("Abbey Road").
 an office or title alone ("Town Clerk", "Deputy Mayor"); a word naming a part of a document
 (:data:`DOCUMENT_PARTS`: "Minutes", "Agenda", "Present", a transcript's "(Crosstalk.)"); an interjection
 ("Bye-bye"); a common word that only opens sentences and is written in lower case elsewhere in the text unit
-("Momentum", "Stories") or is followed by an adverb particle ("Stick around.").
+("Momentum", "Stories") or is followed by an adverb particle ("Stick around."); a ship's prefix alone ("MV").
 
 **List lines** (:func:`list_spans`): an attendance line ("Present: ...", "Apologies: ..."), a signature
 block (the lines after "Yours sincerely,"), a distribution line ("To:", "cc:", "Distribution:") and a
@@ -65,7 +65,7 @@ import re
 from collections import Counter
 
 from slmgraph.names.forms import STOP
-from slmgraph.names.lexicon import HEAD_SUFFIXES, OFFICE_WORDS, TITLES
+from slmgraph.names.lexicon import HEAD_SUFFIXES, LEADING_OFFICES, OFFICE_WORDS, TITLES, VESSEL_PREFIXES
 
 #: Last words of multi-word names that say their kind (the head of an English noun phrase is its last word).
 HEAD_KINDS: dict[str, str] = {
@@ -95,14 +95,14 @@ HEAD_KINDS: dict[str, str] = {
 
 #: First words that say the kind of a name whose last word does not: Romance-language streets, squares
 #: and schools ("Via Pesce", "Piazza XX Settembre", "Escuela Latinoamericana de Medicina"), "Mount X", "Lake X",
-#: sports-club abbreviations ("FK Fyllingsdalen", "SK Ull"), "Operation X", ship prefixes ("HMS Ardent").
+#: sports-club abbreviations ("FK Fyllingsdalen", "SK Ull"), "Operation X", a named storm ("Storm Babet"). Ship
+#: prefixes ("HMS Ardent", "MV Solas") are :data:`slmgraph.names.lexicon.VESSEL_PREFIXES`, read as written.
 PREFIX_KINDS: dict[str, str] = {
     **dict.fromkeys("""via viale corso piazza piazzale plaza praça rue calle avenida avenue rua largo mount mt
         lake loch fort cape isle lago monte mont sierra cerro gmina""".split(), "location"),
     **dict.fromkeys("""escuela universidad università université universität universidade banco banca fc afc cf
         sk fk if sc sv club""".split(), "organization"),
-    **dict.fromkeys("operation".split(), "event"),
-    **dict.fromkeys("hms uss sms rms hmas hmcs hmnzs".split(), "concept"),
+    **dict.fromkeys("operation storm hurricane typhoon cyclone".split(), "event"),
 }
 
 #: Prefixes that say the kind of a two-word name only ("Lake Varrin", "Mount Kellen").
@@ -142,11 +142,17 @@ def head_kind(name: str) -> str | None:
         return "location" if len(words[0]) >= 7 else None  # a bare ending ("Shire") is a common word
     if words[0].rstrip(".") in _SHORT_PREFIXES and len(words) > 2:
         return None  # "Lake Varrin Water Project": a longer name is named after the lake, not the lake
+    if name.split()[0].strip(".") in VESSEL_PREFIXES:
+        return "concept"  # "MV Solas", "HMS Ardent": a ship, a made thing (its prefix in capitals, not "Ms")
     return PREFIX_KINDS.get(words[0].rstrip("."))
 
 
 _BEFORE_PLACE = re.compile(r"(?:^|[^\w])(?:in|near|outside|inside|across|around|throughout)\s+(?:the\s+)?$", re.I)
 _BEFORE_SITE = re.compile(r"(?:^|[^\w])at\s+(?:the\s+)?$", re.I)
+#: "crossing to X", "sailed to X", "the ferry to X": a journey goes to a place (a letter goes "to" anyone).
+_JOURNEY_TO = re.compile(r"(?:^|[^\w])(?:cross(?:es|ed|ing|ings)?|sail(?:s|ed|ing|ings)?|travel(?:s|led|ed|ling|ing)?|"
+                         r"flights?|fl(?:y|ies|ew)|ferr(?:y|ies)|routes?|voyages?|journeys?|trips?|moved?|"
+                         r"returned|evacuated)\s+(?:back\s+)?to\s+(?:the\s+)?$", re.I)
 #: A language written after "in" ("written in Latin", "sung in Persian"): a work's medium, not a place.
 _LANGUAGE = re.compile(r"[A-Z][a-z]+(?:ish|ese|ic|ian|i|ew)|Latin|Greek|French|Dutch|Thai|Sanskrit|Swahili|Tamil|"
                        r"Malayalam|Welsh|Czech|Basque|Gaelic|Esperanto|Amharic|German|Japanese")
@@ -261,6 +267,8 @@ def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
         # a one-word name after "in" is a place far more often than NER says; a longer one NER typed
         # ("in the European Union") keeps its label
         return "location", PLACE_WEIGHT if " " not in name.strip() else CONTEXT_WEIGHT
+    if _JOURNEY_TO.search(text[max(0, start - 40):start]) and not possessive:
+        return "location", PLACE_WEIGHT  # "crossing to Eilean Mor": where a journey ends is a place
     if _BEFORE_SITE.search(before) and not possessive:
         return "site", CONTEXT_WEIGHT
     if _AFTER_PERSON.match(after) and head_kind(name) is None:
@@ -287,6 +295,13 @@ def vote(evidence: list[tuple[str, int]], entity_types) -> str:
 
 
 _ACRONYM = re.compile(r"[A-Z][A-Z&]{1,6}")
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\.?[^\S\n]+$")
+
+
+def _office_before(text: str, start: int) -> bool:
+    """True when a capitalised title or office is written right before ``start`` ("Treasurer |Fiona Baxter")."""
+    m = _WORD_BEFORE.search(text, max(0, start - 30), start)
+    return bool(m) and m.group(1)[:1].isupper() and m.group(1).casefold() in LEADING_OFFICES
 
 
 def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, source: str) -> list[tuple[str, int]]:
@@ -301,6 +316,8 @@ def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, 
     words = name.split()
     if len(words) > 1 and words[0].casefold().rstrip(".") in TITLES and ner_type not in KEPT_NER_TYPES and not head:
         out.append(("person", TITLE_WEIGHT))  # "Councillor Reyes", tagged ORG: a title names a person
+    elif len(words) > 1 and ner_type not in KEPT_NER_TYPES and not head and _office_before(text, start):
+        out.append(("person", TITLE_WEIGHT))  # "Treasurer Fiona Baxter", the office cut off the name
     if ner_type in ("person", "unknown") and _ACRONYM.fullmatch(name) and not text.startswith(":", end):
         out.append(("organization", TITLE_WEIGHT))  # "ABBA", "INSEAD": an acronym names a body, not a person
     ctx = context_kind(text, start, end)
@@ -462,10 +479,12 @@ def _opens_sentence(text: str, pos: int) -> bool:
 def not_a_name(name: str, text: str, positions: list[tuple[int, int]]) -> str | None:
     """Why a candidate ``name`` with mentions at ``positions`` of ``text`` is not a name, or None.
 
-    Returns one of ``"salutation"``, ``"office"``, ``"document part"``, ``"interjection"``, ``"common word"``
-    (rules in the module docstring)."""
+    Returns one of ``"salutation"``, ``"office"``, ``"prefix"``, ``"document part"``, ``"interjection"``,
+    ``"common word"`` (rules in the module docstring)."""
     if salutation_cut(name)[0]:
         return "salutation"
+    if name.strip().strip(".") in VESSEL_PREFIXES:
+        return "prefix"  # "MV" cut from "MV Solas": a ship's prefix names no ship
     words = [w.strip(".,;:!?'\u2019").casefold() for w in name.split()]
     if office_only(name):
         return "office"
@@ -492,7 +511,7 @@ _LIST_LABEL = re.compile(
     r"(?i)^[^\S\n]*(?:present|also\s+present|members\s+present|councillors\s+present|officers\s+present|absent|"
     r"apologies(?:\s+for\s+absence)?|in\s+attendance|attendees|attending|attendance|participants|panel(?:ists)?|"
     r"signed|signatories|signatures|witness(?:es)?|cc|bcc|to|from|distribution(?:\s+list)?|circulation|"
-    r"copies\s+to|copy\s+to|recipients)[^\S\n]*[:\-\u2013][^\S\n]*")
+    r"copies\s+to|copy\s+to|recipients)[^\S\n]*(?::|[\-\u2013](?=[^\S\n]))[^\S\n]*")
 _CLOSING = re.compile(r"(?i)^[^\S\n]*(?:yours\s+(?:sincerely|faithfully|truly)|sincerely|(?:best|kind|warm|warmest)\s+"
                       r"regards|regards|best\s+wishes|with\s+thanks|respectfully)[^\S\n]*[,.]?[^\S\n]*$")
 
@@ -519,6 +538,13 @@ def list_spans(text: str) -> list[tuple[int, int]]:
                 open_block = True
         pos = end + 1
     return out
+
+
+def list_line(sentence: str) -> bool:
+    """True when ``sentence`` is (or opens) a list line: a list label and its colon ("Present: Morag Lindsay
+    (chair), Duncan Reid, ...", "Apologies: Callum Shaw.", "cc: ..."), a record of who was there or who
+    receives a copy, never a statement to quote."""
+    return bool(_LIST_LABEL.match(sentence.lstrip(" \t*-_#>\u2022")))
 
 
 _LIST_FILLERS = frozenset("and & or also with plus".split())

@@ -76,8 +76,19 @@ ROLE_WORDS = TITLES | _OFFICE_CORE | frozenset("ceo cfo cto coo prime co associa
 #: not, since a person's name may end in one.
 OFFICE_WORDS = _OFFICE_CORE | frozenset("""
 clerk treasurer solicitor surveyor registrar engineer planner secretary coordinator spokesperson spokesman
-spokeswoman members councillor councillors councilor alderman mayor prophet
+spokeswoman members councillor councillors councilor alderman mayor prophet master skipper coxswain purser
+convener convenor trustee
 """.split())
+
+#: Offices and titles a person's name may be written after as a title ("Chair Priya Nair", "Treasurer Fiona
+#: Baxter", "Chief Executive Tom Reyes", "Master Isla Morrison"): not part of the name; the candidate pass
+#: and entity resolution cut them when a full name (two words or more) remains.
+LEADING_OFFICES = TITLES | ROLE_WORDS | OFFICE_WORDS
+
+#: Prefixes of ships' names, as written ("MV Solas", "HMS Ardent", "RMS Titanic"): motor, steam and sailing
+#: vessels, royal and naval ships. A vessel is a made thing, typed as works and products are; the prefix alone
+#: is no entity.
+VESSEL_PREFIXES = frozenset("""MV MS MY SS RMS HMS HMY USS USNS SMS HMAS HMCS HMNZS FV RV PS SV""".split())
 
 # --- suffixes -----------------------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from slmgraph.names.forms import _TITLE_ABBR, STOP, WRAPPED_LINE_CHARS, normaliz
 from slmgraph.names.kinds import head_kind, salutation_cut, trailing_office_cut
 from slmgraph.names.lexicon import (
     AFFILIATION_HEADS, COMMA_SUFFIXES, EVENT_HEADS, GENERIC_WORDS, HEAD_TYPES, KIND_WORDS, LABEL_WORDS,
-    NOT_PERSON_HEADS, ORG_SUFFIXES, PLACE_NOUNS, ROLE_WORDS, TITLES, UNDERTAKINGS,
+    LEADING_OFFICES, NOT_PERSON_HEADS, ORG_SUFFIXES, PLACE_NOUNS, ROLE_WORDS, TITLES, UNDERTAKINGS, VESSEL_PREFIXES,
 )
 
 
@@ -147,7 +147,10 @@ def untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[in
     "Herr Prof. Müller" -> "Müller", "Leader of the Opposition Khaleda Zia" is left alone): leading
     :data:`slmgraph.names.lexicon.TITLES` are dropped when two or more words remain or when two or more titles
     precede one name; "Mr. Holmes" keeps its one title (one word would be left, and "Mr." and "Mrs. Holmes"
-    are different people). Gold names carry no titles (Re-DocRED)."""
+    are different people). An office written as a title ("Chair Priya Nair", "Chief Executive Tom Reyes",
+    :data:`slmgraph.names.lexicon.LEADING_OFFICES`, the first word capitalised) is dropped when a full
+    personal name of two or more title-case words remains ("Chair Nair" stays whole), also from a span NER
+    typed an organisation. Gold names carry no titles (Re-DocRED)."""
     words = list(re.finditer(r"\S+", name))
     k = 0
     while k < len(words) - 1 and words[k].group(0).casefold().rstrip(".") in TITLES:
@@ -156,10 +159,44 @@ def untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[in
         k = 0  # "Mr. Holmes"
     if k == len(words) - 1 and head_kind(name):
         k = 0  # "Alderman Library": a title word naming a place or body, not a person's title
-    if k == 0 or etype not in ("person", "unknown"):
+    j = k
+    while j < len(words) - 2 and words[j].group(0).casefold().rstrip(".") in LEADING_OFFICES:
+        j += 1
+    rest = [w.group(0) for w in words[j:]]
+    if (j > k and words[0].group(0)[:1].isupper() and all(title_cased(w) for w in rest)
+            and not any(w.casefold().rstrip(".,") in NOT_PERSON_WORDS for w in rest)
+            and etype in ("person", "unknown", "organization")):
+        k = j  # "Chair Priya Nair", "Treasurer Fiona Baxter": the office is not part of the name
+    elif k == 0 or etype not in ("person", "unknown"):
         return start, end, name, etype
     cut = words[k].start()
     return start + cut, end, name[cut:], "person"
+
+
+def unlabelled(text: str, start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:
+    """A name without the label word glued to it where a line opens with "Label Name:" ("Update Rory:",
+    "Note Smith:" -> "Rory", "Smith"; :data:`slmgraph.names.lexicon.LABEL_WORDS`): the label heads the line,
+    the name is whom it is about. Left whole unless a colon follows the span and a title-case word remains."""
+    words = name.split()
+    line_start = text.rfind("\n", 0, start) + 1
+    if (len(words) < 2 or text[line_start:start].strip(" \t*-_#>\u2022") or not text[end:end + 2].lstrip(" ").startswith(":")
+            or words[0].casefold().rstrip(".") not in LABEL_WORDS or len(words[0]) < 3
+            or words[0].casefold() in TITLES or not all(title_cased(w) for w in words[1:])):
+        return start, end, name, etype
+    cut = name.index(words[1], len(words[0]))
+    return start + cut, end, name[cut:], etype
+
+
+def vessel_cut(start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:
+    """A ship's name without the words before its prefix ("Delivery of the MV Solas" -> "MV Solas", a
+    capitalised run from a sentence's start), typed ``concept`` when untyped (a vessel is a made thing)."""
+    words = list(re.finditer(r"\S+", name))
+    k = next((i for i, w in enumerate(words[:-1]) if w.group(0) in VESSEL_PREFIXES and title_cased(words[i + 1].group(0))),
+             None)
+    if k is None or (k and not words[k - 1].group(0).islower()):
+        return start, end, name, etype
+    cut = words[k].start()
+    return start + cut, end, name[cut:], "concept" if etype == "unknown" else etype
 
 
 def unclassified(start: int, end: int, name: str, etype: str) -> tuple[int, int, str, str]:

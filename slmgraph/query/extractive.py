@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from slmgraph.model.client import DEADLINE_SENTENCE_S
 from slmgraph.names.forms import content_words, cut, is_grounded
+from slmgraph.names.kinds import list_line
 from slmgraph.model.policy import model_does
 from slmgraph.indexing.stages.report_data import FINDING_MAX_CHARS
 from slmgraph.text.prose import (
@@ -237,10 +238,11 @@ def quotable(sentence: str, min_words: int) -> bool:
     """True when ``sentence`` may be quoted at all: ``min_words`` words or more besides a speaker
     label (counted in the script's own units, :func:`slmgraph.text.prose.word_count`: a Chinese or Japanese
     character is one), not a back-channel line ("(Laughter.) Yeah."), not addressed to an assistant, not a
-    letter's salutation, sign-off or byline (:func:`furniture`)."""
+    letter's salutation, sign-off or byline (:func:`furniture`), not a list line ("Present: A, B, C",
+    :func:`slmgraph.names.kinds.list_line`: who was there states nothing)."""
     body = _SPEAKER.sub("", sentence).strip()
     return word_count(body) >= min_words and not _BACKCHANNEL.match(body) and not addressed_to_assistant(sentence) \
-        and not furniture(body)
+        and not furniture(body) and not list_line(sentence)
 
 
 def names_named(sentence: str, names: list[str]) -> int:

@@ -46,12 +46,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from slmgraph.names.forms import STOP, _sentence_initial, _singular, cut, mentions, normalize_name
+from slmgraph.names.kinds import list_spans
 from slmgraph.store.bulk import insert_rows
 from slmgraph.text.prose import sentence_spans
 
 #: Part of every extraction key of a build with concepts: bump it when a change here changes what a
 #: text unit's concepts are, so indexes re-extract.
-CONCEPTS_VERSION = "2"
+CONCEPTS_VERSION = "3"
 
 #: Fewest text units a concept occurs in to become a node (graphrag's ``prune_graph.min_node_freq``: 2).
 MIN_UNITS = 2
@@ -215,7 +216,8 @@ def unit_concepts(doc, text: str, names: list[str], max_chars: int, lemmatizer=N
     """
     found = phrases(doc, text, lemmatizer)
     name_keys = {normalize_name(n): n for n in names}
-    found = [f for f in found if f[2] not in name_keys]
+    listed = list_spans(text)  # "Present: A (chair), B (treasurer)": a record of who was there, no concept
+    found = [f for f in found if f[2] not in name_keys and not any(a < f[1] and f[0] < b for a, b in listed)]
     if not found:
         return UnitConcepts()
     counts = Counter(k for *_, k in found)
@@ -237,6 +239,8 @@ def unit_concepts(doc, text: str, names: list[str], max_chars: int, lemmatizer=N
             by_sentence[j].append(k)
     for i, ks in sorted(by_sentence.items()):
         sent = text[spans[i][0]:spans[i][1]]
+        if any(a < spans[i][1] and spans[i][0] < b for a, b in listed):
+            continue  # a sentence that runs into a list line links nothing
         short = cut(" ".join(sent.split()), max_chars)
         for k in ks:
             desc.setdefault(k, short)

@@ -55,12 +55,12 @@ from slmgraph.names.kinds import (
     not_a_name, quoted_titles, vote,
 )
 from slmgraph.names.lexicon import (
-    COMMON_ACRONYMS, CURRENCY_CODES, GENERIC_WORDS, NORP_GROUP, QUALIFIED_NOUNS, TITLES,
+    COMMON_ACRONYMS, CURRENCY_CODES, GENERIC_WORDS, NORP_GROUP, QUALIFIED_NOUNS, TITLES, VESSEL_PREFIXES,
 )
 from slmgraph.names.spans import (
     NOT_PERSON_WORDS, PLACE_AFTER, STRUCTURE_HEADING, YEAR, affiliation_parts, comma_parts, edge_cut, head_type,
     is_office, paragraph_parts, speaker_labels, title_cased, trim_span, unaddressed, unclassified, undertakings,
-    untitled, with_year,
+    unlabelled, untitled, vessel_cut, with_year,
 )
 from slmgraph.text.language import text_language
 from slmgraph.text.markdown import mask_markup
@@ -352,6 +352,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
                         or len(affiliation_parts(masked, (sp.start, sp.end, sp.name, "unknown", "caps"), {},
                                                   entity_types)) == 2
                         or _person_widened(sp, [spans[i] for i in inside], tokens)
+                        or sp.name.split()[0] in VESSEL_PREFIXES  # "MV Solas", tagged "MV" and "Solas"
                         or (len(inside) == 1 and spans[inside[0]][1] == sp.end and " " not in spans[inside[0]][2]
                             and len(sp.name.split()) > 1 and head_kind(sp.name))):  # "Alderman Library"
                     types = {spans[i][3] for i in inside}
@@ -390,7 +391,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
     items = [part for it in items for part in affiliation_parts(masked, it, others, entity_types)]
     items = undertakings(masked, items, entity_types)
     spans, sources = [it[:4] for it in items], [it[4] for it in items]
-    spans = [unclassified(*untitled(masked, *unaddressed(*sp))) for sp in spans]
+    spans = [unclassified(*untitled(masked, *unlabelled(masked, *vessel_cut(*unaddressed(*sp))))) for sp in spans]
     by_key: dict[str, Candidate] = {}
     positions: dict[str, list[tuple[int, int]]] = {}
     evidence: dict[str, list[tuple[str, int]]] = {}

@@ -86,7 +86,7 @@ from typing import Callable, Mapping, NamedTuple
 import numpy as np
 
 from slmgraph.names.forms import tolerant_words
-from slmgraph.names.lexicon import NOT_PERSON_HEADS, PERSONAL_TITLES, SHORT_FORM_HEADS, TITLES
+from slmgraph.names.lexicon import LEADING_OFFICES, NOT_PERSON_HEADS, PERSONAL_TITLES, SHORT_FORM_HEADS, TITLES
 
 #: Rule names in the order they are applied (the ``rule`` column of ``merge_log``).
 RULES = ("compound", "title", "name-subset", "short-form", "acronym", "embedding")
@@ -156,12 +156,20 @@ def strip_titles(norm: str) -> tuple[str, list[str]]:
     """``(rest, titles)``: a normalised name without its leading :data:`TITLES`.
 
     At least one word is always kept: "general" stays "general".
-    "lt col john smith" -> ("john smith", ["lt", "col"]).
+    "lt col john smith" -> ("john smith", ["lt", "col"]). An office written as a title
+    (:data:`LEADING_OFFICES`) goes too when two or more words remain: "chair priya nair" -> ("priya nair",
+    ["chair"]), "chief executive tom reyes" -> ("tom reyes", ["chief", "executive"]).
     """
     words = norm.split()
     titles: list[str] = []
     while len(words) > 1 and words[0] in TITLES:
         titles.append(words.pop(0))
+    k = 0
+    while k < len(words) - 2 and words[k] in LEADING_OFFICES:
+        k += 1
+    if k and not any(w in NOT_PERSON_HEADS or w in _NOT_IN_PERSON_NAMES or w in LEADING_OFFICES for w in words[k:]):
+        titles += words[:k]
+        words = words[k:]
     return " ".join(words), titles
 
 
