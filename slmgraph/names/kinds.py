@@ -149,10 +149,11 @@ def head_kind(name: str) -> str | None:
 
 _BEFORE_PLACE = re.compile(r"(?:^|[^\w])(?:in|near|outside|inside|across|around|throughout)\s+(?:the\s+)?$", re.I)
 _BEFORE_SITE = re.compile(r"(?:^|[^\w])at\s+(?:the\s+)?$", re.I)
-#: "crossing to X", "sailed to X", "the ferry to X": a journey goes to a place (a letter goes "to" anyone).
+#: "crossing to X", "sailed to X", "the ferry to X": a journey goes to a place (a letter goes "to" anyone, and
+#: a player "moved to" a club).
 _JOURNEY_TO = re.compile(r"(?:^|[^\w])(?:cross(?:es|ed|ing|ings)?|sail(?:s|ed|ing|ings)?|travel(?:s|led|ed|ling|ing)?|"
-                         r"flights?|fl(?:y|ies|ew)|ferr(?:y|ies)|routes?|voyages?|journeys?|trips?|moved?|"
-                         r"returned|evacuated)\s+(?:back\s+)?to\s+(?:the\s+)?$", re.I)
+                         r"flights?|fl(?:y|ies|ew)|ferr(?:y|ies)|routes?|voyages?|journeys?)\s+(?:back\s+)?to\s+"
+                         r"(?:the\s+)?$", re.I)
 #: A language written after "in" ("written in Latin", "sung in Persian"): a work's medium, not a place.
 _LANGUAGE = re.compile(r"[A-Z][a-z]+(?:ish|ese|ic|ian|i|ew)|Latin|Greek|French|Dutch|Thai|Sanskrit|Swahili|Tamil|"
                        r"Malayalam|Welsh|Czech|Basque|Gaelic|Esperanto|Amharic|German|Japanese")
@@ -483,8 +484,9 @@ def not_a_name(name: str, text: str, positions: list[tuple[int, int]]) -> str | 
     ``"common word"`` (rules in the module docstring)."""
     if salutation_cut(name)[0]:
         return "salutation"
-    if name.strip().strip(".") in VESSEL_PREFIXES:
-        return "prefix"  # "MV" cut from "MV Solas": a ship's prefix names no ship
+    if name.strip().strip(".") in VESSEL_PREFIXES and positions and all(
+            re.match(r"[^\S\n]+[A-Z][a-z]", text[e:e + 4]) for _, e in positions):
+        return "prefix"  # "MV" cut from "MV Solas": a ship's prefix names no ship ("the SS killed" is a body)
     words = [w.strip(".,;:!?'\u2019").casefold() for w in name.split()]
     if office_only(name):
         return "office"
