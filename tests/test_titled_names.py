@@ -133,6 +133,7 @@ def test_index_of_minutes_relates_no_attendee_pair(tmp_path):
     st = Store(db, read_only=True)
     try:
         ents = dict(st.con.execute("SELECT name, type FROM entities").fetchall())
+        descs = dict(st.con.execute("SELECT name, description FROM entities").fetchall())
         rels = st.con.execute(
             "SELECT s.name, t.name, r.description FROM relationships r JOIN entities s ON s.entity_id = r.source_id "
             "JOIN entities t ON t.entity_id = r.target_id").fetchall()
@@ -141,5 +142,6 @@ def test_index_of_minutes_relates_no_attendee_pair(tmp_path):
     assert ents.get("Elspeth Fairlie") == "person" and "Chair Elspeth Fairlie" not in ents
     assert ents.get("MV Kestrel") == "concept" and "MV" not in ents
     assert "Marguerite Dunmore" in ents  # a list line still gives its people
+    assert not any((d or "").startswith(("Present", "Apologies")) for d in descs.values()), descs
     assert not any(d.startswith(("Present", "Apologies")) for *_, d in rels), rels
     assert not any("Marguerite Dunmore" in (a, b) for a, b, _ in rels)

@@ -12,11 +12,12 @@ other modules share (titles, offices, suffixes) are in :mod:`slmgraph.names.lexi
   "Aldane River", "Hollins Meadows" are places, "Millbrook Gazette", "Bluewater Renewables", "Millbrook
   Library", "... Ltd" organisations): :data:`HEAD_WEIGHT` per mention, so it outvotes NER, which learnt
   names from news text and types an unknown two-word name as a person;
-* a title before it ("Councillor Reyes", :data:`slmgraph.names.lexicon.TITLES`): person, :data:`TITLE_WEIGHT` per
-  mention;
+* a title before it ("Councillor Reyes", :data:`slmgraph.names.lexicon.TITLES`), or a capitalised office the
+  candidate pass cut off the name ("Treasurer | Fiona Baxter", :data:`slmgraph.names.lexicon.LEADING_OFFICES`):
+  person, :data:`TITLE_WEIGHT` per mention;
 * its context (:func:`context_kind`): a quoted title ('"Mess of Blues"') -> concept, :data:`HEAD_WEIGHT`;
   "the song X", "the film X" -> concept; "in X", "near X", "the town of X" -> location (a name of two or more
-  words: 1), and "X (born 1950)",
+  words: 1), "crossing to X", "the ferry to X" -> location, and "X (born 1950)",
   "X was born", "X's wife" -> person, :data:`PLACE_WEIGHT` per mention; a language after "in" or before a
   gloss -> concept ("written in Latin", "(Persian: ...)"); "at X" -> location against a person label only
   (a company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
@@ -24,7 +25,8 @@ other modules share (titles, offices, suffixes) are in :mod:`slmgraph.names.lexi
 
 The head noun is the word before "of" when that word says a kind ("Battle of Vimy Ridge" -> event,
 "University of Oslo" -> organization), else the last word, else a kind-saying first word
-(:data:`PREFIX_KINDS`: "Via Pesce", "Piazza ...", "FK Fyllingsdalen", "Operation Vistula", "HMS Ardent");
+(:data:`PREFIX_KINDS`: "Via Pesce", "Piazza ...", "FK Fyllingsdalen", "Operation Vistula", "Storm Babet"; a ship's
+prefix in capitals, :data:`slmgraph.names.lexicon.VESSEL_PREFIXES`: "HMS Ardent", "MV Solas" -> concept);
 a one-word name with a place ending (:data:`PLACE_SUFFIXES`: "Yorkshire", "Pittsburgh") is a place. A
 newspaper is an organisation (it reports, asks and publishes); awards, charts and treaties are works.
 
@@ -56,7 +58,8 @@ an office or title alone ("Town Clerk", "Deputy Mayor"); a word naming a part of
 **List lines** (:func:`list_spans`): an attendance line ("Present: ...", "Apologies: ..."), a signature
 block (the lines after "Yours sincerely,"), a distribution line ("To:", "cc:", "Distribution:") and a
 comma list of names with no other word (:func:`names_only`) state no relationship between the names in
-them: extraction's same-sentence co-occurrence skips them; the names stay mentions.
+them: extraction's same-sentence co-occurrence and the concepts' links skip them, no description is taken
+from them, and a list line is never quoted (:func:`list_line`); the names stay mentions.
 """
 
 from __future__ import annotations
