@@ -9,8 +9,9 @@ NER and of the capitalised runs.
   kind of undertaking before a colon with the name after it (:func:`undertakings`: "Operation: Dulce"), a
   year before an event (:func:`with_year`: "2002 Winter Olympics").
 * Spans trimmed to the name: leading articles and trailing clauses (:func:`trim_span`), a salutation and a
-  trailing office (:func:`unaddressed`), leading titles (:func:`untitled`), a German kind word
-  (:func:`unclassified`).
+  trailing office (:func:`unaddressed`), leading titles and offices (:func:`untitled`: "Chair Priya Nair"), a
+  line's label word (:func:`unlabelled`: "Update Rory:"), the words before a ship's prefix
+  (:func:`vessel_cut`), a German kind word (:func:`unclassified`).
 * Spans that are no name: a word cut by the text's edge (:func:`edge_cut`), an office with what it is of
   (:func:`is_office`), a heading of the document's structure (:data:`STRUCTURE_HEADING`).
 * The type an untyped capitalised run's last word says (:func:`head_type`).
