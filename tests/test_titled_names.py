@@ -102,6 +102,8 @@ def test_candidates_of_minutes_and_letter(nlp):
     for person in ("Elspeth Fairlie", "Wilhelmina Ostrova", "Rowan Achterberg", "Ingrid Solberg"):
         assert got.get(person) == "person", (person, got)
     assert got.get("Inchmurrin") == "location", got
+    storm = "Storm Babet closed the harbour for two days in October. Sailings resumed after Storm Babet had passed."
+    assert _names(storm, nlp).get("Storm Babet") == "event"
 
 
 def test_list_lines_are_no_statements():
