@@ -61,6 +61,7 @@ def test_offices_written_as_titles_are_cut_from_names():
     assert spans.untitled(text, 0, 15, "Chair Priya Nair", "person")[2:] == ("Priya Nair", "person")
     assert spans.untitled("x", 0, 0, "Chief Executive Tom Reyes", "organization")[2:] == ("Tom Reyes", "person")
     assert spans.untitled("x", 0, 0, "Treasurer Fiona Baxter", "unknown")[2] == "Fiona Baxter"
+    assert spans.untitled("x", 0, 0, "Ms Elaine Forsyth", "organization")[2:] == ("Elaine Forsyth", "person")
     assert spans.untitled("x", 0, 0, "Chair Nair", "person")[2] == "Chair Nair"  # no full name would remain
     assert spans.untitled("x", 0, 0, "Director General Motors", "unknown")[2] == "Director General Motors"
     assert spans.untitled("x", 0, 0, "Head Start Program", "unknown")[2] == "Head Start Program"
@@ -104,6 +105,8 @@ def test_candidates_of_minutes_and_letter(nlp):
     assert got.get("Inchmurrin") == "location", got
     storm = "Storm Babet closed the harbour for two days in October. Sailings resumed after Storm Babet had passed."
     assert _names(storm, nlp).get("Storm Babet") == "event"
+    who = "Some members objected. Ewan Grant, a fisherman from Skerrin, said the money would be better spent."
+    assert _names(who, nlp).get("Ewan Grant") == "person"
 
 
 def test_list_lines_are_no_statements():

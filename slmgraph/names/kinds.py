@@ -201,7 +201,8 @@ DEFINITION_KINDS: dict[str, str] = {
         producer priest bishop monk nun saint king queen prince princess emperor empress pope general officer
         soldier pilot model dancer activist founder member leader minister president chef explorer inventor
         physician doctor nurse character daughter son wife husband governor senator ambassador mayor forward
-        midfielder defender goalkeeper striker winger defenceman defenseman""".split(), "person"),
+        midfielder defender goalkeeper striker winger defenceman defenseman fisherman fisherwoman farmer crofter
+        welder sailor mariner seaman skipper shopkeeper resident""".split(), "person"),
     **dict.fromkeys("""municipality commune settlement hamlet suburb neighbourhood neighborhood capital state
         country nation area locality zone woreda prefecture oblast canton station archipelago sea ocean gulf
         strait continent street""".split(), "location"),

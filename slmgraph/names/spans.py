@@ -164,10 +164,10 @@ def untitled(text: str, start: int, end: int, name: str, etype: str) -> tuple[in
     while j < len(words) - 2 and words[j].group(0).casefold().rstrip(".") in LEADING_OFFICES:
         j += 1
     rest = [w.group(0) for w in words[j:]]
-    if (j > k and words[0].group(0)[:1].isupper() and all(title_cased(w) for w in rest)
-            and not any(w.casefold().rstrip(".,") in NOT_PERSON_WORDS for w in rest)
-            and etype in ("person", "unknown", "organization")):
-        k = j  # "Chair Priya Nair", "Treasurer Fiona Baxter": the office is not part of the name
+    full_name = (len(rest) >= 2 and words[0].group(0)[:1].isupper() and all(title_cased(w) for w in rest)
+                 and not any(w.casefold().rstrip(".,") in NOT_PERSON_WORDS for w in rest))
+    if full_name and (j > k and etype in ("person", "unknown") or j > 0 and etype == "organization"):
+        k = j  # "Chair Priya Nair", "Treasurer Fiona Baxter", "Ms Elaine Forsyth" tagged ORG: not the name
     elif k == 0 or etype not in ("person", "unknown"):
         return start, end, name, etype
     cut = words[k].start()
