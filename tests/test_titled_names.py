@@ -87,7 +87,7 @@ def test_titled_and_plain_name_resolve_to_the_plain_name():
 def test_ship_prefixes_and_labels():
     assert kinds.head_kind("MV Solas") == "concept" and kinds.head_kind("HMS Ardent") == "concept"
     assert kinds.head_kind("Ms Elaine Forsyth") is None  # a title, not a ship
-    assert kinds.head_kind("Storm Babet") == "event"
+    assert kinds.head_kind("Storm Babet") == "event" and kinds.head_kind("Orkney Ferries") == "organization"
     assert kinds.not_a_name("MV", "the MV Solas sailed", [(4, 6)]) == "prefix"
     assert spans.vessel_cut(0, 24, "Delivery of the MV Solas", "unknown")[2:] == ("MV Solas", "concept")
     line = "Update Rory: the yard confirmed it."

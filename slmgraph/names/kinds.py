@@ -84,7 +84,8 @@ HEAD_KINDS: dict[str, str] = {
         company partners partnership associates industries technologies systems solutions enterprises ventures
         capital bank council committee commission board trust foundation association society club federation
         party ministry department agency authority institute university college school academy hospital
-        museum orchestra band choir records press government fotball football""".split(), "organization"),
+        museum orchestra band choir records press government fotball football ferries airways airlines""".split(),
+        "organization"),
     # a newspaper reports, asks and publishes: to a reader it is an organisation (its publisher), not a work
     **dict.fromkeys("""gazette times post journal herald chronicle courier tribune observer newspaper magazine
         daily""".split(), "organization"),
