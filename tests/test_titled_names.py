@@ -113,6 +113,8 @@ def test_list_lines_are_no_statements():
     assert kinds.list_line("Present: Elspeth Fairlie (chair), Tomas Brandauer (general manager), Gideon Lyle.")
     assert kinds.list_line("Apologies: Marguerite Dunmore.") and kinds.list_line("In attendance: Ann Lee, Bo Chen.")
     assert not kinds.list_line("Present-day ferries carry more cars than the old ones did.")
+    assert kinds.list_line("Present from the board: Elspeth Fairlie, Tomas Brandauer, Gideon Lyle.")
+    assert not kinds.list_line("From the start of the year, fares for residents stayed the same.")
     s = "Present: Elspeth Fairlie (chair), Tomas Brandauer (general manager), Wilhelmina Ostrova (treasurer)."
     assert not quotable(s, 3)
     pts = sentence_points([(1, MINUTES)], max_points=10)

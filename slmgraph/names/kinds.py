@@ -518,7 +518,9 @@ _LIST_LABEL = re.compile(
     r"(?i)^[^\S\n]*(?:present|also\s+present|members\s+present|councillors\s+present|officers\s+present|absent|"
     r"apologies(?:\s+for\s+absence)?|in\s+attendance|attendees|attending|attendance|participants|panel(?:ists)?|"
     r"signed|signatories|signatures|witness(?:es)?|cc|bcc|to|from|distribution(?:\s+list)?|circulation|"
-    r"copies\s+to|copy\s+to|recipients)[^\S\n]*(?::|[\-\u2013](?=[^\S\n]))[^\S\n]*")
+    r"copies\s+to|copy\s+to|recipients)"
+    r"(?:[^\S\n]+(?:from|for|of|on\s+behalf\s+of)[^\S\n]+[^\W\d_][^:.\n]{0,40}?)?"  # "Present from the board:"
+    r"[^\S\n]*(?::|[\-\u2013](?=[^\S\n]))[^\S\n]*")
 _CLOSING = re.compile(r"(?i)^[^\S\n]*(?:yours\s+(?:sincerely|faithfully|truly)|sincerely|(?:best|kind|warm|warmest)\s+"
                       r"regards|regards|best\s+wishes|with\s+thanks|respectfully)[^\S\n]*[,.]?[^\S\n]*$")
 
