@@ -152,3 +152,13 @@ def test_index_of_minutes_relates_no_attendee_pair(tmp_path):
     assert not any((d or "").startswith(("Present", "Apologies")) for d in descs.values()), descs
     assert not any(d.startswith(("Present", "Apologies")) for *_, d in rels), rels
     assert not any("Marguerite Dunmore" in (a, b) for a, b, _ in rels)
+
+
+def test_cooccurrence_takes_no_description_from_a_list_line():
+    from slmgraph.indexing.stages.extract_text import cooccurrence
+
+    text = "Present: Ann Lee (chair), Bo Chen.\nApologies: Cy Dunn.\n\nAnn Lee opened the meeting with Bo Chen."
+    first, pairs = cooccurrence(text, ["Ann Lee", "Bo Chen", "Cy Dunn"], 300)
+    assert first == {"ann lee": "Ann Lee opened the meeting with Bo Chen.",
+                     "bo chen": "Ann Lee opened the meeting with Bo Chen."}
+    assert list(pairs) == [("ann lee", "bo chen")]

@@ -32,10 +32,11 @@ def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str,
     for a0, b0 in sentence_spans(text):
         sent = text[a0:b0]
         found = [k for k in keys if mentions(sent, keys[k])]
+        in_list = any(a0 < b and a < b0 for a, b in listed)
         for k in found:
-            if says_more(sent, [keys[k]]):
+            if says_more(sent, [keys[k]]) and not in_list:  # who was there describes no one
                 first_sentence.setdefault(k, cut(sent, max_chars))
-        if len(found) > 1 and (any(a0 < b and a < b0 for a, b in listed) or names_only(sent, list(keys.values()))):
+        if len(found) > 1 and (in_list or names_only(sent, list(keys.values()))):
             continue  # "Present: ...", "cc: ...", a signature, a comma list of names: no relationship stated
         for i, a in enumerate(found):
             for b in found[i + 1:]:
