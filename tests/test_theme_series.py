@@ -1,0 +1,151 @@
+"""Documents that are parts of works (named and counted as works), coverage that counts what a theme
+quotes, and figure questions answered by the sentences stating the figures."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from conftest import FakeEmbedder
+
+from slmgraph.query.documents import corpus_documents, coverage, coverage_text, part_of, series_parts
+from slmgraph.query.theme_model import Statement, Theme, ThemeIndex, has_figure, topic_words
+from slmgraph.query.theme_render import overview, reach_text
+
+
+@pytest.mark.parametrize("name, want", [
+    ("EP-03_ Behind_the_Tech_Kevin Scott_Podcast_with_Andrew Ng-part15",
+     ("EP-03_ Behind_the_Tech_Kevin Scott_Podcast_with_Andrew Ng", "part", 15)),
+    ("field_notes_part_3", ("field_notes", "part", 3)),
+    ("Moby Dick ch 4", ("Moby Dick", "chapter", 4)),
+    ("Moby Dick chapter 12", ("Moby Dick", "chapter", 12)),
+    ("budget notes (2)", ("budget notes", "part", 2)),
+    ("manual-section2", ("manual", "section", 2)),
+    ("search4", None),
+    ("01_annual_report_2019", None),
+    ("minutes_2024_06", None),
+])
+def test_a_trailing_part_number_is_read_in_several_naming_styles(name, want):
+    assert part_of(name) == want
+
+
+def test_series_are_found_only_when_most_documents_are_parts():
+    got = series_parts({"a1": "Talk_with_Ada-part1", "a2": "Talk_with_Ada-part2", "b1": "Talk_with_Bo-part1",
+                        "b2": "Talk_with_Bo-part10", "x": "preface"})
+    assert got["a2"] == ("Talk with Ada", "part", 2) and got["b2"] == ("Talk with Bo", "part", 10) and "x" not in got
+    # a corpus of separate documents (one stray "(2)") keeps its documents
+    assert series_parts({"a": "minutes 2024-01", "b": "minutes 2024-02", "c": "letter (2)", "d": "report"}) == {}
+    assert series_parts({"a": "essay part 1", "b": "report", "c": "letter", "d": "memo"}) == {}
+
+
+def _store(paths):
+    con = duckdb.connect()
+    con.execute("CREATE TABLE documents (doc_id VARCHAR, path VARCHAR, title VARCHAR)")
+    con.execute("CREATE TABLE text_units (chunk_id VARCHAR, doc_id VARCHAR, ord INT, text VARCHAR)")
+    for i, p in enumerate(paths):
+        title = p[:-4].rsplit("-part", 1)[0]
+        con.execute("INSERT INTO documents VALUES (?, ?, ?)", [f"d{i}", p, title])
+        con.execute("INSERT INTO text_units VALUES (?, ?, 0, ?)", [f"u{i}", f"d{i}", "Some words of this part."])
+
+    class S:
+        pass
+    s = S()
+    s.con = con
+    return s
+
+
+def test_parts_of_works_are_named_by_work_and_part_and_counted_as_works():
+    paths = [f"EP-03_ Behind_the_Tech_with Andrew Ng-part{i}.txt" for i in (1, 2, 15)] + \
+            [f"EP-13_ Behind_the_Tech_with_Sam-Altman-part{i}.txt" for i in (1, 2)] + ["Ep-52_Bill_Gates-part1.txt",
+                                                                                      "Ep-52_Bill_Gates-part2.txt"]
+    docs = corpus_documents(_store(paths))
+    names = [d.name for d in docs]
+    assert "EP-03 Behind the Tech with Andrew Ng, part 15" in names
+    assert "EP-13 Behind the Tech with Sam-Altman, part 2" in names
+    assert {d.work for d in docs} == {"EP-03 Behind the Tech with Andrew Ng", "EP-13 Behind the Tech with Sam-Altman",
+                                      "Ep-52 Bill Gates"}
+    by_name = {d.name: d.doc_id for d in docs}
+    cov = coverage([by_name["EP-03 Behind the Tech with Andrew Ng, part 1"],
+                    by_name["EP-03 Behind the Tech with Andrew Ng, part 15"],
+                    by_name["Ep-52 Bill Gates, part 2"]], docs)
+    assert cov["works"] == 2 and cov["works_of"] == 3 and cov["documents"] == 3 and cov["of"] == 7
+    assert reach_text(cov) == "2 of 3 works (67 %; 3 of 7 parts)"
+    assert reach_text(cov, False, False) == "2 of 3 works, 3 of 7 parts"
+    assert coverage_text(cov).startswith("in 2 of 3 works (3 of 7 parts), ")
+
+
+def test_a_corpus_with_no_series_keeps_its_document_names_and_counts():
+    paths = ["01_annual_report_2019.txt", "02_board_minutes_2019-09.txt", "letter (2).txt", "notes.txt"]
+    docs = corpus_documents(_store(paths))
+    assert sorted(d.name for d in docs) == sorted(p[:-4] for p in paths) and not any(d.work for d in docs)
+    cov = coverage([docs[0].doc_id], docs)
+    assert "works" not in cov and reach_text(cov) == "1 of 4 documents"
+
+
+def test_a_themes_coverage_counts_every_document_it_quotes():
+    from slmgraph.query.themes import cover_quoted
+
+    paths = [f"doc{i}.txt" for i in range(6)]
+    ix = ThemeIndex(_store(paths))
+    ids = [d.doc_id for d in ix.docs]
+    t = Theme(1, "science fiction stories", coverage(ids[:1], ix.docs), ids[:1], [])
+    t.statements = [Statement(f"Sentence {i} of the theme here.", i, ids[i], 1, 1) for i in (1, 2, 3)]
+    cover_quoted([t], ix)
+    assert t.coverage["documents"] == 4 and set(t.doc_ids) == set(ids[:4])
+    assert "(in 4 of 6 documents)" in overview([t], ix)
+
+
+def test_a_count_is_a_figure_and_a_word_every_document_holds_names_no_topic():
+    assert has_figure("The cooperative carried 148,000 passengers.") == 2
+    assert has_figure("The barrier took 7 months.") == 1
+
+    class U:
+        def __init__(self, doc_id, text):
+            self.doc_id, self.text = doc_id, text
+    units = [U("a", "The cooperative carried passengers."), U("b", "The cooperative met."), U("c", "The cooperative.")]
+    assert topic_words("How many passengers did the cooperative carry each year?", units) == {"passenger", "carry"}
+
+
+FIG_UNITS = {
+    "u1": ("a", "How many passengers did the ferry carry, the harbour master asked again."),
+    "u2": ("b", "The ferry passengers in 2020 were 61,000 on the short crossing to the island."),
+    "u3": ("c", "The robot arm picked up the red block on the first try."),
+}
+
+
+def test_a_figures_question_quotes_the_sentence_stating_the_figure_even_when_phrased_far_from_it():
+    from slmgraph.query.themes import build_themes
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE documents (doc_id VARCHAR, path VARCHAR, title VARCHAR)")
+    con.execute("CREATE TABLE text_units (chunk_id VARCHAR, doc_id VARCHAR, ord INT, text VARCHAR)")
+    con.execute("CREATE TABLE entities (entity_id INT, name VARCHAR)")
+    con.execute("CREATE TABLE concepts (entity_id INT)")
+    con.execute("CREATE TABLE community_members (community_id INT, entity_id INT)")
+    con.execute("CREATE TABLE entity_text_units (entity_id INT, chunk_id VARCHAR)")
+    con.execute("CREATE TABLE community_reports (community_id INT, topic VARCHAR)")
+    con.execute("CREATE TABLE embeddings (kind VARCHAR, item_id VARCHAR, vector FLOAT[])")
+    con.execute("CREATE TABLE concept_mentions (chunk_id VARCHAR, norm VARCHAR, name VARCHAR, description VARCHAR)")
+    emb = FakeEmbedder()
+    for c, (d, text) in FIG_UNITS.items():
+        con.execute("INSERT INTO documents VALUES (?, ?, ?)", [d, f"{d}.txt", d])
+        con.execute("INSERT INTO text_units VALUES (?, ?, 0, ?)", [c, d, text])
+        con.execute("INSERT INTO embeddings VALUES ('text_unit', ?, ?)", [c, emb.encode([text])[0].tolist()])
+    con.execute("INSERT INTO entities VALUES (1, 'Harbour Office'), (2, 'Robot Lab')")
+    con.execute("INSERT INTO community_members VALUES (10, 1), (20, 2)")
+    con.execute("INSERT INTO entity_text_units VALUES (1, 'u1'), (1, 'u2'), (2, 'u3')")
+    con.execute("INSERT INTO community_reports VALUES (10, 'ferry, passengers'), (20, 'robot, block')")
+
+    class S:
+        def has_unit_numbers(self):
+            return False
+    s = S()
+    s.con = con
+    ix = ThemeIndex(s)
+    pool = [{"community_id": 10, "entities": ["Harbour Office"], "summary": ""},
+            {"community_id": 20, "entities": ["Robot Lab"], "summary": ""}]
+    q = "How many passengers did the ferry carry?"
+    themes = build_themes(ix, pool, {10: 60.0, 20: 40.0}, emb.encode([q])[0], emb, question=q, pool=pool,
+                          figures=True)
+    quoted = [st.text for t in themes for st in t.statements]
+    assert "The ferry passengers in 2020 were 61,000 on the short crossing to the island." in quoted
+    assert not any("robot" in x for x in quoted)
