@@ -112,9 +112,8 @@ FIG_UNITS = {
 }
 
 
-def test_a_figures_question_quotes_the_sentence_stating_the_figure_even_when_phrased_far_from_it():
-    from slmgraph.query.themes import build_themes
-
+def _fig_ix(units, members, topics):
+    """A ThemeIndex over ``units`` (chunk -> (doc, text)) with communities ``members`` (cid -> [chunk])."""
     con = duckdb.connect()
     con.execute("CREATE TABLE documents (doc_id VARCHAR, path VARCHAR, title VARCHAR)")
     con.execute("CREATE TABLE text_units (chunk_id VARCHAR, doc_id VARCHAR, ord INT, text VARCHAR)")
@@ -126,26 +125,55 @@ def test_a_figures_question_quotes_the_sentence_stating_the_figure_even_when_phr
     con.execute("CREATE TABLE embeddings (kind VARCHAR, item_id VARCHAR, vector FLOAT[])")
     con.execute("CREATE TABLE concept_mentions (chunk_id VARCHAR, norm VARCHAR, name VARCHAR, description VARCHAR)")
     emb = FakeEmbedder()
-    for c, (d, text) in FIG_UNITS.items():
+    for c, (d, text) in units.items():
         con.execute("INSERT INTO documents VALUES (?, ?, ?)", [d, f"{d}.txt", d])
         con.execute("INSERT INTO text_units VALUES (?, ?, 0, ?)", [c, d, text])
         con.execute("INSERT INTO embeddings VALUES ('text_unit', ?, ?)", [c, emb.encode([text])[0].tolist()])
-    con.execute("INSERT INTO entities VALUES (1, 'Harbour Office'), (2, 'Robot Lab')")
-    con.execute("INSERT INTO community_members VALUES (10, 1), (20, 2)")
-    con.execute("INSERT INTO entity_text_units VALUES (1, 'u1'), (1, 'u2'), (2, 'u3')")
-    con.execute("INSERT INTO community_reports VALUES (10, 'ferry, passengers'), (20, 'robot, block')")
+    for cid, chunks in members.items():
+        con.execute("INSERT INTO entities VALUES (?, ?)", [cid, f"Office {cid}"])
+        con.execute("INSERT INTO community_members VALUES (?, ?)", [cid, cid])
+        con.execute("INSERT INTO community_reports VALUES (?, ?)", [cid, topics[cid]])
+        for c in chunks:
+            con.execute("INSERT INTO entity_text_units VALUES (?, ?)", [cid, c])
 
     class S:
         def has_unit_numbers(self):
             return False
     s = S()
     s.con = con
-    ix = ThemeIndex(s)
-    pool = [{"community_id": 10, "entities": ["Harbour Office"], "summary": ""},
-            {"community_id": 20, "entities": ["Robot Lab"], "summary": ""}]
+    pool = [{"community_id": cid, "entities": [f"Office {cid}"], "summary": ""} for cid in members]
+    return ThemeIndex(s), pool, emb
+
+
+def test_a_figures_question_quotes_the_sentence_stating_the_figure_even_when_phrased_far_from_it():
+    from slmgraph.query.themes import build_themes
+
+    ix, pool, emb = _fig_ix(FIG_UNITS, {10: ["u1", "u2"], 20: ["u3"]}, {10: "ferry, passengers", 20: "robot, block"})
     q = "How many passengers did the ferry carry?"
     themes = build_themes(ix, pool, {10: 60.0, 20: 40.0}, emb.encode([q])[0], emb, question=q, pool=pool,
                           figures=True)
     quoted = [st.text for t in themes for st in t.statements]
     assert "The ferry passengers in 2020 were 61,000 on the short crossing to the island." in quoted
     assert not any("robot" in x for x in quoted)
+
+
+TIMELINE_UNITS = {
+    "u1": ("2019-report", "The ferry carried 148,000 passengers in 2018, the annual report said."),
+    "u2": ("2021-minutes", "Ferry passengers fell to 61,000 in 2020 during the lockdown."),
+    "u3": ("2025-report", "The ferry carried 176,000 passengers in 2024, a record year."),
+    "u4": ("2022-notes", "The robot arm picked up the red block on the first try."),
+}
+
+
+def test_a_change_over_time_question_gets_one_timeline_of_its_figures_in_date_order():
+    from slmgraph.query.themes import build_themes
+
+    ix, pool, emb = _fig_ix(TIMELINE_UNITS, {10: ["u1", "u3"], 20: ["u2"], 30: ["u4"]},
+                            {10: "ferry, report", 20: "lockdown, minutes", 30: "robot, block"})
+    q = "How have ferry passenger numbers changed over the years?"
+    themes = build_themes(ix, pool, {10: 60.0, 20: 50.0, 30: 40.0}, emb.encode([q])[0], emb, question=q, pool=pool,
+                          figures=True, temporal=True)
+    # the series is not split by the communities its sentences fall in
+    assert len(themes) == 1
+    years = [next(y for y in ("2018", "2020", "2024") if y in st.text) for st in themes[0].statements]
+    assert years == ["2018", "2020", "2024"]

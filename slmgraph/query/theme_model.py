@@ -50,6 +50,9 @@ MIN_THEMES = 3
 EVIDENCE_UNITS = 20
 EVIDENCE_MARGIN = 0.15
 PER_FOCUSED_THEME = 3
+#: A question about change over time in figures is answered by one timeline: up to this many statements of
+#: its evidence, from distinct documents while any is left, in date order.
+TIMELINE_STATEMENTS = 6
 #: A focused answer's statement is nearer the question than any off-topic probe question
 #: (``prompts/offtopic_probes.txt``) is to it by at least this (cosine).
 PROBE_GAP = 0.15

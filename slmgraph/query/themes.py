@@ -58,7 +58,7 @@ from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_
 from slmgraph.query.theme_labels import relabel
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS, KEY_NAMES, MAX_THEMES, MIN_THEMES,
-    PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY, STATEMENT_MARGIN, Statement, Theme,
+    PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY, STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme,
     ThemeIndex, UNITS_PER_THEME, _FILLER, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
     is_temporal, names_asked, repeats, speaker_of, topic_words,
 )
@@ -115,8 +115,10 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     (:func:`has_figure`), before the margin is applied, so the sentences holding the figures asked about are
     evidence even when phrased far from the question; a theme then quotes up to :data:`PER_TEMPORAL_THEME`
     statements, those holding figures first, and two statements differing in their figures are no repeat.
-    With ``temporal`` (change over time) a theme's statements come from distinct documents while any is left
-    and are given in corpus (date) order. Returns [] when no statement passes.
+    With ``temporal`` (change over time) the answer is one timeline: the theme of the best statement quotes
+    up to :data:`TIMELINE_STATEMENTS` statements of the whole evidence, whichever community they come from (a
+    series of figures is not split by the communities its sentences fall in), from distinct documents while
+    any is left, in corpus (date) order. Returns [] when no statement passes.
     """
     qv = _unit_norm(question_vec)
     units = ix.all_units()
@@ -160,7 +162,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         asked, best = topic_words(question, units), float(cos.max())
         live += [k for k in range(len(cands)) if k not in set(live) and has_figure(cands[k][1].text) == 2
                  and names_asked(cands[k][1].text, asked) and cos[k] >= best - FIGURE_MARGIN and cos[k] > off[k]]
-    order = list(dict.fromkeys(cands[k][0] for k in sorted(live, key=lambda k: (-rel[k], k))))[:max_themes]
+    order = list(dict.fromkeys(cands[k][0] for k in sorted(live, key=lambda k: (-rel[k], k))))[:1 if temporal else max_themes]
     themes = {t.report: t for t in _themes_of(ix, [by_report[c] for c in order], scores)}
     mmr = _Mmr(vecs)
     used: list[str] = []
@@ -168,8 +170,8 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     out = []
     for cid in order:
         t = themes[cid]
-        left = [k for k in live if cands[k][0] == cid]
-        cap = PER_TEMPORAL_THEME if figures or temporal else PER_FOCUSED_THEME
+        left = list(live) if temporal else [k for k in live if cands[k][0] == cid]
+        cap = TIMELINE_STATEMENTS if temporal else PER_TEMPORAL_THEME if figures else PER_FOCUSED_THEME
         while left and len(t.statements) < cap:
             quoted = {s.doc_id for s in t.statements}
             fresh = ([j for j in left if cands[j][1].doc_id not in quoted] or left) if temporal else left
@@ -185,7 +187,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             t.statements.sort(key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
         if t.statements:
             t.score = max(s.rel for s in t.statements)
-            mine = [k for k in live if cands[k][1] in t.statements]
+            mine = [k for k in live if any(cands[k][1] is x for x in t.statements)]
             picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
                              stated=[x.text for x in t.statements], taken=taken, min_terms=1)
             # a theme labelled by its statements' phrases is discussed where those phrases are
