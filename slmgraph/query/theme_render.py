@@ -115,7 +115,8 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
             f"One theme of the corpus bears on this question: {items[0]}.")
     if k > 1:
         widest = max(themes, key=lambda t: (reach(t.coverage), t.coverage["documents"], -themes.index(t)))
-        text += f" Of these, {_quoted(widest.topic)} is the most widely discussed (in {reach_text(widest.coverage, False, False)})."
+        text += (f" Of these, {_quoted(widest.topic)} is the most widely discussed"
+                 f" (in {reach_text(widest.coverage, False, False)}).")
     said = [(list(dict.fromkeys(s.speaker for s in t.statements if s.speaker)), t.topic) for t in themes]
     if any(who for who, _ in said):  # a transcript: who speaks to the question, theme by theme
         text += " Speakers quoted: " + "; ".join(f"{_join(who)} on {_quoted(topic)}" for who, topic in said if who) + "."

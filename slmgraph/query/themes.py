@@ -57,8 +57,9 @@ from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
 from slmgraph.query.theme_labels import relabel
 from slmgraph.query.theme_model import (
-    EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS, KEY_NAMES, MAX_THEMES, MIN_THEMES,
-    PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY, STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme,
+    EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS,
+    KEY_NAMES, MAX_THEMES, MIN_THEMES, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
+    STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme,
     ThemeIndex, UNITS_PER_THEME, _FILLER, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
     is_temporal, names_asked, repeats, speaker_of, topic_words,
 )
@@ -112,8 +113,10 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     evidence is and never holds a statement off the question. Its label is :func:`keyphrase_label`'s.
     With ``figures`` (the question asks about amounts: :func:`asks_figures`) a statement's relevance gains
     :data:`FIGURE_QUESTION_BONUS` for an amount or a count and half of it for another number or a date
-    (:func:`has_figure`), before the margin is applied, so the sentences holding the figures asked about are
-    evidence even when phrased far from the question; a theme then quotes up to :data:`PER_TEMPORAL_THEME`
+    (:func:`has_figure`), before the margin is applied, and a sentence holding an amount or a count that names a
+    topic word of the question (:func:`topic_words`) is evidence too when its cosine is within
+    :data:`FIGURE_MARGIN` of the best one's and above every probe's, so the sentences stating the figures asked
+    about are read even when phrased far from the question; a theme then quotes up to :data:`PER_TEMPORAL_THEME`
     statements, those holding figures first, and two statements differing in their figures are no repeat.
     With ``temporal`` (change over time) the answer is one timeline: the theme of the best statement quotes
     up to :data:`TIMELINE_STATEMENTS` statements of the whole evidence, whichever community they come from (a
@@ -162,7 +165,8 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         asked, best = topic_words(question, units), float(cos.max())
         live += [k for k in range(len(cands)) if k not in set(live) and has_figure(cands[k][1].text) == 2
                  and names_asked(cands[k][1].text, asked) and cos[k] >= best - FIGURE_MARGIN and cos[k] > off[k]]
-    order = list(dict.fromkeys(cands[k][0] for k in sorted(live, key=lambda k: (-rel[k], k))))[:1 if temporal else max_themes]
+    ranked_live = sorted(live, key=lambda k: (-rel[k], k))
+    order = list(dict.fromkeys(cands[k][0] for k in ranked_live))[:1 if temporal else max_themes]
     themes = {t.report: t for t in _themes_of(ix, [by_report[c] for c in order], scores)}
     mmr = _Mmr(vecs)
     used: list[str] = []
@@ -395,7 +399,8 @@ def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
     for t in themes:
         quoted = {s.doc_id for s in t.statements if s.doc_id in ix.doc_by_id}
         if not quoted <= set(t.doc_ids):
-            t.doc_ids = sorted(set(t.doc_ids) | quoted, key=lambda d: ix.doc_by_id[d].pos if d in ix.doc_by_id else 10**9)
+            t.doc_ids = sorted(set(t.doc_ids) | quoted,
+                               key=lambda d: ix.doc_by_id[d].pos if d in ix.doc_by_id else 10**9)
             t.coverage = coverage(t.doc_ids, ix.docs)
     return themes
 
