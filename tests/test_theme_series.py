@@ -177,3 +177,14 @@ def test_a_change_over_time_question_gets_one_timeline_of_its_figures_in_date_or
     assert len(themes) == 1
     years = [next(y for y in ("2018", "2020", "2024") if y in st.text) for st in themes[0].statements]
     assert years == ["2018", "2020", "2024"]
+
+
+def test_an_overview_of_parts_counts_works_and_tells_apart_themes_every_work_discusses():
+    paths = [f"Talk_with_Ada-part{i}.txt" for i in (1, 2, 3)] + [f"Talk_with_Bo-part{i}.txt" for i in (1, 2)]
+    ix = ThemeIndex(_store(paths))
+    ids = [d.doc_id for d in ix.docs]
+    wide = Theme(1, "robots", coverage(ids, ix.docs), ids, [])
+    narrow = Theme(2, "privacy", coverage(ids[:2], ix.docs), ids[:2], [])
+    text = overview([wide, narrow], ix, wide=True)
+    assert text.startswith("Across the 2 works (5 parts), ")
+    assert "robots (in all 2 works)" in text and "privacy (in 1 work, 2 parts)" in text

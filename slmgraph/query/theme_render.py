@@ -53,6 +53,15 @@ def reach_text(cov: dict, share: bool = True, nested: bool = True) -> str:
     return head + ((f" ({inner})" if nested else f", {inner}") if inner else "")
 
 
+def _short_reach(cov: dict) -> str:
+    """A later item's reach in a list that stated the totals once: "4", or for parts of works "2 works, 5 parts"
+    (the parts tell apart themes that every work discusses)."""
+    if "works" not in cov:
+        return str(cov["documents"])
+    w, p = cov["works"], cov["documents"]
+    return f"{w} work{'s' if w != 1 else ''}, {p} part{'s' if p != 1 else ''}"
+
+
 def _span(t: Theme, ix: ThemeIndex) -> str:
     """The dates the theme's first and last documents' titles hold (", dated 2016 to 2024"), else ""."""
     from slmgraph.indexing.stages.topics import title_date
@@ -98,7 +107,7 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     if not themes:
         return ""
     items = [f"{t.topic} (in {reach_text(t.coverage, share=False, nested=False)})" if i == 0 else
-             f"{t.topic} (in {reach(t.coverage)})" for i, t in enumerate(themes)] if n_docs > 1 else \
+             f"{t.topic} (in {_short_reach(t.coverage)})" for i, t in enumerate(themes)] if n_docs > 1 else \
         [t.topic for t in themes]
     if wide:
         n_works = themes[0].coverage.get("works_of")
