@@ -4,7 +4,9 @@ Every query method cites text units by their index-wide number and global search
 reports; this module maps both to documents:
 
 * :func:`corpus_documents`: the documents in corpus order, each with a display name: its title (a
-  leading file-name line or its file's stem), or its path when another document has the same title.
+  leading file-name line or its file's stem), or its path when another document has the same title; when
+  the documents are parts of works (:func:`series_parts`: "talk-part3", "book ch 4", "notes (2)"), the
+  work's readable name and the part ("talk, part 3"), and coverage counts works with their parts;
   Corpus order is date order when at least half the documents carry a date (:func:`document_date`: in the
   title, the heading line, the file name or the first lines), undated ones after; otherwise, and among equal dates, the
   paths in natural order (``part2`` before ``part10``);
@@ -36,6 +38,47 @@ class Doc:
     pos: int
     n_units: int
     date: str | None = None
+    work: str | None = None
+    part: int | None = None
+
+
+#: A trailing part number of a file stem or title: "-part12", "_part_3", " pt 2", " ch 4", "chapter 4",
+#: "section 2", " (2)"; the keyword follows no letter, so "search4" is no chapter.
+_PART = re.compile(r"(?i)^(?P<stem>.*?[^\W_])[\W_]*(?:(?<![^\W\d_])(?P<kw>part|pt|chapter|chap|ch|section|sect|sec)"
+                   r"[\s_.\-]*(?P<n>\d{1,4})|\((?P<p>\d{1,4})\))$")
+_PART_WORD = {"pt": "part", "chap": "chapter", "ch": "chapter", "sect": "section", "sec": "section"}
+
+
+def part_of(name: str) -> tuple[str, str, int] | None:
+    """``(work stem, part word, part number)`` of a name ending in a part number (see :data:`_PART`):
+    "EP-03_ Talk-part15" -> ("EP-03_ Talk", "part", 15), "notes (2)" -> ("notes", "part", 2); None when it
+    ends in none."""
+    m = _PART.match((name or "").strip())
+    if m is None:
+        return None
+    kw = (m.group("kw") or "part").lower()
+    return m.group("stem"), _PART_WORD.get(kw, kw), int(m.group("n") or m.group("p"))
+
+
+def readable(stem: str) -> str:
+    """A file stem as a reader writes it: underscores as spaces, runs of spaces as one, no dangling
+    separator ("EP-03_ Behind_the_Tech" -> "EP-03 Behind the Tech")."""
+    return re.sub(r"\s+", " ", stem.replace("_", " ")).strip(" -.,")
+
+
+def series_parts(names: dict[str, str]) -> dict[str, tuple[str, str, int]]:
+    """``key -> (work name, part word, part number)`` for the names (``key -> file stem or title``) that are
+    parts of a series: a work stem (compared case-blind, separators ignored) shared by at least two names
+    that each end in a part number. Empty unless at least half the names are such parts: a corpus of
+    separate documents keeps its documents."""
+    got = {k: p for k, v in names.items() if (p := part_of(v))}
+    by_work: dict[str, list[str]] = {}
+    for k, (stem, _, _) in got.items():
+        by_work.setdefault(readable(stem).casefold(), []).append(k)
+    parts = {k for ks in by_work.values() if len(ks) > 1 for k in ks}
+    if not parts or 2 * len(parts) < len(names):
+        return {}
+    return {k: (readable(got[k][0]), got[k][1], got[k][2]) for k in parts}
 
 
 def natural_key(path: str) -> list:
@@ -108,7 +151,9 @@ def corpus_documents(store) -> list[Doc]:
     display name and date.
 
     The name is the title unless another document shares it (the parts of one transcript all carry
-    the transcript's file-name line), then the path without its suffix.
+    the transcript's file-name line), then the path without its suffix; a part of a series
+    (:func:`series_parts` over the file stems) is named by its work and part ("EP-03 Talk, part 15"), and
+    carries them as ``work`` and ``part``.
     """
     rows = store.con.execute("""
         SELECT d.doc_id, d.path, d.title, count(t.chunk_id) FROM documents d
@@ -123,11 +168,17 @@ def corpus_documents(store) -> list[Doc]:
     for _, path, title, _ in rows:
         t = (title or "").strip() or PurePosixPath(path or "").stem
         titles[t] = titles.get(t, 0) + 1
+    series = series_parts({r[0]: PurePosixPath(r[1] or "").stem or (r[2] or "") for r in rows})
+    shown = {k: f"{w}, {word} {n}" for k, (w, word, n) in series.items()}
+    twice = {v for v in shown.values() if list(shown.values()).count(v) > 1}
     out = []
     for pos, (doc_id, path, title, n) in enumerate(rows, start=1):
         t = (title or "").strip() or PurePosixPath(path or "").stem
         name = t if titles[t] == 1 else str(PurePosixPath(path or t).with_suffix(""))
-        out.append(Doc(doc_id, path or "", t, name, pos, int(n), (dates[doc_id] or (None,))[0]))
+        work, part = (series[doc_id][0], series[doc_id][2]) if doc_id in series else (None, None)
+        if doc_id in shown and shown[doc_id] not in twice:
+            name = shown[doc_id]
+        out.append(Doc(doc_id, path or "", t, name, pos, int(n), (dates[doc_id] or (None,))[0], work, part))
     return out
 
 
@@ -209,21 +260,40 @@ def community_documents(store, ids: list[int], docs: list[Doc] | None = None) ->
     return {cid: sorted((d for d in v if d in order), key=order.get) for cid, v in out.items()}
 
 
+def work_key(d: Doc) -> str:
+    """The work a document belongs to: its series' work, else the document itself."""
+    return "w:" + d.work.casefold() if d.work else "d:" + d.doc_id
+
+
 def coverage(doc_ids: list[str], docs: list[Doc]) -> dict:
     """``{"documents", "of", "share", "first", "last"}`` of ``doc_ids`` (first/last: display names in corpus
-    order; None when empty)."""
+    order; None when empty); when the documents are parts of at least two works (:func:`series_parts`), also
+    ``"works"`` and ``"works_of"``: the works those documents are parts of, and the corpus's works."""
     by_id = {d.doc_id: d for d in docs}
     got = sorted((by_id[d] for d in set(doc_ids) if d in by_id), key=lambda d: d.pos)
     n = len(docs)
-    return {"documents": len(got), "of": n, "share": round(len(got) / n, 3) if n else 0.0,
-            "first": got[0].name if got else None, "last": got[-1].name if got else None}
+    out = {"documents": len(got), "of": n, "share": round(len(got) / n, 3) if n else 0.0,
+           "first": got[0].name if got else None, "last": got[-1].name if got else None}
+    works = {work_key(d) for d in docs}
+    if any(d.work for d in docs) and 1 < len(works) < n:
+        out["works"] = len({work_key(d) for d in got})
+        out["works_of"] = len(works)
+    return out
+
+
+def reach(cov: dict) -> int:
+    """What a coverage counts: its works when the corpus is parts of works, else its documents."""
+    return cov.get("works", cov["documents"])
 
 
 def coverage_text(cov: dict) -> str:
-    """``"in 14 of 41 documents, FY16 Q1–FY24 Q4"`` (one document: ``"in 1 of 41 documents, FY16 Q1"``)."""
+    """``"in 14 of 41 documents, FY16 Q1–FY24 Q4"`` (one document: ``"in 1 of 41 documents, FY16 Q1"``); for
+    parts of works ``"in 2 of 6 works (5 of 174 parts), A – B"``."""
     if not cov["documents"]:
-        return f"in none of {cov['of']} documents"
+        return f"in none of {cov.get('works_of', cov['of'])} {'works' if 'works' in cov else 'documents'}"
     span = cov["first"] if cov["first"] == cov["last"] else f"{cov['first']} \u2013 {cov['last']}"
+    if "works" in cov:
+        return f"in {cov['works']} of {cov['works_of']} works ({cov['documents']} of {cov['of']} parts), {span}"
     noun = "document" if cov["of"] == 1 else "documents"
     return f"in {cov['documents']} of {cov['of']} {noun}, {span}"
 

@@ -50,6 +50,9 @@ MIN_THEMES = 3
 EVIDENCE_UNITS = 20
 EVIDENCE_MARGIN = 0.15
 PER_FOCUSED_THEME = 3
+#: A question about change over time in figures is answered by one timeline: up to this many statements of
+#: its evidence, from distinct documents while any is left, in date order.
+TIMELINE_STATEMENTS = 6
 #: A focused answer's statement is nearer the question than any off-topic probe question
 #: (``prompts/offtopic_probes.txt``) is to it by at least this (cosine).
 PROBE_GAP = 0.15
@@ -103,11 +106,66 @@ _AMOUNT = re.compile(r"(?i)[$\u00a3\u20ac\u00a5%]|\b(million|billion|thousand|bn
                      r"euros?)\b")
 
 
+#: A count written with a thousands separator or as a decimal ("148,000", "1.5"), which a year is not.
+_COUNT = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])|(?<![\d.,])\d+\.\d+(?![\d.])")
+
+
 def has_figure(sentence: str) -> int:
-    """How strongly ``sentence`` states a figure: 2 for an amount of money or a share (:data:`_AMOUNT`), 1 for
-    another number or a date (:data:`_FIGURE`), 0 for none."""
+    """How strongly ``sentence`` states a figure: 2 for an amount of money or a share (:data:`_AMOUNT`) or a
+    count (:data:`_COUNT`: "148,000 passengers"), 1 for another number or a date (:data:`_FIGURE`), 0 for
+    none."""
     body = _SPEAKER.sub("", sentence)
-    return 2 if _AMOUNT.search(body) else 1 if _FIGURE.search(body) else 0
+    return 2 if _AMOUNT.search(body) or _COUNT.search(body) else 1 if _FIGURE.search(body) else 0
+
+
+#: A focused question about amounts also reads, as its evidence, a sentence holding an amount or a count
+#: (:func:`has_figure` 2) that names a word of the question (:func:`names_asked`) when its cosine with the
+#: question is within :data:`FIGURE_MARGIN` of the best statement's and it is nearer the question than any
+#: off-topic probe: the sentence stating a figure is often phrased far from the question.
+FIGURE_MARGIN = 0.4
+#: A question word found in at least this share of the documents names no topic (the corpus's own subject).
+UBIQUITOUS_SHARE = 0.9
+#: Words of a question that say nothing of its topic (besides stop words).
+_ASKING = frozenset("""ask asked answer changed change changes evolve evolved figure figures happen
+happened number numbers time times year years over last past""".split())
+
+
+def question_words(question: str) -> set[str]:
+    """The topic words of ``question`` as :func:`word_stem`s: words of four letters or more that are no stop
+    word and do not only ask ("How many passengers did the ferry carry?" -> {"passenger", "ferry", "carry"})."""
+    from slmgraph.names.forms import STOP
+
+    return {word_stem(w) for w in _WORD.findall((question or "").casefold())
+            if len(w) >= 4 and w not in STOP and w not in _ASKING}
+
+
+def topic_words(question: str, units) -> set[str]:
+    """:func:`question_words` of ``question`` less those found in at least :data:`UBIQUITOUS_SHARE` of the
+    documents of ``units`` (objects with ``text`` and ``doc_id``)."""
+    words = question_words(question)
+    docs: dict[str, set] = {w: set() for w in words}
+    all_docs = set()
+    for u in units:
+        all_docs.add(u.doc_id)
+        for w in {word_stem(x) for x in _WORD.findall(u.text.casefold())} & words:
+            docs[w].add(u.doc_id)
+    n = len(all_docs)
+    return {w for w in words if n < 2 or len(docs[w]) < UBIQUITOUS_SHARE * n}
+
+
+def word_stem(word: str) -> str:
+    """A crude English stem: a plural's or a participle's ending cut ("passengers" -> "passenger",
+    "vessels" -> "vessel", "funded" -> "fund")."""
+    w = word.casefold()
+    for end in ("ies", "es", "s", "ed", "ing"):
+        if w.endswith(end) and len(w) - len(end) >= 4 and not w.endswith("ss"):
+            return w[: -len(end)] + ("y" if end == "ies" else "")
+    return w
+
+
+def names_asked(sentence: str, words: set[str]) -> bool:
+    """True when ``sentence`` holds a word of ``words`` (:func:`question_words`)."""
+    return bool(words) and any(word_stem(w) in words for w in _WORD.findall(sentence.casefold()))
 
 
 #: Words of a question about amounts or figures.

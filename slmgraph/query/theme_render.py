@@ -7,7 +7,7 @@ from __future__ import annotations
 
 
 
-from slmgraph.query.documents import order_sentence
+from slmgraph.query.documents import order_sentence, reach
 from slmgraph.query.theme_model import KEY_CONCEPTS, Statement, Theme, ThemeIndex
 
 
@@ -31,14 +31,35 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def reach_text(cov: dict, share: bool = True) -> str:
-    """"14 of 41 documents (34 %)" (``share``: with the percentage), "all 8 documents", "1 of 41 documents"."""
-    n, of = cov["documents"], cov["of"]
+def reach_text(cov: dict, share: bool = True, nested: bool = True) -> str:
+    """"14 of 41 documents (34 %)" (``share``: with the percentage), "all 8 documents", "1 of 41 documents";
+    for parts of works (:func:`slmgraph.query.documents.coverage`'s ``works``) the works with the parts in
+    brackets: "2 of 6 works (33 %; 5 of 174 parts)", "1 of 6 works (3 of 174 parts)"; not ``nested`` (the text
+    goes in brackets itself): "1 of 6 works, 3 of 174 parts"."""
+    if "works" in cov:
+        n, of, noun = cov["works"], cov["works_of"], "work"
+    else:
+        n, of, noun = cov["documents"], cov["of"], "document"
+    parts = f"{cov['documents']} of {cov['of']} parts" if noun == "work" else ""
     if n == of:
-        return f"all {n} documents" if n > 1 else "the corpus's one document"
+        head = f"all {n} {noun}s" if n > 1 else f"the corpus's one {noun}"
+        if not parts or cov["documents"] == cov["of"]:
+            return head
+        return f"{head} ({parts})" if nested else f"{head}, {parts}"
     # From the counts, not the rounded share: 5 of 11 is 45 %, where 0.455 would print 46.
-    share = f" ({round(100 * n / of)} %)" if share and of > 1 and n > 1 else ""
-    return f"{n} of {of} document{'s' if of != 1 else ''}{share}"
+    pct = f"{round(100 * n / of)} %" if share and of > 1 and n > 1 else ""
+    inner = "; ".join(x for x in (pct, parts) if x)
+    head = f"{n} of {of} {noun}{'s' if of != 1 else ''}"
+    return head + ((f" ({inner})" if nested else f", {inner}") if inner else "")
+
+
+def _short_reach(cov: dict) -> str:
+    """A later item's reach in a list that stated the totals once: "4", or for parts of works "2 works, 5 parts"
+    (the parts tell apart themes that every work discusses)."""
+    if "works" not in cov:
+        return str(cov["documents"])
+    w, p = cov["works"], cov["documents"]
+    return f"{w} work{'s' if w != 1 else ''}, {p} part{'s' if p != 1 else ''}"
 
 
 def _span(t: Theme, ix: ThemeIndex) -> str:
@@ -85,23 +106,26 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     n_docs = len(ix.docs)
     if not themes:
         return ""
-    items = [f"{t.topic} (in {reach_text(t.coverage, share=False)})" if i == 0 else
-             f"{t.topic} (in {t.coverage['documents']})" for i, t in enumerate(themes)] if n_docs > 1 else \
+    items = [f"{t.topic} (in {reach_text(t.coverage, share=False, nested=False)})" if i == 0 else
+             f"{t.topic} (in {_short_reach(t.coverage)})" for i, t in enumerate(themes)] if n_docs > 1 else \
         [t.topic for t in themes]
     if wide:
-        where = f"Across the {n_docs} documents" if n_docs != 1 else "In its one document"
+        n_works = themes[0].coverage.get("works_of")
+        where = (f"Across the {n_works} works ({n_docs} parts)" if n_works else
+                 f"Across the {n_docs} documents" if n_docs != 1 else "In its one document")
         text = (f"{where}, the corpus's main theme"
                 f"{'s are' if len(themes) != 1 else ' is'} {_join_topics(items)}, the most widely discussed first.")
-        if len(themes) > 1 and themes[0].coverage["documents"] > themes[-1].coverage["documents"]:
+        if len(themes) > 1 and reach(themes[0].coverage) > reach(themes[-1].coverage):
             text += (f" {_cap(_quoted(themes[0].topic))} runs through the most documents; {_quoted(themes[-1].topic)} is the"
-                     f" narrowest of these (in {reach_text(themes[-1].coverage, False)}).")
+                     f" narrowest of these (in {reach_text(themes[-1].coverage, False, False)}).")
         return text
     k = len(themes)
     text = (f"{k} themes of the corpus bear on this question, the most relevant first: {_join_topics(items)}." if k > 1 else
             f"One theme of the corpus bears on this question: {items[0]}.")
     if k > 1:
-        widest = max(themes, key=lambda t: (t.coverage["documents"], -themes.index(t)))
-        text += f" Of these, {_quoted(widest.topic)} is the most widely discussed (in {reach_text(widest.coverage, False)})."
+        widest = max(themes, key=lambda t: (reach(t.coverage), t.coverage["documents"], -themes.index(t)))
+        text += (f" Of these, {_quoted(widest.topic)} is the most widely discussed"
+                 f" (in {reach_text(widest.coverage, False, False)}).")
     said = [(list(dict.fromkeys(s.speaker for s in t.statements if s.speaker)), t.topic) for t in themes]
     if any(who for who, _ in said):  # a transcript: who speaks to the question, theme by theme
         text += " Speakers quoted: " + "; ".join(f"{_join(who)} on {_quoted(topic)}" for who, topic in said if who) + "."

@@ -53,14 +53,15 @@ import re
 import numpy as np
 
 from slmgraph.indexing.stages.topics import _shown, junk
-from slmgraph.query.documents import community_documents, coverage
+from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
 from slmgraph.query.theme_labels import relabel
 from slmgraph.query.theme_model import (
-    EVIDENCE_MARGIN, EVIDENCE_UNITS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS, KEY_NAMES, MAX_THEMES, MIN_THEMES,
-    PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY, STATEMENT_MARGIN, Statement, Theme,
+    EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS,
+    KEY_NAMES, MAX_THEMES, MIN_THEMES, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
+    STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme,
     ThemeIndex, UNITS_PER_THEME, _FILLER, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
-    is_temporal, repeats, speaker_of,
+    is_temporal, names_asked, repeats, speaker_of, topic_words,
 )
 from slmgraph.query.theme_render import render_themes, template_opening
 
@@ -96,7 +97,8 @@ def _probe_vectors(probes: list[str] | None, embedder):
 
 
 def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec, embedder, *,
-                   probes: list[str] | None = None, max_themes: int = MAX_THEMES, figures: bool = False) -> list[Theme]:
+                   probes: list[str] | None = None, max_themes: int = MAX_THEMES, figures: bool = False,
+                   temporal: bool = False, question: str = "") -> list[Theme]:
     """The themes of a focused question's answer, evidence first: the statements answering the question,
     grouped by the community each comes from, best first.
 
@@ -109,9 +111,17 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     theme is such a community, with up to :data:`PER_FOCUSED_THEME` statements (maximal marginal relevance,
     near-duplicates dropped), ranked by its best statement, so a theme exists only where the question's
     evidence is and never holds a statement off the question. Its label is :func:`keyphrase_label`'s.
-    With ``figures`` (the question asks about amounts: :func:`asks_figures`) a theme quotes its statements
-    holding figures before those holding none, and two statements differing in their figures are no repeat.
-    Returns [] when no statement passes.
+    With ``figures`` (the question asks about amounts: :func:`asks_figures`) a statement's relevance gains
+    :data:`FIGURE_QUESTION_BONUS` for an amount or a count and half of it for another number or a date
+    (:func:`has_figure`), before the margin is applied, and a sentence holding an amount or a count that names a
+    topic word of the question (:func:`topic_words`) is evidence too when its cosine is within
+    :data:`FIGURE_MARGIN` of the best one's and above every probe's, so the sentences stating the figures asked
+    about are read even when phrased far from the question; a theme then quotes up to :data:`PER_TEMPORAL_THEME`
+    statements, those holding figures first, and two statements differing in their figures are no repeat.
+    With ``temporal`` (change over time) the answer is one timeline: the theme of the best statement quotes
+    up to :data:`TIMELINE_STATEMENTS` statements of the whole evidence, whichever community they come from (a
+    series of figures is not split by the communities its sentences fall in), from distinct documents while
+    any is left, in corpus (date) order. Returns [] when no statement passes.
     """
     qv = _unit_norm(question_vec)
     units = ix.all_units()
@@ -145,11 +155,18 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
         # a sentence leaning on what came before it ("It was ...", "Like we've got ...") says little out of context
         lean = FILLER_PENALTY if _FILLER.match(_SPEAKER.sub("", st.text).strip()) else 0.0
-        st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean
+        # a question about amounts: the sentences stating them are its evidence, not only ties among the nearest
+        fig = FIGURE_QUESTION_BONUS * has_figure(st.text) / 2 if figures else 0.0
+        st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean + fig
         rel.append(st.rel)
     top = max(rel)
     live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
-    order = list(dict.fromkeys(cands[k][0] for k in sorted(live, key=lambda k: (-rel[k], k))))[:max_themes]
+    if figures:
+        asked, best = topic_words(question, units), float(cos.max())
+        live += [k for k in range(len(cands)) if k not in set(live) and has_figure(cands[k][1].text) == 2
+                 and names_asked(cands[k][1].text, asked) and cos[k] >= best - FIGURE_MARGIN and cos[k] > off[k]]
+    ranked_live = sorted(live, key=lambda k: (-rel[k], k))
+    order = list(dict.fromkeys(cands[k][0] for k in ranked_live))[:1 if temporal else max_themes]
     themes = {t.report: t for t in _themes_of(ix, [by_report[c] for c in order], scores)}
     mmr = _Mmr(vecs)
     used: list[str] = []
@@ -157,9 +174,12 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     out = []
     for cid in order:
         t = themes[cid]
-        left = [k for k in live if cands[k][0] == cid]
-        while left and len(t.statements) < PER_FOCUSED_THEME:
-            k = max(left, key=lambda j: (has_figure(cands[j][1].text) if figures else 0, mmr.value(j, rel[j]), -j))
+        left = list(live) if temporal else [k for k in live if cands[k][0] == cid]
+        cap = TIMELINE_STATEMENTS if temporal else PER_TEMPORAL_THEME if figures else PER_FOCUSED_THEME
+        while left and len(t.statements) < cap:
+            quoted = {s.doc_id for s in t.statements}
+            fresh = ([j for j in left if cands[j][1].doc_id not in quoted] or left) if temporal else left
+            k = max(fresh, key=lambda j: (has_figure(cands[j][1].text) if figures else 0, mmr.value(j, rel[j]), -j))
             left.remove(k)
             st = cands[k][1]
             if any(repeats(st.text, x, figures) for x in used):
@@ -167,9 +187,11 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             t.statements.append(st)
             used.append(st.text)
             mmr.add(k)
+        if temporal:
+            t.statements.sort(key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
         if t.statements:
             t.score = max(s.rel for s in t.statements)
-            mine = [k for k in live if cands[k][1] in t.statements]
+            mine = [k for k in live if any(cands[k][1] is x for x in t.statements)]
             picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
                              stated=[x.text for x in t.statements], taken=taken, min_terms=1)
             # a theme labelled by its statements' phrases is discussed where those phrases are
@@ -207,13 +229,14 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     # A focused question (a topic, not the whole corpus, not change over time) is answered by the sentences
     # nearest it: blind judges preferred that to spreading statements over the theme's documents.
     focused = not wide and not temporal and question_vec is not None
-    if focused and pool and embedder is not None:
+    # A question about how figures changed over time is answered from its evidence too, in date order.
+    if (focused or (temporal and figures and question_vec is not None)) and not wide and pool and embedder is not None:
         # no statement on the question in the evidence (an embedder too coarse for the probes): the reports'
         # themes answer, as the question passed the helpfulness floor
         found = focused_themes(ix, pool, scores, question_vec, embedder, probes=probes, max_themes=max_themes,
-                               figures=figures)
+                               figures=figures, temporal=temporal, question=question)
         if found:
-            return found
+            return cover_quoted(found, ix)
     themes = _themes_of(ix, reports, scores)
     known = ix.concept_names
     # A community labelled by names alone (a publication, a speaker, a passing mention) is not a theme while
@@ -229,7 +252,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     if wide and known and sum(1 for t in themes if about(t)) >= MIN_THEMES:
         themes = [t for t in themes if about(t)]
     if wide:
-        themes.sort(key=lambda t: (-t.coverage["documents"], -t.score, t.report))
+        themes.sort(key=lambda t: (-reach(t.coverage), -t.coverage["documents"], -t.score, t.report))
     else:
         themes.sort(key=lambda t: (-t.score, -t.coverage["documents"], t.report))
     kept: list[Theme] = []
@@ -367,7 +390,19 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             out.append(t)
         if len(out) >= max_themes:
             break
-    return out
+    return cover_quoted(out, ix)
+
+
+def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
+    """``themes`` with each one's documents and coverage widened to the documents its statements quote: a
+    theme is discussed at least where it is quoted, so its reach never claims fewer documents than it shows."""
+    for t in themes:
+        quoted = {s.doc_id for s in t.statements if s.doc_id in ix.doc_by_id}
+        if not quoted <= set(t.doc_ids):
+            t.doc_ids = sorted(set(t.doc_ids) | quoted,
+                               key=lambda d: ix.doc_by_id[d].pos if d in ix.doc_by_id else 10**9)
+            t.coverage = coverage(t.doc_ids, ix.docs)
+    return themes
 
 
 
