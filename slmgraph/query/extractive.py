@@ -130,8 +130,8 @@ MMR_LAMBDA = 0.7
 #: question (``prompts/offtopic_probes.txt``) by at least this: the probe check of global search's focused
 #: themes (``slmgraph.query.theme_model.PROBE_GAP``), applied to :func:`sentence_points`.
 PROBE_GAP = 0.15
-#: ... or when its cosine with the question is within this of the best sentence's (the evidence margin of
-#: global search's focused themes): a figure-laden answer sits near the cost and price probes.
+#: ... or when its cosine with the question is within this of the best such sentence's (the evidence margin
+#: of global search's focused themes): a sentence of figures sits near the cost and price probes.
 BEST_MARGIN = 0.15
 _QUOTE_OPEN = ('"', "\u201c", "\u2018", "'")
 _BACKCHANNEL = re.compile(r"(?i)^\W*\((laughter|laughs|applause|crosstalk|music)\b")
@@ -290,7 +290,7 @@ def _q_cosines(question_vec, vecs, n: int) -> list[float]:
 def on_question(vecs, question_vec, probes: list[str], embedder, near_best: bool = True) -> list[bool]:
     """Whether each row of ``vecs`` (L2-normalised sentence vectors, ``(n, dim)``) is on the question: its
     cosine with ``question_vec`` exceeds its highest cosine with the off-topic ``probes`` by :data:`PROBE_GAP`,
-    or (with ``near_best``) is within :data:`BEST_MARGIN` of the best row's."""
+    or (with ``near_best``) is within :data:`BEST_MARGIN` of the best row's that does."""
     import numpy as np
 
     pv = _embed(list(probes), embedder)
@@ -298,8 +298,11 @@ def on_question(vecs, question_vec, probes: list[str], embedder, near_best: bool
     q = q / max(float(np.linalg.norm(q)), 1e-9)
     cos = vecs @ q
     off = (vecs @ pv.T).max(axis=1)
-    best = float(cos.max()) if len(cos) else 0.0
-    return [bool(c - o >= PROBE_GAP or (near_best and c >= best - BEST_MARGIN)) for c, o in zip(cos, off)]
+    gap = [bool(c - o >= PROBE_GAP) for c, o in zip(cos, off)]
+    if not near_best or not any(gap):
+        return gap
+    best = max(float(c) for c, g in zip(cos, gap) if g)
+    return [g or bool(c >= best - BEST_MARGIN) for c, g in zip(cos, gap)]
 
 
 class _Mmr:
