@@ -175,3 +175,17 @@ def test_lazy_status_line_agrees_with_the_units_it_quotes(tmp_path, corpus):
     line = next(ln for ln in ans.text.split("\n") if ln.startswith("Sources:"))
     assert not re.search(r"\b0 relevant\b", line)
     assert "none of the" in line and "'Alice Smith'" in line
+
+
+def test_drift_points_off_the_question_are_dropped_and_one_naming_the_person_kept():
+    from slmgraph.query.extractive import Point, points_on_question
+
+    emb = FakeEmbedder()
+    probes = probe_questions(Prompts())
+    qv = emb.encode(["What did the board decide about the ferry timetable?"])[0]
+    pts = [Point("Timetable", "The board did decide about the ferry timetable.", [1]),
+           Point("Weather", "Rain tomorrow in the north, and sun later in the week.", [2]),
+           Point("", "Grace Hopper joined the Navy.", [3])]
+    assert [p.ids for p in points_on_question(pts, qv, emb, probes)] == [[1]]
+    assert [p.ids for p in points_on_question(pts, qv, emb, probes, names=["Grace Hopper"])] == [[1], [3]]
+    assert points_on_question(pts, qv, emb, None) == pts  # the probes off: nothing dropped

@@ -305,6 +305,19 @@ def on_question(vecs, question_vec, probes: list[str], embedder, near_best: bool
     return [g or bool(c >= best - BEST_MARGIN) for c, g in zip(cos, gap)]
 
 
+def points_on_question(points: list[Point], question_vec, embedder, probes: list[str] | None,
+                       names: list[str] | None = None) -> list[Point]:
+    """``points`` without those off the question (:func:`on_question` on each point's text; a point naming
+    one of ``names``, in its head or text, is on it), in their order; the first point alone when none is on
+    it, and ``points`` as they are without ``probes``, vectors or a second point."""
+    if not probes or question_vec is None or embedder is None or len(points) < 2:
+        return points
+    naming = [bool(names) and names_named(f"{p.head} {p.text}", names) > 0 for p in points]
+    near = on_question(_embed([p.text for p in points], embedder), question_vec, probes, embedder,
+                       near_best=not any(naming))
+    return [p for p, n, m in zip(points, near, naming) if n or m] or points[:1]
+
+
 class _Mmr:
     """Maximal marginal relevance over the sentences already in an answer (:data:`MMR_LAMBDA`)."""
 

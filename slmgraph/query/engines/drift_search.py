@@ -63,7 +63,8 @@ from slmgraph.store.db import Store
 from slmgraph.text.prose import parse_json
 from slmgraph.query.answer import Answer, check_citations, dedupe_lines, unit_numbers
 from slmgraph.query.extractive import (
-    Point, extractive_answer, has_repetition, near_duplicate, report_points, opening, sentence_points,
+    Point, extractive_answer, has_repetition, near_duplicate, points_on_question, report_points, opening,
+    sentence_points,
 )
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants
 from slmgraph.query.route import corpus_wide_phrase
@@ -284,7 +285,8 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                 break
             if not any(near_duplicate(p.text, q.text) for q in points):
                 points.append(p)
-        points = _without_repeats(points)
+        points = points_on_question(_without_repeats(points), qv, embedder, quote_probes(question, prompts, settings),
+                                    name_variants(known_of(named)))
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)
