@@ -331,9 +331,10 @@ def read_input(input_path: str | Path) -> Reading:
         docs.append(Document(doc_id, rel, text, title or Path(rel).stem))
         shape = not_prose(text)
         if shape is not None:  # indexed all the same: the user decides whether it belongs in the corpus
-            warnings.append(f"{path_text(p)} reads as no prose: {shape}; it is indexed, but answers quote no "
-                            "statement of it that is longer than a sentence: if it is not a document (a table, "
-                            "a log, encoded data), move it out of the input folder and run 'slmgraph index' again")
+            warnings.append(f"{path_text(p)} reads as no prose: {shape}; it is indexed, but basic and lazy search "
+                            "pass over its text units and no answer quotes a run of text that long: if it is not "
+                            "a document (a table, a log, encoded data), move it out of the input folder and run "
+                            "'slmgraph index' again")
     if not docs:
         why = f" ({warnings[0]}{'; and %d more skipped' % (len(warnings) - 1) if len(warnings) > 1 else ''})" \
             if warnings else ""
