@@ -35,6 +35,7 @@ from slmgraph.names.forms import content_words, cut, is_grounded
 from slmgraph.names.kinds import list_line
 from slmgraph.model.policy import model_does
 from slmgraph.indexing.stages.report_data import FINDING_MAX_CHARS
+from slmgraph.text.shape import LONG_STRETCH
 from slmgraph.text.prose import (
     addressed_to_assistant, degenerate, markdown_structure, overlaps, plain_sentence, sentences, word_count,
     word_set,
@@ -126,6 +127,13 @@ MAX_NAMED = 2
 #: (e.g. LangChain's max_marginal_relevance_search default is 0.5; we weigh relevance more because every
 #: candidate already comes from a selected report); not swept.
 MMR_LAMBDA = 0.7
+#: A quoted sentence is on the question when its cosine with it exceeds its cosine with every off-topic probe
+#: question (``prompts/offtopic_probes.txt``) by at least this: the probe check of global search's focused
+#: themes (``slmgraph.query.theme_model.PROBE_GAP`` is this value), applied to :func:`sentence_points`.
+PROBE_GAP = 0.15
+#: ... or when its cosine with the question is within this of the best such sentence's (the evidence margin
+#: of global search's focused themes): a sentence of figures sits near the cost and price probes.
+BEST_MARGIN = 0.15
 _QUOTE_OPEN = ('"', "\u201c", "\u2018", "'")
 _BACKCHANNEL = re.compile(r"(?i)^\W*\((laughter|laughs|applause|crosstalk|music)\b")
 #: Meeting procedure that states no fact about its motion ("Moved by Grace Whitfield, carried with one
@@ -237,12 +245,13 @@ def furniture(sentence: str) -> bool:
 def quotable(sentence: str, min_words: int) -> bool:
     """True when ``sentence`` may be quoted at all: ``min_words`` words or more besides a speaker
     label (counted in the script's own units, :func:`slmgraph.text.prose.word_count`: a Chinese or Japanese
-    character is one), not a back-channel line ("(Laughter.) Yeah."), not addressed to an assistant, not a
-    letter's salutation, sign-off or byline (:func:`furniture`), not a list line ("Present: A, B, C",
-    :func:`slmgraph.names.kinds.list_line`: who was there states nothing)."""
+    character is one) and at most :data:`slmgraph.text.shape.LONG_STRETCH` (longer is no sentence: a dumped
+    table's or a log's run of text), not a back-channel line ("(Laughter.) Yeah."), not addressed to an
+    assistant, not a letter's salutation, sign-off or byline (:func:`furniture`), not a list line ("Present: A,
+    B, C", :func:`slmgraph.names.kinds.list_line`: who was there states nothing)."""
     body = _SPEAKER.sub("", sentence).strip()
-    return word_count(body) >= min_words and not _BACKCHANNEL.match(body) and not addressed_to_assistant(sentence) \
-        and not furniture(body) and not list_line(sentence)
+    return min_words <= word_count(body) <= LONG_STRETCH and not _BACKCHANNEL.match(body) \
+        and not addressed_to_assistant(sentence) and not furniture(body) and not list_line(sentence)
 
 
 def names_named(sentence: str, names: list[str]) -> int:
@@ -278,6 +287,37 @@ def _q_cosines(question_vec, vecs, n: int) -> list[float]:
     q = np.asarray(question_vec, dtype=np.float32)
     q = q / max(float(np.linalg.norm(q)), 1e-9)
     return [float(c) for c in vecs @ q]
+
+
+def on_question(vecs, question_vec, probes: list[str], embedder, near_best: bool = True) -> list[bool]:
+    """Whether each row of ``vecs`` (L2-normalised sentence vectors, ``(n, dim)``) is on the question: its
+    cosine with ``question_vec`` exceeds its highest cosine with the off-topic ``probes`` by :data:`PROBE_GAP`,
+    or (with ``near_best``) is within :data:`BEST_MARGIN` of the best row's that does."""
+    import numpy as np
+
+    pv = _embed(list(probes), embedder)
+    q = np.asarray(question_vec, dtype=np.float32)
+    q = q / max(float(np.linalg.norm(q)), 1e-9)
+    cos = vecs @ q
+    off = (vecs @ pv.T).max(axis=1)
+    gap = [bool(c - o >= PROBE_GAP) for c, o in zip(cos, off)]
+    if not near_best or not any(gap):
+        return gap
+    best = max(float(c) for c, g in zip(cos, gap) if g)
+    return [g or bool(c >= best - BEST_MARGIN) for c, g in zip(cos, gap)]
+
+
+def points_on_question(points: list[Point], question_vec, embedder, probes: list[str] | None,
+                       names: list[str] | None = None) -> list[Point]:
+    """``points`` without those off the question (:func:`on_question` on each point's text; a point naming
+    one of ``names``, in its head or text, is on it), in their order; the first point alone when none is on
+    it, and ``points`` as they are without ``probes``, vectors or a second point."""
+    if not probes or question_vec is None or embedder is None or len(points) < 2:
+        return points
+    naming = [bool(names) and names_named(f"{p.head} {p.text}", names) > 0 for p in points]
+    near = on_question(_embed([p.text for p in points], embedder), question_vec, probes, embedder,
+                       near_best=not any(naming))
+    return [p for p, n, m in zip(points, near, naming) if n or m] or points[:1]
 
 
 class _Mmr:
@@ -356,7 +396,7 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
         names = r.get("entities") or re.split(r", | and ", r.get("title") or "")
         for f in r.get("findings") or []:
             body = f"{f.get('explanation') or f.get('summary') or ''}"
-            prose = prose_sentences(body)
+            prose = [x for x in prose_sentences(body) if word_count(x) <= LONG_STRETCH]
             sents = [x for x in prose if quotable(x, min_words)]
             if not sents and prose and not addressed_to_assistant(body):
                 sents = [" ".join(prose)]
@@ -427,7 +467,7 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
 
 def sentence_points(passages: list[tuple[object, str]], question_vec=None, embedder=None, max_points: int = 5,
                     min_words: int = 1, max_chars: int = 300, per_passage: int | None = None,
-                    names: list[str] | None = None) -> list[Point]:
+                    names: list[str] | None = None, probes: list[str] | None = None) -> list[Point]:
     """The sentences of ``passages`` most relevant to the question, one point each.
 
     Chosen by maximal marginal relevance (:class:`_Mmr`) over :func:`relevance`
@@ -446,6 +486,10 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
         per_passage: points one passage gives at most (None: no limit).
         names: the names the question asks about: a sentence naming one of them comes before every
             sentence naming none (a question about a person is answered by what is said of them).
+        probes: the off-topic probe questions: a sentence naming none of ``names`` is quoted only when it is
+            on the question (:func:`on_question`; when a sentence names one of ``names``, by the probe gap
+            alone); when no sentence is, the one most relevant is quoted alone (the passages passed the
+            search's own relevance gate).
 
     Returns:
         up to ``max_points`` points, most relevant first.
@@ -463,9 +507,17 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     mmr = _Mmr(vecs)
     points: list[Point] = []
     left = list(range(len(cands)))
+    allowed = set(left)  # the sentences that may be points; the rest only merge the citations of repeats
+    if probes and vecs is not None and cands:
+        # A question about someone is answered by what is said of them: a sentence naming neither them nor
+        # anything else of the question's must clear the probes by the gap, however near the best it is.
+        near = on_question(vecs, question_vec, probes, embedder, near_best=not any(naming))
+        allowed = {k for k in left if near[k] or naming[k]} or {
+            max(left, key=lambda j: (stated[j], rel[j], -cands[j][0], -j))}
     while left:
-        full = len(points) >= max_points  # then only merge the citations of repeated sentences
-        k = left[0] if full else max(left, key=lambda j: (stated[j], naming[j], mmr.value(j, rel[j]), -cands[j][0],
+        pool = [j for j in left if j in allowed]
+        full = len(points) >= max_points or not pool  # then only merge the citations of repeated sentences
+        k = left[0] if full else max(pool, key=lambda j: (stated[j], naming[j], mmr.value(j, rel[j]), -cands[j][0],
                                                           -j))
         left.remove(k)
         _, pid, s = cands[k]

@@ -245,6 +245,18 @@ def probe_questions(prompts) -> list[str]:
             if ln.strip() and not ln.lstrip().startswith("#")]
 
 
+def quote_probes(question: str, prompts, settings) -> list[str] | None:
+    """The off-topic probe questions an extractive answer's sentences are checked against
+    (:func:`slmgraph.query.extractive.sentence_points`), or None: with ``settings.helpfulness_probes`` off, and
+    for a question about the whole corpus (:func:`slmgraph.query.route.corpus_wide_phrase`), which names no
+    topic to be on."""
+    from slmgraph.query.route import corpus_wide_phrase
+
+    if not settings.helpfulness_probes or corpus_wide_phrase(question, prompts) is not None:
+        return None
+    return probe_questions(prompts) or None
+
+
 def index_floor(ids: list, texts: list[str], embedder, vectors: dict | None, probes: list[str],
                 floor: float = FLOOR, margin: float = PROBE_MARGIN) -> tuple[float, float | None]:
     """``(floor for these items, best probe score)`` under the embedding signal:

@@ -16,7 +16,7 @@ import numpy as np
 
 from slmgraph.query.documents import Doc, corpus_documents
 from slmgraph.names.lexicon import LABEL_WORDS, ROLE_WORDS
-from slmgraph.query.extractive import _SPEAKER, quotable, sentence_kinds
+from slmgraph.query.extractive import PROBE_GAP as EXTRACTIVE_PROBE_GAP, _SPEAKER, quotable, sentence_kinds
 
 
 #: A sentence is boilerplate when its first or last :data:`KEY_WORDS` words recur in at least this many
@@ -54,8 +54,8 @@ PER_FOCUSED_THEME = 3
 #: its evidence, from distinct documents while any is left, in date order.
 TIMELINE_STATEMENTS = 6
 #: A focused answer's statement is nearer the question than any off-topic probe question
-#: (``prompts/offtopic_probes.txt``) is to it by at least this (cosine).
-PROBE_GAP = 0.15
+#: (``prompts/offtopic_probes.txt``) is to it by at least this (cosine): the one gap every method quotes by.
+PROBE_GAP = EXTRACTIVE_PROBE_GAP
 #: Terms of a label chosen from a theme's phrases (:func:`keyphrase_label`) and the MMR diversity weight.
 LABEL_TERMS = 2
 LABEL_DIVERSITY = 0.3

@@ -16,7 +16,8 @@ not removed: it gets one warning line naming its cause, and what the index
 holds for it is kept (:class:`Unreadable`, :func:`ingest`'s ``keep``). Only a
 document whose file no longer exists is removed. A file name that is not valid
 UTF-8 is stored and shown with each such byte written ``\\xNN``
-(:func:`path_text`).
+(:func:`path_text`). A document whose text is no prose (:func:`slmgraph.text.shape.not_prose`: a dumped table,
+a log, encoded data) is indexed with one warning line naming it and what to do.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from slmgraph.errors import UserError
+from slmgraph.text.shape import not_prose
 
 SUFFIXES = (".txt", ".md")
 
@@ -327,6 +329,12 @@ def read_input(input_path: str | Path) -> Reading:
             continue
         seen[doc_id] = rel
         docs.append(Document(doc_id, rel, text, title or Path(rel).stem))
+        shape = not_prose(text)
+        if shape is not None:  # indexed all the same: the user decides whether it belongs in the corpus
+            warnings.append(f"{path_text(p)} reads as no prose: {shape}; it is indexed, but basic and lazy search "
+                            "pass over its text units and no answer quotes a run of text that long: if it is not "
+                            "a document (a table, a log, encoded data), move it out of the input folder and run "
+                            "'slmgraph index' again")
     if not docs:
         why = f" ({warnings[0]}{'; and %d more skipped' % (len(warnings) - 1) if len(warnings) > 1 else ''})" \
             if warnings else ""

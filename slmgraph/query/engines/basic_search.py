@@ -26,8 +26,16 @@ from slmgraph.config.prompting import Prompts
 from slmgraph.store.db import Store
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
-from slmgraph.query.named import check_names, name_details, name_refusal, names_vouch
-from slmgraph.query.scoring import relevance_gate
+from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, names_vouch
+from slmgraph.query.scoring import quote_probes, relevance_gate
+from slmgraph.text.shape import no_prose_passage
+
+
+def no_prose_units(store: Store) -> set[str]:
+    """The chunk ids of the text units that hold no prose (:func:`slmgraph.text.shape.no_prose_passage`: a
+    dumped table's or a log's text): no sentence of theirs can be quoted, so no search ranks them."""
+    return {cid for cid, text in store.con.execute("SELECT chunk_id, text FROM text_units").fetchall()
+            if no_prose_passage(text)}
 
 
 def refusal(ans: Answer, prompts: Prompts, what: str, gate: dict, on_text, context: list, t0: float) -> Answer:
@@ -63,6 +71,10 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     named = check_names(store, question, settings)
     if not named["answer"]:
         return name_refusal(Answer(text="", method="basic", question=question), prompts, named, on_text, t0)
+    junk = no_prose_units(store)
+    keep = [r for r, o in enumerate(owners) if o not in junk]
+    if junk and keep:
+        mat, owners = mat[keep], [owners[r] for r in keep]
     qv = embedder.encode([question])[0]
     hits = nearest_units(qv, owners, mat, settings.basic_top_k)
     gate = names_vouch(named, relevance_gate(question, hits[0][1] if hits else 0.0, mat, embedder, prompts,
@@ -89,7 +101,8 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     from slmgraph.query.engines.global_search import answer_mode
 
     if answer_mode(settings, client.model) == "extractive":
-        points = sentence_points([(i, texts[cid]) for i, cid, _ in used], qv, embedder)
+        points = sentence_points([(i, texts[cid]) for i, cid, _ in used], qv, embedder,
+                                 names=name_variants(known_of(named)), probes=quote_probes(question, prompts, settings))
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)
@@ -104,6 +117,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         ans.citations = {"sources": cited}
         ans.context = [{"kind": "text_unit", "id": cid, "source": i, "cosine": round(s, 4)} for i, cid, s in used]
         ans.details = {"removed_citations": {}, "context_tokens": ntok, "answer_mode": "extractive", **gate,
+                       "no_prose_units": len(junk),
                        **name_details(named),
                        "synthesis": synthesis,
                        "synthesis_raw": gen.text[:500] if gen is not None else None}

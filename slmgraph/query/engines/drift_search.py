@@ -63,11 +63,12 @@ from slmgraph.store.db import Store
 from slmgraph.text.prose import parse_json
 from slmgraph.query.answer import Answer, check_citations, dedupe_lines, unit_numbers
 from slmgraph.query.extractive import (
-    Point, extractive_answer, has_repetition, near_duplicate, report_points, opening, sentence_points,
+    Point, extractive_answer, has_repetition, near_duplicate, points_on_question, report_points, opening,
+    sentence_points,
 )
-from slmgraph.query.named import check_names, name_details, name_refusal
+from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants
 from slmgraph.query.route import corpus_wide_phrase
-from slmgraph.query.scoring import Scored, cosines, index_floor, probe_questions, score_items, select
+from slmgraph.query.scoring import Scored, cosines, index_floor, probe_questions, quote_probes, score_items, select
 
 
 #: Follow-up points an extractive DRIFT answer adds to the primer's (at most
@@ -232,7 +233,8 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                 texts = _unit_texts(store, used["source_chunks"])
                 # The follow-up chooses the neighbourhood; its sentences are ranked by the original question.
                 pts = sentence_points([(numbers[c], texts[c]) for c in used["source_chunks"]], qv, embedder,
-                                      max_points=3, min_words=8)
+                                      max_points=3, min_words=8, names=name_variants(known_of(named)),
+                                      probes=quote_probes(question, prompts, settings))
                 for p in pts:
                     p.label = "Sources"
                 body = " ".join(p.text for p in pts)
@@ -283,7 +285,8 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                 break
             if not any(near_duplicate(p.text, q.text) for q in points):
                 points.append(p)
-        points = _without_repeats(points)
+        points = points_on_question(_without_repeats(points), qv, embedder, quote_probes(question, prompts, settings),
+                                    name_variants(known_of(named)))
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)

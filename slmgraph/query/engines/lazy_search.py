@@ -62,7 +62,8 @@ from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
 from slmgraph.query.route import corpus_wide_phrase
-from slmgraph.query.scoring import Scored, cosines, index_floor, probe_questions, score_items, select
+from slmgraph.text.shape import no_prose_passage
+from slmgraph.query.scoring import Scored, cosines, index_floor, probe_questions, quote_probes, score_items, select
 
 #: Units tested per community visit: LazyGraphRAG tests the top-k chunks of
 #: each ranked community; k = 4 spreads a budget of 100 tests over ~25
@@ -103,6 +104,27 @@ def unit_communities(store: Store) -> tuple[dict, dict, dict]:
     return units_of, children, level_of
 
 
+def status(wide: str | None, relevant: list, scores: dict, known: list[str], floor: float, cited: list,
+           number: dict) -> str:
+    """Why the answer's text units were chosen, for its sources line; it agrees with what the answer shows
+    (``cited``: the unit numbers it cites; ``number``: chunk id -> unit number): units spread over the corpus
+    (a corpus-wide ``wide`` question), the relevant ones of those tested, and the units naming the question's
+    ``known`` names that did not reach the relevance ``floor``."""
+    from slmgraph.query.named import quoted_names
+
+    if wide is not None:
+        return "spread across the corpus's communities and documents for a question about all of it"
+    passed = {number[c] for c in relevant}
+    others = [n for n in cited if n not in passed]
+    if not others:
+        return f"{len(relevant)} relevant of {len(scores)} tested"
+    if not relevant:
+        return (f"none of the {len(scores)} tested reached the relevance floor of {floor:.1f}; these name "
+                f"{quoted_names(known)}")
+    return (f"{len(relevant)} relevant of {len(scores)} tested; {', '.join(map(str, others))} name "
+            f"{quoted_names(known)} but scored under the relevance floor of {floor:.1f}")
+
+
 def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
                 embedder=None, budget: int | None = None, on_text: Callable[[str], None] | None = None) -> Answer:
     """Answer ``question`` from text units found by budgeted relevance tests (see the module doc).
@@ -135,6 +157,12 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     named = check_names(store, question, settings)
     if not named["answer"]:
         return name_refusal(Answer(text="", method="lazy", question=question), prompts, named, on_text, t0)
+    # A unit holding no prose (a dumped table) has no sentence to quote: it would only use up the tests.
+    junk = {u.chunk_id for u in units if no_prose_passage(u.text)}
+    if len(junk) < len(units):
+        units = [u for u in units if u.chunk_id not in junk]
+    else:
+        junk = set()
     if embedder is None:
         embedder = default_embedder(settings)
     text_of = {u.chunk_id: u.text for u in units}
@@ -164,8 +192,9 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
             if float(c) > cos[owner]:
                 cos[owner], vectors[owner] = float(c), v
     units_of, children, level_of = unit_communities(store)
-    if store.get_meta("complete") != "1":  # the graph of the last complete build names removed text units
+    if store.get_meta("complete") != "1" or junk:  # the graph names removed (or left out) text units
         units_of = {c: us & cos.keys() for c, us in units_of.items()}
+        units_of = {c: us for c, us in units_of.items() if us}
     n_params = client.model  # the policy reads the model's capability record
     signal = helpfulness_signal(settings, n_params)
     ans = Answer(text="", method="lazy", question=question, details=name_details(named))
@@ -216,9 +245,11 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     # tested or not (a person said of in many documents is no nearer a short "Who is X?" than the floor).
     known = known_of(named)
     naming = units_naming({c: text_of[c] for c in cos}, known)  # only units with a vector are scored
-    answering = [c for c in relevant if c in naming] + [c for c in relevant if c not in naming]
-    if naming and not relevant:
-        answering = sorted(naming, key=lambda c: (-cos[c], number[c]))
+    # Every unit naming them is evidence about them, relevant or not: a "Who is X?" is nearest the one unit
+    # that says little else, while the units saying what X did fall under the floor.
+    answering = [c for c in relevant if c in naming] + sorted(
+        (c for c in naming if c not in relevant), key=lambda c: (-cos[c], number[c])) + [
+        c for c in relevant if c not in naming]
     # A corpus-wide question ("the main themes") has an answer in any non-empty index: the floor does not
     # refuse it, as in global and DRIFT search (slmgraph.query.route.corpus_wide_phrase).
     wide = corpus_wide_phrase(question, prompts)
@@ -248,7 +279,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
             chosen.append(by_no[n])
             used += ntok[by_no[n]]
         ans.details["spread"] = [number[c] for c in chosen]
-    ans.details.update({"budget": budget, "tests_used": len(scores), "signal": signal,
+    ans.details.update({"budget": budget, "tests_used": len(scores), "signal": signal, "no_prose_units": len(junk),
                         "floor": round(floor, 1), "probe_best": None if probe_best is None else round(probe_best, 1),
                         "corpus_wide_phrase": wide, "levels": levels,
                         "tested": [{"source": number[c], "score": round(s, 1)} for c, s in scores.items()],
@@ -264,13 +295,13 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
             on_text(ans.text)
     elif answer_mode(settings, n_params) == "extractive":
         points = sentence_points([(number[c], text_of[c]) for c in chosen], qv, embedder, names=name_variants(known),
+                                 probes=quote_probes(question, prompts, settings),
                                  **({"max_points": SPREAD_UNITS, "per_passage": 1} if wide is not None else {}))
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)
         cited = list(dict.fromkeys(i for p in points for i in p.ids))
-        why = ("spread across the corpus's communities and documents for a question about all of it"
-               if wide is not None else f"{len(relevant)} relevant of {len(scores)} tested")
+        why = status(wide, relevant, scores, known, floor, cited, number)
         line = f"Sources: text units {', '.join(map(str, cited))} ({why})." if cited else ""
         text = extractive_answer(points, "Sources", synthesis, line)
         if on_text is not None:
@@ -291,8 +322,8 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         text, kept, removed = check_citations(dedupe_lines(gen.text.strip()),
                                               {"sources": {number[c] for c in chosen}})
         cited = kept["sources"] or [number[c] for c in chosen]
-        ans.text = text + f"\n\nSources: text units {', '.join(map(str, cited))} ({len(relevant)} relevant of " \
-                          f"{len(scores)} tested)."
+        ans.text = text + f"\n\nSources: text units {', '.join(map(str, cited))} " \
+                          f"({status(wide, relevant, scores, known, floor, cited, number)})."
         ans.citations = {"sources": cited}
         ans.details.update({"answer_mode": "model", "removed_citations": removed,
                             "finish_reason": gen.finish_reason})

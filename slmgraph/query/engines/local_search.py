@@ -45,8 +45,8 @@ from slmgraph.query.engines.basic_search import refusal
 from slmgraph.query.extractive import (
     Point, defining_points, extractive_answer, first_sentences, near_duplicate, opening, sentence_points,
 )
-from slmgraph.query.named import check_names, name_details, name_refusal, named_entities, names_vouch
-from slmgraph.query.scoring import cosines, relevance_gate
+from slmgraph.query.named import check_names, name_details, name_refusal, name_variants, named_entities, names_vouch
+from slmgraph.query.scoring import cosines, quote_probes, relevance_gate
 
 SECTIONS = ("reports", "entities", "relationships", "sources")
 
@@ -210,7 +210,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     ans = Answer(text="", method="local", question=question, level=level)
     gate = names_vouch(named, _gate(store, question, qv, hits, mat, used, embedder, prompts, settings))
     if not gate["answer"]:
-        refusal(ans, prompts, "text unit of the nearest entities' context" if used["source_chunks"] else "entity",
+        refusal(ans, prompts, "text unit" if used["source_chunks"] else "entity description",
                 gate, on_text, [{"kind": "text_unit", "id": c, "source": s} for s, c in
                                 zip(used["sources"], used["source_chunks"])], t0)
         ans.details["nearest_entities"] = [{"norm": n, "cosine": round(c, 4)} for n, c in hits]
@@ -314,7 +314,8 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
         q = ",".join("?" * max(1, len(used["relationships"])))
         passages = store.con.execute(f"SELECT rel_id, description FROM relationships WHERE rel_id IN ({q})",
                                      used["relationships"] or [-1]).fetchall()
-    points = sentence_points(passages, qv, embedder)
+    points = sentence_points(passages, qv, embedder, names=_names_of(store, about or []),
+                             probes=quote_probes(question, prompts, settings))
     lead = _lead_points(store, about or [], passages if label == "Sources" else [], used)
     for p in list(points):
         same = next((x for x in lead if near_duplicate(x.text, p.text)), None)
@@ -343,6 +344,15 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
     ans.citations = {label.lower(): cited, **({"entities": entity_cited} if entity_cited else {})}
     ans.details = {"removed_citations": {}, "synthesis": synthesis,
                    "synthesis_raw": gen.text[:500] if gen is not None else None}
+
+
+def _names_of(store: Store, norms: list[str]) -> list[str]:
+    """The names of the entities ``norms`` and their short forms (:func:`slmgraph.query.named.name_variants`)."""
+    if not norms:
+        return []
+    names = [n for (n,) in store.con.execute(f"SELECT name FROM entities WHERE norm IN ({','.join('?' * len(norms))})",
+                                             norms).fetchall()]
+    return name_variants(names)
 
 
 def _lead_points(store: Store, norms: list[str], passages: list[tuple[object, str]], used: dict) -> list[Point]:
