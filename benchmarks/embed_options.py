@@ -2,7 +2,8 @@
 and agreement with today's vectors (cosine to sentence-transformers on torch fp32).
 
 Options: sentence-transformers on torch fp32 at several batch sizes (texts sorted longest first, as
-:func:`slmgraph.indexing.stages.embed.embed_items` does); torch dynamic int8 (``torch.ao.quantization.quantize_dynamic`` on
+:func:`slmgraph.indexing.stages.embed.embed_items` does); torch under bfloat16 autocast (``embed_precision =
+"bf16"``); torch dynamic int8 (``torch.ao.quantization.quantize_dynamic`` on
 the Linear layers); ONNX Runtime fp32 on a graph exported here from the shipped weights
 (:mod:`slmgraph.indexing.stages.embed_onnx`); ONNX Runtime dynamic int8 of that graph. Each option runs ``--rounds`` times,
 interleaved, and its best round is kept (contention only slows a round down).
@@ -80,6 +81,7 @@ def main() -> None:
             return embed_items(emb, tx, lengths)
         return f
 
+    bf16 = Embedder(threads=args.threads, batch_size=32, precision="bf16")
     q8 = Embedder(threads=args.threads, batch_size=32)
     q8.model = torch.ao.quantization.quantize_dynamic(q8.model, {torch.nn.Linear}, dtype=torch.qint8)
 
@@ -106,6 +108,7 @@ def main() -> None:
     options = {
         "torch fp32, batch 32 (today)": st(32),
         "torch fp32, batch 64": st(64),
+        "torch bf16 autocast, batch 32": st(32, bf16),
         "torch dynamic int8, batch 32": st(32, q8),
         "ONNX Runtime fp32, batch 32": ort(ort32, 32),
         "ONNX Runtime int8, batch 32": ort(ort8, 32),

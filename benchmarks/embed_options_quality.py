@@ -5,7 +5,7 @@ off-topic questions.
 Options (each an ``encode(texts)`` over the bundled all-MiniLM-L6-v2): sentence-transformers on torch fp32 at
 batch 16, 32 (today), 64 and 128, texts sorted longest first in steps of 256 (as
 :func:`slmgraph.indexing.stages.embed.embed_items` does) and, for batch 32, unsorted (what length buckets
-save); torch dynamic int8 on the Linear layers; ONNX Runtime fp32 on a graph exported from the shipped
+save); torch under bfloat16 autocast (``embed_precision = "bf16"``); torch dynamic int8 on the Linear layers; ONNX Runtime fp32 on a graph exported from the shipped
 weights (:mod:`slmgraph.indexing.stages.embed_onnx`) and its dynamic int8.
 
 * CPU: ``time.process_time`` (every thread of this process) over a seeded sample of what the embed stage
@@ -163,8 +163,10 @@ def main() -> None:
         ort8.runner = OnnxRunner(ort8.model, ort8.model_dir, threads=args.threads,
                                  onnx_path=tmp / "model_int8.onnx")
 
+    bf16 = Embedder(threads=args.threads, batch_size=32, precision="bf16")
     options = {
         "torch fp32, batch 32 (today)": (base, 32, True),
+        "torch bf16 autocast, batch 32": (bf16, 32, True),
         "torch fp32, batch 16": (base, 16, True),
         "torch fp32, batch 64": (base, 64, True),
         "torch fp32, batch 128": (base, 128, True),

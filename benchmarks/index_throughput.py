@@ -668,7 +668,8 @@ def llm_free_limits(db: Path, out: dict, settings: Settings, wall: float, sample
         raw["extract"] = {"what": f"spaCy nlp.pipe x {workers} process(es), characters/s (per CPU second x processes)",
                           "rate": round(rate), "cpu_s": round(cpu, 2), "wall_s": round(dt, 2), "workers": workers,
                           "limit_seconds": round(sum(map(len, texts)) / rate, 1)}
-    emb = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+    emb = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads,
+                   precision=settings.embed_precision)
     _, lengths = window_keys(emb, picked)
     embed_items(emb, picked[:8], lengths[:8])  # warm-up
     t0, c0 = time.perf_counter(), time.process_time()

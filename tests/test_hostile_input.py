@@ -333,7 +333,7 @@ INDEX_MODULES = tuple(f"indexing/stages/{m}" for m in ("ingest", "extract", "cla
                                                         "communities", "reports", "embed")) + (
     "names/forms", "indexing/pipeline", "indexing/executors/batch", "indexing/executors/raypool")
 RUNTIME = {"model_path", "n_threads", "threads_explicit", "workers", "executor", "ray_address", "embed_batch_size",
-           "prompts_dir"}
+           "embed_precision", "prompts_dir"}
 
 
 def test_every_setting_is_in_the_index_fingerprint_unless_no_index_stage_reads_it():

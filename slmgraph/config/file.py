@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from slmgraph.config.settings import (
-    Answers, Descriptions, Executor, ExtractMode, Extractor, Helpfulness, Opening, Reports, Settings, Summaries,
+    Answers, Descriptions, EmbedPrecision, Executor, ExtractMode, Extractor, Helpfulness, Opening, Reports, Settings, Summaries,
     parse_choices, physical_cores,
 )
 from slmgraph.errors import UserError
@@ -153,6 +153,9 @@ SPEC: tuple[Key, ...] = (
     Key("local_top_k_entities", "queries", "int", "entities nearest to the question in local search", minimum=1),
     Key("basic_top_k", "queries", "int", "text units nearest to the question in basic search", minimum=1),
     Key("embed_batch_size", "queries", "int", "texts per embedding batch", minimum=1),
+    Key("embed_precision", "queries", "choice", "arithmetic of the index embedder: fp32, bf16 (torch autocast, "
+        "vectors within cosine 0.9999 of fp32) or auto (bf16 where the CPU has native bf16 matrix units)",
+        choices=_values(EmbedPrecision)),
     Key("helpfulness", "queries", "choice", "helpfulness score of reports and text units: embedding (question "
         "cosine), model (calibrated P(yes)), combined, or auto (the embedding: measured best)", "--helpfulness",
         choices=_values(Helpfulness)),

@@ -119,6 +119,12 @@ class Helpfulness(Mode):
     COMBINED = "combined"
 
 
+class EmbedPrecision(Mode):
+    AUTO = "auto"
+    FP32 = "fp32"
+    BF16 = "bf16"
+
+
 class Answers(Mode):
     AUTO = "auto"
     EXTRACTIVE = "extractive"
@@ -186,7 +192,7 @@ def _mode(kind: type[Mode], default: str, *keys: str):
 #: own, ``slmgraph.indexing.pipeline.run_index``) and the query-time settings. Every other field is part of it.
 NOT_IN_INDEX = frozenset({
     "model_path", "n_threads", "threads_explicit", "workers", "executor", "ray_address", "embed_batch_size",
-    "prompts_dir",
+    "embed_precision", "prompts_dir",
     "map_max_tokens", "reduce_max_tokens", "helpfulness", "helpfulness_floor", "helpfulness_relative",
     "helpfulness_probes", "answers", "opening", "drift_primer_k", "drift_followups", "drift_depth",
     "drift_tokens", "lazy_budget", "lazy_test_tokens", "lazy_answer_tokens", "local_context_tokens",
@@ -356,6 +362,10 @@ class Settings:
     local_top_k_entities: int = 10
     basic_top_k: int = 5
     embed_batch_size: int = 32
+    #: Arithmetic of the index embedder's forward pass: "fp32", "bf16" (torch autocast; vectors
+    #: differ from fp32's by rounding, stored as float32) or "auto" (bf16 where the CPU has native bf16 matrix
+    #: units, slmgraph.indexing.stages.embed.resolve_precision; docs/decisions.md: the index embedder's precision).
+    embed_precision: EmbedPrecision = _mode(EmbedPrecision, "auto")
 
     #: Folder with prompt templates; None = the bundled ``prompts/``.
     prompts_dir: str | None = None

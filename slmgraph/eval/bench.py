@@ -433,7 +433,8 @@ def run_bench(models: list[str | None], corpus: str | Path | None, out: str | Pa
         from slmgraph.indexing.stages.embed import Embedder
 
         def embedder_factory():
-            return Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+            return Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads,
+                            precision=settings.embed_precision)
 
     embedder = embedder_factory()
     result = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "corpus": str(corpus),

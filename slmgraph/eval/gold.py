@@ -409,7 +409,8 @@ def run_config(name: str, settings: Settings, docs: list[GoldDoc], model, *, emb
         if embedder_factory is None:
             from slmgraph.indexing.stages.embed import Embedder
 
-            embedder = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads)
+            embedder = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads,
+                                precision=settings.embed_precision)
         else:
             embedder = embedder_factory()
     prompts = Prompts(settings.prompts_dir)

@@ -314,7 +314,8 @@ def _embed_on_ray(ctx: IndexContext, emb):
     cores = getattr(ctx.model, "n_threads", None) or ctx.settings.n_threads or 1
     plan = plan_threads(cores, cores, ctx.settings.workers)
     make = ctx.embedder_factory or functools.partial(Embedder, batch_size=ctx.settings.embed_batch_size,
-                                                     threads=plan.threads)
+                                                     threads=plan.threads,
+                                                     precision=getattr(emb, "precision", "fp32"))
 
     class LazyPool:
         """Starts the actors on the first ``results`` call, so a run with nothing to encode starts no Ray."""
@@ -468,7 +469,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 # not the configured count, which other slmgraph processes may already be using.
                 threads = getattr(model, "n_threads", None) or settings.n_threads
                 embedder.append(embedder_factory() if embedder_factory else
-                                Embedder(batch_size=settings.embed_batch_size, threads=threads))
+                                Embedder(batch_size=settings.embed_batch_size, threads=threads,
+                                         precision=settings.embed_precision))
             return embedder[0]
 
         ctx = IndexContext(

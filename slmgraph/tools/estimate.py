@@ -23,7 +23,8 @@ the user's index. Everything runs in a temporary DuckDB file:
    is scaled by (entities the model kept / candidates) on the sample.
 4. **Embeddings**: the embedder is loaded and times a batch of entity
    descriptions and text units, tokenized and encoded longest first as the
-   embed stage does with texts it has no vector for (a first build reuses none).
+   embed stage does with texts it has no vector for (a first build reuses none),
+   at the precision the build will use (``embed_precision``).
 
 The prediction is an estimate, not a bound: ``benchmarks/index_throughput.py``
 compares it with a real run (docs/decisions.md: estimate within 30 percent).
@@ -330,7 +331,8 @@ class _LazyEmbedder:
             else:
                 from slmgraph.indexing.stages.embed import Embedder
 
-                self.emb = Embedder(batch_size=self.settings.embed_batch_size, threads=self.settings.n_threads)
+                self.emb = Embedder(batch_size=self.settings.embed_batch_size, threads=self.settings.n_threads,
+                                    precision=self.settings.embed_precision)
             # torch's first calls set up its kernels: a cost paid once per build, not per name embedded.
             self.emb.encode(list(WARM_UP_TEXTS))
             self.load_seconds = clock() - t
@@ -586,7 +588,8 @@ def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib
         "embedder_load_seconds": round(lazy.load_seconds, 1), "graph_names_seconds": round(t_names, 2),
         "graph_rest_seconds": round(rest, 2), "graph_rows_scale": round(rows_pred / max(1, rows_s), 2),
         "embed_seconds_per_item": {k: round(v, 4) for k, v in per_item.items()},
-        "embed_ahead_slowdown": round(slowdown, 2), "embed_ahead_hidden_seconds": round(hidden, 1)}
+        "embed_ahead_slowdown": round(slowdown, 2), "embed_ahead_hidden_seconds": round(hidden, 1),
+        "embed_precision": getattr(emb, "precision", "")}
 
 
 def _word_pieces(emb, texts: list[str]) -> int:
@@ -751,7 +754,8 @@ def _estimate_embeddings(store, ratio, lazy, stages, calib, say) -> None:
                        + n_units * per_item["text_unit_window"] * len(windows) / max(1, len(texts))}
     calib["embed"] = {"load_seconds": round(lazy.load_seconds, 1), "seconds_per_entity": round(per_item["entity"], 4),
                       "seconds_per_text_unit": round(per_item["text_unit"], 4),
-                      "entities_predicted": round(n_ent_pred), "report_vectors_predicted": round(n_reports * ratio)}
+                      "entities_predicted": round(n_ent_pred), "report_vectors_predicted": round(n_reports * ratio),
+                      "precision": getattr(emb, "precision", "")}
 
 
 def render(est: dict) -> str:

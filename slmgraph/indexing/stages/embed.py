@@ -38,6 +38,15 @@ whole. Basic and lazy search score a text unit by its best window
 other (reuse by content included); they are computed for the text units whose
 text changed, and for all of them once per embedder and window size (meta
 ``unit_windows``).
+
+The forward pass runs in fp32 or under torch's bfloat16 autocast (setting ``embed_precision``,
+:func:`resolve_precision`): matrix products in bf16, normalisation, softmax and pooling in fp32 (torch's
+autocast op lists), vectors stored as float32 and L2-normalised either way. The window key does not name
+the precision: a bf16 vector differs from the fp32 vector of the same window only by rounding, so a stored
+vector stays that window's vector whichever precision made it, and an index moved to a machine that
+decides the other way re-encodes nothing (docs/decisions.md: the index embedder's precision). Meta
+``embed_precision`` records the precision of the last run that computed vectors, and the stage's summary
+and ``stage_runs`` figures say it.
 """
 
 from __future__ import annotations
@@ -85,6 +94,42 @@ def default_embedder_dir() -> Path:
     return path
 
 
+#: Values of the ``embed_precision`` setting (:class:`slmgraph.config.settings.EmbedPrecision`).
+PRECISIONS = ("auto", "fp32", "bf16")
+
+
+def native_bf16() -> bool:
+    """Whether this CPU multiplies bf16 matrices natively, as torch reports it: AMX tiles
+    (``torch.cpu._is_amx_tile_supported``, the amx_tile/amx_bf16 flags) and oneDNN's bf16 kernels
+    (``torch.ops.mkldnn._is_mkldnn_bf16_supported``). AVX512-BF16 alone does not count: it only
+    converts and dot-multiplies pairs, and autocast gained little there (docs/decisions.md: the index
+    embedder's precision). False when this torch build offers neither query."""
+    import torch
+
+    amx = getattr(getattr(torch, "cpu", None), "_is_amx_tile_supported", None)
+    try:
+        return bool(amx is not None and amx() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def resolve_precision(precision: str) -> str:
+    """``"fp32"`` or ``"bf16"``: the precision ``precision`` (one of :data:`PRECISIONS`) runs at on this
+    CPU; ``"auto"`` is bf16 exactly when :func:`native_bf16`. A capability check, not a timed probe: it
+    costs nothing, gives the same answer in every process of a build (actors, the embed-ahead thread)
+    and does not change with load.
+
+    Raises:
+        UserError: ``precision`` is not one of :data:`PRECISIONS`.
+    """
+    p = str(precision).strip().lower()
+    if p not in PRECISIONS:
+        raise UserError(f"embed_precision {precision!r} is not one of {', '.join(PRECISIONS)}")
+    if p == "auto":
+        return "bf16" if native_bf16() else "fp32"
+    return p
+
+
 def _onnx_ok() -> bool:
     from slmgraph.indexing.stages.embed_onnx import onnx_available
 
@@ -100,16 +145,19 @@ class Embedder:
         threads: torch intra-op threads (``torch.set_num_threads``); None = torch's default.
         backend: ``"torch"`` (sentence-transformers' own forward pass), ``"onnx"`` (ONNX Runtime on a graph
             exported from the same weights, :mod:`slmgraph.indexing.stages.embed_onnx`) or ``"auto"``.
+        precision: ``"fp32"``, ``"bf16"`` (torch's bfloat16 autocast around the forward pass) or ``"auto"``
+            (:func:`resolve_precision`); the ONNX backend runs its own fp32 graph.
 
     Attributes:
         name: model name recorded with each vector.
         dim: vector dimension (384 for all-MiniLM-L6-v2).
         max_seq_length: word pieces the model reads of a text, special tokens included
             (256 for all-MiniLM-L6-v2, from its ``sentence_bert_config.json``).
+        precision: ``"fp32"`` or ``"bf16"``, what ``encode`` computes in.
     """
 
     def __init__(self, model_dir: str | Path | None = None, batch_size: int = 32, threads: int | None = None,
-                 backend: str = "torch"):
+                 backend: str = "torch", precision: str = "fp32"):
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -135,6 +183,7 @@ class Embedder:
             from slmgraph.indexing.stages.embed_onnx import OnnxRunner
 
             self.runner = OnnxRunner(self.model, path, threads=threads)
+        self.precision = "fp32" if self.runner is not None else resolve_precision(precision)
 
     def encode(self, texts: list[str], progress: bool = False) -> np.ndarray:
         """L2-normalised vectors, shape ``(len(texts), dim)``, float32."""
@@ -142,8 +191,17 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if self.runner is not None:
             return self.runner.encode(texts, self.batch_size)
-        v = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                              show_progress_bar=progress, convert_to_numpy=True)
+        if self.precision == "bf16":
+            import torch
+
+            # Autocast is per thread, so it is entered here, on whichever thread encodes.
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                v = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                      show_progress_bar=progress, convert_to_tensor=True)
+            v = torch.nn.functional.normalize(v.float(), dim=-1).numpy()
+        else:
+            v = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                  show_progress_bar=progress, convert_to_numpy=True)
         return np.asarray(v, dtype=np.float32)
 
     def windows(self, texts: list[str]) -> list[tuple[int, ...]]:
@@ -296,7 +354,9 @@ class EmbedResult:
     beyond the window, or a new id with text already embedded), ``removed`` (of items no longer
     in the index); ``word_pieces`` encoded in this run; ``per_kind``: kind -> {embedded, kept, reused} (kind
     ``text_unit_window`` only with an embedder that has further windows, :func:`further_windows`); ``ahead``:
-    vectors the embed-ahead thread computed and committed in this run, before this stage."""
+    vectors the embed-ahead thread computed and committed in this run, before this stage; ``precision``: what
+    the embedder computes in (``"fp32"`` or ``"bf16"``, :attr:`Embedder.precision`; ``""`` for an embedder
+    that does not say)."""
     embedded: int
     kept: int
     removed: int
@@ -304,11 +364,13 @@ class EmbedResult:
     word_pieces: int = 0
     per_kind: dict = field(default_factory=dict)
     ahead: int = 0
+    precision: str = ""
 
     def summary(self, settings=None) -> list[str]:
         """The progress line ``index`` prints."""
         ahead = f", {self.ahead} of them ahead beside the earlier stages" if self.ahead else ""
-        return [f"embed: {self.embedded} vectors computed ({self.word_pieces} word pieces{ahead}), {self.kept} kept, "
+        prec = f" in {self.precision}" if self.precision and self.embedded else ""
+        return [f"embed: {self.embedded} vectors computed{prec} ({self.word_pieces} word pieces{ahead}), {self.kept} kept, "
                 f"{self.reused} reused by content (same text in the embedder's window)"]
 
 
@@ -448,7 +510,11 @@ def run_embeddings(store: Store, embedder, progress: bool = True, made_ahead: se
     if (marker or "") != (store.get_meta("unit_windows") or ""):  # an embedder without windows clears it
         with store.transaction():
             store.set_meta("unit_windows", marker or "")
+    precision = str(getattr(embedder, "precision", "") or "")
+    if precision and (uniq or made_ahead) and precision != store.get_meta("embed_precision"):
+        with store.transaction():
+            store.set_meta("embed_precision", precision)
     tot = {f: sum(v[f] for v in per_kind.values()) for f in ("embedded", "kept", "reused")}
     return EmbedResult(embedded=tot["embedded"], kept=tot["kept"], removed=len(stale), reused=tot["reused"],
                        word_pieces=sum(length_of[k] for k in uniq) + ahead_pieces, per_kind=per_kind,
-                       ahead=sum(1 for k in made_ahead if k in wanted_ids))
+                       ahead=sum(1 for k in made_ahead if k in wanted_ids), precision=precision)
