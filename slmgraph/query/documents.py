@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -170,7 +171,8 @@ def corpus_documents(store) -> list[Doc]:
         titles[t] = titles.get(t, 0) + 1
     series = series_parts({r[0]: PurePosixPath(r[1] or "").stem or (r[2] or "") for r in rows})
     shown = {k: f"{w}, {word} {n}" for k, (w, word, n) in series.items()}
-    twice = {v for v in shown.values() if list(shown.values()).count(v) > 1}
+    seen = Counter(shown.values())
+    twice = {v for v, k in seen.items() if k > 1}
     out = []
     for pos, (doc_id, path, title, n) in enumerate(rows, start=1):
         t = (title or "").strip() or PurePosixPath(path or "").stem
