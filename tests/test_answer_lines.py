@@ -50,6 +50,19 @@ def test_a_table_of_codes_with_line_breaks_is_not_prose_by_its_share_of_words():
     assert why is not None and "are words" in why
 
 
+@pytest.mark.parametrize("sentence", [
+    "Совет директоров обсудил бюджет на следующий год и утвердил план развития.",
+    "Το συμβούλιο συζήτησε τον προϋπολογισμό του επόμενου έτους και ενέκρινε το σχέδιο.",
+    "परिषद ने अगले वर्ष के बजट पर चर्चा की और योजना को मंजूरी दी।",
+    "ناقش المجلس ميزانية العام المقبل ووافق على الخطة الجديدة للنقل؟",
+    "董事会讨论了明年的预算并批准了计划。我们 公司 年度 报告 交通 计划",
+])
+def test_prose_in_another_script_is_prose(sentence):
+    text = " ".join([sentence] * 60)
+    assert not_prose(text) is None
+    assert not no_prose_passage(" ".join([sentence] * 10))
+
+
 def test_a_passage_of_the_dump_holds_no_prose_and_a_passage_of_text_does():
     assert no_prose_passage(_dump(60)) and not no_prose_passage(PROSE[:2000])
 

@@ -2,7 +2,7 @@
 documents is cut into text units that hold no sentence, and they crowd out real evidence at query time.
 
 :func:`not_prose` is the one test, measured on the text's *stretches*: the runs of words between line
-breaks and sentence ends (``.``, ``!`` or ``?`` followed by white space). A document of at least
+breaks and sentence ends (``.``, ``!``, ``?``, a danda or ``؟`` followed by white space; ``。！？``). A document of at least
 :data:`MIN_WORDS` words is not prose when
 
 * :data:`LONG_SHARE` of its words or more lie in stretches longer than :data:`LONG_STRETCH` words (an
@@ -30,10 +30,22 @@ WORD_SHARE = 0.5
 #: A word-like token has at most this many letters (longer runs are identifiers or encodings).
 MAX_WORD_CHARS = 20
 
-_STRETCH_END = re.compile(r"\n|(?<=[.!?])[\"'\u201d\u2019)]*\s")
+# sentence ends: Latin, Devanagari (danda), Arabic question mark, and the CJK full stops (no space after)
+_STRETCH_END = re.compile(r"\n|(?<=[.!?\u0964\u0965\u061f])[\"'\u201d\u2019)]*\s|(?<=[\u3002\uff01\uff1f])")
 _WORDLIKE = re.compile(r"^[\"'(\u201c\u2018]*([A-Za-z\u00c0-\u024f]?[a-z\u00df-\u024f]+(?:['\u2019-][a-z]+)*|[A-Z]{1,4}|"
                        r"[Ia])[\"')\u201d\u2019.,;:!?]*$")
 _VOWEL = re.compile(r"[aeiouyAEIOUY\u00c0-\u024f]")
+_LATIN_OR_DIGIT = re.compile(r"[A-Za-z0-9\u00c0-\u024f]")
+
+
+def word_like(token: str) -> bool:
+    """True when a whitespace token looks like a word of a language: in the Latin script, :data:`_WORDLIKE`
+    with a vowel and at most :data:`MAX_WORD_CHARS` letters; in another script (Cyrillic, Greek, Arabic,
+    Devanagari, a CJK run with no spaces), no Latin letter or digit and mostly letters (``str.isalpha``)."""
+    if _LATIN_OR_DIGIT.search(token):
+        return len(token) <= MAX_WORD_CHARS + 4 and bool(_WORDLIKE.match(token)) and bool(_VOWEL.search(token))
+    letters = sum(1 for c in token if c.isalpha())
+    return letters > 0 and 2 * letters >= len(token)
 
 
 def prose_figures(text: str) -> dict:
@@ -47,7 +59,7 @@ def prose_figures(text: str) -> dict:
         longest = max(longest, k)
         if k > LONG_STRETCH:
             long_words += k
-    wordlike = sum(1 for t in tokens if len(t) <= MAX_WORD_CHARS + 4 and _WORDLIKE.match(t) and _VOWEL.search(t))
+    wordlike = sum(1 for t in tokens if word_like(t))
     return {"words": n, "longest": longest, "long_share": long_words / n if n else 0.0,
             "word_share": wordlike / n if n else 1.0}
 
