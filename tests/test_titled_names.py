@@ -130,6 +130,28 @@ def test_list_line_gives_no_concept_links(nlp):
     assert not any("Present" in m["description"] for m in uc.mentions)
 
 
+def test_salutations_and_sign_offs_of_speeches_and_letters_are_furniture():
+    for s in ["Ladies and gentlemen, dear friends,", "With respect,", "Respectfully yours, Tom Hale",
+              "Hello, everyone!", "KEVIN SCOTT: Hello, everyone!", "Dear members of the board,"]:
+        assert not quotable(s, 1), s
+    for s in ["Hello and welcome to the show, where we talk about ships.",
+              "With respect to the budget, the board agreed to cut costs.",
+              "On behalf of the board, I thank the Ainsworth Foundation for its gift."]:
+        assert quotable(s, 3), s
+
+
+def test_a_salutation_or_behalf_gives_no_concept(nlp):
+    text = ("Dear members of the board,\n\nThe concert hall needs a new roof before the winter season. "
+            "On behalf of the players, I ask the board for a pay review.\n\nLadies and gentlemen, dear friends,\n\n"
+            "The concert hall opens in October.")
+    cp = find_candidates(text, TYPES, 60, nlp)
+    uc = unit_concepts(cp.doc, cp.masked, [c.name for c in cp.candidates], 300)
+    keys = {m["norm"] for m in uc.mentions}
+    assert "concert hall" in keys, keys
+    assert not any(k.startswith(("dear", "member", "lady", "gentleman", "friend")) or k == "behalf" for k in keys), keys
+    assert not any(m["description"].startswith(("Dear", "Ladies")) for m in uc.mentions)
+
+
 def test_index_of_minutes_relates_no_attendee_pair(tmp_path):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "minutes.txt").write_text(MINUTES, encoding="utf-8")

@@ -549,6 +549,32 @@ def list_spans(text: str) -> list[tuple[int, int]]:
     return out
 
 
+_NAME_WORDS = r"(\s+[A-Z][\w'\u2019-]*\.?){0,4}"
+#: A letter's or an article's furniture: salutations ("Dear members,", "Ladies and gentlemen, dear friends,"),
+#: sign-offs ("Yours sincerely, Jane Smith", "With respect,"), bylines ("By Jane Smith, correspondent") and
+#: bare signature lines ("Jane Smith").
+_FURNITURE = re.compile(
+    r"^\W*(?:"
+    r"[Dd]ear\s+[^!?]{1,60}?[,:!]"
+    r"|(?:[Ll]adies and [Gg]entlemen|[Gg]ood (?:morning|afternoon|evening)|[Hh]ello)"
+    r"(?:\s*,\s*(?:[Dd]ear\s+)?[^!?,.]{1,40}?)?\s*[,:!]"
+    r"|(?:[Yy]ours(?: (?:sincerely|faithfully|truly|ever|respectfully))?|[Ss]incerely(?: yours)?|(?:[Ww]ith )?(?:[Kk]ind|"
+    r"[Bb]est|[Ww]arm|[Ww]armest) (?:regards|wishes)|[Rr]egards|[Mm]any thanks|[Ww]ith (?:thanks|respect|gratitude)|"
+    r"[Rr]espectfully(?: yours)?)\s*[,.!]?" + _NAME_WORDS + r"\s*[,.]?"
+    r"|(?:(?:[Ww]ritten|[Rr]eported|[Pp]osted) )?[Bb]y\s+[A-Z][\w'\u2019-]*\.?(?:\s+[A-Z][\w'\u2019-]*\.?){1,3}"
+    r"(?:\s*,\s*[^.!?]{0,50})?"
+    r"|[A-Z][\w'\u2019-]*\.?(?:\s+[A-Z][\w'\u2019-]*\.?){1,3}"
+    r")\s*$")
+
+
+def furniture(sentence: str) -> bool:
+    """True when ``sentence`` (a speaker label already cut) is a letter's or an article's furniture, no
+    statement (:data:`_FURNITURE`: "Dear members,", "Ladies and gentlemen, dear friends,", "Yours sincerely, Jane
+    Smith", "With respect,", "By Jane Smith, correspondent", a signature line): never quoted, and no concept
+    or description comes from it."""
+    return bool(_FURNITURE.match(sentence.strip()))
+
+
 def list_line(sentence: str) -> bool:
     """True when ``sentence`` is (or opens) a list line: a list label and its colon ("Present: Morag Lindsay
     (chair), Duncan Reid, ...", "Apologies: Callum Shaw.", "cc: ..."), a record of who was there or who

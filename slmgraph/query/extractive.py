@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from slmgraph.model.client import DEADLINE_SENTENCE_S
 from slmgraph.names.forms import content_words, cut, is_grounded
-from slmgraph.names.kinds import list_line
+from slmgraph.names.kinds import furniture as is_furniture, list_line
 from slmgraph.model.policy import model_does
 from slmgraph.indexing.stages.report_data import FINDING_MAX_CHARS
 from slmgraph.text.shape import LONG_STRETCH
@@ -221,25 +221,10 @@ def prose_sentences(text: str) -> list[str]:
     return out
 
 
-#: A letter's or an article's furniture: a salutation ("Dear members,"), a sign-off ("Yours sincerely, Jane
-#: Smith", "Kind regards"), a byline ("By Jane Smith, correspondent"), or a bare signature line of two to
-#: four capitalised words with no punctuation ("Jane Smith").
-_NAME_WORDS = r"(\s+[A-Z][\w'\u2019-]*\.?){0,4}"
-_FURNITURE = re.compile(
-    r"^\W*(?:"
-    r"[Dd]ear\s+[^!?]{1,60}?[,:!]"
-    r"|(?:[Yy]ours(?: (?:sincerely|faithfully|truly|ever))?|[Ss]incerely(?: yours)?|(?:[Ww]ith )?(?:[Kk]ind|[Bb]est|"
-    r"[Ww]arm|[Ww]armest) (?:regards|wishes)|[Rr]egards|[Mm]any thanks|[Ww]ith thanks)\s*[,.!]?" + _NAME_WORDS + r"\s*[,.]?"
-    r"|(?:(?:[Ww]ritten|[Rr]eported|[Pp]osted) )?[Bb]y\s+[A-Z][\w'\u2019-]*\.?(?:\s+[A-Z][\w'\u2019-]*\.?){1,3}"
-    r"(?:\s*,\s*[^.!?]{0,50})?"
-    r"|[A-Z][\w'\u2019-]*\.?(?:\s+[A-Z][\w'\u2019-]*\.?){1,3}"
-    r")\s*$")
-
-
 def furniture(sentence: str) -> bool:
-    """True when ``sentence`` is a letter's or an article's furniture, no statement (:data:`_FURNITURE`:
+    """True when ``sentence`` is a letter's or an article's furniture, no statement (:func:`slmgraph.names.kinds.furniture`:
     "Dear members,", "Yours sincerely, Jane Smith", "By Jane Smith, correspondent", a signature line)."""
-    return bool(_FURNITURE.match(_SPEAKER.sub("", sentence).strip()))
+    return is_furniture(_SPEAKER.sub("", sentence).strip())
 
 
 def quotable(sentence: str, min_words: int) -> bool:

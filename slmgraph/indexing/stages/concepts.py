@@ -46,13 +46,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from slmgraph.names.forms import STOP, _sentence_initial, _singular, cut, mentions, normalize_name
-from slmgraph.names.kinds import list_spans
+from slmgraph.names.kinds import furniture, list_spans
 from slmgraph.store.bulk import insert_rows
 from slmgraph.text.prose import sentence_spans
 
 #: Part of every extraction key of a build with concepts: bump it when a change here changes what a
 #: text unit's concepts are, so indexes re-extract.
-CONCEPTS_VERSION = "3"
+CONCEPTS_VERSION = "4"
 
 #: Fewest text units a concept occurs in to become a node (graphrag's ``prune_graph.min_node_freq``: 2).
 MIN_UNITS = 2
@@ -84,7 +84,7 @@ point points example examples number numbers time times day days year years lot 
 everything nothing one ones people person man men woman women guy guys folks bunch piece pieces side sides end
 question questions answer answers idea ideas reason reasons problem problems area areas level levels matter
 sense moment moments minute minutes second seconds hour hours week weeks month months today tomorrow yesterday
-word words name names yes yeah okay ok uh um hmm
+word words name names yes yeah okay ok uh um hmm behalf
 """.split())
 
 #: Adjectives that say nothing about the noun after them; trimmed from the front of a phrase.
@@ -216,7 +216,8 @@ def unit_concepts(doc, text: str, names: list[str], max_chars: int, lemmatizer=N
     """
     found = phrases(doc, text, lemmatizer)
     name_keys = {normalize_name(n): n for n in names}
-    listed = list_spans(text)  # "Present: A (chair), B (treasurer)": a record of who was there, no concept
+    # "Present: A (chair), B (treasurer)": a record of who was there; "Dear members of the board,": an address
+    listed = list_spans(text) + [(a, b) for a, b in sentence_spans(text) if furniture(text[a:b])]
     found = [f for f in found if f[2] not in name_keys and not any(a < f[1] and f[0] < b for a, b in listed)]
     if not found:
         return UnitConcepts()

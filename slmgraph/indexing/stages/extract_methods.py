@@ -21,7 +21,7 @@ from slmgraph.indexing.stages.ner import find_candidates
 from slmgraph.indexing.stages.steer import apply as steer_apply
 from slmgraph.model.client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, ModelClient
 from slmgraph.names.forms import cut, mentions, normalize_name
-from slmgraph.names.kinds import list_line
+from slmgraph.names.kinds import furniture, list_line
 from slmgraph.text.prose import parse_json, sentences
 
 @dataclass
@@ -88,8 +88,9 @@ def extract_choices(client: ModelClient | None, prompts: Prompts | None, text: s
 
     def first_sentence(*names: str) -> str:
         for snt in sents:
-            if all(mentions(snt, n) for n in names) and says_more(snt, names) and not list_line(snt):
-                return cut(snt, max_chars)  # "Present: A, B": who was there describes no one
+            if all(mentions(snt, n) for n in names) and says_more(snt, names) and not list_line(snt) \
+                    and not furniture(snt):
+                return cut(snt, max_chars)  # "Present: A, B": who was there describes no one; "Dear X," neither
         return ""
 
     def choose(kind: str, user: str, options: list[str]):
