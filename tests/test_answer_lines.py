@@ -158,6 +158,23 @@ def test_the_index_warns_about_the_dump_and_lazy_spends_no_test_on_it(dumped):
         store.close()
 
 
+def test_the_dump_gives_no_entity_and_no_concept(dumped):
+    db, _, _ = dumped
+    store = Store(db)
+    try:
+        dump = {c for c, t in store.con.execute("SELECT chunk_id, text FROM text_units").fetchall() if "MV_" in t}
+        status = dict(store.con.execute("SELECT chunk_id, status FROM extractions").fetchall())
+        assert dump and all(status[c] == "no_prose" for c in dump)
+        assert all(status[c] != "no_prose" for c in status if c not in dump)
+        for table in ("entity_mentions", "concept_mentions"):
+            n = store.con.execute(f"SELECT count(*) FROM {table} WHERE chunk_id IN (SELECT unnest(?))",
+                                  [sorted(dump)]).fetchone()[0]
+            assert n == 0, table
+        assert store.count("entities") > 0
+    finally:
+        store.close()
+
+
 def test_basic_search_ranks_no_unit_of_the_dump(dumped):
     db, s, _ = dumped
     store = Store(db)
