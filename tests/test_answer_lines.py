@@ -205,6 +205,7 @@ def test_lazy_status_line_agrees_with_the_units_it_quotes(tmp_path, corpus):
     line = next(ln for ln in ans.text.split("\n") if ln.startswith("Sources:"))
     assert not re.search(r"\b0 relevant\b", line)
     assert "none of the" in line and "'Alice Smith'" in line
+    assert "quoted because they name 'Alice Smith'" in line and "scored under" not in line
 
 
 def test_drift_points_off_the_question_are_dropped_and_one_naming_the_person_kept():

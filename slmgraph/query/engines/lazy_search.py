@@ -118,11 +118,12 @@ def status(wide: str | None, relevant: list, scores: dict, known: list[str], flo
     others = [n for n in cited if n not in passed]
     if not others:
         return f"{len(relevant)} relevant of {len(scores)} tested"
+    units = ", ".join(map(str, others))
     if not relevant:
-        return (f"none of the {len(scores)} tested reached the relevance floor of {floor:.1f}; these name "
-                f"{quoted_names(known)}")
-    return (f"{len(relevant)} relevant of {len(scores)} tested; {', '.join(map(str, others))} name "
-            f"{quoted_names(known)} but scored under the relevance floor of {floor:.1f}")
+        return (f"quoted because they name {quoted_names(known)}: {units} (none of the {len(scores)} tested "
+                f"reached the relevance floor of {floor:.1f})")
+    return (f"{len(relevant)} relevant of {len(scores)} tested, and {len(others)} more quoted because they name "
+            f"{quoted_names(known)}: {units}")
 
 
 def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
