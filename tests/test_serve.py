@@ -231,6 +231,7 @@ def test_index_busy_while_another_process_writes_and_the_writer_is_never_blocked
     try:
         status, body = get(url + "/api/entities?q=a")
         assert status == 503 and body["busy"] and body["error"].startswith("index busy: ")
+        assert "--wait" not in body["error"] and "retry when" in body["error"]
         status, body = post(url + "/api/query", {"q": "Who founded Acme Corporation?", "method": "basic"})
         assert status == 503 and body["busy"]
         # A server started while the run holds the file starts all the same, and says so.

@@ -264,7 +264,10 @@ def make_app(res: Resources):
     def fail(exc: Exception) -> JSONResponse:
         msg = str(exc)
         if busy(exc):
-            return JSONResponse({"error": f"index busy: {msg}", "busy": True}, status_code=503)
+            # the command line's remedy ("pass --wait SECONDS") means nothing to an HTTP client
+            what = msg.split(": pass --wait SECONDS")[0]
+            return JSONResponse({"error": f"index busy: {what}; retry when the index run has finished", "busy": True},
+                                status_code=503)
         return JSONResponse({"error": msg}, status_code=404 if "is not in this index" in msg or " is not in index " in msg else 400)
 
     def endpoint(fn):
