@@ -180,6 +180,9 @@ def test_browse_endpoints_mirror_the_api(server, db):
     assert get(url + "/api/entities/no-such-thing-here")[0] == 404
     assert get(url + "/api/units/99999")[0] == 404
     assert get(url + "/api/reports?level=abc")[0] == 400
+    for path in ("/api/reports/abc", "/api/no-such-route"):
+        status, body = get(url + path)
+        assert status == 404 and isinstance(body, dict) and "no such API path" in body["error"], (path, body)
 
 
 def test_query_answers_with_points_that_cite_documents(server):

@@ -377,6 +377,10 @@ def make_app(res: Resources):
         Route("/api/citation", endpoint(lambda r, i: i.citation(r.query_params.get("kind", ""),
                                                                 int_param(r, "id", -1),
                                                                 r.query_params.get("support", "")))),
+        # any other /api/ path (a report id that is no number, a typo) answers in JSON like the routes above
+        Route("/api/{rest:path}", lambda r: JSONResponse(
+            {"error": f"no such API path: {r.url.path} (report and text unit ids are whole numbers; the routes "
+                      "are listed in docs/usage.md)"}, status_code=404)),
         Mount("/static", StaticFiles(directory=WEB_DIR)),
     ]
     hosts = ["127.0.0.1", "localhost", "[::1]", "::1"]
