@@ -63,6 +63,14 @@ def test_prose_in_another_script_is_prose(sentence):
     assert not no_prose_passage(" ".join([sentence] * 10))
 
 
+def test_tagged_names_are_passed_over_by_searches_but_still_give_the_graph_its_names():
+    from slmgraph.text.shape import junk_passage
+
+    text = " ".join(f"Person{j} Name{j} met Acme{j} Corp in Paris{j}." for j in range(40))
+    assert no_prose_passage(text) and not junk_passage(text)
+    assert junk_passage(_dump(200)) and no_prose_passage(_dump(200))
+
+
 def test_a_passage_of_the_dump_holds_no_prose_and_a_passage_of_text_does():
     assert no_prose_passage(_dump(60)) and not no_prose_passage(PROSE[:2000])
 

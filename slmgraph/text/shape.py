@@ -87,3 +87,17 @@ def no_prose_passage(text: str) -> bool:
     spends no test and no answer slot on it."""
     f = prose_figures(text or "")
     return f["words"] >= MIN_PASSAGE_WORDS and (f["long_share"] >= LONG_SHARE or f["word_share"] < WORD_SHARE)
+
+
+#: Share of word-like tokens under which a passage is no text at all (codes, figures, keys), whatever its
+#: sentence ends: a passage of tagged names ("Person12 met Acme12 Corp") reads about 0.4 and is still text.
+JUNK_WORD_SHARE = 0.25
+
+
+def junk_passage(text: str) -> bool:
+    """True when the passage ``text`` (:data:`MIN_PASSAGE_WORDS` words or more) has no sentence structure
+    (:data:`LONG_SHARE` of its words in stretches over :data:`LONG_STRETCH` words) or almost no words (under
+    :data:`JUNK_WORD_SHARE`): stricter than :func:`no_prose_passage`, since such a passage gives the graph
+    nothing (no entity, concept or model call) rather than only being passed over by a search."""
+    f = prose_figures(text or "")
+    return f["words"] >= MIN_PASSAGE_WORDS and (f["long_share"] >= LONG_SHARE or f["word_share"] < JUNK_WORD_SHARE)

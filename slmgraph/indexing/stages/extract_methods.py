@@ -22,7 +22,7 @@ from slmgraph.indexing.stages.steer import apply as steer_apply
 from slmgraph.model.client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, ModelClient
 from slmgraph.names.forms import cut, mentions, normalize_name
 from slmgraph.names.kinds import furniture, list_line
-from slmgraph.text.shape import no_prose_passage
+from slmgraph.text.shape import junk_passage
 from slmgraph.text.prose import parse_json, sentences
 
 @dataclass
@@ -63,8 +63,8 @@ def extract_nlp(text: str, settings: Settings, nlp=None, edges: tuple[bool, bool
     capitalised runs; described by their first sentence), same-sentence co-occurrence as relationships
     (strength = number of such sentences, at most 10). Sentences are read in the masked text
     (:func:`slmgraph.indexing.stages.ner.mask_markup`), so markup does not become a description. A text unit
-    that holds no prose (:func:`slmgraph.text.shape.no_prose_passage`) gives nothing (status ``no_prose``)."""
-    if no_prose_passage(text):
+    that holds no text (:func:`slmgraph.text.shape.junk_passage`) gives nothing (status ``no_prose``)."""
+    if junk_passage(text):
         return Extraction(status="no_prose")
     return extract_choices(None, None, text, settings, nlp, edges, frozenset())
 
@@ -317,9 +317,9 @@ def extract_unit(client: ModelClient | None, prompts: Prompts, text: str, settin
     """One text unit's extraction by the configured route: ``nlp`` (:func:`extract_nlp`), JSON
     records (:func:`extract_llm`, see :func:`json_extraction`) or the candidate pass with the model's
     choices (:func:`extract_choices`, :func:`model_choices`). A text unit that holds no prose (a dumped table,
-    a log: :func:`slmgraph.text.shape.no_prose_passage`) gives nothing and costs no model call (status
+    a log: :func:`slmgraph.text.shape.junk_passage`) gives nothing and costs no model call (status
     ``no_prose``): its runs of names and codes would crowd the graph."""
-    if no_prose_passage(text):
+    if junk_passage(text):
         return Extraction(status="no_prose")
     if settings.extractor == "nlp" or client is None:
         return extract_nlp(text, settings, nlp, edges)

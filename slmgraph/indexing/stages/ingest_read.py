@@ -17,8 +17,8 @@ holds for it is kept (:class:`Unreadable`, :func:`ingest`'s ``keep``). Only a
 document whose file no longer exists is removed. A file name that is not valid
 UTF-8 is stored and shown with each such byte written ``\\xNN``
 (:func:`path_text`). A document whose text is no prose (:func:`slmgraph.text.shape.not_prose`: a dumped table,
-a log, encoded data) is indexed with one warning line naming it and what to do; its text units that hold
-no prose give no entity (:func:`slmgraph.indexing.stages.extract_methods.extract_unit`).
+a log, encoded data) is indexed with one warning line naming it and what to do; its text units with no
+sentence structure or almost no words give no entity (:func:`slmgraph.text.shape.junk_passage`).
 """
 
 from __future__ import annotations
@@ -332,9 +332,9 @@ def read_input(input_path: str | Path) -> Reading:
         docs.append(Document(doc_id, rel, text, title or Path(rel).stem))
         shape = not_prose(text)
         if shape is not None:  # indexed all the same: the user decides whether it belongs in the corpus
-            warnings.append(f"{path_text(p)} reads as no prose: {shape}; it is indexed, but its text units that "
-                            "hold no prose give no entity, basic and lazy search pass over them and no answer quotes "
-                            "a run of text that long: if it is not "
+            warnings.append(f"{path_text(p)} reads as no prose: {shape}; it is indexed, but its runs of text with no "
+                            "sentence end give no entity, basic and lazy search pass over its text units that are no "
+                            "prose, and no answer quotes a run of text that long: if it is not "
                             "a document (a table, a log, encoded data), move it out of the input folder and run "
                             "'slmgraph index' again")
     if not docs:
