@@ -150,7 +150,7 @@ def test_a_failed_step_is_rolled_back_and_run_again_next_time(tmp_path, monkeypa
     con.close()
     monkeypatch.undo()
     store = Store(old)
-    assert store.get_meta("schema_version") == SCHEMA_VERSION and _recorded(store)[-1] == "number_text_units"
+    assert store.get_meta("schema_version") == SCHEMA_VERSION and "number_text_units" in _recorded(store)
     store.close()
 
 

@@ -23,7 +23,9 @@ from typing import Callable, ContextManager, NamedTuple
 import duckdb
 
 from slmgraph.errors import UserError
+from slmgraph.store.bulk import insert_rows
 from slmgraph.store.schema import DDL, SCHEMA_VERSION
+from slmgraph.text.shape import no_prose_passage
 
 
 class Migration(NamedTuple):
@@ -128,6 +130,27 @@ def number_text_units(con: duckdb.DuckDBPyConnection) -> None:
     if top:
         row = con.execute("SELECT value FROM meta WHERE key = 'next_unit_no'").fetchone()
         _set_meta(con, "next_unit_no", str(max(top + 1, int(row[0]) if row else 1)))
+
+
+@migration(version=2)
+def add_text_unit_no_prose(con: duckdb.DuckDBPyConnection) -> None:
+    """Store whether each text unit holds prose (``text_units.no_prose``), judged once from its stored text
+    (:func:`slmgraph.text.shape.no_prose_passage`), so a search reads the flag rather than judging every unit."""
+    _add_columns(con, "text_units", "no_prose")
+    fill_no_prose(con)
+
+
+def fill_no_prose(con: duckdb.DuckDBPyConnection) -> int:
+    """Judge every text unit whose ``no_prose`` is NULL and store the flag; returns how many were judged."""
+    rows = [(cid, no_prose_passage(text)) for cid, text in con.execute(
+        "SELECT chunk_id, text FROM text_units WHERE no_prose IS NULL").fetchall()]
+    if rows:
+        con.execute("CREATE OR REPLACE TEMP TABLE _no_prose(chunk_id VARCHAR, no_prose BOOLEAN)")
+        insert_rows(con, "_no_prose", ("chunk_id", "no_prose"), rows)
+        con.execute("UPDATE text_units SET no_prose = f.no_prose FROM _no_prose f "
+                    "WHERE text_units.chunk_id = f.chunk_id")
+        con.execute("DROP TABLE _no_prose")
+    return len(rows)
 
 
 def check_version(found: str | None, path: Path) -> None:

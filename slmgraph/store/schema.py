@@ -43,8 +43,10 @@ CREATE TABLE IF NOT EXISTS text_units (
     text VARCHAR,
     char_start INTEGER,             -- text = document text[char_start:char_end]
     char_end INTEGER,
-    unit_no INTEGER                 -- index-wide citation number 1.., given once at ingestion,
+    unit_no INTEGER,                -- index-wide citation number 1.., given once at ingestion,
                                     -- never reused (meta next_unit_no)
+    no_prose BOOLEAN                -- holds no sentence to quote (slmgraph.text.shape.no_prose_passage),
+                                    -- so no search ranks it; NULL: not judged yet (written by an older slmgraph)
 );
 CREATE TABLE IF NOT EXISTS extractions (
     chunk_id VARCHAR PRIMARY KEY,

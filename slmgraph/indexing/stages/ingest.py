@@ -22,6 +22,7 @@ from slmgraph.indexing.stages.ingest_chunk import TAIL_SHARE, TokenCounts, make_
 from slmgraph.indexing.stages.ingest_read import Document, Unreadable
 from slmgraph.store.bulk import delete_keys, insert_rows
 from slmgraph.store.db import Store
+from slmgraph.text.shape import no_prose_passage
 
 log = logging.getLogger("slmgraph")
 
@@ -144,7 +145,7 @@ class _Batch:
                 con.execute("UPDATE documents SET path = ?, title = ?, n_chars = ?, n_tokens = ?, chunking = ? "
                             "WHERE doc_id = ?", row)
             insert_rows(con, "text_units", ("chunk_id", "doc_id", "ord", "tok_start", "tok_end", "n_tokens", "text",
-                                            "char_start", "char_end", "unit_no"), self.units)
+                                            "char_start", "char_end", "unit_no", "no_prose"), self.units)
         self.documents, self.changed, self.units = [], [], []
 
 
@@ -249,7 +250,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 if next_no is None:
                     next_no = next_unit_no(store)
                 batch.units.extend((u.chunk_id, u.doc_id, u.ord, u.tok_start, u.tok_end, u.n_tokens, u.text,
-                                    u.char_start, u.char_end, next_no + i) for i, u in enumerate(new))
+                                    u.char_start, u.char_end, next_no + i, no_prose_passage(u.text))
+                                   for i, u in enumerate(new))
                 next_no += len(new)
             batch.flush_if_due()
             added += len(new)

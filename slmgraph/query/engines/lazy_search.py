@@ -59,10 +59,10 @@ from slmgraph.config.prompting import Prompts
 from slmgraph.store.db import Store
 from slmgraph.store.rows import TextUnitRow, rows
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
+from slmgraph.query.engines.basic_search import no_prose_units
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
 from slmgraph.query.route import corpus_wide_phrase
-from slmgraph.text.shape import no_prose_passage
 from slmgraph.query.scoring import Scored, cosines, index_floor, probe_questions, quote_probes, score_items, select
 
 #: Units tested per community visit: LazyGraphRAG tests the top-k chunks of
@@ -159,7 +159,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
     if not named["answer"]:
         return name_refusal(Answer(text="", method="lazy", question=question), prompts, named, on_text, t0)
     # A unit holding no prose (a dumped table) has no sentence to quote: it would only use up the tests.
-    junk = {u.chunk_id for u in units if no_prose_passage(u.text)}
+    junk = no_prose_units(store)
     if len(junk) < len(units):
         units = [u for u in units if u.chunk_id not in junk]
     else:
