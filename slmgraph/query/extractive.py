@@ -38,7 +38,7 @@ from slmgraph.indexing.stages.report_data import FINDING_MAX_CHARS
 from slmgraph.text.shape import LONG_STRETCH
 from slmgraph.text.prose import (
     addressed_to_assistant, degenerate, markdown_structure, overlaps, plain_sentence, sentences, word_count,
-    word_set,
+    word_length, word_set,
 )
 
 #: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
@@ -230,12 +230,13 @@ def furniture(sentence: str) -> bool:
 def quotable(sentence: str, min_words: int) -> bool:
     """True when ``sentence`` may be quoted at all: ``min_words`` words or more besides a speaker
     label (counted in the script's own units, :func:`slmgraph.text.prose.word_count`: a Chinese or Japanese
-    character is one) and at most :data:`slmgraph.text.shape.LONG_STRETCH` (longer is no sentence: a dumped
-    table's or a log's run of text), not a back-channel line ("(Laughter.) Yeah."), not addressed to an
-    assistant, not a letter's salutation, sign-off or byline (:func:`furniture`), not a list line ("Present: A,
-    B, C", :func:`slmgraph.names.kinds.list_line`: who was there states nothing)."""
+    character is one) and at most :data:`slmgraph.text.shape.LONG_STRETCH` words long
+    (:func:`slmgraph.text.prose.word_length`: a Chinese or Japanese character is 1/1.5 word; longer is no
+    sentence: a dumped table's or a log's run of text), not a back-channel line ("(Laughter.) Yeah."), not
+    addressed to an assistant, not a letter's salutation, sign-off or byline (:func:`furniture`), not a list
+    line ("Present: A, B, C", :func:`slmgraph.names.kinds.list_line`: who was there states nothing)."""
     body = _SPEAKER.sub("", sentence).strip()
-    return min_words <= word_count(body) <= LONG_STRETCH and not _BACKCHANNEL.match(body) \
+    return min_words <= word_count(body) and word_length(body) <= LONG_STRETCH and not _BACKCHANNEL.match(body) \
         and not addressed_to_assistant(sentence) and not furniture(body) and not list_line(sentence)
 
 
@@ -381,7 +382,7 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
         names = r.get("entities") or re.split(r", | and ", r.get("title") or "")
         for f in r.get("findings") or []:
             body = f"{f.get('explanation') or f.get('summary') or ''}"
-            prose = [x for x in prose_sentences(body) if word_count(x) <= LONG_STRETCH]
+            prose = [x for x in prose_sentences(body) if word_length(x) <= LONG_STRETCH]
             sents = [x for x in prose if quotable(x, min_words)]
             if not sents and prose and not addressed_to_assistant(body):
                 sents = [" ".join(prose)]

@@ -5,7 +5,8 @@
 * :func:`degenerate`: model text that is a copied list or a loop rather than prose.
 * :func:`fold`: the one character folding under every tolerant comparison (the entity merge key
   ``names.normalize_name``, the tolerant name key ``names.tolerant_key``, claims' quote check).
-* :func:`word_count`: words counted in the script's own units (a Han or kana character is one).
+* :func:`word_count`: words counted in the script's own units (a Han or kana character is one);
+  :func:`word_length`: the same for a length limit (a Han or kana character is 1/1.5 word).
 * :func:`word_set` / :func:`overlaps`: the one near-duplicate test (Jaccard share of words), used by the
   loop guard, answer clean-up and extractive answers.
 * :func:`sentences` / :func:`sentence_spans`: the one sentence splitter (pysbd), used by every stage
@@ -66,6 +67,19 @@ def word_count(s: str) -> int:
         rest = _UNSPACED.sub(" ", w)
         n += cjk + sum(1 for part in rest.split() if re.search(r"\w", part))
     return n
+
+
+#: Han or kana characters per word of running Chinese or Japanese text: a word of a segmented Chinese
+#: corpus averages about 1.5 characters, so a length limit set in words reads a character as 1/1.5 word.
+UNSPACED_CHARS_PER_WORD = 1.5
+
+
+def word_length(s: str) -> float:
+    """How long ``s`` is in words, for a length limit set in words: as :func:`word_count`, except that a Han or
+    kana character counts 1/:data:`UNSPACED_CHARS_PER_WORD` of a word (a character is a unit, not a word's
+    length). ``word_length("王小明在北京大学学习物理学。") == 13 / 1.5``. Raises nothing."""
+    unspaced = len(_UNSPACED.findall(s))
+    return word_count(s) - unspaced + unspaced / UNSPACED_CHARS_PER_WORD
 
 
 #: Share of words (Jaccard) at which a model-written sentence repeats an earlier one: the loop
