@@ -514,6 +514,11 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         # Everything into the .duckdb file first: the index is marked complete only once it is there.
         store.checkpoint()
         store.set_meta("build_key", build_key)
+        # The documents this build holds: those added up to now (an edited one keeps its first added_at), so
+        # a query during a later, interrupted update counts the documents its derived tables were built from.
+        built = store.con.execute("SELECT max(added_at)::VARCHAR FROM documents").fetchone()[0]
+        if built:
+            store.set_meta("built_added_at", built)
         store.set_meta("complete", "1")
         compact(store, say, out)
         return out

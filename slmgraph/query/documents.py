@@ -147,18 +147,32 @@ def document_date(title: str, path: str, head: str = "") -> tuple[str, tuple[int
     return None
 
 
-def corpus_documents(store) -> list[Doc]:
+def built_filter(store) -> tuple[str, list]:
+    """A ``WHERE`` clause on ``documents d`` (and its parameters) that keeps the documents of the last complete
+    build while an update of the index is unfinished (meta ``complete`` 0): those added up to its meta
+    ``built_added_at``, since the derived tables a query reads are still that build's. Empty otherwise (a
+    complete index, or one whose last complete build predates the meta key)."""
+    get = getattr(store, "get_meta", None)  # a bare connection holder (a test's) has no meta
+    built = get("built_added_at") if get else None
+    if not built or get("complete") == "1":
+        return "", []
+    return "WHERE d.added_at IS NULL OR d.added_at <= CAST(? AS TIMESTAMP)", [built]
+
+
+def corpus_documents(store, built: bool = True) -> list[Doc]:
     """Every document, in corpus order (see the module doc: dates, else natural order of paths), with its
-    display name and date.
+    display name and date; ``built``: during an unfinished update only those of the last complete build
+    (:func:`built_filter`), whose tables the answers read.
 
     The name is the title unless another document shares it (the parts of one transcript all carry
     the transcript's file-name line), then the path without its suffix; a part of a series
     (:func:`series_parts` over the file stems) is named by its work and part ("EP-03 Talk, part 15"), and
     carries them as ``work`` and ``part``.
     """
-    rows = store.con.execute("""
+    where, params = built_filter(store) if built else ("", [])
+    rows = store.con.execute(f"""
         SELECT d.doc_id, d.path, d.title, count(t.chunk_id) FROM documents d
-        LEFT JOIN text_units t USING (doc_id) GROUP BY d.doc_id, d.path, d.title""").fetchall()
+        LEFT JOIN text_units t USING (doc_id) {where} GROUP BY d.doc_id, d.path, d.title""", params).fetchall()
     heads = dict(store.con.execute("SELECT doc_id, left(text, 600) FROM text_units "
                                    "QUALIFY row_number() OVER (PARTITION BY doc_id ORDER BY ord) = 1").fetchall())
     dates = {r[0]: document_date(r[2] or "", r[1] or "", heads.get(r[0], "")) for r in rows}
@@ -216,8 +230,11 @@ def unit_sources(store, numbers: list[int], docs: list[Doc] | None = None) -> di
     ords = store.con.execute(f"""
         SELECT t.chunk_id, t.doc_id, (SELECT count(*) FROM text_units u WHERE u.doc_id = t.doc_id AND u.ord < t.ord)
         FROM text_units t WHERE t.chunk_id IN ({q})""", list(num)).fetchall()
-    out = {}
+    out, widened = {}, False
     for chunk, doc_id, before in ords:
+        if doc_id not in by_id and not widened:  # a unit an unfinished update added: named all the same
+            widened = True
+            by_id.update((x.doc_id, x) for x in corpus_documents(store, built=False) if x.doc_id not in by_id)
         d = by_id.get(doc_id)
         if d is None:
             continue
