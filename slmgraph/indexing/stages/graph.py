@@ -353,15 +353,9 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
                 list(cg.descriptions[k]), set(us)
         edges.update(cg.edges)  # one end of each is a concept: no name-name edge is replaced
         concept_keys = set(cg.units)
-    # Stable ids: an entity keeps the id it had in the previous graph; new ones
-    # get the next free ids in sorted order. Leiden's vertex order (and so its
-    # seeded result) then changes only where the graph changed.
-    old = dict(con.execute("SELECT norm, entity_id FROM entities").fetchall())
-    ids = {n: old[n] for n in names if n in old}
-    nxt = max(old.values(), default=0) + 1
-    for norm in sorted(n for n in names if n not in ids):
-        ids[norm] = nxt
-        nxt += 1
+    # Ids 1..n in key order, whatever earlier graphs held: Leiden's vertex order (and so its seeded
+    # partition) and every tie broken by id are then those of a from-scratch build of the same input.
+    ids = {norm: i for i, norm in enumerate(sorted(names), start=1)}
     degree: Counter = Counter()
     for s, t in edges:
         degree[s] += 1
