@@ -43,11 +43,17 @@ def _fresh(tmp_path, corpus, name):
 
 
 def test_files_added_then_removed_leave_the_index_of_a_fresh_build(tmp_path, corpus):
+    (corpus / "omega.txt").write_text("Quinn sailed to Lisbon with Alice Smith. Quinn loved Lisbon and Paris.\n",
+                                      encoding="utf-8")
     fresh = _fresh(tmp_path, corpus, "fresh")
     db = tmp_path / "ix.duckdb"
     _index(corpus, db)
-    (corpus / LATE[0]).write_text(LATE[1], encoding="utf-8")
+    # the added file names "Zed Quinn": while it is indexed, "Quinn" is resolved into that entity and leaves the graph
+    (corpus / LATE[0]).write_text(LATE[1] + "Zed Quinn met Bob Jones in Lisbon.\n", encoding="utf-8")
     _index(corpus, db)
+    store = Store(db, read_only=True)
+    assert "quinn" not in {n for n, in store.con.execute("SELECT norm FROM entities").fetchall()}
+    store.close()
     (corpus / LATE[0]).unlink()
     _index(corpus, db)
     assert _graph(db) == fresh
