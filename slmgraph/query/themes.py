@@ -87,8 +87,10 @@ def _themes_of(ix: ThemeIndex, reports: list[dict], scores: dict) -> list[Theme]
                                       [e for e in ents if e.casefold() in known]))[:KEY_CONCEPTS]
         names = list(dict.fromkeys(_shown(e) for e in ents if e.casefold() not in known
                                    and e.casefold() not in topic.casefold() and not junk(e, False)))[:KEY_NAMES]
-        themes.append(Theme(cid, topic, coverage(d, ix.docs), d, names, score=float(scores.get(cid, 0.0)),
-                            concepts=concepts))
+        # its count is the community's own (the report's and /api/reports' too); statements are read from ``d``
+        own = comm_docs.get(cid, [])
+        themes.append(Theme(cid, topic, coverage(own, ix.docs), d, names, score=float(scores.get(cid, 0.0)),
+                            concepts=concepts, community_docs=own))
     return themes
 
 
@@ -197,7 +199,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             # a theme labelled by its statements' phrases is discussed where those phrases are
             d = ix.phrase_documents(picked)
             if d:
-                t.doc_ids, t.coverage = d, coverage(d, ix.docs)
+                t.doc_ids = d
             # the concepts and names its sentence names are those its label or its statements hold
             said = " ".join(x.text for x in t.statements).casefold() + " " + t.topic.casefold()
             t.concepts = [c for c in t.concepts if re.search(r"(?<!\w)" + re.escape(c.casefold()) + r"(?!\w)", said)]
@@ -398,10 +400,12 @@ def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
     theme is discussed at least where it is quoted, so its reach never claims fewer documents than it shows."""
     for t in themes:
         quoted = {s.doc_id for s in t.statements if s.doc_id in ix.doc_by_id}
+        own = set(t.community_docs) if t.community_docs else set(t.doc_ids)
         if not quoted <= set(t.doc_ids):
             t.doc_ids = sorted(set(t.doc_ids) | quoted,
                                key=lambda d: ix.doc_by_id[d].pos if d in ix.doc_by_id else 10**9)
-            t.coverage = coverage(t.doc_ids, ix.docs)
+        if not quoted <= own:
+            t.coverage = coverage(sorted(own | quoted), ix.docs)
     return themes
 
 
