@@ -1,6 +1,8 @@
-"""Theme labels: the phrases a theme's statements or units share, ranked by class-based TF-IDF
-(Grootendorst 2022, BERTopic) and chosen by maximal marginal relevance against the theme (KeyBERT's MMR;
-Carbonell & Goldstein 1998).
+"""Theme labels: one topic a reader recognises, or two strong related ones. Candidates are a theme's noun
+phrases and their head compounds that recur in its text units, weighed by class-based TF-IDF (Grootendorst
+2022, BERTopic) times the residual IDF of their modifiers (Church & Gale 1995), and the heaviest of those that
+describe the theme (cosine with it, as KeyBERT ranks phrases; :func:`pick_label`) is its label.
+:func:`keyphrase_label` is KeyBERT's MMR (Carbonell & Goldstein 1998) over given phrases.
 """
 
 

@@ -11,8 +11,9 @@ The answer is its own synthesis, built from the data by templates:
     that column was filled, the report's title; a community labelled by names alone (a publication, a
     speaker) is no theme of a corpus-wide answer while concept themes remain;
   - its **sentence** (:func:`template_opening`): the topic, its other key concepts and the names most tied
-    to it, how widely it is discussed -- the documents whose text units mention the label's terms, counted
-    against the corpus, with the dates their titles hold -- and the documents its statements are quoted
+    to it, how widely it is discussed -- its community's documents (:func:`community_documents`, the count its
+    report and ``/api/reports`` give) and any it is quoted from, counted against the corpus, with the dates
+    their titles hold -- and the documents its statements are quoted
     from; where the answer policy lets the model write (:func:`slmgraph.query.extractive.opening_on`), a
     sentence the model writes from the theme's statements, kept only when grounded
     (:func:`slmgraph.query.extractive.grounded_synthesis`), comes before it;
@@ -36,8 +37,8 @@ A *focused* question's themes are found from its evidence (:func:`focused_themes
 best-scored reports: the text units of the whole index nearest the question are read, a sentence is kept
 only near the best one and nearer the question than any off-topic probe question, and the themes are the
 communities those sentences come from, each labelled by the phrases its statements share
-(:func:`relabel`: class-based TF-IDF then KeyBERT's MMR), with its reach where those phrases are and the
-speakers of its statements named. Other themes are labelled the same way from the text units they are
+(:func:`relabel`: a recurring, topical phrase, :mod:`slmgraph.query.theme_labels`), with its community's
+reach and the speakers of its statements named. Other themes are labelled the same way from the text units they are
 read from.
 
 A question about change over time (:func:`is_temporal`: "how has X evolved") gets each theme's
@@ -112,7 +113,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     community of ``pool`` (the level's reports, dicts with ``entities``) with the most members it mentions; a
     theme is such a community, with up to :data:`PER_FOCUSED_THEME` statements (maximal marginal relevance,
     near-duplicates dropped), ranked by its best statement, so a theme exists only where the question's
-    evidence is and never holds a statement off the question. Its label is :func:`keyphrase_label`'s.
+    evidence is and never holds a statement off the question. Its label is :func:`relabel`'s.
     With ``figures`` (the question asks about amounts: :func:`asks_figures`) a statement's relevance gains
     :data:`FIGURE_QUESTION_BONUS` for an amount or a count and half of it for another number or a date
     (:func:`has_figure`), before the margin is applied, and a sentence holding an amount or a count that names a
