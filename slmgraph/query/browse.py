@@ -338,17 +338,20 @@ def reports(store, level: int | None = None, community_id: int | None = None) ->
 
     Returns:
         ``[{community_id, level, parent_id, size, title, topic, summary, findings: [{summary, explanation}],
-        rating, coverage: {entities, text_units, documents}}]``; ``topic`` is None on an index without it.
+        rating, coverage: {entities, text_units, documents}}]``; ``topic`` is None on an index without it;
+        ``documents`` counts :func:`slmgraph.query.documents.community_documents`.
     """
     where, params = ("c.community_id = ?", [community_id]) if community_id is not None else ("c.level = ?", [level or 0])
     rows = store.con.execute(
         f"SELECT c.community_id, c.level, c.parent_id, c.size, r.title, {_topic_column(store)}, r.summary, r.findings, "
         "r.rating, (SELECT count(DISTINCT e.chunk_id) FROM community_members m JOIN entity_text_units e "
-        "USING (entity_id) WHERE m.community_id = c.community_id), "
-        "(SELECT count(DISTINCT t.doc_id) FROM community_members m JOIN entity_text_units e USING (entity_id) "
-        "JOIN text_units t USING (chunk_id) WHERE m.community_id = c.community_id) "
+        "USING (entity_id) WHERE m.community_id = c.community_id) "
         f"FROM communities c LEFT JOIN community_reports r USING (community_id) WHERE {where} "
         "ORDER BY c.size DESC, c.community_id", params).fetchall()
+    from slmgraph.query.documents import community_documents
+
+    # one count of a community's documents: the one its report and a global answer state
+    docs = community_documents(store, [r[0] for r in rows])
     out = []
     for r in rows:
         try:
@@ -357,7 +360,7 @@ def reports(store, level: int | None = None, community_id: int | None = None) ->
             findings = [{"summary": r[7], "explanation": ""}]
         out.append({"community_id": r[0], "level": r[1], "parent_id": r[2], "size": r[3], "title": r[4],
                     "topic": r[5], "summary": r[6], "findings": findings if isinstance(findings, list) else [],
-                    "rating": r[8], "coverage": {"entities": r[3], "text_units": r[9], "documents": r[10]}})
+                    "rating": r[8], "coverage": {"entities": r[3], "text_units": r[9], "documents": len(docs.get(r[0], []))}})
     return out
 
 

@@ -1,6 +1,8 @@
-"""Theme labels: the phrases a theme's statements or units share, ranked by class-based TF-IDF
-(Grootendorst 2022, BERTopic) and chosen by maximal marginal relevance against the theme (KeyBERT's MMR;
-Carbonell & Goldstein 1998).
+"""Theme labels: one topic a reader recognises, or two strong related ones. Candidates are a theme's noun
+phrases and their head compounds that recur in its text units, weighed by class-based TF-IDF (Grootendorst
+2022, BERTopic) times the residual IDF of their modifiers (Church & Gale 1995), and the heaviest of those that
+describe the theme (cosine with it, as KeyBERT ranks phrases; :func:`pick_label`) is its label.
+:func:`keyphrase_label` is KeyBERT's MMR (Carbonell & Goldstein 1998) over given phrases.
 """
 
 
@@ -64,36 +66,148 @@ def label_worthy(phrase: str) -> bool:
                                 or any(w in GENERIC_ADJECTIVES or w in _EVALUATIVE for w in words))
 
 
-def theme_phrases(ix: ThemeIndex, chunks: list[str], stated: list[str] | None = None, limit: int = 20,
-                  taken: set[str] | frozenset = frozenset()) -> list[str]:
-    """Candidate phrases of a theme's label: the noun phrases of its text units ``chunks``
-    (:meth:`ThemeIndex.unit_phrases`), of several words where there are at least two such, ranked by
-    class-based TF-IDF (:func:`slmgraph.indexing.stages.topics.class_tfidf`'s weight with the theme as the
-    class: the units of ``chunks`` holding the phrase, times ``log(1 + units / units holding it)``), at most
-    ``limit``, as written most often. With ``stated`` (its statements), only phrases the statements name;
-    phrases that are not :func:`label_worthy`, or whose key is in ``taken`` (an earlier theme's label), never."""
+#: A label phrase recurs in at least this many of a theme's text units (when it has that many).
+MIN_LABEL_UNITS = 2
+#: A label's second phrase is as strong as this share of the first's weight (:func:`theme_phrases`).
+SECOND_SHARE = 0.5
+#: The topicality a phrase of a theme's statements is given when its words are too rare for residual IDF.
+STATED_TOPICALITY = 0.1
+#: A label's two phrases are related: their cosine (the embedder's unit vectors) is at least this.
+RELATED = 0.45
+#: A phrase this near (cosine) an earlier theme's label phrase names the same topic.
+SAME_TOPIC = 0.8
+#: Candidates of a label: the phrases weighing at least this share of the best one's.
+CANDIDATE_SHARE = 0.3
+
+
+def residual_idf(ix: ThemeIndex) -> dict[str, float]:
+    """``word -> residual IDF`` over the index's text units (Church & Gale 1995, "Inverse document frequency
+    (IDF): a measure of deviations from Poisson"): ``log2(N / df) + log2(1 - exp(-cf / N))``, the observed IDF
+    less the IDF a Poisson spread of the word's ``cf`` occurrences over the ``N`` units would give.
+    A topic word clusters in the units that discuss it (high); a descriptive word ("massive", "modern",
+    "efforts") is spread like chance (near 0). Words are case-folded, a final "s" dropped (:func:`_phrase_key`);
+    cached on ``ix``."""
     import math
 
-    per = ix.unit_phrases(list(dict.fromkeys(chunks)))
-    tf: dict[str, int] = {}
+    got = getattr(ix, "_ridf", None)
+    if got is not None:
+        return got
+    cf: dict[str, int] = {}
+    df: dict[str, int] = {}
+    n = 0
+    for (text,) in ix.store.con.execute("SELECT text FROM text_units").fetchall():
+        words = [_phrase_key(w) for w in _WORD.findall(str(text or "").casefold())]
+        n += 1
+        for w in words:
+            cf[w] = cf.get(w, 0) + 1
+        for w in set(words):
+            df[w] = df.get(w, 0) + 1
+    out = {w: math.log2(n / df[w]) + math.log2(-math.expm1(-cf[w] / n)) for w in df} if n else {}
+    ix._ridf = out
+    return out
+
+
+def topicality(key: str, ridf: dict[str, float]) -> float:
+    """How much a phrase (its key) names a topic: the least residual IDF (:func:`residual_idf`; 0 for a word
+    the units do not hold) of its modifiers -- every word but the head, the last -- or of its one word. A
+    description is told by its modifier ("massive efforts", "modern tech world"), while a topic's head may be a
+    common noun ("privacy practices"); a phrase so made weak backs off to its head compound ("tech world")."""
+    words = key.split()
+    return max(0.0, min((ridf.get(w, 0.0) for w in (words[:-1] or words)), default=0.0))
+
+
+def _suffix_units(ix: ThemeIndex) -> dict[str, int]:
+    """``phrase key -> text units holding it or a phrase ending in it`` ("tech hero" counts "admired tech
+    hero"), over the whole index; cached on ``ix``."""
+    got = getattr(ix, "_suffix_df", None)
+    if got is not None:
+        return got
+    import duckdb
+
+    units: dict[str, set] = {}
+    try:
+        rows = ix.store.con.execute("SELECT DISTINCT chunk_id, norm FROM concept_mentions").fetchall()
+    except duckdb.Error:
+        rows = []
+    for c, k in rows:
+        words = _phrase_key(str(k)).split()
+        for i in range(len(words)):
+            units.setdefault(" ".join(words[i:]), set()).add(c)
+    ix._suffix_df = {k: len(v) for k, v in units.items()}
+    return ix._suffix_df
+
+
+def weighted_phrases(ix: ThemeIndex, chunks: list[str], stated: list[str] | None = None,
+                     taken: set[str] | frozenset = frozenset()) -> list[tuple[str, float, set]]:
+    """``[(phrase as written most often, weight, the units of chunks holding it)]``, heaviest first: the
+    topics of a theme's text units ``chunks``.
+
+    Candidates are the noun phrases of the units (:meth:`ThemeIndex.unit_phrases`) and their trailing
+    sub-phrases -- a phrase backs off to its head compound and its head ("admired tech hero" -> "tech hero" ->
+    "hero"). A candidate is kept when it is :func:`label_worthy`, recurs in at least :data:`MIN_LABEL_UNITS`
+    of the theme's units (all of them when it has fewer), and its key is not in ``taken`` (nor are its words
+    a taken key's, or theirs its own); with ``stated``
+    (the theme's statements), only those the statements name, and when none of several words recurs, those
+    of several words that occur once (weighed with :data:`STATED_TOPICALITY` where residual IDF is 0). Its weight is class-based TF-IDF with the theme
+    as the class (Grootendorst 2022, BERTopic: the theme's units holding it times ``log(1 + N / n)``, ``n``
+    the index's units holding it, of ``N``) times its :func:`topicality` (residual IDF, Church & Gale 1995),
+    or alone when no candidate has any topicality (a corpus too small to tell); a candidate of weight 0 is
+    dropped. Several-word phrases only, where any has weight."""
+    import math
+
+    chunks = list(dict.fromkeys(chunks))
+    per = ix.unit_phrases(chunks)
+    have: dict[str, set] = {}
     surface: dict[str, dict[str, int]] = {}
     folded = [_SPEAKER.sub("", x).casefold() for x in stated] if stated is not None else None
     for c, rows in per.items():
-        for k, n in dict(rows).items():
-            if _phrase_key(n) in taken or not label_worthy(n):
-                continue
-            if folded is not None and not any(re.search(r"(?<!\w)" + re.escape(n.casefold()) + r"(?!\w)", f)
-                                              for f in folded):
-                continue
-            tf[k] = tf.get(k, 0) + 1
-            surface.setdefault(k, {})[n] = surface.get(k, {}).get(n, 0) + 1
-    if not tf:
-        return []
-    df, total = ix.phrase_units, max(ix.n_units, 1)
-    multi = [k for k in tf if len(k.split()) > 1]
-    keys = multi if len(multi) >= 2 else list(tf)
-    ranked = sorted(keys, key=lambda k: (-tf[k] * math.log1p(total / max(df.get(k, 1), 1)), k))[:limit]
-    return [max(surface[k].items(), key=lambda kv: (kv[1], kv[0]))[0] for k in ranked]
+        for k, n in set(rows):
+            kw, nw = _phrase_key(k).split(), n.split()
+            for i in range(len(kw)):
+                sk = " ".join(kw[i:])
+                sn = " ".join(nw[i - len(kw):]) if len(nw) == len(kw) else (n if i == 0 else "")
+                if not sn or _overlaps(sk, taken) or _overlaps(_phrase_key(sn), taken) or not label_worthy(sn):
+                    continue
+                if folded is not None and not any(re.search(r"(?<!\w)" + re.escape(sn.casefold()) + r"(?!\w)", f)
+                                                  for f in folded):
+                    continue
+                have.setdefault(sk, set()).add(c)
+                surface.setdefault(sk, {})[sn] = surface.get(sk, {}).get(sn, 0) + 1
+    need = min(MIN_LABEL_UNITS, max(len(per), 1))
+    df, total, ridf = _suffix_units(ix), max(ix.n_units, 1), residual_idf(ix)
+    out, once = [], []
+    # a corpus too small for any of the theme's words to stand out from chance: class-based TF-IDF alone
+    flat = not any(topicality(k, ridf) > 0 for k in have)
+    for k, us in have.items():
+        idf = len(us) * math.log1p(total / max(df.get(k, 1), 1))
+        w = idf * (1.0 if flat else topicality(k, ridf))
+        shown = max(surface[k].items(), key=lambda kv: (kv[1], kv[0]))[0]
+        if w > 0:
+            (out if len(us) >= need else once).append((shown, w, us))
+        elif stated is not None and len(k.split()) > 1:  # a word too rare to tell its spread from chance
+            once.append((shown, idf * STATED_TOPICALITY, us))
+    # a noun compound names a thing; a lone word only where no compound recurs, or, for statements, none
+    # of the compounds they name does (a phrase a statement says is on its topic by construction)
+    multi = [x for x in out if len(x[0].split()) > 1]
+    out = multi or ([x for x in once if len(x[0].split()) > 1] if stated is not None else []) or out
+    return sorted(out, key=lambda x: (-x[1], x[0]))
+
+
+def _overlaps(key: str, taken) -> bool:
+    """``key`` is a taken key or its words hold or are held by one's ("hall" after "concert hall")."""
+    w = set(key.split())
+    return key in taken or any(w <= set(x.split()) or set(x.split()) <= w for x in taken)
+
+
+def theme_phrases(ix: ThemeIndex, chunks: list[str], stated: list[str] | None = None, limit: int = 20,
+                  taken: set[str] | frozenset = frozenset()) -> list[str]:
+    """Candidate phrases of a theme's label, heaviest first, at most ``limit``: those of
+    :func:`weighted_phrases` weighing at least :data:`CANDIDATE_SHARE` of the heaviest."""
+    return _candidates(weighted_phrases(ix, chunks, stated, taken), limit)
+
+
+def _candidates(weighed: list[tuple[str, float, set]], limit: int = 20) -> list[str]:
+    return [p for p, w, _ in weighed if w >= CANDIDATE_SHARE * weighed[0][1]][:limit] if weighed else []
 
 
 def _phrase_key(surface: str) -> str:
@@ -101,21 +215,55 @@ def _phrase_key(surface: str) -> str:
     return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in _WORD.findall(surface.casefold()))
 
 
+def pick_label(weighed: list[tuple[str, float, set]], anchor, embedder) -> list[str]:
+    """The phrases of a label from :func:`weighted_phrases`' ``weighed`` (heaviest first): of the candidates
+    (:func:`theme_phrases`) whose cosine with ``anchor`` (a unit vector of the theme's text) is at least
+    :data:`LABEL_FLOOR` of the nearest one's -- those that describe the theme, as KeyBERT ranks phrases
+    against a document (Grootendorst 2020) -- the heaviest; then a second one only when it is strong and
+    related: among those candidates, the heaviest that weighs at least :data:`SECOND_SHARE` of the first,
+    shares a text unit with it, has a cosine with it of at least :data:`RELATED` and under :data:`SAME_TOPIC`
+    (the same topic said twice) and shares no word with it. [] for no candidate."""
+    cands = _candidates(weighed)
+    if not cands or anchor is None or embedder is None:
+        return []
+    v = _embed(cands, embedder)
+    sim = v @ _unit_norm(anchor)
+    near = [i for i in range(len(cands)) if float(sim[i]) >= LABEL_FLOOR * float(sim.max())]
+    info = {p: (w, us) for p, w, us in weighed}
+    first = near[0]  # candidates are heaviest first
+    a = cands[first]
+    wa = set(_phrase_key(a).split())
+    for i in near[1:]:
+        b = cands[i]
+        wb = set(_phrase_key(b).split())
+        if wb & wa:
+            continue
+        if info[b][0] >= SECOND_SHARE * info[a][0] and info[a][1] & info[b][1] and \
+                RELATED <= float(v[first] @ v[i]) < SAME_TOPIC:
+            return [a, b]
+    return [a]
+
+
 def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, stated: list[str] | None = None,
-            taken: set[str] | None = None, min_terms: int = 2) -> list[str]:
-    """Give ``t`` a label that reads as its topic: of its candidate phrases (:func:`theme_phrases` of its
-    text units ``chunks``, with ``stated`` only those its statements name), the :data:`LABEL_TERMS` that
-    :func:`keyphrase_label` picks against ``anchor`` (a vector of the theme's text: its statements' or units'
-    centroid), joined as "A and B"; ``taken``: the phrase keys earlier themes' labels hold, skipped, and
-    added to. The label stays as it is when fewer than ``min_terms`` phrases are found. Returns the
-    phrases of the new label ([] when it stays)."""
+            taken: set[str] | None = None, min_terms: int = 1) -> list[str]:
+    """Give ``t`` a label that reads as one topic: :func:`pick_label` of its candidate phrases
+    (:func:`weighted_phrases` of its text units ``chunks``; with ``stated``, only those its statements name,
+    counted over ``chunks`` and the units of its community ``t.report``) against ``anchor`` (a vector of the
+    theme's text: its statements' or units' centroid), "A" or "A and B". ``taken``: the phrase keys earlier
+    themes' labels hold: skipped, and so is a phrase whose cosine with one is at least :data:`SAME_TOPIC`
+    ("computer science" after "computer scientist"); added to. The label stays as it is when fewer than
+    ``min_terms`` phrases are found. Returns the phrases of the new label ([] when it stays)."""
     if anchor is None or embedder is None:
         return []
     taken = taken if taken is not None else set()
-    phrases = theme_phrases(ix, chunks, stated, taken=frozenset(taken))
-    # a theme labelled by its statements may take one phrase: a second only as near them as the first
-    picked = keyphrase_label([p for p in phrases if _phrase_key(p) not in taken], anchor, embedder,
-                             floor=LABEL_FLOOR if min_terms < 2 else 0.0)
+    if stated is not None:  # a phrase its statements name recurs where the community is discussed
+        chunks = list(chunks) + [u.chunk_id for u in ix.units([t.report]).get(t.report, [])]
+    weighed = weighted_phrases(ix, chunks, stated, taken=frozenset(taken))
+    if taken and weighed:
+        tv = _embed(sorted(taken), embedder)
+        pv = _embed([p for p, _, _ in weighed], embedder)
+        weighed = [x for x, m in zip(weighed, (pv @ tv.T).max(axis=1)) if float(m) < SAME_TOPIC]
+    picked = pick_label(weighed, anchor, embedder)
     if len(picked) < max(1, min_terms):
         return []
     t.topic = _join(picked)

@@ -350,6 +350,8 @@ class Theme:
     statements: list = field(default_factory=list)
     score: float = 0.0
     concepts: list = field(default_factory=list)
+    #: the community's documents (:func:`slmgraph.query.documents.community_documents`), which ``coverage`` counts
+    community_docs: list = field(default_factory=list)
 
 
 @dataclass

@@ -11,8 +11,9 @@ The answer is its own synthesis, built from the data by templates:
     that column was filled, the report's title; a community labelled by names alone (a publication, a
     speaker) is no theme of a corpus-wide answer while concept themes remain;
   - its **sentence** (:func:`template_opening`): the topic, its other key concepts and the names most tied
-    to it, how widely it is discussed -- the documents whose text units mention the label's terms, counted
-    against the corpus, with the dates their titles hold -- and the documents its statements are quoted
+    to it, how widely it is discussed -- its community's documents (:func:`community_documents`, the count its
+    report and ``/api/reports`` give) and any it is quoted from, counted against the corpus, with the dates
+    their titles hold -- and the documents its statements are quoted
     from; where the answer policy lets the model write (:func:`slmgraph.query.extractive.opening_on`), a
     sentence the model writes from the theme's statements, kept only when grounded
     (:func:`slmgraph.query.extractive.grounded_synthesis`), comes before it;
@@ -36,8 +37,8 @@ A *focused* question's themes are found from its evidence (:func:`focused_themes
 best-scored reports: the text units of the whole index nearest the question are read, a sentence is kept
 only near the best one and nearer the question than any off-topic probe question, and the themes are the
 communities those sentences come from, each labelled by the phrases its statements share
-(:func:`relabel`: class-based TF-IDF then KeyBERT's MMR), with its reach where those phrases are and the
-speakers of its statements named. Other themes are labelled the same way from the text units they are
+(:func:`relabel`: a recurring, topical phrase, :mod:`slmgraph.query.theme_labels`), with its community's
+reach and the speakers of its statements named. Other themes are labelled the same way from the text units they are
 read from.
 
 A question about change over time (:func:`is_temporal`: "how has X evolved") gets each theme's
@@ -87,8 +88,10 @@ def _themes_of(ix: ThemeIndex, reports: list[dict], scores: dict) -> list[Theme]
                                       [e for e in ents if e.casefold() in known]))[:KEY_CONCEPTS]
         names = list(dict.fromkeys(_shown(e) for e in ents if e.casefold() not in known
                                    and e.casefold() not in topic.casefold() and not junk(e, False)))[:KEY_NAMES]
-        themes.append(Theme(cid, topic, coverage(d, ix.docs), d, names, score=float(scores.get(cid, 0.0)),
-                            concepts=concepts))
+        # its count is the community's own (the report's and /api/reports' too); statements are read from ``d``
+        own = comm_docs.get(cid, [])
+        themes.append(Theme(cid, topic, coverage(own, ix.docs), d, names, score=float(scores.get(cid, 0.0)),
+                            concepts=concepts, community_docs=own))
     return themes
 
 
@@ -110,7 +113,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     community of ``pool`` (the level's reports, dicts with ``entities``) with the most members it mentions; a
     theme is such a community, with up to :data:`PER_FOCUSED_THEME` statements (maximal marginal relevance,
     near-duplicates dropped), ranked by its best statement, so a theme exists only where the question's
-    evidence is and never holds a statement off the question. Its label is :func:`keyphrase_label`'s.
+    evidence is and never holds a statement off the question. Its label is :func:`relabel`'s.
     With ``figures`` (the question asks about amounts: :func:`asks_figures`) a statement's relevance gains
     :data:`FIGURE_QUESTION_BONUS` for an amount or a count and half of it for another number or a date
     (:func:`has_figure`), before the margin is applied, and a sentence holding an amount or a count that names a
@@ -197,7 +200,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             # a theme labelled by its statements' phrases is discussed where those phrases are
             d = ix.phrase_documents(picked)
             if d:
-                t.doc_ids, t.coverage = d, coverage(d, ix.docs)
+                t.doc_ids = d
             # the concepts and names its sentence names are those its label or its statements hold
             said = " ".join(x.text for x in t.statements).casefold() + " " + t.topic.casefold()
             t.concepts = [c for c in t.concepts if re.search(r"(?<!\w)" + re.escape(c.casefold()) + r"(?!\w)", said)]
@@ -398,10 +401,12 @@ def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
     theme is discussed at least where it is quoted, so its reach never claims fewer documents than it shows."""
     for t in themes:
         quoted = {s.doc_id for s in t.statements if s.doc_id in ix.doc_by_id}
+        own = set(t.community_docs) if t.community_docs else set(t.doc_ids)
         if not quoted <= set(t.doc_ids):
             t.doc_ids = sorted(set(t.doc_ids) | quoted,
                                key=lambda d: ix.doc_by_id[d].pos if d in ix.doc_by_id else 10**9)
-            t.coverage = coverage(t.doc_ids, ix.docs)
+        if not quoted <= own:
+            t.coverage = coverage(sorted(own | quoted), ix.docs)
     return themes
 
 
