@@ -58,10 +58,10 @@ from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_
 from slmgraph.query.theme_labels import relabel
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS,
-    KEY_NAMES, MAX_THEMES, MIN_THEMES, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
+    KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
     STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme,
-    ThemeIndex, UNITS_PER_THEME, _FILLER, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
-    is_temporal, names_asked, repeats, speaker_of, topic_words,
+    ThemeIndex, UNITS_PER_THEME, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
+    is_temporal, leans, names_asked, repeats, speaker_of, spoken, topic_words,
 )
 from slmgraph.query.theme_render import render_themes, template_opening
 
@@ -138,7 +138,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         if cid is None:
             continue
         for s in prose_sentences(u.text):
-            s = " ".join(s.split())
+            s = spoken(s)
             if s in seen or not _statement_ok(s, ix):
                 continue
             seen.add(s)
@@ -154,10 +154,12 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     for k, (cid, st) in enumerate(cands):
         short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
         # a sentence leaning on what came before it ("It was ...", "Like we've got ...") says little out of context
-        lean = FILLER_PENALTY if _FILLER.match(_SPEAKER.sub("", st.text).strip()) else 0.0
+        lean = FILLER_PENALTY if leans(st.text) else 0.0
+        # a work's opening and closing parts hold its intro and outro: a guest's introduction, a welcome
+        edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
         # a question about amounts: the sentences stating them are its evidence, not only ties among the nearest
         fig = FIGURE_QUESTION_BONUS * has_figure(st.text) / 2 if figures else 0.0
-        st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean + fig
+        st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean - edge + fig
         rel.append(st.rel)
     top = max(rel)
     live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
@@ -318,7 +320,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         named_only = [] if t.concepts or focused else [x.strip() for x in t.topic.split(",") if x.strip()]
         for u in ranked:
             for s in prose_sentences(u.text):
-                s = " ".join(s.split())
+                s = spoken(s)
                 if not _statement_ok(s, ix) or (named_only and not names_named(s, named_only)):
                     continue
                 cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
@@ -336,7 +338,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
         # A focused question ranks by nearness to it alone, unless it asks for figures.
         weight = content_weight(st.text, kept[ti].concepts, figures) if not focused or figures else 0.0
-        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short + weight)
+        edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
+        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short + weight - edge)
         st.rel = rel[-1]
     mmr = _Mmr(vecs)
     per = PER_TEMPORAL_THEME if temporal else PER_THEME
