@@ -39,3 +39,54 @@ def test_a_works_first_and_last_parts_are_its_edges():
     assert not ix.at_edge("p3", 1)
     assert not ix.at_edge("two1", 1)  # a work of two parts has no intro part of its own
     assert ix.at_edge("solo", 1) and ix.at_edge("solo", 4) and not ix.at_edge("solo", 2)
+
+
+def _docs(n: int) -> list[Doc]:
+    return [Doc(f"d{i}", f"d{i}.txt", "", f"minutes {2018 + i}", i, 2, date=str(2018 + i)) for i in range(1, n + 1)]
+
+
+def test_the_lead_says_how_many_statements_answer_by_whom_from_how_many_documents_and_what_they_share():
+    from slmgraph.query.theme_model import Statement, Theme
+    from slmgraph.query.theme_render import overview
+
+    ix = _ix(_docs(4))
+    a = Theme(1, "flood defence", {"documents": 2, "of": 4}, ["d1", "d2"], [], statements=[
+        Statement("The river barrier held back the spring flood.", 1, "d1", 1, 2, speaker="Lena Ortiz"),
+        Statement("Sandbags and the river barrier saved the mill.", 2, "d2", 1, 2, speaker="Lena Ortiz")])
+    b = Theme(2, "library budget", {"documents": 1, "of": 4}, ["d3"], [], statements=[
+        Statement("The library budget lost a fifth of its funds.", 3, "d3", 1, 2, speaker="Tom Hale")])
+    text = overview([a, b], ix)
+    assert text.startswith("3 statements by Lena Ortiz (2) and Tom Hale, from 3 of the 4 documents, answer this; "
+                           "they speak most of \u201criver\u201d (2) and \u201cbarrier\u201d (2).")
+    # a corpus-wide question's answer is its list of themes, first
+    assert overview([a, b], ix, wide=True).startswith("Across the 4 documents")
+
+
+def test_a_theme_opens_with_who_says_its_statements_and_the_words_they_share_not_its_label():
+    from slmgraph.query.theme_model import Statement, Theme
+    from slmgraph.query.theme_render import template_opening
+
+    ix = _ix(_docs(4))
+    t = Theme(1, "flood defence", {"documents": 2, "of": 4}, ["d1", "d2"], [], statements=[
+        Statement("The river barrier held back the spring flood.", 1, "d1", 1, 2, speaker="Lena Ortiz"),
+        Statement("Sandbags and the river barrier saved the mill.", 2, "d2", 1, 2, speaker="Lena Ortiz")])
+    opening = template_opening(t, ix)
+    assert opening.startswith("Lena Ortiz speaks here of \u201criver\u201d and \u201cbarrier\u201d (both statements). "
+                              "Flood defence: discussed in 2 of 4 documents")
+    one = Theme(2, "budget", {"documents": 1, "of": 4}, ["d3"], [], statements=[
+        Statement("The library lost a fifth of its funds.", 3, "d3", 1, 2)])
+    assert template_opening(one, ix, "What happened to the library?").startswith(
+        "Its statement speaks here of \u201clibrary\u201d, as the question does.")
+
+
+def test_a_question_about_change_over_time_is_told_what_came_first_and_what_later():
+    from slmgraph.query.theme_model import Statement, Theme
+    from slmgraph.query.theme_render import overview
+
+    ix = _ix(_docs(4))
+    t = Theme(1, "budget shortfall", {"documents": 2, "of": 4}, ["d1", "d4"], [], statements=[
+        Statement("The shortfall was 4 million pounds after the flood.", 1, "d1", 1, 2),
+        Statement("The shortfall fell to 2 million pounds thanks to reserves.", 4, "d4", 1, 2)])
+    text = overview([t], ix, temporal=True)
+    assert ("The earliest statement, from \u201cminutes 2019\u201d, states 4 and speaks of \u201cflood\u201d; "
+            "the latest, from \u201cminutes 2022\u201d, states 2 and speaks of \u201cfell\u201d and \u201creserves\u201d.") in text

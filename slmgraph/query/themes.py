@@ -428,7 +428,7 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     themes = build_themes(ix, reports, scores, question_vec, embedder, wide=wide, temporal=temporal,
                           figures=asks_figures(question), question=question, pool=pool, probes=probes)
     for t in themes:
-        t.opening = template_opening(t, ix)
+        t.opening = template_opening(t, ix, question)
         written = writer(t) if writer is not None else None
         if written:
             t.opening = f"{written} {t.opening}"
