@@ -74,9 +74,9 @@ def test_a_theme_opens_with_who_says_its_statements_and_the_words_they_share_not
     assert opening.startswith("Lena Ortiz speaks here of \u201criver\u201d and \u201cbarrier\u201d (both statements). "
                               "Flood defence: discussed in 2 of 4 documents")
     one = Theme(2, "budget", {"documents": 1, "of": 4}, ["d3"], [], statements=[
-        Statement("The library lost a fifth of its funds.", 3, "d3", 1, 2)])
-    assert template_opening(one, ix, "What happened to the library?").startswith(
-        "Its statement speaks here of \u201clibrary\u201d, as the question does.")
+        Statement("The library lost a fifth of its funds.", 3, "d3", 1, 2, speaker="Tom Hale")])
+    assert template_opening(one, ix).startswith("Budget: discussed in 1 of 4 documents. Quoted below from "
+                                                "\u201cminutes 2021\u201d (speakers: Tom Hale).")
 
 
 def test_a_question_about_change_over_time_is_told_what_came_first_and_what_later():
@@ -90,3 +90,12 @@ def test_a_question_about_change_over_time_is_told_what_came_first_and_what_late
     text = overview([t], ix, temporal=True)
     assert ("The earliest statement, from \u201cminutes 2019\u201d, states 4 and speaks of \u201cflood\u201d; "
             "the latest, from \u201cminutes 2022\u201d, states 2 and speaks of \u201cfell\u201d and \u201creserves\u201d.") in text
+
+
+def test_a_question_written_with_a_period_is_no_statement():
+    from slmgraph.query.theme_model import asks
+
+    assert asks("What's your role model can't have been people in your town.")
+    assert asks("KEVIN SCOTT: How do you start this process of trying to imagine the future.")
+    assert not asks("What I learned there was that teams matter more than tools.")
+    assert not asks("How the council found the money is told in the minutes.")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from slmgraph.names.forms import content_words
-from slmgraph.query.theme_model import Theme, ThemeIndex, figures_of, question_words, word_stem
+from slmgraph.query.theme_model import Theme, ThemeIndex, figures_of, word_stem
 
 #: A word found in at least this share of the corpus's documents is no shared word of a theme.
 COMMON_WORD_SHARE = 0.25
@@ -80,6 +80,56 @@ def shared_words(texts: list[str], ix: ThemeIndex, avoid: str = "", least: int =
     return [(shown[s], count[s]) for s in ranked]
 
 
+def _stems(text: str) -> list[str]:
+    return [word_stem(w) for w in re.findall(r"[^\W_]+", text.casefold())]
+
+
+def _holds(seq: list[str], sub: tuple) -> bool:
+    n = len(sub)
+    return any(tuple(seq[i:i + n]) == sub for i in range(len(seq) - n + 1))
+
+
+def shared_terms(statements, ix: ThemeIndex, avoid: str = "", least: int = 2) -> list[tuple[str, int]]:
+    """Like :func:`shared_words`, but of the noun phrases the index's concept pass found in the statements'
+    text units (``concept_mentions``; a phrase is in a statement when its words' stems are, in order), the
+    longer phrase first among equally shared ones and no phrase overlapping one already listed; a phrase in
+    :data:`COMMON_WORD_SHARE` of the corpus's text units or more is left out. Falls back to
+    :func:`shared_words` in an index without phrases."""
+    texts = [s.text for s in statements]
+    store = getattr(ix, "store", None)
+    phrases: dict[str, str] = {}
+    if store is not None:
+        from slmgraph.query.answer import unit_numbers
+
+        chunk_of = {n: c for c, n in unit_numbers(store).items()}
+        chunks = [chunk_of[s.source] for s in statements if s.source in chunk_of]
+        for pairs in ix.unit_phrases(chunks).values():
+            for key, surface in pairs:
+                phrases.setdefault(key, surface)
+    if not phrases:
+        return shared_words(texts, ix, avoid=avoid, least=least)
+    n_units = max(1, ix.n_units)
+    df = ix.phrase_units
+    avoided = set(_stems(avoid))
+    bodies = [_stems(re.sub(r"^[A-Z][A-Z .'/-]+:\s*", "", t)) for t in texts]
+    cands = []
+    for key, surface in phrases.items():
+        sub = tuple(_stems(surface))
+        if not sub or sum(len(w) for w in sub) < MIN_LETTERS or df.get(key, 0) / n_units >= COMMON_WORD_SHARE:
+            continue
+        n = sum(1 for b in bodies if _holds(b, sub))
+        if n >= least:
+            cands.append((surface, sub, n))
+    cands.sort(key=lambda c: (set(c[1]) <= avoided, -c[2], -len(c[1]), c[0]))
+    out, used = [], set()
+    for surface, sub, n in cands:
+        if used & set(sub):
+            continue
+        used |= set(sub)
+        out.append((surface, n))
+    return out
+
+
 def _speakers(statements) -> list[tuple[str, int]]:
     out: dict[str, int] = {}
     for s in statements:
@@ -90,14 +140,14 @@ def _speakers(statements) -> list[tuple[str, int]]:
 
 def theme_common(t: Theme, ix: ThemeIndex, question: str = "") -> str:
     """The theme's first sentence: who says its statements and the words two or more of them share (the
-    label's own words last), with how many statements hold them; a theme of one statement names the words of
-    ``question`` it holds instead. "" when there is nothing to say (no speaker and no word)."""
+    label's own words last), with how many statements hold them. "" when they share none (the next sentence
+    then names the speakers); ``question`` is unused by the template and kept for a writer of another."""
     sts = list(t.statements)
     if not sts:
         return ""
     who = [w for w, _ in _speakers(sts)]
     n = len(sts)
-    words = shared_words([s.text for s in sts], ix, avoid=t.topic)[:SHARED_WORDS] if n > 1 else []
+    words = shared_terms(sts, ix, avoid=t.topic)[:SHARED_WORDS] if n > 1 else []
     subject = _join(who) if who else ("Its statements" if n > 1 else "Its statement")
     verb = "speaks" if (len(who) == 1 or (not who and n == 1)) else "speak"
     if words:
@@ -105,11 +155,7 @@ def theme_common(t: Theme, ix: ThemeIndex, question: str = "") -> str:
             held = f"all {n} statements" if n > 2 else "both statements"
             return f"{subject} {verb} here of {_join([_q(w) for w, _ in words])} ({held})."
         return f"{subject} {verb} here of " + _join([f"{_q(w)} ({c} of {n} statements)" for w, c in words]) + "."
-    asked = question_words(question)
-    said = [w for w in dict.fromkeys(content_words(" ".join(s.text for s in sts))) if word_stem(w) in asked]
-    if said:
-        return f"{subject} {verb} here of {_join([_q(w) for w in said[:SHARED_WORDS]])}, as the question does."
-    return f"{subject} {verb} here." if who else ""
+    return ""
 
 
 def answer_lead(themes: list[Theme], ix: ThemeIndex) -> str:
@@ -140,7 +186,7 @@ def answer_lead(themes: list[Theme], ix: ThemeIndex) -> str:
             shown.append(f"{rest} other{'s' if rest != 1 else ''}")
         by = f" by {_join(shown)}"
     text = f"{n} statement{'s' if n != 1 else ''}{by}, {where}, answer{'s' if n == 1 else ''} this"
-    words = shared_words([s.text for s in sts], ix)[:SHARED_WORDS] if n > 1 else []
+    words = shared_terms(sts, ix)[:SHARED_WORDS] if n > 1 else []
     if words:
         text += f"; they speak most of {_join([f'{_q(w)} ({c})' for w, c in words])}"
     return text + "."

@@ -589,11 +589,25 @@ class ThemeIndex:
 def _statement_ok(s: str, ix: ThemeIndex) -> bool:
     """True when the sentence ``s`` (whitespace folded) may be a theme's statement: a whole, plain sentence
     of :data:`MIN_WORDS` words or more and at most :data:`MAX_STATEMENT_CHARS`, no question or fragment, no
-    path, no cut-off opening, no boilerplate (:class:`Boilerplate`) and no framing of the conversation (:func:`framing`)."""
+    path, no cut-off opening, no boilerplate (:class:`Boilerplate`), no framing of the conversation (:func:`framing`)
+    and no question however ended (:func:`asks`)."""
     return not (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
                 or not _OPENED.match(s)
                 or any(k in ("question", "fragment") for k in sentence_kinds(s))
-                or s.startswith(("../", "./", "/")) or framing(s) or s in ix.boilerplate)
+                or s.startswith(("../", "./", "/")) or framing(s) or asks(s) or s in ix.boilerplate)
+
+
+#: A sentence shaped as a question though ended by a period: a question word then its verb ("What's your role
+#: model ...", "How do you start ...").
+_ASKS = re.compile(r"(?i)^\W*(what|why|how|where|when|who|which)(['\u2019]s\b|\s+(is|are|was|were|do|does|did|can|"
+                   r"could|would|will|should|have|has)\s+(you|we|they|he|she|it|i|your|our|their|his|her|the|a|an|this|"
+                   r"that|these|those)\b)")
+
+
+def asks(sentence: str) -> bool:
+    """True when ``sentence`` (speaker label dropped) is shaped as a question whatever its end (:data:`_ASKS`):
+    a transcript writes a host's question with a period, and a question states nothing."""
+    return bool(_ASKS.match(_SPEAKER.sub("", sentence)))
 
 
 def _unit_norm(v):
