@@ -98,7 +98,7 @@ def shared_terms(statements, ix: ThemeIndex, avoid: str = "", least: int = 2) ->
     texts = [s.text for s in statements]
     store = getattr(ix, "store", None)
     phrases: dict[str, str] = {}
-    if store is not None:
+    if store is not None and hasattr(store, "has_unit_numbers"):  # a bare connection's view has no unit numbers
         from slmgraph.query.answer import unit_numbers
 
         chunk_of = {n: c for c, n in unit_numbers(store).items()}
