@@ -89,6 +89,30 @@ def _holds(seq: list[str], sub: tuple) -> bool:
     return any(tuple(seq[i:i + n]) == sub for i in range(len(seq) - n + 1))
 
 
+def _unit_phrases(statements, ix: ThemeIndex) -> list[tuple[str, tuple]]:
+    """``[(surface, stems)]``: the noun phrases of the statements' text units (``concept_mentions``) that
+    under :data:`COMMON_WORD_SHARE` of the corpus's text units hold; [] without them."""
+    store = getattr(ix, "store", None)
+    if store is None or not hasattr(store, "has_unit_numbers"):  # a bare connection's view has no unit numbers
+        return []
+    from slmgraph.query.answer import unit_numbers
+
+    chunk_of = {n: c for c, n in unit_numbers(store).items()}
+    chunks = [chunk_of[s.source] for s in statements if s.source in chunk_of]
+    phrases: dict[str, str] = {}
+    for pairs in ix.unit_phrases(chunks).values():
+        for key, surface in pairs:
+            phrases.setdefault(key, surface)
+    n_units = max(1, ix.n_units)
+    df = ix.phrase_units
+    out = []
+    for key, surface in phrases.items():
+        sub = tuple(_stems(surface))
+        if sub and sum(len(w) for w in sub) >= MIN_LETTERS and df.get(key, 0) / n_units < COMMON_WORD_SHARE:
+            out.append((surface, sub))
+    return out
+
+
 def shared_terms(statements, ix: ThemeIndex, avoid: str = "", least: int = 2) -> list[tuple[str, int]]:
     """Like :func:`shared_words`, but of the noun phrases the index's concept pass found in the statements'
     text units (``concept_mentions``; a phrase is in a statement when its words' stems are, in order), the
@@ -96,27 +120,13 @@ def shared_terms(statements, ix: ThemeIndex, avoid: str = "", least: int = 2) ->
     :data:`COMMON_WORD_SHARE` of the corpus's text units or more is left out. Falls back to
     :func:`shared_words` in an index without phrases."""
     texts = [s.text for s in statements]
-    store = getattr(ix, "store", None)
-    phrases: dict[str, str] = {}
-    if store is not None and hasattr(store, "has_unit_numbers"):  # a bare connection's view has no unit numbers
-        from slmgraph.query.answer import unit_numbers
-
-        chunk_of = {n: c for c, n in unit_numbers(store).items()}
-        chunks = [chunk_of[s.source] for s in statements if s.source in chunk_of]
-        for pairs in ix.unit_phrases(chunks).values():
-            for key, surface in pairs:
-                phrases.setdefault(key, surface)
+    phrases = _unit_phrases(statements, ix)
     if not phrases:
         return shared_words(texts, ix, avoid=avoid, least=least)
-    n_units = max(1, ix.n_units)
-    df = ix.phrase_units
     avoided = set(_stems(avoid))
     bodies = [_stems(re.sub(r"^[A-Z][A-Z .'/-]+:\s*", "", t)) for t in texts]
     cands = []
-    for key, surface in phrases.items():
-        sub = tuple(_stems(surface))
-        if not sub or sum(len(w) for w in sub) < MIN_LETTERS or df.get(key, 0) / n_units >= COMMON_WORD_SHARE:
-            continue
+    for surface, sub in phrases:
         n = sum(1 for b in bodies if _holds(b, sub))
         if n >= least:
             cands.append((surface, sub, n))
@@ -192,12 +202,22 @@ def answer_lead(themes: list[Theme], ix: ThemeIndex) -> str:
     return text + "."
 
 
-def _own_words(text: str, other: str, ix: ThemeIndex) -> list[str]:
-    """Up to two content words of ``text`` that ``other`` lacks and under :data:`COMMON_WORD_SHARE` of the
-    corpus's documents hold, in reading order."""
+def _own_words(text: str, other: str, ix: ThemeIndex, phrases: list[tuple[str, tuple]] | None = None) -> list[str]:
+    """Up to two noun phrases of ``phrases`` (:func:`_unit_phrases`) that ``text`` holds and ``other`` shares no
+    word of, in reading order; without any, content words of ``text`` that ``other`` lacks and under
+    :data:`COMMON_WORD_SHARE` of the corpus's documents hold."""
     share = corpus_word_share(ix)
     theirs = {word_stem(w) for w in content_words(other)}
     body = re.sub(r"^[A-Z][A-Z .'/-]+:\s*", "", text)
+    mine = _stems(body)
+    found = sorted(((p, sub) for p, sub in phrases or [] if _holds(mine, sub) and not set(sub) & theirs),
+                   key=lambda ps: next(i for i in range(len(mine)) if tuple(mine[i:i + len(ps[1])]) == ps[1]))
+    out: list[str] = []
+    for p, sub in found:
+        if not any(set(sub) & set(_stems(o)) for o in out):
+            out.append(p)
+    if out:
+        return out[:2]
     return [w for w in dict.fromkeys(content_words(body)) if len(w) >= MIN_LETTERS and word_stem(w) not in theirs
             and share.get(word_stem(w), 0.0) < COMMON_WORD_SHARE][:2]
 
@@ -213,6 +233,7 @@ def timeline_lead(themes: list[Theme], ix: ThemeIndex) -> str:
     if len({s.doc_id for s in sts}) < 2:
         return ""
     a, b = sts[0], sts[-1]
+    phrases = _unit_phrases([a, b], ix)
 
     def said(s, other) -> str:
         d = ix.doc_by_id[s.doc_id]
@@ -222,7 +243,7 @@ def timeline_lead(themes: list[Theme], ix: ThemeIndex) -> str:
         figs = figures_of(s.text)
         if figs:
             parts.append(f"states {_join(list(dict.fromkeys(figs))[:3])}")
-        own = _own_words(s.text, other.text, ix)
+        own = _own_words(s.text, other.text, ix, phrases)
         if own:
             parts.append(f"speaks of {_join([_q(w) for w in own])}")
         return f"{who}, from {_q(d.name)}{date}" + (f", {' and '.join(parts)}" if parts else "")
