@@ -99,3 +99,21 @@ def test_a_question_written_with_a_period_is_no_statement():
     assert asks("KEVIN SCOTT: How do you start this process of trying to imagine the future.")
     assert not asks("What I learned there was that teams matter more than tools.")
     assert not asks("How the council found the money is told in the minutes.")
+
+
+def test_a_quote_is_a_whole_sentence_never_one_cut_with_an_ellipsis():
+    from slmgraph.query.extractive import sentence_points
+
+    long = "The council " + "kept the reserve for the library and the bridge and the flood wall " * 6 + "in the end."
+    pts = sentence_points([(1, f"{long} The bridge reopened in May after the repairs.")], max_chars=120)
+    assert [p.text for p in pts] == ["The bridge reopened in May after the repairs."]
+    assert all("\u2026" not in p.text for p in pts)
+    # only when nothing else is left is a long sentence cut
+    assert sentence_points([(1, long)], max_chars=120)[0].text.endswith("\u2026")
+
+
+def test_a_sentence_whose_opening_a_unit_edge_cut_is_a_fragment():
+    from slmgraph.query.extractive import sentence_kinds
+
+    assert "fragment" in sentence_kinds(", uh, microprocessor and PC operating system revolution meant a lot.")
+    assert "fragment" not in sentence_kinds("The microprocessor revolution meant a lot.")
