@@ -117,3 +117,11 @@ def test_a_sentence_whose_opening_a_unit_edge_cut_is_a_fragment():
 
     assert "fragment" in sentence_kinds(", uh, microprocessor and PC operating system revolution meant a lot.")
     assert "fragment" not in sentence_kinds("The microprocessor revolution meant a lot.")
+
+
+def test_a_host_steering_the_conversation_frames_it():
+    from slmgraph.query.theme_model import framing
+
+    assert framing("I\u2019d love to talk now a little bit about what you do here at Microsoft.")
+    assert framing("KEVIN SCOTT: Let's talk about your childhood in Ohio.")
+    assert not framing("We talk about privacy a lot at work because customers ask.")

@@ -303,6 +303,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                                                  else -1.0), u.number))
         else:
             ranked = list(us)
+        if not focused:  # a work's opening and closing parts (its intro and outro) are read last
+            ranked.sort(key=lambda u: ix.at_edge(u.doc_id, u.unit))
         # Spread over the theme's documents: the best unit of each document, in rank order (statements come
         # from distinct documents, which the theme's sentence names).
         seen, spread = set(), []
