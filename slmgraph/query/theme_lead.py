@@ -22,7 +22,7 @@ from slmgraph.names.forms import content_words
 from slmgraph.query.theme_model import Theme, ThemeIndex, figures_of, word_stem
 
 #: A word found in at least this share of the corpus's documents is no shared word of a theme.
-COMMON_WORD_SHARE = 0.25
+COMMON_WORD_SHARE = 0.15
 #: Shared words a sentence names at most; speakers the lead names at most (then "and N others").
 SHARED_WORDS = 3
 LEAD_SPEAKERS = 4
