@@ -2,7 +2,9 @@
 
 The answer is its own synthesis, built from the data by templates:
 
-* an **overview paragraph** (:func:`overview`) that answers first: for a corpus-wide question
+* an **overview paragraph** (:func:`overview`) that answers first: for a focused question it opens with who
+  answers, from how many documents, and the noun phrases the statements share, and over time with the earliest
+  and latest statement (:mod:`slmgraph.query.theme_lead`); for a corpus-wide question
   (:func:`slmgraph.query.route.corpus_wide_phrase`) the main themes ranked by how many documents
   discuss them ("Across the 8 documents, the main themes are flood defence (in 6 of 8 documents), ...");
   for a focused question the themes that bear on it, the most relevant first, with their reach;
@@ -10,7 +12,8 @@ The answer is its own synthesis, built from the data by templates:
   - its **topic**: ``community_reports.topic`` (:mod:`slmgraph.indexing.stages.topics`) or, for an index built before
     that column was filled, the report's title; a community labelled by names alone (a publication, a
     speaker) is no theme of a corpus-wide answer while concept themes remain;
-  - its **sentence** (:func:`template_opening`): the topic, its other key concepts and the names most tied
+  - its **sentence** (:func:`template_opening`): who says its statements and the phrases they share
+    (:func:`slmgraph.query.theme_lead.theme_common`), then the topic, its other key concepts and the names most tied
     to it, how widely it is discussed -- the documents whose text units mention the label's terms, counted
     against the corpus, with the dates their titles hold -- and the documents its statements are quoted
     from; where the answer policy lets the model write (:func:`slmgraph.query.extractive.opening_on`), a
