@@ -186,8 +186,8 @@ def sentence_kinds(sentence: str) -> list[str]:
     kinds = []
     if body.rstrip(" \"'\u201d\u2019").endswith("?"):
         kinds.append("question")
-    if body.startswith(_QUOTE_OPEN) or body[:1].islower():  # a quoted line, or a sentence cut at a text
-        kinds.append("fragment")                            # unit's start ("clearly ruffled but ...")
+    if body.startswith(_QUOTE_OPEN) or body[:1].islower() or body[:1] in ",;:)]":  # a quoted line, or a sentence
+        kinds.append("fragment")  # cut at a text unit's start ("clearly ruffled but ...", ", uh, microprocessor ...")
     words = re.findall(r"[^\W_][\w'\u2019-]*", body)
     if body.startswith(("../", "./", "/")) or (len(words) >= 3 and sum(
             w[0].isupper() or w[0].isdigit() for w in words) >= HEADING_SHARE * len(words)):
@@ -389,12 +389,23 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
                 if not names_named(_SPEAKER.sub("", sents[0]), names):
                     short.add(len(cands))  # "COUNCILLOR REYES: That is correct." -- said, but states nothing
             for x in sents:
-                cands.append((i, cut(x, max_chars)))
+                cands.append((i, x))
         if not r.get("findings"):  # a report without findings: its summary, else its text
             body = " ".join(prose_sentences(r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get("full_text") or "")
                                             or r.get("title", "")))
             if body and not addressed_to_assistant(body):
                 cands.append((i, cut(body, max_chars)))
+    # a report's sentences are whole: a finding's long sentence is cut only when the report has no other
+    by_r: dict[int, list[int]] = {}
+    for k, (i, _) in enumerate(cands):
+        by_r.setdefault(i, []).append(k)
+    keep = []
+    for i, ks in by_r.items():
+        fits = [k for k in ks if len(cands[k][1]) <= max_chars]
+        keep += fits or ks
+    keep.sort()
+    short = {keep.index(k) for k in short if k in keep}
+    cands = [(i, cut(t, max_chars)) for i, t in (cands[k] for k in keep)]
     vecs = _embed([t for _, t in cands], embedder) if question_vec is not None else None
     qcos = _q_cosines(question_vec, vecs, len(cands))
     rel = [relevance(c, t, ranked[i].get("entities")) - (PENALTY["short"] if k in short else 0.0)
@@ -451,6 +462,14 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
     return points[:max_points]
 
 
+def whole_sentences(cands: list[tuple], max_chars: int) -> list[tuple]:
+    """``cands`` (tuples whose last item is a sentence) with the sentences longer than ``max_chars`` left out:
+    a quote is a whole sentence, never one cut short with an ellipsis; only when every sentence is longer are
+    they kept, cut (:func:`slmgraph.names.forms.cut`)."""
+    fits = [c for c in cands if len(c[-1]) <= max_chars]
+    return fits if fits or not cands else [c[:-1] + (cut(c[-1], max_chars),) for c in cands]
+
+
 def sentence_points(passages: list[tuple[object, str]], question_vec=None, embedder=None, max_points: int = 5,
                     min_words: int = 1, max_chars: int = 300, per_passage: int | None = None,
                     names: list[str] | None = None, probes: list[str] | None = None) -> list[Point]:
@@ -484,7 +503,8 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     for order, (pid, text) in enumerate(passages):
         for s in prose_sentences(text or ""):
             if quotable(s, min_words):
-                cands.append((order, pid, cut(s, max_chars)))
+                cands.append((order, pid, s))
+    cands = whole_sentences(cands, max_chars)
     vecs = _embed([c[2] for c in cands], embedder) if question_vec is not None else None
     qcos = _q_cosines(question_vec, vecs, len(cands))
     rel = [relevance(c, x[2]) if question_vec is not None else 0.0 for x, c in zip(cands, qcos)]

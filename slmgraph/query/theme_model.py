@@ -50,6 +50,11 @@ MIN_THEMES = 3
 EVIDENCE_UNITS = 20
 EVIDENCE_MARGIN = 0.15
 PER_FOCUSED_THEME = 3
+#: A focused statement nearer the question than every probe by under this (cosine; 1.5 x :data:`PROBE_GAP`) is
+#: only weakly on it, and is kept only within :data:`WEAK_MARGIN` of the best statement's relevance: blind
+#: judges punished off-target quotes more than they rewarded more of them.
+WEAK_GAP = 0.225
+WEAK_MARGIN = 0.075
 #: A question about change over time in figures is answered by one timeline: up to this many statements of
 #: its evidence, from distinct documents while any is left, in date order.
 TIMELINE_STATEMENTS = 6
@@ -74,12 +79,25 @@ CONCEPT_BONUS = 0.04
 MAX_CONCEPTS_NAMED = 2
 FIGURE_BONUS = 0.03
 FIGURE_QUESTION_BONUS = 0.15
+#: A statement from a work's opening or closing part (or a document's first or last text unit) loses this much
+#: relevance (cosine units): a show's intro and outro live there -- a guest's introduction, a welcome, a
+#: sign-off -- so a sentence there is quoted only when it is clearly nearer the question than the rest.
+EDGE_PENALTY = 0.1
+#: A work of fewer parts (a document of fewer units) has no opening or closing part of its own.
+EDGE_MIN_PARTS = 3
 #: Key concepts and names a theme's sentence states at most.
 KEY_CONCEPTS = 4
 KEY_NAMES = 3
 #: Opening words of a sentence that leans on what came before it.
 _FILLER = re.compile(r"(?i)^\W*(it|this|that|these|those|they|them|he|she|his|her|there|so|and|but|or|yeah|yes|no|"
-                     r"well|oh|okay|ok|right|also|then|which|such|by the way|anyway|i mean|you know|like)\b(?!-)")
+                     r"well|oh|okay|ok|right|also|then|which|such|by the way|anyway|i mean|you know|like|um+|uh+)\b(?!-)")
+#: A hedge or a hesitation that may open a spoken sentence before what it leans on ("I think -- that's ...",
+#: "Um, and, and just ...").
+_HEDGE = re.compile(r"(?i)^\W*(?:(?:i think|i mean|you know|um+|uh+|er|like|and|so)\b[\s,.\-\u2014\u2013]*)+")
+#: What a sentence opened by a hedge leans on: a demonstrative's or a pronoun's verb, a conjunction, a hesitation.
+_LEANS = re.compile(r"(?i)^\W*(?:that['\u2019]s|this is|that is|that was|um+|uh+|and|but|so|or|which)\b")
+#: A transcript's stage cue in brackets ("[MUSIC]", "[inaudible]", "[mimics chords]"): no one's words.
+_CUE = re.compile(r"\s*\[[^\]\d]{2,30}\]\s*")
 #: A figure (a number, an amount, a share) or a date.
 _FIGURE = re.compile(r"(?i)\d|[$\u00a3\u20ac\u00a5%]|\b(million|billion|thousand|hundred|percent|per cent|dozen)\b|"
                      r"\b(january|february|march|april|june|july|august|september|october|november|december)\b")
@@ -193,7 +211,8 @@ _FRAMING = re.compile(
     r"(next|last) time on\b|thank(s| you)( so much| very much)?,?( \w+,?)? for (coming|joining|being|doing|taking)|"
     r"subscribe\b|needs no introduction|with us (here )?today|on the (show|podcast)\b|e-?mail (us\b|any ?time)|"
     r"(like|want) to (share with|add)[^.]{0,6} us\b|tell (all (of )?)?your friends|"
-    r"follow [^.]{0,40}\bon (twitter|your favou?rite)|our guest (today|this week)|guest today\b)")
+    r"follow [^.]{0,40}\bon (twitter|your favou?rite)|our guest (today|this week)|guest today\b|"
+    r"(i['\u2019]d|i would|we['\u2019]d|let['\u2019]s) (love to |like to )?(talk|chat|hear|ask you)( now)? (a (little )?bit )?about\b)")
 
 
 def is_temporal(question: str) -> bool:
@@ -213,13 +232,30 @@ def content_weight(sentence: str, concepts: list[str], figures: bool = False) ->
     ``concepts`` it names (up to :data:`MAX_CONCEPTS_NAMED`), and a figure bonus when it holds a
     number, an amount or a date (larger when ``figures``: the question asks about amounts or change)."""
     body = _SPEAKER.sub("", sentence).strip()
-    w = -FILLER_PENALTY if _FILLER.match(body) else 0.0
+    w = -FILLER_PENALTY if leans(body) else 0.0
     folded = body.casefold()
     named = sum(1 for c in concepts if c and re.search(r"(?<!\w)" + re.escape(c.casefold()) + r"(?!\w)", folded))
     w += CONCEPT_BONUS * min(MAX_CONCEPTS_NAMED, named)
     if _FIGURE.search(body):
         w += FIGURE_QUESTION_BONUS if figures else FIGURE_BONUS
     return w
+
+
+def leans(sentence: str) -> bool:
+    """True when ``sentence`` (speaker label dropped) leans on what came before it: it opens on a pronoun, a
+    demonstrative or a conjunction (:data:`_FILLER`), or does so after a hedge or a hesitation ("I think --
+    that's, like, the best part of tech.", "Um, and, and just hearing ..."; :data:`_HEDGE`)."""
+    body = _SPEAKER.sub("", sentence).strip()
+    if _FILLER.match(body):
+        return True
+    rest = _HEDGE.sub("", body, count=1)
+    return rest != body and bool(_LEANS.match(rest) or not rest)
+
+
+def spoken(sentence: str) -> str:
+    """``sentence`` without a transcript's bracketed stage cues ("[MUSIC] Welcome back." -> "Welcome back."),
+    whitespace folded."""
+    return " ".join(_CUE.sub(" ", sentence).split())
 
 
 def framing(sentence: str) -> bool:
@@ -394,6 +430,25 @@ class ThemeIndex:
                 self._concepts = set()
         return self._concepts
 
+    def at_edge(self, doc_id: str, unit: int) -> bool:
+        """True when the text unit ``unit`` (1-based) of ``doc_id`` opens or closes its work: the work's first or
+        last part (a work of :data:`EDGE_MIN_PARTS` parts or more), or, for a document that is no part, its
+        first or last unit (of :data:`EDGE_MIN_PARTS` or more)."""
+        d = self.doc_by_id.get(doc_id)
+        if d is None:
+            return False
+        if getattr(self, "_spans", None) is None:
+            spans: dict = {}
+            for x in self.docs:
+                if x.work is not None and x.part is not None:
+                    lo, hi, n = spans.get(x.work, (x.part, x.part, 0))
+                    spans[x.work] = (min(lo, x.part), max(hi, x.part), n + 1)
+            self._spans = spans
+        if d.work is not None and d.part is not None and d.work in self._spans:
+            lo, hi, n = self._spans[d.work]
+            return n >= EDGE_MIN_PARTS and d.part in (lo, hi)
+        return d.n_units >= EDGE_MIN_PARTS and unit in (1, d.n_units)
+
     def unit_phrases(self, chunks: list[str]) -> dict[str, list[tuple[str, str]]]:
         """``chunk_id -> [(key, surface)]``: the noun phrases the concept pass found in each text unit
         (``concept_mentions``, every phrase, not only those kept as nodes); empty in an index without them."""
@@ -542,11 +597,25 @@ class ThemeIndex:
 def _statement_ok(s: str, ix: ThemeIndex) -> bool:
     """True when the sentence ``s`` (whitespace folded) may be a theme's statement: a whole, plain sentence
     of :data:`MIN_WORDS` words or more and at most :data:`MAX_STATEMENT_CHARS`, no question or fragment, no
-    path, no cut-off opening, no boilerplate (:class:`Boilerplate`) and no framing of the conversation (:func:`framing`)."""
+    path, no cut-off opening, no boilerplate (:class:`Boilerplate`), no framing of the conversation (:func:`framing`)
+    and no question however ended (:func:`asks`)."""
     return not (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
                 or not _OPENED.match(s)
                 or any(k in ("question", "fragment") for k in sentence_kinds(s))
-                or s.startswith(("../", "./", "/")) or framing(s) or s in ix.boilerplate)
+                or s.startswith(("../", "./", "/")) or framing(s) or asks(s) or s in ix.boilerplate)
+
+
+#: A sentence shaped as a question though ended by a period: a question word then its verb ("What's your role
+#: model ...", "How do you start ...").
+_ASKS = re.compile(r"(?i)^\W*(what|why|how|where|when|who|which)(['\u2019]s\b|\s+(is|are|was|were|do|does|did|can|"
+                   r"could|would|will|should|have|has)\s+(you|we|they|he|she|it|i|your|our|their|his|her|the|a|an|this|"
+                   r"that|these|those)\b)")
+
+
+def asks(sentence: str) -> bool:
+    """True when ``sentence`` (speaker label dropped) is shaped as a question whatever its end (:data:`_ASKS`):
+    a transcript writes a host's question with a period, and a question states nothing."""
+    return bool(_ASKS.match(_SPEAKER.sub("", sentence)))
 
 
 def _unit_norm(v):

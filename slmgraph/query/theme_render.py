@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 from slmgraph.query.documents import order_sentence, reach
+from slmgraph.query.theme_lead import answer_lead, theme_common, timeline_lead
 from slmgraph.query.theme_model import KEY_CONCEPTS, Statement, Theme, ThemeIndex
 
 
@@ -74,8 +75,9 @@ def _span(t: Theme, ix: ThemeIndex) -> str:
     return f", dated {d0} to {d1}" if d0 and d1 and d0 != d1 else ""
 
 
-def template_opening(t: Theme, ix: ThemeIndex | None = None) -> str:
-    """The theme's sentences, built from the data: what it is (its key concepts and the names most tied
+def template_opening(t: Theme, ix: ThemeIndex | None = None, question: str = "") -> str:
+    """The theme's sentences, built from the data: first what its statements have in common (who says them
+    and the words they share, :func:`slmgraph.query.theme_lead.theme_common`), then what it is (its key concepts and the names most tied
     to it), how widely the corpus discusses it (its reach, and the dates of its first and last documents
     where their titles hold dates), and which documents the statements under it come from -- "Flood
     defence, river level and sandbags, with Mayor Lena Ortiz and the Environment Agency: discussed in 6 of
@@ -88,10 +90,14 @@ def template_opening(t: Theme, ix: ThemeIndex | None = None) -> str:
     if t.names:
         what += f", most tied to {_join(t.names)}"
     text = f"{what}: discussed in {reach_text(t.coverage)}{_span(t, ix) if ix is not None else ''}."
+    common = theme_common(t, ix, question) if ix is not None else ""
+    if common:
+        text = f"{common} {text}"
     if ix is not None and t.statements and len(ix.docs) > 1:  # a one-document corpus: every quote is from it
         docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         quoted = [ix.doc_by_id[d].name for d in docs]
-        who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
+        # the first sentence named the speakers already
+        who = [] if common else list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
         text += (f" Quoted below from {_join([chr(0x201c) + q + chr(0x201d) for q in quoted])}"
                  f"{f' (speakers: {_join(who)})' if who else ''}.")
     return text
@@ -106,6 +112,15 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     n_docs = len(ix.docs)
     if not themes:
         return ""
+    # a corpus-wide question is answered by the list of main themes itself, which comes first
+    lead = "" if wide else answer_lead(themes, ix)
+    text = _overview(themes, ix, n_docs, wide=wide, temporal=temporal)
+    if temporal:
+        text += (" " + timeline_lead(themes, ix)).rstrip()
+    return f"{lead} {text}" if lead else text
+
+
+def _overview(themes: list[Theme], ix: ThemeIndex, n_docs: int, *, wide: bool, temporal: bool) -> str:
     items = [f"{t.topic} (in {reach_text(t.coverage, share=False, nested=False)})" if i == 0 else
              f"{t.topic} (in {_short_reach(t.coverage)})" for i, t in enumerate(themes)] if n_docs > 1 else \
         [t.topic for t in themes]

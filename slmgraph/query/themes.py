@@ -2,7 +2,9 @@
 
 The answer is its own synthesis, built from the data by templates:
 
-* an **overview paragraph** (:func:`overview`) that answers first: for a corpus-wide question
+* an **overview paragraph** (:func:`overview`) that answers first: for a focused question it opens with who
+  answers, from how many documents, and the noun phrases the statements share, and over time with the earliest
+  and latest statement (:mod:`slmgraph.query.theme_lead`); for a corpus-wide question
   (:func:`slmgraph.query.route.corpus_wide_phrase`) the main themes ranked by how many documents
   discuss them ("Across the 8 documents, the main themes are flood defence (in 6 of 8 documents), ...");
   for a focused question the themes that bear on it, the most relevant first, with their reach;
@@ -10,9 +12,10 @@ The answer is its own synthesis, built from the data by templates:
   - its **topic**: ``community_reports.topic`` (:mod:`slmgraph.indexing.stages.topics`) or, for an index built before
     that column was filled, the report's title; a community labelled by names alone (a publication, a
     speaker) is no theme of a corpus-wide answer while concept themes remain;
-  - its **sentence** (:func:`template_opening`): the topic, its other key concepts and the names most tied
-    to it, how widely it is discussed -- its community's documents (:func:`community_documents`, the count its
-    report and ``/api/reports`` give) and any it is quoted from, counted against the corpus, with the dates
+  - its **sentence** (:func:`template_opening`): who says its statements and the phrases they share
+    (:func:`slmgraph.query.theme_lead.theme_common`), then the topic, its other key concepts and the names most
+    tied to it, how widely it is discussed -- its community's documents (:func:`community_documents`, the count
+    its report and ``/api/reports`` give) and any it is quoted from, counted against the corpus, with the dates
     their titles hold -- and the documents its statements are quoted
     from; where the answer policy lets the model write (:func:`slmgraph.query.extractive.opening_on`), a
     sentence the model writes from the theme's statements, kept only when grounded
@@ -59,10 +62,10 @@ from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_
 from slmgraph.query.theme_labels import relabel
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS,
-    KEY_NAMES, MAX_THEMES, MIN_THEMES, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
-    STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme,
-    ThemeIndex, UNITS_PER_THEME, _FILLER, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
-    is_temporal, names_asked, repeats, speaker_of, topic_words,
+    KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
+    STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme, WEAK_GAP, WEAK_MARGIN,
+    ThemeIndex, UNITS_PER_THEME, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
+    is_temporal, leans, names_asked, repeats, speaker_of, spoken, topic_words,
 )
 from slmgraph.query.theme_render import render_themes, template_opening
 
@@ -141,7 +144,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         if cid is None:
             continue
         for s in prose_sentences(u.text):
-            s = " ".join(s.split())
+            s = spoken(s)
             if s in seen or not _statement_ok(s, ix):
                 continue
             seen.add(s)
@@ -157,13 +160,16 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     for k, (cid, st) in enumerate(cands):
         short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
         # a sentence leaning on what came before it ("It was ...", "Like we've got ...") says little out of context
-        lean = FILLER_PENALTY if _FILLER.match(_SPEAKER.sub("", st.text).strip()) else 0.0
+        lean = FILLER_PENALTY if leans(st.text) else 0.0
+        # a work's opening and closing parts hold its intro and outro: a guest's introduction, a welcome
+        edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
         # a question about amounts: the sentences stating them are its evidence, not only ties among the nearest
         fig = FIGURE_QUESTION_BONUS * has_figure(st.text) / 2 if figures else 0.0
-        st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean + fig
+        st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean - edge + fig
         rel.append(st.rel)
     top = max(rel)
-    live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
+    live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP
+            and (pv is None or cos[k] - off[k] >= WEAK_GAP or rel[k] >= top - WEAK_MARGIN)]
     if figures:
         asked, best = topic_words(question, units), float(cos.max())
         live += [k for k in range(len(cands)) if k not in set(live) and has_figure(cands[k][1].text) == 2
@@ -303,6 +309,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                                                  else -1.0), u.number))
         else:
             ranked = list(us)
+        if not focused:  # a work's opening and closing parts (its intro and outro) are read last
+            ranked.sort(key=lambda u: ix.at_edge(u.doc_id, u.unit))
         # Spread over the theme's documents: the best unit of each document, in rank order (statements come
         # from distinct documents, which the theme's sentence names).
         seen, spread = set(), []
@@ -321,7 +329,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         named_only = [] if t.concepts or focused else [x.strip() for x in t.topic.split(",") if x.strip()]
         for u in ranked:
             for s in prose_sentences(u.text):
-                s = " ".join(s.split())
+                s = spoken(s)
                 if not _statement_ok(s, ix) or (named_only and not names_named(s, named_only)):
                     continue
                 cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
@@ -339,7 +347,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
         # A focused question ranks by nearness to it alone, unless it asks for figures.
         weight = content_weight(st.text, kept[ti].concepts, figures) if not focused or figures else 0.0
-        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short + weight)
+        edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
+        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short + weight - edge)
         st.rel = rel[-1]
     mmr = _Mmr(vecs)
     per = PER_TEMPORAL_THEME if temporal else PER_THEME
@@ -430,7 +439,7 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     themes = build_themes(ix, reports, scores, question_vec, embedder, wide=wide, temporal=temporal,
                           figures=asks_figures(question), question=question, pool=pool, probes=probes)
     for t in themes:
-        t.opening = template_opening(t, ix)
+        t.opening = template_opening(t, ix, question)
         written = writer(t) if writer is not None else None
         if written:
             t.opening = f"{written} {t.opening}"

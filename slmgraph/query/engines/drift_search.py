@@ -69,6 +69,7 @@ from slmgraph.query.extractive import (
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants
 from slmgraph.query.route import corpus_wide_phrase
 from slmgraph.query.scoring import Scored, cosines, index_floor, probe_questions, quote_probes, score_items, select
+from slmgraph.query.theme_model import framing
 
 
 #: Follow-up points an extractive DRIFT answer adds to the primer's (at most
@@ -235,6 +236,8 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                 pts = sentence_points([(numbers[c], texts[c]) for c in used["source_chunks"]], qv, embedder,
                                       max_points=3, min_words=8, names=name_variants(known_of(named)),
                                       probes=quote_probes(question, prompts, settings))
+                # a show's welcome, a call to tell your friends: no answer to any follow-up
+                pts = [p for p in pts if not framing(p.text)]
                 for p in pts:
                     p.label = "Sources"
                 body = " ".join(p.text for p in pts)
