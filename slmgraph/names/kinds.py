@@ -21,7 +21,12 @@ other modules share (titles, offices, suffixes) are in :mod:`slmgraph.names.lexi
   "X was born", "X's wife" -> person, :data:`PLACE_WEIGHT` per mention; a language after "in" or before a
   gloss -> concept ("written in Latin", "(Persian: ...)"); "at X" -> location against a person label only
   (a company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
-  person unless the name has a head noun: 1 per mention.
+  person unless the name has a head noun: 1 per mention. A preposition of place governs every name of its
+  list ("in Manchester and Glasgow": Glasgow too). A role said of the name (:func:`role_after`: "X (Chair)",
+  "X (Music Director)", "X, Chair" on a signature, "X, the conductor,") -> person, :data:`DEFINITION_WEIGHT`;
+  "X, who" -> person, as an NER label weighs. A place's head noun does not block these person cues, a title or
+  an office before the name: it is only guessed from the last word ("Gideon Marsh", "Ilse Brook"), the cue is
+  said of the person.
 
 The head noun is the word before "of" when that word says a kind ("Battle of Vimy Ridge" -> event,
 "University of Oslo" -> organization), else the last word, else a kind-saying first word
@@ -40,7 +45,8 @@ Each mention of a one-word name that is the first or last word of a name the vot
 same text unit ("Robeson" beside "Paul Robeson") also votes person with :data:`PART_WEIGHT`. Names written
 as one list ("Marta Argerich, Nelson Goerner, Ivo Pogorelich and Jan Lisiecki", :func:`coordinated`) are of
 one kind: when two thirds of the list share a kind (:func:`list_kind`), each other member votes for it with
-:data:`LIST_WEIGHT`. A title in quotes ('"Two Doors Down"', :func:`quoted_titles`) is one name, a work.
+:data:`LIST_WEIGHT`; of two names joined by "and" / "or" alone (:func:`coordinated_pairs`), a place makes an
+untyped partner a place (:func:`pair_kind`: "to Leeds and York"). A title in quotes ('"Two Doors Down"', :func:`quoted_titles`) is one name, a work.
 
 The type with the largest weight wins; on a tie a place beats an organisation (spaCy types a town ORG when
 it is the subject of a sentence and GPE after "in": the place reading is the one both share), and
@@ -54,6 +60,8 @@ an office or title alone ("Town Clerk", "Deputy Mayor"); a word naming a part of
 (:data:`DOCUMENT_PARTS`: "Minutes", "Agenda", "Present", a transcript's "(Crosstalk.)"); an interjection
 ("Bye-bye"); a common word that only opens sentences and is written in lower case elsewhere in the text unit
 ("Momentum", "Stories") or is followed by an adverb particle ("Stick around."); a ship's prefix alone ("MV").
+An untyped office of two or three words ("Music Director") and a plural written only as the possessive of an
+office ("Players' Representative") are no names either (:func:`office_phrase`).
 
 **List lines** (:func:`list_spans`): an attendance line ("Present: ...", "Apologies: ..."), a signature
 block (the lines after "Yours sincerely,"), a distribution line ("To:", "cc:", "Distribution:") and a

@@ -228,7 +228,8 @@ def _not_a_name(text: str, ent) -> bool:
     common noun or one adjective at the start of a sentence, where its capital is no evidence of a name
     ("Protocols, Jordan thought", "Comms check, every thirty seconds"; a nationality, and a quoted title
     such as '"Surreal" is a song', are kept; a singular noun is often a rare name the tagger does not know,
-    "Schizoanalysis")."""
+    "Schizoanalysis"); a region's adjective before a noun ("Northern composers", :data:`COMPASS_ADJECTIVES`);
+    a heading's first word before a lower-case word (:func:`_heading_opener`: "Digital season report")."""
     toks = [t for t in ent if not t.is_punct]
     if len(toks) != 1 or toks[0].text.isupper():
         return False
