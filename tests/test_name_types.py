@@ -50,6 +50,7 @@ def test_a_role_said_of_a_name_makes_a_person_whatever_its_last_word(nlp):
     names = _names(MINUTES, nlp)
     assert names.get("Oswin Marsh") == "person", names  # "marsh" heads place names, the role says a person
     assert names.get("Marta Fenwick") == "person", names
+    assert names.get("Ilse Brook") == "person", names  # "(Players' Representative)"; "brook" heads places
     assert _names(RELEASE, nlp).get("Oswin Marsh") == "person"  # "Artistic Director Oswin Marsh said"
     assert _names(SPEECH, nlp).get("Oswin Marsh") == "person"  # "Oswin Marsh, who led us"
 
