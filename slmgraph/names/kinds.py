@@ -21,7 +21,12 @@ other modules share (titles, offices, suffixes) are in :mod:`slmgraph.names.lexi
   "X was born", "X's wife" -> person, :data:`PLACE_WEIGHT` per mention; a language after "in" or before a
   gloss -> concept ("written in Latin", "(Persian: ...)"); "at X" -> location against a person label only
   (a company has premises too); "X's board", "X's shareholders" -> organization; "X said", "X says" ->
-  person unless the name has a head noun: 1 per mention.
+  person unless the name has a head noun: 1 per mention. A preposition of place governs every name of its
+  list ("in Manchester and Glasgow": Glasgow too). A role said of the name (:func:`role_after`: "X (Chair)",
+  "X (Music Director)", "X, Chair" on a signature, "X, the conductor,") -> person, :data:`DEFINITION_WEIGHT`;
+  "X, who" -> person, as an NER label weighs. A place's head noun does not block these person cues, a title or
+  an office before the name: it is only guessed from the last word ("Gideon Marsh", "Ilse Brook"), the cue is
+  said of the person.
 
 The head noun is the word before "of" when that word says a kind ("Battle of Vimy Ridge" -> event,
 "University of Oslo" -> organization), else the last word, else a kind-saying first word
@@ -40,7 +45,8 @@ Each mention of a one-word name that is the first or last word of a name the vot
 same text unit ("Robeson" beside "Paul Robeson") also votes person with :data:`PART_WEIGHT`. Names written
 as one list ("Marta Argerich, Nelson Goerner, Ivo Pogorelich and Jan Lisiecki", :func:`coordinated`) are of
 one kind: when two thirds of the list share a kind (:func:`list_kind`), each other member votes for it with
-:data:`LIST_WEIGHT`. A title in quotes ('"Two Doors Down"', :func:`quoted_titles`) is one name, a work.
+:data:`LIST_WEIGHT`; of two names joined by "and" / "or" alone (:func:`coordinated_pairs`), a place makes an
+untyped partner a place (:func:`pair_kind`: "to Leeds and York"). A title in quotes ('"Two Doors Down"', :func:`quoted_titles`) is one name, a work.
 
 The type with the largest weight wins; on a tie a place beats an organisation (spaCy types a town ORG when
 it is the subject of a sentence and GPE after "in": the place reading is the one both share), and
@@ -54,6 +60,8 @@ an office or title alone ("Town Clerk", "Deputy Mayor"); a word naming a part of
 (:data:`DOCUMENT_PARTS`: "Minutes", "Agenda", "Present", a transcript's "(Crosstalk.)"); an interjection
 ("Bye-bye"); a common word that only opens sentences and is written in lower case elsewhere in the text unit
 ("Momentum", "Stories") or is followed by an adverb particle ("Stick around."); a ship's prefix alone ("MV").
+An untyped office of two or three words ("Music Director") and a plural written only as the possessive of an
+office ("Players' Representative") are no names either (:func:`office_phrase`).
 
 **List lines** (:func:`list_spans`): an attendance line ("Present: ...", "Apologies: ..."), a signature
 block (the lines after "Yours sincerely,"), a distribution line ("To:", "cc:", "Distribution:") and a
@@ -68,7 +76,7 @@ import re
 from collections import Counter
 
 from slmgraph.names.forms import STOP
-from slmgraph.names.lexicon import HEAD_SUFFIXES, LEADING_OFFICES, OFFICE_WORDS, TITLES, VESSEL_PREFIXES
+from slmgraph.names.lexicon import HEAD_SUFFIXES, LEADING_OFFICES, OFFICE_WORDS, ROLE_WORDS, TITLES, VESSEL_PREFIXES
 
 #: Last words of multi-word names that say their kind (the head of an English noun phrase is its last word).
 HEAD_KINDS: dict[str, str] = {
@@ -86,6 +94,9 @@ HEAD_KINDS: dict[str, str] = {
         party ministry department agency authority institute university college school academy hospital
         museum orchestra band choir records press government fotball football ferries airways airlines""".split(),
         "organization"),
+    # a firm is named by the plural of its members' profession ("Sorensen Bay Architects", "Royal Engineers")
+    **dict.fromkeys("""architects solicitors engineers consultants accountants surveyors builders contractors
+        lawyers advocates""".split(), "organization"),
     # a newspaper reports, asks and publishes: to a reader it is an organisation (its publisher), not a work
     **dict.fromkeys("""gazette times post journal herald chronicle courier tribune observer newspaper magazine
         daily""".split(), "organization"),
@@ -203,7 +214,7 @@ DEFINITION_KINDS: dict[str, str] = {
         soldier pilot model dancer activist founder member leader minister president chef explorer inventor
         physician doctor nurse character daughter son wife husband governor senator ambassador mayor forward
         midfielder defender goalkeeper striker winger defenceman defenseman fisherman fisherwoman farmer crofter
-        welder sailor mariner seaman skipper shopkeeper resident""".split(), "person"),
+        welder sailor mariner seaman skipper shopkeeper resident representative""".split(), "person"),
     **dict.fromkeys("""municipality commune settlement hamlet suburb neighbourhood neighborhood capital state
         country nation area locality zone woreda prefecture oblast canton station archipelago sea ocean gulf
         strait continent street""".split(), "location"),
@@ -245,6 +256,37 @@ def definition_kind(text: str, end: int) -> tuple[str, int] | None:
     return kind, DEFINITION_WEIGHT if m.group("is") else PLACE_WEIGHT
 
 
+#: A role stated of the name right after it: in brackets ("Helena Voss (Chair)", "Gideon Marsh (Music
+#: Director)"), after a comma up to the end of the clause ("Helena Voss, Chair", "Ruth Okafor, Players'
+#: Representative, on behalf of") or on the next line of a signature ("Helena Voss\nChair, Northmoor ...").
+_ROLE_AFTER = re.compile(r"[^\S\n]*(?:\((?P<b>[^()\n]{2,40})\)|(?:,[^\S\n]*(?:the[^\S\n]+|our[^\S\n]+|its[^\S\n]+)?|"
+                         r"[^\S\n]*\n[^\S\n]*)(?!(?:his|her|their|whose|my|your)\b)(?P<c>[^\W\d_][\w'\u2019 -]{1,40}?)[^\S\n]*(?=[,.;\n]|$))")
+#: "X, who": a relative pronoun for a person (a band or a team is "who" too, so it weighs as an NER label).
+_WHO_AFTER = re.compile(r"[^\S\n]*,[^\S\n]*who\b")
+#: "in Manchester and Glasgow", "near Leeds, York or Hull": a preposition governs every name of its list.
+_BEFORE_PLACE_LIST = re.compile(r"(?:^|[^\w])(?:in|near|outside|inside|across|around|throughout)[^\S\n]+(?:the[^\S\n]+)?"
+                                r"[A-Z][\w'\u2019-]*(?:[^\S\n]+[A-Z][\w'\u2019-]*)*"
+                                r"(?:[^\S\n]*,[^\S\n]*[A-Z][\w'\u2019-]*(?:[^\S\n]+[A-Z][\w'\u2019-]*)*)*"
+                                r"(?:[^\S\n]*,)?[^\S\n]+(?:and|or)[^\S\n]+$")
+#: Last words of a role said of a person ("Chair", "Music Director", "Players' Representative", "conductor").
+ROLE_NOUNS = frozenset(OFFICE_WORDS | ROLE_WORDS | {w for w, k in DEFINITION_KINDS.items() if k == "person"})
+
+
+def role_after(text: str, end: int) -> bool:
+    """True when a person's role is written right after the name ending at ``end`` (:data:`_ROLE_AFTER`): at
+    most four words, the last of :data:`ROLE_NOUNS` and every one capitalised or the role a lower-case noun
+    phrase ("(chair)", ", the conductor,")."""
+    m = _ROLE_AFTER.match(text, end)
+    if not m:
+        return False
+    role = m.group("b") or m.group("c")
+    words = [w.strip(".,;:'\u2019") for w in role.split()]
+    words = [w for w in words if w]
+    if not 1 <= len(words) <= 4 or words[-1].casefold() not in ROLE_NOUNS:
+        return False
+    return bool(m.group("b")) or all(w[:1].isupper() for w in words) or all(w.islower() for w in words)
+
+
 def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
     """``(kind, weight)`` the words around the mention ``text[start:end]`` say, or None: "in X", "near X",
     "the city of X" -> location (:data:`PLACE_WEIGHT`); "at X" -> ``site`` (a place or premises);
@@ -267,9 +309,15 @@ def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
         return "concept", PLACE_WEIGHT  # "the song Mess of Blues"
     if _AFTER_ORG.match(after):
         return "organization", CONTEXT_WEIGHT
-    if _PERSON_AFTER.match(after) and head_kind(name) is None:
+    head = head_kind(name)
+    if _PERSON_AFTER.match(after) and head in (None, "location"):
         return "person", PLACE_WEIGHT
-    if (_BEFORE_PLACE.search(before) or _PLACE_OF.search(before)) and not possessive:
+    if head in (None, "location") and role_after(text, end):
+        return "person", DEFINITION_WEIGHT  # "Helena Voss (Chair)": a role said of the name defines it
+    if head in (None, "location") and _WHO_AFTER.match(after):
+        return "person", NER_WEIGHT
+    if (_BEFORE_PLACE.search(before) or _PLACE_OF.search(before)
+            or _BEFORE_PLACE_LIST.search(text, max(0, start - 80), start)) and not possessive:
         # a one-word name after "in" is a place far more often than NER says; a longer one NER typed
         # ("in the European Union") keeps its label
         return "location", PLACE_WEIGHT if " " not in name.strip() else CONTEXT_WEIGHT
@@ -277,7 +325,7 @@ def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
         return "location", PLACE_WEIGHT  # "crossing to Eilean Mor": where a journey ends is a place
     if _BEFORE_SITE.search(before) and not possessive:
         return "site", CONTEXT_WEIGHT
-    if _AFTER_PERSON.match(after) and head_kind(name) is None:
+    if _AFTER_PERSON.match(after) and head in (None, "location"):
         return "person", CONTEXT_WEIGHT
     return None
 
@@ -320,9 +368,12 @@ def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, 
     if head and ner_type not in KEPT_NER_TYPES:
         out.append((head, HEAD_WEIGHT))
     words = name.split()
+    # a title or office is said of the person; a place's head noun is only guessed from the name's last word
+    # ("Gideon Marsh")
+    personal = head in (None, "location")
     if len(words) > 1 and words[0].casefold().rstrip(".") in TITLES and ner_type not in KEPT_NER_TYPES and not head:
         out.append(("person", TITLE_WEIGHT))  # "Councillor Reyes", tagged ORG: a title names a person
-    elif len(words) > 1 and ner_type not in KEPT_NER_TYPES and not head and _office_before(text, start):
+    elif len(words) > 1 and ner_type not in KEPT_NER_TYPES and personal and _office_before(text, start):
         out.append(("person", TITLE_WEIGHT))  # "Treasurer Fiona Baxter", the office cut off the name
     if ner_type in ("person", "unknown") and _ACRONYM.fullmatch(name) and not text.startswith(":", end):
         out.append(("organization", TITLE_WEIGHT))  # "ABBA", "INSEAD": an acronym names a body, not a person
@@ -341,6 +392,7 @@ def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, 
 # --- coordination ----------------------------------------------------------------------------------
 
 _COORDINATION = re.compile(r"[^\S\n]*,[^\S\n]*(?:(?:and|or|&)[^\S\n]+)?|[^\S\n]+(?:and|or|&)[^\S\n]+")
+_CONJUNCTION = re.compile(r"[^\S\n]+(?:and|or|&)[^\S\n]+")
 #: Weight of a coordinated list's kind on a member of another kind (per list): more than one NER label.
 LIST_WEIGHT = 3
 
@@ -363,6 +415,27 @@ def coordinated(text: str, mentions: list[tuple[int, int, str]]) -> list[list[st
     if len(run) >= 3:
         out.append(run)
     return out
+
+
+def coordinated_pairs(text: str, mentions: list[tuple[int, int, str]]) -> list[list[str]]:
+    """The keys of two names joined by "and", "or" or "&" alone ("to Leeds and York"), in text order; a pair
+    with a comma before, between or after it is part of a longer list or an apposition and is left out."""
+    out: list[list[str]] = []
+    ms = sorted(mentions)
+    for (s0, e0, k0), (s1, e1, k1) in zip(ms, ms[1:]):
+        if (_CONJUNCTION.fullmatch(text, e0, s1) and not text[:s0].rstrip().endswith(",")
+                and not text[e1:].lstrip().startswith(",")):
+            out.append([k0, k1])
+    return out
+
+
+def pair_kind(kinds: list[str]) -> str | None:
+    """``location`` for two names joined by "and" / "or" when one is a place and the other untyped ("Leeds and
+    York"): a conjunction joins phrases of one category, so the untyped one votes for it (:data:`LIST_WEIGHT`);
+    only a place spreads, the type NER gets wrong least often (a person or an organisation beside an untyped
+    name is as often a mistake carried over). None otherwise."""
+    typed = [k for k in kinds if k != "unknown"]
+    return "location" if len(kinds) == 2 and typed == ["location"] else None
 
 
 def list_kind(kinds: list[str]) -> str | None:
@@ -446,6 +519,28 @@ def salutation_cut(name: str) -> tuple[int, str]:
     if not m or m.end() >= len(name):
         return 0, name
     return m.end(), name[m.end():]
+
+
+_PLURAL_POSSESSIVE_OFFICE = re.compile(r"s['\u2019][^\S\n]+([A-Z][a-z]+)")
+
+
+def office_phrase(name: str, etype: str, text: str, positions: list[tuple[int, int]]) -> bool:
+    """True for a capitalised office NER left untyped ("Music Director", "Education Director": at most three
+    words, the last an office, :data:`slmgraph.names.lexicon.ROLE_WORDS` / ``OFFICE_WORDS``) and for a plural
+    noun written only as the possessive of an office ("Players' Representative": the people the office
+    serves); a person's name before an office is cut earlier ("Robert Achebe Leader")."""
+    words = [w.strip(".,;:'\u2019").casefold() for w in name.split()]
+    if etype != "unknown" or not words or name.isupper():
+        return False
+    if 2 <= len(words) <= 3 and words[-1] in OFFICE_WORDS | ROLE_WORDS | {"representative"}:
+        return True
+    if len(words) != 1 or not positions:
+        return False
+    for _, e in positions:
+        m = _PLURAL_POSSESSIVE_OFFICE.match(text, e - 1)
+        if not m or m.group(1).casefold() not in OFFICE_WORDS | ROLE_WORDS | {"representative"}:
+            return False
+    return True
 
 
 def office_only(name: str) -> bool:

@@ -103,6 +103,35 @@ def comma_parts(text: str, start: int, end: int, etype: str) -> list[tuple[int, 
     return [(a, b, ptype) for a, b in merged if b > a]
 
 
+
+_LOCATIVE = re.compile(r"[^\S\n]+(in|on)[^\S\n]+(?=[A-Z])")
+
+
+def locative_parts(text: str, start: int, end: int, etype: str) -> list[tuple[int, int, str]]:
+    """An NER span cut before a trailing locative phrase, ``[(start, end, type)]``: "the Wool Exchange Hall on
+    Mill Street" -> "the Wool Exchange Hall" and "Mill Street", "the Corran Hall in Eastbridge" -> "the Corran
+    Hall" and "Eastbridge" (the phrase says where the named thing is; the name ends before it). Cut only in a
+    place or organisation span whose part before the preposition has two or more capitalised words and whose
+    part after is capitalised: after "in" any name, after "on" a name with a place's head noun ("Mill
+    Street"); "Alice in Wonderland", "Stratford on Avon", "Committee on Foreign Affairs" stay whole. The
+    part before keeps ``etype``; the part after is a place."""
+    if etype not in ("organization", "location", "unknown"):
+        return [(start, end, etype)]
+    for m in _LOCATIVE.finditer(text, start, end):
+        left = [w for w in text[start:m.start()].split() if w.casefold() not in ("the", "a", "an")]
+        right = text[m.end():end].split()
+        if len(left) < 2 or not all(w[:1].isupper() for w in left) or not right:
+            continue
+        if any(w[:1].islower() and w.casefold() not in ("of", "and", "upon") for w in right):
+            continue
+        if m.group(1) == "on" and head_kind(" ".join(right)) != "location":
+            continue
+        if left[-1].casefold() in ("conference", "convention", "forum", "panel", "symposium"):
+            continue  # "a conference on Trade": a body named after its subject
+        return [(start, m.start(), etype), (m.end(), end, "location")]
+    return [(start, end, etype)]
+
+
 #: A lower-case noun of a place right after a name (:data:`PLACE_NOUNS`): the name is the place's ("Dulce base"),
 #: not an organisation, whatever NER said (an acronym is left alone: "NATO base").
 PLACE_AFTER = re.compile(r"[^\S\n]+(?:" + "|".join(sorted(PLACE_NOUNS)) + r")\b")

@@ -51,15 +51,15 @@ from dataclasses import dataclass
 from slmgraph.errors import UserError
 from slmgraph.names.forms import _TITLE_ABBR, _sentence_initial, candidate_spans, normalize_name
 from slmgraph.names.kinds import (
-    HEAD_WEIGHT, LIST_WEIGHT, PART_WEIGHT, PLACE_WEIGHT, coordinated, head_kind, list_kind, mention_evidence,
-    not_a_name, quoted_titles, vote,
+    HEAD_WEIGHT, LIST_WEIGHT, PART_WEIGHT, PLACE_WEIGHT, coordinated, coordinated_pairs, head_kind, list_kind, mention_evidence,
+    not_a_name, office_phrase, pair_kind, quoted_titles, vote,
 )
 from slmgraph.names.lexicon import (
     COMMON_ACRONYMS, CURRENCY_CODES, GENERIC_WORDS, NORP_GROUP, QUALIFIED_NOUNS, TITLES, VESSEL_PREFIXES,
 )
 from slmgraph.names.spans import (
     NOT_PERSON_WORDS, PLACE_AFTER, STRUCTURE_HEADING, YEAR, affiliation_parts, comma_parts, edge_cut, head_type,
-    is_office, paragraph_parts, speaker_labels, title_cased, trim_span, unaddressed, unclassified, undertakings,
+    is_office, locative_parts, paragraph_parts, speaker_labels, title_cased, trim_span, unaddressed, unclassified, undertakings,
     unlabelled, untitled, vessel_cut, with_year,
 )
 from slmgraph.text.language import text_language
@@ -228,17 +228,48 @@ def _not_a_name(text: str, ent) -> bool:
     common noun or one adjective at the start of a sentence, where its capital is no evidence of a name
     ("Protocols, Jordan thought", "Comms check, every thirty seconds"; a nationality, and a quoted title
     such as '"Surreal" is a song', are kept; a singular noun is often a rare name the tagger does not know,
-    "Schizoanalysis")."""
+    "Schizoanalysis"); a region's adjective before a noun ("Northern composers", :data:`COMPASS_ADJECTIVES`);
+    a heading's first word before a lower-case word (:func:`_heading_opener`: "Digital season report")."""
     toks = [t for t in ent if not t.is_punct]
     if len(toks) != 1 or toks[0].text.isupper():
         return False
     tok = toks[0]
+    after = text[ent.end_char:ent.end_char + 30]
+    if tok.text.casefold() in COMPASS_ADJECTIVES and re.match(r"[^\S\n]+[a-z]", after):
+        return True  # "music by Northern composers": a region's adjective before a noun, no name
+    if _heading_opener(text, tok.idx, ent.end_char):
+        return True  # "# Digital season report": a heading's first word is capitalised whatever it is
     if tok.pos_ in NOT_NAME_POS:
         return True
     if (tok.pos_ == "ADJ" and ent.label_ not in ("NORP", "LANGUAGE") and _sentence_initial(text, tok.idx)
             and text[:tok.idx].rstrip()[-1:] not in "\"'\u201c\u2018"):
         return True  # '"Eyes sharp, people. Comms check"': an adjective opening a sentence (not a quoted title)
     return tok.tag_ == "NNS" and _sentence_initial(text, tok.idx)
+
+
+#: Adjectives of compass regions ("Northern composers", "Western ministers"): a region's adjective, no name.
+COMPASS_ADJECTIVES = frozenset("""northern southern eastern western northeastern northwestern southeastern
+    southwestern north-eastern north-western south-eastern south-western""".split())
+
+
+def _heading_opener(text: str, start: int, end: int) -> bool:
+    """True for one word that opens a heading line and is followed by a lower-case word ("Digital season report",
+    "Speech at the opening of ...") when the word is written nowhere else in ``text`` but at a sentence's start:
+    a heading's first word is capitalised whatever it is. A heading is a line marked as one (masked ``#``) or
+    a first line with no full stop followed by a blank line."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].strip() or not re.match(r"[^\S\n]+[a-z]", text[end:end + 30]):
+        return False
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    line = text[line_start:line_end]
+    heading = start > line_start or (line_start == 0 and text.startswith("\n", line_end + 1)
+                                      and not re.search(r"[.!?]\s", line + " "))
+    if not heading:
+        return False
+    word = re.escape(text[start:end])
+    return all(_sentence_initial(text, m.start())
+               for m in re.finditer(rf"(?<![\w'\u2019-]){word}(?![\w'\u2019-])", text))
 
 
 def _person_widened(sp, inside: list, tokens) -> bool:
@@ -328,7 +359,8 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
                     and YEAR.fullmatch(prev.text)):
                 begin = prev.start_char  # "2002 Winter Olympics": the year names the event
             for seg0, seg1 in paragraph_parts(masked, begin, ent.end_char):
-                for b0, e1, ptype in comma_parts(masked, seg0, seg1, etype):
+                for b0, e1, ptype in (lp for cp in comma_parts(masked, seg0, seg1, etype)
+                                      for lp in locative_parts(masked, *cp)):
                     name, s0, e0 = trim_span(masked, b0, e1)
                     if name:
                         spans.append((s0, e0, name, ptype))
@@ -341,6 +373,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             # quoted nickname, a line break or masked markup inside, or two words in capitals ("ACME ROBOTICS
             # Inc.": the pipeline learnt names from mixed-case text), or it is a person of an organisation
             # ("Jean Dupont de la Banque Lemaire", tagged "Jean Dupont de la"; cut apart below).
+            ner_names = {normalize_name(n) for _, _, n, _ in spans}
             for sp in runs:
                 inside = [i for i, (s, e, *_) in enumerate(spans) if s < sp.end and sp.start < e]
                 if not inside or not all(sp.start <= spans[i][0] and spans[i][1] <= sp.end for i in inside):
@@ -353,6 +386,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
                                                   entity_types)) == 2
                         or _person_widened(sp, [spans[i] for i in inside], tokens)
                         or sp.name.split()[0] in VESSEL_PREFIXES  # "MV Solas", tagged "MV" and "Solas"
+                        or " " in sp.name and normalize_name(sp.name) in ner_names  # NER named it whole elsewhere
                         or (len(inside) == 1 and spans[inside[0]][1] == sp.end and " " not in spans[inside[0]][2]
                             and len(sp.name.split()) > 1 and head_kind(sp.name))):  # "Alderman Library"
                     types = {spans[i][3] for i in inside}
@@ -433,6 +467,11 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
         for k in run:
             if kind is not None and by_key[k].type != kind:
                 listed.setdefault(k, []).append((kind, LIST_WEIGHT))
+    for run in coordinated_pairs(masked, [(s, e, k) for k, pos in positions.items() for s, e in pos]):
+        kind = pair_kind([by_key[k].type for k in run])
+        for k in run:
+            if kind is not None and by_key[k].type == "unknown":
+                listed.setdefault(k, []).append((kind, LIST_WEIGHT))  # "Leeds and York": one kind
     for key, extra in listed.items():  # "Celine Dion, Jean Paul Gaultier and Sylvester Stallone": one kind
         by_key[key].type = vote(evidence[key] + extra, entity_types)
     for key, c in list(by_key.items()):
@@ -450,6 +489,8 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             del by_key[key]  # "the Church", "the State": a common noun with a capital; "Thanks, Councillor."
         elif c.name.strip(".") in CURRENCY_CODES or c.name in COMMON_ACRONYMS:
             del by_key[key]  # "40 EUR": a unit of an amount; "on CD": a format
+        elif office_phrase(c.name, c.type, masked, pos):
+            del by_key[key]  # "Gideon Marsh (Music Director)", "Players' Representative": an office, no one
         elif is_office(c.name):
             del by_key[key]  # "Emperor of Japan", "CEO of the Centre": an office, not who holds it
         elif STRUCTURE_HEADING.match(c.name):
