@@ -408,18 +408,20 @@ def _ahead_slowdown(store, emb, settings, model, unit_texts: list[str], windows:
 
 
 def _embed_ahead_overlap(stages: dict, settings, model, load_stage: str, load_seconds: float,
-                         unit_seconds: float, slowdown: float) -> float:
+                         unit_seconds: float, slowdown: float, fills_cores: bool = False) -> float:
     """Move the work :func:`slmgraph.indexing.pipeline.start_embed_ahead` does during extraction out of the later stages.
 
     Where the real run embeds ahead, the embedder loads on the thread (not in the graph or embed stage) and
     the text units are encoded there at ``slowdown`` times their embed-stage time (:func:`_ahead_slowdown`)
     until extraction ends; the embed stage keeps the rest. ``stages`` is changed in place (``load_stage``, the stage that
-    would load the embedder, and ``embed``).
+    would load the embedder, and ``embed``). With ``fills_cores`` (the extraction workers take every core,
+    :func:`slmgraph.indexing.stages.extract.extraction_fills_cores`) the thread starts only after extraction, beside
+    the graph stage, which then shares its core with it: nothing is hidden.
 
     Returns:
         seconds taken off the embed stage (0 where no thread would start).
     """
-    if not _ahead_threads(settings, model) or unit_seconds <= 0:
+    if fills_cores or not _ahead_threads(settings, model) or unit_seconds <= 0:
         return 0.0
     window = stages["extract"]["seconds"] - load_seconds
     if window <= 0:
@@ -490,6 +492,7 @@ def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib
     entities' and reports' by their predicted number.
     """
     from slmgraph.indexing.stages.embed import entity_text, further_windows
+    from slmgraph.indexing.stages.extract import nlp_pool_plan
     from slmgraph.indexing.stages.ner import pipeline_for
 
     store, model, settings = ctx.store, ctx.model, ctx.settings
@@ -505,8 +508,13 @@ def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib
     t0 = clock()
     pipeline_for(settings.ner_model)  # loaded once per process, as in the real run
     ner_load = clock() - t0
+    # The sample runs on the worker processes the whole corpus gets (the real run's plan, not the sample's, which
+    # may be too small for workers), with a client as in the real run: nlp_pool_plan gives no worker without one.
+    full_plan = nlp_pool_plan(model, settings, len(ids))
+    ex_settings = (dataclasses.replace(settings, workers=full_plan.workers)
+                   if full_plan is not None and not settings.workers else settings)
     t0 = clock()
-    ex = run(ctx, "extract", only=set(picked))
+    ex = run(ctx, "extract", only=set(picked), settings=ex_settings, client=ModelClient(model, None, "estimate"))
     t_ex = clock() - t0
     startup = min(t_ex, float(getattr(ex, "startup_seconds", 0.0) or 0.0))  # paid once, whatever the corpus
     stages["extract"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
@@ -574,11 +582,12 @@ def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib
                        + n_rep_vec * r_ent * per_item["report"]}
     slowdown = _ahead_slowdown(store, emb, settings, model, unit_texts, windows, per_item)
     hidden = _embed_ahead_overlap(stages, settings, model, "graph" if graph_load else "embed", graph_load or embed_load,
-                                  units_seconds, slowdown)
+                                  units_seconds, slowdown, fills_cores=full_plan is not None and (
+                                      settings.executor == "ray" or full_plan.total_threads >= full_plan.cores))
     calib["llm_free"] = {
         "units": len(picked), "tokens": tok_s, "scale_tokens": round(r_tok, 2),
         "ner_load_seconds": round(ner_load, 1), "ner_seconds_per_1k_tokens": round(1000 * (t_ex - startup) / tok_s, 3),
-        "extract_startup_seconds": round(startup, 1),
+        "extract_startup_seconds": round(startup, 1), "extract_workers": ex.workers,
         "heaps_beta_entities": round(beta_e, 3), "heaps_beta_relationships": round(beta_r, 3),
         "graph_sample": parts, "graph_predicted": {k: round(v) for k, v in pred.items()},
         "entities_sample": g.entities, "entities_predicted": round(n_ent_pred),
