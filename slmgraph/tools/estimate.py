@@ -351,6 +351,7 @@ def _embed_per_item(store, emb, kinds: dict[str, list[str]]) -> dict[str, float]
     """Seconds per item of each kind: tokenized, encoded (longest first) and stored as
     :func:`slmgraph.indexing.stages.embed.run_embeddings` does with items it has no stored vector for."""
     from slmgraph.indexing.stages.embed import embed_items, window_keys
+    from slmgraph.store.bulk import insert_columns
 
     per_item = {}
     for kind, texts in kinds.items():
@@ -360,11 +361,12 @@ def _embed_per_item(store, emb, kinds: dict[str, list[str]]) -> dict[str, float]
         t0 = clock()
         keys, lengths = window_keys(emb, texts)
         vecs = embed_items(emb, texts, lengths)
-        with store.transaction():
-            store.con.executemany("INSERT OR REPLACE INTO embeddings (kind, item_id, model, vector, window_key) "
-                                  "VALUES (?, ?, ?, ?, ?)",
-                                  [[f"estimate-{kind}", str(i), "estimate", v.tolist(), k]
-                                   for i, (v, k) in enumerate(zip(vecs, keys))])
+        with store.transaction():  # one statement, as the embed stage writes (a row-by-row insert costs more)
+            insert_columns(store.con, "embeddings", {"kind": [f"estimate-{kind}"] * len(texts),
+                                                     "item_id": [str(i) for i in range(len(texts))],
+                                                     "model": ["estimate"] * len(texts),
+                                                     "vector": np.asarray(vecs, np.float32), "window_key": keys},
+                           replace=("kind", "item_id"))
         per_item[kind] = (clock() - t0) / len(texts)
     return per_item
 
