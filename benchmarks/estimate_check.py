@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -142,7 +143,10 @@ def render(results: list[dict]) -> list[str]:
              "Default flags (LLM-free route). Predicted: the estimate's calibration timed in CPU seconds and scaled to "
              "the corpus; real: the build's CPU seconds per stage (process and children, user + system). "
              "The whole build's predicted figure adds the model load; the ahead thread's work (done during "
-             "extraction) is counted in `extract + embed`.", ""]
+             "extraction) is counted in `extract + embed`." + (
+                 f" Both runs with OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}: torch's waiting threads sleep "
+                 "instead of spinning, so CPU seconds count work, not the spinning that contention inflates."
+                 if os.environ.get("OMP_WAIT_POLICY") else ""), ""]
     for r in results:
         b, cal = r["build"], r["estimate"]["calibration"].get("llm_free", {})
         lines += [f"## {r['corpus']}", "", benchkit.sentence(r["conditions"]), "",

@@ -317,3 +317,31 @@ def test_a_text_unit_encoded_before_its_windows_is_not_encoded_again_by_the_embe
     run_embeddings(store, ahead.wrap(emb), progress=False, made_ahead=ahead.made)
     assert units[0][1] not in {t for t, _ in emb.encoded}
     assert store.con.execute("SELECT count(*) FROM embeddings WHERE kind = 'text_unit'").fetchone()[0] == len(units)
+
+
+def test_text_units_the_thread_planned_but_did_not_commit_are_not_cut_into_windows_again(tmp_path):
+    units = _long_units()
+    (tmp_path / "p").mkdir()
+    plain = _store(tmp_path / "p", units)
+    run_embeddings(plain, WindowEmbedder(), progress=False)
+    store = _store(tmp_path, units)
+    first = threading.Event()
+
+    class OneBatch(WindowEmbedder):
+        batch_size = 1
+
+        def encode(self, texts, progress=False):
+            if threading.current_thread().name == "slmgraph-embed-ahead" and first.is_set():
+                time.sleep(0.5)  # slow enough for stop() to end the thread after this batch
+            first.set()
+            return super().encode(texts)
+
+    emb = OneBatch()
+    ahead = EmbedAhead(store, embed_ahead_texts(store), lambda: emb).start()
+    assert first.wait(5)
+    ahead.stop(5)
+    assert not [i for k, i in ahead.made if k == "text_unit"]  # stopped before any text unit was complete
+    emb.counted = 0
+    run_embeddings(store, ahead.wrap(emb), progress=False, made_ahead=ahead.made)
+    assert emb.counted == 0  # the thread's windows were taken, not cut again
+    assert _rows(store) == _rows(plain)

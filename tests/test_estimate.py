@@ -82,7 +82,8 @@ def _people_corpus(root, n_docs, distinct: bool):
 
 
 class SlowLoadEmbedder(FakeEmbedder):
-    """The fake embedder with a 0.3 s load, as torch and the model file take seconds in a real run."""
+    """The fake embedder with a 0.3 s load, as torch and the model file take seconds in a real run, and 2 ms
+    per text encoded."""
 
     loads = 0
 
@@ -91,6 +92,12 @@ class SlowLoadEmbedder(FakeEmbedder):
 
         time.sleep(0.3)
         SlowLoadEmbedder.loads += 1
+
+    def encode(self, texts, progress=False):
+        import time
+
+        time.sleep(0.002 * len(texts))
+        return super().encode(texts, progress)
 
 
 @pytest.mark.parametrize("distinct", [True, False])

@@ -32,3 +32,29 @@ def test_no_overlap_without_a_spare_core_or_with_ray():
         assert _embed_ahead_overlap(st, settings, M(), "graph", 4.0, 50.0, 1.6) == 0.0
         assert st == _stages(extract=60.0, graph=10.0, embed=80.0)
     M.n_threads = 2
+
+
+def test_the_sample_is_extracted_on_the_worker_processes_the_whole_corpus_gets(tmp_path):
+    from conftest import FakeEmbedder, FakeModel, people_corpus
+
+    from slmgraph.indexing.pipeline import run_index
+    from slmgraph.indexing.stages.extract import NLP_POOL_MIN_UNITS
+    from slmgraph.tools.estimate import estimate
+
+    docs = people_corpus(tmp_path / "c", n_docs=60)
+    settings = Settings(min_community_size=2, n_threads=2)
+    est = estimate(docs, settings, FakeModel(), progress=False, embedder_factory=FakeEmbedder, say=lambda m: None)
+    out = run_index(docs, tmp_path / "real.duckdb", settings, model=FakeModel(), progress=False,
+                    embedder_factory=FakeEmbedder, say=lambda m: None)
+    cal = est["calibration"]["llm_free"]
+    # The sample alone is too small for workers; the build of the whole corpus runs two, and so does the sample.
+    assert cal["units"] < NLP_POOL_MIN_UNITS <= est["corpus"]["text_units"]
+    assert out["extract"]["workers"] == 2 and cal["extract_workers"] == 2
+    # The build's workers take both cores: nothing is embedded ahead during its extraction, nor in the estimate.
+    assert cal["embed_ahead_hidden_seconds"] == 0.0
+
+
+def test_no_overlap_when_the_extraction_workers_fill_the_cores():
+    st = _stages(extract=60.0, graph=10.0, embed=80.0)
+    assert _embed_ahead_overlap(st, Settings(extractor="nlp"), M(), "graph", 4.0, 50.0, 1.6, fills_cores=True) == 0.0
+    assert st == _stages(extract=60.0, graph=10.0, embed=80.0)

@@ -351,6 +351,7 @@ def _embed_per_item(store, emb, kinds: dict[str, list[str]]) -> dict[str, float]
     """Seconds per item of each kind: tokenized, encoded (longest first) and stored as
     :func:`slmgraph.indexing.stages.embed.run_embeddings` does with items it has no stored vector for."""
     from slmgraph.indexing.stages.embed import embed_items, window_keys
+    from slmgraph.store.bulk import insert_columns
 
     per_item = {}
     for kind, texts in kinds.items():
@@ -360,11 +361,12 @@ def _embed_per_item(store, emb, kinds: dict[str, list[str]]) -> dict[str, float]
         t0 = clock()
         keys, lengths = window_keys(emb, texts)
         vecs = embed_items(emb, texts, lengths)
-        with store.transaction():
-            store.con.executemany("INSERT OR REPLACE INTO embeddings (kind, item_id, model, vector, window_key) "
-                                  "VALUES (?, ?, ?, ?, ?)",
-                                  [[f"estimate-{kind}", str(i), "estimate", v.tolist(), k]
-                                   for i, (v, k) in enumerate(zip(vecs, keys))])
+        with store.transaction():  # one statement, as the embed stage writes (a row-by-row insert costs more)
+            insert_columns(store.con, "embeddings", {"kind": [f"estimate-{kind}"] * len(texts),
+                                                     "item_id": [str(i) for i in range(len(texts))],
+                                                     "model": ["estimate"] * len(texts),
+                                                     "vector": np.asarray(vecs, np.float32), "window_key": keys},
+                           replace=("kind", "item_id"))
         per_item[kind] = (clock() - t0) / len(texts)
     return per_item
 
@@ -408,18 +410,20 @@ def _ahead_slowdown(store, emb, settings, model, unit_texts: list[str], windows:
 
 
 def _embed_ahead_overlap(stages: dict, settings, model, load_stage: str, load_seconds: float,
-                         unit_seconds: float, slowdown: float) -> float:
+                         unit_seconds: float, slowdown: float, fills_cores: bool = False) -> float:
     """Move the work :func:`slmgraph.indexing.pipeline.start_embed_ahead` does during extraction out of the later stages.
 
     Where the real run embeds ahead, the embedder loads on the thread (not in the graph or embed stage) and
     the text units are encoded there at ``slowdown`` times their embed-stage time (:func:`_ahead_slowdown`)
     until extraction ends; the embed stage keeps the rest. ``stages`` is changed in place (``load_stage``, the stage that
-    would load the embedder, and ``embed``).
+    would load the embedder, and ``embed``). With ``fills_cores`` (the extraction workers take every core,
+    :func:`slmgraph.indexing.stages.extract.extraction_fills_cores`) the thread starts only after extraction, beside
+    the graph stage, which then shares its core with it: nothing is hidden.
 
     Returns:
         seconds taken off the embed stage (0 where no thread would start).
     """
-    if not _ahead_threads(settings, model) or unit_seconds <= 0:
+    if fills_cores or not _ahead_threads(settings, model) or unit_seconds <= 0:
         return 0.0
     window = stages["extract"]["seconds"] - load_seconds
     if window <= 0:
@@ -478,9 +482,10 @@ def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib
     """Estimate a run that makes no model call (LLM-free extraction, data-built reports) from a sample.
 
     ``LLM_FREE_SHARE`` of the text units, spread evenly over the corpus, go
-    through every stage for real, with the stages' own plan (extraction's
-    workers, the embed-ahead thread): spaCy NER (its pipeline's load and the
-    workers' start timed apart), graph with the embedding resolution rule
+    through every stage for real, with the plan the whole corpus gets
+    (extraction's worker processes even where the sample alone would stay in
+    this process; the embed-ahead thread only beside an extraction that leaves
+    a core free): spaCy NER (its pipeline's load and the workers' start timed apart), graph with the embedding resolution rule
     (the embedder's load timed apart), communities, data-built reports, and
     embedding of entities, text units and reports. Each stage's time is scaled
     to the corpus by what it grows with: extraction by tokens; the graph's
@@ -490,6 +495,7 @@ def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib
     entities' and reports' by their predicted number.
     """
     from slmgraph.indexing.stages.embed import entity_text, further_windows
+    from slmgraph.indexing.stages.extract import nlp_pool_plan
     from slmgraph.indexing.stages.ner import pipeline_for
 
     store, model, settings = ctx.store, ctx.model, ctx.settings
@@ -505,10 +511,17 @@ def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib
     t0 = clock()
     pipeline_for(settings.ner_model)  # loaded once per process, as in the real run
     ner_load = clock() - t0
-    t0 = clock()
-    ex = run(ctx, "extract", only=set(picked))
-    t_ex = clock() - t0
-    startup = min(t_ex, float(getattr(ex, "startup_seconds", 0.0) or 0.0))  # paid once, whatever the corpus
+    # The sample runs on the worker processes the whole corpus gets (the real run's plan, not the sample's, which
+    # may be too small for workers), with a client as in the real run: nlp_pool_plan gives no worker without one.
+    full_plan = nlp_pool_plan(model, settings, len(ids))
+    ex_settings = (dataclasses.replace(settings, workers=full_plan.workers)
+                   if full_plan is not None and not settings.workers else settings)
+    t0, w0 = clock(), time.perf_counter()
+    ex = run(ctx, "extract", only=set(picked), settings=ex_settings, client=ModelClient(model, None, "estimate"))
+    t_ex, w_ex = clock() - t0, time.perf_counter() - w0
+    # The workers' start (paid once, whatever the corpus) is reported in wall seconds: on another clock (CPU
+    # seconds, benchmarks/estimate_check.py) it counts at the call's own clock-to-wall rate.
+    startup = min(t_ex, float(getattr(ex, "startup_seconds", 0.0) or 0.0) * (t_ex / w_ex if w_ex > 0 else 1.0))
     stages["extract"] = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                          "seconds": ner_load + startup + (t_ex - startup) * r_tok}
     # Growth of distinct entities and relationships over random subsets of the sample (Heaps' law).
@@ -574,11 +587,12 @@ def _estimate_llm_free(ctx: IndexContext, units, embedder_factory, stages, calib
                        + n_rep_vec * r_ent * per_item["report"]}
     slowdown = _ahead_slowdown(store, emb, settings, model, unit_texts, windows, per_item)
     hidden = _embed_ahead_overlap(stages, settings, model, "graph" if graph_load else "embed", graph_load or embed_load,
-                                  units_seconds, slowdown)
+                                  units_seconds, slowdown, fills_cores=full_plan is not None and (
+                                      settings.executor == "ray" or full_plan.total_threads >= full_plan.cores))
     calib["llm_free"] = {
         "units": len(picked), "tokens": tok_s, "scale_tokens": round(r_tok, 2),
         "ner_load_seconds": round(ner_load, 1), "ner_seconds_per_1k_tokens": round(1000 * (t_ex - startup) / tok_s, 3),
-        "extract_startup_seconds": round(startup, 1),
+        "extract_startup_seconds": round(startup, 1), "extract_workers": ex.workers,
         "heaps_beta_entities": round(beta_e, 3), "heaps_beta_relationships": round(beta_r, 3),
         "graph_sample": parts, "graph_predicted": {k: round(v) for k, v in pred.items()},
         "entities_sample": g.entities, "entities_predicted": round(n_ent_pred),

@@ -415,8 +415,11 @@ def _with_windows(store: Store, embedder, items: list, have: dict,
             redo.append((cid, text))
         else:
             kept.update((WINDOW_KIND, w) for w in stored.get(cid, ()))
-    extra = [(WINDOW_KIND, f"{cid}#{n}", w) for (cid, text), wins in zip(redo, further_windows(
-        embedder, [t for _, t in redo])) for n, w in enumerate(wins, start=1)]
+    # Windows the embed-ahead thread already cut with this embedder are taken, not cut again.
+    memo = getattr(embedder, "window_memo", None) or {}
+    new = list(dict.fromkeys(t for _, t in redo if t not in memo))
+    cut = {**dict(zip(new, further_windows(embedder, new))), **memo}
+    extra = [(WINDOW_KIND, f"{cid}#{n}", w) for cid, text in redo for n, w in enumerate(cut[text], start=1)]
     return items + extra, kept, marker
 
 

@@ -49,6 +49,8 @@ class EmbedAhead:
         made: ``(kind, item_id)`` of the rows the thread committed (a text unit's only with all its windows').
         pending: text -> vector of the text units encoded but not committed (some window still to do), for
             the embed stage in the same run (:meth:`wrap`); lost with an interrupted run.
+        window_memo: text -> its further windows (:func:`slmgraph.indexing.stages.embed.further_windows`) of every
+            text unit the thread planned, committed or not, so the embed stage does not cut them again (:meth:`wrap`).
         vectors: distinct windows the thread encoded; ``word_pieces``: the word pieces of the rows it committed.
         seconds: wall seconds the thread ran; ``error``: the exception that ended it early, or None.
     """
@@ -57,6 +59,7 @@ class EmbedAhead:
         self.units, self.get_embedder, self.threads, self.store = units, get_embedder, threads, store
         self.made: set[tuple[str, str]] = set()
         self.pending: dict[str, np.ndarray] = {}
+        self.window_memo: dict[str, list[str]] = {}
         self.vectors = 0
         self.word_pieces = 0
         self.error: BaseException | None = None
@@ -75,8 +78,10 @@ class EmbedAhead:
         word pieces, and the keys a stored row already has."""
         texts = [t for _, t in self.units]
         items = [("text_unit", cid, t) for cid, t in self.units]
-        for (cid, _), wins in zip(self.units, further_windows(emb, texts)):
+        windows = further_windows(emb, texts)
+        for (cid, _), wins in zip(self.units, windows):
             items.extend((WINDOW_KIND, f"{cid}#{n}", w) for n, w in enumerate(wins, start=1))
+        self.window_memo = dict(zip(texts, windows))  # one assignment: the embed stage sees all of them or none
         keys, lengths = window_keys(emb, [t for _, _, t in items])
         known = {k for (k,) in self._con.execute("SELECT DISTINCT window_key FROM embeddings "
                                                  "WHERE window_key IS NOT NULL").fetchall()}
@@ -196,16 +201,19 @@ class EmbedAhead:
 
 
     def wrap(self, embedder) -> "MemoEncoder":
-        """``embedder`` whose ``encode`` takes the vectors of :attr:`pending` for the texts it has."""
-        return MemoEncoder(embedder, self.pending)
+        """``embedder`` whose ``encode`` takes the vectors of :attr:`pending` for the texts it has, with
+        :attr:`window_memo` for the embed stage's windows."""
+        return MemoEncoder(embedder, self.pending, self.window_memo)
 
 
 class MemoEncoder:
     """An embedder whose ``encode`` returns the vector of ``memo`` for a text there and encodes the others
-    with the wrapped embedder (all other attributes are the wrapped embedder's)."""
+    with the wrapped embedder (all other attributes are the wrapped embedder's); ``window_memo``: text -> its
+    further windows already cut with the wrapped embedder (:func:`slmgraph.indexing.stages.embed.further_windows`)."""
 
-    def __init__(self, inner, memo: dict[str, np.ndarray]):
+    def __init__(self, inner, memo: dict[str, np.ndarray], window_memo: dict[str, list[str]] | None = None):
         self.inner, self.memo = inner, memo
+        self.window_memo = window_memo or {}
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
