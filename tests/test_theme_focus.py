@@ -241,28 +241,3 @@ def test_a_list_label_is_no_speaker():
     assert speaker_of(text, "The board agreed the fares for residents would stay at the 2021 level.") == ""
     assert speaker_of(text, "The fuel bill fell by a third after the hybrid ferry arrived.") == "Oona MacRae"
 
-
-
-def test_a_statement_only_weakly_on_the_question_is_quoted_only_near_the_best_one(ix):
-    from slmgraph.query.theme_model import EVIDENCE_MARGIN, PROBE_GAP, WEAK_GAP, WEAK_MARGIN
-    from slmgraph.query.themes import focused_themes
-
-    def unit(*xs):
-        v = np.zeros(64, dtype=np.float32)
-        v[: len(xs)] = xs
-        return v / np.linalg.norm(v)
-
-    strong = "Privacy laws slow down how fast consumer products reach users and their data."
-    weak = "The cafeteria serves a warm lunch at noon every single day."
-    clear = "Strict privacy laws make engineers build data protection into products."
-    # question along axis 0, the probe along axis 1: the weak one is near the question but nearly as near the probe
-    table = {strong: unit(0.9, 0.1, 0.42), weak: unit(0.8, 0.6), clear: unit(0.8, 0.3, 0.52), "PROBE": unit(0, 1)}
-    assert 0.9 - 0.8 < EVIDENCE_MARGIN and 0.9 - 0.8 > WEAK_MARGIN and PROBE_GAP < 0.8 - 0.6 < WEAK_GAP
-
-    class Emb:
-        def encode(self, texts, progress=False):
-            return np.stack([table.get(t, unit(0, 0, 0, 1)) for t in texts])
-
-    got = [s.text for t in focused_themes(ix, POOL, {10: 40.0, 20: 60.0}, unit(1), Emb(), probes=["PROBE"])
-           for s in t.statements]
-    assert strong in got and clear in got and weak not in got

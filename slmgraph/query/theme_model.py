@@ -50,11 +50,6 @@ MIN_THEMES = 3
 EVIDENCE_UNITS = 20
 EVIDENCE_MARGIN = 0.15
 PER_FOCUSED_THEME = 3
-#: A focused statement nearer the question than every probe by under this (cosine; 1.5 x :data:`PROBE_GAP`) is
-#: only weakly on it, and is kept only within :data:`WEAK_MARGIN` of the best statement's relevance: blind
-#: judges punished off-target quotes more than they rewarded more of them.
-WEAK_GAP = 0.225
-WEAK_MARGIN = 0.075
 #: A question about change over time in figures is answered by one timeline: up to this many statements of
 #: its evidence, from distinct documents while any is left, in date order.
 TIMELINE_STATEMENTS = 6

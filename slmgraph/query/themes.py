@@ -63,7 +63,7 @@ from slmgraph.query.theme_labels import relabel
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS,
     KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
-    STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme, WEAK_GAP, WEAK_MARGIN,
+    STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme,
     ThemeIndex, UNITS_PER_THEME, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
     is_temporal, leans, names_asked, repeats, speaker_of, spoken, topic_words,
 )
@@ -168,8 +168,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean - edge + fig
         rel.append(st.rel)
     top = max(rel)
-    live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP
-            and (pv is None or cos[k] - off[k] >= WEAK_GAP or rel[k] >= top - WEAK_MARGIN)]
+    live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
     if figures:
         asked, best = topic_words(question, units), float(cos.max())
         live += [k for k in range(len(cands)) if k not in set(live) and has_figure(cands[k][1].text) == 2
