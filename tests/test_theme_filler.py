@@ -56,7 +56,7 @@ def test_the_lead_says_how_many_statements_answer_by_whom_from_how_many_document
     b = Theme(2, "library budget", {"documents": 1, "of": 4}, ["d3"], [], statements=[
         Statement("The library budget lost a fifth of its funds.", 3, "d3", 1, 2, speaker="Tom Hale")])
     text = overview([a, b], ix)
-    assert text.startswith("3 statements by Lena Ortiz (2) and Tom Hale, from 3 of the 4 documents, answer this; "
+    assert text.startswith("3 statements by Lena Ortiz (2) and Tom Hale, from 3 of the 4 documents, bear on the question; "
                            "they speak most of \u201criver\u201d (2) and \u201cbarrier\u201d (2).")
     # a corpus-wide question's answer is its list of themes, first
     assert overview([a, b], ix, wide=True).startswith("Across the 4 documents")
@@ -125,3 +125,33 @@ def test_a_host_steering_the_conversation_frames_it():
     assert framing("I\u2019d love to talk now a little bit about what you do here at Microsoft.")
     assert framing("KEVIN SCOTT: Let's talk about your childhood in Ohio.")
     assert not framing("We talk about privacy a lot at work because customers ask.")
+
+
+def test_statements_without_a_speaker_label_are_credited_to_no_one():
+    from slmgraph.query.theme_model import Statement, Theme
+    from slmgraph.query.theme_render import overview, template_opening
+
+    ix = _ix(_docs(4))
+    t = Theme(1, "flood defence", {"documents": 3, "of": 4}, ["d1", "d2", "d3"], [], statements=[
+        Statement("The river barrier held back the spring flood.", 1, "d1", 1, 2, speaker="Lena Ortiz"),
+        Statement("Sandbags and the river barrier saved the mill.", 2, "d2", 1, 2),
+        Statement("The river barrier needs new gates by winter.", 3, "d3", 1, 2)])
+    lead = overview([t], ix)
+    assert lead.startswith("3 statements, 1 of them by Lena Ortiz, from 3 of the 4 documents, bear on the question")
+    opening = template_opening(t, ix)
+    assert "Lena Ortiz speaks" not in opening
+    assert opening.startswith("Its statements speak here of \u201criver\u201d and \u201cbarrier\u201d (all 3 statements).")
+    assert "(speakers: Lena Ortiz)" in opening
+
+
+def test_undated_documents_give_a_first_and_last_statement_not_an_earliest_and_latest():
+    from slmgraph.query.theme_model import Statement, Theme
+    from slmgraph.query.theme_render import overview
+
+    ix = _ix([Doc(f"d{i}", f"notes-{i}.txt", "", f"notes {chr(96 + i)}", i, 2) for i in range(1, 4)])
+    t = Theme(1, "budget shortfall", {"documents": 2, "of": 3}, ["d1", "d3"], [], statements=[
+        Statement("The shortfall was 4 million pounds after the flood.", 1, "d1", 1, 2),
+        Statement("The shortfall fell to 2 million pounds thanks to reserves.", 3, "d3", 1, 2)])
+    text = overview([t], ix, temporal=True)
+    assert "earliest" not in text and "latest" not in text
+    assert "In the documents' order, the first statement, from \u201cnotes a\u201d" in text

@@ -1,8 +1,8 @@
 """The sentences a themed global answer opens with, built from its statements by templates (no model):
 
 * :func:`answer_lead`: who answers the question, from how many documents, and the words the statements
-  share -- "9 statements by Andrew Ng (3), Kevin Scott (2) and Sam Altman (2), from 4 of the 6 works, answer
-  this; they speak most of “stories” (3) and “engineer” (2).";
+  share -- "9 statements by Andrew Ng (3), Kevin Scott (2) and Sam Altman (2), from 4 of the 6 works, bear
+  on the question; they speak most of “stories” (3) and “engineer” (2).";
 * :func:`timeline_lead`: for a question about change over time, what the earliest and the latest statement
   say and where they come from, with the figures each states;
 * :func:`theme_common`: what a theme's statements have in common -- who says them and the words they share
@@ -155,8 +155,9 @@ def theme_common(t: Theme, ix: ThemeIndex, question: str = "") -> str:
     sts = list(t.statements)
     if not sts:
         return ""
-    who = [w for w, _ in _speakers(sts)]
     n = len(sts)
+    # the speakers are this sentence's subject only when every statement has one
+    who = [w for w, _ in _speakers(sts)] if all(s.speaker for s in sts) else []
     words = shared_terms(sts, ix, avoid=t.topic)[:SHARED_WORDS] if n > 1 else []
     subject = _join(who) if who else ("Its statements" if n > 1 else "Its statement")
     verb = "speaks" if (len(who) == 1 or (not who and n == 1)) else "speak"
@@ -194,8 +195,10 @@ def answer_lead(themes: list[Theme], ix: ThemeIndex) -> str:
         rest = len(who) - LEAD_SPEAKERS
         if rest > 0:
             shown.append(f"{rest} other{'s' if rest != 1 else ''}")
-        by = f" by {_join(shown)}"
-    text = f"{n} statement{'s' if n != 1 else ''}{by}, {where}, answer{'s' if n == 1 else ''} this"
+        named = sum(c for _, c in who)
+        # statements with no speaker label are nobody's: never credit them to the speakers of the others
+        by = f" by {_join(shown)}" if named == n else f", {named} of them by {_join(shown)}"
+    text = f"{n} statement{'s' if n != 1 else ''}{by}, {where}, bear{'s' if n == 1 else ''} on the question"
     words = shared_terms(sts, ix)[:SHARED_WORDS] if n > 1 else []
     if words:
         text += f"; they speak most of {_join([f'{_q(w)} ({c})' for w, c in words])}"
@@ -224,7 +227,7 @@ def _own_words(text: str, other: str, ix: ThemeIndex, phrases: list[tuple[str, t
 
 def timeline_lead(themes: list[Theme], ix: ThemeIndex) -> str:
     """For a question about change over time, what came first and what later: the earliest and the latest
-    statement quoted (corpus order), each with its document, its date where the document carries one, who
+    statement quoted (corpus order; "the first" and "the last" in the documents' order when either carries no date), each with its document, its date where the document carries one, who
     says it, the figures it states and two words it has that the other lacks -- "The earliest statement,
     from “minutes 2019” (2019-09), states 4 and speaks of “shortfall”; the latest, from “minutes 2024”
     (2024-11), states 6 and speaks of “reserves”." "" when the statements come from fewer than two documents."""
@@ -248,4 +251,7 @@ def timeline_lead(themes: list[Theme], ix: ThemeIndex) -> str:
             parts.append(f"speaks of {_join([_q(w) for w in own])}")
         return f"{who}, from {_q(d.name)}{date}" + (f", {' and '.join(parts)}" if parts else "")
 
-    return f"The earliest statement{said(a, b)}; the latest{said(b, a)}."
+    if ix.doc_by_id[a.doc_id].date and ix.doc_by_id[b.doc_id].date:
+        return f"The earliest statement{said(a, b)}; the latest{said(b, a)}."
+    # undated documents have an order, not a time: never call the first one the earliest
+    return f"In the documents' order, the first statement{said(a, b)}; the last{said(b, a)}."

@@ -97,7 +97,8 @@ def template_opening(t: Theme, ix: ThemeIndex | None = None, question: str = "")
         docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         quoted = [ix.doc_by_id[d].name for d in docs]
         # the first sentence named the speakers already
-        who = [] if common else list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
+        who = [] if common and all(s.speaker for s in t.statements) else list(
+            dict.fromkeys(s.speaker for s in t.statements if s.speaker))
         text += (f" Quoted below from {_join([chr(0x201c) + q + chr(0x201d) for q in quoted])}"
                  f"{f' (speakers: {_join(who)})' if who else ''}.")
     return text
