@@ -78,6 +78,11 @@ RELATED = 0.45
 SAME_TOPIC = 0.8
 #: Candidates of a label: the phrases weighing at least this share of the best one's.
 CANDIDATE_SHARE = 0.3
+#: Two themes' labels with a phrase pair this near (cosine, all-MiniLM-L6-v2) say the same theme: it lies
+#: between the overlapping label pairs of real answers (0.59 and up: "mixed reality"/"virtual worlds",
+#: "machine learning"/"artificial intelligence") and the distinct ones (0.56 and under: "tech world"/"computer
+#: scientist", "virtual reality"/"video games"); the figures are in docs/decisions.md.
+SAME_THEME = 0.58
 
 
 def residual_idf(ix: ThemeIndex) -> dict[str, float]:
@@ -270,3 +275,23 @@ def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, state
     t.concepts = picked  # the stored label's terms said what the new label replaces
     taken.update(_phrase_key(p) for p in picked)
     return picked
+
+
+def label_phrases(topic: str) -> list[str]:
+    """The phrases of a label as written: "A and B" or "A, B and C" -> ``["A", "B", "C"]``."""
+    return [p.strip() for p in re.split(r",|\band\b", topic) if p.strip()]
+
+
+def same_theme(phrases: list[str], earlier: list[list[str]], embedder, near: float = SAME_THEME) -> bool:
+    """True when a label of ``phrases`` says what one of the ``earlier`` labels (each a list of phrases) says:
+    some pair of their phrases has a cosine (the embedder's unit vectors) of at least ``near``
+    (:data:`SAME_THEME`), or is the same phrase key. False without an embedder, phrases or earlier labels."""
+    if not phrases or not earlier:
+        return False
+    keys = {_phrase_key(p) for p in phrases}
+    if any(keys & {_phrase_key(q) for q in e} for e in earlier):
+        return True
+    if embedder is None:
+        return False
+    flat = [q for e in earlier for q in e]
+    return float((_embed(phrases, embedder) @ _embed(flat, embedder).T).max()) >= near

@@ -59,7 +59,7 @@ import numpy as np
 from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
-from slmgraph.query.theme_labels import relabel
+from slmgraph.query.theme_labels import label_phrases, relabel, same_theme
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS,
     KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
@@ -222,7 +222,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                  probes: list[str] | None = None) -> list[Theme]:
     """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.indexing.stages.report_store.load_reports`,
     with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or by coverage with
-    ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out.
+    ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out, and
+    with ``wide`` so is one whose label says what an earlier one's says (:func:`slmgraph.query.theme_labels.same_theme`).
 
     Args:
         question_vec: the question's vector (None: statements in corpus order).
@@ -263,14 +264,17 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         themes.sort(key=lambda t: (-reach(t.coverage), -t.coverage["documents"], -t.score, t.report))
     else:
         themes.sort(key=lambda t: (-t.score, -t.coverage["documents"], t.report))
-    kept: list[Theme] = []
+    keep = max_themes + 3
+    # a corpus-wide answer reads further candidates, as those whose label repeats an earlier one's are left out
+    reads = keep * 2 if wide else keep
+    pooled: list[Theme] = []
     for t in themes:
-        if any(near_duplicate(t.topic, k.topic, 0.8) for k in kept):
+        if any(near_duplicate(t.topic, k.topic, 0.8) for k in pooled):
             continue
-        kept.append(t)
-        if len(kept) >= max_themes + 3:
+        pooled.append(t)
+        if len(pooled) >= reads:
             break
-    units = ix.units([t.report for t in kept])
+    units = ix.units([t.report for t in pooled])
     by_report = {r["community_id"]: r for r in reports}
     qv = _unit_norm(question_vec) if question_vec is not None else None
     # Each theme's candidate sentences come from its units nearest the question (for a corpus-wide question,
@@ -279,14 +283,28 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     uvec = ix.unit_vectors(sorted(all_units))
     taken: set[str] = set()
     relabelled: set[int] = set()
-    for t in kept:
+    kept: list[Theme] = []
+    labels: list[list[str]] = []
+    for t in pooled:
         # its label from the phrases of the units it is discussed in, against their centroid, before its
         # statements are chosen (a corpus-wide question's statements are those nearest the label)
         mine = [u.chunk_id for u in units.get(t.report, []) if u.doc_id in set(t.doc_ids)] or \
             [u.chunk_id for u in units.get(t.report, [])]
         vs = [_unit_norm(uvec[c]) for c in mine if c in uvec]
-        if relabel(t, ix, embedder, mine, np.mean(vs, axis=0) if vs else None, taken=taken):
+        trial = set(taken)
+        picked = relabel(t, ix, embedder, mine, np.mean(vs, axis=0) if vs else None, taken=trial)
+        phrases = picked or label_phrases(t.topic)
+        # a corpus-wide answer lists distinct themes: one saying what a more widely discussed one says gives way
+        # to the next candidate
+        if wide and same_theme(phrases, labels, embedder):
+            continue
+        taken = trial
+        if picked:
             relabelled.add(t.report)
+        kept.append(t)
+        labels.append(phrases)
+        if len(kept) >= keep:
+            break
     anchors = {}
     if embedder is not None and (wide or qv is None):
         # the report's summary restates the stored label, which a new one replaces
