@@ -169,6 +169,8 @@ def test_a_statement_names_its_speaker_from_the_transcript_turn_it_is_in():
     assert speaker_of(text, "We did it.") == "Sam Altman"
     assert speaker_of(text, "Yes, we did.") == "Christina Warren"
     assert speaker_of(text, "A sentence the unit does not hold.") == ""
+    cut = "LIE STROSS: I wrote it in 2001.\nKEVIN SCOTT: Why then?\nCHARLIE STROSS: The money ran out."
+    assert speaker_of(cut, "I wrote it in 2001.") == "Charlie Stross"
 
 
 def test_a_focused_theme_reaches_the_documents_its_label_phrases_are_in(ix):

@@ -337,13 +337,19 @@ _TURN = re.compile(r"(?m)^([^\w\n]{0,3})([A-Z][A-Za-z.'\u2019-]+(?: [A-Z][A-Za-z
 _ITEM_MARKS = frozenset("-*\u2022\u2013\u2014#>+|")
 
 
-def _prose(rest: str) -> bool:
-    """True when what follows a label reads as speech: it opens on no figure and has a lower-case word or ends a
-    sentence ("Yes, we did.", "Hi everyone"), unlike a heading's title ("Annual Report 2023-24") or a figure."""
+def _prose(rest: str, caps: bool = False) -> bool:
+    """True when what follows a label reads as speech: words with a lower-case one or a sentence's stop ("Yes,
+    we did.", "Nice. (Laughter.)"), not opening on a figure unless the label is in capitals (``caps``: "SAM
+    ALTMAN: 2003. I was born in '85."), unlike a heading's title ("Annual Report 2023-24") or a figure."""
     rest = rest.strip()
-    if not rest or rest[0].isdigit() or rest[0] in "$\u00a3\u20ac%":
+    if not any(c.isalpha() for c in rest) or (not caps and (rest[0].isdigit() or rest[0] in "$\u00a3\u20ac%")):
         return False
-    return any(w[:1].islower() for w in rest.split()) or rest[-1] in ".!?\"\u201d"
+    return any(w[:1].islower() for w in rest.split()) or any(c in rest for c in ".!?\u2026") or "--" in rest
+
+
+def _caps(label: str) -> bool:
+    """True for a label written in capitals ("KEVIN SCOTT"), a transcript's way of marking a turn."""
+    return label.isupper() and sum(c.isalpha() for c in label) > 1
 
 
 def _no_one(label: str) -> bool:
@@ -361,12 +367,15 @@ def _turns(unit_text: str) -> list[tuple[int, str]]:
         if set(m.group(1)) & _ITEM_MARKS:
             continue
         rest = m.group(3) if m.group(3).strip() else unit_text[m.end() + 1:].split("\n", 1)[0]
-        if _prose(rest):
+        if _prose(rest, _caps(m.group(2))):
             cands.append((m.start(2), m.group(2)))
     seen = Counter(label for _, label in cands)
-    sure = {label for label in seen if not _no_one(label)
-            and ((label.isupper() and sum(c.isalpha() for c in label) > 1) or seen[label] >= 2)}
-    return [(at, label) for at, label in cands if sure and (label in sure or len(seen) >= 2)]
+    sure = {label for label in seen if not _no_one(label) and (_caps(label) or seen[label] >= 2)}
+    # a unit cut inside its first label ("LIE STROSS:" of "CHARLIE STROSS:") names the turn by the whole label
+    whole = {label: next((w for w in seen if len(w) > len(label) and w.endswith(label)
+                          and w[-len(label) - 1].isalpha()), label) for label in seen}
+    return [(at, whole[label] if at == 0 else label) for at, label in cands
+            if sure and (label in sure or len(seen) >= 2)]
 
 
 def speaker_of(unit_text: str, sentence: str) -> str:
