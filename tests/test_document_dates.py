@@ -16,7 +16,18 @@ def test_a_first_line_that_is_a_sentence_is_no_heading():
     assert document_date("islay_2018", "islay_2018.txt", head)[1] == (2018, 0, 0)
 
 
-def test_a_title_line_still_comes_first_and_an_undated_heading_leaves_the_file_name():
-    assert document_date("minutes 2024-06", "a_2019.txt", "12 March 2021")[1] == (2024, 6, 0)
+def test_a_title_line_comes_first_on_a_tie_and_an_undated_heading_leaves_the_file_name():
+    assert document_date("minutes 2024-06", "a_2019.txt", "March 2021")[1] == (2024, 6, 0)
     assert document_date("ferry_2018", "ferry_2018.txt", "Ferry news\n\nIn 2021 the timetable changed.")[1] \
         == (2018, 0, 0)
+
+
+def test_the_most_specific_date_wins_and_a_fiscal_year_is_the_least():
+    head = "# Kestrel Bay Public Libraries: Annual Report 2023-24\n\nFrom the Chair, Miriam Okafor:"
+    got = document_date("Kestrel Bay Public Libraries: Annual Report 2023-24", "10_annual_report_2024-06.md", head)
+    assert got == ("2024-06", (2024, 6, 0))
+    head = "Kestrel Bay Public Libraries, Board of Trustees, minutes of 22 January 2024\n\nPresent: Chair Okafor."
+    assert document_date("09_board_minutes_2024-01", "09_board_minutes_2024-01.txt", head)[1] == (2024, 1, 22)
+    assert document_date("Annual report 2023-24", "annual_report.md", "Text.") == ("2023-24", (2023, 0, 0))
+    assert document_date("Minutes of 3 May 2022", "minutes.txt", "Minutes of 3 May 2022\nText.")[1] == (2022, 5, 3)
+    assert document_date("Budget 2023", "budget_2023-09.txt", "Budget 2023\nText.")[1] == (2023, 9, 0)

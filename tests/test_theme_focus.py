@@ -169,6 +169,8 @@ def test_a_statement_names_its_speaker_from_the_transcript_turn_it_is_in():
     assert speaker_of(text, "We did it.") == "Sam Altman"
     assert speaker_of(text, "Yes, we did.") == "Christina Warren"
     assert speaker_of(text, "A sentence the unit does not hold.") == ""
+    cut = "LIE STROSS: I wrote it in 2001.\nKEVIN SCOTT: Why then?\nCHARLIE STROSS: The money ran out."
+    assert speaker_of(cut, "I wrote it in 2001.") == "Charlie Stross"
 
 
 def test_a_focused_theme_reaches_the_documents_its_label_phrases_are_in(ix):
@@ -230,12 +232,30 @@ def test_a_focused_label_takes_a_second_phrase_only_when_it_is_as_near_as_the_fi
     assert keyphrase_label(["privacy laws", "warm lunch"], anchor, emb, floor=0.75) == ["privacy laws"]
 
 
+def test_a_heading_a_bullet_or_a_one_off_label_is_no_speaker():
+    from slmgraph.query.theme_model import speaker_of
+
+    text = ("# Kestrel Bay Public Libraries: Annual Report 2023-24\n\nThree years ago the library faced a cut.\n\n"
+            "## Figures\n\n- Visits: 655,000 (2021: 518,000).\n- Summer Reading Challenge: 3,900 children.\n"
+            "- Staff: 84 paid staff and 150 active volunteers.\n\nWork on the roof began in May 2024.\n"
+            "Kestrel Bay Libraries: Annual Report\nThe branches stayed open all year.\n"
+            "Grace Mbeki: Volunteers support but do not replace paid staff.\nThe union agreed.")
+    assert speaker_of(text, "Three years ago the library faced a cut.") == ""
+    assert speaker_of(text, "Work on the roof began in May 2024.") == ""
+    assert speaker_of(text, "The branches stayed open all year.") == ""
+    assert speaker_of(text, "The union agreed.") == ""  # a label opening one line in a unit of no turns
+    turns = "Grace Mbeki: Volunteers support paid staff.\nHelen Castellanos: Yes.\nGrace Mbeki: We agreed it."
+    assert speaker_of(turns, "We agreed it.") == "Grace Mbeki"
+    assert speaker_of(turns, "Yes.") == "Helen Castellanos"
+
+
 def test_a_list_label_is_no_speaker():
     from slmgraph.query.theme_model import speaker_of
 
     text = ("Present: Oona MacRae, Agnes Munro and Callum Ferris.\nApologies: Priya Shah.\n"
             "Chair: The board agreed the fares for residents would stay at the 2021 level.\n"
-            "Oona MacRae: The fuel bill fell by a third after the hybrid ferry arrived.")
+            "Oona MacRae: The fuel bill fell by a third after the hybrid ferry arrived.\n"
+            "Oona MacRae: The harbour café reopened in May.")
     assert speaker_of(text, "Oona MacRae, Agnes Munro and Callum Ferris.") == ""
     assert speaker_of(text, "Priya Shah.") == ""
     assert speaker_of(text, "The board agreed the fares for residents would stay at the 2021 level.") == ""

@@ -184,3 +184,26 @@ def test_cooccurrence_takes_no_description_from_a_list_line():
     assert first == {"ann lee": "Ann Lee opened the meeting with Bo Chen.",
                      "bo chen": "Ann Lee opened the meeting with Bo Chen."}
     assert list(pairs) == [("ann lee", "bo chen")]
+
+
+def test_any_label_before_a_list_of_three_names_is_a_list_line():
+    line = ("Speakers: Councillor Peter Brandt (committee chair), Chair Miriam Okafor, Robert Ainsley, Grace Mbeki, "
+            "Leticia Moreno.")
+    assert kinds.list_line(line) and kinds.list_line("Judges: Ann Lee; Bo Chen; Cy de Vries.")
+    text = "Hearing, 9 March 2023\n\n" + line + "\n\nMiriam Okafor answered that the grant fell."
+    assert kinds.list_spans(text) == [(text.index("Speakers"), text.index("Speakers") + len(line))]
+    assert not kinds.list_line("Grace Mbeki: Ann Lee, Bo Chen and Cy Dee signed it.")
+    assert not kinds.list_line("KEVIN SCOTT: Paris, London and Berlin are all great cities.")
+    assert not kinds.list_line("Visits: 655,000 (2021: 518,000).")
+    assert not kinds.list_line("Partners: Ann Lee and Bo Chen.")  # two names: no list
+
+
+def test_a_list_line_or_a_salutation_relates_and_describes_no_one():
+    from slmgraph.indexing.stages.extract_text import cooccurrence
+
+    text = ("Speakers: Peter Brandt (chair), Miriam Okafor, Robert Ainsley, Grace Mbeki.\n\n"
+            "Dear Chair Okafor and members of the Board,\n\nGrace Mbeki said that staff numbers have fallen.")
+    first, pairs = cooccurrence(text, ["Peter Brandt", "Miriam Okafor", "Robert Ainsley", "Grace Mbeki",
+                                       "Chair Okafor", "Board"], 300)
+    assert pairs == {}
+    assert set(first) == {"grace mbeki"} and first["grace mbeki"].startswith("Grace Mbeki said")

@@ -620,9 +620,39 @@ _CLOSING = re.compile(r"(?i)^[^\S\n]*(?:yours\s+(?:sincerely|faithfully|truly)|s
                       r"regards|regards|best\s+wishes|with\s+thanks|respectfully)[^\S\n]*[,.]?[^\S\n]*$")
 
 
+#: A label and a colon, then the list it heads ("Speakers: A, B (chair), C", whatever the label).
+_LABELLED = re.compile(r"^[^\S\n]*[^\W\d_][^\W\d_'\u2019-]*(?:[^\S\n]+[^\W\d_][^\W\d_'\u2019-]*){0,3}[^\S\n]*:"
+                       r"[^\S\n]*([^\n]*)$")
+#: Lower-case words a name in a list may hold ("Ludwig van Beethoven", "Maria de la Cruz").
+_NAME_PARTICLES = frozenset("of de la le du da van von der den di al bin ibn".split())
+#: Fewest names a labelled list line holds (two could be a speaker's turn naming a pair).
+LIST_NAMES_MIN = 3
+
+
+def labelled_names(line: str) -> bool:
+    """True for a label and a colon followed by :data:`LIST_NAMES_MIN` or more capitalised names separated by
+    commas or semicolons (an "and" before the last), with nothing else but words in brackets: "Speakers:
+    Councillor Peter Brandt (committee chair), Chair Miriam Okafor, Robert Ainsley, Grace Mbeki." lists who
+    spoke and states nothing, whatever its label."""
+    m = _LABELLED.match(line.strip().lstrip("*-_#>\u2022 \t"))
+    if not m:
+        return False
+    body = re.sub(r"\([^)]*\)", " ", m.group(1)).strip().rstrip(".;, ")
+    items = [i.strip() for i in re.split(r"[,;]|\s+and\s+|\s+&\s+", body)]
+    if len(items) < LIST_NAMES_MIN or not re.search(r"[,;]", body):
+        return False
+    for item in items:
+        words = item.split()
+        if not 1 <= len(words) <= 5 or not words[0][:1].isupper() or not all(
+                w[:1].isupper() or w.casefold() in _NAME_PARTICLES for w in words):
+            return False
+    return True
+
+
 def list_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` offsets of the list lines of ``text``: a line opening with a list label
-    ("Present:", "Apologies:", "cc:", "To:", "Distribution:"), the lines after a label line that ends at
+    ("Present:", "Apologies:", "cc:", "To:", "Distribution:") or any label before a list of names
+    (:func:`labelled_names`), the lines after a label line that ends at
     its colon ("Present:" then one name per line) and after a letter's closing ("Yours sincerely,"), up to
     the next blank line."""
     out: list[tuple[int, int]] = []
@@ -636,7 +666,7 @@ def list_spans(text: str) -> list[tuple[int, int]]:
             open_block = True
         else:
             m = _LIST_LABEL.match(line)
-            if m or open_block:
+            if m or open_block or labelled_names(line):
                 out.append((pos, end))
             if m and not line[m.end():].strip():
                 open_block = True
@@ -672,9 +702,9 @@ def furniture(sentence: str) -> bool:
 
 def list_line(sentence: str) -> bool:
     """True when ``sentence`` is (or opens) a list line: a list label and its colon ("Present: Morag Lindsay
-    (chair), Duncan Reid, ...", "Apologies: Callum Shaw.", "cc: ..."), a record of who was there or who
-    receives a copy, never a statement to quote."""
-    return bool(_LIST_LABEL.match(sentence.lstrip(" \t*-_#>\u2022")))
+    (chair), Duncan Reid, ...", "Apologies: Callum Shaw.", "cc: ...") or any label before a list of names
+    (:func:`labelled_names`), a record of who was there or who receives a copy, never a statement to quote."""
+    return bool(_LIST_LABEL.match(sentence.lstrip(" \t*-_#>\u2022"))) or labelled_names(sentence)
 
 
 _LIST_FILLERS = frozenset("and & or also with plus".split())

@@ -108,7 +108,8 @@ def date_key(date: str) -> tuple[int, int, int] | None:
         y = int(year.group(0))
     iso = re.fullmatch(r"\d{4}-(\d{2})(?:-(\d{2}))?", t)
     if iso:
-        return y, int(iso.group(1)), int(iso.group(2) or 0)
+        # "2023-24" is a fiscal year's span, no month
+        return (y, int(iso.group(1)), int(iso.group(2) or 0)) if int(iso.group(1)) <= 12 else (y, 0, 0)
     month = next((n for m, n in _MONTH_NO.items() if re.search(rf"\b{m}", t)), 0)
     quarter = re.search(r"q([1-4])", t)
     if not month and quarter:
@@ -131,20 +132,30 @@ def _date_in(text: str) -> tuple[str, tuple[int, int, int]] | None:
 HEADING_WORDS = 12
 
 
+def date_detail(date: str, key: tuple[int, int, int]) -> int:
+    """How specific a date is: 3 a day, 2 a month (or a quarter), 1 a year, 0 a fiscal year's span
+    ("2023-24", "FY16")."""
+    if re.search(r"(?i)\bfy|^\d{4}-\d{2}$", date.strip()) and not key[1]:
+        return 0
+    return 3 if key[2] else 2 if key[1] else 1
+
+
 def document_date(title: str, path: str, head: str = "") -> tuple[str, tuple[int, int, int]] | None:
-    """The date a document carries, as written and as :func:`date_key`: the first found in its title (a
-    leading file-name line), its heading (a first line of at most :data:`HEADING_WORDS` words, such as
-    "Annual report 2021" or "12 March 2021"), its file name, then its first :data:`HEAD_LINES` lines
-    (``head``); None when none holds one."""
+    """The date a document carries, as written and as :func:`date_key`: the most specific
+    (:func:`date_detail`: a day before a month before a year before a fiscal year's span) of the first dates
+    of its title (a leading file-name line), its heading (a first line of at most :data:`HEADING_WORDS`
+    words, such as "Annual report 2021" or "12 March 2021"), its file name and its first :data:`HEAD_LINES`
+    lines (``head``), the earlier of these on a tie; None when none holds one."""
     stem = PurePosixPath(path or "").stem
     lines = (head or "").splitlines()[:HEAD_LINES]
     first = next((ln for ln in lines if ln.strip()), "")
     heading = first if len(first.split()) <= HEADING_WORDS else ""
+    best = None
     for text in (title if title != stem else "", heading, stem, "\n".join(lines)):
         got = _date_in(text)
-        if got:
-            return got
-    return None
+        if got and (best is None or date_detail(*got) > date_detail(*best)):
+            best = got
+    return best
 
 
 def built_filter(store) -> tuple[str, list]:

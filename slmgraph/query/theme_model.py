@@ -10,6 +10,7 @@ them out :mod:`slmgraph.query.theme_render`.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -329,13 +330,57 @@ class Boilerplate:
         return self.documents(sentence) >= self.threshold or self.template(sentence)
 
 
-#: A transcript's speaker label at the start of a line ("KEVIN SCOTT: ", "Christina Warren: ").
-_TURN = re.compile(r"(?m)^\W{0,3}([A-Z][A-Za-z.'\u2019-]+(?: [A-Z][A-Za-z.'\u2019-]+){0,3}):\s")
+#: A label and a colon at the start of a line ("KEVIN SCOTT: ", "Christina Warren: ") and the rest of the line; a
+#: bullet's or a heading's marker before it is kept in group 1 so that :func:`_turns` can refuse it.
+_TURN = re.compile(r"(?m)^([^\w\n]{0,3})([A-Z][A-Za-z.'\u2019-]+(?: [A-Z][A-Za-z.'\u2019-]+){0,3}):[ \t]*(.*)")
+#: Marks that open a list item or a heading, never a speaker's turn ("- Visits: 655,000", "# Library: Report").
+_ITEM_MARKS = frozenset("-*\u2022\u2013\u2014#>+|")
+
+
+def _prose(rest: str, caps: bool = False) -> bool:
+    """True when what follows a label reads as speech: words with a lower-case one or a sentence's stop ("Yes,
+    we did.", "Nice. (Laughter.)"), not opening on a figure unless the label is in capitals (``caps``: "SAM
+    ALTMAN: 2003. I was born in '85."), unlike a heading's title ("Annual Report 2023-24") or a figure."""
+    rest = rest.strip()
+    if not any(c.isalpha() for c in rest) or (not caps and (rest[0].isdigit() or rest[0] in "$\u00a3\u20ac%")):
+        return False
+    return any(w[:1].islower() for w in rest.split()) or any(c in rest for c in ".!?\u2026") or "--" in rest
+
+
+def _caps(label: str) -> bool:
+    """True for a label written in capitals ("KEVIN SCOTT"), a transcript's way of marking a turn."""
+    return label.isupper() and sum(c.isalpha() for c in label) > 1
+
+
+def _no_one(label: str) -> bool:
+    """True for a label that names no one: words of :data:`LABEL_WORDS` and office words only ("Present", "Chair")."""
+    return all(w.casefold().rstrip(".") in LABEL_WORDS or w.casefold().rstrip(".") in ROLE_WORDS
+               for w in label.split())
+
+
+def _turns(unit_text: str) -> list[tuple[int, str]]:
+    """The speaker turns of ``unit_text`` as (offset, label), in order: a label opening a line, not after a list's
+    or a heading's mark, followed by speech (:func:`_prose`, on its line or the next), that is written in capitals
+    ("KEVIN SCOTT:"), opens two or more such lines, or stands in a unit where such a turn is taken (turn-taking)."""
+    cands = []
+    for m in _TURN.finditer(unit_text):
+        if set(m.group(1)) & _ITEM_MARKS:
+            continue
+        rest = m.group(3) if m.group(3).strip() else unit_text[m.end() + 1:].split("\n", 1)[0]
+        if _prose(rest, _caps(m.group(2))):
+            cands.append((m.start(2), m.group(2)))
+    seen = Counter(label for _, label in cands)
+    sure = {label for label in seen if not _no_one(label) and (_caps(label) or seen[label] >= 2)}
+    # a unit cut inside its first label ("LIE STROSS:" of "CHARLIE STROSS:") names the turn by the whole label
+    whole = {label: next((w for w in seen if len(w) > len(label) and w.endswith(label)
+                          and w[-len(label) - 1].isalpha()), label) for label in seen}
+    return [(at, whole[label] if at == 0 else label) for at, label in cands
+            if sure and (label in sure or len(seen) >= 2)]
 
 
 def speaker_of(unit_text: str, sentence: str) -> str:
-    """Who says ``sentence`` in a transcript: the last speaker label (a line opening on one to four
-    capitalised words and a colon) at or before where the sentence starts in ``unit_text``, shown in title
+    """Who says ``sentence`` in a transcript: the last speaker turn (:func:`_turns`: a line opening on one to
+    four capitalised words and a colon) at or before where the sentence starts in ``unit_text``, shown in title
     case ("Sam Altman"); "" when the unit holds no label before it, the label names no one (words of
     :data:`slmgraph.names.lexicon.LABEL_WORDS` and office words only) or the sentence is not found."""
     words = sentence.split()
@@ -348,9 +393,11 @@ def speaker_of(unit_text: str, sentence: str) -> str:
     if at < 0:
         return ""
     label = ""
-    for m in _TURN.finditer(unit_text, 0, at + 1):
-        label = m.group(1)
-    if all(w.casefold().rstrip(".") in LABEL_WORDS or w.casefold().rstrip(".") in ROLE_WORDS for w in label.split()):
+    for start, name in _turns(unit_text):
+        if start > at:
+            break
+        label = name
+    if _no_one(label):
         return ""  # a list's or a role's label ("Present:", "Apologies:", "Chair:") names no one
     return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
 

@@ -62,7 +62,7 @@ log = logging.getLogger("slmgraph")
 #: Part of every extraction key: bump it when a change to extraction (this module, the ``extract_*``
 #: modules beside it, :mod:`slmgraph.names.forms` or the sampler, ``llm.SAMPLER_VERSION``) changes
 #: what an extraction yields, so indexes re-extract.
-EXTRACTOR_VERSION = "13"
+EXTRACTOR_VERSION = "14"
 
 #: Prompt files of each naming mode: system, user, few-shot output with
 #: model-written descriptions, few-shot output without them.

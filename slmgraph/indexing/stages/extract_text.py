@@ -6,7 +6,7 @@ relationships (:func:`cooccurrence`, :func:`add_cooccurrence`) and descriptions 
 from __future__ import annotations
 
 from slmgraph.names.forms import content_words, cut, is_grounded, mentions, normalize_name
-from slmgraph.names.kinds import list_spans, names_only
+from slmgraph.names.kinds import furniture, list_spans, names_only
 from slmgraph.text.prose import sentence_spans, sentences
 
 def says_more(sentence: str, names) -> bool:
@@ -19,7 +19,7 @@ def says_more(sentence: str, names) -> bool:
 def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str, str], dict[tuple[str, str], list[str]]]:
     """Sentence-level co-occurrence of ``names`` in ``text``; list lines (attendance, signature, distribution
     and "cc" lines, comma lists of names: :func:`slmgraph.names.kinds.list_spans`, :func:`slmgraph.names.kinds.names_only`)
-    give no pair.
+    and a letter's furniture (:func:`slmgraph.names.kinds.furniture`) give no pair and no description.
 
     Returns:
         ``(first_sentence, pairs)``: normalised name -> first sentence that
@@ -32,7 +32,8 @@ def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str,
     for a0, b0 in sentence_spans(text):
         sent = text[a0:b0]
         found = [k for k in keys if mentions(sent, keys[k])]
-        in_list = any(a0 < b and a < b0 for a, b in listed)
+        # a salutation or a sign-off ("Dear Chair Okafor and members of the Board,") addresses, states nothing
+        in_list = any(a0 < b and a < b0 for a, b in listed) or furniture(sent)
         for k in found:
             if says_more(sent, [keys[k]]) and not in_list:  # who was there describes no one
                 first_sentence.setdefault(k, cut(sent, max_chars))
