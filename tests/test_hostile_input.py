@@ -131,6 +131,54 @@ def test_a_dangling_link_never_indexed_is_named_but_does_not_make_the_index_part
     assert "partial" not in err
 
 
+def _held(db):
+    st = Store(db, read_only=True)
+    try:
+        return [st.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("text_units", "entities")]
+    finally:
+        st.close()
+
+
+def test_a_file_that_no_longer_decodes_keeps_its_document_units_and_entities_and_the_run_is_partial(
+        tmp_path, corpus, capsys, fake_cli):
+    db = tmp_path / "x.duckdb"
+    assert _index(capsys, corpus, db)[0] == 0
+    before, held = _docs(db), _held(db)
+    alpha = (corpus / "alpha.txt").read_bytes()
+    (corpus / "alpha.txt").write_bytes(alpha + b"\xe9")  # one Latin-1 byte: not UTF-8 any more
+    (corpus / "gamma.txt").write_bytes(b"Eve\x00Black")  # binary
+    code, _, err = _index(capsys, corpus, db)
+    assert code == PARTIAL, err
+    assert _docs(db) == before and _held(db) == held
+    assert "the index is partial" in err and "alpha.txt (not UTF-8 text (byte" in err and "gamma.txt (binary" in err
+    assert "0 removed" in err and "Traceback" not in err
+    (corpus / "alpha.txt").write_bytes(alpha)
+    (corpus / "gamma.txt").unlink()
+    code, _, err = _index(capsys, corpus, db)
+    assert code == 0 and "partial" not in err
+    assert _docs(db)[0] == [p for p in before[0] if p != "gamma.txt"]
+
+
+def test_an_emptied_file_keeps_its_document_and_the_run_is_partial(tmp_path, corpus, capsys, fake_cli):
+    db = tmp_path / "x.duckdb"
+    assert _index(capsys, corpus, db)[0] == 0
+    before, held = _docs(db), _held(db)
+    (corpus / "gamma.txt").write_bytes(b"")
+    code, _, err = _index(capsys, corpus, db)
+    assert code == PARTIAL, err
+    assert _docs(db) == before and _held(db) == held
+    assert "gamma.txt (empty)" in err and "kept" in err
+
+
+def test_an_undecodable_file_never_indexed_is_skipped_without_making_the_index_partial(tmp_path, corpus, capsys,
+                                                                                      fake_cli):
+    (corpus / "latin.txt").write_bytes("Caf\u00e9 Paris".encode("latin-1"))
+    (corpus / "blank.txt").write_bytes(b"\n")
+    code, _, err = _index(capsys, corpus, tmp_path / "x.duckdb")
+    assert code == 0, err
+    assert "skipped" in err and "latin.txt" in err and "blank.txt" in err and "partial" not in err
+
+
 # --- item 8: a file name that is not UTF-8 --------------------------------------------------------------
 
 def test_a_file_name_that_is_not_utf8_is_indexed_under_an_escaped_name_on_every_run(tmp_path, corpus, capsys,

@@ -13,6 +13,7 @@ The parser is :mod:`slmgraph.cli.parser`, the flags' checks :mod:`slmgraph.cli.f
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
@@ -40,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
-    argv = sys.argv[1:] if argv is None else list(argv)
+    entry = argv is None
+    argv = sys.argv[1:] if entry else list(argv)
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the subcommand's parser, so the hint names its --help
         parser.subcommands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
@@ -66,13 +68,29 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 0
     except KeyboardInterrupt:
-        return _interrupted(args.command)
+        return _leave(_interrupted(args.command), entry=entry)
     except Exception as exc:
         from slmgraph.store.failures import is_interrupt
 
         if not is_interrupt(exc):
             raise
-        return _interrupted(args.command)
+        return _leave(_interrupted(args.command), entry=entry)
+
+
+def _leave(status: int, entry: bool) -> int:
+    """``status``, or, when ``main`` is the process's entry point (``argv`` not given), the process ended
+    with it at once: output flushed, ``atexit`` handlers run, interpreter finalization skipped."""
+    if not entry:
+        return status
+    # A worker thread still inside torch's native code (the embed-ahead thread past its grace, an intra-op pool)
+    # aborts finalization with "terminate called"; the index is closed and committed by now.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    atexit._run_exitfuncs()
+    os._exit(status)
 
 
 def _interrupted(command: str) -> int:

@@ -71,17 +71,22 @@ class Unreadable:
     does not exist``, ``a symbolic link loop``, an I/O error), ``folder``: a folder that cannot be listed,
     ``warned``: False for a dangling link or loop not named ``*.txt``/``*.md`` (it may have been a linked
     folder), named only when the index held documents under it; ``link``: a symbolic link that leads nowhere
-    (dangling or a loop), which makes the index partial only when the index held documents under it."""
+    (dangling or a loop), which makes the index partial only when the index held documents under it;
+    ``skipped``: a file that was read but gives no text now (it no longer decodes, or it is empty), named by its
+    ``skipped`` warning and again, when the index held its document, by :attr:`line`."""
 
     path: str
     cause: str
     folder: bool = False
     warned: bool = True
     link: bool = False
+    skipped: bool = False
 
     @property
     def line(self) -> str:
         """The warning line (without ``warning:``)."""
+        if self.skipped:
+            return f"skipped {self.path} ({self.cause}): its document in the index is kept"
         what = "folder " if self.folder else ""
         if self.link:
             return f"cannot read {what}{self.path}: {self.cause}; what the index holds for it, if anything, is kept"
@@ -318,11 +323,16 @@ def read_input(input_path: str | Path) -> Reading:
         text, why = decode(data, path_text(p))
         if text is None:
             warnings.append(f"skipped {path_text(p)}: {why}")
+            # A file that exists but no longer decodes keeps what the index holds for it, as an unreadable one.
+            unreadable.append(Unreadable(rel, why.split(": convert it")[0].split("; ")[0], warned=False,
+                                         skipped=True))
             continue
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         title, text = split_title(text, rel)
         if not text.strip():
             warnings.append(f"skipped {path_text(p)}: empty" + (" (only its title line)" if title else ""))
+            # An emptied file still exists, and only a document whose file no longer exists is removed.
+            unreadable.append(Unreadable(rel, "empty", warned=False, skipped=True))
             continue
         doc_id = hashlib.sha256(data).hexdigest()[:16]
         if doc_id in seen:
