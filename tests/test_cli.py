@@ -97,6 +97,18 @@ def test_bad_settings(tmp_path, corpus, capsys, args, words):
     _one_line_error(err, *words)
 
 
+def test_a_chunk_size_below_the_default_overlap_names_the_default_and_the_remedy(tmp_path, corpus, capsys):
+    code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path / "x.duckdb"), "--quiet",
+                        "--chunk-size", "100", "--chunk-overlap", "100")
+    assert code == 2
+    _one_line_error(err, "--chunk-overlap 100 must be", "--chunk-size 100", "pass --chunk-overlap 10")
+    overlap = Settings().chunk_overlap
+    code, _, err = _run(capsys, "index", str(corpus), "--db", str(tmp_path / "x.duckdb"), "--quiet",
+                        "--chunk-size", str(max(50, overlap)))
+    assert code == 2
+    _one_line_error(err, f"--chunk-overlap {overlap} (the default)", "pass --chunk-overlap")
+
+
 def test_stats_on_an_index_and_a_missing_query_model(tmp_path, corpus, capsys):
     db = tmp_path / "idx.duckdb"
     _fake_index(corpus, db)

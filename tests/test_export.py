@@ -83,6 +83,22 @@ def test_tables_have_graphrags_names_and_the_index_row_counts(db, tmp_path, fmt)
         assert list(pd.read_parquet(tmp_path / fmt / "entities.parquet").columns)[:10] == GRAPHRAG_COLUMNS["entities"]
 
 
+def test_csv_list_columns_are_json_a_reader_can_parse(db, tmp_path):
+    import csv
+    import json
+
+    assert main(["export", "--db", str(db), "--format", "csv", "--out", str(tmp_path / "csv")]) == 0
+    with open(tmp_path / "csv" / "communities.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows
+    for row in rows:
+        ids = json.loads(row["entity_ids"])
+        assert isinstance(ids, list) and all(isinstance(i, str) for i in ids)
+    with open(tmp_path / "csv" / "community_reports.csv", newline="", encoding="utf-8") as f:
+        reports = list(csv.DictReader(f))
+    assert all(isinstance(json.loads(r["findings"]), list) for r in reports)
+
+
 def test_export_mistakes_are_one_line(db, tmp_path, capsys):
     (tmp_path / "file").write_text("x")
     assert main(["export", "--db", str(db), "--format", "csv", "--out", str(tmp_path / "file")]) == 2

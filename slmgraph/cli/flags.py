@@ -74,7 +74,11 @@ def settings_from_args(args) -> Settings:
             raise UserError(f"--chunk-size {s.chunk_size} must be between 50 and a third of the window "
                             f"({s.n_ctx // 3} tokens with --n-ctx {s.n_ctx})")
         if not 0 <= s.chunk_overlap < s.chunk_size:
-            raise UserError(f"--chunk-overlap {s.chunk_overlap} must be >= 0 and smaller than --chunk-size")
+            # name the default when the user never typed the overlap: the remedy is then a flag they have not seen
+            given = "chunk_overlap" in getattr(args, "typed", set())
+            raise UserError(f"--chunk-overlap {s.chunk_overlap}{'' if given else ' (the default)'} must be >= 0 and "
+                            f"smaller than --chunk-size {s.chunk_size}: pass --chunk-overlap "
+                            f"{max(0, s.chunk_size // 10)} (a tenth of the chunk) or a larger --chunk-size")
         s.extractor = args.extractor
         s.ner_model = args.ner_model.strip() or "auto"
         if args.max_candidates is not None and args.max_candidates < 1:

@@ -138,10 +138,23 @@ def export(store: Store, out: str | Path, fmt: str = "parquet") -> list[Path]:
     for name, sql in table_queries(store).items():
         path = out / f"{name}.{fmt}"
         opts = "FORMAT parquet" if fmt == "parquet" else "FORMAT csv, HEADER true"
+        if fmt == "csv":
+            sql = _json_nested(store, sql)
         target = str(path).replace("'", "''")
         store.con.execute(f"COPY ({sql}) TO '{target}' ({opts})")
         written.append(path)
     return written
+
+
+def _json_nested(store: Store, sql: str) -> str:
+    """``sql`` with each list, struct or map column written as JSON text (``["a", "b"]``), so a CSV reader can
+    parse it with any JSON parser; DuckDB's own CSV form of a list (``[a, b]``) quotes none of its strings."""
+    cols = store.con.execute(f"DESCRIBE ({sql})").fetchall()
+    nested = ("[]", "STRUCT", "MAP")
+    if not any(any(m in str(c[1]) for m in nested) for c in cols):
+        return sql
+    picks = [f'to_json("{c[0]}") AS "{c[0]}"' if any(m in str(c[1]) for m in nested) else f'"{c[0]}"' for c in cols]
+    return f"SELECT {', '.join(picks)} FROM ({sql})"
 
 
 def table_queries(store: Store) -> dict[str, str]:
