@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from slmgraph.names.forms import content_words
+from slmgraph.query.extractive import _SPEAKER
 from slmgraph.query.theme_model import Theme, ThemeIndex, figures_of, word_stem
 
 #: A word found in at least this share of the corpus's documents is no shared word of a theme.
@@ -68,7 +69,7 @@ def shared_words(texts: list[str], ix: ThemeIndex, avoid: str = "", least: int =
     shown: dict[str, str] = {}
     first: dict[str, int] = {}
     for t in texts:
-        body = re.sub(r"^[A-Z][A-Z .'/-]+:\s*", "", t)
+        body = _SPEAKER.sub("", t)
         for w in dict.fromkeys(x for x in content_words(body) if len(x) >= MIN_LETTERS):
             s = word_stem(w)
             if share.get(s, 0.0) >= COMMON_WORD_SHARE:
@@ -97,7 +98,9 @@ def _unit_phrases(statements, ix: ThemeIndex) -> list[tuple[str, tuple]]:
         return []
     from slmgraph.query.answer import unit_numbers
 
-    chunk_of = {n: c for c, n in unit_numbers(store).items()}
+    chunk_of = getattr(ix, "_chunk_of", None)
+    if chunk_of is None:  # one read of the numbering per query, not one per theme
+        chunk_of = ix._chunk_of = {n: c for c, n in unit_numbers(store).items()}
     chunks = [chunk_of[s.source] for s in statements if s.source in chunk_of]
     phrases: dict[str, str] = {}
     for pairs in ix.unit_phrases(chunks).values():
@@ -124,7 +127,7 @@ def shared_terms(statements, ix: ThemeIndex, avoid: str = "", least: int = 2) ->
     if not phrases:
         return shared_words(texts, ix, avoid=avoid, least=least)
     avoided = set(_stems(avoid))
-    bodies = [_stems(re.sub(r"^[A-Z][A-Z .'/-]+:\s*", "", t)) for t in texts]
+    bodies = [_stems(_SPEAKER.sub("", t)) for t in texts]
     cands = []
     for surface, sub in phrases:
         n = sum(1 for b in bodies if _holds(b, sub))
@@ -211,7 +214,7 @@ def _own_words(text: str, other: str, ix: ThemeIndex, phrases: list[tuple[str, t
     :data:`COMMON_WORD_SHARE` of the corpus's documents hold."""
     share = corpus_word_share(ix)
     theirs = {word_stem(w) for w in content_words(other)}
-    body = re.sub(r"^[A-Z][A-Z .'/-]+:\s*", "", text)
+    body = _SPEAKER.sub("", text)
     mine = _stems(body)
     found = sorted(((p, sub) for p, sub in phrases or [] if _holds(mine, sub) and not set(sub) & theirs),
                    key=lambda ps: next(i for i in range(len(mine)) if tuple(mine[i:i + len(ps[1])]) == ps[1]))
