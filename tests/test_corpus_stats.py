@@ -52,12 +52,15 @@ def _direct(db) -> dict:
                     break
             stem.setdefault(s, set()).add(doc)
     suffix: dict[str, set] = {}
+    phrase: dict[str, set] = {}
     for c, norm in mentions:
+        phrase.setdefault(norm, set()).add(c)
         ws = [t[:-1] if t.endswith("s") and len(t) > 3 else t for t in re.findall(r"[^\W_]+", norm.casefold())]
         for i in range(len(ws)):
             suffix.setdefault(" ".join(ws[i:]), set()).add(c)
     return {"word": {k: tuple(v) for k, v in word.items()}, "stem": {k: len(d) for k, d in stem.items()},
-            "suffix": {k: len(c) for k, c in suffix.items()}, "units": len(units)}
+            "suffix": {k: len(c) for k, c in suffix.items()}, "phrase": {k: len(c) for k, c in phrase.items()},
+            "units": len(units)}
 
 
 def _stored(db) -> dict:
@@ -69,6 +72,7 @@ def _stored(db) -> dict:
     return {"word": {t: (u, c) for k, t, u, c in rows if k == "word"},
             "stem": {t: u for k, t, u, _ in rows if k == "stem"},
             "suffix": {t: u for k, t, u, _ in rows if k == "suffix"},
+            "phrase": {t: u for k, t, u, _ in rows if k == "phrase"},
             "units": next(u for k, t, u, _ in rows if k == "total" and t == "units")}
 
 
@@ -93,9 +97,10 @@ def test_a_query_reads_the_stored_statistics_not_the_text(built):
     try:
         ix = ThemeIndex(store)
         ridf, share, suffix = residual_idf(ix), dict(corpus_word_share(ix)), dict(_suffix_units(ix))
+        phrases = dict(ix.phrase_units)
     finally:
         store.close()
-    assert ridf and share and suffix
+    assert ridf and share and suffix and phrases
     # the text and the phrases changed behind the statistics' back (their row counts kept): a query that
     # counted them would now find no word, stem or phrase
     con = duckdb.connect(str(db))
@@ -108,6 +113,7 @@ def test_a_query_reads_the_stored_statistics_not_the_text(built):
         assert residual_idf(ix) == ridf
         assert corpus_word_share(ix) == share
         assert _suffix_units(ix) == suffix
+        assert ix.phrase_units == phrases
     finally:
         store.close()
 

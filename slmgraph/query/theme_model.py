@@ -18,7 +18,7 @@ import numpy as np
 from slmgraph.query.documents import Doc, corpus_documents
 from slmgraph.names.lexicon import LABEL_WORDS, ROLE_WORDS
 from slmgraph.query.extractive import PROBE_GAP as EXTRACTIVE_PROBE_GAP, _SPEAKER, quotable, sentence_kinds
-from slmgraph.store.corpus_stats import word_stem
+from slmgraph.store.corpus_stats import read_terms, word_stem
 
 
 #: A sentence is boilerplate when its first or last :data:`KEY_WORDS` words recur in at least this many
@@ -505,6 +505,10 @@ class ThemeIndex:
         if getattr(self, "_phrase_df", None) is None:
             import duckdb
 
+            stored = read_terms(self.store.con, "phrase")
+            if stored is not None:
+                self._phrase_df = {k: u for k, (u, _) in stored.items()}
+                return self._phrase_df
             try:
                 self._phrase_df = dict(self.store.con.execute(
                     "SELECT norm, count(DISTINCT chunk_id) FROM concept_mentions GROUP BY norm").fetchall())

@@ -11,6 +11,7 @@ Rows of ``corpus_terms`` by ``kind``:
 * ``suffix``: a trailing sub-phrase of a noun phrase's key (``concept_mentions.norm`` through :func:`phrase_key`:
   "admired tech hero" gives "admired tech hero", "tech hero" and "hero"), ``units`` the text units holding a
   phrase that ends in it;
+* ``phrase``: a noun phrase's key as stored (``concept_mentions.norm``), ``units`` the text units holding it;
 * ``total``: ``units`` (text units counted) and ``mentions`` (``concept_mentions`` rows counted) in
   ``occurrences``: a reader compares them with the live tables and counts afresh when they differ (an index an
   older slmgraph updated, or one whose update is under way).
@@ -46,9 +47,9 @@ def phrase_key(surface: str) -> str:
 
 
 def count_terms(units, mentions, kinds=("word", "stem")) -> dict[str, dict[str, tuple[int, int]]]:
-    """``kind -> term -> (units, occurrences)`` (kinds ``word``, ``stem``, ``suffix``, ``total`` as the module
-    says) of ``units`` (``(chunk_id, doc_id, text)`` rows) and ``mentions`` (``(chunk_id, norm)`` rows of
-    ``concept_mentions``, repeats allowed); of ``kinds`` only (of ``word`` and ``stem``; the others always)."""
+    """``kind -> term -> (units, occurrences)`` (kinds ``word``, ``stem``, ``suffix``, ``phrase``, ``total`` as
+    the module says) of ``units`` (``(chunk_id, doc_id, text)`` rows) and ``mentions`` (``(chunk_id, norm)`` rows
+    of ``concept_mentions``, repeats allowed); of ``kinds`` only (of ``word`` and ``stem``; the others always)."""
     words: dict[str, list[int]] = {}
     stems: dict[str, set] = {}
     keys: dict[str, str] = {}
@@ -71,15 +72,18 @@ def count_terms(units, mentions, kinds=("word", "stem")) -> dict[str, dict[str, 
         for w in set(content_words(text)) if "stem" in kinds else ():
             stems.setdefault(word_stem(w), set()).add(doc_id)
     suffix: dict[str, set] = {}
+    phrase: dict[str, set] = {}
     n_mentions = 0
     for chunk, norm in mentions:
         n_mentions += 1
+        phrase.setdefault(norm, set()).add(chunk)
         ws = phrase_key(str(norm)).split()
         for i in range(len(ws)):
             suffix.setdefault(" ".join(ws[i:]), set()).add(chunk)
     return {"word": {k: (u, c) for k, (u, c) in words.items()},
             "stem": {k: (len(d), 0) for k, d in stems.items()},
             "suffix": {k: (len(c), 0) for k, c in suffix.items()},
+            "phrase": {k: (len(c), 0) for k, c in phrase.items() if k is not None},
             "total": {"units": (n, n), "mentions": (n_mentions, n_mentions)}}
 
 
