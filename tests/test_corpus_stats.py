@@ -116,6 +116,15 @@ def test_a_query_reads_the_stored_statistics_not_the_text(built):
         assert ix.phrase_units == phrases
     finally:
         store.close()
+    # statistics another version of the count wrote are not read: the query counts the (now empty) text
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE corpus_terms SET occurrences = occurrences + 1 WHERE kind = 'total' AND term = 'version'")
+    con.close()
+    store = Store(db, read_only=True)
+    try:
+        assert residual_idf(ThemeIndex(store)) == {}
+    finally:
+        store.close()
 
 
 def test_an_update_that_adds_or_removes_a_document_changes_the_statistics(built):

@@ -12,9 +12,9 @@ Rows of ``corpus_terms`` by ``kind``:
   "admired tech hero" gives "admired tech hero", "tech hero" and "hero"), ``units`` the text units holding a
   phrase that ends in it;
 * ``phrase``: a noun phrase's key as stored (``concept_mentions.norm``), ``units`` the text units holding it;
-* ``total``: ``units`` (text units counted) and ``mentions`` (``concept_mentions`` rows counted) in
-  ``occurrences``: a reader compares them with the live tables and counts afresh when they differ (an index an
-  older slmgraph updated, or one whose update is under way).
+* ``total``: ``units`` (text units counted), ``mentions`` (``concept_mentions`` rows counted) and ``version``
+  (:data:`VERSION`) in ``occurrences``: a reader compares them with the live tables and its own version and
+  counts afresh when they differ (an index an older slmgraph updated, or one whose update is under way).
 
 The tokenisation is the one the query side used when it scanned the text, so the figures are the same.
 """
@@ -28,6 +28,8 @@ import duckdb
 from slmgraph.names.forms import content_words
 from slmgraph.store.bulk import insert_columns
 
+#: What the rows count: a reader takes stored rows of another version for none (and counts afresh).
+VERSION = 1
 #: A word: a run of letters or digits.
 WORD = re.compile(r"[^\W_]+")
 
@@ -84,7 +86,7 @@ def count_terms(units, mentions, kinds=("word", "stem")) -> dict[str, dict[str, 
             "stem": {k: (len(d), 0) for k, d in stems.items()},
             "suffix": {k: (len(c), 0) for k, c in suffix.items()},
             "phrase": {k: (len(c), 0) for k, c in phrase.items() if k is not None},
-            "total": {"units": (n, n), "mentions": (n_mentions, n_mentions)}}
+            "total": {"units": (n, n), "mentions": (n_mentions, n_mentions), "version": (0, VERSION)}}
 
 
 def write_corpus_stats(con) -> int:
@@ -112,10 +114,11 @@ def write_corpus_stats(con) -> int:
 def read_terms(con, kind: str) -> dict[str, tuple[int, int]] | None:
     """``term -> (units, occurrences)`` of the stored ``corpus_terms`` rows of ``kind``, or None when the index
     holds none that match its live tables (no table: an index made before it, opened read-only; totals that
-    differ from the live ``text_units`` and ``concept_mentions`` counts): the caller counts afresh."""
+    differ from the live ``text_units`` and ``concept_mentions`` counts, or another :data:`VERSION`): the
+    caller counts afresh."""
     try:
         totals = dict(con.execute("SELECT term, occurrences FROM corpus_terms WHERE kind = 'total'").fetchall())
-        if not totals or totals.get("units") != con.execute("SELECT count(*) FROM text_units").fetchone()[0] \
+        if not totals or totals.get("version") != VERSION or totals.get("units") != con.execute("SELECT count(*) FROM text_units").fetchone()[0] \
                 or totals.get("mentions") != con.execute("SELECT count(*) FROM concept_mentions").fetchone()[0]:
             return None
         return {t: (u, c) for t, u, c in con.execute(
