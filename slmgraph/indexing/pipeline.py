@@ -35,6 +35,7 @@ from slmgraph.model.client import ModelClient
 from slmgraph.model import policy
 from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.reports import ReportsResult, run_reports
+from slmgraph.store.corpus_stats import write_corpus_stats
 from slmgraph.store.db import COMPACT_SHARE, Store, dumps, new_run_id
 from slmgraph.store.failures import _human
 
@@ -284,6 +285,9 @@ def _reports(ctx: IndexContext):
         rep = run_reports(ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.progress,
                           model_factory=ctx.model_factory, say=ctx.say, limit=ctx.report_limit)
     ctx.store.set_meta("reports", "skipped" if rep.skipped else "written")
+    # The corpus's word and phrase statistics, counted once here so a query reads them (store.corpus_stats).
+    with ctx.store.transaction() as con:
+        write_corpus_stats(con)
     return rep
 
 

@@ -15,6 +15,8 @@ from slmgraph.indexing.stages.topics import glued, junk
 from slmgraph.query.extractive import _SPEAKER, _embed
 from slmgraph.query.theme_model import LABEL_DIVERSITY, LABEL_FLOOR, LABEL_TERMS, Theme, ThemeIndex, _WORD, _unit_norm
 from slmgraph.query.theme_render import _join
+from slmgraph.store.corpus_stats import count_terms, read_terms
+from slmgraph.store.corpus_stats import phrase_key as _phrase_key
 
 
 def keyphrase_label(phrases: list[str], anchor, embedder, n: int = LABEL_TERMS,
@@ -97,16 +99,13 @@ def residual_idf(ix: ThemeIndex) -> dict[str, float]:
     got = getattr(ix, "_ridf", None)
     if got is not None:
         return got
-    cf: dict[str, int] = {}
-    df: dict[str, int] = {}
-    n = 0
-    for (text,) in ix.store.con.execute("SELECT text FROM text_units").fetchall():
-        words = [_phrase_key(w) for w in _WORD.findall(str(text or "").casefold())]
-        n += 1
-        for w in words:
-            cf[w] = cf.get(w, 0) + 1
-        for w in set(words):
-            df[w] = df.get(w, 0) + 1
+    words = read_terms(ix.store.con, "word")
+    if words is None:  # no statistics matching the text units: count them from the text
+        words = count_terms(ix.store.con.execute("SELECT chunk_id, doc_id, text FROM text_units").fetchall(), [],
+                            kinds=("word",))["word"]
+    n = ix.n_units
+    df = {w: u for w, (u, _) in words.items()}
+    cf = {w: c for w, (_, c) in words.items()}
     out = {w: math.log2(n / df[w]) + math.log2(-math.expm1(-cf[w] / n)) for w in df} if n else {}
     ix._ridf = out
     return out
@@ -129,16 +128,14 @@ def _suffix_units(ix: ThemeIndex) -> dict[str, int]:
         return got
     import duckdb
 
-    units: dict[str, set] = {}
-    try:
-        rows = ix.store.con.execute("SELECT DISTINCT chunk_id, norm FROM concept_mentions").fetchall()
-    except duckdb.Error:
-        rows = []
-    for c, k in rows:
-        words = _phrase_key(str(k)).split()
-        for i in range(len(words)):
-            units.setdefault(" ".join(words[i:]), set()).add(c)
-    ix._suffix_df = {k: len(v) for k, v in units.items()}
+    suffix = read_terms(ix.store.con, "suffix")
+    if suffix is None:  # no statistics matching the noun phrases: count them from the phrases
+        try:
+            rows = ix.store.con.execute("SELECT DISTINCT chunk_id, norm FROM concept_mentions").fetchall()
+        except duckdb.Error:
+            rows = []
+        suffix = count_terms([], rows, kinds=())["suffix"]
+    ix._suffix_df = {k: u for k, (u, _) in suffix.items()}
     return ix._suffix_df
 
 
@@ -213,11 +210,6 @@ def theme_phrases(ix: ThemeIndex, chunks: list[str], stated: list[str] | None = 
 
 def _candidates(weighed: list[tuple[str, float, set]], limit: int = 20) -> list[str]:
     return [p for p, w, _ in weighed if w >= CANDIDATE_SHARE * weighed[0][1]][:limit] if weighed else []
-
-
-def _phrase_key(surface: str) -> str:
-    """A phrase's words case-folded, a final "s" dropped ("Computer scientists" and "computer scientist" match)."""
-    return " ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in _WORD.findall(surface.casefold()))
 
 
 def pick_label(weighed: list[tuple[str, float, set]], anchor, embedder) -> list[str]:

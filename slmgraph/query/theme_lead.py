@@ -21,6 +21,7 @@ import re
 from slmgraph.names.forms import content_words
 from slmgraph.query.extractive import _SPEAKER
 from slmgraph.query.theme_model import Theme, ThemeIndex, figures_of, word_stem
+from slmgraph.store.corpus_stats import count_terms, read_terms
 
 #: A word found in at least this share of the corpus's documents is no shared word of a theme.
 COMMON_WORD_SHARE = 0.15
@@ -47,14 +48,14 @@ def corpus_word_share(ix: ThemeIndex) -> dict[str, float]:
     if cached is not None:
         return cached
     store = getattr(ix, "store", None)
-    docs: dict[str, set] = {}
+    docs: dict[str, tuple[int, int]] = {}
     if store is not None:
-        for doc_id, text in store.con.execute("SELECT doc_id, text FROM text_units").fetchall():
-            for w in set(content_words(text or "")):
-                if len(w) >= MIN_LETTERS:
-                    docs.setdefault(word_stem(w), set()).add(doc_id)
+        docs = read_terms(store.con, "stem")
+        if docs is None:  # no statistics matching the text units: count them from the text
+            docs = count_terms(store.con.execute("SELECT chunk_id, doc_id, text FROM text_units").fetchall(), [],
+                               kinds=("stem",))["stem"]
     n = max(1, len(ix.docs))
-    ix._word_share = {w: len(d) / n for w, d in docs.items()}
+    ix._word_share = {w: d / n for w, (d, _) in docs.items()}
     return ix._word_share
 
 

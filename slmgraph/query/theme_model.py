@@ -18,6 +18,7 @@ import numpy as np
 from slmgraph.query.documents import Doc, corpus_documents
 from slmgraph.names.lexicon import LABEL_WORDS, ROLE_WORDS
 from slmgraph.query.extractive import PROBE_GAP as EXTRACTIVE_PROBE_GAP, _SPEAKER, quotable, sentence_kinds
+from slmgraph.store.corpus_stats import read_terms, word_stem
 
 
 #: A sentence is boilerplate when its first or last :data:`KEY_WORDS` words recur in at least this many
@@ -165,16 +166,6 @@ def topic_words(question: str, units) -> set[str]:
             docs[w].add(u.doc_id)
     n = len(all_docs)
     return {w for w in words if n < 2 or len(docs[w]) < UBIQUITOUS_SHARE * n}
-
-
-def word_stem(word: str) -> str:
-    """A crude English stem: a plural's or a participle's ending cut ("passengers" -> "passenger",
-    "vessels" -> "vessel", "funded" -> "fund")."""
-    w = word.casefold()
-    for end in ("ies", "es", "s", "ed", "ing"):
-        if w.endswith(end) and len(w) - len(end) >= 4 and not w.endswith("ss"):
-            return w[: -len(end)] + ("y" if end == "ies" else "")
-    return w
 
 
 def names_asked(sentence: str, words: set[str]) -> bool:
@@ -514,6 +505,10 @@ class ThemeIndex:
         if getattr(self, "_phrase_df", None) is None:
             import duckdb
 
+            stored = read_terms(self.store.con, "phrase")
+            if stored is not None:
+                self._phrase_df = {k: u for k, (u, _) in stored.items()}
+                return self._phrase_df
             try:
                 self._phrase_df = dict(self.store.con.execute(
                     "SELECT norm, count(DISTINCT chunk_id) FROM concept_mentions GROUP BY norm").fetchall())

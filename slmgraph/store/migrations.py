@@ -24,7 +24,8 @@ import duckdb
 
 from slmgraph.errors import UserError
 from slmgraph.store.bulk import insert_rows
-from slmgraph.store.schema import DDL, SCHEMA_VERSION
+from slmgraph.store.corpus_stats import write_corpus_stats
+from slmgraph.store.schema import DDL, SCHEMA_VERSION, table_ddl
 from slmgraph.text.shape import no_prose_passage
 
 
@@ -138,6 +139,14 @@ def add_text_unit_no_prose(con: duckdb.DuckDBPyConnection) -> None:
     (:func:`slmgraph.text.shape.no_prose_passage`), so a search reads the flag rather than judging every unit."""
     _add_columns(con, "text_units", "no_prose")
     fill_no_prose(con)
+
+
+@migration(version=2)  # no change an older slmgraph cannot read; versions stay in order
+def add_corpus_terms(con: duckdb.DuckDBPyConnection) -> None:
+    """Count the corpus's word and phrase statistics once (:mod:`slmgraph.store.corpus_stats`) into
+    ``corpus_terms``, from the stored text units and noun phrases, so a query reads them."""
+    con.execute(table_ddl("corpus_terms", "main"))
+    write_corpus_stats(con)
 
 
 def fill_no_prose(con: duckdb.DuckDBPyConnection) -> int:

@@ -151,6 +151,12 @@ CREATE TABLE IF NOT EXISTS concepts (
     entity_id INTEGER PRIMARY KEY,  -- an entities row (type concept) that is a noun phrase, not a name
     n_units INTEGER                 -- text units holding it
 );
+CREATE TABLE IF NOT EXISTS corpus_terms (
+    kind VARCHAR,                   -- word | stem | suffix | total (slmgraph.store.corpus_stats)
+    term VARCHAR,                   -- word key, word stem, noun-phrase suffix; for total: units | mentions
+    units INTEGER,                  -- text units holding it (word, suffix), documents (stem)
+    occurrences BIGINT              -- occurrences of a word; for total: the rows counted
+);
 CREATE TABLE IF NOT EXISTS communities (
     community_id INTEGER PRIMARY KEY,
     level INTEGER,                  -- 0 = root level (coarsest Leiden partition)
@@ -232,7 +238,7 @@ OWN_TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", DDL))
 DERIVED_TABLES = {
     "graph": ("entities", "entity_text_units", "relationships", "relationship_text_units", "merge_log", "concepts"),
     "communities": ("communities", "community_members"),
-    "reports": ("community_reports",),
+    "reports": ("community_reports", "corpus_terms"),
 }
 
 #: The schema an index run builds the derived tables and the embeddings in (:meth:`slmgraph.store.db.Store.stage_derived`);
