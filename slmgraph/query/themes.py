@@ -199,6 +199,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             t.statements.sort(key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
         if t.statements:
             t.score = max(s.rel for s in t.statements)
+            t.reports = cited_reports(t, ix, owner)
             mine = [k for k in live if any(cands[k][1] is x for x in t.statements)]
             picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
                              stated=[x.text for x in t.statements], taken=taken, min_terms=1)
@@ -285,6 +286,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     relabelled: set[int] = set()
     kept: list[Theme] = []
     labels: list[list[str]] = []
+    # the units each theme's community owns among the level's: a label backs off to their phrases when none recurs
+    owner = ix.unit_owners(sorted(all_units), [r["community_id"] for r in reports], scores)
     for t in pooled:
         # its label from the phrases of the units it is discussed in, against their centroid, before its
         # statements are chosen (a corpus-wide question's statements are those nearest the label)
@@ -292,7 +295,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             [u.chunk_id for u in units.get(t.report, [])]
         vs = [_unit_norm(uvec[c]) for c in mine if c in uvec]
         trial = set(taken)
-        picked = relabel(t, ix, embedder, mine, np.mean(vs, axis=0) if vs else None, taken=trial)
+        picked = relabel(t, ix, embedder, mine, np.mean(vs, axis=0) if vs else None, taken=trial,
+                         core=[c for c in mine if owner.get(c) == t.report])
         phrases = picked or label_phrases(t.topic)
         # a corpus-wide answer lists distinct themes: one saying what a more widely discussed one says gives way
         # to the next candidate
@@ -416,10 +420,24 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         if t.statements:
             if temporal:
                 t.statements.sort(key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
+            t.reports = cited_reports(t, ix, owner)
             out.append(t)
         if len(out) >= max_themes:
             break
     return cover_quoted(out, ix)
+
+
+def cited_reports(t: Theme, ix: ThemeIndex, owner: dict) -> list[int]:
+    """The community reports ``t`` cites, in its statements' order: for each statement, the community owning
+    its text unit (``owner``: ``chunk_id -> community_id``, :meth:`ThemeIndex.unit_owners` over the level's
+    communities), or ``t.report`` for a unit no community owns -- a theme cites the reports its quotes
+    come from, never one its quotes are not about."""
+    if not t.statements:
+        return [t.report]
+    from slmgraph.query.answer import unit_numbers
+
+    chunk_of = {n: c for c, n in unit_numbers(ix.store).items()}
+    return list(dict.fromkeys(owner.get(chunk_of.get(s.source), t.report) for s in t.statements))
 
 
 def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
