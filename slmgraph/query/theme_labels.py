@@ -284,7 +284,7 @@ def keyphrase_backoff(ix: ThemeIndex, chunks: list[str], anchor, embedder,
     share of the phrase's modifiers the index uses as the head of a noun phrase (:func:`_nominal`): a noun
     compound names a thing ("signal distortion", "transmission log"), while an adjective's phrase more often
     describes one ("brief nod"), the nominal-compound preference of term extraction (Justeson & Katz 1995,
-    "Technical terminology"). Candidates are the :func:`label_worthy` phrases of the units (as
+    "Technical terminology"), and only noun compounds where the theme has any. Candidates are the :func:`label_worthy` phrases of the units (as
     :meth:`ThemeIndex.unit_phrases`) that are no entity's name and overlap no ``taken`` key; [] without an
     embedder, an anchor or a candidate; weights are in ``[0, 1]``; a candidate of weight 0 or less is dropped."""
     if anchor is None or embedder is None:
@@ -301,13 +301,14 @@ def keyphrase_backoff(ix: ThemeIndex, chunks: list[str], anchor, embedder,
         return []
     phrases = sorted(have)
     sim = _embed(phrases, embedder) @ _unit_norm(anchor)
-    out = []
+    out, compounds = [], []
     for p, cos in zip(phrases, sim):
         mods = _phrase_key(p).split()[:-1]
-        w = float(cos) * (1 + sum(m in heads for m in mods) / len(mods)) / 2
+        c = sum(m in heads for m in mods) / len(mods)
+        w = float(cos) * (1 + c) / 2
         if w > 0:
-            out.append((p, w, have[p]))
-    return sorted(out, key=lambda x: (-x[1], x[0]))
+            (compounds if c > 0 else out).append((p, w, have[p]))
+    return sorted(compounds or out, key=lambda x: (-x[1], x[0]))
 
 
 def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, stated: list[str] | None = None,
@@ -332,9 +333,13 @@ def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, state
         tv = _embed(sorted(taken), embedder)
         pv = _embed([p for p, _, _ in weighed], embedder)
         weighed = [x for x, m in zip(weighed, (pv @ tv.T).max(axis=1)) if float(m) < SAME_TOPIC]
-    if stated is None and weighed and not any(len(p.split()) > 1 for p, _, _ in weighed):
-        weighed, anchor = _backoff(ix, embedder, core, chunks, anchor, taken) or (weighed, anchor)
-    picked = pick_label(weighed, anchor, embedder)
+    backed = _backoff(ix, embedder, core, chunks, anchor, taken) if (
+        stated is None and weighed and not any(len(p.split()) > 1 for p, _, _ in weighed)) else None
+    if backed:
+        # a phrase said once is weak evidence: one phrase, not a pair
+        picked = pick_label(backed[0], backed[1], embedder)[:1]
+    else:
+        picked = pick_label(weighed, anchor, embedder)
     if len(picked) < max(1, min_terms):
         return []
     t.topic = _join(picked)
