@@ -90,16 +90,22 @@ def test_a_theme_labelled_from_its_own_units_is_not_labelled_from_the_ones_it_sh
     assert picked and not any("signal" in p or "transmi" in p for p in picked), picked
 
 
-def test_a_theme_cites_the_reports_owning_the_units_it_quotes(store):
-    ix = ThemeIndex(store)
+def test_a_theme_cites_the_report_its_quote_comes_from_that_is_about_it(store, embedder):
     from slmgraph.query.answer import unit_numbers
 
+    for cid, text in ((1, "Mara and the alien signal: the radio transmitter and its signal distortions."),
+                      (2, "Cole and the base: the steel doors, the briefing room and protocol.")):
+        store.con.execute("INSERT INTO embeddings (kind, item_id, model, vector) VALUES ('report', ?, 'm', ?)",
+                          [str(cid), [float(x) for x in embedder.encode([text])[0]]])
+    ix = ThemeIndex(store)
     num = unit_numbers(store)
-    owner = ix.unit_owners(list(UNITS), [1, 2], {})
-    assert owner["u0"] == 1 and owner["u3"] == 2
-    t = Theme(1, "alien signal", {}, ["d0"], [], statements=[
-        Statement("The radio transmitter picked up an alien signal.", num["u0"], "d0", 1, 4),
-        Statement("A brief nod, then more thoughts about the steel doors of the base.", num["u3"], "d0", 4, 4)])
-    assert cited_reports(t, ix, owner) == [1, 2]
-    t.statements = t.statements[:1]
-    assert cited_reports(t, ix, owner) == [1]
+    door = Statement("A brief nod, then more thoughts about the steel doors of the base.", num["u3"], "d0", 4, 4)
+    signal = Statement("The radio transmitter picked up an alien signal.", num["u0"], "d0", 1, 4)
+    # a theme read from Mara's community whose quote is about the base's doors cites Cole's report
+    t = Theme(1, "steel doors", {}, ["d0"], [], statements=[door])
+    assert cited_reports(t, ix, [1, 2], embedder) == [2]
+    t = Theme(1, "alien signal", {}, ["d0"], [], statements=[signal, door])
+    assert cited_reports(t, ix, [1, 2], embedder)[0] == 1
+    # a unit mentioning only the theme's own community cites it; without an embedder, its own report
+    assert cited_reports(Theme(1, "x", {}, ["d0"], [], statements=[signal]), ix, [1, 2], embedder) == [1]
+    assert cited_reports(Theme(1, "steel doors", {}, ["d0"], [], statements=[door]), ix, [1, 2], None) == [1]
