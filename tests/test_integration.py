@@ -261,6 +261,7 @@ def test_the_thread_sharing_warning_comes_only_with_a_model_call(dulce_index, tm
 
 def test_the_demo_main_themes_answer_names_themes_with_coverage_and_documents(dulce_index, model):
     from slmgraph.api import answer
+    from slmgraph.query.theme_labels import label_phrases
     from slmgraph.cli.parser import DEMO_QUESTION
     from slmgraph.indexing.stages.embed import Embedder
 
@@ -275,8 +276,16 @@ def test_the_demo_main_themes_answer_names_themes_with_coverage_and_documents(du
     assert len(sections) >= 3, ans.text
     assert ans.text.startswith("In its one document, the corpus's main themes are ")  # the overview names them
     assert "\n\nDocuments cited:\n- [" in ans.text
+    st = Store(db, read_only=True)
+    try:
+        phrases = {str(n).casefold() for (n,) in st.con.execute("SELECT name FROM concept_mentions").fetchall()}
+    finally:
+        st.close()
     for head, opening, *statements in sections:
-        assert re.match(r"### \d+\. \S.* \[Reports: \d+\]$", head)
+        assert re.match(r"### \d+\. \S.* \[Reports: \d+(, \d+)*\]$", head)
+        # a label names a topic: noun phrases of the story of several words, not a lone generic word
+        label = re.match(r"### \d+\. (.+) \[Reports:", head).group(1)
+        assert all(p.casefold() in phrases and len(p.split()) > 1 for p in label_phrases(label)), head
         # coverage of the one-file sample (whose statements all come from it, so no "Quoted below from")
         assert re.match(r".+: discussed in the corpus's one document\.$", opening)
         assert statements and all(re.match(r"- \*dulce, unit \d+ of 10\*: .+ \[Sources: \d+\]$", s)

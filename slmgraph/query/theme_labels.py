@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 
 from slmgraph.indexing.stages.topics import glued, junk
 from slmgraph.query.extractive import _SPEAKER, _embed
@@ -241,15 +242,79 @@ def pick_label(weighed: list[tuple[str, float, set]], anchor, embedder) -> list[
     return [a]
 
 
+def _nominal(ix: ThemeIndex) -> set[str]:
+    """The words the index's noun phrases end in (their heads, keys as :func:`_phrase_key`): a modifier among
+    them is a noun, so its phrase is a noun compound ("signal distortion", "briefing room"); cached on ``ix``."""
+    got = getattr(ix, "_heads", None)
+    if got is not None:
+        return got
+    import duckdb
+
+    try:
+        rows = ix.store.con.execute("SELECT DISTINCT norm FROM concept_mentions").fetchall()
+    except duckdb.Error:
+        rows = []
+    ix._heads = {w[-1] for (k,) in rows if (w := _phrase_key(str(k)).split())}
+    return ix._heads
+
+
+def _names(ix: ThemeIndex) -> set[str]:
+    """Case-folded names of the index's entities that are no concept (people, places, organisations)."""
+    got = getattr(ix, "_entity_names", None)
+    if got is None:
+        got = {str(n).casefold() for (n,) in ix.store.con.execute("SELECT name FROM entities").fetchall()}
+        ix._entity_names = got = got - ix.concept_names
+    return got
+
+
+def keyphrase_backoff(ix: ThemeIndex, chunks: list[str], anchor, embedder,
+                      taken: set[str] | frozenset = frozenset()) -> list[tuple[str, float, set]]:
+    """``[(phrase, weight, the units of chunks holding it)]``, heaviest first: a theme's several-word noun
+    phrases weighed without recurrence, for a theme whose phrases do not recur (a short story, a corpus of a
+    few units). KeyBERT's ranking (Grootendorst 2020: the cosine of each candidate phrase with the embedding
+    of its text): the cosine with ``anchor`` (a vector of the theme's text) times ``(1 + c) / 2``, ``c`` the
+    share of the phrase's modifiers the index uses as the head of a noun phrase (:func:`_nominal`): a noun
+    compound names a thing ("signal distortion", "transmission log"), while an adjective's phrase more often
+    describes one ("brief nod"), the nominal-compound preference of term extraction (Justeson & Katz 1995,
+    "Technical terminology"), and only noun compounds where the theme has any. Candidates are the :func:`label_worthy` phrases of the units (as
+    :meth:`ThemeIndex.unit_phrases`) that are no entity's name and overlap no ``taken`` key; [] without an
+    embedder, an anchor or a candidate; weights are in ``[0, 1]``; a candidate of weight 0 or less is dropped."""
+    if anchor is None or embedder is None:
+        return []
+    heads, names = _nominal(ix), _names(ix)
+    have: dict[str, set] = {}
+    for c, rows in ix.unit_phrases(list(dict.fromkeys(chunks))).items():
+        for k, n in rows:
+            key = _phrase_key(n)
+            if len(key.split()) < 2 or n.casefold() in names or not label_worthy(n) or _overlaps(key, taken):
+                continue
+            have.setdefault(n, set()).add(c)
+    if not have:
+        return []
+    phrases = sorted(have)
+    sim = _embed(phrases, embedder) @ _unit_norm(anchor)
+    out, compounds = [], []
+    for p, cos in zip(phrases, sim):
+        mods = _phrase_key(p).split()[:-1]
+        c = sum(m in heads for m in mods) / len(mods)
+        w = float(cos) * (1 + c) / 2
+        if w > 0:
+            (compounds if c > 0 else out).append((p, w, have[p]))
+    return sorted(compounds or out, key=lambda x: (-x[1], x[0]))
+
+
 def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, stated: list[str] | None = None,
-            taken: set[str] | None = None, min_terms: int = 1) -> list[str]:
+            taken: set[str] | None = None, min_terms: int = 1, core: list[str] | None = None) -> list[str]:
     """Give ``t`` a label that reads as one topic: :func:`pick_label` of its candidate phrases
     (:func:`weighted_phrases` of its text units ``chunks``; with ``stated``, only those its statements name,
     counted over ``chunks`` and the units of its community ``t.report``) against ``anchor`` (a vector of the
     theme's text: its statements' or units' centroid), "A" or "A and B". ``taken``: the phrase keys earlier
     themes' labels hold: skipped, and so is a phrase whose cosine with one is at least :data:`SAME_TOPIC`
     ("computer science" after "computer scientist"); added to. The label stays as it is when fewer than
-    ``min_terms`` phrases are found. Returns the phrases of the new label ([] when it stays)."""
+    ``min_terms`` phrases are found. Without ``stated``, a theme whose recurring phrases are single words
+    backs off to :func:`keyphrase_backoff` over ``core`` (the units the theme's community owns, against
+    their centroid; else ``chunks`` against ``anchor``), so a lone generic word ("thoughts", "board") gives
+    way to a specific phrase where the theme has one. Returns the phrases of the new label ([] when it stays)."""
     if anchor is None or embedder is None:
         return []
     taken = taken if taken is not None else set()
@@ -260,13 +325,46 @@ def relabel(t: Theme, ix: ThemeIndex, embedder, chunks: list[str], anchor, state
         tv = _embed(sorted(taken), embedder)
         pv = _embed([p for p, _, _ in weighed], embedder)
         weighed = [x for x, m in zip(weighed, (pv @ tv.T).max(axis=1)) if float(m) < SAME_TOPIC]
-    picked = pick_label(weighed, anchor, embedder)
+    backed = _backoff(ix, embedder, core, chunks, anchor, taken) if (
+        stated is None and weighed and not any(len(p.split()) > 1 for p, _, _ in weighed)) else None
+    if backed:
+        # a phrase said once is weak evidence: one phrase, not a pair
+        picked = pick_label(backed[0], backed[1], embedder)[:1]
+    else:
+        picked = pick_label(weighed, anchor, embedder)
     if len(picked) < max(1, min_terms):
         return []
     t.topic = _join(picked)
     t.concepts = picked  # the stored label's terms said what the new label replaces
     taken.update(_phrase_key(p) for p in picked)
     return picked
+
+
+def _backoff(ix: ThemeIndex, embedder, core, chunks, anchor, taken) -> tuple[list, object] | None:
+    """``(weighed, anchor)``: :func:`keyphrase_backoff` over the theme's own units ``core`` against their
+    centroid or, when they give none, over ``chunks`` against ``anchor``, phrases near a taken label
+    (:data:`SAME_TOPIC`) dropped; None when no phrase is left."""
+    got: list = []
+    if core:
+        vs = ix.unit_vectors(list(core))
+        if vs:
+            own = np.mean([_unit_norm(v) for v in vs.values()], axis=0)
+            got = keyphrase_backoff(ix, list(core), own, embedder, frozenset(taken))
+            if taken and got:
+                got = _apart(got, taken, embedder)
+            if got:
+                return got, own
+    got = keyphrase_backoff(ix, chunks, anchor, embedder, frozenset(taken))
+    if taken and got:
+        got = _apart(got, taken, embedder)
+    return (got, anchor) if got else None
+
+
+def _apart(weighed: list, taken, embedder) -> list:
+    """``weighed`` without the phrases whose cosine with a taken label phrase is at least :data:`SAME_TOPIC`."""
+    tv = _embed(sorted(taken), embedder)
+    pv = _embed([p for p, _, _ in weighed], embedder)
+    return [x for x, m in zip(weighed, (pv @ tv.T).max(axis=1)) if float(m) < SAME_TOPIC]
 
 
 def label_phrases(topic: str) -> list[str]:

@@ -421,6 +421,8 @@ class Theme:
     concepts: list = field(default_factory=list)
     #: the community's documents (:func:`slmgraph.query.documents.community_documents`), which ``coverage`` counts
     community_docs: list = field(default_factory=list)
+    #: the reports it cites: those of the communities owning its statements' text units (empty: ``report``)
+    reports: list = field(default_factory=list)
 
 
 @dataclass

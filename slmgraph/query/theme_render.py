@@ -181,13 +181,14 @@ def render_themes(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, te
     theme's sentences, its statements), the documents cited, and the sources line."""
     parts = [overview(themes, ix, wide=wide, temporal=temporal)]
     for i, t in enumerate(themes, start=1):
-        lines = [f"### {i}. {t.topic} [Reports: {t.report}]", t.opening or template_opening(t, ix)]
+        lines = [f"### {i}. {t.topic} [Reports: {', '.join(map(str, t.reports or [t.report]))}]",
+                 t.opening or template_opening(t, ix)]
         lines += [statement_line(st, ix) for st in t.statements]
         parts.append("\n".join(lines))
     cited = documents_cited(themes, ix)
     if cited:
         parts.append(cited)
-    reports = [t.report for t in themes]
+    reports = list(dict.fromkeys(r for t in themes for r in (t.reports or [t.report])))
     sources = list(dict.fromkeys(s.source for t in themes for s in t.statements))
     parts.append(f"Sources: community reports {', '.join(map(str, reports))}"
                  f"{' (' + scope + ')' if scope else ''}; text units {', '.join(map(str, sources))}.")
@@ -201,7 +202,7 @@ def theme_points(themes: list[Theme], ix: ThemeIndex) -> list[dict]:
     for t in themes:
         docs = list(dict.fromkeys(s.doc_id for s in t.statements))
         out.append({"topic": t.topic, "text": " ".join([t.opening] + [s.text for s in t.statements]).strip(),
-                    "coverage": t.coverage, "reports": [t.report],
+                    "coverage": t.coverage, "reports": list(t.reports or [t.report]),
                     "sources": list(dict.fromkeys(s.source for s in t.statements)),
                     "documents": [{"doc_id": d, "document": ix.doc_by_id[d].name, "path": ix.doc_by_id[d].path}
                                   for d in docs]})

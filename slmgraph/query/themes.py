@@ -199,6 +199,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             t.statements.sort(key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
         if t.statements:
             t.score = max(s.rel for s in t.statements)
+            t.reports = cited_reports(t, ix, list(by_report), embedder)
             mine = [k for k in live if any(cands[k][1] is x for x in t.statements)]
             picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
                              stated=[x.text for x in t.statements], taken=taken, min_terms=1)
@@ -285,6 +286,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     relabelled: set[int] = set()
     kept: list[Theme] = []
     labels: list[list[str]] = []
+    # the units each theme's community owns among the level's: a label backs off to their phrases when none recurs
+    owner = ix.unit_owners(sorted(all_units), [r["community_id"] for r in reports], scores)
     for t in pooled:
         # its label from the phrases of the units it is discussed in, against their centroid, before its
         # statements are chosen (a corpus-wide question's statements are those nearest the label)
@@ -292,7 +295,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             [u.chunk_id for u in units.get(t.report, [])]
         vs = [_unit_norm(uvec[c]) for c in mine if c in uvec]
         trial = set(taken)
-        picked = relabel(t, ix, embedder, mine, np.mean(vs, axis=0) if vs else None, taken=trial)
+        picked = relabel(t, ix, embedder, mine, np.mean(vs, axis=0) if vs else None, taken=trial,
+                         core=[c for c in mine if owner.get(c) == t.report])
         phrases = picked or label_phrases(t.topic)
         # a corpus-wide answer lists distinct themes: one saying what a more widely discussed one says gives way
         # to the next candidate
@@ -416,10 +420,46 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         if t.statements:
             if temporal:
                 t.statements.sort(key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
+            t.reports = cited_reports(t, ix, [r["community_id"] for r in reports], embedder)
             out.append(t)
         if len(out) >= max_themes:
             break
     return cover_quoted(out, ix)
+
+
+def cited_reports(t: Theme, ix: ThemeIndex, ids: list[int], embedder) -> list[int]:
+    """The community reports ``t`` cites, in its statements' order: for each statement, of the communities of
+    ``ids`` (the level's) with a member its text unit mentions, the one whose stored report vector is nearest
+    the theme's label and the statement (cosine; ``t.report`` first on ties and without vectors or an
+    embedder) -- a theme cites the reports its quotes come from that are about what it says, never one its
+    quotes are not about."""
+    if not t.statements:
+        return [t.report]
+    from slmgraph.query.answer import unit_numbers
+
+    chunk_of = {n: c for c, n in unit_numbers(ix.store).items()}
+    chunks = sorted({chunk_of[s.source] for s in t.statements if s.source in chunk_of})
+    mentioned: dict[str, set] = {}
+    if chunks and ids:
+        qc, qi = ",".join("?" * len(chunks)), ",".join("?" * len(ids))
+        for c, cid in ix.store.con.execute(f"""
+                SELECT DISTINCT u.chunk_id, m.community_id FROM entity_text_units u JOIN community_members m
+                USING (entity_id) WHERE u.chunk_id IN ({qc}) AND m.community_id IN ({qi})""",
+                                           chunks + list(ids)).fetchall():
+            mentioned.setdefault(c, set()).add(cid)
+    every = sorted({x for v in mentioned.values() for x in v} | {t.report})
+    qr = ",".join("?" * len(every))
+    vec = {int(k): _unit_norm(v) for k, v in ix.store.con.execute(
+        f"SELECT item_id, vector FROM embeddings WHERE kind = 'report' AND item_id IN ({qr})",
+        [str(x) for x in every]).fetchall()} if embedder is not None else {}
+    said = _embed([f"{t.topic}. {s.text}" for s in t.statements], embedder) if vec else None
+    out = []
+    for i, s in enumerate(t.statements):
+        cands = sorted(mentioned.get(chunk_of.get(s.source), set()) | {t.report}, key=lambda x: (x != t.report, x))
+        if said is not None:
+            cands.sort(key=lambda x: -float(vec[x] @ said[i]) if x in vec else 1.0)
+        out.append(cands[0])
+    return list(dict.fromkeys(out))
 
 
 def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:

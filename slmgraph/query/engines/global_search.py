@@ -348,12 +348,13 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
         ans.add_call(gen)
     if synthesis:
         text = f"{synthesis}\n\n{text}"
-    valid = {"reports": {t.report for t in themes}, "sources": {s.source for t in themes for s in t.statements}}
+    cited = list(dict.fromkeys(r for t in themes for r in (t.reports or [t.report])))
+    valid = {"reports": set(cited) | {t.report for t in themes}, "sources": {s.source for t in themes for s in t.statements}}
     text, kept, removed = check_citations(text, valid)
     if on_text is not None:
         on_text(text.rsplit("\n\nSources:", 1)[0])
     ans.text = text
-    ans.citations = {"reports": [t.report for t in themes],
+    ans.citations = {"reports": cited,
                      "sources": list(dict.fromkeys(s.source for t in themes for s in t.statements))}
     ans.points = theme_points(themes, ix)
     # The reports read beyond the helpfulness selection whose themes made the answer join the selection.
