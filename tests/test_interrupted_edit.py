@@ -9,6 +9,7 @@ import slmgraph
 import slmgraph.indexing.pipeline as pipeline
 from slmgraph.config.settings import Settings
 from slmgraph.indexing.pipeline import run_index
+from slmgraph.query.documents import corpus_documents
 from slmgraph.store.db import Store
 
 
@@ -48,6 +49,8 @@ def test_an_edited_documents_old_text_stays_until_its_new_version_is_extracted(t
     assert set(before) <= set(during)
     with slmgraph.open(db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
         assert ix.interrupted
+        docs = corpus_documents(ix.store)
+        assert len(docs) == 3 and sum(d.path == "alpha.txt" for d in docs) == 1  # counted once, as built
         for method in ("basic", "local"):
             ans = ix.query("Who founded Acme Corporation?", method=method)
             assert "Alice Smith founded Acme Corporation" in ans.text, (method, ans.text)
