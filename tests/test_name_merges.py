@@ -38,11 +38,13 @@ def test_two_people_of_the_surname_block_it_and_a_place_is_never_a_surname():
     assert m["director yorkshire"] == "director yorkshire"
 
 
-def test_a_type_tie_goes_to_the_names_type_over_concept():
-    assert majority_type(Counter({"concept": 1, "location": 1}), ("unknown",)) == "location"
-    assert majority_type(Counter({"concept": 1, "person": 1, "unknown": 3}), ("unknown",)) == "person"
-    assert majority_type(Counter({"concept": 2, "location": 1}), ("unknown",)) == "concept"  # a majority stands
-    assert majority_type(Counter({"organization": 1, "location": 1})) == "location"  # else alphabetical
+def test_a_type_tie_goes_to_the_names_type_over_concept_for_a_one_word_name():
+    assert majority_type(Counter({"concept": 1, "location": 1}), ("unknown",), one_word=True) == "location"
+    assert majority_type(Counter({"concept": 1, "person": 1, "unknown": 3}), ("unknown",), one_word=True) == "person"
+    assert majority_type(Counter({"concept": 2, "location": 1}), ("unknown",), one_word=True) == "concept"
+    # A longer name keeps the alphabetical order: an award NER also reads as an organisation stays a concept.
+    assert majority_type(Counter({"concept": 1, "organization": 1}), ("unknown",)) == "concept"
+    assert majority_type(Counter({"organization": 1, "location": 1}), one_word=True) == "location"
     assert majority_type(Counter({"unknown": 2}), ("unknown",)) == "unknown"
 
 

@@ -361,7 +361,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
         degree[s] += 1
         degree[t] += 1
     display = {n: _pick(names[n]) for n in names}
-    etype = {n: majority_type(types[n], ("unknown",)) for n in names}
+    etype = {n: majority_type(types[n], ("unknown",), one_word=" " not in n) for n in names}
 
     use_model = model_writes(settings.summaries, client.model if client else None, "summaries")
     if use_model and (client is None or prompts is None):

@@ -136,25 +136,25 @@ class Resolution:
     embedded: int = 0
 
 
-#: Types a tie in the vote over text units gives way to: a noun-phrase concept (or NER's PRODUCT / WORK_OF_ART
-#: for the name, "the Leeds tour") is the vaguer reading of a name another unit types a person, organisation,
-#: place or event.
+#: Types a tie in the vote over text units gives way to, for a one-word name (:func:`majority_type`).
 TIE_YIELDS = frozenset({"concept"})
 
 
-def majority_type(types: Counter, exclude=UNTYPED) -> str:
-    """Most frequent type of ``types`` not in ``exclude`` (all of them when every type is excluded); a tie
-    goes to a name's type over those of :data:`TIE_YIELDS`, then to the alphabetically first. ``""`` when
-    ``types`` is empty."""
-    items = [(-n, t in TIE_YIELDS, t) for t, n in types.items() if t not in exclude and n > 0] \
-        or [(-n, t in TIE_YIELDS, t) for t, n in types.items()]
+def majority_type(types: Counter, exclude=UNTYPED, one_word: bool = False) -> str:
+    """Most frequent type of ``types`` not in ``exclude`` (all of them when every type is excluded); a tie goes
+    to the alphabetically first, except that for a ``one_word`` name a name's type goes before those of
+    :data:`TIE_YIELDS` ("Leeds": NER labels the place a product in "the Leeds tour", where it modifies a noun),
+    while a longer name keeps the alphabetical order ("Distinguished Service Medal", an award, stays a concept
+    against an organisation). ``""`` when ``types`` is empty."""
+    items = [(-n, one_word and t in TIE_YIELDS, t) for t, n in types.items() if t not in exclude and n > 0] \
+        or [(-n, one_word and t in TIE_YIELDS, t) for t, n in types.items()]
     return min(items)[2] if items else ""
 
 
 def known_type(types: Counter) -> str:
-    """Most frequent type other than the untyped ones (tie: :func:`majority_type`); ``"unknown"`` if none."""
-    known = {t: n for t, n in types.items() if t not in UNTYPED and n > 0}
-    return majority_type(Counter(known)) if known else "unknown"
+    """Most frequent type other than the untyped ones (tie: alphabetical); ``"unknown"`` if none."""
+    known = [(-n, t) for t, n in types.items() if t not in UNTYPED and n > 0]
+    return min(known)[1] if known else "unknown"
 
 
 def compatible(a: str, b: str) -> bool:
