@@ -368,8 +368,8 @@ class Index:
 
         unknown = sorted(set(options) - set(QUERY_OPTIONS))
         if unknown:
-            raise UserError(f"Index.query(): unknown option {unknown[0]!r}: the options are "
-                            f"{', '.join(QUERY_OPTIONS)}")
+            raise UserError(sf.unknown_name("Index.query()", "option", unknown[0], QUERY_OPTIONS,
+                                            f"the options are {', '.join(QUERY_OPTIONS)}"))
         s = copy.copy(self.settings)
         for opt, value in options.items():
             if value is not None:

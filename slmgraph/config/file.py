@@ -20,6 +20,7 @@ the ``tomli`` backport on 3.10, the same parser).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import re
 from dataclasses import dataclass
@@ -318,11 +319,30 @@ def load(path: str | Path) -> dict:
             continue
         k = KEYS.get(name)
         if k is None:
-            close = [n for n in KEYS if n.split("_")[0] == name.split("_")[0]]
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise UserError(f"settings file {path}: unknown key {name!r}{hint}: see 'slmgraph init' for the keys")
+            raise UserError(unknown_name(f"settings file {path}", "key", name, KEYS,
+                                         "see 'slmgraph init' for the keys"))
         out[name] = _convert(k, value, path)
     return out
+
+
+def nearest_name(name: str, names) -> str | None:
+    """The valid name closest in spelling to ``name`` (difflib's ratio, at least 0.6), else one whose
+    underscore-separated words contain all of ``name``'s; None when nothing is close."""
+    names = list(names)
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    words = set(name.lower().split("_"))
+    within = [n for n in names if words <= set(n.split("_"))]
+    return within[0] if len(within) == 1 else None
+
+
+def unknown_name(where: str, what: str, name: str, names, remedy: str) -> str:
+    """The one-line message for an unknown setting or option: ``where: unknown WHAT 'NAME' (did you mean
+    NEAREST?): REMEDY``; the hint is left out when no valid name is close (see :func:`nearest_name`)."""
+    near = nearest_name(name, names)
+    hint = f" (did you mean {near}?)" if near else ""
+    return f"{where}: unknown {what} {name!r}{hint}: {remedy}"
 
 
 def _bad(k: Key, path: Path | str, what: str) -> UserError:
@@ -338,7 +358,7 @@ def convert_argument(name: str, value, where: str = "slmgraph.index()"):
     """
     k = KEYS.get(name)
     if k is None:
-        raise UserError(f"{where}: unknown setting {name!r}: the settings are the keys of 'slmgraph init'")
+        raise UserError(unknown_name(where, "setting", name, KEYS, "the settings are the keys of 'slmgraph init'"))
     if k.kind == "strlist" and isinstance(value, (tuple, str)):
         value = list(value) if isinstance(value, tuple) else [t for t in value.split(",")]
     if k.kind == "shares" and isinstance(value, tuple):

@@ -28,7 +28,7 @@ from slmgraph.errors import UserError
 from slmgraph.indexing.stages.embed_ahead import locked_encode
 from slmgraph.indexing.stages.extract import extraction_fills_cores, run_extraction
 from slmgraph.indexing.stages.graph import build_graph
-from slmgraph.indexing.stages.ingest import chunking_key, ingest, kept_paths
+from slmgraph.indexing.stages.ingest import chunking_key, ingest, kept_paths, retire_replaced
 from slmgraph.indexing.stages.ingest_read import path_text, read_input
 from slmgraph.model.backend import load_model
 from slmgraph.model.client import ModelClient
@@ -497,6 +497,9 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 out["up_to_date"] = True
                 compact(store, say, out)
                 return out
+            if st.derived and out.get("ingest", {}).get("retiring"):
+                # Every text unit is extracted: the edited documents' old versions go before the graph.
+                retire_replaced(store)
             if st.derived and not staged and store.get_meta("build_key"):
                 # Queries read the last complete build until every derived table is rebuilt (swap below); a
                 # first build has none to keep, and queries refuse it until it completes.

@@ -161,13 +161,23 @@ def document_date(title: str, path: str, head: str = "") -> tuple[str, tuple[int
 def built_filter(store) -> tuple[str, list]:
     """A ``WHERE`` clause on ``documents d`` (and its parameters) that keeps the documents of the last complete
     build while an update of the index is unfinished (meta ``complete`` 0): those added up to its meta
-    ``built_added_at``, since the derived tables a query reads are still that build's. Empty otherwise (a
+    ``built_added_at``, since the derived tables a query reads are still that build's, and of an edited
+    document the old version an interrupted update keeps (:func:`slmgraph.indexing.stages.ingest.retiring`),
+    not the new one. Empty otherwise (a
     complete index, or one whose last complete build predates the meta key)."""
     get = getattr(store, "get_meta", None)  # a bare connection holder (a test's) has no meta
     built = get("built_added_at") if get else None
     if not built or get("complete") == "1":
         return "", []
-    return "WHERE d.added_at IS NULL OR d.added_at <= CAST(? AS TIMESTAMP)", [built]
+    from slmgraph.indexing.stages.ingest import retiring
+
+    old = sorted(retiring(store))
+    if not old:
+        return "WHERE d.added_at IS NULL OR d.added_at <= CAST(? AS TIMESTAMP)", [built]
+    # An edited document's new version (its old one, still held, is what the build read) is not counted twice.
+    q = ",".join("?" * len(old))
+    return (f"WHERE (d.added_at IS NULL OR d.added_at <= CAST(? AS TIMESTAMP)) AND (d.doc_id IN ({q}) OR "
+            f"d.path NOT IN (SELECT path FROM documents WHERE doc_id IN ({q})))", [built, *old, *old])
 
 
 def corpus_documents(store, built: bool = True) -> list[Doc]:

@@ -49,6 +49,7 @@ from slmgraph.config.settings import CHOICES, Settings
 from slmgraph.indexing.stages.concepts import CONCEPTS_VERSION, store_unit
 from slmgraph.indexing.stages.extract_methods import Extraction, extract_nlp, extract_unit
 from slmgraph.indexing.stages.extract_routes import use_model_descriptions, uses_model
+from slmgraph.indexing.stages.ingest import retiring
 from slmgraph.indexing.stages.ner import pipeline_for
 from slmgraph.indexing.stages.steer import fingerprint as steer_fingerprint
 from slmgraph.model.client import Model, ModelClient
@@ -185,12 +186,13 @@ def pending_units(store: Store, settings: Settings, model_fp: str, prompt_fp: st
     just these ``chunk_id``s)."""
     rows = store.con.execute(
         "SELECT t.chunk_id, t.text, e.cache_key, t.ord = min(t.ord) OVER (PARTITION BY t.doc_id), "
-        "t.ord = max(t.ord) OVER (PARTITION BY t.doc_id) "
+        "t.ord = max(t.ord) OVER (PARTITION BY t.doc_id), t.doc_id "
         "FROM text_units t LEFT JOIN extractions e USING (chunk_id) ORDER BY t.doc_id, t.ord").fetchall()
     todo = []
     reused = 0
-    for chunk_id, text, have, first, last in rows:
-        if only is not None and chunk_id not in only:
+    old_versions = retiring(store)  # kept for queries until this stage ends, never extracted again
+    for chunk_id, text, have, first, last, doc_id in rows:
+        if (only is not None and chunk_id not in only) or doc_id in old_versions:
             continue
         edges = (bool(first), bool(last))
         key = extraction_key(text, model_fp, prompt_fp, settings, edges)

@@ -41,7 +41,7 @@ from slmgraph.indexing.stages.concepts import DESCRIPTION_TOKENS as CONCEPT_DESC
 from slmgraph.indexing.stages.extract_routes import model_writes, types_reliable
 from slmgraph.names.forms import content_words, is_grounded, mentions
 from slmgraph.config.prompting import Prompts
-from slmgraph.indexing.stages.resolve import RULES, resolve_entities
+from slmgraph.indexing.stages.resolve import RULES, majority_type, resolve_entities
 from slmgraph.store.bulk import insert_rows
 from slmgraph.store.db import Store
 from slmgraph.text.prose import degenerate, sentence_spans, sentences
@@ -361,7 +361,7 @@ def build_graph(store: Store, count_tokens, max_description_tokens: int, *, sett
         degree[s] += 1
         degree[t] += 1
     display = {n: _pick(names[n]) for n in names}
-    etype = {n: _pick(types[n], ("unknown",)) for n in names}
+    etype = {n: majority_type(types[n], ("unknown",), one_word=" " not in n) for n in names}
 
     use_model = model_writes(settings.summaries, client.model if client else None, "summaries")
     if use_model and (client is None or prompts is None):

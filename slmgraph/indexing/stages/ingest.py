@@ -12,6 +12,7 @@ others cut within about a second (:data:`COMMIT_SECONDS`).
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -53,6 +54,10 @@ class IngestResult:
     unit_tokens: int
     #: Paths of indexed documents kept because their file or folder could not be read (``keep``).
     kept: list[str] = field(default_factory=list)
+    #: Old versions of edited documents (ids) whose text units stay until the new version's are extracted
+    #: (:func:`retire_replaced`), so a query after an interrupted update still finds their text; also in
+    #: meta :data:`RETIRING`.
+    retiring: list[str] = field(default_factory=list)
 
     def summary(self, settings=None) -> list[str]:
         """The progress line ``index`` prints."""
@@ -97,6 +102,39 @@ def carry_extractions(con) -> int:
                     f"WHERE x.kind = e.kind AND x.item_id = {renamed})")
         con.execute("DROP TABLE _moved")
     return len(moves)
+
+
+#: Meta key: the ids (JSON list) of the old versions of edited documents that :func:`ingest` kept.
+RETIRING = "retiring_documents"
+
+
+def retiring(store: Store) -> set[str]:
+    """The old versions of edited documents :func:`ingest` kept (meta :data:`RETIRING`): the extract stage
+    leaves their text units as they are."""
+    return set(json.loads(store.get_meta(RETIRING) or "[]"))
+
+
+def retire_replaced(store: Store) -> int:
+    """Remove the old versions of edited documents that :func:`ingest` kept (:func:`retiring`): their
+    documents rows, text units and the units' extraction records, in one transaction; the index run
+    calls it once every text unit is extracted. Their vectors go in the embed stage. Returns the text
+    units removed."""
+    doc_ids = sorted(retiring(store))
+    if not doc_ids:
+        return 0
+    q = ",".join("?" * len(doc_ids))
+    with store.transaction() as con:
+        units = [r[0] for r in con.execute(f"SELECT chunk_id FROM text_units WHERE doc_id IN ({q})",
+                                           doc_ids).fetchall()]
+        if units:
+            con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
+            insert_rows(con, "_gone", ("chunk_id",), [(c,) for c in units])
+            for table in ("text_units",) + UNIT_RECORDS:
+                con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
+            con.execute("DROP TABLE _gone")
+        delete_keys(con, "documents", ("doc_id",), [(d,) for d in doc_ids])
+        store.set_meta(RETIRING, "")
+    return len(units)
 
 
 def kept_paths(paths, keep) -> list[str]:
@@ -267,6 +305,11 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     gone_docs = sorted(set(old) - wanted_docs - kept_ids)
     gone_units = sorted(c for doc_id, ids in old_units.items() if doc_id not in kept_ids
                         for c, _ in ids if c not in wanted_units)
+    # An edited file's old version (another document at a path still in the input): its units whose text
+    # no new unit takes over stay, with their records, until the new version's are extracted.
+    wanted_paths = {d.path for d in docs}
+    replaced = {doc_id for doc_id in gone_docs if old[doc_id][0] in wanted_paths}
+    keep_docs: set[str] = set()
     if gone_units or gone_docs or next_no is not None:
         with store.transaction():
             if gone_units or next_no is not None:  # past every number given, before any unit holding one goes
@@ -275,13 +318,22 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
                 insert_rows(con, "_gone", ("chunk_id",), [(c,) for c in gone_units])
                 carry_extractions(con)
+                if replaced:
+                    q = ",".join("?" * len(replaced))
+                    stay = [r for r in con.execute(
+                        f"SELECT t.chunk_id, t.doc_id FROM text_units t JOIN _gone g USING (chunk_id) "
+                        f"WHERE t.doc_id IN ({q}) AND t.chunk_id IN (SELECT chunk_id FROM extractions)",
+                        sorted(replaced)).fetchall()]
+                    keep_docs = {doc_id for _, doc_id in stay}
+                    delete_keys(con, "_gone", ("chunk_id",), [(c,) for c, _ in stay])
                 for table in ("text_units",) + UNIT_RECORDS:
                     con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
                 con.execute("DROP TABLE _gone")
                 # Their embeddings stay until the embed stage, which copies a vector to a new text unit
                 # with the same text (an edited document's unchanged parts) and deletes the rest.
-            if gone_docs:
-                delete_keys(con, "documents", ("doc_id",), [(d,) for d in gone_docs])
+            if set(gone_docs) - keep_docs:
+                delete_keys(con, "documents", ("doc_id",), [(d,) for d in gone_docs if d not in keep_docs])
+            store.set_meta(RETIRING, json.dumps(sorted(keep_docs)) if keep_docs else "")
     return IngestResult(documents=len(docs), text_units=n_units, added_units=added,
                         removed_units=len(gone_units), removed_documents=len(gone_docs),
-                        tokens=tokens, unit_tokens=unit_tokens, kept=kept)
+                        tokens=tokens, unit_tokens=unit_tokens, kept=kept, retiring=sorted(keep_docs))

@@ -17,7 +17,9 @@ six rules applied in this order, each merge logged with its rule:
    is kept (no entity is invented), but the name counts as a person and its
    title-stripped words are what the ``name-subset`` rule matches, so "Dr.
    Chen" still merges into a unique "Wei Chen". Plural titles open lists
-   ("Agents Alex Mercer"); German titles are included ("Ministerin Käthe Böhm").
+   ("Agents Alex Mercer"); German titles are included ("Ministerin Käthe Böhm"). After the
+   ``name-subset`` rule, an office before a lone surname ("Chair Okafor") merges into the one person
+   name ending in it ("Miriam Okafor"), :func:`_office_surname_rule`.
 2. ``name-subset`` -- a name whose words are the first or last word(s) of
    exactly one longer *person* name merges into it ("Alex" and "Mercer" into
    "Alex Mercer"); two longer candidates ("Alex Mercer", "Alex Smith") block
@@ -132,6 +134,21 @@ class Resolution:
     log: list[MergeRow] = field(default_factory=list)
     merges: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RULES, 0))
     embedded: int = 0
+
+
+#: Types a tie in the vote over text units gives way to, for a one-word name (:func:`majority_type`).
+TIE_YIELDS = frozenset({"concept"})
+
+
+def majority_type(types: Counter, exclude=UNTYPED, one_word: bool = False) -> str:
+    """Most frequent type of ``types`` not in ``exclude`` (all of them when every type is excluded); a tie goes
+    to the alphabetically first, except that for a ``one_word`` name a name's type goes before those of
+    :data:`TIE_YIELDS` ("Leeds": NER labels the place a product in "the Leeds tour", where it modifies a noun),
+    while a longer name keeps the alphabetical order ("Distinguished Service Medal", an award, stays a concept
+    against an organisation). ``""`` when ``types`` is empty."""
+    items = [(-n, one_word and t in TIE_YIELDS, t) for t, n in types.items() if t not in exclude and n > 0] \
+        or [(-n, one_word and t in TIE_YIELDS, t) for t, n in types.items()]
+    return min(items)[2] if items else ""
 
 
 def known_type(types: Counter) -> str:
@@ -379,6 +396,33 @@ def _subset_rule(cl: _Clusters) -> None:
                  f"containing it ({cl.evidence(s, t)}{where})")
 
 
+def _office_surname_rule(cl: _Clusters) -> None:
+    """An office or title written before a lone surname ("Chair Okafor", "Councillor Brandt") merges into the
+    one person name ending in that surname ("Miriam Okafor"); logged as the ``title`` rule. The first word
+    must be one of :data:`LEADING_OFFICES` and the second the last word of exactly one person-shaped person
+    name, so "Member States" (no person "... States") stays apart."""
+    surnames: dict[str, set[str]] = {}
+    for r in cl.roots():
+        words = tuple(strip_titles(r)[0].split())
+        if cl.is_person(r) and person_shaped(words, cl.names[r]):
+            surnames.setdefault(words[-1], set()).add(r)
+    for s in sorted(cl.roots()):
+        words = s.split()
+        if len(words) != 2 or words[0] not in LEADING_OFFICES or words[1] in LEADING_OFFICES:
+            continue
+        if cl.find(s) != s or cl.type(s) not in ("person", *UNTYPED):
+            continue
+        targets = {cl.find(r) for r in surnames.get(words[1], ())} - {s}
+        if len(targets) != 1:
+            continue
+        t = targets.pop()
+        if not cl.compatible(s, t):
+            continue
+        cl.titled[t] = True
+        cl.merge(s, t, "title", None, f"'{cl.display(s)}' is the surname of '{cl.display(t)}', the only person "
+                                      f"name ending so, with the office '{words[0]}' ({cl.evidence(s, t)})")
+
+
 def _short_form_rule(cl: _Clusters) -> None:
     core = {r: tuple(r.split()) for r in cl.roots()}
     index: dict[tuple[str, ...], set[str]] = {}
@@ -510,6 +554,7 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
         _compound_rule(cl)
         _title_rule(cl)
         _subset_rule(cl)
+        _office_surname_rule(cl)
         _short_form_rule(cl)
         _acronym_rule(cl)
     res = Resolution(mapping={})

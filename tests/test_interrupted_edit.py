@@ -1,0 +1,64 @@
+"""An update interrupted during extraction keeps an edited document's old text units (their text, records and
+vectors) until the new version's are extracted, so a query before the re-run still finds its text; the
+re-run leaves one version."""
+
+import pytest
+from conftest import FakeEmbedder, FakeModel
+
+import slmgraph
+import slmgraph.indexing.pipeline as pipeline
+from slmgraph.config.settings import Settings
+from slmgraph.indexing.pipeline import run_index
+from slmgraph.query.documents import corpus_documents
+from slmgraph.store.db import Store
+
+
+def _index(folder, db):
+    run_index(folder, db, Settings(extract_mode="json", min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+
+
+def _alpha(db):
+    store = Store(db, read_only=True)
+    rows = store.con.execute(
+        "SELECT d.doc_id, t.chunk_id, t.text, (SELECT count(*) FROM entity_mentions m WHERE m.chunk_id = t.chunk_id), "
+        "(SELECT count(*) FROM embeddings e WHERE e.kind = 'text_unit' AND e.item_id = t.chunk_id) "
+        "FROM documents d JOIN text_units t USING (doc_id) WHERE d.path = 'alpha.txt' ORDER BY d.doc_id, t.ord"
+    ).fetchall()
+    store.close()
+    return rows
+
+
+def test_an_edited_documents_old_text_stays_until_its_new_version_is_extracted(tmp_path, corpus, monkeypatch):
+    db = tmp_path / "ix.duckdb"
+    _index(corpus, db)
+    before = _alpha(db)
+    assert before and all(n_mentions and n_vectors for *_, n_mentions, n_vectors in before)
+    old = (corpus / "alpha.txt").read_text(encoding="utf-8")
+    (corpus / "alpha.txt").write_text("Zoe Quinn opened the archive in Lyon.\n\n" + old, encoding="utf-8")
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(pipeline, "run_extraction", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            _index(corpus, db)
+    during = _alpha(db)
+    # The old version's units are all there with their mentions and vectors, beside the new version's.
+    assert set(before) <= set(during)
+    with slmgraph.open(db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        assert ix.interrupted
+        docs = corpus_documents(ix.store)
+        assert len(docs) == 3 and sum(d.path == "alpha.txt" for d in docs) == 1  # counted once, as built
+        for method in ("basic", "local"):
+            ans = ix.query("Who founded Acme Corporation?", method=method)
+            assert "Alice Smith founded Acme Corporation" in ans.text, (method, ans.text)
+
+    _index(corpus, db)
+    after = _alpha(db)
+    assert len({doc_id for doc_id, *_ in after}) == 1 and after[0][0] != before[0][0]
+    assert "Zoe Quinn" in after[0][2] and all(n_vectors for *_, n_vectors in after)
+    store = Store(db, read_only=True)
+    assert store.con.execute("SELECT count(*) FROM documents WHERE path = 'alpha.txt'").fetchone()[0] == 1
+    store.close()
