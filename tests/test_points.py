@@ -105,3 +105,17 @@ def test_a_text_unit_that_is_no_prose_gives_no_concept_node():
     got = concept_graph(con, {}, READING_ORDER)
     assert set(got.units) == {"budget shortfall"}
     assert not got.edges
+
+
+def test_a_ts_answer_about_someone_reads_the_units_naming_them_across_documents():
+    from slmgraph.query.engines.global_search import naming_spread
+    from slmgraph.query.scoring import Scored
+
+    ranked = [Scored(11, 25.8, 0.5), Scored(7, 3.9, 0.1), Scored(1, 2.0, 0.1), Scored(6, 1.0, 0.1),
+              Scored(8, 0.5, 0.0), Scored(2, 9.0, 0.2)]
+    doc_of = {11: "profile", 7: "hearing", 1: "minutes21", 6: "minutes23", 8: "minutes23", 2: "letter"}
+    # unit 11, the only one over the floor, is about another person; units 7, 1, 6 and 8 name the chair
+    got = naming_spread([ranked[0]], ranked, {7, 1, 6, 8, 11}, doc_of, k=4)
+    assert [sc.id for sc in got] == [11, 7, 1, 6]  # a unit that names no one asked about (2) is not added
+    got = naming_spread([ranked[0]], ranked, {7, 6, 8}, doc_of, k=4)
+    assert [sc.id for sc in got] == [11, 7, 6, 8]  # 8 comes last: its document is already read

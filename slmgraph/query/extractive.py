@@ -252,6 +252,23 @@ def run_in_heading(raw: str, before: str, after: str) -> bool:
         w.casefold() in _NOT_HEADING or w[:1].isdigit() or (w.islower() and w.endswith("ed")) for w in words)
 
 
+#: A sentence's end: its mark, then closing quotes or brackets.
+_SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")
+
+
+def heading_line(raw: str, before: str, after: str) -> bool:
+    """True when the sentence ``raw`` is a title or heading line: alone on its line (``before`` and ``after``
+    hold nothing of it), ended by no sentence mark, and with no word that makes a statement
+    (:data:`_NOT_HEADING`): "City of Kestrel Bay Finance Committee, public hearing on the library budget,
+    9 March 2023" names a document, it states nothing."""
+    if before.strip(" \t") or after.split("\n", 1)[0].strip():
+        return False
+    plain = _LIST_MARKER.sub("", raw.strip(), count=1).strip()
+    if not plain or _SENTENCE_END.search(plain) or _SPEAKER.match(plain):
+        return False
+    return not any(w.casefold() in _NOT_HEADING for w in re.findall(r"[^\W_][\w'\u2019-]*", plain))
+
+
 def prose_sentences(text: str) -> list[str]:
     """The sentences of ``text`` that may be quoted as prose, each as plain text: split on the text as
     written (:func:`slmgraph.text.prose.sentences`: line structure ends a sentence, so a transcript's turn, a
@@ -260,16 +277,18 @@ def prose_sentences(text: str) -> list[str]:
     (:func:`slmgraph.text.prose.markdown_structure`: table rows, headings, code fences, rules) and inline
     Markdown rendered (:func:`slmgraph.text.prose.plain_sentence`: no ``**``, no ``\\*``); headings are never
     prose (:func:`is_heading`: "**Cardiac wing.**" cut from a run-in heading; :func:`run_in_heading`: "2. Digital
-    inclusion." opening an agenda item), nor is a list opener (:func:`list_opener`: "The plan has three
-    parts:"), and the emphasis marks a split leaves at a sentence's edge ("** The board approved ...") are
+    inclusion." opening an agenda item; :func:`heading_line`: a title line), nor is a list opener
+    (:func:`list_opener`: "The plan has three parts:"), and the emphasis marks a split leaves at a sentence's edge ("** The board approved ...") are
     dropped."""
     text = text or ""
     out = []
     for a, b in sentence_spans(text):
         s = text[a:b]
         line_start = text.rfind("\n", 0, a) + 1
+        line_end = text.find("\n", b)
+        before, after = text[line_start:a], text[b:] if line_end < 0 else text[b:line_end]
         if markdown_structure(s) is None and not is_heading(s) and not list_opener(s) and not run_in_heading(
-                s, text[line_start:a], text[b:]):
+                s, before, after) and not heading_line(s, before, after):
             p = _EDGE_MARKS.sub("", plain_sentence(s))
             if p:
                 out.append(p)
