@@ -173,6 +173,8 @@ _EMPHASISED = re.compile(r"^\s*(\*\*|__)(?=\S)[^*_]+?(\1)?\s*$")
 _LIST_MARKER = re.compile(r"^\s{0,3}(?:[-*+\u2022]|\d{1,3}[.)]|[a-z][.)])\s+")
 #: Most words of a run-in heading judged by its place (:func:`run_in_heading`).
 RUN_IN_WORDS = 4
+#: A year or a year range, which a run-in heading may hold ("Budget 2022-23.").
+_YEAR = re.compile(r"(?:1[89]|20)\d\d(?:[-\u2013/]\d{2,4})?")
 
 
 def is_heading(raw: str) -> bool:
@@ -238,7 +240,8 @@ def run_in_heading(raw: str, before: str, after: str) -> bool:
     """True when the sentence ``raw`` is a run-in heading by its place and shape: it opens its line (nothing
     but a list item's marker or emphasis marks before it on the line, ``before``), more text follows it on
     the same line (``after``), and it is a short phrase -- at most :data:`RUN_IN_WORDS` words, the first
-    capitalised, no figure -- with no word that makes a statement (:data:`_NOT_HEADING`: an auxiliary, a
+    capitalised, no figure but a year ("Budget 2022-23.") -- with no word that makes a statement
+    (:data:`_NOT_HEADING`: an auxiliary, a
     pronoun, a reply), so "2. Digital inclusion. Helen Castellanos presented ..." gives no point
     "Digital inclusion." while "Work stopped. ..." stays a sentence (its verb is no auxiliary, but a past
     tense: a word ending in "ed")."""
@@ -249,7 +252,8 @@ def run_in_heading(raw: str, before: str, after: str) -> bool:
         return False
     words = re.findall(r"[^\W_][\w'\u2019-]*", plain)
     return 0 < len(words) <= RUN_IN_WORDS and not any(
-        w.casefold() in _NOT_HEADING or w[:1].isdigit() or (w.islower() and w.endswith("ed")) for w in words)
+        w.casefold() in _NOT_HEADING or (w[:1].isdigit() and not _YEAR.fullmatch(w))
+        or (w.islower() and w.endswith("ed")) for w in words)
 
 
 #: A sentence's end: its mark, then closing quotes or brackets.
@@ -278,7 +282,8 @@ def prose_sentences(text: str) -> list[str]:
     Markdown rendered (:func:`slmgraph.text.prose.plain_sentence`: no ``**``, no ``\\*``); headings are never
     prose (:func:`is_heading`: "**Cardiac wing.**" cut from a run-in heading; :func:`run_in_heading`: "2. Digital
     inclusion." opening an agenda item; :func:`heading_line`: a title line), nor is a list opener
-    (:func:`list_opener`: "The plan has three parts:"), and the emphasis marks a split leaves at a sentence's edge ("** The board approved ...") are
+    (:func:`list_opener`: "The plan has three parts:"), and the emphasis marks a split leaves at a sentence's
+    edge ("** The board approved ...") are
     dropped."""
     text = text or ""
     out = []
