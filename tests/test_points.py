@@ -21,7 +21,7 @@ _MINUTES = """Board of Trustees minutes, 15 March 2021
 
 4. Central Library roof. The roof of the Central Library leaked again in February.
 
-Work stopped. The builders left the site in March.
+5. Work stopped. The builders left the site in March.
 """
 
 _PLAN = """# Digital Inclusion Plan
@@ -43,6 +43,12 @@ def test_headings_run_in_headings_and_list_openers_are_no_prose_sentences():
     assert "Treasurer Daniel Whitlock reported that the city has cut the library grant by 12 percent." in got
     assert "150 laptops and 100 wifi hotspots, lent for three weeks at a time." in got
     assert "Work stopped." in got
+    # a document's title line is no point of a quoted passage
+    title = "City of Kestrel Bay Finance Committee, public hearing on the library budget, 9 March 2023"
+    emb = FakeEmbedder()
+    pts = sentence_points([(7, f"{title}\n\nCouncillor Peter Brandt said the city faces a deficit.")],
+                          emb.encode(["library budget hearing"])[0], emb)
+    assert [p.text for p in pts] == ["Councillor Peter Brandt said the city faces a deficit."]
 
 
 def test_two_documents_near_identical_sentences_about_different_names_are_two_points():

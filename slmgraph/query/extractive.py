@@ -237,15 +237,15 @@ def list_opener(sentence: str) -> bool:
 
 
 def run_in_heading(raw: str, before: str, after: str) -> bool:
-    """True when the sentence ``raw`` is a run-in heading by its place and shape: it opens its line (nothing
-    but a list item's marker or emphasis marks before it on the line, ``before``), more text follows it on
+    """True when the sentence ``raw`` is a run-in heading by its place and shape: it opens a list item (a
+    numbered or bulleted line, :data:`_LIST_MARKER`; emphasis marks only before it, ``before``), more text follows it on
     the same line (``after``), and it is a short phrase -- at most :data:`RUN_IN_WORDS` words, the first
     capitalised, no figure but a year ("Budget 2022-23.") -- with no word that makes a statement
     (:data:`_NOT_HEADING`: an auxiliary, a
     pronoun, a reply), so "2. Digital inclusion. Helen Castellanos presented ..." gives no point
-    "Digital inclusion." while "Work stopped. ..." stays a sentence (its verb is no auxiliary, but a past
-    tense: a word ending in "ed")."""
-    if before.strip(" \t*_") or not after.split("\n", 1)[0].strip():
+    "Digital inclusion." while "2. Work stopped. ..." stays a sentence (its verb is no auxiliary, but a past
+    tense: a word ending in "ed"), and so does a short sentence opening a line of prose ("Nurse numbers rose.")."""
+    if before.strip(" \t*_") or not after.split("\n", 1)[0].strip() or not _LIST_MARKER.match(raw.strip()):
         return False
     plain = _LIST_MARKER.sub("", raw.strip(), count=1).strip("*_ \t")
     if _SPEAKER.match(plain) or not plain[:1].isupper() or not plain.endswith("."):
@@ -273,7 +273,7 @@ def heading_line(raw: str, before: str, after: str) -> bool:
     return not any(w.casefold() in _NOT_HEADING for w in re.findall(r"[^\W_][\w'\u2019-]*", plain))
 
 
-def prose_sentences(text: str) -> list[str]:
+def prose_sentences(text: str, title_lines: bool = True) -> list[str]:
     """The sentences of ``text`` that may be quoted as prose, each as plain text: split on the text as
     written (:func:`slmgraph.text.prose.sentences`: line structure ends a sentence, so a transcript's turn, a
     heading and a table row are sentences of their own; folding the whitespace first glued a table's
@@ -281,10 +281,10 @@ def prose_sentences(text: str) -> list[str]:
     (:func:`slmgraph.text.prose.markdown_structure`: table rows, headings, code fences, rules) and inline
     Markdown rendered (:func:`slmgraph.text.prose.plain_sentence`: no ``**``, no ``\\*``); headings are never
     prose (:func:`is_heading`: "**Cardiac wing.**" cut from a run-in heading; :func:`run_in_heading`: "2. Digital
-    inclusion." opening an agenda item; :func:`heading_line`: a title line), nor is a list opener
-    (:func:`list_opener`: "The plan has three parts:"), and the emphasis marks a split leaves at a sentence's
-    edge ("** The board approved ...") are
-    dropped."""
+    inclusion." opening an agenda item; without ``title_lines``, :func:`heading_line`: a document's title
+    line, where the text is a document's rather than a report's), nor is a list opener (:func:`list_opener`:
+    "The plan has three parts:"), and the emphasis marks a split leaves at a sentence's edge
+    ("** The board approved ...") are dropped."""
     text = text or ""
     out = []
     for a, b in sentence_spans(text):
@@ -293,7 +293,7 @@ def prose_sentences(text: str) -> list[str]:
         line_end = text.find("\n", b)
         before, after = text[line_start:a], text[b:] if line_end < 0 else text[b:line_end]
         if markdown_structure(s) is None and not is_heading(s) and not list_opener(s) and not run_in_heading(
-                s, before, after) and not heading_line(s, before, after):
+                s, before, after) and (title_lines or not heading_line(s, before, after)):
             p = _EDGE_MARKS.sub("", plain_sentence(s))
             if p:
                 out.append(p)
@@ -581,7 +581,7 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     """
     cands: list[tuple[int, object, str]] = []
     for order, (pid, text) in enumerate(passages):
-        for s in prose_sentences(text or ""):
+        for s in prose_sentences(text or "", title_lines=False):
             if quotable(s, min_words):
                 cands.append((order, pid, s))
     cands = whole_sentences(cands, max_chars)
