@@ -556,3 +556,22 @@ def test_a_corpus_wide_question_is_answered_from_the_most_important_reports_not_
     assert sorted(ans.details["selected"]) == sorted(c for c, r in rating.items() if r >= 0.7 * best)
     assert rating[ans.citations["reports"][0]] == best
     store.close()
+
+
+def test_a_ts_answer_from_several_units_takes_at_most_two_points_from_each(index, monkeypatch):
+    import slmgraph.query.engines.global_search as gs
+
+    db, model, s = index
+    store, client = _client(db, model)
+    seen = {}
+    real = gs.sentence_points
+
+    def spy(passages, qv, embedder, **limits):
+        seen.update(passages=[p for p, _ in passages], **limits)
+        return real(passages, qv, embedder, **limits)
+
+    monkeypatch.setattr(gs, "sentence_points", spy)
+    ans = text_unit_search(store, client, Prompts(), s, "What did Alice Smith build?", progress=False,
+                           embedder=FakeEmbedder())
+    assert len(seen["passages"]) > 1 and seen["per_passage"] == gs.UNIT_POINTS
+    assert ans.text.strip()

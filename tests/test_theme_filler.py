@@ -88,8 +88,9 @@ def test_a_question_about_change_over_time_is_told_what_came_first_and_what_late
         Statement("The shortfall was 4 million pounds after the flood.", 1, "d1", 1, 2),
         Statement("The shortfall fell to 2 million pounds thanks to reserves.", 4, "d4", 1, 2)])
     text = overview([t], ix, temporal=True)
-    assert ("The earliest statement, from \u201cminutes 2019\u201d, states 4 and speaks of \u201cflood\u201d; "
-            "the latest, from \u201cminutes 2022\u201d, states 2 and speaks of \u201cfell\u201d and \u201creserves\u201d.") in text
+    assert ("The earliest statement, from \u201cminutes 2019\u201d, states 4 million pounds and speaks of \u201cflood\u201d; "
+            "the latest, from \u201cminutes 2022\u201d, states 2 million pounds and speaks of \u201cfell\u201d and "
+            "\u201creserves\u201d.") in text
 
 
 def test_a_question_written_with_a_period_is_no_statement():

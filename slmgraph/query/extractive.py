@@ -37,8 +37,8 @@ from slmgraph.model.policy import model_does
 from slmgraph.indexing.stages.report_data import FINDING_MAX_CHARS
 from slmgraph.text.shape import LONG_STRETCH
 from slmgraph.text.prose import (
-    addressed_to_assistant, degenerate, markdown_structure, overlaps, plain_sentence, sentences, word_count,
-    word_length, word_set,
+    addressed_to_assistant, degenerate, markdown_structure, overlaps, plain_sentence, sentence_spans, sentences,
+    word_count, word_length, word_set,
 )
 
 #: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
@@ -79,6 +79,21 @@ def near_duplicate(a: str, b: str, threshold: float = NEAR_DUPLICATE) -> bool:
     if not wa or not wb:
         return a.strip().casefold() == b.strip().casefold()
     return overlaps(wa, wb, threshold)
+
+
+#: A name or a figure of a sentence: a capitalised word after its first word, or a number.
+_NAME_OR_FIGURE = re.compile(r"(?<=\s)[A-Z][\w'\u2019-]*|\d+(?:[.,]\d+)*")
+
+
+def same_statement(a: str, b: str) -> bool:
+    """True when ``a`` and ``b`` state the same thing: near-duplicates (:func:`near_duplicate`) naming the same
+    names and figures (:data:`_NAME_OR_FIGURE`, speaker labels set aside), as the overlap of two text units
+    repeats a sentence; "Pérez of Seaview Bakery gave 500 dollars" and "Pérez of Harbour Bakery gave 500
+    dollars" are two statements of two documents, never one point citing both."""
+    if not near_duplicate(a, b):
+        return False
+    ka, kb = (frozenset(_NAME_OR_FIGURE.findall(" " + _SPEAKER.sub("", x).strip())) for x in (a, b))
+    return ka == kb
 
 
 def has_repetition(text: str) -> bool:
@@ -153,12 +168,23 @@ HEADING_WORDS = 6
 _EMPHASISED = re.compile(r"^\s*(\*\*|__)(?=\S)[^*_]+?(\1)?\s*$")
 
 
+#: A list item's marker opening a line ("1. ", "2) ", "- ", "* ", "a. "): a numbered agenda item's run-in
+#: heading ("1. Budget. Treasurer ... reported ...") is a heading once its number is set aside.
+_LIST_MARKER = re.compile(r"^\s{0,3}(?:[-*+\u2022]|\d{1,3}[.)]|[a-z][.)])\s+")
+#: Most words of a run-in heading judged by its place (:func:`run_in_heading`).
+RUN_IN_WORDS = 4
+#: A year or a year range, which a run-in heading may hold ("Budget 2022-23.").
+_YEAR = re.compile(r"(?:1[89]|20)\d\d(?:[-\u2013/]\d{2,4})?")
+
+
 def is_heading(raw: str) -> bool:
     """True when the sentence ``raw`` (as written, Markdown marks and all) is a heading, not a statement:
-    a short phrase (at most :data:`HEADING_WORDS` words, starting with a capital) that is wholly in
+    a short phrase (at most :data:`HEADING_WORDS` words, starting with a capital, a list item's number or
+    bullet set aside) that is wholly in
     emphasis -- a run-in heading the sentence splitter cut off ("**Cardiac wing.** The board approved ...")
     -- or that ends with a colon or no punctuation at all (a heading line: "Staffing"), or a single word
-    ended by a period ("Finances."). A reply or a pronoun ("Yes.", "It is") is never a heading."""
+    ended by a period ("Finances.", "1. Budget."). A reply or a pronoun ("Yes.", "It is") is never a heading."""
+    raw = _LIST_MARKER.sub("", raw.strip(), count=1)
     body = _SPEAKER.sub("", raw).strip()
     if _SPEAKER.match(raw.strip()):
         return False
@@ -203,18 +229,71 @@ def sentence_kinds(sentence: str) -> list[str]:
 _EDGE_MARKS = re.compile(r"^(\*\*|__)\s*|\s*(\*\*|__)$")
 
 
-def prose_sentences(text: str) -> list[str]:
+def list_opener(sentence: str) -> bool:
+    """True when ``sentence`` ends with a colon once a speaker label is set aside ("The plan has three
+    parts:", "The board agreed the following:"): it opens what follows and states nothing itself."""
+    body = _SPEAKER.sub("", sentence).strip().rstrip(" \"'\u201d\u2019*_")
+    return body.endswith(":")
+
+
+def run_in_heading(raw: str, before: str, after: str) -> bool:
+    """True when the sentence ``raw`` is a run-in heading by its place and shape: it opens a list item (a
+    numbered or bulleted line, :data:`_LIST_MARKER`; emphasis marks only before it, ``before``), more text follows it on
+    the same line (``after``), and it is a short phrase -- at most :data:`RUN_IN_WORDS` words, the first
+    capitalised, no figure but a year ("Budget 2022-23.") -- with no word that makes a statement
+    (:data:`_NOT_HEADING`: an auxiliary, a
+    pronoun, a reply), so "2. Digital inclusion. Helen Castellanos presented ..." gives no point
+    "Digital inclusion." while "2. Work stopped. ..." stays a sentence (its verb is no auxiliary, but a past
+    tense: a word ending in "ed"), and so does a short sentence opening a line of prose ("Nurse numbers rose.")."""
+    if before.strip(" \t*_") or not after.split("\n", 1)[0].strip() or not _LIST_MARKER.match(raw.strip()):
+        return False
+    plain = _LIST_MARKER.sub("", raw.strip(), count=1).strip("*_ \t")
+    if _SPEAKER.match(plain) or not plain[:1].isupper() or not plain.endswith("."):
+        return False
+    words = re.findall(r"[^\W_][\w'\u2019-]*", plain)
+    return 0 < len(words) <= RUN_IN_WORDS and not any(
+        w.casefold() in _NOT_HEADING or (w[:1].isdigit() and not _YEAR.fullmatch(w))
+        or (w.islower() and w.endswith("ed")) for w in words)
+
+
+#: A sentence's end: its mark, then closing quotes or brackets.
+_SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")
+
+
+def heading_line(raw: str, before: str, after: str) -> bool:
+    """True when the sentence ``raw`` is a title or heading line: alone on its line (``before`` and ``after``
+    hold nothing of it), ended by no sentence mark, and with no word that makes a statement
+    (:data:`_NOT_HEADING`): "City of Kestrel Bay Finance Committee, public hearing on the library budget,
+    9 March 2023" names a document, it states nothing."""
+    if before.strip(" \t") or after.split("\n", 1)[0].strip():
+        return False
+    plain = _LIST_MARKER.sub("", raw.strip(), count=1).strip()
+    if not plain or _SENTENCE_END.search(plain) or _SPEAKER.match(plain):
+        return False
+    return not any(w.casefold() in _NOT_HEADING for w in re.findall(r"[^\W_][\w'\u2019-]*", plain))
+
+
+def prose_sentences(text: str, title_lines: bool = True) -> list[str]:
     """The sentences of ``text`` that may be quoted as prose, each as plain text: split on the text as
     written (:func:`slmgraph.text.prose.sentences`: line structure ends a sentence, so a transcript's turn, a
     heading and a table row are sentences of their own; folding the whitespace first glued a table's
     rows and a heading to the prose around them), Markdown structure left out
     (:func:`slmgraph.text.prose.markdown_structure`: table rows, headings, code fences, rules) and inline
     Markdown rendered (:func:`slmgraph.text.prose.plain_sentence`: no ``**``, no ``\\*``); headings are never
-    prose (:func:`is_heading`: "**Cardiac wing.**" cut from a run-in heading), and the emphasis marks a
-    split leaves at a sentence's edge ("** The board approved ...") are dropped."""
+    prose (:func:`is_heading`: "**Cardiac wing.**" cut from a run-in heading; :func:`run_in_heading`: "2. Digital
+    inclusion." opening an agenda item; without ``title_lines``, :func:`heading_line`: a document's title
+    line, where the text is a document's rather than a report's), nor is a list opener (:func:`list_opener`:
+    "The plan has three parts:"), and the emphasis marks a split leaves at a sentence's edge
+    ("** The board approved ...") are dropped."""
+    text = text or ""
     out = []
-    for s in sentences(text or ""):
-        if markdown_structure(s) is None and not is_heading(s):
+    for a, b in sentence_spans(text):
+        s = text[a:b]
+        line_start = text.rfind("\n", 0, a) + 1
+        line_end = text.find("\n", b)
+        before, after = text[line_start:a], text[b:] if line_end < 0 else text[b:line_end]
+        if markdown_structure(s) is None and not is_heading(s) and not list_opener(s) and not run_in_heading(
+                s, before, after) and (title_lines or not heading_line(s, before, after)):
             p = _EDGE_MARKS.sub("", plain_sentence(s))
             if p:
                 out.append(p)
@@ -483,7 +562,8 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     ``min_words`` words (:func:`quotable`; by default every sentence with a word: a short
     sentence is weighed by its relevance like any other, "Grace Hopper joined the Navy."
     answers "Who joined the Navy?"); a sentence that nearly repeats a chosen one (overlapping text
-    units repeat sentences) adds its passage to that point's citations instead. Meeting procedure
+    units repeat sentences; :func:`same_statement`: the same names and figures) adds its passage to that point's
+    citations instead. Meeting procedure
     ("Moved by Grace Whitfield, carried with one abstention.") comes after every other sentence.
 
     Args:
@@ -501,7 +581,7 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     """
     cands: list[tuple[int, object, str]] = []
     for order, (pid, text) in enumerate(passages):
-        for s in prose_sentences(text or ""):
+        for s in prose_sentences(text or "", title_lines=False):
             if quotable(s, min_words):
                 cands.append((order, pid, s))
     cands = whole_sentences(cands, max_chars)
@@ -527,7 +607,7 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
                                                           -j))
         left.remove(k)
         _, pid, s = cands[k]
-        dup = next((p for p in points if near_duplicate(p.text, s)), None)
+        dup = next((p for p in points if same_statement(p.text, s)), None)
         if dup is not None:
             if pid not in dup.ids:
                 dup.ids.append(pid)

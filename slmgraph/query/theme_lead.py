@@ -20,7 +20,7 @@ import re
 
 from slmgraph.names.forms import content_words
 from slmgraph.query.extractive import _SPEAKER
-from slmgraph.query.theme_model import Theme, ThemeIndex, figures_of, word_stem
+from slmgraph.query.theme_model import Theme, ThemeIndex, word_stem
 from slmgraph.store.corpus_stats import count_terms, read_terms
 
 #: A word found in at least this share of the corpus's documents is no shared word of a theme.
@@ -229,6 +229,44 @@ def _own_words(text: str, other: str, ix: ThemeIndex, phrases: list[tuple[str, t
             and share.get(word_stem(w), 0.0) < COMMON_WORD_SHARE][:2]
 
 
+#: A figure as a reader quotes it: a currency sign, the number, a scale word and a unit or the noun it
+#: counts ("4.1 million dollars", "$1.2bn", "12 percent", "1,200 volumes", "3,300"); a year range
+#: ("2021-22") or a date is a time, not a figure, and is matched only to be left out.
+_STATED = re.compile(
+    r"(?i)(?P<date>\b(?:1[89]|20)\d\d(?:\s*[-\u2013/]\s*\d{2,4})?\b(?![.,]\d))"
+    r"|(?P<fig>[$\u00a3\u20ac\u00a5]\s?\d+(?:[.,]\d+)*(?:\s?(?:million|billion|thousand|bn|m|k)\b)?"
+    r"|(?<![\w.,])\d+(?:[.,]\d+)*(?:\s?(?:million|billion|thousand|hundred)\b)?"
+    r"(?:\s?(?:%|percent\b|per cent\b|(?:dollars?|pounds?|euros?|yen)\b|(?-i:[a-z]{3,})\b))?)")
+#: Words after a number that are no unit of it ("12 of the 40", "5 in 2023").
+_NOT_UNIT = frozenset("""of in on at to by for from and or the a an with than per was were is are be been has had
+have will would who which that this these those""".split())
+
+
+def stated_figures(sentence: str) -> list[str]:
+    """The figures ``sentence`` states, as written with their unit or the noun they count ("cut the grant
+    for 2021-22 by 12 percent, from 4.1 million dollars to 3.6 million dollars" -> ["12 percent",
+    "4.1 million dollars", "3.6 million dollars"]); years, year ranges and days of a date are left out (the
+    statement's document carries its date). Amounts (a currency, a share, a scale word) come first."""
+    body = _SPEAKER.sub("", sentence)
+    out: list[str] = []
+    for m in _STATED.finditer(body):
+        fig = m.group("fig")
+        if not fig:
+            continue
+        words = fig.split()
+        if len(words) > 1 and words[-1].casefold() in _NOT_UNIT:
+            fig = " ".join(words[:-1])
+        after = body[m.end():m.end() + 12].lstrip()
+        if re.fullmatch(r"\d{1,2}(?:[.:]\d\d)?", fig) and re.match(
+                r"(?i)(january|february|march|april|may|june|july|august|september|october|november|december|"
+                r"[ap]\.?m\b)", after):
+            continue  # the day of a date ("15 March"), a time of day ("8.40 pm")
+        out.append(fig)
+    amount = re.compile(r"(?i)[$\u00a3\u20ac\u00a5%]|\b(million|billion|thousand|bn|percent|per cent|dollars?|"
+                        r"pounds?|euros?|yen)\b")
+    return sorted(dict.fromkeys(out), key=lambda f: not amount.search(f))
+
+
 def timeline_lead(themes: list[Theme], ix: ThemeIndex) -> str:
     """For a question about change over time, what came first and what later: the earliest and the latest
     statement quoted (corpus order; "the first" and "the last" in the documents' order when either carries no date), each with its document, its date where the document carries one, who
@@ -239,6 +277,11 @@ def timeline_lead(themes: list[Theme], ix: ThemeIndex) -> str:
                  key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
     if len({s.doc_id for s in sts}) < 2:
         return ""
+    # a change is told by its figures: the earliest and the latest statements that state one, when two
+    # documents hold such statements
+    counted = [s for s in sts if stated_figures(s.text)]
+    if len({s.doc_id for s in counted}) >= 2:
+        sts = counted
     a, b = sts[0], sts[-1]
     phrases = _unit_phrases([a, b], ix)
 
@@ -247,9 +290,9 @@ def timeline_lead(themes: list[Theme], ix: ThemeIndex) -> str:
         date = f" ({d.date})" if d.date and d.date not in d.name else ""
         who = f" by {s.speaker}" if s.speaker else ""
         parts = []
-        figs = figures_of(s.text)
+        figs = stated_figures(s.text)
         if figs:
-            parts.append(f"states {_join(list(dict.fromkeys(figs))[:3])}")
+            parts.append(f"states {_join(figs[:3])}")
         own = _own_words(s.text, other.text, ix, phrases)
         if own:
             parts.append(f"speaks of {_join([_q(w) for w in own])}")

@@ -343,9 +343,21 @@ class ConceptGraph:
     dropped_budget: int = 0
 
 
+def no_prose_chunks(con) -> set[str]:
+    """The chunk ids of the text units judged no prose at ingestion (``text_units.no_prose``: a table, a log or
+    encoded data, :func:`slmgraph.text.shape.no_prose_passage`); empty in an index without the flag."""
+    cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'text_units'").fetchall()}
+    if "no_prose" not in cols:
+        return set()
+    return {r[0] for r in con.execute("SELECT chunk_id FROM text_units WHERE no_prose").fetchall()}
+
+
 def concept_graph(con, canon: dict[str, str], reading_order: str) -> ConceptGraph:
     """The corpus's concepts that pass :func:`keep`, with their descriptions and links, from the
-    ``concept_mentions`` / ``concept_links`` tables.
+    ``concept_mentions`` / ``concept_links`` tables; a text unit that is no prose (:func:`no_prose_chunks`)
+    counts neither towards the corpus's text units nor as a mention or a link (a decoded binary's or a
+    table's runs of nouns make no theme).
 
     Args:
         con: the index's DuckDB connection.
@@ -354,13 +366,16 @@ def concept_graph(con, canon: dict[str, str], reading_order: str) -> ConceptGrap
         reading_order: the SQL ``JOIN ... ORDER BY`` tail over mention rows ``m`` that orders
             descriptions (:data:`slmgraph.indexing.stages.graph.READING_ORDER`).
     """
-    n_units = int(con.execute("SELECT count(*) FROM text_units").fetchone()[0])
+    junk = no_prose_chunks(con)
+    n_units = int(con.execute("SELECT count(*) FROM text_units").fetchone()[0]) - len(junk)
     ment = con.execute(f"SELECT m.chunk_id, m.norm, m.name, m.description FROM concept_mentions m {reading_order}, "
                        "m.norm").fetchall()
     units: dict[str, set] = defaultdict(set)
     descs: dict[str, list[str]] = defaultdict(list)
     shown: dict[str, Counter] = defaultdict(Counter)
     for chunk_id, norm, name, desc in ment:
+        if chunk_id in junk:
+            continue
         units[norm].add(chunk_id)
         shown[norm][name or norm] += 1
         if desc:
@@ -378,7 +393,7 @@ def concept_graph(con, canon: dict[str, str], reading_order: str) -> ConceptGrap
     links = con.execute("SELECT m.chunk_id, m.concept_norm, m.other_norm, m.other_kind, m.description, m.sentences "
                         f"FROM concept_links m {reading_order}, m.concept_norm, m.other_norm").fetchall()
     for chunk_id, a, b, kind, desc, n in links:
-        if a not in kept:
+        if a not in kept or chunk_id in junk:
             continue
         if kind == "name":
             b = canon.get(b)

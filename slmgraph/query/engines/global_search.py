@@ -73,6 +73,26 @@ class MapReduceKind:
 THEME_READS = 6
 #: Passages (points) a corpus-wide TS answer spreads over, one per document and community.
 SPREAD_PASSAGES = 6
+#: Points one text unit gives at most in a TS answer from several text units (its points spread across them).
+UNIT_POINTS = 2
+
+
+def naming_spread(chosen: list, ranked: list, naming: set, doc_of: dict, k: int = SPREAD_PASSAGES) -> list:
+    """``chosen`` (selected :class:`slmgraph.query.scoring.Scored` text units) with the best-scored units of
+    ``ranked`` that name whom the question asks about (``naming``: their ids) added, those of a document not
+    yet among the chosen ones first, up to ``k`` units in all: a question about someone is answered from what
+    the documents say of them, not from the one unit nearest its wording (which may be about another person).
+    ``doc_of``: unit id -> document id."""
+    out = list(chosen)
+    have = {sc.id for sc in out}
+    docs = {doc_of.get(sc.id) for sc in out}
+    more = sorted((sc for sc in ranked if sc.id in naming and sc.id not in have), key=lambda x: (-x.score, x.id))
+    for sc in sorted(more, key=lambda x: doc_of.get(x.id) in docs):  # stable: by score within each group
+        if len(out) >= k:
+            break
+        out.append(sc)
+        docs.add(doc_of.get(sc.id))
+    return out
 
 REPORTS = MapReduceKind("map", "reports", "Report", "reports")
 TEXT_UNITS = MapReduceKind("map_text", "passages", "Passage", "sources")
@@ -256,6 +276,10 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                 chosen, reserve, per_passage = [by_id[i] for i in picked], [], 1
                 score_of = {sc.id: sc.score for sc in chosen}
                 ans.details["spread"] = picked
+            elif records is None and store is not None and naming and wide is None:
+                chosen = naming_spread(chosen, ranked, naming, unit_documents(store))
+                score_of = {sc.id: sc.score for sc in chosen}
+                ans.details["spread"] = [sc.id for sc in chosen]
             _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
                         scope, on_text, reserve, per_passage, names)
         if not ans.text.strip():  # the selected items held no sentence to quote: say so, never print nothing
@@ -291,8 +315,12 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
                                reserve=[records[sc.id] for sc in reserve])
     else:
         passages = [(sc.id, re.sub(r"^Passage \d+\s*", "", texts[sc.id])) for sc in chosen]
-        points = sentence_points(passages, qv, embedder, names=names, **(
-            {"max_points": SPREAD_PASSAGES, "per_passage": per_passage} if per_passage else {}))
+        if per_passage is None and len(passages) > 1:
+            per_passage = UNIT_POINTS  # points from several text units: no one unit gives most of them
+            spread = {"per_passage": per_passage}
+        else:
+            spread = {"max_points": SPREAD_PASSAGES, "per_passage": per_passage} if per_passage else {}
+        points = sentence_points(passages, qv, embedder, names=names, **spread)
     synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
         ans.add_call(gen)
@@ -614,6 +642,13 @@ def select_reports(store: Store, client: ModelClient, prompts: Prompts, settings
     return [reports[c] for c in selected], info
 
 
+def unit_documents(store: Store) -> dict:
+    """Text unit number (:func:`slmgraph.query.answer.unit_numbers`) -> its document id."""
+    numbers = unit_numbers(store)
+    return {numbers[c]: d for c, d in store.con.execute("SELECT chunk_id, doc_id FROM text_units").fetchall()
+            if c in numbers}
+
+
 def text_unit_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
                      seed: int | None = None, progress: bool = True,
                      on_text: Callable[[str], None] | None = None, embedder=None) -> Answer:
@@ -627,6 +662,10 @@ def text_unit_search(store: Store, client: ModelClient, prompts: Prompts, settin
     units = rows(store, TextUnitRow, "SELECT chunk_id, text, n_tokens FROM text_units ORDER BY doc_id, ord")
     if not units:
         raise UserError(f"index {store.path} has no text units: run 'slmgraph index' first")
+    # a table's or a decoded binary's units hold no sentence to quote (text_units.no_prose, judged at ingestion)
+    junk = {c for c, in store.con.execute("SELECT chunk_id FROM text_units WHERE no_prose").fetchall()} \
+        if store.has_column("text_units", "no_prose") else set()
+    units = [u for u in units if u.chunk_id not in junk] or units
     named = check_names(store, question, settings)
     if not named["answer"]:
         return name_refusal(Answer(text="", method="ts", question=question), prompts, named, on_text, t0)
