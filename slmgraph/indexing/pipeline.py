@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shlex
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -232,9 +233,14 @@ def _after_ingest(ctx: IndexContext, ing) -> None:
 
 def _extract(ctx: IndexContext):
     # Extraction workers on every core leave the thread no spare core: it would only take turns with them.
+    fills = ctx.embedder is not None and extraction_fills_cores(ctx.store, ctx.client, ctx.prompts, ctx.settings,
+                                                                  ctx.only)
     ahead = ctx.ahead = (start_embed_ahead(ctx.store, ctx.settings, ctx.model, ctx.embedder)
-                         if ctx.embedder is not None and not extraction_fills_cores(
-                             ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.only) else None)
+                         if ctx.embedder is not None and not fills else None)
+    if fills and ctx.settings.executor == "local":
+        # The graph stage's name vectors and the thread after extraction need the embedder: its load (torch and
+        # the model, seconds of one core) runs beside the workers instead of at the start of the graph stage.
+        threading.Thread(target=ctx.embedder, name="slmgraph-embedder-load", daemon=True).start()
     try:
         res = run_extraction(ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.progress,
                              model_factory=ctx.model_factory, say=ctx.say, only=ctx.only)
@@ -464,17 +470,20 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         store.marking = True
         run_id = new_run_id()
         embedder: list = []  # loaded on first use and shared by the embed-ahead thread, the graph and embed stages
+        # The embed-ahead thread and the graph stage may ask at once: the second waits for the first's load.
+        embedder_lock = threading.Lock()
 
         def get_embedder():
-            if not embedder:
-                from slmgraph.indexing.stages.embed import Embedder
+            with embedder_lock:
+                if not embedder:
+                    from slmgraph.indexing.stages.embed import Embedder
 
-                # torch's intra-op threads: what the thread registry granted this process (slmgraph.model.threads),
-                # not the configured count, which other slmgraph processes may already be using.
-                threads = getattr(model, "n_threads", None) or settings.n_threads
-                embedder.append(embedder_factory() if embedder_factory else
-                                Embedder(batch_size=settings.embed_batch_size, threads=threads,
-                                         precision=settings.embed_precision))
+                    # torch's intra-op threads: what the thread registry granted this process (slmgraph.model.threads),
+                    # not the configured count, which other slmgraph processes may already be using.
+                    threads = getattr(model, "n_threads", None) or settings.n_threads
+                    embedder.append(embedder_factory() if embedder_factory else
+                                    Embedder(batch_size=settings.embed_batch_size, threads=threads,
+                                             precision=settings.embed_precision))
             return embedder[0]
 
         ctx = IndexContext(
