@@ -31,6 +31,18 @@ def test_an_office_before_a_lone_surname_resolves_to_the_one_person_of_that_surn
     assert m["treasurer dunmore"] == "treasurer dunmore"  # nor "Dunmore"
 
 
+def test_a_mis_cut_title_is_no_surname_an_office_stands_before():
+    nm, ty, mc = {}, {}, Counter()
+    for surface, t in [("Kevin Scott Chief Technology", "person"), ("Chief Technology", "unknown"),
+                       ("MacArthur Fellow", "person"), ("Executive Fellow", "unknown")]:
+        k = normalize_name(surface)
+        nm.setdefault(k, Counter())[surface] += 1
+        ty.setdefault(k, Counter())[t] += 1
+        mc[k] += 1
+    log = resolve_entities(nm, ty, mc, threshold=None).log
+    assert not [r for r in log if r.rule == "title"], log
+
+
 def test_two_people_of_the_surname_block_it_and_a_place_is_never_a_surname():
     m = _resolve([("Miriam Okafor", "person"), ("Daniel Okafor", "person"), ("Chair Okafor", "unknown"),
                   ("North Yorkshire", "location"), ("Director Yorkshire", "unknown")])

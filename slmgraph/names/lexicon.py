@@ -85,6 +85,10 @@ convener convenor trustee
 #: and entity resolution cut them when a full name (two words or more) remains.
 LEADING_OFFICES = TITLES | ROLE_WORDS | OFFICE_WORDS
 
+#: Role nouns written after a name as an honour or a post ("MacArthur Fellow", "Nobel Laureate"): a name ending
+#: in one is no personal name whose last word is a surname.
+POST_NOMINAL_ROLES = frozenset("fellow fellows laureate laureates scholar scholars alumnus alumni".split())
+
 #: Prefixes of ships' names, as written ("MV Solas", "HMS Ardent", "RMS Titanic"): motor, steam and sailing
 #: vessels, royal and naval ships. A vessel is a made thing, typed as works and products are; the prefix alone
 #: is no entity.

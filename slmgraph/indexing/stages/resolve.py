@@ -88,7 +88,8 @@ from typing import Callable, Mapping, NamedTuple
 import numpy as np
 
 from slmgraph.names.forms import tolerant_words
-from slmgraph.names.lexicon import LEADING_OFFICES, NOT_PERSON_HEADS, PERSONAL_TITLES, SHORT_FORM_HEADS, TITLES
+from slmgraph.names.lexicon import (LEADING_OFFICES, NOT_PERSON_HEADS, PERSONAL_TITLES, POST_NOMINAL_ROLES,
+                                    SHORT_FORM_HEADS, TITLES)
 
 #: Rule names in the order they are applied (the ``rule`` column of ``merge_log``).
 RULES = ("compound", "title", "name-subset", "short-form", "acronym", "embedding")
@@ -404,6 +405,10 @@ def _office_surname_rule(cl: _Clusters) -> None:
     surnames: dict[str, set[str]] = {}
     for r in cl.roots():
         words = tuple(strip_titles(r)[0].split())
+        # A name holding an office word, or ending in a role noun, is a mis-cut title ("Kevin Scott Chief
+        # Technology", "MacArthur Fellow"), not a person whose surname an office may stand before.
+        if any(w in LEADING_OFFICES for w in words) or words[-1] in POST_NOMINAL_ROLES:
+            continue
         if cl.is_person(r) and person_shaped(words, cl.names[r]):
             surnames.setdefault(words[-1], set()).add(r)
     for s in sorted(cl.roots()):
