@@ -44,6 +44,8 @@ PER_UNIT = 2
 LABEL_FIT = 0.45
 #: Cosine a statement has at least with its aspect's label to be quoted under it (an aspect keeps two or more).
 STATEMENT_FIT = 0.3
+#: Share of the statements at most that fit no aspect (more: the answer keeps its themes).
+MAX_OTHER_SHARE = 0.5
 #: The number of aspects an answer has.
 MIN_ASPECTS = 2
 MAX_ASPECTS = 5
@@ -180,8 +182,9 @@ def aspect_labels(ix: ThemeIndex, groups: list[list], embedder, question: str,
 def focused_aspects(ix: ThemeIndex, cands: list, vecs, rel: list[float], cos, off, embedder, question: str,
                     make_themes) -> list[Theme]:
     """The themes of a focused answer as aspects (see the module doc), best first, or [] when fewer than
-    :data:`MIN_STATEMENTS` statements pass or fewer than :data:`MIN_ASPECTS` aspects get a label (the caller
-    then answers as before).
+    :data:`MIN_STATEMENTS` statements pass, fewer than :data:`MIN_ASPECTS` aspects get a label and keep two
+    statements near it, or more than :data:`MAX_OTHER_SHARE` of the statements fit none (the caller then
+    answers as before).
 
     Args:
         cands: ``(community id, Statement)`` pairs with ``rel`` set; vecs: their unit vectors; cos, off: as
@@ -214,7 +217,8 @@ def focused_aspects(ix: ThemeIndex, cands: list, vecs, rel: list[float], cos, of
             merged[i] = fit
         rest += [k for k in groups[i] if k not in fit or len(fit) < 2]
     named = [i for i in named if i in merged]
-    if len(named) < MIN_ASPECTS:
+    # an answer most of whose statements fit no aspect is no synthesis of them
+    if len(named) < MIN_ASPECTS or len(rest) > MAX_OTHER_SHARE * len(chosen):
         return []
     order = sorted(named, key=lambda i: (-max(rel[k] for k in merged[i]), i))
     themes = make_themes([owners[i] for i in order] + ([cands[max(rest, key=lambda k: rel[k])][0]] if rest else []))
