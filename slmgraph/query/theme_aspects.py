@@ -5,18 +5,20 @@ gathered and organised into labelled aspects by the data (no model).
   :data:`slmgraph.query.theme_model.PROBE_GAP` nearer the question than any off-topic probe, whichever
   community they come from, up to :data:`MAX_STATEMENTS` by maximal marginal relevance (Carbonell &
   Goldstein 1998), near repeats dropped and at most :data:`PER_UNIT` from one text unit;
-* **cluster** (:func:`cluster`): agglomerative clustering of their embeddings, average linkage over cosine
-  distance (``scipy.cluster.hierarchy``; Manning, Raghavan & Schuetze 2008, ch. 17), cut at
-  :data:`ASPECT_DISTANCE`, into :data:`MIN_ASPECTS`-:data:`MAX_ASPECTS` aspects;
-* **label** (:func:`aspect_labels`): each aspect's noun phrases that its statements name
+* **cluster** (:func:`cluster`): Ward's agglomerative clustering of their embeddings
+  (``scipy.cluster.hierarchy``; Manning, Raghavan & Schuetze 2008, ch. 17) cut into
+  :data:`MIN_ASPECTS`-:data:`MAX_ASPECTS` aspects where the mean silhouette is best (Rousseeuw 1987);
+* **label** (:func:`aspect_labels`): each aspect's noun compounds that its statements name
   (:func:`slmgraph.query.theme_labels.weighted_phrases`: class-based TF-IDF against the corpus times residual
-  IDF), weighed again by class-based TF-IDF with the aspects as the classes (Grootendorst 2022, BERTopic:
-  ``log(1 + A / f)``, ``f`` of the ``A`` aspects whose statements name the phrase), the question's own words
-  left out, then :func:`slmgraph.query.theme_labels.pick_label` against the aspect's centroid; an aspect left
-  without a label gives its statements to the nearest labelled one;
+  IDF), weighed again by the statements naming them times class-based TF-IDF with the aspects as the classes
+  (Grootendorst 2022, BERTopic: ``log(1 + A / f)``, ``f`` of the ``A`` aspects whose statements name the
+  phrase), the question's own words left out, then :func:`slmgraph.query.theme_labels.pick_label` against the
+  aspect's centroid, kept when it fits the aspect (:func:`_fits`); a statement far from its aspect's label
+  (:data:`STATEMENT_FIT`), and the statements of an aspect without a label, are quoted last as
+  :data:`OTHER`;
 * **open** (:func:`aspects_overview`): one sentence stating the aspects with their statements, works and
-  speakers ("12 statements from 7 of the 24 works bear on the question, in three aspects: protein design (3
-  statements from 2 works; David Baker), ...").
+  speakers ("12 statements from 7 of the 24 works bear on the question, in three aspects, the most relevant
+  first: protein design (3 statements from 2 works, by David Baker), ...").
 """
 
 
@@ -155,7 +157,8 @@ def aspect_labels(ix: ThemeIndex, groups: list[list], embedder, question: str,
     weighed = []
     for sts, chunks in zip(groups, chunks_of):
         ws = weighted_phrases(ix, chunks, [s.text for s in sts])
-        weighed.append([x for x in ws if not _asked(x[0], asked)])
+        # a lone word ("jobs") gathers sentences that share a word, not a topic
+        weighed.append([x for x in ws if not _asked(x[0], asked) and len(x[0].split()) > 1])
     said = [" ".join(s.text for s in sts).casefold() for sts in groups]
     svecs = [_embed([s.text for s in sts], embedder) for sts in groups]
     a = len(groups)
