@@ -59,6 +59,7 @@ import numpy as np
 from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
+from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_labels import label_phrases, relabel, same_theme
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS,
@@ -173,6 +174,11 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         asked, best = topic_words(question, units), float(cos.max())
         live += [k for k in range(len(cands)) if k not in set(live) and has_figure(cands[k][1].text) == 2
                  and names_asked(cands[k][1].text, asked) and cos[k] >= best - FIGURE_MARGIN and cos[k] > off[k]]
+    if not temporal and not figures:  # a focused question: its statements of every community, in aspects
+        found = focused_aspects(ix, cands, vecs, rel, cos, off, embedder, question,
+                                lambda cids: _themes_of(ix, [by_report[c] for c in cids], scores))
+        if found:
+            return found
     ranked_live = sorted(live, key=lambda k: (-rel[k], k))
     order = list(dict.fromkeys(cands[k][0] for k in ranked_live))[:1 if temporal else max_themes]
     themes = {t.report: t for t in _themes_of(ix, [by_report[c] for c in order], scores)}
@@ -496,13 +502,16 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     themes = build_themes(ix, reports, scores, question_vec, embedder, wide=wide, temporal=temporal,
                           figures=asks_figures(question), question=question, pool=pool, probes=probes)
     for t in themes:
-        t.opening = template_opening(t, ix, question)
+        t.opening = aspect_opening(t) or template_opening(t, ix, question)
         written = writer(t) if writer is not None else None
         if written:
             t.opening = f"{written} {t.opening}"
     if not themes:
         return "", [], ix
-    return render_themes(themes, ix, wide=wide, temporal=temporal, scope=scope), themes, ix
+    text = render_themes(themes, ix, wide=wide, temporal=temporal, scope=scope)
+    if is_aspects(themes):  # the aspects' own opening sentence replaces the overview paragraph
+        text = aspects_overview(themes, ix) + text[text.find("\n\n"):]
+    return text, themes, ix
 
 
 def spread_units(store, ranked: list[int], k: int) -> list[int]:
