@@ -233,14 +233,9 @@ def _after_ingest(ctx: IndexContext, ing) -> None:
 
 def _extract(ctx: IndexContext):
     # Extraction workers on every core leave the thread no spare core: it would only take turns with them.
-    fills = ctx.embedder is not None and extraction_fills_cores(ctx.store, ctx.client, ctx.prompts, ctx.settings,
-                                                                  ctx.only)
     ahead = ctx.ahead = (start_embed_ahead(ctx.store, ctx.settings, ctx.model, ctx.embedder)
-                         if ctx.embedder is not None and not fills else None)
-    if fills and ctx.settings.executor == "local":
-        # The graph stage's name vectors and the thread after extraction need the embedder: its load (torch and
-        # the model, seconds of one core) runs beside the workers instead of at the start of the graph stage.
-        threading.Thread(target=ctx.embedder, name="slmgraph-embedder-load", daemon=True).start()
+                         if ctx.embedder is not None and not extraction_fills_cores(
+                             ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.only) else None)
     try:
         res = run_extraction(ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.progress,
                              model_factory=ctx.model_factory, say=ctx.say, only=ctx.only)
