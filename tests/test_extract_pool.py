@@ -93,31 +93,3 @@ def test_a_killed_worker_loses_only_its_units_in_flight_and_the_rerun_extracts_e
     assert not set(rerun) & set(committed_first) and len(set(rerun)) == len(rerun)
     run_index(docs, tmp_path / "one.duckdb", dataclasses.replace(settings, workers=1), model=FakeModel(), **kw)
     assert extraction_rows(db) == extraction_rows(tmp_path / "one.duckdb")
-
-
-def test_the_writer_process_of_worker_processes_does_not_load_the_spacy_pipeline(tmp_path, monkeypatch):
-    import slmgraph.indexing.stages.extract as extract
-    from slmgraph.indexing.stages.ner import installed_pipeline, pipeline_for
-
-    nlp, _ = pipeline_for("auto")
-    if nlp is None or installed_pipeline() is None:
-        pytest.skip("no spaCy pipeline installed")
-    loaded = []
-    monkeypatch.setattr(extract, "pipeline_for", lambda s: loaded.append(s) or pipeline_for(s))
-    docs = people_corpus(tmp_path / "c", n_docs=12)
-    out = run_index(docs, tmp_path / "x.duckdb", Settings(workers=2), model=FakeModel(), progress=False,
-                    embedder_factory=FakeEmbedder, say=lambda m: None)
-    assert out["extract"]["workers"] == 2 and out["extract"]["extracted"] == 12
-    assert loaded == []  # the workers parse: this process only writes
-    assert out["extract"]["ner_model"] == nlp.meta["name"]
-    out = run_index(docs, tmp_path / "one.duckdb", Settings(), model=FakeModel(), progress=False,
-                    embedder_factory=FakeEmbedder, say=lambda m: None)
-    assert out["extract"]["workers"] == 1 and loaded == ["auto"] and out["extract"]["ner_model"] == nlp.meta["name"]
-
-
-def test_pipeline_facts_are_the_loaded_pipelines_name_and_language():
-    from slmgraph.indexing.stages.ner import pipeline_facts, pipeline_for
-
-    nlp, warning = pipeline_for("auto")
-    assert pipeline_facts("auto") == ((nlp.meta["name"], nlp.lang, None) if nlp is not None else (None, None, warning))
-    assert pipeline_facts("none") == (None, None, None)

@@ -40,7 +40,6 @@ import hashlib
 import logging
 import time
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Callable
 
 from tqdm import tqdm
@@ -51,7 +50,7 @@ from slmgraph.indexing.stages.concepts import CONCEPTS_VERSION, store_unit
 from slmgraph.indexing.stages.extract_methods import Extraction, extract_nlp, extract_unit
 from slmgraph.indexing.stages.extract_routes import use_model_descriptions, uses_model
 from slmgraph.indexing.stages.ingest import retiring
-from slmgraph.indexing.stages.ner import pipeline_facts, pipeline_for
+from slmgraph.indexing.stages.ner import pipeline_for
 from slmgraph.indexing.stages.steer import fingerprint as steer_fingerprint
 from slmgraph.model.client import Model, ModelClient
 from slmgraph.names.forms import normalize_name
@@ -366,9 +365,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     calls_model = model is not None and uses_model(settings, n_params)
     model_fp = model.fingerprint if calls_model else ""
     system, with_desc = extraction_system(prompts, settings, model)
-    # The pipeline itself is loaded only where this process parses (worker processes load their own).
-    ner_name, ner_lang, warning = pipeline_facts(settings.ner_model)
-    nlp = None
+    nlp, warning = pipeline_for(settings.ner_model)
     if warning and say:
         say(f"warning: {warning}")
     todo, reused = pending_units(store, settings, model_fp, prompt_fp, only)
@@ -376,7 +373,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0,
              "relationships": 0, "dropped": 0, "ungrounded": 0, "status": {}, "workers": 1, "threads": 0,
              "startup_seconds": 0.0, "left_out": 0, "units_over_budget": 0, "choices": 0, "rejected": 0,
-             "languages": {}, "ner_model": ner_name,
+             "languages": {}, "ner_model": getattr(nlp, "meta", {}).get("name") if nlp is not None else None,
              "budget": settings.candidate_budget(calls_model)}
     parallel = calls_model and todo and (model_factory is not None or getattr(model, "path", None) is not None)
     plan = None
@@ -456,7 +453,6 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
                 update_claim(n_threads or settings.n_threads)
             stats["startup_seconds"] = round(pool.startup_seconds, 2)
         else:
-            nlp = pipeline_for(settings.ner_model)[0] if todo else None
             for chunk_id, text, key, edges in todo:
                 ex = extract_unit(client if calls_model else None, prompts, text, settings, system, with_desc, nlp,
                                   edges)
@@ -464,7 +460,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     finally:
         bar.close()
     if say:
-        for w in extraction_warnings(stats, settings, nlp or SimpleNamespace(lang=ner_lang)):
+        for w in extraction_warnings(stats, settings, nlp):
             say(f"warning: {w}")
     return ExtractResult(**stats)
 

@@ -164,38 +164,6 @@ def pipeline_for(setting: str):
     return load_pipeline(s), None
 
 
-def pipeline_facts(setting: str) -> tuple[str | None, str | None, str | None]:
-    """``(name, language, warning)`` of the pipeline a ``--ner-model`` setting gives (:func:`pipeline_for`):
-    its ``meta`` name and language code, or ``(None, None, warning or None)`` without one. An installed
-    package's are read from its ``meta.json``, without importing spaCy or loading the pipeline (what a
-    process that hands the parses to worker processes needs); else the pipeline is loaded.
-
-    Raises:
-        UserError: a named pipeline cannot be loaded.
-    """
-    s = (setting or "auto").strip()
-    if s.lower() == "auto":
-        import importlib.util
-        import json
-        from pathlib import Path
-
-        name = installed_pipeline()
-        if name is None:
-            return None, None, pipeline_for(s)[1]
-        spec = importlib.util.find_spec(name)
-        for folder in (spec.submodule_search_locations or []) if spec is not None else []:
-            try:
-                meta = json.loads((Path(folder) / "meta.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if meta.get("name") and meta.get("lang"):
-                return meta["name"], meta["lang"], None
-    nlp, warning = pipeline_for(s)
-    if nlp is None:
-        return None, None, warning
-    return nlp.meta.get("name"), getattr(nlp, "lang", None), warning
-
-
 # --- candidates ----------------------------------------------------------------------
 
 
