@@ -345,24 +345,3 @@ def test_text_units_the_thread_planned_but_did_not_commit_are_not_cut_into_windo
     run_embeddings(store, ahead.wrap(emb), progress=False, made_ahead=ahead.made)
     assert emb.counted == 0  # the thread's windows were taken, not cut again
     assert _rows(store) == _rows(plain)
-
-
-def test_the_embedder_is_loaded_once_when_the_thread_and_the_graph_stage_ask_for_it_at_once(tmp_path):
-    from conftest import people_corpus
-
-    made, emb = [], []
-
-    def slow_factory():
-        made.append(threading.current_thread().name)
-        time.sleep(2.0)  # as loading torch and the model takes seconds: the graph stage asks meanwhile
-        emb.append(CountingEmbedder())
-        return emb[-1]
-
-    # Two spaCy worker processes take both cores, so the thread starts (and loads) after extraction.
-    corpus = people_corpus(tmp_path / "c", n_docs=50)
-    s = Settings(extractor="nlp", n_threads=2, workers=2, reports="none")
-    out = run_index(corpus, tmp_path / "i.duckdb", s, model=FakeModel(), embedder_factory=slow_factory,
-                    progress=False, say=lambda m: None)
-    assert out["extract"]["workers"] == 2 and out["embed_ahead"]["texts"] > 0
-    assert made == ["slmgraph-embed-ahead"], made
-    assert any(th == "MainThread" for _, th in emb[0].encoded)  # the graph stage's names: the same embedder
