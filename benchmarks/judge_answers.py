@@ -12,6 +12,12 @@ Two steps, so that whoever judges sees nothing but the packets:
     Schema of one verdict). The key -- which method is A in each packet, the answers' cost and the code
     and index they came from -- goes to ``--key``, which must lie outside the packets folder.
 
+``versus``
+    Before and after: takes two key files written by ``packets`` (say, main's and a branch's, each with
+    its own index) and one method, and writes blind packets that pit that method's answer from the first
+    key against its answer from the second, question by question, in both orders; the new key names the
+    two sides ``--names`` and records both keys' code and index. Score it with ``score`` as any other key.
+
 ``score``
     Reads the verdict files (``*.json`` under ``--verdicts``, any depth, one verdict per file or a list of
     verdicts; several judges may judge the same packet) and the key, and prints per pair of methods the win
@@ -153,6 +159,15 @@ def packet_text(pid: str, question: str, a: str, b: str) -> str:
             f"## Answer B\n\n{b.strip() or '(empty)'}\n")
 
 
+def write_judging(packets: Path) -> None:
+    """The judges' instructions (``JUDGING.md``) and ``verdict_schema.json`` beside the packets."""
+    (packets / "verdict_schema.json").write_text(json.dumps(verdict_schema(), indent=2) + "\n", encoding="utf-8")
+    (packets / "JUDGING.md").write_text(JUDGING.format(
+        criteria="\n".join(f"- **{c}**: {d}" for c, d in CRITERIA.items()),
+        grades="\n".join(f"- **{g}**: {d}" for g, d in GRADES.items()),
+        example=json.dumps(EXAMPLE, indent=2)), encoding="utf-8")
+
+
 def cmd_packets(args) -> int:
     import slmgraph
 
@@ -192,14 +207,64 @@ def cmd_packets(args) -> int:
                 pid = f"q{n:02d}-{order}"
                 (packets / f"{pid}.md").write_text(packet_text(pid, question, texts[ma], texts[mb]), encoding="utf-8")
                 key["packets"][pid] = {"question_no": n, "question_id": qid, "A": ma, "B": mb}
-    (packets / "verdict_schema.json").write_text(json.dumps(verdict_schema(), indent=2) + "\n", encoding="utf-8")
-    (packets / "JUDGING.md").write_text(JUDGING.format(
-        criteria="\n".join(f"- **{c}**: {d}" for c, d in CRITERIA.items()),
-        grades="\n".join(f"- **{g}**: {d}" for g, d in GRADES.items()),
-        example=json.dumps(EXAMPLE, indent=2)), encoding="utf-8")
+    write_judging(packets)
     key["conditions"] = benchkit.finish(cond)
     key_path.write_text(json.dumps(key, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {len(key['packets'])} packets to {packets} and the key to {key_path}")
+    return 0
+
+
+def cmd_versus(args) -> int:
+    packets, key_path = Path(args.packets).resolve(), Path(args.key).resolve()
+    if key_path.is_relative_to(packets):
+        raise SystemExit(f"judge_answers: error: the key {key_path} must not lie inside the packets folder {packets}")
+    names = list(args.names)
+    if len(names) != 2 or names[0] == names[1]:
+        raise SystemExit("judge_answers: error: --names takes two different names, e.g. main branch")
+    keys = []
+    for path in args.keys:
+        try:
+            keys.append(json.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"judge_answers: error: cannot read the key {path} ({exc})")
+    sides = []
+    for path, key in zip(args.keys, keys):
+        got = {a["question"]: a for a in key.get("answers", []) if a["method"] == args.method}
+        if not got:
+            raise SystemExit(f"judge_answers: error: the key {path} holds no {args.method!r} answers")
+        sides.append(got)
+    questions = [q for q in sides[0] if q in sides[1]]
+    if not questions:
+        raise SystemExit("judge_answers: error: the two keys share no question: answer the same questions file")
+    packets.mkdir(parents=True, exist_ok=True)
+    key_path.parent.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(args.seed)
+    out = {"db": " vs ".join(k["db"] for k in keys), "questions": keys[0]["questions"], "methods": names,
+           "level": None, "seed": args.seed, "method": args.method,
+           "code": {"slmgraph": ", ".join(f"{n} = {k['code']['slmgraph']}" for n, k in zip(names, keys)),
+                    "commit": " vs ".join(str((k["code"]["commit"] or "?")[:7]) for k in keys),
+                    "keys": [str(Path(p).resolve()) for p in args.keys]},
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "packets": {}, "answers": []}
+    identical = 0
+    for n, question in enumerate(questions, 1):
+        texts = {}
+        for name, side in zip(names, sides):
+            a = side[question]
+            texts[name] = a["text"]
+            out["answers"].append(dict(a, question_no=n, method=name))
+        identical += texts[names[0]].strip() == texts[names[1]].strip()
+        first = list(names)
+        if rng.random() < 0.5:
+            first.reverse()
+        for order, (ma, mb) in enumerate((first, first[::-1]), 1):
+            pid = f"q{n:02d}-{order}"
+            (packets / f"{pid}.md").write_text(packet_text(pid, question, texts[ma], texts[mb]), encoding="utf-8")
+            out["packets"][pid] = {"question_no": n, "question_id": sides[0][question]["question_id"], "A": ma, "B": mb}
+    out["identical_answers"] = identical
+    write_judging(packets)
+    key_path.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {len(out['packets'])} packets to {packets} and the key to {key_path}; "
+          f"{identical} of {len(questions)} questions got the same {args.method} answer from both keys")
     return 0
 
 
@@ -410,6 +475,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--key", required=True, help="the key file (kept from the judges; outside --packets)")
     p.add_argument("--seed", type=int, default=20, help="seed of the A/B draw (default 20)")
     p.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    p = sub.add_parser("versus", help="blind packets pitting one method's answers from two keys (before, after)")
+    p.add_argument("keys", nargs=2, help="two key files written by packets (e.g. main's and a branch's)")
+    p.add_argument("--names", nargs=2, default=["before", "after"], help="names of the two sides (default before after)")
+    p.add_argument("--method", default="global", help="the method whose answers are compared (default global)")
+    p.add_argument("--packets", required=True, help="folder for the packets (given to the judges)")
+    p.add_argument("--key", required=True, help="the new key file (kept from the judges; outside --packets)")
+    p.add_argument("--seed", type=int, default=41, help="seed of the A/B draw (default 41)")
     p = sub.add_parser("score", help="score verdict files against the key")
     p.add_argument("--key", required=True)
     p.add_argument("--verdicts", required=True, help="folder of verdict *.json files")
@@ -420,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="results name: writes benchmarks/results/<out>.md and .json")
     p.add_argument("--title", default=None)
     args = ap.parse_args(argv)
-    return {"packets": cmd_packets, "score": cmd_score, "shape": cmd_shape}[args.command](args)
+    return {"packets": cmd_packets, "versus": cmd_versus, "score": cmd_score, "shape": cmd_shape}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -90,3 +90,33 @@ def test_invalid_verdict_is_named(tmp_path):
         ja.read_verdicts(tmp_path)
     msg = str(exc.value)
     assert "v.json" in msg and "winner must be one of A, B, tie" in msg and "grades.A.grade" in msg
+
+
+def test_versus_pits_one_method_from_two_keys_blind(tmp_path, monkeypatch):
+    import slmgraph
+
+    qs = tmp_path / "q.txt"
+    qs.write_text("What is one?\nWhat is two?\n")
+    keys = []
+    for tag in ("old", "new"):
+        class _Tagged(_Index):
+            def query(self, question, method="global", level=None, _tag=tag):
+                return _Ans(f"{_tag.upper()}-{method.upper()} on {question}")
+
+        monkeypatch.setattr(slmgraph, "open", lambda db, cls=_Tagged: cls())
+        key = tmp_path / f"{tag}.json"
+        ja.main(["packets", "--db", f"{tag}.duckdb", "--questions", str(qs), "--packets", str(tmp_path / tag),
+                 "--key", str(key)])
+        keys.append(str(key))
+    packets, key = tmp_path / "vs", tmp_path / "vs_key.json"
+    ja.main(["versus", *keys, "--names", "main", "branch", "--packets", str(packets), "--key", str(key)])
+    k = json.loads(key.read_text())
+    assert k["methods"] == ["main", "branch"] and k["identical_answers"] == 0
+    for n in (1, 2):
+        one = k["packets"][f"q0{n}-1"]
+        text = (packets / f"q0{n}-1.md").read_text()
+        want = {"main": "OLD-GLOBAL", "branch": "NEW-GLOBAL"}
+        assert text.index(want[one["A"]]) < text.index(want[one["B"]]) and "BASIC" not in text
+        assert "main" not in text.lower() and "branch" not in text.lower()
+    res = ja.score(k, [_verdict("q01-1", "A", 4, 2)])
+    assert res["grades"][k["packets"]["q01-1"]["A"]]["mean"] == 4
