@@ -256,8 +256,8 @@ def run_in_heading(raw: str, before: str, after: str) -> bool:
         or (w.islower() and w.endswith("ed")) for w in words)
 
 
-#: A sentence's end: its mark, then closing quotes or brackets.
-_SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)\]*_]*$")
+#: A sentence's end: its mark (the full-width marks of Chinese and Japanese too), then closing quotes or brackets.
+_SENTENCE_END = re.compile(r"[.!?\u2026\u3002\uff01\uff1f\uff0e][\"'\u201d\u2019)\]*_\u300d\u300f\uff09]*$")
 
 
 def heading_line(raw: str, before: str, after: str) -> bool:
