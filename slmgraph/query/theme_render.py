@@ -202,7 +202,7 @@ def theme_points(themes: list[Theme], ix: ThemeIndex) -> list[dict]:
     for t in themes:
         docs = list(dict.fromkeys(s.doc_id for s in t.statements))
         out.append({"topic": t.topic, "text": " ".join([t.opening] + [s.text for s in t.statements]).strip(),
-                    "coverage": t.coverage, "reports": list(t.reports or [t.report]),
+                    "coverage": t.coverage, "reports": [r for r in (t.reports or [t.report]) if r is not None],
                     "sources": list(dict.fromkeys(s.source for s in t.statements)),
                     "documents": [{"doc_id": d, "document": ix.doc_by_id[d].name, "path": ix.doc_by_id[d].path}
                                   for d in docs]})

@@ -60,6 +60,7 @@ from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
+from slmgraph.query.theme_facets import facet_opening, facet_themes, render_facets
 from slmgraph.query.theme_labels import label_phrases, relabel, same_theme
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS,
@@ -486,9 +487,12 @@ def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
 
 def theme_answer(store, question: str, reports: list[dict], scores: dict, question_vec, embedder, *,
                  wide: bool = False, scope: str = "", writer=None, pool: list[dict] | None = None,
-                 probes: list[str] | None = None) -> tuple[str, list[Theme], ThemeIndex]:
+                 probes: list[str] | None = None, facets: list | None = None) -> tuple[str, list[Theme], ThemeIndex]:
     """``(answer text, themes, index view)`` of a global answer by theme (see the module doc); the text is ""
-    when no theme has a statement.
+    when no theme has a statement. A question that lists facets (``facets``, from
+    :func:`slmgraph.query.theme_facets.question_facets`; not corpus-wide) is answered facet by facet
+    (:mod:`slmgraph.query.theme_facets`) when any facet has a statement; the themes are then the facets with
+    statements.
 
     Args:
         reports: the selected reports (with ``wide``: every report of the level), dicts with ``entities``.
@@ -499,6 +503,17 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     """
     ix = ThemeIndex(store)
     temporal = is_temporal(question)
+    if facets and not wide and embedder is not None:
+        found = facet_themes(ix, facets, embedder, probes=probes, temporal=temporal, owner_of=lambda chunks: ix.unit_owners(
+            chunks, [r["community_id"] for r in (pool or reports)], scores))
+        if any(t.statements for t in found):
+            for t in found:
+                if t.statements:
+                    t.opening = facet_opening(t, ix)
+                    written = writer(t) if writer is not None else None
+                    if written:
+                        t.opening = f"{written} {t.opening}"
+            return render_facets(found, ix, scope=scope), [t for t in found if t.statements], ix
     themes = build_themes(ix, reports, scores, question_vec, embedder, wide=wide, temporal=temporal,
                           figures=asks_figures(question), question=question, pool=pool, probes=probes)
     for t in themes:

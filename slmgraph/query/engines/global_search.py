@@ -347,7 +347,9 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     the level, broadest first. False (``ans``
     untouched) when no theme has a statement (reports with no text unit behind them)."""
     from slmgraph.query.extractive import opening_on, synthesize
+    from slmgraph.query.named import entities_named
     from slmgraph.query.themes import theme_answer
+    from slmgraph.query.theme_facets import facets_for, is_facets
     from slmgraph.query.theme_render import theme_points
 
     qv = embedder.encode([question])[0] if embedder is not None else None
@@ -364,9 +366,12 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
 
     # A focused question's themes are found from its evidence among every report of the level, each statement
     # nearer the question than any off-topic probe (slmgraph.query.themes.focused_themes).
+    # A question listing groups or things is answered facet by facet (slmgraph.query.theme_facets).
+    facets = [] if wide else facets_for(question, settings.ner_model, lambda s: bool(entities_named(store, s)))
     text, themes, ix = theme_answer(store, question, reports, scores, qv, embedder, wide=wide, scope=scope,
                                     writer=writer, pool=list(records.values()),
-                                    probes=probe_questions(prompts) if settings.helpfulness_probes else None)
+                                    probes=probe_questions(prompts) if settings.helpfulness_probes else None,
+                                    facets=facets)
     if not themes:
         return False
     # The overall opening sentence of extractive answers, where asked for (slmgraph.query.extractive.opening_on).
@@ -376,8 +381,9 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
         ans.add_call(gen)
     if synthesis:
         text = f"{synthesis}\n\n{text}"
-    cited = list(dict.fromkeys(r for t in themes for r in (t.reports or [t.report])))
-    valid = {"reports": set(cited) | {t.report for t in themes}, "sources": {s.source for t in themes for s in t.statements}}
+    # a facet's statements may come from units no community owns: it cites no report
+    cited = list(dict.fromkeys(r for t in themes for r in (t.reports or [t.report]) if r is not None))
+    valid = {"reports": set(cited), "sources": {s.source for t in themes for s in t.statements}}
     text, kept, removed = check_citations(text, valid)
     if on_text is not None:
         on_text(text.rsplit("\n\nSources:", 1)[0])
@@ -386,13 +392,14 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
                      "sources": list(dict.fromkeys(s.source for t in themes for s in t.statements))}
     ans.points = theme_points(themes, ix)
     # The reports read beyond the helpfulness selection whose themes made the answer join the selection.
-    beyond = [t.report for t in themes if t.report not in set(ans.details.get("selected") or [])]
+    beyond = [t.report for t in themes if t.report is not None and t.report not in set(ans.details.get("selected") or [])]
     if beyond and not wide:
         ans.details["selected"] = list(ans.details["selected"]) + beyond
         ans.details["selected_beyond_cut"] = beyond
     ans.details.update({"points": len(themes), "themes": [{"report": t.report, "topic": t.topic,
                                                            "documents": t.coverage["documents"]} for t in themes],
                         "by_theme": True, "documents_named": True, "synthesis": synthesis,
+                        "facets": [f.label for f in facets] if is_facets(themes) else [],
                         "theme_sentences": "model" if writer is not None else "template",
                         "synthesis_raw": gen.text[:500] if gen is not None else None,
                         "removed_citations": removed})

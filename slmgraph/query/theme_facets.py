@@ -1,0 +1,370 @@
+"""Facets of a question: a global question that enumerates groups or things ("How do guests from robotics,
+neuroscience, entertainment and online communities differ ...?", "Compare Q1 and Q3", "What do Alice and Bob
+each say about X?") is answered facet by facet, in the question's order (no model).
+
+* **parse** (:func:`question_facets`): the question's coordinated noun phrases from spaCy's dependency parse
+  (a head noun and its ``Token.conjuncts``, or two nouns joined by the preposition "versus"); each facet is
+  the conjunct's own phrase (its subtree without the other conjuncts, the coordinator, punctuation, a
+  determiner or a possessive). The longest list of the question is its facets. No list: no facets. Two
+  phrases joined by "or" alone ("personal anecdotes or stories", "other companies or industry rivals") are
+  one topic said two ways, no list; a list that is one entity of the index as a whole ("Johnson and
+  Johnson") is one name, no list;
+* **gather** (:func:`facet_themes`): for each facet, the facet's question -- the question with its list
+  replaced by the facet alone ("How do guests from robotics differ in how they approach building new
+  technology?") -- is embedded; the text units that name the facet (every content word of it, as a word's
+  stem opening a word of the text: "robotics" names "robotics", "online communities" names "online
+  community"), nearest the facet's question first (stored unit vectors), up to :data:`FACET_UNITS`, give
+  their sentences that name the facet themselves and pass the quote rules of every theme
+  (:func:`slmgraph.query.theme_model._statement_ok`: whole sentences, no boilerplate, no framing); a
+  sentence is kept within :data:`slmgraph.query.theme_model.EVIDENCE_MARGIN` of the facet's best and
+  :data:`slmgraph.query.theme_model.PROBE_GAP` nearer the facet's question than any off-topic probe, up
+  to :data:`PER_FACET` by maximal marginal relevance, one per text unit, none quoted under an earlier
+  facet; over time (:func:`slmgraph.query.theme_model.is_temporal`) in corpus order;
+* **write** (:func:`facets_overview`, :func:`render_facets`): one section per facet, its label, reach (the
+  documents naming it) and statements with citations, as every theme's; a facet with no statement gets one
+  line saying so ("No passage on robotics was found."), and the answer opens with one sentence saying
+  which facets have evidence and how much.
+"""
+
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from slmgraph.query.documents import coverage
+from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, prose_sentences, relevance
+from slmgraph.query.theme_model import (
+    EDGE_PENALTY, EVIDENCE_MARGIN, FILLER_PENALTY, FULL_WORDS, PROBE_GAP, SHORT_PENALTY, Statement, Theme,
+    ThemeIndex, _statement_ok, _unit_norm, leans, repeats, speaker_of, spoken, word_stem,
+)
+from slmgraph.query.theme_render import _cap, _join, documents_cited, reach_text, statement_line
+
+#: Part-of-speech tags of a list's items: nouns, names and numbers ("Q1", "2023").
+NOMINAL = frozenset({"NOUN", "PROPN", "NUM"})
+#: The preposition that lists two things ("robotics versus neuroscience"); spaCy parses it as a preposition.
+VERSUS = frozenset({"versus", "vs", "vs.", "v.", "v"})
+#: Children that belong to the list, or to no one item of it: left out of an item's phrase.
+_NOT_ITEM = frozenset({"conj", "cc", "punct", "preconj", "appos", "relcl", "acl", "prep", "det", "poss", "case",
+                       "predet"})
+#: Text units read per facet (nearest its question first) and statements quoted per facet.
+FACET_UNITS = 20
+PER_FACET = 3
+
+_NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+@dataclass
+class Facet:
+    """One item of the question's list: ``label`` as written ("online communities"), ``words`` its content
+    words, each as written and as its stem (``("communities", "community")``), ``question`` the question asked
+    of it alone."""
+
+    label: str
+    words: tuple
+    question: str
+
+
+def parse_pipeline(name: str | None):
+    """The spaCy pipeline ``name`` with its dependency parser (loaded once per process; the NER stage's copy
+    leaves the parser out), or None when ``name`` is None, cannot be loaded or has no parser."""
+    return _parse_pipeline(name) if name else None
+
+
+def _load(name: str):
+    try:
+        import spacy
+
+        nlp = spacy.load(name, exclude=["ner"])
+    except (ImportError, OSError, ValueError):
+        return None
+    return nlp if "parser" in nlp.pipe_names else None
+
+
+_CACHE: dict = {}
+
+
+def _parse_pipeline(name: str):
+    if name not in _CACHE:
+        _CACHE[name] = _load(name)
+    return _CACHE[name]
+
+
+def pipeline_name(setting: str) -> str | None:
+    """The spaCy pipeline a question is parsed with for ``--ner-model`` ``setting``: the installed default for
+    ``auto``, None for ``none``, else the setting itself."""
+    from slmgraph.indexing.stages.ner import installed_pipeline
+
+    s = (setting or "auto").strip()
+    if s.lower() == "none":
+        return None
+    return installed_pipeline() if s.lower() == "auto" else s
+
+
+#: A question that may hold a list: a comma, a coordinator or "versus" (the parser is loaded only then).
+_MAY_LIST = re.compile(r"(?i),|\b(and|or|versus|vs)\b")
+
+
+def _phrase(tok) -> list:
+    """The tokens of ``tok``'s own phrase: its subtree without the children of :data:`_NOT_ITEM` and theirs."""
+    drop = set()
+    for c in tok.children:
+        if c.dep_ in _NOT_ITEM:
+            drop.update(t.i for t in c.subtree)
+    return [t for t in tok.subtree if t.i not in drop]
+
+
+def _items(doc) -> list[list]:
+    """Every list of ``doc``: each a list of its items' head tokens, in order."""
+    out = []
+    for tok in doc:
+        if tok.dep_ == "conj" or tok.pos_ not in NOMINAL:
+            continue
+        items = [tok] + sorted(tok.conjuncts, key=lambda t: t.i)
+        if len(items) < 2:
+            vs = [c for c in tok.children if c.lower_ in VERSUS]
+            objs = [o for v in vs for o in v.children if o.dep_ == "pobj"]
+            if not objs:
+                continue
+            items = [tok] + [objs[0]] + sorted(objs[0].conjuncts, key=lambda t: t.i)
+        if any(t.pos_ not in NOMINAL for t in items):
+            continue
+        joins = [c.lower_ for t in items for c in t.children if c.dep_ == "cc"]
+        # "anecdotes or stories": one topic said two ways, not two things to answer apart
+        if len(items) == 2 and joins and all(j == "or" for j in joins):
+            continue
+        out.append(items)
+    return out
+
+
+def facets_for(question: str, setting: str, is_entity=None) -> list[Facet]:
+    """:func:`question_facets` of ``question`` parsed by the pipeline of the ``--ner-model`` ``setting``
+    (:func:`pipeline_name`), loaded only when the question may hold a list (a comma, "and", "or", "versus")."""
+    if not _MAY_LIST.search(question or ""):
+        return []
+    return question_facets(question, parse_pipeline(pipeline_name(setting)), is_entity)
+
+
+def question_facets(question: str, nlp, is_entity=None) -> list[Facet]:
+    """The facets of ``question`` (see the module doc), in its order; [] when it lists nothing, or ``nlp``
+    (a spaCy pipeline with a parser) is None.
+
+    Args:
+        is_entity: ``text -> bool``, True when a list's whole text is one entity of the index
+            ("Johnson and Johnson"): then it is a name, no list.
+    """
+    if nlp is None or not _MAY_LIST.search(question or ""):
+        return []
+    doc = nlp(question)
+    best: list = []
+    for items in _items(doc):
+        phrases = [_phrase(t) for t in items]
+        # an item holding a verb is a misparse ("robotics versus neuroscience approach building technology")
+        if any(t.pos_ in ("VERB", "AUX") for p in phrases for t in p):
+            continue
+        a = min(p[0].idx for p in phrases)
+        b = max(p[-1].idx + len(p[-1]) for p in phrases)
+        if is_entity is not None and is_entity(question[a:b]):
+            continue
+        labels = ["".join(t.text_with_ws for t in p).strip() for p in phrases]
+        labels = list(dict.fromkeys(labels))
+        if len(labels) >= 2 and (not best or len(labels) > len(best[0])):
+            best = [labels, a, b]
+    if not best:
+        return []
+    labels, a, b = best
+    out = []
+    for lab in labels:
+        words = tuple((w, word_stem(w)) for w in dict.fromkeys(re.findall(r"[^\W_]+", lab.casefold()))
+                      if w not in _stop())
+        if words:
+            out.append(Facet(lab, words, f"{question[:a]}{lab}{question[b:]}"))
+    return out if len(out) >= 2 else []
+
+
+def _stop() -> frozenset:
+    from slmgraph.names.forms import STOP
+
+    return STOP
+
+
+def _pattern(f: Facet):
+    """One regex per content word of ``f``: what the word and its stem share, opening a word of the text (a
+    quick test before :func:`names`)."""
+    import os
+
+    return [re.compile(r"(?<![^\W_])" + re.escape(os.path.commonprefix(list(w))), re.IGNORECASE) for w in f.words]
+
+
+def names(text: str, f: Facet, pats=None) -> bool:
+    """True when ``text`` names facet ``f``: every content word of it is a word of the text by its stem
+    (:func:`slmgraph.store.corpus_stats.word_stem`: "communities" names "online community"; "Q1" is no "Q10")."""
+    if not all(p.search(text) for p in (pats or _pattern(f))):
+        return False
+    said = {word_stem(w) for w in re.findall(r"[^\W_]+", text.casefold())}
+    return all(stem in said for _, stem in f.words)
+
+
+def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[str] | None = None,
+                 temporal: bool = False, owner_of=None) -> list[Theme]:
+    """One :class:`Theme` per facet, in the question's order (see the module doc): ``topic`` the facet's
+    label, ``statements`` its quotes (none for a facet without evidence), ``coverage`` the documents naming
+    it, ``report`` the community owning its best statement's text unit (None without one), ``facet`` True.
+
+    Args:
+        owner_of: ``[chunk ids] -> {chunk id: community id}``, the community each unit belongs to.
+    """
+    units = ix.all_units()
+    uvec = ix.unit_vectors([u.chunk_id for u in units])
+    qvecs = _embed([f.question for f in facets], embedder)
+    pv = _embed(list(probes), embedder) if probes else None
+    used: list[str] = []
+    out = []
+    for fi, f in enumerate(facets):
+        pats = _pattern(f)
+        naming = [u for u in units if names(u.text, f, pats)]
+        docs = sorted({u.doc_id for u in naming}, key=lambda d: ix.doc_by_id[d].pos)
+        t = Theme(None, f.label, coverage(docs, ix.docs), docs, [], community_docs=docs)
+        t.facet = True
+        out.append(t)
+        if not naming:
+            continue
+        qv = qvecs[fi]
+        ranked = sorted(naming, key=lambda u: (-(float(_unit_norm(uvec[u.chunk_id]) @ qv) if u.chunk_id in uvec
+                                                 else -1.0), u.number))[:FACET_UNITS]
+        cands: list[tuple[str, Statement]] = []
+        seen: set = set()
+        for u in ranked:
+            for s in prose_sentences(u.text):
+                s = spoken(s)
+                if s in seen or not names(s, f, pats) or not _statement_ok(s, ix):
+                    continue
+                seen.add(s)
+                cands.append((u.chunk_id, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
+                                                    speaker=speaker_of(u.text, s))))
+        if not cands:
+            continue
+        vecs = _embed([st.text for _, st in cands], embedder)
+        cos = vecs @ qv
+        off = (vecs @ pv.T).max(axis=1) if pv is not None else np.full(len(cands), -1.0)
+        rel = []
+        for k, (_, st) in enumerate(cands):
+            short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
+            lean = FILLER_PENALTY if leans(st.text) else 0.0
+            edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
+            st.rel = relevance(float(cos[k]), st.text) - short - lean - edge
+            rel.append(st.rel)
+        top = max(rel)
+        left = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
+        mmr = _Mmr(vecs)
+        per_unit: set = set()
+        picked: list[int] = []
+        while left and len(picked) < PER_FACET:
+            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
+            left.remove(k)
+            st = cands[k][1]
+            if st.source in per_unit or any(repeats(st.text, x) for x in used):
+                continue
+            picked.append(k)
+            per_unit.add(st.source)
+            used.append(st.text)
+            mmr.add(k)
+        if not picked:
+            continue
+        t.statements = [cands[k][1] for k in picked]
+        if temporal:
+            t.statements.sort(key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
+        t.score = max(rel[k] for k in picked)
+        owners = owner_of([cands[k][0] for k in picked]) if owner_of is not None else {}
+        t.reports = list(dict.fromkeys(owners[cands[k][0]] for k in picked if cands[k][0] in owners))
+        t.report = t.reports[0] if t.reports else None
+        quoted = {s.doc_id for s in t.statements}
+        if not quoted <= set(docs):
+            t.doc_ids = sorted(set(docs) | quoted, key=lambda d: ix.doc_by_id[d].pos)
+            t.coverage = coverage(t.doc_ids, ix.docs)
+    return out
+
+
+def is_facets(themes: list[Theme]) -> bool:
+    """True when ``themes`` are :func:`facet_themes`' facets."""
+    return bool(themes) and all(getattr(t, "facet", False) for t in themes)
+
+
+def _works(statements, ix: ThemeIndex) -> tuple[int, str]:
+    docs = {s.doc_id for s in statements if s.doc_id in ix.doc_by_id}
+    if any(d.work for d in ix.docs):
+        return len({ix.doc_by_id[d].work or d for d in docs}), "work"
+    return len(docs), "document"
+
+
+def missing_line(t: Theme) -> str:
+    """The one line of a facet without a statement: "No passage on robotics was found." (no text unit names
+    it), or "No passage on robotics bears on the question (4 documents name it)." (some do, none answers)."""
+    if not t.coverage["documents"]:
+        return f"No passage on {t.topic} was found."
+    return f"No passage on {t.topic} bears on the question (named in {reach_text(t.coverage, False)})."
+
+
+def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
+    """The answer's opening sentence over its facets: how many the question names, and each with its
+    statements and works (documents) and speakers, in the question's order, then those without evidence --
+    "The question names four, answered in its order: robotics (2 statements from 2 works, by Daniela Rus),
+    neuroscience (3 statements from 2 works) and online communities (1 statement from 1 work); no passage on
+    entertainment bears on it."."""
+    n = len(themes)
+    items = []
+    for t in themes:
+        k = len(t.statements)
+        if not k:
+            continue
+        w, noun = _works(t.statements, ix)
+        who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
+        said = sum(1 for s in t.statements if s.speaker)
+        by = "" if not who else f", by {_join(who)}" if said == k else f", {said} of them by {_join(who)}"
+        src = f" from {w} {noun}{'s' if w != 1 else ''}" if len(ix.docs) > 1 else ""
+        items.append(f"{t.topic} ({k} statement{'s' if k != 1 else ''}{src}{by})")
+    empty = [t.topic for t in themes if not t.statements]
+    sep = "; " if any("," in i for i in items) else ", "
+    listed = items[0] if len(items) == 1 else items[0] + " and " + items[1] if len(items) == 2 else \
+        sep.join(items[:-1]) + f"{sep.rstrip()} and " + items[-1]
+    text = f"The question names {_NUMBERS.get(n, str(n))}, answered in its order"
+    text += f": {listed}" if items else ""
+    if empty:
+        text += f"; no passage on {_join(empty, last=' or ')} bears on it"
+    return text + "."
+
+
+def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:
+    """The answer text of a faceted question: the opening sentence (:func:`facets_overview`), one section per
+    facet (heading with its reports, its sentence, its statements; or its one line without any), the
+    documents cited and the sources line, as :func:`slmgraph.query.theme_render.render_themes` writes them."""
+    parts = [facets_overview(themes, ix)]
+    for i, t in enumerate(themes, start=1):
+        if not t.statements:
+            parts.append(f"### {i}. {t.topic}\n{missing_line(t)}")
+            continue
+        head = f"### {i}. {t.topic}" + (f" [Reports: {', '.join(map(str, t.reports))}]" if t.reports else "")
+        parts.append("\n".join([head, t.opening] + [statement_line(st, ix) for st in t.statements]))
+    cited = documents_cited(themes, ix)
+    if cited:
+        parts.append(cited)
+    reports = list(dict.fromkeys(r for t in themes for r in t.reports))
+    sources = list(dict.fromkeys(s.source for t in themes for s in t.statements))
+    parts.append(f"Sources: community reports {', '.join(map(str, reports))}"
+                 f"{' (' + scope + ')' if scope else ''}; text units {', '.join(map(str, sources))}.")
+    return "\n\n".join(parts)
+
+
+def facet_opening(t: Theme, ix: ThemeIndex) -> str:
+    """A facet's sentence: its label, how widely the corpus names it, and the documents it is quoted from
+    with their speakers -- "Robotics: named in 3 of 24 works (5 of 174 parts). Quoted below from “EP-1”
+    (speakers: Daniela Rus)."."""
+    text = f"{_cap(t.topic)}: named in {reach_text(t.coverage)}."
+    if t.statements and len(ix.docs) > 1:
+        docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
+        who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
+        text += (f" Quoted below from {_join([chr(0x201c) + ix.doc_by_id[d].name + chr(0x201d) for d in docs])}"
+                 f"{f' (speakers: {_join(who)})' if who else ''}.")
+    return text

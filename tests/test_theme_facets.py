@@ -1,0 +1,143 @@
+"""A global question that lists groups or things is answered facet by facet, in the question's order, and a
+facet with no evidence says so in one line; a question that lists nothing is answered as before."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from slmgraph.query.named import entities_named
+from slmgraph.query.question_embed import question_embedder
+from slmgraph.query.theme_facets import facets_for, parse_pipeline, pipeline_name, question_facets
+from slmgraph.query.themes import theme_answer
+from slmgraph.store.db import Store
+
+UNITS = [
+    ("d0", "Surgeons use robots to operate through tiny incisions in the hospital. "
+           "The weather in the valley was warm that spring."),
+    ("d1", "The surgeons say the robots steady their hands during long heart operations. "
+           "Our garden grew tomatoes and beans."),
+    ("d2", "Nurses rely on delivery robots to carry medicines along the hospital corridors at night. "
+           "The cafeteria served soup and bread for lunch."),
+    ("d3", "The nurses say the delivery robots save them hours of walking on every shift. "
+           "The band played three songs at the festival."),
+    ("d4", "The band played three songs at the festival and the crowd sang along to every chorus."),
+    ("d5", "Our garden grew tomatoes, beans and squash during the long and sunny summer months."),
+]
+POOL = [{"community_id": 1, "entities": ["City Hospital"], "summary": ""}]
+PROBES = ["What music did the band play?", "What grows in the garden?"]
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    p = parse_pipeline(pipeline_name("auto"))
+    if p is None:
+        pytest.skip("no spaCy pipeline with a parser is installed")
+    return p
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return question_embedder()
+
+
+@pytest.fixture
+def store(tmp_path, embedder):
+    s = Store(tmp_path / "i.duckdb", create=True)
+    con = s.con
+    for d in sorted({d for d, _ in UNITS}):
+        con.execute("INSERT INTO documents (doc_id, path, title) VALUES (?, ?, ?)", [d, f"{d}.txt", d])
+    vecs = embedder.encode([t for _, t in UNITS])
+    for i, (d, text) in enumerate(UNITS):
+        c = f"u{i}"
+        con.execute("INSERT INTO text_units (chunk_id, doc_id, ord, text) VALUES (?, ?, 0, ?)", [c, d, text])
+        con.execute("INSERT INTO embeddings (kind, item_id, model, vector) VALUES ('text_unit', ?, 'm', ?)",
+                    [c, vecs[i].tolist()])
+    con.execute("INSERT INTO entities (entity_id, norm, name, type) VALUES (1, 'city hospital', 'City Hospital', 'ORG')")
+    for i, n in ((2, "Johnson and Johnson"), (3, "Procter and Gamble")):
+        con.execute("INSERT INTO entities (entity_id, norm, name, type) VALUES (?, ?, ?, 'ORG')", [i, n.lower(), n])
+    con.execute("INSERT INTO communities VALUES (1, 0, NULL, 1, NULL)")
+    con.execute("INSERT INTO community_members VALUES (1, 1)")
+    for i in range(len(UNITS)):
+        con.execute("INSERT INTO entity_text_units VALUES (1, ?)", [f"u{i}"])
+    con.execute("INSERT INTO community_reports (community_id, level, title, summary, findings, rating, topic, doc_ids) "
+                "VALUES (1, 0, 'City Hospital', '', '[]', 5.0, 'hospital', ?)",
+                [json.dumps(sorted({d for d, _ in UNITS}))])
+    yield s
+    s.con.close()
+
+
+def _labels(question, nlp, is_entity=None):
+    return [f.label for f in question_facets(question, nlp, is_entity)]
+
+
+def test_a_list_with_commas_and_and_gives_its_items_in_order(nlp):
+    q = ("How do guests from robotics, neuroscience, entertainment and online communities differ in how they "
+         "approach building new technology?")
+    facets = question_facets(q, nlp)
+    assert [f.label for f in facets] == ["robotics", "neuroscience", "entertainment", "online communities"]
+    # each facet is asked the question alone
+    assert facets[0].question == "How do guests from robotics differ in how they approach building new technology?"
+
+
+def test_a_list_joined_by_or_of_three_items_is_facets(nlp):
+    assert _labels("Did the housing, transport or parks departments cut their budgets?", nlp) == [
+        "housing", "transport", "parks"]
+
+
+def test_compare_x_and_y(nlp):
+    assert _labels("Compare Q1 and Q3.", nlp) == ["Q1", "Q3"]
+
+
+def test_two_people_each(nlp):
+    assert _labels("What do Alice and Bob each say about taxes?", nlp) == ["Alice", "Bob"]
+
+
+def test_two_phrases_joined_by_or_are_one_topic(nlp):
+    assert _labels("What personal anecdotes or stories do tech leaders often share?", nlp) == []
+
+
+def test_a_question_without_a_list_has_no_facets(nlp):
+    assert _labels("What are the main themes across these documents?", nlp) == []
+    assert facets_for("What advice do guests give to young people?", "auto") == []
+
+
+def test_a_name_holding_and_is_one_facet_when_the_index_holds_it(nlp, store):
+    known = lambda s: bool(entities_named(store, s))  # noqa: E731
+    assert _labels("What did Johnson and Johnson say about vaccines?", nlp, known) == []
+    q = "What did Procter and Gamble say about vaccines?"
+    assert _labels(q, nlp, known) == []
+    # the same words where the index holds no such entity: a list of two
+    assert _labels(q, nlp, lambda s: False) == ["Procter", "Gamble"]
+
+
+def _answer(store, embedder, question, facets):
+    qv = embedder.encode([question])[0]
+    return theme_answer(store, question, POOL, {1: 50.0}, qv, embedder, pool=POOL, probes=PROBES, facets=facets)
+
+
+def test_each_facet_gets_its_section_and_a_facet_without_evidence_its_line(store, embedder, nlp):
+    q = "How do surgeons, nurses and astronauts use robots in their work?"
+    facets = question_facets(q, nlp)
+    text, themes, _ = _answer(store, embedder, q, facets)
+    heads = [line for line in text.splitlines() if line.startswith("### ")]
+    assert [h.split(" [")[0] for h in heads] == ["### 1. surgeons", "### 2. nurses", "### 3. astronauts"]
+    assert "No passage on astronauts was found." in text
+    surgeons = text.split("### 1. surgeons")[1].split("### 2.")[0]
+    nurses = text.split("### 2. nurses")[1].split("### 3.")[0]
+    assert "operate through tiny incisions" in surgeons and "Nurses" not in surgeons
+    assert "carry medicines" in nurses and "urgeons" not in nurses
+    # citations name documents, as every theme's do
+    assert "- *d0*: Surgeons use robots" in text and "Documents cited:" in text
+    assert text.startswith("The question names three, answered in its order: surgeons (")
+    assert [t.topic for t in themes] == ["surgeons", "nurses"]
+
+
+def test_a_question_without_a_list_is_answered_as_before(store, embedder):
+    q = "How do surgeons use robots in the hospital?"
+    facets = facets_for(q, "auto")
+    assert facets == []
+    before = theme_answer(store, q, POOL, {1: 50.0}, embedder.encode([q])[0], embedder, pool=POOL, probes=PROBES)
+    after = _answer(store, embedder, q, facets)
+    assert after[0] == before[0] and after[0]
