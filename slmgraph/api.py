@@ -71,7 +71,7 @@ def settings_for(config: str | Path | None = None, where: str = "slmgraph", **ov
 
 
 def index(input: str | Path, db: str | Path, *, config: str | Path | None = None, replace: bool = False,
-          progress: bool = False, say: Callable[[str], None] | None = None, model=None,
+          follow_links: bool = False, progress: bool = False, say: Callable[[str], None] | None = None, model=None,
           embedder_factory: Callable | None = None, **settings) -> dict:
     """Index the ``.txt``/``.md`` files of ``input`` (a folder or one file) into the DuckDB file ``db``.
 
@@ -80,6 +80,7 @@ def index(input: str | Path, db: str | Path, *, config: str | Path | None = None
     Args:
         config: settings file (default ``./slmgraph.toml`` when present).
         replace: allow re-indexing an index built from another input.
+        follow_links: read what symbolic links under ``input`` lead to outside it (``--follow-links``).
         progress: show progress bars; ``say`` receives one-line stage notes (default: none).
         model: an already loaded model (tests pass the scripted fake); None loads ``model_path``.
         embedder_factory: ``() -> Embedder`` (tests pass a fake); None = the bundled all-MiniLM-L6-v2.
@@ -94,7 +95,7 @@ def index(input: str | Path, db: str | Path, *, config: str | Path | None = None
     from slmgraph.indexing.pipeline import run_index
 
     s, sources = settings_for(config, "slmgraph.index()", **settings)
-    return run_index(input, db, s, replace=replace, progress=progress, model=model,
+    return run_index(input, db, s, replace=replace, follow_links=follow_links, progress=progress, model=model,
                      embedder_factory=embedder_factory, say=say or (lambda m: None), sources=sources)
 
 
@@ -531,6 +532,7 @@ class Index:
             raise UserError(f"index {self.path} was built from {root}, not a folder: insert() adds files to the "
                             "folder an index was built from; re-index a folder holding that file first")
         build = self._build_settings(json.loads(self.store.get_meta("settings") or "{}"))
+        follow = self.store.get_meta("follow_links") == "1"  # the input is read as the last run read it
         folder = root / "slmgraph-inserted"
         written = []
         try:
@@ -545,7 +547,8 @@ class Index:
                             "was built from writable") from None
         self.close()
         try:
-            out = run_index(root, self.path, build, progress=progress, model=self._model,
+            out = run_index(root, self.path, build, follow_links=follow,
+                            progress=progress, model=self._model,
                             embedder_factory=self._embedder_factory, say=say or (lambda m: None), wait=self._wait)
         finally:
             self._client = None  # its ledger belonged to the closed store

@@ -204,8 +204,9 @@ def test_symlinked_folders_are_followed_once(tmp_path):
     top.mkdir()
     (top / "link").symlink_to(real, target_is_directory=True)
     (real / "loop").symlink_to(top, target_is_directory=True)  # a cycle must not loop forever
-    docs, _ = read_documents(top)
+    docs, warnings = read_documents(top, follow_links=True)
     assert [d.path for d in docs] == ["link/a.txt"]
+    assert len(warnings) == 1 and "link/loop" in warnings[0] and "symbolic link loop" in warnings[0]
 
 
 def test_demo_refuses_to_overwrite_an_index_of_other_input(tmp_path, corpus, capsys):

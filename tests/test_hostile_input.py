@@ -99,7 +99,7 @@ def test_an_unreadable_folder_a_dangling_link_and_a_link_loop_keep_their_documen
     (corpus / "delta.txt").symlink_to(outside / "delta.txt")
     (corpus / "linked").symlink_to(outside, target_is_directory=True)
     db = tmp_path / "x.duckdb"
-    assert _index(capsys, corpus, db)[0] == 0
+    assert _index(capsys, corpus, db, "--follow-links")[0] == 0
     before = _docs(db)
     assert "delta.txt" in before[0] and "linked/epsilon.txt" in before[0] and "sub dir/béta notes.md" in before[0]
     shutil.rmtree(outside)  # the drive is unplugged: two dangling links
@@ -119,6 +119,40 @@ def test_an_unreadable_folder_a_dangling_link_and_a_link_loop_keep_their_documen
     assert "dangling symbolic link" in said["delta.txt"] and "dangling symbolic link" in said["linked"]
     assert "symbolic link loop" in said["loop.txt"] and "does not exist" not in said["loop.txt"]
     assert "Permission denied" in said["sub dir"]
+
+
+def test_a_link_out_of_the_input_is_read_only_when_asked_and_what_it_gave_is_kept(tmp_path, corpus, capsys,
+                                                                                   fake_cli):
+    outside = tmp_path / "usb"
+    outside.mkdir()
+    (outside / "delta.txt").write_text("Frank Green sailed to Oslo with Acme Corporation.", encoding="utf-8")
+    (corpus / "linked").symlink_to(outside, target_is_directory=True)
+    db = tmp_path / "x.duckdb"
+    code, _, err = _index(capsys, corpus, db)
+    assert code == 0, err
+    assert "linked/delta.txt" not in _docs(db)[0]
+    said = [x for x in err.splitlines() if " linked:" in x]
+    assert len(said) == 1 and "outside the input folder" in said[0] and "--follow-links" in said[0]
+    assert _index(capsys, corpus, db, "--follow-links")[0] == 0
+    before = _docs(db)
+    assert "linked/delta.txt" in before[0]
+    code, _, err = _index(capsys, corpus, db)  # its file still exists: the document is kept, the run partial
+    assert code == PARTIAL, err
+    assert _docs(db) == before
+    assert "partial" in err and "--follow-links" in err.split("partial")[-1]
+
+
+def test_a_link_to_the_folder_holding_the_input_is_a_loop_named_once_and_never_read(tmp_path, corpus, capsys,
+                                                                                    fake_cli):
+    (tmp_path / "elsewhere.txt").write_text("Gina Hall flew to Rome for Acme Corporation.", encoding="utf-8")
+    (corpus / "loop").symlink_to("..", target_is_directory=True)
+    db = tmp_path / "x.duckdb"
+    for extra in ((), ("--follow-links",)):
+        code, _, err = _index(capsys, corpus, db, *extra)
+        assert code == 0, err
+        assert not any(p.startswith("loop/") for p in _docs(db)[0])
+        said = [x for x in err.splitlines() if " loop:" in x]
+        assert len(said) == 1 and "symbolic link loop" in said[0]
 
 
 def test_a_dangling_link_never_indexed_is_named_but_does_not_make_the_index_partial(tmp_path, corpus, capsys,

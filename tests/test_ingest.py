@@ -251,6 +251,42 @@ def test_an_unreadable_folder_and_a_dangling_symlink_get_one_warning_each(tmp_pa
     assert sum("dangling.txt" in w and "does not exist" in w for w in warnings) == 1
 
 
+def test_links_inside_the_input_are_read_and_links_out_of_it_only_when_asked(tmp_path):
+    top, out = tmp_path / "top", tmp_path / "out"
+    (top / "sub").mkdir(parents=True)
+    out.mkdir()
+    (top / "sub" / "a.txt").write_text("Alice Smith met Bob Jones.", encoding="utf-8")
+    (out / "b.txt").write_text("Carol White met Dan Brown.", encoding="utf-8")
+    (out / "c.md").write_text("Erin Black met Fay Green.", encoding="utf-8")
+    (top / "again").symlink_to(top / "sub", target_is_directory=True)
+    (top / "x.txt").symlink_to(top / "sub" / "a.txt")
+    (top / "shared").symlink_to(out, target_is_directory=True)
+    (top / "c.md").symlink_to(out / "c.md")
+    docs, warnings = read_documents(top)
+    assert [d.path for d in docs] == ["again/a.txt"]  # x.txt has the same content
+    said = {n: [w for w in warnings if w.startswith(f"not reading {'folder ' * (n == 'shared')}{n}:")]
+            for n in ("shared", "c.md")}
+    assert all(len(w) == 1 and "outside the input folder" in w[0] and "--follow-links" in w[0]
+               for w in said.values()), warnings
+    docs, warnings = read_documents(top, follow_links=True)
+    assert [d.path for d in docs] == ["again/a.txt", "c.md", "shared/b.txt"]
+    assert not any("not reading" in w for w in warnings)
+
+
+def test_a_link_to_a_folder_holding_it_is_a_loop_named_once(tmp_path):
+    (tmp_path / "beside.txt").write_text("Gina Hall flew to Rome.", encoding="utf-8")
+    top = tmp_path / "top"
+    (top / "deep").mkdir(parents=True)
+    (top / "a.txt").write_text("Alice Smith met Bob Jones.", encoding="utf-8")
+    (top / "up").symlink_to("..", target_is_directory=True)
+    (top / "deep" / "back").symlink_to("..", target_is_directory=True)
+    for follow in (False, True):
+        docs, warnings = read_documents(top, follow_links=follow)
+        assert [d.path for d in docs] == ["a.txt"]
+        assert sorted(w.split(":")[0] for w in warnings) == ["not reading folder deep/back", "not reading folder up"]
+        assert all("symbolic link loop" in w for w in warnings)
+
+
 def test_a_first_line_naming_the_file_is_its_title_not_its_text(tmp_path):
     name = "EP-03_ Behind_the_Tech_Kevin Scott_Podcast_with_Andrew Ng"
     (tmp_path / f"{name}-part10.txt").write_text(f"{name}.txt  to supervised learning, that maybe we're under")

@@ -123,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     _index_options(p)
     p.add_argument("--replace", action="store_true", help="re-index an existing index from a different input folder")
+    p.add_argument("--follow-links", action="store_true",
+                   help="read files and folders that symbolic links in the input lead to outside it (default: "
+                        "each such link is named in a warning and not read)")
     _wait_option(p, "another process (an index run, a query or stats)")
 
     p = sub.add_parser("estimate", help="predict an index run's tokens and wall-clock from a short calibration run")

@@ -369,7 +369,7 @@ def stages(*names: str) -> list[Stage]:
 
 
 def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *, replace: bool = False,
-              progress: bool = True, model=None, embedder_factory: Callable | None = None,
+              follow_links: bool = False, progress: bool = True, model=None, embedder_factory: Callable | None = None,
               say: Callable[[str], None] = print, model_factory: Callable | None = None,
               wait: float = 0.0,
               sources: dict[str, str] | None = None, summary_limit: int | None = None,
@@ -386,6 +386,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         settings: all settings (see :class:`slmgraph.config.settings.Settings`).
         replace: allow indexing a different input folder into an existing
             index (its old documents are removed).
+        follow_links: read what symbolic links under the input lead to outside it (else each such link is
+            named in a warning, and what the index holds under it is kept: :func:`read_input`).
         model: a loaded model (tests pass a fake); None loads ``settings.model_path``.
         embedder_factory: ``() -> Embedder``; None = the bundled all-MiniLM-L6-v2.
             Called at most once, when the graph stage's embedding resolution
@@ -420,7 +422,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         raise UserError(f"index {db_path} was built from {old_root}, not {root}: pass --replace to "
                         "re-index it from the new input, or pick another --db")
     prompts = Prompts(settings.prompts_dir)
-    reading = read_input(input_path)
+    reading = read_input(input_path, follow_links)
     docs, warnings = reading.documents, reading.warnings
     if model is None:
         model = load_model(settings.model_path, settings.n_ctx, settings.n_threads, settings.seed,
@@ -453,6 +455,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         if not up_to_date_before or old_root != root:
             store.set_meta("complete", "0")
         store.set_meta("input_root", root)
+        store.set_meta("follow_links", "1" if follow_links else "")  # Index.insert() re-reads the input the same way
         store.set_meta("model_path", str(model.path or ""))
         store.set_meta("model_name", model.name)
         store.set_meta("model_params", str(getattr(model, "n_params", None) or ""))

@@ -14,7 +14,10 @@ A file or folder that exists but cannot be read (permission denied, a
 dangling symbolic link, a symbolic link loop, an I/O error) is *unreadable*,
 not removed: it gets one warning line naming its cause, and what the index
 holds for it is kept (:class:`Unreadable`, :func:`ingest`'s ``keep``). Only a
-document whose file no longer exists is removed. A file name that is not valid
+document whose file no longer exists is removed. A symbolic link whose target is
+outside the input folder is not followed unless asked (``follow_links``), and one
+that leads back to a folder holding it (a loop) never is; each gets one warning
+and, like an unreadable file, leaves what the index holds under it kept. A file name that is not valid
 UTF-8 is stored and shown with each such byte written ``\\xNN``
 (:func:`path_text`). A document whose text is no prose (:func:`slmgraph.text.shape.not_prose`: a dumped table,
 a log, encoded data) is indexed with one warning line naming it and what to do; its text units with no
@@ -73,7 +76,8 @@ class Unreadable:
     folder), named only when the index held documents under it; ``link``: a symbolic link that leads nowhere
     (dangling or a loop), which makes the index partial only when the index held documents under it;
     ``skipped``: a file that was read but gives no text now (it no longer decodes, or it is empty), named by its
-    ``skipped`` warning and again, when the index held its document, by :attr:`line`."""
+    ``skipped`` warning and again, when the index held its document, by :attr:`line`; ``unfollowed``: a symbolic
+    link that exists but was not followed (a loop, or outside the input folder without ``follow_links``)."""
 
     path: str
     cause: str
@@ -81,6 +85,7 @@ class Unreadable:
     warned: bool = True
     link: bool = False
     skipped: bool = False
+    unfollowed: bool = False
 
     @property
     def line(self) -> str:
@@ -88,6 +93,8 @@ class Unreadable:
         if self.skipped:
             return f"skipped {self.path} ({self.cause}): its document in the index is kept"
         what = "folder " if self.folder else ""
+        if self.unfollowed:
+            return f"not reading {what}{self.path}: {self.cause}; what the index holds for it, if anything, is kept"
         if self.link:
             return f"cannot read {what}{self.path}: {self.cause}; what the index holds for it, if anything, is kept"
         return f"cannot read {what}{self.path}: {self.cause}; what the index holds for it is kept"
@@ -102,16 +109,46 @@ def _cause(exc: OSError, p: Path | None = None) -> str:
     return exc.strerror or str(exc)
 
 
-def _walk(root: Path, found: list[tuple[Path, str, bool, bool]]):
+def _inside(path: str, folder: str) -> bool:
+    """True when the real path ``path`` is ``folder`` or under it (both from :func:`os.path.realpath`)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+#: The remedy named for a symbolic link that leads outside the input folder.
+FOLLOW_REMEDY = "pass --follow-links to read it, or move or copy what it leads to into the input folder"
+
+
+def _link_cause(p: Path, target: str, chain: list[str], top: str, follow_links: bool) -> str | None:
+    """Why the symbolic link ``p`` (real target ``target``) under a folder whose walk passed the real folders
+    ``chain`` (the input's real folder ``top`` first) is not followed, one clause; None to follow it.
+
+    A link to a folder the walk is inside, or to a folder holding one, is a loop (following it reads that
+    folder again, and with it everything beside it); a link whose target is outside ``top`` is read only
+    when ``follow_links``.
+    """
+    if any(_inside(c, target) for c in chain):
+        return f"a symbolic link loop: it leads to {path_text(target)}, which holds the folder it is in"
+    if not follow_links and not _inside(target, top):
+        return f"a symbolic link to {path_text(target)}, outside the input folder: {FOLLOW_REMEDY}"
+    return None
+
+
+def _walk(root: Path, found: list[tuple[Path, str, bool, bool, bool]], follow_links: bool = False):
     """Files under ``root``, following symbolic links to folders (each real folder once), skipping hidden ones.
 
     A folder that cannot be listed and a dangling or looping symbolic link are appended to ``found`` as
-    ``(path, cause, folder, warned)``; ``warned`` is False for a link not named ``*.txt``/``*.md``.
+    ``(path, cause, folder, warned, unfollowed)``; ``warned`` is False for a link not named ``*.txt``/``*.md``;
+    ``unfollowed`` is True for a link that exists but is not followed (below). A symbolic
+    link (to a file or a folder) whose real target is outside ``root``'s real folder is not followed unless
+    ``follow_links``, and a link to a folder the walk is inside (or one holding it) never is: each is
+    appended to ``found`` (:func:`_link_cause`) and warned once, without reading anything under it.
     """
     seen: set[str] = set()
+    top = os.path.realpath(root)
+    chains: dict[str, list[str]] = {}  # walked folder -> the real folders from the input's down to it
 
     def onerror(exc: OSError) -> None:
-        found.append((Path(exc.filename), exc.strerror or str(exc), True, True))
+        found.append((Path(exc.filename), exc.strerror or str(exc), True, True, False))
 
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True, onerror=onerror):
         real = os.path.realpath(dirpath)
@@ -119,7 +156,18 @@ def _walk(root: Path, found: list[tuple[Path, str, bool, bool]]):
             dirnames[:] = []
             continue
         seen.add(real)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        chain = chains.pop(dirpath, [top]) + ([real] if real != top else [])
+        kept = []
+        for d in sorted(d for d in dirnames if not d.startswith(".")):
+            p = Path(dirpath) / d
+            if p.is_symlink():
+                cause = _link_cause(p, os.path.realpath(p), chain, top, follow_links)
+                if cause is not None:
+                    found.append((p, cause, True, True, True))
+                    continue
+            chains[os.path.join(dirpath, d)] = chain
+            kept.append(d)
+        dirnames[:] = kept
         for f in filenames:
             p = Path(dirpath) / f
             if f.startswith("."):
@@ -130,9 +178,14 @@ def _walk(root: Path, found: list[tuple[Path, str, bool, bool]]):
                 if exc.errno == errno.ENOENT and not p.is_symlink():
                     continue  # gone since the folder was listed: removed
                 # A link that leads nowhere may have been a linked folder: quiet unless it names a text file.
-                found.append((p, _cause(exc, p), False, p.suffix.lower() in SUFFIXES))
+                found.append((p, _cause(exc, p), False, p.suffix.lower() in SUFFIXES, False))
                 continue
             if stat.S_ISREG(mode):
+                if p.is_symlink() and p.suffix.lower() in SUFFIXES:
+                    cause = _link_cause(p, os.path.realpath(p), [], top, follow_links)
+                    if cause is not None:
+                        found.append((p, cause, False, True, True))
+                        continue
                 yield p
 
 
@@ -256,14 +309,17 @@ class Reading:
     unreadable: list[Unreadable] = field(default_factory=list)
 
 
-def read_documents(input_path: str | Path) -> tuple[list[Document], list[str]]:
-    """``(documents, warnings)`` of :func:`read_input` (same errors)."""
-    r = read_input(input_path)
+def read_documents(input_path: str | Path, follow_links: bool = False) -> tuple[list[Document], list[str]]:
+    """``(documents, warnings)`` of :func:`read_input` (same arguments and errors)."""
+    r = read_input(input_path, follow_links)
     return r.documents, r.warnings
 
 
-def read_input(input_path: str | Path) -> Reading:
+def read_input(input_path: str | Path, follow_links: bool = False) -> Reading:
     """Read the documents under ``input_path`` (a folder, read recursively, or one file).
+
+    A symbolic link under the folder whose target is outside it is read only when ``follow_links``; a link
+    to a folder holding the one it is in (a loop) never is: each is named by one warning (:func:`_walk`).
 
     Returns:
         a :class:`Reading`: documents in sorted path order (duplicates by content kept once,
@@ -290,25 +346,26 @@ def read_input(input_path: str | Path) -> Reading:
             raise UserError(f"input {shown_root} is a symbolic link to {path_text(os.readlink(root))}, which does "
                             "not exist")
         raise UserError(f"input {shown_root} does not exist: pass a folder of .txt/.md files")
-    found: list[tuple[Path, str, bool, bool]] = []
+    found: list[tuple[Path, str, bool, bool, bool]] = []
     if root.is_file():
         files, base = [root], root.parent
     else:
         base = root
-        files = sorted(p for p in _walk(root, found) if p.suffix.lower() in SUFFIXES)
+        files = sorted(p for p in _walk(root, found, follow_links) if p.suffix.lower() in SUFFIXES)
 
-    def lost(p: Path, cause: str, folder: bool = False, warned: bool = True) -> None:
+    def lost(p: Path, cause: str, folder: bool = False, warned: bool = True, unfollowed: bool = False) -> None:
         try:
             rel = path_text(p.relative_to(base))
         except ValueError:
             rel = path_text(p)
-        u = Unreadable(rel, cause, folder, warned, link=p.is_symlink() and not os.path.exists(p))
+        u = Unreadable(rel, cause, folder, warned, link=unfollowed or (p.is_symlink() and not os.path.exists(p)),
+                       unfollowed=unfollowed)
         unreadable.append(u)
         if warned:
             warnings.append(u.line)
 
-    for p, cause, folder, warned in found:
-        lost(p, cause, folder, warned)
+    for p, cause, folder, warned, unfollowed in found:
+        lost(p, cause, folder, warned, unfollowed)
     docs: list[Document] = []
     seen: dict[str, str] = {}
     for p in files:
