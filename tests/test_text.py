@@ -40,6 +40,32 @@ def test_transcript_turns_and_wrapped_prose():
     assert sentences(wrapped) == ["The ship left the harbour and\nreached the open sea at dawn.", "It was\ncold."]
 
 
+def test_a_wrapped_line_opened_by_a_digit_a_currency_sign_or_a_parenthesis_goes_on_the_sentence():
+    text = ("Hannah Pryce (chair), Tomas Reinholt (treasurer), Lucy Barrowman (secretary), Dev Anand\n"
+            "(orchard lead) were elected. The volunteers dug holes in clay all through the morning of\n"
+            "30 March. Removal is booked with a tree surgeon for the week after Easter, at a cost of\n"
+            "£640. Tickets for the whole season of the festival and the workshops cost\n$25 each.")
+    assert sentences(text) == [
+        "Hannah Pryce (chair), Tomas Reinholt (treasurer), Lucy Barrowman (secretary), Dev Anand\n"
+        "(orchard lead) were elected.",
+        "The volunteers dug holes in clay all through the morning of\n30 March.",
+        "Removal is booked with a tree surgeon for the week after Easter, at a cost of\n£640.",
+        "Tickets for the whole season of the festival and the workshops cost\n$25 each."]
+
+
+def test_record_lines_opened_by_a_digit_or_a_parenthesis_stay_apart():
+    # A time or date label, an item mark and a column-aligned row open a record, not wrapped words.
+    assert sentences("KEVIN SCOTT: so that is where we were going with the whole thing\n"
+                     "00:12:31 CHRISTINA WARREN: right") == [
+        "KEVIN SCOTT: so that is where we were going with the whole thing", "00:12:31 CHRISTINA WARREN: right"]
+    assert sentences("The committee agreed on the following points for the coming year\n(a) a rota\n(b) a press") == [
+        "The committee agreed on the following points for the coming year", "(a) a rota", "(b) a press"]
+    assert len(sentences("Year     Income from fees and sales     Costs of the year\n2024     3,100     1,900")) == 2
+    assert len(sentences("Minutes of the meeting held in the church hall on Quarry Road\n"
+                         "2025-06-21 Annual General Meeting")) == 2
+    assert sentences("Short heading\n30 March.") == ["Short heading", "30 March."]
+
+
 def test_cjk_full_stops():
     assert sentences("我们去了北京。你好！真的吗？好的。") == ["我们去了北京。", "你好！", "真的吗？", "好的。"]
 

@@ -144,9 +144,23 @@ WRAPPED_LINE_CHARS = 40
 _STRUCTURE_LINE = re.compile(r"\s*(?:#{1,6}\s|\||[-*+\u2022]\s|\d{1,3}[.)]\s|>|```|~~~|[A-Z][A-Z .'\u2019-]{1,40}:\s)")
 #: Characters after which a line break ends the sentence anyway.
 _LINE_END_STOP = set(".!?:;\u3002\uff01\uff1f")
+#: A line may go on a wrapped sentence although it opens with no letter: with a digit ("30 March"), a
+#: currency sign ("£640", "$5": Unicode category Sc, :func:`_continues_without_letter`) or "(" ("(orchard lead)").
+_CONTINUATION_OPENERS = set("0123456789(")
+#: A line opened by a record's label rather than wrapped words: a time or date ("10:30", "2025-01-03",
+#: "12/05"), a parenthesised item mark ("(a) ", "(iv) ", "(2) "), or a column-aligned row (a tab or three spaces).
+_RECORD_LINE = re.compile(r"\s*(?:\d+[:/-]\d|\(\w{1,4}\)\s)|.*\S(?:\t| {3,})\S")
 #: A chat template's special-token string ("<|im_end|>", "<|endoftext|>"): a line ending in one is never
 #: joined to the next (an injected turn, not prose wrapped at a width).
 SPECIAL_TOKEN = re.compile(r"<\|[^<>|\s]*\|>")
+
+
+def _continues_without_letter(line: str, nxt: str) -> bool:
+    """True when line ``nxt``, opened by a digit, a currency sign or "(", may go on ``line``'s sentence: neither
+    line is a record (:data:`_RECORD_LINE`). Both lines are raw (not stripped)."""
+    first = nxt.lstrip()[:1]
+    return (bool(first) and (first in _CONTINUATION_OPENERS or unicodedata.category(first) == "Sc")
+            and not _RECORD_LINE.match(line) and not _RECORD_LINE.match(nxt))
 
 
 def _soft_wraps_as_spaces(text: str) -> str:
@@ -157,7 +171,11 @@ def _soft_wraps_as_spaces(text: str) -> str:
     break is a soft wrap when neither line is structure (:data:`_STRUCTURE_LINE`), the first line
     holds no special-token string (:data:`SPECIAL_TOKEN`) and ends without ``.!?:;`` and the next
     starts with a letter that is lower-case ("the ship\\nreached") or follows a line of
-    :data:`WRAPPED_LINE_CHARS` or more characters ("... waiting for Alex\\nMercer").
+    :data:`WRAPPED_LINE_CHARS` or more characters ("... waiting for Alex\\nMercer"). After such a
+    long line, a next line opened by a digit, a currency sign or "(" (:func:`_continues_without_letter`:
+    "... dug holes in clay on\\n30 March.", "... Dev Anand\\n(orchard lead) were elected.") goes on
+    the sentence too, unless either line is a record (:data:`_RECORD_LINE`: a time or date label, an
+    item mark "(a)", a column-aligned row).
     """
     text = text.replace("\r", " ")
     if "\n" not in text:
@@ -167,7 +185,8 @@ def _soft_wraps_as_spaces(text: str) -> str:
     for i, line in enumerate(lines[:-1]):
         nxt = lines[i + 1].lstrip()
         body = line.rstrip()
-        soft = (body and nxt and body[-1] not in _LINE_END_STOP and nxt[0].isalpha()
+        soft = (body and nxt and body[-1] not in _LINE_END_STOP
+                and (nxt[0].isalpha() or _continues_without_letter(line, lines[i + 1]))
                 and not SPECIAL_TOKEN.search(body)
                 and not _STRUCTURE_LINE.match(line) and not _STRUCTURE_LINE.match(lines[i + 1])
                 and (nxt[0].islower() or len(body.strip()) >= WRAPPED_LINE_CHARS))
