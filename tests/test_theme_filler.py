@@ -156,3 +156,34 @@ def test_undated_documents_give_a_first_and_last_statement_not_an_earliest_and_l
     text = overview([t], ix, temporal=True)
     assert "earliest" not in text and "latest" not in text
     assert "In the documents' order, the first statement, from \u201cnotes a\u201d" in text
+
+
+def test_a_themes_date_range_comes_from_the_documents_its_count_counts():
+    from slmgraph.query.theme_model import Statement, Theme
+    from slmgraph.query.theme_render import template_opening
+
+    ix = _ix([Doc(f"d{i}", f"d{i}.txt", f"minutes {2018 + i}", f"minutes {2018 + i}", i, 2, date=str(2018 + i))
+              for i in range(1, 5)])
+    quote = [Statement("The library lost a fifth of its funds.", 3, "d2", 1, 2)]
+    # counted: the community's documents (d2, d3); the label's documents (d1 to d4) span wider
+    t = Theme(1, "budget", {"documents": 2, "of": 4}, ["d1", "d2", "d4"], [], statements=quote,
+              community_docs=["d2", "d3"])
+    assert template_opening(t, ix).startswith("Budget: discussed in 2 of 4 documents (50 %), dated 2020 to 2021.")
+    # one document counted: no range at all, never that of other documents
+    one = Theme(2, "budget", {"documents": 1, "of": 4}, ["d1", "d2", "d4"], [], statements=quote,
+                community_docs=["d2"])
+    assert template_opening(one, ix).startswith("Budget: discussed in 1 of 4 documents. Quoted below")
+
+
+def test_the_earliest_statement_of_a_timeline_is_the_first_one_listed():
+    from slmgraph.query.theme_model import Statement, Theme
+    from slmgraph.query.theme_render import overview
+
+    ix = _ix(_docs(4))
+    t = Theme(1, "press", {"documents": 3, "of": 4}, ["d1", "d2", "d4"], [], statements=[
+        Statement("The borrowed press goes back to its owners after this autumn.", 1, "d1", 1, 2),
+        Statement("The meeting agreed to spend up to 1,500 pounds on a press.", 2, "d2", 1, 2),
+        Statement("Juice sales brought in 1,120 pounds in the press's first year.", 4, "d4", 1, 2)])
+    text = overview([t], ix, temporal=True)
+    assert "The earliest statement, from \u201cminutes 2019\u201d" in text
+    assert "the latest, from \u201cminutes 2022\u201d, states 1,120 pounds" in text

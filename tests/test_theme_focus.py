@@ -261,3 +261,17 @@ def test_a_list_label_is_no_speaker():
     assert speaker_of(text, "The board agreed the fares for residents would stay at the 2021 level.") == ""
     assert speaker_of(text, "The fuel bill fell by a third after the hybrid ferry arrived.") == "Oona MacRae"
 
+
+
+def test_a_focused_themes_count_is_of_the_documents_its_label_is_found_in_not_its_communitys(ix):
+    # the community also mentions its member in a document that never names the label's phrase
+    con = ix.store.con
+    con.execute("INSERT INTO documents VALUES ('d', 'd.txt', 'd')")
+    text = "The Privacy Office moved to the third floor last spring."
+    con.execute("INSERT INTO text_units VALUES ('u4', 'd', 0, ?)", [text])
+    con.execute("INSERT INTO embeddings VALUES ('text_unit', 'u4', ?)", [FakeEmbedder().encode([text])[0].tolist()])
+    con.execute("INSERT INTO entity_text_units VALUES (1, 'u4')")
+    themes = _focused(ThemeIndex(ix.store))
+    assert themes[0].topic == "privacy laws"
+    # "privacy laws" is in documents a and b: the count a reader can check, not the community's a, b and d
+    assert themes[0].coverage["documents"] == 2 and themes[0].coverage["of"] == 4

@@ -268,21 +268,23 @@ def stated_figures(sentence: str) -> list[str]:
 
 
 def timeline_lead(themes: list[Theme], ix: ThemeIndex) -> str:
-    """For a question about change over time, what came first and what later: the earliest and the latest
-    statement quoted (corpus order; "the first" and "the last" in the documents' order when either carries no date), each with its document, its date where the document carries one, who
-    says it, the figures it states and two words it has that the other lacks -- "The earliest statement,
+    """For a question about change over time, what came first and what later: a statement of the earliest and
+    one of the latest document quoted (corpus order; "the first" and "the last" in the documents' order when
+    either carries no date), within each the first (the last) stating a figure where one does, each with its
+    document, its date where the document carries one, who says it, the figures it states and two words it
+    has that the other lacks -- "The earliest statement,
     from “minutes 2019” (2019-09), states 4 and speaks of “shortfall”; the latest, from “minutes 2024”
     (2024-11), states 6 and speaks of “reserves”." "" when the statements come from fewer than two documents."""
     sts = sorted((s for t in themes for s in t.statements if s.doc_id in ix.doc_by_id),
                  key=lambda s: (ix.doc_by_id[s.doc_id].pos, s.unit))
     if len({s.doc_id for s in sts}) < 2:
         return ""
-    # a change is told by its figures: the earliest and the latest statements that state one, when two
-    # documents hold such statements
-    counted = [s for s in sts if stated_figures(s.text)]
-    if len({s.doc_id for s in counted}) >= 2:
-        sts = counted
-    a, b = sts[0], sts[-1]
+    # from the first and the last documents listed below, so "the earliest" is the earliest a reader sees; a
+    # change is told by its figures: within each of the two, a statement stating one where there is one
+    first = [s for s in sts if s.doc_id == sts[0].doc_id]
+    last = [s for s in sts if s.doc_id == sts[-1].doc_id]
+    a = next((s for s in first if stated_figures(s.text)), first[0])
+    b = next((s for s in reversed(last) if stated_figures(s.text)), last[-1])
     phrases = _unit_phrases([a, b], ix)
 
     def said(s, other) -> str:

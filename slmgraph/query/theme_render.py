@@ -64,12 +64,17 @@ def _short_reach(cov: dict) -> str:
 
 
 def _span(t: Theme, ix: ThemeIndex) -> str:
-    """The dates the theme's first and last documents' titles hold (", dated 2016 to 2024"), else ""."""
+    """The dates the titles of the first and last documents its coverage counts hold (", dated 2016 to 2024"),
+    else "" (also when those documents are not the ones counted: a range never comes from other documents)."""
     from slmgraph.indexing.stages.topics import title_date
 
-    if len(t.doc_ids) < 2:
+    # the documents ``coverage`` counts: the community's (or, without them, the theme's) and those quoted
+    # (:func:`slmgraph.query.themes.cover_quoted`)
+    counted = set(t.community_docs or t.doc_ids) | {s.doc_id for s in t.statements}
+    docs = sorted((ix.doc_by_id[d] for d in counted if d in ix.doc_by_id), key=lambda d: d.pos)
+    if len(docs) < 2 or len(docs) != t.coverage.get("documents"):
         return ""
-    first, last = ix.doc_by_id.get(t.doc_ids[0]), ix.doc_by_id.get(t.doc_ids[-1])
+    first, last = docs[0], docs[-1]
     d0 = title_date(first.title) if first else None
     d1 = title_date(last.title) if last else None
     return f", dated {d0} to {d1}" if d0 and d1 and d0 != d1 else ""

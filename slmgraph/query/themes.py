@@ -210,10 +210,12 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             mine = [k for k in live if any(cands[k][1] is x for x in t.statements)]
             picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
                              stated=[x.text for x in t.statements], taken=taken, min_terms=1)
-            # a theme labelled by its statements' phrases is discussed where those phrases are
+            # a theme labelled by its statements' phrases is discussed where those phrases are, and its count
+            # says so: the community it was found in may hold none of them
             d = ix.phrase_documents(picked)
             if d:
-                t.doc_ids = d
+                t.doc_ids = t.community_docs = d
+                t.coverage = coverage(d, ix.docs)
             # the concepts and names its sentence names are those its label or its statements hold
             said = " ".join(x.text for x in t.statements).casefold() + " " + t.topic.casefold()
             t.concepts = [c for c in t.concepts if re.search(r"(?<!\w)" + re.escape(c.casefold()) + r"(?!\w)", said)]
