@@ -141,3 +141,12 @@ def test_a_question_without_a_list_is_answered_as_before(store, embedder):
     before = theme_answer(store, q, POOL, {1: 50.0}, embedder.encode([q])[0], embedder, pool=POOL, probes=PROBES)
     after = _answer(store, embedder, q, facets)
     assert after[0] == before[0] and after[0]
+
+
+def test_a_question_about_change_over_time_keeps_its_timeline(store, embedder, nlp):
+    q = "How have surgeons and nurses used robots over the years?"
+    facets = question_facets(q, nlp)
+    assert [f.label for f in facets] == ["surgeons", "nurses"]
+    before = theme_answer(store, q, POOL, {1: 50.0}, embedder.encode([q])[0], embedder, pool=POOL, probes=PROBES)
+    after = _answer(store, embedder, q, facets)
+    assert after[0] == before[0] and after[0] and "### 1. surgeons" not in after[0]

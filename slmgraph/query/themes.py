@@ -492,9 +492,9 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
                  probes: list[str] | None = None, facets: list | None = None) -> tuple[str, list[Theme], ThemeIndex]:
     """``(answer text, themes, index view)`` of a global answer by theme (see the module doc); the text is ""
     when no theme has a statement. A question that lists facets (``facets``, from
-    :func:`slmgraph.query.theme_facets.question_facets`; not corpus-wide) is answered facet by facet
-    (:mod:`slmgraph.query.theme_facets`) when any facet has a statement; the themes are then the facets with
-    statements.
+    :func:`slmgraph.query.theme_facets.question_facets`; neither corpus-wide nor about change over time) is
+    answered facet by facet (:mod:`slmgraph.query.theme_facets`) when any facet has a statement; the themes are
+    then the facets with statements.
 
     Args:
         reports: the selected reports (with ``wide``: every report of the level), dicts with ``entities``.
@@ -505,7 +505,9 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     """
     ix = ThemeIndex(store)
     temporal = is_temporal(question)
-    if facets and not wide and embedder is not None:
+    # A question about change over time asks for one timeline; the things it lists are its topic
+    # (docs/decisions.md: facets of a listing question).
+    if facets and not wide and not temporal and embedder is not None:
         found = facet_themes(ix, facets, embedder, probes=probes, temporal=temporal, owner_of=lambda chunks: ix.unit_owners(
             chunks, [r["community_id"] for r in (pool or reports)], scores))
         if any(t.statements for t in found):
