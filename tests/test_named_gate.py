@@ -158,3 +158,36 @@ def test_index_names_are_whole_proper_names_not_inside_a_longer_name(index):
                       "FROM text_units LIMIT 1")
     assert index_names(store, "What happened in Paris?") == []  # the documents write it as a common word
     store.close()
+
+
+def test_auto_answers_from_the_text_units_when_no_report_helps_but_they_pass(index, monkeypatch):
+    # A new user's "What happened with the fireblight?" in the web app's auto method: global search found
+    # no helpful report and pointed to basic search; auto now answers with it after global's notice.
+    import slmgraph.query.engines.global_search as gs
+    from slmgraph.api import answer
+    from slmgraph.query.answer import Answer
+
+    notice = "I am sorry: no community report scored as helpful. Its text units come nearer."
+
+    def no_report(store, client, prompts, settings, question, **kw):
+        return Answer(text=notice, method="global", question=question, level=0,
+                      details={"fallback": "basic", "best_score": 1.0, "floor": 22.0})
+
+    monkeypatch.setattr(gs, "global_search", no_report)
+    db, s = index
+    store = Store(db)
+    q = "How did Alice Smith's rockets change over time?"  # auto routes a change over time to global
+    streamed: list[str] = []
+    s.helpfulness_floor, s.helpfulness_probes = 0.0, False  # basic search's floor lets its units through
+    ans = answer(store, ModelClient(FakeModel(), store, "q"), Prompts(), s, q, method="auto",
+                 on_text=streamed.append, embedder_factory=FakeEmbedder)
+    assert ans.method == "basic" and ans.text.startswith(notice + "\n\n") and len(ans.text) > len(notice) + 2
+    assert ans.citations.get("sources") and "basic search answered" in ans.details["route"]["because"]
+    s.helpfulness_floor = 99.0  # basic search refuses too: global's notice stays the answer
+    ans = answer(store, ModelClient(FakeModel(), store, "q"), Prompts(), s, "How did things change over time?",
+                 method="auto", embedder_factory=FakeEmbedder)
+    assert ans.method == "global" and ans.text == notice
+    ans = answer(store, ModelClient(FakeModel(), store, "q"), Prompts(), s.__class__(helpfulness_floor=0.0), q,
+                 method="global", embedder_factory=FakeEmbedder)
+    assert ans.method == "global" and ans.text == notice  # a method the user chose is kept
+    store.close()
