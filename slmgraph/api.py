@@ -148,6 +148,9 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
 
         ans = global_search(store, client, prompts, settings, question, level=0 if level is None else level,
                             dynamic=dynamic, progress=progress, on_text=on_text, embedder=emb)
+        if route_reason and ans.details.get("fallback") == "basic":
+            ans, route_reason = _basic_after_global(store, client, prompts, settings, question, emb, ans,
+                                                    on_text, route_reason)
     elif method == "ts":
         from slmgraph.query.engines.global_search import text_unit_search
 
@@ -176,6 +179,25 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
 
     attach_documents(store, ans)
     return ans
+
+
+def _basic_after_global(store, client, prompts, settings: Settings, question: str, emb, refused: Answer,
+                        on_text, route_reason: str) -> tuple[Answer, str]:
+    """``(answer, route reason)`` for a question ``auto`` sent to global search that no report answered
+    but whose text units pass basic search's floor (``refused.details["fallback"] == "basic"``): basic
+    search's answer, opened by global search's notice, so the user is not left to ask again (a new user's
+    "What happened with the fireblight?": no report built around it, 7 of 12 documents naming it). When
+    basic search refuses after all, ``refused`` as it was."""
+    from slmgraph.query.engines.basic_search import basic_search
+
+    ans = basic_search(store, client, prompts, settings, question, emb,
+                       on_text=None if on_text is None else (lambda t: on_text("\n\n" + t)))
+    if ans.details.get("refused"):
+        return refused, route_reason
+    ans.text = refused.text.rstrip() + "\n\n" + ans.text
+    ans.details["global_refusal"] = {k: refused.details.get(k) for k in ("best_score", "floor", "fallback_gate")}
+    ans.seconds += refused.seconds
+    return ans, route_reason + "; no community report was helpful, so basic search answered from the text units"
 
 
 def max_question_tokens(n_ctx: int) -> int:

@@ -123,3 +123,71 @@ def test_a_question_naming_what_the_index_holds_passes_the_relevance_floor(index
     store.close()
     assert not named.details.get("refused") and named.details.get("known_names") == ["Carol White"]
     assert plain.details.get("refused")
+
+
+def test_local_search_seeds_an_indexed_name_the_ner_pass_misses(index, monkeypatch):
+    # A new user's "Who is Tomas Reinholt?" was refused by local search: spaCy's small pipeline found no
+    # name in it, so the nearest entity by embedding ("chair") chose the context and the text-unit floor
+    # refused. The index's own names, matched as whole words in any case, seed the search and vouch for it.
+    import slmgraph.query.named as named_mod
+
+    monkeypatch.setattr(named_mod, "question_names", lambda question, settings: [])  # the NER finds nothing
+    db, s = index
+    s.helpfulness_floor, s.helpfulness_probes = 99.0, False  # a floor no cosine reaches
+    store = Store(db)
+    carol = store.con.execute("SELECT entity_id FROM entities WHERE norm = 'carol white'").fetchone()[0]
+    for q in ("Who is Carol White?", "tell me about carol white"):
+        ans, model = _run("local", store, s, q)
+        assert not ans.details.get("refused"), q
+        assert ans.details["named"] == ["Carol White"] and ans.details.get("known_names") == ["Carol White"], q
+        assert [c["id"] for c in ans.context if c["kind"] == "entity"][0] == carol, q  # seeded first
+    assert _run("local", store, s, "what happened there?")[0].details.get("refused")  # no name: as before
+    store.close()
+
+
+def test_index_names_are_whole_proper_names_not_inside_a_longer_name(index):
+    from slmgraph.query.named import index_names
+
+    db, _ = index
+    store = Store(db)
+    assert index_names(store, "What did carol white and DAN BROWN study?") == ["Carol White", "Dan Brown"]
+    assert index_names(store, "Who is Carolina Whitehouse?") == []  # whole words only
+    assert index_names(store, "Did Paris ever meet Angela?", covered=["Paris Hilton"]) == []  # inside a longer name
+    store.con.execute("INSERT INTO text_units (chunk_id, doc_id, ord, text, n_tokens) "
+                      "SELECT chunk_id || '-x', doc_id, ord + 100, 'we walked to paris by the river.', n_tokens "
+                      "FROM text_units LIMIT 1")
+    assert index_names(store, "What happened in Paris?") == []  # the documents write it as a common word
+    store.close()
+
+
+def test_auto_answers_from_the_text_units_when_no_report_helps_but_they_pass(index, monkeypatch):
+    # A new user's "What happened with the fireblight?" in the web app's auto method: global search found
+    # no helpful report and pointed to basic search; auto now answers with it after global's notice.
+    import slmgraph.query.engines.global_search as gs
+    from slmgraph.api import answer
+    from slmgraph.query.answer import Answer
+
+    notice = "I am sorry: no community report scored as helpful. Its text units come nearer."
+
+    def no_report(store, client, prompts, settings, question, **kw):
+        return Answer(text=notice, method="global", question=question, level=0,
+                      details={"fallback": "basic", "best_score": 1.0, "floor": 22.0})
+
+    monkeypatch.setattr(gs, "global_search", no_report)
+    db, s = index
+    store = Store(db)
+    q = "How did Alice Smith's rockets change over time?"  # auto routes a change over time to global
+    streamed: list[str] = []
+    s.helpfulness_floor, s.helpfulness_probes = 0.0, False  # basic search's floor lets its units through
+    ans = answer(store, ModelClient(FakeModel(), store, "q"), Prompts(), s, q, method="auto",
+                 on_text=streamed.append, embedder_factory=FakeEmbedder)
+    assert ans.method == "basic" and ans.text.startswith(notice + "\n\n") and len(ans.text) > len(notice) + 2
+    assert ans.citations.get("sources") and "basic search answered" in ans.details["route"]["because"]
+    s.helpfulness_floor = 99.0  # basic search refuses too: global's notice stays the answer
+    ans = answer(store, ModelClient(FakeModel(), store, "q"), Prompts(), s, "How did things change over time?",
+                 method="auto", embedder_factory=FakeEmbedder)
+    assert ans.method == "global" and ans.text == notice
+    ans = answer(store, ModelClient(FakeModel(), store, "q"), Prompts(), s.__class__(helpfulness_floor=0.0), q,
+                 method="global", embedder_factory=FakeEmbedder)
+    assert ans.method == "global" and ans.text == notice  # a method the user chose is kept
+    store.close()

@@ -138,14 +138,69 @@ def known_names(store, names: list[str]) -> dict[str, bool]:
     return out
 
 
-def check_names(store, question: str, settings) -> dict:
+def index_names(store, question: str, covered: list[str] = ()) -> list[str]:
+    """The entity names of the index that ``question`` contains as whole words, under the tolerant match
+    (case-insensitive; a name form of :func:`slmgraph.names.forms.name_forms` counts), longest first.
+
+    The NER pass of :func:`question_names` misses names it has no cue for (spaCy's small English pipeline
+    finds nothing in "Who is Tomas Reinholt?" but tags "Hannah Pryce" in the same question), so the index's
+    own names are looked up too. Only proper names count: a name written with a capital letter in the index
+    that no text unit writes in lower case ("Fireblight" beside "fireblight" is a common word) and, for one
+    word, that some text unit writes after a word or comma (the test of
+    :func:`slmgraph.names.forms.candidate_spans`: "Lesson" only opening sentences is no name). A name inside a longer one found (``covered``, or another index name)
+    is left out, so "Angela" of "Angela Merkel" cannot vouch for an unknown "Angela Merkel".
+
+    Returns:
+        Names as the index writes them (list of str, possibly empty). Raises nothing.
+    """
+    import re
+
+    qkey = " " + " ".join(tolerant_words(question)) + " "
+    taken = [" " + " ".join(tolerant_words(c, drop_article=True)) + " " for c in covered]
+    found: list[tuple[str, str]] = []
+    for (name,) in store.con.execute("SELECT name FROM entities ORDER BY degree DESC, entity_id").fetchall():
+        name = str(name)
+        if not any(c.isupper() for c in name):
+            continue
+        for form in name_forms(name):
+            key = " " + " ".join(tolerant_words(form, drop_article=True)) + " "
+            if key.strip() and key in qkey:
+                found.append((name, key))
+                break
+    found.sort(key=lambda f: -len(f[1]))
+    texts: list[str] | None = None
+    out: list[str] = []
+    for name, key in found:
+        if any(key in t for t in taken):
+            continue
+        words = re.findall(r"[^\W_]+", name)
+        if texts is None:
+            texts = [t for (t,) in store.con.execute("SELECT text FROM text_units").fetchall()]
+        lower = re.compile(r"(?<!\w)" + r"\W+".join(re.escape(w.lower()) for w in words) + r"(?!\w)")
+        if words and any(lower.search(t) for t in texts):
+            continue  # the documents write it as a common word
+        if len(words) == 1 and not name.isupper():
+            mid = re.compile(r"[\w,;:]\s+" + re.escape(name) + r"(?!\w)")
+            if not any(mid.search(t) for t in texts):
+                continue  # only ever capitalised at a sentence's start: no evidence it is a name
+        taken.append(key)
+        out.append(name)
+    return out
+
+
+def check_names(store, question: str, settings, in_index: bool = False) -> dict:
     """The named-entity gate of ``question`` on the index ``store``.
+
+    With ``in_index``, the names of the index's entities the question contains (:func:`index_names`)
+    are named too, after the NER's: they are known by construction.
 
     Returns:
         ``{"named": [names], "unknown_names": [names the index does not hold], "answer": bool}``;
         ``answer`` is False only when the question names something and nothing it names is known.
     """
     named = question_names(question, settings)
+    if in_index:
+        named += index_names(store, question, named)
     known = known_names(store, named)
     unknown = [n for n in named if not known[n]]
     return {"named": named, "unknown_names": unknown, "answer": not named or len(unknown) < len(named)}

@@ -195,7 +195,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                         "--method basic, which reads the text units" if store.count("text_units") and not
                         store.count("entities") else
                         f"index {store.path} has no entity embeddings: run 'slmgraph index' to finish it")
-    named = check_names(store, question, settings)
+    named = check_names(store, question, settings, in_index=True)  # an entity's name seeds the search
     if not named["answer"]:
         return name_refusal(Answer(text="", method="local", question=question, level=level), prompts, named,
                             on_text, t0)
