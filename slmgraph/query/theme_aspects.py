@@ -32,7 +32,7 @@ import numpy as np
 from slmgraph.query.documents import coverage
 from slmgraph.query.extractive import _Mmr, _embed
 from slmgraph.query.theme_labels import _phrase_key, pick_label, weighted_phrases
-from slmgraph.query.theme_model import EVIDENCE_MARGIN, PROBE_GAP, Theme, ThemeIndex, _unit_norm, question_words, repeats, word_stem
+from slmgraph.query.theme_model import EVIDENCE_MARGIN, PROBE_GAP, Theme, ThemeIndex, _unit_norm, question_words, repeats, statement_works, word_stem
 from slmgraph.query.theme_render import _join, reach_text
 
 #: Relevance (cosine units) below the best statement's within which a statement is gathered.
@@ -257,14 +257,6 @@ def is_aspects(themes: list[Theme]) -> bool:
     return bool(themes) and all(getattr(t, "aspect", False) for t in themes)
 
 
-def _works(statements, ix: ThemeIndex) -> tuple[int, str]:
-    """How many works (documents, where the corpus has no works) ``statements`` come from, and the noun."""
-    docs = {s.doc_id for s in statements if s.doc_id in ix.doc_by_id}
-    if any(d.work for d in ix.docs):
-        return len({ix.doc_by_id[d].work or d for d in docs}), "work"
-    return len(docs), "document"
-
-
 def aspect_opening(t: Theme) -> str:
     """The sentence of the aspect of statements no label fits; "" for another theme."""
     if getattr(t, "aspect", False) and t.topic == OTHER:
@@ -284,14 +276,14 @@ def aspects_overview(themes: list[Theme], ix: ThemeIndex) -> str:
     sts = [s for t in themes for s in t.statements]
     if not sts:
         return ""
-    k, noun = _works(sts, ix)
+    k, noun = statement_works(sts, ix)
     of = len({d.work or d.doc_id for d in ix.docs}) if noun == "work" else len(ix.docs)
     where = f"from all {of} {noun}s" if k == of and of > 1 else f"from {k} of the {of} {noun}s" if of > 1 else ""
     named = [t for t in themes if t.topic != OTHER]
     items = []
     for t in named:
         n = len(t.statements)
-        w, _ = _works(t.statements, ix)
+        w, _ = statement_works(t.statements, ix)
         who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
         said = sum(1 for s in t.statements if s.speaker)
         by = "" if not who else f", by {_join(who)}" if said == n else f", {said} of them by {_join(who)}"

@@ -38,7 +38,7 @@ from slmgraph.query.documents import coverage
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, prose_sentences, relevance
 from slmgraph.query.theme_model import (
     EDGE_PENALTY, EVIDENCE_MARGIN, FILLER_PENALTY, FULL_WORDS, PROBE_GAP, SHORT_PENALTY, Statement, Theme,
-    ThemeIndex, _statement_ok, _unit_norm, leans, repeats, speaker_of, spoken, word_stem,
+    ThemeIndex, _statement_ok, _unit_norm, leans, repeats, speaker_of, spoken, statement_works, word_stem,
 )
 from slmgraph.query.theme_render import _cap, _join, documents_cited, reach_text, statement_line
 
@@ -292,13 +292,6 @@ def is_facets(themes: list[Theme]) -> bool:
     return bool(themes) and all(getattr(t, "facet", False) for t in themes)
 
 
-def _works(statements, ix: ThemeIndex) -> tuple[int, str]:
-    docs = {s.doc_id for s in statements if s.doc_id in ix.doc_by_id}
-    if any(d.work for d in ix.docs):
-        return len({ix.doc_by_id[d].work or d for d in docs}), "work"
-    return len(docs), "document"
-
-
 def missing_line(t: Theme) -> str:
     """The one line of a facet without a statement: "No passage on robotics was found." (no text unit names
     it), or "No passage on robotics bears on the question (4 documents name it)." (some do, none answers)."""
@@ -319,7 +312,7 @@ def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
         k = len(t.statements)
         if not k:
             continue
-        w, noun = _works(t.statements, ix)
+        w, noun = statement_works(t.statements, ix)
         who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
         said = sum(1 for s in t.statements if s.speaker)
         by = "" if not who else f", by {_join(who)}" if said == k else f", {said} of them by {_join(who)}"

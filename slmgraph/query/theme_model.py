@@ -660,3 +660,11 @@ def asks(sentence: str) -> bool:
 def _unit_norm(v):
     v = np.asarray(v, dtype=np.float32)
     return v / max(float(np.linalg.norm(v)), 1e-9)
+
+
+def statement_works(statements, ix: ThemeIndex) -> tuple[int, str]:
+    """How many works (documents, where the corpus has no works) ``statements`` come from, and the noun."""
+    docs = {s.doc_id for s in statements if s.doc_id in ix.doc_by_id}
+    if any(d.work for d in ix.docs):
+        return len({ix.doc_by_id[d].work or d for d in docs}), "work"
+    return len(docs), "document"
