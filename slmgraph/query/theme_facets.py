@@ -35,10 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from slmgraph.query.documents import coverage
-from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, prose_sentences, relevance
+from slmgraph.query.extractive import _Mmr, _embed, prose_sentences, relevance
 from slmgraph.query.theme_model import (
-    EDGE_PENALTY, EVIDENCE_MARGIN, FILLER_PENALTY, FULL_WORDS, PROBE_GAP, SHORT_PENALTY, Statement, Theme,
-    ThemeIndex, _statement_ok, _unit_norm, leans, repeats, speaker_of, spoken, statement_works, word_stem,
+    EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, repeats, speaker_of,
+    spoken, statement_penalty, statement_works, word_stem,
 )
 from slmgraph.query.theme_render import _cap, _join, documents_cited, reach_text, statement_line
 
@@ -251,10 +251,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
         off = (vecs @ pv.T).max(axis=1) if pv is not None else np.full(len(cands), -1.0)
         rel = []
         for k, (_, st) in enumerate(cands):
-            short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
-            lean = FILLER_PENALTY if leans(st.text) else 0.0
-            edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
-            st.rel = relevance(float(cos[k]), st.text) - short - lean - edge
+            st.rel = relevance(float(cos[k]), st.text) - statement_penalty(st, ix)
             rel.append(st.rel)
         top = max(rel)
         left = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]

@@ -668,3 +668,14 @@ def statement_works(statements, ix: ThemeIndex) -> tuple[int, str]:
     if any(d.work for d in ix.docs):
         return len({ix.doc_by_id[d].work or d for d in docs}), "work"
     return len(docs), "document"
+
+
+def statement_penalty(st: "Statement", ix: "ThemeIndex") -> float:
+    """What a candidate statement loses from its relevance (cosine units): :data:`SHORT_PENALTY` when shorter
+    than :data:`FULL_WORDS` words, :data:`FILLER_PENALTY` when it leans on what came before it ("It was ..."),
+    which says little out of context, and :data:`EDGE_PENALTY` in a work's opening or closing part, which holds
+    its intro and outro (a guest's introduction, a welcome)."""
+    short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
+    lean = FILLER_PENALTY if leans(st.text) else 0.0
+    edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
+    return short + lean + edge

@@ -63,11 +63,11 @@ from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focus
 from slmgraph.query.theme_facets import facet_opening, facet_themes, render_facets
 from slmgraph.query.theme_labels import label_phrases, relabel, same_theme
 from slmgraph.query.theme_model import (
-    EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FILLER_PENALTY, FULL_WORDS, KEY_CONCEPTS,
+    EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FULL_WORDS, KEY_CONCEPTS,
     KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
     STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme,
     ThemeIndex, UNITS_PER_THEME, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
-    is_temporal, leans, names_asked, repeats, speaker_of, spoken, topic_words,
+    is_temporal, names_asked, repeats, speaker_of, spoken, statement_penalty, topic_words,
 )
 from slmgraph.query.theme_render import render_themes, template_opening
 
@@ -160,14 +160,9 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     off = (vecs @ pv.T).max(axis=1) if pv is not None else np.full(len(cands), -1.0)
     rel = []
     for k, (cid, st) in enumerate(cands):
-        short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
-        # a sentence leaning on what came before it ("It was ...", "Like we've got ...") says little out of context
-        lean = FILLER_PENALTY if leans(st.text) else 0.0
-        # a work's opening and closing parts hold its intro and outro: a guest's introduction, a welcome
-        edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
         # a question about amounts: the sentences stating them are its evidence, not only ties among the nearest
         fig = FIGURE_QUESTION_BONUS * has_figure(st.text) / 2 if figures else 0.0
-        st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - short - lean - edge + fig
+        st.rel = relevance(float(cos[k]), st.text, by_report[cid].get("entities")) - statement_penalty(st, ix) + fig
         rel.append(st.rel)
     top = max(rel)
     live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
