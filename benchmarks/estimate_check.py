@@ -51,7 +51,7 @@ def part_estimate(corpus: Path) -> dict:
     s = Settings()
     model = load_model(s.model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
     load = cpu_seconds() - c0
-    out = est.estimate(corpus, s, model, progress=False, say=lambda m: print(m, file=sys.stderr))
+    out = est.estimate(corpus, s, model, progress=False, say=lambda m: print(m, file=sys.stderr), follow_links=True)
     return {"stages": {k: v["seconds"] for k, v in out["stages"].items()}, "model_load": round(load, 2),
             "calibration": out["calibration"], "estimate_cpu_seconds": round(cpu_seconds() - c0, 1)}
 
@@ -76,7 +76,8 @@ def part_build(corpus: Path, db: Path) -> dict:
 
     pipeline.STAGES[:] = [timed(st) for st in pipeline.STAGES]
     c0, t0 = cpu_seconds(), time.perf_counter()
-    out = pipeline.run_index(corpus, db, Settings(), progress=False, say=lambda m: print(m, file=sys.stderr))
+    out = pipeline.run_index(corpus, db, Settings(), progress=False, say=lambda m: print(m, file=sys.stderr),
+                             follow_links=True)  # a sliced corpus is a folder of links (sliced)
     figures = {k: out[k] for k in ("graph", "communities", "reports") if isinstance(out.get(k), dict)}
     return {"cpu": {k: round(v, 2) for k, v in cpu.items()},
             "wall": {k: out[k]["seconds"] for k in STAGES if isinstance(out.get(k), dict)},

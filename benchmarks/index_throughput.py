@@ -318,7 +318,9 @@ def indexed_run(corpus: Path, db: Path, settings: Settings, progress: bool = Tru
         embed_mod.run_embeddings = probe.wrap("embed", saved_embed, db)
         with probe:
             t0 = time.perf_counter()
-            out = run_index(corpus, db, settings, progress=progress, say=lambda m: print(m, flush=True))
+            # The indexed folder holds links to the corpus files (see main), so they are followed.
+            out = run_index(corpus, db, settings, progress=progress, say=lambda m: print(m, flush=True),
+                            follow_links=True)
             wall = time.perf_counter() - t0
     finally:
         for k, fn in saved.items():

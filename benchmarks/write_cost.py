@@ -114,7 +114,7 @@ def child(input_dir: str, reference: str, db: str) -> None:
     settings = Settings()
     model = LlamaModel(default_model_path(), n_ctx=settings.n_ctx, n_threads=1)
     embedder = RandomVectors(Embedder(threads=1))
-    docs, _ = read_documents(input_dir)
+    docs, _ = read_documents(input_dir, follow_links=True)  # a sliced input is a folder of links
     ref = duckdb.connect(reference, read_only=True)
     records: dict[str, dict] = {}
     for row in ref.execute("SELECT chunk_id, cache_key, status, n_candidates, n_dropped, raw, n_ungrounded, gleanings, "

@@ -130,3 +130,19 @@ def test_llm_free_estimate_runs_a_sample_and_scales_counts_by_their_growth(tmp_p
     else:  # the same people throughout: the sample has seen them all
         assert cal["heaps_beta_entities"] < 0.1 and cal["entities_predicted"] == real
         assert cal["reports_predicted"] == reports
+
+
+def test_estimate_of_a_folder_of_links_reads_them_only_when_told(tmp_path, corpus):
+    from slmgraph.errors import UserError
+
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    for f in sorted(p for p in corpus.iterdir() if p.is_file()):
+        (linked / f.name).symlink_to(f.resolve())
+    settings = Settings(min_community_size=2, workers=1)
+    with pytest.raises(UserError, match="--follow-links"):
+        estimate(linked, settings, FakeModel(), sample=1, progress=False, embedder_factory=FakeEmbedder,
+                 say=lambda m: None)
+    est = estimate(linked, settings, FakeModel(), sample=1, progress=False, embedder_factory=FakeEmbedder,
+                   say=lambda m: None, follow_links=True)
+    assert est["corpus"]["documents"] == len(list(linked.iterdir())) >= 2

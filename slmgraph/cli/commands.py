@@ -298,7 +298,8 @@ def cmd_estimate(args) -> int:
     # The model is needed even with --extractor nlp: it chunks the text and writes the reports.
     model = load_model(s.model_path, s.n_ctx, s.n_threads, s.seed, s.threads_explicit)
     load = _time.perf_counter() - t0
-    est = estimate(args.input, s, model, sample=args.sample, progress=not (args.quiet or args.json), say=say)
+    est = estimate(args.input, s, model, sample=args.sample, progress=not (args.quiet or args.json), say=say,
+                   follow_links=args.follow_links)
     est["stages"] = {"load model": {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                                     "seconds": round(load, 1)}, **est["stages"]}
     est["total_seconds"] = round(est["total_seconds"] + load, 1)

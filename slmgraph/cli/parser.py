@@ -41,6 +41,12 @@ def _common(p: argparse.ArgumentParser, db_required: bool = True) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars or stage notes")
 
 
+def _follow_links_option(p) -> None:
+    p.add_argument("--follow-links", action="store_true",
+                   help="read files and folders that symbolic links in the input lead to outside it (default: "
+                        "each such link is named in a warning and not read)")
+
+
 def _wait_option(p: argparse.ArgumentParser, holder: str) -> None:
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help=f"while {holder} holds the index, wait up to SECONDS for it (default 0: refuse at once)")
@@ -123,15 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     _index_options(p)
     p.add_argument("--replace", action="store_true", help="re-index an existing index from a different input folder")
-    p.add_argument("--follow-links", action="store_true",
-                   help="read files and folders that symbolic links in the input lead to outside it (default: "
-                        "each such link is named in a warning and not read)")
+    _follow_links_option(p)
     _wait_option(p, "another process (an index run, a query or stats)")
 
     p = sub.add_parser("estimate", help="predict an index run's tokens and wall-clock from a short calibration run")
     p.add_argument("input", help="folder of .txt/.md files (read recursively) or one file")
     _common(p, db_required=False)
     _index_options(p)
+    _follow_links_option(p)
     p.add_argument("--sample", type=int, default=8, help="text units extracted for real to calibrate (default 8)")
     p.add_argument("--json", action="store_true", help="print the estimate as JSON")
 

@@ -155,7 +155,7 @@ def _fit_line(x: list[float], y: list[float]) -> tuple[float, float]:
 
 def estimate(input_path: str | Path, settings: Settings, model, *, sample: int = 8, progress: bool = True,
              model_factory: Callable | None = None, embedder_factory: Callable | None = None,
-             say: Callable[[str], None] = print) -> dict:
+             say: Callable[[str], None] = print, follow_links: bool = False) -> dict:
     """Predict the tokens and wall-clock of ``slmgraph index input_path`` on this machine.
 
     Args:
@@ -164,6 +164,7 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
         sample: text units extracted for real in the calibration (more = slower, closer).
         model_factory: for extraction worker processes (tests); None loads the GGUF.
         embedder_factory: ``() -> Embedder``; None = the bundled all-MiniLM-L6-v2.
+        follow_links: read what symbolic links under ``input_path`` lead to outside it (as ``index --follow-links``).
 
     Returns:
         dict with ``stages`` (per stage: ``calls``, ``prompt_tokens`` evaluated,
@@ -177,7 +178,7 @@ def estimate(input_path: str | Path, settings: Settings, model, *, sample: int =
         UserError: bad input folder (as ``slmgraph index``).
     """
     t_all = time.perf_counter()
-    docs, warnings = read_documents(input_path)
+    docs, warnings = read_documents(input_path, follow_links)
     for w in warnings:
         say(f"warning: {w}")
     prompts = Prompts(settings.prompts_dir)
