@@ -52,9 +52,18 @@ MIN_THEMES = 3
 EVIDENCE_UNITS = 20
 EVIDENCE_MARGIN = 0.15
 PER_FOCUSED_THEME = 3
-#: A question about change over time in figures is answered by one timeline: up to this many statements of
-#: its evidence, from distinct documents while any is left, in date order.
-TIMELINE_STATEMENTS = 6
+#: A question about change over time is answered by one timeline that follows its subject through the
+#: documents speaking of it (:func:`slmgraph.query.themes.timeline_picks`): besides the nearest text units, the
+#: nearest unit of each of the :data:`TIMELINE_DOCS` documents nearest the question is read; a statement naming a
+#: topic word of the question with at least :data:`TIMELINE_FLOOR` of the relevance of the answer's best one (or
+#: within :data:`EVIDENCE_MARGIN` of it) may be a point, the best of each
+#: document (a second within :data:`EVIDENCE_MARGIN` of the best, up to :data:`TIMELINE_PER_DOC`), at most
+#: :data:`TIMELINE_STATEMENTS` points, so with more documents than that, the best of each of that many stretches of
+#: consecutive documents.
+TIMELINE_STATEMENTS = 12
+TIMELINE_DOCS = 36
+TIMELINE_FLOOR = 0.5
+TIMELINE_PER_DOC = 2
 #: A focused answer's statement is nearer the question than any off-topic probe question
 #: (``prompts/offtopic_probes.txt``) is to it by at least this (cosine): the one gap every method quotes by.
 PROBE_GAP = EXTRACTIVE_PROBE_GAP
@@ -423,6 +432,10 @@ class Theme:
     community_docs: list = field(default_factory=list)
     #: the reports it cites: those of the communities owning its statements' text units (empty: ``report``)
     reports: list = field(default_factory=list)
+    #: a timeline's documents that speak to the question, and the stretches of consecutive ones its points are
+    #: picked from (0: none, each point is its own document's; :func:`slmgraph.query.themes.timeline_picks`)
+    followed: int = 0
+    stretches: int = 0
 
 
 @dataclass

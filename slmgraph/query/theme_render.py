@@ -154,6 +154,13 @@ def _overview(themes: list[Theme], ix: ThemeIndex, n_docs: int, *, wide: bool, t
         docs = sorted({s.doc_id for t in themes for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         if len(docs) > 1:
             text += " " + order_sentence(ix.doc_by_id[docs[0]], ix.doc_by_id[docs[-1]])
+        grouped = [t for t in themes if t.stretches]
+        if grouped:  # a timeline over more documents than it has points: what each point stands for
+            n, k = grouped[0].followed, grouped[0].stretches
+            size = f"{n // k}" if n % k == 0 else f"{n // k} or {n // k + 1}"
+            noun = "parts" if any(d.work for d in ix.docs) else "documents"
+            text += (f" {n} {noun} speak to the question; the statements are the strongest of each of {k}"
+                     f" stretches of {size} consecutive {noun}.")
     return text
 
 

@@ -44,8 +44,11 @@ communities those sentences come from, each labelled by the phrases its statemen
 reach and the speakers of its statements named. Other themes are labelled the same way from the text units they are
 read from.
 
-A question about change over time (:func:`is_temporal`: "how has X evolved") gets each theme's
-statements in document order, spread over the theme's documents; a question about amounts or change
+A question about change over time (:func:`is_temporal`: "how has X evolved") gets one timeline that
+follows its subject through the documents speaking of it, in document order (:func:`focused_themes`,
+:func:`timeline_picks`): the best statement of each such document (a second where it is as strong as the
+answer's best evidence), with a floor relative to the answer's best statement, and with more documents than
+points, the best of each stretch of consecutive documents; a question about amounts or change
 (:func:`asks_figures`) prefers statements holding figures and dates.
 """
 
@@ -65,7 +68,7 @@ from slmgraph.query.theme_labels import label_phrases, relabel, same_theme
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FULL_WORDS, KEY_CONCEPTS,
     KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
-    STATEMENT_MARGIN, Statement, TIMELINE_STATEMENTS, Theme,
+    STATEMENT_MARGIN, Statement, TIMELINE_DOCS, TIMELINE_FLOOR, TIMELINE_PER_DOC, TIMELINE_STATEMENTS, Theme,
     ThemeIndex, UNITS_PER_THEME, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
     is_temporal, names_asked, repeats, speaker_of, spoken, statement_penalty, topic_words,
 )
@@ -126,16 +129,25 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     :data:`FIGURE_MARGIN` of the best one's and above every probe's, so the sentences stating the figures asked
     about are read even when phrased far from the question; a theme then quotes up to :data:`PER_TEMPORAL_THEME`
     statements, those holding figures first, and two statements differing in their figures are no repeat.
-    With ``temporal`` (change over time) the answer is one timeline: the theme of the best statement quotes
-    up to :data:`TIMELINE_STATEMENTS` statements of the whole evidence, whichever community they come from (a
-    series of figures is not split by the communities its sentences fall in), from distinct documents while
-    any is left, in corpus (date) order. Returns [] when no statement passes.
+    With ``temporal`` (change over time) the answer is one timeline that follows the subject through the
+    documents speaking of it: the nearest unit of each of the :data:`TIMELINE_DOCS` documents nearest the
+    question is read besides the nearest units (one long document's units do not crowd out the others), and
+    the theme of the best statement quotes the statements of the whole evidence, whichever community they come
+    from (a series of figures is not split by the communities its sentences fall in), chosen by
+    :func:`timeline_picks` among those nearer the question than any probe by :data:`PROBE_GAP` and within
+    :data:`EVIDENCE_MARGIN` of the best, or naming a topic word of the question (:func:`topic_words`) with at
+    least :data:`TIMELINE_FLOOR` of the best one's relevance (a floor relative to the answer's best statement,
+    so a period speaking of the subject more weakly is not skipped), or stating the
+    figures asked about, in corpus (date) order. Returns [] when no statement passes.
     """
     qv = _unit_norm(question_vec)
     units = ix.all_units()
     uvec = ix.unit_vectors([u.chunk_id for u in units])
-    ranked = sorted((u for u in units if u.chunk_id in uvec),
-                    key=lambda u: (-float(_unit_norm(uvec[u.chunk_id]) @ qv), u.number))[:EVIDENCE_UNITS]
+    nearest = sorted((u for u in units if u.chunk_id in uvec),
+                     key=lambda u: (-float(_unit_norm(uvec[u.chunk_id]) @ qv), u.number))
+    ranked = nearest[:EVIDENCE_UNITS]
+    if temporal:  # a timeline reads each document's nearest unit too, the nearest documents first
+        ranked += timeline_units(nearest, TIMELINE_DOCS, {u.chunk_id for u in ranked})
     by_report = {r["community_id"]: r for r in pool}
     unit_of = {u.number: u.chunk_id for u in ranked}
     owner = ix.unit_owners([u.chunk_id for u in ranked], list(by_report), scores)
@@ -166,10 +178,12 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         rel.append(st.rel)
     top = max(rel)
     live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
+    stating: list[int] = []  # the sentences stating the figures asked about
     if figures:
         asked, best = topic_words(question, units), float(cos.max())
-        live += [k for k in range(len(cands)) if k not in set(live) and has_figure(cands[k][1].text) == 2
-                 and names_asked(cands[k][1].text, asked) and cos[k] >= best - FIGURE_MARGIN and cos[k] > off[k]]
+        stating = [k for k in range(len(cands)) if k not in set(live) and has_figure(cands[k][1].text) == 2
+                   and names_asked(cands[k][1].text, asked) and cos[k] >= best - FIGURE_MARGIN and cos[k] > off[k]]
+        live += stating
     if not temporal and not figures:  # a focused question: its statements of every community, in aspects
         found = focused_aspects(ix, cands, vecs, rel, cos, off, embedder, question,
                                 lambda cids: _themes_of(ix, [by_report[c] for c in cids], scores))
@@ -184,12 +198,22 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     out = []
     for cid in order:
         t = themes[cid]
-        left = list(live) if temporal else [k for k in live if cands[k][0] == cid]
-        cap = TIMELINE_STATEMENTS if temporal else PER_TEMPORAL_THEME if figures else PER_FOCUSED_THEME
+        if temporal:
+            # a statement under the evidence margin speaks of the subject when it names a topic word of the question
+            floor, asked = top * TIMELINE_FLOOR if top > 0 else top, topic_words(question, units)
+            points = sorted({k for k in range(len(cands)) if cos[k] - off[k] >= PROBE_GAP and (
+                rel[k] >= top - EVIDENCE_MARGIN or rel[k] >= floor and names_asked(cands[k][1].text, asked))}
+                            | set(stating))
+            picks, t.followed, t.stretches = timeline_picks(
+                [(k, ix.doc_by_id[cands[k][1].doc_id].pos, rel[k]) for k in points], top - EVIDENCE_MARGIN,
+                lambda a, b: repeats(cands[a][1].text, cands[b][1].text, figures))
+            # in reading order: a document's statements as its text holds them
+            t.statements = [cands[k][1] for k in sorted(picks, key=lambda k: (
+                ix.doc_by_id[cands[k][1].doc_id].pos, cands[k][1].unit, k))]
+        left = [] if temporal else [k for k in live if cands[k][0] == cid]
+        cap = PER_TEMPORAL_THEME if figures else PER_FOCUSED_THEME
         while left and len(t.statements) < cap:
-            quoted = {s.doc_id for s in t.statements}
-            fresh = ([j for j in left if cands[j][1].doc_id not in quoted] or left) if temporal else left
-            k = max(fresh, key=lambda j: (has_figure(cands[j][1].text) if figures else 0, mmr.value(j, rel[j]), -j))
+            k = max(left, key=lambda j: (has_figure(cands[j][1].text) if figures else 0, mmr.value(j, rel[j]), -j))
             left.remove(k)
             st = cands[k][1]
             if any(repeats(st.text, x, figures) for x in used):
@@ -202,7 +226,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
         if t.statements:
             t.score = max(s.rel for s in t.statements)
             t.reports = cited_reports(t, ix, list(by_report), embedder)
-            mine = [k for k in live if any(cands[k][1] is x for x in t.statements)]
+            mine = [k for k in range(len(cands)) if any(cands[k][1] is x for x in t.statements)]
             picked = relabel(t, ix, embedder, [unit_of[cands[k][1].source] for k in mine], vecs[mine].mean(axis=0),
                              stated=[x.text for x in t.statements], taken=taken, min_terms=1)
             # a theme labelled by its statements' phrases is discussed where those phrases are, and its count
@@ -219,6 +243,64 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     return out
 
 
+
+
+def timeline_units(nearest: list, docs: int, have: set) -> list:
+    """The nearest text unit of each of the first ``docs`` documents of ``nearest`` (units with ``chunk_id``
+    and ``doc_id``, nearest the question first), those whose ``chunk_id`` is in ``have`` left out: the units
+    a timeline reads besides the nearest ones, one per document."""
+    seen: set = set()
+    out = []
+    for u in nearest:
+        if u.doc_id in seen:
+            continue
+        seen.add(u.doc_id)
+        if u.chunk_id not in have:
+            out.append(u)
+        if len(seen) >= docs:
+            break
+    return out
+
+
+def timeline_picks(items: list[tuple[int, int, float]], strong: float, repeat, *,
+                   cap: int = TIMELINE_STATEMENTS, per_doc: int = TIMELINE_PER_DOC) -> tuple[list[int], int, int]:
+    """The points of a timeline: ``(keys picked, documents followed, stretches)``.
+
+    ``items`` are the candidate statements above the answer's floor, ``(key, document position, relevance)``;
+    ``repeat(a, b)`` says key ``a`` nearly repeats key ``b``. Each document speaking to the question gives its
+    best statement; while the points stay under ``cap``, one holding a second statement of relevance at least
+    ``strong`` gives that too (up to ``per_doc``). With more documents than ``cap``, the documents in corpus
+    order are cut into ``cap`` stretches of consecutive documents of near-equal size and each gives its best
+    statement (0 stretches when not cut), so the points spread evenly over the span, the strongest kept. A
+    statement repeating one picked before it (the strongest picked first) gives way to its document's next.
+    """
+    by_doc: dict[int, list[tuple[float, int]]] = {}
+    for k, pos, r in items:
+        by_doc.setdefault(pos, []).append((-r, k))
+    docs = sorted(by_doc)
+    n = len(docs)
+    if not docs or cap <= 0:
+        return [], n, 0
+    grouped = n > cap
+    groups = [docs[i * n // cap:(i + 1) * n // cap] for i in range(cap)] if grouped else [[d] for d in docs]
+    queues = [sorted(c for d in g for c in by_doc[d]) for g in groups]
+    picked: list[int] = []
+    # the strongest stretch picks first, so a repeat gives way in the weaker one
+    for q in sorted(queues, key=lambda q: q[0]):
+        k = next((k for _, k in q if not any(repeat(k, p) for p in picked)), None)
+        if k is not None:
+            picked.append(k)
+    if not grouped:
+        doc_of = {k: pos for k, pos, _ in items}
+        held = {pos: sum(1 for p in picked if doc_of[p] == pos) for pos in docs}
+        for r, k in sorted(c for q in queues for c in q if -c[0] >= strong):
+            if len(picked) >= cap:
+                break
+            if k in picked or held[doc_of[k]] >= per_doc or any(repeat(k, p) for p in picked):
+                continue
+            picked.append(k)
+            held[doc_of[k]] += 1
+    return picked, n, (cap if grouped else 0)
 
 
 def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec, embedder, *,
