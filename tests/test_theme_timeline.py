@@ -144,3 +144,22 @@ def test_the_overview_says_what_each_point_of_a_long_timeline_stands_for():
     text = overview([t], ix, temporal=True)
     assert "5 documents speak to the question; the statements are the strongest of each of 2 stretches of 2 or 3" \
            " consecutive documents." in text
+
+
+def test_the_parts_of_a_work_are_one_period_of_the_timeline():
+    said = {"Ada": ["the ferry plans added a second boat", "councillors cut what the ferry plans cost",
+                    "islanders backed the ferry plans"],
+            "Bo": ["the ferry plans went to a public meeting", "the old slipway held up the ferry plans",
+                   "a grant paid for half of the ferry plans"],
+            "Cy": ["the boatyard priced the ferry plans", "delays held the ferry plans back",
+                   "the ferry plans ended in a timetable"]}
+    docs = {f"Talk_with_{w}-part{i}": [f"In part {i} {x}."] for w, xs in said.items() for i, x in enumerate(xs, 1)}
+    docs.update({f"Talk_with_Di-part{i}": [f"The bakery on Mill Street opened oven {i} of the year."]
+                 for i in (1, 2, 3)})
+    ix, pool, emb = _ix(docs)
+    q = "How did the ferry plans change over time?"
+    themes = focused_themes(ix, pool, {10: 60.0}, emb.encode([q])[0], emb, figures=True, temporal=True,
+                            question=q)
+    works = [ix.doc_by_id[s.doc_id].work for s in themes[0].statements]
+    assert sorted(set(works)) == ["Talk with Ada", "Talk with Bo", "Talk with Cy"]
+    assert all(works.count(w) <= 2 for w in works) and themes[0].followed == 3

@@ -158,7 +158,7 @@ def _overview(themes: list[Theme], ix: ThemeIndex, n_docs: int, *, wide: bool, t
         if grouped:  # a timeline over more documents than it has points: what each point stands for
             n, k = grouped[0].followed, grouped[0].stretches
             size = f"{n // k}" if n % k == 0 else f"{n // k} or {n // k + 1}"
-            noun = "parts" if any(d.work for d in ix.docs) else "documents"
+            noun = "works" if any(d.work for d in ix.docs) else "documents"
             text += (f" {n} {noun} speak to the question; the statements are the strongest of each of {k}"
                      f" stretches of {size} consecutive {noun}.")
     return text

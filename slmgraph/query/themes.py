@@ -204,8 +204,13 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             points = sorted({k for k in range(len(cands)) if cos[k] - off[k] >= PROBE_GAP and (
                 rel[k] >= top - EVIDENCE_MARGIN or rel[k] >= floor and names_asked(cands[k][1].text, asked))}
                             | set(stating))
+            # the parts of a work (an episode's) are one period of the timeline: it follows the subject by work
+            first: dict = {}
+            for d in ix.docs:
+                first.setdefault(d.work or d.doc_id, d.pos)
+            place = {d.doc_id: first[d.work or d.doc_id] for d in ix.docs}
             picks, t.followed, t.stretches = timeline_picks(
-                [(k, ix.doc_by_id[cands[k][1].doc_id].pos, rel[k]) for k in points], top - EVIDENCE_MARGIN,
+                [(k, place[cands[k][1].doc_id], rel[k]) for k in points], top - EVIDENCE_MARGIN,
                 lambda a, b: repeats(cands[a][1].text, cands[b][1].text, figures))
             # in reading order: a document's statements as its text holds them
             t.statements = [cands[k][1] for k in sorted(picks, key=lambda k: (
@@ -266,8 +271,9 @@ def timeline_picks(items: list[tuple[int, int, float]], strong: float, repeat, *
                    cap: int = TIMELINE_STATEMENTS, per_doc: int = TIMELINE_PER_DOC) -> tuple[list[int], int, int]:
     """The points of a timeline: ``(keys picked, documents followed, stretches)``.
 
-    ``items`` are the candidate statements above the answer's floor, ``(key, document position, relevance)``;
-    ``repeat(a, b)`` says key ``a`` nearly repeats key ``b``. Each document speaking to the question gives its
+    ``items`` are the candidate statements above the answer's floor, ``(key, document position, relevance)``
+    (the position of a part of a work is its work's: a work is one document here); ``repeat(a, b)`` says key
+    ``a`` nearly repeats key ``b``. Each document speaking to the question gives its
     best statement; while the points stay under ``cap``, one holding a second statement of relevance at least
     ``strong`` gives that too (up to ``per_doc``). With more documents than ``cap``, the documents in corpus
     order are cut into ``cap`` stretches of consecutive documents of near-equal size and each gives its best
