@@ -54,7 +54,7 @@ EVIDENCE_MARGIN = 0.15
 PER_FOCUSED_THEME = 3
 #: A question about change over time is answered by one timeline that follows its subject through the
 #: documents speaking of it (:func:`slmgraph.query.themes.timeline_picks`): besides the nearest text units, the
-#: nearest unit of each of the :data:`TIMELINE_DOCS` documents nearest the question is read; a statement naming a
+#: nearest unit of each of the :data:`TIMELINE_DOCS` documents (works) nearest the question is read; a statement naming a
 #: topic word of the question with at least :data:`TIMELINE_FLOOR` of the relevance of the answer's best one (or
 #: within :data:`EVIDENCE_MARGIN` of it) may be a point, the best of each
 #: document (a second within :data:`EVIDENCE_MARGIN` of the best, up to :data:`TIMELINE_PER_DOC`), at most

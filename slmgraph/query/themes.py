@@ -130,8 +130,8 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     about are read even when phrased far from the question; a theme then quotes up to :data:`PER_TEMPORAL_THEME`
     statements, those holding figures first, and two statements differing in their figures are no repeat.
     With ``temporal`` (change over time) the answer is one timeline that follows the subject through the
-    documents speaking of it: the nearest unit of each of the :data:`TIMELINE_DOCS` documents nearest the
-    question is read besides the nearest units (one long document's units do not crowd out the others), and
+    documents speaking of it: the nearest unit of each of the :data:`TIMELINE_DOCS` documents (works, for parts
+    of works: a work is one period) nearest the question is read besides the nearest units (one long document's units do not crowd out the others), and
     the theme of the best statement quotes the statements of the whole evidence, whichever community they come
     from (a series of figures is not split by the communities its sentences fall in), chosen by
     :func:`timeline_picks` among those nearer the question than any probe by :data:`PROBE_GAP` and within
@@ -146,8 +146,13 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     nearest = sorted((u for u in units if u.chunk_id in uvec),
                      key=lambda u: (-float(_unit_norm(uvec[u.chunk_id]) @ qv), u.number))
     ranked = nearest[:EVIDENCE_UNITS]
+    # the parts of a work (an episode's) are one period of a timeline: it follows the subject by work
+    first: dict = {}
+    for d in ix.docs:
+        first.setdefault(d.work or d.doc_id, d.pos)
+    place = {d.doc_id: first[d.work or d.doc_id] for d in ix.docs}
     if temporal:  # a timeline reads each document's nearest unit too, the nearest documents first
-        ranked += timeline_units(nearest, TIMELINE_DOCS, {u.chunk_id for u in ranked})
+        ranked += timeline_units(nearest, TIMELINE_DOCS, {u.chunk_id for u in ranked}, place)
     by_report = {r["community_id"]: r for r in pool}
     unit_of = {u.number: u.chunk_id for u in ranked}
     owner = ix.unit_owners([u.chunk_id for u in ranked], list(by_report), scores)
@@ -204,11 +209,6 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             points = sorted({k for k in range(len(cands)) if cos[k] - off[k] >= PROBE_GAP and (
                 rel[k] >= top - EVIDENCE_MARGIN or rel[k] >= floor and names_asked(cands[k][1].text, asked))}
                             | set(stating))
-            # the parts of a work (an episode's) are one period of the timeline: it follows the subject by work
-            first: dict = {}
-            for d in ix.docs:
-                first.setdefault(d.work or d.doc_id, d.pos)
-            place = {d.doc_id: first[d.work or d.doc_id] for d in ix.docs}
             picks, t.followed, t.stretches = timeline_picks(
                 [(k, place[cands[k][1].doc_id], rel[k]) for k in points], top - EVIDENCE_MARGIN,
                 lambda a, b: repeats(cands[a][1].text, cands[b][1].text, figures))
@@ -250,16 +250,18 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
 
 
 
-def timeline_units(nearest: list, docs: int, have: set) -> list:
+def timeline_units(nearest: list, docs: int, have: set, place: dict | None = None) -> list:
     """The nearest text unit of each of the first ``docs`` documents of ``nearest`` (units with ``chunk_id``
     and ``doc_id``, nearest the question first), those whose ``chunk_id`` is in ``have`` left out: the units
-    a timeline reads besides the nearest ones, one per document."""
+    a timeline reads besides the nearest ones, one per document; with ``place`` (``doc_id -> position of its
+    work``) one per work."""
     seen: set = set()
     out = []
     for u in nearest:
-        if u.doc_id in seen:
+        key = place.get(u.doc_id, u.doc_id) if place else u.doc_id
+        if key in seen:
             continue
-        seen.add(u.doc_id)
+        seen.add(key)
         if u.chunk_id not in have:
             out.append(u)
         if len(seen) >= docs:
