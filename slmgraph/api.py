@@ -312,8 +312,26 @@ class Index:
         self.close()
 
     def close(self) -> None:
-        """Close the index file (idempotent)."""
-        self.store.close()
+        """Close the index file (idempotent); the index's methods then raise :class:`UserError`."""
+        store = self.__dict__.get("_store")
+        if store is not None:
+            store.close()
+        self._closed = True
+
+    @property
+    def store(self):
+        """The open :class:`slmgraph.store.db.Store` of the index.
+
+        Raises:
+            UserError: the index was closed (:meth:`close`, or the end of its ``with`` block)."""
+        if self.__dict__.get("_closed"):
+            raise UserError(f"index {self.path} is closed (its 'with' block ended or close() was called): open it "
+                            "again with slmgraph.open()")
+        return self._store
+
+    @store.setter
+    def store(self, value) -> None:
+        self._store, self._closed = value, False
 
     def levels(self) -> list[int]:
         """The community levels of the index, root (0) first."""

@@ -255,3 +255,13 @@ def test_unit_documents_takes_numbers_as_ints_strings_or_one_number(index_db):
     with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
         both = ix.unit_documents([1, "2"])
         assert set(both) == {1, 2} and ix.unit_documents(1) == {1: both[1]}
+
+
+def test_a_closed_index_says_so_in_one_user_error(index_db):
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        pass
+    for call in (lambda: ix.query("Who founded Acme Corporation?", method="basic"), ix.stats, ix.levels,
+                 ix.entities):
+        with pytest.raises(UserError, match="is closed.*slmgraph.open"):
+            call()
+    ix.close()  # closing again is harmless
