@@ -144,6 +144,19 @@ def test_a_redone_unit_replaces_its_rows_and_a_new_one_adds_them(tmp_path):
     store.close()
 
 
+def test_a_caller_that_knows_the_unit_has_a_record_replaces_it_without_the_lookup(tmp_path):
+    store = Store(tmp_path / "x.duckdb", create=True)
+    with store.transaction() as con:
+        store_extraction(con, "u1", "k1", _extraction(3), redo=False)
+    with store.transaction() as con:
+        store_extraction(con, "u1", "k1b", _extraction(2), redo=True)
+    u1 = _unit_rows(store, "u1")
+    assert [r[:2] for r in u1["extractions"]] == [("u1", "k1b")]
+    assert len(u1["entity_mentions"]) == 2 and len(u1["relationship_mentions"]) == 1
+    assert len(u1["concept_mentions"]) == 1 and len(u1["concept_links"]) == 1
+    store.close()
+
+
 def test_rows_of_a_unit_without_an_extraction_record_are_cleared_before_a_run(tmp_path):
     store = Store(tmp_path / "x.duckdb", create=True)
     with store.transaction() as con:

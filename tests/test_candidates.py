@@ -479,3 +479,19 @@ def test_dollar_amounts_are_prose_and_only_tex_math_is_masked():
     money = "The Ministry gave $5 million and the Authority's $30 million; the wing rose from $42M to $47M."
     assert mask_markup(money) == money
     assert "mc^2" not in mask_markup("Energy is $E=mc^2$ here, and $$x+y$$ too.")
+
+
+def test_the_pipelines_name_and_language_are_read_without_importing_spacy(nlp, monkeypatch):
+    import subprocess
+    import sys
+
+    code = ("import sys; from slmgraph.indexing.stages.ner import pipeline_meta; "
+            "print(*pipeline_meta('auto'), 'spacy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [nlp.meta["name"], nlp.lang, "None", "False"]
+    import slmgraph.indexing.stages.ner as ner
+
+    assert ner.pipeline_meta("none") == (None, None, None)
+    monkeypatch.setattr(ner, "installed_pipeline", lambda: None)
+    name, lang, warning = ner.pipeline_meta("auto")
+    assert name is None and lang is None and "capitalised-run" in warning

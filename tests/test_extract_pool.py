@@ -67,8 +67,8 @@ def test_a_killed_worker_loses_only_its_units_in_flight_and_the_rerun_extracts_e
     real = extract.store_extraction
     committed = []
 
-    def store_and_kill(con, chunk_id, key, ex):
-        real(con, chunk_id, key, ex)
+    def store_and_kill(con, chunk_id, key, ex, redo=None):
+        real(con, chunk_id, key, ex, redo)
         committed.append(chunk_id)
         if len(committed) == 1:  # every worker, before they finish the units queued for them
             import multiprocessing

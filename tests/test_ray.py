@@ -85,8 +85,8 @@ def test_killed_ray_actor_loses_only_its_units_in_flight_and_the_same_command_fi
     real = extract.store_extraction
     committed = []
 
-    def store_and_kill(con, chunk_id, key, ex):
-        real(con, chunk_id, key, ex)
+    def store_and_kill(con, chunk_id, key, ex, redo=None):
+        real(con, chunk_id, key, ex, redo)
         committed.append(chunk_id)
         if len(committed) == 3:
             pids = actor_pids(os.getpid())
@@ -181,8 +181,8 @@ def test_a_local_ray_run_serves_no_dashboard_and_listens_only_on_the_loopback(tm
     real = extract.store_extraction
     seen: dict = {}
 
-    def store_and_look(con, chunk_id, key, ex):
-        real(con, chunk_id, key, ex)
+    def store_and_look(con, chunk_id, key, ex, redo=None):
+        real(con, chunk_id, key, ex, redo)
         if not seen:
             procs = descendants(os.getpid())
             seen["procs"] = procs
@@ -234,8 +234,8 @@ def test_killed_ray_actor_in_llm_free_extraction_then_the_same_command_extracts_
     committed = []
     kill = [True]
 
-    def store_and_kill(con, chunk_id, key, ex):
-        real(con, chunk_id, key, ex)
+    def store_and_kill(con, chunk_id, key, ex, redo=None):
+        real(con, chunk_id, key, ex, redo)
         committed.append(chunk_id)
         if kill[0] and len(committed) == 3:
             pids = actor_pids(os.getpid())

