@@ -62,3 +62,40 @@ def test_an_edited_documents_old_text_stays_until_its_new_version_is_extracted(t
     store = Store(db, read_only=True)
     assert store.con.execute("SELECT count(*) FROM documents WHERE path = 'alpha.txt'").fetchone()[0] == 1
     store.close()
+
+
+def test_an_update_interrupted_after_extraction_keeps_every_unit_the_last_build_cites(tmp_path, corpus, monkeypatch):
+    db = tmp_path / "ix.duckdb"
+    _index(corpus, db)
+    before = _alpha(db)
+    old = (corpus / "alpha.txt").read_text(encoding="utf-8")
+    (corpus / "alpha.txt").write_text("Zoe Quinn opened the archive in Lyon.\n\n" + old, encoding="utf-8")
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(pipeline, "build_graph", interrupted)  # every text unit extracted, the graph not yet built
+        with pytest.raises(KeyboardInterrupt):
+            _index(corpus, db)
+    assert set(before) <= set(_alpha(db))
+    store = Store(db, read_only=True)
+    cited = store.con.execute("SELECT count(*) FROM entity_text_units e WHERE NOT EXISTS "
+                              "(SELECT 1 FROM text_units t WHERE t.chunk_id = e.chunk_id)").fetchone()[0]
+    store.close()
+    assert cited == 0  # the last complete build's graph cites no unit that is gone
+    with slmgraph.open(db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        assert ix.interrupted
+        for method in ("basic", "local"):
+            ans = ix.query("Who founded Acme Corporation?", method=method)
+            assert "Alice Smith founded Acme Corporation" in ans.text, (method, ans.text)
+
+    _index(corpus, db)
+    after = _alpha(db)
+    assert len({doc_id for doc_id, *_ in after}) == 1 and "Zoe Quinn" in after[0][2]
+    store = Store(db, read_only=True)
+    assert store.con.execute("SELECT count(*) FROM documents WHERE path = 'alpha.txt'").fetchone()[0] == 1
+    assert store.con.execute("SELECT count(*) FROM entity_text_units e WHERE NOT EXISTS "
+                             "(SELECT 1 FROM text_units t WHERE t.chunk_id = e.chunk_id)").fetchone()[0] == 0
+    assert "Zoe Quinn" in {n for (n,) in store.con.execute("SELECT name FROM entities").fetchall()}
+    store.close()

@@ -28,7 +28,7 @@ from slmgraph.errors import UserError
 from slmgraph.indexing.stages.embed_ahead import locked_encode
 from slmgraph.indexing.stages.extract import extraction_fills_cores, run_extraction
 from slmgraph.indexing.stages.graph import build_graph
-from slmgraph.indexing.stages.ingest import chunking_key, ingest, kept_paths, retire_replaced
+from slmgraph.indexing.stages.ingest import chunking_key, ingest, kept_paths, retire_replaced, retiring
 from slmgraph.indexing.stages.ingest_read import path_text, read_input
 from slmgraph.model.backend import load_model
 from slmgraph.model.client import ModelClient
@@ -500,14 +500,15 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                 out["up_to_date"] = True
                 compact(store, say, out)
                 return out
-            if st.derived and out.get("ingest", {}).get("retiring"):
-                # Every text unit is extracted: the edited documents' old versions go before the graph.
-                retire_replaced(store)
             if st.derived and not staged and store.get_meta("build_key"):
                 # Queries read the last complete build until every derived table is rebuilt (swap below); a
-                # first build has none to keep, and queries refuse it until it completes.
-                store.stage_derived()
+                # first build has none to keep, and queries refuse it until it completes. The edited
+                # documents' old versions, which that build cites, stay until the swap but are not read.
+                store.stage_derived(hidden_docs=sorted(retiring(store)))
                 staged = True
+            if st.derived and not staged:
+                # Every text unit is extracted and no complete build cites the old versions: they go now.
+                retire_replaced(store)
             if st.when is not None and not st.when(settings):
                 res = st.otherwise(ctx) if st.otherwise is not None else None
             else:
@@ -520,7 +521,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
             if st.after is not None:
                 st.after(ctx, res)
         if staged:
-            store.swap_derived()
+            store.swap_derived(also=lambda con: retire_replaced(store, con))
         # Everything into the .duckdb file first: the index is marked complete only once it is there.
         store.checkpoint()
         store.set_meta("build_key", build_key)

@@ -33,7 +33,7 @@ import duckdb
 from slmgraph.errors import IndexBusy, StorageError, UserError
 from slmgraph.store.failures import is_interrupt, storage_failure
 from slmgraph.store.migrations import check_version, migrate
-from slmgraph.store.schema import APP_ID, BUILDING, DERIVED_TABLES, OWN_TABLES, table_ddl
+from slmgraph.store.schema import APP_ID, BUILDING, DERIVED_TABLES, OWN_TABLES, UNIT_RECORDS, table_ddl
 
 #: Share of the index file that may be free blocks before an index run compacts it (:meth:`Store.compact`).
 #: Rebuilding the graph, communities, reports and embeddings rewrites those tables; DuckDB reuses the
@@ -318,14 +318,22 @@ class Store:
     #: Tables an index run rebuilds aside (:meth:`stage_derived`): the derived stages' and the embeddings.
     STAGED = tuple(t for ts in DERIVED_TABLES.values() for t in ts) + ("embeddings",)
 
-    def stage_derived(self) -> None:
+    def stage_derived(self, hidden_docs: list[str] | None = None) -> None:
         """From here on this connection reads and writes the derived tables and the embeddings in the schema
         :data:`slmgraph.store.schema.BUILDING`, each a copy of the index's own (``main``) one, so the
         index's tables stay those of the last complete build until :meth:`swap_derived`. The embeddings an
         interrupted run left there are kept (the embed stage reconciles them); the other tables are copied
-        again."""
+        again.
+
+        ``hidden_docs``: documents (ids) the build must not read though ``main`` keeps them until the swap
+        (an edited document's old version, which the last complete build's tables still cite): this
+        connection reads ``documents``, ``text_units`` and their records (:data:`UNIT_RECORDS`) through
+        views of ``main``'s without them, so a write to those tables here fails rather than being lost."""
+        hidden = sorted(hidden_docs or ())
         with self.transaction() as con:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {BUILDING}")
+            for table in ("documents", "text_units") + UNIT_RECORDS:
+                con.execute(f"DROP VIEW IF EXISTS {BUILDING}.{table}")
             kept = self.con.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = ? AND "
                                     "table_name = 'embeddings'", [BUILDING]).fetchone()[0]
             for table in self.STAGED:
@@ -334,16 +342,28 @@ class Store:
                 con.execute(f"DROP TABLE IF EXISTS {BUILDING}.{table}")
                 con.execute(table_ddl(table, BUILDING))
                 con.execute(f"INSERT INTO {BUILDING}.{table} BY NAME SELECT * FROM main.{table}")
+            if hidden:
+                ids = ", ".join("'" + d.replace("'", "''") + "'" for d in hidden)
+                con.execute(f"CREATE VIEW {BUILDING}.documents AS SELECT * FROM main.documents "
+                            f"WHERE doc_id NOT IN ({ids})")
+                con.execute(f"CREATE VIEW {BUILDING}.text_units AS SELECT * FROM main.text_units "
+                            f"WHERE doc_id NOT IN ({ids})")
+                for table in UNIT_RECORDS:
+                    con.execute(f"CREATE VIEW {BUILDING}.{table} AS SELECT * FROM main.{table} WHERE chunk_id "
+                                f"NOT IN (SELECT chunk_id FROM main.text_units WHERE doc_id IN ({ids}))")
         self.con.execute(f"SET search_path = '{BUILDING},main'")
 
-    def swap_derived(self) -> None:
+    def swap_derived(self, also: Callable | None = None) -> None:
         """Replace the index's derived tables and embeddings by those :meth:`stage_derived` built, in one
-        transaction, and drop the building schema; this connection reads ``main`` again."""
+        transaction, and drop the building schema; this connection reads ``main`` again. ``also(con)`` runs
+        in the same transaction, after the swap (removing what the new build no longer cites)."""
         self.con.execute("SET search_path = 'main'")
         with self.transaction() as con:
             for table in self.STAGED:
                 con.execute(f"DELETE FROM main.{table}")
                 con.execute(f"INSERT INTO main.{table} BY NAME SELECT * FROM {BUILDING}.{table}")
+            if also is not None:
+                also(con)
         self.con.execute(f"DROP SCHEMA IF EXISTS {BUILDING} CASCADE")
 
     def clear(self, stage: str) -> None:

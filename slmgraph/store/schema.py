@@ -241,6 +241,10 @@ DERIVED_TABLES = {
     "reports": ("community_reports", "corpus_terms"),
 }
 
+#: The tables holding a text unit's extraction records (rows keyed by ``chunk_id``).
+UNIT_RECORDS = ("extractions", "entity_mentions", "relationship_mentions", "claims", "claim_extractions",
+                "concept_mentions", "concept_links")
+
 #: The schema an index run builds the derived tables and the embeddings in (:meth:`slmgraph.store.db.Store.stage_derived`);
 #: queries read ``main``, the last complete build's tables, until the run swaps them in.
 BUILDING = "building"

@@ -23,6 +23,7 @@ from slmgraph.indexing.stages.ingest_chunk import TAIL_SHARE, TokenCounts, make_
 from slmgraph.indexing.stages.ingest_read import Document, Unreadable
 from slmgraph.store.bulk import delete_keys, insert_rows
 from slmgraph.store.db import Store
+from slmgraph.store.schema import UNIT_RECORDS
 from slmgraph.text.shape import no_prose_passage
 
 log = logging.getLogger("slmgraph")
@@ -66,9 +67,6 @@ class IngestResult:
                 f"({self.added_units} new, {self.removed_units} removed{kept})"]
 
 
-#: The tables holding a text unit's extraction records (rows keyed by ``chunk_id``).
-UNIT_RECORDS = ("extractions", "entity_mentions", "relationship_mentions", "claims", "claim_extractions",
-                "concept_mentions", "concept_links")
 
 
 def carry_extractions(con) -> int:
@@ -114,26 +112,34 @@ def retiring(store: Store) -> set[str]:
     return set(json.loads(store.get_meta(RETIRING) or "[]"))
 
 
-def retire_replaced(store: Store) -> int:
+def retire_replaced(store: Store, con=None) -> int:
     """Remove the old versions of edited documents that :func:`ingest` kept (:func:`retiring`): their
-    documents rows, text units and the units' extraction records, in one transaction; the index run
-    calls it once every text unit is extracted. Their vectors go in the embed stage. Returns the text
-    units removed."""
+    documents rows, text units and the units' extraction records, in one transaction (``con``'s,
+    an open one, else its own). An update calls it in the transaction that swaps its new build in
+    (:meth:`slmgraph.store.db.Store.swap_derived`), since the last complete build's tables cite those units
+    until then; a build with none to keep calls it once every text unit is extracted. Their vectors go in
+    the embed stage, which reads neither. Returns the text units removed."""
     doc_ids = sorted(retiring(store))
     if not doc_ids:
         return 0
+    if con is None:
+        with store.transaction() as own:
+            return _retire(store, own, doc_ids)
+    return _retire(store, con, doc_ids)
+
+
+def _retire(store: Store, con, doc_ids: list[str]) -> int:
     q = ",".join("?" * len(doc_ids))
-    with store.transaction() as con:
-        units = [r[0] for r in con.execute(f"SELECT chunk_id FROM text_units WHERE doc_id IN ({q})",
-                                           doc_ids).fetchall()]
-        if units:
-            con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
-            insert_rows(con, "_gone", ("chunk_id",), [(c,) for c in units])
-            for table in ("text_units",) + UNIT_RECORDS:
-                con.execute(f"DELETE FROM {table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
-            con.execute("DROP TABLE _gone")
-        delete_keys(con, "documents", ("doc_id",), [(d,) for d in doc_ids])
-        store.set_meta(RETIRING, "")
+    units = [r[0] for r in con.execute(f"SELECT chunk_id FROM main.text_units WHERE doc_id IN ({q})",
+                                       doc_ids).fetchall()]
+    if units:
+        con.execute("CREATE OR REPLACE TEMP TABLE _gone(chunk_id VARCHAR)")
+        insert_rows(con, "_gone", ("chunk_id",), [(c,) for c in units])
+        for table in ("text_units",) + UNIT_RECORDS:
+            con.execute(f"DELETE FROM main.{table} WHERE chunk_id IN (SELECT chunk_id FROM _gone)")
+        con.execute("DROP TABLE _gone")
+    con.execute(f"DELETE FROM main.documents WHERE doc_id IN ({q})", doc_ids)
+    store.set_meta(RETIRING, "")
     return len(units)
 
 
