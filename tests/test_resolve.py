@@ -121,7 +121,8 @@ def test_name_subset_merges_first_and_last_name_and_titled_form():
     assert rules == {"agent alex mercer": ("title", "alex mercer", None),
                      "alex": ("name-subset", "alex mercer", None),
                      "mercer": ("name-subset", "alex mercer", None)}
-    assert res.merges == {"compound": 0, "title": 1, "name-subset": 2, "short-form": 0, "acronym": 0, "embedding": 0}
+    assert res.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 2, "short-form": 0, "acronym": 0,
+                          "embedding": 0}
 
 
 def test_name_subset_with_two_longer_candidates_is_not_merged():
@@ -228,8 +229,10 @@ def test_threshold_none_turns_off_only_the_embedding_rule():
     on = _resolve(ents, threshold=0.9, embed=DesignedEmbedder(angles))
     emb = DesignedEmbedder(angles)
     off = _resolve(ents, threshold=None, embed=emb)
-    assert on.merges == {"compound": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 1, "embedding": 1}
-    assert off.merges == {"compound": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 1, "embedding": 0}
+    assert on.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 1,
+                         "embedding": 1}
+    assert off.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 1,
+                         "embedding": 0}
     assert _merged(on) == dict(_merged(off), **{"dulce military base": "dulce base"})
     assert emb.batches == [] and off.embedded == 0
 
@@ -283,7 +286,8 @@ def test_build_graph_resolves_and_remaps_relationships(tmp_path):
     r = build_graph(store, count, 100, settings=Settings(summaries="join"))
     assert {k: getattr(r, k) for k in ("entities", "relationships", "isolated", "self_loops_dropped")} == {
         "entities": 3, "relationships": 2, "isolated": 0, "self_loops_dropped": 1}
-    assert r.merges == {"compound": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 0, "embedding": 0}
+    assert r.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 0,
+                        "embedding": 0}
     q = store.con.execute
     assert q("SELECT entity_id, norm, name, n_mentions, degree FROM entities ORDER BY entity_id").fetchall() == [
         (1, "alex mercer", "Alex Mercer", 3, 2), (2, "dulce base", "Dulce Base", 1, 1),
@@ -434,7 +438,8 @@ def test_pipeline_reports_merges_and_shares_one_embedder(tmp_path, corpus):
     out = run_index(corpus, tmp_path / "p.duckdb", Settings(min_community_size=2), progress=False,
                     model=FakeModel(), embedder_factory=factory, say=notes.append)
     assert len(made) == 1
-    assert set(out["graph"]["merges"]) == {"compound", "title", "name-subset", "short-form", "acronym", "embedding"}
+    assert set(out["graph"]["merges"]) == {"compound", "plural", "title", "name-subset", "short-form", "acronym",
+                                           "embedding"}
     line = next(n for n in notes if n.startswith("graph:"))
     assert "entity resolution merges:" in line and "descriptions joined" in line
     store = Store(tmp_path / "p.duckdb", read_only=True)
@@ -495,3 +500,26 @@ def test_short_form_rule_merges_the_last_words_of_one_organisation_or_place_only
     assert "aberlow" not in m and "university" not in m and "germany" not in m
     assert res.merges["short-form"] == 3
     assert all(r.rule == "short-form" for r in res.log if r.norm in ("commission", "carey business school"))
+
+
+def test_plural_rule_merges_a_name_with_its_plural_form_across_kinds():
+    # NER typed the apple variety a place by its first word and its plural an organisation: apart kinds;
+    # the merge goes into the form named more often, the singular on a tie
+    res = _resolve([("Kingston Black", "location", 2), ("Kingston Blacks", "organization", 1),
+                    ("City Bus", "location", 1), ("City Buses", "organization", 1),
+                    ("Hawthorn Berry", "concept", 1), ("Hawthorn Berries", "location", 3),
+                    ("Tomato Heroes", "organization", 1), ("Tomato Hero", "concept", 1)])
+    assert _merged(res) == {"kingston blacks": "kingston black", "city buses": "city bus",
+                            "hawthorn berry": "hawthorn berries", "tomato heroes": "tomato hero"}
+    assert res.merges["plural"] == 4
+    row = next(r for r in res.log if r.norm == "kingston blacks")
+    assert (row.rule, row.into_norm, row.score) == ("plural", "kingston black", None)
+    assert "plural of 'Kingston Black'" in row.detail and "organization and location" in row.detail
+
+
+def test_plural_rule_never_makes_up_a_singular_nor_merges_a_person_or_one_word():
+    res = _resolve([("Henry James", "person", 3), ("Henry Jame", "location", 1),
+                    ("Tom Williams", "location", 1), ("Tom William", "person", 1),
+                    ("Falkland Islands", "location", 2), ("Harbor Lane", "location", 1),
+                    ("Leeds", "location", 1), ("Leed", "organization", 1)])
+    assert res.merges["plural"] == 0 and _merged(res) == {}

@@ -105,3 +105,52 @@ def test_a_question_about_change_over_time_quotes_the_figures_in_document_order(
     figures = [int(ln.split("shortfall of ")[1].split()[0]) for ln in lines]
     months = [next(i for i, m in enumerate(MONTHS) if m in ln) for ln in lines]
     assert months == sorted(months) and len(set(figures)) == len(figures)
+
+
+#: A newsletter's head: its byline and its dateline, then its text.
+_DATED = ("# Harbor Lane Community Orchard - Newsletter, December 2025\n\n"
+          "Edited by Lucy Barrowman. Published 14 December 2025.\n\n## A year in the orchard\n\n"
+          "The hedge was cut on 14 December 2025. Fireblight took two old pears and a young Bramley.\n")
+
+
+@pytest.mark.parametrize("line", [
+    "Published 14 December 2025.", "14 December 2025", "Last updated: Monday, 3 May 2024, 10:30 GMT",
+    "Posted by Jane Smith on 3 May 2024", "Posted by Jane Smith and Tom Lee on May 3, 2024 at 4:10pm.",
+    "Updated 2025-12-14.", "Posted on Dec. 3, 2024 at 10 a.m.", "*Published 14 December 2025.*",
+    "Veröffentlicht am 14.12.2025", "Publié le 14 décembre 2025", "Publicado el 14 de diciembre de 2025",
+    "REPORTER: Published 14 December 2025."])
+def test_a_dateline_is_furniture_and_never_quoted(line):
+    assert furniture(line) and not quotable(line, 1)
+
+
+@pytest.mark.parametrize("line", [
+    "The hedge was cut on 14 December 2025.", "The report was published on 14 December 2025.",
+    "Published 14 December 2025, with 300 copies printed.", "May 2025 was the wettest month.",
+    "Posted by Jane Smith on 3 May 2024 to warn members.", "We met 3 times in 2025.", "Edited by Lucy Barrowman.",
+    "The meeting closed at 4:10pm."])
+def test_a_sentence_stating_more_than_its_date_is_quoted(line):
+    assert not furniture(line) and quotable(line, 1)
+
+
+def test_a_dateline_is_no_point_of_any_quoting_path():
+    from slmgraph.query.extractive import first_sentences, report_points
+
+    emb = FakeEmbedder()
+    qv = emb.encode(["What was published in December 2025?"])[0]
+    quoted = [p.text for p in sentence_points([(1, _DATED)], qv, emb, max_points=10)]
+    assert "The hedge was cut on 14 December 2025." in quoted and not any("Published" in t for t in quoted)
+    finding = {"summary": "Published", "explanation": "Published 14 December 2025."}
+    report = {"community_id": 1, "title": "Lucy Barrowman", "summary": "", "entities": ["Lucy Barrowman"],
+              "findings": [finding, {"summary": "Hedge", "explanation": "The hedge was cut on 14 December 2025 "
+                                                                       "by the Parks Department of the town."}]}
+    points = report_points([report], {1: 80}, qv, emb)
+    assert points and not any("Published" in p.text for p in points)
+    assert first_sentences("Published 14 December 2025. Lucy Barrowman edits the newsletter.").startswith("Lucy")
+
+
+def test_a_dateline_describes_no_one():
+    from slmgraph.indexing.stages.extract_text import cooccurrence
+
+    first, _ = cooccurrence("Posted by Jane Smith on 3 May 2024.\n\nJane Smith planted the pear row.",
+                            ["Jane Smith"], 300)
+    assert first["jane smith"].startswith("Jane Smith planted")

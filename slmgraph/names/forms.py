@@ -280,6 +280,20 @@ def _singular(word: str) -> str:
     return word[:-1]
 
 
+def plural_forms(word: str) -> set[str]:
+    """The regular English plurals of a lower-case ``word`` (set of str; empty for a word with a non-letter
+    or of fewer than 2 letters): ``+s`` ("black" -> "blacks"), ``+es`` after s, x, z, ch, sh or o ("bus" ->
+    "buses", "potato" -> "potatoes"; "+s" too after o: "pianos"), and ``y`` -> ``ies`` after a consonant
+    ("berry" -> "berries"; "jay" -> "jays")."""
+    if len(word) < 2 or not word.isalpha():
+        return set()
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return {word + "es"}
+    if word.endswith("y") and word[-2] not in "aeiou":
+        return {word[:-1] + "ies"}
+    return {word + "s", word + "es"} if word.endswith("o") else {word + "s"}
+
+
 def tolerant_words(s: str, drop_article: bool = False) -> list[str]:
     """The words of ``s`` under the tolerant match (list of str; empty if none).
 

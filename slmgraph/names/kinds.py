@@ -76,7 +76,8 @@ import re
 from collections import Counter
 
 from slmgraph.names.forms import STOP
-from slmgraph.names.lexicon import HEAD_SUFFIXES, LEADING_OFFICES, OFFICE_WORDS, ROLE_WORDS, TITLES, VESSEL_PREFIXES
+from slmgraph.names.lexicon import (BYLINE_WORDS, DATELINE_WORDS, HEAD_SUFFIXES, LEADING_OFFICES, MONTH_NAMES,
+                                    OFFICE_WORDS, ROLE_WORDS, TITLES, VESSEL_PREFIXES)
 
 #: Last words of multi-word names that say their kind (the head of an English noun phrase is its last word).
 HEAD_KINDS: dict[str, str] = {
@@ -695,9 +696,50 @@ _FURNITURE = re.compile(
 def furniture(sentence: str) -> bool:
     """True when ``sentence`` (a speaker label already cut) is a letter's or an article's furniture, no
     statement (:data:`_FURNITURE`: "Dear members,", "Ladies and gentlemen, dear friends,", "Yours sincerely, Jane
-    Smith", "With respect,", "By Jane Smith, correspondent", a signature line): never quoted, and no concept
-    or description comes from it."""
-    return bool(_FURNITURE.match(sentence.strip()))
+    Smith", "With respect,", "By Jane Smith, correspondent", a signature line; :func:`dateline`: "Published 14
+    December 2025."): never quoted, and no concept or description comes from it."""
+    return bool(_FURNITURE.match(sentence.strip())) or dateline(sentence)
+
+
+_MONTH = r"(?:" + "|".join(sorted(map(re.escape, MONTH_NAMES), key=len, reverse=True)) + r")\.?"
+_DAY = r"\d{1,2}(?:st|nd|rd|th|er|\.)?"
+#: A date as written: a day and a month name ("14 December 2025", "14. Dezember", "14 de diciembre de 2025",
+#: "December 14, 2025", "Dec. 14"), a month name and a year ("December 2025"), a date in figures
+#: ("2025-12-14", "14.12.2025", "12/14/25") or a year alone.
+_DATE = re.compile(
+    rf"(?<![\w.]){_DAY}\s+(?:(?:of|de)\s+)?{_MONTH}(?:,?\s+(?:de\s+)?\d{{4}})?(?!\w)"
+    rf"|(?<![\w.]){_MONTH}\s+{_DAY}(?:,?\s+\d{{4}})?(?![\w.])"
+    rf"|(?<![\w.]){_MONTH},?\s+(?:(?:of|de)\s+)?\d{{4}}(?!\w)"
+    r"|(?<![\w.])(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2}))(?![\w.]\d)"
+    r"|(?<![\w.])(?:1[5-9]|20)\d\d(?!\w)",
+    re.I)
+#: A time of day ("10:30", "4.10pm", "10 a.m.", "14h05", "14:05 Uhr").
+_TIME = re.compile(r"(?<![\w.:])\d{1,2}(?:[:.h]\d{2}(?:\s*[ap]\.?\s?m\b\.?)?|\s*[ap]\.?\s?m\b\.?)(?![\w:])", re.I)
+_DATELINE_WORD = re.compile(r"[^\W\d_][\w'\u2019.-]*|\d+", re.U)
+
+
+def dateline(sentence: str) -> bool:
+    """True when ``sentence`` only dates a text (or dates and signs it): a date (:data:`_DATE`) and nothing
+    else but a time, the words of :data:`slmgraph.names.lexicon.DATELINE_WORDS` (publication verbs,
+    prepositions, weekdays, time zones) and an author's name after "by" (:data:`slmgraph.names.lexicon.BYLINE_WORDS`,
+    capitalised words): "Published 14 December 2025.", "Last updated: Monday, 3 May 2024, 10:30 GMT",
+    "Posted by Jane Smith on 3 May 2024", "Veröffentlicht am 14.12.2025". It states no finding of the text it
+    dates; "The hedge was cut on 14 December 2025." states one (a word not of the list)."""
+    s, dates = _DATE.subn(" ", sentence)
+    if not dates:
+        return False
+    author = False  # inside a byline's name: capitalised words after "by", joined by "and"
+    for w in _DATELINE_WORD.findall(_TIME.sub(" ", s)):
+        f = w.casefold().rstrip(".")
+        if f in BYLINE_WORDS:
+            author = True
+        elif author and (w[:1].isupper() or f in ("and", "&", "und", "et", "y")):
+            continue
+        elif f in DATELINE_WORDS:
+            author = False
+        else:
+            return False
+    return True
 
 
 def list_line(sentence: str) -> bool:

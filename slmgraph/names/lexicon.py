@@ -238,3 +238,33 @@ respondent witness clerk bailiff court transcript note notes warning update edit
 disclaimer tip example present absent apologies regrets attendance attendees attending agenda minutes item items
 action actions motion resolved decision decisions subject re cc date time venue
 """.split())
+
+#: Month names and their usual abbreviations (English, German, French, Spanish), read by
+#: :func:`slmgraph.names.kinds.dateline`; a date in figures ("14.12.2025", "2025-12-14") needs none.
+MONTH_NAMES = frozenset("""
+january february march april may june july august september october november december
+jan feb mar apr jun jul aug sep sept oct nov dec
+januar februar märz maerz mai juni juli oktober dezember jänner
+janvier février fevrier mars avril juin juillet août aout septembre octobre novembre décembre decembre
+enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre diciembre
+""".split())
+
+#: Words a dateline may hold besides its date, a time and a byline's name ("Published 14 December 2025.",
+#: "Last updated on Monday, 3 May 2024 at 10:30.", "Posted by Jane Smith on 3 May 2024", "Veröffentlicht am
+#: 14.12.2025", "Publié le 14 décembre 2025", "Publicado el 14 de diciembre de 2025"): publication verbs,
+#: prepositions, weekdays and time zones, in English, German, French and Spanish.
+DATELINE_WORDS = frozenset("""
+published posted updated last modified revised edited written issued released dated date printed first originally
+created on at in by of the and am pm
+monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
+utc gmt bst cet cest est edt cst cdt pst pdt
+veröffentlicht aktualisiert geändert erschienen zuletzt am um von vom den stand datum uhr und
+montag dienstag mittwoch donnerstag freitag samstag sonntag
+publié publiée mis mise à jour le la par du en dernière modifié modifiée et
+lundi mardi mercredi jeudi vendredi samedi dimanche
+publicado publicada actualizado actualizada el por de del última y
+lunes martes miércoles jueves viernes sábado domingo
+""".split())
+
+#: Words after which a dateline names its author ("Posted by Jane Smith on ...", "von", "par", "por").
+BYLINE_WORDS = frozenset("by von par por".split())

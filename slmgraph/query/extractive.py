@@ -20,7 +20,9 @@ points) and neither loops nor repeats. :func:`has_repetition` is the
 property every answer must have: no repeated sentence, no looped phrase.
 No point and no opening sentence is a sentence that gives orders to an
 assistant (:func:`slmgraph.text.prose.addressed_to_assistant`: injected "Ignore all
-previous instructions ..." lines stay in the text units but are never repeated).
+previous instructions ..." lines stay in the text units but are never repeated), nor a letter's or an
+article's furniture (:func:`furniture`: a salutation, a byline, a dateline such as "Published 14 December
+2025."), one rule for every method that quotes sentences (:func:`quotable`).
 
 One concern, over 500 lines: answers assembled from selected sentences (selection, ranking, citing).
 """
@@ -302,7 +304,8 @@ def prose_sentences(text: str, title_lines: bool = True) -> list[str]:
 
 def furniture(sentence: str) -> bool:
     """True when ``sentence`` is a letter's or an article's furniture, no statement (:func:`slmgraph.names.kinds.furniture`:
-    "Dear members,", "Yours sincerely, Jane Smith", "By Jane Smith, correspondent", a signature line)."""
+    "Dear members,", "Yours sincerely, Jane Smith", "By Jane Smith, correspondent", a signature line, a dateline
+    such as "Published 14 December 2025.")."""
     return is_furniture(_SPEAKER.sub("", sentence).strip())
 
 
@@ -312,7 +315,7 @@ def quotable(sentence: str, min_words: int) -> bool:
     character is one) and at most :data:`slmgraph.text.shape.LONG_STRETCH` words long
     (:func:`slmgraph.text.prose.word_length`: a Chinese or Japanese character is 1/1.5 word; longer is no
     sentence: a dumped table's or a log's run of text), not a back-channel line ("(Laughter.) Yeah."), not
-    addressed to an assistant, not a letter's salutation, sign-off or byline (:func:`furniture`), not a list
+    addressed to an assistant, not a letter's salutation, sign-off, byline or dateline (:func:`furniture`), not a list
     line ("Present: A, B, C", :func:`slmgraph.names.kinds.list_line`: who was there states nothing)."""
     body = _SPEAKER.sub("", sentence).strip()
     return min_words <= word_count(body) and word_length(body) <= LONG_STRETCH and not _BACKCHANNEL.match(body) \
@@ -461,7 +464,7 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
         names = r.get("entities") or re.split(r", | and ", r.get("title") or "")
         for f in r.get("findings") or []:
             body = f"{f.get('explanation') or f.get('summary') or ''}"
-            prose = [x for x in prose_sentences(body) if word_length(x) <= LONG_STRETCH]
+            prose = [x for x in prose_sentences(body) if word_length(x) <= LONG_STRETCH and not furniture(x)]
             sents = [x for x in prose if quotable(x, min_words)]
             if not sents and prose and not addressed_to_assistant(body):
                 sents = [" ".join(prose)]
@@ -470,8 +473,8 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
             for x in sents:
                 cands.append((i, x))
         if not r.get("findings"):  # a report without findings: its summary, else its text
-            body = " ".join(prose_sentences(r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get("full_text") or "")
-                                            or r.get("title", "")))
+            body = " ".join(x for x in prose_sentences(r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get(
+                "full_text") or "") or r.get("title", "")) if not furniture(x))
             if body and not addressed_to_assistant(body):
                 cands.append((i, cut(body, max_chars)))
     # a report's sentences are whole: a finding's long sentence is cut only when the report has no other
@@ -674,8 +677,9 @@ def defining_points(passages: list[tuple[object, str]], names: list[str], max_po
 
 def first_sentences(description: str, min_words: int = 8, max_chars: int = 300) -> str:
     """The opening of an entity ``description``: its first prose sentence, with the second when the
-    first is shorter than ``min_words`` words; "" when it has none."""
-    sents = [x for x in prose_sentences(description or "") if not addressed_to_assistant(x)]
+    first is shorter than ``min_words`` words; "" when it has none. A letter's or an article's furniture
+    (:func:`furniture`: "Published 14 December 2025.") is no sentence of it."""
+    sents = [x for x in prose_sentences(description or "") if not addressed_to_assistant(x) and not furniture(x)]
     if not sents:
         return ""
     out = sents[0]

@@ -4,13 +4,23 @@ Name normalisation (:func:`slmgraph.names.forms.normalize_name`) already merges
 case, punctuation, possessive, leading-article and corporate-suffix variants
 ("Microsoft" / "Microsoft Corp." / "MICROSOFT" share the key "microsoft").
 Entity resolution then merges the keys that still fragment one entity, with
-six rules applied in this order, each merge logged with its rule:
+seven rules applied in this order, each merge logged with its rule:
 
 0. ``compound`` -- names equal once spaces are removed and plural endings
    dropped (:func:`slmgraph.names.forms.tolerant_words`) merge into the one written
    with more words ("AcmeRobotics" into "Acme Robotics", "Catholics" and
    "Catholic" into one; hyphens and
    case are already folded by the normaliser: "Acme-Robotics", "ACME ROBOTICS").
+0b. ``plural`` -- a name of two or more words and the name whose last word is its last word's regular
+   English plural, the words before it the same (:func:`slmgraph.names.forms.plural_forms`: +s, +es,
+   y -> ies), merge when both are names of the index ("Kingston Blacks" and "Kingston Black", "City Buses"
+   and "City Bus"): the plural is made from a name found, never a singular by cutting an ending ("Henry
+   James" never gives "Henry Jame"). They merge into the one with more mentions, the singular on a tie
+   ("Thinking Machines", a company named 8 times, is not shown as its 1 "Thinking Machine"). Unlike the
+   other rules it crosses the place guard (:func:`apart`): NER types a plural name as a group and its
+   singular by its first word ("Kingston Black", an apple, a place), so the two types say nothing of one
+   thing; it never merges a name typed ``person`` ("Tom Williams" is not "Tom William"). Pairs of
+   compatible kinds were already merged by ``compound``.
 1. ``title`` -- a name that starts with a title or honorific ("Agent Alex
    Mercer", "Dr. Chen") merges into the entity named without it ("Alex
    Mercer", "Chen") when that is itself an entity. When it is not, the key
@@ -58,8 +68,9 @@ six rules applied in this order, each merge logged with its rule:
    threshold None turns only this rule off.
 
 Kinds never cross: a place (``location``) never merges with a name typed another kind -- an organisation,
-a work, a person, an event -- by any rule, however unreliable the types (:func:`apart`; "Millbrook" is not
-"Millbrook Gazette", the city "Washington" not "George Washington"). The ``name-subset`` rule needs
+a work, a person, an event -- by any rule but ``plural`` (a name and its plural form), however unreliable
+the types (:func:`apart`; "Millbrook" is not "Millbrook Gazette", the city "Washington" not "George
+Washington"). The ``name-subset`` rule needs
 compatible types whatever their source, and with an untyped side the evidence of one text unit that names
 both (``units``). Every ``merge_log`` detail ends with the evidence the merge used: the two types, and for
 ``name-subset`` the text unit that names both.
@@ -70,8 +81,8 @@ Types block merges only when their source is reliable (``types_reliable``:
 the NER pipeline's types; docs/decisions.md: type accuracy of each source);
 with unreliable types (a small model's choices) any two types are compatible,
 and only the name shapes above guard the rules. The
-rules 0-4 merge the shorter or abbreviated name into the fuller one, so the
-fuller name is the key (and the displayed name) of the merged entity.
+rules 0-4 merge the shorter or abbreviated name into the fuller one (``plural``: into the form named more
+often), so the fuller name is the key (and the displayed name) of the merged entity.
 
 :func:`resolve_entities` is pure: counters in, a mapping and log rows out.
 
@@ -87,12 +98,12 @@ from typing import Callable, Mapping, NamedTuple
 
 import numpy as np
 
-from slmgraph.names.forms import tolerant_words
+from slmgraph.names.forms import plural_forms, tolerant_words
 from slmgraph.names.lexicon import (LEADING_OFFICES, NOT_PERSON_HEADS, PERSONAL_TITLES, POST_NOMINAL_ROLES,
                                     SHORT_FORM_HEADS, TITLES)
 
 #: Rule names in the order they are applied (the ``rule`` column of ``merge_log``).
-RULES = ("compound", "title", "name-subset", "short-form", "acronym", "embedding")
+RULES = ("compound", "plural", "title", "name-subset", "short-form", "acronym", "embedding")
 
 #: Types that carry no type information: compatible with every type.
 UNTYPED = frozenset({"unknown", "other", ""})
@@ -344,6 +355,28 @@ def _compound_rule(cl: _Clusters) -> None:
                                                  f"spaces or as a plural ({cl.evidence(a, b)})")
 
 
+def _plural_rule(cl: _Clusters) -> None:
+    """A name of two or more words and its plural form (the last word's :func:`plural_forms`, the words before
+    it the same) merge when both are names of the index and neither is typed ``person``, across kinds, into
+    the one with more mentions, the singular on a tie (module docstring, rule 0b)."""
+    for s in cl.roots():
+        words = s.split()
+        if len(words) < 2:
+            continue
+        for form in sorted(plural_forms(words[-1])):
+            p = " ".join(words[:-1] + [form])
+            if p not in cl.parent:
+                continue
+            a, b = cl.find(p), cl.find(s)
+            if a == b or "person" in (cl.type(a), cl.type(b)):
+                continue
+            child, into = (b, a) if cl.mentions[a] > cl.mentions[b] else (a, b)
+            cl.merge(child, into, "plural", None, f"'{cl.display(p)}' is the plural of '{cl.display(s)}', both "
+                                                  f"names of the index; merged into the one with more mentions "
+                                                  f"({cl.mentions[into]} vs {cl.mentions[child]}; "
+                                                  f"{cl.evidence(child, into)})")
+
+
 def _title_rule(cl: _Clusters) -> None:
     for norm in sorted(cl.parent):
         rest, titles = strip_titles(norm)
@@ -540,7 +573,7 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
             displayed names of the entities left after rules 0-4, and only
             when ``threshold`` is set and at least two entities are left; None
             also skips the rule.
-        rules: apply the ``compound``, ``title``, ``name-subset``, ``short-form`` and ``acronym`` rules
+        rules: apply the ``compound``, ``plural``, ``title``, ``name-subset``, ``short-form`` and ``acronym`` rules
             (False with ``threshold`` None: normalised-name match only).
         types_reliable: types block merges (False: a small model's types, which do not; a place and
             another kind never merge either way, :func:`apart`).
@@ -557,6 +590,7 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
     cl = _Clusters(names, types, mentions, types_reliable, units)
     if rules:
         _compound_rule(cl)
+        _plural_rule(cl)
         _title_rule(cl)
         _subset_rule(cl)
         _office_surname_rule(cl)
