@@ -230,7 +230,8 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
             hits = nearest(fv, vec_ids, mat, settings.local_top_k_entities)
             if mode == "extractive":
                 _, used, ntok = build_local_context(store, client, [h[0] for h in hits],
-                                                    settings.local_context_tokens, None, settings.local_shares)
+                                                    settings.local_context_tokens, None, settings.local_shares,
+                                                    question_vec=fv)
                 texts = _unit_texts(store, used["source_chunks"])
                 # The follow-up chooses the neighbourhood; its sentences are ranked by the original question.
                 pts = sentence_points([(numbers[c], texts[c]) for c in used["source_chunks"]], qv, embedder,

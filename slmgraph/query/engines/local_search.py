@@ -70,13 +70,16 @@ def _fill(client: ModelClient, header: str, rows: list[tuple[object, str]], budg
 def build_local_context(store: Store, client: ModelClient, entity_norms: list[str], budget: int,
                         level: int | None = None,
                         shares: tuple[float, float, float, float] = (0.10, 0.20, 0.20, 0.50),
-                        own: list[str] | None = None) -> tuple[str, dict, int]:
+                        own: list[str] | None = None, question_vec=None) -> tuple[str, dict, int]:
     """Context tables for the selected entities within ``budget`` tokens.
 
     The text units that mention an entity of ``own`` (the entities the question is about; default the
     first of ``entity_norms``) come first, most of them first; then the other selected entities' units,
     by how many selected entities they mention: a person's own memo before the minutes that name her
-    neighbours.
+    neighbours. Units tied on both counts go nearest the question first (cosine of ``question_vec``, shape
+    ``(dim,)``, with the unit's ``text_unit`` vector; units without one last), then in reading order
+    (document path, position): never by chunk id, a hash of the document's bytes, so editing one figure
+    of a document cannot move its units behind its neighbours'.
 
     ``shares`` splits the budget between reports, entities, relationships and
     text units, in that order; what a section leaves unused passes to the next.
@@ -122,11 +125,22 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
     qo = ",".join("?" * len(own_ids))
     units = rows(con, TextUnitRow, f"""
         SELECT t.chunk_id, t.text
-        FROM entity_text_units e JOIN text_units t ON t.chunk_id = e.chunk_id
+        FROM entity_text_units e JOIN text_units t ON t.chunk_id = e.chunk_id JOIN documents d USING (doc_id)
         WHERE e.entity_id IN ({q})
-        GROUP BY t.chunk_id, t.text
+        GROUP BY t.chunk_id, t.text, d.path, t.ord
         ORDER BY count(DISTINCT e.entity_id) FILTER (WHERE e.entity_id IN ({qo})) DESC,
-                 count(DISTINCT e.entity_id) DESC, t.chunk_id""", sel + own_ids)
+                 count(DISTINCT e.entity_id) DESC, d.path, t.ord, t.chunk_id""", sel + own_ids)
+    if question_vec is not None and len(units) > 1:
+        tiers = {r[0]: (r[1], r[2]) for r in con.execute(f"""
+            SELECT e.chunk_id, count(DISTINCT e.entity_id) FILTER (WHERE e.entity_id IN ({qo})),
+                   count(DISTINCT e.entity_id)
+            FROM entity_text_units e WHERE e.entity_id IN ({q}) GROUP BY e.chunk_id""", own_ids + sel).fetchall()}
+        vids, mat = load_vectors(store, "text_unit")
+        pos = {c: i for i, c in enumerate(vids)}
+        have = [u.chunk_id for u in units if u.chunk_id in pos]
+        near = dict(zip(have, cosines(question_vec, mat[[pos[c] for c in have]]).tolist())) if have else {}
+        # sorted() is stable: within one cosine the reading order of the query above stays.
+        units.sort(key=lambda u: (-tiers[u.chunk_id][0], -tiers[u.chunk_id][1], -near.get(u.chunk_id, -2.0)))
     total_share = sum(shares) or 1.0
     budgets = {k: int(budget * v / total_share) for k, v in zip(SECTIONS, shares)}
     parts, used_ids, total = [], {}, 0
@@ -206,7 +220,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     own = named_entities(store, named["named"]) or [h[0] for h in hits[:1]]
     selected = own + [h[0] for h in hits if h[0] not in own]
     context, used, ntok = build_local_context(store, client, selected[:max(len(own), len(hits))], budget, level,
-                                              settings.local_shares, own=own)
+                                              settings.local_shares, own=own, question_vec=qv)
     ans = Answer(text="", method="local", question=question, level=level)
     gate = names_vouch(named, _gate(store, question, qv, hits, mat, used, embedder, prompts, settings))
     if not gate["answer"]:
