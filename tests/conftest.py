@@ -315,6 +315,63 @@ class FakeEmbedder:
         return out
 
 
+_THEME_TABLES = (
+    "documents (doc_id VARCHAR, path VARCHAR, title VARCHAR)",
+    "text_units (chunk_id VARCHAR, doc_id VARCHAR, ord INT, text VARCHAR)",
+    "entities (entity_id INT, name VARCHAR)",
+    "concepts (entity_id INT)",
+    "community_members (community_id INT, entity_id INT)",
+    "entity_text_units (entity_id INT, chunk_id VARCHAR)",
+    "community_reports (community_id INT, topic VARCHAR)",
+    "embeddings (kind VARCHAR, item_id VARCHAR, vector FLOAT[])",
+    "concept_mentions (chunk_id VARCHAR, norm VARCHAR, name VARCHAR, description VARCHAR)",
+)
+
+
+class _ThemeStore:
+    """The least of a Store a ThemeIndex reads: ``con`` and no unit numbers."""
+
+    def __init__(self, con):
+        self.con = con
+
+    def has_unit_numbers(self):
+        return False
+
+
+def theme_index(units, *, embedder=None, entities=(), members=(), entity_units=(), reports=(), mentions=()):
+    """A ThemeIndex over an in-memory DuckDB holding the nine tables it reads, filled in the order given.
+
+    ``units``: ``[(chunk_id, doc_id, ord, text)]``; each doc id, when first seen, adds the document
+    ``(doc_id, "<doc_id>.txt", doc_id)``. ``embedder``: when given, each unit's ``encode([text])[0]`` is
+    stored as its ``text_unit`` embedding. ``entities``: ``[(entity_id, name)]``; ``members``:
+    ``[(community_id, entity_id)]``; ``entity_units``: ``[(entity_id, chunk_id)]``; ``reports``:
+    ``[(community_id, topic)]``; ``mentions``: ``[(chunk_id, norm, name)]`` (no description).
+    Close it with ``ix.store.con.close()``.
+    """
+    import duckdb
+
+    from slmgraph.query.theme_model import ThemeIndex
+
+    con = duckdb.connect()
+    for table in _THEME_TABLES:
+        con.execute(f"CREATE TABLE {table}")
+    seen: set[str] = set()
+    for c, d, o, text in units:
+        if d not in seen:
+            seen.add(d)
+            con.execute("INSERT INTO documents VALUES (?, ?, ?)", [d, f"{d}.txt", d])
+        con.execute("INSERT INTO text_units VALUES (?, ?, ?, ?)", [c, d, o, text])
+        if embedder is not None:
+            con.execute("INSERT INTO embeddings VALUES ('text_unit', ?, ?)", [c, embedder.encode([text])[0].tolist()])
+    for table, rows in (("entities", entities), ("community_members", members), ("entity_text_units", entity_units),
+                        ("community_reports", reports)):
+        for row in rows:
+            con.execute(f"INSERT INTO {table} VALUES (?, ?)", list(row))
+    for c, k, n in mentions:
+        con.execute("INSERT INTO concept_mentions VALUES (?, ?, ?, '')", [c, k, n])
+    return ThemeIndex(_ThemeStore(con))
+
+
 def super_groups():
     """A graph with a two-level community structure: 3 groups of 3 five-cliques (cliques inside a group joined by 3 edges each),
     groups joined by one edge, plus an isolated entity: Leiden keeps most groups

@@ -3,10 +3,9 @@ no framing lines, labels that read as topics (phrases by class-based TF-IDF and 
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import pytest
-from conftest import FakeEmbedder
+from conftest import FakeEmbedder, theme_index
 
 from slmgraph.query.theme_model import ThemeIndex, framing
 from slmgraph.query.themes import build_themes
@@ -28,39 +27,16 @@ PHRASES = {"u1": [("privacy law", "privacy laws"), ("consumer product", "consume
            "u3": [("robot arm", "robot arm"), ("red block", "red block")]}
 
 
-class _Store:
-    def has_unit_numbers(self):
-        return False
-
-
 @pytest.fixture
 def ix():
-    con = duckdb.connect()
-    con.execute("CREATE TABLE documents (doc_id VARCHAR, path VARCHAR, title VARCHAR)")
-    con.execute("CREATE TABLE text_units (chunk_id VARCHAR, doc_id VARCHAR, ord INT, text VARCHAR)")
-    con.execute("CREATE TABLE entities (entity_id INT, name VARCHAR)")
-    con.execute("CREATE TABLE concepts (entity_id INT)")
-    con.execute("CREATE TABLE community_members (community_id INT, entity_id INT)")
-    con.execute("CREATE TABLE entity_text_units (entity_id INT, chunk_id VARCHAR)")
-    con.execute("CREATE TABLE community_reports (community_id INT, topic VARCHAR)")
-    con.execute("CREATE TABLE embeddings (kind VARCHAR, item_id VARCHAR, vector FLOAT[])")
-    con.execute("CREATE TABLE concept_mentions (chunk_id VARCHAR, norm VARCHAR, name VARCHAR, description VARCHAR)")
-    for d in "abc":
-        con.execute("INSERT INTO documents VALUES (?, ?, ?)", [d, f"{d}.txt", d])
     emb = FakeEmbedder()
-    for i, (c, (d, text)) in enumerate(UNITS.items()):
-        con.execute("INSERT INTO text_units VALUES (?, ?, 0, ?)", [c, d, text])
-        con.execute("INSERT INTO embeddings VALUES ('text_unit', ?, ?)", [c, emb.encode([text])[0].tolist()])
-        for k, n in PHRASES[c]:
-            con.execute("INSERT INTO concept_mentions VALUES (?, ?, ?, '')", [c, k, n])
-    con.execute("INSERT INTO entities VALUES (1, 'Privacy Office'), (2, 'Robot Lab')")
-    con.execute("INSERT INTO community_members VALUES (10, 1), (20, 2)")
-    con.execute("INSERT INTO entity_text_units VALUES (1, 'u1'), (1, 'u2'), (2, 'u3')")
-    con.execute("INSERT INTO community_reports VALUES (10, 'team, office, work'), (20, 'robot, block, lab')")
-    store = _Store()
-    store.con = con
-    yield ThemeIndex(store)
-    con.close()
+    ix = theme_index([(c, d, 0, text) for c, (d, text) in UNITS.items()], embedder=emb,
+                     entities=[(1, "Privacy Office"), (2, "Robot Lab")], members=[(10, 1), (20, 2)],
+                     entity_units=[(1, "u1"), (1, "u2"), (2, "u3")],
+                     reports=[(10, "team, office, work"), (20, "robot, block, lab")],
+                     mentions=[(c, k, n) for c in UNITS for k, n in PHRASES[c]])
+    yield ix
+    ix.store.con.close()
 
 
 POOL = [{"community_id": 10, "entities": ["Privacy Office"], "summary": ""},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from conftest import FakeEmbedder
+from conftest import FakeEmbedder, theme_index
 
 from slmgraph.query.documents import corpus_documents, coverage, coverage_text, part_of, series_parts
 from slmgraph.query.theme_model import Statement, Theme, ThemeIndex, has_figure, topic_words
@@ -114,35 +114,13 @@ FIG_UNITS = {
 
 def _fig_ix(units, members, topics):
     """A ThemeIndex over ``units`` (chunk -> (doc, text)) with communities ``members`` (cid -> [chunk])."""
-    con = duckdb.connect()
-    con.execute("CREATE TABLE documents (doc_id VARCHAR, path VARCHAR, title VARCHAR)")
-    con.execute("CREATE TABLE text_units (chunk_id VARCHAR, doc_id VARCHAR, ord INT, text VARCHAR)")
-    con.execute("CREATE TABLE entities (entity_id INT, name VARCHAR)")
-    con.execute("CREATE TABLE concepts (entity_id INT)")
-    con.execute("CREATE TABLE community_members (community_id INT, entity_id INT)")
-    con.execute("CREATE TABLE entity_text_units (entity_id INT, chunk_id VARCHAR)")
-    con.execute("CREATE TABLE community_reports (community_id INT, topic VARCHAR)")
-    con.execute("CREATE TABLE embeddings (kind VARCHAR, item_id VARCHAR, vector FLOAT[])")
-    con.execute("CREATE TABLE concept_mentions (chunk_id VARCHAR, norm VARCHAR, name VARCHAR, description VARCHAR)")
     emb = FakeEmbedder()
-    for c, (d, text) in units.items():
-        con.execute("INSERT INTO documents VALUES (?, ?, ?)", [d, f"{d}.txt", d])
-        con.execute("INSERT INTO text_units VALUES (?, ?, 0, ?)", [c, d, text])
-        con.execute("INSERT INTO embeddings VALUES ('text_unit', ?, ?)", [c, emb.encode([text])[0].tolist()])
-    for cid, chunks in members.items():
-        con.execute("INSERT INTO entities VALUES (?, ?)", [cid, f"Office {cid}"])
-        con.execute("INSERT INTO community_members VALUES (?, ?)", [cid, cid])
-        con.execute("INSERT INTO community_reports VALUES (?, ?)", [cid, topics[cid]])
-        for c in chunks:
-            con.execute("INSERT INTO entity_text_units VALUES (?, ?)", [cid, c])
-
-    class S:
-        def has_unit_numbers(self):
-            return False
-    s = S()
-    s.con = con
+    ix = theme_index([(c, d, 0, text) for c, (d, text) in units.items()], embedder=emb,
+                     entities=[(cid, f"Office {cid}") for cid in members], members=[(cid, cid) for cid in members],
+                     entity_units=[(cid, c) for cid, chunks in members.items() for c in chunks],
+                     reports=[(cid, topics[cid]) for cid in members])
     pool = [{"community_id": cid, "entities": [f"Office {cid}"], "summary": ""} for cid in members]
-    return ThemeIndex(s), pool, emb
+    return ix, pool, emb
 
 
 def test_a_figures_question_quotes_the_sentence_stating_the_figure_even_when_phrased_far_from_it():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import FakeEmbedder, FakeModel
+from conftest import FakeEmbedder, FakeModel, theme_index
 
 from slmgraph.cli.main import main
 from slmgraph.model.client import ModelClient
@@ -153,35 +153,14 @@ def test_theme_sentences_are_the_models_only_where_its_capability_record_says_it
 
 
 def test_a_theme_labelled_by_names_alone_quotes_only_sentences_naming_them():
-    from slmgraph.query.theme_model import Theme, ThemeIndex
+    from slmgraph.query.theme_model import Theme
     from slmgraph.query.themes import build_themes
 
-    class _Store:  # the least a ThemeIndex reads, for one theme over two documents
-        def has_unit_numbers(self):
-            return False
-
-    import duckdb
-
-    con = duckdb.connect()
-    con.execute("CREATE TABLE documents (doc_id VARCHAR, path VARCHAR, title VARCHAR)")
-    con.execute("CREATE TABLE text_units (chunk_id VARCHAR, doc_id VARCHAR, ord INT, text VARCHAR)")
-    con.execute("CREATE TABLE entities (entity_id INT, name VARCHAR)")
-    con.execute("CREATE TABLE concepts (entity_id INT)")
-    con.execute("CREATE TABLE community_members (community_id INT, entity_id INT)")
-    con.execute("CREATE TABLE entity_text_units (entity_id INT, chunk_id VARCHAR)")
-    con.execute("CREATE TABLE community_reports (community_id INT, topic VARCHAR)")
-    con.execute("CREATE TABLE embeddings (kind VARCHAR, item_id VARCHAR, vector FLOAT[])")
-    con.execute("INSERT INTO documents VALUES ('a', 'a.txt', 'a'), ('b', 'b.txt', 'b')")
-    con.execute("INSERT INTO text_units VALUES ('u1', 'a', 0, 'Lex Fridman hosts a long podcast about science. "
-                "The weather was very pleasant that whole afternoon.'), "
-                "('u2', 'b', 0, 'The guests talked about their early careers in great detail.')")
-    con.execute("INSERT INTO entities VALUES (1, 'Lex Fridman')")
-    con.execute("INSERT INTO community_members VALUES (7, 1)")
-    con.execute("INSERT INTO entity_text_units VALUES (1, 'u1'), (1, 'u2')")
-    con.execute("INSERT INTO community_reports VALUES (7, 'Lex Fridman')")
-    store = _Store()
-    store.con = con
-    ix = ThemeIndex(store)
+    ix = theme_index([("u1", "a", 0, "Lex Fridman hosts a long podcast about science. "
+                                     "The weather was very pleasant that whole afternoon."),
+                      ("u2", "b", 0, "The guests talked about their early careers in great detail.")],
+                     entities=[(1, "Lex Fridman")], members=[(7, 1)], entity_units=[(1, "u1"), (1, "u2")],
+                     reports=[(7, "Lex Fridman")])
     themes = build_themes(ix, [{"community_id": 7, "entities": ["Lex Fridman"], "summary": ""}], {7: 50.0},
                           None, None)
     assert themes and isinstance(themes[0], Theme)

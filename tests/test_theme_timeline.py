@@ -4,10 +4,10 @@ a capped number of points spread over the span."""
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
+from conftest import theme_index
 
-from slmgraph.query.theme_model import TIMELINE_STATEMENTS, Theme, ThemeIndex
+from slmgraph.query.theme_model import TIMELINE_STATEMENTS, Theme
 from slmgraph.query.theme_render import overview
 from slmgraph.query.themes import focused_themes, timeline_picks
 
@@ -35,34 +35,11 @@ class AxisEmbedder:
 
 def _ix(docs: dict[str, list[str]]):
     """A ThemeIndex over ``docs`` (doc id -> its text units, in order), every unit owned by community 10."""
-    con = duckdb.connect()
-    con.execute("CREATE TABLE documents (doc_id VARCHAR, path VARCHAR, title VARCHAR)")
-    con.execute("CREATE TABLE text_units (chunk_id VARCHAR, doc_id VARCHAR, ord INT, text VARCHAR)")
-    con.execute("CREATE TABLE entities (entity_id INT, name VARCHAR)")
-    con.execute("CREATE TABLE concepts (entity_id INT)")
-    con.execute("CREATE TABLE community_members (community_id INT, entity_id INT)")
-    con.execute("CREATE TABLE entity_text_units (entity_id INT, chunk_id VARCHAR)")
-    con.execute("CREATE TABLE community_reports (community_id INT, topic VARCHAR)")
-    con.execute("CREATE TABLE embeddings (kind VARCHAR, item_id VARCHAR, vector FLOAT[])")
-    con.execute("CREATE TABLE concept_mentions (chunk_id VARCHAR, norm VARCHAR, name VARCHAR, description VARCHAR)")
-    con.execute("INSERT INTO entities VALUES (10, 'Harbour Board')")
-    con.execute("INSERT INTO community_members VALUES (10, 10)")
-    con.execute("INSERT INTO community_reports VALUES (10, 'ferry plans')")
     emb = AxisEmbedder()
-    for d, units in docs.items():
-        con.execute("INSERT INTO documents VALUES (?, ?, ?)", [d, f"{d}.txt", d])
-        for i, text in enumerate(units):
-            c = f"{d}#{i}"
-            con.execute("INSERT INTO text_units VALUES (?, ?, ?, ?)", [c, d, i, text])
-            con.execute("INSERT INTO embeddings VALUES ('text_unit', ?, ?)", [c, emb.encode([text])[0].tolist()])
-            con.execute("INSERT INTO entity_text_units VALUES (10, ?)", [c])
-
-    class S:
-        def has_unit_numbers(self):
-            return False
-    s = S()
-    s.con = con
-    return ThemeIndex(s), [{"community_id": 10, "entities": ["Harbour Board"], "summary": ""}], emb
+    units = [(f"{d}#{i}", d, i, text) for d, texts in docs.items() for i, text in enumerate(texts)]
+    ix = theme_index(units, embedder=emb, entities=[(10, "Harbour Board")], members=[(10, 10)],
+                     entity_units=[(10, c) for c, _, _, _ in units], reports=[(10, "ferry plans")])
+    return ix, [{"community_id": 10, "entities": ["Harbour Board"], "summary": ""}], emb
 
 
 def _monthly(n_long_units: int = 24) -> dict[str, list[str]]:
