@@ -1,5 +1,7 @@
 """Documents and token-exact text units."""
 
+import hashlib
+
 import pytest
 
 from slmgraph.errors import UserError
@@ -86,6 +88,25 @@ def test_ingest_is_incremental_and_removes_what_a_removed_document_supported(tmp
     assert r3.removed_units == len(b_units) and r3.removed_documents == 1
     assert store.count("entity_mentions") == 0
     assert store.count("documents") == 1
+
+
+def test_the_ingest_line_says_an_edited_file_is_edited_not_new_and_removed(tmp_path, fake_model):
+    store = Store(tmp_path / "i.duckdb", create=True)
+    texts = {f"{name.lower()}.txt": f"{name} went home early. " * 12 for name in ("Alice", "Bob", "Carol")}
+
+    def run(texts):
+        docs = [Document(hashlib.sha256(t.encode()).hexdigest()[:16], p, t) for p, t in sorted(texts.items())]
+        return ingest(store, docs, fake_model.tokenize, fake_model.detokenize, 50, 10)
+
+    assert run(texts).summary()[0].startswith("ingest: 3 documents (3 new), ")
+    texts["alice.txt"] += "Then Alice came back."
+    texts["bob.txt"] += "Then Bob came back."
+    line = run(texts).summary()[0]
+    assert line.startswith("ingest: 3 documents (2 edited), ") and "removed" not in line.split("tokens")[0]
+    del texts["carol.txt"]
+    texts["dan.txt"] = "Dan stayed in Berlin. " * 12
+    assert run(texts).summary()[0].startswith("ingest: 3 documents (1 new, 1 removed), ")
+    assert run(texts).summary()[0].startswith("ingest: 3 documents, ")  # nothing changed: no figures of documents
 
 
 # --- issue 13 items 3-6 and issue 12's trailing units -------------------------------------------

@@ -42,10 +42,11 @@ CHUNKER_VERSION = 1
 
 @dataclass
 class IngestResult:
-    """What stage 1 did: ``documents`` read, ``text_units`` in the index after it, of which
-    ``added_units`` new; ``removed_units`` / ``removed_documents`` gone with their documents;
-    ``tokens`` of the documents and ``unit_tokens`` over the units (overlaps counted again),
-    in the index model's tokens."""
+    """What stage 1 did: ``documents`` read, of which ``new_documents`` at a path the index did not hold
+    and ``edited_documents`` at one whose bytes changed; ``removed_documents`` whose file is gone;
+    ``text_units`` in the index after it, of which ``added_units`` new; ``removed_units`` gone (with
+    removed documents, or replaced in edited ones); ``tokens`` of the documents and ``unit_tokens`` over
+    the units (overlaps counted again), in the index model's tokens."""
     documents: int
     text_units: int
     added_units: int
@@ -53,6 +54,8 @@ class IngestResult:
     removed_documents: int
     tokens: int
     unit_tokens: int
+    new_documents: int = 0
+    edited_documents: int = 0
     #: Paths of indexed documents kept because their file or folder could not be read (``keep``).
     kept: list[str] = field(default_factory=list)
     #: Old versions of edited documents (ids) whose text units stay until the new version's are extracted
@@ -63,8 +66,11 @@ class IngestResult:
     def summary(self, settings=None) -> list[str]:
         """The progress line ``index`` prints."""
         kept = f", {len(self.kept)} document{'s' if len(self.kept) > 1 else ''} kept unread" if self.kept else ""
-        return [f"ingest: {self.documents} documents, {self.tokens} tokens, {self.text_units} text units "
-                f"({self.added_units} new, {self.removed_units} removed{kept})"]
+        # An edited file is said as such: its new text units and its old ones gone are the units' figures.
+        changes = ", ".join(f"{n} {what}" for n, what in (
+            (self.new_documents, "new"), (self.edited_documents, "edited"), (self.removed_documents, "removed")) if n)
+        return [f"ingest: {self.documents} documents{f' ({changes})' if changes else ''}, {self.tokens} tokens, "
+                f"{self.text_units} text units ({self.added_units} new, {self.removed_units} removed{kept})"]
 
 
 
@@ -340,6 +346,9 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
             if set(gone_docs) - keep_docs:
                 delete_keys(con, "documents", ("doc_id",), [(d,) for d in gone_docs if d not in keep_docs])
             store.set_meta(RETIRING, json.dumps(sorted(keep_docs)) if keep_docs else "")
+    edited_paths = {old[doc_id][0] for doc_id in replaced}
     return IngestResult(documents=len(docs), text_units=n_units, added_units=added,
-                        removed_units=len(gone_units), removed_documents=len(gone_docs),
-                        tokens=tokens, unit_tokens=unit_tokens, kept=kept, retiring=sorted(keep_docs))
+                        removed_units=len(gone_units), removed_documents=len(gone_docs) - len(replaced),
+                        tokens=tokens, unit_tokens=unit_tokens, kept=kept, retiring=sorted(keep_docs),
+                        new_documents=sum(d.doc_id not in old and d.path not in edited_paths for d in docs),
+                        edited_documents=len(replaced))
