@@ -28,4 +28,9 @@ class GrammarError(ValueError):
 
 class IndexBusy(UserError):
     """The index is held by another process (an ``index`` run writing it, or a reader while
-    this process would write): the message is the one line :class:`UserError` gives."""
+    this process would write): the message is the one line :class:`UserError` gives, ``what`` the part of
+    it that names the file and its holder, without the command line's remedy (for other front ends)."""
+
+    def __init__(self, message: str, what: str = ""):
+        super().__init__(message)
+        self.what = what or message

@@ -4,6 +4,7 @@ file, readers refuse at once or wait up to --wait; defaults scale to the window;
 standard input or a file; an overlong question is refused with one line."""
 
 import io
+import re
 import subprocess
 import sys
 import textwrap
@@ -100,7 +101,7 @@ def test_during_an_index_run_readers_refuse_at_once_or_wait(index):
         with pytest.raises(UserError) as exc:
             Store(index, read_only=True)
         assert "being written by another process (PID" in str(exc.value) and "--wait SECONDS" in str(exc.value)
-        with pytest.raises(UserError, match=r"still held after --wait 0.3 s"):
+        with pytest.raises(UserError, match=r"still being written by .* after waiting 0.3 s"):
             Store(index, read_only=True, wait=0.3)
         notes = []
         import threading
@@ -112,6 +113,34 @@ def test_during_an_index_run_readers_refuse_at_once_or_wait(index):
     finally:
         if writer.poll() is None:
             _release(writer)
+
+
+def test_a_busy_index_is_one_sentence_naming_the_file_its_holder_and_what_to_do(index):
+    writer = _holder(index, read_only=False)
+    try:
+        said = []
+        with pytest.raises(UserError) as waited:
+            Store(index, read_only=True, wait=0.3, on_wait=said.append)
+        with pytest.raises(UserError) as at_once:
+            Store(index, read_only=True)
+    finally:
+        _release(writer)
+    holder = rf"another process \(PID {writer.pid}, such as an 'slmgraph index' run\)"
+    assert re.fullmatch(rf"index {re.escape(str(index))} is being written by {holder}: waiting up to 0.3 s for it "
+                        "to finish", said[0])
+    assert re.fullmatch(rf"index {re.escape(str(index))} is still being written by {holder} after waiting 0.3 s: "
+                        "run again when it has finished, or pass a longer --wait", str(waited.value))
+    assert re.fullmatch(rf"index {re.escape(str(index))} is being written by {holder}: run again when it has "
+                        "finished, or pass --wait SECONDS to wait for it", str(at_once.value))
+    reader = _holder(index, read_only=True)
+    try:
+        with pytest.raises(UserError) as writing:
+            Store(index, wait=0.3)
+    finally:
+        _release(reader)
+    assert re.fullmatch(rf"index {re.escape(str(index))} is still open in another process \(PID {reader.pid}, such "
+                        r"as an 'slmgraph index', 'query' or 'stats' run\) after waiting 0.3 s: run again when it "
+                        "has finished, or pass a longer --wait", str(writing.value))
 
 
 @pytest.fixture

@@ -117,16 +117,18 @@ class Store:
                     err = msg
                     break
                 pid = re.search(r"PID (\d+)", str(exc))
-                who = f"another process (PID {pid.group(1)})" if pid else "another process"
-                holds = (f"being written by {who}, e.g. 'slmgraph index'" if read_only else
-                         f"open in {who} ('slmgraph index', 'query' or 'stats')")
+                pid = f"PID {pid.group(1)}, " if pid else ""
+                holds = (f"being written by another process ({pid}such as an 'slmgraph index' run)" if read_only
+                         else f"open in another process ({pid}such as an 'slmgraph index', 'query' or 'stats' run)")
                 if time.monotonic() >= deadline:
-                    more = f"it was still held after --wait {wait:g} s" if wait > 0 else \
-                        "pass --wait SECONDS to wait for it"
-                    raise IndexBusy(f"index {self.path} is {holds}: {more}, or run again when it has finished") \
-                        from None
+                    what = f"index {self.path} is {holds}"
+                    if wait > 0:
+                        raise IndexBusy(f"index {self.path} is still {holds} after waiting {wait:g} s: run again "
+                                        "when it has finished, or pass a longer --wait", what) from None
+                    raise IndexBusy(f"{what}: run again when it has finished, or pass --wait SECONDS to wait for it",
+                                    what) from None
                 if on_wait is not None:
-                    on_wait(f"index {self.path} is {holds}: waiting up to {wait:g} s for it")
+                    on_wait(f"index {self.path} is {holds}: waiting up to {wait:g} s for it to finish")
                     on_wait = None
                 time.sleep(min(0.5, max(0.01, deadline - time.monotonic())))
         if not hasattr(self, "con"):

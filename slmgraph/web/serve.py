@@ -170,7 +170,8 @@ class Resources:
             if not busy(exc):
                 raise
             # An index run holds the file or has not finished it: serve anyway; pages say "index busy" until then.
-            self.note = f"index busy now ({exc}); the pages will read it when the run has finished"
+            self.note = (f"index busy now ({getattr(exc, 'what', exc)}); the pages will read it when the run has "
+                         "finished")
         if model is None:
             from slmgraph.model.backend import load_model
 
@@ -265,7 +266,7 @@ def make_app(res: Resources):
         msg = str(exc)
         if busy(exc):
             # the command line's remedy ("pass --wait SECONDS") means nothing to an HTTP client
-            what = msg.split(": pass --wait SECONDS")[0]
+            what = getattr(exc, "what", msg)
             return JSONResponse({"error": f"index busy: {what}; retry when the index run has finished", "busy": True},
                                 status_code=503)
         return JSONResponse({"error": msg}, status_code=404 if "is not in this index" in msg or " is not in index " in msg else 400)
