@@ -385,3 +385,32 @@ def test_bad_numbers_through_the_api_are_user_errors(db):
             ix.entity(str(10**20))
         assert len(ix.browse_entities("", MAX_LIMIT)) <= MAX_LIMIT
         assert ix.browse_entities("acme", "2") and ix.browse_entities("acme", 0) == []
+
+
+def test_a_text_unit_an_update_removed_is_a_404_saying_so(tmp_path):
+    from starlette.testclient import TestClient
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("Alice Smith founded Acme Corporation in Paris.\n", encoding="utf-8")
+    (corpus / "b.txt").write_text("Carol White met Dan Brown in Berlin.\n", encoding="utf-8")
+    (corpus / "c.txt").write_text("Eve Black wrote about Acme Corporation.\n", encoding="utf-8")
+    db = tmp_path / "u.duckdb"
+
+    def index():
+        run_index(corpus, db, Settings(min_community_size=2, max_gleanings=0), progress=False, model=FakeModel(),
+                  embedder_factory=FakeEmbedder, say=lambda m: None)
+
+    index()
+    (corpus / "b.txt").write_text("Carol White met Dan Brown in Munich.\n", encoding="utf-8")
+    index()  # b.txt's text unit 2 is replaced by unit 4
+    client = TestClient(make_app(Resources(db, Settings(), model=FakeModel(), embedder_factory=FakeEmbedder)),
+                        base_url="http://127.0.0.1")
+    assert [client.get(f"/api/units/{n}").status_code for n in (1, 3, 4)] == [200, 200, 200]
+    removed, never = client.get("/api/units/2"), client.get("/api/units/99")
+    assert removed.status_code == never.status_code == 404
+    held = "the index holds text units 1..4, with gaps where updates removed some"
+    assert removed.json() == {"error": "text unit 2 is not in this index: an update removed it (its document was "
+                                       f"edited or deleted); {held}"}
+    assert never.json() == {"error": f"text unit 99 is not in this index: {held}"}
+

@@ -179,8 +179,7 @@ def text_unit(store, number: int, support: str | None = None) -> dict:
     _, by_no = _unit_maps(store)
     chunk = by_no.get(number)
     if chunk is None:
-        raise UserError(f"text unit {number} is not in this index: its units are numbered "
-                        f"{min(by_no, default=0)}..{max(by_no, default=0)}")
+        raise UserError(_missing_unit(store, number, by_no))
     row = store.con.execute(
         "SELECT t.chunk_id, t.doc_id, t.ord, t.n_tokens, t.text, d.title, d.path, "
         "(SELECT count(*) FROM text_units u WHERE u.doc_id = t.doc_id) "
@@ -189,6 +188,22 @@ def text_unit(store, number: int, support: str | None = None) -> dict:
     out = _unit_dict(row[:7], int(number), row[7])
     out["highlight"] = support_spans(row[4], support) if support else []
     return out
+
+
+def _missing_unit(store, number: int, by_no: dict) -> str:
+    """The one line saying text unit ``number`` is not in the index: removed by an update when the number was
+    given (each is given once, below meta ``next_unit_no``), and the numbers the index holds."""
+    if not by_no:
+        return f"text unit {number} is not in this index: it holds no text units"
+    lo, hi = min(by_no), max(by_no)
+    held = f"the index holds text units {lo}..{hi}"
+    if len(by_no) < hi - lo + 1:
+        held += ", with gaps where updates removed some"
+    given = max(int(store.get_meta("next_unit_no") or 0), hi + 1) if store.has_unit_numbers() else 0
+    if 1 <= number < given:
+        return (f"text unit {number} is not in this index: an update removed it (its document was edited or "
+                f"deleted); {held}")
+    return f"text unit {number} is not in this index: {held}"
 
 
 def unit_documents(store, numbers) -> dict[int, dict]:
