@@ -414,3 +414,18 @@ def test_a_text_unit_an_update_removed_is_a_404_saying_so(tmp_path):
                                        f"edited or deleted); {held}"}
     assert never.json() == {"error": f"text unit 99 is not in this index: {held}"}
 
+
+def test_serve_says_at_once_what_it_loads_and_that_the_address_follows(db, capsys):
+    from slmgraph.web.serve import serve
+
+    seen = []
+
+    def embedder():  # called while loading: what was printed by then
+        seen.append(capsys.readouterr())
+        raise UserError("stopped while loading")
+
+    with pytest.raises(UserError, match="stopped while loading"):
+        serve(db, Settings(), port=0, model=FakeModel(), embedder_factory=embedder)
+    assert seen[0].out == ""  # the address comes once everything is loaded
+    assert seen[0].err == (f"slmgraph serve: loading the model, the embedder and spaCy for index {db}; the address "
+                           "follows when they are ready\n")

@@ -35,6 +35,7 @@ import ipaddress
 import json
 import queue
 import socket
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -155,9 +156,11 @@ class Resources:
         settings: query settings.
         model: a loaded model (tests pass the scripted fake); None = the GGUF that built the index.
         embedder_factory: ``() -> Embedder``; None = the bundled one. Called once.
+        on_loading: called with one line once the index is checked, before the slow loading starts.
     """
 
-    def __init__(self, db: str | Path, settings: Settings, model=None, embedder_factory: Callable | None = None):
+    def __init__(self, db: str | Path, settings: Settings, model=None, embedder_factory: Callable | None = None,
+                 on_loading: Callable[[str], None] | None = None):
         self.db = Path(db)
         self.settings = settings
         self.lock = threading.Lock()  #: one query at a time: llama.cpp and the embedder are not thread-safe
@@ -172,6 +175,9 @@ class Resources:
             # An index run holds the file or has not finished it: serve anyway; pages say "index busy" until then.
             self.note = (f"index busy now ({getattr(exc, 'what', exc)}); the pages will read it when the run has "
                          "finished")
+        if on_loading is not None:  # loading can take most of a minute: say so at once, not only when done
+            on_loading(f"slmgraph serve: loading the model, the embedder and spaCy for index {db}; the address "
+                       "follows when they are ready")
         if model is None:
             from slmgraph.model.backend import load_model
 
@@ -433,9 +439,16 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _stderr(msg: str) -> None:
+    """Print ``msg`` as a line on stderr at once."""
+    print(msg, file=sys.stderr, flush=True)
+
+
 def serve(db: str | Path, settings: Settings, host: str = "127.0.0.1", port: int = 8765, model=None,
-          embedder_factory: Callable | None = None, say: Callable[[str], None] = print) -> None:
-    """Run the web app on ``host:port`` (the loopback only) until interrupted.
+          embedder_factory: Callable | None = None, say: Callable[[str], None] = print,
+          note: Callable[[str], None] = _stderr) -> None:
+    """Run the web app on ``host:port`` (the loopback only) until interrupted. ``say`` gets the address once
+    everything is loaded; ``note`` (default: a line on stderr) gets one line before the loading starts.
 
     Raises:
         UserError: a non-loopback host, a port in use, a missing extra, or a bad index.
@@ -443,7 +456,7 @@ def serve(db: str | Path, settings: Settings, host: str = "127.0.0.1", port: int
     import_web()
     loopback_host(host)
     t0 = time.perf_counter()
-    res = Resources(db, settings, model=model, embedder_factory=embedder_factory)
+    res = Resources(db, settings, model=model, embedder_factory=embedder_factory, on_loading=note)
     sock = bind(host, port)
     import uvicorn
 
