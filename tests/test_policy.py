@@ -143,6 +143,10 @@ def competent_script(docs):
             ctx = user.split('"""', 2)[1].strip()
             return "\n".join(ln for ln in ctx.splitlines()
                              if ln.strip() and not ln.startswith(("----", "Importance Score")))
+        if stage == "answer" and "opening sentence" in system:  # a theme's opening: two statements joined
+            block = user.split('"""', 2)[1]
+            st = [ln[2:].split(": ", 1)[-1].rstrip(".") for ln in block.splitlines() if ln.startswith("- ")]
+            return f"{' '.join(st[0].split()[:7])}, and {' '.join(st[1].split()[:7])}."
         if stage == "answer" and user.startswith("Element:"):  # element summary: the first description
             return user.split('"""', 2)[1].strip().splitlines()[0]
         if stage == "claims":
@@ -160,12 +164,13 @@ def test_competent_fake_gets_a_record_turning_its_routes_on_and_auto_takes_them(
                         embedder_factory=FakeEmbedder)
     free, row = res["rows"]
     assert free["model"] == "LLM-free" and free["stages"]["extract"]["calls"] == 0
-    assert set(row["cpu_seconds"]) == {"extract", "story", "answer"} and res["cpu_seconds"] > 0
+    assert set(row["cpu_seconds"]) == {"extract", "story", "answer", "opening"} and res["cpu_seconds"] > 0
     assert row["stages"]["extract"]["calls"] > 0 and row["stages"]["report"]["calls"] > 0
     assert row["stages"]["summarize"]["calls"] > 0 and row["stages"]["answer"]["calls"] > 0
     assert row["stages"]["extract"]["quality"] >= free["stages"]["extract"]["quality"]
     assert row["stages"]["extract"]["figures"]["type_accuracy"] > free["stages"]["extract"]["figures"]["type_accuracy"]
-    for stage in ("extract", "summarize", "report", "answer"):
+    assert row["stages"]["opening"]["calls"] > 0 and free["stages"]["opening"]["calls"] == 0
+    for stage in ("extract", "summarize", "report", "answer", "opening"):
         assert row["beats"][stage], (stage, row["stages"][stage]["figures"], free["stages"][stage]["figures"])
     md = (tmp_path / "out" / "bench.md").read_text()
     assert "| extract | LLM-free |" in md and "| report | fake-model.gguf |" in md
@@ -173,7 +178,7 @@ def test_competent_fake_gets_a_record_turning_its_routes_on_and_auto_takes_them(
     rec = json.loads(open(res["records"][0]).read())
     assert rec["key"] == "fingerprint-fake0001" and rec["stages"]["report"]["beats"] is True
     # auto now takes the model routes: an index with every default writes reports and descriptions by model
-    for setting in ("descriptions", "summaries", "reports", "answers"):
+    for setting in ("descriptions", "summaries", "reports", "answers", "opening"):
         assert policy.route(setting, "auto", model).model, setting
     model.calls.clear()
     said = []
@@ -210,8 +215,9 @@ def test_a_fake_that_copies_nothing_gets_a_record_keeping_the_llm_free_routes(tm
     res = calibrate.run([None], tmp_path / "out", Settings(), say=lambda m: None, load=lambda p, s: model, wl=wl,
                         embedder_factory=FakeEmbedder)
     beats = res["rows"][1]["beats"]
-    assert not beats["extract"] and not beats["report"] and not beats["summarize"]
+    assert not beats["extract"] and not beats["report"] and not beats["summarize"] and not beats["opening"]
     assert not policy.route("reports", "auto", model).model
+    assert not policy.route("opening", "auto", model).model
     assert not policy.route("descriptions", "auto", model).model
 
 
@@ -245,14 +251,14 @@ def test_calibrate_command_writes_the_record_where_records_points(tmp_path, caps
     assert code == 0, out
     rec = json.loads((rec_dir / "fingerprint-fake0001.json").read_text())
     assert rec["source"] == "calibrate" and rec["version"] == policy.policy_version()
-    assert set(rec["stages"]) == {"extract", "summarize", "report", "answer"}  # claims and P(yes) are opt-in
+    assert set(rec["stages"]) == {"extract", "summarize", "report", "answer", "opening"}  # claims, P(yes) opt-in
     assert all({"beats", "model", "llm_free", "measure"} <= set(v) for v in rec["stages"].values())
     assert "| answer | LLM-free |" in out and str(rec_dir) in out and "| claims |" not in out
     assert re.search(r"s in all, [\d.]+ CPU s \(LLM-free \d+, fake-model.gguf \d+;", out)
     assert main(["calibrate", "bundled", "--out", str(tmp_path / "c"), "--records", str(rec_dir), "--gold-docs", "1",
                  "--on-topic", "1", "--off-topic", "1", "--claims"]) == 0
     rec = json.loads((rec_dir / "fingerprint-fake0001.json").read_text())
-    assert set(rec["stages"]) == {"extract", "summarize", "report", "claims", "answer"}
+    assert set(rec["stages"]) == {"extract", "summarize", "report", "claims", "answer", "opening"}
     assert "| claims | fake-model.gguf |" in capsys.readouterr().out
     assert main(["calibrate", str(tmp_path / "missing.gguf"), "--out", str(tmp_path / "c")]) == 2
     assert "missing.gguf is not a file" in capsys.readouterr().err

@@ -22,6 +22,15 @@ workload shipped with the package (:class:`Workload`):
   on the LLM-free index (so only the answer's writer differs): quality = the mean of the on-topic
   answers' grounded share (an unanswered question counts 0) and the share of off-topic questions
   refused.
+* ``opening``: the on-topic questions answered by extractive global search at level 0 on the LLM-free
+  index; for every theme of the answer quoting two or more statements (:func:`opening_quality`), the model
+  writes its opening sentence from the theme's statements, as the answer path asks it
+  (:func:`slmgraph.query.extractive.synthesize`, one call per theme); row 0's sentence is the template
+  opening the answer has without a model (:func:`slmgraph.query.theme_render.template_opening`, or the
+  aspect's or facet's). Quality = the share of themes whose sentence *counts* (:func:`opening_counts`): kept by
+  :func:`slmgraph.query.extractive.grounded_synthesis` (grounded in the statements, no loop or repeat, not a
+  near-copy of one statement), drawing content words from two different statements (:func:`combines`), and
+  naming no name the statements and question do not hold (a garbled or invented name).
 * ``help`` (opt-in, ``--p-yes``): the helpfulness scoring's ROC AUC with the model's P(yes) against the
   embedding's (:func:`slmgraph.eval.bench.answer_quality`).
 
@@ -30,7 +39,8 @@ data reports, extractive answers; claims have none). Per stage and model: qualit
 it, evaluated / cached / completion tokens and model seconds from the ``llm_calls`` ledger, wall
 seconds, and the ratio of the model seconds to the llama.cpp bound at the stage's mean call shape
 (:func:`slmgraph.eval.bench.raw_rates_at`). Writes ``bench.md``, ``bench.json`` and ``bench.png`` and one
-capability record per model (:mod:`slmgraph.model.policy`): a stage "beats" when its quality is at least row 0's.
+capability record per model (:mod:`slmgraph.model.policy`): a stage "beats" when its quality is above 0 and
+at least row 0's.
 
 One concern, over 500 lines: the stage bench that writes a model's capability record.
 """
@@ -56,16 +66,17 @@ from slmgraph.outputs import output_folder
 from slmgraph.samples import DULCE, DULCE_QUESTIONS, GOLD_SLICE, OFFTOPIC_QUESTIONS
 
 #: Stages of the table, in order; ``claims`` only with ``claims``, ``help`` only with ``p_yes``.
-STAGES = ("extract", "summarize", "report", "claims", "answer", "help")
+STAGES = ("extract", "summarize", "report", "claims", "answer", "opening", "help")
 #: Ledger stages counted under each bench stage.
 LEDGER_STAGES = {"extract": ("extract", "glean"), "summarize": ("summarize",), "report": ("report",),
-                 "claims": ("claims",), "answer": None, "help": ("help",)}
+                 "claims": ("claims",), "answer": None, "opening": ("synthesis",), "help": ("help",)}
 #: What each stage's quality figure is.
 MEASURES = {"extract": "mean of entity strict F1 and type accuracy on the gold slice",
             "summarize": "grounded x (1 - repeated) x (1 - replaced) share of summaries",
             "report": "grounded x (1 - repeated) x (1 - replaced) share of reports",
             "claims": "share of claims whose sentence names subject and object",
             "answer": "mean of on-topic grounded share and off-topic refusal share",
+            "opening": "share of theme opening sentences kept, combining 2+ statements, inventing no name",
             "help": "ROC AUC of the best report score, on- vs off-topic"}
 #: A sentence is supported by its cited text when at least this share of its content words occur there.
 GROUNDED_SHARE = 0.5
@@ -256,6 +267,105 @@ def answer_quality(store, model, settings: Settings, wl: Workload, embedder, run
             "quality": round((g + r) / 2, 3), "seconds": round(time.perf_counter() - t0, 1)}
 
 
+def combines(sentence: str, points: list) -> bool:
+    """True when ``sentence`` draws content words from two different points: two points each share with it
+    a content word (:func:`slmgraph.names.forms.content_words`) the other lacks. The points' heads (a theme's
+    label, the same on every point) are set aside, so a copy of one statement never combines."""
+    heads = {w for p in points for w in content_words(p.head)}
+    words = set(content_words(sentence)) - heads
+    own = [set(content_words(p.text)) & words for p in points]
+    return any(a - b and b - a for i, a in enumerate(own) for b in own[i + 1:])
+
+
+#: A capitalised word after a sentence's first word: a name (or a figure of speech) the sentence states.
+_NAME = re.compile(r"(?<=\s)[A-Z][^\W\d_]{2,}")
+
+
+def invented_names(sentence: str, points: list, question: str) -> list[str]:
+    """The capitalised words of ``sentence`` after its first word that neither the points nor the question
+    hold (case ignored): a name the model garbled ("Merser" for "Mercer") or made up."""
+    held = {w.casefold() for w in re.findall(r"[^\W\d_]+", question + " " + " ".join(
+        f"{p.head} {p.text}" for p in points))}
+    return [w for w in _NAME.findall(" " + sentence.strip()) if w.casefold() not in held][:5]
+
+
+def opening_counts(text: str, points: list, question: str) -> dict:
+    """How the opening sentence ``text`` (a model's raw output or a template opening) fares over ``points``.
+
+    Returns:
+        ``{written, grounded, repeated, kept, combines, invented, counts}`` (bools; ``invented``: the
+        :func:`invented_names` list): ``written`` the text holds a sentence with content words; ``grounded``
+        its first sentence has :data:`GROUNDED_SHARE` of its content words in the points; ``repeated`` the
+        text loops or repeats a sentence (:func:`slmgraph.query.extractive.has_repetition`); ``kept``
+        :func:`slmgraph.query.extractive.grounded_synthesis` keeps it; ``counts`` kept, :func:`combines`
+        and no invented name.
+    """
+    from slmgraph.query.extractive import grounded_synthesis, has_repetition
+    from slmgraph.text.prose import sentences
+
+    first = next((x for x in sentences(" ".join((text or "").split())) if content_words(x)), "")
+    words = {w for p in points for w in content_words(f"{p.head} {p.text}")}
+    kept = grounded_synthesis(text or "", points)
+    comb = bool(kept) and combines(kept, points)
+    inv = invented_names(kept, points, question) if kept else []
+    return {"written": bool(first), "grounded": bool(first) and is_grounded(first, words, GROUNDED_SHARE),
+            "repeated": has_repetition(text or ""), "kept": kept is not None, "combines": comb, "invented": inv,
+            "counts": bool(kept) and comb and not inv}
+
+
+def opening_quality(store, model, settings: Settings, wl: Workload, embedder, run_id: str,
+                    llm_free: bool = False) -> dict:
+    """The opening-sentence stage: the workload's on-topic questions answered by extractive global search at
+    level 0 on ``store`` (``settings`` on the LLM-free routes, so the themes are the same in every row),
+    and for each theme quoting two or more statements its opening scored by :func:`opening_counts` over
+    the points the answer path gives the model (``Point(topic, statement)`` each): ``model``'s sentence
+    (:func:`slmgraph.query.extractive.synthesize`, one call per such theme, ledgered under ``run_id``), or
+    with ``llm_free`` the template opening the answer carries without a model (row 0). A theme of one
+    statement has nothing to combine and is left out of both rows.
+
+    Returns:
+        ``{questions, themes, written, grounded_share, repeated_share, kept_share, combines_share,
+        invented_names, quality, seconds, samples}``: shares over ``themes``; ``quality`` the share whose
+        sentence counts; ``samples`` the first sentences scored (at most 8, ``{question, topic, text,
+        counts}``).
+    """
+    from slmgraph.config.prompting import Prompts
+    from slmgraph.model.client import ModelClient
+    from slmgraph.query.engines.global_search import global_search
+    from slmgraph.query.extractive import Point, synthesize
+
+    t0 = time.perf_counter()
+    client = ModelClient(model, store, run_id)
+    prompts = Prompts(settings.prompts_dir)
+    scored: list[tuple[str, str, str, dict]] = []
+    for q in wl.on_topic:
+        def write(t, q=q):
+            points = [Point(t.topic, st.text) for st in t.statements]
+            if len(points) < 2:
+                return None
+            if llm_free:
+                text = t.opening  # the template's (or the aspect's, the facet's) opening, set before the writer
+            else:
+                text = synthesize(client, prompts, q, points)[1].text
+            scored.append((q, t.topic, text, opening_counts(text, points, q)))
+            return None  # only the sentence is scored: the answer itself stays row 0's
+
+        # ``settings`` are row 0's whatever the row: only the opening's writer differs
+        global_search(store, client, prompts, settings, q, level=0, progress=False, embedder=embedder,
+                      theme_writer=write)
+    n = len(scored)
+
+    def share(key: str) -> float | None:
+        return _share(sum(bool(c[key]) for _, _, _, c in scored), n)
+
+    return {"questions": len(wl.on_topic), "themes": n, "written": sum(c["written"] for *_, c in scored),
+            "grounded_share": share("grounded"), "repeated_share": share("repeated"), "kept_share": share("kept"),
+            "combines_share": share("combines"), "invented_names": sum(len(c["invented"]) for *_, c in scored),
+            "quality": share("counts") if n else 0.0, "seconds": round(time.perf_counter() - t0, 1),
+            "samples": [{"question": q, "topic": tp, "text": " ".join((x or "").split())[:300],
+                         "counts": c["counts"]} for q, tp, x, c in scored[:8]]}
+
+
 def ledger_rows(db: Path, run_ids: list[str]) -> dict:
     """``{ledger stage: {calls, evaluated, cached, completion, model_seconds, loops}}`` of the runs
     (``loops``: calls that ended on the loop guard, finish_reason ``repetition``)."""
@@ -331,7 +441,7 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
         ``{model, n_params, cpu_seconds: {part: s}, stages: {stage: {quality, measure, seconds, calls,
         evaluated, cached, completion, model_seconds, loops, bound_ratio, figures}}}``; ``cpu_seconds`` is
         this process's CPU time (all threads, llama.cpp's included) per part: ``extract``, ``story``
-        (the story index: summaries, reports, claims, embeddings), ``answer``, ``help``.
+        (the story index: summaries, reports, claims, embeddings), ``answer``, ``opening``, ``help``.
     """
     from slmgraph.eval.gold import WordTokenizer, run_config
     from slmgraph.indexing.stages.report_store import largest_communities
@@ -402,6 +512,18 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
     aled = ledger_rows(free_db, [run_id])
     stages["answer"] = dict(_sum(list(aled.values())), quality=a["quality"], seconds=a["seconds"], figures=a)
 
+    say(f"bench: {name}: theme opening sentences on {len(wl.on_topic)} questions ...")
+    run_id = new_run_id()
+    st = Store(free_db)
+    try:
+        o = opening_quality(st, model, llm_free_settings(settings), wl, embedder, run_id, llm_free=llm_free)
+    finally:
+        st.close()
+    cpu["opening"], c0 = round(time.process_time() - c0, 1), time.process_time()
+    oled = ledger_rows(free_db, [run_id])
+    stages["opening"] = dict(_sum([oled[x] for x in LEDGER_STAGES["opening"] if x in oled]), quality=o["quality"],
+                             seconds=o["seconds"], figures=o)
+
     if p_yes:
         from slmgraph.eval.bench import answer_quality as help_auc
 
@@ -428,13 +550,13 @@ def measure(model, settings: Settings, wl: Workload, embedder, free_db: Path, sa
 
 def record_of(model, row: dict, free: dict, source: str) -> policy.Record:
     """The capability record of ``model`` from its bench row and row 0: a stage beats the LLM-free route
-    when its quality is at least row 0's (a stage without an LLM-free route, claims, never beats: no
-    ``auto`` setting turns it on)."""
+    when its quality is above 0 and at least row 0's (a stage without an LLM-free route, claims, never beats: no
+    ``auto`` setting turns it on; a model none of whose texts passed does not win a tie at 0)."""
     stages = {}
     for k, r in row["stages"].items():
         f = free["stages"].get(k)
         q, q0 = r.get("quality"), (f or {}).get("quality")
-        beats = q is not None and q0 is not None and q >= q0
+        beats = q is not None and q0 is not None and q >= q0 and q > 0
         stages[k] = {"beats": beats, "measure": r["measure"], "model": q, "llm_free": q0,
                      "seconds": r.get("seconds"), "llm_free_seconds": (f or {}).get("seconds"),
                      "figures": r.get("figures")}
@@ -549,6 +671,11 @@ def render(result: dict) -> str:
                           f"loops {r.get('loops', 0)}")
             elif stage == "claims":
                 detail = f"{fig.get('claims')} claims, {fig.get('both_named')} name both"
+            elif stage == "opening":
+                detail = (f"{fig.get('themes')} themes of {fig.get('questions')} questions, kept "
+                          f"{_f(fig.get('kept_share'))}, combining {_f(fig.get('combines_share'))}, grounded "
+                          f"{_f(fig.get('grounded_share'))}, repeated {_f(fig.get('repeated_share'))}, invented "
+                          f"names {fig.get('invented_names')}")
             elif stage == "answer":
                 detail = (f"answered {fig.get('answered')}/{fig.get('on_topic')}, grounded "
                           f"{_f(fig.get('grounded_share'))}, off-topic refused {fig.get('refused')}/"

@@ -234,7 +234,10 @@ def route(setting: str, mode: str, model) -> Route:
         st = rec.stages.get(stage)
         if st is None:
             return Route(False, f"capability record: {stage} not measured")
-        verdict = "at least as good as" if st.get("beats") else "worse than"
+        m, f = st.get("model"), st.get("llm_free")
+        # a stage of quality 0 loses a tie at 0 (slmgraph.eval.calibrate.record_of): not "worse than"
+        verdict = "at least as good as" if st.get("beats") else (
+            "no better than" if m is not None and f is not None and m >= f else "worse than")
         return Route(bool(st.get("beats")), f"capability record: model {st.get('model')} {verdict} LLM-free "
                                              f"{st.get('llm_free')} ({st.get('measure')})")
     n = model if isinstance(model, int) else getattr(model, "n_params", None)

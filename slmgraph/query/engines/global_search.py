@@ -159,7 +159,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                items: list[tuple[int, str]], kind: MapReduceKind, ans: Answer, seed: int, progress: bool = True,
                on_text: Callable[[str], None] | None = None, no_answer: str | None = None, *,
                embedder=None, vectors: dict | None = None, records: dict | None = None, store=None,
-               names: list[str] | None = None, naming: set | None = None) -> Answer:
+               names: list[str] | None = None, naming: set | None = None, theme_writer=None) -> Answer:
     """Score, select and answer from ``items`` (``(id, block text)``) for ``question``, into ``ans``.
 
     Shuffles ``items`` with ``seed`` and packs them into window-filling
@@ -180,6 +180,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         names, naming: the names the question asks about that the index holds, and the ids of the items
             naming them: those items come first among the selected ones, are selected whatever their score
             when no item passes, and an extractive answer quotes the sentences naming them first.
+        theme_writer: as :func:`global_search`'s.
 
     Raises:
         UserError: the question leaves no room for items in the window.
@@ -262,7 +263,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         if records is not None and store is not None and _by_theme(
                 client, prompts, settings, store, question, chosen + near, {
                     **{sc.id: sc.score for sc in near}, **score_of}, records, ans, embedder, scope, on_text,
-                wide is not None):
+                wide is not None, theme_writer):
             pass
         else:
             if wide is not None and records is None and store is not None:
@@ -340,12 +341,13 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
 
 
 def _by_theme(client, prompts, settings, store, question, chosen, score_of, records, ans, embedder, scope, on_text,
-              wide) -> bool:
+              wide, theme_writer=None) -> bool:
     """The extractive answer by theme (:func:`slmgraph.query.themes.theme_answer`): the selected reports and
     the next best-scored ones (``chosen``; a theme is kept by how well its statements answer,
     :data:`slmgraph.query.theme_model.STATEMENT_MARGIN`), or for a question about the whole corpus every report of
     the level, broadest first. False (``ans``
-    untouched) when no theme has a statement (reports with no text unit behind them)."""
+    untouched) when no theme has a statement (reports with no text unit behind them); ``theme_writer``: as
+    :func:`global_search`'s."""
     from slmgraph.query.extractive import opening_on, synthesize
     from slmgraph.query.named import entities_named
     from slmgraph.query.themes import theme_answer
@@ -362,7 +364,7 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
 
     # Where the policy lets the model write (its capability record, else the size rule), it writes one
     # sentence per theme from the theme's statements, kept only when grounded in them.
-    writer = write if opening_on(settings, client.model) else None
+    writer = theme_writer or (write if opening_on(settings, client.model) else None)
 
     # A focused question's themes are found from its evidence among every report of the level, each statement
     # nearer the question than any off-topic probe (slmgraph.query.themes.focused_themes).
@@ -507,7 +509,8 @@ def _needs_embedder(settings: Settings, client: ModelClient) -> bool:
 
 def global_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
                   level: int = 0, seed: int | None = None, progress: bool = True, dynamic: bool = False,
-                  on_text: Callable[[str], None] | None = None, embedder=None) -> Answer:
+                  on_text: Callable[[str], None] | None = None, embedder=None,
+                  theme_writer: Callable | None = None) -> Answer:
     """Answer a global question from the community reports of one level (or selected dynamically).
 
     Args:
@@ -516,6 +519,9 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
         dynamic: choose the reports by dynamic community selection (see the module doc).
         on_text: receives the final answer's text.
         embedder: ``encode(list[str])``, the index's embedder; None loads the bundled one when needed.
+        theme_writer: ``theme -> sentence or None``, called for every theme of an extractive answer by theme
+            in place of the model's writer, whatever ``settings.opening`` says (the stage bench scores each
+            theme's model sentence against its template opening, :func:`slmgraph.eval.calibrate.opening_quality`).
 
     Raises:
         UserError: the index has no reports, or not at ``level``; or the
@@ -537,7 +543,7 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
         # A question about the whole corpus is answered from the root level's themes, as plain global search
         # does: dynamic selection descends by the floor, which such a question's wording cannot pass.
         ans = global_search(store, client, prompts, settings, question, level=0, seed=seed, progress=progress,
-                            on_text=on_text, embedder=embedder)
+                            on_text=on_text, embedder=embedder, theme_writer=theme_writer)
         ans.details["dynamic"] = {"fallback": "level 0", "because": "corpus-wide question"}
         return ans
     if dynamic:
@@ -554,7 +560,7 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
         if 0 in levels:  # never refuse what plain global search answers: ask level 0 as it would
             info = ans.details["dynamic"]
             ans = global_search(store, client, prompts, settings, question, level=0, seed=seed, progress=progress,
-                                on_text=on_text, embedder=embedder)
+                                on_text=on_text, embedder=embedder, theme_writer=theme_writer)
             ans.details["dynamic"] = {**info, "fallback": "level 0", "because": "no report passed the floor"}
             return ans
         ans.text = no_answer
@@ -568,7 +574,7 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
     ans.details.update(name_details(named))
     map_reduce(client, prompts, settings, question, [(r["community_id"], report_block(r)) for r in reports],
                REPORTS, ans, seed, progress, on_text, no_answer, embedder=embedder, vectors=vectors, records=by_id,
-               store=store)
+               store=store, theme_writer=theme_writer)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
     ans.context = [{"kind": "report", "id": i, "tokens": by_id[i]["n_tokens"]} for i in order]
     if not ans.details["selected"]:
