@@ -126,6 +126,33 @@ def test_lazy_answers_a_corpus_wide_question_the_floor_would_refuse(index):
     store.close()
 
 
+def test_lazy_and_ts_spread_a_question_naming_the_notes_period_the_floor_would_refuse(index):
+    """A new user's weekly notes: "the main themes across these weekly team notes" asks about the whole
+    corpus (its period and team name no topic), so lazy and TS search answer it from text units spread across
+    documents, however far every unit is from its wording; a question with a topic is still refused."""
+    from slmgraph.query.engines.global_search import text_unit_search
+
+    db, s = index
+    s.helpfulness_floor, s.helpfulness_probes = 99.0, False  # every unit is under the floor
+    store = Store(db)
+    model = FakeModel(script=_no_call)
+    client = ModelClient(model, store, "q")
+    for q in ("What are the main themes across these weekly team notes?",
+              "What were the main topics of the quarter?"):
+        lazy = lazy_search(store, client, Prompts(), s, q, FakeEmbedder())
+        ts = text_unit_search(store, client, Prompts(), s, q, progress=False, embedder=FakeEmbedder())
+        for ans in (lazy, ts):
+            assert ans.details["corpus_wide_phrase"] and "nothing relevant" not in ans.text, (q, ans.method)
+            assert ans.details["spread"] and ans.citations["sources"]
+        assert "spread across the corpus" in lazy.text
+    for q in (OFF_TOPIC, "What are the main themes of this year's knitting patterns?"):
+        for ans in (lazy_search(store, client, Prompts(), s, q, FakeEmbedder()),
+                    text_unit_search(store, client, Prompts(), s, q, progress=False, embedder=FakeEmbedder())):
+            assert "nothing relevant" in ans.text and not ans.details["corpus_wide_phrase"], (q, ans.method)
+    assert model.calls == []
+    store.close()
+
+
 def test_lazy_model_relevance_tests_are_counted(index):
     db, s = index
     s.helpfulness = "model"

@@ -85,10 +85,20 @@ def test_framing_lines_of_a_show_are_never_statements(ix):
               "But for today\u2019s show, we\u2019re focusing on the year in review.",
               "Today I\u2019m joined by my colleague Christina Warren.",
               "KEVIN SCOTT: Our guest today is one of my favorite science fiction writers, Charlie Stross.",
-              "You can follow Behind the Tech on your favorite podcast platform."]:
+              "You can follow Behind the Tech on your favorite podcast platform.",
+              "I think the technology behind it is so fascinating, which is why I\u2019m really, really excited "
+              "about your conversation with today\u2019s guest, Chris Urmson.",
+              "KEVIN SCOTT: I'm very pleased to introduce today's guest, Surya Ganguli.",
+              "Today's guest is Andrew Ng.",
+              "Today, our guest is Sam Altman.",
+              "CHRISTINA WARREN: And today our guest is neuroscientist, Tom Daniel.",
+              "KEVIN SCOTT: Our guests today are Jacob Collier and Ben Bloomberg."]:
         assert framing(s), s
     for s in ["Strict privacy laws make engineers build data protection into products.",
-              "The council agreed a tax rise of three percent after a long debate."]:
+              "The council agreed a tax rise of three percent after a long debate.",
+              "Today, our customers expect privacy by default.",
+              "The guest house on the campus hosts visiting researchers every summer.",
+              "Our guesses today are far better than the models of ten years ago."]:
         assert not framing(s), s
     assert all("Christina Warren" not in s.text for t in _focused(ix) for s in t.statements)
 

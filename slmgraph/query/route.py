@@ -39,18 +39,21 @@ def global_phrases(prompts: Prompts) -> list[str]:
 
 
 #: Words that name the corpus itself or frame a question about all of it ("the main themes of this
-#: story", "what do these podcast episodes discuss overall"): they are not a topic of their own.
+#: story", "what do these podcast episodes discuss overall", "across these weekly team notes", "over the
+#: quarter": the period and the group a series of notes or minutes covers): they are not a topic of their own.
 CORPUS_WORDS = frozenset("""
 story stories document documents text texts corpus collection book books novel chapter chapters podcast
 podcasts episode episodes transcript transcripts conversation conversations interview interviews article
 articles file files data dataset material materials record records source sources content contents writing
 writings whole entire everything anything something main key important biggest major central recurring
-common overall general big picture ideas idea points point themes theme topics topic things thing
+common overall general big picture ideas idea points point themes theme topics topic things thing recur recurs
 discuss discussed discusses discussion talk talked talks talking say says said mention mentioned cover
 covered covers raise raised explore explored describe described speakers speaker people guests guest
 give tell list explain show provide brief short summary
 newsletter newsletters letter letters minutes meeting meetings report reports memo memos email emails paper papers
 note notes post posts call calls
+weekly monthly daily yearly annual quarterly week weeks month months quarter quarters year years day days
+team teams session sessions entry entries log logs journal journals diary update updates
 """.split())
 
 

@@ -207,7 +207,8 @@ _FRAMING = re.compile(
     r"(next|last) time on\b|thank(s| you)( so much| very much)?,?( \w+,?)? for (coming|joining|being|doing|taking)|"
     r"subscribe\b|needs no introduction|with us (here )?today|on the (show|podcast)\b|e-?mail (us\b|any ?time)|"
     r"(like|want) to (share with|add)[^.]{0,6} us\b|tell (all (of )?)?your friends|"
-    r"follow [^.]{0,40}\bon (twitter|your favou?rite)|our guest (today|this week)|guest today\b|"
+    r"follow [^.]{0,40}\bon (twitter|your favou?rite)|our guests? (today|this week)|guests? today\b|"
+    r"today['\u2019]s guests?\b|\btoday,? (on the show,? )?our guests? (is|are)\b|"
     r"(i['\u2019]d|i would|we['\u2019]d|let['\u2019]s) (love to |like to )?(talk|chat|hear|ask you)( now)? (a (little )?bit )?about\b)")
 
 
