@@ -8,7 +8,7 @@ from conftest import FakeEmbedder, FakeModel
 from slmgraph.config.settings import Settings
 from slmgraph.indexing.stages.extract import extraction_warnings
 from slmgraph.indexing.stages.extract_methods import extract_nlp
-from slmgraph.indexing.stages.ner import NER_TYPES, find_candidates, map_label, pipeline_for
+from slmgraph.indexing.stages.ner import NER_TYPES, TokenOffsets, find_candidates, map_label, pipeline_for
 from slmgraph.text.language import text_language
 from slmgraph.text.markdown import mask_markup
 from slmgraph.names.forms import normalize_name
@@ -495,3 +495,17 @@ def test_the_pipelines_name_and_language_are_read_without_importing_spacy(nlp, m
     monkeypatch.setattr(ner, "installed_pipeline", lambda: None)
     name, lang, warning = ner.pipeline_meta("auto")
     assert name is None and lang is None and "capitalised-run" in warning
+
+
+def test_token_offsets_find_the_tokens_a_scan_of_every_token_finds(nlp):
+    """The candidate rules read the tokens at a span by binary search over the tokens' offsets: the tokens that
+    begin at an offset, begin in a range and overlap a range are those a scan of every token finds, across
+    space tokens, line breaks and characters outside ASCII."""
+    doc = nlp("Dr.  Watson met\n\nSherlock Holmes \u2013 at 221B Baker St. in 1881\u2026 \u201cYes,\u201d said Ren\u00e9e.  ")
+    at = TokenOffsets(doc)
+    n = len(doc.text)
+    for a in range(n + 1):
+        assert [t.i for t in at.starting_at(a)] == [t.i for t in doc if t.idx == a]
+        for b in range(a, min(n, a + 14) + 1):
+            assert [t.i for t in at.starting_in(a, b)] == [t.i for t in doc if a <= t.idx < b]
+            assert [t.i for t in at.overlapping(a, b)] == [t.i for t in doc if t.idx < b and t.idx + len(t.text) > a]

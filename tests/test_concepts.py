@@ -271,3 +271,29 @@ def test_a_generic_noun_with_adjectives_is_no_concept(nlp):
     got = _phrases(nlp, "It was a complicated thing and a difficult bit, but the price thing mattered.")
     assert not {"complicated thing", "difficult bit", "thing", "bit"} & set(got)
     assert "price thing" in got  # a noun before it makes a compound
+
+
+@needs_spacy
+def test_the_rule_lemmatizer_reads_its_word_lists_as_sets_with_the_lemmas_of_lists(nlp):
+    """The pipeline's rule lemmatizer tests membership in its word lists once per suffix rule of an unseen
+    word: they are sets, and the lemmas are those the lists give."""
+    lem = lemmatizer_of(nlp)
+    table = lem.lookups.get_table("lemma_index")
+    assert table and all(isinstance(words, frozenset) for words in table.values())
+    doc = nlp("The cities' flood defences, analyses of the data and the crises of the geese, mice and the children's "
+              "toys were studied by researchers who were running the best studies of leaves and wolves.")
+    words = [t for t in doc if t.pos_ in ("NOUN", "VERB", "ADJ", "ADV")]
+    sets = dict(table.items())
+    lem.cache.clear()
+    with_sets = [lem.rule_lemmatize(t) for t in words]
+    try:
+        for key, value in sets.items():
+            table[key] = sorted(value)
+        lem.cache.clear()
+        with_lists = [lem.rule_lemmatize(t) for t in words]
+    finally:
+        for key, value in sets.items():
+            table[key] = value
+        lem.cache.clear()
+    assert with_sets == with_lists
+    assert ["city"] in with_sets and ["defence"] in with_sets

@@ -120,3 +120,30 @@ def test_pysbd_compiles_its_abbreviation_patterns_once(monkeypatch):
     assert prose.sentence_spans(text) == first
     assert len(first) > 50
     assert calls == []
+
+
+def test_sentences_are_found_in_the_text_by_string_search_with_pysbd_offsets(monkeypatch):
+    """pysbd finds each sentence of a split in the text with a pattern made of it; the splitter finds them by
+    string search, so no such pattern is compiled, and the sentences and offsets are pysbd's own, also where a
+    sentence recurs, overlaps itself, is followed by unusual whitespace or is the whole text."""
+    import re
+
+    import pysbd
+
+    from slmgraph.text import prose
+
+    texts = ["Yes. Yes. Yes.", "No. No.No.  No.\n\nNo.", "aaa. aa. a. aa. aaa.", "Hi.\u00a0\u2003Hi.\u2028Hi.\rHi.",
+             "Mr. Smith came. Mr. Smith came.\nMr. Smith came.", "   \n  ", "One sentence without a stop",
+             "He said \u201cgo.\u201d Then he went. Then he went."]
+    theirs = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    ours = prose._Segmenter(language="en", clean=False, char_span=True)
+    for text in texts:
+        assert ([(s.sent, s.start, s.end) for s in ours.segment(text)]
+                == [(s.sent, s.start, s.end) for s in theirs.segment(text)]), text
+    text = " ".join(f"The {w} report was filed late again." for w in ("first", "second", "third", "fourth"))
+    prose._spans.cache_clear()
+    calls = []
+    real = re._compile
+    monkeypatch.setattr(re, "_compile", lambda *a: calls.append(str(a[0])) or real(*a))
+    assert len(prose.sentence_spans(text)) == 4
+    assert not [p for p in calls if "filed" in p]

@@ -5,6 +5,7 @@ text, so markup yields no names and the text unit keeps its original text).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from slmgraph.text.prose import HTML_TAGS, without_orders
 
@@ -33,6 +34,12 @@ def _blank(s: str) -> str:
     return re.sub(r"[^\n]", " ", s)
 
 
+#: Texts whose masked form is kept (:func:`mask_markup`): the extraction masks a text unit where its parse is
+#: batched and again in the candidate pass, a few text units apart.
+MASKED_TEXTS = 64
+
+
+@lru_cache(maxsize=MASKED_TEXTS)
 def mask_markup(text: str) -> str:
     """``text`` with Markdown/code/LaTeX/HTML structure replaced by spaces (same length, offsets kept).
 
@@ -47,7 +54,8 @@ def mask_markup(text: str) -> str:
     full stops (each cell its own sentence), heading ``#``, ``##...##``, emphasis
     ``*``/``_`` and quote ``>`` marks become spaces. Sentences that give orders to an
     assistant (:func:`slmgraph.text.prose.without_orders`: injected "System: ...", "respond
-    with the word PWNED") are masked whole, so they yield no candidate names.
+    with the word PWNED") are masked whole, so they yield no candidate names. The last
+    :data:`MASKED_TEXTS` results are kept.
     """
     out = list(text)
 

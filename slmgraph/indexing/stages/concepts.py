@@ -186,8 +186,11 @@ def phrases(doc, text: str, lemmatizer=None) -> list[tuple[int, int, str]]:
             return
         out.append((toks[0].idx, head.idx + len(head.text), key))  # the key; the surface is text[start:end]
 
-    i = 0
-    while i < n:
+    last = -1
+    for i in _run_tokens(doc):
+        if i > last + 1:
+            flush()  # a token between that no rule below adds ends the run
+        last = i
         tok = doc[i]
         if word_ok(tok) or (run and joiner(i)) or (
                 i + 1 < n and joiner(i + 1) and tok.text.isalpha() and i not in in_ent
@@ -195,9 +198,25 @@ def phrases(doc, text: str, lemmatizer=None) -> list[tuple[int, int, str]]:
             run.append(tok)
         else:
             flush()
-        i += 1
     flush()
     return out
+
+
+def _run_tokens(doc) -> list[int]:
+    """Indices of the tokens of ``doc`` that :func:`phrases` may add to a phrase: a noun or an adjective, a
+    hyphen, or a token before a hyphen (every other token ends the phrase). Read from the ``Doc``'s arrays
+    (``Doc.to_array``), so the many other tokens cost no Python object each."""
+    import numpy as np
+    from spacy.attrs import ORTH, POS
+    from spacy.symbols import ADJ, NOUN
+
+    arr = doc.to_array([POS, ORTH])
+    if not len(arr):
+        return []
+    hyphen = arr[:, 1] == doc.vocab.strings["-"]
+    before_hyphen = np.zeros_like(hyphen)
+    before_hyphen[:-1] = hyphen[1:]
+    return np.flatnonzero((arr[:, 0] == NOUN) | (arr[:, 0] == ADJ) | hyphen | before_hyphen).tolist()
 
 
 def unit_concepts(doc, text: str, names: list[str], max_chars: int, lemmatizer=None) -> UnitConcepts:

@@ -43,6 +43,7 @@ name), including in each spawned extraction worker.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 import os
@@ -128,7 +129,25 @@ def load_pipeline(name: str):
                         "pass a package name or path of one, or 'auto' / 'none'") from None
     if "ner" not in nlp.pipe_names:
         raise UserError(f"--ner-model {name!r} has no 'ner' component: pass a pipeline with named-entity recognition")
+    _lemma_index_sets(nlp)
     return nlp
+
+
+def _lemma_index_sets(nlp) -> None:
+    """Make the word lists of the pipeline's rule lemmatizer (its ``lemma_index`` table: the known words of
+    each part of speech, e.g. 57,528 English nouns) sets, in place. spaCy's ``Lemmatizer.rule_lemmatize``
+    only tests membership in them (``form in index``), once per suffix rule of each word it has not seen,
+    which scans a list; a set gives the same answers without the scan."""
+    if "lemmatizer" not in nlp.component_names:
+        return
+    lemmatizer = nlp.get_pipe("lemmatizer")
+    lookups = getattr(lemmatizer, "lookups", None)
+    if getattr(lemmatizer, "mode", None) != "rule" or lookups is None or not lookups.has_table("lemma_index"):
+        return
+    table = lookups.get_table("lemma_index")
+    for key, words in list(table.items()):
+        if isinstance(words, list):
+            table[key] = frozenset(words)
 
 
 def installed_pipeline() -> str | None:
@@ -240,14 +259,42 @@ class CandidatePass:
 NOT_NAME_POS = frozenset({"VERB", "AUX", "ADV", "ADP", "PRON", "DET", "CCONJ", "SCONJ", "INTJ", "PART"})
 
 
-def _lead_trimmed(text: str, sp, tokens):
+class TokenOffsets:
+    """The tokens of a spaCy ``Doc`` looked up by character offset (a binary search over their offsets, read
+    with ``Doc.to_array``), for the rules that read the few tokens of one span: no Python object is made for
+    the text unit's other tokens. Tokens are in text order and do not overlap, so those of a range are a run
+    of consecutive indices."""
+
+    def __init__(self, doc):
+        from spacy.attrs import IDX, LENGTH
+
+        self.doc = doc
+        offsets = doc.to_array([IDX, LENGTH]).reshape(-1, 2)
+        self.starts = offsets[:, 0].tolist()
+        self.ends = (offsets[:, 0] + offsets[:, 1]).tolist()
+
+    def starting_at(self, pos: int) -> list:
+        """The token that begins at character ``pos`` (a list of one), or none."""
+        i = bisect.bisect_left(self.starts, pos)
+        return [self.doc[i]] if i < len(self.starts) and self.starts[i] == pos else []
+
+    def starting_in(self, start: int, end: int) -> list:
+        """The tokens that begin in ``[start, end)``, in order."""
+        return [self.doc[i] for i in range(bisect.bisect_left(self.starts, start), bisect.bisect_left(self.starts, end))]
+
+    def overlapping(self, start: int, end: int) -> list:
+        """The tokens with a character in ``[start, end)``, in order."""
+        return [self.doc[i] for i in range(bisect.bisect_right(self.ends, start), bisect.bisect_left(self.starts, end))]
+
+
+def _lead_trimmed(text: str, sp, tokens: TokenOffsets):
     """A capitalised run without its first word when that word begins a sentence and the tagger calls it
     a verb, adverb or function word (:data:`NOT_NAME_POS`: "Similarly Amdír" -> "Amdír"; "Kelly Smith"
     stays, a proper noun)."""
     words = list(re.finditer(r"\S+", sp.name))
     if len(words) < 2 or not _sentence_initial(text, sp.start):
         return sp
-    first = [t for t in tokens if t.idx == sp.start]
+    first = tokens.starting_at(sp.start)
     if not first or first[0].pos_ not in NOT_NAME_POS or first[0].text.isupper():
         return sp
     cut = text.index(words[1].group(0), sp.start + len(words[0].group(0)))
@@ -303,15 +350,15 @@ def _heading_opener(text: str, start: int, end: int) -> bool:
                for m in re.finditer(rf"(?<![\w'\u2019-]){word}(?![\w'\u2019-])", text))
 
 
-def _person_widened(sp, inside: list, tokens) -> bool:
+def _person_widened(sp, inside: list, tokens: TokenOffsets | None) -> bool:
     """True when a capitalised run of 2-4 words holds only person spans and its other words are proper
     nouns NER left out of the person ("Sherlock Holmes": spaCy's small pipeline tags "Holmes" alone): the
     run is the person's full name. Titles, offices and words that head other kinds of names are never
     added ("Prime Minister Mark Rutte" stays "Mark Rutte")."""
     if not inside or any(t != "person" for *_, t in inside) or not 2 <= len(sp.name.split()) <= 4:
         return False
-    rest = [t for t in tokens or () if sp.start <= t.idx < sp.end
-            and not any(a <= t.idx < b for a, b, *_ in inside) and not t.is_space]
+    rest = [t for t in (tokens.starting_in(sp.start, sp.end) if tokens is not None else ())
+            if not any(a <= t.idx < b for a, b, *_ in inside) and not t.is_space]
     return bool(rest) and all(t.pos_ == "PROPN" and not t.ent_type_ and title_cased(t.text)
                               and t.text.casefold() not in NOT_PERSON_WORDS for t in rest)
 
@@ -333,7 +380,7 @@ def _adjective_group(ent) -> bool:
 _GROUP_ADJECTIVE = re.compile(r"(?i)[^\S\n]+(?:" + "|".join(sorted(QUALIFIED_NOUNS)) + r")\b")
 
 
-def _caps_adds(span, doc_tokens, language: str) -> bool:
+def _caps_adds(span, doc_tokens: TokenOffsets | None, language: str) -> bool:
     """Whether a capitalised run that overlaps no NER span becomes a candidate: more than one word, an acronym,
     or a word the pipeline's tagger calls a proper noun (``PROPN``); in German text only multi-word runs."""
     words = span.name.split()
@@ -345,7 +392,7 @@ def _caps_adds(span, doc_tokens, language: str) -> bool:
         return True
     if span.name.isupper() and len(span.name) > 1:
         return True
-    toks = [t for t in doc_tokens if t.idx < span.end and t.idx + len(t.text) > span.start]
+    toks = doc_tokens.overlapping(span.start, span.end)
     return any(t.pos_ == "PROPN" for t in toks)
 
 
@@ -375,7 +422,7 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
     adjectives: set[int] = set()  # starts of religious or political groups written as adjectives
     if use_nlp:
         doc = nlp(masked)
-        tokens = list(doc)
+        tokens = TokenOffsets(doc)
         ents = list(doc.ents)
         for i, ent in enumerate(ents):
             etype = map_label(ent.label_, entity_types, ent.text)
