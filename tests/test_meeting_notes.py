@@ -120,3 +120,10 @@ def test_drift_answers_a_change_over_time_in_the_order_of_the_notes_naming_each(
     weeks = [int(m) for m in re.findall(r"(?m)^- \*week(\d+)\*: ", ans.text)]
     assert len(weeks) >= 2 and weeks == sorted(weeks) and len(set(weeks)) >= 2, ans.text
     assert ans.details["order"] == "documents"
+
+
+def test_a_question_about_a_development_asks_no_change():
+    from slmgraph.query.route import asks_change
+
+    assert asks_change("How did the team's plans for the launch change between the early and the late notes?")
+    assert not asks_change("How do guests generally perceive the impact of privacy laws on technology development?")
