@@ -427,3 +427,20 @@ def attach_documents(store, ans) -> None:
         legend = sources_legend(ans.cited_documents)
         if legend:
             ans.text = ans.text.rstrip() + "\n\n" + legend
+
+
+def corpus_headings(store) -> frozenset:
+    """The section titles of the index's text units (:func:`slmgraph.query.extractive.heading_keys`: Markdown
+    headings and title lines, case-folded words), kept on the :class:`slmgraph.store.db.Store` object while its
+    text units stay the same (their count and first and last chunk id)."""
+    from slmgraph.query.extractive import heading_keys
+
+    stamp = store.con.execute("SELECT count(*), min(chunk_id), max(chunk_id) FROM text_units").fetchone()
+    got = getattr(store, "_section_titles", None)
+    if got is None or got[0] != stamp:
+        got = (stamp, heading_keys(t for (t,) in store.con.execute("SELECT text FROM text_units").fetchall()))
+        try:
+            store._section_titles = got
+        except AttributeError:  # a store without instance attributes reads them again next time
+            pass
+    return got[1]

@@ -309,6 +309,89 @@ def furniture(sentence: str) -> bool:
     return is_furniture(_SPEAKER.sub("", sentence).strip())
 
 
+#: Opening words of a sentence that leans on what came before it.
+_FILLER = re.compile(r"(?i)^\W*(it|this|that|these|those|they|them|he|she|his|her|there|so|and|but|or|yeah|yes|no|"
+                     r"well|oh|okay|ok|right|also|then|which|such|by the way|anyway|i mean|you know|like|um+|uh+)\b(?!-)")
+#: A hedge or a hesitation that may open a spoken sentence before what it leans on ("I think -- that's ...",
+#: "Um, and, and just ...").
+_HEDGE = re.compile(r"(?i)^\W*(?:(?:i think|i mean|you know|um+|uh+|er|like|and|so)\b[\s,.\-\u2014\u2013]*)+")
+#: What a sentence opened by a hedge leans on: a demonstrative's or a pronoun's verb, a conjunction, a hesitation.
+_LEANS = re.compile(r"(?i)^\W*(?:that['\u2019]s|this is|that is|that was|um+|uh+|and|but|so|or|which)\b")
+
+
+def leans(sentence: str) -> bool:
+    """True when ``sentence`` (speaker label dropped) leans on what came before it: it opens on a pronoun, a
+    demonstrative or a conjunction (:data:`_FILLER`), or does so after a hedge or a hesitation ("I think --
+    that's, like, the best part of tech.", "Um, and, and just hearing ..."; :data:`_HEDGE`)."""
+    body = _SPEAKER.sub("", sentence).strip()
+    if _FILLER.match(body):
+        return True
+    rest = _HEDGE.sub("", body, count=1)
+    return rest != body and bool(_LEANS.match(rest) or not rest)
+
+
+#: Words of a sentence that says nothing on its own: a reply or an acknowledgement ("Yes.", "Good point.",
+#: "Agreed, thanks."), a pointer elsewhere or a placeholder ("See above.", "TBD", "N/A").
+_EMPTY_WORDS = frozenset("""
+yes yeah yep yup no nope ok okay sure right agreed agree exactly absolutely indeed true correct fine great good
+nice cool fair point points noted done thanks thank you see above below as same ditto etc tbd tba tbc n a na
+none nothing pending later hmm mm um uh oh well wow totally definitely of course that's that is it
+""".split())
+#: Most words of a leaning sentence that is filler (:func:`filler`): "They agreed.", "This is risky." lean on
+#: the sentence before and state nothing else; a longer one may still carry a fact of its own.
+FILLER_WORDS = 7
+
+
+def filler(sentence: str) -> bool:
+    """True when ``sentence`` (speaker label dropped) says nothing on its own, so it is quoted by no method while
+    any other sentence is there to quote: only reply, acknowledgement or pointer words (:data:`_EMPTY_WORDS`:
+    "Yes.", "Good point.", "See above.", "TBD"), a lone name ("Lena Okafor.": at most three words, each
+    capitalised), or a sentence of at most :data:`FILLER_WORDS` words that leans on the one before it
+    (:func:`leans`: "They agreed.", "It depends.", "This is risky.")."""
+    body = _SPEAKER.sub("", sentence).strip()
+    words = re.findall(r"[^\W_][\w'\u2019/-]*", body)
+    if not words:
+        return True
+    if all(w.casefold().replace("\u2019", "'") in _EMPTY_WORDS or w.casefold() in ("n/a",) for w in words):
+        return True
+    if len(words) <= 3 and all(w[:1].isupper() for w in words) and not any(c.isdigit() for c in body):
+        return True
+    return len(words) <= FILLER_WORDS and leans(body)
+
+
+#: A Markdown heading line (``## Action items``) of a text: its words are a section's title.
+_ATX = re.compile(r"(?m)^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
+
+
+def _heading_key(text: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", plain_sentence(text).casefold()))
+
+
+def heading_keys(texts) -> frozenset:
+    """The section titles of ``texts`` (an iterable of documents' or text units' text), as case-folded words:
+    their Markdown headings (``# Week 14 sync``, ``## Action items``) and their title lines
+    (:func:`heading_line`: a line alone, no sentence mark, no word that makes a statement). An entity
+    description or a report finding built from a text can carry such a line as if it were a sentence
+    ("Action items."); :func:`corpus_heading` tells it."""
+    keys = set()
+    for text in texts:
+        text = text or ""
+        for m in _ATX.finditer(text):
+            keys.add(_heading_key(m.group(1)))
+        for line in text.split("\n"):
+            s = line.strip()
+            if s and not s.startswith("#") and heading_line(s, "", "") and len(s.split()) <= HEADING_WORDS:
+                keys.add(_heading_key(s))
+    keys.discard("")
+    return frozenset(keys)
+
+
+def corpus_heading(sentence: str, keys) -> bool:
+    """True when ``sentence``, its emphasis and end mark aside, is a section title of the corpus (one of the
+    ``keys`` of :func:`heading_keys`): "Action items." from "## Action items" is no statement."""
+    return bool(keys) and _heading_key(_SPEAKER.sub("", sentence)) in keys
+
+
 def quotable(sentence: str, min_words: int) -> bool:
     """True when ``sentence`` may be quoted at all: ``min_words`` words or more besides a speaker
     label (counted in the script's own units, :func:`slmgraph.text.prose.word_count`: a Chinese or Japanese
@@ -414,7 +497,7 @@ WEAK_KINDS = ("question", "fragment", "heading")
 def report_points(reports: list[dict], scores: dict, question_vec=None, embedder=None, max_points: int = 8,
                   per_report: int = 2, max_chars: int = FINDING_MAX_CHARS, min_words: int = 8,
                   reserve: list[dict] | None = None,
-                  min_points: int = 3) -> list[Point]:
+                  min_points: int = 3, headings=frozenset()) -> list[Point]:
     """One point per report, best-scored reports first: the report's title as the head and
     up to ``per_report`` sentences of its findings as the text.
 
@@ -430,7 +513,10 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
     ``PENALTY["short"]`` and weak when it names none of the report's entities (its
     speaker label aside: "COUNCILLOR REYES: That is correct." states nothing about
     anyone, "Jordan Hayes studies the signal." does). Markdown structure is never quoted and inline
-    Markdown is rendered (:func:`prose_sentences`). A report's second sentence is added only when its
+    Markdown is rendered (:func:`prose_sentences`); a finding's sentence that is a section title of the corpus
+    (:func:`corpus_heading` over ``headings``: "Action items." carried from "## Action items" into an entity's
+    description) is never quoted, and a finding of filler only (:func:`filler`: "Good point.", "They agreed.")
+    is such a short finding. A report's second sentence is added only when its
     relevance is at least that of its first minus ``PENALTY["question"]``
     (no filler after a good quote).
 
@@ -451,6 +537,7 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
         question_vec: the question's vector (None: findings in report order).
         max_points: points at most.
         reserve: reports read only to reach ``min_points`` plain points.
+        headings: the corpus's section titles (:func:`heading_keys` of its text units; empty: none known).
 
     Returns:
         points, best first; each cites the reports it holds.
@@ -464,15 +551,17 @@ def report_points(reports: list[dict], scores: dict, question_vec=None, embedder
         names = r.get("entities") or re.split(r", | and ", r.get("title") or "")
         for f in r.get("findings") or []:
             body = f"{f.get('explanation') or f.get('summary') or ''}"
-            prose = [x for x in prose_sentences(body) if word_length(x) <= LONG_STRETCH and not furniture(x)]
-            sents = [x for x in prose if quotable(x, min_words)]
+            prose = [x for x in prose_sentences(body) if word_length(x) <= LONG_STRETCH and not furniture(x)
+                     and not corpus_heading(x, headings)]
+            sents = [x for x in prose if quotable(x, min_words) and not filler(x)]
             if not sents and prose and not addressed_to_assistant(body):
                 sents = [" ".join(prose)]
-                if not names_named(_SPEAKER.sub("", sents[0]), names):
+                if all(filler(x) for x in prose) or not names_named(_SPEAKER.sub("", sents[0]), names):
                     short.add(len(cands))  # "COUNCILLOR REYES: That is correct." -- said, but states nothing
             for x in sents:
                 cands.append((i, x))
-        if not r.get("findings"):  # a report without findings: its summary, else its text
+        if not r.get("findings") and not corpus_heading(r.get("title") or "", headings):
+            # a report without findings: its summary, else its text (one about a section title states nothing)
             body = " ".join(x for x in prose_sentences(r.get("summary") or re.sub(r"^#[^\n]*\n?", "", r.get(
                 "full_text") or "") or r.get("title", "")) if not furniture(x))
             if body and not addressed_to_assistant(body):
@@ -554,7 +643,8 @@ def whole_sentences(cands: list[tuple], max_chars: int) -> list[tuple]:
 
 def sentence_points(passages: list[tuple[object, str]], question_vec=None, embedder=None, max_points: int = 5,
                     min_words: int = 1, max_chars: int = 300, per_passage: int | None = None,
-                    names: list[str] | None = None, probes: list[str] | None = None) -> list[Point]:
+                    names: list[str] | None = None, probes: list[str] | None = None,
+                    headings=frozenset()) -> list[Point]:
     """The sentences of ``passages`` most relevant to the question, one point each.
 
     Chosen by maximal marginal relevance (:class:`_Mmr`) over :func:`relevance`
@@ -567,7 +657,9 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     answers "Who joined the Navy?"); a sentence that nearly repeats a chosen one (overlapping text
     units repeat sentences; :func:`same_statement`: the same names and figures) adds its passage to that point's
     citations instead. Meeting procedure
-    ("Moved by Grace Whitfield, carried with one abstention.") comes after every other sentence.
+    ("Moved by Grace Whitfield, carried with one abstention.") comes after every other sentence; filler
+    (:func:`filler`: "Yes.", "See above.", "They agreed.") is quoted only when no other sentence may be, and a
+    section title of the corpus (:func:`corpus_heading`: "Action items." of an entity's description) never.
 
     Args:
         passages: ``(cite id, text)``, best first (the order breaks ties).
@@ -578,6 +670,7 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
             on the question (:func:`on_question`; when a sentence names one of ``names``, by the probe gap
             alone); when no sentence is, the one most relevant is quoted alone (the passages passed the
             search's own relevance gate).
+        headings: the corpus's section titles (:func:`heading_keys`; empty: only the passages' own Markdown).
 
     Returns:
         up to ``max_points`` points, most relevant first.
@@ -585,8 +678,10 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
     cands: list[tuple[int, object, str]] = []
     for order, (pid, text) in enumerate(passages):
         for s in prose_sentences(text or "", title_lines=False):
-            if quotable(s, min_words):
+            if quotable(s, min_words) and not corpus_heading(s, headings):
                 cands.append((order, pid, s))
+    # Filler says nothing on its own: it is a candidate only when the passages hold nothing else.
+    cands = [c for c in cands if not filler(c[2])] or cands
     cands = whole_sentences(cands, max_chars)
     vecs = _embed([c[2] for c in cands], embedder) if question_vec is not None else None
     qcos = _q_cosines(question_vec, vecs, len(cands))

@@ -19,9 +19,12 @@ from slmgraph.config.prompting import Prompts
 from slmgraph.query.theme_model import is_temporal
 
 #: A question asking how something changed, besides :func:`slmgraph.query.theme_model.is_temporal`'s phrases
-#: ("How did the nurse staffing situation change during 2025?", "How has the board's role shifted?").
+#: ("How did the nurse staffing situation change during 2025?", "How has the board's role shifted?"); a verb, not
+#: its noun ("How do guests perceive ... technology development?" asks no change).
 _HOW_CHANGED = re.compile(r"(?i)\bhow (did|has|have|had|do|does|was|were|is|are)\b[^?]*?"
-                          r"\b(chang|evolv|develop|shift|progress|grow|grew|declin|improv|worsen)\w*"
+                          r"\b(chang(e|es|ed|ing)|evolv(e|es|ed|ing)|develop(s|ed|ing)?|shift(s|ed|ing)?|"
+                          r"progress(es|ed|ing)?|grow(s|n|ing)?|grew|declin(e|es|ed|ing)|improv(e|es|ed|ing)|"
+                          r"worsen(s|ed|ing)?)\b"
                           r"\s*(\?|$|\b(during|over|since|in|after|before|between|through|throughout|across|from)\b)")
 
 

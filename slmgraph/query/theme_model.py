@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from slmgraph.query.documents import Doc, corpus_documents
+from slmgraph.query.documents import Doc, corpus_documents, corpus_headings
 from slmgraph.names.lexicon import LABEL_WORDS, ROLE_WORDS
-from slmgraph.query.extractive import PROBE_GAP as EXTRACTIVE_PROBE_GAP, _SPEAKER, quotable, sentence_kinds
+from slmgraph.query.extractive import (
+    PROBE_GAP as EXTRACTIVE_PROBE_GAP, _SPEAKER, corpus_heading, filler, leans, quotable,
+    sentence_kinds,
+)
 from slmgraph.store.corpus_stats import read_terms, word_stem
 
 
@@ -94,14 +97,6 @@ EDGE_MIN_PARTS = 3
 #: Key concepts and names a theme's sentence states at most.
 KEY_CONCEPTS = 4
 KEY_NAMES = 3
-#: Opening words of a sentence that leans on what came before it.
-_FILLER = re.compile(r"(?i)^\W*(it|this|that|these|those|they|them|he|she|his|her|there|so|and|but|or|yeah|yes|no|"
-                     r"well|oh|okay|ok|right|also|then|which|such|by the way|anyway|i mean|you know|like|um+|uh+)\b(?!-)")
-#: A hedge or a hesitation that may open a spoken sentence before what it leans on ("I think -- that's ...",
-#: "Um, and, and just ...").
-_HEDGE = re.compile(r"(?i)^\W*(?:(?:i think|i mean|you know|um+|uh+|er|like|and|so)\b[\s,.\-\u2014\u2013]*)+")
-#: What a sentence opened by a hedge leans on: a demonstrative's or a pronoun's verb, a conjunction, a hesitation.
-_LEANS = re.compile(r"(?i)^\W*(?:that['\u2019]s|this is|that is|that was|um+|uh+|and|but|so|or|which)\b")
 #: A transcript's stage cue in brackets ("[MUSIC]", "[inaudible]", "[mimics chords]"): no one's words.
 _CUE = re.compile(r"\s*\[[^\]\d]{2,30}\]\s*")
 #: A figure (a number, an amount, a share) or a date.
@@ -236,17 +231,6 @@ def content_weight(sentence: str, concepts: list[str], figures: bool = False) ->
     if _FIGURE.search(body):
         w += FIGURE_QUESTION_BONUS if figures else FIGURE_BONUS
     return w
-
-
-def leans(sentence: str) -> bool:
-    """True when ``sentence`` (speaker label dropped) leans on what came before it: it opens on a pronoun, a
-    demonstrative or a conjunction (:data:`_FILLER`), or does so after a hedge or a hesitation ("I think --
-    that's, like, the best part of tech.", "Um, and, and just hearing ..."; :data:`_HEDGE`)."""
-    body = _SPEAKER.sub("", sentence).strip()
-    if _FILLER.match(body):
-        return True
-    rest = _HEDGE.sub("", body, count=1)
-    return rest != body and bool(_LEANS.match(rest) or not rest)
 
 
 def spoken(sentence: str) -> str:
@@ -467,6 +451,13 @@ class ThemeIndex:
         return self._boiler
 
     @property
+    def headings(self) -> frozenset:
+        """The section titles of the index's text units (:func:`slmgraph.query.extractive.heading_keys`)."""
+        if getattr(self, "_headings", None) is None:
+            self._headings = corpus_headings(self.store)
+        return self._headings
+
+    @property
     def concept_names(self) -> set[str]:
         """Case-folded names of the index's concept nodes (empty in an index built without concepts)."""
         if getattr(self, "_concepts", None) is None:
@@ -651,11 +642,13 @@ def _statement_ok(s: str, ix: ThemeIndex) -> bool:
     """True when the sentence ``s`` (whitespace folded) may be a theme's statement: a whole, plain sentence
     of :data:`MIN_WORDS` words or more and at most :data:`MAX_STATEMENT_CHARS`, no question or fragment, no
     path, no cut-off opening, no boilerplate (:class:`Boilerplate`), no framing of the conversation (:func:`framing`)
-    and no question however ended (:func:`asks`)."""
+    no question however ended (:func:`asks`), no filler (:func:`slmgraph.query.extractive.filler`: "They
+    agreed.") and no section title of the corpus (:func:`slmgraph.query.extractive.corpus_heading`)."""
     return not (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
                 or not _OPENED.match(s)
                 or any(k in ("question", "fragment") for k in sentence_kinds(s))
-                or s.startswith(("../", "./", "/")) or framing(s) or asks(s) or s in ix.boilerplate)
+                or s.startswith(("../", "./", "/")) or framing(s) or asks(s) or filler(s)
+                or corpus_heading(s, ix.headings) or s in ix.boilerplate)
 
 
 #: A sentence shaped as a question though ended by a period: a question word then its verb ("What's your role

@@ -24,6 +24,7 @@ from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_ANSWER_S, ModelClient
 from slmgraph.config.prompting import Prompts
 from slmgraph.store.db import Store
+from slmgraph.query.documents import corpus_headings
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, names_vouch
@@ -109,7 +110,8 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
 
     if answer_mode(settings, client.model) == "extractive":
         points = sentence_points([(i, texts[cid]) for i, cid, _ in used], qv, embedder,
-                                 names=name_variants(known_of(named)), probes=quote_probes(question, prompts, settings))
+                                 names=name_variants(known_of(named)), probes=quote_probes(question, prompts, settings),
+                                 headings=corpus_headings(store))
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)

@@ -61,13 +61,14 @@ from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.report_store import load_reports, member_names
 from slmgraph.store.db import Store
 from slmgraph.text.prose import parse_json
+from slmgraph.query.documents import corpus_documents, corpus_headings
 from slmgraph.query.answer import Answer, check_citations, dedupe_lines, unit_numbers
 from slmgraph.query.extractive import (
     Point, extractive_answer, has_repetition, near_duplicate, points_on_question, report_points, opening,
     sentence_points,
 )
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants
-from slmgraph.query.route import corpus_wide_phrase
+from slmgraph.query.route import asks_change, corpus_wide_phrase
 from slmgraph.query.scoring import Scored, cosines, index_floor, probe_questions, quote_probes, score_items, select
 from slmgraph.query.theme_model import framing
 
@@ -186,8 +187,9 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     tokens_read = sum(reports[sc.id]["n_tokens"] or 0 for sc in top)
     qv = embedder.encode([question])[0]
     names = member_names(store, [sc.id for sc in top])
+    headings = corpus_headings(store)
     primer_points = report_points([dict(reports[sc.id], entities=names.get(sc.id, [])) for sc in top], score_of,
-                                  qv, embedder, max_points=4)
+                                  qv, embedder, max_points=4, headings=headings)
     for p in primer_points:
         p.label = "Reports"
     vec_ids, mat = load_vectors(store, "entity")
@@ -236,7 +238,7 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                 # The follow-up chooses the neighbourhood; its sentences are ranked by the original question.
                 pts = sentence_points([(numbers[c], texts[c]) for c in used["source_chunks"]], qv, embedder,
                                       max_points=3, min_words=8, names=name_variants(known_of(named)),
-                                      probes=quote_probes(question, prompts, settings))
+                                      probes=quote_probes(question, prompts, settings), headings=headings)
                 # a show's welcome, a call to tell your friends: no answer to any follow-up
                 pts = [p for p in pts if not framing(p.text)]
                 for p in pts:
@@ -291,6 +293,9 @@ def drift_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                 points.append(p)
         points = points_on_question(_without_repeats(points), qv, embedder, quote_probes(question, prompts, settings),
                                     name_variants(known_of(named)))
+        if asks_change(question):  # a change is read by comparing what each document says, in their order
+            points = in_document_order(store, points)
+            ans.details["order"] = "documents"
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)
@@ -352,6 +357,33 @@ def _entity_followups(store: Store, prompts: Prompts, qv, norms: list[str], vec_
         asked.add(norm)
         out.append((prompts.fill("drift_followup", entity=names.get(norm, norm)).strip(), "entities", norm))
     return out
+
+
+def in_document_order(store: Store, points: list[Point]) -> list[Point]:
+    """``points`` one sentence each, in the order of the documents that hold them (corpus order, then place in
+    the document), each opened by its document's name in italics ("*week04*: The launch moved to 12 April."),
+    as global search's timeline writes them (:func:`slmgraph.query.themes.timeline_picks`): a question about
+    a change is answered by what the early and the late documents say. A sentence is placed by the first text
+    unit, in corpus order, that holds it (whitespace folded); one found in none keeps its citations and goes
+    last, unnamed. A point keeps its label and ids (a report's sentence still cites the report)."""
+    import re
+
+    docs = {d.doc_id: d for d in corpus_documents(store)}
+    units = sorted(((docs[d].pos, o, " ".join(t.split()), d) for d, o, t in store.con.execute(
+        "SELECT doc_id, ord, text FROM text_units").fetchall() if d in docs), key=lambda u: u[:2])
+    placed = []
+    for k, p in enumerate(points):
+        for s in (x for x in re.split(r"(?<=[.!?])\s+", p.text) if x.strip()):
+            if any(near_duplicate(s, q[2].text) for q in placed):
+                continue
+            # its opening as written (a sentence rendered from Markdown marks may be found in no unit: it goes last)
+            probe = " ".join(s.split())[:80]
+            at = next((u for u in units if probe in u[2]), None)
+            key = (at[0], at[1], k) if at else (len(docs) + 1, 0, k)
+            head = f"*{docs[at[3]].name}*: " if at else ""
+            placed.append((key, head, Point("", s, list(p.ids), p.rank, p.label)))
+    placed.sort(key=lambda x: x[0])
+    return [Point("", head + q.text, q.ids, q.rank, q.label) for _, head, q in placed]
 
 
 def _without_repeats(points: list[Point]) -> list[Point]:

@@ -51,6 +51,7 @@ from slmgraph.indexing.stages.report_store import load_reports, member_names
 from slmgraph.store.db import Store
 from slmgraph.store.rows import TextUnitRow, rows
 from slmgraph.text.prose import parse_json
+from slmgraph.query.documents import corpus_headings
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, pack, unit_numbers
 from slmgraph.query.extractive import Point, extractive_answer, opening, report_points, sentence_points
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
@@ -282,7 +283,8 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                 score_of = {sc.id: sc.score for sc in chosen}
                 ans.details["spread"] = [sc.id for sc in chosen]
             _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
-                        scope, on_text, reserve, per_passage, names)
+                        scope, on_text, reserve, per_passage, names,
+                        corpus_headings(store) if store is not None else frozenset())
         if not ans.text.strip():  # the selected items held no sentence to quote: say so, never print nothing
             ans.text = (no_answer or prompts.fill("no_answer", level=f"level {ans.level}")).strip()
             ans.citations = {}
@@ -305,7 +307,7 @@ def _sources_line(kind: MapReduceKind, ids: list, scope: str) -> str:
 
 
 def _extractive(client, prompts, settings, question, chosen, score_of, texts, records, kind, ans, embedder,
-                scope, on_text, reserve=(), per_passage=None, names=None) -> None:
+                scope, on_text, reserve=(), per_passage=None, names=None, headings=frozenset()) -> None:
     """The extractive answer of models under 1B (see :mod:`slmgraph.query.extractive`); ``reserve``:
     items over the floor but under the relative cut, read only when the selected reports give fewer
     than three plain statements (:func:`slmgraph.query.extractive.report_points`)."""
@@ -313,7 +315,7 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
     if records is not None:
         score_of = {**score_of, **{sc.id: sc.score for sc in reserve}}
         points = report_points([records[sc.id] for sc in chosen], score_of, qv, embedder,
-                               reserve=[records[sc.id] for sc in reserve])
+                               reserve=[records[sc.id] for sc in reserve], headings=headings)
     else:
         passages = [(sc.id, re.sub(r"^Passage \d+\s*", "", texts[sc.id])) for sc in chosen]
         if per_passage is None and len(passages) > 1:
@@ -321,7 +323,7 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
             spread = {"per_passage": per_passage}
         else:
             spread = {"max_points": SPREAD_PASSAGES, "per_passage": per_passage} if per_passage else {}
-        points = sentence_points(passages, qv, embedder, names=names, **spread)
+        points = sentence_points(passages, qv, embedder, names=names, headings=headings, **spread)
     synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
         ans.add_call(gen)

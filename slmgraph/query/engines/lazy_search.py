@@ -58,6 +58,7 @@ from slmgraph.errors import UserError
 from slmgraph.config.prompting import Prompts
 from slmgraph.store.db import Store
 from slmgraph.store.rows import TextUnitRow, rows
+from slmgraph.query.documents import corpus_headings
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from slmgraph.query.engines.basic_search import no_prose_units
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
@@ -296,7 +297,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
             on_text(ans.text)
     elif answer_mode(settings, n_params) == "extractive":
         points = sentence_points([(number[c], text_of[c]) for c in chosen], qv, embedder, names=name_variants(known),
-                                 probes=quote_probes(question, prompts, settings),
+                                 probes=quote_probes(question, prompts, settings), headings=corpus_headings(store),
                                  **({"max_points": SPREAD_UNITS, "per_passage": 1} if wide is not None else {}))
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:

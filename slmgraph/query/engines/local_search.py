@@ -40,6 +40,7 @@ from slmgraph.config.prompting import Prompts
 from slmgraph.indexing.stages.report_context import CLAIMS_HEADER, claim_line
 from slmgraph.store.db import Store
 from slmgraph.store.rows import EntityRow, RelationshipRow, ReportRow, TextUnitRow, rows
+from slmgraph.query.documents import corpus_headings
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from slmgraph.query.engines.basic_search import refusal
 from slmgraph.query.extractive import (
@@ -329,7 +330,7 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
         passages = store.con.execute(f"SELECT rel_id, description FROM relationships WHERE rel_id IN ({q})",
                                      used["relationships"] or [-1]).fetchall()
     points = sentence_points(passages, qv, embedder, names=_names_of(store, about or []),
-                             probes=quote_probes(question, prompts, settings))
+                             probes=quote_probes(question, prompts, settings), headings=corpus_headings(store))
     lead = _lead_points(store, about or [], passages if label == "Sources" else [], used)
     for p in list(points):
         same = next((x for x in lead if near_duplicate(x.text, p.text)), None)
