@@ -107,3 +107,17 @@ def test_a_community_has_one_document_count_in_its_report_the_api_and_an_answer(
     theme = _themes_of(ix, [{"community_id": 1, "entities": ["Chip Team"], "title": "Chip Team"}], {1: 50.0})[0]
     assert api["coverage"]["documents"] == theme.coverage["documents"] == 2
     assert "2 of 8 documents" in api["summary"]
+
+
+def test_a_theme_whose_phrases_all_point_away_from_it_gets_no_label_rather_than_a_crash():
+    """Every candidate's cosine with the theme below 0 leaves none above a relative floor: no label, no error."""
+    import numpy as np
+
+    from slmgraph.query.theme_labels import pick_label
+
+    class Away:
+        def encode(self, texts):
+            return np.array([[-1.0, 0.1 * i] for i, _ in enumerate(texts)], dtype=np.float32)
+
+    weighed = [("gallery rail", 3.0, {1, 2}), ("lantern room", 2.0, {2, 3})]
+    assert pick_label(weighed, np.array([1.0, 0.0], dtype=np.float32), Away()) == []

@@ -226,7 +226,11 @@ def pick_label(weighed: list[tuple[str, float, set]], anchor, embedder) -> list[
         return []
     v = _embed(cands, embedder)
     sim = v @ _unit_norm(anchor)
-    near = [i for i in range(len(cands)) if float(sim[i]) >= LABEL_FLOOR * float(sim.max())]
+    top = float(sim.max())
+    # a relative floor means nothing when even the nearest phrase points away from the theme
+    near = [i for i in range(len(cands)) if float(sim[i]) >= LABEL_FLOOR * top] if top > 0 else []
+    if not near:
+        return []
     info = {p: (w, us) for p, w, us in weighed}
     first = near[0]  # candidates are heaviest first
     a = cands[first]
