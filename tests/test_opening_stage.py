@@ -117,3 +117,31 @@ def test_auto_opening_follows_the_records_opening_stage(story, script, wins):
     assert r.model is wins and "capability record" in r.reason and "not measured" not in r.reason
     assert ("at least as good as" in r.reason) is wins
     assert policy.route("opening", "off", model).model is False
+
+
+def test_the_bundled_gguf_writes_one_ledgered_sentence_per_theme_and_its_record_decides_the_route(story):
+    """Integration: the real bundled model on the stage, through the answer path's ``synthesize``."""
+    from slmgraph.model.backend import load_model
+
+    db, wl = story
+    free = {"stages": {"opening": _measure(db, wl, FakeModel(), llm_free=True)}}
+    model = load_model(None, 8192, Settings().n_threads, 42)
+    st = Store(db)
+    run_id = new_run_id()
+    try:
+        o = calibrate.opening_quality(st, model, calibrate.llm_free_settings(Settings()), wl, FakeEmbedder(),
+                                      run_id, llm_free=False)
+        calls = st.con.execute("SELECT count(*), sum(completion_tokens) FROM llm_calls WHERE run_id = ? "
+                               "AND stage = 'synthesis'", [run_id]).fetchone()
+    finally:
+        st.close()
+    assert o["themes"] == free["stages"]["opening"]["themes"] > 0
+    assert calls[0] == o["themes"] and calls[1] > 0  # one real call per theme, each ledgered with its tokens
+    assert 0.0 <= o["quality"] <= 1.0 and len(o["samples"]) == min(8, o["themes"])
+    row = {"model": "bundled", "n_params": model.n_params,
+           "stages": {"opening": {"quality": o["quality"], "measure": calibrate.MEASURES["opening"],
+                                  "seconds": o["seconds"], "figures": o}}}
+    rec = calibrate.record_of(model, row, free, "bench")
+    policy.write_record(rec)
+    r = policy.route("opening", "auto", model)
+    assert r.model is rec.stages["opening"]["beats"] and "capability record" in r.reason
