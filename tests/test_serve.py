@@ -429,3 +429,51 @@ def test_serve_says_at_once_what_it_loads_and_that_the_address_follows(db, capsy
     assert seen[0].out == ""  # the address comes once everything is loaded
     assert seen[0].err == (f"slmgraph serve: loading the model, the embedder and spaCy for index {db}; the address "
                            "follows when they are ready\n")
+
+
+@pytest.mark.parametrize("method, path, patched", [
+    ("POST", "/api/query", "query"),
+    ("GET", "/api/entities/Acme%20Corporation", "entity"),
+    ("GET", "/api/documents", "browse_documents"),
+])
+def test_an_unexpected_error_in_any_api_route_is_one_json_line_and_the_server_goes_on(db, monkeypatch, method,
+                                                                                       path, patched):
+    from starlette.testclient import TestClient
+
+    from slmgraph.api import Index
+
+    def broken(self, *args, **kwargs):
+        raise IndexError("list index out of range")
+
+    res = Resources(db, Settings(), model=FakeModel(), embedder_factory=FakeEmbedder)
+    client = TestClient(make_app(res), base_url="http://127.0.0.1", raise_server_exceptions=False)
+    monkeypatch.setattr(Index, patched, broken)
+    resp = client.request(method, path, json={"q": QUESTION, "method": "global"} if method == "POST" else None)
+    assert resp.status_code == 500 and resp.headers["content-type"].startswith("application/json")
+    err = resp.json()["error"]
+    assert "\n" not in err and "IndexError" in err and path.split("%")[0] in err and "Traceback" not in err, err
+    monkeypatch.undo()  # the same server answers the next request
+    assert client.get("/api/info").status_code == 200
+    assert client.get("/api/entities/Acme%20Corporation").json()["name"] == "Acme Corporation"
+    # The known errors keep their own status and message.
+    missing = client.get("/api/entities/nobody-at-all")
+    assert missing.status_code == 404
+    assert missing.json() == {"error": "entity 'nobody-at-all' is not in this index: search for it by part of its name"}
+
+
+def test_an_unexpected_error_while_asking_is_the_same_json_line(db, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from slmgraph.api import Index
+
+    def broken(self, *args, **kwargs):
+        raise KeyError("level")
+
+    res = Resources(db, Settings(), model=FakeModel(), embedder_factory=FakeEmbedder)
+    client = TestClient(make_app(res), base_url="http://127.0.0.1")
+    monkeypatch.setattr(Index, "query", broken)
+    body = client.get("/api/ask", params={"q": QUESTION}).text
+    events = [chunk.split("\n") for chunk in body.strip().split("\n\n")]
+    assert [e[0] for e in events] == ["event: error"], body
+    err = json.loads(events[0][1][len("data: "):])["error"]
+    assert "\n" not in err and "KeyError" in err and "/api/ask" in err, err

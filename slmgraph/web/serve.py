@@ -248,6 +248,15 @@ def answer_json(idx, ans) -> dict:
     return out
 
 
+def unexpected(path: str, exc: Exception) -> str:
+    """The one line a JSON client gets for an exception that is no user error (a bug): the route, the
+    exception's type and message (whitespace folded, at most 200 characters) and where the traceback is."""
+    detail = " ".join(str(exc).split())[:200]
+    return (f"{path} failed on an unexpected {type(exc).__name__}" + (f" ({detail})" if detail else "")
+            + ": a fault in slmgraph, not in the request; the server's stderr has the traceback and the server "
+            "goes on serving")
+
+
 def _level(value) -> int | None:
     if isinstance(value, str) and value in ("", "auto") or value is None:
         return None
@@ -264,7 +273,7 @@ def make_app(res: Resources):
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
-    from starlette.responses import FileResponse, JSONResponse, StreamingResponse
+    from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, StreamingResponse
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
@@ -276,6 +285,14 @@ def make_app(res: Resources):
             return JSONResponse({"error": f"index busy: {what}; retry when the index run has finished", "busy": True},
                                 status_code=503)
         return JSONResponse({"error": msg}, status_code=404 if "is not in this index" in msg or " is not in index " in msg else 400)
+
+    def server_error(request, exc: Exception):
+        """Starlette's handler of any exception a route lets through (its server-error middleware sends this
+        response, then raises the exception again for uvicorn to log with its traceback on stderr): the /api
+        routes answer one JSON line, as their user errors do; the page and static files, Starlette's text."""
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": unexpected(request.url.path, exc)}, status_code=500)
+        return PlainTextResponse("Internal Server Error", status_code=500)
 
     def endpoint(fn):
         """A JSON endpoint: ``fn(request, idx) -> JSON-able``; user errors become ``{"error": ...}``."""
@@ -324,7 +341,7 @@ def make_app(res: Resources):
                 import logging
 
                 logging.getLogger("slmgraph.web.serve").exception("query failed")
-                events.put(("error", {"error": f"the query failed: {type(exc).__name__}: {exc}"}))
+                events.put(("error", {"error": unexpected(request.url.path, exc)}))
             events.put(None)
 
         threading.Thread(target=work, daemon=True).start()
@@ -392,7 +409,8 @@ def make_app(res: Resources):
     ]
     hosts = ["127.0.0.1", "localhost", "[::1]", "::1"]
     return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
-                                                Middleware(_SafeHeaders)])
+                                                Middleware(_SafeHeaders)],
+                     exception_handlers={Exception: server_error})
 
 
 class _SafeHeaders:
