@@ -29,6 +29,7 @@ One concern, over 500 lines: the Python API, the front door the command line and
 from __future__ import annotations
 
 import numbers
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -37,6 +38,34 @@ from slmgraph.errors import UserError
 from slmgraph.query.answer import Answer
 
 __all__ = ["Answer", "Index", "answer", "index", "open", "settings_for"]
+
+#: The tables every query, browse and stats call reads: an index without one of them is damaged (or was made by
+#: another program that wrote slmgraph's meta) and is refused when opened, not at the first query that reads it.
+QUERY_TABLES = ("documents", "text_units", "entities", "relationships", "communities", "community_reports",
+                "embeddings")
+
+
+def as_path(value, what: str) -> Path:
+    """``value`` (a ``str`` or ``os.PathLike``) as a :class:`Path`.
+
+    Raises:
+        UserError: anything else (None, a number), naming ``what`` and the value.
+    """
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    raise UserError(f"{what} must be a path (a str or pathlib.Path), got {value!r}")
+
+
+def check_text(question) -> None:
+    """Refuse a question that is not a non-empty string.
+
+    Raises:
+        UserError: one line naming what was passed and the remedy.
+    """
+    if not isinstance(question, str):
+        raise UserError(f"the question is not text ({type(question).__name__}): pass a question string")
+    if not question.strip():
+        raise UserError("the question is empty: pass a question in quotes")
 
 
 def settings_for(config: str | Path | None = None, where: str = "slmgraph", **overrides) -> tuple[Settings, dict]:
@@ -90,10 +119,12 @@ def index(input: str | Path, db: str | Path, *, config: str | Path | None = None
         Per-stage figures (dict: ``run_id``, then one dict per stage with its ``seconds``).
 
     Raises:
-        UserError: bad input, settings, model or ``db`` (nothing already indexed is lost).
+        UserError: bad input, settings, model or ``db`` (``input`` or ``db`` no path: None, a number; nothing
+            already indexed is lost).
     """
     from slmgraph.indexing.pipeline import run_index
 
+    input, db = as_path(input, "slmgraph.index() input"), as_path(db, "slmgraph.index() db")
     s, sources = settings_for(config, "slmgraph.index()", **settings)
     return run_index(input, db, s, replace=replace, follow_links=follow_links, progress=progress, model=model,
                      embedder_factory=embedder_factory, say=say or (lambda m: None), sources=sources)
@@ -124,8 +155,7 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
     Raises:
         UserError: empty question, unknown method or level, missing embeddings.
     """
-    if not question.strip():
-        raise UserError("the question is empty: pass a question in quotes")
+    check_text(question)
     if method not in METHODS:
         raise UserError(f"method {method!r} is not one of {', '.join(METHODS)}")
     route_reason = None
@@ -280,7 +310,10 @@ class Index:
     def __init__(self, db: str | Path, settings: Settings, sources: dict, model=None,
                  embedder_factory: Callable | None = None, read_only: bool = True, wait: float = 0.0,
                  on_wait: Callable[[str], None] | None = None):
-        self.path = Path(db)
+        self.path = as_path(db, "the index")
+        if not isinstance(wait, numbers.Real) or isinstance(wait, bool) or not wait >= 0:
+            raise UserError(f"wait={wait!r} must be a number of seconds >= 0 (0: refuse at once while another "
+                            "process writes the index)")
         self.settings, self.sources = settings, sources
         self._model = model
         self._embedder_factory = embedder_factory
@@ -301,6 +334,14 @@ class Index:
                     raise UserError(f"index {self.path} is not complete: re-run 'slmgraph index' on its input to "
                                     "finish it")
                 self.interrupted = interrupted_note(self.path, self.store.get_meta("input_root"))
+            held = {t for t, in self.store.con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
+                "AND database_name = current_database()").fetchall()}
+            missing = [t for t in QUERY_TABLES if t not in held]
+            if missing:
+                raise UserError(f"index {self.path} has no {', '.join(missing)} table{'s' if len(missing) > 1 else ''}: "
+                                "the file is damaged or was not written by 'slmgraph index'; index its input again "
+                                "into a new --db")
         except UserError:
             self.store.close()
             raise
@@ -374,10 +415,7 @@ class Index:
         Raises:
             UserError: one line naming the value and the remedy.
         """
-        if not isinstance(question, str):
-            raise UserError(f"the question is not text ({type(question).__name__}): pass a question string")
-        if not question.strip():
-            raise UserError("the question is empty: pass a question in quotes")
+        check_text(question)
         if method not in METHODS:
             raise UserError(f"method {method!r} is not one of {', '.join(METHODS)}")
         self.check_level(level)
@@ -494,7 +532,7 @@ class Index:
         (:func:`slmgraph.tools.export.export`); returns the files written."""
         from slmgraph.tools.export import export
 
-        return export(self.store, out, format)
+        return export(self.store, as_path(out, "export() out"), format)
 
     # Tables as pandas DataFrames, shaped like graphrag's output tables (slmgraph.tools.export.TABLES).
     def _frame(self, table: str):
@@ -564,7 +602,10 @@ class Index:
 
         from slmgraph.indexing.pipeline import run_index
 
-        texts = [texts] if isinstance(texts, str) else list(texts)
+        try:
+            texts = [texts] if isinstance(texts, str) else list(texts)
+        except TypeError:  # None, a number: not texts at all
+            raise UserError(f"insert(texts): pass one or more non-empty strings, got {texts!r}") from None
         if not texts or any(not isinstance(t, str) or not t.strip() for t in texts):
             raise UserError("insert(texts): pass one or more non-empty strings")
         root = Path(self.store.get_meta("input_root") or "")
@@ -665,7 +706,7 @@ class Index:
         supporting ``support`` located (:func:`slmgraph.query.browse.text_unit`)."""
         from slmgraph.query import browse
 
-        return browse.text_unit(self.store, number, support)
+        return browse.text_unit(self.store, number, _support(support))
 
     def unit_documents(self, numbers) -> dict[int, dict]:
         """``{text-unit number: its document's doc_id, title, path and the unit's position}``."""
@@ -678,7 +719,18 @@ class Index:
         (:func:`slmgraph.query.browse.citation`)."""
         from slmgraph.query import browse
 
-        return browse.citation(self.store, kind, cid, support)
+        return browse.citation(self.store, kind, cid, _support(support) or "")
+
+
+def _support(support) -> str | None:
+    """``support`` (the answer's text a passage should support) as given, None or a string.
+
+    Raises:
+        UserError: anything else, with the value.
+    """
+    if support is None or isinstance(support, str):
+        return support
+    raise UserError(f"support must be text, got {support!r}: pass the point's text, or None")
 
 
 def open(db: str | Path, *, config: str | Path | None = None, model=None, embedder_factory: Callable | None = None,
@@ -697,7 +749,8 @@ def open(db: str | Path, *, config: str | Path | None = None, model=None, embedd
         settings: :class:`Settings` fields for queries, e.g. ``local_context_tokens=2000``.
 
     Raises:
-        UserError: ``db`` is missing, not a slmgraph index, or incomplete; bad settings.
+        UserError: ``db`` is no path, is missing, not a slmgraph index, incomplete or lacks a table queries read
+            (:data:`QUERY_TABLES`); ``wait`` is no number >= 0; bad settings.
         IndexBusy: (a UserError) another process is writing ``db``.
     """
     s, sources = settings_for(config, "slmgraph.open()", **settings)

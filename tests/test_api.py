@@ -265,3 +265,54 @@ def test_a_closed_index_says_so_in_one_user_error(index_db):
         with pytest.raises(UserError, match="is closed.*slmgraph.open"):
             call()
     ix.close()  # closing again is harmless
+
+
+# ---- bad input anywhere in the API is one UserError line, never a raw TypeError/AttributeError/duckdb error ----
+
+@pytest.mark.parametrize("call", [
+    lambda db, corpus, tmp: slmgraph.open(None),
+    lambda db, corpus, tmp: slmgraph.open(5),
+    lambda db, corpus, tmp: slmgraph.open(db, wait="soon"),
+    lambda db, corpus, tmp: slmgraph.open(db, wait=-1),
+    lambda db, corpus, tmp: slmgraph.index(None, tmp / "n.duckdb", model=FakeModel()),
+    lambda db, corpus, tmp: slmgraph.index(corpus, None, model=FakeModel()),
+    lambda db, corpus, tmp: slmgraph.index(corpus, 7, model=FakeModel()),
+], ids=["open None", "open int", "open wait text", "open wait negative", "index input None", "index db None",
+        "index db int"])
+def test_paths_and_waits_of_the_wrong_type_are_user_errors(index_db, corpus, tmp_path, call):
+    with pytest.raises(UserError) as err:
+        call(index_db, corpus, tmp_path)
+    msg = str(err.value)
+    assert "\n" not in msg and ("path" in msg or "wait" in msg), msg
+    assert not (tmp_path / "n.duckdb").exists()
+
+
+def test_bad_arguments_to_an_open_index_are_user_errors(index_db, tmp_path):
+    from slmgraph.api import answer
+
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        client, prompts = ix._client_for_query()
+        for call, match in (
+                (lambda: answer(ix.store, client, prompts, ix.settings, None), "question is not text"),
+                (lambda: ix.text_unit(1, support=5), "support must be text, got 5"),
+                (lambda: ix.citation("sources", 1, support=["Acme"]), r"support must be text, got \['Acme'\]"),
+                (lambda: ix.insert(None), "pass one or more non-empty strings"),
+                (lambda: ix.insert(5), "pass one or more non-empty strings"),
+                (lambda: ix.export(None), "path"),
+                (lambda: ix.export(3, format="csv"), "path")):
+            with pytest.raises(UserError, match=match) as err:
+                call()
+            assert "\n" not in str(err.value)
+        assert ix.text_unit(1, support=None)["text"]  # no support: nothing to mark, as before
+
+
+@pytest.mark.parametrize("table", ["entities", "embeddings", "community_reports"])
+def test_an_index_missing_a_table_is_refused_at_open_in_one_line(index_db, table):
+    import duckdb
+
+    con = duckdb.connect(str(index_db))
+    con.execute(f"DROP TABLE {table} CASCADE")
+    con.close()
+    with pytest.raises(UserError, match=f"index .* has no {table} table: .*index its input again") as err:
+        slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder)
+    assert "\n" not in str(err.value)
