@@ -99,3 +99,42 @@ def test_an_update_interrupted_after_extraction_keeps_every_unit_the_last_build_
                              "(SELECT 1 FROM text_units t WHERE t.chunk_id = e.chunk_id)").fetchone()[0] == 0
     assert "Zoe Quinn" in {n for (n,) in store.con.execute("SELECT name FROM entities").fetchall()}
     store.close()
+
+
+def test_stats_count_an_edited_file_once_while_its_update_is_unfinished(tmp_path, corpus, monkeypatch):
+    import shutil
+
+    from slmgraph.indexing.stages.ingest import RETIRING
+    from slmgraph.tools.stats import collect, finished_counts
+
+    db = tmp_path / "ix.duckdb"
+    _index(corpus, db)
+    old = (corpus / "alpha.txt").read_text(encoding="utf-8")
+    (corpus / "alpha.txt").write_text(old + "\nZoe Quinn opened the archive in Lyon.\n", encoding="utf-8")
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(pipeline, "run_extraction", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            _index(corpus, db)
+    # The same state killed inside ingest: both versions' rows held, the old one not yet named as retiring.
+    early = tmp_path / "early.duckdb"
+    shutil.copy(db, early)
+    store = Store(early)
+    store.set_meta(RETIRING, "")
+    store.close()
+    during = {}
+    for path in (db, early):
+        store = Store(path, read_only=True)
+        assert store.get_meta("complete") != "1" and store.count("documents") == 4  # alpha.txt twice
+        during[path] = (collect(store)["tables"]["documents"], finished_counts(store))
+        store.close()
+
+    _index(corpus, db)
+    store = Store(db, read_only=True)
+    finished = (store.count("documents"), store.count("text_units"))
+    assert store.get_meta("complete") == "1" and finished[0] == 3 and finished_counts(store) == finished
+    store.close()
+    assert during[db] == during[early] == (3, finished)

@@ -33,6 +33,7 @@ def collect(store: Store) -> dict:
     1B parameters, else None)."""
     con = store.con
     out: dict = {"tables": {t: store.count(t) for t in TABLES}}
+    out["tables"]["documents"], out["tables"]["text_units"] = finished_counts(store)
     n_claims = store.count("claims") if store.has_table("claims") else 0
     if n_claims:
         out["tables"]["claims"] = n_claims
@@ -96,6 +97,29 @@ def collect(store: Store) -> dict:
             "SELECT worker, count(*), sum(seconds) FROM llm_calls WHERE run_id = ? AND stage IN ('extract', 'glean') "
             "GROUP BY worker ORDER BY worker", [last[0]]).fetchall()]
     return out
+
+
+def finished_counts(store: Store) -> tuple[int, int]:
+    """``(documents, text units)`` as the index holds them once its update, if one is unfinished, has finished.
+
+    An update keeps an edited file's old version (its ``documents`` row and the text units the last complete
+    build cites) beside the new one until its new build is swapped in
+    (:func:`slmgraph.indexing.stages.ingest.retire_replaced`), so the raw tables count that file twice. Both
+    versions have the file's path; the one kept is the newest, whose text units carry the highest numbers
+    (numbers are given in ingestion order, :func:`slmgraph.indexing.stages.ingest.next_unit_no`). On a complete
+    index the counts are the tables' rows. An index of schema version 1 opened read-only (no ``unit_no``) is
+    counted by its rows.
+    """
+    if not store.has_column("text_units", "unit_no"):
+        return store.count("documents"), store.count("text_units")
+    n_docs, n_units = store.con.execute("""
+        WITH versions AS (
+            SELECT d.doc_id, coalesce(d.path, d.doc_id) AS path, max(t.unit_no) AS newest, count(t.chunk_id) AS units
+            FROM documents d LEFT JOIN text_units t USING (doc_id) GROUP BY d.doc_id, d.path),
+        kept AS (SELECT * FROM versions
+                 QUALIFY row_number() OVER (PARTITION BY path ORDER BY newest DESC NULLS LAST, doc_id) = 1)
+        SELECT count(*), coalesce(sum(units), 0) FROM kept""").fetchone()
+    return int(n_docs), int(n_units)
 
 
 def settings_sources(store: Store) -> dict:

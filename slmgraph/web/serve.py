@@ -310,8 +310,10 @@ def make_app(res: Resources):
         return resp
 
     def info(request, idx):
-        counts = {t: idx.store.count(t) for t in ("documents", "text_units", "entities", "relationships",
-                                                  "communities", "community_reports")}
+        from slmgraph.tools.stats import finished_counts
+
+        counts = {t: idx.store.count(t) for t in ("entities", "relationships", "communities", "community_reports")}
+        counts["documents"], counts["text_units"] = finished_counts(idx.store)  # an edited file once, as stats
         return {"db": str(res.db), "levels": idx.levels(), "model": res.model_name, "counts": counts,
                 "reports": idx.store.get_meta("reports") != "skipped",
                 "methods": ["auto", "global", "local", "basic", "drift", "lazy", "ts"]}
