@@ -542,6 +542,19 @@ def test_only_a_question_about_the_whole_corpus_and_nothing_narrower_is_exempt_f
         assert corpus_wide_phrase(q, p) is None, q
 
 
+def test_number_words_name_no_topic_of_a_corpus_wide_question():
+    from slmgraph.query.route import corpus_wide_phrase, number_word
+
+    p = Prompts()
+    for q in ("What were the main themes of the twelve newsletters?", "Summarize the three documents.",
+              "What are the main themes of the first two episodes?"):
+        assert corpus_wide_phrase(q, p), q
+    # A number beside a topic leaves the topic: the floor still judges it.
+    assert corpus_wide_phrase("What are the main themes of the three lighthouses?", p) is None
+    assert [w for w in ("twelve", "three", "hundred", "first", "twentieth", "weeks", "lamp", "ten", "tennis")
+            if number_word(w)] == ["twelve", "three", "hundred", "first", "twentieth", "ten"]
+
+
 def test_a_corpus_wide_question_is_answered_from_the_most_important_reports_not_the_emptiest(index):
     # A topic-free question's cosine ranks the reports that say least first (a user's "What are the main
     # themes?" quoted "COUNCILLOR REYES: That is correct." while the largest communities scored 0): it is

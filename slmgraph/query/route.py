@@ -60,12 +60,20 @@ team teams session sessions entry entries log logs journal journals diary update
 """.split())
 
 
+def number_word(word: str) -> bool:
+    """True when ``word`` is a number written in letters ("twelve", "three", "hundred", "first"): a count or an
+    order ("the twelve newsletters", "the first three years") names no topic (spaCy's English ``like_num``)."""
+    from spacy.lang.en.lex_attrs import like_num
+
+    return like_num(word)
+
+
 def corpus_wide_phrase(question: str, prompts: Prompts) -> str | None:
     """The routing phrase of a question about the whole corpus and nothing narrower, or None.
 
     ``question`` must contain a routing phrase (``prompts/auto_global.txt``) and name no topic of its
-    own: every content word (:func:`slmgraph.names.forms.content_words`) is part of a routing phrase or a
-    word of :data:`CORPUS_WORDS`. Such a question ("What are the main themes of this story?") has an
+    own: every content word (:func:`slmgraph.names.forms.content_words`) is part of a routing phrase, a
+    word of :data:`CORPUS_WORDS` or a number word (:func:`number_word`). Such a question ("What are the main themes of this story?") has an
     answer in any non-empty index, so global, DRIFT, lazy, basic and local search do not refuse it by
     the helpfulness floor (which exists to refuse questions the corpus cannot answer). A question with
     a topic ("the main themes of quantum chromodynamics", "knitting patterns") is judged by the floor
@@ -78,7 +86,8 @@ def corpus_wide_phrase(question: str, prompts: Prompts) -> str | None:
         return None
     framing = {w for ph in phrases for w in ph.split()}
     topic = [w for w in content_words(question)
-             if w not in CORPUS_WORDS and not any(f in w for f in framing if len(f) >= 4) and w not in framing]
+             if w not in CORPUS_WORDS and not any(f in w for f in framing if len(f) >= 4) and w not in framing
+             and not number_word(w)]
     return None if topic else hit
 
 
