@@ -29,3 +29,42 @@ def test_a_basic_answer_does_not_leak_passage_labels(tmp_path, corpus):
     store.close()
     assert "Passage" not in ans.text.split("\n\nSources:")[0]
     assert ans.text.startswith("Alice Smith founded Acme Corporation [Sources: 1].")
+
+
+JAPANESE = ("# 姉妹灯台訪問記\n\n2023年4月、保存協会の会員六名が日本の犬吠埼灯台を訪れました。犬吠埼灯台は千葉県銚子市にあり、"
+            "明治七年に点灯した歴史ある灯台です。\n\n特に、初代の第一等フレネルレンズが今も資料館に展示されていることに会員一同"
+            "感銘を受けました。\n")
+
+
+def test_a_japanese_question_finds_the_japanese_passage_sharing_its_words(tmp_path, corpus):
+    """An embedder of English text scores a Japanese question under the floor even beside the passage it asks
+    about; the Han and katakana words they share (character bigrams) vouch for that passage."""
+    from slmgraph.query.engines.basic_search import basic_search
+
+    (corpus / "japan.md").write_text(JAPANESE, encoding="utf-8")
+    db = tmp_path / "ja.duckdb"
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+    store = Store(db, read_only=True)
+    try:
+        japan = store.con.execute("SELECT t.unit_no FROM text_units t JOIN documents d USING (doc_id) "
+                                  "WHERE d.path = 'japan.md'").fetchone()[0]
+        client = ModelClient(FakeModel(), store, "q")
+        ans = basic_search(store, client, Prompts(), Settings(), "フレネルレンズはどこに展示されていますか？",
+                           FakeEmbedder())
+        assert not ans.details.get("refused") and ans.citations["sources"] == [japan], ans.text
+        assert ans.details["cjk_matches"] == 1 and [c["source"] for c in ans.context] == [japan]
+        # A Japanese question about what no passage holds is refused as before.
+        off = basic_search(store, client, Prompts(), Settings(), "東京タワーの高さは何メートルですか？", FakeEmbedder())
+        assert off.details["refused"] and not off.details.get("cjk_matches"), off.text
+    finally:
+        store.close()
+
+
+def test_cjk_bigrams_are_the_han_and_katakana_words_of_a_text():
+    from slmgraph.text.prose import cjk_bigrams
+
+    assert cjk_bigrams("霧笛の保存") == {"霧笛", "保存"}
+    assert cjk_bigrams("フレネルレンズ、展示") == {"フレ", "レネ", "ネル", "ルレ", "レン", "ンズ", "展示"}
+    assert cjk_bigrams("灯台の色は？") == {"灯台", "色"}
+    assert cjk_bigrams("The lamp was lit in 1874.") == frozenset()

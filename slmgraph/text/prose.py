@@ -93,6 +93,22 @@ def word_set(s: str) -> frozenset[str]:
     return frozenset(re.findall(r"\w+", s.casefold()))
 
 
+#: Runs of Han characters (with the iteration mark 々) or katakana: the content words of Chinese and Japanese text,
+#: which puts no spaces between words; hiragana, mostly endings and particles shared by any two Japanese texts,
+#: separates them.
+_HAN_KATAKANA = re.compile(r"[\u3005\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
+
+
+def cjk_bigrams(s: str) -> frozenset[str]:
+    """The character bigrams of the Han and katakana runs of ``s`` (a run of one character: that character), the
+    units word overlap can count in unspaced Chinese and Japanese text, where ``\\w+`` takes a whole clause for
+    one word: ``cjk_bigrams("霧笛の保存") == {"霧笛", "保存"}``; empty for text without such characters."""
+    out = set()
+    for run in _HAN_KATAKANA.findall(s):
+        out.update([run] if len(run) == 1 else (run[i:i + 2] for i in range(len(run) - 1)))
+    return frozenset(out)
+
+
 def overlaps(a: frozenset, b: frozenset, share: float = REPEAT_SHARE) -> bool:
     """True when the word sets ``a`` and ``b`` share at least ``share`` of their union (Jaccard
     similarity >= ``share``); False when both are empty."""

@@ -19,7 +19,7 @@ import time
 from typing import Callable
 
 from slmgraph.config.settings import Settings
-from slmgraph.indexing.stages.embed_lookup import nearest_units, unit_matrix
+from slmgraph.indexing.stages.embed_lookup import best_per_unit, nearest_units, unit_matrix
 from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_ANSWER_S, ModelClient
 from slmgraph.config.prompting import Prompts
@@ -29,6 +29,7 @@ from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, names_vouch
 from slmgraph.query.scoring import quote_probes, relevance_gate
+from slmgraph.text.prose import cjk_bigrams
 from slmgraph.text.shape import no_prose_passage
 
 
@@ -44,6 +45,30 @@ def no_prose_units(store: Store) -> set[str]:
     out = {cid for cid, in store.con.execute("SELECT chunk_id FROM text_units WHERE no_prose").fetchall()}
     return out | {cid for cid, text in store.con.execute(
         "SELECT chunk_id, text FROM text_units WHERE no_prose IS NULL").fetchall() if no_prose_passage(text)}
+
+
+#: A text unit holding at least this share of the question's Han and katakana bigrams
+#: (:func:`slmgraph.text.prose.cjk_bigrams`), and at least :data:`CJK_MIN_SHARED` of them, shares its words.
+CJK_SHARE = 0.5
+CJK_MIN_SHARED = 2
+
+
+def cjk_matches(store: Store, question: str, skip: set[str]) -> list[str]:
+    """The text units (chunk ids, not in ``skip``) sharing a Chinese or Japanese question's words, most shared
+    first: at least :data:`CJK_SHARE` of its character bigrams and :data:`CJK_MIN_SHARED` of them. The bundled
+    embedder reads English: a Japanese question scores under the floor even beside the passage it quotes
+    (18.6 against 22 for a new user's newsletters), so basic search takes these words as its evidence too.
+    Empty for a question without Han or katakana."""
+    asked = cjk_bigrams(question)
+    if not asked:
+        return []
+    need = max(CJK_MIN_SHARED, CJK_SHARE * len(asked))
+    found = []
+    for cid, text in store.con.execute("SELECT chunk_id, text FROM text_units ORDER BY unit_no").fetchall():
+        shared = len(asked & cjk_bigrams(text)) if cid not in skip else 0
+        if shared >= need:
+            found.append((-shared, len(found), cid))
+    return [cid for *_, cid in sorted(found)]
 
 
 def refusal(ans: Answer, prompts: Prompts, what: str, gate: dict, on_text, context: list, t0: float) -> Answer:
@@ -65,9 +90,9 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
                  embedder, on_text: Callable[[str], None] | None = None) -> Answer:
     """Answer from the ``settings.basic_top_k`` text units nearest to the question.
 
-    A question no text unit is near (:func:`slmgraph.query.scoring.relevance_gate`), or whose names
-    the index does not hold (:func:`slmgraph.query.named.check_names`), gets the no-answer text,
-    with no model call.
+    A question no text unit is near (:func:`slmgraph.query.scoring.relevance_gate`) and none shares the Chinese
+    or Japanese words of (:func:`cjk_matches`, then the passages given), or whose names the index does not hold
+    (:func:`slmgraph.query.named.check_names`), gets the no-answer text, with no model call.
 
     Raises:
         UserError: the index has no text-unit embeddings.
@@ -87,6 +112,11 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     hits = nearest_units(qv, owners, mat, settings.basic_top_k)
     gate = names_vouch(named, relevance_gate(question, hits[0][1] if hits else 0.0, mat, embedder, prompts,
                                              settings))
+    shared = cjk_matches(store, question, junk)
+    if shared:  # the passages: the units sharing the question's words (the embedder cannot tell which do)
+        cos = {cid: c for cid, (c, _) in best_per_unit(qv, owners, mat).items()}
+        hits = [(cid, cos.get(cid, 0.0)) for cid in shared[:settings.basic_top_k]]
+        gate = dict(gate, answer=True, cjk_matches=len(shared))
     if not gate["answer"]:
         return refusal(Answer(text="", method="basic", question=question), prompts, "text unit", gate, on_text,
                        [{"kind": "text_unit", "id": cid, "cosine": round(c, 4)} for cid, c in hits], t0)
