@@ -339,9 +339,9 @@ class Index:
                 "AND database_name = current_database()").fetchall()}
             missing = [t for t in QUERY_TABLES if t not in held]
             if missing:
-                raise UserError(f"index {self.path} has no {', '.join(missing)} table{'s' if len(missing) > 1 else ''}: "
-                                "the file is damaged or was not written by 'slmgraph index'; index its input again "
-                                "into a new --db")
+                tables = f"{', '.join(missing)} table{'s' if len(missing) > 1 else ''}"
+                raise UserError(f"index {self.path} has no {tables}: the file is damaged or was not written by "
+                                "'slmgraph index'; index its input again into a new --db")
         except UserError:
             self.store.close()
             raise

@@ -73,11 +73,11 @@ def corpus_wide_phrase(question: str, prompts: Prompts) -> str | None:
 
     ``question`` must contain a routing phrase (``prompts/auto_global.txt``) and name no topic of its
     own: every content word (:func:`slmgraph.names.forms.content_words`) is part of a routing phrase, a
-    word of :data:`CORPUS_WORDS` or a number word (:func:`number_word`). Such a question ("What are the main themes of this story?") has an
-    answer in any non-empty index, so global, DRIFT, lazy, basic and local search do not refuse it by
-    the helpfulness floor (which exists to refuse questions the corpus cannot answer). A question with
-    a topic ("the main themes of quantum chromodynamics", "knitting patterns") is judged by the floor
-    like any other: the phrase alone let off-topic questions through.
+    word of :data:`CORPUS_WORDS` or a number word (:func:`number_word`). Such a question ("What are the main
+    themes of this story?") has an answer in any non-empty index, so global, DRIFT, lazy, basic and local
+    search do not refuse it by the helpfulness floor (which exists to refuse questions the corpus cannot
+    answer). A question with a topic ("the main themes of quantum chromodynamics", "knitting patterns") is
+    judged by the floor like any other: the phrase alone let off-topic questions through.
     """
     q = question.lower()
     phrases = global_phrases(prompts)

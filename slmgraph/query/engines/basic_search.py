@@ -64,7 +64,7 @@ def cjk_matches(store: Store, question: str, skip: set[str]) -> list[str]:
         return []
     need = max(CJK_MIN_SHARED, CJK_SHARE * len(asked))
     found = []
-    for cid, text in store.con.execute("SELECT chunk_id, text FROM text_units ORDER BY unit_no").fetchall():
+    for cid, text in store.con.execute("SELECT chunk_id, text FROM text_units ORDER BY doc_id, ord").fetchall():
         shared = len(asked & cjk_bigrams(text)) if cid not in skip else 0
         if shared >= need:
             found.append((-shared, len(found), cid))
