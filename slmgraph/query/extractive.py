@@ -200,6 +200,10 @@ def is_heading(raw: str) -> bool:
     return emphasised or end == ":" or end.isalnum() or (len(words) == 1 and end == ".")
 
 
+#: A sentence's closing punctuation (a closing quote or bracket may follow it).
+_ENDS = re.compile(r"[.!][\"'\u201d\u2019)\]]*$")
+
+
 def sentence_kinds(sentence: str) -> list[str]:
     """The kinds of weak quote ``sentence`` is (empty list: a plain statement).
 
@@ -217,8 +221,12 @@ def sentence_kinds(sentence: str) -> list[str]:
     if body.startswith(_QUOTE_OPEN) or body[:1].islower() or body[:1] in ",;:)]":  # a quoted line, or a sentence
         kinds.append("fragment")  # cut at a text unit's start ("clearly ruffled but ...", ", uh, microprocessor ...")
     words = re.findall(r"[^\W_][\w'\u2019-]*", body)
+    # A number counts as a heading's word unless the line is a sentence: ended, with no list colon ("Membership
+    # is 389." and "Membership stood at 231 on 28 February 2019." state figures; "Q3 Results 2021" titles a
+    # section, "16 November 2019: walk to the point." lists an event).
+    digits = not (_ENDS.search(body) and ":" not in body)
     if body.startswith(("../", "./", "/")) or (len(words) >= 3 and sum(
-            w[0].isupper() or w[0].isdigit() for w in words) >= HEADING_SHARE * len(words)):
+            w[0].isupper() or (digits and w[0].isdigit()) for w in words) >= HEADING_SHARE * len(words)):
         kinds.append("heading")
     if body.rstrip(".").endswith("\u2026"):
         kinds.append("cut")

@@ -112,3 +112,68 @@ def route(question: str, prompts: Prompts, reports: bool = True) -> tuple[str, s
                                 "index has no community reports (--no-reports)")
             return "global", f'the question mentions "{phrase}", which asks about the whole corpus'
     return "local", "the question names no corpus-wide theme, so it is answered from the nearest entities"
+
+
+#: Aspects a question about the whole corpus may ask for ("What were the society's main challenges?"): the words
+#: naming each (as a question writes them) and short phrases and impersonal sentences saying it, whose nearest
+#: cosine ranks a theme's statements (a sentence opening "We had ..." matched "we had 87 members" by its
+#: function words). Kept here, not in prompts/: a bundled prompt file's bytes version the models' records.
+ASPECTS: tuple[tuple[frozenset, tuple[str, ...]], ...] = tuple(
+    (frozenset(words.split()), tuple(said.split(" | "))) for words, said in (
+    ("challenge challenges difficulty difficulties problem problems setback setbacks obstacle obstacles hurdle "
+     "hurdles issue issues risk risks threat threats struggle struggles shortfall shortfalls weakness weaknesses",
+     "a serious problem | a setback | a difficulty | Numbers fell. | It was damaged. | It was delayed. | "
+     "It was cancelled. | It is at risk. | Money ran short. | It failed."),
+    ("success successes achievement achievements accomplishment accomplishments milestone milestones strength "
+     "strengths",
+     "a great success | an achievement | a milestone | Numbers grew. | It was completed. | It won an award. | "
+     "The target was reached."),
+    ("goal goals aim aims plan plans priority priorities objective objectives ambition ambitions",
+     "a goal for the future | a plan for next year | a priority | The aim is to finish it. | "
+     "It is planned for next year."),
+    ("disagreement disagreements conflict conflicts controversy controversies dispute disputes tension tensions",
+     "a disagreement | a dispute | a controversy | The decision was opposed. | They argued about it."),
+    ("lesson lessons",
+     "a lesson learned | In hindsight it should have been done differently. | It taught a lesson."),
+))
+
+
+def _question_topic(question: str, prompts: Prompts) -> list[str]:
+    """The content words of ``question`` that name a topic: neither a word of a routing phrase
+    (``prompts/auto_global.txt``) nor one of :data:`CORPUS_WORDS`, in the question's order."""
+    framing = {w for ph in global_phrases(prompts) for w in ph.split()}
+    return [w for w in content_words(question)
+            if w not in CORPUS_WORDS and not any(f in w for f in framing if len(f) >= 4) and w not in framing]
+
+
+def corpus_aspect(question: str, prompts: Prompts, common=frozenset()) -> tuple[str, list[str]] | None:
+    """``(aspect word, the phrases saying the aspect)`` of a question about the whole corpus from one side --
+    "What were the society's main challenges?" -- or None.
+
+    Every topic word of ``question`` (:func:`_question_topic`) is a word of one aspect of :data:`ASPECTS`
+    ("challenges") or names the corpus's own subject: its :func:`slmgraph.store.corpus_stats.word_stem` is in
+    ``common`` (the stems found in nearly every document: "society" in a society's newsletters); at least one is
+    an aspect's. Such a question has an answer in any non-empty index, as "What are the main themes?" has: the
+    corpus's themes, each led by its statements nearest the aspect. A question with another topic word ("the
+    challenges of orchid care") is judged by the floor like any other.
+    """
+    from slmgraph.store.corpus_stats import word_stem
+
+    topic = _question_topic(question, prompts)
+    for words, said in ASPECTS:
+        hit = [w for w in topic if w in words]
+        if hit and all(w in words or word_stem(w) in common for w in topic):
+            return hit[0], list(said)
+    return None
+
+
+def asked_topic(question: str, prompts: Prompts) -> str | None:
+    """The topic of a question asking for the themes of something narrower than the corpus -- "What are the main
+    themes of the restoration work?" -> "restoration work" -- or None: ``question`` holds a routing phrase
+    (``prompts/auto_global.txt``) and topic words (:func:`_question_topic`), joined in its order. Its framing
+    ("the main themes of") says nothing of the topic, and its words pull the question's vector away from it."""
+    q = question.lower()
+    if not any(ph in q for ph in global_phrases(prompts)):
+        return None
+    topic = _question_topic(question, prompts)
+    return " ".join(topic) or None

@@ -18,7 +18,7 @@ import numpy as np
 from slmgraph.query.documents import Doc, corpus_documents, corpus_headings
 from slmgraph.names.lexicon import LABEL_WORDS, ROLE_WORDS
 from slmgraph.query.extractive import (
-    PROBE_GAP as EXTRACTIVE_PROBE_GAP, _SPEAKER, corpus_heading, filler, leans, quotable,
+    PROBE_GAP as EXTRACTIVE_PROBE_GAP, _EMPTY_WORDS, _SPEAKER, corpus_heading, filler, leans, quotable,
     sentence_kinds,
 )
 from slmgraph.store.corpus_stats import read_terms, word_stem
@@ -45,6 +45,9 @@ UNITS_PER_THEME = 4
 MIN_WORDS = 5
 FULL_WORDS = 8
 SHORT_PENALTY = 0.15
+#: A shorter sentence is a statement when it states a figure of something (:func:`figure_line`: "Membership is
+#: 493."): at least this many words, one of them a number and one a content word naming what it counts.
+FIGURE_LINE_WORDS = 3
 #: For a question with a topic, a statement whose relevance is this far (cosine units) under the best
 #: statement's is left out, and so is a theme left with none.
 STATEMENT_MARGIN = 0.2
@@ -638,13 +641,39 @@ class ThemeIndex:
             list(chunks)).fetchall()}
 
 
+#: A year as written ("1995", "2021").
+_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
+#: Words that name no thing a figure counts: months and days (a date is no count of anything).
+_NO_COUNTED = frozenset("""january february march april june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday""".split())
+
+
+def figure_line(sentence: str) -> bool:
+    """True when ``sentence`` (speaker label dropped), however short, states a figure of something: at least
+    :data:`FIGURE_LINE_WORDS` words, a number written in digits, and a content word of four letters or more
+    (:func:`slmgraph.names.forms.content_words`, no month or day) naming what it counts, opening on no pronoun or
+    conjunction (:func:`slmgraph.query.extractive.leans`) -- "Membership is 493.", "Visitors numbered 5,210.";
+    not "It was 493.", "In 2019.", "Page 4 of 9."."""
+    from slmgraph.names.forms import content_words
+
+    body = _SPEAKER.sub("", sentence).strip()
+    words = _WORD.findall(body.casefold())
+    # a year alone dates something and counts nothing ("Back in 1995."); a reply opens on an empty word
+    counts = [n for n in _NUMBER.findall(body) if not _YEAR.fullmatch(n)]
+    if len(words) < FIGURE_LINE_WORDS or not counts or leans(body) or words[0] in _EMPTY_WORDS:
+        return False
+    return any(len(w) >= 4 and w not in _NO_COUNTED and w != "page" for w in content_words(body))
+
+
 def _statement_ok(s: str, ix: ThemeIndex) -> bool:
     """True when the sentence ``s`` (whitespace folded) may be a theme's statement: a whole, plain sentence
-    of :data:`MIN_WORDS` words or more and at most :data:`MAX_STATEMENT_CHARS`, no question or fragment, no
+    of :data:`MIN_WORDS` words or more (or a shorter one stating a figure, :func:`figure_line`) and at most
+    :data:`MAX_STATEMENT_CHARS`, no question or fragment, no
     path, no cut-off opening, no boilerplate (:class:`Boilerplate`), no framing of the conversation (:func:`framing`)
     no question however ended (:func:`asks`), no filler (:func:`slmgraph.query.extractive.filler`: "They
     agreed.") and no section title of the corpus (:func:`slmgraph.query.extractive.corpus_heading`)."""
-    return not (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS) or not _ENDED.search(s)
+    return not (len(s) > MAX_STATEMENT_CHARS or not quotable(s, MIN_WORDS if not figure_line(s) else FIGURE_LINE_WORDS)
+                or not _ENDED.search(s)
                 or not _OPENED.match(s)
                 or any(k in ("question", "fragment") for k in sentence_kinds(s))
                 or s.startswith(("../", "./", "/")) or framing(s) or asks(s) or filler(s)
@@ -677,12 +706,18 @@ def statement_works(statements, ix: ThemeIndex) -> tuple[int, str]:
     return len(docs), "document"
 
 
+def short_penalty(sentence: str) -> float:
+    """:data:`SHORT_PENALTY` for a sentence of under :data:`FULL_WORDS` words (speaker label dropped), else 0; a
+    line stating a figure (:func:`figure_line`: "Membership is 389.") is whole at any length: 0."""
+    return SHORT_PENALTY if len(_SPEAKER.sub("", sentence).split()) < FULL_WORDS and not figure_line(sentence) else 0.0
+
+
 def statement_penalty(st: "Statement", ix: "ThemeIndex") -> float:
     """What a candidate statement loses from its relevance (cosine units): :data:`SHORT_PENALTY` when shorter
-    than :data:`FULL_WORDS` words, :data:`FILLER_PENALTY` when it leans on what came before it ("It was ..."),
+    than :data:`FULL_WORDS` words and stating no figure (:func:`short_penalty`), :data:`FILLER_PENALTY` when it leans on what came before it ("It was ..."),
     which says little out of context, and :data:`EDGE_PENALTY` in a work's opening or closing part, which holds
     its intro and outro (a guest's introduction, a welcome)."""
-    short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
+    short = short_penalty(st.text)
     lean = FILLER_PENALTY if leans(st.text) else 0.0
     edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
     return short + lean + edge

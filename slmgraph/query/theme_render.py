@@ -109,24 +109,28 @@ def template_opening(t: Theme, ix: ThemeIndex | None = None, question: str = "")
     return text
 
 
-def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, temporal: bool = False) -> str:
+def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, temporal: bool = False,
+             aspect: str = "") -> str:
     """The answer's opening paragraph, built from the data: for a corpus-wide question the main themes
     with how many documents discuss each ("Across the 8 documents, the main themes are flood defence (in
     6 of 8 documents), the budget shortfall (4) and ..."); for a focused question the themes that bear
     on it, the most relevant first, with their reach, and which of them the corpus discusses most widely;
-    for a question about change over time, the span of documents the statements follow."""
+    for a question about change over time, the span of documents the statements follow; for a corpus-wide
+    question asking for one side of it (``aspect``: "challenges"), the main themes whose statements say it most
+    first."""
     n_docs = len(ix.docs)
     if not themes:
         return ""
     # a corpus-wide question is answered by the list of main themes itself, which comes first
     lead = "" if wide else answer_lead(themes, ix)
-    text = _overview(themes, ix, n_docs, wide=wide, temporal=temporal)
+    text = _overview(themes, ix, n_docs, wide=wide, temporal=temporal, aspect=aspect)
     if temporal:
         text += (" " + timeline_lead(themes, ix)).rstrip()
     return f"{lead} {text}" if lead else text
 
 
-def _overview(themes: list[Theme], ix: ThemeIndex, n_docs: int, *, wide: bool, temporal: bool) -> str:
+def _overview(themes: list[Theme], ix: ThemeIndex, n_docs: int, *, wide: bool, temporal: bool,
+              aspect: str = "") -> str:
     items = [f"{t.topic} (in {reach_text(t.coverage, share=False, nested=False)})" if i == 0 else
              f"{t.topic} (in {_short_reach(t.coverage)})" for i, t in enumerate(themes)] if n_docs > 1 else \
         [t.topic for t in themes]
@@ -134,9 +138,16 @@ def _overview(themes: list[Theme], ix: ThemeIndex, n_docs: int, *, wide: bool, t
         n_works = themes[0].coverage.get("works_of")
         where = (f"Across the {n_works} works ({n_docs} parts)" if n_works else
                  f"Across the {n_docs} documents" if n_docs != 1 else "In its one document")
+        order = f"those whose statements speak most of {aspect} first" if aspect else "the most widely discussed first"
         text = (f"{where}, the corpus's main theme"
-                f"{'s are' if len(themes) != 1 else ' is'} {_join_topics(items)}, the most widely discussed first.")
-        if len(themes) > 1 and reach(themes[0].coverage) > reach(themes[-1].coverage):
+                f"{'s are' if len(themes) != 1 else ' is'} {_join_topics(items)}, {order}.")
+        if aspect and len(themes) > 1:  # listed by the side asked for: the widest and narrowest are named apart
+            widest = max(themes, key=lambda t: (reach(t.coverage), -themes.index(t)))
+            narrowest = min(themes, key=lambda t: (reach(t.coverage), -themes.index(t)))
+            if reach(widest.coverage) > reach(narrowest.coverage):
+                text += (f" {_cap(_quoted(widest.topic))} runs through the most documents; {_quoted(narrowest.topic)} is"
+                         f" the narrowest of these (in {reach_text(narrowest.coverage, False, False)}).")
+        elif len(themes) > 1 and reach(themes[0].coverage) > reach(themes[-1].coverage):
             text += (f" {_cap(_quoted(themes[0].topic))} runs through the most documents; {_quoted(themes[-1].topic)} is the"
                      f" narrowest of these (in {reach_text(themes[-1].coverage, False, False)}).")
         return text
@@ -188,10 +199,10 @@ def documents_cited(themes: list[Theme], ix: ThemeIndex) -> str:
 
 
 def render_themes(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, temporal: bool = False,
-                  scope: str = "") -> str:
+                  scope: str = "", aspect: str = "") -> str:
     """The answer text: the overview paragraph (:func:`overview`), one section per theme (heading, the
     theme's sentences, its statements), the documents cited, and the sources line."""
-    parts = [overview(themes, ix, wide=wide, temporal=temporal)]
+    parts = [overview(themes, ix, wide=wide, temporal=temporal, aspect=aspect)]
     for i, t in enumerate(themes, start=1):
         lines = [f"### {i}. {t.topic} [Reports: {', '.join(map(str, t.reports or [t.report]))}]",
                  t.opening or template_opening(t, ix)]

@@ -61,18 +61,24 @@ import numpy as np
 
 from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import community_documents, coverage, reach
-from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
+from slmgraph.query.extractive import _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import facet_opening, facet_themes, render_facets
 from slmgraph.query.theme_labels import label_phrases, relabel, same_theme
 from slmgraph.query.theme_model import (
-    EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, FULL_WORDS, KEY_CONCEPTS,
-    KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP, SHORT_PENALTY,
+    EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, KEY_CONCEPTS,
+    KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP,
     STATEMENT_MARGIN, Statement, TIMELINE_DOCS, TIMELINE_FLOOR, TIMELINE_PER_DOC, TIMELINE_STATEMENTS, Theme,
     ThemeIndex, UNITS_PER_THEME, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
-    is_temporal, names_asked, repeats, speaker_of, spoken, statement_penalty, topic_words,
+    is_temporal, names_asked, repeats, short_penalty, speaker_of, spoken, statement_penalty, topic_words,
 )
 from slmgraph.query.theme_render import render_themes, template_opening
+
+
+#: A corpus-wide question asking for one side of the corpus (:func:`slmgraph.query.route.corpus_aspect`): the
+#: weight of a statement's cosine with the sentences saying that side, added to its relevance (equal to its
+#: cosine with the theme, so a statement leads its theme by being both on the theme and on the side asked for).
+ASPECT_WEIGHT = 1.0
 
 
 def _themes_of(ix: ThemeIndex, reports: list[dict], scores: dict) -> list[Theme]:
@@ -314,7 +320,7 @@ def timeline_picks(items: list[tuple[int, int, float]], strong: float, repeat, *
 def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec, embedder, *,
                  wide: bool = False, temporal: bool = False, max_themes: int = MAX_THEMES,
                  figures: bool = False, question: str = "", pool: list[dict] | None = None,
-                 probes: list[str] | None = None) -> list[Theme]:
+                 probes: list[str] | None = None, aspect: list[str] | None = None) -> list[Theme]:
     """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.indexing.stages.report_store.load_reports`,
     with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or by coverage with
     ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out, and
@@ -329,6 +335,10 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             found from its evidence (:func:`focused_themes`) among them, else (no statement passes) as below.
         probes: off-topic probe questions: a statement of a question with a topic (focused or over time) is
             nearer the question than any of them by :data:`PROBE_GAP` (:func:`focused_themes`), while any is.
+        aspect: with ``wide``, the sentences saying the side of the corpus the question asks for
+            (:func:`slmgraph.query.route.corpus_aspect`: "We had a problem.", "It was a setback.", ...): a
+            statement's relevance gains :data:`ASPECT_WEIGHT` times its cosine with the nearest of them, so each
+            theme's statements on that side come first, and the themes whose statements say it most come first.
     """
     # A focused question (a topic, not the whole corpus, not change over time) is answered by the sentences
     # nearest it: blind judges preferred that to spreading statements over the theme's documents.
@@ -412,6 +422,11 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         anchors = {t.report: vecs[i] for i, t in enumerate(kept)} if vecs is not None else {}
     elif qv is not None:
         anchors = {t.report: qv for t in kept}
+    said = _embed(list(aspect), embedder) if aspect and embedder is not None and wide else None
+
+    def _said(v) -> float:
+        return ASPECT_WEIGHT * float((said @ _unit_norm(v)).max()) if said is not None else 0.0
+
     cands: list[tuple[int, Statement]] = []  # (theme index, statement)
     for ti, t in enumerate(kept):
         inside = set(t.doc_ids)
@@ -420,8 +435,9 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         us = ([u for u in units.get(t.report, []) if u.doc_id in inside] if wide else []) or units.get(t.report, [])
         a = anchors.get(t.report)
         if a is not None:
-            ranked = sorted(us, key=lambda u: (-(float(_unit_norm(uvec[u.chunk_id]) @ a) if u.chunk_id in uvec
-                                                 else -1.0), u.number))
+            # asked for one side of the corpus: its units saying that side are read first
+            ranked = sorted(us, key=lambda u: (-(float(_unit_norm(uvec[u.chunk_id]) @ a) + _said(uvec[u.chunk_id])
+                                                 if u.chunk_id in uvec else -1.0), u.number))
         else:
             ranked = list(us)
         if not focused:  # a work's opening and closing parts (its intro and outro) are read last
@@ -455,15 +471,17 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         at = {t: i for i, t in enumerate(uniq)}
         u = _embed(uniq, embedder)
         vecs = u[[at[c[1].text] for c in cands]]
+    on_aspect = (vecs @ said.T).max(axis=1) if said is not None and vecs is not None else np.zeros(len(cands))
     rel = []
     for k, (ti, st) in enumerate(cands):
         a = anchors.get(kept[ti].report)
         cos = float(vecs[k] @ a) if vecs is not None and a is not None else 0.0
-        short = SHORT_PENALTY if len(_SPEAKER.sub("", st.text).split()) < FULL_WORDS else 0.0
+        short = short_penalty(st.text)
         # A focused question ranks by nearness to it alone, unless it asks for figures.
         weight = content_weight(st.text, kept[ti].concepts, figures) if not focused or figures else 0.0
         edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
-        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short + weight - edge)
+        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short + weight - edge
+                   + ASPECT_WEIGHT * float(on_aspect[k]))
         st.rel = rel[-1]
     mmr = _Mmr(vecs)
     per = PER_TEMPORAL_THEME if temporal else PER_THEME
@@ -518,6 +536,10 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             out.append(t)
         if len(out) >= max_themes:
             break
+    if said is not None:  # the themes whose statements say the aspect most come first
+        best = {id(t): max((float(on_aspect[k]) for k, (ti, st) in enumerate(cands) if kept[ti] is t
+                            and any(st is x for x in t.statements)), default=0.0) for t in out}
+        out.sort(key=lambda t: -best[id(t)])
     return cover_quoted(out, ix)
 
 
@@ -574,7 +596,8 @@ def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
 
 def theme_answer(store, question: str, reports: list[dict], scores: dict, question_vec, embedder, *,
                  wide: bool = False, scope: str = "", writer=None, pool: list[dict] | None = None,
-                 probes: list[str] | None = None, facets: list | None = None) -> tuple[str, list[Theme], ThemeIndex]:
+                 probes: list[str] | None = None, facets: list | None = None,
+                 aspect: tuple[str, list[str]] | None = None) -> tuple[str, list[Theme], ThemeIndex]:
     """``(answer text, themes, index view)`` of a global answer by theme (see the module doc); the text is ""
     when no theme has a statement. A question that lists facets (``facets``, from
     :func:`slmgraph.query.theme_facets.question_facets`; neither corpus-wide nor about change over time) is
@@ -587,6 +610,8 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
         writer: ``theme -> sentence or None``, the model's grounded sentence for a theme where the answer
             policy lets the model write it (None, or a None result: the template's sentences).
         pool, probes: as :func:`build_themes`.
+        aspect: ``(aspect word, the sentences saying it)`` of a corpus-wide question asking for one side of the corpus
+            (:func:`slmgraph.query.route.corpus_aspect`): its sentences rank the statements (:func:`build_themes`).
     """
     ix = ThemeIndex(store)
     temporal = is_temporal(question)
@@ -604,7 +629,8 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
                         t.opening = f"{written} {t.opening}"
             return render_facets(found, ix, scope=scope), [t for t in found if t.statements], ix
     themes = build_themes(ix, reports, scores, question_vec, embedder, wide=wide, temporal=temporal,
-                          figures=asks_figures(question), question=question, pool=pool, probes=probes)
+                          figures=asks_figures(question), question=question, pool=pool, probes=probes,
+                          aspect=aspect[1] if wide and aspect else None)
     for t in themes:
         t.opening = aspect_opening(t) or template_opening(t, ix, question)
         written = writer(t) if writer is not None else None
@@ -612,7 +638,8 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
             t.opening = f"{written} {t.opening}"
     if not themes:
         return "", [], ix
-    text = render_themes(themes, ix, wide=wide, temporal=temporal, scope=scope)
+    text = render_themes(themes, ix, wide=wide, temporal=temporal, scope=scope,
+                         aspect=aspect[0] if wide and aspect else "")
     if is_aspects(themes):  # the aspects' own opening sentence replaces the overview paragraph
         text = aspects_overview(themes, ix) + text[text.find("\n\n"):]
     return text, themes, ix

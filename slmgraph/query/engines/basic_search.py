@@ -86,6 +86,33 @@ def refusal(ans: Answer, prompts: Prompts, what: str, gate: dict, on_text, conte
     return ans
 
 
+#: A question naming a year reads this many times ``basic_top_k`` nearest text units for those of that year.
+YEAR_READS = 4
+#: A year as a question writes it ("in 2021").
+_YEAR = re.compile(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")
+
+
+def year_units(store: Store, question: str, hits: list[tuple[str, float]], k: int) -> list[tuple[str, float]]:
+    """Of ``hits`` (``(chunk id, cosine)``, nearest first), up to ``k`` from the documents dated in a year the
+    question names ("How many members did the society have in 2021?"), in their order; [] when it names none,
+    when under half the documents carry a date (:func:`slmgraph.query.documents.corpus_documents`), or when no
+    hit is of such a document. A figure asked for one year is stated in that year's documents; the nearest
+    wording may be another year's ("Membership reached 341 in 2020")."""
+    from slmgraph.query.documents import corpus_documents, date_key
+
+    years = {int(y) for y in _YEAR.findall(question or "")}
+    if not years or not hits:
+        return []
+    docs = corpus_documents(store)
+    year_of = {d.doc_id: key[0] for d in docs if d.date and (key := date_key(d.date))}
+    if 2 * len(year_of) < len(docs):
+        return []
+    q = ",".join("?" * len(hits))
+    doc_of = dict(store.con.execute(f"SELECT chunk_id, doc_id FROM text_units WHERE chunk_id IN ({q})",
+                                    [c for c, _ in hits]).fetchall())
+    return [h for h in hits if year_of.get(doc_of.get(h[0])) in years][:k]
+
+
 def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: Settings, question: str,
                  embedder, on_text: Callable[[str], None] | None = None) -> Answer:
     """Answer from the ``settings.basic_top_k`` text units nearest to the question.
@@ -120,6 +147,10 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     if not gate["answer"]:
         return refusal(Answer(text="", method="basic", question=question), prompts, "text unit", gate, on_text,
                        [{"kind": "text_unit", "id": cid, "cosine": round(c, 4)} for cid, c in hits], t0)
+    dated = year_units(store, question, nearest_units(qv, owners, mat, settings.basic_top_k * YEAR_READS),
+                       settings.basic_top_k)
+    if dated:  # a question naming a year is answered from the documents of that year among the nearest
+        hits = dated
     texts = dict(store.con.execute(
         f"SELECT chunk_id, text FROM text_units WHERE chunk_id IN ({','.join('?' * len(hits))})",
         [h[0] for h in hits]).fetchall())
@@ -156,6 +187,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         ans.citations = {"sources": cited}
         ans.context = [{"kind": "text_unit", "id": cid, "source": i, "cosine": round(s, 4)} for i, cid, s in used]
         ans.details = {"removed_citations": {}, "context_tokens": ntok, "answer_mode": "extractive", **gate,
+                       "year_units": [c for c, _ in dated],
                        "no_prose_units": len(junk),
                        **name_details(named),
                        "synthesis": synthesis,

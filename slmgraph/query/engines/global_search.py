@@ -55,7 +55,7 @@ from slmgraph.query.documents import corpus_headings
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, pack, unit_numbers
 from slmgraph.query.extractive import Point, extractive_answer, opening, report_points, sentence_points
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
-from slmgraph.query.route import corpus_wide_phrase
+from slmgraph.query.route import asked_topic, corpus_aspect, corpus_wide_phrase
 from slmgraph.query.scoring import Scored, default_signal, index_floor, probe_questions, score_items, select
 
 
@@ -225,6 +225,14 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     # answer in any non-empty index: no report need resemble its wording, so the floor -- which exists to
     # refuse questions the corpus cannot answer -- does not apply to it; the relative cut still does.
     wide = corpus_wide_phrase(question, prompts)
+    # A question about the whole corpus from one side ("What were the society's main challenges?") that no report
+    # is near is answered as one about its themes, each led by its statements on that side (route.ASPECTS); one a
+    # report is near keeps the focused answer of the statements nearest it.
+    aspect = corpus_aspect(question, prompts, corpus_subject(store)) if wide is None and not chosen and \
+        records is not None and store is not None and _names_aspect(question, prompts) else None
+    if aspect is not None:
+        wide = aspect[0]
+        ans.details["aspect"] = aspect[0]
     basis = ranked  # the scores selection and the extractive answer go by
     if wide is not None and records is not None and ranked:
         # A question about the whole corpus names no topic, so its cosine with a report measures how little the
@@ -237,6 +245,16 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         ans.details["ranked_by"] = "rating"
     elif not chosen and wide is not None and ranked:
         chosen = select(ranked, 0.0, settings.helpfulness_relative)
+    elif not chosen and records is not None and store is not None and embedder is not None and ranked:
+        # A question asking for the themes of a topic ("the main themes of the restoration work") is judged by its
+        # topic, not its framing, and against the text units, as basic search judges a question: a data-built
+        # report restates its members' names, which a topic's wording need not share.
+        topic = asked_topic(question, prompts)
+        gate = topic_gate(store, topic, embedder, prompts, settings) if topic else None
+        if gate is not None:
+            ans.details["topic_gate"] = {"topic": topic, **gate}
+            if gate["answer"]:
+                chosen = select(ranked, 0.0, settings.helpfulness_relative)
     ans.details["corpus_wide_phrase"] = wide
     ans.details.update({"seed": seed, "items": len(order), "batches": batch_info, "map_budget_tokens": budget,
                         "truncated_items": n_trunc, "signal": signal, "answer_mode": mode,
@@ -264,7 +282,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         if records is not None and store is not None and _by_theme(
                 client, prompts, settings, store, question, chosen + near, {
                     **{sc.id: sc.score for sc in near}, **score_of}, records, ans, embedder, scope, on_text,
-                wide is not None, theme_writer):
+                wide is not None, theme_writer, aspect):
             pass
         else:
             if wide is not None and records is None and store is not None:
@@ -296,6 +314,43 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                       budget, valid_ids, scope, progress, on_text)
     ans.seconds += time.perf_counter() - t0
     return ans
+
+
+def _names_aspect(question: str, prompts: Prompts) -> bool:
+    """True when ``question`` holds a word of an aspect of :data:`slmgraph.query.route.ASPECTS` (a cheap test before
+    the corpus's statistics are read)."""
+    from slmgraph.names.forms import content_words
+    from slmgraph.query.route import ASPECTS
+
+    words = set(content_words(question))
+    return any(words & a for a, _ in ASPECTS)
+
+
+def corpus_subject(store: Store) -> frozenset:
+    """The word stems of the corpus's own subject: those found in at least
+    :data:`slmgraph.query.theme_model.UBIQUITOUS_SHARE` of its documents
+    (:func:`slmgraph.query.theme_lead.corpus_word_share`; "society" and "lighthouse" in a lighthouse society's
+    newsletters)."""
+    from slmgraph.query.theme_lead import corpus_word_share
+    from slmgraph.query.theme_model import UBIQUITOUS_SHARE, ThemeIndex
+
+    ix = ThemeIndex(store)
+    if len(ix.docs) < 2:
+        return frozenset()
+    return frozenset(w for w, share in corpus_word_share(ix).items() if share >= UBIQUITOUS_SHARE)
+
+
+def topic_gate(store: Store, topic: str, embedder, prompts: Prompts, settings: Settings) -> dict:
+    """:func:`slmgraph.query.scoring.relevance_gate` of ``topic`` (a question's topic words, :func:`asked_topic`)
+    on the text unit nearest it: ``{"answer", "best_score", "floor", "probe_best", ...}``."""
+    from slmgraph.indexing.stages.embed_lookup import load_vectors, nearest
+    from slmgraph.query.scoring import relevance_gate
+
+    ids, mat = load_vectors(store, "text_unit")
+    if not ids:
+        return {"answer": False, "best_score": 0.0, "floor": settings.helpfulness_floor, "probe_best": None}
+    hits = nearest(embedder.encode([topic])[0], ids, mat, 1)
+    return relevance_gate(topic, hits[0][1] if hits else 0.0, mat, embedder, prompts, settings)
 
 
 def _sources_line(kind: MapReduceKind, ids: list, scope: str) -> str:
@@ -343,7 +398,7 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
 
 
 def _by_theme(client, prompts, settings, store, question, chosen, score_of, records, ans, embedder, scope, on_text,
-              wide, theme_writer=None) -> bool:
+              wide, theme_writer=None, aspect: tuple[str, list[str]] | None = None) -> bool:
     """The extractive answer by theme (:func:`slmgraph.query.themes.theme_answer`): the selected reports and
     the next best-scored ones (``chosen``; a theme is kept by how well its statements answer,
     :data:`slmgraph.query.theme_model.STATEMENT_MARGIN`), or for a question about the whole corpus every report of
@@ -356,7 +411,10 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     from slmgraph.query.theme_facets import facets_for, is_facets
     from slmgraph.query.theme_render import theme_points
 
-    qv = embedder.encode([question])[0] if embedder is not None else None
+    # a question let through by its topic (the themes of the restoration work) is answered from its topic's evidence
+    gate = ans.details.get("topic_gate") or {}
+    topic = gate.get("topic") if gate.get("answer") else None
+    qv = embedder.encode([topic or question])[0] if embedder is not None else None
     reports = list(records.values()) if wide else [records[sc.id] for sc in chosen]
     scores = score_of if not wide else {**{i: 0.0 for i in records}, **score_of}
     def write(t):
@@ -375,7 +433,7 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     text, themes, ix = theme_answer(store, question, reports, scores, qv, embedder, wide=wide, scope=scope,
                                     writer=writer, pool=list(records.values()),
                                     probes=probe_questions(prompts) if settings.helpfulness_probes else None,
-                                    facets=facets)
+                                    facets=facets, aspect=aspect)
     if not themes:
         return False
     # The overall opening sentence of extractive answers, where asked for (slmgraph.query.extractive.opening_on).
