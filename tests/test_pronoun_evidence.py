@@ -50,8 +50,9 @@ def test_local_evidence_about_one_person_leaves_out_a_pronoun_meaning_another():
     names = ["Margaret Okafor", "Okafor"]
     got = [p.text for p in sentence_points(passages, qv, emb, names=names, persons=PERSONS)]
     assert not any(t.startswith("She gave a talk") or "She gave a talk" in t for t in got)
-    # her own pronoun sentence is quoted with the sentence naming her
+    # her own pronoun sentence is quoted with the sentence naming her, and that sentence is not quoted again
     assert CHAIR in got
+    assert "Members gave Margaret Okafor a framed print of the lighthouse." not in got
     # without the persons, sentences are taken alone (the old behaviour, for callers that pass none)
     alone = [p.text for p in sentence_points(passages, qv, emb, names=names)]
     assert "She gave a talk at the open day and signed copies in the museum." in alone

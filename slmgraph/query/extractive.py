@@ -717,7 +717,8 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
                                                           -j))
         left.remove(k)
         _, pid, s = cands[k]
-        dup = next((p for p in points if same_statement(p.text, s)), None)
+        # a sentence quoted with the one before it (a pronoun's person) holds that one: the same statement
+        dup = next((p for p in points if same_statement(p.text, s) or s in p.text or p.text in s), None)
         if dup is not None:
             if pid not in dup.ids:
                 dup.ids.append(pid)
