@@ -121,7 +121,8 @@ def test_name_subset_merges_first_and_last_name_and_titled_form():
     assert rules == {"agent alex mercer": ("title", "alex mercer", None),
                      "alex": ("name-subset", "alex mercer", None),
                      "mercer": ("name-subset", "alex mercer", None)}
-    assert res.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 2, "short-form": 0, "acronym": 0,
+    assert res.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 2, "short-form": 0,
+                          "of-place": 0, "acronym": 0,
                           "embedding": 0}
 
 
@@ -229,9 +230,11 @@ def test_threshold_none_turns_off_only_the_embedding_rule():
     on = _resolve(ents, threshold=0.9, embed=DesignedEmbedder(angles))
     emb = DesignedEmbedder(angles)
     off = _resolve(ents, threshold=None, embed=emb)
-    assert on.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 1,
+    assert on.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 1, "short-form": 0,
+                          "of-place": 0, "acronym": 1,
                          "embedding": 1}
-    assert off.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 1,
+    assert off.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 1, "short-form": 0,
+                          "of-place": 0, "acronym": 1,
                          "embedding": 0}
     assert _merged(on) == dict(_merged(off), **{"dulce military base": "dulce base"})
     assert emb.batches == [] and off.embedded == 0
@@ -286,7 +289,8 @@ def test_build_graph_resolves_and_remaps_relationships(tmp_path):
     r = build_graph(store, count, 100, settings=Settings(summaries="join"))
     assert {k: getattr(r, k) for k in ("entities", "relationships", "isolated", "self_loops_dropped")} == {
         "entities": 3, "relationships": 2, "isolated": 0, "self_loops_dropped": 1}
-    assert r.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 1, "short-form": 0, "acronym": 0,
+    assert r.merges == {"compound": 0, "plural": 0, "title": 1, "name-subset": 1, "short-form": 0,
+                          "of-place": 0, "acronym": 0,
                         "embedding": 0}
     q = store.con.execute
     assert q("SELECT entity_id, norm, name, n_mentions, degree FROM entities ORDER BY entity_id").fetchall() == [
@@ -438,8 +442,8 @@ def test_pipeline_reports_merges_and_shares_one_embedder(tmp_path, corpus):
     out = run_index(corpus, tmp_path / "p.duckdb", Settings(min_community_size=2), progress=False,
                     model=FakeModel(), embedder_factory=factory, say=notes.append)
     assert len(made) == 1
-    assert set(out["graph"]["merges"]) == {"compound", "plural", "title", "name-subset", "short-form", "acronym",
-                                           "embedding"}
+    assert set(out["graph"]["merges"]) == {"compound", "plural", "title", "name-subset", "short-form", "of-place",
+                                           "acronym", "embedding"}
     line = next(n for n in notes if n.startswith("graph:"))
     assert "entity resolution merges:" in line and "descriptions joined" in line
     store = Store(tmp_path / "p.duckdb", read_only=True)
@@ -523,3 +527,24 @@ def test_plural_rule_never_makes_up_a_singular_nor_merges_a_person_or_one_word()
                     ("Falkland Islands", "location", 2), ("Harbor Lane", "location", 1),
                     ("Leeds", "location", 1), ("Leed", "organization", 1)])
     assert res.merges["plural"] == 0 and _merged(res) == {}
+
+
+def test_a_name_of_a_place_merges_into_the_name_alone_only_beside_that_place():
+    ents = [("Harrowgate Marine Engineering of Ardmore", "organization", 1),
+            ("Harrowgate Marine Engineering", "unknown", 1), ("Ardmore", "location", 3),
+            ("University of Oslo", "organization", 1), ("University", "organization", 1), ("Oslo", "location", 1),
+            ("Microsoft", "organization", 2), ("Microsoft Research", "organization", 2),
+            ("Clearpath", "organization", 1), ("Clearpath Access", "organization", 1)]
+    units = {"harrowgate marine engineering of ardmore": {"u1"}, "harrowgate marine engineering": {"u2"},
+             "ardmore": {"u2", "u3"}, "university of oslo": {"u4"}, "university": {"u4"}, "oslo": {"u4"},
+             "microsoft": {"u5"}, "microsoft research": {"u5"}, "clearpath": {"u6"}, "clearpath access": {"u6"}}
+    res = _resolve(ents, units=units)
+    assert _merged(res) == {"harrowgate marine engineering of ardmore": "harrowgate marine engineering"}
+    assert res.merges["of-place"] == 1
+    row = next(r for r in res.log if r.rule == "of-place")
+    assert "'Ardmore'" in row.detail
+    # the place named in no text unit of either name: "of" may say something else, no merge
+    far = dict(units, ardmore={"u9"})
+    assert _merged(_resolve(ents, units=far)) == {}
+    # a place that is no place of the index (typed otherwise) merges nothing either
+    assert _merged(_resolve([(n, "organization" if n == "Ardmore" else t, k) for n, t, k in ents], units=units)) == {}

@@ -407,3 +407,57 @@ def cut(s: str, max_chars: int) -> str:
     """Whitespace folded and cut at a word boundary to at most ``max_chars`` characters (ellipsis added)."""
     s = " ".join(s.split())
     return s if len(s) <= max_chars else s[: max_chars - 1].rsplit(" ", 1)[0] + "\u2026"
+
+
+#: A third-person personal pronoun opening a sentence ("She gave a talk ...", "His daughter ..."): the
+#: sentence is about the person named last before it, not about whoever else it names.
+_PERSON_PRONOUN = re.compile(r"^[^\w]*(?:he|she|his|her|him|hers)\b(?![-'\u2019])", re.IGNORECASE)
+
+
+#: Most sentences quoted together to keep a pronoun's person clear: the one naming the person and the
+#: pronoun sentences after it.
+PRONOUN_CHAIN = 3
+
+
+def opens_on_pronoun(sentence: str) -> bool:
+    """True when ``sentence`` opens on a third-person personal pronoun (:data:`_PERSON_PRONOUN`)."""
+    return bool(_PERSON_PRONOUN.match(sentence))
+
+
+def _last_person(sentence: str, persons: dict[str, str]) -> str | None:
+    """The person of ``persons`` (surface form -> person) whose mention ends last in ``sentence``, or None."""
+    best, at = None, -1
+    for form, who in persons.items():
+        body = r"\s+".join(re.escape(w) for w in form.split())
+        for m in re.finditer(rf"(?<!\w){body}(?!\w)", sentence, re.IGNORECASE):
+            if m.end() > at or (m.end() == at and len(form) > len(best or "")):
+                best, at = who, m.end()
+    return best
+
+
+def pronoun_quote(sentences: list[str], i: int, persons: dict[str, str]) -> tuple[str | None, str | None]:
+    """Who sentence ``i`` of ``sentences`` (one text unit's, in order) is about when it opens on a
+    third-person pronoun, and how to quote it so that the pronoun stays clear.
+
+    The pronoun stands for the person named last before it (``persons``: each surface form a text may use
+    -> the person it names, e.g. {"Margaret Okafor": "Margaret Okafor", "Okafor": "Margaret Okafor"}),
+    looked for in the nearest earlier sentence that names any person. Such a sentence is evidence about
+    that person, not about another person it names or follows.
+
+    Returns:
+        ``(who, quote)``: ``(None, sentence)`` when the sentence does not open on a pronoun or no person is
+        named before it; ``(who, quote)`` with the sentences from the one naming ``who`` to this one when
+        they are at most :data:`PRONOUN_CHAIN` and each between opens on a pronoun too ("Walter Brennan
+        spoke. He served ... He has offered ..."); ``(who, None)`` when ``who`` is named further back, too
+        far to be quoted with it (drop it).
+    """
+    sentence = sentences[i]
+    if not persons or not opens_on_pronoun(sentence):
+        return None, sentence
+    for j in range(i - 1, -1, -1):
+        who = _last_person(sentences[j], persons)
+        if who is not None:
+            chain = sentences[j:i + 1]
+            clear = len(chain) <= PRONOUN_CHAIN and all(opens_on_pronoun(s) for s in chain[1:])
+            return who, " ".join(chain) if clear else None
+    return None, sentence

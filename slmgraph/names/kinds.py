@@ -76,8 +76,8 @@ import re
 from collections import Counter
 
 from slmgraph.names.forms import STOP
-from slmgraph.names.lexicon import (BYLINE_WORDS, DATELINE_WORDS, HEAD_SUFFIXES, LEADING_OFFICES, MONTH_NAMES,
-                                    OFFICE_WORDS, ROLE_WORDS, TITLES, VESSEL_PREFIXES)
+from slmgraph.names.lexicon import (BYLINE_WORDS, CALENDAR_WORDS, DATELINE_WORDS, HEAD_SUFFIXES, LEADING_OFFICES,
+                                    MONTH_NAMES, OFFICE_WORDS, ROLE_WORDS, TITLES, VESSEL_PREFIXES)
 
 #: Last words of multi-word names that say their kind (the head of an English noun phrase is its last word).
 HEAD_KINDS: dict[str, str] = {
@@ -121,6 +121,10 @@ PREFIX_KINDS: dict[str, str] = {
     **dict.fromkeys("operation storm hurricane typhoon cyclone".split(), "event"),
 }
 
+#: Nouns of buildings and streets that are also surnames ("Stuart Hall", "Ella Row"): they say a place only after
+#: another common noun of a kind ("Town Hall", "Harbour Row", "Market Tower"), which no personal name holds.
+BUILDING_NOUNS = frozenset("hall row house tower cottage quay pier wharf market chapel inn mill yard".split())
+
 #: Prefixes that say the kind of a two-word name only ("Lake Varrin", "Mount Kellen").
 _SHORT_PREFIXES = frozenset("mount mt lake loch fort cape isle".split())
 #: Endings of one-word place names ("Yorkshire", "Pittsburgh", "Kazakhstan", "Islamabad", "Volgograd").
@@ -152,6 +156,8 @@ def head_kind(name: str) -> str | None:
         return None
     if "of" in words[1:-1] and words[words.index("of", 1) - 1] in HEAD_KINDS:
         return HEAD_KINDS[words[words.index("of", 1) - 1]]  # "Battle of Vimy Ridge", "University of Oslo"
+    if len(words) > 1 and words[-1] in BUILDING_NOUNS and (words[-2] in HEAD_KINDS or words[-2] in OFFICE_QUALIFIERS):
+        return "location"  # "Gullhaven Town Hall", "Harbour Row": a phrase of common nouns, a building or street
     if words[-1] in HEAD_KINDS or len(words) == 1 and not words[0].endswith(PLACE_SUFFIXES):
         return HEAD_KINDS.get(words[-1])
     if len(words) == 1:
@@ -195,6 +201,11 @@ _LANGUAGE_GLOSS = re.compile(r"\s*:\s*\S")
 _WORK_BEFORE = re.compile(r"\b(?:song|single|album|EP|film|movie|novel|book|game|video\s+game|series|sitcom|show|"
                           r"telenovela|soundtrack|opera|play|poem|painting|documentary|episode)"
                           r"\s+$", re.I)
+#: "the schooner Mary Ellen", "the trawler Solas": a vessel's name follows (a made thing, typed as works are), however
+#: much it looks like a person's.
+_VESSEL_BEFORE = re.compile(r"\b(?:ship|steamship|steamer|schooner|yacht|trawler|lifeboat|brig|brigantine|barque|"
+                            r"sloop|frigate|liner|tug|tugboat|cutter|clipper|smack|lugger|collier|tanker|freighter|"
+                            r"submarine|destroyer|cruiser|battleship|vessel)[^\S\n]+$", re.I)
 _OPEN_QUOTE = ('"', "\u201c")
 _CLOSE_QUOTE = re.compile(r"[.,!?]?[\"\u201d]")
 
@@ -308,6 +319,8 @@ def context_kind(text: str, start: int, end: int) -> tuple[str, int] | None:
         return "concept", HEAD_WEIGHT  # '"Mess of Blues"': a quoted title is a work's
     if _WORK_BEFORE.search(before):
         return "concept", PLACE_WEIGHT  # "the song Mess of Blues"
+    if _VESSEL_BEFORE.search(before) and name[:1].isupper():
+        return "concept", DEFINITION_WEIGHT  # "the schooner Mary Ellen": the noun says what the name is
     if _AFTER_ORG.match(after):
         return "organization", CONTEXT_WEIGHT
     head = head_kind(name)
@@ -578,11 +591,24 @@ def _opens_sentence(text: str, pos: int) -> bool:
     return i < 0 or text[i] in ".!?:\n\u2026"
 
 
+def calendar_name(name: str) -> bool:
+    """True when ``name`` names a time of the calendar, not an entity: a holiday, a season or a weekday
+    (:data:`slmgraph.names.lexicon.CALENDAR_WORDS`: "Christmas", "Easter", "Autumn"), alone or with months,
+    years and "to"/"and" ("Easter to October 2023"). A month alone is left to NER (it may be a person's name,
+    "June")."""
+    words = [w.strip(".,;:!?()'\u2019").casefold() for w in name.split()]
+    words = [w for w in words if w]
+    if not words or not any(w in CALENDAR_WORDS for w in words):
+        return False
+    return all(w in CALENDAR_WORDS or w in MONTH_NAMES or w.isdigit() or w in ("to", "and", "until", "eve", "day")
+               for w in words)
+
+
 def not_a_name(name: str, text: str, positions: list[tuple[int, int]]) -> str | None:
     """Why a candidate ``name`` with mentions at ``positions`` of ``text`` is not a name, or None.
 
-    Returns one of ``"salutation"``, ``"office"``, ``"prefix"``, ``"document part"``, ``"interjection"``,
-    ``"common word"`` (rules in the module docstring)."""
+    Returns one of ``"salutation"``, ``"office"``, ``"prefix"``, ``"document part"``, ``"date"``,
+    ``"interjection"``, ``"common word"`` (rules in the module docstring)."""
     if salutation_cut(name)[0]:
         return "salutation"
     if name.strip().strip(".") in VESSEL_PREFIXES and positions and all(
@@ -595,6 +621,8 @@ def not_a_name(name: str, text: str, positions: list[tuple[int, int]]) -> str | 
         return None  # an acronym ("US", "AOB" aside)
     if words and all(w in DOCUMENT_PARTS or w in STOP for w in words):
         return "document part"
+    if calendar_name(name):
+        return "date"
     if len(words) != 1:
         return None
     w = words[0]

@@ -239,6 +239,15 @@ disclaimer tip example present absent apologies regrets attendance attendees att
 action actions motion resolved decision decisions subject re cc date time venue
 """.split())
 
+#: Names of the calendar that are times, not entities: holidays and feasts, seasons, weekdays (English).
+#: spaCy tags them DATE most of the time; a sentence's subject ("Christmas raised ...") it calls ORG.
+CALENDAR_WORDS = frozenset("""
+christmas xmas easter advent lent whitsun whitsuntide pentecost epiphany candlemas michaelmas martinmas
+hogmanay halloween hallowe'en thanksgiving hanukkah chanukah diwali ramadan eid passover midsummer
+spring summer autumn fall winter
+monday tuesday wednesday thursday friday saturday sunday
+""".split())
+
 #: Month names and their usual abbreviations (English, German, French, Spanish), read by
 #: :func:`slmgraph.names.kinds.dateline`; a date in figures ("14.12.2025", "2025-12-14") needs none.
 MONTH_NAMES = frozenset("""

@@ -60,15 +60,24 @@ def edge_cut(text: str, start: int, end: int, at_start: bool, at_end: bool, recu
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
 
 
+#: A dash with a space on each side: it joins two phrases ("Kestrel Point Society — Spring Newsletter", a
+#: title line), never two words of one name ("Jean-Luc", "Baden-Württemberg" have none).
+_SPACED_DASH = re.compile(r"[^\S\n]+[\u2014\u2013][^\S\n]+")
+
+
 def paragraph_parts(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """``text[start:end]`` cut at blank lines: no name runs from a heading or paragraph into the next
-    one (spaCy's NER returned "Holmfirth Bay\n\nHolmfirth Bay" for a heading followed by its
-    paragraph). Returns ``(start, end)`` character offsets of the non-empty parts."""
+    """``text[start:end]`` cut at blank lines and at spaced dashes (:data:`_SPACED_DASH`): no name runs from a
+    heading or paragraph into the next one (spaCy's NER returned "Holmfirth Bay\n\nHolmfirth Bay" for a
+    heading followed by its paragraph), nor across the dash of a title line ("Kestrel Point Lighthouse
+    Preservation Society — Autumn Newsletter", tagged one organisation). Returns ``(start, end)`` character
+    offsets of the non-empty parts."""
     parts, at = [], start
-    for m in _BLANK_LINE.finditer(text, start, end):
+    cuts = sorted([*_BLANK_LINE.finditer(text, start, end), *_SPACED_DASH.finditer(text, start, end)],
+                  key=lambda m: m.start())
+    for m in cuts:
         if m.start() > at:
             parts.append((at, m.start()))
-        at = m.end()
+        at = max(at, m.end())
     if end > at:
         parts.append((at, end))
     return parts

@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 
 from slmgraph.model.client import DEADLINE_SENTENCE_S
-from slmgraph.names.forms import content_words, cut, is_grounded
+from slmgraph.names.forms import content_words, cut, is_grounded, pronoun_quote
 from slmgraph.names.kinds import furniture as is_furniture, list_line
 from slmgraph.model.policy import model_does
 from slmgraph.indexing.stages.report_data import FINDING_MAX_CHARS
@@ -652,7 +652,7 @@ def whole_sentences(cands: list[tuple], max_chars: int) -> list[tuple]:
 def sentence_points(passages: list[tuple[object, str]], question_vec=None, embedder=None, max_points: int = 5,
                     min_words: int = 1, max_chars: int = 300, per_passage: int | None = None,
                     names: list[str] | None = None, probes: list[str] | None = None,
-                    headings=frozenset()) -> list[Point]:
+                    headings=frozenset(), persons: dict[str, str] | None = None) -> list[Point]:
     """The sentences of ``passages`` most relevant to the question, one point each.
 
     Chosen by maximal marginal relevance (:class:`_Mmr`) over :func:`relevance`
@@ -679,13 +679,25 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
             alone); when no sentence is, the one most relevant is quoted alone (the passages passed the
             search's own relevance gate).
         headings: the corpus's section titles (:func:`heading_keys`; empty: only the passages' own Markdown).
+        persons: the persons the passages name (surface form -> person): a sentence opening on "he" or
+            "she" is about the person named last before it in its passage
+            (:func:`slmgraph.names.forms.pronoun_quote`), so it is quoted with the sentence naming that
+            person, or not at all when that sentence is further back; with ``names``, it is quoted only when
+            that person is one of them or it names one of them itself ("She gave a talk" after "a chapter
+            on Margaret Moss" says nothing of Margaret Okafor). None: sentences are taken alone.
 
     Returns:
         up to ``max_points`` points, most relevant first.
     """
     cands: list[tuple[int, object, str]] = []
     for order, (pid, text) in enumerate(passages):
-        for s in prose_sentences(text or "", title_lines=False):
+        sents = prose_sentences(text or "", title_lines=False)
+        for k, s in enumerate(sents):
+            if persons:
+                who, s = pronoun_quote(sents, k, persons)
+                if s is None or (who is not None and names and who not in names
+                                 and not names_named(sents[k], names)):
+                    continue  # the pronoun is someone the question does not ask about, or too far back
             if quotable(s, min_words) and not corpus_heading(s, headings):
                 cands.append((order, pid, s))
     # Filler says nothing on its own: it is a candidate only when the passages hold nothing else.
@@ -713,7 +725,8 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
                                                           -j))
         left.remove(k)
         _, pid, s = cands[k]
-        dup = next((p for p in points if same_statement(p.text, s)), None)
+        # a sentence quoted with the one before it (a pronoun's person) holds that one: the same statement
+        dup = next((p for p in points if same_statement(p.text, s) or s in p.text or p.text in s), None)
         if dup is not None:
             if pid not in dup.ids:
                 dup.ids.append(pid)

@@ -45,6 +45,7 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from slmgraph.indexing.stages.extract_text import quoted_sentence
 from slmgraph.names.forms import STOP, _sentence_initial, _singular, cut, mentions, normalize_name
 from slmgraph.names.kinds import furniture, list_spans
 from slmgraph.store.bulk import insert_rows
@@ -219,7 +220,8 @@ def _run_tokens(doc) -> list[int]:
     return np.flatnonzero((arr[:, 0] == NOUN) | (arr[:, 0] == ADJ) | hyphen | before_hyphen).tolist()
 
 
-def unit_concepts(doc, text: str, names: list[str], max_chars: int, lemmatizer=None) -> UnitConcepts:
+def unit_concepts(doc, text: str, names: list[str], max_chars: int, lemmatizer=None,
+                  persons: list[str] | None = None) -> UnitConcepts:
     """A text unit's concepts and their same-sentence links to each other and to ``names``.
 
     Args:
@@ -228,6 +230,8 @@ def unit_concepts(doc, text: str, names: list[str], max_chars: int, lemmatizer=N
         names: the unit's extracted entity names (their keys are :func:`slmgraph.names.forms.normalize_name`).
         max_chars: cap of a description (``description_max_chars``).
         lemmatizer: the pipeline's lemmatizer component, or None.
+        persons: the names of ``names`` that are persons: a description opening on "he" or "she" is quoted
+            with the sentence naming the person meant (:func:`slmgraph.indexing.stages.extract_text.quoted_sentence`).
 
     Returns:
         :class:`UnitConcepts`; a concept whose key is one of ``names``' keys is left out (the name
@@ -257,13 +261,19 @@ def unit_concepts(doc, text: str, names: list[str], max_chars: int, lemmatizer=N
             j += 1
         if j < len(spans) and k not in by_sentence[j]:
             by_sentence[j].append(k)
+    folded = [" ".join(text[a:b].split()) for a, b in spans]
+    alone: dict[str, str] = {}
+    who = {p: p for p in persons or ()}
     for i, ks in sorted(by_sentence.items()):
         sent = text[spans[i][0]:spans[i][1]]
         if any(a < spans[i][1] and spans[i][0] < b for a, b in listed):
             continue  # a sentence that runs into a list line links nothing
-        short = cut(" ".join(sent.split()), max_chars)
+        short = cut(folded[i], max_chars)
+        quote = quoted_sentence(folded, i, who, max_chars)  # "She will lead the education group": say who
         for k in ks:
-            desc.setdefault(k, short)
+            if quote is not None:
+                desc.setdefault(k, quote)
+            alone.setdefault(k, short)  # a last resort, when no sentence of it can say who "she" is
         ks = sorted(ks)
         for a_i, a in enumerate(ks):
             for b in ks[a_i + 1:]:
@@ -276,7 +286,7 @@ def unit_concepts(doc, text: str, names: list[str], max_chars: int, lemmatizer=N
     for s, e, k in found:
         surface[k][" ".join(text[s:e].split()).lower()] += 1
     mentions_out = [{"norm": k, "name": min(surface[k].items(), key=lambda kv: (-kv[1], kv[0]))[0],
-                     "description": desc.get(k, "")} for k in sorted(kept, key=first_at.get)]
+                     "description": desc.get(k) or alone.get(k, "")} for k in sorted(kept, key=first_at.get)]
     links = [{"concept": a, "other": b, "other_kind": kind, "description": ds[0], "sentences": len(ds)}
              for (a, b, kind), ds in sorted(pairs.items())]
     return UnitConcepts(mentions_out, links)
@@ -296,7 +306,7 @@ def unit_concepts_of(cp, nlp, ents: list[dict], settings) -> UnitConcepts | None
     if not getattr(settings, "concepts", False) or getattr(cp, "doc", None) is None:
         return None
     return unit_concepts(cp.doc, cp.masked, [e["name"] for e in ents], settings.description_max_chars,
-                         lemmatizer_of(nlp))
+                         lemmatizer_of(nlp), [e["name"] for e in ents if e.get("type") == "person"])
 
 
 def store_unit(con, chunk_id: str, uc: UnitConcepts | None, new: bool = False) -> None:

@@ -16,7 +16,9 @@ from slmgraph.indexing.stages.extract_routes import json_extraction, model_choic
 from slmgraph.indexing.stages.extract_schema import (
     FREE_NAME_MAX_CHARS, extraction_schema, free_extraction_schema, ground, validate,
 )
-from slmgraph.indexing.stages.extract_text import add_cooccurrence, cooccurrence, says_more, text_descriptions
+from slmgraph.indexing.stages.extract_text import (
+    add_cooccurrence, cooccurrence, quoted_sentence, says_more, text_descriptions,
+)
 from slmgraph.indexing.stages.ner import find_candidates
 from slmgraph.indexing.stages.steer import apply as steer_apply
 from slmgraph.model.client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, ModelClient
@@ -90,12 +92,18 @@ def extract_choices(client: ModelClient | None, prompts: Prompts | None, text: s
     n_choices = rejected = 0
     evaluated = 0
 
+    persons = {c.name: c.name for c in cp.candidates if c.type == "person"}
+
     def first_sentence(*names: str) -> str:
-        for snt in sents:
+        alone = ""  # the first such sentence as it is: a last resort when no quote of it can say who "she" is
+        for k, snt in enumerate(sents):
             if all(mentions(snt, n) for n in names) and says_more(snt, names) and not list_line(snt) \
-                    and not furniture(snt):
-                return cut(snt, max_chars)  # "Present: A, B": who was there describes no one; "Dear X," neither
-        return ""
+                    and not furniture(snt):  # "Present: A, B": who was there describes no one; "Dear X," neither
+                quote = quoted_sentence(sents, k, persons, max_chars)  # "She ...": with the one naming her
+                if quote is not None:
+                    return quote
+                alone = alone or cut(snt, max_chars)
+        return alone
 
     def choose(kind: str, user: str, options: list[str]):
         nonlocal n_choices, evaluated

@@ -350,6 +350,40 @@ def _heading_opener(text: str, start: int, end: int) -> bool:
                for m in re.finditer(rf"(?<![\w'\u2019-]){word}(?![\w'\u2019-])", text))
 
 
+def _common_nouns(nlp) -> frozenset:
+    """The common nouns the pipeline's rule lemmatizer knows (its ``lemma_index`` table's ``noun`` list,
+    WordNet's; made a set by :func:`_lemma_index_sets`), or an empty set when it has none."""
+    try:
+        nouns = nlp.get_pipe("lemmatizer").lookups.get_table("lemma_index")["noun"]
+    except (KeyError, AttributeError, ValueError):
+        return frozenset()
+    return nouns if isinstance(nouns, frozenset) else frozenset(nouns)
+
+
+def _heading_word(text: str, name: str, positions: list[tuple[int, int]], tokens: TokenOffsets | None,
+                  nlp=None) -> bool:
+    """True for a one-word name that is a line by itself at one mention at least (a heading, "## Membership", its
+    marks masked) and opens a sentence at every other ("Membership has grown to 164."), when it is a common
+    noun: the tagger calls one of its mentions ``NOUN`` and the lemmatizer's word list holds it
+    (:func:`_common_nouns`; either alone is weak: the tagger calls a heading's word a noun whatever it is,
+    "Barclays", and WordNet's list holds brands, "apple"). A section's topic, capitalised where a heading or
+    a sentence begins, is no name; a name heading its section ("## Barclays") is kept, and the caller keeps
+    persons and places."""
+    if tokens is None or not positions or " " in name.strip() or name.isupper():
+        return False
+    whole = False
+    for s, e in positions:
+        line_start = text.rfind("\n", 0, s) + 1
+        line_end = text.find("\n", e)
+        line_end = len(text) if line_end < 0 else line_end
+        if not text[line_start:s].strip() and not text[e:line_end].strip(" \t.:"):
+            whole = True
+        elif not _sentence_initial(text, s):
+            return False
+    return whole and any(t.pos_ == "NOUN" for s, e in positions for t in tokens.overlapping(s, e)) \
+        and name.strip(".:").casefold() in _common_nouns(nlp)
+
+
 def _person_widened(sp, inside: list, tokens: TokenOffsets | None) -> bool:
     """True when a capitalised run of 2-4 words holds only person spans and its other words are proper
     nouns NER left out of the person ("Sherlock Holmes": spaCy's small pipeline tags "Holmes" alone): the
@@ -562,6 +596,8 @@ def find_candidates(text: str, entity_types: tuple[str, ...], budget: int, nlp=N
             del by_key[key]  # "the Methodist hall": a group's adjective, not the group
         elif not_a_name(c.name, masked, pos):
             del by_key[key]  # "Dear Mayor", "Town Clerk", "Minutes", "Bye-bye": no entity (slmgraph.names.kinds)
+        elif c.type not in ("person", "location") and _heading_word(masked, c.name, pos, tokens, nlp):
+            del by_key[key]  # "## Membership": a section's topic, a common noun
         elif " " not in c.name and not c.name.isupper() and (
                 key in TITLES or (c.type != "person" and key in GENERIC_WORDS)):
             del by_key[key]  # "the Church", "the State": a common noun with a capital; "Thanks, Councillor."

@@ -4,7 +4,7 @@ Name normalisation (:func:`slmgraph.names.forms.normalize_name`) already merges
 case, punctuation, possessive, leading-article and corporate-suffix variants
 ("Microsoft" / "Microsoft Corp." / "MICROSOFT" share the key "microsoft").
 Entity resolution then merges the keys that still fragment one entity, with
-seven rules applied in this order, each merge logged with its rule:
+eight rules applied in this order, each merge logged with its rule:
 
 0. ``compound`` -- names equal once spaces are removed and plural endings
    dropped (:func:`slmgraph.names.forms.tolerant_words`) merge into the one written
@@ -55,6 +55,10 @@ seven rules applied in this order, each merge logged with its rule:
    (:data:`SHORT_FORM_HEADS`): "the Commission" after "the Philippine Commission", "Carey Business School"
    of "Johns Hopkins Carey Business School". First words never merge by this rule: "Aberlow" is not
    "Aberlow Fish Market", "Washington" not "Washington State University".
+3b. ``of-place`` -- a name followed by "of" and a place merges into the name alone when both are names of the
+   index, the place is typed ``location`` and named in a text unit of either, and the name before "of" is
+   more than a kind, a title or an office ("Harrowgate Marine Engineering of Ardmore" into "Harrowgate Marine
+   Engineering"; "University of Oslo" never into "University"). :func:`_of_place_rule`.
 4. ``acronym`` -- a name written in capitals (dots ignored) that equals the
    initials of exactly one name of two or more capitalised words, ignoring
    of/the/and/for, merges into it ("IBM" into "International Business
@@ -103,7 +107,7 @@ from slmgraph.names.lexicon import (LEADING_OFFICES, NOT_PERSON_HEADS, PERSONAL_
                                     SHORT_FORM_HEADS, TITLES)
 
 #: Rule names in the order they are applied (the ``rule`` column of ``merge_log``).
-RULES = ("compound", "plural", "title", "name-subset", "short-form", "acronym", "embedding")
+RULES = ("compound", "plural", "title", "name-subset", "short-form", "of-place", "acronym", "embedding")
 
 #: Types that carry no type information: compatible with every type.
 UNTYPED = frozenset({"unknown", "other", ""})
@@ -483,6 +487,32 @@ def _short_form_rule(cl: _Clusters) -> None:
                  f"({cl.evidence(s, t)})")
 
 
+def _of_place_rule(cl: _Clusters) -> None:
+    """A name written with the place it is of ("Harrowgate Marine Engineering of Ardmore") merges into the name
+    without it ("Harrowgate Marine Engineering") when both are names of the index, the place is a name of the
+    index typed ``location`` and named in a text unit of either (``units``; no units given: anywhere), and the
+    two are not kept apart by type (:meth:`_Clusters.compatible`). The name before "of" must be more than a
+    kind or an office ("University of Oslo" is not "University", "King of Spain" not "King", "Bank of
+    England" not "Bank"): a one-word one may be no head of a body or place, no title and no office."""
+    for s in sorted(cl.roots()):
+        words = s.split()
+        if "of" not in words[1:-1] or cl.find(s) != s:
+            continue
+        k = len(words) - 1 - words[::-1].index("of")
+        name, place = " ".join(words[:k]), " ".join(words[k + 1:])
+        if name not in cl.parent or place not in cl.parent or cl.type(cl.find(place)) != "location":
+            continue
+        if len(words[:k]) == 1 and (name in SHORT_FORM_HEADS or name in LEADING_OFFICES or name in TITLES):
+            continue
+        a, b, p = cl.find(s), cl.find(name), cl.find(place)
+        if a == b or b == p or not cl.compatible(a, b) or cl.type(b) == "location":
+            continue
+        if cl.units is not None and cl.shared_unit(a, p) is None and cl.shared_unit(b, p) is None:
+            continue  # the place is named nowhere near: "of" may say something else
+        cl.merge(a, b, "of-place", None, f"'{cl.display(s)}' is '{cl.display(name)}' with the place it is of, "
+                                         f"'{cl.display(place)}' ({cl.evidence(a, b)})")
+
+
 def _acronym_rule(cl: _Clusters) -> None:
     by_initials: dict[str, set[str]] = {}
     for r in cl.roots():
@@ -573,7 +603,8 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
             displayed names of the entities left after rules 0-4, and only
             when ``threshold`` is set and at least two entities are left; None
             also skips the rule.
-        rules: apply the ``compound``, ``plural``, ``title``, ``name-subset``, ``short-form`` and ``acronym`` rules
+        rules: apply the ``compound``, ``plural``, ``title``, ``name-subset``, ``short-form``, ``of-place`` and
+            ``acronym`` rules
             (False with ``threshold`` None: normalised-name match only).
         types_reliable: types block merges (False: a small model's types, which do not; a place and
             another kind never merge either way, :func:`apart`).
@@ -595,6 +626,7 @@ def resolve_entities(names: Mapping[str, Counter], types: Mapping[str, Counter],
         _subset_rule(cl)
         _office_surname_rule(cl)
         _short_form_rule(cl)
+        _of_place_rule(cl)
         _acronym_rule(cl)
     res = Resolution(mapping={})
     if threshold is not None and embed is not None:

@@ -330,7 +330,8 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
         passages = store.con.execute(f"SELECT rel_id, description FROM relationships WHERE rel_id IN ({q})",
                                      used["relationships"] or [-1]).fetchall()
     points = sentence_points(passages, qv, embedder, names=_names_of(store, about or []),
-                             probes=quote_probes(question, prompts, settings), headings=corpus_headings(store))
+                             probes=quote_probes(question, prompts, settings), headings=corpus_headings(store),
+                             persons=_persons_of(store, used["source_chunks"]) if label == "Sources" else None)
     lead = _lead_points(store, about or [], passages if label == "Sources" else [], used)
     for p in list(points):
         same = next((x for x in lead if near_duplicate(x.text, p.text)), None)
@@ -368,6 +369,25 @@ def _names_of(store: Store, norms: list[str]) -> list[str]:
     names = [n for (n,) in store.con.execute(f"SELECT name FROM entities WHERE norm IN ({','.join('?' * len(norms))})",
                                              norms).fetchall()]
     return name_variants(names)
+
+
+def _persons_of(store: Store, chunk_ids: list[str]) -> dict[str, str]:
+    """The persons the text units ``chunk_ids`` name: each surface form a sentence may use (the entity's name
+    its :func:`slmgraph.query.named.name_variants` and its first word) -> the entity's name, for the pronoun rule of
+    :func:`slmgraph.query.extractive.sentence_points`. A short form two persons share ("Moss" of Alfred and
+    Edith Moss) is left out: it names neither for certain."""
+    if not chunk_ids:
+        return {}
+    names = [n for (n,) in store.con.execute(
+        f"SELECT DISTINCT e.name FROM entities e JOIN entity_text_units u ON u.entity_id = e.entity_id "
+        f"WHERE e.type = 'person' AND u.chunk_id IN ({','.join('?' * len(chunk_ids))}) ORDER BY 1",
+        chunk_ids).fetchall()]
+    forms: dict[str, set[str]] = {}
+    for n in names:
+        first = n.split()[0]
+        for v in name_variants([n]) + ([first] if " " in n and len(first) > 2 and first[:1].isupper() else []):
+            forms.setdefault(v, set()).add(n)  # "Walter" of "Walter Brennan", as a text says it again
+    return {v: next(iter(who)) for v, who in forms.items() if len(who) == 1}
 
 
 def _lead_points(store: Store, norms: list[str], passages: list[tuple[object, str]], used: dict) -> list[Point]:
