@@ -113,6 +113,37 @@ def raw_speed(path: str, workers: int, threads: int) -> tuple[float, float]:
     return sum(r[0] for r in rates), sum(r[1] for r in rates)
 
 
+def _raw_spacy_worker(ner_model: str, texts: list[str], batch: int, barrier, out) -> None:
+    """One process of the raw extract limit, set up as an extraction worker (no torch, the stage's pipeline):
+    ``nlp.pipe`` over the masked ``texts`` in batches of ``batch``, once all processes are ready; puts its
+    CPU seconds."""
+    import sys
+
+    sys.modules.setdefault("torch", None)  # as slmgraph.indexing.stages.extract.nlp_worker_job does
+    from slmgraph.indexing.stages.ner import pipeline_for
+
+    nlp, _ = pipeline_for(ner_model)
+    for _ in nlp.pipe(texts[:batch], batch_size=batch):  # the first call's one-time setup, as a worker's first task
+        pass
+    barrier.wait()
+    c0 = time.process_time()
+    for _ in nlp.pipe(texts, batch_size=batch):
+        pass
+    out.put(time.process_time() - c0)
+
+
+def raw_spacy_cpu(ner_model: str, texts: list[str], workers: int, batch: int) -> list[float]:
+    """CPU seconds of each of ``workers`` processes parsing ``texts`` with spaCy at the same time
+    (:func:`_raw_spacy_worker`): two parsers on the machine at once, as the extract stage runs them."""
+    ctx = mp.get_context("spawn")
+    barrier, out = ctx.Barrier(workers), ctx.Queue()
+    procs = [ctx.Process(target=_raw_spacy_worker, args=(ner_model, texts, batch, barrier, out))
+             for _ in range(workers)]
+    for p in procs:
+        p.start()
+    return _collect(out, procs)
+
+
 def _shape_worker(path: str, threads: int, shape: tuple[int, int, int], barrier, out) -> None:
     """One process: load the model, wait for the others, time calls of ``shape``
     (:func:`slmgraph.eval.bench.raw_rates_at`)."""
@@ -642,13 +673,14 @@ STAGE_ITEMS = {"ingest": ("text_units", "text units"), "extract": ("extracted", 
 def llm_free_limits(db: Path, out: dict, settings: Settings, wall: float, sample: int = 96) -> dict:
     """Each stage's seconds, items/s and share of the build, and for extraction and embedding their raw
     limit on this machine, measured now on the built index's own text units: spaCy's ``nlp.pipe`` over
-    ``sample`` text units (characters per CPU second times the extract stage's worker processes, the build's
-    plan; the extract stage's limit is the corpus characters at that rate) and
+    ``sample`` text units in as many processes at once as the extract stage's workers (their characters per CPU
+    second added, :func:`raw_spacy_cpu`; the extract stage's limit is the corpus characters at that rate) and
     the embedder encoding ``sample`` text units longest first with every core (word pieces/s; the embed
     stage's limit is its word pieces at that rate). Ratio = stage seconds / limit."""
     import duckdb
 
     from slmgraph.indexing.stages.embed import Embedder, embed_items, window_keys
+    from slmgraph.indexing.stages.extract import NLP_BATCH
     from slmgraph.indexing.stages.ner import pipeline_for
     from slmgraph.text.markdown import mask_markup
 
@@ -661,14 +693,21 @@ def llm_free_limits(db: Path, out: dict, settings: Settings, wall: float, sample
     if nlp is not None:
         masked = [mask_markup(t) for t in picked]
         t0, c0 = time.perf_counter(), time.process_time()
-        for _ in nlp.pipe(masked, batch_size=32):
+        for _ in nlp.pipe(masked, batch_size=NLP_BATCH):
             pass
         dt, cpu = time.perf_counter() - t0, time.process_time() - c0
-        # spaCy runs on one core per process: its rate per CPU second times the extract stage's processes.
+        # spaCy runs on one core per process: the stage's worker processes each parse the sample at the same
+        # time, in the stage's batches, and their rates per CPU second add up (two parsers at once share the
+        # caches and the memory bus, which one alone does not).
         workers = max(1, int(out.get("extract", {}).get("workers") or 1))
-        rate = sum(map(len, masked)) / max(cpu, 1e-9) * workers
-        raw["extract"] = {"what": f"spaCy nlp.pipe x {workers} process(es), characters/s (per CPU second x processes)",
-                          "rate": round(rate), "cpu_s": round(cpu, 2), "wall_s": round(dt, 2), "workers": workers,
+        chars = sum(map(len, masked))
+        cpus = raw_spacy_cpu(settings.ner_model, masked, workers, NLP_BATCH) if workers > 1 else [cpu]
+        rate = sum(chars / max(c, 1e-9) for c in cpus)
+        raw["extract"] = {"what": f"spaCy nlp.pipe in {workers} process(es) at once, batches of {NLP_BATCH}, "
+                                  "characters/s (the processes' rates per CPU second added)",
+                          "rate": round(rate), "cpu_s": round(sum(cpus) / len(cpus), 2),
+                          "cpu_s_each": [round(c, 2) for c in cpus], "wall_s": round(dt, 2), "workers": workers,
+                          "one_process_cpu_s": round(cpu, 2), "one_process_rate_x_workers": round(chars / cpu * workers),
                           "limit_seconds": round(sum(map(len, texts)) / rate, 1)}
     emb = Embedder(batch_size=settings.embed_batch_size, threads=settings.n_threads,
                    precision=settings.embed_precision)
@@ -706,11 +745,15 @@ def _limit_rows(lim: dict) -> list[str]:
         lines.append(f"| {name} | {r['seconds']} | {r['items']:,} {r['unit']} | {r['items_per_s']} | "
                      f"{r['share']:.0%} | {r.get('limit_seconds', '')} | {r.get('ratio', '') or ''} |")
     lines.append("")
-    lines += [f"Raw {k}: {v['what']} {v['rate']:,} ({v['cpu_s']} CPU s for the sample)." for k, v in lim["raw"].items()]
+    lines += [f"Raw {k}: {v['what']} {v['rate']:,} ({v['cpu_s']} CPU s for the sample"
+              + (f" per process; one process alone {v['one_process_cpu_s']} CPU s, whose rate x {v['workers']} is "
+                 f"{v['one_process_rate_x_workers']:,}" if "one_process_cpu_s" in v else "") + ")."
+              for k, v in lim["raw"].items()]
     if lim.get("embed_ahead"):
-        lines.append(f"Not a stage: the embed-ahead thread beside extraction encoded {lim['embed_ahead']['texts']} "
-                     f"texts in {lim['embed_ahead']['thread_seconds']} s on its thread (the embed stage's word pieces "
-                     "include them, so its ratio can fall below 1).")
+        lines.append(f"Not a stage: the embed-ahead thread encoded {lim['embed_ahead']['texts']} texts and committed "
+                     f"{lim['embed_ahead']['rows']} rows in {lim['embed_ahead']['thread_seconds']} s on its thread, "
+                     "beside the stages that leave a core idle (after extraction when its workers take every core; "
+                     "the embed stage's word pieces include its texts, so its ratio can fall below 1).")
     return lines + [""]
 
 

@@ -93,3 +93,96 @@ def test_a_killed_worker_loses_only_its_units_in_flight_and_the_rerun_extracts_e
     assert not set(rerun) & set(committed_first) and len(set(rerun)) == len(rerun)
     run_index(docs, tmp_path / "one.duckdb", dataclasses.replace(settings, workers=1), model=FakeModel(), **kw)
     assert extraction_rows(db) == extraction_rows(tmp_path / "one.duckdb")
+
+
+def test_the_workers_start_while_ingest_cuts_and_give_the_records_of_the_one_process_extraction(tmp_path, monkeypatch):
+    import slmgraph.indexing.pipeline as pipeline
+
+    docs = people_corpus(tmp_path / "c", n_docs=60, report_on="the water quality of Geneva")
+    kw = dict(progress=False, embedder_factory=FakeEmbedder, say=lambda m: None)
+    events = []
+    real_ingest, real_start = pipeline.ingest, pipeline.start_nlp_pool
+
+    def ingest(*a, **k):
+        events.append("ingest starts")
+        try:
+            return real_ingest(*a, **k)
+        finally:
+            events.append("ingest ends")
+
+    def start(*a, **k):
+        pool = real_start(*a, **k)
+        events.append(("workers started", pool is not None))
+        return pool
+
+    monkeypatch.setattr(pipeline, "ingest", ingest)
+    monkeypatch.setattr(pipeline, "start_nlp_pool", start)
+    out = pipeline.run_index(docs, tmp_path / "two.duckdb", Settings(workers=2), model=FakeModel(), **kw)
+    # Started once, as soon as ingest had cut enough new units for them, and used by the extract stage.
+    assert events == ["ingest starts", ("workers started", True), "ingest ends"]
+    assert out["extract"]["workers"] == 2 and out["extract"]["extracted"] == 60
+    events.clear()
+    pipeline.run_index(docs, tmp_path / "one.duckdb", Settings(workers=1), model=FakeModel(), **kw)
+    assert events == ["ingest starts", ("workers started", False), "ingest ends"]  # no plan with workers
+    assert extraction_rows(tmp_path / "two.duckdb") == extraction_rows(tmp_path / "one.duckdb")
+
+
+def test_workers_started_during_ingest_stop_when_the_run_fails_before_they_extract(tmp_path, monkeypatch):
+    import slmgraph.indexing.pipeline as pipeline
+
+    docs = people_corpus(tmp_path / "c", n_docs=60)
+    pools = []
+    real_start = pipeline.start_nlp_pool
+
+    def start(*a, **k):
+        pools.append(real_start(*a, **k))
+        return pools[-1]
+
+    def fail(*a, **k):
+        raise RuntimeError("the extraction could not begin")
+
+    monkeypatch.setattr(pipeline, "start_nlp_pool", start)
+    monkeypatch.setattr(pipeline, "run_extraction", fail)
+    with pytest.raises(RuntimeError, match="could not begin"):
+        pipeline.run_index(docs, tmp_path / "x.duckdb", Settings(workers=2), model=FakeModel(), progress=False,
+                           embedder_factory=FakeEmbedder, say=lambda m: None)
+    assert len(pools) == 1 and pools[0] is not None
+    for p in pools[0].procs:
+        p.join(timeout=10)
+    assert not any(p.is_alive() for p in pools[0].procs)
+
+
+def atexit_marking_job(client, prompts, settings, model):
+    """A worker job (``make_job``) whose process would write a file named by its pid into the folder
+    ``$SLMGRAPH_TEST_MARKS`` at interpreter exit; each payload comes back doubled."""
+    import atexit
+
+    def mark():
+        with open(os.path.join(os.environ["SLMGRAPH_TEST_MARKS"], str(os.getpid())), "w") as f:
+            f.write("shut down")
+
+    atexit.register(mark)
+    return lambda payload: payload * 2
+
+
+def test_workers_hand_over_every_result_and_leave_without_the_interpreters_shutdown(tmp_path, monkeypatch):
+    from slmgraph.indexing.executors.batch import WorkerPool, WorkerSpec, plan_threads
+
+    monkeypatch.setenv("SLMGRAPH_TEST_MARKS", str(tmp_path))  # the spawned workers inherit it
+    with WorkerPool(lambda i: WorkerSpec(None, 0, 1, 1, Settings(), "", atexit_marking_job),
+                    plan_threads(2, 40, workers=2)) as pool:
+        got = sorted(out for _id, _key, out, *_ in pool.results([(i, i, None) for i in range(40)]))
+    assert got == [2 * i for i in range(40)]
+    assert all(p.exitcode == 0 for p in pool.procs)
+    assert not os.listdir(tmp_path)  # no atexit handler ran: no interpreter shutdown to wait for
+
+
+def test_the_llm_free_tasks_end_in_single_text_units():
+    from slmgraph.indexing.stages.extract import NLP_BATCH, nlp_task_sizes
+
+    for n, workers in ((665, 2), (48, 2), (100, 4), (5, 2), (1, 1)):
+        sizes = nlp_task_sizes(n, workers)
+        assert sum(sizes) == n and max(sizes) <= NLP_BATCH and min(sizes) >= 1
+        assert sizes == sorted(sizes, reverse=True)
+        assert sizes[-workers:] == [1] * min(workers, len(sizes))
+    assert nlp_task_sizes(665, 2)[0] == NLP_BATCH

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shlex
+import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,7 +27,8 @@ from slmgraph.indexing.stages.communities import run_communities
 from slmgraph.config.settings import Settings
 from slmgraph.errors import UserError
 from slmgraph.indexing.stages.embed_ahead import locked_encode
-from slmgraph.indexing.stages.extract import extraction_fills_cores, run_extraction
+from slmgraph.indexing.stages.extract import (NLP_POOL_MIN_UNITS, extraction_fills_cores, run_extraction,
+                                               start_nlp_pool)
 from slmgraph.indexing.stages.graph import build_graph
 from slmgraph.indexing.stages.ingest import chunking_key, ingest, kept_paths, retire_replaced, retiring
 from slmgraph.indexing.stages.ingest_read import path_text, read_input
@@ -163,6 +165,9 @@ class IndexContext:
     embed stage's Ray actors; ``only`` limits
     extraction to those text units (the estimate's samples); ``extras`` collects the runner's figures
     beside the stages' results (``run_index``'s return value: ``run_id``, ``unreadable``, ``embed_ahead``).
+    ``prestart``: ingest starts the LLM-free extraction's worker processes once it has cut enough new text
+    units for them (:func:`slmgraph.indexing.stages.extract.start_nlp_pool`), kept in ``pool`` until the
+    extract stage takes them.
     """
 
     store: Store
@@ -185,6 +190,8 @@ class IndexContext:
     db_path: str | Path = ""
     ahead: object = None
     extras: dict = dataclasses.field(default_factory=dict)
+    prestart: bool = False
+    pool: object = None
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` in the model's tokenizer."""
@@ -216,8 +223,20 @@ class Stage:
 
 
 def _ingest(ctx: IndexContext):
+    tried = False
+
+    def added(n: int) -> None:
+        # The workers' spawn and spaCy load (a second or two on every core) run beside the cutting, which
+        # holds one core, instead of at the extract stage's start.
+        nonlocal tried
+        if not tried and n >= NLP_POOL_MIN_UNITS:
+            tried = True
+            ctx.pool = start_nlp_pool(ctx.client, ctx.settings, n)
+
+    prestart = ctx.prestart and ctx.only is None and ctx.pool is None
     return ingest(ctx.store, ctx.docs, ctx.model.tokenize, ctx.model.detokenize, ctx.settings.chunk_size,
-                  ctx.settings.chunk_overlap, keep=ctx.keep, chunking=ctx.chunking, progress=ctx.progress)
+                  ctx.settings.chunk_overlap, keep=ctx.keep, chunking=ctx.chunking, progress=ctx.progress,
+                  on_added=added if prestart else None)
 
 
 def _after_ingest(ctx: IndexContext, ing) -> None:
@@ -235,10 +254,13 @@ def _extract(ctx: IndexContext):
     ahead = ctx.ahead = (start_embed_ahead(ctx.store, ctx.settings, ctx.model, ctx.embedder)
                          if ctx.embedder is not None and not extraction_fills_cores(
                              ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.only) else None)
+    pool, ctx.pool = ctx.pool, None
     try:
         res = run_extraction(ctx.store, ctx.client, ctx.prompts, ctx.settings, ctx.progress,
-                             model_factory=ctx.model_factory, say=ctx.say, only=ctx.only)
+                             model_factory=ctx.model_factory, say=ctx.say, only=ctx.only, pool=pool)
     except BaseException:
+        if pool is not None:  # run_extraction closes it, unless it failed before taking it
+            pool.__exit__(*sys.exc_info())
         # Unwinding (a Ctrl-C, a failure): never wait long for the thread, which may be stuck on an import
         # lock the interrupted main thread held.
         if ahead is not None:
@@ -487,7 +509,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
                                   settings.chunk_overlap),
             embed=lambda texts: locked_encode(get_embedder(), texts), embedder=get_embedder,
             embedder_factory=embedder_factory,
-            summary_limit=summary_limit, report_limit=report_limit, db_path=db_path, extras={"run_id": run_id})
+            summary_limit=summary_limit, report_limit=report_limit, db_path=db_path, extras={"run_id": run_id},
+            prestart=True)
         out = ctx.extras
         changed = staged = False
         for st in STAGES:
@@ -536,6 +559,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
     except duckdb.Error as exc:  # a failed write (disk full): one line, nothing committed lost
         raise store.storage_error(exc) from None
     finally:
+        if ctx is not None and ctx.pool is not None:  # a run that ends between ingest and extraction
+            ctx.pool.__exit__(*sys.exc_info())
         if ctx is not None and ctx.ahead is not None:  # a run that ends before the embed stage
             ctx.ahead.stop(timeout=EMBED_AHEAD_GRACE_S)
         store.close()

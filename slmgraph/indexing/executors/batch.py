@@ -185,15 +185,16 @@ def _die_with_parent() -> None:
 def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -> None:
     """Body of one worker process: load the model, run tasks until the ``None`` sentinel.
 
-    Messages to ``results``: ``("ready", index)``; ``("done", index, task_id,
+    Messages to ``results``: ``("ready", index, wall-clock time)``; ``("done", index, task_id,
     key, result, ledger_rows, cache_entries)``; ``("user_error", index,
-    message)``; ``("error", index, traceback)``. Ctrl-C is left to the parent.
+    message)``; ``("error", index, traceback)``. Ctrl-C is left to the parent. On the sentinel the
+    process flushes ``results`` and ends at once (``os._exit``), without the interpreter's shutdown.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     try:
         job, ledger = start_worker(index, spec)
-        results.put(("ready", index))
+        results.put(("ready", index, time.time()))
         while True:
             try:
                 task = tasks.get(timeout=1.0)
@@ -202,7 +203,12 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
                     return  # orphaned: the writer is gone
                 continue
             if task is None:
-                return
+                # Every result is in the pipe once the feeder thread is joined; the interpreter's own
+                # shutdown (freeing the model's and spaCy's objects one by one) would only keep the parent
+                # waiting in join, with nothing left to save.
+                results.close()
+                results.join_thread()
+                os._exit(0)
             task_id, payload, key = task
             out = job(payload)
             calls, puts = ledger.drain()
@@ -263,21 +269,26 @@ class WorkerPool:
         self.plan = plan
         self.tasks = self.ctx.Queue()
         self.results_q = self.ctx.Queue()
-        self.t_start = 0.0
+        self.t_start = self.t_start_wall = self._ready_at = 0.0
         self.startup_seconds = 0.0  #: from start until every worker had loaded its model
         self._ready = 0
+        self._closed = False
         self.procs = [self.ctx.Process(target=worker_main, args=(i + 1, spec_for(i + 1), self.tasks,
                                                                   self.results_q, os.getpid()),
                                        name=f"slmgraph-{name}-{i + 1}", daemon=True)
                       for i in range(plan.workers)]
 
     def __enter__(self) -> "WorkerPool":
-        self.t_start = time.perf_counter()
-        for p in self.procs:
-            p.start()
+        if not self.t_start:  # a pool started ahead of its stage is entered again there
+            self.t_start, self.t_start_wall = time.perf_counter(), time.time()
+            for p in self.procs:
+                p.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        if self._closed:  # a pool started ahead of its stage may be closed by the stage and by its caller
+            return
+        self._closed = True
         if exc[0] is None:  # normal end: let idle workers leave on the sentinel
             for _ in self.procs:
                 self.tasks.put(None)
@@ -330,8 +341,10 @@ class WorkerPool:
             kind = msg[0]
             if kind == "ready":
                 self._ready += 1
+                # The worker's own clock: a pool started ahead of its stage reads the message only there.
+                self._ready_at = max(self._ready_at, msg[2])
                 if self._ready == len(self.procs):
-                    self.startup_seconds = time.perf_counter() - self.t_start
+                    self.startup_seconds = self._ready_at - self.t_start_wall
                 continue
             if kind == "user_error":
                 raise UserError(msg[2])

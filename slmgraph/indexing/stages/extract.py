@@ -225,6 +225,32 @@ def nlp_pool_plan(model, settings: Settings, n_units: int):
     return plan if plan.workers > 1 or settings.executor == "ray" else None
 
 
+def nlp_worker_spec(client: ModelClient | None, settings: Settings, plan):
+    """The :class:`slmgraph.indexing.executors.batch.WorkerSpec` of an LLM-free extraction worker (loads no
+    model; :func:`nlp_worker_job`) under ``plan``."""
+    from slmgraph.indexing.executors.batch import WorkerSpec
+
+    return WorkerSpec(None, 0, settings.seed, plan.threads, settings, client.run_id if client is not None else "",
+                      nlp_worker_job)
+
+
+def start_nlp_pool(client: ModelClient | None, settings: Settings, n_units: int):
+    """Worker processes for the LLM-free extraction of at least ``n_units`` text units, started now (their
+    spawn and spaCy load take a second or two) and entered, or None where :func:`run_extraction` would not
+    use them: a model extraction, another executor than ``local``, or a plan (:func:`nlp_pool_plan`) without
+    workers. Pass the pool to :func:`run_extraction`, which uses it or closes it; close it
+    (``pool.__exit__``) if no extraction follows."""
+    from slmgraph.indexing.executors.batch import WorkerPool
+
+    model = client.model if client is not None else None
+    if settings.executor != "local" or model is None or uses_model(settings, model):
+        return None
+    plan = nlp_pool_plan(model, settings, n_units)
+    if plan is None:
+        return None
+    return WorkerPool(lambda _worker: nlp_worker_spec(client, settings, plan), plan, "extract").__enter__()
+
+
 def extraction_fills_cores(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
                            only: set[str] | None = None) -> bool:
     """True when this run's LLM-free extraction will run in worker processes or actors that take every
@@ -241,10 +267,18 @@ def extraction_fills_cores(store: Store, client: ModelClient | None, prompts: Pr
 NLP_BATCH = 8
 
 
-def nlp_batch_size(n_units: int, workers: int) -> int:
-    """Text units per task of the LLM-free workers: up to :data:`NLP_BATCH`, and at least four tasks per
-    worker, so that no worker idles long at the end."""
-    return max(1, min(NLP_BATCH, n_units // max(1, 4 * workers)))
+def nlp_task_sizes(n_units: int, workers: int) -> list[int]:
+    """Text units per task of the LLM-free workers, in the order the tasks are sent (summing to ``n_units``):
+    :data:`NLP_BATCH` while many are left, then fewer, down to single units. Workers take the next task as
+    they finish one, so the last tasks are short and the run does not end on one worker finishing a full
+    task while the others idle."""
+    sizes = []
+    left = n_units
+    while left > 0:
+        k = max(1, min(NLP_BATCH, left // max(1, 2 * workers)))
+        sizes.append(k)
+        left -= k
+    return sizes
 
 
 class PipedParses:
@@ -330,8 +364,8 @@ class ExtractResult:
 
 
 def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, settings: Settings,
-                   progress: bool = True, model_factory=None, say=None, only: set[str] | None = None
-                   ) -> ExtractResult:
+                   progress: bool = True, model_factory=None, say=None, only: set[str] | None = None,
+                   pool=None) -> ExtractResult:
     """Extract every text unit that has no up-to-date extraction record.
 
     With the llm extractor and more than one worker in the thread plan
@@ -349,6 +383,8 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
             = load ``client.model.path`` in each worker.
         say: ``str -> None`` for the thread-plan note and warnings.
         only: extract just these text units (``chunk_id``s; the estimate's calibration sample).
+        pool: LLM-free workers started earlier (:func:`start_nlp_pool`, while ingest ran): used when this run
+            extracts in worker processes under the same plan, else closed. Closed on return either way.
 
     Returns:
         :class:`ExtractResult`.
@@ -390,6 +426,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
         parallel = plan is not None
         if parallel:
             stats["workers"], stats["threads"] = plan.workers, plan.threads
+    started = pool  # workers started ahead (start_nlp_pool): used below or closed at the end
     bar = tqdm(total=len(todo), desc="extract", unit="unit", disable=not progress or not todo, dynamic_ncols=True)
     tokens = 0
     t_start = time.perf_counter()
@@ -427,8 +464,7 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
 
             def spec_for(worker: int) -> WorkerSpec:
                 if not calls_model:  # spaCy only: the worker loads no model
-                    return WorkerSpec(None, 0, settings.seed, plan.threads, settings,
-                                      client.run_id if client is not None else "", nlp_worker_job)
+                    return nlp_worker_spec(client, settings, plan)
                 return WorkerSpec(str(model.path) if getattr(model, "path", None) is not None else None, model.n_ctx, settings.seed,
                                   plan.threads, settings, client.run_id, worker_job, cache, model_factory)
 
@@ -439,15 +475,21 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
                     f"on {plan.cores} core{'s' if plan.cores != 1 else ''}")
             n_threads = getattr(model, "n_threads", None)
             update_claim(max(plan.total_threads, n_threads or 1))
+            if started is not None and (calls_model or settings.executor != "local" or started.plan != plan):
+                started.__exit__(None, None, None)
+                started = None
+            use, started = started, None
             try:
-                with open_pool(spec_for, plan, settings, "extract") as pool:
+                with use or open_pool(spec_for, plan, settings, "extract") as pool:
                     if calls_model:
                         for chunk_id, key, ex, calls, puts, _worker in pool.results(
                                 [(c, (t, e), k) for c, t, k, e in todo]):
                             commit(chunk_id, key, ex, calls, puts)
                     else:  # a few units per task, each committed on its own as it arrives
-                        step = nlp_batch_size(len(todo), plan.workers)
-                        batches = [todo[i:i + step] for i in range(0, len(todo), step)]
+                        batches, i = [], 0
+                        for k in nlp_task_sizes(len(todo), plan.workers):
+                            batches.append(todo[i:i + k])
+                            i += k
                         tasks = [(tuple(u[0] for u in b), [(u[1], u[3]) for u in b], tuple(u[2] for u in b))
                                  for b in batches]
                         for chunk_ids, keys, exs, _calls, _puts, _worker in pool.results(tasks):
@@ -466,6 +508,8 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
                 commit(chunk_id, key, ex)
     finally:
         bar.close()
+        if started is not None:  # workers started ahead for a pooled extraction this run did not make
+            started.__exit__(None, None, None)
     if say:
         for w in extraction_warnings(stats, settings, ner_lang):
             say(f"warning: {w}")

@@ -16,6 +16,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from tqdm import tqdm
 
@@ -208,7 +209,8 @@ def chunking_key(model_fingerprint: str, size: int, overlap: int) -> str:
 
 
 def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, overlap: int,
-           keep: list[Unreadable] = (), chunking: str | None = None, progress: bool = False) -> IngestResult:
+           keep: list[Unreadable] = (), chunking: str | None = None, progress: bool = False,
+           on_added: Callable[[int], None] | None = None) -> IngestResult:
     """Bring ``documents`` and ``text_units`` in line with ``docs``, one document at a time.
 
     Unchanged text units are kept (so their extractions are kept); a document
@@ -229,7 +231,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
     the first, :class:`slmgraph.indexing.pipeline.RunStore`); when nothing changes, nothing is
     written. Memory: the text units of one such transaction, at most :data:`COMMIT_UNITS` after
     the document that reaches them (:func:`make_text_units`). ``progress`` shows a bar over the characters to cut
-    (after two seconds).
+    (after two seconds). ``on_added``: called with the number of new text units so far after each document that
+    adds some (the index run starts the extraction workers from it while ingest goes on).
 
     Returns:
         an :class:`IngestResult`.
@@ -305,6 +308,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 next_no += len(new)
             batch.flush_if_due()
             added += len(new)
+            if on_added is not None and new:
+                on_added(added)
         batch.flush()
     except BaseException:
         try:  # an interrupted ingest (Ctrl-C, a failure) still keeps the documents it finished
