@@ -34,7 +34,7 @@ def test_merge_by_normalised_name_with_provenance_and_weight(tmp_path):
     r = build_graph(store, lambda t: len(model.tokenize(t)), 100)
     assert {k: getattr(r, k) for k in ("entities", "relationships", "isolated")} == {"entities": 3, "relationships": 1,
                                                                            "isolated": 1}
-    assert r.merges == {"compound": 0, "plural": 0, "title": 0, "name-subset": 0, "short-form": 0, "acronym": 0,
+    assert r.merges == {"compound": 0, "plural": 0, "title": 0, "name-subset": 0, "short-form": 0, "of-place": 0, "acronym": 0,
                         "embedding": 0}
     ms = store.con.execute("SELECT name, type, description, n_mentions, degree FROM entities WHERE norm='microsoft'").fetchone()
     assert ms == ("Microsoft", "organization", "Maker of Windows. Software company.", 2, 1)

@@ -461,3 +461,16 @@ def pronoun_quote(sentences: list[str], i: int, persons: dict[str, str]) -> tupl
             clear = len(chain) <= PRONOUN_CHAIN and all(opens_on_pronoun(s) for s in chain[1:])
             return who, " ".join(chain) if clear else None
     return None, sentence
+
+
+def quoted_sentence(sents: list[str], k: int, persons: dict[str, str], max_chars: int) -> str | None:
+    """Sentence ``k`` of ``sents`` (one text unit's) as a description quotes it, cut to ``max_chars``: when it
+    opens on "he" or "she", with the sentence that names the person meant before it
+    (:func:`pronoun_quote`; ``persons``: surface form -> person of the unit), and None
+    when that person is named too far back or the two do not fit ``max_chars`` (the next sentence naming
+    the entity describes it instead; only when none can is the sentence taken alone, as an empty
+    description would leave the entity undescribed)."""
+    _, quote = pronoun_quote(sents, k, persons)
+    if quote is None or (quote != sents[k] and len(quote) > max_chars):
+        return None
+    return cut(quote, max_chars)

@@ -45,8 +45,7 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from slmgraph.indexing.stages.extract_text import quoted_sentence
-from slmgraph.names.forms import STOP, _sentence_initial, _singular, cut, mentions, normalize_name
+from slmgraph.names.forms import STOP, _sentence_initial, _singular, cut, mentions, normalize_name, quoted_sentence
 from slmgraph.names.kinds import furniture, list_spans
 from slmgraph.store.bulk import insert_rows
 from slmgraph.text.prose import sentence_spans
@@ -231,7 +230,7 @@ def unit_concepts(doc, text: str, names: list[str], max_chars: int, lemmatizer=N
         max_chars: cap of a description (``description_max_chars``).
         lemmatizer: the pipeline's lemmatizer component, or None.
         persons: the names of ``names`` that are persons: a description opening on "he" or "she" is quoted
-            with the sentence naming the person meant (:func:`slmgraph.indexing.stages.extract_text.quoted_sentence`).
+            with the sentence naming the person meant (:func:`slmgraph.names.forms.quoted_sentence`).
 
     Returns:
         :class:`UnitConcepts`; a concept whose key is one of ``names``' keys is left out (the name

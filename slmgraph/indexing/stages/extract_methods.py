@@ -17,12 +17,12 @@ from slmgraph.indexing.stages.extract_schema import (
     FREE_NAME_MAX_CHARS, extraction_schema, free_extraction_schema, ground, validate,
 )
 from slmgraph.indexing.stages.extract_text import (
-    add_cooccurrence, cooccurrence, quoted_sentence, says_more, text_descriptions,
+    add_cooccurrence, cooccurrence, says_more, text_descriptions,
 )
 from slmgraph.indexing.stages.ner import find_candidates
 from slmgraph.indexing.stages.steer import apply as steer_apply
 from slmgraph.model.client import CHARS_PER_TOKEN, DEADLINE_UNIT_S, ModelClient
-from slmgraph.names.forms import cut, mentions, normalize_name
+from slmgraph.names.forms import cut, mentions, normalize_name, quoted_sentence
 from slmgraph.names.kinds import furniture, list_line
 from slmgraph.text.shape import junk_passage
 from slmgraph.text.prose import parse_json, sentences

@@ -5,7 +5,7 @@ relationships (:func:`cooccurrence`, :func:`add_cooccurrence`) and descriptions 
 
 from __future__ import annotations
 
-from slmgraph.names.forms import content_words, cut, is_grounded, mentions, normalize_name, pronoun_quote
+from slmgraph.names.forms import content_words, cut, is_grounded, mentions, normalize_name, quoted_sentence
 from slmgraph.names.kinds import furniture, list_spans, names_only
 from slmgraph.text.prose import sentence_spans, sentences
 
@@ -14,19 +14,6 @@ def says_more(sentence: str, names) -> bool:
     "Chapter 3." describes nothing, so it is never taken as a description)."""
     own = {w for n in names for w in content_words(n)}
     return any(w not in own for w in content_words(sentence))
-
-
-def quoted_sentence(sents: list[str], k: int, persons: dict[str, str], max_chars: int) -> str | None:
-    """Sentence ``k`` of ``sents`` (one text unit's) as a description quotes it, cut to ``max_chars``: when it
-    opens on "he" or "she", with the sentence that names the person meant before it
-    (:func:`slmgraph.names.forms.pronoun_quote`; ``persons``: surface form -> person of the unit), and None
-    when that person is named too far back or the two do not fit ``max_chars`` (the next sentence naming
-    the entity describes it instead; only when none can is the sentence taken alone, as an empty
-    description would leave the entity undescribed)."""
-    _, quote = pronoun_quote(sents, k, persons)
-    if quote is None or (quote != sents[k] and len(quote) > max_chars):
-        return None
-    return cut(quote, max_chars)
 
 
 def cooccurrence(text: str, names: list[str], max_chars: int) -> tuple[dict[str, str], dict[tuple[str, str], list[str]]]:
