@@ -65,3 +65,15 @@ def test_a_verb_framing_the_aspect_names_no_topic_of_its_own():
     assert corpus_aspect("What disagreements came up?", p)[0] == "disagreements"
     assert corpus_aspect("What problems did the society face?", p, frozenset({"society"}))[0] == "problems"
     assert corpus_aspect("What problems did the orchids face?", p, frozenset({"society"})) is None
+
+
+def test_a_word_merely_holding_a_routing_phrases_word_is_a_topic_of_its_own():
+    p = Prompts()
+    # "maintenance" holds "main", "ideals" holds "idea": topics, judged by the floor
+    q = "What are the main themes of maintenance?"
+    assert corpus_wide_phrase(q, p) is None and asked_topic(q, p) == "maintenance"
+    assert asked_topic("What are the common themes about ideals?", p) == "ideals"
+    # an inflection of a routing phrase's word is still framing
+    for q in ("Give a summary of the main ideas.", "Summarizing, what are the themes generally?",
+              "What are the most common patterns and trends?"):
+        assert corpus_wide_phrase(q, p), q

@@ -176,14 +176,25 @@ ASPECTS: tuple[tuple[frozenset, tuple[str, ...]], ...] = tuple(
 
 def _question_topic(question: str, prompts: Prompts) -> list[str]:
     """The content words of ``question`` (:func:`slmgraph.names.forms.content_words`, lower case) that name a
-    topic, in the question's order: neither a word of a routing phrase (``prompts/auto_global.txt``; nor a word
-    holding one of 4+ letters, "summary" of "summar") nor one of :data:`CORPUS_WORDS` nor a number word
+    topic, in the question's order: neither a word of a routing phrase (``prompts/auto_global.txt``; nor one of 4+
+    letters inflected, :func:`_inflects`: "summary" of "summar") nor one of :data:`CORPUS_WORDS` nor a number word
     (:func:`number_word`). The one topic-word rule of :func:`corpus_wide_phrase`, :func:`corpus_aspect`,
     :func:`aspect_asked` and :func:`asked_topic`."""
     framing = {w for ph in global_phrases(prompts) for w in ph.split()}
     return [w for w in content_words(question)
-            if w not in CORPUS_WORDS and not any(f in w for f in framing if len(f) >= 4) and w not in framing
+            if w not in CORPUS_WORDS and w not in framing and not any(_inflects(w, f) for f in framing if len(f) >= 4)
             and not number_word(w)]
+
+
+#: Endings that inflect or derive a routing phrase's word ("themes", "summary" of "summar", "generally"); a longer
+#: word merely holding one ("maintenance" holds "main", "ideal" "idea") is a word of its own.
+_FRAMING_ENDINGS = ("s", "es", "y", "ies", "ly", "ed", "ing", "ize", "ise", "izes", "ises", "ized", "ised", "izing",
+                    "ising", "ization", "isation")
+
+
+def _inflects(word: str, framing: str) -> bool:
+    """True when ``word`` is ``framing`` with one of :data:`_FRAMING_ENDINGS`."""
+    return word.startswith(framing) and word[len(framing):] in _FRAMING_ENDINGS
 
 
 #: Verbs a question asking for one side of the corpus frames the aspect with ("What problems did the society face?",
