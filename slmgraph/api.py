@@ -160,9 +160,12 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
         raise UserError(f"method {method!r} is not one of {', '.join(METHODS)}")
     route_reason = None
     if method == "auto":
+        from slmgraph.query.named import check_names
         from slmgraph.query.route import route
 
-        method, route_reason = route(question, prompts, reports=store.get_meta("reports") != "skipped")
+        # the names every method's named-entity gate finds: a question naming one is about it, not the corpus
+        method, route_reason = route(question, prompts, reports=store.get_meta("reports") != "skipped",
+                                     named=lambda q: check_names(store, q, settings, in_index=True)["named"])
         if on_route:
             on_route(method, route_reason)
     # Every method embeds the question: global and TS for the helpfulness score

@@ -4,8 +4,9 @@ A cheap rule, no model call: a question that contains one of the phrases in
 ``prompts/auto_global.txt`` (themes, trends, "across", "overall", ...) asks
 about the whole corpus and goes to global search -- to lazy search on an
 index built with ``--no-reports``, which has no reports to map over; so does
-a question about change over time (:func:`asks_change`); any other question
-is taken to be about named things and goes to local search.
+a question about change over time (:func:`asks_change`), and one asking for a side of the corpus
+(:func:`aspect_asked`: "What lessons were learned?") that names no person, place or organisation; any other
+question is taken to be about named things and goes to local search.
 DRIFT is not chosen automatically (see :func:`route`). Users tailor the
 phrases by copying the file into their ``--prompts`` folder.
 """
@@ -13,6 +14,7 @@ phrases by copying the file into their ``--prompts`` folder.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from slmgraph.names.forms import content_words
 from slmgraph.config.prompting import Prompts
@@ -80,38 +82,72 @@ def corpus_wide_phrase(question: str, prompts: Prompts) -> str | None:
     judged by the floor like any other: the phrase alone let off-topic questions through.
     """
     q = question.lower()
-    phrases = global_phrases(prompts)
-    hit = next((ph for ph in phrases if ph in q), None)
+    hit = next((ph for ph in global_phrases(prompts) if ph in q), None)
     if hit is None:
         return None
-    framing = {w for ph in phrases for w in ph.split()}
-    topic = [w for w in content_words(question)
-             if w not in CORPUS_WORDS and not any(f in w for f in framing if len(f) >= 4) and w not in framing
-             and not number_word(w)]
-    return None if topic else hit
+    return None if _question_topic(question, prompts) else hit
 
 
-def route(question: str, prompts: Prompts, reports: bool = True) -> tuple[str, str]:
+def route(question: str, prompts: Prompts, reports: bool = True,
+          named: Callable[[str], list[str]] | None = None) -> tuple[str, str]:
     """``(method, reason)``: ``global`` (``lazy`` when the index has no community
     reports, ``reports`` False: built with ``--no-reports``) or ``local``, and why, in words.
 
     DRIFT is never chosen: it costs a global primer plus local searches, and
     no measurement yet shows which questions it answers better (it is asked for
     with ``--method drift``). A question about change over time (:func:`asks_change`) goes to global
-    (lazy) search too: local search reads a few entities' text units, not the whole period."""
+    (lazy) search too: local search reads a few entities' text units, not the whole period; so does one asking
+    for one side of the corpus and naming nothing (:func:`aspect_asked`: "What were the main challenges?"), whose
+    names ``named(question)`` gives (default: its capitalised runs; see :func:`aspect_asked`)."""
     q = question.lower()
+    lazy = ", and the index has no community reports (--no-reports)"
     if asks_change(question):
-        if not reports:
-            return "lazy", ("the question asks how something changed over time, which takes the whole corpus, "
-                            "and the index has no community reports (--no-reports)")
-        return "global", "the question asks how something changed over time, which takes the whole corpus"
+        why = "the question asks how something changed over time, which takes the whole corpus"
+        return ("global", why) if reports else ("lazy", why + lazy)
     for phrase in global_phrases(prompts):
         if phrase in q:
-            if not reports:
-                return "lazy", (f'the question mentions "{phrase}", which asks about the whole corpus, and the '
-                                "index has no community reports (--no-reports)")
-            return "global", f'the question mentions "{phrase}", which asks about the whole corpus'
+            why = f'the question mentions "{phrase}", which asks about the whole corpus'
+            return ("global", why) if reports else ("lazy", why + lazy)
+    aspect = aspect_asked(question, prompts, named)
+    if aspect is not None:
+        why = (f'the question asks for "{aspect}" and names no person, place or organisation, which takes the '
+               "whole corpus")
+        return ("global", why) if reports else ("lazy", why + lazy)
     return "local", "the question names no corpus-wide theme, so it is answered from the nearest entities"
+
+
+#: The opening of a question asking for one fact -- an amount, a time, a place, a person ("How much does the plus
+#: plan cost a month?", "Who set the goals?") -- not for one side of the whole corpus, whatever aspect word it holds.
+_ASKS_FACT = re.compile(r"(?i)^\W*(how (much|many|long|often|far|old|big|large|soon)|when|where|who|whom|whose)\b")
+
+
+def aspect_asked(question: str, prompts: Prompts, named: Callable[[str], list[str]] | None = None) -> str | None:
+    """The aspect word of a question asking for one side of the whole corpus -- "What are the main challenges
+    discussed?", "What lessons were learned?", "What successes did the society report?" -> "challenges",
+    "lessons", "successes" -- or None.
+
+    One of its topic words (:func:`_question_topic`) is a word of an aspect of :data:`ASPECTS`, it does not open
+    asking for one fact (:data:`_ASKS_FACT`: "how much", "when", "who", ...), and it names no
+    person, place or organisation: ``named(question)`` is empty (``named``: ``question -> [names]``; the API
+    passes the named-entity gate's names, :func:`slmgraph.query.named.check_names` with the index's own proper
+    names; default: the capitalised runs of :func:`slmgraph.names.forms.candidate_spans`, a capitalised first
+    word alone being none). "What challenges did Alice Chen face?" names her and is asked of local search. Its
+    other topic words are not weighed: a cheap rule, no lookup of common nouns, which global search judges
+    (:func:`corpus_aspect`, else by the helpfulness floor).
+    """
+    if _ASKS_FACT.match(question or ""):
+        return None
+    topic = _question_topic(question, prompts)
+    hit = next((w for w in topic if any(w in words for words, _ in ASPECTS)), None)
+    if hit is None:
+        return None
+    if named is None:
+        from slmgraph.names.forms import candidate_spans
+
+        names = [sp.name for sp in candidate_spans(question)]
+    else:
+        names = named(question)
+    return None if names else hit
 
 
 #: Aspects a question about the whole corpus may ask for ("What were the society's main challenges?"): the words
@@ -139,11 +175,35 @@ ASPECTS: tuple[tuple[frozenset, tuple[str, ...]], ...] = tuple(
 
 
 def _question_topic(question: str, prompts: Prompts) -> list[str]:
-    """The content words of ``question`` that name a topic: neither a word of a routing phrase
-    (``prompts/auto_global.txt``) nor one of :data:`CORPUS_WORDS`, in the question's order."""
+    """The content words of ``question`` (:func:`slmgraph.names.forms.content_words`, lower case) that name a
+    topic, in the question's order: neither a word of a routing phrase (``prompts/auto_global.txt``; nor one of 4+
+    letters inflected, :func:`_inflects`: "summary" of "summar") nor one of :data:`CORPUS_WORDS` nor a number word
+    (:func:`number_word`). The one topic-word rule of :func:`corpus_wide_phrase`, :func:`corpus_aspect`,
+    :func:`aspect_asked` and :func:`asked_topic`."""
     framing = {w for ph in global_phrases(prompts) for w in ph.split()}
     return [w for w in content_words(question)
-            if w not in CORPUS_WORDS and not any(f in w for f in framing if len(f) >= 4) and w not in framing]
+            if w not in CORPUS_WORDS and w not in framing and not any(_inflects(w, f) for f in framing if len(f) >= 4)
+            and not number_word(w)]
+
+
+#: Endings that inflect or derive a routing phrase's word ("themes", "summary" of "summar", "generally"); a longer
+#: word merely holding one ("maintenance" holds "main", "ideal" "idea") is a word of its own.
+_FRAMING_ENDINGS = ("s", "es", "y", "ies", "ly", "ed", "ing", "ize", "ise", "izes", "ises", "ized", "ised", "izing",
+                    "ising", "ization", "isation")
+
+
+def _inflects(word: str, framing: str) -> bool:
+    """True when ``word`` is ``framing`` with one of :data:`_FRAMING_ENDINGS`."""
+    return word.startswith(framing) and word[len(framing):] in _FRAMING_ENDINGS
+
+
+#: Verbs a question asking for one side of the corpus frames the aspect with ("What problems did the society face?",
+#: "What lessons were learned?", "What disagreements came up?"): they name no topic of their own.
+ASPECT_VERBS = frozenset("""
+face faced faces facing learn learned learnt learning come came comes coming arise arose arisen arising emerge
+emerged emerging occur occurred encounter encountered encountering overcome overcame experience experienced
+meet met see saw seen achieve achieved reach reached set pursue pursued identify identified remain remaining
+""".split())
 
 
 def corpus_aspect(question: str, prompts: Prompts, common=frozenset()) -> tuple[str, list[str]] | None:
@@ -151,9 +211,9 @@ def corpus_aspect(question: str, prompts: Prompts, common=frozenset()) -> tuple[
     "What were the society's main challenges?" -- or None.
 
     Every topic word of ``question`` (:func:`_question_topic`) is a word of one aspect of :data:`ASPECTS`
-    ("challenges") or names the corpus's own subject: its :func:`slmgraph.store.corpus_stats.word_stem` is in
-    ``common`` (the stems found in nearly every document: "society" in a society's newsletters); at least one is
-    an aspect's. Such a question has an answer in any non-empty index, as "What are the main themes?" has: the
+    ("challenges"), a verb framing it (:data:`ASPECT_VERBS`: "faced", "learned") or names the corpus's own
+    subject: its :func:`slmgraph.store.corpus_stats.word_stem` is in ``common`` (the stems found in nearly every
+    document: "society" in a society's newsletters); at least one is an aspect's. Such a question has an answer in any non-empty index, as "What are the main themes?" has: the
     corpus's themes, each led by its statements nearest the aspect. A question with another topic word ("the
     challenges of orchid care") is judged by the floor like any other.
     """
@@ -162,7 +222,7 @@ def corpus_aspect(question: str, prompts: Prompts, common=frozenset()) -> tuple[
     topic = _question_topic(question, prompts)
     for words, said in ASPECTS:
         hit = [w for w in topic if w in words]
-        if hit and all(w in words or word_stem(w) in common for w in topic):
+        if hit and all(w in words or w in ASPECT_VERBS or word_stem(w) in common for w in topic):
             return hit[0], list(said)
     return None
 
