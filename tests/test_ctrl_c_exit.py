@@ -169,7 +169,8 @@ def test_ctrl_c_while_the_extraction_workers_start_is_one_line_leaves_no_process
     def child(db, mode):
         return subprocess.Popen([sys.executable, "-c", POOL_CHILD, str(docs), str(db), mode, str(TESTS)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                start_new_session=True)
+                                start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
     db = tmp_path / "i.duckdb"
     proc = child(db, "start")
