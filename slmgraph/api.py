@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 from slmgraph.config.settings import Method, Settings
-from slmgraph.errors import UserError
+from slmgraph.errors import UserError, echo_repr
 from slmgraph.query.answer import Answer
 
 __all__ = ["Answer", "Index", "answer", "index", "open", "settings_for"]
@@ -53,7 +53,7 @@ def as_path(value, what: str) -> Path:
     """
     if isinstance(value, (str, os.PathLike)):
         return Path(value)
-    raise UserError(f"{what} must be a path (a str or pathlib.Path), got {value!r}")
+    raise UserError(f"{what} must be a path (a str or pathlib.Path), got {echo_repr(value)}")
 
 
 def check_text(question) -> None:
@@ -157,7 +157,7 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
     """
     check_text(question)
     if method not in METHODS:
-        raise UserError(f"method {method!r} is not one of {', '.join(METHODS)}")
+        raise UserError(f"method {echo_repr(method)} is not one of {', '.join(METHODS)}")
     route_reason = None
     if method == "auto":
         from slmgraph.query.named import check_names
@@ -281,7 +281,7 @@ def as_level(level) -> int | None:
         return int(level)
     if isinstance(level, numbers.Integral) and not isinstance(level, bool):
         return int(level)
-    raise UserError(f"level must be an integer, got {level!r}")
+    raise UserError(f"level must be an integer, got {echo_repr(level)}")
 
 
 def interrupted_note(db: str | Path, input_root: str | None) -> str:
@@ -315,7 +315,7 @@ class Index:
                  on_wait: Callable[[str], None] | None = None):
         self.path = as_path(db, "the index")
         if not isinstance(wait, numbers.Real) or isinstance(wait, bool) or not wait >= 0:
-            raise UserError(f"wait={wait!r} must be a number of seconds >= 0 (0: refuse at once while another "
+            raise UserError(f"wait={echo_repr(wait)} must be a number of seconds >= 0 (0: refuse at once while another "
                             "process writes the index)")
         self.settings, self.sources = settings, sources
         self._model = model
@@ -420,7 +420,7 @@ class Index:
         """
         check_text(question)
         if method not in METHODS:
-            raise UserError(f"method {method!r} is not one of {', '.join(METHODS)}")
+            raise UserError(f"method {echo_repr(method)} is not one of {', '.join(METHODS)}")
         self.check_level(level)
         if method in ("global", "drift") and self.store.get_meta("reports") == "skipped":
             raise UserError(f"index {self.path} was built with --no-reports: ask with --method lazy, or re-index "
@@ -456,7 +456,7 @@ class Index:
         for opt, value in options.items():
             if value is not None:
                 setattr(s, QUERY_OPTIONS[opt], sf.convert_argument(QUERY_OPTIONS[opt], value,
-                                                                   f"Index.query({opt}={value!r})"))
+                                                                   f"Index.query({opt}={echo_repr(value)})"))
         if s.local_context_tokens > s.n_ctx - 500:
             raise UserError(f"Index.query(local_tokens={s.local_context_tokens}) does not fit the {s.n_ctx}-token "
                             f"window with the question and answer: use at most {s.n_ctx - 500}")
@@ -608,7 +608,7 @@ class Index:
         try:
             texts = [texts] if isinstance(texts, str) else list(texts)
         except TypeError:  # None, a number: not texts at all
-            raise UserError(f"insert(texts): pass one or more non-empty strings, got {texts!r}") from None
+            raise UserError(f"insert(texts): pass one or more non-empty strings, got {echo_repr(texts)}") from None
         if not texts or any(not isinstance(t, str) or not t.strip() for t in texts):
             raise UserError("insert(texts): pass one or more non-empty strings")
         root = Path(self.store.get_meta("input_root") or "")
@@ -733,7 +733,7 @@ def _support(support) -> str | None:
     """
     if support is None or isinstance(support, str):
         return support
-    raise UserError(f"support must be text, got {support!r}: pass the point's text, or None")
+    raise UserError(f"support must be text, got {echo_repr(support)}: pass the point's text, or None")
 
 
 def open(db: str | Path, *, config: str | Path | None = None, model=None, embedder_factory: Callable | None = None,

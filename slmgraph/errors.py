@@ -34,3 +34,24 @@ class IndexBusy(UserError):
     def __init__(self, message: str, what: str = ""):
         super().__init__(message)
         self.what = what or message
+
+
+#: Characters of a value the user gave (a name, a question, an option's value) that an error or answer line
+#: quotes; a longer value is cut there and ends in "…", so a 10,000-character name keeps the line readable.
+ECHO_CHARS = 80
+
+
+def echo(value, limit: int = ECHO_CHARS) -> str:
+    """``value`` as a one-line message quotes it: a str as it is, anything else as its ``repr``, cut to its
+    first ``limit`` characters followed by "…" when longer (str)."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def echo_repr(value, limit: int = ECHO_CHARS) -> str:
+    """``repr(value)`` as a one-line message quotes it (the ``!r`` of an f-string): a str longer than ``limit``
+    characters is cut to them and ends in "…" inside its quotes (``'Zorbl…'``); any other value's repr is cut
+    as :func:`echo` cuts it (str)."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= limit else repr(value[:limit] + "…")
+    return echo(value, limit)

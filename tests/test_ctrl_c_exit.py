@@ -6,7 +6,10 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
+
+import pytest
 
 from slmgraph.store.db import Store
 
@@ -86,3 +89,114 @@ def test_ctrl_c_with_a_thread_in_torch_exits_130_without_an_abort_and_the_run_re
         assert st.con.execute("SELECT count(*) FROM documents").fetchone()[0] == 3
     finally:
         st.close()
+
+
+#: The child for a Ctrl-C while the extraction's worker processes start: ``slmgraph index argv[1] --db argv[2]
+#: --extractor nlp --workers 2`` with the fake model; with ``argv[3] == "start"``, once Python runs in every
+#: worker (its SIGINT handler installed, the stage's modules still to import), SIGINT goes to the whole process
+#: group, as a terminal's Ctrl-C does. This process takes its own only once each worker has ended or ignores
+#: SIGINT (as when the Ctrl-C finds it inside a long native call), so a worker's reaction is seen, not cut
+#: short by the pool's exit.
+POOL_CHILD = textwrap.dedent("""
+    import os, signal, sys, time
+    sys.path.insert(0, sys.argv[4])
+    from conftest import FakeEmbedder, FakeModel
+    import slmgraph.indexing.executors.batch as batch
+    import slmgraph.indexing.pipeline as p
+    from slmgraph.cli.main import main
+
+    def sigint_bit(pid, field):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                mask = next(int(x.split()[1], 16) for x in f if x.startswith(field + ":"))
+        except (OSError, StopIteration):
+            return None
+        return bool(mask & (1 << (signal.SIGINT - 1)))
+
+    real_results = batch.WorkerPool.results
+
+    def results(self, tasks):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not all(sigint_bit(w.pid, "SigCgt") for w in self.procs):
+            time.sleep(0.002)
+        held = signal.signal(signal.SIGINT, lambda *a: None)
+        os.killpg(os.getpgrp(), signal.SIGINT)
+        while time.monotonic() < deadline and not all(
+                not w.is_alive() or sigint_bit(w.pid, "SigIgn") for w in self.procs):
+            time.sleep(0.002)
+        signal.signal(signal.SIGINT, held)
+        raise KeyboardInterrupt
+        yield
+
+    if sys.argv[3] == "start":
+        batch.WorkerPool.results = results
+    real = p.run_index
+
+    def run_index(input_path, db_path, settings, **kw):
+        kw.update(model=FakeModel(), embedder_factory=FakeEmbedder)
+        return real(input_path, db_path, settings, **kw)
+
+    p.run_index = run_index
+    sys.argv = ["slmgraph", "index", sys.argv[1], "--db", sys.argv[2], "--extractor", "nlp", "--workers", "2",
+                "--quiet"]
+    sys.exit(main())
+""")
+
+
+def _group_alive(pgid: int) -> list[str]:
+    """``pid command`` of the live (not zombie) processes of process group ``pgid``."""
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            stat = (d / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            if fields[0] != "Z" and int(fields[2]) == pgid:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ")[:120]
+                out.append(f"{d.name} {cmd!r}")
+        except (OSError, ValueError):  # not a process, or one that has just ended
+            continue
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the workers' signal state in /proc")
+def test_ctrl_c_while_the_extraction_workers_start_is_one_line_leaves_no_process_and_the_run_resumes(tmp_path):
+    from conftest import people_corpus
+
+    docs = people_corpus(tmp_path / "c", n_docs=12)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]))
+
+    def child(db, mode):
+        return subprocess.Popen([sys.executable, "-c", POOL_CHILD, str(docs), str(db), mode, str(TESTS)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                start_new_session=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+    db = tmp_path / "i.duckdb"
+    proc = child(db, "start")
+    _, err = proc.communicate(timeout=180)
+    # A worker interrupted while importing printed its KeyboardInterrupt traceback beside the run's own line.
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert lines == ["slmgraph: interrupted. Finished work is saved in the index; run the same command again to "
+                     "resume."], err[-3000:]
+    assert proc.returncode == 130
+    deadline = time.monotonic() + 10
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _group_alive(proc.pid)
+    for target in (db, tmp_path / "whole.duckdb"):  # the interrupted run resumed, and one never interrupted
+        proc = child(target, "run")
+        _, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err[-2000:]
+    tables = ("documents", "text_units", "entity_mentions", "relationship_mentions", "entities", "relationships")
+    rows = []
+    for target in (db, tmp_path / "whole.duckdb"):
+        st = Store(target, read_only=True)
+        try:
+            assert st.get_meta("complete") == "1"
+            rows.append({t: sorted(map(repr, st.con.execute(
+                f"SELECT * EXCLUDE (added_at) FROM {t}" if t == "documents" else f"SELECT * FROM {t}").fetchall()))
+                for t in tables})
+        finally:
+            st.close()
+    assert rows[0]["entity_mentions"] and rows[0] == rows[1]

@@ -220,7 +220,6 @@ def test_an_interrupted_extraction_does_not_wait_for_a_stuck_embed_ahead_thread(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(pipeline, "run_extraction", interrupted)
-    monkeypatch.setattr(pipeline, "EMBED_AHEAD_GRACE_S", 0.2)
     s = Settings(extractor="nlp", n_threads=2, reports="none")
     waited = threading.Timer(20, stuck.set)  # frees the thread if the run waits on it: the test then fails
     waited.start()
@@ -231,6 +230,40 @@ def test_an_interrupted_extraction_does_not_wait_for_a_stuck_embed_ahead_thread(
     finally:
         stuck.set()
         waited.cancel()
+
+
+def test_an_abandoned_thread_keeps_its_committed_batches_and_never_uses_the_index_again(tmp_path):
+    # A run unwinding (Ctrl-C) abandons the thread while it encodes: abandon() does not wait for the encode,
+    # the batch it was encoding is never committed, and its connection is closed before the store's.
+    units = [(f"u{i}", f"text number {i} of the store") for i in range(6)]
+    store = _store(tmp_path, units)
+    first_done, release = threading.Event(), threading.Event()
+
+    class Held(CountingEmbedder):
+        def encode(self, texts, progress=False):
+            if first_done.is_set():
+                assert release.wait(20)  # the test fails below if abandon() waited for this encode
+            out = super().encode(texts)
+            first_done.set()
+            return out
+
+    ahead = EmbedAhead(store, embed_ahead_texts(store), Held).start()
+    deadline = time.monotonic() + 20
+    while ahead.vectors < 2 and time.monotonic() < deadline:  # the first batch (two texts) is committed
+        time.sleep(0.01)
+    freed = threading.Timer(15, release.set)
+    freed.start()
+    try:
+        assert ahead.abandon() == 2
+        assert not release.is_set()
+        assert ahead.abandon() == 2  # again: nothing more
+    finally:
+        release.set()
+        freed.cancel()
+    assert ahead.join(20) and ahead.error is None
+    assert ahead.vectors == 2 and len(ahead.made) == 2
+    assert store.con.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 2
+    store.close()
 
 
 def test_the_thread_goes_on_beside_the_graph_stage_until_every_text_unit_is_committed(tmp_path, corpus, monkeypatch):

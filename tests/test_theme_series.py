@@ -8,7 +8,8 @@ import pytest
 from conftest import FakeEmbedder, theme_index
 
 from slmgraph.query.documents import corpus_documents, coverage, coverage_text, part_of, series_parts
-from slmgraph.query.theme_model import Statement, Theme, ThemeIndex, has_figure, topic_words
+from slmgraph.query.theme_model import (Statement, Theme, ThemeIndex, has_figure, names_asked, question_words,
+                                        topic_words)
 from slmgraph.query.theme_render import overview, reach_text
 
 
@@ -103,6 +104,16 @@ def test_a_count_is_a_figure_and_a_word_every_document_holds_names_no_topic():
             self.doc_id, self.text = doc_id, text
     units = [U("a", "The cooperative carried passengers."), U("b", "The cooperative met."), U("c", "The cooperative.")]
     assert topic_words("How many passengers did the cooperative carry each year?", units) == {"passenger", "carry"}
+
+
+def test_a_number_word_is_no_topic_word_of_a_question_but_a_year_is():
+    # As in route.corpus_wide_phrase: "three", "twelve", "first" count or order, they name no topic.
+    assert question_words("What were the main themes over the last three years?") == {"main", "them"}
+    assert question_words("What did the twelve newsletters say about the first ferry?") == {"newsletter", "ferry"}
+    assert "2019" in question_words("What did the newsletters say about 2019?")
+    asked = question_words("How did the harbour change over three decades?")
+    assert not names_asked("Three of them met twice.", asked)
+    assert names_asked("The harbour was dredged.", asked)
 
 
 FIG_UNITS = {

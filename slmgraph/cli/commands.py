@@ -14,7 +14,7 @@ from typing import Callable
 
 from slmgraph.cli.flags import configured_settings, settings_from_args
 from slmgraph.config.settings import Settings
-from slmgraph.errors import UserError
+from slmgraph.errors import UserError, echo_repr
 
 
 def note(msg: str) -> None:
@@ -147,7 +147,7 @@ def cmd_prompt_tune(args) -> int:
         types = tuple(dict.fromkeys(t.strip().lower() for t in args.entity_types.split(",") if t.strip()))
         bad = [t for t in types if not re.fullmatch(r"[\w][\w \-/&]*", t)]
         if bad or not types:
-            raise UserError(f"--entity-types {args.entity_types!r}: pass plain type names, e.g. "
+            raise UserError(f"--entity-types {echo_repr(args.entity_types)}: pass plain type names, e.g. "
                             "person,organization,location")
         s.entity_types = types
     read_documents(args.input)  # a bad input fails before the model loads

@@ -9,7 +9,7 @@ import re
 import sys
 
 from slmgraph.config.settings import CHOICES, Settings, physical_cores
-from slmgraph.errors import UserError
+from slmgraph.errors import UserError, echo_repr
 
 
 def settings_from_args(args) -> Settings:
@@ -50,7 +50,7 @@ def settings_from_args(args) -> Settings:
         except ValueError:
             shares = ()
         if len(shares) != 4 or not all(math.isfinite(x) and x >= 0 for x in shares) or not sum(shares):
-            raise UserError(f"--local-shares {args.local_shares!r} must be four non-negative numbers, "
+            raise UserError(f"--local-shares {echo_repr(args.local_shares)} must be four non-negative numbers, "
                             "e.g. 0.1,0.2,0.2,0.5")
         s.local_shares = shares
         s.scale_to_window()
@@ -87,8 +87,8 @@ def settings_from_args(args) -> Settings:
         try:
             s.choices = args.choices
         except UserError:
-            raise UserError(f"--choices {args.choices!r}: use auto, none, or a comma list of {', '.join(CHOICES)}") \
-                from None
+            raise UserError(f"--choices {echo_repr(args.choices)}: use auto, none, or a comma list of "
+                            f"{', '.join(CHOICES)}") from None
         if s.ner_model.lower() not in ("auto", "none"):
             from slmgraph.indexing.stages.ner import load_pipeline
 
@@ -112,7 +112,7 @@ def settings_from_args(args) -> Settings:
             except ValueError:
                 s.resolution_threshold = -1.0
             if not 0.0 < s.resolution_threshold <= 1.0:
-                raise UserError(f"--resolution {args.resolution!r} must be a similarity in (0, 1], e.g. 0.9, "
+                raise UserError(f"--resolution {echo_repr(args.resolution)} must be a similarity in (0, 1], e.g. 0.9, "
                                 "or 'rules' or 'off'")
         s.summaries = args.summaries
         s.reports = args.reports
@@ -128,8 +128,8 @@ def settings_from_args(args) -> Settings:
             types = tuple(dict.fromkeys(t.strip().lower() for t in args.entity_types.split(",") if t.strip()))
             bad = [t for t in types if not re.fullmatch(r"[\w][\w \-/&]*", t)]
             if bad:
-                raise UserError(f"--entity-types: {bad[0]!r} is not a plain type name: use letters, digits, spaces "
-                                "or hyphens, e.g. person,organization,location")
+                raise UserError(f"--entity-types: {echo_repr(bad[0])} is not a plain type name: use letters, digits, "
+                                "spaces or hyphens, e.g. person,organization,location")
             if not types:
                 raise UserError("--entity-types is empty: pass e.g. person,organization,location")
             s.entity_types = types

@@ -14,13 +14,14 @@ The parser is :mod:`slmgraph.cli.parser`, the flags' checks :mod:`slmgraph.cli.f
 from __future__ import annotations
 
 import atexit
+import errno
 import logging
 import os
 import sys
 
 from slmgraph.cli.commands import COMMANDS, close_bars, note
 from slmgraph.cli.parser import build_parser, typed_dests
-from slmgraph.errors import StorageError, UserError
+from slmgraph.errors import StorageError, UserError, echo
 from slmgraph.indexing.executors.batch import WorkerError
 
 
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if entry else list(argv)
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the subcommand's parser, so the hint names its --help
-        parser.subcommands[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+        parser.subcommands[args.command].error(f"unrecognized arguments: {echo(' '.join(extra))}")
     args.typed = typed_dests(argv)
     if args.command in ("index", "estimate", "query", "demo", "bench", "calibrate", "prompt-tune", "serve"):
         from slmgraph.model.llama_log import install_log_filter
@@ -67,6 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        # A path argument the file system cannot look up (an input folder, --out): one line, not a traceback.
+        close_bars()
+        print(f"slmgraph: error: path {echo(str(exc.filename))} is too long for the file system "
+              f"({exc.strerror}): pass a shorter path", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return _leave(_interrupted(args.command), entry=entry)
     except Exception as exc:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from enum import Enum
 
 from slmgraph import __version__
 from slmgraph.config.settings import CHOICES, Method, Reports, Settings, physical_cores
+from slmgraph.errors import ECHO_CHARS, echo_repr
 
 DEMO_QUESTION = "What are the main themes of this story?"
 
@@ -109,11 +111,17 @@ def _index_options(p: argparse.ArgumentParser) -> None:
                         "default: start a local Ray instance)")
 
 
+#: A quoted value in an argparse message longer than :data:`slmgraph.errors.ECHO_CHARS`.
+_LONG_QUOTE = re.compile(r"'([^'\n]{%d,})'" % (ECHO_CHARS + 1))
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``slmgraph: error: ...`` and exit status 2 (no usage dump)."""
 
     def error(self, message: str):  # noqa: D102 - argparse API
         sub = self.prog.split(" ", 1)[1] + " " if " " in self.prog else ""
+        # argparse quotes the value it refused in full ("invalid choice: 'ZZZ…'"): a long one is cut.
+        message = _LONG_QUOTE.sub(lambda m: echo_repr(m.group(1)), message)
         self.exit(2, f"slmgraph: error: {message} (see 'slmgraph {sub}--help')\n")
 
 

@@ -30,7 +30,7 @@ from slmgraph.config.settings import (
     Answers, Descriptions, EmbedPrecision, Executor, ExtractMode, Extractor, Helpfulness, Opening, Reports, Settings, Summaries,
     parse_choices, physical_cores,
 )
-from slmgraph.errors import UserError
+from slmgraph.errors import UserError, echo_repr
 from slmgraph.outputs import output_folder
 
 try:  # Python 3.11+
@@ -342,7 +342,7 @@ def unknown_name(where: str, what: str, name: str, names, remedy: str) -> str:
     NEAREST?): REMEDY``; the hint is left out when no valid name is close (see :func:`nearest_name`)."""
     near = nearest_name(name, names)
     hint = f" (did you mean {near}?)" if near else ""
-    return f"{where}: unknown {what} {name!r}{hint}: {remedy}"
+    return f"{where}: unknown {what} {echo_repr(name)}{hint}: {remedy}"
 
 
 def _bad(k: Key, path: Path | str, what: str) -> UserError:
@@ -388,49 +388,49 @@ def _convert_checked(k: Key, v, path: Path):
         return None
     if k.name == "choices":
         if not isinstance(v, str):
-            raise _Bad(f"= {v!r}: use auto, none, or a comma list of keep, type, relate")
+            raise _Bad(f"= {echo_repr(v)}: use auto, none, or a comma list of keep, type, relate")
         try:
             return parse_choices(v)
         except UserError:
-            raise _Bad(f"= {v!r}: use auto, none, or a comma list of keep, type, relate") from None
+            raise _Bad(f"= {echo_repr(v)}: use auto, none, or a comma list of keep, type, relate") from None
     if k.kind == "bool":
         if not isinstance(v, bool):
-            raise _Bad(f"= {v!r} must be true or false")
+            raise _Bad(f"= {echo_repr(v)} must be true or false")
         return v
     if k.kind == "int":
         if isinstance(v, bool) or not isinstance(v, int):
-            raise _Bad(f"= {v!r} must be a whole number")
+            raise _Bad(f"= {echo_repr(v)} must be a whole number")
     elif k.kind == "float":
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise _Bad(f"= {v!r} must be a number")
+            raise _Bad(f"= {echo_repr(v)} must be a number")
         v = float(v)
     elif k.kind in ("str", "choice"):
         if not isinstance(v, str) or not v.strip():
-            raise _Bad(f"= {v!r} must be a non-empty string")
+            raise _Bad(f"= {echo_repr(v)} must be a non-empty string")
         if k.choices and v not in k.choices:
-            raise _Bad(f"= {v!r} must be one of {', '.join(k.choices)}")
+            raise _Bad(f"= {echo_repr(v)} must be one of {', '.join(k.choices)}")
         if k.path:
             p = Path(v).expanduser()
             v = str(p if p.is_absolute() else (path.parent / p))
         return v
     elif k.kind == "strlist":
         if not isinstance(v, list) or not v or not all(isinstance(t, str) for t in v):
-            raise _Bad(f"= {v!r} must be a non-empty list of strings, e.g. [\"person\", \"location\"]")
+            raise _Bad(f"= {echo_repr(v)} must be a non-empty list of strings, e.g. [\"person\", \"location\"]")
         types = tuple(dict.fromkeys(t.strip().lower() for t in v if t.strip()))
         bad = [t for t in types if not re.fullmatch(r"[\w][\w \-/&]*", t)]
         if bad or not types:
-            raise _Bad(f"has {bad[0] if bad else '(empty)'!r}: use letters, digits, spaces or hyphens")
+            raise _Bad(f"has {echo_repr(bad[0] if bad else '(empty)')}: use letters, digits, spaces or hyphens")
         return types
     elif k.kind == "shares":
         if (not isinstance(v, list) or len(v) != 4
                 or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
                            for x in v) or not sum(v)):
-            raise _Bad(f"= {v!r} must be four non-negative numbers, e.g. [0.1, 0.2, 0.2, 0.5]")
+            raise _Bad(f"= {echo_repr(v)} must be four non-negative numbers, e.g. [0.1, 0.2, 0.2, 0.5]")
         return tuple(float(x) for x in v)
     if k.minimum is not None and v < k.minimum:
-        raise _Bad(f"= {v!r} must be at least {k.minimum:g}")
+        raise _Bad(f"= {echo_repr(v)} must be at least {k.minimum:g}")
     if k.name == "resolution_threshold" and not 0.0 < v <= 1.0:
-        raise _Bad(f"= {v!r} must be a similarity in (0, 1], or \"off\"")
+        raise _Bad(f"= {echo_repr(v)} must be a similarity in (0, 1], or \"off\"")
     return v
 
 
@@ -455,7 +455,7 @@ def check(s: Settings, origin: dict[str, str]) -> None:
         raise UserError(f"{who('chunk_overlap')} = {s.chunk_overlap} must be >= 0 and smaller than chunk_size "
                         f"{s.chunk_size}")
     if s.ray_address is not None and s.executor != "ray":
-        raise UserError(f"{who('ray_address')} = {s.ray_address!r} needs executor = \"ray\" "
+        raise UserError(f"{who('ray_address')} = {echo_repr(s.ray_address)} needs executor = \"ray\" "
                         f"({who('executor')} is {s.executor!r})")
     if s.local_context_tokens > s.n_ctx - 500:
         raise UserError(f"{who('local_context_tokens')} = {s.local_context_tokens} does not fit the {s.n_ctx}-token "

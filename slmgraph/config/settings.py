@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from slmgraph.errors import UserError
+from slmgraph.errors import UserError, echo_repr
 
 #: Entity types offered to the extractor. GraphRAG's default prompt uses
 #: organization, person, geo and event (microsoft/graphrag, ``defaults``);
@@ -165,7 +165,7 @@ def parse_choices(value: str) -> str:
     if picked == {"none"}:
         return "none"
     if picked - set(CHOICES):
-        raise UserError(f"choices {value!r}: use auto, none, or a comma list of {', '.join(CHOICES)}")
+        raise UserError(f"choices {echo_repr(value)}: use auto, none, or a comma list of {', '.join(CHOICES)}")
     return ",".join(c for c in CHOICES if c in picked)
 
 
@@ -379,7 +379,7 @@ class Settings:
                 value = f.metadata["mode"](str(value).strip().lower())
             except ValueError:
                 allowed = ", ".join(m.value for m in f.metadata["mode"])
-                raise UserError(f"{name} {value!r} is not one of {allowed}") from None
+                raise UserError(f"{name} {echo_repr(value)} is not one of {allowed}") from None
         elif name == "choices" and value is not None:
             value = parse_choices(value)
         object.__setattr__(self, name, value)

@@ -25,7 +25,7 @@ import duckdb
 from slmgraph.indexing.stages.claims import ClaimsRemoved, clear_claims, run_claims
 from slmgraph.indexing.stages.communities import run_communities
 from slmgraph.config.settings import Settings
-from slmgraph.errors import UserError
+from slmgraph.errors import UserError, echo
 from slmgraph.indexing.stages.embed_ahead import locked_encode
 from slmgraph.indexing.stages.extract import (NLP_POOL_MIN_UNITS, extraction_fills_cores, run_extraction,
                                                start_nlp_pool)
@@ -42,9 +42,6 @@ from slmgraph.store.db import COMPACT_SHARE, Store, dumps, new_run_id
 from slmgraph.store.failures import _human
 
 log = logging.getLogger("slmgraph")
-
-#: Seconds an interrupted run waits for the embed-ahead thread before it leaves it to die with the process.
-EMBED_AHEAD_GRACE_S = 2.0
 
 
 def start_embed_ahead(store: Store, settings: Settings, model, get_embedder, busy: int = 1):
@@ -127,14 +124,14 @@ def idle_options(settings: Settings, model) -> list[str]:
                 if named else "its extraction prompts and example change nothing in this index")
         out.append(f"--prompts {settings.prompts_dir}: {what} (LLM-free routes), so {acts}; {how}")
     if unused:
-        out.append(f"--prompts {settings.prompts_dir}: its examples type names as {', '.join(unused)}, not among "
-                   f"the entity types, so those names keep other types: add them with --entity-types")
+        out.append(f"--prompts {settings.prompts_dir}: its examples type names as {', '.join(map(echo, unused))}, "
+                   f"not among the entity types, so those names keep other types: add them with --entity-types")
     reachable = {t for t in NER_TYPES.values() if t} | steered_types(settings.prompts_dir, types)
     new = [t for t in types if t not in reachable]
     if new and not extracts:
         out.append(f"--entity-types: the LLM-free extraction types entities from spaCy's labels "
-                   f"({', '.join(sorted(reachable))}), so no entity gets {', '.join(new)} unless a --prompts "
-                   f"folder's examples or entity_patterns.jsonl name one; {how}")
+                   f"({', '.join(sorted(reachable))}), so no entity gets {', '.join(map(echo, new))} unless a "
+                   f"--prompts folder's examples or entity_patterns.jsonl name one; {how}")
     return out
 
 
@@ -261,10 +258,10 @@ def _extract(ctx: IndexContext):
     except BaseException:
         if pool is not None:  # run_extraction closes it, unless it failed before taking it
             pool.__exit__(*sys.exc_info())
-        # Unwinding (a Ctrl-C, a failure): never wait long for the thread, which may be stuck on an import
-        # lock the interrupted main thread held.
+        # Unwinding (a Ctrl-C, a failure): never wait for the thread's encode (it may be loading the embedder, or
+        # stuck on an import lock the interrupted main thread held), only for a commit under way.
         if ahead is not None:
-            ahead.stop(timeout=EMBED_AHEAD_GRACE_S)
+            ahead.abandon()
         raise
     # The graph, communities and reports stages run on one core: the thread goes on (or starts) beside them,
     # unless the model writes there and holds every core.
@@ -562,7 +559,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         if ctx is not None and ctx.pool is not None:  # a run that ends between ingest and extraction
             ctx.pool.__exit__(*sys.exc_info())
         if ctx is not None and ctx.ahead is not None:  # a run that ends before the embed stage
-            ctx.ahead.stop(timeout=EMBED_AHEAD_GRACE_S)
+            ctx.ahead.abandon()
         store.close()
 
 

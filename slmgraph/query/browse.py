@@ -14,7 +14,7 @@ import json
 import numbers
 import re
 
-from slmgraph.errors import UserError
+from slmgraph.errors import UserError, echo_repr
 from slmgraph.text.prose import sentence_spans, sentences, word_set
 from slmgraph.query.answer import check_citations, unit_numbers
 from slmgraph.query.named import entities_named
@@ -87,7 +87,7 @@ def whole_number(name: str, value, lo: int, hi: int) -> int:
     elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
         n = int(value)
     if n is None or not lo <= n <= hi:
-        raise UserError(f"{name} must be a whole number from {lo} to {hi}, got {value!r}")
+        raise UserError(f"{name} must be a whole number from {lo} to {hi}, got {echo_repr(value)}")
     return n
 
 
@@ -110,13 +110,13 @@ def _ids(name: str, values) -> list[int]:
     try:
         items = list(values)
     except TypeError:
-        raise UserError(f"{name} ids must be a list of whole numbers, got {values!r}") from None
+        raise UserError(f"{name} ids must be a list of whole numbers, got {echo_repr(values)}") from None
     return [_id(name, v) for v in items]
 
 
 def _text(name: str, value) -> str:
     if not isinstance(value, str):
-        raise UserError(f"{name} must be text, got {value!r}")
+        raise UserError(f"{name} must be text, got {echo_repr(value)}")
     return value
 
 
@@ -272,7 +272,7 @@ def _entity_id(store, key) -> int:
         named = entities_named(store, str(key)) if not isinstance(key, int) else []
         row = named[:1] or None
     if row is None:
-        raise UserError(f"entity {key!r} is not in this index: search for it by part of its name")
+        raise UserError(f"entity {echo_repr(key)} is not in this index: search for it by part of its name")
     return row[0]
 
 
@@ -423,7 +423,7 @@ def document(store, doc_id: str) -> dict:
     """
     docs = [d for d in documents(store) if d["doc_id"] == doc_id]
     if not docs:
-        raise UserError(f"document {doc_id!r} is not in this index")
+        raise UserError(f"document {echo_repr(doc_id)} is not in this index")
     nums, _ = _unit_maps(store)
     docs[0]["units"] = [{"unit": nums.get(r[0]), "position": r[1] + 1, "n_tokens": r[2], "text": r[3]}
                         for r in store.con.execute("SELECT chunk_id, ord, n_tokens, text FROM text_units "
@@ -445,7 +445,7 @@ def citation(store, kind: str, cid: int, support: str = "") -> dict:
         UserError: an unknown kind or id.
     """
     if kind not in ("sources", "reports", "relationships", "entities"):
-        raise UserError(f"citation kind {kind!r} is not one of sources, reports, relationships, entities")
+        raise UserError(f"citation kind {echo_repr(kind)} is not one of sources, reports, relationships, entities")
     cid = _id("id", cid)
     if kind == "sources":
         p = text_unit(store, cid, support or None)
@@ -469,7 +469,7 @@ def citation(store, kind: str, cid: int, support: str = "") -> dict:
         chunks_sql = "SELECT chunk_id FROM entity_text_units WHERE entity_id = ?"
         out = {"kind": kind, "id": cid, "label": f"entity {ent[0]}", "entity": {"id": cid, "name": ent[0]}}
     else:
-        raise UserError(f"citation kind {kind!r} is not one of sources, reports, relationships, entities")
+        raise UserError(f"citation kind {echo_repr(kind)} is not one of sources, reports, relationships, entities")
     out["passage"] = _best_passage(store, chunks_sql, [cid], support)
     return out
 

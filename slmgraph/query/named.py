@@ -244,9 +244,20 @@ def names_vouch(named: dict, gate: dict) -> dict:
     return gate
 
 
+#: Names a refusal line quotes (:func:`quoted_names`); the others are counted.
+QUOTED_NAMES = 5
+
+
 def quoted_names(names: list[str]) -> str:
-    """``'A'``, ``'A' or 'B'``, ``'A', 'B' or 'C'``."""
-    q = [f"'{n}'" for n in names]
+    """``'A'``, ``'A' or 'B'``, ``'A', 'B' or 'C'``; past :data:`QUOTED_NAMES` names, the rest counted
+    (``'A', ..., 'E' or 3 other names``), and each name cut as :func:`slmgraph.errors.echo` cuts it, so a
+    question naming many or very long names still gets a line that reads."""
+    from slmgraph.errors import echo
+
+    q = [f"'{echo(n)}'" for n in names[:QUOTED_NAMES]]
+    rest = len(names) - len(q)
+    if rest:
+        return ", ".join(q) + f" or {rest} other name{'s' if rest > 1 else ''}"
     return q[0] if len(q) == 1 else ", ".join(q[:-1]) + " or " + q[-1]
 
 

@@ -30,7 +30,7 @@ from typing import Callable, Iterator, NamedTuple
 
 import duckdb
 
-from slmgraph.errors import IndexBusy, StorageError, UserError
+from slmgraph.errors import IndexBusy, StorageError, UserError, echo
 from slmgraph.store.failures import is_interrupt, storage_failure
 from slmgraph.store.migrations import check_version, migrate
 from slmgraph.store.schema import APP_ID, BUILDING, DERIVED_TABLES, OWN_TABLES, UNIT_RECORDS, table_ddl
@@ -91,7 +91,7 @@ class Store:
         self._pending_cache: dict[str, tuple[str, str, list[int] | None]] = {}
         if not str(path).strip():
             raise UserError("--db is empty: pass a file path such as index.duckdb")
-        if not self.path.exists():
+        if not _exists(self.path):
             if not create:
                 if self.path.parent and not self.path.parent.exists():
                     raise UserError(f"folder {self.path.parent} of --db {self.path} does not exist: check the path")
@@ -261,7 +261,7 @@ class Store:
         p = Path(path)
         if not str(path).strip():
             raise UserError("--db is empty: pass a file path such as index.duckdb")
-        if not p.exists():
+        if not _exists(p):
             if p.parent and not p.parent.exists():
                 raise UserError(f"folder {p.parent} for --db does not exist: create it or pick another path")
             return None, 0
@@ -553,6 +553,20 @@ class Store:
                 err = self.storage_error(exc)
         if err is not None:
             raise err
+
+
+def _exists(path: Path) -> bool:
+    """Whether the ``--db`` path exists.
+
+    Raises:
+        UserError: the system cannot look the path up (a name too long for the file system, a component that
+            is a file, no permission), one line naming its start.
+    """
+    try:
+        return path.exists()
+    except OSError as exc:
+        raise UserError(f"--db {echo(str(path))} cannot be used ({exc.strerror or exc}): pass another file path") \
+            from None
 
 
 def _sql_str(path: Path) -> str:

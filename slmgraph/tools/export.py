@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slmgraph.errors import UserError
+from slmgraph.errors import UserError, echo_repr
 from slmgraph.outputs import output_folder
 from slmgraph.store.db import Store
 from slmgraph.store.rows import EntityRow, RelationshipRow, rows
@@ -115,7 +115,7 @@ COVARIATES = """
 
 def _check(store: Store, out: str | Path, fmt: str) -> Path:
     if fmt not in FORMATS:
-        raise UserError(f"--format {fmt!r} is not one of {', '.join(FORMATS)}")
+        raise UserError(f"--format {echo_repr(fmt)} is not one of {', '.join(FORMATS)}")
     if store.get_meta("complete") != "1":
         raise UserError(f"index {store.path} is not complete: re-run 'slmgraph index' on its input to finish it")
     return output_folder(out)  # created with its parents; files of the same names are overwritten (slmgraph.outputs)

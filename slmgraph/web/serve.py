@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Callable
 
 from slmgraph.config.settings import Settings
-from slmgraph.errors import IndexBusy, UserError
+from slmgraph.errors import IndexBusy, UserError, echo, echo_repr
 
 WEB_DIR = Path(__file__).resolve().parent
 LOOPBACK_NAMES = ("localhost",)
@@ -265,7 +265,7 @@ def _level(value) -> int | None:
     try:
         return as_level(value)
     except UserError:
-        raise UserError(f"level {value!r} is not a whole number: pass 0 for the root level, or auto") from None
+        raise UserError(f"level {echo_repr(value)} is not a whole number: pass 0 for the root level, or auto") from None
 
 
 def make_app(res: Resources):
@@ -405,7 +405,7 @@ def make_app(res: Resources):
                                                                 r.query_params.get("support", "")))),
         # any other /api/ path (a report id that is no number, a typo) answers in JSON like the routes above
         Route("/api/{rest:path}", lambda r: JSONResponse(
-            {"error": f"no such API path: {r.url.path} (report and text unit ids are whole numbers; the routes "
+            {"error": f"no such API path: {echo(r.url.path)} (report and text unit ids are whole numbers; the routes "
                       "are listed in docs/usage.md)"}, status_code=404)),
         Mount("/static", StaticFiles(directory=WEB_DIR)),
     ]

@@ -32,8 +32,10 @@ import json
 import os
 import queue
 import signal
+import sys
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -191,6 +193,8 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
     process flushes ``results`` and ends at once (``os._exit``), without the interpreter's shutdown.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # blocked since the spawn (_sigint_blocked): a pending one is dropped
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     _die_with_parent()
     try:
         job, ledger = start_worker(index, spec)
@@ -217,6 +221,23 @@ def worker_main(index: int, spec: WorkerSpec, tasks, results, parent_pid: int) -
         results.put(("user_error", index, str(exc)))
     except BaseException:  # noqa: BLE001 - reported to the parent, which stops the run
         results.put(("error", index, traceback.format_exc(limit=8)))
+
+
+@contextmanager
+def _sigint_blocked():
+    """Within the block, SIGINT is blocked in this thread (POSIX; elsewhere nothing changes). A process spawned
+    there inherits the mask through its exec, so a Ctrl-C that reaches it while it is still starting (importing
+    the stage's modules, before :func:`worker_main` ignores SIGINT) stays pending instead of printing its
+    traceback; multiprocessing's resource tracker is started the same way. A SIGINT meanwhile is this
+    process's, raised once the block ends (or at once on another thread's delivery)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def start_worker(index: int, spec: WorkerSpec) -> tuple[Callable, BufferedLedger]:
@@ -281,8 +302,13 @@ class WorkerPool:
     def __enter__(self) -> "WorkerPool":
         if not self.t_start:  # a pool started ahead of its stage is entered again there
             self.t_start, self.t_start_wall = time.perf_counter(), time.time()
-            for p in self.procs:
-                p.start()
+            try:
+                with _sigint_blocked():
+                    for p in self.procs:
+                        p.start()
+            except BaseException:  # e.g. a Ctrl-C between two starts: the workers started are stopped
+                self.__exit__(*sys.exc_info())
+                raise
         return self
 
     def __exit__(self, *exc) -> None:

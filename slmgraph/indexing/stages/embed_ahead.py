@@ -37,7 +37,8 @@ class EmbedAhead:
     always has all its windows: :attr:`made` lists the rows, for
     :func:`slmgraph.indexing.stages.embed.run_embeddings` to keep their windows without cutting them again.
     A window some stored row already has is left to the embed stage, which copies it. :meth:`stop` ends the
-    thread after the current batch; an interrupted run keeps every committed batch.
+    thread after the current batch; :meth:`abandon` (a run unwinding: Ctrl-C, a failure) ends its use of the
+    index at once, dropping the batch it is encoding; an interrupted run keeps every committed batch.
 
     Args:
         store: the open index the thread commits to.
@@ -65,6 +66,9 @@ class EmbedAhead:
         self.error: BaseException | None = None
         self.seconds = 0.0
         self._stop = threading.Event()
+        # Held around each use of the thread's connection; once released (abandon, or the thread's end), unused.
+        self._db = threading.Lock()
+        self._released = False
         self._thread = threading.Thread(target=self._run, name="slmgraph-embed-ahead", daemon=True)
         self._con = None
 
@@ -83,8 +87,11 @@ class EmbedAhead:
             items.extend((WINDOW_KIND, f"{cid}#{n}", w) for n, w in enumerate(wins, start=1))
         self.window_memo = dict(zip(texts, windows))  # one assignment: the embed stage sees all of them or none
         keys, lengths = window_keys(emb, [t for _, _, t in items])
-        known = {k for (k,) in self._con.execute("SELECT DISTINCT window_key FROM embeddings "
-                                                 "WHERE window_key IS NOT NULL").fetchall()}
+        with self._db:
+            if self._released:
+                raise _Abandoned
+            known = {k for (k,) in self._con.execute("SELECT DISTINCT window_key FROM embeddings "
+                                                     "WHERE window_key IS NOT NULL").fetchall()}
         return items, keys, lengths, known
 
     def _run(self) -> None:
@@ -141,22 +148,22 @@ class EmbedAhead:
                                 left[item.split("#", 1)[0]] -= 1
                     ready = [r for r in waiting if not left.get(r[1])]
                     waiting = [r for r in waiting if left.get(r[1])]
-                    self._commit([r[:5] for r in rows + ready])
+                    if not self._commit([r[:5] for r in rows + ready]):
+                        return
                     for r in ready:
                         self.pending.pop(items_text[r[1]], None)
                     self.vectors += len(batch)
                     self.word_pieces += sum(r[5] for r in rows + ready)
                     self.made.update((r[0], r[1]) for r in rows + ready)
+        except _Abandoned:
+            pass
         except Exception as exc:  # noqa: BLE001 -- the embed stage encodes what is missing and reports its own errors
             self.error = exc
         finally:
             if torch is not None and prev is not None:
                 torch.set_num_threads(prev)
             self.seconds = time.perf_counter() - t0
-            try:
-                self._con.close()
-            except Exception:  # noqa: BLE001 -- the connection of a closed store is gone already
-                pass
+            self._release()
 
     @staticmethod
     def _groups(items: list[tuple[str, str, str]], size: int):
@@ -175,17 +182,33 @@ class EmbedAhead:
         if group:
             yield group
 
-    def _commit(self, rows: list[list]) -> None:
-        if not rows:
-            return
-        con = self._con
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.executemany(_INSERT, rows)
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("COMMIT")
+    def _commit(self, rows: list[list]) -> bool:
+        """Commit ``rows`` in one transaction; False (nothing written) once the thread is abandoned."""
+        with self._db:
+            if self._released:
+                return False
+            if not rows:
+                return True
+            con = self._con
+            con.execute("BEGIN TRANSACTION")
+            try:
+                con.executemany(_INSERT, rows)
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("COMMIT")
+            return True
+
+    def _release(self) -> None:
+        """Close the thread's connection, once, after any commit under way."""
+        with self._db:
+            if self._released:
+                return
+            self._released = True
+            try:
+                self._con.close()
+            except Exception:  # noqa: BLE001 -- the connection of a closed store is gone already
+                pass
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` seconds (None: no limit) for every text to be encoded; True when the thread ended."""
@@ -199,11 +222,24 @@ class EmbedAhead:
         self._thread.join(timeout)
         return self.vectors
 
+    def abandon(self) -> int:
+        """End the thread's use of the index now, for a run that is unwinding (Ctrl-C, a failure), which must not
+        wait for an encode: waits only for a commit under way (one batch's rows), then closes the thread's
+        connection. The batch being encoded is dropped, never committed; the thread, a daemon, ends after it (or
+        with the process). Returns the vectors committed; calling it again does nothing more."""
+        self._stop.set()
+        if self._con is not None:
+            self._release()
+        return self.vectors
 
     def wrap(self, embedder) -> "MemoEncoder":
         """``embedder`` whose ``encode`` takes the vectors of :attr:`pending` for the texts it has, with
         :attr:`window_memo` for the embed stage's windows."""
         return MemoEncoder(embedder, self.pending, self.window_memo)
+
+
+class _Abandoned(Exception):
+    """Raised on the thread when it would read the index after :meth:`EmbedAhead.abandon`."""
 
 
 class MemoEncoder:
