@@ -474,3 +474,11 @@ def quoted_sentence(sents: list[str], k: int, persons: dict[str, str], max_chars
     if quote is None or (quote != sents[k] and len(quote) > max_chars):
         return None
     return cut(quote, max_chars)
+
+
+def number_word(word: str) -> bool:
+    """True when ``word`` is a number written in letters ("twelve", "three", "hundred", "first"): a count or an
+    order ("the twelve newsletters", "the first three years") names no topic (spaCy's English ``like_num``)."""
+    from spacy.lang.en.lex_attrs import like_num
+
+    return like_num(word)

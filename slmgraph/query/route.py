@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from slmgraph.names.forms import content_words
+from slmgraph.names.forms import content_words, number_word
 from slmgraph.config.prompting import Prompts
 from slmgraph.query.theme_model import is_temporal
 
@@ -60,14 +60,6 @@ note notes post posts call calls
 weekly monthly daily yearly annual quarterly week weeks month months quarter quarters year years day days
 team teams session sessions entry entries log logs journal journals diary update updates
 """.split())
-
-
-def number_word(word: str) -> bool:
-    """True when ``word`` is a number written in letters ("twelve", "three", "hundred", "first"): a count or an
-    order ("the twelve newsletters", "the first three years") names no topic (spaCy's English ``like_num``)."""
-    from spacy.lang.en.lex_attrs import like_num
-
-    return like_num(word)
 
 
 def corpus_wide_phrase(question: str, prompts: Prompts) -> str | None:

@@ -156,10 +156,9 @@ def question_words(question: str) -> set[str]:
     """The topic words of ``question`` as :func:`word_stem`s: words of four letters or more that are no stop
     word, do not only ask and are no number word ("How many passengers did the ferry carry?" -> {"passenger",
     "ferry", "carry"}; "the twelve newsletters" gives "newsletter", not "twelve": a count or an order names no
-    topic, :func:`slmgraph.query.route.number_word`). Numbers in digits stay: a year ("2019") is what a question
+    topic, :func:`slmgraph.names.forms.number_word`). Numbers in digits stay: a year ("2019") is what a question
     is about."""
-    from slmgraph.names.forms import STOP
-    from slmgraph.query.route import number_word  # route imports this module
+    from slmgraph.names.forms import STOP, number_word
 
     return {word_stem(w) for w in _WORD.findall((question or "").casefold())
             if len(w) >= 4 and w not in STOP and w not in _ASKING and not (w.isalpha() and number_word(w))}
