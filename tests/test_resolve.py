@@ -506,6 +506,22 @@ def test_short_form_rule_merges_the_last_words_of_one_organisation_or_place_only
     assert all(r.rule == "short-form" for r in res.log if r.norm in ("commission", "carey business school"))
 
 
+def test_short_form_rule_never_merges_a_proper_name_into_a_phrase_that_only_contains_it():
+    # a meeting "of" the association, and a span opening with a lower-case word, are no fuller names of it
+    res = _resolve([("Millbrook Allotment Association", "organization", 3),
+                    ("fourteenth AGM of the Millbrook Allotment Association", "organization", 1),
+                    ("Rotary Club", "organization", 2), ("local Rotary Club", "organization", 1),
+                    ("Town Council", "organization", 1), ("Chair of the Town Council", "organization", 1),
+                    ("Millbrook Town Council", "organization", 2),
+                    ("Commission", "unknown", 1), ("the Philippine Commission", "organization", 1)],
+                   types_reliable=False)
+    m = _merged(res)
+    assert "millbrook allotment association" not in m and "rotary club" not in m
+    # the phrase is no rival either: the short name still merges into the one proper name ending so
+    assert m["town council"] == "millbrook town council" and m["commission"] == "philippine commission"
+    assert res.merges["short-form"] == 2
+
+
 def test_plural_rule_merges_a_name_with_its_plural_form_across_kinds():
     # NER typed the apple variety a place by its first word and its plural an organisation: apart kinds;
     # the merge goes into the form named more often, the singular on a tie

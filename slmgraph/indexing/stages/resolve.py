@@ -54,7 +54,9 @@ eight rules applied in this order, each merge logged with its rule:
    person merges into it when its last word is the head of an organisation or place name
    (:data:`SHORT_FORM_HEADS`): "the Commission" after "the Philippine Commission", "Carey Business School"
    of "Johns Hopkins Carey Business School". First words never merge by this rule: "Aberlow" is not
-   "Aberlow Fish Market", "Washington" not "Washington State University".
+   "Aberlow Fish Market", "Washington" not "Washington State University". Nor does a name merge into a phrase
+   that only contains it (:func:`embeds_name`): one where it follows a preposition ("AGM of the Millbrook
+   Allotment Association", a meeting of it) or one not written as a proper name ("fourteenth ..."); both stay.
 3b. ``of-place`` -- a name followed by "of" and a place merges into the name alone when both are names of the
    index, the place is typed ``location`` and named in a text unit of either, and the name before "of" is
    more than a kind, a title or an office ("Harrowgate Marine Engineering of Ardmore" into "Harrowgate Marine
@@ -465,6 +467,35 @@ def _office_surname_rule(cl: _Clusters) -> None:
                                       f"name ending so, with the office '{words[0]}' ({cl.evidence(s, t)})")
 
 
+#: Words after which the rest of a name is what it is of, at or for ("AGM of the Millbrook Allotment Association").
+_EMBEDDING_PREPOSITIONS = frozenset({"of", "for", "at", "in", "on", "to", "from", "by", "with"})
+
+
+def written_proper(norm: str, surfaces) -> bool:
+    """True when the first word of the key ``norm`` is written capitalised in one of its ``surfaces`` at least
+    (a leading article the key drops is skipped): "the Philippine Commission" yes, "fourteenth AGM of ..." no."""
+    first = norm.split()[0] if norm.split() else ""
+    for s in surfaces:
+        for w in re.findall(r"[^\W_][\w'\u2019.&-]*", s):
+            if w.casefold().rstrip(".") == first:
+                if w[:1].isupper():
+                    return True
+                break
+    return False
+
+
+def embeds_name(long_words: tuple[str, ...], n_short: int, surfaces) -> bool:
+    """True when a longer name only contains the name of its last ``n_short`` words: the words before them end
+    in a preposition (an article after it ignored: "AGM of the Millbrook Allotment Association" names a meeting
+    of it), or the longer one is not written as a proper name (:func:`written_proper`: "fourteenth AGM ...").
+    Such a phrase names something else, so it is never the entity the shorter name is merged into."""
+    before = list(long_words[:len(long_words) - n_short])
+    while before and before[-1] in ("the", "a", "an"):
+        before.pop()
+    return bool(before and before[-1] in _EMBEDDING_PREPOSITIONS) or not written_proper(" ".join(long_words),
+                                                                                         surfaces)
+
+
 def _short_form_rule(cl: _Clusters) -> None:
     core = {r: tuple(r.split()) for r in cl.roots()}
     index: dict[tuple[str, ...], set[str]] = {}
@@ -472,7 +503,8 @@ def _short_form_rule(cl: _Clusters) -> None:
         if len(words) < 2 or cl.is_person(r):
             continue
         for k in range(1, len(words)):
-            index.setdefault(words[k:], set()).add(r)
+            if not embeds_name(words, len(words) - k, cl.names[r]):
+                index.setdefault(words[k:], set()).add(r)
     for s in sorted(core, key=lambda r: (-len(core[r]), r)):
         if cl.find(s) != s or core[s][-1] not in SHORT_FORM_HEADS or cl.is_person(s):
             continue
