@@ -1,6 +1,7 @@
 """The CLI's terminal output: notes above progress bars, no empty report bar, argument errors that name the
 subcommand's --help, "1 core" in the singular."""
 
+import json
 import sys
 
 import pytest
@@ -53,3 +54,28 @@ def test_one_core_is_singular(tmp_path, corpus):
               model=FakeModel(), embedder_factory=FakeEmbedder, say=notes.append, model_factory=fake_model_factory)
     line = next(n for n in notes if "worker processes" in n)
     assert line.endswith("on 1 core")
+
+
+@pytest.mark.parametrize("argv,code,says", [
+    (["query", "--db", "x.duckdb", "--json", ""], 2, "the question is empty"),
+    (["query", "--db", "missing.duckdb", "--json", "what?"], 2, "does not exist"),
+    (["query", "--db", "x.duckdb", "--json", "--method", "bogus", "what?"], 2, "invalid choice: 'bogus'"),
+    (["stats", "--db", "missing.duckdb", "--json"], 2, "does not exist"),
+])
+def test_with_json_an_error_is_a_json_object_on_stdout_too(tmp_path, monkeypatch, capsys, argv, code, says):
+    monkeypatch.chdir(tmp_path)
+
+    def run(args):
+        try:
+            return cli.main(args)
+        except SystemExit as exc:
+            return exc.code
+
+    assert run(argv) == code
+    out, err = capsys.readouterr()
+    assert says in json.loads(out)["error"]
+    assert err.startswith("slmgraph: error: ") and says in err and len(err.strip().splitlines()) == 1
+    # without --json the error is the one line on standard error only, with the same status
+    assert run([a for a in argv if a != "--json"]) == code
+    assert capsys.readouterr().out == ""
+

@@ -1,7 +1,8 @@
 """Command line: ``slmgraph init | index | estimate | query | stats | export | picture | serve | bench | calibrate | prompt-tune | demo``.
 
 Argument parsing is the standard library's argparse. Every user mistake is
-reported as one line ``slmgraph: error: ...`` with exit status 2; a failed write
+reported as one line ``slmgraph: error: ...`` with exit status 2 (with ``--json``, also as ``{"error": ...}``
+on standard output); a failed write
 (disk full) with 1; an ``index`` run that finished without reading some files or
 folders of its input (kept as they were indexed) with 3; Ctrl-C exits with 130
 and says how to resume.
@@ -15,12 +16,13 @@ from __future__ import annotations
 
 import atexit
 import errno
+import json
 import logging
 import os
 import sys
 
 from slmgraph.cli.commands import COMMANDS, close_bars, note
-from slmgraph.cli.parser import build_parser, typed_dests
+from slmgraph.cli.parser import UsageExit, build_parser, typed_dests
 from slmgraph.errors import StorageError, UserError, echo
 from slmgraph.indexing.executors.batch import WorkerError
 
@@ -44,24 +46,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     entry = argv is None
     argv = sys.argv[1:] if entry else list(argv)
-    args, extra = parser.parse_known_args(argv)
-    if extra:  # reported by the subcommand's parser, so the hint names its --help
-        parser.subcommands[args.command].error(f"unrecognized arguments: {echo(' '.join(extra))}")
+    try:
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # reported by the subcommand's parser, so the hint names its --help
+            parser.subcommands[args.command].error(f"unrecognized arguments: {echo(' '.join(extra))}")
+    except UsageExit as exc:
+        if _json_asked(parser, argv):
+            _json_error(exc.message)
+        raise
     args.typed = typed_dests(argv)
     if args.command in ("index", "estimate", "query", "demo", "bench", "calibrate", "prompt-tune", "serve"):
         from slmgraph.model.llama_log import install_log_filter
 
         install_log_filter()  # llama.cpp's notices logged as errors stay off stderr
+    as_json = bool(getattr(args, "json", False))
     try:
         return COMMANDS[args.command](args)
     except UserError as exc:
-        close_bars()
-        print(f"slmgraph: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc), 2, as_json)
     except (WorkerError, StorageError) as exc:
-        close_bars()
-        print(f"slmgraph: error: {exc}", file=sys.stderr)
-        return 1
+        return _fail(str(exc), 1, as_json)
     except BrokenPipeError:  # e.g. 'slmgraph stats --json | head'
         try:
             sys.stdout = open(os.devnull, "w")
@@ -72,10 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         if exc.errno != errno.ENAMETOOLONG:
             raise
         # A path argument the file system cannot look up (an input folder, --out): one line, not a traceback.
-        close_bars()
-        print(f"slmgraph: error: path {echo(str(exc.filename))} is too long for the file system "
-              f"({exc.strerror}): pass a shorter path", file=sys.stderr)
-        return 2
+        return _fail(f"path {echo(str(exc.filename))} is too long for the file system ({exc.strerror}): pass a "
+                     "shorter path", 2, as_json)
     except KeyboardInterrupt:
         return _leave(_interrupted(args.command), entry=entry)
     except Exception as exc:
@@ -84,6 +86,29 @@ def main(argv: list[str] | None = None) -> int:
         if not is_interrupt(exc):
             raise
         return _leave(_interrupted(args.command), entry=entry)
+
+
+def _fail(message: str, status: int, as_json: bool) -> int:
+    """Report an error as the line ``slmgraph: error: <message>`` on standard error and, for a command run
+    with ``--json``, as the object ``{"error": "<message>"}`` on standard output too (the form ``slmgraph
+    serve`` answers errors in), so a script reading the output gets JSON; returns ``status``."""
+    close_bars()
+    print(f"slmgraph: error: {message}", file=sys.stderr)
+    if as_json:
+        _json_error(message)
+    return status
+
+
+def _json_error(message: str) -> None:
+    print(json.dumps({"error": message}, ensure_ascii=False), flush=True)
+
+
+def _json_asked(parser, argv: list[str]) -> bool:
+    """True when ``argv`` names a subcommand that has ``--json`` and passes it (before any ``--``)."""
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    command = next((a for a in argv if not a.startswith("-")), None)
+    sub = parser.subcommands.get(command)
+    return "--json" in argv and sub is not None and "--json" in sub._option_string_actions
 
 
 def _leave(status: int, entry: bool) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
+import sys
 from enum import Enum
 
 from slmgraph import __version__
@@ -115,14 +116,25 @@ def _index_options(p: argparse.ArgumentParser) -> None:
 _LONG_QUOTE = re.compile(r"'([^'\n]{%d,})'" % (ECHO_CHARS + 1))
 
 
+class UsageExit(SystemExit):
+    """Exit status 2 of a command line the parser refused; ``message`` is its error, already printed as the
+    line ``slmgraph: error: ...`` on standard error."""
+
+    def __init__(self, message: str):
+        super().__init__(2)
+        self.message = message
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors: ``slmgraph: error: ...`` and exit status 2 (no usage dump)."""
+    """argparse with one-line errors: ``slmgraph: error: ...`` and exit status 2 (no usage dump), raised as
+    :class:`UsageExit`."""
 
     def error(self, message: str):  # noqa: D102 - argparse API
         sub = self.prog.split(" ", 1)[1] + " " if " " in self.prog else ""
         # argparse quotes the value it refused in full ("invalid choice: 'ZZZ…'"): a long one is cut.
-        message = _LONG_QUOTE.sub(lambda m: echo_repr(m.group(1)), message)
-        self.exit(2, f"slmgraph: error: {message} (see 'slmgraph {sub}--help')\n")
+        message = _LONG_QUOTE.sub(lambda m: echo_repr(m.group(1)), message) + f" (see 'slmgraph {sub}--help')"
+        self._print_message(f"slmgraph: error: {message}\n", sys.stderr)
+        raise UsageExit(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
