@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 from pathlib import Path
 from typing import Callable
 
@@ -208,10 +209,34 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
             ans = basic_search(store, client, prompts, settings, question, emb, on_text=on_text)
     if route_reason:
         ans.details["route"] = {"chose": method, "because": route_reason}
+    if ans.details.get("refused") or not any(ans.citations.values()):
+        note = _language_note(store, question)
+        if note:  # a refusal alone does not say that the question's language is why
+            ans.text = ans.text.rstrip() + "\n" + note
+            ans.details["language_note"] = note
+            if on_text:
+                on_text("\n" + note)
     from slmgraph.query.documents import attach_documents
 
     attach_documents(store, ans)
     return ans
+
+
+def _language_note(store, question: str) -> str | None:
+    """The line :func:`slmgraph.text.language.foreign_question_note` writes when ``question`` is in another
+    language than the indexed text (judged on its first 20 text units) and none of its words occur in any text
+    unit (case-insensitive, whole words); None otherwise."""
+    from slmgraph.text.language import foreign_question_note
+
+    sample = "\n".join(t or "" for (t,) in store.con.execute(
+        "SELECT text FROM text_units ORDER BY doc_id, ord LIMIT 20").fetchall())
+
+    def in_index(word: str) -> bool:
+        pattern = r"(^|[^\pL\pN])" + re.escape(word) + r"([^\pL\pN]|$)"
+        return bool(store.con.execute("SELECT count(*) FROM text_units WHERE regexp_matches(text, ?, 'i')",
+                                      [pattern]).fetchone()[0])
+
+    return foreign_question_note(question, sample, in_index)
 
 
 def _basic_after_global(store, client, prompts, settings: Settings, question: str, emb, refused: Answer,

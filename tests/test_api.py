@@ -316,3 +316,26 @@ def test_an_index_missing_a_table_is_refused_at_open_in_one_line(index_db, table
     with pytest.raises(UserError, match=f"index .* has no {table} table: .*index its input again") as err:
         slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("method", ["basic", "global", "local"])
+def test_a_question_in_another_language_is_refused_saying_why(index_db, method):
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        es = ix.query("¿Cuáles son los temas principales?", method=method)
+        de = ix.query("Was sind die wichtigsten Themen?", method=method)
+        # a foreign question naming what the index holds, and an English one it holds nothing of: no such line
+        named = ix.query("¿Quién fundó Acme Corporation?", method=method)
+        off = ix.query("What are the rules of cricket?", method=method)
+    line = "The indexed documents are in English and the question seems to be in {}: none of its words occur"
+    assert line.format("Spanish") in es.text and es.text.count("\n" + line.format("Spanish")) == 1
+    assert line.format("German") in de.text and de.details["language_note"].startswith(line.format("German"))
+    assert "language_note" not in named.details and "language_note" not in off.details
+    assert "seems to be in" not in named.text + off.text
+
+
+def test_stopword_language_needs_two_stop_words_of_one_language():
+    from slmgraph.text.language import stopword_language
+
+    assert stopword_language("Quels sont les thèmes principaux ?") == "fr"
+    assert stopword_language("What did the committee decide about the water fund?") == "en"
+    assert stopword_language("Die Hard trivia?") is None and stopword_language("Margaret Oduya") is None

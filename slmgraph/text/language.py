@@ -4,6 +4,7 @@ what a warning says about a language the pass reads poorly.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from slmgraph.text.prose import SPECIAL_TOKEN, sentences
@@ -72,3 +73,44 @@ LANGUAGE_NOTES = {
           "English NER pipeline is not run on it; pass --ner-model with an installed German spaCy pipeline "
           "(e.g. de_core_news_sm) for single-word names",
 }
+
+
+#: Languages :func:`stopword_language` tells apart by spaCy's stop-word lists (``spacy.lang.<code>.stop_words``,
+#: shipped with spaCy itself, no pipeline needed).
+STOPWORD_LANGUAGES = {"en": "English", "de": "German", "es": "Spanish", "fr": "French", "it": "Italian",
+                      "pt": "Portuguese", "nl": "Dutch"}
+
+
+@functools.lru_cache(maxsize=None)
+def stop_words(lang: str) -> frozenset[str]:
+    """spaCy's stop words of language ``lang`` (a key of :data:`STOPWORD_LANGUAGES`), casefolded."""
+    import importlib
+
+    return frozenset(w.casefold() for w in importlib.import_module(f"spacy.lang.{lang}.stop_words").STOP_WORDS)
+
+
+def stopword_language(text: str) -> str | None:
+    """The language (a key of :data:`STOPWORD_LANGUAGES`) of whose stop words ``text`` holds the most, when that
+    is two words at least and no other language has as many; else None (a list of names, or too few words to
+    tell). "Was sind die wichtigsten Themen?" -> ``de`` (3 German stop words, 1 English); "Die Hard trivia?" ->
+    None (one German stop word is no evidence)."""
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    counts = {lang: sum(w in stop_words(lang) for w in words) for lang in STOPWORD_LANGUAGES}
+    top = max(counts.values())
+    best = [lang for lang, n in counts.items() if n == top]
+    return best[0] if top >= 2 and len(best) == 1 else None
+
+
+def foreign_question_note(question: str, documents_sample: str, in_index) -> str | None:
+    """One line saying why an index cannot answer ``question``: it is in another language than the indexed
+    documents (:func:`stopword_language` of each; ``documents_sample``: some of their text) and none of its
+    words but that language's stop words occur in them (``in_index(word) -> bool``). None otherwise: either
+    language unknown, the same language, or a word of the question in the index."""
+    lang, docs = stopword_language(question), stopword_language(documents_sample)
+    if lang is None or docs is None or lang == docs:
+        return None
+    words = sorted({w for w in re.findall(r"[^\W\d_]+", question.casefold()) if w not in stop_words(lang)})
+    if any(in_index(w) for w in words):
+        return None
+    return (f"The indexed documents are in {STOPWORD_LANGUAGES[docs]} and the question seems to be in "
+            f"{STOPWORD_LANGUAGES[lang]}: none of its words occur in them; ask in {STOPWORD_LANGUAGES[docs]}.")
