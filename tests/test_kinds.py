@@ -330,3 +330,11 @@ def test_transcript_annotations_imperatives_and_titled_places_are_read_right(nlp
     c = cands(text, nlp)
     assert not {"Stick", "Crosstalk", "Yay", "Library"} & set(c), c
     assert c.get("Alderman Library") == "organization" and c.get("Anna Kerr") == "person", c
+
+
+def test_a_code_with_digits_is_no_person_and_two_building_nouns_are_a_place(nlp):
+    # en_core_web_sm labels both PERSON, with no other cue to outvote it
+    c = cands("The group recommends dwarf rootstocks (M26 and MM106) and local heritage varieties. Edith Blyth "
+              "has found two surviving trees in old gardens on Mill Row.", nlp)
+    assert c.get("MM106") not in (None, "person") and c.get("Mill Row") == "location", c
+    assert c.get("Edith Blyth") == "person", c

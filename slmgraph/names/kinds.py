@@ -7,7 +7,8 @@ other modules share (titles, offices, suffixes) are in :mod:`slmgraph.names.lexi
 
 **Types by vote** (:func:`vote`). Every mention of a name in a text unit gives evidence, weighed:
 
-* its NER label (:data:`slmgraph.indexing.stages.ner.NER_TYPES`): 2 per mention;
+* its NER label (:data:`slmgraph.indexing.stages.ner.NER_TYPES`): 2 per mention, except a person label on a
+  name holding a digit ("MM106": a code or product, no personal name);
 * the head noun or corporate suffix of a name of two or more words (:data:`HEAD_KINDS`: "Fenwick Lane",
   "Aldane River", "Hollins Meadows" are places, "Millbrook Gazette", "Bluewater Renewables", "Millbrook
   Library", "... Ltd" organisations): :data:`HEAD_WEIGHT` per mention, so it outvotes NER, which learnt
@@ -122,7 +123,8 @@ PREFIX_KINDS: dict[str, str] = {
 }
 
 #: Nouns of buildings and streets that are also surnames ("Stuart Hall", "Ella Row"): they say a place only after
-#: another common noun of a kind ("Town Hall", "Harbour Row", "Market Tower"), which no personal name holds.
+#: another common noun of a kind or of this list ("Town Hall", "Harbour Row", "Market Tower", "Mill Row"), which no
+#: personal name holds.
 BUILDING_NOUNS = frozenset("hall row house tower cottage quay pier wharf market chapel inn mill yard".split())
 
 #: Prefixes that say the kind of a two-word name only ("Lake Varrin", "Mount Kellen").
@@ -156,8 +158,9 @@ def head_kind(name: str) -> str | None:
         return None
     if "of" in words[1:-1] and words[words.index("of", 1) - 1] in HEAD_KINDS:
         return HEAD_KINDS[words[words.index("of", 1) - 1]]  # "Battle of Vimy Ridge", "University of Oslo"
-    if len(words) > 1 and words[-1] in BUILDING_NOUNS and (words[-2] in HEAD_KINDS or words[-2] in OFFICE_QUALIFIERS):
-        return "location"  # "Gullhaven Town Hall", "Harbour Row": a phrase of common nouns, a building or street
+    if len(words) > 1 and words[-1] in BUILDING_NOUNS and (words[-2] in HEAD_KINDS or words[-2] in OFFICE_QUALIFIERS
+                                                          or words[-2] in BUILDING_NOUNS):
+        return "location"  # "Gullhaven Town Hall", "Harbour Row", "Mill Row": common nouns, a building or street
     if words[-1] in HEAD_KINDS or len(words) == 1 and not words[0].endswith(PLACE_SUFFIXES):
         return HEAD_KINDS.get(words[-1])
     if len(words) == 1:
@@ -376,7 +379,9 @@ def mention_evidence(text: str, start: int, end: int, name: str, ner_type: str, 
     """The evidence one mention gives (``[(type, weight)]``, see the module docstring): its NER type when NER
     typed it, its head noun's kind unless NER called it a work or event, its context's kind."""
     out: list[tuple[str, int]] = []
-    if ner_type != "unknown":
+    # A name holding a digit ("MM106", "B52") is a code, a model or a product: NER's person label for it is a
+    # guess at an unfamiliar word, and no personal name is written so.
+    if ner_type != "unknown" and not (ner_type == "person" and any(ch.isdigit() for ch in name)):
         out.append((ner_type, NER_WEIGHT if source == "ner" else CONTEXT_WEIGHT))
     head = head_kind(name)
     if head and ner_type not in KEPT_NER_TYPES:
