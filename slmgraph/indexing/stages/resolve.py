@@ -473,7 +473,8 @@ _EMBEDDING_PREPOSITIONS = frozenset({"of", "for", "at", "in", "on", "to", "from"
 
 def written_proper(norm: str, surfaces) -> bool:
     """True when the first word of the key ``norm`` is written capitalised in one of its ``surfaces`` at least
-    (a leading article the key drops is skipped): "the Philippine Commission" yes, "fourteenth AGM of ..." no."""
+    (a leading article the key drops is skipped): "the Philippine Commission" yes; "fourteenth AGM of ..." and a
+    number first ("14th AGM ...") no."""
     first = norm.split()[0] if norm.split() else ""
     for s in surfaces:
         for w in re.findall(r"[^\W_][\w'\u2019.&-]*", s):
