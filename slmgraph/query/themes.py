@@ -7,7 +7,8 @@ The answer is its own synthesis, built from the data by templates:
   and latest statement (:mod:`slmgraph.query.theme_lead`); for a corpus-wide question
   (:func:`slmgraph.query.route.corpus_wide_phrase`) the main themes ranked by how many documents
   discuss them ("Across the 8 documents, the main themes are flood defence (in 6 of 8 documents), ...");
-  for a focused question the themes that bear on it, the most relevant first, with their reach;
+  for a focused question the themes that bear on it, the most relevant first, with their reach; a corpus-wide
+  answer also names a topic running through nearly every document (:func:`running_themes`);
 * one section per selected community report, with
   - its **topic**: ``community_reports.topic`` (:mod:`slmgraph.indexing.stages.topics`) or, for an index built before
     that column was filled, the report's title; a community labelled by names alone (a publication, a
@@ -15,7 +16,9 @@ The answer is its own synthesis, built from the data by templates:
   - its **sentence** (:func:`template_opening`): who says its statements and the phrases they share
     (:func:`slmgraph.query.theme_lead.theme_common`), then the topic, its other key concepts and the names most
     tied to it, how widely it is discussed -- its community's documents (:func:`community_documents`, the count
-    its report and ``/api/reports`` give) and any it is quoted from, counted against the corpus, with the dates
+    its report and ``/api/reports`` give), or for a corpus-wide question the documents whose prose holds its
+    label's phrases (:func:`slmgraph.query.theme_labels.label_documents`), and any it is quoted from, counted
+    against the corpus, with the dates
     their titles hold -- and the documents its statements are quoted
     from; where the answer policy lets the model write (:func:`slmgraph.query.extractive.opening_on`), a
     sentence the model writes from the theme's statements, kept only when grounded
@@ -322,8 +325,9 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                  figures: bool = False, question: str = "", pool: list[dict] | None = None,
                  probes: list[str] | None = None, aspect: list[str] | None = None) -> list[Theme]:
     """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.indexing.stages.report_store.load_reports`,
-    with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or by coverage with
-    ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out, and
+    with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or with ``wide`` the most
+    widely discussed communities' themes (and :func:`running_themes`) by the coverage each shows, the documents
+    holding its label; themes whose topic nearly repeats an earlier one's, or with no statement, are left out, and
     with ``wide`` so is one whose label says what an earlier one's says (:func:`slmgraph.query.theme_labels.same_theme`).
 
     Args:
