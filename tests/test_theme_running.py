@@ -105,3 +105,13 @@ def test_a_corpus_of_two_documents_has_no_running_topic():
                                       ("u1", "water supply", "water supply")])
     assert running_words(ix) == []
     ix.store.con.close()
+
+
+def test_a_label_is_counted_where_the_prose_holds_it_not_in_titles_or_attendance_lists():
+    units = [("u0", "a", 0, "# Plot holders meeting, May 2020\n\nThe hedge was cut back by the contractors."),
+             ("u1", "b", 0, "Present: Ann Lee (Chair), Bo Chan, 40 plot holders.\n\nThe gate lock was replaced."),
+             ("u2", "c", 0, "# Minutes, June 2020\n\nSeveral plot holders gave up their plots in August.")]
+    ix = theme_index(units, mentions=[("u0", "plot holder", "plot holders"), ("u1", "plot holder", "plot holders"),
+                                      ("u2", "plot holder", "plot holders")])
+    assert label_documents(ix, ["plot holders"]) == ["c"] and label_documents(ix, ["plot holder"]) == ["c"]
+    ix.store.con.close()

@@ -409,8 +409,8 @@ def phrase_pattern(phrase: str) -> re.Pattern:
 
 def label_documents(ix: ThemeIndex, phrases: list[str]) -> list[str]:
     """The documents whose text units hold any of ``phrases`` (a theme's label phrases, :func:`phrase_pattern`)
-    outside their section titles (a title names a document, it discusses nothing: "Committee meeting, May
-    2019"), in corpus order: the documents a label's "in N of M documents" may claim; [] for no phrase."""
+    outside their section titles and list lines (:func:`_bodies`: a title names a document and a list says who was
+    there, neither discusses anything: "Committee meeting, May 2019"), in corpus order: the documents a label's "in N of M documents" may claim; [] for no phrase."""
     pats = [phrase_pattern(p) for p in phrases if p and p.strip()]
     if not pats:
         return []
@@ -419,23 +419,27 @@ def label_documents(ix: ThemeIndex, phrases: list[str]) -> list[str]:
 
 
 def _bodies(ix: ThemeIndex) -> dict[str, tuple[str, str, str]]:
-    """``chunk_id -> (doc_id, text, text without its section-title lines)`` of every text unit (a title is a
-    line :func:`slmgraph.query.extractive.corpus_heading` tells, its Markdown marks aside); cached on ``ix``."""
+    """``chunk_id -> (doc_id, text, text without its section titles and list lines)`` of every text unit (a title
+    is a line :func:`slmgraph.query.extractive.corpus_heading` tells, its Markdown marks aside; a list line is who
+    was there, :func:`slmgraph.names.kinds.list_line`: "Present: A, B, 52 plot holders"); cached on ``ix``."""
     got = getattr(ix, "_unit_bodies", None)
     if got is None:
+        from slmgraph.names.kinds import list_line
         from slmgraph.query.extractive import corpus_heading
 
         keys = ix.headings
         got = ix._unit_bodies = {c: (d, text or "", "\n".join(
-            line for line in (text or "").splitlines() if not corpus_heading(line.lstrip("#").strip(), keys)))
+            line for line in (text or "").splitlines()
+            if not corpus_heading(line.lstrip("#").strip(), keys) and not list_line(line)))
             for c, d, text in ix.store.con.execute("SELECT chunk_id, doc_id, text FROM text_units").fetchall()}
     return got
 
 
 def prose_phrases(ix: ThemeIndex, chunks: list[str]) -> dict[str, list[tuple[str, str]]]:
     """:meth:`ThemeIndex.unit_phrases` of ``chunks`` less the phrases a unit holds only in its section titles
-    ("committee meeting" of "# Committee meeting, May 2019" in every minutes): a title names the document, the
-    furniture of its genre, not what it discusses (a phrase the text does not hold as written is kept)."""
+    and list lines (:func:`_bodies`: "committee meeting" of "# Committee meeting, May 2019" in every minutes): a
+    title names the document and a list says who was there, the furniture of its genre, not what it discusses
+    (a phrase the text does not hold as written is kept)."""
     bodies, pats = _bodies(ix), {}
     out: dict[str, list[tuple[str, str]]] = {}
     for c, rows in ix.unit_phrases(chunks).items():
