@@ -159,7 +159,7 @@ def weighted_phrases(ix: ThemeIndex, chunks: list[str], stated: list[str] | None
     import math
 
     chunks = list(dict.fromkeys(chunks))
-    per = ix.unit_phrases(chunks)
+    per = prose_phrases(ix, chunks)
     have: dict[str, set] = {}
     surface: dict[str, dict[str, int]] = {}
     folded = [_SPEAKER.sub("", x).casefold() for x in stated] if stated is not None else None
@@ -287,7 +287,7 @@ def keyphrase_backoff(ix: ThemeIndex, chunks: list[str], anchor, embedder,
         return []
     heads, names = _nominal(ix), _names(ix)
     have: dict[str, set] = {}
-    for c, rows in ix.unit_phrases(list(dict.fromkeys(chunks))).items():
+    for c, rows in prose_phrases(ix, list(dict.fromkeys(chunks))).items():
         for k, n in rows:
             key = _phrase_key(n)
             if len(key.split()) < 2 or n.casefold() in names or not label_worthy(n) or _overlaps(key, taken):
@@ -389,3 +389,125 @@ def same_theme(phrases: list[str], earlier: list[list[str]], embedder, near: flo
         return False
     flat = [q for e in earlier for q in e]
     return float((_embed(phrases, embedder) @ _embed(flat, embedder).T).max()) >= near
+
+
+#: A word runs through the corpus as a topic (:func:`running_words`) when it modifies at least this many
+#: distinct noun compounds ("water main", "water bill", "water supply"): a topic is talked of in several
+#: respects, while the furniture of a genre ("meeting", "members", "Present") heads a fixed phrase or two.
+RUNNING_COMPOUNDS = 3
+#: Running topics a corpus-wide answer adds at most.
+MAX_RUNNING = 2
+
+
+def phrase_pattern(phrase: str) -> re.Pattern:
+    """A case-blind pattern finding ``phrase`` in text as whole words, each word with or without a plural's
+    "s"/"es" ("water bill" finds "Water bills"); its words as :func:`_phrase_key` writes them."""
+    words = _phrase_key(phrase).split() or [re.escape(phrase.casefold())]
+    return re.compile(r"(?<!\w)" + r"[\s-]+".join(re.escape(w) + r"(?:e?s)?" for w in words) + r"(?!\w)",
+                      re.IGNORECASE)
+
+
+def label_documents(ix: ThemeIndex, phrases: list[str]) -> list[str]:
+    """The documents whose text units hold any of ``phrases`` (a theme's label phrases, :func:`phrase_pattern`)
+    outside their section titles and list lines (:func:`_bodies`: a title names a document and a list says who was
+    there, neither discusses anything: "Committee meeting, May 2019"), in corpus order: the documents a label's "in N of M documents" may claim; [] for no phrase."""
+    pats = [phrase_pattern(p) for p in phrases if p and p.strip()]
+    if not pats:
+        return []
+    docs = {d for d, _, body in _bodies(ix).values() if d in ix.doc_by_id and any(p.search(body) for p in pats)}
+    return sorted(docs, key=lambda d: ix.doc_by_id[d].pos)
+
+
+def _bodies(ix: ThemeIndex) -> dict[str, tuple[str, str, str]]:
+    """``chunk_id -> (doc_id, text, text without its section titles and list lines)`` of every text unit (a title
+    is a line :func:`slmgraph.query.extractive.corpus_heading` tells, its Markdown marks aside; a list line is who
+    was there, :func:`slmgraph.names.kinds.list_line`: "Present: A, B, 52 plot holders"); cached on ``ix``."""
+    got = getattr(ix, "_unit_bodies", None)
+    if got is None:
+        from slmgraph.names.kinds import list_line
+        from slmgraph.query.extractive import corpus_heading
+
+        keys = ix.headings
+        got = ix._unit_bodies = {c: (d, text or "", "\n".join(
+            line for line in (text or "").splitlines()
+            if not corpus_heading(line.lstrip("#").strip(), keys) and not list_line(line)))
+            for c, d, text in ix.store.con.execute("SELECT chunk_id, doc_id, text FROM text_units").fetchall()}
+    return got
+
+
+def prose_phrases(ix: ThemeIndex, chunks: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """:meth:`ThemeIndex.unit_phrases` of ``chunks`` less the phrases a unit holds only in its section titles
+    and list lines (:func:`_bodies`: "committee meeting" of "# Committee meeting, May 2019" in every minutes): a
+    title names the document and a list says who was there, the furniture of its genre, not what it discusses
+    (a phrase the text does not hold as written is kept)."""
+    bodies, pats = _bodies(ix), {}
+    out: dict[str, list[tuple[str, str]]] = {}
+    for c, rows in ix.unit_phrases(chunks).items():
+        _, text, body = bodies.get(c, ("", "", ""))
+        kept = []
+        for k, n in rows:
+            p = pats.get(n) or pats.setdefault(n, phrase_pattern(n))
+            if text == body or p.search(body) or not p.search(text):
+                kept.append((k, n))
+        if kept:
+            out[c] = kept
+    return out
+
+
+def running_words(ix: ThemeIndex) -> list[tuple[str, list[str], list[str]]]:
+    """The topics that run through the whole corpus, which document-frequency weights (residual IDF, class-based
+    TF-IDF) cannot see: ``[(word as written, its compounds most mentioned first, the documents whose statements
+    name it)]``, in the most documents first, at most :data:`MAX_RUNNING`.
+
+    A word is one when it is in at least :data:`slmgraph.query.theme_model.UBIQUITOUS_SHARE` of the documents
+    (:func:`slmgraph.query.theme_lead.corpus_word_share`), is :func:`label_worthy` and no entity's name, modifies
+    at least :data:`RUNNING_COMPOUNDS` distinct noun compounds of the concept pass (``concept_mentions``) -- it is
+    discussed in several respects -- and sentences that may be statements (:func:`slmgraph.query.theme_model._statement_ok`:
+    no heading, list label, boilerplate or framing line) name it in that share of the documents too, so a word
+    of the corpus's furniture, found in its headings and attendance lines, is none. [] in a corpus of fewer than
+    three documents or without noun phrases."""
+    import duckdb
+
+    from slmgraph.query.extractive import prose_sentences
+    from slmgraph.query.theme_lead import corpus_word_share
+    from slmgraph.query.theme_model import UBIQUITOUS_SHARE, _statement_ok, spoken
+    from slmgraph.store.corpus_stats import word_stem
+
+    n = len(ix.docs)
+    if n < 3:
+        return []
+    try:
+        rows = ix.store.con.execute("SELECT m.norm, m.name FROM concept_mentions m").fetchall()
+    except duckdb.Error:
+        return []
+    compounds: dict[str, dict[str, int]] = {}
+    surface: dict[str, dict[str, int]] = {}
+    for norm, name in rows:
+        kw, nw = _phrase_key(str(norm)).split(), str(name or norm).split()
+        for i in range(len(kw) - 1):
+            shown = " ".join(nw[i - len(kw):]) if len(nw) == len(kw) else " ".join(kw[i:])
+            compounds.setdefault(kw[i], {}).setdefault(" ".join(kw[i:]), {})
+            got = compounds[kw[i]][" ".join(kw[i:])]
+            got[shown] = got.get(shown, 0) + 1
+            if len(nw) == len(kw):
+                surface.setdefault(kw[i], {})[nw[i].casefold()] = surface.get(kw[i], {}).get(nw[i].casefold(), 0) + 1
+    share, names = corpus_word_share(ix), _names(ix)
+    cands = []
+    for w, comps in compounds.items():
+        shown = max(surface.get(w, {w: 1}).items(), key=lambda kv: (kv[1], kv[0]))[0]
+        if len(comps) < RUNNING_COMPOUNDS or shown in names or not label_worthy(shown) or \
+                share.get(word_stem(shown), 0.0) < UBIQUITOUS_SHARE:
+            continue
+        # a compound as written most often, the most mentioned compounds first
+        ranked = sorted(((sum(v.values()), max(v.items(), key=lambda kv: (kv[1], kv[0]))[0]) for v in comps.values()),
+                        key=lambda x: (-x[0], x[1]))
+        cands.append((shown, [c for _, c in ranked]))
+    out = []
+    for shown, comps in cands:
+        pat = phrase_pattern(shown)
+        docs = {u.doc_id for u in ix.all_units() if pat.search(u.text) and any(
+            pat.search(s) and _statement_ok(s, ix) for s in map(spoken, prose_sentences(u.text)))}
+        if len(docs) >= UBIQUITOUS_SHARE * n:
+            out.append((shown, comps, sorted(docs, key=lambda d: ix.doc_by_id[d].pos)))
+    out.sort(key=lambda x: (-len(x[2]), -len(x[1]), x[0]))
+    return out[:MAX_RUNNING]

@@ -7,7 +7,8 @@ The answer is its own synthesis, built from the data by templates:
   and latest statement (:mod:`slmgraph.query.theme_lead`); for a corpus-wide question
   (:func:`slmgraph.query.route.corpus_wide_phrase`) the main themes ranked by how many documents
   discuss them ("Across the 8 documents, the main themes are flood defence (in 6 of 8 documents), ...");
-  for a focused question the themes that bear on it, the most relevant first, with their reach;
+  for a focused question the themes that bear on it, the most relevant first, with their reach; a corpus-wide
+  answer also names a topic running through nearly every document (:func:`running_themes`);
 * one section per selected community report, with
   - its **topic**: ``community_reports.topic`` (:mod:`slmgraph.indexing.stages.topics`) or, for an index built before
     that column was filled, the report's title; a community labelled by names alone (a publication, a
@@ -15,7 +16,9 @@ The answer is its own synthesis, built from the data by templates:
   - its **sentence** (:func:`template_opening`): who says its statements and the phrases they share
     (:func:`slmgraph.query.theme_lead.theme_common`), then the topic, its other key concepts and the names most
     tied to it, how widely it is discussed -- its community's documents (:func:`community_documents`, the count
-    its report and ``/api/reports`` give) and any it is quoted from, counted against the corpus, with the dates
+    its report and ``/api/reports`` give), or for a corpus-wide question the documents whose prose holds its
+    label's phrases (:func:`slmgraph.query.theme_labels.label_documents`), and any it is quoted from, counted
+    against the corpus, with the dates
     their titles hold -- and the documents its statements are quoted
     from; where the answer policy lets the model write (:func:`slmgraph.query.extractive.opening_on`), a
     sentence the model writes from the theme's statements, kept only when grounded
@@ -64,7 +67,7 @@ from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import facet_opening, facet_themes, render_facets
-from slmgraph.query.theme_labels import label_phrases, relabel, same_theme
+from slmgraph.query.theme_labels import label_documents, label_phrases, phrase_pattern, relabel, running_words, same_theme
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, KEY_CONCEPTS,
     KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP,
@@ -322,8 +325,9 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                  figures: bool = False, question: str = "", pool: list[dict] | None = None,
                  probes: list[str] | None = None, aspect: list[str] | None = None) -> list[Theme]:
     """The themes of an answer from the selected ``reports`` (dicts as :func:`slmgraph.indexing.stages.report_store.load_reports`,
-    with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or by coverage with
-    ``wide``; themes whose topic nearly repeats an earlier one's, or with no statement, are left out, and
+    with ``entities``), best first: by ``scores`` (``community_id -> helpfulness``), or with ``wide`` the most
+    widely discussed communities' themes (and :func:`running_themes`) by the coverage each shows, the documents
+    holding its label; themes whose topic nearly repeats an earlier one's, or with no statement, are left out, and
     with ``wide`` so is one whose label says what an earlier one's says (:func:`slmgraph.query.theme_labels.same_theme`).
 
     Args:
@@ -392,6 +396,10 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     labels: list[list[str]] = []
     # the units each theme's community owns among the level's: a label backs off to their phrases when none recurs
     owner = ix.unit_owners(sorted(all_units), [r["community_id"] for r in reports], scores)
+    own_units: list[list] = []  # each kept theme's text units
+    # how widely each kept theme is discussed, which picks a corpus-wide answer's themes: its community's reach
+    # (a label is often narrower than its community: it counts the label's documents, not which themes lead)
+    breadth: list[tuple[int, int]] = []
     for t in pooled:
         # its label from the phrases of the units it is discussed in, against their centroid, before its
         # statements are chosen (a corpus-wide question's statements are those nearest the label)
@@ -409,19 +417,42 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         taken = trial
         if picked:
             relabelled.add(t.report)
+        breadth.append((reach(t.coverage), t.coverage["documents"]))
+        if wide:
+            # a corpus-wide answer's "in N of M documents" counts the documents its label's phrases are in, and
+            # its statements come from those
+            # (none: the documents it is quoted from, :func:`cover_quoted`)
+            said_in = label_documents(ix, phrases)
+            t.doc_ids = t.community_docs = said_in
+            t.coverage = coverage(said_in, ix.docs)
         kept.append(t)
+        own_units.append(units.get(t.report, []))
         labels.append(phrases)
         if len(kept) >= keep:
             break
+    running: set[int] = set()  # the kept themes that are topics running through the corpus
+    if wide:
+        added = running_themes(ix, reports, scores, list(zip(kept, labels)), taken, embedder)
+        for t, us in added:
+            running.add(id(t))
+            kept.append(t)
+            own_units.append(us)
+            breadth.append((reach(t.coverage), t.coverage["documents"]))
+        missing = sorted({u.chunk_id for _, us in added for u in us} - set(uvec))
+        uvec.update(ix.unit_vectors(missing))
+        if not aspect:  # a running topic among the others by how widely it is discussed
+            at = sorted(range(len(kept)), key=lambda i: (-breadth[i][0], -breadth[i][1], i))
+            kept, own_units = [kept[i] for i in at], [own_units[i] for i in at]
     anchors = {}
     if embedder is not None and (wide or qv is None):
         # the report's summary restates the stored label, which a new one replaces
-        texts = [t.topic if t.report in relabelled else f"{t.topic}. {by_report[t.report].get('summary') or ''}"
+        texts = [f"{t.topic}: {', '.join(t.concepts)}" if id(t) in running else
+                 t.topic if t.report in relabelled else f"{t.topic}. {by_report[t.report].get('summary') or ''}"
                  for t in kept]
         vecs = _embed(texts, embedder) if texts else None
-        anchors = {t.report: vecs[i] for i, t in enumerate(kept)} if vecs is not None else {}
+        anchors = {i: vecs[i] for i in range(len(kept))} if vecs is not None else {}
     elif qv is not None:
-        anchors = {t.report: qv for t in kept}
+        anchors = {i: qv for i in range(len(kept))}
     said = _embed(list(aspect), embedder) if aspect and embedder is not None and wide else None
 
     def _said(v) -> float:
@@ -432,8 +463,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         inside = set(t.doc_ids)
         # A corpus-wide question quotes where the theme's terms are; a focused one, the unit nearest the question
         # among all the community's units (the question's evidence need not repeat the label's terms).
-        us = ([u for u in units.get(t.report, []) if u.doc_id in inside] if wide else []) or units.get(t.report, [])
-        a = anchors.get(t.report)
+        us = ([u for u in own_units[ti] if u.doc_id in inside] if wide else []) or own_units[ti]
+        a = anchors.get(ti)
         if a is not None:
             # asked for one side of the corpus: its units saying that side are read first
             ranked = sorted(us, key=lambda u: (-(float(_unit_norm(uvec[u.chunk_id]) @ a) + _said(uvec[u.chunk_id])
@@ -474,13 +505,15 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     on_aspect = (vecs @ said.T).max(axis=1) if said is not None and vecs is not None else np.zeros(len(cands))
     rel = []
     for k, (ti, st) in enumerate(cands):
-        a = anchors.get(kept[ti].report)
+        a = anchors.get(ti)
         cos = float(vecs[k] @ a) if vecs is not None and a is not None else 0.0
         short = short_penalty(st.text)
         # A focused question ranks by nearness to it alone, unless it asks for figures.
         weight = content_weight(st.text, kept[ti].concepts, figures) if not focused or figures else 0.0
         edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
-        rel.append(relevance(cos, st.text, by_report[kept[ti].report].get("entities")) - short + weight - edge
+        # a running topic is no community: no member's name makes its statement relevant
+        ents = None if id(kept[ti]) in running else by_report[kept[ti].report].get("entities")
+        rel.append(relevance(cos, st.text, ents) - short + weight - edge
                    + ASPECT_WEIGHT * float(on_aspect[k]))
         st.rel = rel[-1]
     mmr = _Mmr(vecs)
@@ -540,7 +573,44 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         best = {id(t): max((float(on_aspect[k]) for k, (ti, st) in enumerate(cands) if kept[ti] is t
                             and any(st is x for x in t.statements)), default=0.0) for t in out}
         out.sort(key=lambda t: -best[id(t)])
-    return cover_quoted(out, ix)
+    out = cover_quoted(out, ix)
+    if wide and said is None:  # quotes may widen a theme's figure: the order follows the figure shown
+        out.sort(key=lambda t: (-reach(t.coverage), -t.coverage["documents"]))
+    return out
+
+
+def running_themes(ix: ThemeIndex, reports: list[dict], scores: dict, earlier: list[tuple[Theme, list[str]]],
+                   taken: set[str], embedder) -> list[tuple[Theme, list]]:
+    """``[(theme, its text units)]``, no statement yet: one theme per topic running through the corpus
+    (:func:`slmgraph.query.theme_labels.running_words`: a word discussed in nearly every document, which the
+    communities' labels cannot show, as document-frequency weights give it none), unless an ``earlier`` theme
+    (``(theme, its label's phrases)``) whose label holds the word or says what it says (:func:`same_theme`) is
+    in as many documents already -- a narrower one ("water supply", in 2 documents) is an aspect of it and
+    stays; labelled by the word, its compounds as its concepts, counted in the documents holding it, and filed
+    under the community of the level (``reports``) owning most of its units. Its word is added to ``taken``."""
+    from collections import Counter
+
+    from slmgraph.store.corpus_stats import phrase_key
+
+    out = []
+    ids = [r["community_id"] for r in reports]
+    for word, compounds, _ in running_words(ix):
+        key = phrase_key(word)
+        docs = label_documents(ix, [word])
+        if any(t.coverage["documents"] >= len(docs) and (
+                any(key in phrase_key(p).split() for p in phrases) or same_theme([word], [phrases], embedder))
+               for t, phrases in earlier):
+            continue
+        pat = phrase_pattern(word)
+        us = [u for u in ix.all_units() if pat.search(u.text)]
+        owners = Counter(ix.unit_owners([u.chunk_id for u in us], ids, scores).values())
+        if not us or not owners:
+            continue
+        t = Theme(owners.most_common(1)[0][0], word, coverage(docs, ix.docs), docs, [],
+                  concepts=compounds[:KEY_CONCEPTS], community_docs=docs)
+        taken.add(key)
+        out.append((t, us))
+    return out
 
 
 def cited_reports(t: Theme, ix: ThemeIndex, ids: list[int], embedder) -> list[int]:

@@ -1,0 +1,117 @@
+"""A corpus-wide answer's themes: a topic that runs through every document is one of them (document-frequency
+weights give it none), a title word is not, and each theme's "in N of M documents" counts the documents its
+label is in, the themes in the order of that figure."""
+
+from __future__ import annotations
+
+from conftest import FakeEmbedder, theme_index
+
+from slmgraph.query.documents import reach
+from slmgraph.query.theme_labels import label_documents, running_words
+from slmgraph.query.themes import build_themes
+
+HEAD = "# Committee meeting, {} 2020\n\nPresent: Ann Lee, Bo Chan, Cy Dunn.\n\n"
+MONTHS = ["January", "March", "May", "July", "September", "November"]
+BODIES = [
+    "The water bill rose again after the long dry summer. Volunteers rebuilt the compost bays with mesh floors. "
+    "Rats were seen near the compost bays by the north gate.",
+    "The old water main under the eastern plots burst in the frost. The compost bays were emptied onto the new "
+    "beds in spring.",
+    "Members asked the council to repair the water meter before the spring sowing. The orchard fence along the "
+    "lane was mended by the contractors.",
+    "The water main was replaced by the council contractors in October. Volunteers planted twelve orchard trees "
+    "along the railway fence.",
+    "Treasurer Bo Chan paid the water bill from the reserve fund this year. The orchard trees gave their first "
+    "crop of apples in autumn.",
+    "Standpipes on the new water supply were fitted beside every plot. The orchard trees were pruned by "
+    "volunteers in February.",
+]
+# the noun phrases the concept pass finds in each unit
+PHRASES = [
+    ["committee meeting", "water bill", "summer", "volunteer", "compost bay", "mesh floor", "rat", "north gate"],
+    ["committee meeting", "water main", "eastern plot", "frost", "compost bay", "bed", "spring"],
+    ["committee meeting", "member", "council", "water meter", "spring sowing", "orchard fence", "lane", "contractor"],
+    ["committee meeting", "water main", "council contractor", "volunteer", "orchard tree", "railway fence"],
+    ["committee meeting", "treasurer", "water bill", "reserve fund", "year", "orchard tree", "crop", "apple"],
+    ["committee meeting", "standpipe", "water supply", "plot", "orchard tree", "volunteer"],
+]
+
+
+def _minutes(orchard_units=(3, 4, 5), stored=None):
+    """Six one-unit minutes: water in each, compost bays in the first two, orchard trees in the last three; the
+    community of "orchard trees" is behind the units ``orchard_units`` (0-based), and with ``stored``
+    (``community_id -> [doc_id]``) the reports hold their documents as an index does."""
+    units = [(f"u{i}", f"d{i}", 0, HEAD.format(MONTHS[i]) + body) for i, body in enumerate(BODIES)]
+    emb = FakeEmbedder()
+    mentions = [(f"u{i}", p, p) for i, ps in enumerate(PHRASES) for p in ps]
+    ix = theme_index(units, embedder=emb, entities=[(1, "compost bays"), (2, "orchard trees")],
+                     members=[(0, 1), (1, 2)],
+                     entity_units=[(1, "u0"), (1, "u1")] + [(2, f"u{i}") for i in orchard_units],
+                     reports=[(0, "compost bays"), (1, "orchard trees")], mentions=mentions)
+    ix.store.con.execute("INSERT INTO concepts VALUES (1), (2)")
+    if stored:
+        ix.store.con.execute("ALTER TABLE community_reports ADD COLUMN doc_ids VARCHAR")
+        for cid, docs in stored.items():
+            ix.store.con.execute("UPDATE community_reports SET doc_ids = ? WHERE community_id = ?",
+                                 [str(docs).replace("'", '"'), cid])
+    reports = [{"community_id": 0, "entities": ["compost bays"], "title": "compost bays", "summary": ""},
+               {"community_id": 1, "entities": ["orchard trees"], "title": "orchard trees", "summary": ""}]
+    return ix, emb, reports
+
+
+def _wide(ix, emb, reports):
+    q = "What are the main themes across these minutes?"
+    return build_themes(ix, reports, {}, emb.encode([q])[0], emb, wide=True, question=q)
+
+
+def test_a_topic_discussed_in_every_document_is_a_theme_and_a_title_word_is_not():
+    ix, emb, reports = _minutes()
+    words = running_words(ix)
+    # water modifies four compounds and every document's sentences name it; "meeting" is in every title only
+    assert [w for w, _, _ in words] == ["water"]
+    assert set(words[0][1]) == {"water bill", "water main", "water meter", "water supply"} and len(words[0][2]) == 6
+    themes = _wide(ix, emb, reports)
+    topics = [t.topic for t in themes]
+    assert topics[0] == "water" and themes[0].coverage["documents"] == 6
+    assert all("water" in s.text.casefold() for s in themes[0].statements) and themes[0].statements
+    assert not any("meeting" in t.casefold() or "committee" in t.casefold() for t in topics)
+    ix.store.con.close()
+
+
+def test_a_themes_count_is_the_documents_its_label_is_in():
+    # the community of "orchard trees" is behind a document whose text never says orchard trees (d2: "orchard fence")
+    ix, emb, reports = _minutes(orchard_units=(2, 3, 4, 5))
+    themes = _wide(ix, emb, reports)
+    orchard = next(t for t in themes if "orchard" in t.topic)
+    assert orchard.coverage["documents"] == len(label_documents(ix, ["orchard trees"])) == 3
+    assert {s.doc_id for s in orchard.statements} <= {"d3", "d4", "d5"}
+    ix.store.con.close()
+
+
+def test_themes_are_listed_in_the_order_of_the_figure_shown():
+    # a report's stored documents can be fewer than those its theme is quoted from: the figure shown is what
+    # orders the themes
+    ix, emb, reports = _minutes(stored={0: ["d0", "d1"], 1: ["d2"]})
+    themes = _wide(ix, emb, reports)
+    shown = [reach(t.coverage) for t in themes]
+    assert len(themes) >= 3 and shown == sorted(shown, reverse=True)
+    ix.store.con.close()
+
+
+def test_a_corpus_of_two_documents_has_no_running_topic():
+    units = [("u0", "a", 0, "The water bill rose. The water main burst. The water supply failed in May."),
+             ("u1", "b", 0, "The water bill fell. The water main held. The water supply came back in June.")]
+    ix = theme_index(units, mentions=[("u0", "water bill", "water bill"), ("u0", "water main", "water main"),
+                                      ("u1", "water supply", "water supply")])
+    assert running_words(ix) == []
+    ix.store.con.close()
+
+
+def test_a_label_is_counted_where_the_prose_holds_it_not_in_titles_or_attendance_lists():
+    units = [("u0", "a", 0, "# Plot holders meeting, May 2020\n\nThe hedge was cut back by the contractors."),
+             ("u1", "b", 0, "Present: Ann Lee (Chair), Bo Chan, 40 plot holders.\n\nThe gate lock was replaced."),
+             ("u2", "c", 0, "# Minutes, June 2020\n\nSeveral plot holders gave up their plots in August.")]
+    ix = theme_index(units, mentions=[("u0", "plot holder", "plot holders"), ("u1", "plot holder", "plot holders"),
+                                      ("u2", "plot holder", "plot holders")])
+    assert label_documents(ix, ["plot holders"]) == ["c"] and label_documents(ix, ["plot holder"]) == ["c"]
+    ix.store.con.close()
