@@ -919,9 +919,12 @@ def synthesize(client, prompts, question: str, points: list[Point], max_tokens: 
     return grounded_synthesis(gen.text, points), gen
 
 
-def extractive_answer(points: list[Point], label: str, synthesis: str | None, sources_line: str) -> str:
-    """The answer text: the synthesis (if any), the points, and the sources line."""
-    body = render_points(points, label)
+def extractive_answer(points: list[Point], label: str, synthesis: str | None, sources_line: str,
+                      groups: list[tuple[str, list[Point]]] | None = None) -> str:
+    """The answer text: the synthesis (if any), the points, and the sources line. With ``groups``
+    (``[(heading, points)]``, the same points), each group's points under a ``### heading`` line."""
+    body = ("\n\n".join(f"### {head}\n{render_points(ps, label)}" for head, ps in groups if ps) if groups
+            else render_points(points, label))
     parts = ([synthesis] if synthesis else []) + [body] + ([sources_line] if sources_line else [])
     return "\n\n".join(p for p in parts if p)
 
