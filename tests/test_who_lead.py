@@ -65,6 +65,7 @@ def test_who_is_opens_with_the_office_even_when_its_unit_is_farthest_from_the_qu
     ("Tiny Tim", 'Tim Cratchit ("Tiny Tim"), a cripple, youngest son of Bob Cratchit.'),
     ("Edith Blyth", "Edith Blyth, aged 88, was made an honorary life member."),
     ("Tom Penhallow", "Present: the members. Tom Penhallow announced that this would be his last year as Treasurer."),
+    ("CHRISTINA WARREN", "CHRISTINA WARREN: And I'm Christina Warren, Senior Cloud Advocate at Microsoft."),
 ])
 def test_a_stated_office_or_identity_is_a_defining_sentence(name, text):
     got = defining_points([(1, "Someone else spoke. " + text)], [name])
@@ -83,3 +84,11 @@ def test_a_stated_office_comes_before_an_office_merely_near_the_name():
     passages = [(1, "Tom Penhallow announced that this would be his last year as Treasurer."),
                 (2, "Tom Penhallow was elected Treasurer in 2006.")]
     assert [p.ids for p in defining_points(passages, ["Tom Penhallow"])] == [[2]]
+
+
+def test_a_name_written_in_capitals_finds_its_defining_unit():
+    from slmgraph.query.extractive import could_define
+
+    # a transcript's entity is named as its speaker label is written; the text says the name in title case
+    text = "CHRISTINA WARREN: Me too. CHRISTINA WARREN: And I'm Christina Warren, Senior Cloud Advocate at Microsoft."
+    assert could_define(text, "CHRISTINA WARREN") and not could_define("CHRISTINA WARREN: Me too.", "CHRISTINA WARREN")

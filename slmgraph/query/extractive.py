@@ -766,7 +766,8 @@ _INSTALLED = r"(?:re-?elected|elected|appointed|named|made|chosen|co-opted|voted
 
 def _defines(name: str) -> re.Pattern:
     """The pattern of a sentence that says what ``name`` is: an apposition ("N, the Chief Information
-    Officer,", "N, chair of the board,", "N, who is ..."), one the other way round ("its parks officer,
+    Officer,", "N, chair of the board,", "N, who is ..."), a speaker's own ("I'm co-host N, Senior
+    Developer Advocate at GitHub"), one the other way round ("its parks officer,
     N,", "the council leader, Councillor N"), a role in brackets after the name ("N (Treasurer)"), a
     copula, after an aside or not ("N is/was/became the ...", "N, aged 88, was made an honorary member"),
     an office taken ("N was re-elected Chair") or held ("N chairs/leads/heads the ...", "his successor as
@@ -776,6 +777,7 @@ def _defines(name: str) -> re.Pattern:
     return re.compile(
         rf"(?i)(?<!\w){_NOT_AFTER_PREPOSITION}{n}(?:'s)?[\"'\u201d\u2019)]*\s*,\s*(?:{_ARTICLE}\s|{_TITLE}\b|who\s+(?:is|was|serves|served|chairs|chaired|"
         rf"leads|led|heads|headed)\b)"
+        rf"|\b(?:I['\u2019]m|I am|my name is)\s+(?:[\w-]+\s+){{0,2}}{n}\s*,\s*\w"
         rf"|(?<!\w){n}{aside}\s+(?:is|was|has been|had been|remains|became|serves as|served as|acts as)\s+"
         rf"(?:{_INSTALLED}\s+)?(?:{_ARTICLE}\s|{_TITLE}\b)"
         rf"|(?<!\w){n}\s+(?:chairs|chaired|leads|led|heads|headed|directs|directed|runs|ran|founded)\s+{_ARTICLE}\s"
@@ -799,7 +801,7 @@ def could_define(text: str, name: str) -> bool:
     """True when ``text`` holds a match of :func:`_defines` or :func:`_role_near` for ``name``, whitespace
     folded: a cheap test before :func:`defining_points` splits ``text`` into sentences (a match may still
     span two sentences, which :func:`defining_points` rejects)."""
-    if not name or name not in (text or ""):
+    if not name or name.casefold() not in (text or "").casefold():  # the patterns ignore case too
         return False
     flat = " ".join(text.split())
     return bool(_defines(name).search(flat) or _role_near(name).search(flat))
