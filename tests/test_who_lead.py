@@ -23,10 +23,11 @@ DOCS = {
                             "is the best cake the committee has had. Nadia Petrov asked who is minding the gate key.\n",
     "2022-06-committee.md": "# Committee, June 2022\n\nNadia Petrov asked who is cutting the hedge by the lane. Nadia "
                             "Petrov said it is too wet to mow.\n",
-    "2023-07-committee.md": "# Committee, July 2023\n\nNadia Petrov asked who is taking the minutes when it is raining. "
-                            "Nadia Petrov laughed.\n",
+    "2023-07-committee.md": "# Committee, July 2023\n\nNadia Petrov asked who is taking the minutes when it is "
+                            "raining. Nadia Petrov laughed.\n",
     "2024-03-agm.md": "# Annual meeting, March 2024\n\nThe meeting approved the accounts and the new rents for the "
-                      "plots by the railway. Nadia Petrov was elected Treasurer. Rents rise by five pounds from April.\n",
+                      "plots by the railway. Nadia Petrov was elected Treasurer. Rents rise by five pounds from "
+                      "April.\n",
 }
 
 

@@ -775,8 +775,8 @@ def _defines(name: str) -> re.Pattern:
     n = re.escape(name)
     aside = r"(?:\s*,[^,.;]{1,40},)?"  # "N, aged 88, was ...": a short aside between the name and its verb
     return re.compile(
-        rf"(?i)(?<!\w){_NOT_AFTER_PREPOSITION}{n}(?:'s)?[\"'\u201d\u2019)]*\s*,\s*(?:{_ARTICLE}\s|{_TITLE}\b|who\s+(?:is|was|serves|served|chairs|chaired|"
-        rf"leads|led|heads|headed)\b)"
+        rf"(?i)(?<!\w){_NOT_AFTER_PREPOSITION}{n}(?:'s)?[\"'\u201d\u2019)]*\s*,\s*"
+        rf"(?:{_ARTICLE}\s|{_TITLE}\b|who\s+(?:is|was|serves|served|chairs|chaired|leads|led|heads|headed)\b)"
         rf"|\b(?:I['\u2019]m|I am|my name is)\s+(?:[\w-]+\s+){{0,2}}{n}\s*,\s*\w"
         rf"|(?<!\w){n}{aside}\s+(?:is|was|has been|had been|remains|became|serves as|served as|acts as)\s+"
         rf"(?:{_INSTALLED}\s+)?(?:{_ARTICLE}\s|{_TITLE}\b)"

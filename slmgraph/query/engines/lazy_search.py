@@ -124,8 +124,9 @@ def file_points(store: Store, points: list, by_no: dict, roots: list, units_of: 
     The title: the community's report title when the index holds one, else up to three of its best
     connected members (:func:`slmgraph.indexing.stages.report_data.title_entities`, as a report built from
     the data titles a community without a topic) among those its quoted sentences name, the most named
-    first (else those its quoted units mention, else all), so the heading names what is quoted under it; a lower-case one-word
-    name (a concept such as "committee") is an ordinary word, no name for a heading."""
+    first (else those its quoted units mention, else all), so the heading names what is quoted under it;
+    a lower-case one-word name (a concept such as "committee") is an ordinary word, no name for a
+    heading."""
     from slmgraph.indexing.stages.report_data import join_names, title_entities
     from slmgraph.store.rows import EntityRow
 
