@@ -72,7 +72,7 @@ def test_lazy_and_ts_answer_a_question_about_a_person_the_documents_name(letters
     else:
         ans = text_unit_search(store, client, Prompts(), s, q, progress=False, embedder=FakeEmbedder())
     assert "nothing relevant" not in ans.text
-    first = ans.text.split("\n")[0]
+    first = next(ln for ln in ans.text.split("\n") if not ln.startswith("### "))  # lazy's community heading
     assert "Priya Natarajan" in first, ans.text
     assert "Dear members" not in ans.text and "Yours sincerely" not in ans.text
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from slmgraph.model.client import DEADLINE_SENTENCE_S
 from slmgraph.names.forms import content_words, cut, is_grounded, pronoun_quote
 from slmgraph.names.kinds import furniture as is_furniture, list_line
+from slmgraph.names.lexicon import OFFICE_WORDS, PERSONAL_TITLES, ROLE_WORDS
 from slmgraph.model.policy import model_does
 from slmgraph.indexing.stages.report_data import FINDING_MAX_CHARS
 from slmgraph.text.shape import LONG_STRETCH
@@ -741,30 +742,76 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
 
 
 #: Words of a title or office that, after a name and a comma, make an apposition ("Marcus Reyes, chair of
-#: the board, ...", "Linda Cho, Chief Information Officer, ...").
+#: the board, ...", "Linda Cho, Chief Information Officer, ..."): these, and the offices of the role lexicon
+#: (:data:`slmgraph.names.lexicon.ROLE_WORDS`, ``OFFICE_WORDS``: "treasurer", "clerk", "councillor") less
+#: the personal titles and the words that are as often no office ("acting on", "count the", "major").
+_ROLE_LEXICON = sorted((ROLE_WORDS | OFFICE_WORDS) - PERSONAL_TITLES - frozenset(
+    "count private major justice co prime acting interim associate honorary members executive".split()))
 _TITLE = (r"(?:chair\w*|head|director|chief|president|vice|ceo|cfo|cio|cto|coo|officer|manager|secretary|"
           r"treasurer|member|founder|co-founder|dean|professor|dr|mayor|minister|governor|senator|editor|"
-          r"spokes\w*|lead|leader|partner|owner|nurse|doctor|surgeon|physician|captain|general)")
+          r"spokes\w*|lead|leader|partner|owner|nurse|doctor|surgeon|physician|captain|general|"
+          + "|".join(re.escape(w) for w in _ROLE_LEXICON) + ")")
 _ARTICLE = r"(?:the|a|an|its|our|their|his|her|one of)"
+#: A possessive or an article before an office ("its parks officer", "Scrooge's clerk", "the new chair").
+_DETERMINER = r"(?:the|a|an|its|our|their|his|her|my|your|[A-Z][\w'-]*['\u2019]s)"
+#: A name after a preposition that opens a clause, and before a comma, opens a clause about something else
+#: ("For Alex Mercer, the link ...; for Taylor Cruz, the initiative pulsed ..."): no apposition; after a
+#: noun the preposition is part of the name's phrase ("Ghost of Jacob Marley, a spectre of ..."). Python's
+#: look-behinds are of fixed width, hence one per word and opening.
+_NOT_AFTER_PREPOSITION = "".join(rf"(?<!^{w}\s)(?<![,;:]\s{w}\s)" for w in
+                                 "for to with of by from at in on about like unlike as than".split())
+#: A verb of taking an office, after a copula ("was re-elected Chair", "was appointed as the treasurer").
+_INSTALLED = r"(?:re-?elected|elected|appointed|named|made|chosen|co-opted|voted)(?:\s+as)?"
 
 
 def _defines(name: str) -> re.Pattern:
     """The pattern of a sentence that says what ``name`` is: an apposition ("N, the Chief Information
-    Officer,", "N, chair of the board,", "N, who is ..."), a copula ("N is/was/became the ...") or an
-    office held ("N chairs/leads/heads the ...")."""
+    Officer,", "N, chair of the board,", "N, who is ..."), a speaker's own ("I'm co-host N, Senior
+    Developer Advocate at GitHub"), one the other way round ("its parks officer,
+    N,", "the council leader, Councillor N"), a role in brackets after the name ("N (Treasurer)"), a
+    copula, after an aside or not ("N is/was/became the ...", "N, aged 88, was made an honorary member"),
+    an office taken ("N was re-elected Chair") or held ("N chairs/leads/heads the ...", "his successor as
+    parks officer is N")."""
     n = re.escape(name)
+    aside = r"(?:\s*,[^,.;]{1,40},)?"  # "N, aged 88, was ...": a short aside between the name and its verb
     return re.compile(
-        rf"(?i)(?<!\w){n}(?:'s)?\s*,\s*(?:{_ARTICLE}\s|{_TITLE}\b|who\s+(?:is|was|serves|served|chairs|chaired|"
-        rf"leads|led|heads|headed)\b)"
-        rf"|(?<!\w){n}\s+(?:is|was|has been|had been|remains|became|serves as|served as|acts as)\s+"
-        rf"(?:{_ARTICLE}\s|{_TITLE}\b)"
-        rf"|(?<!\w){n}\s+(?:chairs|chaired|leads|led|heads|headed|directs|directed|runs|ran|founded)\s+{_ARTICLE}\s")
+        rf"(?i)(?<!\w){_NOT_AFTER_PREPOSITION}{n}(?:'s)?[\"'\u201d\u2019)]*\s*,\s*"
+        rf"(?:{_ARTICLE}\s|{_TITLE}\b|who\s+(?:is|was|serves|served|chairs|chaired|leads|led|heads|headed)\b)"
+        rf"|\b(?:I['\u2019]m|I am|my name is)\s+(?:[\w-]+\s+){{0,2}}{n}\s*,\s*\w"
+        rf"|(?<!\w){n}{aside}\s+(?:is|was|has been|had been|remains|became|serves as|served as|acts as)\s+"
+        rf"(?:{_INSTALLED}\s+)?(?:{_ARTICLE}\s|{_TITLE}\b)"
+        rf"|(?<!\w){n}\s+(?:chairs|chaired|leads|led|heads|headed|directs|directed|runs|ran|founded)\s+{_ARTICLE}\s"
+        rf"|(?<!\w){n}\s*\((?:[\w'-]+\s+){{0,2}}{_TITLE}\b[^()]{{0,40}}\)"
+        rf"|(?<![\w'-]){_DETERMINER}\s+(?:[\w'-]+\s+){{0,3}}{_TITLE}(?:\s+(?:of|to|for)\s+[^,.;]{{1,40}})?\s*,\s*"
+        rf"(?:[A-Z][\w'-]*\.?\s+)?{n}(?!\w)"
+        rf"|\bas\s+(?:{_ARTICLE}\s+)?(?:[\w'-]+\s+){{0,2}}{_TITLE}\s+(?:is|was|became)\s+(?:[A-Z][\w'-]*\.?\s+)?"
+        rf"{n}(?!\w)")
+
+
+def _role_near(name: str) -> re.Pattern:
+    """The pattern of a sentence that ties ``name`` to an office without saying it is theirs in so many
+    words: "as" and an office a few words after the name ("N announced that this would be his last year as
+    Treasurer", "N will stand down as Chair"). Weaker than :func:`_defines`, so only its fallback."""
+    n = re.escape(name)
+    return re.compile(rf"(?i)(?<!\w){n}(?!\w)(?:\W+\w+){{0,10}}?\W+as\s+(?:{_ARTICLE}\s+)?(?:[\w'-]+\s+){{0,2}}?"
+                      rf"{_TITLE}\b")
+
+
+def could_define(text: str, name: str) -> bool:
+    """True when ``text`` holds a match of :func:`_defines` or :func:`_role_near` for ``name``, whitespace
+    folded: a cheap test before :func:`defining_points` splits ``text`` into sentences (a match may still
+    span two sentences, which :func:`defining_points` rejects)."""
+    if not name or name.casefold() not in (text or "").casefold():  # the patterns ignore case too
+        return False
+    flat = " ".join(text.split())
+    return bool(_defines(name).search(flat) or _role_near(name).search(flat))
 
 
 def defining_points(passages: list[tuple[object, str]], names: list[str], max_points: int = 2,
                     max_chars: int = 300) -> list[Point]:
     """The sentences of ``passages`` that say what one of ``names`` is (:func:`_defines`: "Linda Cho, the
-    Chief Information Officer, ...", "Marcus Reyes chairs the board."), at most one per name and
+    Chief Information Officer, ...", "Marcus Reyes chairs the board."; failing that, :func:`_role_near`:
+    "... his last year as Treasurer"), at most one per name and
     ``max_points`` in all, in passage order; each cites its passage (a repeat adds its passage).
 
     Args:
@@ -775,19 +822,20 @@ def defining_points(passages: list[tuple[object, str]], names: list[str], max_po
     for name in names:
         if len(points) >= max_points or not name:
             break
-        pat = _defines(name)
         found: Point | None = None
-        for pid, text in passages:
-            for x in prose_sentences(text or ""):
-                if not pat.search(x) or not quotable(x, 3):
-                    continue
-                x = cut(x, max_chars)
-                if found is None and not any(near_duplicate(p.text, x) for p in points):
-                    found = Point("", x, [pid], 1.0)
-                elif found is not None and near_duplicate(found.text, x) and pid not in found.ids:
-                    found.ids.append(pid)
-        if found is not None:
-            points.append(found)
+        for pat in (_defines(name), _role_near(name)):  # a statement of what the name is before a role near it
+            for pid, text in passages:
+                for x in prose_sentences(text or ""):
+                    if not pat.search(x) or not quotable(x, 3) or x.rstrip(" '\"\u2019\u201d").endswith("?"):
+                        continue  # a question ("And your brother, Tiny Tim?") states nothing
+                    x = cut(x, max_chars)
+                    if found is None and not any(near_duplicate(p.text, x) for p in points):
+                        found = Point("", x, [pid], 1.0)
+                    elif found is not None and near_duplicate(found.text, x) and pid not in found.ids:
+                        found.ids.append(pid)
+            if found is not None:
+                points.append(found)
+                break
     return points
 
 
@@ -873,9 +921,12 @@ def synthesize(client, prompts, question: str, points: list[Point], max_tokens: 
     return grounded_synthesis(gen.text, points), gen
 
 
-def extractive_answer(points: list[Point], label: str, synthesis: str | None, sources_line: str) -> str:
-    """The answer text: the synthesis (if any), the points, and the sources line."""
-    body = render_points(points, label)
+def extractive_answer(points: list[Point], label: str, synthesis: str | None, sources_line: str,
+                      groups: list[tuple[str, list[Point]]] | None = None) -> str:
+    """The answer text: the synthesis (if any), the points, and the sources line. With ``groups``
+    (``[(heading, points)]``, the same points), each group's points under a ``### heading`` line."""
+    body = ("\n\n".join(f"### {head}\n{render_points(ps, label)}" for head, ps in groups if ps) if groups
+            else render_points(points, label))
     parts = ([synthesis] if synthesis else []) + [body] + ([sources_line] if sources_line else [])
     return "\n\n".join(p for p in parts if p)
 

@@ -35,7 +35,8 @@ At query time:
    ``Settings.lazy_answer_tokens`` tokens: under 1B parameters extractively
    (:func:`slmgraph.query.extractive.sentence_points`, their sentences nearest
    to the question, each citing its text unit, opened by at most one grounded
-   model sentence); from 1B the model writes it with the basic-search prompt.
+   model sentence), grouped under the title of their community (:func:`file_points`);
+   from 1B the model writes it with the basic-search prompt.
 
 Text units are cited by their number in (document, position) order, as in TS
 (:func:`slmgraph.query.answer.unit_numbers`). ``details`` records the tests used and
@@ -103,6 +104,78 @@ def unit_communities(store: Store) -> tuple[dict, dict, dict]:
         level_of[cid] = level
         children.setdefault(parent, []).append(cid)
     return units_of, children, level_of
+
+
+#: The heading of the text units that mention no entity of the graph (no community holds them).
+NO_COMMUNITY = "Text naming no one of the graph"
+
+
+def file_points(store: Store, points: list, by_no: dict, roots: list, units_of: dict, via: dict) -> list[tuple]:
+    """``points`` grouped by community: ``[(community id | None, title, points)]``, the group of the best
+    point first, the points of a group in their order.
+
+    A point is filed under the root community (``roots``, best ranked first) holding the text unit it is
+    quoted from (its first id; ``by_no``: unit number -> chunk id; ``units_of`` as
+    :func:`unit_communities`) whose members its sentence names most, ties to the community the unit was
+    tested for (``via``: chunk id -> community id), then to rank: a unit belongs to the community of every
+    entity it mentions, and the one its quoted sentence is about is the one to file it under. A unit no
+    community holds goes under :data:`NO_COMMUNITY`.
+
+    The title: the community's report title when the index holds one, else up to three of its best
+    connected members (:func:`slmgraph.indexing.stages.report_data.title_entities`, as a report built from
+    the data titles a community without a topic) among those its quoted sentences name, the most named
+    first (else those its quoted units mention, else all), so the heading names what is quoted under it;
+    a lower-case one-word name (a concept such as "committee") is an ordinary word, no name for a
+    heading."""
+    from slmgraph.indexing.stages.report_data import join_names, title_entities
+    from slmgraph.store.rows import EntityRow
+
+    chunks = sorted({by_no[p.ids[0]] for p in points if p.ids and p.ids[0] in by_no})
+    cands = {c: [k for k in roots if c in units_of.get(k, ())] or ([via[c]] if via.get(c) is not None else [])
+             for c in chunks}
+    cids = sorted({k for ks in cands.values() for k in ks})
+    members: dict = {}
+    titles: dict = {}
+    if cids:
+        q = ",".join("?" * len(cids))
+        titles = {c: t for c, t in store.con.execute(
+            f"SELECT community_id, title FROM community_reports WHERE community_id IN ({q})", cids).fetchall() if t}
+        for cid, eid, name, degree in store.con.execute(
+                f"SELECT m.community_id, e.entity_id, e.name, e.degree FROM community_members m "
+                f"JOIN entities e USING (entity_id) WHERE m.community_id IN ({q})", cids).fetchall():
+            members.setdefault(cid, []).append(EntityRow(entity_id=eid, name=name, degree=degree or 0))
+    forms = {e.entity_id: name_variants([str(e.name)]) for es in members.values() for e in es}
+
+    def named_in(k, text: str) -> list:
+        return [e for e in members.get(k, []) if any(f in text for f in forms[e.entity_id])]
+
+    groups: dict = {}
+    for p in points:
+        c = by_no.get(p.ids[0]) if p.ids else None
+        ks = cands.get(c, [])
+        # max() keeps the first of equals: the tested-for community, then the best ranked
+        home = max(sorted(ks, key=lambda k: k != via.get(c)), key=lambda k: len(named_in(k, p.text)), default=None)
+        groups.setdefault(home, []).append(p)
+    out = []
+    for k, ps in groups.items():
+        if k is None:
+            out.append((None, NO_COMMUNITY, ps))
+            continue
+        if k not in titles:
+            ents = members.get(k, [])
+            common = {str(e.name) for e in ents if " " not in str(e.name) and str(e.name)[:1].islower()}
+            # the members its sentences name most lead (degree breaks ties: title_entities sorts by it)
+            told = {e.entity_id: sum(e in named_in(k, p.text) for p in ps) for e in ents}
+            said = [e._replace(degree=told[e.entity_id] * 1_000_000 + e.degree) for e in ents if told[e.entity_id]]
+            units = {by_no[p.ids[0]] for p in ps}
+            if not said:
+                inside = {r[0] for r in store.con.execute(
+                    f"SELECT entity_id FROM entity_text_units WHERE chunk_id IN ({','.join('?' * len(units))})",
+                    sorted(units)).fetchall()}
+                said = [e for e in ents if e.entity_id in inside]
+            titles[k] = join_names(title_entities(said or ents, common=common))
+        out.append((k, titles[k], ps))
+    return out
 
 
 def status(wide: str | None, relevant: list, scores: dict, known: list[str], floor: float, cited: list,
@@ -207,7 +280,11 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         return sorted(cids, key=lambda c: (-max((cos[u] for u in units_of.get(c, ())), default=-1.0),
                                            -1 if c is None else c))
 
-    def test(chunks: list[str]) -> None:
+    via: dict = {}  # chunk_id -> the community it was first tested for: where the answer files it
+
+    def test(chunks: list[str], cid=None) -> None:
+        for c in chunks:
+            via.setdefault(c, cid)
         texts = [client.truncate(text_of[c], settings.lazy_test_tokens) for c in chunks]
         for sc in score_items(question, chunks, texts, signal=signal, embedder=embedder, vectors=vectors,
                               client=client, prompts=prompts, max_item_tokens=settings.lazy_test_tokens,
@@ -229,7 +306,7 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
             lv = "none" if cid is None else str(level_of.get(cid, "?"))
             info = levels.setdefault(lv, {"visited": 0, "passed": 0})
             todo = sorted((u for u in units_of.get(cid, ()) if u not in scores), key=lambda u: (-cos[u], number[u]))
-            test(todo[: min(UNITS_PER_COMMUNITY, left)])
+            test(todo[: min(UNITS_PER_COMMUNITY, left)], cid)
             info["visited"] += 1
             bar = max(floor, settings.helpfulness_relative * max(scores.values(), default=0.0))
             if any(scores.get(u, 0.0) >= bar for u in units_of.get(cid, ())):
@@ -305,7 +382,11 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         cited = list(dict.fromkeys(i for p in points for i in p.ids))
         why = status(wide, relevant, scores, known, floor, cited, number)
         line = f"Sources: text units {', '.join(map(str, cited))} ({why})." if cited else ""
-        text = extractive_answer(points, "Sources", synthesis, line)
+        by_no = {number[c]: c for c in chosen}
+        groups = file_points(store, points, by_no, rank(list(children.get(None, []))), units_of, via)
+        ans.details["groups"] = [{"community": cid, "title": title, "sources": [p.ids[0] for p in ps]}
+                                 for cid, title, ps in groups]
+        text = extractive_answer(points, "Sources", synthesis, line, groups=[(t, ps) for _, t, ps in groups])
         if on_text is not None:
             on_text(text.rsplit("\n\nSources:", 1)[0])
         ans.text = text or "The relevant text units hold no sentence that answers this question."

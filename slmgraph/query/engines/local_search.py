@@ -44,12 +44,41 @@ from slmgraph.query.documents import corpus_headings
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from slmgraph.query.engines.basic_search import refusal
 from slmgraph.query.extractive import (
-    Point, defining_points, extractive_answer, first_sentences, near_duplicate, opening, sentence_points,
+    Point, could_define, defining_points, extractive_answer, first_sentences, near_duplicate, opening, sentence_points,
 )
 from slmgraph.query.named import check_names, name_details, name_refusal, name_variants, named_entities, names_vouch
 from slmgraph.query.scoring import cosines, quote_probes, relevance_gate
 
 SECTIONS = ("reports", "entities", "relationships", "sources")
+
+
+def _defining_first(store: Store, units: list[TextUnitRow], names: list[str]) -> list[TextUnitRow]:
+    """``units`` with, for each of ``names`` (at most two), the unit holding the first sentence in reading
+    order (document path, position) that says what the name is
+    (:func:`slmgraph.query.extractive.defining_points`: "N, the treasurer, ...", "N was elected Chair")
+    moved to the front, the first name's first; the others keep their order. A short "Who is X?" is
+    nearest the units that merely mention X, and only a few units fit the context, so without this the
+    statement of X's office was often left out (allotment minutes: "its parks officer, Dennis Kraal," in a
+    unit ranked below the four that fit). Reading order, because a text says who someone is where it
+    brings them in (a play's list of persons, the minutes that first name an officer)."""
+    front: list[str] = []
+    order: dict = {}
+    for name in names:
+        # The sentence split is the costly part: only units whose text holds a match are split.
+        cands = [(u.chunk_id, u.text) for u in units if u.chunk_id not in front and could_define(u.text, name)]
+        if cands and not order:
+            q = ",".join("?" * len(units))
+            order = {c: (p, o) for c, p, o in store.con.execute(
+                f"SELECT t.chunk_id, d.path, t.ord FROM text_units t JOIN documents d USING (doc_id) "
+                f"WHERE t.chunk_id IN ({q})", [u.chunk_id for u in units]).fetchall()}
+        cands.sort(key=lambda c: order.get(c[0], ("", 0)))
+        got = defining_points(cands, [name], max_points=1)
+        if got:
+            front.append(got[0].ids[0])
+    if not front:
+        return units
+    by_id = {u.chunk_id: u for u in units}
+    return [by_id[c] for c in front] + [u for u in units if u.chunk_id not in front]
 
 
 def _fill(client: ModelClient, header: str, rows: list[tuple[object, str]], budget: int) -> tuple[str, list, int]:
@@ -71,7 +100,8 @@ def _fill(client: ModelClient, header: str, rows: list[tuple[object, str]], budg
 def build_local_context(store: Store, client: ModelClient, entity_norms: list[str], budget: int,
                         level: int | None = None,
                         shares: tuple[float, float, float, float] = (0.10, 0.20, 0.20, 0.50),
-                        own: list[str] | None = None, question_vec=None) -> tuple[str, dict, int]:
+                        own: list[str] | None = None, question_vec=None,
+                        defining_first: bool = False) -> tuple[str, dict, int]:
     """Context tables for the selected entities within ``budget`` tokens.
 
     The text units that mention an entity of ``own`` (the entities the question is about; default the
@@ -80,7 +110,9 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
     neighbours. Units tied on both counts go nearest the question first (cosine of ``question_vec``, shape
     ``(dim,)``, with the unit's ``text_unit`` vector; units without one last), then in reading order
     (document path, position): never by chunk id, a hash of the document's bytes, so editing one figure
-    of a document cannot move its units behind its neighbours'.
+    of a document cannot move its units behind its neighbours'. With ``defining_first`` (a question naming
+    ``own``), the unit that says what an own entity is (:func:`_defining_first`) goes before them all, so
+    the answer can open with it and a model reads it.
 
     ``shares`` splits the budget between reports, entities, relationships and
     text units, in that order; what a section leaves unused passes to the next.
@@ -142,6 +174,8 @@ def build_local_context(store: Store, client: ModelClient, entity_norms: list[st
         near = dict(zip(have, cosines(question_vec, mat[[pos[c] for c in have]]).tolist())) if have else {}
         # sorted() is stable: within one cosine the reading order of the query above stays.
         units.sort(key=lambda u: (-tiers[u.chunk_id][0], -tiers[u.chunk_id][1], -near.get(u.chunk_id, -2.0)))
+    if defining_first:
+        units = _defining_first(store, units, [e.name for e in ents if e.entity_id in set(own_ids)][:2])
     total_share = sum(shares) or 1.0
     budgets = {k: int(budget * v / total_share) for k, v in zip(SECTIONS, shares)}
     parts, used_ids, total = [], {}, 0
@@ -221,7 +255,8 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     own = named_entities(store, named["named"]) or [h[0] for h in hits[:1]]
     selected = own + [h[0] for h in hits if h[0] not in own]
     context, used, ntok = build_local_context(store, client, selected[:max(len(own), len(hits))], budget, level,
-                                              settings.local_shares, own=own, question_vec=qv)
+                                              settings.local_shares, own=own, question_vec=qv,
+                                              defining_first=bool(named["named"]))
     ans = Answer(text="", method="local", question=question, level=level)
     gate = names_vouch(named, _gate(store, question, qv, hits, mat, used, embedder, prompts, settings))
     if not gate["answer"]:
