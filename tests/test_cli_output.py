@@ -3,6 +3,7 @@ subcommand's --help, "1 core" in the singular."""
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import FakeEmbedder, FakeModel, fake_model_factory
@@ -61,6 +62,7 @@ def test_one_core_is_singular(tmp_path, corpus):
     (["query", "--db", "missing.duckdb", "--json", "what?"], 2, "does not exist"),
     (["query", "--db", "x.duckdb", "--json", "--method", "bogus", "what?"], 2, "invalid choice: 'bogus'"),
     (["stats", "--db", "missing.duckdb", "--json"], 2, "does not exist"),
+    (["query", "--db", "x.duckdb", "--json", "What about caf\udce9?"], 2, "not UTF-8 text"),
 ])
 def test_with_json_an_error_is_a_json_object_on_stdout_too(tmp_path, monkeypatch, capsys, argv, code, says):
     monkeypatch.chdir(tmp_path)
@@ -78,4 +80,20 @@ def test_with_json_an_error_is_a_json_object_on_stdout_too(tmp_path, monkeypatch
     # without --json the error is the one line on standard error only, with the same status
     assert run([a for a in argv if a != "--json"]) == code
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("how", ["argument", "stdin"])
+def test_a_question_of_bytes_that_are_not_utf8_is_one_error_line(tmp_path, how):
+    import os
+    import subprocess
+
+    raw = b"What about caf\xe9?"
+    argv = [sys.executable, "-m", "slmgraph.cli", "query", "--db", str(tmp_path / "x.duckdb"), "--json",
+            raw if how == "argument" else "-"]
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    r = subprocess.run(argv, input=raw if how == "stdin" else b"", capture_output=True, env=env, timeout=300)
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode == 2 and "Traceback" not in err, err
+    assert "not UTF-8 text" in json.loads(r.stdout)["error"]
+    assert len(err.strip().splitlines()) == 1
 

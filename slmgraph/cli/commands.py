@@ -206,7 +206,8 @@ def read_question(args) -> str:
     """The question of ``slmgraph query``: the argument, standard input for ``-``, or ``--question-file``.
 
     Raises:
-        UserError: none or both given, an unreadable file, or an empty question.
+        UserError: none or both given, an unreadable file, a question that is not UTF-8 text, or an empty
+            question.
     """
     qfile = getattr(args, "question_file", None)
     if qfile is not None and args.question is not None:
@@ -218,11 +219,20 @@ def read_question(args) -> str:
             why = getattr(exc, "strerror", None) or "not UTF-8 text"
             raise UserError(f"--question-file {qfile}: cannot read it ({why})") from None
     elif args.question == "-":
-        question = sys.stdin.read()
+        try:
+            question = sys.stdin.read()
+        except UnicodeDecodeError:
+            raise UserError("the question on standard input is not UTF-8 text: convert it, e.g. with iconv -t utf-8") from None
     elif args.question is None:
         raise UserError("no question: pass it in quotes, '-' to read it from standard input, or --question-file FILE")
     else:
         question = args.question
+    try:
+        # an argument or a stream decoded with surrogateescape keeps bytes no UTF-8 text holds
+        question.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError("the question holds bytes that are not UTF-8 text: write it in UTF-8 "
+                        "(e.g. convert it with iconv -t utf-8)") from None
     if not question.strip():
         raise UserError("the question is empty: pass a question in quotes")
     return question.strip()
