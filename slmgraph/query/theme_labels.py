@@ -418,18 +418,29 @@ def label_documents(ix: ThemeIndex, phrases: list[str]) -> list[str]:
     return sorted(docs, key=lambda d: ix.doc_by_id[d].pos)
 
 
+def label_units(ix: ThemeIndex, phrases: list[str]) -> list[str]:
+    """The text units (chunk ids) holding any of ``phrases`` outside their section titles, list lines and legal
+    matter (:func:`_bodies`), as :func:`label_documents` counts their documents; [] for no phrase."""
+    pats = [phrase_pattern(p) for p in phrases if p and p.strip()]
+    if not pats:
+        return []
+    return sorted(c for c, (d, _, body) in _bodies(ix).items() if d in ix.doc_by_id and any(p.search(body) for p in pats))
+
+
 def _bodies(ix: ThemeIndex) -> dict[str, tuple[str, str, str]]:
-    """``chunk_id -> (doc_id, text, text without its section titles and list lines)`` of every text unit (a title
-    is a line :func:`slmgraph.query.extractive.corpus_heading` tells, its Markdown marks aside; a list line is who
-    was there, :func:`slmgraph.names.kinds.list_line`: "Present: A, B, 52 plot holders"); cached on ``ix``."""
+    """``chunk_id -> (doc_id, text, text without its section titles, list lines and legal matter)`` of every text
+    unit (a title is a line :func:`slmgraph.query.extractive.corpus_heading` tells, its Markdown marks aside; a list
+    line is who was there, :func:`slmgraph.names.kinds.list_line`: "Present: A, B, 52 plot holders"; legal matter
+    is what :attr:`ThemeIndex.story` drops); cached on ``ix``."""
     got = getattr(ix, "_unit_bodies", None)
     if got is None:
         from slmgraph.names.kinds import list_line
         from slmgraph.query.extractive import corpus_heading
 
-        keys = ix.headings
+        keys, story = ix.headings, ix.story
+        # the body is read from the text its themes may read: an edition's legal matter is no body
         got = ix._unit_bodies = {c: (d, text or "", "\n".join(
-            line for line in (text or "").splitlines()
+            line for line in (story.get(c, text) or "").splitlines()
             if not corpus_heading(line.lstrip("#").strip(), keys) and not list_line(line)))
             for c, d, text in ix.store.con.execute("SELECT chunk_id, doc_id, text FROM text_units").fetchall()}
     return got

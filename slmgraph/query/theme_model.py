@@ -252,6 +252,70 @@ def framing(sentence: str) -> bool:
     return bool(_FRAMING.search(_SPEAKER.sub("", sentence)))
 
 
+#: Licence and legal terms (a copyright notice, a licence, a warranty disclaimer, refund terms): a passage dense in
+#: them is an edition's legal matter, not what its corpus discusses (:func:`legal_paragraph`).
+_LEGAL = re.compile(r"(?i)\u00a9|\b(copyright\w*|licen[cs]\w*|trademark\w*|warrant(?:y|ies)|refund\w*|liabilit\w*|"
+                    r"liable|disclaim\w*|indemn\w*|infring\w*|royalt(?:y|ies)|merchantab\w*|redistribut\w*|"
+                    r"terms of (?:use|service)|all rights reserved|intellectual property|public domain)\b")
+#: A paragraph is legal matter when it holds at least :data:`LEGAL_MIN_TERMS` legal terms of at least
+#: :data:`LEGAL_MIN_KINDS` kinds (their first five letters), at least :data:`LEGAL_DENSITY` of its words: one
+#: "licence" in a story is no licence text, a copyright notice beside its disclaimer and refund terms is.
+LEGAL_MIN_TERMS = 3
+LEGAL_MIN_KINDS = 2
+LEGAL_DENSITY = 0.02
+#: A community is the licence's when at least this share of its members' mentions lie in legal matter.
+LEGAL_COMMUNITY_SHARE = 0.5
+#: The line an e-book (Project Gutenberg's) opens its text with, or closes it with, before or after its
+#: licence and header ("*** START OF THE PROJECT GUTENBERG EBOOK A CHRISTMAS CAROL ***", "*** END OF ...").
+_EDITION_MARK = re.compile(r"(?im)^[ \t]*\*{3}[ \t]*(START|END) OF\b[^\n]*")
+_PARAGRAPHS = re.compile(r"(\n[ \t]*\n)")
+
+
+def legal_paragraph(paragraph: str) -> bool:
+    """True when ``paragraph`` is dense in licence and legal terms (:data:`_LEGAL`, see :data:`LEGAL_MIN_TERMS`)."""
+    hits = [h.casefold()[:5] for h in (m.group(0) for m in _LEGAL.finditer(paragraph))]
+    return (len(hits) >= LEGAL_MIN_TERMS and len(set(hits)) >= LEGAL_MIN_KINDS
+            and len(hits) >= LEGAL_DENSITY * max(1, len(paragraph.split())))
+
+
+def story_text(units) -> dict[str, str]:
+    """The text of each text unit that its corpus's themes may read, for the units that lose some:
+    ``chunk_id -> kept text`` ("" for a unit wholly dropped; a unit keeping all of its text is absent).
+
+    ``units``: ``(chunk_id, doc_id, ord, text)`` of every text unit. Dropped: an e-book's header before its
+    ``*** START OF ...`` line (one in the first half of its document) and its licence after its ``*** END OF ...``
+    line (one in the second half), and any paragraph (text between blank lines) dense in licence and legal terms
+    (:func:`legal_paragraph`). An edition's legal matter is not what the book is about; the index keeps it, so
+    a search asking about the licence still finds it.
+    """
+    by_doc: dict[str, list] = {}
+    for c, d, o, text in units:
+        by_doc.setdefault(d, []).append((o, c, text or ""))
+    out: dict[str, str] = {}
+    for rows in by_doc.values():
+        rows.sort()
+        n = len(rows)
+        kept = [t for _, _, t in rows]
+        start = end = None
+        for i, t in enumerate(kept):
+            for m in _EDITION_MARK.finditer(t):
+                at = (i + m.start() / max(1, len(t))) / n
+                if m.group(1).upper() == "END" and end is None and at >= 0.5:
+                    end = (i, m.start())
+                elif m.group(1).upper() == "START" and at <= 0.5:
+                    start = (i, m.end())
+        if end is not None:
+            kept = kept[:end[0]] + [kept[end[0]][:end[1]]] + [""] * (n - end[0] - 1)
+        if start is not None:
+            kept = [""] * start[0] + [kept[start[0]][start[1]:]] + kept[start[0] + 1:]
+        for (_, c, text), k in zip(rows, kept):
+            k = "".join("" if p.strip() and legal_paragraph(p) else p
+                        for p in _PARAGRAPHS.split(k))
+            if k != text:
+                out[c] = k if re.search(r"\w", k) else ""
+    return out
+
+
 def _key_words(sentence: str) -> list[str]:
     return _WORD.findall(_SPEAKER.sub("", sentence).casefold())
 
@@ -427,6 +491,9 @@ class Theme:
     #: picked from (0: none, each point is its own document's; :func:`slmgraph.query.themes.timeline_picks`)
     followed: int = 0
     stretches: int = 0
+    #: the text units (chunk ids) its label's phrases are in, where a corpus-wide answer counts its reach by them
+    #: (empty: its community's units; :func:`slmgraph.query.themes.cover_passages`)
+    passages: list = field(default_factory=list)
 
 
 @dataclass
@@ -455,6 +522,14 @@ class ThemeIndex:
             units = self.store.con.execute("SELECT doc_id, text FROM text_units").fetchall()
             self._boiler = Boilerplate(units)
         return self._boiler
+
+    @property
+    def story(self) -> dict[str, str]:
+        """:func:`story_text` of the index's text units: ``chunk_id -> the text its themes may read`` for the units
+        holding an edition's header, licence or other legal matter ("" for a unit of nothing else)."""
+        if getattr(self, "_story", None) is None:
+            self._story = story_text(self.store.con.execute("SELECT chunk_id, doc_id, ord, text FROM text_units").fetchall())
+        return self._story
 
     @property
     def headings(self) -> frozenset:
@@ -573,25 +648,85 @@ class ThemeIndex:
         return out
 
     def units(self, ids: list[int]) -> dict[int, list[_Unit]]:
-        """``community_id -> its text units`` (those mentioning a member entity), in corpus order."""
+        """``community_id -> its text units`` (those mentioning a member entity), in corpus order, each with the text
+        its themes may read (:attr:`story`): a unit of legal matter alone is none, and a unit partly of it is a
+        community's only where the rest names one of its members."""
         if not ids:
             return {}
         from slmgraph.query.answer import unit_numbers
 
         numbers = unit_numbers(self.store)
+        legal = self.legal_mentions
+        if legal:  # a community mentioned mostly in legal matter is the licence's, no theme of the corpus
+            ids = [c for c in ids if not self._legal_community(c, legal)]
+            if not ids:
+                return {}
         q = ",".join("?" * len(ids))
         rows = self.store.con.execute(f"""
-            SELECT DISTINCT m.community_id, t.chunk_id, t.doc_id, t.ord, t.text FROM community_members m
+            SELECT m.community_id, t.chunk_id, t.doc_id, t.ord, t.text, list(DISTINCT n.name) FROM community_members m
             JOIN entity_text_units e USING (entity_id) JOIN text_units t USING (chunk_id)
-            WHERE m.community_id IN ({q})""", list(ids)).fetchall()
+            JOIN entities n USING (entity_id)
+            WHERE m.community_id IN ({q}) GROUP BY 1, 2, 3, 4, 5""", list(ids)).fetchall()
         pos = self._unit_positions({r[2] for r in rows})
         out: dict[int, list[_Unit]] = {}
-        for cid, chunk, doc_id, ord_, text in rows:
-            if doc_id in self.doc_by_id and chunk in numbers:
+        story = self.story
+        for cid, chunk, doc_id, ord_, text, names in rows:
+            if chunk in story:  # a member named only in an edition's licence is not discussed here
+                text = story[chunk]
+                folded = text.casefold()
+                if not any(str(x).casefold() in folded for x in names or [] if x):
+                    continue
+            if doc_id in self.doc_by_id and chunk in numbers and text:
                 out.setdefault(cid, []).append(_Unit(chunk, numbers[chunk], doc_id, pos.get((doc_id, ord_), 1), text))
         for v in out.values():
             v.sort(key=lambda u: (self.doc_by_id[u.doc_id].pos, u.unit))
         return out
+
+    @property
+    def legal_mentions(self) -> dict[int, tuple[int, int]]:
+        """``entity_id -> (its mentions in legal matter, all its mentions)``, counted by text unit, for the entities
+        mentioned in a unit :attr:`story` drops or trims (a mention in a trimmed unit is legal where the kept text
+        does not name it); {} when no unit holds legal matter."""
+        if getattr(self, "_legal_mentions", None) is None:
+            story, out = self.story, {}
+            if story:
+                for eid, name, chunk, n in self.store.con.execute(
+                        "SELECT e.entity_id, n.name, e.chunk_id, count(*) OVER (PARTITION BY e.entity_id) "
+                        "FROM entity_text_units e JOIN entities n USING (entity_id)").fetchall():
+                    legal = chunk in story and not (story[chunk] and str(name).casefold() in story[chunk].casefold())
+                    k, total = out.get(eid, (0, n))
+                    out[eid] = (k + legal, total)
+                out = {e: v for e, v in out.items() if v[0]}
+            self._legal_mentions = out
+        return self._legal_mentions
+
+    def _legal_community(self, cid: int, legal: dict) -> bool:
+        """True when at least :data:`LEGAL_COMMUNITY_SHARE` of the mentions of community ``cid``'s members lie in
+        legal matter (:attr:`legal_mentions`)."""
+        members = [e for (e,) in self.store.con.execute(
+            "SELECT entity_id FROM community_members WHERE community_id = ?", [cid]).fetchall()]
+        got = [legal.get(e) for e in members]
+        if not any(got):
+            return False
+        total = sum(v[1] for v in got if v) + self._mentions_of([e for e, v in zip(members, got) if not v])
+        return sum(v[0] for v in got if v) >= LEGAL_COMMUNITY_SHARE * max(1, total)
+
+    def _mentions_of(self, entities: list) -> int:
+        if not entities:
+            return 0
+        q = ",".join("?" * len(entities))
+        return int(self.store.con.execute(f"SELECT count(*) FROM entity_text_units WHERE entity_id IN ({q})",
+                                          list(entities)).fetchone()[0])
+
+    def legal_name(self, name: str) -> bool:
+        """True when every mention of an entity named ``name`` (case-folded) lies in legal matter: no name a theme
+        is tied to."""
+        if getattr(self, "_legal_names", None) is None:
+            legal = self.legal_mentions
+            ids = [e for e, (k, n) in legal.items() if k == n]
+            self._legal_names = {str(x).casefold() for (x,) in self.store.con.execute(
+                f"SELECT name FROM entities WHERE entity_id IN ({','.join('?' * len(ids))})", ids).fetchall()} if ids else set()
+        return name.casefold() in self._legal_names
 
     def _unit_positions(self, doc_ids: set) -> dict:
         if not doc_ids:
@@ -613,8 +748,9 @@ class ThemeIndex:
         numbers = unit_numbers(self.store)
         rows = self.store.con.execute("SELECT chunk_id, doc_id, ord, text FROM text_units").fetchall()
         pos = self._unit_positions({r[1] for r in rows})
-        out = [_Unit(c, numbers[c], d, pos.get((d, o), 1), t) for c, d, o, t in rows
-               if d in self.doc_by_id and c in numbers]
+        story = self.story
+        out = [_Unit(c, numbers[c], d, pos.get((d, o), 1), story.get(c, t)) for c, d, o, t in rows
+               if d in self.doc_by_id and c in numbers and story.get(c, t)]
         out.sort(key=lambda u: (self.doc_by_id[u.doc_id].pos, u.unit))
         return out
 

@@ -32,11 +32,44 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+#: Where a passage lies in its document, by fifths.
+_FIFTHS = ("first fifth", "second fifth", "middle fifth", "fourth fifth", "last fifth")
+
+
+def passage_span(cov: dict) -> str:
+    """Where in its document a theme's passages lie (``cov`` with ``from``, ``to``, ``passages_of``): "from its
+    first fifth to its last fifth", "from its opening to its end", "all in its middle fifth"."""
+    n, a, b = cov["passages_of"], cov["from"], cov["to"]
+
+    def fifth(u: int) -> str:
+        return _FIFTHS[min(4, (u - 1) * 5 // max(1, n))]
+
+    if fifth(a) == fifth(b) and not (a == 1 and b == n):
+        return f"all in its {fifth(a)}"
+    return f"from its {'opening' if a == 1 else fifth(a)} to its {'end' if b == n else fifth(b)}"
+
+
+def passage_reach(cov: dict, share: bool = True, named: bool = True) -> str:
+    """A theme's reach in the one document it is discussed in (:func:`slmgraph.query.themes.cover_passages`):
+    "23 of 97 passages of “carol” (24 %), from its first fifth to its end" (``named``, in a corpus of more
+    documents: the document named; ``share``: with the percentage)."""
+    p, n = cov["passages"], cov["passages_of"]
+    head = f"{p} of {n} passage{'s' if n != 1 else ''}"
+    if named and cov.get("of", 1) > 1 and cov.get("first"):
+        head += f" of \u201c{cov['first']}\u201d"
+    if share and 1 < p < n:
+        head += f" ({round(100 * p / n)} %)"
+    return f"{head}, {passage_span(cov)}"
+
+
 def reach_text(cov: dict, share: bool = True, nested: bool = True) -> str:
     """"14 of 41 documents (34 %)" (``share``: with the percentage), "all 8 documents", "1 of 41 documents";
     for parts of works (:func:`slmgraph.query.documents.coverage`'s ``works``) the works with the parts in
     brackets: "2 of 6 works (33 %; 5 of 174 parts)", "1 of 6 works (3 of 174 parts)"; not ``nested`` (the text
-    goes in brackets itself): "1 of 6 works, 3 of 174 parts"."""
+    goes in brackets itself): "1 of 6 works, 3 of 174 parts"; a theme discussed in one long document by its
+    passages (:func:`passage_reach`): "23 of 97 passages of “carol” (24 %), from its first fifth to its end"."""
+    if "passages" in cov:
+        return passage_reach(cov, share)
     if "works" in cov:
         n, of, noun = cov["works"], cov["works_of"], "work"
     else:
@@ -56,7 +89,10 @@ def reach_text(cov: dict, share: bool = True, nested: bool = True) -> str:
 
 def _short_reach(cov: dict) -> str:
     """A later item's reach in a list that stated the totals once: "4", or for parts of works "2 works, 5 parts"
-    (the parts tell apart themes that every work discusses)."""
+    (the parts tell apart themes that every work discusses), or for one long document's passages "12, from its
+    second fifth to its end"."""
+    if "passages" in cov:
+        return f"{cov['passages']}, {passage_span(cov)}"
     if "works" not in cov:
         return str(cov["documents"])
     w, p = cov["works"], cov["documents"]
@@ -131,16 +167,26 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
 
 def _overview(themes: list[Theme], ix: ThemeIndex, n_docs: int, *, wide: bool, temporal: bool,
               aspect: str = "") -> str:
-    items = [f"{t.topic} (in {reach_text(t.coverage, share=False, nested=False)})" if i == 0 else
-             f"{t.topic} (in {_short_reach(t.coverage)})" for i, t in enumerate(themes)] if n_docs > 1 else \
-        [t.topic for t in themes]
+    # the themes all come from one long document: their reach is told by its passages, which it names once
+    one = themes[0].coverage.get("first") if all(
+        "passages" in t.coverage and t.coverage.get("first") == themes[0].coverage.get("first") for t in themes) else None
+    items = [f"{t.topic} (in {passage_reach(t.coverage, share=False, named=False) if one else reach_text(t.coverage, share=False, nested=False)})"
+             if i == 0 else f"{t.topic} (in {_short_reach(t.coverage)})" for i, t in enumerate(themes)] \
+        if n_docs > 1 or one else [t.topic for t in themes]
     if wide:
         n_works = themes[0].coverage.get("works_of")
         where = (f"Across the {n_works} works ({n_docs} parts)" if n_works else
                  f"Across the {n_docs} documents" if n_docs != 1 else "In its one document")
         order = f"those whose statements speak most of {aspect} first" if aspect else "the most widely discussed first"
-        text = (f"{where}, the corpus's main theme"
-                f"{'s are' if len(themes) != 1 else ' is'} {_join_topics(items)}, {order}.")
+        subject = f"the corpus's main theme{'s' if len(themes) != 1 else ''}"
+        if one and n_docs > 1:
+            subject += f", all from \u201c{one}\u201d ({themes[0].coverage['passages_of']} passages),"
+        text = (f"{where}, {subject}"
+                f"{' are' if len(themes) != 1 else ' is'} {_join_topics(items)}, {order}.")
+        if one and not aspect and len(themes) > 1 and themes[0].coverage["passages"] > themes[-1].coverage["passages"]:
+            text += (f" {_cap(_quoted(themes[0].topic))} runs through the most passages; {_quoted(themes[-1].topic)} is"
+                     f" the narrowest of these (in {passage_reach(themes[-1].coverage, False, False)}).")
+            return text
         if aspect and len(themes) > 1:  # listed by the side asked for: the widest and narrowest are named apart
             widest = max(themes, key=lambda t: (reach(t.coverage), -themes.index(t)))
             narrowest = min(themes, key=lambda t: (reach(t.coverage), -themes.index(t)))
@@ -155,7 +201,8 @@ def _overview(themes: list[Theme], ix: ThemeIndex, n_docs: int, *, wide: bool, t
     text = (f"{k} themes of the corpus bear on this question, the most relevant first: {_join_topics(items)}." if k > 1 else
             f"One theme of the corpus bears on this question: {items[0]}.")
     if k > 1:
-        widest = max(themes, key=lambda t: (reach(t.coverage), t.coverage["documents"], -themes.index(t)))
+        widest = max(themes, key=lambda t: (reach(t.coverage), t.coverage["documents"], t.coverage.get("passages", 0),
+                                            -themes.index(t)))
         text += (f" Of these, {_quoted(widest.topic)} is the most widely discussed"
                  f" (in {reach_text(widest.coverage, False, False)}).")
     said = [(list(dict.fromkeys(s.speaker for s in t.statements if s.speaker)), t.topic) for t in themes]

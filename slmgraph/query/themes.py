@@ -67,7 +67,7 @@ from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import facet_opening, facet_themes, render_facets
-from slmgraph.query.theme_labels import label_documents, label_phrases, phrase_pattern, relabel, running_words, same_theme
+from slmgraph.query.theme_labels import label_documents, label_phrases, label_units, phrase_pattern, relabel, running_words, same_theme
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, KEY_CONCEPTS,
     KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP,
@@ -104,7 +104,8 @@ def _themes_of(ix: ThemeIndex, reports: list[dict], scores: dict) -> list[Theme]
         concepts = list(dict.fromkeys([x for x in terms if x.casefold() in known] +
                                       [e for e in ents if e.casefold() in known]))[:KEY_CONCEPTS]
         names = list(dict.fromkeys(_shown(e) for e in ents if e.casefold() not in known
-                                   and e.casefold() not in topic.casefold() and not junk(e, False)))[:KEY_NAMES]
+                                   and e.casefold() not in topic.casefold() and not junk(e, False)
+                                   and not ix.legal_name(e)))[:KEY_NAMES]
         # its count is the community's own (the report's and /api/reports' too); statements are read from ``d``
         own = comm_docs.get(cid, [])
         themes.append(Theme(cid, topic, coverage(own, ix.docs), d, names, score=float(scores.get(cid, 0.0)),
@@ -425,6 +426,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             said_in = label_documents(ix, phrases)
             t.doc_ids = t.community_docs = said_in
             t.coverage = coverage(said_in, ix.docs)
+            t.passages = label_units(ix, phrases)
         kept.append(t)
         own_units.append(units.get(t.report, []))
         labels.append(phrases)
@@ -575,7 +577,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         out.sort(key=lambda t: -best[id(t)])
     out = cover_quoted(out, ix)
     if wide and said is None:  # quotes may widen a theme's figure: the order follows the figure shown
-        out.sort(key=lambda t: (-reach(t.coverage), -t.coverage["documents"]))
+        out.sort(key=lambda t: (-reach(t.coverage), -t.coverage["documents"], -t.coverage.get("passages", 0)))
     return out
 
 
@@ -607,7 +609,7 @@ def running_themes(ix: ThemeIndex, reports: list[dict], scores: dict, earlier: l
         if not us or not owners:
             continue
         t = Theme(owners.most_common(1)[0][0], word, coverage(docs, ix.docs), docs, [],
-                  concepts=compounds[:KEY_CONCEPTS], community_docs=docs)
+                  concepts=compounds[:KEY_CONCEPTS], community_docs=docs, passages=[u.chunk_id for u in us])
         taken.add(key)
         out.append((t, us))
     return out
@@ -659,6 +661,36 @@ def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
                                key=lambda d: ix.doc_by_id[d].pos if d in ix.doc_by_id else 10**9)
         if not quoted <= own:
             t.coverage = coverage(sorted(own | quoted), ix.docs)
+    return cover_passages(themes, ix)
+
+
+#: A theme discussed in one document of at least this many text units states its reach by that document's
+#: passages: "in 1 of 3 documents" says nothing where one long document holds the corpus.
+PASSAGE_MIN_UNITS = 5
+
+
+def cover_passages(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
+    """``themes`` with the coverage of each one discussed in a single document of :data:`PASSAGE_MIN_UNITS` text
+    units or more given ``"passages"`` (how many of that document's units its label's phrases are in --
+    ``t.passages``, else its community's units -- or it is quoted from), ``"passages_of"`` (the document's
+    units) and ``"from"``/``"to"`` (the first and last of them, 1-based); other themes are left as they are."""
+    positions = None
+    for t in themes:
+        cov = t.coverage
+        counted = set(t.community_docs or t.doc_ids) | {s.doc_id for s in t.statements}
+        counted &= set(ix.doc_by_id)
+        if cov.get("documents") != 1 or "works" in cov or len(counted) != 1:
+            continue
+        doc = ix.doc_by_id[next(iter(counted))]
+        if doc.n_units < PASSAGE_MIN_UNITS:
+            continue
+        if positions is None:
+            positions = {u.chunk_id: (u.doc_id, u.unit) for u in ix.all_units()}
+        chunks = t.passages or [u.chunk_id for u in ix.units([t.report]).get(t.report, [])]
+        at = {positions[c][1] for c in chunks if c in positions and positions[c][0] == doc.doc_id}
+        at |= {s.unit for s in t.statements if s.doc_id == doc.doc_id}
+        if at:
+            t.coverage = {**cov, "passages": len(at), "passages_of": doc.n_units, "from": min(at), "to": max(at)}
     return themes
 
 
