@@ -665,7 +665,7 @@ class ThemeIndex:
         rows = self.store.con.execute(f"""
             SELECT m.community_id, t.chunk_id, t.doc_id, t.ord, t.text, list(DISTINCT n.name) FROM community_members m
             JOIN entity_text_units e USING (entity_id) JOIN text_units t USING (chunk_id)
-            JOIN entities n USING (entity_id)
+            LEFT JOIN entities n USING (entity_id)
             WHERE m.community_id IN ({q}) GROUP BY 1, 2, 3, 4, 5""", list(ids)).fetchall()
         pos = self._unit_positions({r[2] for r in rows})
         out: dict[int, list[_Unit]] = {}
