@@ -102,3 +102,14 @@ def test_a_corpus_wide_overview_opens_on_what_the_corpus_is():
                            "Margaret Okafor appears in all of them. Across the 3 documents, "), text
     # a focused question's overview answers it first, as before
     assert not overview([Theme(1, "open days", coverage(ids, ix.docs), ids, [])], ix).startswith("These 3")
+
+
+def test_a_heading_is_a_short_first_line_and_not_a_sentence_or_a_speakers_turn():
+    from slmgraph.query.theme_ident import _heading
+
+    assert _heading("# Committee meeting, September 2017\n\nPresent: ...") == "# Committee meeting, September 2017"
+    assert _heading("\nOrchard planting day report, November 2018\nWritten by") == \
+        "Orchard planting day report, November 2018"
+    assert _heading("Some words of this part.") == ""
+    assert _heading("../KEVIN SCOTT: Hi everyone\nMore") == ""
+    assert _heading("../\n[MUSIC]") == ""

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from slmgraph.names.forms import STOP
+from slmgraph.query.extractive import _SPEAKER
 
 #: A phrase is read from titles and headings when it is in at least this share of the documents (works).
 PHRASE_SHARE = 0.5
@@ -317,8 +318,10 @@ def _cap(text: str) -> str:
 
 def _heading(head: str) -> str:
     """The first line of ``head`` when it is a heading: a Markdown one, or at most :data:`HEADING_WORDS` words
-    not ending a sentence; else ""."""
+    not ending a sentence and not opening on a speaker's label ("KEVIN SCOTT: Hi"); else ""."""
     first = next((ln for ln in (head or "").splitlines() if ln.strip()), "").strip()
+    if _SPEAKER.match(re.sub(r"^[\W_]+", "", first)):  # a transcript's first turn
+        return ""
     short = len(first.split()) <= HEADING_WORDS and not re.search(r"[.!?]$", first)
     return first if (first.startswith("#") or short) and _TOKEN.search(first) else ""
 
