@@ -175,5 +175,6 @@ def test_an_overview_of_parts_counts_works_and_tells_apart_themes_every_work_dis
     wide = Theme(1, "robots", coverage(ids, ix.docs), ids, [])
     narrow = Theme(2, "privacy", coverage(ids[:2], ix.docs), ids[:2], [])
     text = overview([wide, narrow], ix, wide=True)
-    assert text.startswith("Across the 2 works (5 parts), ")
+    assert text.startswith("These 2 works (5 parts) have \u201cTalk\u201d in the titles or headings of both. "
+                           "Across the 2 works (5 parts), ")
     assert "robots (in all 2 works)" in text and "privacy (in 1 work, 2 parts)" in text

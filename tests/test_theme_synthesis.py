@@ -54,7 +54,8 @@ def _global(ctx, q):
 def test_a_corpus_wide_answer_opens_with_its_themes_ranked_by_coverage(minutes):
     ans = _global(minutes, "What are the main themes?")
     first = ans.text.split("\n\n")[0]
-    assert first.startswith("Across the 5 documents, the corpus's main theme")
+    assert first.startswith("These 5 documents, dated 2024-01 to 2024-05, have \u201cminutes\u201d in the titles or "
+                            "headings of all 5. Across the 5 documents, the corpus's main theme"), first
     themes = ans.details["themes"]
     assert [t["documents"] for t in themes] == sorted((t["documents"] for t in themes), reverse=True)
     for t in themes:

@@ -99,7 +99,9 @@ def test_a_corpus_wide_question_lists_the_themes_by_coverage(council):
     reach = [t["documents"] for t in ans.details["themes"]]
     assert len(reach) >= 2 and reach == sorted(reach, reverse=True)
     first = ans.text.split("\n\n")[0]
-    assert first.startswith("Across the 5 documents, the corpus's main themes are ")
+    # what the corpus is (every title says "meeting"; who is in most), then its themes
+    assert first.startswith("These 5 documents have \u201cmeeting\u201d in the titles or headings of all 5. Lena "
+                            "Ortiz appears in 4 of them and Omar Reyes in 3. Across the 5 documents, the corpus's main themes are "), first
     # the overview names every theme with its reach, in the order of the sections (broadest first)
     topics = [t["topic"] for t in ans.details["themes"]]
     assert [first.index(t) for t in topics] == sorted(first.index(t) for t in topics)

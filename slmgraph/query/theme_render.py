@@ -8,6 +8,7 @@ from __future__ import annotations
 
 
 from slmgraph.query.documents import order_sentence, reach
+from slmgraph.query.theme_ident import corpus_identity
 from slmgraph.query.theme_lead import answer_lead, theme_common, timeline_lead
 from slmgraph.query.theme_model import KEY_CONCEPTS, Statement, Theme, ThemeIndex
 
@@ -151,14 +152,15 @@ def overview(themes: list[Theme], ix: ThemeIndex, *, wide: bool = False, tempora
     with how many documents discuss each ("Across the 8 documents, the main themes are flood defence (in
     6 of 8 documents), the budget shortfall (4) and ..."); for a focused question the themes that bear
     on it, the most relevant first, with their reach, and which of them the corpus discusses most widely;
-    for a question about change over time, the span of documents the statements follow; for a corpus-wide
+    for a question about change over time, the span of documents the statements follow; a corpus-wide answer
+    opens on what the corpus is (:func:`slmgraph.query.theme_ident.corpus_identity`); for a corpus-wide
     question asking for one side of it (``aspect``: "challenges"), the main themes whose statements say it most
     first."""
     n_docs = len(ix.docs)
     if not themes:
         return ""
-    # a corpus-wide question is answered by the list of main themes itself, which comes first
-    lead = "" if wide else answer_lead(themes, ix)
+    # a corpus-wide question is answered by what the corpus is, then the list of its main themes
+    lead = corpus_identity(ix) if wide else answer_lead(themes, ix)
     text = _overview(themes, ix, n_docs, wide=wide, temporal=temporal, aspect=aspect)
     if temporal:
         text += (" " + timeline_lead(themes, ix)).rstrip()
