@@ -65,6 +65,7 @@ import numpy as np
 from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
+from slmgraph.query.theme_arc import arc_sentence
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import facet_opening, facet_themes, render_facets
 from slmgraph.query.theme_labels import label_documents, label_phrases, phrase_pattern, relabel, running_words, same_theme
@@ -712,6 +713,11 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
                          aspect=aspect[0] if wide and aspect else "")
     if is_aspects(themes):  # the aspects' own opening sentence replaces the overview paragraph
         text = aspects_overview(themes, ix) + text[text.find("\n\n"):]
+    if wide and not temporal and not aspect:  # what the whole corpus discusses includes how that changed
+        arc = arc_sentence(ix)
+        if arc:
+            cut = text.find("\n\n")
+            text = f"{text[:cut]}\n\n{arc}{text[cut:]}" if cut >= 0 else f"{text}\n\n{arc}"
     return text, themes, ix
 
 
