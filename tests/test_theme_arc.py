@@ -50,3 +50,17 @@ def test_wide_answer_of_dated_minutes_traces_the_arc():
     assert arc.index("compost bay") < arc.index("orchard tree")
     assert "water" not in arc  # in every period: no period's own topic
     assert "committee meeting" not in arc.casefold()  # a title names the document, not what it discusses
+
+
+def test_no_arc_when_few_documents_are_dated_or_periods_share_a_date():
+    from types import SimpleNamespace as N
+
+    from slmgraph.query.theme_arc import arc_sentence
+
+    # 39 of 665 transcript parts carry a year found in their text: no dated corpus
+    docs = [N(doc_id=f"p{i}", date="2021" if i < 39 else None, title=f"part {i}", work=f"ep{i // 28}", part=i % 28)
+            for i in range(665)]
+    assert arc_sentence(N(docs=docs, store=None)) == ""
+    # every part dated, but most in one year: two periods would meet on "2021"
+    docs = [N(doc_id=f"w{i}", date="2021" if i > 1 else "2019", title=f"w{i}", work=None, part=None) for i in range(8)]
+    assert arc_sentence(N(docs=docs, store=None)) == ""

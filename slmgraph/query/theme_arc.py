@@ -22,6 +22,8 @@ from slmgraph.store.corpus_stats import phrase_key
 
 #: Dated documents a corpus needs before its answer traces an arc (fewer: every theme line shows its dates).
 MIN_DATED = 6
+#: Share of the documents that must carry a date (a date found in a few transcripts' text dates no corpus).
+DATED_SHARE = 0.8
 #: Documents a period holds at least; at most this many periods.
 MIN_PERIOD_DOCS = 2
 MAX_PERIODS = 4
@@ -108,22 +110,31 @@ def _when(d) -> str:
 
 
 def arc_sentence(ix: ThemeIndex) -> str:
-    """One sentence tracing what a dated corpus discusses, period by period (see the module doc); "" for a
-    corpus of under :data:`MIN_DATED` dated documents or when a period has no phrase recurring in two of its
-    documents."""
-    docs = [d for d in ix.docs if d.date]
-    if len(docs) < MIN_DATED:
+    """One sentence tracing what a dated corpus discusses, period by period (see the module doc); "" unless at
+    least :data:`DATED_SHARE` of its documents carry a date and :data:`MIN_DATED` of its works do (the parts
+    of one work count as one, from its first part's date), when two periods would meet on one date, or when a
+    period has no phrase recurring in two of its works."""
+    if not ix.docs or sum(1 for d in ix.docs if d.date) < DATED_SHARE * len(ix.docs):
         return ""
-    runs = periods(docs)
-    if not runs:
+    works: dict[str, list] = {}
+    for d in ix.docs:
+        if d.date:
+            works.setdefault(d.work if d.work is not None else d.doc_id, []).append(d)
+    firsts = [parts[0] for parts in works.values()]  # corpus order is date order where documents are dated
+    if len(firsts) < MIN_DATED:
         return ""
-    held, surface = document_phrases(ix, [d.doc_id for d in docs])
-    topics = period_topics(runs, held, len(docs))
+    runs = periods(firsts)
+    if not runs or any(_when(a[-1]) == _when(b[0]) for a, b in zip(runs, runs[1:])):
+        return ""
+    held, surface = document_phrases(ix, [d.doc_id for parts in works.values() for d in parts])
+    by_first = {parts[0].doc_id: set().union(*(held.get(d.doc_id, set()) for d in parts)) for parts in works.values()}
+    topics = period_topics(runs, by_first, len(firsts))
     if any(not t for t in topics):
         return ""
     parts = []
     for i, (run, picked) in enumerate(zip(runs, topics)):
-        named = _join([f"{surface.get(k, k)} ({c} of {len(run)}{' documents' if i == 0 and j == 0 else ''})"
+        noun = " works" if len(firsts) < sum(len(x) for x in works.values()) else " documents"
+        named = _join([f"{surface.get(k, k)} ({c} of {len(run)}{noun if i == 0 and j == 0 else ''})"
                        for j, (k, c) in enumerate(picked)])
         parts.append(f"{named} in {_when(run[0])} \u2013 {_when(run[-1])}")
     return "Over time, the documents turn from " + _join(parts, ", to ", ", and to ") + "."
