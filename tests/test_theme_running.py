@@ -115,3 +115,16 @@ def test_a_label_is_counted_where_the_prose_holds_it_not_in_titles_or_attendance
                                       ("u2", "plot holder", "plot holders")])
     assert label_documents(ix, ["plot holders"]) == ["c"] and label_documents(ix, ["plot holder"]) == ["c"]
     ix.store.con.close()
+
+
+def test_names_tied_to_a_theme_are_those_its_label_sentences_name():
+    from slmgraph.query.theme_model import Theme
+    from slmgraph.query.themes import names_beside
+
+    ix, _, _ = _minutes()
+    t = Theme(0, "water bill", {}, ["d0", "d4"], ["Ann Lee", "Cy Dunn"])
+    # Ann Lee and Cy Dunn are only in the attendance lines; Bo Chan pays the water bill in d4
+    assert names_beside(t, ix, ["Ann Lee", "Cy Dunn", "Bo Chan"]) == ["Bo Chan"]
+    assert names_beside(t, ix, ["Ann Lee", "Cy Dunn"]) == []
+    # a document outside the theme's is not read: the orchard sentence of d4 names no one anyway
+    assert names_beside(Theme(1, "water bill", {}, ["d0"], []), ix, ["Bo Chan"]) == []

@@ -65,6 +65,7 @@ import numpy as np
 from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
+from slmgraph.query.theme_arc import arc_sentence
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import facet_opening, facet_themes, render_facets
 from slmgraph.query.theme_labels import label_documents, label_phrases, label_units, phrase_pattern, relabel, running_words, same_theme
@@ -576,6 +577,10 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                             and any(st is x for x in t.statements)), default=0.0) for t in out}
         out.sort(key=lambda t: -best[id(t)])
     out = cover_quoted(out, ix)
+    if wide:
+        every = ix.all_units()
+        for t in out:
+            t.names = names_beside(t, ix, (by_report.get(t.report) or {}).get("entities") or [], every)
     if wide and said is None:  # quotes may widen a theme's figure: the order follows the figure shown
         out.sort(key=lambda t: (-reach(t.coverage), -t.coverage["documents"], -t.coverage.get("passages", 0)))
     return out
@@ -648,6 +653,33 @@ def cited_reports(t: Theme, ix: ThemeIndex, ids: list[int], embedder) -> list[in
             cands.sort(key=lambda x: -float(vec[x] @ said[i]) if x in vec else 1.0)
         out.append(cands[0])
     return list(dict.fromkeys(out))
+
+
+def names_beside(t: Theme, ix: ThemeIndex, members: list[str], units: list | None = None,
+                 k: int = KEY_NAMES) -> list[str]:
+    """Up to ``k`` of a theme's community ``members`` that are no concept, most tied to its label first: those
+    named in the most prose sentences of the theme's documents (``t.doc_ids``) that hold one of its label's
+    phrases; a member no such sentence names is left out, so "most tied to" never names someone the theme's
+    own sentences never bring up. [] when no member is named beside the label. ``units``: :meth:`ThemeIndex.all_units`
+    when the caller has them."""
+    known = ix.concept_names
+    cands = list(dict.fromkeys(_shown(str(e)) for e in members if e and str(e).casefold() not in known
+                               and str(e).casefold() not in t.topic.casefold() and not junk(str(e), False)))
+    if not cands or not t.doc_ids:
+        return []
+    pats = [phrase_pattern(p) for p in label_phrases(t.topic)]
+    names = {n: re.compile(r"(?<!\w)" + re.escape(n) + r"(?!\w)") for n in cands}
+    counts: dict[str, int] = {}
+    docs = set(t.doc_ids)
+    for u in ix.all_units() if units is None else units:
+        if u.doc_id not in docs or not any(p.search(u.text) for p in pats):
+            continue
+        for sent in prose_sentences(u.text):
+            if any(p.search(sent) for p in pats):
+                for n, pat in names.items():
+                    if pat.search(sent):
+                        counts[n] = counts.get(n, 0) + 1
+    return sorted(counts, key=lambda n: (-counts[n], cands.index(n)))[:k]
 
 
 def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
@@ -744,6 +776,11 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
                          aspect=aspect[0] if wide and aspect else "")
     if is_aspects(themes):  # the aspects' own opening sentence replaces the overview paragraph
         text = aspects_overview(themes, ix) + text[text.find("\n\n"):]
+    if wide and not temporal and not aspect:  # what the whole corpus discusses includes how that changed
+        arc = arc_sentence(ix)
+        if arc:
+            cut = text.find("\n\n")
+            text = f"{text[:cut]}\n\n{arc}{text[cut:]}" if cut >= 0 else f"{text}\n\n{arc}"
     return text, themes, ix
 
 
