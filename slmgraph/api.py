@@ -216,18 +216,50 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
             ans.details["language_note"] = note
             if on_text:
                 on_text("\n" + note)
+        elif method == "global" and route_reason is None:
+            hint = _local_hint(store, prompts, settings, question)
+            if hint:  # the default method refuses a question about one entity that local search answers
+                ans.text = ans.text.rstrip() + "\n" + hint
+                ans.details["method_hint"] = hint
+                if on_text:
+                    on_text("\n" + hint)
     from slmgraph.query.documents import attach_documents
 
     attach_documents(store, ans)
     return ans
 
 
+def _local_hint(store, prompts, settings: Settings, question: str) -> str | None:
+    """The line pointing a question that global search refused to local search, when ``question`` names
+    entities the index holds (:func:`slmgraph.query.named.check_names` with the index's names) and
+    ``--method auto`` would route it to local search (:func:`slmgraph.query.route.route`: "Who is Luis
+    Ferreira?"); None otherwise."""
+    from slmgraph.errors import echo
+    from slmgraph.query.named import check_names, known_of
+    from slmgraph.query.route import route
+
+    named = check_names(store, question, settings, in_index=True)
+    known = known_of(named)
+    if not known:
+        return None
+    chose, _ = route(question, prompts, reports=store.get_meta("reports") != "skipped",
+                     named=lambda q: named["named"])
+    if chose != "local":
+        return None
+    names = " and ".join(f"'{echo(n)}'" for n in known[:3])
+    return (f"The question names {names}, which the index holds: ask with --method local (or --method auto), "
+            "which answers questions about one entity from its own text.")
+
+
 def _language_note(store, question: str) -> str | None:
     """The line :func:`slmgraph.text.language.foreign_question_note` writes when ``question`` is in another
     language than the indexed text (judged on its first 20 text units) and none of its words occur in any text
-    unit (case-insensitive, whole words); None otherwise."""
-    from slmgraph.text.language import foreign_question_note
+    unit (case-insensitive, whole words); None otherwise, before reading the index when the question's own
+    language is unknown (:func:`slmgraph.text.language.question_language`)."""
+    from slmgraph.text.language import foreign_question_note, question_language
 
+    if question_language(question) is None:
+        return None
     sample = "\n".join(t or "" for (t,) in store.con.execute(
         "SELECT text FROM text_units ORDER BY doc_id, ord LIMIT 20").fetchall())
 

@@ -339,3 +339,49 @@ def test_stopword_language_needs_two_stop_words_of_one_language():
     assert stopword_language("Quels sont les thèmes principaux ?") == "fr"
     assert stopword_language("What did the committee decide about the water fund?") == "en"
     assert stopword_language("Die Hard trivia?") is None and stopword_language("Margaret Oduya") is None
+
+
+@pytest.mark.parametrize("question,lang", [("这个实验室研究什么？", "Chinese"), ("この研究室は何を研究していますか？", "Japanese"),
+                                           ("이 연구실은 무엇을 연구합니까?", "Korean")])
+def test_a_question_in_cjk_script_gets_the_language_line(question, lang):
+    from slmgraph.text.language import foreign_question_note
+
+    sample = "The lab studies how soil microbes recover after flooding. Luis Ferreira is the lab manager."
+    seen = []
+    note = foreign_question_note(question, sample, lambda w: seen.append(w) or False)
+    assert note == (f"The indexed documents are in English and the question seems to be in {lang}: none of its "
+                    "words occur in them; ask in English.")
+    assert seen and all(w in question for w in seen)
+    # a name the index holds, written in Latin letters against the CJK ones, is a word of its own
+    assert foreign_question_note("Luis Ferreira是做什么工作的人？", sample, lambda w: w == "ferreira") is None
+    assert foreign_question_note("实验室研究土壤微生物。", "这个实验室研究什么？", lambda w: False) is None  # same script
+
+
+def test_a_cjk_question_the_index_cannot_answer_is_refused_saying_why(index_db):
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder) as ix:
+        ans = ix.query("이 연구실은 무엇을 연구합니까?", method="basic")
+    assert ans.details["refused"] and ans.details["language_note"].endswith("seems to be in Korean: none of its "
+                                                                             "words occur in them; ask in English.")
+
+
+def test_the_language_note_reads_no_documents_for_a_question_of_no_known_language(monkeypatch):
+    from slmgraph import api
+
+    class Store:  # any read of the index fails the test
+        @property
+        def con(self):
+            raise AssertionError("the index was read")
+
+    assert api._language_note(Store(), "Margaret Oduya?") is None
+
+
+def test_global_search_refusing_a_question_about_one_entity_names_local_search(index_db):
+    hint = ("The question names 'Eve Black', which the index holds: ask with --method local (or --method auto), "
+            "which answers questions about one entity from its own text.")
+    with slmgraph.open(index_db, model=FakeModel(), embedder_factory=FakeEmbedder, helpfulness_floor=99.0) as ix:
+        who = ix.query("Who is Eve Black?", method="global")
+        themes = ix.query("What are the main themes of quantum physics?", method="global")  # no name: no hint
+        auto = ix.query("Who is Eve Black?", method="auto")  # auto routes it already
+    assert who.details["method_hint"] == hint and who.text.endswith("\n" + hint)
+    assert "method_hint" not in themes.details and "--method local" not in themes.text
+    assert "method_hint" not in auto.details

@@ -378,3 +378,22 @@ def test_text_units_the_thread_planned_but_did_not_commit_are_not_cut_into_windo
     run_embeddings(store, ahead.wrap(emb), progress=False, made_ahead=ahead.made)
     assert emb.counted == 0  # the thread's windows were taken, not cut again
     assert _rows(store) == _rows(plain)
+
+
+def test_the_embedder_loads_once_when_the_thread_and_the_main_thread_both_ask_first(tmp_path, corpus):
+    loads: list[str] = []
+    second = threading.Event()
+
+    def slow_factory():  # a load still under way on the thread when the main thread's stages ask
+        loads.append(threading.current_thread().name)
+        if len(loads) > 1:
+            second.set()
+        elif threading.current_thread().name == "slmgraph-embed-ahead":
+            second.wait(5)  # long enough for the main thread to ask too, if nothing holds it back
+        return CountingEmbedder()
+
+    s = Settings(extractor="nlp", n_threads=2, reports="none")
+    out = run_index(corpus, tmp_path / "i.duckdb", s, model=FakeModel(), embedder_factory=slow_factory,
+                    progress=False)
+    assert loads[:1] == ["slmgraph-embed-ahead"] and out["embed_ahead"]["texts"] > 0
+    assert len(loads) == 1, loads  # one model, shared: the main thread waited for the thread's load

@@ -309,3 +309,13 @@ def test_stats_show_the_grounding_drop_rate(tmp_path):
     n = store.count("text_units")
     assert figs["grounding"] == {"entities_before": 4 * n, "ungrounded": 2 * n, "rate": 0.5}
     assert "grounding: %d of %d extracted entities dropped (50.0 %%)" % (2 * n, 4 * n) in render(figs, "x")
+
+
+def test_the_llm_free_progress_bar_shows_no_token_rate(tmp_path, capsys):
+    model = FakeModel()
+    store = _units_store(tmp_path, model)
+    r = run_extraction(store, None, Prompts(), Settings(extractor="nlp", workers=1), progress=True)
+    err = capsys.readouterr().err
+    assert r.extracted == store.count("text_units") and f"{r.entities} entities" in err
+    assert "tok/s" not in err  # no model tokens on this route: no "0 tok/s"
+    store.close()

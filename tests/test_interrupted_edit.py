@@ -138,3 +138,29 @@ def test_stats_count_an_edited_file_once_while_its_update_is_unfinished(tmp_path
     assert store.get_meta("complete") == "1" and finished[0] == 3 and finished_counts(store) == finished
     store.close()
     assert during[db] == during[early] == (3, finished)
+
+
+def test_a_resumed_update_does_not_count_the_interrupted_runs_changes_again(tmp_path, corpus, monkeypatch):
+    db = tmp_path / "ix.duckdb"
+    _index(corpus, db)
+    old = (corpus / "alpha.txt").read_text(encoding="utf-8")
+    (corpus / "alpha.txt").write_text("Zoe Quinn opened the archive in Lyon.\n\n" + old, encoding="utf-8")
+    (corpus / "gamma.txt").unlink()
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    def ingest_line(lines):
+        return next(x for x in lines if x.startswith("ingest:"))
+
+    first, again = [], []
+    with monkeypatch.context() as m:
+        m.setattr(pipeline, "run_extraction", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            run_index(corpus, db, Settings(extract_mode="json", min_community_size=2), progress=False,
+                      model=FakeModel(), embedder_factory=FakeEmbedder, say=first.append)
+    run_index(corpus, db, Settings(extract_mode="json", min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=again.append)
+    assert "(1 edited, 1 removed)" in ingest_line(first) and ", 0 removed)" not in ingest_line(first)
+    # the re-run finds nothing new: the edit and the removal were the interrupted run's, and it said them
+    assert ingest_line(again).endswith("(0 new, 0 removed)") and "edited" not in ingest_line(again)

@@ -57,3 +57,30 @@ def test_lazy_answer_groups_its_sentences_under_community_titles(lazy_store, que
         # a heading made of names names someone its sentences name: the community they are filed under
         names = [n for n in re.split(r", | and ", head) if n[:1].isupper()]
         assert any(n in b for n in names for b in bullets), (head, bullets)
+
+
+def test_a_question_about_change_over_time_is_answered_in_document_date_order(tmp_path):
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    texts = {"2024-01-10 notes.md": "Anna Berg said the bridge repair was delayed by the flood. Tom Reed agreed.",
+             "2024-05-14 notes.md": "Tom Reed reported that the bridge repair started in May. Anna Berg visited.",
+             # the latest notes share the most words with the question: nearest first, they led the answer
+             "2024-09-17 notes.md": "Over time the bridge repair did change: the bridge repair was finished "
+                                    "over the summer, said Anna Berg and Tom Reed."}
+    for name, text in texts.items():
+        (corpus / name).write_text(text + "\n", encoding="utf-8")
+    db = tmp_path / "lazy.duckdb"
+    s = Settings(min_community_size=2, extractor="nlp", reports="none")
+    run_index(corpus, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
+    s.helpfulness_floor, s.helpfulness_probes, s.helpfulness_relative = 0.0, False, 0.0
+    store = Store(db)
+    try:
+        ans = lazy_search(store, ModelClient(FakeModel(), store, "q"), Prompts(), s,
+                          "How did the bridge repair change over time?", FakeEmbedder())
+    finally:
+        store.close()
+    body = ans.text.split("\n\nSources:")[0]
+    dates = re.findall(r"^- \*(\d{4}-\d\d-\d\d) notes\*: ", body, flags=re.M)
+    assert len(dates) == len([ln for ln in body.splitlines() if ln.startswith("- ")]) >= 3, ans.text
+    assert dates == sorted(dates) and len(set(dates)) == 3, ans.text  # one timeline, earliest first
+    assert "### " not in body and ans.details["order"] == "documents"  # no community heading splits it

@@ -15,6 +15,7 @@ import dataclasses
 import logging
 import shlex
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -486,18 +487,22 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         store.marking = True
         run_id = new_run_id()
         embedder: list = []  # loaded on first use and shared by the embed-ahead thread, the graph and embed stages
+        # The embed-ahead thread and the main thread (graph stage) may both ask first: the model loads once.
+        embedder_lock = threading.Lock()
 
         def get_embedder():
-            if not embedder:
-                from slmgraph.indexing.stages.embed import Embedder
+            with embedder_lock:
+                if not embedder:
+                    from slmgraph.indexing.stages.embed import Embedder
 
-                # torch's intra-op threads: what the thread registry granted this process (slmgraph.model.threads),
-                # not the configured count, which other slmgraph processes may already be using.
-                threads = getattr(model, "n_threads", None) or settings.n_threads
-                embedder.append(embedder_factory() if embedder_factory else
-                                Embedder(batch_size=settings.embed_batch_size, threads=threads,
-                                         precision=settings.embed_precision))
-            return embedder[0]
+                    # torch's intra-op threads: what the thread registry granted this process
+                    # (slmgraph.model.threads), not the configured count, which other slmgraph processes may
+                    # already be using.
+                    threads = getattr(model, "n_threads", None) or settings.n_threads
+                    embedder.append(embedder_factory() if embedder_factory else
+                                    Embedder(batch_size=settings.embed_batch_size, threads=threads,
+                                             precision=settings.embed_precision))
+                return embedder[0]
 
         ctx = IndexContext(
             store=store, settings=settings, model=model, prompts=prompts, client=ModelClient(model, store, run_id),

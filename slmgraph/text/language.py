@@ -15,6 +15,19 @@ _GERMAN = frozenset("der die das und ist nicht ein eine einen dem den des mit vo
 _ENGLISH = frozenset("the and is of to in that it was for with as on be by at this are from have has not".split())
 
 
+def script_language(text: str) -> str | None:
+    """``zh``, ``ja`` (with kana) or ``ko`` (Hangul) when CJK characters (Unicode blocks: kana, CJK
+    ideographs and extension A, Hangul syllables) are over 30 % of the letters of ``text``; else None."""
+    letters = sum(c.isalpha() for c in text)
+    if not letters or len(_CJK.findall(text)) <= 0.3 * letters:
+        return None
+    if re.search(r"[\u3040-\u30ff]", text):
+        return "ja"
+    if re.search(r"[\uac00-\ud7af]", text):
+        return "ko"
+    return "zh"
+
+
 def _sentence_language(words: list[str]) -> tuple[str | None, int]:
     """``(language, German function words)`` of one sentence's casefolded words: ``de`` or ``en`` by
     which language's function words it has more of, None on a tie (a list of names, a heading)."""
@@ -35,15 +48,9 @@ def text_language(text: str) -> str:
     language's function words counts as English.
     """
     text = SPECIAL_TOKEN.sub(" ", text)  # "<|im_end|>": markup, and "im" is a German function word
-    letters = [c for c in text if c.isalpha()]
-    if letters:
-        cjk = _CJK.findall(text)
-        if len(cjk) > 0.3 * len(letters):
-            if re.search(r"[\u3040-\u30ff]", text):
-                return "ja"
-            if re.search(r"[\uac00-\ud7af]", text):
-                return "ko"
-            return "zh"
+    script = script_language(text)
+    if script is not None:
+        return script
     share = {"de": 0, "en": 0}
     german = 0
     for sentence in sentences(text):
@@ -101,16 +108,41 @@ def stopword_language(text: str) -> str | None:
     return best[0] if top >= 2 and len(best) == 1 else None
 
 
+#: Language names of :func:`question_language`'s codes.
+QUESTION_LANGUAGES = {**STOPWORD_LANGUAGES, "zh": "Chinese", "ja": "Japanese", "ko": "Korean"}
+
+
+def question_language(text: str) -> str | None:
+    """The language of a question or a sample of documents (a key of :data:`QUESTION_LANGUAGES`): its script
+    (:func:`script_language`: Chinese, Japanese, Korean, which have no stop words spaced apart), else
+    :func:`stopword_language`; None when neither tells."""
+    return script_language(text) or stopword_language(text)
+
+
+def _words(text: str) -> list[str]:
+    """The casefolded words of ``text``; a run of CJK characters is a word of its own, apart from Latin
+    letters written against it ("Luis是谁" -> "luis", "是谁")."""
+    return re.findall(r"[^\W\d_]+", _CJK_RUN.sub(lambda m: f" {m.group()} ", text.casefold()))
+
+
+_CJK_RUN = re.compile(_CJK.pattern + "+")
+
+
 def foreign_question_note(question: str, documents_sample: str, in_index) -> str | None:
     """One line saying why an index cannot answer ``question``: it is in another language than the indexed
-    documents (:func:`stopword_language` of each; ``documents_sample``: some of their text) and none of its
-    words but that language's stop words occur in them (``in_index(word) -> bool``). None otherwise: either
-    language unknown, the same language, or a word of the question in the index."""
-    lang, docs = stopword_language(question), stopword_language(documents_sample)
-    if lang is None or docs is None or lang == docs:
+    documents (:func:`question_language` of each; ``documents_sample``: some of their text) and none of its
+    words but that language's stop words occur in them (``in_index(word) -> bool``; a CJK question's words are
+    its runs of CJK characters and of other letters). None otherwise: either language unknown, the same
+    language, or a word of the question in the index."""
+    lang = question_language(question)
+    if lang is None:
         return None
-    words = sorted({w for w in re.findall(r"[^\W\d_]+", question.casefold()) if w not in stop_words(lang)})
+    docs = question_language(documents_sample)
+    if docs is None or lang == docs:
+        return None
+    stops = stop_words(lang) if lang in STOPWORD_LANGUAGES else frozenset()
+    words = sorted({w for w in _words(question) if w not in stops})
     if any(in_index(w) for w in words):
         return None
-    return (f"The indexed documents are in {STOPWORD_LANGUAGES[docs]} and the question seems to be in "
-            f"{STOPWORD_LANGUAGES[lang]}: none of its words occur in them; ask in {STOPWORD_LANGUAGES[docs]}.")
+    return (f"The indexed documents are in {QUESTION_LANGUAGES[docs]} and the question seems to be in "
+            f"{QUESTION_LANGUAGES[lang]}: none of its words occur in them; ask in {QUESTION_LANGUAGES[docs]}.")

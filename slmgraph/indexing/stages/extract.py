@@ -452,8 +452,9 @@ def run_extraction(store: Store, client: ModelClient | None, prompts: Prompts, s
         stats["languages"][ex.language] = stats["languages"].get(ex.language, 0) + 1
         tokens += ex.evaluated_tokens + ex.completion_tokens
         bar.update(1)
-        bar.set_postfix_str(f"{tokens / max(time.perf_counter() - t_start, 1e-9):.0f} tok/s, "
-                            f"{stats['entities']} entities", refresh=False)
+        # The LLM-free route reads no model tokens: its rate is the bar's own units per second.
+        rate = f"{tokens / max(time.perf_counter() - t_start, 1e-9):.0f} tok/s, " if calls_model else ""
+        bar.set_postfix_str(f"{rate}{stats['entities']} entities", refresh=False)
 
     try:
         if parallel:

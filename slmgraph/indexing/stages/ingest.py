@@ -238,6 +238,8 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
         an :class:`IngestResult`.
     """
     con = store.con
+    # Old versions an interrupted run kept (RETIRING): that run counted them edited and their units removed.
+    counted = retiring(store)
     old = {r[0]: tuple(r[1:]) for r in con.execute(
         "SELECT doc_id, path, title, n_chars, n_tokens, chunking, added_at FROM documents").fetchall()}
     # An edited file keeps its place in the corpus's reading order (graph.READING_ORDER): its first version's.
@@ -352,8 +354,10 @@ def ingest(store: Store, docs: list[Document], tokenize, detokenize, size: int, 
                 delete_keys(con, "documents", ("doc_id",), [(d,) for d in gone_docs if d not in keep_docs])
             store.set_meta(RETIRING, json.dumps(sorted(keep_docs)) if keep_docs else "")
     edited_paths = {old[doc_id][0] for doc_id in replaced}
+    gone_of = {c for doc_id in counted for c, _ in old_units.get(doc_id, ())}
     return IngestResult(documents=len(docs), text_units=n_units, added_units=added,
-                        removed_units=len(gone_units), removed_documents=len(gone_docs) - len(replaced),
+                        removed_units=len(set(gone_units) - gone_of),
+                        removed_documents=len(set(gone_docs) - replaced - counted),
                         tokens=tokens, unit_tokens=unit_tokens, kept=kept, retiring=sorted(keep_docs),
                         new_documents=sum(d.doc_id not in old and d.path not in edited_paths for d in docs),
-                        edited_documents=len(replaced))
+                        edited_documents=len(replaced - counted))

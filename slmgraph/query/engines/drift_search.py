@@ -364,7 +364,7 @@ def in_document_order(store: Store, points: list[Point]) -> list[Point]:
     the document), each opened by its document's name in italics ("*week04*: The launch moved to 12 April."),
     as global search's timeline writes them (:func:`slmgraph.query.themes.timeline_picks`): a question about
     a change is answered by what the early and the late documents say. A sentence is placed by the first text
-    unit, in corpus order, that holds it (whitespace folded); one found in none keeps its citations and goes
+    unit, in corpus order, that holds it (whitespace folded), and its place in that unit; one found in none keeps its citations and goes
     last, unnamed. A point keeps its label and ids (a report's sentence still cites the report)."""
     import re
 
@@ -379,7 +379,7 @@ def in_document_order(store: Store, points: list[Point]) -> list[Point]:
             # its opening as written (a sentence rendered from Markdown marks may be found in no unit: it goes last)
             probe = " ".join(s.split())[:80]
             at = next((u for u in units if probe in u[2]), None)
-            key = (at[0], at[1], k) if at else (len(docs) + 1, 0, k)
+            key = (at[0], at[1], at[2].find(probe), k) if at else (len(docs) + 1, 0, 0, k)
             head = f"*{docs[at[3]].name}*: " if at else ""
             placed.append((key, head, Point("", s, list(p.ids), p.rank, p.label)))
     placed.sort(key=lambda x: x[0])

@@ -64,7 +64,7 @@ from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_
 from slmgraph.query.engines.basic_search import no_prose_units
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
-from slmgraph.query.route import corpus_wide_phrase
+from slmgraph.query.route import asks_change, corpus_wide_phrase
 from slmgraph.query.scoring import Scored, cosines, index_floor, probe_questions, quote_probes, score_items, select
 
 #: Units tested per community visit: LazyGraphRAG tests the top-k chunks of
@@ -376,6 +376,12 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         points = sentence_points([(number[c], text_of[c]) for c in chosen], qv, embedder, names=name_variants(known),
                                  probes=quote_probes(question, prompts, settings), headings=corpus_headings(store),
                                  **({"max_points": SPREAD_UNITS, "per_passage": 1} if wide is not None else {}))
+        timeline = asks_change(question)
+        if timeline:  # a change is read by comparing what each document says, in their (date) order
+            from slmgraph.query.engines.drift_search import in_document_order
+
+            points = in_document_order(store, points)
+            ans.details["order"] = "documents"
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)
@@ -383,10 +389,13 @@ def lazy_search(store: Store, client: ModelClient, prompts: Prompts, settings: S
         why = status(wide, relevant, scores, known, floor, cited, number)
         line = f"Sources: text units {', '.join(map(str, cited))} ({why})." if cited else ""
         by_no = {number[c]: c for c in chosen}
-        groups = file_points(store, points, by_no, rank(list(children.get(None, []))), units_of, via)
+        # One timeline, each quote opened by its document's name: community headings would split it.
+        groups = [] if timeline else file_points(store, points, by_no, rank(list(children.get(None, []))),
+                                                 units_of, via)
         ans.details["groups"] = [{"community": cid, "title": title, "sources": [p.ids[0] for p in ps]}
                                  for cid, title, ps in groups]
-        text = extractive_answer(points, "Sources", synthesis, line, groups=[(t, ps) for _, t, ps in groups])
+        text = extractive_answer(points, "Sources", synthesis, line,
+                                 groups=[(t, ps) for _, t, ps in groups] or None)
         if on_text is not None:
             on_text(text.rsplit("\n\nSources:", 1)[0])
         ans.text = text or "The relevant text units hold no sentence that answers this question."
