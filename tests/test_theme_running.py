@@ -128,3 +128,12 @@ def test_names_tied_to_a_theme_are_those_its_label_sentences_name():
     assert names_beside(t, ix, ["Ann Lee", "Cy Dunn"]) == []
     # a document outside the theme's is not read: the orchard sentence of d4 names no one anyway
     assert names_beside(Theme(1, "water bill", {}, ["d0"], []), ix, ["Bo Chan"]) == []
+
+
+def test_a_name_held_by_one_already_tied_is_not_named_again():
+    from slmgraph.query.theme_model import Theme
+    from slmgraph.query.themes import names_beside
+
+    ix, _, _ = _minutes()
+    t = Theme(0, "water bill", {}, ["d4"], [])
+    assert names_beside(t, ix, ["Bo Chan", "Chan"]) == ["Bo Chan"]

@@ -679,7 +679,12 @@ def names_beside(t: Theme, ix: ThemeIndex, members: list[str], units: list | Non
                 for n, pat in names.items():
                     if pat.search(sent):
                         counts[n] = counts.get(n, 0) + 1
-    return sorted(counts, key=lambda n: (-counts[n], cands.index(n)))[:k]
+    out: list[str] = []
+    for n in sorted(counts, key=lambda n: (-counts[n], cands.index(n))):
+        # "Rivera" beside "Sam Rivera" is the same person named twice
+        if not any(set(n.split()) <= set(m.split()) or set(m.split()) <= set(n.split()) for m in out):
+            out.append(n)
+    return out[:k]
 
 
 def cover_quoted(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
