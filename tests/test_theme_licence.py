@@ -117,7 +117,8 @@ def test_passages_are_told_where_a_theme_lies_in_one_long_document_of_several():
     assert (t.coverage["passages"], t.coverage["from"], t.coverage["to"]) == (2, 3, 5)
     assert reach_text(t.coverage) == "2 of 8 passages of \u201cbook\u201d (25 %), from its second fifth to its middle fifth"
     text = overview([t, other], ix, wide=True)
-    assert text.startswith("Across the 2 documents, the corpus's main themes, all from \u201cbook\u201d (8 passages), are "
+    # after the sentence saying what the corpus is (query.theme_ident)
+    assert text[text.index("Across"):].startswith("Across the 2 documents, the corpus's main themes, all from \u201cbook\u201d (8 passages), are "
                            "orchard trees (in 2 of 8 passages, from its second fifth to its middle fifth); and cider "
                            "(in 2, from its middle fifth to its fourth fifth)")
     ix.store.con.close()
