@@ -66,6 +66,8 @@ from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
 from slmgraph.query.theme_arc import arc_sentence
+from slmgraph.query.theme_topics import topic_themes
+from slmgraph.store.corpus_stats import phrase_key
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import facet_opening, facet_themes, render_facets
 from slmgraph.query.theme_labels import label_documents, label_phrases, label_units, phrase_pattern, relabel, running_words, same_theme
@@ -402,6 +404,18 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     # how widely each kept theme is discussed, which picks a corpus-wide answer's themes: its community's reach
     # (a label is often narrower than its community: it counts the label's documents, not which themes lead)
     breadth: list[tuple[int, int]] = []
+    # a corpus of many works: its themes are first the topics its works share (theme_topics), then communities
+    topical = topic_themes(ix, reports, scores, embedder, max_themes) if wide and not aspect else []
+    if len(topical) < MIN_THEMES:
+        topical = []
+    said_by: dict[int, list] = {}  # a topic's statements name one of its phrases
+    for t, us, phrases in topical:
+        said_by[id(t)] = [phrase_pattern(x) for x in phrases]
+        kept.append(t)
+        own_units.append(us)
+        labels.append(label_phrases(t.topic))
+        breadth.append((reach(t.coverage), t.coverage["documents"]))
+        taken.update(phrase_key(x) for x in label_phrases(t.topic))
     for t in pooled:
         # its label from the phrases of the units it is discussed in, against their centroid, before its
         # statements are chosen (a corpus-wide question's statements are those nearest the label)
@@ -433,7 +447,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         labels.append(phrases)
         if len(kept) >= keep:
             break
-    running: set[int] = set()  # the kept themes that are topics running through the corpus
+    # the kept themes that are topics running through the corpus, or shared by its works: no community's
+    running: set[int] = {id(t) for t, _, _ in topical}
     if wide:
         added = running_themes(ix, reports, scores, list(zip(kept, labels)), taken, embedder)
         for t, us in added:
@@ -495,7 +510,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         for u in ranked:
             for s in prose_sentences(u.text):
                 s = spoken(s)
-                if not _statement_ok(s, ix) or (named_only and not names_named(s, named_only)):
+                if not _statement_ok(s, ix) or (named_only and not names_named(s, named_only)) or \
+                        (id(t) in said_by and not any(p.search(s) for p in said_by[id(t)])):
                     continue
                 cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
                                             speaker=speaker_of(u.text, s))))
