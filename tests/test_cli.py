@@ -265,3 +265,12 @@ def test_python_dash_m_slmgraph_cli_runs_the_entry_point(tmp_path):
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().startswith("slmgraph: error: "), r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_index_of_a_missing_input_into_an_existing_index_says_the_input_is_missing(tmp_path, corpus, capsys):
+    db = tmp_path / "mine.duckdb"
+    _fake_index(corpus, db)
+    code, _, err = _run(capsys, "index", str(tmp_path / "nosuch"), "--db", str(db))
+    assert code == 2
+    _one_line_error(err, "does not exist")
+    assert "--replace" not in err  # no destructive remedy for a mistyped path

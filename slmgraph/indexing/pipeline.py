@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import shlex
 import sys
 import threading
@@ -438,6 +439,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
     root = path_text(Path(input_path).expanduser().resolve())
     # Check --db (and --replace) before any work or output: reading the input, its warnings, the model load.
     old_root, n_docs = Store.precheck(db_path, wait=wait, on_wait=say)
+    if old_root and old_root != root and not os.path.lexists(root):
+        read_input(input_path, follow_links)  # a missing input is said as such, not as another index's input
     if old_root and old_root != root and not replace and n_docs:
         raise UserError(f"index {db_path} was built from {old_root}, not {root}: pass --replace to "
                         "re-index it from the new input, or pick another --db")
