@@ -65,6 +65,9 @@ def test_a_verb_framing_the_aspect_names_no_topic_of_its_own():
     assert corpus_aspect("What disagreements came up?", p)[0] == "disagreements"
     assert corpus_aspect("What problems did the society face?", p, frozenset({"society"}))[0] == "problems"
     assert corpus_aspect("What problems did the orchids face?", p, frozenset({"society"})) is None
+    # how they were met is one side of the problems, not a topic of its own
+    assert corpus_aspect("What problems came up and how were they resolved?", p)[0] == "problems"
+    assert corpus_aspect("What issues arose and how were they dealt with?", p)[0] == "issues"
 
 
 def test_a_word_merely_holding_a_routing_phrases_word_is_a_topic_of_its_own():

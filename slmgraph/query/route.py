@@ -195,6 +195,7 @@ ASPECT_VERBS = frozenset("""
 face faced faces facing learn learned learnt learning come came comes coming arise arose arisen arising emerge
 emerged emerging occur occurred encounter encountered encountering overcome overcame experience experienced
 meet met see saw seen achieve achieved reach reached set pursue pursued identify identified remain remaining
+resolve resolved resolving solve solved solving fix fixed handle handled address addressed tackle tackled deal dealt
 """.split())
 
 
