@@ -286,8 +286,8 @@ def test_the_demo_main_themes_answer_names_themes_with_coverage_and_documents(du
         # a label names a topic: noun phrases of the story of several words, not a lone generic word
         label = re.match(r"### \d+\. (.+) \[Reports:", head).group(1)
         assert all(p.casefold() in phrases and len(p.split()) > 1 for p in label_phrases(label)), head
-        # coverage of the one-file sample (whose statements all come from it, so no "Quoted below from")
-        assert re.match(r".+: discussed in the corpus's one document\.$", opening)
+        # reach of the one-file sample by passage (its statements all come from it, so no "Quoted below from")
+        assert re.match(r".+: discussed in \d+ of 10 passages \(\d+ %\), (from|all in) its .+\.$", opening), opening
         assert statements and all(re.match(r"- \*dulce, unit \d+ of 10\*: .+ \[Sources: \d+\]$", s)
                                   for s in statements)
     cited = ans.cited_documents["sources"]
