@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from slmgraph.query.theme_labels import label_worthy, prose_phrases
+from slmgraph.query.theme_labels import head_compounds, label_worthy, prose_phrases
 from slmgraph.query.theme_model import ThemeIndex
 from slmgraph.query.theme_render import _join
 from slmgraph.store.corpus_stats import phrase_key
@@ -59,11 +59,8 @@ def document_phrases(ix: ThemeIndex, doc_ids: list[str]) -> tuple[dict[str, set[
     seen: dict[str, dict[str, int]] = {}
     for c, rows in prose_phrases(ix, list(owner)).items():
         for key, name in rows:
-            kw, nw = phrase_key(key).split(), name.split()
-            for i in range(len(kw)):
-                sk = " ".join(kw[i:])
-                sn = " ".join(nw[i - len(kw):]) if len(nw) == len(kw) else (name if i == 0 else "")
-                if sn and label_worthy(sn):
+            for sk, sn in head_compounds(phrase_key(key), name):
+                if label_worthy(sn):
                     out[owner[c]].add(sk)
                     seen.setdefault(sk, {})[sn] = seen.get(sk, {}).get(sn, 0) + 1
     surface = {k: max(v.items(), key=lambda kv: (kv[1], kv[0]))[0] for k, v in seen.items()}

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from slmgraph.names.forms import STOP
 from slmgraph.query.extractive import _SPEAKER
+from slmgraph.query.theme_lead import _join, _q
 
 #: A phrase is read from titles and headings when it is in at least this share of the documents (works).
 PHRASE_SHARE = 0.5
@@ -234,14 +235,6 @@ def people(units: list[Unit], phrases: list[str], common=None) -> list[tuple[str
     return out
 
 
-def _join(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _q(text: str) -> str:
-    return f"\u201c{text}\u201d"
-
-
 def _in(c: int, n: int) -> str:
     return ("both" if n == 2 else f"all {n}") if c == n else f"{c} of {n}"
 
@@ -310,10 +303,6 @@ def identity_sentence(units: list[Unit], n_parts: int = 0, dates: tuple[str, str
         said = _join(parts) if len(parts) > 1 else parts[0]
         text = f"{text} {said}." if text else f"{head} name {said}."
     return text.strip()
-
-
-def _cap(text: str) -> str:
-    return text[:1].upper() + text[1:]
 
 
 def _heading(head: str) -> str:

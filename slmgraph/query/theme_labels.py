@@ -165,11 +165,8 @@ def weighted_phrases(ix: ThemeIndex, chunks: list[str], stated: list[str] | None
     folded = [_SPEAKER.sub("", x).casefold() for x in stated] if stated is not None else None
     for c, rows in per.items():
         for k, n in set(rows):
-            kw, nw = _phrase_key(k).split(), n.split()
-            for i in range(len(kw)):
-                sk = " ".join(kw[i:])
-                sn = " ".join(nw[i - len(kw):]) if len(nw) == len(kw) else (n if i == 0 else "")
-                if not sn or _overlaps(sk, taken) or _overlaps(_phrase_key(sn), taken) or not label_worthy(sn):
+            for sk, sn in head_compounds(_phrase_key(k), n):
+                if _overlaps(sk, taken) or _overlaps(_phrase_key(sn), taken) or not label_worthy(sn):
                     continue
                 if folded is not None and not any(re.search(r"(?<!\w)" + re.escape(sn.casefold()) + r"(?!\w)", f)
                                                   for f in folded):
@@ -194,6 +191,19 @@ def weighted_phrases(ix: ThemeIndex, chunks: list[str], stated: list[str] | None
     multi = [x for x in out if len(x[0].split()) > 1]
     out = multi or ([x for x in once if len(x[0].split()) > 1] if stated is not None else []) or out
     return sorted(out, key=lambda x: (-x[1], x[0]))
+
+
+def head_compounds(key: str, name: str) -> list[tuple[str, str]]:
+    """``[(key, as written)]`` of a noun phrase (its key, :func:`_phrase_key`, and its surface ``name``) and of its
+    trailing sub-phrases, longest first ("admired tech hero" -> "tech hero" -> "hero"); a sub-phrase of a name
+    whose words do not match its key's one by one has no surface and is left out."""
+    kw, nw = key.split(), name.split()
+    out = []
+    for i in range(len(kw)):
+        shown = " ".join(nw[i - len(kw):]) if len(nw) == len(kw) else (name if i == 0 else "")
+        if shown:
+            out.append((" ".join(kw[i:]), shown))
+    return out
 
 
 def _overlaps(key: str, taken) -> bool:

@@ -742,7 +742,10 @@ class ThemeIndex:
         return out
 
     def all_units(self) -> list[_Unit]:
-        """Every text unit of the index's documents, in corpus order."""
+        """Every text unit of the index's documents, in corpus order; read once per index view (a corpus-wide
+        answer's running topics, topics across works and tied names all scan it)."""
+        if getattr(self, "_all_units", None) is not None:
+            return self._all_units
         from slmgraph.query.answer import unit_numbers
 
         numbers = unit_numbers(self.store)
@@ -752,6 +755,7 @@ class ThemeIndex:
         out = [_Unit(c, numbers[c], d, pos.get((d, o), 1), story.get(c, t)) for c, d, o, t in rows
                if d in self.doc_by_id and c in numbers and story.get(c, t)]
         out.sort(key=lambda u: (self.doc_by_id[u.doc_id].pos, u.unit))
+        self._all_units = out
         return out
 
     def unit_owners(self, chunks: list[str], ids: list[int], scores: dict) -> dict[str, int]:

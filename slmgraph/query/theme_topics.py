@@ -30,7 +30,7 @@ import numpy as np
 
 from slmgraph.query.documents import coverage
 from slmgraph.query.extractive import _embed
-from slmgraph.query.theme_labels import _names, label_worthy, residual_idf, topicality
+from slmgraph.query.theme_labels import _names, head_compounds, label_worthy, residual_idf, topicality
 from slmgraph.query.theme_model import KEY_CONCEPTS, Theme, ThemeIndex, word_stem
 from slmgraph.store.corpus_stats import phrase_key
 
@@ -95,12 +95,8 @@ def corpus_topics(ix: ThemeIndex, embedder) -> list[Topic]:
     for c, norm, name, d in rows:
         if d not in works:
             continue
-        kw, nw = phrase_key(str(norm)).split(), str(name or norm).split()
-        for i in range(len(kw)):  # the phrase and its head compounds ("deep neural networks" -> "neural networks")
-            k = " ".join(kw[i:])
-            shown = " ".join(nw[i - len(kw):]) if len(nw) == len(kw) else (str(name or norm) if i == 0 else "")
-            if not shown:
-                continue
+        # the phrase and its head compounds ("deep neural networks" -> "neural networks")
+        for k, shown in head_compounds(phrase_key(str(norm)), str(name or norm)):
             found.setdefault(k, set()).add(works[d])
             docs.setdefault(k, set()).add(d)
             chunks.setdefault(k, set()).add(c)
