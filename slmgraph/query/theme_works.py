@@ -1,0 +1,238 @@
+"""What each work of a corpus discusses on its own, for a corpus-wide answer (no model): the podcast's episodes
+one by one, each with its voices and the subjects no other work shares.
+
+A corpus-wide answer states the themes its works share (:mod:`slmgraph.query.theme_topics`) and its communities'
+themes; a reader of a corpus of distinct works (a podcast's episodes, a series of talks) also asks what each
+one is about, which no shared theme says. So, for a corpus of :data:`MIN_WORKS` to :data:`MAX_WORKS` works
+whose answer traces no arc over time (:mod:`slmgraph.query.theme_arc` says what a dated series turns to):
+
+* **subjects**: a work's noun phrases and their head compounds (``concept_mentions``) weighed by TF-IDF with
+  the work as the document (Salton & Buckley 1988; BERTopic's class-based TF-IDF, Grootendorst 2022, takes
+  the class as the document the same way): the work's text units holding the phrase times
+  ``log(works / works holding it)``, a noun compound weighing :data:`COMPOUND_WEIGHT` times a single word (a
+  compound names a subject, a lone noun often a register), for its :data:`CANDIDATES` heaviest phrases times
+  their cosine with the centroid of the work's units (KeyBERT's ranking of a document's phrases, Grootendorst
+  2020: a phrase of one aside, "blue cheese", is far from what the work discusses). A subject is found in at least two of the work's
+  units and in at most :data:`MAX_WORK_SHARE` of the works, is :func:`slmgraph.query.theme_labels.label_worthy`,
+  topical (:func:`slmgraph.query.theme_labels.topicality` at least :data:`MIN_TOPICALITY`), no name and holds
+  no word of a person's name ("daniela"); one sharing a word stem with a subject listed before it is left out
+  ("fiction writer" after "science fiction authors");
+* **voices**: the transcript's speakers (a line opening on an upper-case label, "BILL GATES:") found in under
+  half the works and speaking in no other work's units more (a year-in-review replays other works' guests),
+  the one speaking in most of the work's units first, with any speaking in near as many
+  (:data:`VOICE_SHARE`); in a corpus without speaker labels, the persons (entities) its title names.
+
+A subject written mostly in brackets ("(laughter)") is a transcript's note, not said, and is left out.
+
+Each work's line names its title, its parts, its voices and its subjects with the parts (or, for a work of
+one document, the passages) they are found in.
+"""
+
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from slmgraph.query.theme_labels import _names, head_compounds, label_worthy, residual_idf, topicality
+from slmgraph.query.theme_lead import _join, _q
+from slmgraph.query.theme_model import ThemeIndex, word_stem
+from slmgraph.store.corpus_stats import phrase_key
+
+#: Works a corpus needs before its answer lists them one by one, and the most it lists.
+MIN_WORKS = 5
+MAX_WORKS = 30
+#: A work's subject is found in at most this share of the works.
+MAX_WORK_SHARE = 0.5
+#: The least residual IDF of a subject's modifiers (:func:`slmgraph.query.theme_labels.topicality`).
+MIN_TOPICALITY = 0.4
+#: A noun compound's weight against a single word's.
+COMPOUND_WEIGHT = 1.5
+#: A work's phrases ranked by their cosine with it (the heaviest by TF-IDF).
+CANDIDATES = 15
+#: Subjects a work's line lists.
+SUBJECTS = 4
+#: A voice is named beside the most quoted one when quoted in at least this share of its units.
+VOICE_SHARE = 0.8
+#: Voices a work's line names at most.
+VOICES = 2
+#: A speaker's label opening a line of a transcript ("BILL GATES: It was stunning").
+_LABEL = re.compile(r"(?m)^[ \t]*([A-Z][A-Z.'-]+(?: [A-Z][A-Z.'-]+){0,3}):")
+#: Works whose first subject the overview sentence names.
+OVERVIEW_WORKS = 8
+
+
+@dataclass
+class Work:
+    """One work: its title, parts (documents), text units, voices and subjects ``[(as written, parts or, for a
+    work of one part, text units holding it)]``."""
+
+    title: str
+    parts: int
+    units: int
+    voices: list = field(default_factory=list)
+    subjects: list = field(default_factory=list)
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z]", "", text.casefold())
+
+
+def _person(name: str) -> str:
+    return name.title() if name.isupper() else name
+
+
+def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
+    """The corpus's works in corpus order, each with its voices and subjects (see the module doc); [] for a
+    corpus of under :data:`MIN_WORKS` or over :data:`MAX_WORKS` works, without an embedder, or with no
+    subject."""
+    import duckdb
+    import numpy as np
+
+    from slmgraph.query.extractive import _embed
+
+    of = {d.doc_id: (d.work or d.title or d.doc_id) if any(x.work for x in ix.docs) else d.doc_id for d in ix.docs}
+    order = list(dict.fromkeys(of.values()))
+    n = len(order)
+    if not MIN_WORKS <= n <= MAX_WORKS or embedder is None:
+        return []
+    con = ix.store.con
+    try:
+        rows = con.execute("""SELECT m.chunk_id, m.norm, m.name, u.doc_id FROM concept_mentions m
+                              JOIN text_units u USING (chunk_id)""").fetchall()
+    except duckdb.Error:
+        return []
+    try:  # an index without entity types names no persons
+        people = con.execute("""SELECT DISTINCT x.chunk_id, t.doc_id, e.name FROM entities e
+                                JOIN entity_text_units x USING (entity_id) JOIN text_units t USING (chunk_id)
+                                WHERE e.type = 'person'""").fetchall()
+    except duckdb.Error:
+        people = []
+    held: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))  # work -> key -> chunks
+    surface: dict[str, Counter] = defaultdict(Counter)
+    for c, norm, name, d in rows:
+        if d in of:
+            for k, shown in head_compounds(phrase_key(str(norm)), str(name or norm)):
+                held[of[d]][k].add(c)
+                surface[k][shown] += 1
+    named: dict[str, Counter] = defaultdict(Counter)  # work -> person -> units naming them
+    spoke: dict[str, Counter] = defaultdict(Counter)  # work -> speaker label -> units they speak in
+    found_in: dict[str, set] = defaultdict(set)  # a person or speaker -> works
+    name_words: set[str] = set()
+    for c, d, name in people:
+        if d in of and name:
+            named[of[d]][str(name)] += 1
+            found_in[str(name).casefold()].add(of[d])
+            name_words.update(w.casefold() for w in re.findall(r"\w+", str(name)) if len(w) > 2)
+    units = ix.all_units()
+    for u in units:
+        for label in set(_LABEL.findall(u.text)):
+            spoke[of[u.doc_id]][label.strip()] += 1
+            found_in["speaker " + label.strip()].add(of[u.doc_id])
+            name_words.update(w.casefold() for w in re.findall(r"\w+", label) if len(w) > 2)
+    # a speaker's home: the work they speak in most
+    home = {p: max(order, key=lambda w: (spoke[w][p], -order.index(w))) for p in {p for w in order for p in spoke[w]}}
+    texts: dict[str, list[str]] = defaultdict(list)
+    for u in units:
+        texts[of[u.doc_id]].append(u.text)
+    works_of: Counter = Counter(k for w in order for k in held[w])
+    ridf, names = residual_idf(ix), {x.casefold() for x in _names(ix)}
+    doc_of = {u.chunk_id: u.doc_id for u in units}
+    vectors = ix.unit_vectors([u.chunk_id for u in units])
+    parts = Counter(of.values())
+    n_units = Counter(of[d.doc_id] for d in ix.docs for _ in range(d.n_units))
+    out = []
+    for w in order:
+        scored = []
+        for k, chunks in held[w].items():
+            if len(chunks) < 2 or works_of[k] > MAX_WORK_SHARE * n or k in names:
+                continue
+            shown = surface[k].most_common(1)[0][0]
+            if set(k.split()) & name_words or not label_worthy(shown) or topicality(k, ridf) < MIN_TOPICALITY:
+                continue
+            weight = len(chunks) * math.log(n / works_of[k]) * (COMPOUND_WEIGHT if " " in k else 1.0)
+            scored.append((-weight, -len(k.split()), k, shown))
+        scored = sorted(scored)[:CANDIDATES]
+        mine = [vectors[c] for c in {c for ch in held[w].values() for c in ch} if c in vectors]
+        if scored and mine:
+            centre = np.mean([v / (np.linalg.norm(v) or 1.0) for v in mine], axis=0)
+            cos = _embed([x[3] for x in scored], embedder) @ (centre / (np.linalg.norm(centre) or 1.0))
+            scored = sorted((x[0] * max(float(c), 0.0), *x[1:]) for x, c in zip(scored, cos))
+        picked, stems = [], set()
+        for _, _, k, shown in scored:
+            s = {word_stem(x) for x in k.split()}
+            if s & stems or _bracketed(shown, texts[w]):
+                continue
+            picked.append((shown, len({doc_of.get(c) for c in held[w][k]}) if parts[w] > 1 else len(held[w][k])))
+            stems |= s
+            if len(picked) == SUBJECTS:
+                break
+        if not picked:
+            continue
+        out.append(Work(w, parts[w], n_units[w], _voices(w, spoke[w], named[w], found_in, n, home), picked))
+    return out
+
+
+def _bracketed(phrase: str, texts: list[str]) -> bool:
+    """True when most of ``phrase``'s occurrences in ``texts`` stand inside brackets ("(laughter)")."""
+    said = re.compile(r"\b" + re.escape(phrase.casefold()))
+    inside = outside = 0
+    for t in texts:
+        low = t.casefold()
+        for m in said.finditer(low):
+            opened = max(low.rfind("(", 0, m.start()), low.rfind("[", 0, m.start()))
+            closed = max(low.rfind(")", 0, m.start()), low.rfind("]", 0, m.start()))
+            if opened > closed:
+                inside += 1
+            else:
+                outside += 1
+    return inside > outside
+
+
+def _voices(title: str, spoke: Counter, named: Counter, found_in: dict, n: int, home: dict) -> list[str]:
+    """A work's own voices (see the module doc): its speakers found in under half the works, or, without speaker
+    labels, the persons its title names."""
+    speakers = [(p, c) for p, c in sorted(spoke.items(), key=lambda kv: (-kv[1], kv[0]))
+                if len(found_in["speaker " + p]) < n / 2 and home.get(p) == title]
+    if speakers:
+        top = speakers[0][1]
+        return [_person(p) for p, c in speakers[:VOICES] if c >= VOICE_SHARE * top]
+    own = [p for p, _ in named.most_common() if len(found_in[p.casefold()]) < n / 2]
+    squashed = _squash(title)
+    return [_person(p) for p in own if all(_squash(x) in squashed for x in p.split())][:VOICES]
+
+
+def _who(w: Work) -> str:
+    return _join(w.voices) if w.voices else _q(w.title)
+
+
+def works_overview(works: list[Work]) -> str:
+    """One sentence naming each work's first subject: "Each work also has subjects of its own (listed work by
+    work below): neural networks with Andrew Ng, capital with Sam Altman, ... and 16 more." "" without works."""
+    if not works:
+        return ""
+    shown = [f"{w.subjects[0][0]} with {_join(w.voices)}" if w.voices else f"{w.subjects[0][0]} in {_q(w.title)}"
+             for w in works[:OVERVIEW_WORKS]]
+    more = len(works) - len(shown)
+    if more:
+        shown.append(f"{more} more")
+    return f"Each work also has subjects of its own (listed work by work below): {_join(shown)}."
+
+
+def works_section(works: list[Work]) -> str:
+    """``### Work by work`` and one line per work: "- **Andrew Ng** (“EP-03 …”, 29 parts): neural networks (in 7
+    parts), unsupervised learning (3) and wealth inequality (2)."; "" without works."""
+    if not works:
+        return ""
+    lines = ["### Work by work",
+             "Each work's own subjects: the noun phrases found in at least two of its parts and in few other works, "
+             "the most distinctive first."]
+    for w in works:
+        head = f"**{_join(w.voices)}** ({_q(w.title)}, " if w.voices else f"**{_q(w.title)}** ("
+        size = f"{w.parts} parts" if w.parts > 1 else f"{w.units} passages"
+        subjects = _join([f"{s} (in {c} {'parts' if w.parts > 1 else 'passages'})" if i == 0 else f"{s} ({c})"
+                          for i, (s, c) in enumerate(w.subjects)])
+        lines.append(f"- {head}{size}): {subjects}.")
+    return "\n".join(lines)

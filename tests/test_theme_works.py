@@ -1,0 +1,98 @@
+"""Work by work: a corpus-wide answer over a corpus of distinct works lists what each discusses on its own."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+from conftest import theme_index
+
+from slmgraph.query.theme_works import corpus_works, works_overview, works_section
+from slmgraph.query.themes import with_works
+
+GUESTS = ["ADA LOVELACE", "BORIS KARLOV", "CLARA OSWIN", "DORA MILAJE", "EMIL ZOLAR", "FIONA GALLAGHER"]
+OWN = ["harbour lights", "glacier ice", "steam engines", "coral reefs", "tax policy", "jazz chords"]
+
+
+class HashEmbedder:
+    """A phrase's vector is the sum of its words' hashed directions: texts sharing words are near."""
+
+    name, dim = "hash-fake", 64
+
+    def encode(self, texts, progress=False):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"\w+", t.lower()):
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+            out[i] /= max(np.linalg.norm(out[i]), 1e-9)
+        return out
+
+
+def _corpus(n=6, review=False, bracketed=False):
+    """``n`` works of two units: the host speaks in all, each work's guest speaks of the work's own phrase, and
+    every work mentions "computer science". With ``review``, a last work replays the first guest briefly;
+    with ``bracketed``, each work also notes "(studio applause)" in both units."""
+    units, mentions = [], []
+    for i in range(n):
+        own = OWN[i]
+        for j in range(2):
+            text = (f"KEVIN SCOTT: Welcome back, we talk computer science today.\n"
+                    f"{GUESTS[i]}: I love {own}, and {own} again, and {own} once more, with {own}.")
+            if bracketed:
+                text += "\n(studio applause) (studio applause) (studio applause)"
+            c = f"u{i}-{j}"
+            units.append((c, f"w{i}", j, text))
+            mentions += [(c, own, own), (c, "computer science", "computer science")]
+            if bracketed:
+                mentions.append((c, "studio applause", "studio applause"))
+    if review:
+        for j in range(2):
+            c = f"r-{j}"
+            # the first guest speaks in one of the review's units, against two of their own work's
+            guest = f"{GUESTS[0]}: Briefly, {OWN[0]} and {OWN[0]} and {OWN[0]}.\n" if j == 0 else ""
+            units.append((c, "review", j, f"KEVIN SCOTT: A look back.\n{guest}GUS REVIEWER: Then wind farms and "
+                                          f"wind farms."))
+            mentions += [(c, OWN[0], OWN[0]), (c, "wind farms", "wind farms")]
+    return theme_index(units, mentions=mentions, embedder=HashEmbedder())
+
+
+def test_each_work_is_listed_with_its_own_subject_and_voice():
+    works = corpus_works(_corpus(), HashEmbedder())
+    assert [w.title for w in works] == [f"w{i}" for i in range(6)]
+    for i, w in enumerate(works):
+        assert w.subjects[0] == (OWN[i], 2)  # in both its passages
+        # the host speaks in every work: no work's own voice
+        assert w.voices == [GUESTS[i].title()]
+        assert all(s != "computer science" for s, _ in w.subjects)
+    text = works_section(works)
+    assert text.startswith("### Work by work")
+    assert "- **Ada Lovelace** (“w0”, 2 passages): harbour lights (in 2 passages)." in text
+    lead = works_overview(works)
+    assert lead.startswith("Each work also has subjects of its own") and "harbour lights with Ada Lovelace" in lead
+
+
+def test_a_replaying_work_does_not_take_another_works_guest():
+    works = corpus_works(_corpus(review=True), HashEmbedder())
+    review = next(w for w in works if w.title == "review")
+    # Ada Lovelace speaks more in her own work; the reviewer is the review's own voice
+    assert review.voices == ["Gus Reviewer"]
+
+
+def test_a_bracketed_note_is_no_subject():
+    works = corpus_works(_corpus(bracketed=True), HashEmbedder())
+    assert works and all(s != "studio applause" for w in works for s, _ in w.subjects)
+
+
+def test_few_works_or_no_embedder_give_no_list():
+    assert corpus_works(_corpus(n=4), HashEmbedder()) == []
+    assert corpus_works(_corpus(), None) == []
+    assert with_works("Opening.\n\nDocuments cited:\n- [1] a", []) == "Opening.\n\nDocuments cited:\n- [1] a"
+
+
+def test_the_list_goes_after_the_opening_and_before_the_documents_cited():
+    works = corpus_works(_corpus(), HashEmbedder())
+    text = with_works("Opening.\n\n### 1. theme\n- quote\n\nDocuments cited:\n- [1] a\n\nSources: x.", works)
+    first, rest = text.split("\n\n", 1)
+    assert first.startswith("Opening. Each work also has subjects of its own")
+    assert rest.index("### 1. theme") < rest.index("### Work by work") < rest.index("Documents cited:")
