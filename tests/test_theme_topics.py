@@ -95,3 +95,16 @@ def test_topic_themes_carry_their_phrases_and_documents():
     t, units, phrases = next(x for x in out if "school" in x[2])
     assert t.doc_ids == ["w2", "w3", "w4", "w5"] and t.coverage["documents"] == 4
     assert {u.chunk_id for u in units} == {"u2", "u3", "u4", "u5"}
+
+
+def test_label_gives_a_lone_word_as_its_compound():
+    assert topic_label(["fiction", "science book", "science fiction", "nonfiction"]) == "science fiction and nonfiction"
+    # a compound sharing a word with the label so far is not taken
+    assert topic_label(["college", "student", "college students"]) == "college and student"
+
+
+def test_forms_of_one_word_are_no_topic():
+    from slmgraph.query.theme_topics import _distinct
+
+    assert not _distinct(["engineer", "engineering", "engineering discipline"])
+    assert _distinct(["engineer", "biology"])

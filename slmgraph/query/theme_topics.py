@@ -64,9 +64,10 @@ class Topic:
 
 
 def _distinct(keys: list[str]) -> bool:
-    """Two of ``keys`` share no word: a topic holds two concepts, not one phrase and its compounds
-    ("systems", "biological systems")."""
-    return any(not set(a.split()) & set(b.split()) for i, a in enumerate(keys) for b in keys[i + 1:])
+    """Two of ``keys`` share no word stem: a topic holds two concepts, not one phrase and its compounds
+    ("systems", "biological systems") or its forms ("engineer", "engineering")."""
+    stems = [{word_stem(w) for w in k.split()} for k in keys]
+    return any(not a & b for i, a in enumerate(stems) for b in stems[i + 1:])
 
 
 def _work(d) -> str:
@@ -136,10 +137,15 @@ def corpus_topics(ix: ThemeIndex, embedder) -> list[Topic]:
 
 def topic_label(phrases: list[str]) -> str:
     """The label of a topic: its first :data:`LABEL_PHRASES` phrases that hold no word (stem) of one before them
-    ("computer science and software"; "engineering" after "engineer" is skipped)."""
+    ("computer science and software"; "engineering" after "engineer" is skipped), a lone word given as the
+    topic's first compound ending in it ("science fiction" for "fiction": the word alone is ambiguous)."""
     picked: list[str] = []
     words: set[str] = set()
     for p in phrases:
+        if " " not in p.strip():
+            stem = word_stem(phrase_key(p))
+            p = next((q for q in phrases if " " in q.strip() and word_stem(phrase_key(q).split()[-1]) == stem
+                      and not {word_stem(x) for x in phrase_key(q).split()[:-1]} & words), p)
         w = {word_stem(x) for x in phrase_key(p).split()}
         if w & words:
             continue
