@@ -69,7 +69,7 @@ def test_each_work_is_listed_with_its_own_subject_and_voice():
     assert text.startswith("### Work by work")
     assert "- **Ada Lovelace** (“w0”, 2 passages): harbour lights (in 2 passages)." in text
     lead = works_overview(works)
-    assert lead.startswith("Each work also has subjects of its own") and "harbour lights with Ada Lovelace" in lead
+    assert lead.startswith("Each work also has subjects of its own") and "Ada Lovelace on harbour lights" in lead
 
 
 def test_a_replaying_work_does_not_take_another_works_guest():

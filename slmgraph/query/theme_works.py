@@ -210,10 +210,10 @@ def _who(w: Work) -> str:
 
 def works_overview(works: list[Work]) -> str:
     """One sentence naming each work's first subject: "Each work also has subjects of its own (listed work by
-    work below): neural networks with Andrew Ng, capital with Sam Altman, ... and 16 more." "" without works."""
+    work below): Andrew Ng on neural networks, Sam Altman on capital, ... and 16 more." "" without works."""
     if not works:
         return ""
-    shown = [f"{w.subjects[0][0]} with {_join(w.voices)}" if w.voices else f"{w.subjects[0][0]} in {_q(w.title)}"
+    shown = [f"{_join(w.voices)} on {w.subjects[0][0]}" if w.voices else f"{w.subjects[0][0]} in {_q(w.title)}"
              for w in works[:OVERVIEW_WORKS]]
     more = len(works) - len(shown)
     if more:
