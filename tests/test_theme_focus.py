@@ -136,7 +136,7 @@ def test_a_phrase_of_feelings_or_generic_words_is_no_label():
     from slmgraph.query.theme_labels import label_worthy
 
     assert label_worthy("privacy laws") and label_worthy("self-driving car program")
-    for p in ["amazing set", "approach things", "other projects", "brand new things", "thatI'd", "the"]:
+    for p in ["amazing set", "immense innovation", "greater concentration", "approach things", "other projects", "brand new things", "thatI'd", "the"]:
         assert not label_worthy(p), p
 
 

@@ -55,7 +55,8 @@ def keyphrase_label(phrases: list[str], anchor, embedder, n: int = LABEL_TERMS,
 
 #: Words that make a phrase say how a speaker felt, not what was discussed ("amazing set", "brand new things").
 _EVALUATIVE = frozenset("amazing incredible awesome crazy cool fantastic wonderful brilliant super brand terrible "
-                        "fun nice neat weird cute lovely beautiful nasty horrible tremendous gigantic".split())
+                        "fun nice neat weird cute lovely beautiful nasty horrible tremendous gigantic immense enormous massive "
+                        "vast greater".split())
 
 
 def label_worthy(phrase: str) -> bool:
