@@ -66,10 +66,11 @@ def test_each_work_is_listed_with_its_own_subject_and_voice():
         assert w.voices == [GUESTS[i].title()]
         assert all(s != "computer science" for s, _ in w.subjects)
     text = works_section(works)
-    assert text.startswith("### Work by work")
+    # one-document works are documents, each told by its passages
+    assert text.startswith("### Document by document")
     assert "- **Ada Lovelace** (“w0”, 2 passages): harbour lights (in 2 passages)." in text
     lead = works_overview(works)
-    assert lead.startswith("Each work also has subjects of its own") and "Ada Lovelace on harbour lights" in lead
+    assert lead.startswith("Each document also has subjects of its own") and "Ada Lovelace on harbour lights" in lead
 
 
 def test_a_replaying_work_does_not_take_another_works_guest():
@@ -94,5 +95,20 @@ def test_the_list_goes_after_the_opening_and_before_the_documents_cited():
     works = corpus_works(_corpus(), HashEmbedder())
     text = with_works("Opening.\n\n### 1. theme\n- quote\n\nDocuments cited:\n- [1] a\n\nSources: x.", works)
     first, rest = text.split("\n\n", 1)
-    assert first.startswith("Opening. Each work also has subjects of its own")
-    assert rest.index("### 1. theme") < rest.index("### Work by work") < rest.index("Documents cited:")
+    assert first.startswith("Opening. Each document also has subjects of its own")
+    assert rest.index("### 1. theme") < rest.index("### Document by document") < rest.index("Documents cited:")
+
+
+def test_works_of_several_parts_count_their_parts():
+    units, mentions = [], []
+    for i in range(6):
+        for j in (1, 2):
+            c = f"u{i}-{j}"
+            units.append((c, f"show{i}-part{j}", 0, f"KEVIN SCOTT: Hello.\n{GUESTS[i]}: {OWN[i]} and {OWN[i]}, "
+                                                    f"then {OWN[i]} again."))
+            mentions.append((c, OWN[i], OWN[i]))
+    works = corpus_works(theme_index(units, mentions=mentions, embedder=HashEmbedder()), HashEmbedder())
+    assert [(w.parts, w.subjects[0]) for w in works] == [(2, (OWN[i], 2)) for i in range(6)]
+    text = works_section(works)
+    assert text.startswith("### Work by work") and f"**Ada Lovelace** (“{works[0].title}”, 2 parts): harbour lights (in 2 parts)." in text
+    assert works_overview(works).startswith("Each work also has subjects of its own (listed work by work below)")

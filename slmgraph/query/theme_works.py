@@ -204,8 +204,9 @@ def _voices(title: str, spoke: Counter, named: Counter, found_in: dict, n: int, 
     return [_person(p) for p in own if all(_squash(x) in squashed for x in p.split())][:VOICES]
 
 
-def _who(w: Work) -> str:
-    return _join(w.voices) if w.voices else _q(w.title)
+def _noun(works: list[Work]) -> tuple[str, str]:
+    """``("work", "parts")`` for works of several documents, else ``("document", "passages")``."""
+    return ("work", "parts") if any(w.parts > 1 for w in works) else ("document", "passages")
 
 
 def works_overview(works: list[Work]) -> str:
@@ -218,7 +219,8 @@ def works_overview(works: list[Work]) -> str:
     more = len(works) - len(shown)
     if more:
         shown.append(f"{more} more")
-    return f"Each work also has subjects of its own (listed work by work below): {_join(shown)}."
+    noun, _ = _noun(works)
+    return f"Each {noun} also has subjects of its own (listed {noun} by {noun} below): {_join(shown)}."
 
 
 def works_section(works: list[Work]) -> str:
@@ -226,9 +228,10 @@ def works_section(works: list[Work]) -> str:
     parts), unsupervised learning (3) and wealth inequality (2)."; "" without works."""
     if not works:
         return ""
-    lines = ["### Work by work",
-             "Each work's own subjects: the noun phrases found in at least two of its parts and in few other works, "
-             "the most distinctive first."]
+    noun, part = _noun(works)
+    lines = [f"### {noun.capitalize()} by {noun}",
+             f"Each {noun}'s own subjects: the noun phrases found in at least two of its {part} and in few other "
+             f"{noun}s, the most distinctive first."]
     for w in works:
         head = f"**{_join(w.voices)}** ({_q(w.title)}, " if w.voices else f"**{_q(w.title)}** ("
         size = f"{w.parts} parts" if w.parts > 1 else f"{w.units} passages"
