@@ -69,8 +69,11 @@ def test_each_work_is_listed_with_its_own_subject_and_voice():
     # one-document works are documents, each told by its passages
     assert text.startswith("### Document by document")
     assert "- **Ada Lovelace** (“w0”, 2 passages): harbour lights (in 2 passages)." in text
+    # the host speaks in every work, each work has a guest of its own: a series of conversations
+    assert works[0].hosts == [("Kevin Scott", 6)]
     lead = works_overview(works)
-    assert lead.startswith("Each document also has subjects of its own") and "Ada Lovelace on harbour lights" in lead
+    assert lead.startswith("It is a series of conversations, each document with a guest of its own")
+    assert "Ada Lovelace on harbour lights" in lead
 
 
 def test_a_replaying_work_does_not_take_another_works_guest():
@@ -95,7 +98,10 @@ def test_the_list_goes_after_the_opening_and_before_the_documents_cited():
     works = corpus_works(_corpus(), HashEmbedder())
     text = with_works("Opening.\n\n### 1. theme\n- quote\n\nDocuments cited:\n- [1] a\n\nSources: x.", works)
     first, rest = text.split("\n\n", 1)
-    assert first.startswith("Opening. Each document also has subjects of its own")
+    assert first.startswith("Opening. It is a series of conversations")
+    # after what the corpus is, when the answer opens on it
+    text = with_works("These 6 documents. The themes are x.\n\nDocuments cited:", works, "These 6 documents.")
+    assert text.startswith("These 6 documents. It is a series of conversations") and text.index("The themes are x") > 40
     assert rest.index("### 1. theme") < rest.index("### Document by document") < rest.index("Documents cited:")
 
 
@@ -111,4 +117,15 @@ def test_works_of_several_parts_count_their_parts():
     assert [(w.parts, w.subjects[0]) for w in works] == [(2, (OWN[i], 2)) for i in range(6)]
     text = works_section(works)
     assert text.startswith("### Work by work") and f"**Ada Lovelace** (“{works[0].title}”, 2 parts): harbour lights (in 2 parts)." in text
-    assert works_overview(works).startswith("Each work also has subjects of its own (listed work by work below)")
+    assert works_overview(works).startswith("It is a series of conversations, each work with a guest of its own")
+
+
+def test_works_without_a_host_have_subjects_of_their_own():
+    units, mentions = [], []
+    for i in range(6):
+        for j in range(2):
+            units.append((f"u{i}-{j}", f"w{i}", j, f"{OWN[i]} and {OWN[i]}, then {OWN[i]} again."))
+            mentions.append((f"u{i}-{j}", OWN[i], OWN[i]))
+    works = corpus_works(theme_index(units, mentions=mentions, embedder=HashEmbedder()), HashEmbedder())
+    assert works and not works[0].hosts
+    assert works_overview(works).startswith("Each document also has subjects of its own (listed document by document")

@@ -318,7 +318,19 @@ def _heading(head: str) -> str:
 def corpus_identity(ix) -> str:
     """:func:`identity_sentence` of a :class:`slmgraph.query.theme_model.ThemeIndex`'s corpus: its documents
     (or works) in corpus order, their titles, the first lines of their first text units, the persons their
-    text units mention (``entities`` of type ``person``; none in an index without them) and their dates."""
+    text units mention (``entities`` of type ``person``; none in an index without them) and their dates; kept
+    on ``ix`` (an answer reads it twice)."""
+    got = getattr(ix, "_identity", None)
+    if got is None:
+        got = _corpus_identity(ix)
+        try:
+            ix._identity = got
+        except AttributeError:  # a view that takes no attribute reads it again
+            pass
+    return got
+
+
+def _corpus_identity(ix) -> str:
     import duckdb
 
     docs = ix.docs

@@ -13,7 +13,7 @@ whose answer traces no arc over time (:mod:`slmgraph.query.theme_arc` says what 
   compound names a subject, a lone noun often a register), for its :data:`CANDIDATES` heaviest phrases times
   their cosine with the centroid of the work's units (KeyBERT's ranking of a document's phrases, Grootendorst
   2020: a phrase of one aside, "blue cheese", is far from what the work discusses). A subject is found in at least two of the work's
-  units and in at most :data:`MAX_WORK_SHARE` of the works, is :func:`slmgraph.query.theme_labels.label_worthy`,
+  units (:data:`MIN_UNITS` in a work of :data:`LONG_WORK` units or more) and in at most :data:`MAX_WORK_SHARE` of the works, is :func:`slmgraph.query.theme_labels.label_worthy`,
   topical (:func:`slmgraph.query.theme_labels.topicality` at least :data:`MIN_TOPICALITY`), no name and holds
   no word of a person's name ("daniela"); one sharing a word stem with a subject listed before it is left out
   ("fiction writer" after "science fiction authors");
@@ -60,6 +60,13 @@ VOICE_SHARE = 0.8
 VOICES = 2
 #: A speaker's label opening a line of a transcript ("BILL GATES: It was stunning").
 _LABEL = re.compile(r"(?m)^[ \t]*([A-Z][A-Z.'-]+(?: [A-Z][A-Z.'-]+){0,3}):")
+#: A speaker found in at least this share of the works hosts the series.
+HOST_SHARE = 0.8
+#: A series is one of conversations when at least this share of its works have a voice of their own.
+GUESTED_SHARE = 0.8
+#: A work of at least this many text units lists subjects found in at least MIN_UNITS of them (else two).
+LONG_WORK = 10
+MIN_UNITS = 3
 #: Works whose first subject the overview sentence names.
 OVERVIEW_WORKS = 8
 
@@ -74,6 +81,8 @@ class Work:
     units: int
     voices: list = field(default_factory=list)
     subjects: list = field(default_factory=list)
+    #: the corpus's hosts: ``[(speaker, works they speak in)]``, those speaking in at least HOST_SHARE of the works
+    hosts: list = field(default_factory=list)
 
 
 def _squash(text: str) -> str:
@@ -146,8 +155,9 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
     out = []
     for w in order:
         scored = []
+        least = MIN_UNITS if n_units[w] >= LONG_WORK else 2
         for k, chunks in held[w].items():
-            if len(chunks) < 2 or works_of[k] > MAX_WORK_SHARE * n or k in names:
+            if len(chunks) < least or works_of[k] > MAX_WORK_SHARE * n or k in names:
                 continue
             shown = surface[k].most_common(1)[0][0]
             if set(k.split()) & name_words or not label_worthy(shown) or topicality(k, ridf) < MIN_TOPICALITY:
@@ -172,6 +182,11 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
         if not picked:
             continue
         out.append(Work(w, parts[w], n_units[w], _voices(w, spoke[w], named[w], found_in, n, home), picked))
+    speakers = Counter(p for w in order for p in spoke[w])
+    hosts = [(_person(p), c) for p, c in sorted(speakers.items(), key=lambda kv: (-kv[1], kv[0]))
+             if c >= HOST_SHARE * n]
+    for x in out:
+        x.hosts = hosts
     return out
 
 
@@ -210,8 +225,11 @@ def _noun(works: list[Work]) -> tuple[str, str]:
 
 
 def works_overview(works: list[Work]) -> str:
-    """One sentence naming each work's first subject: "Each work also has subjects of its own (listed work by
-    work below): Andrew Ng on neural networks, Sam Altman on capital, ... and 16 more." "" without works."""
+    """One sentence naming each work's first subject, opening on what the series is when it is one of
+    conversations (hosts speaking in most works, each work with a voice of its own): "It is a series of
+    conversations, each work with a guest of its own; besides the themes they share, each turns to its guest's
+    own subjects (listed work by work at the end): Andrew Ng on neural networks, Sam Altman on capital, ... and
+    16 more." "" without works."""
     if not works:
         return ""
     shown = [f"{_join(w.voices)} on {w.subjects[0][0]}" if w.voices else f"{w.subjects[0][0]} in {_q(w.title)}"
@@ -220,7 +238,10 @@ def works_overview(works: list[Work]) -> str:
     if more:
         shown.append(f"{more} more")
     noun, _ = _noun(works)
-    return f"Each {noun} also has subjects of its own (listed {noun} by {noun} below): {_join(shown)}."
+    if works[0].hosts and sum(1 for w in works if w.voices) >= GUESTED_SHARE * len(works):
+        return (f"It is a series of conversations, each {noun} with a guest of its own; besides the themes they "
+                f"share, each turns to its guest's own subjects (listed {noun} by {noun} at the end): {_join(shown)}.")
+    return f"Each {noun} also has subjects of its own (listed {noun} by {noun} at the end): {_join(shown)}."
 
 
 def works_section(works: list[Work]) -> str:
@@ -230,8 +251,8 @@ def works_section(works: list[Work]) -> str:
         return ""
     noun, part = _noun(works)
     lines = [f"### {noun.capitalize()} by {noun}",
-             f"Each {noun}'s own subjects: the noun phrases found in at least two of its {part} and in few other "
-             f"{noun}s, the most distinctive first."]
+             f"Each {noun}'s own subjects: the noun phrases found in at least two of its {part} (three of a long "
+             f"{noun}'s) and in few other {noun}s, the most distinctive first."]
     for w in works:
         head = f"**{_join(w.voices)}** ({_q(w.title)}, " if w.voices else f"**{_q(w.title)}** ("
         size = f"{w.parts} parts" if w.parts > 1 else f"{w.units} passages"

@@ -66,6 +66,7 @@ from slmgraph.indexing.stages.topics import _shown, junk
 from slmgraph.query.documents import community_documents, coverage, reach
 from slmgraph.query.extractive import _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
 from slmgraph.query.theme_arc import arc_sentence
+from slmgraph.query.theme_ident import corpus_identity
 from slmgraph.query.theme_topics import topic_themes
 from slmgraph.query.theme_works import corpus_works, works_overview, works_section
 from slmgraph.store.corpus_stats import phrase_key
@@ -804,17 +805,22 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
             cut = text.find("\n\n")
             text = f"{text[:cut]}\n\n{arc}{text[cut:]}" if cut >= 0 else f"{text}\n\n{arc}"
         else:  # a corpus of distinct works: what each discusses on its own
-            text = with_works(text, corpus_works(ix, embedder))
+            text = with_works(text, corpus_works(ix, embedder), corpus_identity(ix))
     return text, themes, ix
 
 
-def with_works(text: str, works: list) -> str:
-    """``text`` with the works' overview sentence after its opening paragraph and their section before its
-    documents cited (:mod:`slmgraph.query.theme_works`); ``text`` itself without works."""
+def with_works(text: str, works: list, lead: str = "") -> str:
+    """``text`` with the works' overview sentence after its opening ``lead`` (what the corpus is), else after its
+    opening paragraph, and their section before its documents cited (:mod:`slmgraph.query.theme_works`);
+    ``text`` itself without works."""
     if not works:
         return text
-    cut = text.find("\n\n")
-    text = f"{text[:cut]} {works_overview(works)}{text[cut:]}" if cut >= 0 else f"{text} {works_overview(works)}"
+    said = works_overview(works)
+    if lead and text.startswith(lead):
+        text = f"{lead} {said}{text[len(lead):]}"
+    else:
+        cut = text.find("\n\n")
+        text = f"{text[:cut]} {said}{text[cut:]}" if cut >= 0 else f"{text} {said}"
     at = text.find("\n\nDocuments cited:")
     at = at if at >= 0 else text.find("\n\nSources:")
     section = works_section(works)
