@@ -397,6 +397,27 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
                         "removed_citations": removed})
 
 
+def _speaker_asks(store, question, embedder, ans, on_text) -> bool:
+    """A question about what a transcript's speaker asks, answered from all of that speaker's questions
+    (:mod:`slmgraph.query.theme_asks`); False (``ans`` untouched) when the question is not one."""
+    from slmgraph.query.theme_asks import asks_answer
+    from slmgraph.query.theme_model import ThemeIndex
+
+    got = asks_answer(ThemeIndex(store), question, embedder)
+    if got is None:
+        return False
+    text, points, cited = got
+    text, _, removed = check_citations(text, {"sources": set(cited)})
+    if on_text is not None:
+        on_text(text.rsplit("\n\nSources:", 1)[0])
+    ans.text = text
+    ans.citations = {"reports": [], "sources": cited}
+    ans.points = points
+    ans.details.update({"points": len(points), "by_theme": False, "speaker_questions": True,
+                        "documents_named": True, "removed_citations": removed})
+    return True
+
+
 def _by_theme(client, prompts, settings, store, question, chosen, score_of, records, ans, embedder, scope, on_text,
               wide, theme_writer=None, aspect: tuple[str, list[str]] | None = None) -> bool:
     """The extractive answer by theme (:func:`slmgraph.query.themes.theme_answer`): the selected reports and
@@ -411,6 +432,8 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     from slmgraph.query.theme_facets import facets_for, is_facets
     from slmgraph.query.theme_render import theme_points
 
+    if not wide and _speaker_asks(store, question, embedder, ans, on_text):
+        return True
     # a question let through by its topic (the themes of the restoration work) is answered from its topic's evidence
     gate = ans.details.get("topic_gate") or {}
     topic = gate.get("topic") if gate.get("answer") else None

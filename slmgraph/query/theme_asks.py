@@ -1,0 +1,274 @@
+"""What a speaker asks, for a question about a transcript's interviewer ("What types of questions does Kevin
+Scott commonly ask his guests?"), answered from the whole corpus without a model.
+
+No community report holds the answer: it is spread over every work, one question at a time. So the answer is
+built from the speaker's own questions: every sentence ending in a question mark that a transcript's turn gives
+to the speaker (:func:`slmgraph.query.theme_model.speaker_of`), of at least :data:`MIN_WORDS` words (a "Really?"
+asks nothing), a near-repeat within one document dropped (text units overlap). It states
+
+* **how many** the speaker asks and in how many works;
+* **their forms**: each question's opening, after fillers ("so", "like", "and"), read against a small table of
+  English question openings (:data:`FORMS`): about the guest's past ("did you", "how did you"), their views ("do
+  you think"), what they do ("do you", "how do you") or what if ("would you", "if you could"); else an other
+  open question (a wh-word), an other yes-or-no question, or a statement asked back ("you grew up in Asia?");
+* **their subjects**: the questions grouped by meaning (average-linkage clustering of their embeddings over
+  cosine distance, cut at :data:`CLUSTER_DISTANCE`, as :mod:`slmgraph.query.theme_topics` groups phrases), each
+  group of at least :data:`MIN_GROUP` questions labelled by the concept phrases its questions name, weighed by
+  class-based TF-IDF with the group as the class (Grootendorst 2022); its examples come from distinct works.
+"""
+
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from slmgraph.query.theme_lead import _join, _q
+
+#: A question about what a speaker asks.
+_ASKS = re.compile(r"(?i)\b(questions?|ask(s|ed|ing)?|interview(s|ed|ing)?)\b")
+#: A speaker's label opening a line of a transcript ("KEVIN SCOTT: Welcome").
+_LABEL = re.compile(r"(?m)^[ \t]*([A-Z][A-Z.'-]+(?: [A-Z][A-Z.'-]+){0,3}):")
+#: Words of a question's opening that ask nothing ("So, like, how did you ...").
+_FILLERS = frozenset("so like and but well okay ok oh yeah now um uh right also then just".split())
+#: Two-word fillers ("I mean", "you know").
+_FILLER_PAIRS = frozenset({("i", "mean"), ("you", "know")})
+#: The least words of a question worth quoting.
+MIN_WORDS = 6
+#: Question forms: (what the form asks, the openings that make it), checked in order.
+FORMS = (
+    ("their views", ("do you think", "what do you think", "how do you think", "do you feel", "how do you feel",
+                     "do you believe", "would you say", "how do you see", "do you see")),
+    ("their past", ("did you", "were you", "was it", "was that", "how did you", "when did you", "what did you",
+                    "where did you", "why did you", "who did you", "what was", "what were", "how was", "had you",
+                    "have you always", "were your", "was your", "when was")),
+    ("what if", ("would you", "if you could", "could you imagine", "what would", "how would", "if you had")),
+    ("what they do", ("do you", "how do you", "what do you", "are you", "what are you", "how are you",
+                      "is there", "are there", "what's your", "what is your", "have you")),
+)
+#: Cosine distance at which the questions' average-linkage tree is cut into subjects.
+CLUSTER_DISTANCE = 0.6
+#: Questions a subject needs.
+MIN_GROUP = 3
+#: Subjects the answer lists at most, and examples per subject.
+MAX_SUBJECTS = 6
+EXAMPLES = 3
+
+
+@dataclass
+class Asked:
+    """One question: its text (speaker label dropped), unit number, document, position and form."""
+
+    text: str
+    source: int
+    doc_id: str
+    unit: int
+    of: int
+    form: str
+
+
+def speakers(ix) -> Counter:
+    """``speaker label -> text units they speak in`` over the index."""
+    out: Counter = Counter()
+    for u in ix.all_units():
+        out.update({x.strip() for x in _LABEL.findall(u.text)})
+    return out
+
+
+def asked_of(question: str, ix) -> str:
+    """The speaker (title case, "Kevin Scott") whose questions ``question`` asks about: it speaks of questions or
+    asking and names a speaker of the corpus (all of the label's words, or its last word of four letters or
+    more); the one speaking in most units when several; "" otherwise."""
+    if not _ASKS.search(question or ""):
+        return ""
+    words = set(re.findall(r"[a-z']+", question.casefold()))
+    folded = question.casefold()
+    for label, _ in speakers(ix).most_common():
+        parts = label.casefold().split()
+        if not (set(parts) <= words or (len(parts[-1]) >= 4 and parts[-1] in words)):
+            continue
+        # asked of the speaker ("Who asked Kevin Scott ...?"): not their own questions
+        if re.search(r"\b(ask(s|ed|ing)?|interview(s|ed|ing)?)\s+(" + "|".join(map(re.escape, parts)) + r")\b", folded):
+            return ""
+        return " ".join(w.capitalize() for w in label.split())
+    return ""
+
+
+#: Openings of the questions no form of :data:`FORMS` takes: other open questions, other yes-or-no questions;
+#: any other opening is a statement asked back ("So, you grew up in Asia?"), checking what was said.
+_WH = frozenset("what what's whats why how how's where when which who whom whose".split())
+_AUX = frozenset("is isn't are aren't was wasn't were weren't do don't does doesn't did didn't can can't could "
+                 "would will won't should shall has have had may might must".split())
+OPEN, YES_NO, CHECK = "other open questions", "other yes-or-no questions", "checks on what was just said"
+
+
+def form_of(question: str) -> str:
+    """The form of ``question``: what its opening asks after fillers (:data:`FORMS`), else :data:`OPEN` (a
+    wh-word), :data:`YES_NO` (an auxiliary verb) or :data:`CHECK` (a statement with a question mark)."""
+    words = _opening(question)
+    opening = " ".join(words[:5])
+    for form, starts in FORMS:
+        if any(opening == s or opening.startswith(s + " ") for s in starts):
+            return form
+    if words and words[0] in _WH:
+        return OPEN
+    return YES_NO if words and words[0] in _AUX else CHECK
+
+
+def _opening(question: str) -> list[str]:
+    """The words of ``question``, case-folded, fillers at its start dropped."""
+    words = re.findall(r"[a-z']+", question.casefold())
+    while words and (words[0] in _FILLERS or tuple(words[:2]) in _FILLER_PAIRS):
+        words = words[2:] if tuple(words[:2]) in _FILLER_PAIRS else words[1:]
+    return words
+
+
+def _opens(question: str, start: str) -> bool:
+    return " ".join(_opening(question)).startswith(start + " ")
+
+
+def speaker_questions(ix, speaker: str) -> list[Asked]:
+    """Every question ``speaker`` asks (see the module doc), in corpus order, a near-repeat in the same document
+    dropped."""
+    from slmgraph.query.extractive import _SPEAKER, prose_sentences
+    from slmgraph.query.theme_model import repeats, speaker_of, spoken
+
+    out: list[Asked] = []
+    for u in ix.all_units():
+        for s in prose_sentences(u.text):
+            if not re.search(r"\?[\"'\u201d\u2019)]*$", s.strip()) or speaker_of(u.text, s) != speaker:
+                continue
+            body = _SPEAKER.sub("", spoken(s)).strip()
+            # overlapping text units repeat a sentence within a document; a question asked again in another
+            # work is asked again
+            if len(re.findall(r"\w+", body)) < MIN_WORDS or any(
+                    a.doc_id == u.doc_id and repeats(body, a.text) for a in out[-20:]):
+                continue
+            d = ix.doc_by_id[u.doc_id]
+            out.append(Asked(body, u.number, u.doc_id, u.unit, d.n_units, form_of(body)))
+    return out
+
+
+def _work(ix, doc_id: str) -> str:
+    d = ix.doc_by_id[doc_id]
+    return d.work or d.doc_id
+
+
+def subjects(ix, asked: list[Asked], embedder) -> list[tuple[str, list[Asked]]]:
+    """``[(label, questions)]``: the questions grouped by meaning and labelled (see the module doc), the largest
+    group first; [] without an embedder or with fewer than :data:`MIN_GROUP` questions."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    from slmgraph.query.extractive import _embed
+    from slmgraph.query.theme_labels import _names, label_worthy, phrase_pattern
+
+    if embedder is None or len(asked) < MIN_GROUP:
+        return []
+    v = _embed([a.text for a in asked], embedder)
+    groups = fcluster(linkage(v, method="average", metric="cosine"), t=CLUSTER_DISTANCE, criterion="distance")
+    members: dict[int, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(int(g), []).append(i)
+    # the concept phrases the questions' units hold, found in the questions themselves
+    by_unit = ix.unit_phrases(sorted({u.chunk_id for u in ix.all_units() if u.number in {a.source for a in asked}}))
+    names = {x.casefold() for x in _names(ix)}
+    number_of = {u.chunk_id: u.number for u in ix.all_units()}
+    phrases_of: dict[int, set] = {}
+    for chunk, held in by_unit.items():
+        for shown, _ in held:
+            if label_worthy(shown) and shown.casefold() not in names:
+                phrases_of.setdefault(number_of.get(chunk), set()).add(shown)
+    said: list[set] = []
+    for a in asked:
+        said.append({p.casefold() for p in phrases_of.get(a.source, ()) if phrase_pattern(p).search(a.text)})
+    df = Counter(p for s in said for p in s)
+    out = []
+    for ids in members.values():
+        if len(ids) < MIN_GROUP:
+            continue
+        tf = Counter(p for i in ids for p in said[i])
+        ranked = sorted(tf, key=lambda p: (-tf[p] * math.log(1 + len(asked) / df[p]), p))
+        label = [p for p in ranked if tf[p] >= 2][:2]
+        if not label:
+            continue
+        out.append((" and ".join(label), [asked[i] for i in ids]))
+    out.sort(key=lambda g: (-len(g[1]), g[0]))
+    return out[:MAX_SUBJECTS]
+
+
+def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
+    """``(answer text, points, cited unit numbers)`` for a question about what a speaker asks (:func:`asked_of`),
+    or None when it is not one, or the speaker asks fewer than :data:`MIN_GROUP` questions."""
+    from slmgraph.query.theme_model import repeats
+
+    speaker = asked_of(question, ix)
+    if not speaker:
+        return None
+    asked = speaker_questions(ix, speaker)
+    if len(asked) < MIN_GROUP:
+        return None
+    n_works = len({_work(ix, d.doc_id) for d in ix.docs})
+    works = {_work(ix, a.doc_id) for a in asked}
+    noun = "works" if any(d.work for d in ix.docs) else "documents"
+    where = f"all {n_works} {noun}" if len(works) == n_works else f"{len(works)} of the {n_works} {noun}"
+    text = f"{speaker} asks {len(asked)} questions in {where}"
+    if len(works) > 1:
+        text += f", about {round(len(asked) / len(works))} in each"
+    forms = Counter(a.form for a in asked)
+    shown = []
+    for form, c in sorted(forms.items(), key=lambda kv: (-kv[1], kv[0])):
+        starts = dict(FORMS).get(form)
+        if starts:
+            example = next((s for s in starts if any(form_of(s + " x") == form and _opens(a.text, s)
+                                                     for a in asked if a.form == form)), starts[0])
+            shown.append(f"{c} ask{'s' if c == 1 else ''} about {form} ({_q(example + ' …')})")
+        else:
+            first = min((a.text for a in asked if a.form == form), key=lambda t: (len(t.split()), t))
+            shown.append(f"{c} {'are' if c != 1 else 'is'} {form if c != 1 else form[:-1].replace('questions', 'question').replace('checks', 'a check')} ({_q(first)})")
+    text += ". By their form, " + _join(shown)
+    groups = subjects(ix, asked, embedder)
+    if groups:
+        text += (". By their subject, the most asked first: "
+                 + _join([f"{label} ({len(qs)} questions, in {len({_work(ix, a.doc_id) for a in qs})} {noun})"
+                          for label, qs in groups]))
+    parts = [text + "."]
+    points: list[dict] = []
+    cited: list[int] = []
+
+    def line(a: Asked) -> str:
+        d = ix.doc_by_id[a.doc_id]
+        at = d.name if a.of == 1 else f"{d.name}, unit {a.unit} of {a.of}"
+        if a.source not in cited:
+            cited.append(a.source)
+        return f"- *{at}*: {a.text} [Sources: {a.source}]"
+
+    for i, (label, qs) in enumerate(groups, start=1):
+        picked, used = [], set()
+        for a in qs:  # examples from distinct works, no two alike
+            if _work(ix, a.doc_id) not in used and not any(repeats(a.text, b.text) for b in picked):
+                picked.append(a)
+                used.add(_work(ix, a.doc_id))
+            if len(picked) == EXAMPLES:
+                break
+        lines = [f"### {i}. {label}", f"{len(qs)} of {speaker}'s questions ask about {label}."]
+        lines += [line(a) for a in picked]
+        parts.append("\n".join(lines))
+        points.append({"topic": label, "text": " ".join(a.text for a in picked), "coverage": {},
+                       "reports": [], "sources": [a.source for a in picked],
+                       "documents": [{"doc_id": a.doc_id, "document": ix.doc_by_id[a.doc_id].name,
+                                      "path": ix.doc_by_id[a.doc_id].path} for a in picked]})
+    if not groups:  # no subject recurs: examples of each form
+        for form, _ in FORMS:
+            qs = [a for a in asked if a.form == form][:EXAMPLES]
+            if qs:
+                parts.append("\n".join([f"### {_q(form)}"] + [line(a) for a in qs]))
+    docs = {}
+    for a in asked:
+        if a.source in cited and a.source not in docs:
+            d = ix.doc_by_id[a.doc_id]
+            docs[a.source] = d.name if a.of == 1 else f"{d.name}, unit {a.unit} of {a.of}"
+    parts.append("Documents cited:\n" + "\n".join(f"- [{n}] {docs[n]}" for n in cited))
+    parts.append(f"Sources: text units {', '.join(map(str, cited))}.")
+    return "\n\n".join(parts), points, cited

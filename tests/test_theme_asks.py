@@ -1,0 +1,110 @@
+"""What a speaker asks: a question about a transcript's interviewer is answered from all of their questions."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+from conftest import theme_index
+
+from slmgraph.query.answer import Answer
+from slmgraph.query.engines.global_search import _speaker_asks
+from slmgraph.query.theme_asks import CHECK, OPEN, asked_of, asks_answer, form_of, speaker_questions
+
+CHILDHOOD = {"parents", "kid", "child", "grow", "grew", "childhood"}
+FUTURE = {"future", "next", "exciting", "horizon", "coming"}
+
+
+class AskEmbedder:
+    """Questions about childhood point one way, about the future another, anything else a word hash."""
+
+    name, dim = "ask-fake", 32
+
+    def encode(self, texts, progress=False):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            words = set(re.findall(r"\w+", t.lower()))
+            out[i, 0] = 3.0 * bool(words & CHILDHOOD)
+            out[i, 1] = 3.0 * bool(words & FUTURE)
+            for w in words:
+                out[i, 2 + int(hashlib.md5(w.encode()).hexdigest(), 16) % (self.dim - 2)] += 0.2
+            out[i] /= max(np.linalg.norm(out[i]), 1e-9)
+        return out
+
+
+GUESTS = ["ADA LOVELACE", "BORIS KARLOV", "CLARA OSWIN", "DORA MILAJE"]
+
+
+def _corpus():
+    """Four interviews: the host asks each guest about their parents and childhood and about the future of
+    computing, and checks one thing back; the guests answer (and ask one question of their own)."""
+    units, mentions = [], []
+    for i, g in enumerate(GUESTS):
+        text = (f"KEVIN SCOTT: Welcome to the show.\n"
+                f"KEVIN SCOTT: Were your parents scientists when you were a kid?\n"
+                f"{g}: My parents were teachers and I grew up near the sea.\n"
+                f"KEVIN SCOTT: So you grew up near the sea in a small town?\n"
+                f"KEVIN SCOTT: What is the most exciting thing about the future of computing?\n"
+                f"{g}: The future of computing is bright. Do you agree with me on that point, Kevin?\n"
+                f"KEVIN SCOTT: Really?\n")
+        units.append((f"u{i}", f"talk{i}", 0, text))
+        mentions += [(f"u{i}", "parents", "parents"), (f"u{i}", "future", "future"), (f"u{i}", "computing", "computing")]
+    return theme_index(units, mentions=mentions, embedder=AskEmbedder())
+
+
+def test_a_question_about_a_speakers_questions_names_the_speaker():
+    ix = _corpus()
+    assert asked_of("What types of questions does Kevin Scott commonly ask his guests?", ix) == "Kevin Scott"
+    assert asked_of("What does Scott ask?", ix) == "Kevin Scott"
+    # not about asking, or asked of him
+    assert asked_of("What does Kevin Scott think about computing?", ix) == ""
+    assert asked_of("Who asked Kevin Scott about the future?", ix) == ""
+
+
+def test_forms_of_questions():
+    assert form_of("So, like, how did you get into computers?") == "their past"
+    assert form_of("What do you think we ought to push on?") == "their views"
+    assert form_of("Do you have a favourite book?") == "what they do"
+    assert form_of("What sorts of games were you into?") == OPEN
+    assert form_of("And you grew up in Asia?") == CHECK
+
+
+def test_only_the_speakers_own_questions_of_some_length_are_read():
+    got = speaker_questions(_corpus(), "Kevin Scott")
+    texts = [a.text for a in got]
+    # "Really?" is too short and the guests' question is theirs; a question asked in each interview counts in each
+    assert texts == ["Were your parents scientists when you were a kid?",
+                     "So you grew up near the sea in a small town?",
+                     "What is the most exciting thing about the future of computing?"] * 4
+    assert [a.form for a in got[:3]] == ["their past", CHECK, OPEN]
+
+
+def test_overlapping_units_repeat_no_question():
+    text = "KEVIN SCOTT: Were your parents scientists when you were a kid?\nADA LOVELACE: Yes."
+    ix = theme_index([("a", "talk", 0, text), ("b", "talk", 1, text)])
+    assert len(speaker_questions(ix, "Kevin Scott")) == 1
+
+
+def test_the_answer_counts_forms_and_groups_subjects_with_documents_named():
+    ix = _corpus()
+    text, points, cited = asks_answer(ix, "What questions does Kevin Scott ask?", AskEmbedder())
+    first = text.split("\n\n")[0]
+    assert first.startswith("Kevin Scott asks 12 questions in all 4 documents, about 3 in each")
+    assert "4 ask about their past (“were your …”)" in first
+    # by subject: the childhood questions and the future ones, each with examples from distinct documents
+    assert "By their subject, the most asked first: parents (8 questions, in 4 documents) and" in first
+    assert "### 1. parents" in text and text.count("Were your parents scientists") == 1
+    assert "Documents cited:\n- [" in text and all(f"[Sources: {n}]" in text for n in cited)
+    assert asks_answer(ix, "What does Kevin Scott think about computing?", AskEmbedder()) is None
+
+
+def test_global_search_answers_it_from_the_speakers_questions():
+    ix = _corpus()
+    ans = Answer(text="", method="global", question="q", level=0)
+    assert _speaker_asks(ix.store, "What questions does Kevin Scott ask his guests?", AskEmbedder(), ans, None)
+    assert ans.text.startswith("Kevin Scott asks") and ans.citations["sources"]
+    assert ans.details["speaker_questions"]
+    other = Answer(text="", method="global", question="q", level=0)
+    assert not _speaker_asks(ix.store, "What is the future of computing?", AskEmbedder(), other, None)
+    assert other.text == ""
