@@ -129,3 +129,16 @@ def test_works_without_a_host_have_subjects_of_their_own():
     works = corpus_works(theme_index(units, mentions=mentions, embedder=HashEmbedder()), HashEmbedder())
     assert works and not works[0].hosts
     assert works_overview(works).startswith("Each document also has subjects of its own (listed document by document")
+
+
+def test_a_compilation_names_no_voice():
+    units, mentions = [], []
+    for i in range(6):
+        for j in range(4):
+            # the work's own speaker speaks in one of its four units, the host in all
+            guest = f"{GUESTS[i]}: A word.\n" if j == 0 else ""
+            units.append((f"u{i}-{j}", f"w{i}", j, f"KEVIN SCOTT: {OWN[i]}, {OWN[i]} and {OWN[i]}.\n{guest}"))
+            mentions.append((f"u{i}-{j}", OWN[i], OWN[i]))
+    works = corpus_works(theme_index(units, mentions=mentions, embedder=HashEmbedder()), HashEmbedder())
+    assert works and all(w.voices == [] for w in works)
+    assert works_overview(works).startswith("Each document also has subjects of its own")

@@ -20,7 +20,8 @@ whose answer traces no arc over time (:mod:`slmgraph.query.theme_arc` says what 
 * **voices**: the transcript's speakers (a line opening on an upper-case label, "BILL GATES:") found in under
   half the works and speaking in no other work's units more (a year-in-review replays other works' guests),
   the one speaking in most of the work's units first, with any speaking in near as many
-  (:data:`VOICE_SHARE`); in a corpus without speaker labels, the persons (entities) its title names.
+  (:data:`VOICE_SHARE`), none when the first speaks in under :data:`VOICE_MIN_SHARE` of them (a compilation);
+  in a corpus without speaker labels, the persons (entities) its title names.
 
 A subject written mostly in brackets ("(laughter)") is a transcript's note, not said, and is left out.
 
@@ -56,6 +57,8 @@ CANDIDATES = 15
 SUBJECTS = 4
 #: A voice is named beside the most quoted one when quoted in at least this share of its units.
 VOICE_SHARE = 0.8
+#: A work's voice speaks in at least this share of its text units (fewer: a compilation names none).
+VOICE_MIN_SHARE = 0.3
 #: Voices a work's line names at most.
 VOICES = 2
 #: A speaker's label opening a line of a transcript ("BILL GATES: It was stunning").
@@ -181,7 +184,7 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
                 break
         if not picked:
             continue
-        out.append(Work(w, parts[w], n_units[w], _voices(w, spoke[w], named[w], found_in, n, home), picked))
+        out.append(Work(w, parts[w], n_units[w], _voices(w, spoke[w], named[w], found_in, n, home, n_units[w]), picked))
     speakers = Counter(p for w in order for p in spoke[w])
     hosts = [(_person(p), c) for p, c in sorted(speakers.items(), key=lambda kv: (-kv[1], kv[0]))
              if c >= HOST_SHARE * n]
@@ -206,13 +209,17 @@ def _bracketed(phrase: str, texts: list[str]) -> bool:
     return inside > outside
 
 
-def _voices(title: str, spoke: Counter, named: Counter, found_in: dict, n: int, home: dict) -> list[str]:
+def _voices(title: str, spoke: Counter, named: Counter, found_in: dict, n: int, home: dict,
+            units: int) -> list[str]:
     """A work's own voices (see the module doc): its speakers found in under half the works, or, without speaker
     labels, the persons its title names."""
     speakers = [(p, c) for p, c in sorted(spoke.items(), key=lambda kv: (-kv[1], kv[0]))
                 if len(found_in["speaker " + p]) < n / 2 and home.get(p) == title]
     if speakers:
         top = speakers[0][1]
+        # a compilation (a year in review) replays many voices, none speaking through it: it names none
+        if top < VOICE_MIN_SHARE * units:
+            return []
         return [_person(p) for p, c in speakers[:VOICES] if c >= VOICE_SHARE * top]
     own = [p for p, _ in named.most_common() if len(found_in[p.casefold()]) < n / 2]
     squashed = _squash(title)
