@@ -93,7 +93,7 @@ def test_the_answer_counts_forms_and_groups_subjects_with_documents_named():
     assert first.startswith("Kevin Scott asks 12 questions in all 4 documents, about 3 in each")
     assert "4 ask about their past (“were your …”)" in first
     # by subject: the childhood questions and the future ones, each with examples from distinct documents
-    assert "By their subject, the most asked first: parents (8 questions, in 4 documents) and" in first
+    assert "Grouped by meaning, the largest groups ask about parents (8 questions, in 4 documents) and" in first
     assert "### 1. parents" in text and text.count("Were your parents scientists") == 1
     assert "Documents cited:\n- [" in text and all(f"[Sources: {n}]" in text for n in cited)
     assert asks_answer(ix, "What does Kevin Scott think about computing?", AskEmbedder()) is None
@@ -108,3 +108,21 @@ def test_global_search_answers_it_from_the_speakers_questions():
     other = Answer(text="", method="global", question="q", level=0)
     assert not _speaker_asks(ix.store, "What is the future of computing?", AskEmbedder(), other, None)
     assert other.text == ""
+
+
+def test_a_question_opening_on_a_name_keeps_its_form():
+    assert form_of("Priya, what did you want to be when you were ten?") == "their past"
+    assert form_of("So, what did you do next?") == "their past"
+
+
+def test_a_speaker_who_asks_nothing_is_said_to():
+    ix = theme_index([("a", "talk", 0, "HOST ANN: Do you like the sea?\nGUEST BOB: Yes, I like the sea."),
+                      ("b", "chat", 0, "HOST ANN: Hello.")])
+    text, points, cited = asks_answer(ix, "What questions does Guest Bob ask?", AskEmbedder())
+    assert text == "Guest Bob asks no question (of 4 words or more) in the corpus; they speak in 1 of its 2 documents."
+    assert points == [] and cited == []
+
+
+def test_a_short_name_is_found():
+    ix = theme_index([("a", "talk", 0, "HOST ANN: Do you like the sea?\nGUEST BOB: Yes.")])
+    assert asked_of("What kinds of questions does Ann ask?", ix) == "Host Ann"

@@ -142,3 +142,13 @@ def test_a_compilation_names_no_voice():
     works = corpus_works(theme_index(units, mentions=mentions, embedder=HashEmbedder()), HashEmbedder())
     assert works and all(w.voices == [] for w in works)
     assert works_overview(works).startswith("Each document also has subjects of its own")
+
+
+def test_no_list_when_few_works_have_subjects_of_their_own():
+    units, mentions = [], []
+    for i in range(6):
+        # only the first two works say their phrase in two units; the others once
+        for j in range(2 if i < 2 else 1):
+            units.append((f"u{i}-{j}", f"w{i}", j, f"KEVIN SCOTT: Hi.\n{GUESTS[i]}: {OWN[i]}, {OWN[i]} and {OWN[i]}."))
+            mentions.append((f"u{i}-{j}", OWN[i], OWN[i]))
+    assert corpus_works(theme_index(units, mentions=mentions, embedder=HashEmbedder()), HashEmbedder()) == []

@@ -36,7 +36,7 @@ _FILLERS = frozenset("so like and but well okay ok oh yeah now um uh right also 
 #: Two-word fillers ("I mean", "you know").
 _FILLER_PAIRS = frozenset({("i", "mean"), ("you", "know")})
 #: The least words of a question worth quoting.
-MIN_WORDS = 6
+MIN_WORDS = 4
 #: Question forms: (what the form asks, the openings that make it), checked in order.
 FORMS = (
     ("their views", ("do you think", "what do you think", "how do you think", "do you feel", "how do you feel",
@@ -79,7 +79,7 @@ def speakers(ix) -> Counter:
 
 def asked_of(question: str, ix) -> str:
     """The speaker (title case, "Kevin Scott") whose questions ``question`` asks about: it speaks of questions or
-    asking and names a speaker of the corpus (all of the label's words, or its last word of four letters or
+    asking and names a speaker of the corpus (all of the label's words, or its last word of three letters or
     more); the one speaking in most units when several; "" otherwise."""
     if not _ASKS.search(question or ""):
         return ""
@@ -87,7 +87,7 @@ def asked_of(question: str, ix) -> str:
     folded = question.casefold()
     for label, _ in speakers(ix).most_common():
         parts = label.casefold().split()
-        if not (set(parts) <= words or (len(parts[-1]) >= 4 and parts[-1] in words)):
+        if not (set(parts) <= words or (len(parts[-1]) >= 3 and parts[-1] in words)):
             continue
         # asked of the speaker ("Who asked Kevin Scott ...?"): not their own questions
         if re.search(r"\b(ask(s|ed|ing)?|interview(s|ed|ing)?)\s+(" + "|".join(map(re.escape, parts)) + r")\b", folded):
@@ -101,6 +101,8 @@ def asked_of(question: str, ix) -> str:
 _WH = frozenset("what what's whats why how how's where when which who whom whose".split())
 _AUX = frozenset("is isn't are aren't was wasn't were weren't do don't does doesn't did didn't can can't could "
                  "would will won't should shall has have had may might must".split())
+#: A name a question opens on, addressing someone ("Priya, what did you want to be?").
+_VOCATIVE = re.compile(r"^\s*([A-Z][\w'-]+(?: [A-Z][\w'-]+)?),\s+")
 OPEN, YES_NO, CHECK = "other open questions", "other yes-or-no questions", "checks on what was just said"
 
 
@@ -118,7 +120,11 @@ def form_of(question: str) -> str:
 
 
 def _opening(question: str) -> list[str]:
-    """The words of ``question``, case-folded, fillers at its start dropped."""
+    """The words of ``question``, case-folded, a name it opens on ("Priya, what did you ...") and fillers at its
+    start dropped."""
+    m = _VOCATIVE.match(question)
+    if m and not {w.casefold() for w in m.group(1).split()} & (_FILLERS | _WH | _AUX):
+        question = question[m.end():]
     words = re.findall(r"[a-z']+", question.casefold())
     while words and (words[0] in _FILLERS or tuple(words[:2]) in _FILLER_PAIRS):
         words = words[2:] if tuple(words[:2]) in _FILLER_PAIRS else words[1:]
@@ -151,6 +157,11 @@ def speaker_questions(ix, speaker: str) -> list[Asked]:
     return out
 
 
+def _count(n: int, noun: str) -> str:
+    """"1 work", "3 works" (``noun`` plural)."""
+    return f"{n} {noun if n != 1 else noun[:-1]}"
+
+
 def _work(ix, doc_id: str) -> str:
     d = ix.doc_by_id[doc_id]
     return d.work or d.doc_id
@@ -162,7 +173,8 @@ def subjects(ix, asked: list[Asked], embedder) -> list[tuple[str, list[Asked]]]:
     from scipy.cluster.hierarchy import fcluster, linkage
 
     from slmgraph.query.extractive import _embed
-    from slmgraph.query.theme_labels import _names, label_worthy, phrase_pattern
+    from slmgraph.query.theme_labels import _names, head_compounds, label_worthy, phrase_pattern
+    from slmgraph.query.theme_model import word_stem
 
     if embedder is None or len(asked) < MIN_GROUP:
         return []
@@ -177,9 +189,11 @@ def subjects(ix, asked: list[Asked], embedder) -> list[tuple[str, list[Asked]]]:
     number_of = {u.chunk_id: u.number for u in ix.all_units()}
     phrases_of: dict[int, set] = {}
     for chunk, held in by_unit.items():
-        for shown, _ in held:
-            if label_worthy(shown) and shown.casefold() not in names:
-                phrases_of.setdefault(number_of.get(chunk), set()).add(shown)
+        for key, surface in held:
+            # a phrase and its head compounds ("term artificial intelligence" -> "artificial intelligence")
+            for _, shown in head_compounds(key, surface):
+                if label_worthy(shown) and shown.casefold() not in names:
+                    phrases_of.setdefault(number_of.get(chunk), set()).add(shown)
     said: list[set] = []
     for a in asked:
         said.append({p.casefold() for p in phrases_of.get(a.source, ()) if phrase_pattern(p).search(a.text)})
@@ -189,8 +203,16 @@ def subjects(ix, asked: list[Asked], embedder) -> list[tuple[str, list[Asked]]]:
         if len(ids) < MIN_GROUP:
             continue
         tf = Counter(p for i in ids for p in said[i])
-        ranked = sorted(tf, key=lambda p: (-tf[p] * math.log(1 + len(asked) / df[p]), p))
-        label = [p for p in ranked if tf[p] >= 2][:2]
+        # a compound as frequent as its head names the subject more closely ("artificial intelligence")
+        ranked = sorted(tf, key=lambda p: (-tf[p] * math.log(1 + len(asked) / df[p]), -len(p.split()), p))
+        label, stems = [], set()
+        for p in ranked:
+            w = {word_stem(x) for x in p.split()}
+            if tf[p] >= 2 and not w & stems:
+                label.append(p)
+                stems |= w
+            if len(label) == 2:
+                break
         if not label:
             continue
         out.append((" and ".join(label), [asked[i] for i in ids]))
@@ -200,20 +222,24 @@ def subjects(ix, asked: list[Asked], embedder) -> list[tuple[str, list[Asked]]]:
 
 def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
     """``(answer text, points, cited unit numbers)`` for a question about what a speaker asks (:func:`asked_of`),
-    or None when it is not one, or the speaker asks fewer than :data:`MIN_GROUP` questions."""
+    or None when it is not one; a speaker who asks none gets one sentence saying so, citing nothing."""
     from slmgraph.query.theme_model import repeats
 
     speaker = asked_of(question, ix)
     if not speaker:
         return None
     asked = speaker_questions(ix, speaker)
-    if len(asked) < MIN_GROUP:
-        return None
     n_works = len({_work(ix, d.doc_id) for d in ix.docs})
-    works = {_work(ix, a.doc_id) for a in asked}
     noun = "works" if any(d.work for d in ix.docs) else "documents"
+    if not asked:  # a guest, or a speaker who only answers: said so, not answered with their themes
+        label = speaker.casefold()
+        spoke = {_work(ix, u.doc_id) for u in ix.all_units()
+                 if any(x.strip().casefold() == label for x in _LABEL.findall(u.text))}
+        return (f"{speaker} asks no question (of {MIN_WORDS} words or more) in the corpus; they speak in "
+                f"{len(spoke)} of its {n_works} {noun}.", [], [])
+    works = {_work(ix, a.doc_id) for a in asked}
     where = f"all {n_works} {noun}" if len(works) == n_works else f"{len(works)} of the {n_works} {noun}"
-    text = f"{speaker} asks {len(asked)} questions in {where}"
+    text = f"{speaker} asks {len(asked)} question{'s' if len(asked) != 1 else ''} in {where}"
     if len(works) > 1:
         text += f", about {round(len(asked) / len(works))} in each"
     forms = Counter(a.form for a in asked)
@@ -230,8 +256,8 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
     text += ". By their form, " + _join(shown)
     groups = subjects(ix, asked, embedder)
     if groups:
-        text += (". By their subject, the most asked first: "
-                 + _join([f"{label} ({len(qs)} questions, in {len({_work(ix, a.doc_id) for a in qs})} {noun})"
+        text += (". Grouped by meaning, the largest groups ask about "
+                 + _join([f"{label} ({len(qs)} questions, in {_count(len({_work(ix, a.doc_id) for a in qs}), noun)})"
                           for label, qs in groups]))
     parts = [text + "."]
     points: list[dict] = []

@@ -63,6 +63,8 @@ VOICE_MIN_SHARE = 0.3
 VOICES = 2
 #: A speaker's label opening a line of a transcript ("BILL GATES: It was stunning").
 _LABEL = re.compile(r"(?m)^[ \t]*([A-Z][A-Z.'-]+(?: [A-Z][A-Z.'-]+){0,3}):")
+#: Works with subjects a corpus needs (this share of its works, and MIN_WORKS) before they are listed.
+LISTED_SHARE = 0.5
 #: A speaker found in at least this share of the works hosts the series.
 HOST_SHARE = 0.8
 #: A series is one of conversations when at least this share of its works have a voice of their own.
@@ -86,6 +88,8 @@ class Work:
     subjects: list = field(default_factory=list)
     #: the corpus's hosts: ``[(speaker, works they speak in)]``, those speaking in at least HOST_SHARE of the works
     hosts: list = field(default_factory=list)
+    #: the corpus is a series of conversations: hosts, and a voice of its own in GUESTED_SHARE of all its works
+    series: bool = False
 
 
 def _squash(text: str) -> str:
@@ -98,14 +102,15 @@ def _person(name: str) -> str:
 
 def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
     """The corpus's works in corpus order, each with its voices and subjects (see the module doc); [] for a
-    corpus of under :data:`MIN_WORKS` or over :data:`MAX_WORKS` works, without an embedder, or with no
-    subject."""
+    corpus of under :data:`MIN_WORKS` or over :data:`MAX_WORKS` works, without an embedder, or with subjects in
+    fewer than :data:`LISTED_SHARE` of its works (or :data:`MIN_WORKS`)."""
     import duckdb
     import numpy as np
 
     from slmgraph.query.extractive import _embed
 
-    of = {d.doc_id: (d.work or d.title or d.doc_id) if any(x.work for x in ix.docs) else d.doc_id for d in ix.docs}
+    # a work is named by its series' name, a document by its display name (its title or file name)
+    of = {d.doc_id: d.work or d.name or d.doc_id for d in ix.docs}
     order = list(dict.fromkeys(of.values()))
     n = len(order)
     if not MIN_WORKS <= n <= MAX_WORKS or embedder is None:
@@ -185,11 +190,16 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
         if not picked:
             continue
         out.append(Work(w, parts[w], n_units[w], _voices(w, spoke[w], named[w], found_in, n, home, n_units[w]), picked))
+    # a list of a few works' subjects would read as the corpus's: most works need some
+    if len(out) < max(MIN_WORKS, LISTED_SHARE * n):
+        return []
+    guested = sum(1 for w in order if _voices(w, spoke[w], named[w], found_in, n, home, n_units[w]))
     speakers = Counter(p for w in order for p in spoke[w])
     hosts = [(_person(p), c) for p, c in sorted(speakers.items(), key=lambda kv: (-kv[1], kv[0]))
              if c >= HOST_SHARE * n]
     for x in out:
         x.hosts = hosts
+        x.series = bool(hosts) and guested >= GUESTED_SHARE * n
     return out
 
 
@@ -245,7 +255,7 @@ def works_overview(works: list[Work]) -> str:
     if more:
         shown.append(f"{more} more")
     noun, _ = _noun(works)
-    if works[0].hosts and sum(1 for w in works if w.voices) >= GUESTED_SHARE * len(works):
+    if works[0].series:
         return (f"It is a series of conversations, each {noun} with a guest of its own; besides the themes they "
                 f"share, each turns to its guest's own subjects (listed {noun} by {noun} at the end): {_join(shown)}.")
     return f"Each {noun} also has subjects of its own (listed {noun} by {noun} at the end): {_join(shown)}."
