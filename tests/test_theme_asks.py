@@ -9,7 +9,7 @@ import numpy as np
 from conftest import theme_index
 
 from slmgraph.query.answer import Answer
-from slmgraph.query.engines.global_search import _speaker_asks
+from slmgraph.query.engines.global_search import _transcript_answer
 from slmgraph.query.theme_asks import CHECK, OPEN, asked_of, asks_answer, form_of, speaker_questions
 
 CHILDHOOD = {"parents", "kid", "child", "grow", "grew", "childhood"}
@@ -102,11 +102,11 @@ def test_the_answer_counts_forms_and_groups_subjects_with_documents_named():
 def test_global_search_answers_it_from_the_speakers_questions():
     ix = _corpus()
     ans = Answer(text="", method="global", question="q", level=0)
-    assert _speaker_asks(ix.store, "What questions does Kevin Scott ask his guests?", AskEmbedder(), ans, None)
+    assert _transcript_answer(ix.store, "What questions does Kevin Scott ask his guests?", AskEmbedder(), ans, None)
     assert ans.text.startswith("Kevin Scott asks") and ans.citations["sources"]
-    assert ans.details["speaker_questions"]
+    assert ans.details["transcript"]
     other = Answer(text="", method="global", question="q", level=0)
-    assert not _speaker_asks(ix.store, "What is the future of computing?", AskEmbedder(), other, None)
+    assert not _transcript_answer(ix.store, "What is the future of computing?", AskEmbedder(), other, None)
     assert other.text == ""
 
 
@@ -119,8 +119,9 @@ def test_a_speaker_who_asks_nothing_is_said_to():
     ix = theme_index([("a", "talk", 0, "HOST ANN: Do you like the sea?\nGUEST BOB: Yes, I like the sea."),
                       ("b", "chat", 0, "HOST ANN: Hello.")])
     text, points, cited = asks_answer(ix, "What questions does Guest Bob ask?", AskEmbedder())
-    assert text == "Guest Bob asks no question (of 4 words or more) in the corpus; they speak in 1 of its 2 documents."
-    assert points == [] and cited == []
+    assert text == ("Guest Bob asks no question (of 4 words or more) in the corpus; they speak in 1 of its 2 "
+                    "documents. [Sources: 2]")
+    assert points == [] and cited == [2]  # "talk" is the second document in corpus order
 
 
 def test_a_short_name_is_found():

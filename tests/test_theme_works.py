@@ -152,3 +152,31 @@ def test_no_list_when_few_works_have_subjects_of_their_own():
             units.append((f"u{i}-{j}", f"w{i}", j, f"KEVIN SCOTT: Hi.\n{GUESTS[i]}: {OWN[i]}, {OWN[i]} and {OWN[i]}."))
             mentions.append((f"u{i}-{j}", OWN[i], OWN[i]))
     assert corpus_works(theme_index(units, mentions=mentions, embedder=HashEmbedder()), HashEmbedder()) == []
+
+
+def test_who_the_guests_are_work_by_work():
+    from slmgraph.query.theme_works import cast_answer
+
+    ix = _corpus(review=True)
+    text, points, cited = cast_answer(ix, "Who are the guests on the show?")
+    lines = text.split("\n")
+    assert lines[0] == "Kevin Scott hosts all 7 documents; the guests, document by document (7 in all):"
+    assert "- **Ada Lovelace**: “w0” [Sources: " in text
+    assert "- **Gus Reviewer**: “review”" in text and len(cited) == len(points) == 7
+    assert cast_answer(ix, "What are the main themes?") is None
+    # without speaker labels there is no cast to tell
+    plain = theme_index([("a", "d1", 0, "A plain text."), ("b", "d2", 0, "Another one.")])
+    assert cast_answer(plain, "Who are the speakers?") is None
+
+
+def test_a_compilation_names_the_voices_it_replays():
+    from slmgraph.query.theme_works import cast_answer
+
+    units = []
+    for i in range(5):
+        units.append((f"u{i}", f"w{i}", 0, f"KEVIN SCOTT: Hi.\n{GUESTS[i]}: My own words here."))
+    clips = "\n".join(f"{g}: A clip." for g in GUESTS[:3])
+    units += [(f"r{j}", "review", j, f"KEVIN SCOTT: Looking back.\n{clips}" if j == 0 else "KEVIN SCOTT: More.")
+              for j in range(4)]
+    text, _, _ = cast_answer(theme_index(units), "Who were the guests?")
+    assert "- “review”: no guest of its own; it replays Ada Lovelace, Boris Karlov and Clara Oswin [Sources: " in text

@@ -222,7 +222,8 @@ def subjects(ix, asked: list[Asked], embedder) -> list[tuple[str, list[Asked]]]:
 
 def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
     """``(answer text, points, cited unit numbers)`` for a question about what a speaker asks (:func:`asked_of`),
-    or None when it is not one; a speaker who asks none gets one sentence saying so, citing nothing."""
+    or None when it is not one; a speaker who asks none gets one sentence saying so, citing the first unit they
+    speak in."""
     from slmgraph.query.theme_model import repeats
 
     speaker = asked_of(question, ix)
@@ -233,10 +234,11 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
     noun = "works" if any(d.work for d in ix.docs) else "documents"
     if not asked:  # a guest, or a speaker who only answers: said so, not answered with their themes
         label = speaker.casefold()
-        spoke = {_work(ix, u.doc_id) for u in ix.all_units()
-                 if any(x.strip().casefold() == label for x in _LABEL.findall(u.text))}
+        heard = [u for u in ix.all_units() if any(x.strip().casefold() == label for x in _LABEL.findall(u.text))]
+        spoke = {_work(ix, u.doc_id) for u in heard}
+        cite = f" [Sources: {heard[0].number}]" if heard else ""
         return (f"{speaker} asks no question (of {MIN_WORDS} words or more) in the corpus; they speak in "
-                f"{len(spoke)} of its {n_works} {noun}.", [], [])
+                f"{len(spoke)} of its {n_works} {noun}.{cite}", [], [heard[0].number] if heard else [])
     works = {_work(ix, a.doc_id) for a in asked}
     where = f"all {n_works} {noun}" if len(works) == n_works else f"{len(works)} of the {n_works} {noun}"
     text = f"{speaker} asks {len(asked)} question{'s' if len(asked) != 1 else ''} in {where}"

@@ -221,10 +221,13 @@ def _bracketed(phrase: str, texts: list[str]) -> bool:
 
 def _voices(title: str, spoke: Counter, named: Counter, found_in: dict, n: int, home: dict,
             units: int) -> list[str]:
-    """A work's own voices (see the module doc): its speakers found in under half the works, or, without speaker
-    labels, the persons its title names."""
-    speakers = [(p, c) for p, c in sorted(spoke.items(), key=lambda kv: (-kv[1], kv[0]))
-                if len(found_in["speaker " + p]) < n / 2 and home.get(p) == title]
+    """A work's own voices (see the module doc): its speakers found in under half the works and at home there
+    (or its one such speaker), or, without speaker labels, the persons its title names."""
+    heard = [(p, c) for p, c in sorted(spoke.items(), key=lambda kv: (-kv[1], kv[0]))
+             if len(found_in["speaker " + p]) < n / 2]
+    speakers = [(p, c) for p, c in heard if home.get(p) == title]
+    if len(heard) == 1:  # one guest speaking on (a work's second part, filed apart) is its voice
+        speakers = heard
     if speakers:
         top = speakers[0][1]
         # a compilation (a year in review) replays many voices, none speaking through it: it names none
@@ -277,3 +280,71 @@ def works_section(works: list[Work]) -> str:
                           for i, (s, c) in enumerate(w.subjects)])
         lines.append(f"- {head}{size}): {subjects}.")
     return "\n".join(lines)
+
+
+#: A question asking who a transcript's guests or speakers are ("Who are the guests on the show?").
+_CAST = re.compile(r"(?i)\b(who (are|were|was|is) (all )?(the |our |its )?(guests?|speakers?|interviewees?|panell?ists?|"
+                   r"participants?|hosts?)|(list|name) (all )?(the )?(guests|speakers|interviewees)|"
+                   r"which guests (appear|are|were|came|come|feature))\b")
+
+
+def cast_answer(ix: ThemeIndex, question: str) -> tuple[str, list[dict], list[int]] | None:
+    """``(answer text, points, cited unit numbers)`` for a question asking who a transcript's guests or speakers
+    are: its hosts (speakers in at least :data:`HOST_SHARE` of its works, and two) and each work's own voices
+    (see the module doc), work by work, each citing the first unit its voice speaks in; a work with no voice
+    of its own names the speakers it replays. None when the question is no such question or the corpus has no
+    speaker labels."""
+    if not _CAST.search(question or ""):
+        return None
+    of = {d.doc_id: d.work or d.name or d.doc_id for d in ix.docs}
+    order = list(dict.fromkeys(of.values()))
+    n = len(order)
+    spoke: dict[str, Counter] = defaultdict(Counter)
+    first: dict[tuple[str, str], int] = {}
+    found_in: dict[str, set] = defaultdict(set)
+    n_units: Counter = Counter()
+    for u in ix.all_units():
+        w = of[u.doc_id]
+        n_units[w] += 1
+        for label in {x.strip() for x in _LABEL.findall(u.text)}:
+            spoke[w][label] += 1
+            found_in["speaker " + label].add(w)
+            first.setdefault((w, label), u.number)
+    if not any(spoke.values()):
+        return None
+    every = Counter(p for w in order for p in spoke[w])
+    hosts = [(p, c) for p, c in sorted(every.items(), key=lambda kv: (-kv[1], kv[0])) if c >= 2 and c >= HOST_SHARE * n]
+    home = {p: max(order, key=lambda w: (spoke[w][p], -order.index(w))) for p in every}
+    noun = "works" if any(d.work for d in ix.docs) else "documents"
+    lines, points, cited = [], [], []
+    guests: set[str] = set()
+    for w in order:
+        voices = _voices(w, spoke[w], Counter(), found_in, n, home, n_units[w])
+        if voices:
+            guests.update(voices)
+            src = first.get((w, voices[0].upper())) or next(
+                (first[(w, p)] for p in spoke[w] if _person(p) == voices[0]), None)
+            lines.append(f"- **{_join(voices)}**: {_q(w)}" + (f" [Sources: {src}]" if src else ""))
+        else:
+            replayed = [_person(p) for p, _ in sorted(spoke[w].items(), key=lambda kv: (-kv[1], kv[0]))
+                        if p not in dict(hosts)]
+            if not replayed:
+                lines.append(f"- {_q(w)}: no speaker of its own besides the hosts")
+                continue
+            src = first.get((w, next(p for p in spoke[w] if _person(p) == replayed[0])))
+            lines.append(f"- {_q(w)}: no guest of its own; it replays {_join(replayed[:6])}"
+                         + (f" [Sources: {src}]" if src else ""))
+        if src:
+            cited.append(src)
+            points.append({"topic": w, "text": lines[-1][2:], "coverage": {}, "reports": [], "sources": [src],
+                           "documents": []})
+    head = ""
+    if hosts:
+        (h, c), rest = hosts[0], hosts[1:]
+        head = f"{_person(h)} hosts {f'all {n}' if c == n else f'{c} of the {n}'} {noun}"
+        if rest:
+            head += " (with " + _join([f"{_person(x)} in {k}" for x, k in rest]) + ")"
+    text = (f"{head}; the guests, {noun[:-1]} by {noun[:-1]} ({len(guests)} in all):" if head else
+            f"The speakers of their own, {noun[:-1]} by {noun[:-1]} ({len(guests)} in all):")
+    return "\n".join([text] + lines) + (f"\n\nSources: text units {', '.join(map(str, cited))}." if cited else ""), \
+        points, cited

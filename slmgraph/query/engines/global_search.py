@@ -397,13 +397,16 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
                         "removed_citations": removed})
 
 
-def _speaker_asks(store, question, embedder, ans, on_text) -> bool:
+def _transcript_answer(store, question, embedder, ans, on_text) -> bool:
     """A question about what a transcript's speaker asks, answered from all of that speaker's questions
-    (:mod:`slmgraph.query.theme_asks`); False (``ans`` untouched) when the question is not one."""
+    (:mod:`slmgraph.query.theme_asks`), or about who its guests are, answered from its speaker labels
+    (:func:`slmgraph.query.theme_works.cast_answer`); False (``ans`` untouched) when the question is neither."""
     from slmgraph.query.theme_asks import asks_answer
     from slmgraph.query.theme_model import ThemeIndex
+    from slmgraph.query.theme_works import cast_answer
 
-    got = asks_answer(ThemeIndex(store), question, embedder)
+    ix = ThemeIndex(store)
+    got = asks_answer(ix, question, embedder) or cast_answer(ix, question)
     if got is None:
         return False
     text, points, cited = got
@@ -413,7 +416,7 @@ def _speaker_asks(store, question, embedder, ans, on_text) -> bool:
     ans.text = text
     ans.citations = {"reports": [], "sources": cited}
     ans.points = points
-    ans.details.update({"points": len(points), "by_theme": False, "speaker_questions": True,
+    ans.details.update({"points": len(points), "by_theme": False, "transcript": True,
                         "documents_named": True, "removed_citations": removed})
     return True
 
@@ -432,7 +435,7 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     from slmgraph.query.theme_facets import facets_for, is_facets
     from slmgraph.query.theme_render import theme_points
 
-    if not wide and _speaker_asks(store, question, embedder, ans, on_text):
+    if not wide and _transcript_answer(store, question, embedder, ans, on_text):
         return True
     # a question let through by its topic (the themes of the restoration work) is answered from its topic's evidence
     gate = ans.details.get("topic_gate") or {}
