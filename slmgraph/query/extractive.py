@@ -37,6 +37,7 @@ from slmgraph.names.forms import content_words, cut, is_grounded, pronoun_quote
 from slmgraph.names.kinds import furniture as is_furniture, list_line
 from slmgraph.names.lexicon import OFFICE_WORDS, PERSONAL_TITLES, ROLE_WORDS
 from slmgraph.model.policy import model_does
+from slmgraph.query.lead_sentence import lead_scores
 from slmgraph.indexing.stages.report_data import FINDING_MAX_CHARS
 from slmgraph.text.shape import LONG_STRETCH
 from slmgraph.text.prose import (
@@ -653,7 +654,8 @@ def whole_sentences(cands: list[tuple], max_chars: int) -> list[tuple]:
 def sentence_points(passages: list[tuple[object, str]], question_vec=None, embedder=None, max_points: int = 5,
                     min_words: int = 1, max_chars: int = 300, per_passage: int | None = None,
                     names: list[str] | None = None, probes: list[str] | None = None,
-                    headings=frozenset(), persons: dict[str, str] | None = None) -> list[Point]:
+                    headings=frozenset(), persons: dict[str, str] | None = None,
+                    question: str | None = None) -> list[Point]:
     """The sentences of ``passages`` most relevant to the question, one point each.
 
     Chosen by maximal marginal relevance (:class:`_Mmr`) over :func:`relevance`
@@ -686,14 +688,23 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
             person, or not at all when that sentence is further back; with ``names``, it is quoted only when
             that person is one of them or it names one of them itself ("She gave a talk" after "a chapter
             on Margaret Moss" says nothing of Margaret Okafor). None: sentences are taken alone.
+        question: the question's text: the first point is then the sentence that best answers it
+            (:func:`slmgraph.query.lead_sentence.lead_scores`: its relevance plus the question's words it holds
+            and the kind of answer it gives), the others chosen as before after it. None: the first point is
+            the most relevant sentence.
 
     Returns:
-        up to ``max_points`` points, most relevant first.
+        up to ``max_points`` points, most relevant first (with ``question``, the one that answers it first).
     """
     cands: list[tuple[int, object, str]] = []
+    section: dict[tuple[int, str], str] = {}  # (passage order, sentence) -> the heading of its section
     for order, (pid, text) in enumerate(passages):
         sents = prose_sentences(text or "", title_lines=False)
+        heads = [(m.start(), m.group(1)) for m in _ATX.finditer(text or "")] if question else []
         for k, s in enumerate(sents):
+            if heads:
+                at = (text or "").find(s[:24])
+                section[(order, s)] = next((h for start, h in reversed(heads) if 0 <= start < at), "")
             if persons:
                 who, s = pronoun_quote(sents, k, persons)
                 if s is None or (who is not None and names and who not in names
@@ -719,11 +730,17 @@ def sentence_points(passages: list[tuple[object, str]], question_vec=None, embed
         near = on_question(vecs, question_vec, probes, embedder, near_best=not any(naming))
         allowed = {k for k in left if near[k] or naming[k]} or {
             max(left, key=lambda j: (stated[j], rel[j], -cands[j][0], -j))}
+    lead = lead_scores(question, [c[2] for c in cands], rel, [section.get((c[0], c[2]), "") for c in cands],
+                       [leans(c[2]) for c in cands]) if question and question_vec is not None else None
     while left:
         pool = [j for j in left if j in allowed]
         full = len(points) >= max_points or not pool  # then only merge the citations of repeated sentences
-        k = left[0] if full else max(pool, key=lambda j: (stated[j], naming[j], mmr.value(j, rel[j]), -cands[j][0],
-                                                          -j))
+        first = lead if lead is not None and not points else None  # the opening sentence: the one that answers
+        # The opening sentence weighs the question's names as its other words (a sentence may answer "Who was
+        # elected secretary at the AGM?" without naming the AGM); the others come naming them first.
+        k = left[0] if full else max(pool, key=lambda j: (
+            (stated[j], first[j], -cands[j][0], -j) if first is not None
+            else (stated[j], naming[j], mmr.value(j, rel[j]), -cands[j][0], -j)))
         left.remove(k)
         _, pid, s = cands[k]
         # a sentence quoted with the one before it (a pronoun's person) holds that one: the same statement
@@ -922,11 +939,19 @@ def synthesize(client, prompts, question: str, points: list[Point], max_tokens: 
 
 
 def extractive_answer(points: list[Point], label: str, synthesis: str | None, sources_line: str,
-                      groups: list[tuple[str, list[Point]]] | None = None) -> str:
+                      groups: list[tuple[str, list[Point]]] | None = None, lead: bool = False) -> str:
     """The answer text: the synthesis (if any), the points, and the sources line. With ``groups``
-    (``[(heading, points)]``, the same points), each group's points under a ``### heading`` line."""
-    body = ("\n\n".join(f"### {head}\n{render_points(ps, label)}" for head, ps in groups if ps) if groups
-            else render_points(points, label))
+    (``[(heading, points)]``, the same points), each group's points under a ``### heading`` line. With
+    ``lead`` (and no ``groups``), the first point is the answer's opening sentence, a paragraph of its own
+    with its citation ("Gareth Lloyd repaired the standpipe on 4 March. [Sources: 3]"), the others bullets
+    after it: the sentence that answers is read first, not as one item of a list."""
+    if groups:
+        body = "\n\n".join(f"### {head}\n{render_points(ps, label)}" for head, ps in groups if ps)
+    elif lead and points:
+        first = render_points(points[:1], label)[2:]
+        body = "\n\n".join(x for x in (first, render_points(points[1:], label)) if x)
+    else:
+        body = render_points(points, label)
     parts = ([synthesis] if synthesis else []) + [body] + ([sources_line] if sources_line else [])
     return "\n\n".join(p for p in parts if p)
 

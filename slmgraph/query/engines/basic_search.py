@@ -172,7 +172,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     if answer_mode(settings, client.model) == "extractive":
         points = sentence_points([(i, texts[cid]) for i, cid, _ in used], qv, embedder,
                                  names=name_variants(known_of(named)), probes=quote_probes(question, prompts, settings),
-                                 headings=corpus_headings(store))
+                                 headings=corpus_headings(store), question=question)
         synthesis, gen = opening(client, prompts, settings, question, points)
         if gen is not None:
             ans.add_call(gen)
@@ -180,7 +180,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         given = ", ".join(str(i) for i, _, _ in used)
         text = extractive_answer(points, "Sources", synthesis,
                                  f"Sources: text units {', '.join(map(str, cited))} (of {given} given)." if cited
-                                 else "")
+                                 else "", lead=True)
         if on_text is not None:
             on_text(text.rsplit("\n\nSources:", 1)[0])
         ans.text = text or "The nearest passages hold no sentence that answers this question."

@@ -46,6 +46,7 @@ from slmgraph.query.engines.basic_search import refusal
 from slmgraph.query.extractive import (
     Point, could_define, defining_points, extractive_answer, first_sentences, near_duplicate, opening, sentence_points,
 )
+from slmgraph.query.lead_sentence import asks_identity
 from slmgraph.query.named import check_names, name_details, name_refusal, name_variants, named_entities, names_vouch
 from slmgraph.query.scoring import cosines, quote_probes, relevance_gate
 
@@ -364,9 +365,11 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
         q = ",".join("?" * max(1, len(used["relationships"])))
         passages = store.con.execute(f"SELECT rel_id, description FROM relationships WHERE rel_id IN ({q})",
                                      used["relationships"] or [-1]).fetchall()
-    points = sentence_points(passages, qv, embedder, names=_names_of(store, about or []),
+    names = _names_of(store, about or [])
+    points = sentence_points(passages, qv, embedder, names=names,
                              probes=quote_probes(question, prompts, settings), headings=corpus_headings(store),
-                             persons=_persons_of(store, used["source_chunks"]) if label == "Sources" else None)
+                             persons=_persons_of(store, used["source_chunks"]) if label == "Sources" else None,
+                             question=question)
     lead = _lead_points(store, about or [], passages if label == "Sources" else [], used)
     for p in list(points):
         same = next((x for x in lead if near_duplicate(x.text, p.text)), None)
@@ -376,7 +379,11 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
                 lead[lead.index(same)] = Point(p.head, p.text, p.ids, p.rank)
             else:
                 same.ids += [i for i in p.ids if i not in same.ids]
-    points = lead + points[:max(0, 5 - len(lead))]
+    if lead and points and not asks_identity(question, names):
+        # A question asking more of its names than who they are is answered by its best sentence first.
+        points = points[:1] + lead + points[1:max(1, 5 - len(lead))]
+    else:
+        points = lead + points[:max(0, 5 - len(lead))]
     synthesis, gen = opening(client, prompts, settings, question, points)
     if gen is not None:
         ans.add_call(gen)
@@ -388,7 +395,8 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
     what = "text units" if label == "Sources" else "relationships"
     cites = "; ".join(x for x in (f"{what} {', '.join(map(str, cited))}" if cited else "",
                                   f"entities {', '.join(map(str, entity_cited))}" if entity_cited else "") if x)
-    text = extractive_answer(points, label, synthesis, f"Sources: {cites} (of {given} given)." if cites else "")
+    text = extractive_answer(points, label, synthesis, f"Sources: {cites} (of {given} given)." if cites else "",
+                             lead=True)
     if on_text is not None:
         on_text(text.rsplit("\n\nSources:", 1)[0])
     ans.text = text or "The nearest entities' context holds no sentence that answers this question."
