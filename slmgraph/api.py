@@ -58,7 +58,7 @@ def as_path(value, what: str) -> Path:
 
 
 def check_text(question) -> None:
-    """Refuse a question that is not a non-empty string.
+    """Refuse a question that is not a non-empty string holding a word.
 
     Raises:
         UserError: one line naming what was passed and the remedy.
@@ -67,6 +67,8 @@ def check_text(question) -> None:
         raise UserError(f"the question is not text ({type(question).__name__}): pass a question string")
     if not question.strip():
         raise UserError("the question is empty: pass a question in quotes")
+    if not re.search(r"\w", question):  # "   ?" asks nothing every method would answer anyway
+        raise UserError(f"the question {question.strip()!r} has no words: pass a question in quotes")
 
 
 def settings_for(config: str | Path | None = None, where: str = "slmgraph", **overrides) -> tuple[Settings, dict]:

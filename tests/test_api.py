@@ -52,6 +52,8 @@ def test_api_mistakes_raise_user_errors(index_db, tmp_path, corpus):
             ix.query("themes?", method="vector")
         with pytest.raises(UserError, match="question is empty"):
             ix.query("  ")
+        with pytest.raises(UserError, match="has no words"):
+            ix.query("   ?")
 
 
 def test_question_not_text_and_level_as_string(index_db):

@@ -59,6 +59,7 @@ def test_one_core_is_singular(tmp_path, corpus):
 
 @pytest.mark.parametrize("argv,code,says", [
     (["query", "--db", "x.duckdb", "--json", ""], 2, "the question is empty"),
+    (["query", "--db", "x.duckdb", "--json", "   ?"], 2, "the question '?' has no words"),
     (["query", "--db", "missing.duckdb", "--json", "what?"], 2, "does not exist"),
     (["query", "--db", "x.duckdb", "--json", "--method", "bogus", "what?"], 2, "invalid choice: 'bogus'"),
     (["stats", "--db", "missing.duckdb", "--json"], 2, "does not exist"),

@@ -235,6 +235,8 @@ def read_question(args) -> str:
                         "(e.g. convert it with iconv -t utf-8)") from None
     if not question.strip():
         raise UserError("the question is empty: pass a question in quotes")
+    if not re.search(r"\w", question):  # punctuation alone asks nothing
+        raise UserError(f"the question {question.strip()!r} has no words: pass a question in quotes")
     return question.strip()
 
 
