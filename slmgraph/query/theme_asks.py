@@ -26,11 +26,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 from slmgraph.query.theme_lead import _join, _q
+from slmgraph.query.theme_topics import _work as work_of
+from slmgraph.query.theme_works import _LABEL
 
 #: A question about what a speaker asks.
 _ASKS = re.compile(r"(?i)\b(questions?|ask(s|ed|ing)?|interview(s|ed|ing)?)\b")
-#: A speaker's label opening a line of a transcript ("KEVIN SCOTT: Welcome").
-_LABEL = re.compile(r"(?m)^[ \t]*([A-Z][A-Z.'-]+(?: [A-Z][A-Z.'-]+){0,3}):")
 #: Words of a question's opening that ask nothing ("So, like, how did you ...").
 _FILLERS = frozenset("so like and but well okay ok oh yeah now um uh right also then just".split())
 #: Two-word fillers ("I mean", "you know").
@@ -163,8 +163,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _work(ix, doc_id: str) -> str:
-    d = ix.doc_by_id[doc_id]
-    return d.work or d.doc_id
+    return work_of(ix.doc_by_id[doc_id])
 
 
 def subjects(ix, asked: list[Asked], embedder) -> list[tuple[str, list[Asked]]]:

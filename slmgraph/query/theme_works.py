@@ -135,8 +135,7 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
                 held[of[d]][k].add(c)
                 surface[k][shown] += 1
     named: dict[str, Counter] = defaultdict(Counter)  # work -> person -> units naming them
-    spoke: dict[str, Counter] = defaultdict(Counter)  # work -> speaker label -> units they speak in
-    found_in: dict[str, set] = defaultdict(set)  # a person or speaker -> works
+    found_in: dict[str, set] = defaultdict(set)  # a person (or "speaker " + label) -> works
     name_words: set[str] = set()
     for c, d, name in people:
         if d in of and name:
@@ -144,13 +143,10 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
             found_in[str(name).casefold()].add(of[d])
             name_words.update(w.casefold() for w in re.findall(r"\w+", str(name)) if len(w) > 2)
     units = ix.all_units()
-    for u in units:
-        for label in set(_LABEL.findall(u.text)):
-            spoke[of[u.doc_id]][label.strip()] += 1
-            found_in["speaker " + label.strip()].add(of[u.doc_id])
-            name_words.update(w.casefold() for w in re.findall(r"\w+", label) if len(w) > 2)
-    # a speaker's home: the work they speak in most
-    home = {p: max(order, key=lambda w: (spoke[w][p], -order.index(w))) for p in {p for w in order for p in spoke[w]}}
+    spoke, heard_in, _, home, _ = _speaking(ix, of, order)
+    found_in.update(heard_in)
+    for label in {p for w in order for p in spoke[w]}:
+        name_words.update(w.casefold() for w in re.findall(r"\w+", label) if len(w) > 2)
     texts: dict[str, list[str]] = defaultdict(list)
     for u in units:
         texts[of[u.doc_id]].append(u.text)
@@ -159,7 +155,10 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
     doc_of = {u.chunk_id: u.doc_id for u in units}
     vectors = ix.unit_vectors([u.chunk_id for u in units])
     parts = Counter(of.values())
-    n_units = Counter(of[d.doc_id] for d in ix.docs for _ in range(d.n_units))
+    n_units: Counter = Counter()
+    for d in ix.docs:
+        n_units[of[d.doc_id]] += d.n_units
+    voices = {w: _voices(w, spoke[w], named[w], found_in, n, home, n_units[w]) for w in order}
     out = []
     for w in order:
         scored = []
@@ -189,11 +188,11 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
                 break
         if not picked:
             continue
-        out.append(Work(w, parts[w], n_units[w], _voices(w, spoke[w], named[w], found_in, n, home, n_units[w]), picked))
+        out.append(Work(w, parts[w], n_units[w], voices[w], picked))
     # a list of a few works' subjects would read as the corpus's: most works need some
     if len(out) < max(MIN_WORKS, LISTED_SHARE * n):
         return []
-    guested = sum(1 for w in order if _voices(w, spoke[w], named[w], found_in, n, home, n_units[w]))
+    guested = sum(1 for w in order if voices[w])
     speakers = Counter(p for w in order for p in spoke[w])
     hosts = [(_person(p), c) for p, c in sorted(speakers.items(), key=lambda kv: (-kv[1], kv[0]))
              if c >= HOST_SHARE * n]
@@ -201,6 +200,27 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
         x.hosts = hosts
         x.series = bool(hosts) and guested >= GUESTED_SHARE * n
     return out
+
+
+def _speaking(ix: ThemeIndex, of: dict, order: list[str]) -> tuple[dict, dict, dict, dict, Counter]:
+    """Who speaks where, from the speaker labels of the index's text units: ``(spoke, heard_in, first, home,
+    units)`` = work -> label -> units they speak in; ``"speaker " + label`` -> works; ``(work, label)`` -> the
+    first unit number they speak in; label -> their home, the work they speak in most (the earlier on a tie);
+    work -> its text units. ``of``: doc_id -> work; ``order``: the works in corpus order."""
+    spoke: dict[str, Counter] = defaultdict(Counter)
+    heard_in: dict[str, set] = defaultdict(set)
+    first: dict[tuple[str, str], int] = {}
+    units: Counter = Counter()
+    for u in ix.all_units():
+        w = of[u.doc_id]
+        units[w] += 1
+        for label in {x.strip() for x in _LABEL.findall(u.text)}:
+            spoke[w][label] += 1
+            heard_in["speaker " + label].add(w)
+            first.setdefault((w, label), u.number)
+    at = {w: i for i, w in enumerate(order)}
+    home = {p: max(order, key=lambda w: (spoke[w][p], -at[w])) for p in {p for w in order for p in spoke[w]}}
+    return spoke, heard_in, first, home, units
 
 
 def _bracketed(phrase: str, texts: list[str]) -> bool:
@@ -299,22 +319,11 @@ def cast_answer(ix: ThemeIndex, question: str) -> tuple[str, list[dict], list[in
     of = {d.doc_id: d.work or d.name or d.doc_id for d in ix.docs}
     order = list(dict.fromkeys(of.values()))
     n = len(order)
-    spoke: dict[str, Counter] = defaultdict(Counter)
-    first: dict[tuple[str, str], int] = {}
-    found_in: dict[str, set] = defaultdict(set)
-    n_units: Counter = Counter()
-    for u in ix.all_units():
-        w = of[u.doc_id]
-        n_units[w] += 1
-        for label in {x.strip() for x in _LABEL.findall(u.text)}:
-            spoke[w][label] += 1
-            found_in["speaker " + label].add(w)
-            first.setdefault((w, label), u.number)
+    spoke, found_in, first, home, n_units = _speaking(ix, of, order)
     if not any(spoke.values()):
         return None
     every = Counter(p for w in order for p in spoke[w])
     hosts = [(p, c) for p, c in sorted(every.items(), key=lambda kv: (-kv[1], kv[0])) if c >= 2 and c >= HOST_SHARE * n]
-    home = {p: max(order, key=lambda w: (spoke[w][p], -order.index(w))) for p in every}
     noun = "works" if any(d.work for d in ix.docs) else "documents"
     lines, points, cited = [], [], []
     guests: set[str] = set()

@@ -401,10 +401,12 @@ def _transcript_answer(store, question, embedder, ans, on_text) -> bool:
     """A question about what a transcript's speaker asks, answered from all of that speaker's questions
     (:mod:`slmgraph.query.theme_asks`), or about who its guests are, answered from its speaker labels
     (:func:`slmgraph.query.theme_works.cast_answer`); False (``ans`` untouched) when the question is neither."""
-    from slmgraph.query.theme_asks import asks_answer
+    from slmgraph.query.theme_asks import _ASKS, asks_answer
     from slmgraph.query.theme_model import ThemeIndex
-    from slmgraph.query.theme_works import cast_answer
+    from slmgraph.query.theme_works import _CAST, cast_answer
 
+    if not (_ASKS.search(question) or _CAST.search(question)):  # most questions: no index read
+        return False
     ix = ThemeIndex(store)
     got = asks_answer(ix, question, embedder) or cast_answer(ix, question)
     if got is None:
