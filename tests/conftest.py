@@ -338,6 +338,26 @@ class _ThemeStore:
         return False
 
 
+def small_index(tmp_path, folder: str, docs) -> tuple:
+    """``(Store, Settings)`` of ``docs`` (``{file name: text}`` or ``[(file name, text)]``) written to
+    ``tmp_path/folder`` and indexed into ``tmp_path/idx.duckdb`` with the fake model and embedder; the settings
+    keep every community of two and turn the helpfulness floor and probes off (the fake embedder's cosines
+    are not calibrated). Close the store when done."""
+    from slmgraph.config.settings import Settings
+    from slmgraph.indexing.pipeline import run_index
+    from slmgraph.store.db import Store
+
+    root = tmp_path / folder
+    root.mkdir()
+    for name, text in (docs.items() if isinstance(docs, dict) else docs):
+        (root / name).write_text(text, encoding="utf-8")
+    db = tmp_path / "idx.duckdb"
+    s = Settings(min_community_size=2)
+    run_index(root, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
+    s.helpfulness_floor, s.helpfulness_probes = 0.0, False
+    return Store(db), s
+
+
 def theme_index(units, *, embedder=None, entities=(), members=(), entity_units=(), reports=(), mentions=()):
     """A ThemeIndex over an in-memory DuckDB holding the nine tables it reads, filled in the order given.
 

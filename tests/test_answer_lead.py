@@ -6,16 +6,13 @@ name than who it is, with the sentence saying who it is."""
 import re
 
 import pytest
-from conftest import FakeEmbedder, FakeModel
+from conftest import FakeEmbedder, FakeModel, small_index
 
 from slmgraph.config.prompting import Prompts
-from slmgraph.config.settings import Settings
-from slmgraph.indexing.pipeline import run_index
 from slmgraph.model.client import ModelClient
 from slmgraph.query.engines.basic_search import basic_search
 from slmgraph.query.engines.local_search import local_search
 from slmgraph.query.extractive import extractive_answer, Point, sentence_points
-from slmgraph.store.db import Store
 
 #: Newsletters in which a context sentence shares more of the question's wording ("was", "the") than the
 #: sentence that answers it, so it is nearer the question by a bag-of-words cosine (0.76 against 0.60).
@@ -29,15 +26,7 @@ DOCS = {
 
 @pytest.fixture
 def club(tmp_path):
-    root = tmp_path / "club"
-    root.mkdir()
-    for name, text in DOCS.items():
-        (root / name).write_text(text, encoding="utf-8")
-    db = tmp_path / "idx.duckdb"
-    s = Settings(min_community_size=2)
-    run_index(root, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
-    s.helpfulness_floor, s.helpfulness_probes = 0.0, False  # the fake embedder's cosines are not calibrated
-    store = Store(db)
+    store, s = small_index(tmp_path, "club", DOCS)
     yield store, s
     store.close()
 

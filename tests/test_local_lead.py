@@ -5,18 +5,15 @@ ranks last, and ``auto`` sends a question about change over time to global searc
 import re
 
 import pytest
-from conftest import FakeEmbedder, FakeModel
+from conftest import FakeEmbedder, FakeModel, small_index
 
 from slmgraph.model.client import ModelClient
-from slmgraph.config.settings import Settings
-from slmgraph.indexing.pipeline import run_index
 from slmgraph.config.prompting import Prompts
 from slmgraph.query.engines.basic_search import basic_search
 from slmgraph.query.extractive import defining_points, first_sentences, prose_sentences, sentence_points
 from slmgraph.query.engines.lazy_search import lazy_search
 from slmgraph.query.engines.local_search import local_search
 from slmgraph.query.route import route
-from slmgraph.store.db import Store
 
 MINUTES = ("# Board minutes, March\n\n"
            "**Cardiac wing.** The board approved the Cardiac Wing plan after Marcus Reyes presented the costs. "
@@ -33,15 +30,8 @@ HEADINGS = {"Cardiac wing.", "Finances.", "Nurse contract.", "Staffing."}
 
 @pytest.fixture
 def hospital(tmp_path):
-    root = tmp_path / "hospital"
-    root.mkdir()
-    for name, text in (("minutes_march.md", MINUTES), ("memo_it.md", MEMO), ("news.md", NEWS)):
-        (root / name).write_text(text, encoding="utf-8")
-    db = tmp_path / "idx.duckdb"
-    s = Settings(min_community_size=2)
-    run_index(root, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
-    s.helpfulness_floor, s.helpfulness_probes = 0.0, False  # the fake embedder's cosines are not calibrated
-    store = Store(db)
+    docs = (("minutes_march.md", MINUTES), ("memo_it.md", MEMO), ("news.md", NEWS))
+    store, s = small_index(tmp_path, "hospital", docs)
     yield store, s
     store.close()
 

@@ -6,15 +6,12 @@ preposition ("for X, the initiative pulsed") and a question ("Was X, the clerk, 
 import re
 
 import pytest
-from conftest import FakeEmbedder, FakeModel
+from conftest import FakeEmbedder, FakeModel, small_index
 
 from slmgraph.config.prompting import Prompts
-from slmgraph.config.settings import Settings
-from slmgraph.indexing.pipeline import run_index
 from slmgraph.model.client import ModelClient
 from slmgraph.query.engines.local_search import local_search
 from slmgraph.query.extractive import defining_points
-from slmgraph.store.db import Store
 
 #: Three committee notes that mention Nadia Petrov in passing, with the words of "Who is ...?", and the
 #: annual meeting, last in reading order, that says what she is.
@@ -33,15 +30,7 @@ DOCS = {
 
 @pytest.fixture
 def club(tmp_path):
-    root = tmp_path / "club"
-    root.mkdir()
-    for name, text in DOCS.items():
-        (root / name).write_text(text, encoding="utf-8")
-    db = tmp_path / "idx.duckdb"
-    s = Settings(min_community_size=2)
-    run_index(root, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
-    s.helpfulness_floor, s.helpfulness_probes = 0.0, False  # the fake embedder's cosines are not calibrated
-    store = Store(db)
+    store, s = small_index(tmp_path, "club", DOCS)
     yield store, s
     store.close()
 
