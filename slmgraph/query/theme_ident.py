@@ -320,14 +320,9 @@ def corpus_identity(ix) -> str:
     (or works) in corpus order, their titles, the first lines of their first text units, the persons their
     text units mention (``entities`` of type ``person``; none in an index without them) and their dates; kept
     on ``ix`` (an answer reads it twice)."""
-    got = getattr(ix, "_identity", None)
-    if got is None:
-        got = _corpus_identity(ix)
-        try:
-            ix._identity = got
-        except AttributeError:  # a view that takes no attribute reads it again
-            pass
-    return got
+    if getattr(ix, "_identity", None) is None:
+        ix._identity = _corpus_identity(ix)
+    return ix._identity
 
 
 def _corpus_identity(ix) -> str:
