@@ -158,3 +158,13 @@ def test_a_unit_opening_mid_turn_gives_its_first_sentences_to_the_speaker_before
     assert _opening_speaker(before, "when I was a kid in Leeds, I built a loom. It was slow.") == "Ada Lovelace"
     assert _opening_speaker(before, "Something else entirely, said later.") == "Ada Lovelace"
     assert _opening_speaker("No labels here at all.", "More words.") == ""
+
+
+def test_the_story_a_question_speaks_of_is_no_kind_and_form_words_are_no_topic():
+    from slmgraph.query.theme_kinds import topic_of
+
+    assert kinds_asked("Do guests segue fluidly, and how does this impact the overall story?") == []
+    ix = _corpus()
+    assert topic_of("What narrative structures do guests rely on when recounting the journey of their careers?",
+                    ix) >= {"journey"}
+    assert not topic_of("What narrative structures do guests use?", ix) & {"narrative", "structur", "structure"}

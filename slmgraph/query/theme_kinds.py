@@ -55,7 +55,7 @@ def _kind(name: str, asked: str, noun: str, strong: list[str], weak: list[str] =
 _PAST = (r"(i|we) (was|were|had|did|went|got|came|made|took|saw|knew|thought|told|grew|began|left|wrote|built|"
          r"found|became|ran|met|bought|sold|won|lost|spent|taught|read|fell|heard|felt|decided|started|joined|"
          r"moved|worked|learned|learnt|tried|realized|realised|wanted|used to|ended up)")
-_kind("stories", r"anecdotes?|stor(y|ies)|recount\w*|memories|reminisc\w*|share[sd]? (their |personal )?experiences",
+_kind("stories", r"anecdotes?|stories|recount\w*|memories|reminisc\w*|share[sd]? (their |personal )?experiences",
       "tell stories of their own",
       [r"i (still )?(remember|recall)", r"when i was", r"growing up", r"i grew up", r"as a (kid|child|teenager|boy|girl|"
        r"student)", r"my (first|dad|father|mom|mother|parents|grandfather|grandmother|grandma|grandpa|brother|sister)",
@@ -84,10 +84,12 @@ _CHANGE = re.compile(r"(?i)\b(evolv\w*|chang\w*|shift\w*|over (the )?(time|years
 _THANKS = re.compile(r"(?i)\b(thank(s| you)|grateful)\b")
 #: Words of a statement in the first person: what a speaker says of themself.
 _FIRST = re.compile(r"(?i)\b(i|i'm|i've|i'd|i'll|me|my|we|we're|we've|our|us)\b")
-#: Words of a question naming who speaks or where, not what is said ("guests", "episodes").
+#: Words of a question naming who speaks or where, or the form of what is said, not its topic ("guests",
+#: "episodes", "narrative structures").
 _FRAME = frozenset("""guest guests speaker speakers host hosts episode episodes podcast podcasts interview interviews
 leader leaders corpus document documents work works share shares often commonly generally usually personal
-describe give gives tell tells across want wants""".split())
+describe give gives tell tells across want wants narrative narratives structure structures technique techniques
+type types kind kinds way ways""".split())
 #: A sentence naming a topic word of the question (:func:`topic_of`) gains this much.
 TOPIC_BONUS = 0.2
 #: A topic word found in under this share of the text units is specific ("career", "AI" in a corpus not all
