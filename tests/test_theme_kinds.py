@@ -168,3 +168,12 @@ def test_the_story_a_question_speaks_of_is_no_kind_and_form_words_are_no_topic()
     assert topic_of("What narrative structures do guests rely on when recounting the journey of their careers?",
                     ix) >= {"journey"}
     assert not topic_of("What narrative structures do guests use?", ix) & {"narrative", "structur", "structure"}
+
+
+def test_a_story_naming_two_stages_is_placed_in_the_later_and_one_sentence_reads_in_the_singular():
+    from slmgraph.query.theme_kinds import _verb
+
+    assert stage_of("My job at this company right after I graduated high school was to press rivets.") == \
+        "first jobs and careers"
+    assert _verb("voice worries", 1) == "voices worries" and _verb("tell stories of their own", 2) == \
+        "tell stories of their own"

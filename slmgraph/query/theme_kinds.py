@@ -62,12 +62,12 @@ _kind("stories", r"anecdotes?|stories|recount\w*|memories|reminisc\w*|share[sd]?
        r"(years|decades) ago", r"back (then|when|in (the )?(\d{2,4}s?|college|school))", r"one day",
        r"in (high school|college|grad school|graduate school|middle school)"],
       [_PAST, r"at the time"])
-_kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|driven by|loves?", "speak of their passions",
-      [r"i (love|loved|adore|am passionate|'m passionate|was passionate)", r"passion(ate)?", r"obsess\w*",
+_kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|driven by", "speak of their passions",
+      [r"i (love|loved|adore|am passionate|'m passionate|was passionate)", r"passion(ate)?", r"i('m| am| was| got| became) (\w+ )?obsessed",
        r"fascinat\w*", r"what (drives|motivates|excites|gets) me", r"i('ve| have) always (been|wanted|loved)",
        r"(inspired|motivated|drove|drives) me", r"my (dream|calling|mission)"],
       [r"i (enjoy|enjoyed|care (deeply|a lot|so much) about)", r"excit\w*", r"curio(us|sity)", r"joy"])
-_kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?|promise", "voice hopes",
+_kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?", "voice hopes",
       [r"i('m| am)? (hope|hopeful)", r"optimis\w*", r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
        r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (help|solve|cure|transform|improve|"
        r"democratize|empower)"],
@@ -75,7 +75,9 @@ _kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?|promise", "voice hopes",
 _kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*|dangers?|risks?", "voice worries",
       [r"i('m| am)? (worried|worry|afraid|scared|concerned|nervous|anxious)", r"(worr|fear|scar|frighten|terrif)\w*",
        r"concern(ed|s|ing)?", r"danger(ous|s)?", r"(risk|threat)s?"],
-      [r"harm\w*", r"misuse", r"(bad|wrong) (actors|hands|things)", r"unintended"])
+      [r"harm\w*", r"misuse", r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
+       r"caution\w*", r"bias(es|ed)?", r"(un)?safe(ty)?", r"misinformation", r"replac\w* (us|humans|people|jobs|workers)",
+       r"(lose|losing|lost) (their |our |your )?jobs"])
 
 #: A question about change over time.
 _CHANGE = re.compile(r"(?i)\b(evolv\w*|chang\w*|shift\w*|over (the )?(time|years|episodes)|across (the )?(episodes|"
@@ -105,7 +107,7 @@ STAGES = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in 
     ("school and university", r"high school|middle school|college|universit\w+|grad(uate)? school|ph\.?d|"
      r"professor|undergrad\w*|class(es)?|teachers?|students?|a levels"),
     ("first jobs and careers", r"my first (job|jobs|boss)|first jobs|intern(ship)?s?|got hired|was hired|i joined|"
-     r"my boss|career|job"),
+     r"my boss|career|my job|a job"),
     ("founding and building", r"(started|founded|co-?founded|launched|built|building|ran|run) (a|the|my|our|this) "
      r"(company|startup|business|lab|team|project|group)|startups?|founders?|founding|raised|investors?"),
 ))
@@ -175,8 +177,9 @@ def _specific(ix, topic: set[str]) -> set[str]:
 
 
 def stage_of(sentence: str) -> str:
-    """The stage of a life (:data:`STAGES`) a story's sentence tells of, else :data:`OTHER_STAGE`."""
-    return next((label for label, cue in STAGES if cue.search(sentence)), OTHER_STAGE)
+    """The stage of a life (:data:`STAGES`) a story's sentence tells of, the latest it names ("my job at this
+    company right after I graduated high school" is a first job), else :data:`OTHER_STAGE`."""
+    return next((label for label, cue in reversed(STAGES) if cue.search(sentence)), OTHER_STAGE)
 
 
 def _hosts(ix) -> set[str]:
@@ -363,8 +366,18 @@ def _halves(ix, mine: list[Said], order: dict, noun: str) -> str:
     half = len(works) // 2
     first, last = works[:half], works[half:]
     n1 = sum(1 for s in mine if order[_work(ix.doc_by_id[s.doc_id])] < half)
-    return (f"In the first {len(first)} {noun} ({_q(first[0])} to {_q(first[-1])}) {n1} are told, "
-            f"in the last {len(last)} ({_q(last[0])} to {_q(last[-1])}) {len(mine) - n1}")
+    return (f"In the first {len(first)} {noun} ({_q(first[0])} to {_q(first[-1])}) {_said(n1)}, "
+            f"in the last {len(last)} ({_q(last[0])} to {_q(last[-1])}) {_said(len(mine) - n1)}")
+
+
+def _verb(phrase: str, n: int) -> str:
+    """``phrase`` ("tell stories of their own") for ``n`` sentences: its verb in the singular for one ("tells")."""
+    verb, _, rest = phrase.partition(" ")
+    return phrase if n != 1 else f"{verb}s {rest}"
+
+
+def _said(n: int) -> str:
+    return f"{n} {'is' if n == 1 else 'are'} said"
 
 
 def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
@@ -411,7 +424,7 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         spread = works_of(mine)
         where = f"all {n_works} {noun}" if len(spread) == n_works else f"{len(spread)} of the {n_works} {noun}"
         about = f" naming {_join([_q(w) for w in on])}" if on else ""
-        head = f"{len(mine)} sentences {name}{about} in {where}"
+        head = f"{len(mine)} sentence{'s' if len(mine) != 1 else ''} {_verb(name, len(mine))}{about} in {where}"
         per = Counter(_work(ix.doc_by_id[s.doc_id]) for s in mine)
         top = per.most_common(2)
         if len(top) > 1 and top[0][1] > top[1][1]:
@@ -420,7 +433,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         shown = {label: _shown(ix, items, len(groups) == 1) for label, items in groups}
         quoted = chosen if change else [s for v in shown.values() for s in v]
         if quoted:
-            head += f"; {len(quoted)} of the nearest the question are quoted, by {_by(quoted) or 'unnamed speakers'}"
+            head += (f"; {'it is' if len(mine) == 1 else f'{len(quoted)} of the nearest the question are'} quoted, "
+                     f"by {_by(quoted) or 'unnamed speakers'}")
         if groups and any(label != OTHER_STAGE for label, _ in groups):
             by = "by stage of life" if kind == "stories" else "by meaning"
             head += (f". Grouped {by}, they speak of " + _join(
