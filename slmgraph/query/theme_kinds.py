@@ -91,7 +91,8 @@ _FIRST = re.compile(r"(?i)\b(i|i'm|i've|i'd|i'll|me|my|we|we're|we've|our|us)\b"
 _FRAME = frozenset("""guest guests speaker speakers host hosts episode episodes podcast podcasts interview interviews
 leader leaders corpus document documents work works share shares often commonly generally usually personal
 describe give gives tell tells across want wants narrative narratives structure structures technique techniques
-type types kind kinds way ways""".split())
+type types kind kinds way ways mention mentions mentioned talk talks discuss discusses speak speaks raise raises
+bring brings""".split())
 #: A sentence naming a topic word of the question (:func:`topic_of`) gains this much.
 TOPIC_BONUS = 0.2
 #: A topic word found in under this share of the text units is specific ("career", "AI" in a corpus not all
@@ -216,8 +217,19 @@ def _opening_speaker(before: str, text: str) -> str:
 
 
 def found(ix, question: str, kinds: list[str]) -> list[Said]:
-    """Every sentence of the corpus of one of ``kinds`` (a cue of the kind; see the module doc), a near-repeat in
-    the same document dropped, the host's left out unless ``question`` names them; in corpus order."""
+    """Every sentence of the corpus of one of ``kinds`` (a cue of the kind; see the module doc), as
+    :func:`guest_sentences` reads them; in corpus order."""
+    def weigh(body: str) -> tuple[float, str]:
+        return max((cue_weight(body, k), k) for k in kinds)
+
+    return guest_sentences(ix, question, weigh)
+
+
+def guest_sentences(ix, question: str, weigh) -> list[Said]:
+    """The corpus's sentences that ``weigh`` (``sentence -> (weight, kind)``) gives a positive weight, each a
+    whole statement (:func:`slmgraph.query.theme_model._statement_ok`) and no thank-you, a near-repeat in the same
+    work dropped (kept once, with its speaker where one copy names them), the host's left out unless ``question``
+    names them; in corpus order."""
     from slmgraph.query.extractive import _SPEAKER, prose_sentences
     from slmgraph.query.theme_model import _statement_ok, repeats, speaker_of, spoken
     from slmgraph.query.theme_topics import _work
@@ -234,8 +246,7 @@ def found(ix, question: str, kinds: list[str]) -> list[Said]:
         prev = u
         for s in prose_sentences(u.text):
             body = _SPEAKER.sub("", spoken(s)).strip()
-            weights = [(cue_weight(body, k), k) for k in kinds]
-            w, kind = max(weights)
+            w, kind = weigh(body)
             # a thank-you states nothing of any kind ("Kevin, thank you so much for your curiosity.")
             if w <= 0 or _THANKS.search(body) or not _statement_ok(s if s == body else body, ix):
                 continue
@@ -244,8 +255,7 @@ def found(ix, question: str, kinds: list[str]) -> list[Said]:
             if who in hosts:
                 continue
             d = ix.doc_by_id[u.doc_id]
-            # overlapping text units (and a work's overlapping parts) repeat a sentence: kept once, with its
-            # speaker where one copy names them
+            # overlapping text units (and a work's overlapping parts) repeat a sentence
             twin = next((a for a in reversed(out[-40:]) if _work(d) == _work(ix.doc_by_id[a.doc_id])
                          and repeats(body, a.text)), None)
             if twin is not None:
