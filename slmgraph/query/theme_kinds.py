@@ -327,6 +327,43 @@ def _where(ix, s: Said) -> str:
     return d.name if s.of == 1 else f"{d.name}, unit {s.unit} of {s.of}"
 
 
+class Quotes:
+    """The quoted sentences of an answer: each quote's line, the answer's points and its closing lists of the
+    documents and text units cited, in citation order."""
+
+    def __init__(self, ix):
+        self.ix = ix
+        self.cited: list[int] = []
+        self.points: list[dict] = []
+        self._where: dict[int, str] = {}
+
+    def line(self, s: Said) -> str:
+        """``- *document, unit k of n*: Speaker: sentence [Sources: n]``; the unit is cited."""
+        if s.source not in self.cited:
+            self.cited.append(s.source)
+            self._where[s.source] = _where(self.ix, s)
+        who = f"{s.speaker}: " if s.speaker else ""
+        return f"- *{_where(self.ix, s)}*: {who}{s.text} [Sources: {s.source}]"
+
+    def point(self, label: str, items: list[Said]) -> None:
+        """One structured point of the answer: its label, text, the works it spans, sources and documents."""
+        from slmgraph.query.theme_topics import _work
+
+        ix = self.ix
+        self.points.append({"topic": label, "text": " ".join(s.text for s in items), "coverage": {
+            "works": len({_work(ix.doc_by_id[s.doc_id]) for s in items})}, "reports": [],
+            "sources": [s.source for s in items],
+            "documents": [{"doc_id": s.doc_id, "document": ix.doc_by_id[s.doc_id].name,
+                           "path": ix.doc_by_id[s.doc_id].path} for s in items]})
+
+    def answer(self, parts: list[str]) -> tuple[str, list[dict], list[int]]:
+        """``(text, points, cited)``: ``parts`` joined, then the documents and text units cited."""
+        text = "\n\n".join(parts + [
+            "Documents cited:\n" + "\n".join(f"- [{n}] {self._where[n]}" for n in self.cited),
+            f"Sources: text units {', '.join(map(str, self.cited))}."])
+        return text, self.points, self.cited
+
+
 def _by(items: list[Said]) -> str:
     """"Andrew Ng (3), Sam Altman (2) and Drew Endy": who says ``items``, the most first."""
     c = Counter(s.speaker for s in items if s.speaker)
@@ -407,21 +444,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     picked = _pick(ix, said, question, embedder, kinds)
     n_works = len({_work(d) for d in ix.docs})
     noun = "works" if any(d.work for d in ix.docs) else "documents"
-    cited: list[int] = []
-    points: list[dict] = []
-
-    def line(s: Said) -> str:
-        if s.source not in cited:
-            cited.append(s.source)
-        who = f"{s.speaker}: " if s.speaker else ""
-        return f"- *{_where(ix, s)}*: {who}{s.text} [Sources: {s.source}]"
-
-    def point(label: str, items: list[Said]) -> None:
-        points.append({"topic": label, "text": " ".join(s.text for s in items), "coverage": {
-            "works": len(works_of(items))}, "reports": [], "sources": [s.source for s in items],
-            "documents": [{"doc_id": s.doc_id, "document": ix.doc_by_id[s.doc_id].name,
-                           "path": ix.doc_by_id[s.doc_id].path} for s in items]})
-
+    cites = Quotes(ix)
+    line, point = cites.line, cites.point
     heads, parts = [], []
     change = bool(_CHANGE.search(question))
     order = {w: i for i, w in enumerate(dict.fromkeys(_work(d) for d in ix.docs))}
@@ -465,11 +489,4 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             point(label, shown[label])
     if not parts:
         return None
-    docs = {}
-    for s in said:
-        if s.source in cited and s.source not in docs:
-            docs[s.source] = _where(ix, s)
-    text = "\n\n".join([" ".join(heads)] + parts + [
-        "Documents cited:\n" + "\n".join(f"- [{n}] {docs[n]}" for n in cited),
-        f"Sources: text units {', '.join(map(str, cited))}."])
-    return text, points, cited
+    return cites.answer([" ".join(heads)] + parts)

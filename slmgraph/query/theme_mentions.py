@@ -108,7 +108,7 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     speakers say it (:func:`asks_mentions`; see the module doc), or None when it asks neither, without an
     embedder, or when no speaker's sentence names an asked term (the answer by theme is given)."""
     from slmgraph.query.extractive import _embed
-    from slmgraph.query.theme_kinds import _where, guest_sentences
+    from slmgraph.query.theme_kinds import Quotes, guest_sentences
     from slmgraph.query.theme_topics import _work
 
     how = asks_mentions(question)
@@ -145,21 +145,8 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         where = f" ({_q(next(w for w in order if w in ws))})" if len(ws) == 1 else ""
         reach.append(f"{_q(t)} is named in {len(hit)} of the {len(units)} {part}, in {len(ws)} of the "
                      f"{len(order)} {noun}{where}")
-    cited: list[int] = []
-    points: list[dict] = []
-
-    def line(s) -> str:
-        if s.source not in cited:
-            cited.append(s.source)
-        who = f"{s.speaker}: " if s.speaker else ""
-        return f"- *{_where(ix, s)}*: {who}{s.text} [Sources: {s.source}]"
-
-    def point(label: str, items: list) -> None:
-        points.append({"topic": label, "text": " ".join(s.text for s in items), "coverage": {
-            "works": len({work_of[s.doc_id] for s in items})}, "reports": [], "sources": [s.source for s in items],
-            "documents": [{"doc_id": s.doc_id, "document": ix.doc_by_id[s.doc_id].name,
-                           "path": ix.doc_by_id[s.doc_id].path} for s in items]})
-
+    cites = Quotes(ix)
+    line, point = cites.line, cites.point
     by = Counter(s.speaker for s in said if s.speaker)
     parts = []
     if how == "often":
@@ -203,10 +190,4 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             mine = sorted((s for s in said if s.speaker == p), key=lambda s: -s.score)[:PER_SPEAKER]
             parts.append("\n".join([f"### {p}"] + [line(s) for s in mine]))
             point(p, mine)
-    docs = {}
-    for s in said:
-        if s.source in cited and s.source not in docs:
-            docs[s.source] = _where(ix, s)
-    text = "\n\n".join(parts + ["Documents cited:\n" + "\n".join(f"- [{n}] {docs[n]}" for n in cited),
-                                f"Sources: text units {', '.join(map(str, cited))}."])
-    return text, points, cited
+    return cites.answer(parts)
