@@ -10,7 +10,7 @@ from conftest import theme_index
 
 from slmgraph.query.answer import Answer
 from slmgraph.query.engines.global_search import _transcript_answer
-from slmgraph.query.theme_asks import CHECK, OPEN, asked_of, asks_answer, form_of, speaker_questions
+from slmgraph.query.theme_asks import CHECK, OPEN, asked_of, asks_answer, drawn_out, form_of, speaker_questions
 
 CHILDHOOD = {"parents", "kid", "child", "grow", "grew", "childhood"}
 FUTURE = {"future", "next", "exciting", "horizon", "coming"}
@@ -127,3 +127,16 @@ def test_a_speaker_who_asks_nothing_is_said_to():
 def test_a_short_name_is_found():
     ix = theme_index([("a", "talk", 0, "HOST ANN: Do you like the sea?\nGUEST BOB: Yes.")])
     assert asked_of("What kinds of questions does Ann ask?", ix) == "Host Ann"
+
+
+def test_how_the_guests_are_drawn_out_is_answered_from_the_hosts_questions():
+    ix = _corpus()
+    q = "What narrative techniques are used to encourage guests to open up about their experiences?"
+    assert drawn_out(q, ix) == "Kevin Scott"
+    text, _, _ = asks_answer(ix, q, AskEmbedder())
+    assert text.startswith("The guests are drawn out by the host's questions. Kevin Scott asks 12 questions")
+    # a question naming a speaker, or not about drawing guests out, is not the host's
+    assert drawn_out("How does Ada Lovelace encourage guests to open up?", ix) == ""
+    assert drawn_out("What encourages innovation?", ix) == ""
+    ans = Answer(text="", method="global", question="q", level=0)
+    assert _transcript_answer(ix.store, q, AskEmbedder(), ans, None) and ans.text.startswith("The guests are drawn")

@@ -31,6 +31,11 @@ from slmgraph.query.theme_works import _LABEL
 
 #: A question about what a speaker asks.
 _ASKS = re.compile(r"(?i)\b(questions?|ask(s|ed|ing)?|interview(s|ed|ing)?)\b")
+#: A question about how a transcript's guests are drawn out ("What narrative techniques are used to encourage
+#: guests to open up?"): the host's questions answer it.
+_DRAWN = re.compile(r"(?i)\b(encourag\w*|prompt\w*|draws? out|drawn out|get(s|ting)? (the |their )?guests? to|"
+                    r"open(s|ing)? up|interview(ing|er'?s?)? (style|techniques?|approach|methods?))\b")
+_GUESTS = re.compile(r"(?i)\b(guests?|interviewees?)\b")
 #: Words of a question's opening that ask nothing ("So, like, how did you ...").
 _FILLERS = frozenset("so like and but well okay ok oh yeah now um uh right also then just".split())
 #: Two-word fillers ("I mean", "you know").
@@ -75,6 +80,29 @@ def speakers(ix) -> Counter:
     for u in ix.all_units():
         out.update({x.strip() for x in _LABEL.findall(u.text)})
     return out
+
+
+def about_asking(question: str) -> bool:
+    """True when ``question`` may ask what a speaker asks (:data:`_ASKS`) or how guests are drawn out
+    (:data:`_DRAWN`); no index is read."""
+    return bool(_ASKS.search(question or "") or (_DRAWN.search(question or "") and _GUESTS.search(question)))
+
+
+def drawn_out(question: str, ix) -> str:
+    """The host (title case) whose questions answer ``question`` about how the guests are drawn out
+    (:data:`_DRAWN`, naming guests and no speaker of the corpus): the speaker in at least
+    :data:`slmgraph.query.theme_works.HOST_SHARE` of the works speaking in most units; "" otherwise."""
+    from slmgraph.query.theme_kinds import _hosts
+
+    if not (_DRAWN.search(question or "") and _GUESTS.search(question)):
+        return ""
+    words = set(re.findall(r"[a-z']+", question.casefold()))
+    said = speakers(ix)
+    if any(set(label.casefold().split()) & words for label in said):
+        return ""
+    hosts = _hosts(ix)
+    best = max(hosts, key=lambda h: (said[h], h), default="")
+    return " ".join(w.capitalize() for w in best.split())
 
 
 def asked_of(question: str, ix) -> str:
@@ -226,6 +254,8 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
     from slmgraph.query.theme_model import repeats
 
     speaker = asked_of(question, ix)
+    drawn = "" if speaker else drawn_out(question, ix)
+    speaker = speaker or drawn
     if not speaker:
         return None
     asked = speaker_questions(ix, speaker)
@@ -260,6 +290,8 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
         text += (". Grouped by meaning, the largest groups ask about "
                  + _join([f"{label} ({len(qs)} questions, in {_count(len({_work(ix, a.doc_id) for a in qs}), noun)})"
                           for label, qs in groups]))
+    if drawn:  # the question asks how the guests are drawn out: by the host's questions
+        text = f"The guests are drawn out by the host's questions. {text}"
     parts = [text + "."]
     points: list[dict] = []
     cited: list[int] = []

@@ -399,16 +399,23 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
 
 def _transcript_answer(store, question, embedder, ans, on_text) -> bool:
     """A question about what a transcript's speaker asks, answered from all of that speaker's questions
-    (:mod:`slmgraph.query.theme_asks`), or about who its guests are, answered from its speaker labels
-    (:func:`slmgraph.query.theme_works.cast_answer`); False (``ans`` untouched) when the question is neither."""
-    from slmgraph.query.theme_asks import _ASKS, asks_answer
+    (:mod:`slmgraph.query.theme_asks`), about who its guests are, answered from its speaker labels
+    (:func:`slmgraph.query.theme_works.cast_answer`), or asking for statements of a kind (stories, advice, hopes,
+    worries, passions), answered from the corpus's sentences of that kind (:mod:`slmgraph.query.theme_kinds`),
+    or how often something is said or by which speakers, answered by counting the corpus's mentions of it
+    (:mod:`slmgraph.query.theme_mentions`); False (``ans`` untouched) when the question is none of these."""
+    from slmgraph.query.theme_asks import about_asking, asks_answer
+    from slmgraph.query.theme_kinds import kinds_answer, kinds_asked
+    from slmgraph.query.theme_mentions import asks_mentions, mentions_answer
     from slmgraph.query.theme_model import ThemeIndex
     from slmgraph.query.theme_works import _CAST, cast_answer
 
-    if not (_ASKS.search(question) or _CAST.search(question)):  # most questions: no index read
+    if not (about_asking(question) or _CAST.search(question) or kinds_asked(question)
+            or asks_mentions(question)):  # most questions: no index read
         return False
     ix = ThemeIndex(store)
-    got = asks_answer(ix, question, embedder) or cast_answer(ix, question)
+    got = (asks_answer(ix, question, embedder) or cast_answer(ix, question) or kinds_answer(ix, question, embedder)
+           or mentions_answer(ix, question, embedder))
     if got is None:
         return False
     text, points, cited = got

@@ -1,0 +1,492 @@
+"""What a corpus's speakers say of one kind, for a question asking for statements of that kind across the whole
+corpus ("What personal anecdotes do tech leaders often share?", "How have the guests' hopes and worries about AI
+evolved?"), answered without a model.
+
+No community report holds such an answer: a community groups what is said of a subject, and an anecdote or a
+worry is a way of speaking found on any subject, in every work. So the answer is built from the
+corpus's sentences of the kind asked, as answer-type matching does in question answering (Moldovan et al. 2000:
+the question names the type of its answer, and the type is matched against the passages):
+
+* **the kind** (:data:`KINDS`) is named by the question's words ("anecdotes", "stories", "passions",
+  "hopes", "worries"), and a sentence is of that kind when it holds one of the kind's cues, a small table of
+  English expressions (a story is told in the first person and the past: "when I was", "I remember", "my first
+  job"; a worry names a fear or a risk); where enough sentences hold a cue that alone marks the kind, only
+  those are read. Advice is no kind of this table: spoken advice is mostly unmarked ("you have to ..." is as
+  often a description), and the answer by theme answers it better;
+* **the topic**: where at least :data:`MIN_FOUND` of them name a specific word of the question (one found in
+  under :data:`SPECIFIC_SHARE` of the text units: "AI" in "hopes about AI"), only those are read;
+* **relevance**: each is weighed by its cosine with the question, its cues and :data:`TOPIC_BONUS` for a topic
+  word, less :func:`slmgraph.query.theme_model.statement_penalty` (short, leaning on the sentence before, in a
+  work's intro or outro); at most :data:`PER_WORK` from one work, so the answer spans the corpus;
+* in a transcript, a host's sentences (a speaker in most works, :data:`slmgraph.query.theme_works.HOST_SHARE`)
+  are left out unless the question names the host: what guests share is asked; a unit opening mid-turn gives
+  its first sentences to the speaker of the unit before;
+* **groups**: stories by the stage of life they tell of (:data:`STAGES`: childhood, school, first jobs,
+  founding), other kinds by meaning, labelled by class-based TF-IDF over the concept phrases they name
+  (:func:`slmgraph.query.theme_asks.subjects`);
+* a question about change ("evolved", "over time") gets each kind's sentences in corpus order, work by work,
+  with how many are said in each half of the works.
+
+The answer states how many sentences of the kind, by whom and in how many works, then its subjects, each with
+quotes from distinct works naming their speaker and document.
+"""
+
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from slmgraph.query.theme_lead import _join, _q
+
+#: The kinds of statement a question may ask for: ``name -> (the question's words naming it, what a sentence
+#: of the kind is called, the sentence cues)``; a cue's weight is 1, or 2 for a cue that alone marks the kind.
+KINDS: dict[str, tuple[re.Pattern, str, tuple[tuple[re.Pattern, float], ...]]] = {}
+
+
+def _kind(name: str, asked: str, noun: str, strong: list[str], weak: list[str] = ()) -> None:
+    cues = tuple((re.compile(r"(?i)\b(" + c + r")\b"), 2.0) for c in strong) + tuple(
+        (re.compile(r"(?i)\b(" + c + r")\b"), 1.0) for c in weak)
+    KINDS[name] = (re.compile(r"(?i)\b(" + asked + r")\b"), noun, cues)
+
+
+#: First person then a verb in the past: a story's telling ("I started", "we built").
+_PAST = (r"(i|we) (was|were|had|did|went|got|came|made|took|saw|knew|thought|told|grew|began|left|wrote|built|"
+         r"found|became|ran|met|bought|sold|won|lost|spent|taught|read|fell|heard|felt|decided|started|joined|"
+         r"moved|worked|learned|learnt|tried|realized|realised|wanted|used to|ended up)")
+_kind("stories", r"anecdotes?|stories|recount\w*|memories|reminisc\w*|share[sd]? (their |personal )?experiences",
+      "tell stories of their own",
+      [r"i (still )?(remember|recall)", r"when i was", r"growing up", r"i grew up", r"as a (kid|child|teenager|boy|girl|"
+       r"student)", r"my (first|dad|father|mom|mother|parents|grandfather|grandmother|grandma|grandpa|brother|sister)",
+       r"(years|decades) ago", r"back (then|when|in (the )?(\d{2,4}s?|college|school))", r"one day",
+       r"in (high school|college|grad school|graduate school|middle school)"],
+      [_PAST, r"at the time"])
+_kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|driven by", "speak of their passions",
+      [r"i (love|loved|adore|am passionate|'m passionate|was passionate)", r"passion(ate)?", r"i('m| am| was| got| became) (\w+ )?obsessed",
+       r"fascinat\w*", r"what (drives|motivates|excites|gets) me", r"i('ve| have) always (been|wanted|loved)",
+       r"(inspired|motivated|drove|drives) me", r"my (dream|calling|mission)"],
+      [r"i (enjoy|enjoyed|care (deeply|a lot|so much) about)", r"excit\w*", r"curio(us|sity)", r"joy"])
+_kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?", "voice hopes",
+      [r"i('m| am)? (hope|hopeful)", r"optimis\w*", r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
+       r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (help|solve|cure|transform|improve|"
+       r"democratize|empower)"],
+      [r"promis\w*", r"opportunit\w*", r"excit\w*", r"potential", r"better (world|future|lives)"])
+_kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*|dangers?|risks?", "voice worries",
+      [r"i('m| am)? (worried|worry|afraid|scared|concerned|nervous|anxious)", r"(worr|fear|scar|frighten|terrif)\w*",
+       r"concern(ed|s|ing)?", r"danger(ous|s)?", r"(risk|threat)s?"],
+      [r"harm\w*", r"misuse", r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
+       r"caution\w*", r"bias(es|ed)?", r"(un)?safe(ty)?", r"misinformation", r"replac\w* (us|humans|people|jobs|workers)",
+       r"(lose|losing|lost) (their |our |your )?jobs"])
+
+#: A question about change over time.
+_CHANGE = re.compile(r"(?i)\b(evolv\w*|chang\w*|shift\w*|over (the )?(time|years|episodes)|across (the )?(episodes|"
+                     r"years|series|time)|trend\w*|develop(ed|ment)? over)\b")
+#: A thank-you.
+_THANKS = re.compile(r"(?i)\b(thank(s| you)|grateful)\b")
+#: Words of a statement in the first person: what a speaker says of themself.
+_FIRST = re.compile(r"(?i)\b(i|i'm|i've|i'd|i'll|me|my|we|we're|we've|our|us)\b")
+#: Words of a question naming who speaks or where, or the form of what is said, not its topic ("guests",
+#: "episodes", "narrative structures").
+_FRAME = frozenset("""guest guests speaker speakers host hosts episode episodes podcast podcasts interview interviews
+leader leaders corpus document documents work works share shares often commonly generally usually personal
+describe give gives tell tells across want wants narrative narratives structure structures technique techniques
+type types kind kinds way ways mention mentions mentioned talk talks discuss discusses speak speaks raise raises
+bring brings""".split())
+#: A sentence naming a topic word of the question (:func:`topic_of`) gains this much.
+TOPIC_BONUS = 0.2
+#: A topic word found in under this share of the text units is specific ("career", "AI" in a corpus not all
+#: about AI): when at least MIN_FOUND sentences of the kind name one, only those are quoted.
+SPECIFIC_SHARE = 0.3
+#: The stages of a life a story tells of, checked in order: ``(label, cue)``; a story of none is of "other
+#: moments".
+STAGES = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in (
+    ("childhood and family", r"when i was (a kid|a child|young|little|a boy|a girl|a teenager|\d|1[0-5]|five|six|seven|eight|"
+     r"nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen)|growing up|grew up|as a (kid|"
+     r"child|boy|girl|teenager)|my (father|dad|mother|mom|parents|grandfather|grandmother|grandma|grandpa|brother|"
+     r"sister|family)|childhood"),
+    ("school and university", r"high school|middle school|college|universit\w+|grad(uate)? school|ph\.?d|"
+     r"professor|undergrad\w*|class(es)?|teachers?|students?|a levels"),
+    ("first jobs and careers", r"my first (job|jobs|boss)|first jobs|intern(ship)?s?|got hired|was hired|i joined|"
+     r"my boss|career|my job|a job"),
+    ("founding and building", r"(started|founded|co-?founded|launched|built|building|ran|run) (a|the|my|our|this) "
+     r"(company|startup|business|lab|team|project|group)|startups?|founders?|founding|raised|investors?"),
+))
+OTHER_STAGE = "other moments"
+#: Sentences of a kind the answer weighs at most (the most cued first), and quotes it keeps.
+CANDIDATES = 400
+KEEP = 24
+#: Quotes from one work at most, and per subject shown.
+PER_WORK = 4
+EXAMPLES = 3
+#: A cue adds this much to a sentence's cosine with the question.
+CUE_WEIGHT = 0.05
+#: The least sentences of the kind, in at least this many works, before the answer is given this way.
+MIN_FOUND = 5
+MIN_WORKS = 2
+
+
+@dataclass
+class Said:
+    """One sentence of a kind: its text (speaker label dropped), unit number, document, position in it, speaker,
+    kind and score."""
+
+    text: str
+    source: int
+    doc_id: str
+    unit: int
+    of: int
+    speaker: str
+    kind: str
+    score: float = 0.0
+
+
+def kinds_asked(question: str) -> list[str]:
+    """The kinds of :data:`KINDS` that ``question`` asks for, in the table's order; [] for most questions."""
+    return [k for k, (asked, _, _) in KINDS.items() if asked.search(question or "")]
+
+
+def cue_weight(sentence: str, kind: str) -> float:
+    """The sum of the weights of ``kind``'s cues that ``sentence`` holds; a story needs the first person."""
+    w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence))
+    if kind == "stories" and not _FIRST.search(sentence):
+        return 0.0
+    return w
+
+
+def topic_of(question: str, ix) -> set[str]:
+    """The topic words of ``question`` as word stems: :func:`slmgraph.query.theme_model.topic_words` and any
+    acronym it names ("AI"), less the words asking for a kind (:data:`KINDS`) and naming who speaks or where
+    (:data:`_FRAME`)."""
+    from slmgraph.query.theme_model import topic_words, word_stem
+
+    asked = {word_stem(w) for w in re.findall(r"[a-z]+", (question or "").casefold())
+             if any(KINDS[k][0].fullmatch(w) for k in KINDS) or w in _FRAME}
+    acronyms = {word_stem(a.casefold()) for a in re.findall(r"\b[A-Z]{2,4}\b", question or "")}
+    return (topic_words(question, ix.all_units()) | acronyms) - asked
+
+
+def _specific(ix, topic: set[str]) -> set[str]:
+    """The words of ``topic`` found in under :data:`SPECIFIC_SHARE` of the index's text units."""
+    from slmgraph.query.theme_model import word_stem
+
+    units = ix.all_units()
+    held = Counter()
+    for u in units:
+        held.update(topic & {word_stem(w) for w in re.findall(r"[^\W_]+", u.text.casefold())})
+    return {w for w in topic if held[w] < SPECIFIC_SHARE * max(1, len(units))}
+
+
+def stage_of(sentence: str) -> str:
+    """The stage of a life (:data:`STAGES`) a story's sentence tells of, the latest it names ("my job at this
+    company right after I graduated high school" is a first job), else :data:`OTHER_STAGE`."""
+    return next((label for label, cue in reversed(STAGES) if cue.search(sentence)), OTHER_STAGE)
+
+
+def _hosts(ix) -> set[str]:
+    """The labels (as written, "KEVIN SCOTT") of speakers found in at least
+    :data:`slmgraph.query.theme_works.HOST_SHARE` of the corpus's works, and two."""
+    from slmgraph.query.theme_topics import _work
+    from slmgraph.query.theme_works import HOST_SHARE, _speaking
+
+    of = {d.doc_id: _work(d) for d in ix.docs}
+    order = list(dict.fromkeys(of.values()))
+    spoke = _speaking(ix, of, order)[0]
+    every = Counter(p for w in order for p in spoke[w])
+    return {p for p, c in every.items() if c >= 2 and c >= HOST_SHARE * len(order)}
+
+
+def _opening_speaker(before: str, text: str) -> str:
+    """Who is speaking where ``text`` (a text unit) opens, from ``before`` (the unit before it in its work, which
+    it may overlap): the last speaker turn of ``before`` ahead of where ``text`` opens in it (its end,
+    when they do not overlap), in title case as :func:`slmgraph.query.theme_model.speaker_of` gives it; ""
+    without one."""
+    from slmgraph.query.theme_model import _no_one, _turns
+
+    head = text[:60]
+    at = before.find(head) if head else -1
+    cut = at if at >= 0 else len(before)
+    label = ""
+    for start, name in _turns(before):
+        if start >= cut:
+            break
+        label = name
+    if not label or _no_one(label):
+        return ""
+    return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
+
+
+def found(ix, question: str, kinds: list[str]) -> list[Said]:
+    """Every sentence of the corpus of one of ``kinds`` (a cue of the kind; see the module doc), as
+    :func:`guest_sentences` reads them; in corpus order."""
+    def weigh(body: str) -> tuple[float, str]:
+        return max((cue_weight(body, k), k) for k in kinds)
+
+    return guest_sentences(ix, question, weigh)
+
+
+def guest_sentences(ix, question: str, weigh) -> list[Said]:
+    """The corpus's sentences that ``weigh`` (``sentence -> (weight, kind)``) gives a positive weight, each a
+    whole statement (:func:`slmgraph.query.theme_model._statement_ok`) and no thank-you, a near-repeat in the same
+    work dropped (kept once, with its speaker where one copy names them), the host's left out unless ``question``
+    names them; in corpus order."""
+    from slmgraph.query.extractive import _SPEAKER, prose_sentences
+    from slmgraph.query.theme_model import _statement_ok, repeats, speaker_of, spoken
+    from slmgraph.query.theme_topics import _work
+
+    folded = (question or "").casefold()
+    hosts = {h.title() for h in _hosts(ix) if not any(
+        re.search(r"\b" + re.escape(w) + r"\b", folded) for w in h.casefold().split() if len(w) >= 3)}
+    out: list[Said] = []
+    prev = None
+    for u in ix.all_units():
+        # the unit before in the same work (a work's parts follow each other in corpus order)
+        same = prev is not None and _work(ix.doc_by_id[prev.doc_id]) == _work(ix.doc_by_id[u.doc_id])
+        opening = _opening_speaker(prev.text, u.text) if same else ""
+        prev = u
+        for s in prose_sentences(u.text):
+            body = _SPEAKER.sub("", spoken(s)).strip()
+            w, kind = weigh(body)
+            # a thank-you states nothing of any kind ("Kevin, thank you so much for your curiosity.")
+            if w <= 0 or _THANKS.search(body) or not _statement_ok(s if s == body else body, ix):
+                continue
+            # a unit opening mid-turn: its first sentences are said by the speaker of the unit before
+            who = speaker_of(u.text, s) or opening
+            if who in hosts:
+                continue
+            d = ix.doc_by_id[u.doc_id]
+            # overlapping text units (and a work's overlapping parts) repeat a sentence
+            twin = next((a for a in reversed(out[-40:]) if _work(d) == _work(ix.doc_by_id[a.doc_id])
+                         and repeats(body, a.text)), None)
+            if twin is not None:
+                twin.speaker = twin.speaker or who
+                continue
+            out.append(Said(body, u.number, u.doc_id, u.unit, d.n_units, who, kind, w))
+    return out
+
+
+def _on_topic(ix, said: list[Said], question: str) -> tuple[list[Said], list[str]]:
+    """``(sentences, words)``: ``said`` less the sentences naming no specific topic word of ``question``
+    (:func:`_specific`) and those words as the question writes them, when at least :data:`MIN_FOUND` name one;
+    else all of ``said`` and []."""
+    from slmgraph.query.theme_model import names_asked, word_stem
+
+    specific = _specific(ix, topic_of(question, ix))
+    named = [s for s in said if names_asked(s.text, specific)]
+    if len(named) < MIN_FOUND:
+        return said, []
+    held = {word_stem(w) for s in named for w in re.findall(r"[^\W_]+", s.text.casefold())}
+    words = [w for w in re.findall(r"[^\W_]+", question) if word_stem(w.casefold()) in specific & held]
+    return named, list(dict.fromkeys(words))
+
+
+def _strong(said: list[Said]) -> list[Said]:
+    """The sentences of ``said`` whose cues weigh at least 2 (a cue that alone marks the kind, or two), when at
+    least :data:`MIN_FOUND` of each kind asked are; else ``said``: a weak cue alone ("excited") often marks
+    nothing."""
+    kinds = {s.kind for s in said}
+    strong = [s for s in said if s.score >= 2]
+    return strong if all(sum(1 for s in strong if s.kind == k) >= MIN_FOUND for k in kinds) else said
+
+
+def _pick(ix, said: list[Said], question: str, embedder, kinds: list[str]) -> list[Said]:
+    """The sentences the answer quotes: the :data:`CANDIDATES` most cued weighed by cosine with ``question`` plus
+    :data:`CUE_WEIGHT` per cue weight and :data:`TOPIC_BONUS` for naming a topic word, less
+    :func:`slmgraph.query.theme_model.statement_penalty`; the best first, at most :data:`PER_WORK` from one work
+    and :data:`KEEP` in all, shared evenly between ``kinds``."""
+    from slmgraph.query.extractive import _embed
+    from slmgraph.query.theme_model import repeats, statement_penalty
+    from slmgraph.query.theme_topics import _work
+
+    from slmgraph.query.theme_model import names_asked
+
+    topic = topic_of(question, ix)
+    pool = sorted(said, key=lambda s: -s.score)[:CANDIDATES]
+    v = _embed([s.text for s in pool] + [question], embedder)
+    for s, row in zip(pool, v[:-1]):
+        s.score = (float(row @ v[-1]) + CUE_WEIGHT * s.score - statement_penalty(s, ix)
+                   + (TOPIC_BONUS if names_asked(s.text, topic) else 0.0))
+    out: list[Said] = []
+    for kind in kinds:
+        per_work: Counter = Counter()
+        mine: list[Said] = []
+        for s in sorted((s for s in pool if s.kind == kind), key=lambda s: -s.score):
+            w = _work(ix.doc_by_id[s.doc_id])
+            if per_work[w] >= PER_WORK or any(repeats(s.text, t.text) for t in mine):
+                continue
+            mine.append(s)
+            per_work[w] += 1
+            if len(mine) == KEEP // len(kinds):
+                break
+        out += mine
+    return out
+
+
+def _where(ix, s: Said) -> str:
+    d = ix.doc_by_id[s.doc_id]
+    return d.name if s.of == 1 else f"{d.name}, unit {s.unit} of {s.of}"
+
+
+class Quotes:
+    """The quoted sentences of an answer: each quote's line, the answer's points and its closing lists of the
+    documents and text units cited, in citation order."""
+
+    def __init__(self, ix):
+        self.ix = ix
+        self.cited: list[int] = []
+        self.points: list[dict] = []
+        self._where: dict[int, str] = {}
+
+    def line(self, s: Said) -> str:
+        """``- *document, unit k of n*: Speaker: sentence [Sources: n]``; the unit is cited."""
+        if s.source not in self.cited:
+            self.cited.append(s.source)
+            self._where[s.source] = _where(self.ix, s)
+        who = f"{s.speaker}: " if s.speaker else ""
+        return f"- *{_where(self.ix, s)}*: {who}{s.text} [Sources: {s.source}]"
+
+    def point(self, label: str, items: list[Said]) -> None:
+        """One structured point of the answer: its label, text, the works it spans, sources and documents."""
+        from slmgraph.query.theme_topics import _work
+
+        ix = self.ix
+        self.points.append({"topic": label, "text": " ".join(s.text for s in items), "coverage": {
+            "works": len({_work(ix.doc_by_id[s.doc_id]) for s in items})}, "reports": [],
+            "sources": [s.source for s in items],
+            "documents": [{"doc_id": s.doc_id, "document": ix.doc_by_id[s.doc_id].name,
+                           "path": ix.doc_by_id[s.doc_id].path} for s in items]})
+
+    def answer(self, parts: list[str]) -> tuple[str, list[dict], list[int]]:
+        """``(text, points, cited)``: ``parts`` joined, then the documents and text units cited."""
+        text = "\n\n".join(parts + [
+            "Documents cited:\n" + "\n".join(f"- [{n}] {self._where[n]}" for n in self.cited),
+            f"Sources: text units {', '.join(map(str, self.cited))}."])
+        return text, self.points, self.cited
+
+
+def _by(items: list[Said]) -> str:
+    """"Andrew Ng (3), Sam Altman (2) and Drew Endy": who says ``items``, the most first."""
+    c = Counter(s.speaker for s in items if s.speaker)
+    return _join([f"{p} ({n})" if n > 1 else p for p, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))])
+
+
+def _groups(ix, chosen: list[Said], kind: str, embedder) -> list[tuple[str, list[Said]]]:
+    """``[(label, sentences)]``: stories by the stage of life they tell of (:data:`STAGES`, in life's order, "other
+    moments" last), other kinds by meaning (:func:`slmgraph.query.theme_asks.subjects`, the rest under "other
+    <kind>"); the best first within each."""
+    from slmgraph.query.theme_asks import subjects
+
+    chosen = sorted(chosen, key=lambda s: -s.score)
+    if kind == "stories":
+        by: dict[str, list[Said]] = {}
+        for s in chosen:
+            by.setdefault(stage_of(s.text), []).append(s)
+        return [(label, by[label]) for label in [x for x, _ in STAGES] + [OTHER_STAGE] if label in by]
+    groups = subjects(ix, chosen, embedder)
+    grouped = {id(s) for _, items in groups for s in items}
+    rest = [s for s in chosen if id(s) not in grouped]
+    return groups + ([(f"other {kind}" if groups else OTHER_STAGE, rest)] if rest else [])
+
+
+def _shown(ix, items: list[Said], alone: bool = False) -> list[Said]:
+    """The best :data:`EXAMPLES` of ``items`` (best first), from distinct works; ``alone`` (the kind's only group):
+    twice as many, at most two from a work."""
+    from slmgraph.query.theme_topics import _work
+
+    out, used = [], Counter()
+    for s in items:
+        w = _work(ix.doc_by_id[s.doc_id])
+        if used[w] < (2 if alone else 1):
+            out.append(s)
+            used[w] += 1
+        if len(out) == EXAMPLES * (2 if alone else 1):
+            break
+    return out
+
+
+def _halves(ix, mine: list[Said], order: dict, noun: str) -> str:
+    """"In the first 12 works (“EP-03 …” to “EP-23 …”) 40 are told, in the last 12 (…) 55": the kind's sentences
+    in each half of the corpus's works, in corpus order."""
+    from slmgraph.query.theme_topics import _work
+
+    works = sorted(order, key=order.get)
+    half = len(works) // 2
+    first, last = works[:half], works[half:]
+    n1 = sum(1 for s in mine if order[_work(ix.doc_by_id[s.doc_id])] < half)
+    return (f"In the first {len(first)} {noun} ({_q(first[0])} to {_q(first[-1])}) {_said(n1)}, "
+            f"in the last {len(last)} ({_q(last[0])} to {_q(last[-1])}) {_said(len(mine) - n1)}")
+
+
+def _verb(phrase: str, n: int) -> str:
+    """``phrase`` ("tell stories of their own") for ``n`` sentences: its verb in the singular for one ("tells")."""
+    verb, _, rest = phrase.partition(" ")
+    return phrase if n != 1 else f"{verb}s {rest}"
+
+
+def _said(n: int) -> str:
+    return f"{n} {'is' if n == 1 else 'are'} said"
+
+
+def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
+    """``(answer text, points, cited unit numbers)`` for a question asking for statements of a kind
+    (:func:`kinds_asked`; see the module doc), or None when it asks for none, without an embedder, or when fewer
+    than :data:`MIN_FOUND` such sentences in :data:`MIN_WORKS` works are found (the answer by theme is given)."""
+    from slmgraph.query.theme_topics import _work
+
+    kinds = kinds_asked(question)
+    if not kinds or embedder is None:
+        return None
+    said, on = _on_topic(ix, found(ix, question, kinds), question)
+    said = _strong(said)
+    works_of = lambda items: {_work(ix.doc_by_id[s.doc_id]) for s in items}  # noqa: E731
+    if len(said) < MIN_FOUND or len(works_of(said)) < MIN_WORKS:
+        return None
+    picked = _pick(ix, said, question, embedder, kinds)
+    n_works = len({_work(d) for d in ix.docs})
+    noun = "works" if any(d.work for d in ix.docs) else "documents"
+    cites = Quotes(ix)
+    line, point = cites.line, cites.point
+    heads, parts = [], []
+    change = bool(_CHANGE.search(question))
+    order = {w: i for i, w in enumerate(dict.fromkeys(_work(d) for d in ix.docs))}
+    for kind in kinds:
+        mine = [s for s in said if s.kind == kind]
+        if not mine:
+            continue
+        name = KINDS[kind][1]
+        chosen = [s for s in picked if s.kind == kind]
+        spread = works_of(mine)
+        where = f"all {n_works} {noun}" if len(spread) == n_works else f"{len(spread)} of the {n_works} {noun}"
+        about = f" naming {_join([_q(w) for w in on])}" if on else ""
+        head = f"{len(mine)} sentence{'s' if len(mine) != 1 else ''} {_verb(name, len(mine))}{about} in {where}"
+        per = Counter(_work(ix.doc_by_id[s.doc_id]) for s in mine)
+        top = per.most_common(2)
+        if len(top) > 1 and top[0][1] > top[1][1]:
+            head += f", most in {_q(top[0][0])} ({top[0][1]})"
+        groups = [] if change else _groups(ix, chosen, kind, embedder)
+        shown = {label: _shown(ix, items, len(groups) == 1) for label, items in groups}
+        quoted = chosen if change else [s for v in shown.values() for s in v]
+        if quoted:
+            head += (f"; {'it is' if len(mine) == 1 else f'{len(quoted)} of the nearest the question are'} quoted, "
+                     f"by {_by(quoted) or 'unnamed speakers'}")
+        if groups and any(label != OTHER_STAGE for label, _ in groups):
+            by = "by stage of life" if kind == "stories" else "by meaning"
+            head += (f". Grouped {by}, they speak of " + _join(
+                [f"{label} ({len(items)}, in {len(works_of(items))} {noun if len(works_of(items)) != 1 else noun[:-1]})"
+                 for label, items in groups if label != OTHER_STAGE]))
+        if change and len(order) >= 4:
+            head += ". " + _halves(ix, mine, order, noun)
+        heads.append(head + ".")
+        if change:  # work by work in corpus order, so what changes can be read
+            chosen.sort(key=lambda s: (order[_work(ix.doc_by_id[s.doc_id])], s.unit))
+            title = f"### {kind.capitalize()}, {noun[:-1]} by {noun[:-1]}"
+            parts.append("\n".join([title] + [line(s) for s in chosen]))
+            point(kind, chosen)
+            continue
+        for label, _ in groups:
+            title = label if len(groups) > 1 or label != OTHER_STAGE else kind
+            parts.append("\n".join([f"### {title[0].upper() + title[1:]}"] + [line(s) for s in shown[label]]))
+            point(label, shown[label])
+    if not parts:
+        return None
+    return cites.answer([" ".join(heads)] + parts)

@@ -1,0 +1,193 @@
+"""How often, and by whom, a corpus's speakers name what a question asks about ("How often do guests mention
+collaboration with other companies or industry rivals?", "Which guests talk about company culture?"), answered
+without a model.
+
+A question asking how often something is said, or which speakers say it, asks for a count and a list of names,
+which no community report holds: the answer counts the corpus's own mentions.
+
+* **The asked terms** (:func:`asked_terms`): a phrase of two or three of the question's words that the corpus
+  holds as a concept (``concept_mentions``) in at least :data:`MIN_UNITS` text units ("company culture"); else
+  the question's specific topic words (:func:`slmgraph.query.theme_kinds.topic_of`) found in at most
+  :data:`ANCHOR_SHARE` of the text units, the rarest first ("collaboration", "rivals": not "companies", which
+  most units hold); else its rarest topic word.
+* **Coverage**: the text units and works naming each term, whoever speaks.
+* **Who says it**: the sentences naming a term (:func:`slmgraph.query.theme_kinds.guest_sentences`: the hosts'
+  own left out unless the question names them), counted by speaker and by work, each quoted by its cosine with
+  the question.
+
+"How often" is answered with the coverage, how widely the works name it (rarely: in under a third of them; in
+most: over two thirds) and quotes work by work; "which" with the speakers who name it, the most first, a
+quote or two each, and how many of the corpus's other speakers (its hosts aside) never do.
+"""
+
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from slmgraph.query.theme_lead import _join, _q
+
+#: A question asking how often something is said.
+_OFTEN = re.compile(r"(?i)\bhow (often|frequently)\b|\bhow many (times|guests|speakers|episodes|works|documents)\b")
+#: A question asking which speakers say something.
+_WHICH = re.compile(r"(?i)\b(which|what) (guests|speakers|interviewees|participants|panell?ists)\b|"
+                    r"\bwho (talks|speaks|mentions|discusses|raises|brings up)\b")
+#: A phrase of the question is an asked term when the corpus holds it as a concept in at least this many units.
+MIN_UNITS = 2
+#: A topic word of the question is an asked term when found in at most this share of the text units.
+ANCHOR_SHARE = 0.1
+#: Quotes per work ("how often") and per speaker ("which"); works and speakers shown at most.
+PER_WORK = 2
+PER_SPEAKER = 2
+SHOWN = 8
+
+
+def asks_mentions(question: str) -> str:
+    """``"often"`` for a question asking how often something is said, ``"which"`` for one asking which speakers
+    say it, else ""."""
+    if _OFTEN.search(question or ""):
+        return "often"
+    return "which" if _WHICH.search(question or "") else ""
+
+
+def unit_counts(ix, stems: set[str]) -> Counter:
+    """``stem -> the number of the index's text units holding a word of that stem``."""
+    from slmgraph.query.theme_model import word_stem
+
+    held: Counter = Counter()
+    for u in ix.all_units():
+        held.update(stems & {word_stem(w) for w in re.findall(r"[^\W_]+", u.text.casefold())})
+    return held
+
+
+def asked_terms(question: str, ix) -> list[str]:
+    """The terms ``question`` asks about, as it writes them (see the module doc); [] without any."""
+    from slmgraph.names.forms import STOP
+    from slmgraph.query.theme_kinds import _FRAME, topic_of
+    from slmgraph.query.theme_model import word_stem
+    from slmgraph.store.corpus_stats import phrase_key
+
+    words = re.findall(r"[A-Za-z][\w'-]*", question or "")
+    df = ix.phrase_units
+    phrases: list[str] = []
+    for n in (3, 2):
+        for i in range(len(words) - n + 1):
+            seg = words[i:i + n]
+            if any(w.casefold() in STOP or w.casefold() in _FRAME for w in seg):
+                continue
+            text = " ".join(seg)
+            if df.get(phrase_key(text), 0) >= MIN_UNITS and not any(text.casefold() in p.casefold() for p in phrases):
+                phrases.append(text)
+    if phrases:
+        return phrases
+    topic = topic_of(question, ix)
+    if not topic:
+        return []
+    held = unit_counts(ix, topic)
+    n = max(1, len(ix.all_units()))
+    found = sorted((w for w in topic if held[w]), key=lambda w: (held[w], w))
+    rare = [w for w in found if held[w] <= ANCHOR_SHARE * n] or found[:1]
+    surface = {word_stem(w.casefold()): w for w in words}
+    return [surface.get(w, w) for w in rare]
+
+
+def _matcher(term: str):
+    from slmgraph.query.theme_labels import phrase_pattern
+    from slmgraph.query.theme_model import names_asked, word_stem
+
+    if " " in term:
+        pat = phrase_pattern(term)
+        return lambda text: bool(pat.search(text))
+    stem = {word_stem(term.casefold())}
+    return lambda text: names_asked(text, stem)
+
+
+def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
+    """``(answer text, points, cited unit numbers)`` for a question asking how often something is said or which
+    speakers say it (:func:`asks_mentions`; see the module doc), or None when it asks neither, without an
+    embedder, or when no speaker's sentence names an asked term (the answer by theme is given)."""
+    from slmgraph.query.extractive import _embed
+    from slmgraph.query.theme_kinds import Quotes, guest_sentences
+    from slmgraph.query.theme_topics import _work
+
+    how = asks_mentions(question)
+    if not how or embedder is None:
+        return None
+    terms = asked_terms(question, ix)
+    if not terms:
+        return None
+    match = [(t, _matcher(t)) for t in terms]
+
+    def weigh(body: str) -> tuple[float, str]:
+        return next(((1.0, t) for t, m in match if m(body)), (0.0, ""))
+
+    said = guest_sentences(ix, question, weigh)
+    if not said:
+        return None
+    v = _embed([s.text for s in said] + [question], embedder)
+    for s, row in zip(said, v[:-1]):
+        s.score = float(row @ v[-1])
+    units = ix.all_units()
+    work_of = {d.doc_id: _work(d) for d in ix.docs}
+    order = list(dict.fromkeys(work_of[d.doc_id] for d in ix.docs))
+    noun = "works" if any(d.work for d in ix.docs) else "documents"
+    part = "parts" if noun == "works" else "text units"
+    reach = []
+    named_works: set = set()
+    for t, m in match:
+        hit = [u for u in units if m(u.text)]
+        ws = {work_of[u.doc_id] for u in hit}
+        named_works |= ws
+        if not hit:
+            reach.append(f"{_q(t)} in none")
+            continue
+        where = f" ({_q(next(w for w in order if w in ws))})" if len(ws) == 1 else ""
+        reach.append(f"{_q(t)} is named in {len(hit)} of the {len(units)} {part}, in {len(ws)} of the "
+                     f"{len(order)} {noun}{where}")
+    cites = Quotes(ix)
+    line, point = cites.line, cites.point
+    by = Counter(s.speaker for s in said if s.speaker)
+    parts = []
+    if how == "often":
+        share = len(named_works) / max(1, len(order))
+        often = ("rarely" if share < 1 / 3 else "in most of the " + noun if share > 2 / 3
+                 else "in some of the " + noun)
+        head = (_join(reach[:1] + [r.replace(" is named", "") for r in reach[1:]]) + f". It comes up {often}: "
+                f"{len(said)} sentence{'s' if len(said) != 1 else ''} name{'s' if len(said) == 1 else ''} it")
+        if by:
+            head += ", by " + _join([f"{p} ({c})" if c > 1 else p for p, c in by.most_common(SHOWN)])
+        parts.append(head + ".")
+        per = Counter(work_of[s.doc_id] for s in said)
+        shown = {w for w, _ in sorted(per.items(), key=lambda kv: (-kv[1], order.index(kv[0])))[:SHOWN]}
+        for w in [w for w in order if w in shown]:  # the works naming it most, in corpus order
+            mine = sorted((s for s in said if work_of[s.doc_id] == w), key=lambda s: -s.score)[:PER_WORK]
+            n = per[w]
+            parts.append("\n".join([f"### {w} ({n} sentence{'s' if n != 1 else ''})"] + [line(s) for s in mine]))
+            point(w, mine)
+    else:
+        if not by:
+            return None
+        from slmgraph.query.theme_works import _LABEL
+
+        from slmgraph.query.theme_kinds import _hosts
+
+        everyone = {" ".join(x.capitalize() for x in label.split()) for u in units for label in
+                    {y.strip() for y in _LABEL.findall(u.text)}}
+        hosts = {" ".join(x.capitalize() for x in h.split()) for h in _hosts(ix)}
+        others = len(everyone - hosts - set(by))
+        items = []
+        for p, c in by.most_common(SHOWN):
+            ws = [w for w in order if any(s.speaker == p and work_of[s.doc_id] == w for s in said)]
+            items.append(f"{p} ({c} sentence{'s' if c != 1 else ''}, in {_join([_q(w) for w in ws[:2]])}"
+                         f"{' and others' if len(ws) > 2 else ''})")
+        head = (f"{len(by)} speaker{'s' if len(by) != 1 else ''} name{'s' if len(by) == 1 else ''} "
+                f"{_join([_q(t) for t in terms])}: " + _join(items))
+        if others > 0:
+            head += f"; the other {others} speaker{'s' if others != 1 else ''} of the corpus never do"
+        parts.append(head + ". " + _join(reach[:1] + [r.replace(" is named", "") for r in reach[1:]]) + ".")
+        for p, _ in by.most_common(SHOWN):
+            mine = sorted((s for s in said if s.speaker == p), key=lambda s: -s.score)[:PER_SPEAKER]
+            parts.append("\n".join([f"### {p}"] + [line(s) for s in mine]))
+            point(p, mine)
+    return cites.answer(parts)

@@ -1,0 +1,179 @@
+"""Statements of a kind: a question asking for stories, passions, hopes or worries across a corpus is answered from
+the corpus's sentences of that kind, said by its guests, with their speakers and documents named."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+from conftest import theme_index
+
+from slmgraph.query.answer import Answer
+from slmgraph.query.engines.global_search import _transcript_answer
+from slmgraph.query.theme_kinds import kinds_answer, kinds_asked, stage_of
+
+
+class WordEmbedder:
+    """A bag of hashed words: sentences sharing words are near."""
+
+    name, dim = "kinds-fake", 64
+
+    def encode(self, texts, progress=False):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in set(re.findall(r"\w+", t.lower())):
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+            out[i] /= max(np.linalg.norm(out[i]), 1e-9)
+        return out
+
+
+TOWNS = ["Leeds", "Porto", "Quito", "Oslo", "Perth"]
+#: Each guest: (label, childhood story, first-job story, advice, hope about AI, worry about AI, worry about weather).
+GUESTS = [
+    ("ADA LOVELACE", "Growing up in Leeds, I spent my weekends in my aunt's chemistry lab above the bakery.",
+     "I remember my first job, washing glassware in a dye works beside the canal.",
+     "My advice to young people is to learn chemistry by building small things with friends.",
+     "I am hopeful that AI will help chemists find safer dyes much faster.",
+     "I worry that AI will flood the chemistry journals with careless papers.",
+     "I worry that the Leeds winters are getting colder for the canal boats."),
+    ("BORIS KARLOV", "Growing up in Porto, my grandfather took me to the harbour to read the tides.",
+     "My first job was counting crates of sardines at dawn for a fishmonger.",
+     "If you are young, don't be afraid of geology fieldwork in the rain.",
+     "I am optimistic that AI can map fault lines before the next earthquake.",
+     "I am afraid AI models of the seabed will be trusted blindly by insurers.",
+     "I am scared of the storms that batter the Douro estuary each autumn."),
+    ("CLARA OSWIN", "As a child in Quito I collected orchids with my sister on the volcano slopes.",
+     "I remember my first job at a flower market, trimming roses for export.",
+     "I always tell my students to keep a field diary of every plant they see.",
+     "I am excited that AI could identify rare orchids from one blurry photograph.",
+     "I am concerned that AI will replace the botanists who walk the forests.",
+     "I am worried about the dry season burning the Andean meadows."),
+    ("DORA MILAJE", "When I was nine, my father built me a telescope from plumbing pipes in Oslo.",
+     "My first job was sweeping the floors of the planetarium after the evening shows.",
+     "My advice is to stay up late and learn the constellations before the mathematics.",
+     "I hope AI will sift the sky surveys for comets that no one has seen.",
+     "I fear AI will fill the night sky catalogues with phantom galaxies.",
+     "I fear the Oslo fog will hide the aurora for another winter."),
+    ("EMIL STRAND", "My mother ran a pet shop in Perth and I fed the lizards before school.",
+     "I remember my first job, cleaning the penguin pools at the city zoo.",
+     "You should volunteer at an animal shelter before you study zoology.",
+     "I am hopeful AI can track endangered quolls through camera traps.",
+     "The danger is that AI tracking collars will be used by poachers.",
+     "The danger is that the Perth heatwaves will kill the reef fish."),
+]
+
+
+def _corpus():
+    """Five interviews, one guest each: the host tells a story of his own and asks; each guest tells of their
+    childhood and their first job, gives advice, voices a hope and a worry about AI, and a worry about the
+    weather."""
+    units = []
+    for i, (g, *said) in enumerate(GUESTS):
+        text = ("KEVIN SCOTT: When I was a kid in Virginia, my father fixed radios in the garage every weekend.\n"
+                + f"KEVIN SCOTT: What got you started on your career, {g.split()[0].title()}?\n"
+                + "".join(f"{g}: {s}\n" for s in said))
+        units.append((f"u{i}", f"talk{i}", 0, text))
+        # more talk, naming no AI: "AI" is specific to a few of the corpus's units
+        town = TOWNS[i]
+        units += [(f"u{i}{k}", f"talk{i}", k, f"{g}: {town} has {k + 2} bridges over the river and a market on "
+                   f"{day}.\n{g}: The {town} museum opens at {k + 8} in the morning on {day}.\n")
+                  for k, day in enumerate(["Monday", "Tuesday", "Friday"], start=1)]
+    return theme_index(units, embedder=WordEmbedder())
+
+
+def test_the_kinds_a_question_asks_for():
+    assert kinds_asked("What personal anecdotes or stories do tech leaders often share?") == ["stories"]
+    assert kinds_asked("How have the guests' hopes and worries about AI evolved?") == ["hopes", "worries"]
+    # spoken advice is unmarked: the answer by theme answers it
+    assert kinds_asked("What advice do guests give to young people?") == []
+    assert kinds_asked("What are the personal passions that drive tech leaders?") == ["passions"]
+    # a theme, a company's culture "driving" advances, the host's techniques: no kind of statement
+    assert kinds_asked("What are the main themes across these episodes?") == []
+    assert kinds_asked("Which guests talk about company culture driving technological advancements?") == []
+    assert kinds_asked("What narrative techniques encourage guests to open up about their experiences?") == []
+
+
+def test_a_story_is_placed_in_the_stage_of_life_it_tells_of():
+    assert stage_of("When I was a kid in Leeds, my mother kept a notebook.") == "childhood and family"
+    assert stage_of("I remember my first job, sorting samples for a museum.") == "first jobs and careers"
+    assert stage_of("We founded the company in a garage.") == "founding and building"
+    assert stage_of("I went to Paris that spring.") == "other moments"
+
+
+def test_stories_are_the_guests_own_grouped_by_stage_of_life_with_speakers_and_documents():
+    text, points, cited = kinds_answer(_corpus(), "What personal anecdotes do the guests often share?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    # ten stories, two in each interview; the host's own story is not the guests'
+    assert head.startswith("10 sentences tell stories of their own in all 5 documents")
+    assert "Virginia" not in text and "Kevin Scott" not in text
+    assert "childhood and family (5, in 5 documents)" in head and "first jobs and careers (5, in 5 documents)" in head
+    assert "### Childhood and family" in text and "### First jobs and careers" in text
+    quotes = [line for line in text.splitlines() if line.startswith("- *talk")]
+    assert quotes and all(re.search(r"\*talk\d, unit 1 of 4\*: [A-Z][a-z]+ [A-Z][a-z]+: ", q) for q in quotes)
+    assert all(re.search(r"\[Sources: \d+\]$", q) for q in quotes)
+    assert "Documents cited:" in text and {p["topic"] for p in points} == {"childhood and family", "first jobs and careers"}
+    assert all(d["document"].startswith("talk") for p in points for d in p["documents"])
+    assert set(cited) <= {p_src for p in points for p_src in p["sources"]}
+
+
+def test_hopes_and_worries_about_a_topic_name_it_and_run_in_corpus_order_when_change_is_asked():
+    text, points, _ = kinds_answer(_corpus(), "How have the guests' hopes and worries about AI evolved across the "
+                                              "interviews?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert "5 sentences voice hopes naming “AI” in all 5 documents" in head
+    assert "5 sentences voice worries naming “AI” in all 5 documents" in head
+    # the worries about the weather name no AI
+    assert "winters" not in text
+    worries = text.split("### Worries, document by document")[1].split("\n\n")[0]
+    speakers = [g.title() for line in worries.splitlines() for g, *_ in GUESTS if g.title() in line]
+    assert speakers == [g.title() for g, *_ in GUESTS]
+    # as many in each: no document said to hold the most
+    assert "most in" not in head
+    assert [p["topic"] for p in points] == ["hopes", "worries"]
+
+
+def test_too_few_sentences_of_the_kind_give_no_answer_this_way():
+    units = [("u0", "a", 0, "ADA LOVELACE: I worry that chemistry classes are closing across the north.\n"),
+             ("u1", "b", 0, "BORIS KARLOV: The weather in Porto was mild for most of the year.\n")]
+    assert kinds_answer(theme_index(units, embedder=WordEmbedder()), "What do guests worry about?", WordEmbedder()) is None
+    assert kinds_answer(_corpus(), "What are the main themes?", WordEmbedder()) is None
+    assert kinds_answer(_corpus(), "What do guests worry about?", None) is None
+
+
+def test_global_search_answers_a_question_of_a_kind_from_its_sentences():
+    ix = _corpus()
+    ans = Answer(question="q", method="global", text="")
+    assert _transcript_answer(ix.store, "What stories do the guests share?", WordEmbedder(), ans, None)
+    assert ans.text.startswith("10 sentences tell stories of their own")
+    assert ans.details["transcript"] and ans.details["documents_named"]
+    assert set(ans.citations["sources"]) == {s for p in ans.points for s in p["sources"]}
+    assert not _transcript_answer(ix.store, "What are the main themes?", WordEmbedder(), Answer(question="q", method="global", text=""), None)
+
+
+def test_a_unit_opening_mid_turn_gives_its_first_sentences_to_the_speaker_before():
+    from slmgraph.query.theme_kinds import _opening_speaker
+
+    before = "KEVIN SCOTT: Tell me about it.\nADA LOVELACE: Well, when I was a kid in Leeds, I built a loom."
+    assert _opening_speaker(before, "when I was a kid in Leeds, I built a loom. It was slow.") == "Ada Lovelace"
+    assert _opening_speaker(before, "Something else entirely, said later.") == "Ada Lovelace"
+    assert _opening_speaker("No labels here at all.", "More words.") == ""
+
+
+def test_the_story_a_question_speaks_of_is_no_kind_and_form_words_are_no_topic():
+    from slmgraph.query.theme_kinds import topic_of
+
+    assert kinds_asked("Do guests segue fluidly, and how does this impact the overall story?") == []
+    ix = _corpus()
+    assert topic_of("What narrative structures do guests rely on when recounting the journey of their careers?",
+                    ix) >= {"journey"}
+    assert not topic_of("What narrative structures do guests use?", ix) & {"narrative", "structur", "structure"}
+
+
+def test_a_story_naming_two_stages_is_placed_in_the_later_and_one_sentence_reads_in_the_singular():
+    from slmgraph.query.theme_kinds import _verb
+
+    assert stage_of("My job at this company right after I graduated high school was to press rivets.") == \
+        "first jobs and careers"
+    assert _verb("voice worries", 1) == "voices worries" and _verb("tell stories of their own", 2) == \
+        "tell stories of their own"

@@ -1,0 +1,63 @@
+"""How often, and by whom: a question asking how often something is said, or which speakers say it, is answered
+by counting the corpus's mentions of what it asks about."""
+
+from __future__ import annotations
+
+from conftest import theme_index
+from test_theme_kinds import WordEmbedder, _corpus
+
+from slmgraph.query.answer import Answer
+from slmgraph.query.engines.global_search import _transcript_answer
+from slmgraph.query.theme_mentions import asked_terms, asks_mentions, mentions_answer
+
+
+def test_the_questions_asking_how_often_or_which_speakers():
+    assert asks_mentions("How often do guests mention collaboration with industry rivals?") == "often"
+    assert asks_mentions("How frequently does the board discuss the budget?") == "often"
+    assert asks_mentions("Which guests talk about company culture?") == "which"
+    assert asks_mentions("Who talks about the canal?") == "which"
+    assert asks_mentions("What are the main themes?") == "" and asks_mentions("Which city hosts the fair?") == ""
+
+
+def test_the_asked_terms_are_a_phrase_the_corpus_holds_else_the_rarest_topic_words():
+    ix = _corpus()
+    # "AI" is in a quarter of the units, "canal" in one: the rarer is asked about
+    assert asked_terms("How often do guests mention the canal and AI?", ix) == ["canal"]
+    assert asked_terms("How often do guests mention AI?", ix) == ["AI"]
+    units = [("u0", "a", 0, "ADA: Sea ice melts. Sea ice returns."), ("u1", "b", 0, "BOB: Sea ice is thin.")]
+    ix2 = theme_index(units, mentions=[("u0", "sea ice", "sea ice"), ("u1", "sea ice", "sea ice")])
+    assert asked_terms("How often do they mention sea ice?", ix2) == ["sea ice"]
+
+
+def test_how_often_counts_the_units_works_and_guests_naming_it():
+    text, points, cited = mentions_answer(_corpus(), "How often do guests mention AI?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.startswith("“AI” is named in 5 of the 20 text units, in 5 of the 5 documents.")
+    # ten guest sentences, two in each interview; the host names it nowhere
+    assert "It comes up in most of the documents: 10 sentences name it, by Ada Lovelace (2)" in head
+    assert "### talk0 (2 sentences)" in text and "Kevin Scott" not in text
+    assert cited and all(f"[Sources: {n}]" in text for n in cited)
+    assert {d["document"] for p in points for d in p["documents"]} == {f"talk{i}" for i in range(5)}
+
+
+def test_which_guests_names_those_who_say_it_and_how_many_never_do():
+    text, points, _ = mentions_answer(_corpus(), "Which guests talk about the canal?", WordEmbedder())
+    assert text.startswith("1 speaker names “canal”: Ada Lovelace (2 sentences, in “talk0”); the other 4 "
+                           "speakers of the corpus never do. “canal” is named in 1 of the 20 text units, in 1 of "
+                           "the 5 documents (“talk0”).")
+    assert "### Ada Lovelace" in text and [p["topic"] for p in points] == ["Ada Lovelace"]
+
+
+def test_nothing_named_or_no_such_question_gives_no_answer_this_way():
+    ix = _corpus()
+    assert mentions_answer(ix, "How often do guests mention glaciers on Mars?", WordEmbedder()) is None
+    assert mentions_answer(ix, "What are the main themes?", WordEmbedder()) is None
+    assert mentions_answer(ix, "How often do guests mention AI?", None) is None
+
+
+def test_global_search_answers_how_often_from_the_counts():
+    ix = _corpus()
+    ans = Answer(question="q", method="global", text="")
+    assert _transcript_answer(ix.store, "How often do guests mention the canal?", WordEmbedder(), ans, None)
+    assert ans.text.startswith("“canal” is named in 1 of the 20 text units")
+    assert ans.details["transcript"] and set(ans.citations["sources"]) == {s for p in ans.points for s in p["sources"]}
