@@ -388,6 +388,26 @@ def _groups(ix, chosen: list[Said], kind: str, embedder) -> list[tuple[str, list
     return groups + ([(f"other {kind}" if groups else OTHER_STAGE, rest)] if rest else [])
 
 
+def _group_line(ix, items: list[Said], noun: str) -> str:
+    """A group's first line: how many sentences, in how many works, by whom, and the noun phrases two or more of
+    them name (:func:`slmgraph.query.theme_lead.shared_terms`) -- "9 sentences in 7 works, by Neha Narkhede (2),
+    Danny Hillis and 5 others; 6 of them speak of “parents”, 2 of “stories”."."""
+    from slmgraph.query.theme_lead import shared_terms
+    from slmgraph.query.theme_topics import _work
+
+    n, k = len(items), len({_work(ix.doc_by_id[s.doc_id]) for s in items})
+    text = f"{n} sentence{'s' if n != 1 else ''} in {k} {noun if k != 1 else noun[:-1]}"
+    who = Counter(s.speaker for s in items if s.speaker).most_common()
+    if who:
+        shown = [f"{p} ({c})" if c > 1 else p for p, c in who[:3]]
+        text += ", by " + _join(shown + ([f"{len(who) - 3} others"] if len(who) > 3 else []))
+    terms = shared_terms(items, ix)[:2] if n > 1 else []
+    if terms:
+        text += f"; {terms[0][1]} of them speak of {_q(terms[0][0])}" + "".join(
+            f", {c} of {_q(t)}" for t, c in terms[1:])
+    return text + "."
+
+
 def _shown(ix, items: list[Said], alone: bool = False) -> list[Said]:
     """The best :data:`EXAMPLES` of ``items`` (best first), from distinct works; ``alone`` (the kind's only group):
     twice as many, at most two from a work."""
@@ -483,9 +503,10 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             parts.append("\n".join([title] + [line(s) for s in chosen]))
             point(kind, chosen)
             continue
-        for label, _ in groups:
+        for label, items in groups:
             title = label if len(groups) > 1 or label != OTHER_STAGE else kind
-            parts.append("\n".join([f"### {title[0].upper() + title[1:]}"] + [line(s) for s in shown[label]]))
+            parts.append("\n".join([f"### {title[0].upper() + title[1:]}", _group_line(ix, items, noun)]
+                                   + [line(s) for s in shown[label]]))
             point(label, shown[label])
     if not parts:
         return None
