@@ -177,3 +177,22 @@ def test_a_story_naming_two_stages_is_placed_in_the_later_and_one_sentence_reads
         "first jobs and careers"
     assert _verb("voice worries", 1) == "voices worries" and _verb("tell stories of their own", 2) == \
         "tell stories of their own"
+
+
+def test_a_question_about_the_host_reads_the_hosts_own_sentences():
+    from slmgraph.query.theme_asks import asked_of
+
+    units = [(f"u{i}", f"talk{i}", 0, f"KEVIN SCOTT: My fear is that the old boathouse number {i} will flood again.\n"
+                                      f"GUEST {chr(65 + i)}: I worry about the rent going up every single year.\n")
+             for i in range(3)]
+    ix = theme_index(units, embedder=WordEmbedder())
+    text, _, _ = kinds_answer(ix, "What does the host fear?", WordEmbedder())
+    assert "Kevin Scott: My fear is" in text and "rent" not in text
+    assert asked_of("What questions does the host ask?", ix) == "Kevin Scott"
+    # "risks" taken is no worry
+    assert kinds_asked("Which risks did the club take?") == []
+
+
+def test_a_first_job_told_any_way_is_a_first_job():
+    assert stage_of("A paper round at twelve, but my first real job was at Hallam's Bakery.") == "first jobs and careers"
+    assert stage_of("My first week, I counted a farmer's deposit, all in coins.") == "first jobs and careers"

@@ -31,6 +31,8 @@ from slmgraph.query.theme_works import _LABEL
 
 #: A question about what a speaker asks.
 _ASKS = re.compile(r"(?i)\b(questions?|ask(s|ed|ing)?|interview(s|ed|ing)?)\b")
+#: A question naming "the host" rather than a speaker ("What questions does the host ask?").
+_THE_HOST = re.compile(r"(?i)\bthe (co-?)?(host|interviewer|presenter)\b")
 #: A question about how a transcript's guests are drawn out ("What narrative techniques are used to encourage
 #: guests to open up?"): the host's questions answer it.
 _DRAWN = re.compile(r"(?i)\b(encourag\w*|prompt\w*|draws? out|drawn out|get(s|ting)? (the |their )?guests? to|"
@@ -92,23 +94,19 @@ def drawn_out(question: str, ix) -> str:
     """The host (title case) whose questions answer ``question`` about how the guests are drawn out
     (:data:`_DRAWN`, naming guests and no speaker of the corpus): the speaker in at least
     :data:`slmgraph.query.theme_works.HOST_SHARE` of the works speaking in most units; "" otherwise."""
-    from slmgraph.query.theme_kinds import _hosts
-
     if not (_DRAWN.search(question or "") and _GUESTS.search(question)):
         return ""
     words = set(re.findall(r"[a-z']+", question.casefold()))
-    said = speakers(ix)
-    if any(set(label.casefold().split()) & words for label in said):
+    if any(set(label.casefold().split()) & words for label in speakers(ix)):
         return ""
-    hosts = _hosts(ix)
-    best = max(hosts, key=lambda h: (said[h], h), default="")
-    return " ".join(w.capitalize() for w in best.split())
+    return _top_host(ix)
 
 
 def asked_of(question: str, ix) -> str:
     """The speaker (title case, "Kevin Scott") whose questions ``question`` asks about: it speaks of questions or
     asking and names a speaker of the corpus (all of the label's words, or its last word of three letters or
-    more); the one speaking in most units when several; "" otherwise."""
+    more), the one speaking in most units when several, or names "the host" (the host speaking in most units);
+    "" otherwise."""
     if not _ASKS.search(question or ""):
         return ""
     words = set(re.findall(r"[a-z']+", question.casefold()))
@@ -121,7 +119,16 @@ def asked_of(question: str, ix) -> str:
         if re.search(r"\b(ask(s|ed|ing)?|interview(s|ed|ing)?)\s+(" + "|".join(map(re.escape, parts)) + r")\b", folded):
             return ""
         return " ".join(w.capitalize() for w in label.split())
-    return ""
+    return _top_host(ix) if _THE_HOST.search(question) else ""
+
+
+def _top_host(ix) -> str:
+    """The corpus's host speaking in most units (title case), "" without hosts."""
+    from slmgraph.query.theme_kinds import _hosts
+
+    said = speakers(ix)
+    best = max(_hosts(ix), key=lambda h: (said[h], h), default="")
+    return " ".join(w.capitalize() for w in best.split())
 
 
 #: Openings of the questions no form of :data:`FORMS` takes: other open questions, other yes-or-no questions;
