@@ -33,6 +33,8 @@ from slmgraph.query.theme_works import _LABEL
 _ASKS = re.compile(r"(?i)\b(questions?|ask(s|ed|ing)?|interview(s|ed|ing)?)\b")
 #: A question naming "the host" rather than a speaker ("What questions does the host ask?").
 _THE_HOST = re.compile(r"(?i)\bthe (co-?)?(host|interviewer|presenter)\b")
+#: A question naming whose questions it asks about ("What questions does Margaret Okafor ask?").
+_ASKED_BY = re.compile(r"\b(?:does|do|did) ((?:[A-Z][\w'-]+ ?){1,3}) ask")
 #: A question about how a transcript's guests are drawn out ("What narrative techniques are used to encourage
 #: guests to open up?"): the host's questions answer it.
 _DRAWN = re.compile(r"(?i)\b(encourag\w*|prompt\w*|draws? out|drawn out|get(s|ting)? (the |their )?guests? to|"
@@ -257,13 +259,19 @@ def subjects(ix, asked: list[Asked], embedder) -> list[tuple[str, list[Asked]]]:
 def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
     """``(answer text, points, cited unit numbers)`` for a question about what a speaker asks (:func:`asked_of`),
     or None when it is not one; a speaker who asks none gets one sentence saying so, citing the first unit they
-    speak in."""
+    speak in, and a corpus without speaker labels one sentence saying that it has none."""
     from slmgraph.query.theme_model import repeats
 
     speaker = asked_of(question, ix)
     drawn = "" if speaker else drawn_out(question, ix)
     speaker = speaker or drawn
     if not speaker:
+        m = _ASKED_BY.search(question or "")
+        if m and not speakers(ix):  # no transcript: who asks what cannot be read
+            who = m.group(1).strip()
+            return (f"The documents have no speaker labels (a line opening on a name and a colon, "
+                    f"\"{who.upper()}: ...\"), so the questions {who} asks cannot be told from anyone else's.",
+                    [], [])
         return None
     asked = speaker_questions(ix, speaker)
     n_works = len({_work(ix, d.doc_id) for d in ix.docs})
