@@ -196,3 +196,20 @@ def test_a_question_about_the_host_reads_the_hosts_own_sentences():
 def test_a_first_job_told_any_way_is_a_first_job():
     assert stage_of("A paper round at twelve, but my first real job was at Hallam's Bakery.") == "first jobs and careers"
     assert stage_of("My first week, I counted a farmer's deposit, all in coins.") == "first jobs and careers"
+
+
+def test_a_reply_to_the_hosts_question_asking_for_a_kind_is_of_that_kind():
+    replies = [("Baking sourdough bread on Saturdays for the early crews at the club.", "The ovens were cold."),
+               ("Restoring wooden boats, mostly old clinker skiffs with copper rivets.", "It rained in Porto."),
+               ("Jazz trumpet in a dance band that plays the Christmas dinner each year.", "Our drummer moved away."),
+               ("Keeping four hives of bees on my allotment beside the railway line.", "The trains are late."),
+               ("Drawing comics where the single sculls are herons and the eights are dragons.", "Paper is dear.")]
+    names = ["ANNA BELL", "OTTO RANK", "IDA WELLS", "UMA THORN", "ELLA FITZ"]
+    units = [(f"u{i}", f"talk{i}", 0, f"KEVIN SCOTT: What do you do when you're not working?\n"
+                                      f"{names[i]}: {a}\n{names[i]}: {b}\n")
+             for i, (a, b) in enumerate(replies)]
+    text, _, _ = kinds_answer(theme_index(units, embedder=WordEmbedder()), "What are the guests' passions?",
+                              WordEmbedder())
+    # no cue word marks them, the host's question does
+    assert text.startswith("5 sentences speak of their passions in all 5 documents")
+    assert "sourdough" in text and "bees" in text and "trains" not in text

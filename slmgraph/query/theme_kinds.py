@@ -80,6 +80,20 @@ _kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*", "voice worri
        r"caution\w*", r"bias(es|ed)?", r"(un)?safe(ty)?", r"misinformation", r"replac\w* (us|humans|people|jobs|workers)",
        r"(lose|losing|lost) (their |our |your )?jobs"])
 
+#: A host's question asking for a kind ("What do you do when you're not rowing?" asks for a passion): the first
+#: REPLY_SENTENCES sentences of the guest's reply are of that kind, with PROMPT_WEIGHT, cue or no cue.
+PROMPTS = {k: re.compile(r"(?i)\b(" + p + r")") for k, p in {
+    "stories": r"grow(ing)? up|grew up|childhood|as a (kid|child)|first (real )?job|how did you (get|start|find|end up|"
+               r"come)|tell (us|me) (about|where|how)|what was (it|that) like|remember",
+    "passions": r"when you'?re not|for fun|outside (of )?(work|the lab|the office)|hobb(y|ies)|passion|spare time|"
+                r"free time|what do you (love|enjoy)|what (gets|got) you (excited|going)|what drives you",
+    "hopes": r"hope|looking forward|excit|optimis|what'?s next|the future",
+    "worries": r"worr|fear|concern|afraid|scar|nervous|risk|keeps? you up",
+}.items()}
+REPLY_SENTENCES = 2
+PROMPT_WEIGHT = 2.0
+#: A host's turn that asks: a question, or a request ("Tell us where you grew up.").
+_ASKING = re.compile(r"\?[\"'\u201d\u2019)]*$|^\W*(tell|talk|describe|walk) (us|me)\b", re.IGNORECASE)
 #: A question about change over time.
 _CHANGE = re.compile(r"(?i)\b(evolv\w*|chang\w*|shift\w*|over (the )?(time|years|episodes)|across (the )?(episodes|"
                      r"years|series|time)|trend\w*|develop(ed|ment)? over)\b")
@@ -152,10 +166,13 @@ def kinds_asked(question: str) -> list[str]:
     return [k for k, (asked, _, _) in KINDS.items() if asked.search(question or "")]
 
 
-def cue_weight(sentence: str, kind: str) -> float:
-    """The sum of the weights of ``kind``'s cues that ``sentence`` holds; a story needs the first person."""
-    w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence))
-    if kind == "stories" and not _FIRST.search(sentence):
+def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
+    """The sum of the weights of ``kind``'s cues that ``sentence`` holds, plus :data:`PROMPT_WEIGHT` when it
+    replies to ``prompt``, a host's question asking for the kind (:data:`PROMPTS`); a story needs the first
+    person unless it replies to such a question."""
+    asked = bool(prompt) and bool(PROMPTS[kind].search(prompt))
+    w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence)) + (PROMPT_WEIGHT if asked else 0.0)
+    if kind == "stories" and not asked and not _FIRST.search(sentence):
         return 0.0
     return w
 
@@ -231,14 +248,16 @@ def _opening_speaker(before: str, text: str) -> str:
 def found(ix, question: str, kinds: list[str]) -> list[Said]:
     """Every sentence of the corpus of one of ``kinds`` (a cue of the kind; see the module doc), as
     :func:`guest_sentences` reads them; in corpus order."""
-    def weigh(body: str) -> tuple[float, str]:
-        return max((cue_weight(body, k), k) for k in kinds)
+    def weigh(body: str, prompt: str = "") -> tuple[float, str]:
+        return max((cue_weight(body, k, prompt), k) for k in kinds)
 
     return guest_sentences(ix, question, weigh)
 
 
 def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
-    """The corpus's sentences that ``weigh`` (``sentence -> (weight, kind)``) gives a positive weight, each no
+    """The corpus's sentences that ``weigh`` (``(sentence, prompt) -> (weight, kind)``; ``prompt``: the host's
+    question a sentence replies to, among the first :data:`REPLY_SENTENCES` of the reply, else "") gives a
+    positive weight, each no
     thank-you and, with ``whole``, a whole statement (:func:`slmgraph.query.theme_model._statement_ok`; without,
     any sentence, each marked ``ok`` when whole), a near-repeat or a fragment of another in the same work dropped
     (kept once: the whole sentence, with its speaker where one copy names them); the hosts' own left out unless
@@ -255,22 +274,30 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
     only = every if _THE_HOST.search(question or "") and every else set()
     out: list[Said] = []
     prev = None
+    prompt, replied = "", 0
     for u in ix.all_units():
         # the unit before in the same work (a work's parts follow each other in corpus order)
         same = prev is not None and _work(ix.doc_by_id[prev.doc_id]) == _work(ix.doc_by_id[u.doc_id])
         opening = _opening_speaker(prev.text, u.text) if same else ""
+        if not same:
+            prompt, replied = "", 0
         prev = u
         for s in prose_sentences(u.text):
             body = _SPEAKER.sub("", spoken(s)).strip()
-            w, kind = weigh(body)
+            # a unit opening mid-turn: its first sentences are said by the speaker of the unit before
+            who = speaker_of(u.text, s) or opening
+            if who in every:
+                if _ASKING.search(body):
+                    prompt, replied = body, 0
+            elif who:
+                replied += 1
+            w, kind = weigh(body, prompt if 0 < replied <= REPLY_SENTENCES and who not in every else "")
             # a thank-you states nothing of any kind ("Kevin, thank you so much for your curiosity.")
             if w <= 0 or _THANKS.search(body):
                 continue
             ok = _statement_ok(s if s == body else body, ix)
             if whole and not ok:
                 continue
-            # a unit opening mid-turn: its first sentences are said by the speaker of the unit before
-            who = speaker_of(u.text, s) or opening
             if (who not in only) if only else (who in hosts):
                 continue
             d = ix.doc_by_id[u.doc_id]

@@ -136,7 +136,7 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         return None
     match = [(t, _matcher(t)) for t in terms]
 
-    def weigh(body: str) -> tuple[float, str]:
+    def weigh(body: str, prompt: str = "") -> tuple[float, str]:
         return next(((1.0, t) for t, m in match if m(body)), (0.0, ""))
 
     # every sentence naming it counts ("I remember 1987."); whole ones are quoted first
