@@ -81,7 +81,8 @@ _kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*", "voice worri
        r"(lose|losing|lost) (their |our |your )?jobs"])
 
 #: A host's question asking for a kind ("What do you do when you're not rowing?" asks for a passion): the first
-#: REPLY_SENTENCES sentences of the guest's reply are of that kind, with PROMPT_WEIGHT, cue or no cue.
+#: REPLY_SENTENCES whole statements of the guest's reply are of that kind, with PROMPT_WEIGHT, cue or no cue
+#: ("Wooden boats." is no statement; "I've got a 1930s skiff in my garage" is).
 PROMPTS = {k: re.compile(r"(?i)\b(" + p + r")") for k, p in {
     "stories": r"grow(ing)? up|grew up|childhood|as a (kid|child)|first (real )?job|how did you (get|start|find|end up|"
                r"come)|tell (us|me) (about|where|how)|what was (it|that) like|remember",
@@ -90,7 +91,7 @@ PROMPTS = {k: re.compile(r"(?i)\b(" + p + r")") for k, p in {
     "hopes": r"hope|looking forward|excit|optimis|what'?s next|the future",
     "worries": r"worr|fear|concern|afraid|scar|nervous|risk|keeps? you up",
 }.items()}
-REPLY_SENTENCES = 2
+REPLY_SENTENCES = 1
 PROMPT_WEIGHT = 2.0
 #: A host's turn that asks: a question, or a request ("Tell us where you grew up.").
 _ASKING = re.compile(r"\?[\"'\u201d\u2019)]*$|^\W*(tell|talk|describe|walk) (us|me)\b", re.IGNORECASE)
@@ -256,7 +257,8 @@ def found(ix, question: str, kinds: list[str]) -> list[Said]:
 
 def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
     """The corpus's sentences that ``weigh`` (``(sentence, prompt) -> (weight, kind)``; ``prompt``: the host's
-    question a sentence replies to, among the first :data:`REPLY_SENTENCES` of the reply, else "") gives a
+    question a sentence replies to, among the first :data:`REPLY_SENTENCES` whole statements of the reply, else
+    "") gives a
     positive weight, each no
     thank-you and, with ``whole``, a whole statement (:func:`slmgraph.query.theme_model._statement_ok`; without,
     any sentence, each marked ``ok`` when whole), a near-repeat or a fragment of another in the same work dropped
@@ -286,16 +288,17 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
             body = _SPEAKER.sub("", spoken(s)).strip()
             # a unit opening mid-turn: its first sentences are said by the speaker of the unit before
             who = speaker_of(u.text, s) or opening
+            ok = _statement_ok(s if s == body else body, ix)
             if who in every:
                 if _ASKING.search(body):
                     prompt, replied = body, 0
-            elif who:
+            elif who and ok:  # a reply's whole statements ("Baking." is none)
                 replied += 1
-            w, kind = weigh(body, prompt if 0 < replied <= REPLY_SENTENCES and who not in every else "")
+            reply = who not in every and ok and 0 < replied <= REPLY_SENTENCES
+            w, kind = weigh(body, prompt if reply else "")
             # a thank-you states nothing of any kind ("Kevin, thank you so much for your curiosity.")
             if w <= 0 or _THANKS.search(body):
                 continue
-            ok = _statement_ok(s if s == body else body, ix)
             if whole and not ok:
                 continue
             if (who not in only) if only else (who in hosts):
