@@ -182,12 +182,13 @@ def test_a_story_naming_two_stages_is_placed_in_the_later_and_one_sentence_reads
 def test_a_question_about_the_host_reads_the_hosts_own_sentences():
     from slmgraph.query.theme_asks import asked_of
 
+    worries = ["the rent going up every single year", "the bridge closing for repairs", "the choir losing its hall"]
     units = [(f"u{i}", f"talk{i}", 0, f"KEVIN SCOTT: My fear is that the old boathouse number {i} will flood again.\n"
-                                      f"GUEST {chr(65 + i)}: I worry about the rent going up every single year.\n")
-             for i in range(3)]
+                                      f"{name}: I worry about {worries[i]}.\n")
+             for i, name in enumerate(["ANNA BELL", "OTTO RANK", "IDA WELLS"])]
     ix = theme_index(units, embedder=WordEmbedder())
     text, _, _ = kinds_answer(ix, "What does the host fear?", WordEmbedder())
-    assert "Kevin Scott: My fear is" in text and "rent" not in text
+    assert "Kevin Scott: My fear is" in text and "rent" not in text and "bridge" not in text
     assert asked_of("What questions does the host ask?", ix) == "Kevin Scott"
     # "risks" taken is no worry
     assert kinds_asked("Which risks did the club take?") == []

@@ -96,3 +96,9 @@ def test_which_guests_never_say_it_are_named_and_a_short_reply_counts():
     text, _, _ = mentions_answer(_club(), "Which guests never mention the 1987 flood?", WordEmbedder())
     assert text.startswith("3 speakers never name “1987”: Aisha Rahman, Gregor Lind and Priya Nair. 1 speaker names "
                            "“1987”: Tom Brennan (1 sentence, in “ep1”).")
+
+
+def test_what_every_document_names_is_still_counted():
+    ix = _corpus()
+    # "Kevin Scott" asks in every interview; "career" is in every document, yet asked about
+    assert asked_terms("How often do guests mention their career?", ix) == ["career"]

@@ -126,10 +126,10 @@ def asked_of(question: str, ix) -> str:
 
 def _top_host(ix) -> str:
     """The corpus's host speaking in most units (title case), "" without hosts."""
-    from slmgraph.query.theme_kinds import _hosts
+    from slmgraph.query.theme_works import corpus_hosts
 
     said = speakers(ix)
-    best = max(_hosts(ix), key=lambda h: (said[h], h), default="")
+    best = max(corpus_hosts(ix), key=lambda h: (said[h], h), default="")
     return " ".join(w.capitalize() for w in best.split())
 
 
@@ -141,6 +141,8 @@ _AUX = frozenset("is isn't are aren't was wasn't were weren't do don't does does
 #: A name a question opens on, addressing someone ("Priya, what did you want to be?").
 _VOCATIVE = re.compile(r"^\s*([A-Z][\w'-]+(?: [A-Z][\w'-]+)?),\s+")
 OPEN, YES_NO, CHECK = "other open questions", "other yes-or-no questions", "checks on what was just said"
+#: Each of those forms said of one question.
+_ONE = {OPEN: "an other open question", YES_NO: "an other yes-or-no question", CHECK: "a check on what was just said"}
 
 
 def form_of(question: str) -> str:
@@ -298,7 +300,7 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
             shown.append(f"{c} ask{'s' if c == 1 else ''} about {form} ({_q(example + ' …')})")
         else:
             first = min((a.text for a in asked if a.form == form), key=lambda t: (len(t.split()), t))
-            shown.append(f"{c} {'are' if c != 1 else 'is'} {form if c != 1 else form[:-1].replace('questions', 'question').replace('checks', 'a check')} ({_q(first)})")
+            shown.append(f"{c} {'are' if c != 1 else 'is'} {form if c != 1 else _ONE[form]} ({_q(first)})")
     text += ". By their form, " + _join(shown)
     groups = subjects(ix, asked, embedder)
     if groups:

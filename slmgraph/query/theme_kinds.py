@@ -39,6 +39,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from slmgraph.query.theme_lead import _join, _q
+from slmgraph.query.theme_works import corpus_hosts
 
 #: The kinds of statement a question may ask for: ``name -> (the question's words naming it, what a sentence
 #: of the kind is called, the sentence cues)``; a cue's weight is 1, or 2 for a cue that alone marks the kind.
@@ -100,6 +101,8 @@ _CHANGE = re.compile(r"(?i)\b(evolv\w*|chang\w*|shift\w*|over (the )?(time|years
                      r"years|series|time)|trend\w*|develop(ed|ment)? over)\b")
 #: A question about the hosts themselves ("What does the host fear?").
 _THE_HOST = re.compile(r"(?i)\bthe (co-?)?(hosts?|interviewers?|presenters?)\b(?!'s guests)")
+#: A short sentence said whole: a capital, words, a full stop.
+_SHORT_WHOLE = re.compile(r"^[A-Z][^.?!]*[.!]$")
 #: A thank-you.
 _THANKS = re.compile(r"(?i)\b(thank(s| you)|grateful)\b")
 #: Words of a statement in the first person: what a speaker says of themself.
@@ -126,7 +129,7 @@ STAGES = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in 
     ("school and university", r"high school|middle school|college|universit\w+|grad(uate)? school|ph\.?d|"
      r"professor|undergrad\w*|class(es)?|teachers?|students?|a levels"),
     ("first jobs and careers", r"my (very )?first( real| proper| paid)? (job|jobs|boss|week|day|shift)|first jobs|"
-     r"intern(ship)?s?|got hired|was hired|i joined|my boss|my manager|the manager|career|my job|a job|worked there|"
+     r"intern(ship)?s?|got hired|was hired|i joined|my boss|my manager|the manager|career|jobs?|worked there|"
      r"apprentic\w*|clerk"),
     ("founding and building", r"(started|founded|co-?founded|launched|built|building|ran|run) (a|the|my|our|this) "
      r"(company|startup|business|lab|team|project|group)|startups?|founders?|founding|raised (money|funding|a round)"),
@@ -207,17 +210,6 @@ def stage_of(sentence: str) -> str:
     return next((label for label, cue in reversed(STAGES) if cue.search(sentence)), OTHER_STAGE)
 
 
-def _hosts(ix) -> set[str]:
-    """The labels (as written, "KEVIN SCOTT") of the corpus's hosts and co-hosts
-    (:func:`slmgraph.query.theme_works.co_hosts`)."""
-    from slmgraph.query.theme_topics import _work
-    from slmgraph.query.theme_works import _speaking, co_hosts
-
-    of = {d.doc_id: _work(d) for d in ix.docs}
-    order = list(dict.fromkeys(of.values()))
-    return co_hosts(_speaking(ix, of, order)[0], order)
-
-
 def _same(a: str, b: str) -> bool:
     """True when sentence ``a`` nearly repeats ``b`` or one is a cut of the other (a text unit's edge)."""
     from slmgraph.query.theme_model import repeats
@@ -252,7 +244,9 @@ def found(ix, question: str, kinds: list[str]) -> list[Said]:
     def weigh(body: str, prompt: str = "") -> tuple[float, str]:
         return max((cue_weight(body, k, prompt), k) for k in kinds)
 
-    return guest_sentences(ix, question, weigh)
+    # a short sentence a cue alone marks says it whole ("Music is my passion.", "I hope it comes.")
+    return [s for s in guest_sentences(ix, question, weigh, whole=False)
+            if s.ok or (s.score >= 2 and len(s.text.split()) >= 3 and _SHORT_WHOLE.match(s.text))]
 
 
 def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
@@ -269,7 +263,7 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
     from slmgraph.query.theme_topics import _work
 
     folded = (question or "").casefold()
-    every = {h.title() for h in _hosts(ix)}
+    every = {h.title() for h in corpus_hosts(ix)}
     hosts = {h for h in every if not any(
         re.search(r"\b" + re.escape(w) + r"\b", folded) for w in h.casefold().split() if len(w) >= 3)}
     # a question about "the host" asks for the hosts' own sentences
@@ -521,7 +515,7 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     said = _strong(said)
     works_of = lambda items: {_work(ix.doc_by_id[s.doc_id]) for s in items}  # noqa: E731
     # a question about the hosts themselves reads their few sentences; a corpus-wide kind needs more
-    least, spread = (1, 1) if _THE_HOST.search(question) and _hosts(ix) else (MIN_FOUND, MIN_WORKS)
+    least, spread = (1, 1) if _THE_HOST.search(question) and corpus_hosts(ix) else (MIN_FOUND, MIN_WORKS)
     if len(said) < least or len(works_of(said)) < spread:
         return None
     picked = _pick(ix, said, question, embedder, kinds)

@@ -91,6 +91,11 @@ def asked_terms(question: str, ix) -> list[str]:
     if phrases:
         return phrases
     topic = topic_of(question, ix)
+    if not topic:  # what every document names ("the ferry" of an island's oral history) is still asked about
+        from slmgraph.query.theme_model import question_words
+
+        topic = question_words(question) - {word_stem(w) for w in _FRAME} - {
+            word_stem(w.casefold()) for w in words if w.casefold() in ("often", "many", "times", "each")}
     if not topic:
         return []
     held = unit_counts(ix, topic)
@@ -189,13 +194,13 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             return None
         from slmgraph.query.theme_works import _LABEL
 
-        from slmgraph.query.theme_kinds import _hosts
+        from slmgraph.query.theme_works import corpus_hosts
 
         labels = {y.strip() for u in units for y in _LABEL.findall(u.text)}
         # a label cut by a text unit's edge ("LOWE:" of "HARRIET LOWE:") is no speaker of its own
         whole = {x for x in labels if not any(y != x and y.endswith(" " + x) for y in labels)}
         everyone = {" ".join(x.capitalize() for x in label.split()) for label in whole}
-        hosts = {" ".join(x.capitalize() for x in h.split()) for h in _hosts(ix)}
+        hosts = {" ".join(x.capitalize() for x in h.split()) for h in corpus_hosts(ix)}
         others = len(everyone - hosts - set(by))
         items = []
         for p, c in by.most_common(SHOWN):

@@ -247,6 +247,16 @@ def co_hosts(spoke: dict, order: list[str]) -> set[str]:
     return out
 
 
+def corpus_hosts(ix: ThemeIndex) -> set[str]:
+    """The labels (as written, "KEVIN SCOTT") of the corpus's hosts and co-hosts (:func:`co_hosts`), its works as
+    :func:`slmgraph.query.theme_topics._work` keys them."""
+    from slmgraph.query.theme_topics import _work
+
+    of = {d.doc_id: _work(d) for d in ix.docs}
+    order = list(dict.fromkeys(of.values()))
+    return co_hosts(_speaking(ix, of, order)[0], order)
+
+
 def _bracketed(phrase: str, texts: list[str]) -> bool:
     """True when most of ``phrase``'s occurrences in ``texts`` stand inside brackets ("(laughter)")."""
     said = re.compile(r"\b" + re.escape(phrase.casefold()))
