@@ -527,7 +527,7 @@ class Index:
               on_note: Callable[[str], None] | None = None, *, budget: int | None = None,
               followups: int | None = None, depth: int | None = None, drift_tokens: int | None = None,
               answers: str | None = None, opening: str | None = None, helpfulness: str | None = None,
-              local_tokens: int | None = None, local_shares=None) -> Answer:
+              local_tokens: int | None = None, local_shares=None, **unknown) -> Answer:
         """Answer ``question``; see :func:`answer` for the methods.
 
         The keyword options are those of ``slmgraph query``, for this question only (None: the index's
@@ -555,9 +555,16 @@ class Index:
             ``completion_tokens``, ``seconds``, ``points`` with their sources and documents, ...).
 
         Raises:
-            UserError: empty or overlong question, unknown method, a level the index does not have, an option
-                out of range, an index built without reports for global or drift search, missing model.
+            UserError: empty or overlong question, unknown method, a level the index does not have, an unknown
+                option (with the nearest valid name) or one out of range, an index built without reports for
+                global or drift search, missing model.
         """
+        if unknown:  # a misspelt keyword ("lvl=1") gets the nearest valid name, as a settings file's key does
+            from slmgraph.config import file as sf
+
+            valid = ["method", "level", "dynamic", "progress", "on_text", "on_route", "on_note", *QUERY_OPTIONS]
+            raise UserError(sf.unknown_name("Index.query()", "option", sorted(unknown)[0], valid,
+                                            f"the options are {', '.join(valid)}"))
         settings = self.query_settings(budget=budget, followups=followups, depth=depth, drift_tokens=drift_tokens,
                                        answers=answers, opening=opening, helpfulness=helpfulness,
                                        local_tokens=local_tokens, local_shares=local_shares)

@@ -233,7 +233,8 @@ def test_query_takes_the_per_query_options_of_slmgraph_query(index_db):
                            ({"answers": "poem"}, "answers='poem'.*extractive"),
                            ({"local_shares": (0, 0, 0, 0)}, "local_shares"),
                            ({"local_tokens": 10**6}, r"local_tokens=1000000\) does not fit"),
-                           ({"local_tokens": 100}, "at least 200")):
+                           ({"local_tokens": 100}, "at least 200"),
+                           ({"lvl": 1}, r"unknown option 'lvl' \(did you mean level\?\)")):
             with pytest.raises(UserError, match=match):
                 ix.query("Who founded Acme?", method="basic", **bad)
         b = ix.query("Who founded Acme Corporation?", method="basic", answers="extractive", opening="off",

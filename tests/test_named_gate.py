@@ -191,3 +191,14 @@ def test_auto_answers_from_the_text_units_when_no_report_helps_but_they_pass(ind
                  method="global", embedder_factory=FakeEmbedder)
     assert ans.method == "global" and ans.text == notice  # a method the user chose is kept
     store.close()
+
+
+@pytest.mark.parametrize("method", ["global", "local", "basic"])
+def test_a_misspelt_name_is_refused_with_the_index_name_nearest_it(index, method):
+    db, s = index
+    s.helpfulness_floor, s.helpfulness_probes = 0.0, False
+    store = Store(db)
+    ans, model = _run(method, store, s, "What did Alice Smyth build?")
+    assert ans.text.endswith("the indexed documents hold nothing about this question. Did you mean 'Alice Smith'?")
+    assert "\n" not in ans.text and model.calls == [] and ans.details["close_names"] == ["Alice Smith"]
+    store.close()

@@ -140,3 +140,11 @@ def test_how_the_guests_are_drawn_out_is_answered_from_the_hosts_questions():
     assert drawn_out("What encourages innovation?", ix) == ""
     ans = Answer(text="", method="global", question="q", level=0)
     assert _transcript_answer(ix.store, q, AskEmbedder(), ans, None) and ans.text.startswith("The guests are drawn")
+
+
+def test_a_corpus_without_speaker_labels_says_so():
+    ix = theme_index([("a", "talk", 0, "Margaret Okafor asked whether the boathouse would flood. Nobody knew.")])
+    text, points, cited = asks_answer(ix, "What questions does Margaret Okafor ask?", AskEmbedder())
+    assert text == ('The documents have no speaker labels (a line opening on a name and a colon, "MARGARET OKAFOR: '
+                    '..."), so the questions Margaret Okafor asks cannot be told from anyone else\'s.')
+    assert points == [] and cited == []

@@ -177,3 +177,40 @@ def test_a_story_naming_two_stages_is_placed_in_the_later_and_one_sentence_reads
         "first jobs and careers"
     assert _verb("voice worries", 1) == "voices worries" and _verb("tell stories of their own", 2) == \
         "tell stories of their own"
+
+
+def test_a_question_about_the_host_reads_the_hosts_own_sentences():
+    from slmgraph.query.theme_asks import asked_of
+
+    worries = ["the rent going up every single year", "the bridge closing for repairs", "the choir losing its hall"]
+    units = [(f"u{i}", f"talk{i}", 0, f"KEVIN SCOTT: My fear is that the old boathouse number {i} will flood again.\n"
+                                      f"{name}: I worry about {worries[i]}.\n")
+             for i, name in enumerate(["ANNA BELL", "OTTO RANK", "IDA WELLS"])]
+    ix = theme_index(units, embedder=WordEmbedder())
+    text, _, _ = kinds_answer(ix, "What does the host fear?", WordEmbedder())
+    assert "Kevin Scott: My fear is" in text and "rent" not in text and "bridge" not in text
+    assert asked_of("What questions does the host ask?", ix) == "Kevin Scott"
+    # "risks" taken is no worry
+    assert kinds_asked("Which risks did the club take?") == []
+
+
+def test_a_first_job_told_any_way_is_a_first_job():
+    assert stage_of("A paper round at twelve, but my first real job was at Hallam's Bakery.") == "first jobs and careers"
+    assert stage_of("My first week, I counted a farmer's deposit, all in coins.") == "first jobs and careers"
+
+
+def test_a_reply_to_the_hosts_question_asking_for_a_kind_is_of_that_kind():
+    replies = [("Baking sourdough bread on Saturdays for the early crews at the club.", "The ovens were cold."),
+               ("Restoring wooden boats, mostly old clinker skiffs with copper rivets.", "It rained in Porto."),
+               ("Jazz trumpet in a dance band that plays the Christmas dinner each year.", "Our drummer moved away."),
+               ("Keeping four hives of bees on my allotment beside the railway line.", "The trains are late."),
+               ("Drawing comics where the single sculls are herons and the eights are dragons.", "Paper is dear.")]
+    names = ["ANNA BELL", "OTTO RANK", "IDA WELLS", "UMA THORN", "ELLA FITZ"]
+    units = [(f"u{i}", f"talk{i}", 0, f"KEVIN SCOTT: What do you do when you're not working?\n"
+                                      f"{names[i]}: {a}\n{names[i]}: {b}\n")
+             for i, (a, b) in enumerate(replies)]
+    text, _, _ = kinds_answer(theme_index(units, embedder=WordEmbedder()), "What are the guests' passions?",
+                              WordEmbedder())
+    # no cue word marks them, the host's question does
+    assert text.startswith("5 sentences speak of their passions in all 5 documents")
+    assert "sourdough" in text and "bees" in text and "trains" not in text

@@ -61,3 +61,44 @@ def test_global_search_answers_how_often_from_the_counts():
     assert _transcript_answer(ix.store, "How often do guests mention the canal?", WordEmbedder(), ans, None)
     assert ans.text.startswith("“canal” is named in 1 of the 20 text units")
     assert ans.details["transcript"] and set(ans.citations["sources"]) == {s for p in ans.points for s in p["sources"]}
+
+
+def _club():
+    """Four episodes: the host in all, a co-host beside the guest in three, a guest of their own in each; a name
+    of several words, a year said in a short reply, and a label cut by a unit's edge."""
+    eps = [
+        ("ep1", "TOM BRENNAN", "I rowed in the Head of the River race twice with Harriet Lowe.\nTOM BRENNAN: The 1987 flood, yes."),
+        ("ep2", "AISHA RAHMAN", "Harriet still shouts at the novices every Sunday morning on the river."),
+        ("ep3", "GREGOR LIND", "The head of the crew broke an oar against the lock gates that winter."),
+        ("ep4", "PRIYA NAIR", "We trained for the Head of the River race in the rain all winter long."),
+    ]
+    units = []
+    for i, (doc, guest, said) in enumerate(eps):
+        co = "DEV PATEL: Tell us where you grew up, then.\n" if i else ""
+        units.append((f"u{i}", doc, 0, f"MARGARET OKAFOR: Welcome to the boathouse.\n{co}{guest}: {said}\n"
+                                        f"{guest}: I learned to row when I was twelve years old.\n"))
+    units.append(("u9", "ep4", 1, "NAIR: We came fourth in the end, which felt like winning it.\n"))
+    return theme_index(units, embedder=WordEmbedder())
+
+
+def test_a_name_of_several_words_is_asked_whole_and_a_persons_name_by_either_word():
+    ix = _club()
+    assert asked_terms("Which guests talk about the Head of the River race?", ix) == ["Head of the River"]
+    text, _, _ = mentions_answer(ix, "Which guests talk about the Head of the River race?", WordEmbedder())
+    # "the head of the crew" is another sense; the co-host and the cut label "NAIR" are no guests
+    assert text.startswith("2 speakers name “Head of the River”: Tom Brennan (1 sentence, in “ep1”) and Priya Nair "
+                           "(1 sentence, in “ep4”); the other 2 speakers of the corpus never do.")
+    text, _, _ = mentions_answer(ix, "How often do guests mention Harriet Lowe?", WordEmbedder())
+    assert "2 sentences name it, by Tom Brennan and Aisha Rahman" in text
+
+
+def test_which_guests_never_say_it_are_named_and_a_short_reply_counts():
+    text, _, _ = mentions_answer(_club(), "Which guests never mention the 1987 flood?", WordEmbedder())
+    assert text.startswith("3 speakers never name “1987”: Aisha Rahman, Gregor Lind and Priya Nair. 1 speaker names "
+                           "“1987”: Tom Brennan (1 sentence, in “ep1”).")
+
+
+def test_what_every_document_names_is_still_counted():
+    ix = _corpus()
+    # "Kevin Scott" asks in every interview; "career" is in every document, yet asked about
+    assert asked_terms("How often do guests mention their career?", ix) == ["career"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 import re
 
 import numpy as np
@@ -180,3 +181,17 @@ def test_a_compilation_names_the_voices_it_replays():
               for j in range(4)]
     text, _, _ = cast_answer(theme_index(units), "Who were the guests?")
     assert "- “review”: no guest of its own; it replays Ada Lovelace, Boris Karlov and Clara Oswin [Sources: " in text
+
+
+def test_a_co_host_beside_the_guests_is_no_guest_and_a_guest_filed_in_parts_is():
+    from slmgraph.query.theme_works import co_hosts
+
+    order = ["e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9", "e10"]
+    spoke = {w: Counter({"HOST": 2, f"GUEST {w.upper()}": 2}) for w in order}
+    for w in ("e2", "e5", "e7", "e10"):
+        spoke[w]["CO HOST"] = 1
+    assert co_hosts(spoke, order) == {"HOST", "CO HOST"}
+    # a guest whose interview is filed in three parts speaks beside no one but the host
+    parts = {w: Counter({"HOST": 2, "LONG GUEST": 2}) for w in ("p1", "p2", "p3")}
+    parts.update({w: Counter({"HOST": 2, f"GUEST {w}": 2}) for w in ("q1", "q2", "q3", "q4", "q5", "q6")})
+    assert co_hosts(parts, list(parts)) == {"HOST"}

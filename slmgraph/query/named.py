@@ -16,8 +16,9 @@ plurals, a leading article), all its words are words of one entity's name ("Merk
 Merkel", "Varrin Council" of "Varrin County Council"), or the name occurs in a text unit
 (:func:`slmgraph.names.forms.name_occurs`: a name the extraction left out, or merged under another name, is
 still in the documents). A question whose names are all unknown gets one line saying so
-(``prompts/no_answer_name.txt``), with no model call and before the embedder is needed; a question
-naming one known and one unknown thing is answered, and ``details["unknown_names"]`` lists the unknown.
+(``prompts/no_answer_name.txt``), with no model call and before the embedder is needed, followed by "Did you
+mean ...?" with the index's entity names nearest a misspelt one (:func:`close_names`); a question naming one
+known and one unknown thing is answered, and ``details["unknown_names"]`` lists the unknown.
 """
 
 from __future__ import annotations
@@ -203,7 +204,35 @@ def check_names(store, question: str, settings, in_index: bool = False) -> dict:
         named += index_names(store, question, named)
     known = known_names(store, named)
     unknown = [n for n in named if not known[n]]
-    return {"named": named, "unknown_names": unknown, "answer": not named or len(unknown) < len(named)}
+    gate = {"named": named, "unknown_names": unknown, "answer": not named or len(unknown) < len(named)}
+    close = close_names(store, unknown) if not gate["answer"] else []
+    if close:
+        gate["close_names"] = close
+    return gate
+
+
+#: How alike (difflib's ratio of the case-folded names) an entity's name must be to a name the index does not
+#: hold before the refusal offers it: a misspelling ("Ramanthan" for "Ramanathan") is near 0.9.
+CLOSE_NAME_RATIO = 0.8
+
+
+def close_names(store, names: list[str]) -> list[str]:
+    """The index's entity names nearest each of ``names`` (difflib's ratio at least :data:`CLOSE_NAME_RATIO`),
+    one per name, the best-connected first on a tie; [] when none is near."""
+    import difflib
+
+    if not names:
+        return []
+    ents = [str(n) for (n,) in store.con.execute("SELECT name FROM entities ORDER BY degree DESC, entity_id").fetchall()]
+    folded = {}
+    for e in ents:
+        folded.setdefault(e.casefold(), e)
+    out = []
+    for name in names:
+        got = difflib.get_close_matches(_without_titles(name).casefold(), list(folded), n=1, cutoff=CLOSE_NAME_RATIO)
+        if got and folded[got[0]] not in out:
+            out.append(folded[got[0]])
+    return out
 
 
 def known_of(named: dict) -> list[str]:
@@ -265,6 +294,8 @@ def name_refusal(ans, prompts, gate: dict, on_text, t0: float):
     """``ans`` as the no-answer of a question whose names the index does not hold
     (``prompts/no_answer_name.txt``; no model call): ``details`` holds the gate and ``refused``."""
     ans.text = prompts.fill("no_answer_name", names=quoted_names(gate["unknown_names"])).strip()
+    if gate.get("close_names"):  # a misspelt name: the index's nearest names
+        ans.text += f" Did you mean {quoted_names(gate['close_names'])}?"
     ans.citations = {}
     ans.context = []
     ans.details = {**ans.details, "refused": True, "refused_by": "names", "removed_citations": {}, **gate}

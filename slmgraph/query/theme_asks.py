@@ -31,6 +31,10 @@ from slmgraph.query.theme_works import _LABEL
 
 #: A question about what a speaker asks.
 _ASKS = re.compile(r"(?i)\b(questions?|ask(s|ed|ing)?|interview(s|ed|ing)?)\b")
+#: A question naming "the host" rather than a speaker ("What questions does the host ask?").
+_THE_HOST = re.compile(r"(?i)\bthe (co-?)?(host|interviewer|presenter)\b")
+#: A question naming whose questions it asks about ("What questions does Margaret Okafor ask?").
+_ASKED_BY = re.compile(r"\b(?:does|do|did) ((?:[A-Z][\w'-]+ ?){1,3}) ask")
 #: A question about how a transcript's guests are drawn out ("What narrative techniques are used to encourage
 #: guests to open up?"): the host's questions answer it.
 _DRAWN = re.compile(r"(?i)\b(encourag\w*|prompt\w*|draws? out|drawn out|get(s|ting)? (the |their )?guests? to|"
@@ -92,23 +96,19 @@ def drawn_out(question: str, ix) -> str:
     """The host (title case) whose questions answer ``question`` about how the guests are drawn out
     (:data:`_DRAWN`, naming guests and no speaker of the corpus): the speaker in at least
     :data:`slmgraph.query.theme_works.HOST_SHARE` of the works speaking in most units; "" otherwise."""
-    from slmgraph.query.theme_kinds import _hosts
-
     if not (_DRAWN.search(question or "") and _GUESTS.search(question)):
         return ""
     words = set(re.findall(r"[a-z']+", question.casefold()))
-    said = speakers(ix)
-    if any(set(label.casefold().split()) & words for label in said):
+    if any(set(label.casefold().split()) & words for label in speakers(ix)):
         return ""
-    hosts = _hosts(ix)
-    best = max(hosts, key=lambda h: (said[h], h), default="")
-    return " ".join(w.capitalize() for w in best.split())
+    return _top_host(ix)
 
 
 def asked_of(question: str, ix) -> str:
     """The speaker (title case, "Kevin Scott") whose questions ``question`` asks about: it speaks of questions or
     asking and names a speaker of the corpus (all of the label's words, or its last word of three letters or
-    more); the one speaking in most units when several; "" otherwise."""
+    more), the one speaking in most units when several, or names "the host" (the host speaking in most units);
+    "" otherwise."""
     if not _ASKS.search(question or ""):
         return ""
     words = set(re.findall(r"[a-z']+", question.casefold()))
@@ -121,7 +121,16 @@ def asked_of(question: str, ix) -> str:
         if re.search(r"\b(ask(s|ed|ing)?|interview(s|ed|ing)?)\s+(" + "|".join(map(re.escape, parts)) + r")\b", folded):
             return ""
         return " ".join(w.capitalize() for w in label.split())
-    return ""
+    return _top_host(ix) if _THE_HOST.search(question) else ""
+
+
+def _top_host(ix) -> str:
+    """The corpus's host speaking in most units (title case), "" without hosts."""
+    from slmgraph.query.theme_works import corpus_hosts
+
+    said = speakers(ix)
+    best = max(corpus_hosts(ix), key=lambda h: (said[h], h), default="")
+    return " ".join(w.capitalize() for w in best.split())
 
 
 #: Openings of the questions no form of :data:`FORMS` takes: other open questions, other yes-or-no questions;
@@ -132,6 +141,8 @@ _AUX = frozenset("is isn't are aren't was wasn't were weren't do don't does does
 #: A name a question opens on, addressing someone ("Priya, what did you want to be?").
 _VOCATIVE = re.compile(r"^\s*([A-Z][\w'-]+(?: [A-Z][\w'-]+)?),\s+")
 OPEN, YES_NO, CHECK = "other open questions", "other yes-or-no questions", "checks on what was just said"
+#: Each of those forms said of one question.
+_ONE = {OPEN: "an other open question", YES_NO: "an other yes-or-no question", CHECK: "a check on what was just said"}
 
 
 def form_of(question: str) -> str:
@@ -250,13 +261,19 @@ def subjects(ix, asked: list[Asked], embedder) -> list[tuple[str, list[Asked]]]:
 def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
     """``(answer text, points, cited unit numbers)`` for a question about what a speaker asks (:func:`asked_of`),
     or None when it is not one; a speaker who asks none gets one sentence saying so, citing the first unit they
-    speak in."""
+    speak in, and a corpus without speaker labels one sentence saying that it has none."""
     from slmgraph.query.theme_model import repeats
 
     speaker = asked_of(question, ix)
     drawn = "" if speaker else drawn_out(question, ix)
     speaker = speaker or drawn
     if not speaker:
+        m = _ASKED_BY.search(question or "")
+        if m and not speakers(ix):  # no transcript: who asks what cannot be read
+            who = m.group(1).strip()
+            return (f"The documents have no speaker labels (a line opening on a name and a colon, "
+                    f"\"{who.upper()}: ...\"), so the questions {who} asks cannot be told from anyone else's.",
+                    [], [])
         return None
     asked = speaker_questions(ix, speaker)
     n_works = len({_work(ix, d.doc_id) for d in ix.docs})
@@ -283,7 +300,7 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
             shown.append(f"{c} ask{'s' if c == 1 else ''} about {form} ({_q(example + ' …')})")
         else:
             first = min((a.text for a in asked if a.form == form), key=lambda t: (len(t.split()), t))
-            shown.append(f"{c} {'are' if c != 1 else 'is'} {form if c != 1 else form[:-1].replace('questions', 'question').replace('checks', 'a check')} ({_q(first)})")
+            shown.append(f"{c} {'are' if c != 1 else 'is'} {form if c != 1 else _ONE[form]} ({_q(first)})")
     text += ". By their form, " + _join(shown)
     groups = subjects(ix, asked, embedder)
     if groups:

@@ -39,6 +39,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from slmgraph.query.theme_lead import _join, _q
+from slmgraph.query.theme_works import corpus_hosts
 
 #: The kinds of statement a question may ask for: ``name -> (the question's words naming it, what a sentence
 #: of the kind is called, the sentence cues)``; a cue's weight is 1, or 2 for a cue that alone marks the kind.
@@ -71,17 +72,37 @@ _kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?", "voice hopes",
       [r"i('m| am)? (hope|hopeful)", r"optimis\w*", r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
        r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (help|solve|cure|transform|improve|"
        r"democratize|empower)"],
-      [r"promis\w*", r"opportunit\w*", r"excit\w*", r"potential", r"better (world|future|lives)"])
-_kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*|dangers?|risks?", "voice worries",
+      [r"promis\w*", r"opportunit\w*", r"excit\w*", r"potential", r"better (world|future|lives)", r"looking forward",
+       r"can'?t wait", r"relieved", r"hopefully"])
+_kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*", "voice worries",
       [r"i('m| am)? (worried|worry|afraid|scared|concerned|nervous|anxious)", r"(worr|fear|scar|frighten|terrif)\w*",
        r"concern(ed|s|ing)?", r"danger(ous|s)?", r"(risk|threat)s?"],
       [r"harm\w*", r"misuse", r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
        r"caution\w*", r"bias(es|ed)?", r"(un)?safe(ty)?", r"misinformation", r"replac\w* (us|humans|people|jobs|workers)",
        r"(lose|losing|lost) (their |our |your )?jobs"])
 
+#: A host's question asking for a kind ("What do you do when you're not rowing?" asks for a passion): the first
+#: REPLY_SENTENCES whole statements of the guest's reply are of that kind, with PROMPT_WEIGHT, cue or no cue
+#: ("Wooden boats." is no statement; "I've got a 1930s skiff in my garage" is).
+PROMPTS = {k: re.compile(r"(?i)\b(" + p + r")") for k, p in {
+    "stories": r"grow(ing)? up|grew up|childhood|as a (kid|child)|first (real )?job|how did you (get|start|find|end up|"
+               r"come)|tell (us|me) (about|where|how)|what was (it|that) like|remember",
+    "passions": r"when you'?re not|for fun|outside (of )?(work|the lab|the office)|hobb(y|ies)|passion|spare time|"
+                r"free time|what do you (love|enjoy)|what (gets|got) you (excited|going)|what drives you",
+    "hopes": r"hope|looking forward|excit|optimis|what'?s next|the future",
+    "worries": r"worr|fear|concern|afraid|scar|nervous|risk|keeps? you up",
+}.items()}
+REPLY_SENTENCES = 1
+PROMPT_WEIGHT = 2.0
+#: A host's turn that asks: a question, or a request ("Tell us where you grew up.").
+_ASKING = re.compile(r"\?[\"'\u201d\u2019)]*$|^\W*(tell|talk|describe|walk) (us|me)\b", re.IGNORECASE)
 #: A question about change over time.
 _CHANGE = re.compile(r"(?i)\b(evolv\w*|chang\w*|shift\w*|over (the )?(time|years|episodes)|across (the )?(episodes|"
                      r"years|series|time)|trend\w*|develop(ed|ment)? over)\b")
+#: A question about the hosts themselves ("What does the host fear?").
+_THE_HOST = re.compile(r"(?i)\bthe (co-?)?(hosts?|interviewers?|presenters?)\b(?!'s guests)")
+#: A short sentence said whole: a capital, words, a full stop.
+_SHORT_WHOLE = re.compile(r"^[A-Z][^.?!]*[.!]$")
 #: A thank-you.
 _THANKS = re.compile(r"(?i)\b(thank(s| you)|grateful)\b")
 #: Words of a statement in the first person: what a speaker says of themself.
@@ -92,7 +113,7 @@ _FRAME = frozenset("""guest guests speaker speakers host hosts episode episodes 
 leader leaders corpus document documents work works share shares often commonly generally usually personal
 describe give gives tell tells across want wants narrative narratives structure structures technique techniques
 type types kind kinds way ways mention mentions mentioned talk talks discuss discusses speak speaks raise raises
-bring brings""".split())
+bring brings never""".split())
 #: A sentence naming a topic word of the question (:func:`topic_of`) gains this much.
 TOPIC_BONUS = 0.2
 #: A topic word found in under this share of the text units is specific ("career", "AI" in a corpus not all
@@ -107,10 +128,11 @@ STAGES = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in 
      r"sister|family)|childhood"),
     ("school and university", r"high school|middle school|college|universit\w+|grad(uate)? school|ph\.?d|"
      r"professor|undergrad\w*|class(es)?|teachers?|students?|a levels"),
-    ("first jobs and careers", r"my first (job|jobs|boss)|first jobs|intern(ship)?s?|got hired|was hired|i joined|"
-     r"my boss|career|my job|a job"),
+    ("first jobs and careers", r"my (very )?first( real| proper| paid)? (job|jobs|boss|week|day|shift)|first jobs|"
+     r"intern(ship)?s?|got hired|was hired|i joined|my boss|my manager|the manager|career|jobs?|worked there|"
+     r"apprentic\w*|clerk"),
     ("founding and building", r"(started|founded|co-?founded|launched|built|building|ran|run) (a|the|my|our|this) "
-     r"(company|startup|business|lab|team|project|group)|startups?|founders?|founding|raised|investors?"),
+     r"(company|startup|business|lab|team|project|group)|startups?|founders?|founding|raised (money|funding|a round)"),
 ))
 OTHER_STAGE = "other moments"
 #: Sentences of a kind the answer weighs at most (the most cued first), and quotes it keeps.
@@ -139,6 +161,8 @@ class Said:
     speaker: str
     kind: str
     score: float = 0.0
+    #: a whole statement, fit to quote (:func:`slmgraph.query.theme_model._statement_ok`)
+    ok: bool = True
 
 
 def kinds_asked(question: str) -> list[str]:
@@ -146,10 +170,13 @@ def kinds_asked(question: str) -> list[str]:
     return [k for k, (asked, _, _) in KINDS.items() if asked.search(question or "")]
 
 
-def cue_weight(sentence: str, kind: str) -> float:
-    """The sum of the weights of ``kind``'s cues that ``sentence`` holds; a story needs the first person."""
-    w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence))
-    if kind == "stories" and not _FIRST.search(sentence):
+def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
+    """The sum of the weights of ``kind``'s cues that ``sentence`` holds, plus :data:`PROMPT_WEIGHT` when it
+    replies to ``prompt``, a host's question asking for the kind (:data:`PROMPTS`); a story needs the first
+    person unless it replies to such a question."""
+    asked = bool(prompt) and bool(PROMPTS[kind].search(prompt))
+    w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence)) + (PROMPT_WEIGHT if asked else 0.0)
+    if kind == "stories" and not asked and not _FIRST.search(sentence):
         return 0.0
     return w
 
@@ -183,17 +210,12 @@ def stage_of(sentence: str) -> str:
     return next((label for label, cue in reversed(STAGES) if cue.search(sentence)), OTHER_STAGE)
 
 
-def _hosts(ix) -> set[str]:
-    """The labels (as written, "KEVIN SCOTT") of speakers found in at least
-    :data:`slmgraph.query.theme_works.HOST_SHARE` of the corpus's works, and two."""
-    from slmgraph.query.theme_topics import _work
-    from slmgraph.query.theme_works import HOST_SHARE, _speaking
+def _same(a: str, b: str) -> bool:
+    """True when sentence ``a`` nearly repeats ``b`` or one is a cut of the other (a text unit's edge)."""
+    from slmgraph.query.theme_model import repeats
 
-    of = {d.doc_id: _work(d) for d in ix.docs}
-    order = list(dict.fromkeys(of.values()))
-    spoke = _speaking(ix, of, order)[0]
-    every = Counter(p for w in order for p in spoke[w])
-    return {p for p, c in every.items() if c >= 2 and c >= HOST_SHARE * len(order)}
+    fa, fb = a.casefold(), b.casefold()
+    return repeats(a, b) or (len(fa.split()) >= 4 and fa in fb) or (len(fb.split()) >= 4 and fb in fa)
 
 
 def _opening_speaker(before: str, text: str) -> str:
@@ -219,49 +241,73 @@ def _opening_speaker(before: str, text: str) -> str:
 def found(ix, question: str, kinds: list[str]) -> list[Said]:
     """Every sentence of the corpus of one of ``kinds`` (a cue of the kind; see the module doc), as
     :func:`guest_sentences` reads them; in corpus order."""
-    def weigh(body: str) -> tuple[float, str]:
-        return max((cue_weight(body, k), k) for k in kinds)
+    def weigh(body: str, prompt: str = "") -> tuple[float, str]:
+        return max((cue_weight(body, k, prompt), k) for k in kinds)
 
-    return guest_sentences(ix, question, weigh)
+    # a short sentence a cue alone marks says it whole ("Music is my passion.", "I hope it comes.")
+    return [s for s in guest_sentences(ix, question, weigh, whole=False)
+            if s.ok or (s.score >= 2 and len(s.text.split()) >= 3 and _SHORT_WHOLE.match(s.text))]
 
 
-def guest_sentences(ix, question: str, weigh) -> list[Said]:
-    """The corpus's sentences that ``weigh`` (``sentence -> (weight, kind)``) gives a positive weight, each a
-    whole statement (:func:`slmgraph.query.theme_model._statement_ok`) and no thank-you, a near-repeat in the same
-    work dropped (kept once, with its speaker where one copy names them), the host's left out unless ``question``
-    names them; in corpus order."""
+def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
+    """The corpus's sentences that ``weigh`` (``(sentence, prompt) -> (weight, kind)``; ``prompt``: the host's
+    question a sentence replies to, among the first :data:`REPLY_SENTENCES` whole statements of the reply, else
+    "") gives a
+    positive weight, each no
+    thank-you and, with ``whole``, a whole statement (:func:`slmgraph.query.theme_model._statement_ok`; without,
+    any sentence, each marked ``ok`` when whole), a near-repeat or a fragment of another in the same work dropped
+    (kept once: the whole sentence, with its speaker where one copy names them); the hosts' own left out unless
+    ``question`` names them, or only theirs kept when it asks about "the host"; in corpus order."""
     from slmgraph.query.extractive import _SPEAKER, prose_sentences
-    from slmgraph.query.theme_model import _statement_ok, repeats, speaker_of, spoken
+    from slmgraph.query.theme_model import _statement_ok, speaker_of, spoken
     from slmgraph.query.theme_topics import _work
 
     folded = (question or "").casefold()
-    hosts = {h.title() for h in _hosts(ix) if not any(
+    every = {h.title() for h in corpus_hosts(ix)}
+    hosts = {h for h in every if not any(
         re.search(r"\b" + re.escape(w) + r"\b", folded) for w in h.casefold().split() if len(w) >= 3)}
+    # a question about "the host" asks for the hosts' own sentences
+    only = every if _THE_HOST.search(question or "") and every else set()
     out: list[Said] = []
     prev = None
+    prompt, replied = "", 0
     for u in ix.all_units():
         # the unit before in the same work (a work's parts follow each other in corpus order)
         same = prev is not None and _work(ix.doc_by_id[prev.doc_id]) == _work(ix.doc_by_id[u.doc_id])
         opening = _opening_speaker(prev.text, u.text) if same else ""
+        if not same:
+            prompt, replied = "", 0
         prev = u
         for s in prose_sentences(u.text):
             body = _SPEAKER.sub("", spoken(s)).strip()
-            w, kind = weigh(body)
-            # a thank-you states nothing of any kind ("Kevin, thank you so much for your curiosity.")
-            if w <= 0 or _THANKS.search(body) or not _statement_ok(s if s == body else body, ix):
-                continue
             # a unit opening mid-turn: its first sentences are said by the speaker of the unit before
             who = speaker_of(u.text, s) or opening
-            if who in hosts:
+            ok = _statement_ok(s if s == body else body, ix)
+            if who in every:
+                if _ASKING.search(body):
+                    prompt, replied = body, 0
+            elif who and ok:  # a reply's whole statements ("Baking." is none)
+                replied += 1
+            reply = who not in every and ok and 0 < replied <= REPLY_SENTENCES
+            w, kind = weigh(body, prompt if reply else "")
+            # a thank-you states nothing of any kind ("Kevin, thank you so much for your curiosity.")
+            if w <= 0 or _THANKS.search(body):
+                continue
+            if whole and not ok:
+                continue
+            if (who not in only) if only else (who in hosts):
                 continue
             d = ix.doc_by_id[u.doc_id]
-            # overlapping text units (and a work's overlapping parts) repeat a sentence
+            # overlapping text units (and a work's overlapping parts) repeat a sentence, or cut it
             twin = next((a for a in reversed(out[-40:]) if _work(d) == _work(ix.doc_by_id[a.doc_id])
-                         and repeats(body, a.text)), None)
+                         and _same(body, a.text)), None)
             if twin is not None:
+                if len(body) > len(twin.text):  # the whole sentence over a unit's cut of it
+                    twin.text, twin.source, twin.doc_id, twin.unit, twin.of = body, u.number, u.doc_id, u.unit, d.n_units
+                    twin.ok = ok
                 twin.speaker = twin.speaker or who
                 continue
-            out.append(Said(body, u.number, u.doc_id, u.unit, d.n_units, who, kind, w))
+            out.append(Said(body, u.number, u.doc_id, u.unit, d.n_units, who, kind, w, ok=ok))
     return out
 
 
@@ -320,6 +366,13 @@ def _pick(ix, said: list[Said], question: str, embedder, kinds: list[str]) -> li
                 break
         out += mine
     return out
+
+
+def work_title(ix, w: str) -> str:
+    """What a work key (:func:`slmgraph.query.theme_topics._work`: a series' name, or a document's id) is shown
+    as: the series' name, or the document's display name (its title or file name), never its id."""
+    d = ix.doc_by_id.get(w)
+    return d.name if d is not None and not d.work else w
 
 
 def _where(ix, s: Said) -> str:
@@ -388,6 +441,27 @@ def _groups(ix, chosen: list[Said], kind: str, embedder) -> list[tuple[str, list
     return groups + ([(f"other {kind}" if groups else OTHER_STAGE, rest)] if rest else [])
 
 
+def _group_line(ix, items: list[Said], noun: str) -> str:
+    """A group's first line: how many sentences, in how many works, by whom, and the noun phrases two or more of
+    them name (:func:`slmgraph.query.theme_lead.shared_terms`) -- "9 sentences in 7 works, by Neha Narkhede (2),
+    Danny Hillis and 5 others; 6 of them speak of “parents”, 2 of “stories”."."""
+    from slmgraph.query.theme_lead import shared_terms
+    from slmgraph.query.theme_topics import _work
+
+    n, k = len(items), len({_work(ix.doc_by_id[s.doc_id]) for s in items})
+    text = f"{n} sentence{'s' if n != 1 else ''} in {k} {noun if k != 1 else noun[:-1]}"
+    who = Counter(s.speaker for s in items if s.speaker).most_common()
+    if who:
+        shown = [f"{p} ({c})" if c > 1 else p for p, c in who[:3]]
+        rest = len(who) - 3
+        text += ", by " + _join(shown + ([f"{rest} other{'s' if rest != 1 else ''}"] if rest > 0 else []))
+    terms = shared_terms(items, ix)[:2] if n > 1 else []
+    if terms:
+        text += f"; {terms[0][1]} of them speak of {_q(terms[0][0])}" + "".join(
+            f", {c} of {_q(t)}" for t, c in terms[1:])
+    return text + "."
+
+
 def _shown(ix, items: list[Said], alone: bool = False) -> list[Said]:
     """The best :data:`EXAMPLES` of ``items`` (best first), from distinct works; ``alone`` (the kind's only group):
     twice as many, at most two from a work."""
@@ -413,8 +487,9 @@ def _halves(ix, mine: list[Said], order: dict, noun: str) -> str:
     half = len(works) // 2
     first, last = works[:half], works[half:]
     n1 = sum(1 for s in mine if order[_work(ix.doc_by_id[s.doc_id])] < half)
-    return (f"In the first {len(first)} {noun} ({_q(first[0])} to {_q(first[-1])}) {_said(n1)}, "
-            f"in the last {len(last)} ({_q(last[0])} to {_q(last[-1])}) {_said(len(mine) - n1)}")
+    t = lambda w: _q(work_title(ix, w))  # noqa: E731
+    return (f"In the first {len(first)} {noun} ({t(first[0])} to {t(first[-1])}) {_said(n1)}, "
+            f"in the last {len(last)} ({t(last[0])} to {t(last[-1])}) {_said(len(mine) - n1)}")
 
 
 def _verb(phrase: str, n: int) -> str:
@@ -439,7 +514,9 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     said, on = _on_topic(ix, found(ix, question, kinds), question)
     said = _strong(said)
     works_of = lambda items: {_work(ix.doc_by_id[s.doc_id]) for s in items}  # noqa: E731
-    if len(said) < MIN_FOUND or len(works_of(said)) < MIN_WORKS:
+    # a question about the hosts themselves reads their few sentences; a corpus-wide kind needs more
+    least, spread = (1, 1) if _THE_HOST.search(question) and corpus_hosts(ix) else (MIN_FOUND, MIN_WORKS)
+    if len(said) < least or len(works_of(said)) < spread:
         return None
     picked = _pick(ix, said, question, embedder, kinds)
     n_works = len({_work(d) for d in ix.docs})
@@ -462,7 +539,7 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         per = Counter(_work(ix.doc_by_id[s.doc_id]) for s in mine)
         top = per.most_common(2)
         if len(top) > 1 and top[0][1] > top[1][1]:
-            head += f", most in {_q(top[0][0])} ({top[0][1]})"
+            head += f", most in {_q(work_title(ix, top[0][0]))} ({top[0][1]})"
         groups = [] if change else _groups(ix, chosen, kind, embedder)
         shown = {label: _shown(ix, items, len(groups) == 1) for label, items in groups}
         quoted = chosen if change else [s for v in shown.values() for s in v]
@@ -483,9 +560,10 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             parts.append("\n".join([title] + [line(s) for s in chosen]))
             point(kind, chosen)
             continue
-        for label, _ in groups:
+        for label, items in groups:
             title = label if len(groups) > 1 or label != OTHER_STAGE else kind
-            parts.append("\n".join([f"### {title[0].upper() + title[1:]}"] + [line(s) for s in shown[label]]))
+            parts.append("\n".join([f"### {title[0].upper() + title[1:]}", _group_line(ix, items, noun)]
+                                   + [line(s) for s in shown[label]]))
             point(label, shown[label])
     if not parts:
         return None

@@ -33,6 +33,10 @@ _OFTEN = re.compile(r"(?i)\bhow (often|frequently)\b|\bhow many (times|guests|sp
 #: A question asking which speakers say something.
 _WHICH = re.compile(r"(?i)\b(which|what) (guests|speakers|interviewees|participants|panell?ists)\b|"
                     r"\bwho (talks|speaks|mentions|discusses|raises|brings up)\b")
+#: A name of capitalised words, "of", "the" or "and" between them ("Head of the River").
+_NAME = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|van|von)\s+)*[A-Z][\w'-]*)+")
+#: A question asking who never says something.
+_NEVER = re.compile(r"(?i)\b(never|not|n't|nor)\b")
 #: A phrase of the question is an asked term when the corpus holds it as a concept in at least this many units.
 MIN_UNITS = 2
 #: A topic word of the question is an asked term when found in at most this share of the text units.
@@ -69,6 +73,11 @@ def asked_terms(question: str, ix) -> list[str]:
     from slmgraph.store.corpus_stats import phrase_key
 
     words = re.findall(r"[A-Za-z][\w'-]*", question or "")
+    # a name of several words the corpus writes as the question does ("the Head of the River race")
+    names = [m.group(0) for m in _NAME.finditer(question or "") if m.start() > 0]
+    held = [n for n in names if any(n in u.text for u in ix.all_units())]
+    if held:
+        return held
     df = ix.phrase_units
     phrases: list[str] = []
     for n in (3, 2):
@@ -82,6 +91,11 @@ def asked_terms(question: str, ix) -> list[str]:
     if phrases:
         return phrases
     topic = topic_of(question, ix)
+    if not topic:  # what every document names ("the ferry" of an island's oral history) is still asked about
+        from slmgraph.query.theme_model import question_words
+
+        topic = question_words(question) - {word_stem(w) for w in _FRAME} - {
+            word_stem(w.casefold()) for w in words if w.casefold() in ("often", "many", "times", "each")}
     if not topic:
         return []
     held = unit_counts(ix, topic)
@@ -93,9 +107,17 @@ def asked_terms(question: str, ix) -> list[str]:
 
 
 def _matcher(term: str):
+    """``text -> bool``: whether a text names ``term``: a person's name of two capitalised words by either word
+    too ("Harriet" of "Harriet Lowe"), another name as written, a phrase by its words (plurals allowed), a word by
+    its stem."""
     from slmgraph.query.theme_labels import phrase_pattern
     from slmgraph.query.theme_model import names_asked, word_stem
 
+    if _NAME.fullmatch(term):
+        parts = term.split()
+        forms = [term] + (parts if len(parts) == 2 else [])
+        pat = re.compile(r"\b(" + "|".join(map(re.escape, forms)) + r")\b")
+        return lambda text: bool(pat.search(text))
     if " " in term:
         pat = phrase_pattern(term)
         return lambda text: bool(pat.search(text))
@@ -108,7 +130,7 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     speakers say it (:func:`asks_mentions`; see the module doc), or None when it asks neither, without an
     embedder, or when no speaker's sentence names an asked term (the answer by theme is given)."""
     from slmgraph.query.extractive import _embed
-    from slmgraph.query.theme_kinds import Quotes, guest_sentences
+    from slmgraph.query.theme_kinds import Quotes, guest_sentences, work_title
     from slmgraph.query.theme_topics import _work
 
     how = asks_mentions(question)
@@ -119,10 +141,11 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         return None
     match = [(t, _matcher(t)) for t in terms]
 
-    def weigh(body: str) -> tuple[float, str]:
+    def weigh(body: str, prompt: str = "") -> tuple[float, str]:
         return next(((1.0, t) for t, m in match if m(body)), (0.0, ""))
 
-    said = guest_sentences(ix, question, weigh)
+    # every sentence naming it counts ("I remember 1987."); whole ones are quoted first
+    said = guest_sentences(ix, question, weigh, whole=False)
     if not said:
         return None
     v = _embed([s.text for s in said] + [question], embedder)
@@ -142,7 +165,7 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         if not hit:
             reach.append(f"{_q(t)} in none")
             continue
-        where = f" ({_q(next(w for w in order if w in ws))})" if len(ws) == 1 else ""
+        where = f" ({_q(work_title(ix, next(w for w in order if w in ws)))})" if len(ws) == 1 else ""
         reach.append(f"{_q(t)} is named in {len(hit)} of the {len(units)} {part}, in {len(ws)} of the "
                      f"{len(order)} {noun}{where}")
     cites = Quotes(ix)
@@ -161,33 +184,40 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         per = Counter(work_of[s.doc_id] for s in said)
         shown = {w for w, _ in sorted(per.items(), key=lambda kv: (-kv[1], order.index(kv[0])))[:SHOWN]}
         for w in [w for w in order if w in shown]:  # the works naming it most, in corpus order
-            mine = sorted((s for s in said if work_of[s.doc_id] == w), key=lambda s: -s.score)[:PER_WORK]
+            mine = sorted((s for s in said if work_of[s.doc_id] == w), key=lambda s: (not s.ok, -s.score))[:PER_WORK]
             n = per[w]
-            parts.append("\n".join([f"### {w} ({n} sentence{'s' if n != 1 else ''})"] + [line(s) for s in mine]))
-            point(w, mine)
+            parts.append("\n".join([f"### {work_title(ix, w)} ({n} sentence{'s' if n != 1 else ''})"]
+                                   + [line(s) for s in mine]))
+            point(work_title(ix, w), mine)
     else:
         if not by:
             return None
         from slmgraph.query.theme_works import _LABEL
 
-        from slmgraph.query.theme_kinds import _hosts
+        from slmgraph.query.theme_works import corpus_hosts
 
-        everyone = {" ".join(x.capitalize() for x in label.split()) for u in units for label in
-                    {y.strip() for y in _LABEL.findall(u.text)}}
-        hosts = {" ".join(x.capitalize() for x in h.split()) for h in _hosts(ix)}
+        labels = {y.strip() for u in units for y in _LABEL.findall(u.text)}
+        # a label cut by a text unit's edge ("LOWE:" of "HARRIET LOWE:") is no speaker of its own
+        whole = {x for x in labels if not any(y != x and y.endswith(" " + x) for y in labels)}
+        everyone = {" ".join(x.capitalize() for x in label.split()) for label in whole}
+        hosts = {" ".join(x.capitalize() for x in h.split()) for h in corpus_hosts(ix)}
         others = len(everyone - hosts - set(by))
         items = []
         for p, c in by.most_common(SHOWN):
             ws = [w for w in order if any(s.speaker == p and work_of[s.doc_id] == w for s in said)]
-            items.append(f"{p} ({c} sentence{'s' if c != 1 else ''}, in {_join([_q(w) for w in ws[:2]])}"
+            items.append(f"{p} ({c} sentence{'s' if c != 1 else ''}, in {_join([_q(work_title(ix, w)) for w in ws[:2]])}"
                          f"{' and others' if len(ws) > 2 else ''})")
         head = (f"{len(by)} speaker{'s' if len(by) != 1 else ''} name{'s' if len(by) == 1 else ''} "
                 f"{_join([_q(t) for t in terms])}: " + _join(items))
-        if others > 0:
+        never = sorted(everyone - hosts - set(by))
+        if _NEVER.search(question) and never:  # "Which guests never mention ...?": those are the answer
+            head = (f"{len(never)} speaker{'s' if len(never) != 1 else ''} never name{'s' if len(never) == 1 else ''} "
+                    f"{_join([_q(t) for t in terms])}: {_join(never)}. {head[0].upper() + head[1:]}")
+        elif others > 0:
             head += f"; the other {others} speaker{'s' if others != 1 else ''} of the corpus never do"
         parts.append(head + ". " + _join(reach[:1] + [r.replace(" is named", "") for r in reach[1:]]) + ".")
         for p, _ in by.most_common(SHOWN):
-            mine = sorted((s for s in said if s.speaker == p), key=lambda s: -s.score)[:PER_SPEAKER]
+            mine = sorted((s for s in said if s.speaker == p), key=lambda s: (not s.ok, -s.score))[:PER_SPEAKER]
             parts.append("\n".join([f"### {p}"] + [line(s) for s in mine]))
             point(p, mine)
     return cites.answer(parts)

@@ -67,6 +67,10 @@ _LABEL = re.compile(r"(?m)^[ \t]*([A-Z][A-Z.'-]+(?: [A-Z][A-Z.'-]+){0,3}):")
 LISTED_SHARE = 0.5
 #: A speaker found in at least this share of the works hosts the series.
 HOST_SHARE = 0.8
+#: A co-host: a speaker found in at least CO_HOST_MIN_WORKS works and CO_HOST_SHARE of them, beside a guest in at
+#: least half of them (:func:`co_hosts`).
+CO_HOST_MIN_WORKS = 3
+CO_HOST_SHARE = 0.3
 #: A series is one of conversations when at least this share of its works have a voice of their own.
 GUESTED_SHARE = 0.8
 #: A work of at least this many text units lists subjects found in at least MIN_UNITS of them (else two).
@@ -158,7 +162,8 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
     n_units: Counter = Counter()
     for d in ix.docs:
         n_units[of[d.doc_id]] += d.n_units
-    voices = {w: _voices(w, spoke[w], named[w], found_in, n, home, n_units[w]) for w in order}
+    hosting = co_hosts(spoke, order)
+    voices = {w: _voices(w, spoke[w], named[w], found_in, n, home, n_units[w], hosting) for w in order}
     out = []
     for w in order:
         scored = []
@@ -223,6 +228,35 @@ def _speaking(ix: ThemeIndex, of: dict, order: list[str]) -> tuple[dict, dict, d
     return spoke, heard_in, first, home, units
 
 
+def co_hosts(spoke: dict, order: list[str]) -> set[str]:
+    """The labels of the corpus's hosts and co-hosts: speakers found in at least :data:`HOST_SHARE` of the works
+    (and two), and speakers found in at least :data:`CO_HOST_MIN_WORKS` works and :data:`CO_HOST_SHARE` of them
+    who, in at least half of those works, speak beside a guest -- a speaker found in fewer works who speaks in at
+    least as many of that work's units (a co-host joins some episodes; a guest of a work filed in parts speaks
+    beside no one but the host). ``spoke``: work -> label -> units (:func:`_speaking`)."""
+    every = Counter(p for w in order for p in spoke[w])
+    n = len(order)
+    out = {p for p, c in every.items() if c >= 2 and c >= HOST_SHARE * n}
+    for p, c in every.items():
+        if p in out or c < CO_HOST_MIN_WORKS or c < CO_HOST_SHARE * n:
+            continue
+        beside = sum(1 for w in order if spoke[w][p] and any(
+            q != p and every[q] < c and spoke[w][q] >= spoke[w][p] for q in spoke[w]))
+        if beside >= 0.5 * c:
+            out.add(p)
+    return out
+
+
+def corpus_hosts(ix: ThemeIndex) -> set[str]:
+    """The labels (as written, "KEVIN SCOTT") of the corpus's hosts and co-hosts (:func:`co_hosts`), its works as
+    :func:`slmgraph.query.theme_topics._work` keys them."""
+    from slmgraph.query.theme_topics import _work
+
+    of = {d.doc_id: _work(d) for d in ix.docs}
+    order = list(dict.fromkeys(of.values()))
+    return co_hosts(_speaking(ix, of, order)[0], order)
+
+
 def _bracketed(phrase: str, texts: list[str]) -> bool:
     """True when most of ``phrase``'s occurrences in ``texts`` stand inside brackets ("(laughter)")."""
     said = re.compile(r"\b" + re.escape(phrase.casefold()))
@@ -240,11 +274,12 @@ def _bracketed(phrase: str, texts: list[str]) -> bool:
 
 
 def _voices(title: str, spoke: Counter, named: Counter, found_in: dict, n: int, home: dict,
-            units: int) -> list[str]:
+            units: int, hosts: set = frozenset()) -> list[str]:
     """A work's own voices (see the module doc): its speakers found in under half the works and at home there
-    (or its one such speaker), or, without speaker labels, the persons its title names."""
+    (or its one such speaker), no co-host of ``hosts`` (:func:`co_hosts`), or, without speaker labels, the
+    persons its title names."""
     heard = [(p, c) for p, c in sorted(spoke.items(), key=lambda kv: (-kv[1], kv[0]))
-             if len(found_in["speaker " + p]) < n / 2]
+             if len(found_in["speaker " + p]) < n / 2 and p not in hosts]
     speakers = [(p, c) for p, c in heard if home.get(p) == title]
     if len(heard) == 1:  # one guest speaking on (a work's second part, filed apart) is its voice
         speakers = heard
@@ -323,12 +358,13 @@ def cast_answer(ix: ThemeIndex, question: str) -> tuple[str, list[dict], list[in
     if not any(spoke.values()):
         return None
     every = Counter(p for w in order for p in spoke[w])
-    hosts = [(p, c) for p, c in sorted(every.items(), key=lambda kv: (-kv[1], kv[0])) if c >= 2 and c >= HOST_SHARE * n]
+    hosting = co_hosts(spoke, order)
+    hosts = [(p, c) for p, c in sorted(every.items(), key=lambda kv: (-kv[1], kv[0])) if p in hosting]
     noun = "works" if any(d.work for d in ix.docs) else "documents"
     lines, points, cited = [], [], []
     guests: set[str] = set()
     for w in order:
-        voices = _voices(w, spoke[w], Counter(), found_in, n, home, n_units[w])
+        voices = _voices(w, spoke[w], Counter(), found_in, n, home, n_units[w], hosting)
         if voices:
             guests.update(voices)
             src = first.get((w, voices[0].upper())) or next(

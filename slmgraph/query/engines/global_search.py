@@ -263,6 +263,12 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                         "scores": [sc.as_dict() for sc in ranked],
                         "selected": [sc.id for sc in chosen],
                         "best_score": round(max((sc.score for sc in ranked), default=0.0), 1)})
+    if not chosen and mode == "extractive" and wide is None and store is not None and _transcript_answer(
+            store, question, embedder, ans, on_text):
+        # no report passes, but the question is one the corpus's own sentences answer (what a speaker asks, who
+        # the guests are, sentences of a kind, counted mentions): each lane answers only from what it finds
+        ans.seconds += time.perf_counter() - t0
+        return ans
     if not chosen:
         ans.details["removed_citations"] = {}  # no answer was written: nothing was cited
         ans.text = (no_answer or prompts.fill("no_answer", level=f"level {ans.level}")).strip()
