@@ -119,11 +119,11 @@ TOPIC_BONUS = 0.2
 #: A topic word found in under this share of the text units is specific ("career", "AI" in a corpus not all
 #: about AI): when at least MIN_FOUND sentences of the kind name one, only those are quoted.
 SPECIFIC_SHARE = 0.3
-#: The stages of a life a story tells of, checked in order: ``(label, cue)``; a story of none is of "other
-#: moments".
+#: The stages of a life a story tells of, in life's order: ``(label, cue)``; a story naming two is of the later
+#: (:func:`stage_of`), one naming none of "other moments"; a child is fifteen at most.
 STAGES = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in (
     ("childhood and family", r"when i was (a kid|a child|young|little|a boy|a girl|a teenager|\d|1[0-5]|five|six|seven|eight|"
-     r"nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen)|growing up|grew up|as a (kid|"
+     r"nine|ten|eleven|twelve|thirteen|fourteen|fifteen)|growing up|grew up|as a (kid|"
      r"child|boy|girl|teenager)|my (father|dad|mother|mom|parents|grandfather|grandmother|grandma|grandpa|brother|"
      r"sister|family)|childhood"),
     ("school and university", r"high school|middle school|college|universit\w+|grad(uate)? school|ph\.?d|"
