@@ -68,7 +68,7 @@ def _club():
     of several words, a year said in a short reply, and a label cut by a unit's edge."""
     eps = [
         ("ep1", "TOM BRENNAN", "I rowed in the Head of the River race twice with Harriet Lowe.\nTOM BRENNAN: The 1987 flood, yes."),
-        ("ep2", "AISHA RAHMAN", "Harriet still shouts at the novices every Sunday morning on the river."),
+        ("ep2", "AISHA RAHMAN", "Tom still shouts at the novices every Sunday morning on the river."),
         ("ep3", "GREGOR LIND", "The head of the crew broke an oar against the lock gates that winter."),
         ("ep4", "PRIYA NAIR", "We trained for the Head of the River race in the rain all winter long."),
     ]
@@ -88,8 +88,11 @@ def test_a_name_of_several_words_is_asked_whole_and_a_persons_name_by_either_wor
     # "the head of the crew" is another sense; the co-host and the cut label "NAIR" are no guests
     assert text.startswith("2 speakers name “Head of the River”: Tom Brennan (1 sentence, in “ep1”) and Priya Nair "
                            "(1 sentence, in “ep4”); the other 2 speakers of the corpus never do.")
+    # a speaker is a person, named by either word; a name no person has is named whole
+    text, _, _ = mentions_answer(ix, "How often do guests mention Tom Brennan?", WordEmbedder())
+    assert "1 sentence names it, by Aisha Rahman" in text
     text, _, _ = mentions_answer(ix, "How often do guests mention Harriet Lowe?", WordEmbedder())
-    assert "2 sentences name it, by Tom Brennan and Aisha Rahman" in text
+    assert "1 sentence names it, by Tom Brennan" in text
 
 
 def test_which_guests_never_say_it_are_named_and_a_short_reply_counts():

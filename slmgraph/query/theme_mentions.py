@@ -75,7 +75,7 @@ def asked_terms(question: str, ix) -> list[str]:
     words = re.findall(r"[A-Za-z][\w'-]*", question or "")
     # a name of several words the corpus writes as the question does ("the Head of the River race")
     names = [m.group(0) for m in _NAME.finditer(question or "") if m.start() > 0]
-    held = [n for n in names if any(n in u.text for u in ix.all_units())]
+    held = [n for n in names if any(n.casefold() in u.text.casefold() for u in ix.all_units())]
     if held:
         return held
     df = ix.phrase_units
@@ -106,16 +106,31 @@ def asked_terms(question: str, ix) -> list[str]:
     return [surface.get(w, w) for w in rare]
 
 
-def _matcher(term: str):
-    """``text -> bool``: whether a text names ``term``: a person's name of two capitalised words by either word
-    too ("Harriet" of "Harriet Lowe"), another name as written, a phrase by its words (plurals allowed), a word by
-    its stem."""
+def persons(ix) -> set[str]:
+    """The case-folded names of the index's persons: its entities typed ``person`` and its speakers' labels."""
+    import duckdb
+
+    from slmgraph.query.theme_works import _LABEL
+
+    try:
+        out = {str(n).casefold() for (n,) in ix.store.con.execute(
+            "SELECT name FROM entities WHERE lower(type) = 'person'").fetchall()}
+    except duckdb.Error:
+        out = set()
+    return out | {y.strip().casefold() for u in ix.all_units() for y in _LABEL.findall(u.text)}
+
+
+def _matcher(term: str, people: set[str] = frozenset()):
+    """``text -> bool``: whether a text names ``term``: a person's name of two words (one of ``people``, or the
+    start of one) by either word too ("Harriet" of "Harriet Lowe"; "Quay Street" is no person), another name as
+    written, a phrase by its words (plurals allowed), a word by its stem."""
     from slmgraph.query.theme_labels import phrase_pattern
     from slmgraph.query.theme_model import names_asked, word_stem
 
     if _NAME.fullmatch(term):
         parts = term.split()
-        forms = [term] + (parts if len(parts) == 2 else [])
+        person = any(p == term.casefold() or p.startswith(term.casefold() + " ") for p in people)
+        forms = [term] + (parts if len(parts) == 2 and person else [])
         pat = re.compile(r"\b(" + "|".join(map(re.escape, forms)) + r")\b")
         return lambda text: bool(pat.search(text))
     if " " in term:
@@ -139,7 +154,8 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     terms = asked_terms(question, ix)
     if not terms:
         return None
-    match = [(t, _matcher(t)) for t in terms]
+    people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
+    match = [(t, _matcher(t, people)) for t in terms]
 
     def weigh(body: str, prompt: str = "") -> tuple[float, str]:
         return next(((1.0, t) for t, m in match if m(body)), (0.0, ""))
