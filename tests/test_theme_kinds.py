@@ -214,3 +214,13 @@ def test_a_reply_to_the_hosts_question_asking_for_a_kind_is_of_that_kind():
     # no cue word marks them, the host's question does
     assert text.startswith("5 sentences speak of their passions in all 5 documents")
     assert "sourdough" in text and "bees" in text and "trains" not in text
+
+
+def test_a_short_sentence_counts_only_when_it_names_the_kind():
+    units = [(f"u{i}", f"talk{i}", 0, f"KEVIN SCOTT: Hello there.\n{name}: {line}\n{name}: I love that man.\n")
+             for i, (name, line) in enumerate([("ANNA BELL", "Music is my passion."), ("OTTO RANK", "Climbing is my passion."),
+                                               ("IDA WELLS", "Chess is my passion."), ("UMA THORN", "Sailing is my passion."),
+                                               ("ELLA FITZ", "Poetry is my passion.")])]
+    text, _, _ = kinds_answer(theme_index(units, embedder=WordEmbedder()), "What are the guests' passions?", WordEmbedder())
+    assert text.startswith("5 sentences speak of their passions in all 5 documents")
+    assert "Climbing is my passion." in text and "that man" not in text

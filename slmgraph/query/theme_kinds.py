@@ -244,9 +244,11 @@ def found(ix, question: str, kinds: list[str]) -> list[Said]:
     def weigh(body: str, prompt: str = "") -> tuple[float, str]:
         return max((cue_weight(body, k, prompt), k) for k in kinds)
 
-    # a short sentence a cue alone marks says it whole ("Music is my passion.", "I hope it comes.")
+    # a short sentence naming the kind itself says it whole ("Music is my passion.", "I hope it comes."); "I love
+    # that man." names none
     return [s for s in guest_sentences(ix, question, weigh, whole=False)
-            if s.ok or (s.score >= 2 and len(s.text.split()) >= 3 and _SHORT_WHOLE.match(s.text))]
+            if s.ok or (s.score >= 2 and len(s.text.split()) >= 3 and _SHORT_WHOLE.match(s.text)
+                        and KINDS[s.kind][0].search(s.text))]
 
 
 def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
