@@ -193,15 +193,20 @@ def topic_of(question: str, ix) -> set[str]:
     return (topic_words(question, ix.all_units()) | acronyms) - asked
 
 
-def _specific(ix, topic: set[str]) -> set[str]:
-    """The words of ``topic`` found in under :data:`SPECIFIC_SHARE` of the index's text units."""
+def unit_counts(ix, stems: set[str]) -> Counter:
+    """``stem -> the number of the index's text units holding a word of that stem``."""
     from slmgraph.query.theme_model import word_stem
 
-    units = ix.all_units()
-    held = Counter()
-    for u in units:
-        held.update(topic & {word_stem(w) for w in re.findall(r"[^\W_]+", u.text.casefold())})
-    return {w for w in topic if held[w] < SPECIFIC_SHARE * max(1, len(units))}
+    held: Counter = Counter()
+    for u in ix.all_units():
+        held.update(stems & {word_stem(w) for w in re.findall(r"[^\W_]+", u.text.casefold())})
+    return held
+
+
+def _specific(ix, topic: set[str]) -> set[str]:
+    """The words of ``topic`` found in under :data:`SPECIFIC_SHARE` of the index's text units."""
+    held = unit_counts(ix, topic)
+    return {w for w in topic if held[w] < SPECIFIC_SHARE * max(1, len(ix.all_units()))}
 
 
 def stage_of(sentence: str) -> str:

@@ -55,20 +55,10 @@ def asks_mentions(question: str) -> str:
     return "which" if _WHICH.search(question or "") else ""
 
 
-def unit_counts(ix, stems: set[str]) -> Counter:
-    """``stem -> the number of the index's text units holding a word of that stem``."""
-    from slmgraph.query.theme_model import word_stem
-
-    held: Counter = Counter()
-    for u in ix.all_units():
-        held.update(stems & {word_stem(w) for w in re.findall(r"[^\W_]+", u.text.casefold())})
-    return held
-
-
 def asked_terms(question: str, ix) -> list[str]:
     """The terms ``question`` asks about, as it writes them (see the module doc); [] without any."""
     from slmgraph.names.forms import STOP
-    from slmgraph.query.theme_kinds import _FRAME, topic_of
+    from slmgraph.query.theme_kinds import _FRAME, topic_of, unit_counts
     from slmgraph.query.theme_model import word_stem
     from slmgraph.store.corpus_stats import phrase_key
 

@@ -249,12 +249,15 @@ def co_hosts(spoke: dict, order: list[str]) -> set[str]:
 
 def corpus_hosts(ix: ThemeIndex) -> set[str]:
     """The labels (as written, "KEVIN SCOTT") of the corpus's hosts and co-hosts (:func:`co_hosts`), its works as
-    :func:`slmgraph.query.theme_topics._work` keys them."""
+    :func:`slmgraph.query.theme_topics._work` keys them; read once per index view (a lane asks several times)."""
     from slmgraph.query.theme_topics import _work
 
-    of = {d.doc_id: _work(d) for d in ix.docs}
-    order = list(dict.fromkeys(of.values()))
-    return co_hosts(_speaking(ix, of, order)[0], order)
+    cached = getattr(ix, "_corpus_hosts", None)
+    if cached is None:
+        of = {d.doc_id: _work(d) for d in ix.docs}
+        order = list(dict.fromkeys(of.values()))
+        cached = ix._corpus_hosts = co_hosts(_speaking(ix, of, order)[0], order)
+    return cached
 
 
 def _bracketed(phrase: str, texts: list[str]) -> bool:
