@@ -37,8 +37,8 @@ import numpy as np
 from slmgraph.query.documents import coverage
 from slmgraph.query.extractive import _Mmr, _embed, prose_sentences, relevance
 from slmgraph.query.theme_model import (
-    EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, repeats, speaker_of,
-    spoken, statement_penalty, statement_works, word_stem,
+    EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, names_asked, repeats,
+    speaker_of, spoken, statement_penalty, statement_works, word_stem,
 )
 from slmgraph.query.theme_render import _cap, _join, documents_cited, reach_text, statement_line
 
@@ -52,6 +52,13 @@ _NOT_ITEM = frozenset({"conj", "cc", "punct", "preconj", "appos", "relcl", "acl"
 #: Text units read per facet (nearest its question first) and statements quoted per facet.
 FACET_UNITS = 20
 PER_FACET = 3
+#: Words of a comparing question that frame it rather than name its subject ("the role of", "differ in how they
+#: approach", "vary by the stage of"): never its focus.
+_FOCUS_FRAME = frozenset("""role roles approach approaches approaching differ differs difference differences vary
+varies variation compare compared comparison stage stages impact impacts significance perceive perceived view views
+describe described generally think thinks feel feels""".split())
+#: A focus phrase's acronym counts when the corpus writes it, in capitals, at least this many times ("AI").
+ACRONYM_USES = 3
 
 _NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
@@ -208,14 +215,22 @@ def names(text: str, f: Facet, pats=None) -> bool:
 
 
 def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[str] | None = None,
-                 temporal: bool = False, owner_of=None) -> list[Theme]:
+                 temporal: bool = False, owner_of=None, focus: set[str] | None = None,
+                 skip_speakers: set[str] | None = None) -> list[Theme]:
     """One :class:`Theme` per facet, in the question's order (see the module doc): ``topic`` the facet's
     label, ``statements`` its quotes (none for a facet without evidence), ``coverage`` the documents naming
     it, ``report`` the community owning its best statement's text unit (None without one), ``facet`` True.
 
     Args:
         owner_of: ``[chunk ids] -> {chunk id: community id}``, the community each unit belongs to.
+        focus: the question's focus (:func:`focus_of`'s stems). The units naming a facet and the focus are read
+            first; where any sentence names both, only such sentences are quoted, else sentences naming the focus
+            in a unit naming the facet; with neither, the facet's own sentences, and ``t.off_focus`` is True.
+        skip_speakers: speakers (as :func:`slmgraph.query.theme_model.speaker_of` writes them) never quoted: the
+            hosts, when the question asks about the guests.
     """
+    focus = focus or set()
+    skip_speakers = skip_speakers or set()
     units = ix.all_units()
     uvec = ix.unit_vectors([u.chunk_id for u in units])
     qvecs = _embed([f.question for f in facets], embedder)
@@ -232,20 +247,31 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
         if not naming:
             continue
         qv = qvecs[fi]
-        ranked = sorted(naming, key=lambda u: (-(float(_unit_norm(uvec[u.chunk_id]) @ qv) if u.chunk_id in uvec
+        # the units naming the focus too come first: the question asks about the facet's side of its subject
+        ranked = sorted(naming, key=lambda u: (not names_asked(u.text, focus),
+                                               -(float(_unit_norm(uvec[u.chunk_id]) @ qv) if u.chunk_id in uvec
                                                  else -1.0), u.number))[:FACET_UNITS]
         cands: list[tuple[str, Statement]] = []
+        tier: list[int] = []  # 0: names the facet and the focus; 1: the focus, in a unit naming the facet; 2: the facet
         seen: set = set()
         for u in ranked:
             for s in prose_sentences(u.text):
                 s = spoken(s)
-                if s in seen or not names(s, f, pats) or not _statement_ok(s, ix):
+                on_facet, on_focus = names(s, f, pats), names_asked(s, focus)
+                if s in seen or not (on_facet or on_focus) or not _statement_ok(s, ix):
+                    continue
+                who = speaker_of(u.text, s)
+                if who and who in skip_speakers:
                     continue
                 seen.add(s)
                 cands.append((u.chunk_id, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
-                                                    speaker=speaker_of(u.text, s))))
+                                                    speaker=who)))
+                tier.append(0 if on_facet and on_focus else 1 if on_focus else 2)
         if not cands:
             continue
+        best_tier = min(tier)
+        t.off_focus = bool(focus) and best_tier == 2
+        cands = [c for c, k in zip(cands, tier) if k == best_tier]
         vecs = _embed([st.text for _, st in cands], embedder)
         cos = vecs @ qv
         off = (vecs @ pv.T).max(axis=1) if pv is not None else np.full(len(cands), -1.0)
@@ -284,6 +310,44 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
     return out
 
 
+def focus_of(question: str, facets: list[Facet], ix: ThemeIndex) -> tuple[set[str], list[str]]:
+    """``(stems, phrases)``: the question's focus -- its topic words outside the list
+    (:func:`slmgraph.query.theme_kinds.topic_of`, less the facets' words and :data:`_FOCUS_FRAME`) found in some
+    but under :data:`slmgraph.query.theme_kinds.SPECIFIC_SHARE` of the text units, with the acronym of two or three focus
+    words in a row when the corpus writes it in capitals at least :data:`ACRONYM_USES` times ("artificial
+    intelligence" -> also "AI") -- and its runs of focus words as the question writes them, then the acronyms;
+    (set(), []) without any. "How do guests describe the role of artificial intelligence in science and
+    medicine?" -> ({"artificial", "intelligence", "ai"}, ["artificial intelligence", "AI"])."""
+    from slmgraph.query.theme_kinds import SPECIFIC_SHARE, topic_of, unit_counts
+
+    listed = {stem for f in facets for _, stem in f.words}
+    topic = {w for w in topic_of(question, ix) - listed if w not in _FOCUS_FRAME}
+    held = unit_counts(ix, topic)
+    # a word no unit holds focuses on nothing
+    focus = {w for w in topic if 0 < held[w] < SPECIFIC_SHARE * max(1, len(ix.all_units()))}
+    raw = re.findall(r"[^\W_]+", question)
+    words: list[str] = []  # runs of focus words in a row, as the question writes them
+    run: list[str] = []
+    for w in raw + [""]:
+        if w and word_stem(w.casefold()) in focus:
+            run.append(w)
+        elif run:
+            words.append(" ".join(run))
+            run = []
+    seq = [w.casefold() for w in raw]
+    text = "\n".join(u.text for u in ix.all_units())
+    for n in (3, 2):
+        for i in range(len(seq) - n + 1):
+            run = seq[i:i + n]
+            if not all(word_stem(w) in topic for w in run):
+                continue
+            acro = "".join(w[0] for w in run).upper()
+            if acro.casefold() not in focus and len(re.findall(r"\b" + acro + r"\b", text)) >= ACRONYM_USES:
+                focus.add(word_stem(acro.casefold()))
+                words.append(acro)
+    return focus, list(dict.fromkeys(words))
+
+
 def is_facets(themes: list[Theme]) -> bool:
     """True when ``themes`` are :func:`facet_themes`' facets."""
     return bool(themes) and all(getattr(t, "facet", False) for t in themes)
@@ -320,6 +384,9 @@ def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
     listed = items[0] if len(items) == 1 else items[0] + " and " + items[1] if len(items) == 2 else \
         sep.join(items[:-1]) + f"{sep.rstrip()} and " + items[-1]
     text = f"The question names {_NUMBERS.get(n, str(n))}, answered in its order"
+    focus = getattr(themes[0], "focus_words", []) if themes else []
+    if focus:
+        text += f", each on {focus_text(focus)}"
     text += f": {listed}" if items else ""
     if empty:
         text += f"; no passage on {_join(empty, last=' or ')} bears on it"
@@ -347,6 +414,16 @@ def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:
     return "\n\n".join(parts)
 
 
+def focus_text(words: list[str]) -> str:
+    """The focus as the answer writes it: "“artificial intelligence” (“AI”)", "“scaling” or “tech company”"."""
+    q = [chr(0x201c) + w + chr(0x201d) for w in words]
+    acro = [x for w, x in zip(words, q) if w.isupper() and " " not in w]
+    rest = [x for x in q if x not in acro]
+    if not rest:
+        return _join(acro, last=" or ")
+    return _join(rest, last=" or ") + (f" ({_join(acro, last=' or ')})" if acro else "")
+
+
 def facet_opening(t: Theme, ix: ThemeIndex) -> str:
     """A facet's sentence: its label, how widely the corpus names it, and the documents it is quoted from
     with their speakers -- "Robotics: named in 3 of 24 works (5 of 174 parts). Quoted below from “EP-1”
@@ -357,4 +434,6 @@ def facet_opening(t: Theme, ix: ThemeIndex) -> str:
         who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
         text += (f" Quoted below from {_join([chr(0x201c) + ix.doc_by_id[d].name + chr(0x201d) for d in docs])}"
                  f"{f' (speakers: {_join(who)})' if who else ''}.")
+    if getattr(t, "off_focus", False) and getattr(t, "focus_words", None):
+        text += f" None of its passages also names {focus_text(t.focus_words)}; the nearest are quoted."
     return text
