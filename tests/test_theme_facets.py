@@ -175,13 +175,15 @@ def test_a_facet_is_quoted_on_the_question_s_focus_and_its_acronym(nlp):
     assert [f.label for f in facets] == ["surgeons", "nurses"]
     focus, words = focus_of(q, facets, ix)
     # the question writes it out, the corpus in capitals
-    assert focus == {"ai"} and words == ["AI"]
+    assert focus == [frozenset({"ai"})] and words == ["AI"]
     themes = facet_themes(ix, facets, WordEmbedder(), focus=focus, skip_speakers={"Host Person"})
     for t in themes:
         t.focus_words = words
     surgeons, nurses = ([s.text for s in t.statements] for t in themes)
-    assert len(surgeons) == 1 and surgeons[0].endswith("Surgeons use AI to read heart scans before an operation.")
-    assert len(nurses) == 1 and nurses[0].endswith("Nurses use AI to plan the night shifts on the ward.")
+    # each facet's own sentence on the focus first; never one off the focus, nor the host's
+    assert surgeons[0].endswith("Surgeons use AI to read heart scans before an operation.")
+    assert nurses[0].endswith("Nurses use AI to plan the night shifts on the ward.")
+    assert not any(w in s for s in surgeons + nurses for w in ("golf", "choir", "fad"))
     assert facets_overview(themes, ix).startswith("The question names two, answered in its order, each on “AI”: ")
     # without a focus, the facet's own sentences are read, the host's among them
     plain = facet_themes(ix, facets, WordEmbedder())

@@ -21,7 +21,9 @@ subject:
   :data:`EXAMPLES` from distinct works.
 
 The answer states how many sentences name the subject, by whom, in how many works, and how they divide by
-stance; then one section per stance, each opening with its count, works, speakers and shared phrases.
+stance; then one section per stance, each opening with its count, works, speakers and shared phrases, the
+unmarked views, when many, split by what they speak of (:func:`slmgraph.query.theme_asks.subjects`: grouped by
+meaning, labelled by the concept phrases they name).
 """
 
 
@@ -45,6 +47,10 @@ MIN_FOUND = 3
 MIN_WORKS = 2
 #: Quotes per stance; twice as many, at most two from a work, when the sentences hold one stance only.
 EXAMPLES = 3
+#: Unmarked views this many or more are grouped by meaning (:func:`slmgraph.query.theme_asks.subjects`), the
+#: largest SUBJECTS groups shown.
+SPLIT_OTHER = 6
+SUBJECTS = 3
 #: The stances, in the answer's order: ``(label, the cue kind of theme_kinds.KINDS marking it)``.
 STANCES = (("concerns", "worries"), ("hopes and benefits", "hopes"), ("other views", ""))
 
@@ -117,6 +123,7 @@ def views_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     corpus without speaker labels, or when fewer than :data:`MIN_FOUND` sentences in :data:`MIN_WORKS` works name
     the subject (the answer by theme is given)."""
     from slmgraph.query.extractive import _embed
+    from slmgraph.query.theme_asks import subjects
     from slmgraph.query.theme_kinds import Quotes, _by, _group_line, _shown
     from slmgraph.query.theme_mentions import asked_terms
     from slmgraph.query.theme_model import statement_penalty
@@ -150,11 +157,28 @@ def views_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
              else f"{len(items)} {'hold' if len(items) != 1 else 'holds'} {'other views' if len(items) != 1 else 'another view'}"
              for label, items in groups]
     head += ". By their cue words, " + _join(split) + "."
+    # the unmarked views, most of them, by what they speak of
+    other = STANCES[-1][0]
+    split_other = []
+    if groups and groups[-1][0] == other and len(groups[-1][1]) >= SPLIT_OTHER:
+        split_other = subjects(ix, groups[-1][1], embedder)[:SUBJECTS]
+        if split_other:
+            head += " The other views speak most of " + _join(
+                [f"{label} ({len(items)})" for label, items in split_other]) + "."
     cites = Quotes(ix)
     parts = [head]
+    avoid = " ".join(terms)
     for label, items in groups:
+        if label == other and split_other:
+            for sub, mine in split_other:
+                mine = sorted(mine, key=lambda s: -s.score)
+                shown = _shown(ix, mine)
+                parts.append("\n".join([f"### Other views: {sub}", _group_line(ix, mine, noun, avoid)]
+                                       + [cites.line(s) for s in shown]))
+                cites.point(f"{other}: {sub}", shown)
+            continue
         shown = _shown(ix, items, len(groups) == 1)
-        parts.append("\n".join([f"### {label[0].upper() + label[1:]}", _group_line(ix, items, noun)]
+        parts.append("\n".join([f"### {label[0].upper() + label[1:]}", _group_line(ix, items, noun, avoid)]
                                + [cites.line(s) for s in shown]))
         cites.point(label, shown)
     return cites.answer(parts)
