@@ -17,6 +17,7 @@ def test_the_questions_asking_for_views():
     assert asks_views("What do the speakers think about nuclear power?")
     assert not asks_views("What are the main themes across these episodes?")
     assert not asks_views("Which guests talk about company culture?")
+    assert not asks_views("What is the view from the lighthouse?")
 
 
 def test_a_sentence_s_stance_is_its_strongest_cue():

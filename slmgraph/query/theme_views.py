@@ -37,6 +37,10 @@ from slmgraph.query.theme_render import _join
 #: A question asking how speakers view, perceive or feel about something.
 _VIEWS = re.compile(r"(?i)\b(perceiv\w*|perceptions?|views?|viewpoints?|opinions?|perspectives?|attitudes?|stances?|"
                     r"(feel|think|thoughts) (about|on|of)|regard)\b")
+#: Words naming the people whose views are asked.
+_PEOPLE = re.compile(r"(?i)\b(guests?|speakers?|interviewees?|participants?|panell?ists?|leaders?|experts?|founders?|"
+                     r"executives?|ceos?|people|they|members|residents|authors?|scientists?|engineers?|"
+                     r"researchers?|witnesses|callers|contributors)\b")
 #: A marked opinion: the speaker says it is their view, or what ought to be.
 _OPINION = re.compile(r"(?i)\b(i think|i believe|i feel|in my (view|opinion)|to me|i'm (convinced|skeptical|not sure)|"
                       r"should|shouldn't|ought to|need to|have to|must)\b")
@@ -56,8 +60,9 @@ STANCES = (("concerns", "worries"), ("hopes and benefits", "hopes"), ("other vie
 
 
 def asks_views(question: str) -> bool:
-    """True when ``question`` asks how speakers view something (:data:`_VIEWS`)."""
-    return bool(_VIEWS.search(question or ""))
+    """True when ``question`` asks how speakers view something: a word asking for views (:data:`_VIEWS`) and one
+    naming people (:data:`_PEOPLE`); "What is the view from the lighthouse?" asks for none."""
+    return bool(_VIEWS.search(question or "") and _PEOPLE.search(question or ""))
 
 
 def stance_of(sentence: str) -> str:
