@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from slmgraph.query.documents import coverage
-from slmgraph.query.extractive import _Mmr, _embed, prose_sentences, relevance
+from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, prose_sentences, relevance
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, repeats,
     speaker_of, spoken, statement_penalty, statement_works, word_stem,
@@ -58,7 +58,7 @@ _FOCUS_FRAME = frozenset("""role roles approach approaches approaching differ di
 varies variation compare compared comparison stage stages impact impacts significance perceive perceived view views
 describe described generally think thinks feel feels""".split())
 #: A request for an account ("I want to ask you to talk about AI"): no statement of its own.
-_ASKS = re.compile(r"(?i)\bask you\b|^\W*(?:[A-Z][\w.'-]*\s*)*:?\s*(tell|talk|describe|walk) (us|me)\b")
+_ASKS = re.compile(r"(?i)\bask you\b|^\W*(tell|talk|describe|walk) (us|me)\b")
 #: What naming the facet itself adds to a focused sentence's relevance, over one that names only the focus.
 FACET_BONUS = 0.1
 #: A focus phrase's acronym counts when the corpus writes it, in capitals, at least this many times ("AI").
@@ -272,7 +272,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
                 if s in seen or not (on_facet or focused) or not _statement_ok(s, ix):
                     continue
                 # a question asks of the focus, it says nothing of it
-                if focused and (s.rstrip("\"'\u201d\u2019) ").endswith("?") or _ASKS.search(s)):
+                if focused and (s.rstrip("\"'\u201d\u2019) ").endswith("?") or _ASKS.search(_SPEAKER.sub("", s))):
                     continue
                 who = speaker_of(u.text, s)
                 if who and who in skip_speakers:
