@@ -21,9 +21,12 @@ def test_the_questions_asking_for_views():
 
 
 def test_a_sentence_s_stance_is_its_strongest_cue():
-    assert stance_of("I worry that AI will flood the journals with careless papers.") == "concerns"
-    assert stance_of("I am hopeful that AI will help chemists find safer dyes.") == "hopes and benefits"
+    assert stance_of("I worry that AI will flood the journals with careless papers.") == "concerns and objections"
+    assert stance_of("I am hopeful that AI will help chemists find safer dyes.") == "support, hopes and benefits"
     assert stance_of("AI maps the fault lines of the valley.") == "other views"
+    # plain support or opposition takes a side
+    assert stance_of("I support it without hesitation.") == "support, hopes and benefits"
+    assert stance_of("Honestly the charge is a mistake and I voted against it.") == "concerns and objections"
 
 
 def test_the_guests_sentences_naming_it_are_set_apart_by_stance():
@@ -31,9 +34,9 @@ def test_the_guests_sentences_naming_it_are_set_apart_by_stance():
     head = text.split("\n\n")[0]
     # two sentences from each of five guests; the host never names it, and would be left out
     assert head.startswith("10 of the speakers' sentences name “AI”, in all 5 documents, by ")
-    assert "By their cue words, 5 voice concerns and 5 voice hopes and benefits." in head
-    assert [p["topic"] for p in points] == ["concerns", "hopes and benefits"]
-    concerns = text.split("### Concerns")[1].split("### Hopes")[0]
+    assert "By their cue words, 5 voice concerns and objections and 5 voice support, hopes and benefits." in head
+    assert [p["topic"] for p in points] == ["concerns and objections", "support, hopes and benefits"]
+    concerns = text.split("### Concerns and objections")[1].split("### Support")[0]
     assert "I worry that AI will flood the chemistry journals" in concerns and "hopeful" not in concerns
     assert "Kevin Scott" not in text and "KEVIN" not in text
     assert cited and all(f"[Sources: {n}]" in text for n in cited)
@@ -42,7 +45,7 @@ def test_the_guests_sentences_naming_it_are_set_apart_by_stance():
 def test_no_such_question_too_few_sentences_or_no_speakers_give_no_answer_this_way():
     ix = _corpus()
     assert views_answer(ix, "What are the main themes?", WordEmbedder()) is None
-    assert views_answer(ix, "How do guests perceive glaciers on Mars?", WordEmbedder()) is None
+    assert views_answer(ix, "How do guests perceive the canal?", WordEmbedder()) is None
     assert views_answer(ix, "How do guests perceive AI?", None) is None
     plain = [(f"u{i}", f"d{i}", 0, f"Report {i}: AI helps the clerks. AI worries the union.") for i in range(4)]
     assert views_answer(theme_index(plain, embedder=WordEmbedder()), "How do members view AI?", WordEmbedder()) is None
@@ -98,3 +101,26 @@ def test_words_written_in_a_row_are_one_subject_and_a_common_word_is_never_one_a
     text, _, _ = views_answer(_privacy(1), "How do guests perceive the impact of privacy laws on devices?", WordEmbedder())
     assert text.startswith("6 of the speakers' sentences name “privacy”, in 6 of the 12 documents")
     assert "laws of physics" not in text
+
+
+def test_a_name_is_found_in_any_case_and_by_its_acronym_and_back():
+    from slmgraph.query.theme_mentions import _matcher, other_forms
+
+    units = [("u0", "a", 0, "ANA RUIZ: The Clean Air Zone starts in May. I support the CAZ."),
+             ("u1", "b", 0, "BEN OKAFOR: The clean air zone will hurt my vans. The CAZ is a mistake."),
+             ("u2", "c", 0, "CARA LIND: Nobody asked the harbour about the Clean Air Zone.")]
+    ix = theme_index(units)
+    assert other_forms("Clean Air Zone", ix) == ["CAZ"]
+    assert other_forms("CAZ", ix) == ["Clean Air Zone"]
+    m = _matcher("Clean Air Zone", also=["CAZ"])
+    assert m("the clean air zone will hurt") and m("I back the CAZ.") and not m("clean air at last")
+    # "caz" in lower case is no acronym
+    assert not _matcher("CAZ")("a caz of wine")
+
+
+def test_a_subject_the_corpus_never_names_is_said_so_with_the_nearest_word():
+    text, points, cited = views_answer(_corpus(), "How do guests feel about the new wind farm?", WordEmbedder())
+    assert text.startswith("No text of the corpus names “wind” or “farm”, so no speaker's view of it can be given.")
+    assert points == [] and cited == []
+    text, _, _ = views_answer(_corpus(), "How do guests feel about the musuem?", WordEmbedder())
+    assert "Did you mean: “musuem” -> “museum”?" in text

@@ -13,9 +13,10 @@ subject:
 * **the sentences**: every sentence naming a term, as
   :func:`slmgraph.query.theme_kinds.guest_sentences` reads them (the hosts' own left out unless the question
   names them; whole statements only);
-* **the stance**, by the cue table of :data:`slmgraph.query.theme_kinds.KINDS`: a sentence holding a cue of
-  worry (a fear, a risk, harm, caution) voices a concern; one holding a cue of hope (a promise, an
-  opportunity, "could help") a hope or benefit; the stronger cue wins; the rest are other views;
+* **the stance**, by the cue table of :data:`slmgraph.query.theme_kinds.KINDS` and words taking a side: a sentence
+  holding a cue of worry (a fear, a risk, harm, caution) or objection ("against", "a mistake") voices a concern or
+  objection; one holding a cue of hope (a promise, an opportunity, "could help") or support ("I support it", "in
+  favour") support, a hope or a benefit; the stronger wins; the rest are other views;
 * **the quotes**: within each stance, by cosine with the question plus :data:`OPINION_WEIGHT` for a marked
   opinion ("I think", "I believe", "should"), less :func:`slmgraph.query.theme_model.statement_penalty`; the best
   :data:`EXAMPLES` from distinct works.
@@ -37,6 +38,10 @@ from slmgraph.query.theme_render import _join
 #: A question asking how speakers view, perceive or feel about something.
 _VIEWS = re.compile(r"(?i)\b(perceiv\w*|perceptions?|views?|viewpoints?|opinions?|perspectives?|attitudes?|stances?|"
                     r"(feel|think|thoughts) (about|on|of)|regard)\b")
+#: The words of a question asking for views: never its subject ("How do guests feel about ...?").
+_VIEW_WORDS = frozenset("""perceive perceives perceived perception perceptions view views viewpoint viewpoints
+opinion opinions perspective perspectives attitude attitudes stance stances feel feels felt think thinks thought
+thoughts regard regards""".split())
 #: Words naming the people whose views are asked.
 _PEOPLE = re.compile(r"(?i)\b(guests?|speakers?|interviewees?|participants?|panell?ists?|leaders?|experts?|founders?|"
                      r"executives?|ceos?|people|they|members|residents|authors?|scientists?|engineers?|"
@@ -56,7 +61,14 @@ EXAMPLES = 3
 SPLIT_OTHER = 6
 SUBJECTS = 3
 #: The stances, in the answer's order: ``(label, the cue kind of theme_kinds.KINDS marking it)``.
-STANCES = (("concerns", "worries"), ("hopes and benefits", "hopes"), ("other views", ""))
+STANCES = (("concerns and objections", "worries"), ("support, hopes and benefits", "hopes"), ("other views", ""))
+#: Words taking a side: against ("I oppose it", "a mistake") and for ("I support it", "nothing but upside").
+_AGAINST = re.compile(r"(?i)\b(against|oppos\w*|object(ed|ion)?|i (don't|do not|won't|will not) (want|support|back)|"
+                      r"(a|big|huge) mistake|bad idea|downsides?|won't work|unfair|too (far|much|expensive|costly))\b")
+_FOR = re.compile(r"(?i)\b(i (fully |strongly |really )?(support|back|welcome)|in favou?r|i'm (all )?for|i am (all )?for|"
+                  r"(good|great|best) (news|thing|idea)|upsides?|worth it|a (real )?benefit)\b")
+#: What a word taking a side weighs, as a cue that alone marks the side.
+SIDE_WEIGHT = 2.0
 
 
 def asks_views(question: str) -> bool:
@@ -66,11 +78,14 @@ def asks_views(question: str) -> bool:
 
 
 def stance_of(sentence: str) -> str:
-    """The stance label (:data:`STANCES`) of ``sentence``: the cue kind weighing most in it, worry first on a
-    tie; "other views" without a cue of either."""
+    """The stance label (:data:`STANCES`) of ``sentence``: the side weighing most in it -- the cues of its kind
+    (:data:`slmgraph.query.theme_kinds.KINDS`) plus :data:`SIDE_WEIGHT` for a word taking that side
+    (:data:`_AGAINST`, :data:`_FOR`) -- against first on a tie; "other views" without a cue of either."""
     from slmgraph.query.theme_kinds import cue_weight
 
-    weights = [(cue_weight(sentence, kind), -i, label) for i, (label, kind) in enumerate(STANCES) if kind]
+    side = {"worries": _AGAINST, "hopes": _FOR}
+    weights = [(cue_weight(sentence, kind) + (SIDE_WEIGHT if side[kind].search(sentence) else 0.0), -i, label)
+               for i, (label, kind) in enumerate(STANCES) if kind]
     w, _, label = max(weights)
     return label if w > 0 else STANCES[-1][0]
 
@@ -81,12 +96,47 @@ def _topic_terms(question: str, ix) -> list[str]:
     from slmgraph.query.theme_kinds import _FRAME, topic_of, unit_counts
     from slmgraph.query.theme_model import word_stem
 
-    frame = {word_stem(w) for w in _FRAME} | {word_stem(w.casefold()) for w in re.findall(r"[^\W_]+", question)
-                                              if _VIEWS.fullmatch(w)}
+    frame = {word_stem(w) for w in _FRAME | _VIEW_WORDS}
     topic = topic_of(question, ix) - frame
     held = unit_counts(ix, topic)
     surface = {word_stem(w.casefold()): w for w in re.findall(r"[^\W_]+", question)}
     return [surface.get(w, w) for w in sorted((w for w in topic if held[w]), key=lambda w: (held[w], w))]
+
+
+def _unheld(question: str, ix) -> list[str]:
+    """The question's topic words (:func:`slmgraph.query.theme_model.question_words`, less the words naming who
+    speaks or asking for views) that no text unit holds, as the question writes them ("wind farm" of a corpus
+    about a harbour: ["farm"]); [] when the corpus names them all."""
+    from slmgraph.query.theme_kinds import _FRAME, unit_counts
+    from slmgraph.query.theme_model import question_words, word_stem
+
+    asked = question_words(question) - {word_stem(w) for w in _FRAME | _VIEW_WORDS}
+    held = unit_counts(ix, asked)
+    return [w for w in dict.fromkeys(re.findall(r"[^\W_]+", question))
+            if word_stem(w.casefold()) in asked and not held[word_stem(w.casefold())]]
+
+
+def _never_named(words: list[str], ix) -> str:
+    """The answer for a subject the corpus never names: which words no document holds, and the corpus's nearest
+    word to each where one is close (a misspelling: "Zoen" -> "zone")."""
+    import difflib
+
+    vocab = sorted({w for u in ix.all_units() for w in re.findall(r"[^\W\d_]{3,}", u.text.casefold())})
+    near = []
+    for w in words:
+        f = w.casefold()
+        # two letters swapped ("Zoen"), else a close spelling of a longer word; short words are near too many
+        close = [v for v in vocab if len(v) == len(f) and sorted(v) == sorted(f)
+                 and sum(a != b for a, b in zip(v, f)) == 2] or (
+            [v for v in difflib.get_close_matches(f, vocab, n=1, cutoff=0.85) if abs(len(v) - len(f)) <= 1]
+            if len(f) >= 5 else [])
+        if close:
+            near.append(f"{_q(w)} -> {_q(close[0])}")
+    text = (f"No text of the corpus names {_join([_q(w) for w in words], last=' or ')}, so no speaker's view of it "
+            f"can be given.")
+    if near:
+        text += f" Did you mean: {', '.join(near)}?"
+    return text
 
 
 def _subject_sentences(ix, question: str, terms: list[str]) -> tuple[list, list[str], bool]:
@@ -98,7 +148,7 @@ def _subject_sentences(ix, question: str, terms: list[str]) -> tuple[list, list[
     common to many subjects ("impact", "laws" of physics) is never the subject alone. ([], terms, False) without
     enough."""
     from slmgraph.query.theme_kinds import guest_sentences
-    from slmgraph.query.theme_mentions import _matcher
+    from slmgraph.query.theme_mentions import _matcher, other_forms
 
     if not terms:
         return [], terms, False
@@ -114,7 +164,7 @@ def _subject_sentences(ix, question: str, terms: list[str]) -> tuple[list, list[
         run = [at[k] for k in range(i, j + 1)] if j > i else []
     tries = ([run] if run else []) + [terms[:1]]
     for want in tries:
-        match = [_matcher(t) for t in want]
+        match = [_matcher(t, also=other_forms(t, ix)) for t in want]
         said = guest_sentences(ix, question, lambda body, prompt="": (1.0, "") if all(m(body) for m in match)
                                else (0.0, ""), whole=True)
         if len(said) >= MIN_FOUND:
@@ -124,7 +174,8 @@ def _subject_sentences(ix, question: str, terms: list[str]) -> tuple[list, list[
 
 def views_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
     """``(answer text, points, cited unit numbers)`` for a question asking how speakers view something
-    (:func:`asks_views`; see the module doc), or None when it asks nothing of the kind, without an embedder, in a
+    (:func:`asks_views`; see the module doc) -- one sentence, citing nothing, when too few sentences name the
+    subject and a topic word of the question is named by no text unit (with the nearest word of the corpus to a misspelt one) -- or None when it asks nothing of the kind, without an embedder, in a
     corpus without speaker labels, or when fewer than :data:`MIN_FOUND` sentences in :data:`MIN_WORKS` works name
     the subject (the answer by theme is given)."""
     from slmgraph.query.extractive import _embed
@@ -140,6 +191,9 @@ def views_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     if not any(" " in t for t in terms):  # no name or phrase the corpus holds: its topic words, the rarest first
         terms = _topic_terms(question, ix)
     said, terms, every = _subject_sentences(ix, question, terms)
+    unheld = _unheld(question, ix) if len(said) < MIN_FOUND else []
+    if unheld:  # what the corpus never names has no views to report: say so, not quote what is near it
+        return _never_named(unheld, ix), [], []
     works = {_work(ix.doc_by_id[s.doc_id]) for s in said}
     # without speaker labels there are no speakers' views to set apart: the answer by theme is given
     if len(said) < MIN_FOUND or len(works) < MIN_WORKS or not any(s.speaker for s in said):
