@@ -448,10 +448,9 @@ def _groups(ix, chosen: list[Said], kind: str, embedder) -> list[tuple[str, list
     return groups + ([(f"other {kind}" if groups else OTHER_STAGE, rest)] if rest else [])
 
 
-def _group_line(ix, items: list[Said], noun: str, avoid: str = "") -> str:
+def _group_line(ix, items: list[Said], noun: str) -> str:
     """A group's first line: how many sentences, in how many works, by whom, and the noun phrases two or more of
-    them name (:func:`slmgraph.query.theme_lead.shared_terms`; none of the words of ``avoid``, what every one of
-    them names) -- "9 sentences in 7 works, by Neha Narkhede (2),
+    them name (:func:`slmgraph.query.theme_lead.shared_terms`) -- "9 sentences in 7 works, by Neha Narkhede (2),
     Danny Hillis and 5 others; 6 of them speak of “parents”, 2 of “stories”."."""
     from slmgraph.query.theme_lead import shared_terms
     from slmgraph.query.theme_topics import _work
@@ -463,7 +462,7 @@ def _group_line(ix, items: list[Said], noun: str, avoid: str = "") -> str:
         shown = [f"{p} ({c})" if c > 1 else p for p, c in who[:3]]
         rest = len(who) - 3
         text += ", by " + _join(shown + ([f"{rest} other{'s' if rest != 1 else ''}"] if rest > 0 else []))
-    terms = shared_terms(items, ix, avoid=avoid)[:2] if n > 1 else []
+    terms = shared_terms(items, ix)[:2] if n > 1 else []
     if terms:
         text += f"; {terms[0][1]} of them speak of {_q(terms[0][0])}" + "".join(
             f", {c} of {_q(t)}" for t, c in terms[1:])
