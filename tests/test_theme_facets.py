@@ -150,3 +150,63 @@ def test_a_question_about_change_over_time_keeps_its_timeline(store, embedder, n
     before = theme_answer(store, q, POOL, {1: 50.0}, embedder.encode([q])[0], embedder, pool=POOL, probes=PROBES)
     after = _answer(store, embedder, q, facets)
     assert after[0] == before[0] and after[0] and "### 1. surgeons" not in after[0]
+
+
+FOCUS_UNITS = [
+    ("f0", "d0", 0, "ANA RUIZ: Surgeons play golf on sunny weekends at the club.\n"
+                    "ANA RUIZ: Surgeons use AI to read heart scans before an operation."),
+    ("f1", "d1", 0, "BEN OKAFOR: Nurses sing in the hospital choir every Friday evening.\n"
+                    "BEN OKAFOR: Nurses use AI to plan the night shifts on the ward."),
+    ("f2", "d2", 0, "HOST PERSON: Surgeons at the clinic say AI is a fad of the season.\n"
+                    "BEN OKAFOR: The AI lab opened in May beside the car park."),
+] + [(f"g{i}", f"e{i}", 0, f"CLERK: The market sold {i + 3} crates of pears and apples on a windy morning.")
+     for i in range(8)]
+
+
+def test_a_facet_is_quoted_on_the_question_s_focus_and_its_acronym(nlp):
+    from conftest import theme_index
+    from test_theme_kinds import WordEmbedder
+
+    from slmgraph.query.theme_facets import facet_themes, facets_overview, focus_of
+
+    ix = theme_index(FOCUS_UNITS, embedder=WordEmbedder())
+    q = "How do guests from surgeons and nurses use artificial intelligence?"
+    facets = question_facets(q, nlp)
+    assert [f.label for f in facets] == ["surgeons", "nurses"]
+    focus, words = focus_of(q, facets, ix)
+    # the question writes it out, the corpus in capitals
+    assert focus == [frozenset({"ai"})] and words == ["AI"]
+    themes = facet_themes(ix, facets, WordEmbedder(), focus=focus, skip_speakers={"Host Person"})
+    for t in themes:
+        t.focus_words = words
+    surgeons, nurses = ([s.text for s in t.statements] for t in themes)
+    # each facet's own sentence on the focus first; never one off the focus, nor the host's
+    assert surgeons[0].endswith("Surgeons use AI to read heart scans before an operation.")
+    assert nurses[0].endswith("Nurses use AI to plan the night shifts on the ward.")
+    assert not any(w in s for s in surgeons + nurses for w in ("golf", "choir", "fad"))
+    assert facets_overview(themes, ix).startswith("The question names two, answered in its order, each on “AI”: ")
+    # without a focus, the facet's own sentences are read, the host's among them
+    plain = facet_themes(ix, facets, WordEmbedder())
+    assert any("golf" in s.text or "fad" in s.text for s in plain[0].statements)
+    ix.store.con.close()
+
+
+def test_a_facet_never_named_with_the_focus_says_so(nlp):
+    from conftest import theme_index
+    from test_theme_kinds import WordEmbedder
+
+    from slmgraph.query.theme_facets import facet_opening, facet_themes, focus_of
+
+    units = [u for u in FOCUS_UNITS if u[0] not in ("f0", "f2")] + [
+        ("f9", "d9", 0, "ANA RUIZ: Surgeons play golf on sunny weekends at the club."),
+        ("f8", "d8", 0, "CLERK: The AI kiosk at the market broke. The AI kiosk was mended by noon.")]
+    ix = theme_index(units, embedder=WordEmbedder())
+    q = "How do surgeons and nurses use artificial intelligence?"
+    facets = question_facets(q, nlp)
+    focus, words = focus_of(q, facets, ix)
+    themes = facet_themes(ix, facets, WordEmbedder(), focus=focus)
+    for t in themes:
+        t.focus_words = words
+    assert themes[0].off_focus and not themes[1].off_focus
+    assert facet_opening(themes[0], ix).endswith("None of its passages also names “AI”; the nearest are quoted.")
+    ix.store.con.close()

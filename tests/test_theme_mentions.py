@@ -105,3 +105,18 @@ def test_what_every_document_names_is_still_counted():
     ix = _corpus()
     # "Kevin Scott" asks in every interview; "career" is in every document, yet asked about
     assert asked_terms("How often do guests mention their career?", ix) == ["career"]
+
+
+def test_a_name_is_found_in_any_case_and_by_its_acronym_and_back():
+    from slmgraph.query.theme_mentions import _matcher, other_forms
+
+    units = [("u0", "a", 0, "ANA RUIZ: The Clean Air Zone starts in May. I support the CAZ."),
+             ("u1", "b", 0, "BEN OKAFOR: The clean air zone will hurt my vans. The CAZ is a mistake."),
+             ("u2", "c", 0, "CARA LIND: Nobody asked the harbour about the Clean Air Zone.")]
+    ix = theme_index(units)
+    assert other_forms("Clean Air Zone", ix) == ["CAZ"]
+    assert other_forms("CAZ", ix) == ["Clean Air Zone"]
+    m = _matcher("Clean Air Zone", also=["CAZ"])
+    assert m("the clean air zone will hurt") and m("I back the CAZ.") and not m("clean air at last")
+    # "caz" in lower case is no acronym
+    assert not _matcher("CAZ")("a caz of wine")

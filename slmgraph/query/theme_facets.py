@@ -35,10 +35,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from slmgraph.query.documents import coverage
-from slmgraph.query.extractive import _Mmr, _embed, prose_sentences, relevance
+from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, prose_sentences, relevance
 from slmgraph.query.theme_model import (
-    EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, repeats, speaker_of,
-    spoken, statement_penalty, statement_works, word_stem,
+    EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, repeats,
+    speaker_of, spoken, statement_penalty, statement_works, word_stem,
 )
 from slmgraph.query.theme_render import _cap, _join, documents_cited, reach_text, statement_line
 
@@ -52,6 +52,17 @@ _NOT_ITEM = frozenset({"conj", "cc", "punct", "preconj", "appos", "relcl", "acl"
 #: Text units read per facet (nearest its question first) and statements quoted per facet.
 FACET_UNITS = 20
 PER_FACET = 3
+#: Words of a comparing question that frame it rather than name its subject ("the role of", "differ in how they
+#: approach", "vary by the stage of"): never its focus.
+_FOCUS_FRAME = frozenset("""role roles approach approaches approaching differ differs difference differences vary
+varies variation compare compared comparison stage stages impact impacts significance perceive perceived view views
+describe described generally think thinks feel feels""".split())
+#: A request for an account ("I want to ask you to talk about AI"): no statement of its own.
+_ASKS = re.compile(r"(?i)\bask you\b|^\W*(tell|talk|describe|walk) (us|me)\b")
+#: What naming the facet itself adds to a focused sentence's relevance, over one that names only the focus.
+FACET_BONUS = 0.1
+#: A focus phrase's acronym counts when the corpus writes it, in capitals, at least this many times ("AI").
+ACRONYM_USES = 3
 
 _NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
@@ -208,20 +219,31 @@ def names(text: str, f: Facet, pats=None) -> bool:
 
 
 def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[str] | None = None,
-                 temporal: bool = False, owner_of=None) -> list[Theme]:
+                 temporal: bool = False, owner_of=None, focus: list[frozenset] | None = None,
+                 skip_speakers: set[str] | None = None) -> list[Theme]:
     """One :class:`Theme` per facet, in the question's order (see the module doc): ``topic`` the facet's
     label, ``statements`` its quotes (none for a facet without evidence), ``coverage`` the documents naming
     it, ``report`` the community owning its best statement's text unit (None without one), ``facet`` True.
 
     Args:
         owner_of: ``[chunk ids] -> {chunk id: community id}``, the community each unit belongs to.
+        focus: the question's focus (:func:`focus_of`'s alternatives). With one, the units naming the facet and
+            the focus are read first, then the units naming the focus nearest the facet's question (the facet said
+            in other words); only sentences naming the focus are quoted, those naming the facet too gaining
+            :data:`FACET_BONUS`, the others kept only when nearer this facet's question than any other facet's.
+            Where no sentence names the focus, the facet's own sentences are quoted and ``t.off_focus`` is True.
+        skip_speakers: speakers (as :func:`slmgraph.query.theme_model.speaker_of` writes them) never quoted: the
+            hosts, when the question asks about the guests.
     """
+    focus = focus or []
+    skip_speakers = skip_speakers or set()
     units = ix.all_units()
     uvec = ix.unit_vectors([u.chunk_id for u in units])
     qvecs = _embed([f.question for f in facets], embedder)
     pv = _embed(list(probes), embedder) if probes else None
     used: list[str] = []
     out = []
+    focused_units = [u for u in units if on_focus(u.text, focus)] if focus else []
     for fi, f in enumerate(facets):
         pats = _pattern(f)
         naming = [u for u in units if names(u.text, f, pats)]
@@ -229,29 +251,61 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
         t = Theme(None, f.label, coverage(docs, ix.docs), docs, [], community_docs=docs)
         t.facet = True
         out.append(t)
-        if not naming:
-            continue
         qv = qvecs[fi]
-        ranked = sorted(naming, key=lambda u: (-(float(_unit_norm(uvec[u.chunk_id]) @ qv) if u.chunk_id in uvec
-                                                 else -1.0), u.number))[:FACET_UNITS]
+        cosine = lambda u: float(_unit_norm(uvec[u.chunk_id]) @ qv) if u.chunk_id in uvec else -1.0  # noqa: E731
+        # the units naming the facet and the focus first, then those naming the focus nearest the facet's question
+        # (a facet is often said in other words: "medicine" as "doctors" and "diagnosis")
+        both = sorted((u for u in naming if on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
+        near = sorted((u for u in focused_units if not names(u.text, f, pats)), key=lambda u: (-cosine(u), u.number))
+        rest = sorted((u for u in naming if not on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
+        ranked = both[:FACET_UNITS] + near[:FACET_UNITS] + (rest[:FACET_UNITS] if len(both) < PER_FACET else [])
+        if not ranked:
+            continue
         cands: list[tuple[str, Statement]] = []
+        tier: list[int] = []  # 0: names the focus (and maybe the facet); 2: the facet alone
+        on_facet_of: list[bool] = []
         seen: set = set()
         for u in ranked:
             for s in prose_sentences(u.text):
                 s = spoken(s)
-                if s in seen or not names(s, f, pats) or not _statement_ok(s, ix):
+                on_facet, focused = names(s, f, pats), on_focus(s, focus)
+                if s in seen or not (on_facet or focused) or not _statement_ok(s, ix):
+                    continue
+                # a question asks of the focus, it says nothing of it
+                if focused and (s.rstrip("\"'\u201d\u2019) ").endswith("?") or _ASKS.search(_SPEAKER.sub("", s))):
+                    continue
+                who = speaker_of(u.text, s)
+                if who and who in skip_speakers:
                     continue
                 seen.add(s)
                 cands.append((u.chunk_id, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
-                                                    speaker=speaker_of(u.text, s))))
+                                                    speaker=who)))
+                tier.append(0 if focused else 2)
+                on_facet_of.append(on_facet)
         if not cands:
             continue
         vecs = _embed([st.text for _, st in cands], embedder)
+        # a sentence not naming the facet must be nearer its question than any other facet's
+        if len(facets) > 1:
+            sims = vecs @ qvecs.T
+            mine = sims[:, fi] > np.delete(sims, fi, axis=1).max(axis=1)
+        else:
+            mine = np.ones(len(cands), dtype=bool)
+        keep = [k for k in range(len(cands)) if on_facet_of[k] or mine[k]]
+        if not keep:
+            continue
+        best_tier = min(tier[k] for k in keep)
+        t.off_focus = bool(focus) and best_tier == 2
+        keep = [k for k in keep if tier[k] == best_tier]
+        cands = [cands[k] for k in keep]
+        on_facet_of = [on_facet_of[k] for k in keep]
+        vecs = vecs[keep]
         cos = vecs @ qv
         off = (vecs @ pv.T).max(axis=1) if pv is not None else np.full(len(cands), -1.0)
         rel = []
         for k, (_, st) in enumerate(cands):
-            st.rel = relevance(float(cos[k]), st.text) - statement_penalty(st, ix)
+            st.rel = (relevance(float(cos[k]), st.text) - statement_penalty(st, ix)
+                      + (FACET_BONUS if on_facet_of[k] and focus else 0.0))
             rel.append(st.rel)
         top = max(rel)
         left = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
@@ -277,11 +331,62 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
         owners = owner_of([cands[k][0] for k in picked]) if owner_of is not None else {}
         t.reports = list(dict.fromkeys(owners[cands[k][0]] for k in picked if cands[k][0] in owners))
         t.report = t.reports[0] if t.reports else None
-        quoted = {s.doc_id for s in t.statements}
+        quoted = {s.doc_id for s in t.statements if names(s.text, f, pats)}
         if not quoted <= set(docs):
             t.doc_ids = sorted(set(docs) | quoted, key=lambda d: ix.doc_by_id[d].pos)
             t.coverage = coverage(t.doc_ids, ix.docs)
     return out
+
+
+def focus_of(question: str, facets: list[Facet], ix: ThemeIndex) -> tuple[list[frozenset], list[str]]:
+    """``(alternatives, phrases)``: the question's focus -- its topic words outside the list
+    (:func:`slmgraph.query.theme_kinds.topic_of`, less the facets' words and :data:`_FOCUS_FRAME`) found in some
+    but under :data:`slmgraph.query.theme_kinds.SPECIFIC_SHARE` of the text units, each run of them the question
+    writes in a row one phrase, and the acronym of two or three topic words in a row when the corpus writes it in
+    capitals at least :data:`ACRONYM_USES` times ("artificial intelligence" -> also "AI").
+
+    ``alternatives``: per phrase or acronym, the word stems a text must all hold to name it (:func:`on_focus`);
+    ``phrases``: the phrases as the question writes them, then the acronyms; ([], []) without any. "How do guests
+    describe the role of artificial intelligence in science and medicine?" ->
+    ([{"artifici", "intellig"}, {"ai"}], ["artificial intelligence", "AI"]) (stems shown loosely)."""
+    from slmgraph.query.theme_kinds import SPECIFIC_SHARE, topic_of, unit_counts
+
+    listed = {stem for f in facets for _, stem in f.words}
+    topic = {w for w in topic_of(question, ix) - listed if w not in _FOCUS_FRAME}
+    held = unit_counts(ix, topic)
+    # a word no unit holds focuses on nothing
+    focus = {w for w in topic if 0 < held[w] < SPECIFIC_SHARE * max(1, len(ix.all_units()))}
+    raw = re.findall(r"[^\W_]+", question)
+    alts: list[frozenset] = []
+    words: list[str] = []
+    run: list[str] = []
+    for w in raw + [""]:
+        if w and word_stem(w.casefold()) in focus:
+            run.append(w)
+        elif run:
+            words.append(" ".join(run))
+            alts.append(frozenset(word_stem(x.casefold()) for x in run))
+            run = []
+    seq = [w.casefold() for w in raw]
+    text = "\n".join(u.text for u in ix.all_units())
+    for n in (3, 2):
+        for i in range(len(seq) - n + 1):
+            part = seq[i:i + n]
+            if not all(word_stem(w) in topic for w in part):
+                continue
+            acro = "".join(w[0] for w in part).upper()
+            if acro not in words and len(re.findall(r"\b" + acro + r"\b", text)) >= ACRONYM_USES:
+                words.append(acro)
+                alts.append(frozenset({word_stem(acro.casefold())}))
+    return list(dict.fromkeys(alts)), words
+
+
+def on_focus(text: str, alternatives: list[frozenset]) -> bool:
+    """True when ``text`` holds every word stem of one of ``alternatives`` (:func:`focus_of`)."""
+    if not alternatives:
+        return False
+    said = {word_stem(w) for w in re.findall(r"[^\W_]+", text.casefold())}
+    return any(a <= said for a in alternatives)
 
 
 def is_facets(themes: list[Theme]) -> bool:
@@ -320,6 +425,9 @@ def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
     listed = items[0] if len(items) == 1 else items[0] + " and " + items[1] if len(items) == 2 else \
         sep.join(items[:-1]) + f"{sep.rstrip()} and " + items[-1]
     text = f"The question names {_NUMBERS.get(n, str(n))}, answered in its order"
+    focus = getattr(themes[0], "focus_words", []) if themes else []
+    if focus:
+        text += f", each on {focus_text(focus)}"
     text += f": {listed}" if items else ""
     if empty:
         text += f"; no passage on {_join(empty, last=' or ')} bears on it"
@@ -347,6 +455,16 @@ def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:
     return "\n\n".join(parts)
 
 
+def focus_text(words: list[str]) -> str:
+    """The focus as the answer writes it: "“artificial intelligence” (“AI”)", "“scaling” or “tech company”"."""
+    q = [chr(0x201c) + w + chr(0x201d) for w in words]
+    acro = [x for w, x in zip(words, q) if w.isupper() and " " not in w]
+    rest = [x for x in q if x not in acro]
+    if not rest:
+        return _join(acro, last=" or ")
+    return _join(rest, last=" or ") + (f" ({_join(acro, last=' or ')})" if acro else "")
+
+
 def facet_opening(t: Theme, ix: ThemeIndex) -> str:
     """A facet's sentence: its label, how widely the corpus names it, and the documents it is quoted from
     with their speakers -- "Robotics: named in 3 of 24 works (5 of 174 parts). Quoted below from “EP-1”
@@ -357,4 +475,6 @@ def facet_opening(t: Theme, ix: ThemeIndex) -> str:
         who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
         text += (f" Quoted below from {_join([chr(0x201c) + ix.doc_by_id[d].name + chr(0x201d) for d in docs])}"
                  f"{f' (speakers: {_join(who)})' if who else ''}.")
+    if getattr(t, "off_focus", False) and getattr(t, "focus_words", None):
+        text += f" None of its passages also names {focus_text(t.focus_words)}; the nearest are quoted."
     return text

@@ -41,6 +41,10 @@ _NEVER = re.compile(r"(?i)\b(never|not|n't|nor)\b")
 MIN_UNITS = 2
 #: A topic word of the question is an asked term when found in at most this share of the text units.
 ANCHOR_SHARE = 0.1
+#: Another form of an asked term (an acronym, or what it stands for) counts when the corpus writes it this often.
+FORM_USES = 2
+#: Small words a name may hold that give no letter to its acronym.
+_SMALL = frozenset({"of", "the", "and", "for", "on", "de", "van", "von"})
 #: Quotes per work ("how often") and per speaker ("which"); works and speakers shown at most.
 PER_WORK = 2
 PER_SPEAKER = 2
@@ -110,19 +114,53 @@ def persons(ix) -> set[str]:
     return out | {y.strip().casefold() for u in ix.all_units() for y in _LABEL.findall(u.text)}
 
 
-def _matcher(term: str, people: set[str] = frozenset()):
-    """``text -> bool``: whether a text names ``term``: a person's name of two words (one of ``people``, or the
-    start of one) by either word too ("Harriet" of "Harriet Lowe"; "Quay Street" is no person), another name as
-    written, a phrase by its words (plurals allowed), a word by its stem."""
+def other_forms(term: str, ix) -> list[str]:
+    """The other way the corpus writes ``term``, at least :data:`FORM_USES` times: a name's acronym ("CAZ" of
+    "Clean Air Zone"), or the name an acronym stands for ("Clean Air Zone" of "CAZ"); [] without one."""
+    text = getattr(ix, "_all_text", None)
+    if text is None:
+        text = ix._all_text = "\n".join(u.text for u in ix.all_units())
+    words = [w for w in term.split() if w[:1].isupper() and w.casefold() not in _SMALL]
+    if _NAME.fullmatch(term) and len(words) >= 2:
+        acro = "".join(w[0] for w in words).upper()
+        return [acro] if len(re.findall(r"\b" + acro + r"\b", text)) >= FORM_USES else []
+    if re.fullmatch(r"[A-Z]{2,5}", term):
+        found: Counter = Counter()
+        for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|for|on)\s+)*[A-Z][\w'-]*){1,4}", text):
+            words = m.group(0).split()
+            for i in range(len(words)):  # any span of the run ("The Clean Air Zone" holds "Clean Air Zone")
+                for j in range(i + 2, len(words) + 1):
+                    span = words[i:j]
+                    caps = [w for w in span if w[0].isupper()]
+                    if span[0][0].isupper() and span[-1][0].isupper() and "".join(w[0] for w in caps).upper() == term:
+                        found[" ".join(w if w.casefold() in _SMALL else w[0].upper() + w[1:].lower()
+                                       for w in span)] += 1
+        best = [f for f, n in found.most_common(1) if n >= FORM_USES]
+        return best
+    return []
+
+
+def _matcher(term: str, people: set[str] = frozenset(), also: list[str] = ()):
+    """``text -> bool``: whether a text names ``term`` or one of ``also`` (:func:`other_forms`): a person's name of
+    two words (one of ``people``, or the start of one) by either word too, as written ("Harriet" of "Harriet
+    Lowe"; "Quay Street" is no person), another name in any case ("the clean air zone"), an acronym as written, a
+    phrase by its words (plurals allowed), a word by its stem."""
     from slmgraph.query.theme_labels import phrase_pattern
     from slmgraph.query.theme_model import names_asked, word_stem
 
+    tests = [_matcher(a, people) for a in also]
+    if tests:
+        own = _matcher(term, people)
+        return lambda text: own(text) or any(t(text) for t in tests)
+    if re.fullmatch(r"[A-Z]{2,5}", term):
+        pat = re.compile(r"\b" + term + r"\b")
+        return lambda text: bool(pat.search(text))
     if _NAME.fullmatch(term):
         parts = term.split()
         person = any(p == term.casefold() or p.startswith(term.casefold() + " ") for p in people)
-        forms = [term] + (parts if len(parts) == 2 and person else [])
-        pat = re.compile(r"\b(" + "|".join(map(re.escape, forms)) + r")\b")
-        return lambda text: bool(pat.search(text))
+        whole = re.compile(r"\b" + re.escape(term) + r"\b", re.IGNORECASE)
+        part = re.compile(r"\b(" + "|".join(map(re.escape, parts)) + r")\b") if len(parts) == 2 and person else None
+        return lambda text: bool(whole.search(text) or (part is not None and part.search(text)))
     if " " in term:
         pat = phrase_pattern(term)
         return lambda text: bool(pat.search(text))
@@ -145,7 +183,9 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     if not terms:
         return None
     people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
-    match = [(t, _matcher(t, people)) for t in terms]
+    forms = {t: other_forms(t, ix) for t in terms}
+    match = [(t, _matcher(t, people, forms[t])) for t in terms]
+    shown_term = lambda t: _q(t) + (f" (also {_join([_q(f) for f in forms[t]])})" if forms[t] else "")  # noqa: E731
 
     def weigh(body: str, prompt: str = "") -> tuple[float, str]:
         return next(((1.0, t) for t, m in match if m(body)), (0.0, ""))
@@ -169,10 +209,10 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         ws = {work_of[u.doc_id] for u in hit}
         named_works |= ws
         if not hit:
-            reach.append(f"{_q(t)} in none")
+            reach.append(f"{shown_term(t)} in none")
             continue
         where = f" ({_q(work_title(ix, next(w for w in order if w in ws)))})" if len(ws) == 1 else ""
-        reach.append(f"{_q(t)} is named in {len(hit)} of the {len(units)} {part}, in {len(ws)} of the "
+        reach.append(f"{shown_term(t)} is named in {len(hit)} of the {len(units)} {part}, in {len(ws)} of the "
                      f"{len(order)} {noun}{where}")
     cites = Quotes(ix)
     line, point = cites.line, cites.point
@@ -214,11 +254,11 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             items.append(f"{p} ({c} sentence{'s' if c != 1 else ''}, in {_join([_q(work_title(ix, w)) for w in ws[:2]])}"
                          f"{' and others' if len(ws) > 2 else ''})")
         head = (f"{len(by)} speaker{'s' if len(by) != 1 else ''} name{'s' if len(by) == 1 else ''} "
-                f"{_join([_q(t) for t in terms])}: " + _join(items))
+                f"{_join([shown_term(t) for t in terms])}: " + _join(items))
         never = sorted(everyone - hosts - set(by))
         if _NEVER.search(question) and never:  # "Which guests never mention ...?": those are the answer
             head = (f"{len(never)} speaker{'s' if len(never) != 1 else ''} never name{'s' if len(never) == 1 else ''} "
-                    f"{_join([_q(t) for t in terms])}: {_join(never)}. {head[0].upper() + head[1:]}")
+                    f"{_join([shown_term(t) for t in terms])}: {_join(never)}. {head[0].upper() + head[1:]}")
         elif others > 0:
             head += f"; the other {others} speaker{'s' if others != 1 else ''} of the corpus never do"
         parts.append(head + ". " + _join(reach[:1] + [r.replace(" is named", "") for r in reach[1:]]) + ".")

@@ -68,10 +68,10 @@ from slmgraph.query.extractive import _Mmr, _embed, names_named, near_duplicate,
 from slmgraph.query.theme_arc import arc_sentence
 from slmgraph.query.theme_ident import corpus_identity
 from slmgraph.query.theme_topics import topic_themes
-from slmgraph.query.theme_works import corpus_works, works_overview, works_section
+from slmgraph.query.theme_works import corpus_hosts, corpus_works, works_overview, works_section
 from slmgraph.store.corpus_stats import phrase_key
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
-from slmgraph.query.theme_facets import facet_opening, facet_themes, render_facets
+from slmgraph.query.theme_facets import facet_opening, facet_themes, focus_of, render_facets
 from slmgraph.query.theme_labels import label_documents, label_phrases, label_units, phrase_pattern, relabel, running_words, same_theme
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, KEY_CONCEPTS,
@@ -87,6 +87,10 @@ from slmgraph.query.theme_render import render_themes, template_opening
 #: weight of a statement's cosine with the sentences saying that side, added to its relevance (equal to its
 #: cosine with the theme, so a statement leads its theme by being both on the theme and on the side asked for).
 ASPECT_WEIGHT = 1.0
+
+
+#: A question about the guests of an interview series.
+_GUESTS = re.compile(r"(?i)\b(guests?|interviewees?)\b")
 
 
 def _themes_of(ix: ThemeIndex, reports: list[dict], scores: dict) -> list[Theme]:
@@ -775,8 +779,13 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     # A question about change over time asks for one timeline; the things it lists are its topic
     # (docs/decisions.md: facets of a listing question).
     if facets and not wide and not temporal and embedder is not None:
+        focus, focus_words = focus_of(question, facets, ix)
+        # a question about the guests asks for their words, not the host's
+        hosts = {h.title() for h in corpus_hosts(ix)} if _GUESTS.search(question or "") else set()
         found = facet_themes(ix, facets, embedder, probes=probes, temporal=temporal, owner_of=lambda chunks: ix.unit_owners(
-            chunks, [r["community_id"] for r in (pool or reports)], scores))
+            chunks, [r["community_id"] for r in (pool or reports)], scores), focus=focus, skip_speakers=hosts)
+        for t in found:
+            t.focus_words = focus_words
         if any(t.statements for t in found):
             for t in found:
                 if t.statements:
