@@ -92,8 +92,14 @@ def test_framing_lines_of_a_show_are_never_statements(ix):
               "Today's guest is Andrew Ng.",
               "Today, our guest is Sam Altman.",
               "CHRISTINA WARREN: And today our guest is neuroscientist, Tom Daniel.",
-              "KEVIN SCOTT: Our guests today are Jacob Collier and Ben Bloomberg."]:
+              "KEVIN SCOTT: Our guests today are Jacob Collier and Ben Bloomberg.",
+              # a header's fields
+              "Guest: Joe Fletcher (bus driver and union representative, Ellery Coaches).",
+              "Broadcast: 16 April 2026, Port Ellery Community Radio",
+              "Guests: Councillor Marcus Bell (cabinet member for regeneration) and Fatima Yusuf (student)."]:
         assert framing(s), s
+    # a speaker labelled in capitals as the guest speaks
+    assert not framing("GUEST: I grew up in Porto and sold sardines at dawn.")
     for s in ["Strict privacy laws make engineers build data protection into products.",
               "The council agreed a tax rise of three percent after a long debate.",
               "Today, our customers expect privacy by default.",

@@ -245,11 +245,20 @@ def spoken(sentence: str) -> str:
     return " ".join(_CUE.sub(" ", sentence).split())
 
 
+#: A transcript's header line: a field of its metadata, not anyone's words ("Guest: Joe Fletcher (bus driver)",
+#: "Broadcast: 16 April 2026"); a label in capitals ("GUEST: I grew up ...") is a speaker's turn, no header.
+_META = re.compile(r"^\W*(guests?|hosts?|co-?hosts?|presenters?|interviewers?|interviewees?|producers?|broadcast|"
+                   r"recorded|recording|date|location|transcript|transcribed by|edited by|episode \d+)\s*:",
+                   re.IGNORECASE)
+
+
 def framing(sentence: str) -> bool:
     """True when ``sentence`` frames the conversation rather than states anything (:data:`_FRAMING`:
     "Today I'm joined by my colleague ...", "We have a great episode for you today", "Thanks for coming
-    in"): it is never a statement of a theme."""
-    return bool(_FRAMING.search(_SPEAKER.sub("", sentence)))
+    in"), or is a header's field (:data:`_META`: "Guest: Joe Fletcher (bus driver)."): it is never a statement
+    of a theme."""
+    meta = _META.match(sentence)
+    return bool(_FRAMING.search(_SPEAKER.sub("", sentence)) or (meta and not meta.group(1).isupper()))
 
 
 #: Licence and legal terms (a copyright notice, a licence, a warranty disclaimer, refund terms): a passage dense in
