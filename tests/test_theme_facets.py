@@ -176,7 +176,7 @@ def test_a_facet_is_quoted_on_the_question_s_focus_and_its_acronym(nlp):
     focus, words = focus_of(q, facets, ix)
     # the question writes it out, the corpus in capitals
     assert focus == [frozenset({"ai"})] and words == ["AI"]
-    themes = facet_themes(ix, facets, WordEmbedder(), focus=focus, skip_speakers={"Host Person"})
+    themes = facet_themes(ix, facets, WordEmbedder(), focus=focus, hosts={"Host Person"})
     for t in themes:
         t.focus_words = words
     surgeons, nurses = ([s.text for s in t.statements] for t in themes)
@@ -185,6 +185,9 @@ def test_a_facet_is_quoted_on_the_question_s_focus_and_its_acronym(nlp):
     assert nurses[0].endswith("Nurses use AI to plan the night shifts on the ward.")
     assert not any(w in s for s in surgeons + nurses for w in ("golf", "choir", "fad"))
     assert facets_overview(themes, ix).startswith("The question names two, answered in its order, each on “AI”: ")
+    # a group only a host speaks of is still answered, from the host's words
+    only_host = facet_themes(ix, facets, WordEmbedder(), focus=focus, hosts={"Ben Okafor"})
+    assert only_host[1].statements and only_host[1].statements[0].text.endswith("plan the night shifts on the ward.")
     # without a focus, the facet's own sentences are read, the host's among them
     plain = facet_themes(ix, facets, WordEmbedder())
     assert any("golf" in s.text or "fad" in s.text for s in plain[0].statements)

@@ -220,7 +220,7 @@ def names(text: str, f: Facet, pats=None) -> bool:
 
 def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[str] | None = None,
                  temporal: bool = False, owner_of=None, focus: list[frozenset] | None = None,
-                 skip_speakers: set[str] | None = None) -> list[Theme]:
+                 hosts: set[str] | None = None) -> list[Theme]:
     """One :class:`Theme` per facet, in the question's order (see the module doc): ``topic`` the facet's
     label, ``statements`` its quotes (none for a facet without evidence), ``coverage`` the documents naming
     it, ``report`` the community owning its best statement's text unit (None without one), ``facet`` True.
@@ -232,11 +232,11 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             in other words); only sentences naming the focus are quoted, those naming the facet too gaining
             :data:`FACET_BONUS`, the others kept only when nearer this facet's question than any other facet's.
             Where no sentence names the focus, the facet's own sentences are quoted and ``t.off_focus`` is True.
-        skip_speakers: speakers (as :func:`slmgraph.query.theme_model.speaker_of` writes them) never quoted: the
-            hosts, when the question asks about the guests.
+        hosts: speakers (as :func:`slmgraph.query.theme_model.speaker_of` writes them) quoted only where no one
+            else's sentence will do: the hosts, when the question asks about the guests.
     """
     focus = focus or []
-    skip_speakers = skip_speakers or set()
+    hosts = hosts or set()
     units = ix.all_units()
     uvec = ix.unit_vectors([u.chunk_id for u in units])
     qvecs = _embed([f.question for f in facets], embedder)
@@ -262,7 +262,8 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
         if not ranked:
             continue
         cands: list[tuple[str, Statement]] = []
-        tier: list[int] = []  # 0: names the focus (and maybe the facet); 2: the facet alone
+        # 0: names the focus (and maybe the facet); 2: the facet alone; one more: said by a host
+        tier: list[int] = []
         on_facet_of: list[bool] = []
         seen: set = set()
         for u in ranked:
@@ -275,12 +276,10 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
                 if focused and (s.rstrip("\"'\u201d\u2019) ").endswith("?") or _ASKS.search(_SPEAKER.sub("", s))):
                     continue
                 who = speaker_of(u.text, s)
-                if who and who in skip_speakers:
-                    continue
                 seen.add(s)
                 cands.append((u.chunk_id, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
                                                     speaker=who)))
-                tier.append(0 if focused else 2)
+                tier.append((0 if focused else 2) + (1 if who and who in hosts else 0))
                 on_facet_of.append(on_facet)
         if not cands:
             continue
@@ -295,7 +294,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
         if not keep:
             continue
         best_tier = min(tier[k] for k in keep)
-        t.off_focus = bool(focus) and best_tier == 2
+        t.off_focus = bool(focus) and best_tier >= 2
         keep = [k for k in keep if tier[k] == best_tier]
         cands = [cands[k] for k in keep]
         on_facet_of = [on_facet_of[k] for k in keep]

@@ -780,10 +780,10 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     # (docs/decisions.md: facets of a listing question).
     if facets and not wide and not temporal and embedder is not None:
         focus, focus_words = focus_of(question, facets, ix)
-        # a question about the guests asks for their words, not the host's
+        # a question about the guests asks for their words before the host's
         hosts = {h.title() for h in corpus_hosts(ix)} if _GUESTS.search(question or "") else set()
         found = facet_themes(ix, facets, embedder, probes=probes, temporal=temporal, owner_of=lambda chunks: ix.unit_owners(
-            chunks, [r["community_id"] for r in (pool or reports)], scores), focus=focus, skip_speakers=hosts)
+            chunks, [r["community_id"] for r in (pool or reports)], scores), focus=focus, hosts=hosts)
         for t in found:
             t.focus_words = focus_words
         if any(t.statements for t in found):
