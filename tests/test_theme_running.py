@@ -137,3 +137,33 @@ def test_a_name_held_by_one_already_tied_is_not_named_again():
     ix, _, _ = _minutes()
     t = Theme(0, "water bill", {}, ["d4"], [])
     assert names_beside(t, ix, ["Bo Chan", "Chan"]) == ["Bo Chan"]
+
+
+SERIES = [
+    "MAYA ROSS: Tonight we talk about the Clean Air Zone and the vans on Quay Road.\n"
+    "TOM BECKETT: I worry the Clean Air Zone will push small firms like mine out of business.",
+    "MAYA ROSS: The cameras on the seafront went up in March.\n"
+    "NADIA KARIM: The Clean Air Zone will charge the coach operators who bring the visitors.",
+    "MAYA ROSS: The marina drawings were published last week.\n"
+    "GRACE MILLER: The clean air zone is the best news the children's lungs have had in years.",
+    "MAYA ROSS: The bakery on Fore Street opens at dawn.\n"
+    "AMIR HADDAD: Give small traders time on the clean air charge and I will bake for everybody.",
+]
+
+
+def test_a_named_subject_discussed_in_half_the_documents_is_a_running_theme_and_the_series_name_is_not():
+    from slmgraph.query.theme_labels import running_names
+
+    units = [(f"u{i}", f"d{i}", 0, f"# The Harbour Hour, Episode {i + 1}\n\n{body}") for i, body in enumerate(SERIES)]
+    ix = theme_index(units, entities=[(1, "Clean Air Zone"), (2, "Harbour Hour"), (3, "Maya Ross"), (4, "clean air")],
+                     entity_units=[(e, f"u{i}") for e in (1, 2, 3, 4) for i in range(4)])
+    con = ix.store.con
+    con.execute("ALTER TABLE entities ADD COLUMN type VARCHAR")
+    con.execute("UPDATE entities SET type = CASE entity_id WHEN 3 THEN 'person' ELSE 'concept' END")
+    got = running_names(ix)
+    # named in statements of 3 of the 4 episodes, in any case; the series' name is its headings', the host a
+    # person, and a concept in lower case is a word
+    assert [(name, docs) for name, _, docs in got] == [("Clean Air Zone", ["d0", "d1", "d2"])]
+    con.execute("UPDATE entities SET type = 'organization' WHERE entity_id = 1")
+    assert running_names(ix) == []
+    con.close()

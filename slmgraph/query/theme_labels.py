@@ -476,6 +476,55 @@ def prose_phrases(ix: ThemeIndex, chunks: list[str]) -> dict[str, list[tuple[str
     return out
 
 
+#: Entity types whose names may be a subject running through a corpus (a policy, a plan, a product, an event);
+#: people, places and organisations are who speaks and where, and a corpus's furniture (its broadcaster).
+RUNNING_NAME_TYPES = frozenset({"concept", "event", "law", "product", "work_of_art", "technology"})
+#: A named subject runs through the corpus when statements name it in at least this share of its documents: a name
+#: is said one way (its acronym and lower-case forms aside), where a word is said in many.
+RUNNING_NAME_SHARE = 0.5
+
+
+def running_names(ix: ThemeIndex) -> list[tuple[str, list[str], list[str]]]:
+    """The named subjects that run through the whole corpus, which the communities' labels, weighted by
+    distinctiveness, cannot show ("Clean Air Zone", discussed in 9 of a radio series' 10 episodes):
+    ``[(name, [], the documents whose statements name it)]``, in the most documents first, at most
+    :data:`MAX_RUNNING`. A name is one when its entity's type is of :data:`RUNNING_NAME_TYPES`, it is written
+    with a capital (a concept in lower case is a word, :func:`running_words`' matter), no document's heading holds
+    it (the series' own name), and sentences that may be statements
+    (:func:`slmgraph.query.theme_model._statement_ok`) name it, in any case, in at least
+    :data:`RUNNING_NAME_SHARE` of the documents. [] in a corpus of fewer than three
+    documents."""
+    import duckdb
+
+    from slmgraph.query.extractive import prose_sentences
+    from slmgraph.query.theme_model import _statement_ok, spoken
+
+    n = len(ix.docs)
+    if n < 3:
+        return []
+    try:
+        rows = ix.store.con.execute("""
+            SELECT e.name, count(DISTINCT t.doc_id) FROM entities e JOIN entity_text_units u USING (entity_id)
+            JOIN text_units t USING (chunk_id) WHERE lower(e.type) IN (SELECT unnest(?))
+            GROUP BY e.name HAVING count(DISTINCT t.doc_id) >= ?""",
+            [sorted(RUNNING_NAME_TYPES), RUNNING_NAME_SHARE * n]).fetchall()
+    except duckdb.Error:
+        return []
+    heads = [h.casefold() for h in ix.headings]
+    out = []
+    for name, _ in rows:
+        name = str(name)
+        if not name[:1].isupper() or name.isupper() or any(name.casefold() in h for h in heads):
+            continue
+        pat = phrase_pattern(name)
+        docs = {u.doc_id for u in ix.all_units() if pat.search(u.text) and any(
+            pat.search(x) and _statement_ok(x, ix) for x in map(spoken, prose_sentences(u.text)))}
+        if len(docs) >= RUNNING_NAME_SHARE * n:
+            out.append((name, [], sorted(docs, key=lambda d: ix.doc_by_id[d].pos)))
+    out.sort(key=lambda x: (-len(x[2]), x[0]))
+    return out[:MAX_RUNNING]
+
+
 def running_words(ix: ThemeIndex) -> list[tuple[str, list[str], list[str]]]:
     """The topics that run through the whole corpus, which document-frequency weights (residual IDF, class-based
     TF-IDF) cannot see: ``[(word as written, its compounds most mentioned first, the documents whose statements

@@ -72,7 +72,9 @@ from slmgraph.query.theme_works import corpus_hosts, corpus_works, works_overvie
 from slmgraph.store.corpus_stats import phrase_key
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import facet_opening, facet_themes, focus_of, render_facets
-from slmgraph.query.theme_labels import label_documents, label_phrases, label_units, phrase_pattern, relabel, running_words, same_theme
+from slmgraph.query.theme_labels import (
+    label_documents, label_phrases, label_units, phrase_pattern, relabel, running_names, running_words, same_theme,
+)
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, KEY_CONCEPTS,
     KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP,
@@ -612,7 +614,8 @@ def running_themes(ix: ThemeIndex, reports: list[dict], scores: dict, earlier: l
                    taken: set[str], embedder) -> list[tuple[Theme, list]]:
     """``[(theme, its text units)]``, no statement yet: one theme per topic running through the corpus
     (:func:`slmgraph.query.theme_labels.running_words`: a word discussed in nearly every document, which the
-    communities' labels cannot show, as document-frequency weights give it none), unless an ``earlier`` theme
+    communities' labels cannot show, as document-frequency weights give it none; and
+    :func:`slmgraph.query.theme_labels.running_names`: a named subject, a policy or a plan, discussed so), unless an ``earlier`` theme
     (``(theme, its label's phrases)``) whose label holds the word or says what it says (:func:`same_theme`) is
     in as many documents already -- a narrower one ("water supply", in 2 documents) is an aspect of it and
     stays; labelled by the word, its compounds as its concepts, counted in the documents holding it, and filed
@@ -623,7 +626,7 @@ def running_themes(ix: ThemeIndex, reports: list[dict], scores: dict, earlier: l
 
     out = []
     ids = [r["community_id"] for r in reports]
-    for word, compounds, _ in running_words(ix):
+    for word, compounds, _ in running_words(ix) + running_names(ix):
         key = phrase_key(word)
         docs = label_documents(ix, [word])
         if any(t.coverage["documents"] >= len(docs) and (
