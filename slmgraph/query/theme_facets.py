@@ -20,6 +20,12 @@ each say about X?") is answered facet by facet, in the question's order (no mode
   :data:`slmgraph.query.theme_model.PROBE_GAP` nearer the facet's question than any off-topic probe, up
   to :data:`PER_FACET` by maximal marginal relevance, one per text unit, none quoted under an earlier
   facet; over time (:func:`slmgraph.query.theme_model.is_temporal`) in corpus order;
+* **focus** (:func:`focus_of`): the question's specific topic words outside its list ("the role of artificial
+  intelligence in science and medicine": "artificial intelligence", and "AI" where the corpus writes it) are
+  its focus; with one, a facet quotes only sentences naming the focus, read first from the units naming the
+  facet and the focus, then from the units naming the focus nearest the facet's question (a facet said in other
+  words), those not naming the facet kept only when nearer its question than any other facet's; a question
+  about the guests quotes a host only where no one else's sentence will do;
 * **write** (:func:`facets_overview`, :func:`render_facets`): one section per facet, its label, reach (the
   documents naming it) and statements with citations, as every theme's; a facet with no statement gets one
   line saying so ("No passage on robotics was found."), and the answer opens with one sentence saying
