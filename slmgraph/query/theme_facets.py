@@ -373,7 +373,7 @@ def focus_of(question: str, facets: list[Facet], ix: ThemeIndex) -> tuple[list[f
             alts.append(frozenset(word_stem(x.casefold()) for x in run))
             run = []
     seq = [w.casefold() for w in raw]
-    text = "\n".join(u.text for u in ix.all_units())
+    text = ix.all_text()
     for n in (3, 2):
         for i in range(len(seq) - n + 1):
             part = seq[i:i + n]

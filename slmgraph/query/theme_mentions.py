@@ -117,9 +117,7 @@ def persons(ix) -> set[str]:
 def other_forms(term: str, ix) -> list[str]:
     """The other way the corpus writes ``term``, at least :data:`FORM_USES` times: a name's acronym ("CAZ" of
     "Clean Air Zone"), or the name an acronym stands for ("Clean Air Zone" of "CAZ"); [] without one."""
-    text = getattr(ix, "_all_text", None)
-    if text is None:
-        text = ix._all_text = "\n".join(u.text for u in ix.all_units())
+    text = ix.all_text()
     words = [w for w in term.split() if w[:1].isupper() and w.casefold() not in _SMALL]
     if _NAME.fullmatch(term) and len(words) >= 2:
         acro = "".join(w[0] for w in words).upper()

@@ -750,6 +750,13 @@ class ThemeIndex:
             out[(doc_id, ord_)] = k
         return out
 
+    def all_text(self) -> str:
+        """Every text unit's text joined by newlines, in corpus order; built once per index view (acronyms and
+        their names are counted over it)."""
+        if getattr(self, "_all_text", None) is None:
+            self._all_text = "\n".join(u.text for u in self.all_units())
+        return self._all_text
+
     def all_units(self) -> list[_Unit]:
         """Every text unit of the index's documents, in corpus order; read once per index view (a corpus-wide
         answer's running topics, topics across works and tied names all scan it)."""
