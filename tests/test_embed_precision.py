@@ -108,3 +108,59 @@ def test_a_bf16_vector_depends_on_its_batch_only_within_rounding(real):
     # Padding changes how a bf16 product is blocked; the bound is the one to fp32 (benchmarks/results/embed_bf16.md).
     for other in (alone, pairs):
         assert (together * other).sum(1).min() >= 0.9999
+
+
+@pytest.mark.parametrize("amx,avx512_bf16,onednn,want", [
+    (True, False, True, True),     # Sapphire Rapids: AMX tiles
+    (False, True, True, True),     # Zen 4, Cooper Lake: AVX512-BF16
+    (False, False, True, False),   # plain AVX512: oneDNN would emulate bf16
+    (True, True, False, False),    # a torch build without oneDNN's bf16 kernels
+])
+def test_native_bf16_is_amx_or_avx512_bf16_with_onednn_kernels(monkeypatch, amx, avx512_bf16, onednn, want):
+    import torch
+
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16, raising=False)
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: onednn, raising=False)
+    assert embed.native_bf16() is want
+    assert embed.resolve_precision("auto") == ("bf16" if want else "fp32")
+
+
+def test_each_thread_encodes_with_the_embedders_thread_count_unless_it_asks_for_its_own(real):
+    import threading
+
+    import torch
+
+    fp32 = real[0]
+    seen = []
+    inner = fp32.model.encode
+
+    def spy(*a, **k):
+        seen.append((threading.current_thread().name, torch.get_num_threads()))
+        return inner(*a, **k)
+
+    def ahead():
+        # The embed-ahead thread's share of the cores, set the way it sets it; then torch's count left at 1
+        # the way any other code on another thread may leave it.
+        with embed.encode_threads(1):
+            fp32.encode(TEXTS[:2])
+        torch.set_num_threads(1)
+
+    def stage():
+        # A thread that never computed before takes torch's last count when it first does.
+        fp32.encode(TEXTS[:2])
+
+    def run(fn, name):
+        t = threading.Thread(target=fn, name=name)
+        t.start()
+        t.join()
+
+    fp32.model.encode = spy
+    try:
+        run(ahead, "ahead")
+        run(stage, "stage")
+        run(ahead, "ahead")
+        fp32.encode(TEXTS[:2])
+    finally:
+        del fp32.model.encode
+    assert seen == [("ahead", 1), ("stage", 2), ("ahead", 1), ("MainThread", 2)]

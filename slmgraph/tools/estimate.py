@@ -400,12 +400,10 @@ def _ahead_slowdown(store, emb, settings, model, unit_texts: list[str], windows:
     torch = sys.modules.get("torch")
     if not ahead or torch is None or not unit_texts or per_item.get("text_unit", 0) <= 0:
         return 1.0
-    prev = torch.get_num_threads()
-    torch.set_num_threads(ahead)
-    try:
+    from slmgraph.indexing.stages.embed import encode_threads
+
+    with encode_threads(ahead):
         one = _embed_per_item(store, emb, {"text_unit": unit_texts, "text_unit_window": windows})
-    finally:
-        torch.set_num_threads(prev)
     per_unit = one["text_unit"] + one.get("text_unit_window", 0.0) * len(windows) / max(1, len(unit_texts))
     return max(1.0, per_unit / per_item["text_unit"])
 

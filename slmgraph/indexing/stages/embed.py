@@ -55,7 +55,9 @@ import hashlib
 import importlib.util
 import os
 import re
+import threading
 from array import array
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,15 +102,17 @@ PRECISIONS = ("auto", "fp32", "bf16")
 
 def native_bf16() -> bool:
     """Whether this CPU multiplies bf16 matrices natively, as torch reports it: AMX tiles
-    (``torch.cpu._is_amx_tile_supported``, the amx_tile/amx_bf16 flags) and oneDNN's bf16 kernels
-    (``torch.ops.mkldnn._is_mkldnn_bf16_supported``). AVX512-BF16 alone does not count: it only
-    converts and dot-multiplies pairs, and autocast gained little there (docs/decisions.md: the index
-    embedder's precision). False when this torch build offers neither query."""
+    (``torch.cpu._is_amx_tile_supported``) or AVX512-BF16 (``torch.cpu._is_avx512_bf16_supported``, the
+    avx512_bf16 flag of Zen 4 and Cooper Lake), and oneDNN's bf16 kernels
+    (``torch.ops.mkldnn._is_mkldnn_bf16_supported``). Plain AVX512 does not count: oneDNN then emulates bf16,
+    slower than fp32. Measured on both kinds (docs/decisions.md: the index embedder's precision). False when
+    this torch build offers none of these queries."""
     import torch
 
-    amx = getattr(getattr(torch, "cpu", None), "_is_amx_tile_supported", None)
+    cpu = getattr(torch, "cpu", None)
+    checks = [getattr(cpu, n, None) for n in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")]
     try:
-        return bool(amx is not None and amx() and torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        return bool(any(c is not None and c() for c in checks) and torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):
         return False
 
@@ -128,6 +132,22 @@ def resolve_precision(precision: str) -> str:
     if p == "auto":
         return "bf16" if native_bf16() else "fp32"
     return p
+
+
+_ENCODE_THREADS = threading.local()
+
+
+@contextmanager
+def encode_threads(n: int):
+    """Within the block, :meth:`Embedder.encode` on the calling thread runs with ``n`` torch threads
+    (the embed-ahead thread's share of the cores, the estimate's timing of it); other threads keep the
+    embedder's own count."""
+    prev = getattr(_ENCODE_THREADS, "n", None)
+    _ENCODE_THREADS.n = n
+    try:
+        yield
+    finally:
+        _ENCODE_THREADS.n = prev
 
 
 def _onnx_ok() -> bool:
@@ -169,6 +189,9 @@ class Embedder:
 
         if threads:
             torch.set_num_threads(threads)
+        #: torch intra-op threads each ``encode`` runs with (None: torch's own count), unless
+        #: :func:`encode_threads` says otherwise for the calling thread.
+        self.threads = threads
         self.model = SentenceTransformer(str(path), device="cpu")
         self.name = path.parent.name if path.name == "model" else path.name
         dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
@@ -191,8 +214,15 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if self.runner is not None:
             return self.runner.encode(texts, self.batch_size)
+        import torch
+
+        # torch keeps one thread count for the process but applies it per OS thread when that thread first
+        # computes, so a count set on another thread (the embed-ahead thread's one core) would otherwise
+        # leave this thread's forward passes on that count.
+        want = getattr(_ENCODE_THREADS, "n", None) or self.threads
+        if want and torch.get_num_threads() != want:
+            torch.set_num_threads(want)
         if self.precision == "bf16":
-            import torch
 
             # Autocast is per thread, so it is entered here, on whichever thread encodes.
             with torch.autocast("cpu", dtype=torch.bfloat16):

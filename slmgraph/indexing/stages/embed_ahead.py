@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 
-from slmgraph.indexing.stages.embed import WINDOW_KIND, embed_tag, further_windows, window_keys
+from slmgraph.indexing.stages.embed import WINDOW_KIND, embed_tag, encode_threads, further_windows, window_keys
 from slmgraph.store.db import Store
 
 #: Held around every use of the shared embedder while a thread may encode (its fast tokenizer is not thread-safe).
@@ -44,7 +44,7 @@ class EmbedAhead:
         store: the open index the thread commits to.
         units: ``(chunk_id, text)`` of the text units to encode (:func:`embed_ahead_texts`).
         get_embedder: ``() -> embedder``, called on the thread (loading the model there too).
-        threads: torch intra-op threads while the thread runs (restored after).
+        threads: torch intra-op threads of the thread's forward passes (:func:`encode_threads`).
 
     Attributes:
         made: ``(kind, item_id)`` of the rows the thread committed (a text unit's only with all its windows').
@@ -95,18 +95,11 @@ class EmbedAhead:
         return items, keys, lengths, known
 
     def _run(self) -> None:
-        import sys
         import time
 
         t0 = time.perf_counter()
-        torch = None
-        prev = None
         try:
             emb = self.get_embedder()
-            torch = sys.modules.get("torch")
-            if torch is not None:
-                prev = torch.get_num_threads()
-                torch.set_num_threads(self.threads)
             with ENCODE_LOCK:
                 items, keys, lengths, known = self._plan(emb)
             # Windows still to commit per text unit; the unit's own row waits for them.
@@ -131,7 +124,7 @@ class EmbedAhead:
                     if self._stop.is_set():
                         return
                     batch = uniq[s:s + step]
-                    with ENCODE_LOCK:
+                    with ENCODE_LOCK, encode_threads(self.threads):
                         vecs = emb.encode([items[todo[k][0]][2] for k in batch])
                     rows = []
                     for key, v in zip(batch, vecs):
@@ -160,8 +153,6 @@ class EmbedAhead:
         except Exception as exc:  # noqa: BLE001 -- the embed stage encodes what is missing and reports its own errors
             self.error = exc
         finally:
-            if torch is not None and prev is not None:
-                torch.set_num_threads(prev)
             self.seconds = time.perf_counter() - t0
             self._release()
 
