@@ -5,7 +5,9 @@ Options: sentence-transformers on torch fp32 at several batch sizes (texts sorte
 :func:`slmgraph.indexing.stages.embed.embed_items` does); torch under bfloat16 autocast (``embed_precision =
 "bf16"``); torch dynamic int8 (``torch.ao.quantization.quantize_dynamic`` on
 the Linear layers); ONNX Runtime fp32 on a graph exported here from the shipped weights
-(:mod:`slmgraph.indexing.stages.embed_onnx`); ONNX Runtime dynamic int8 of that graph. Each option runs ``--rounds`` times,
+(:mod:`slmgraph.indexing.stages.embed_onnx`); ONNX Runtime dynamic int8 of that graph; OpenVINO's CPU plugin
+on the same graph at f32 and with its bf16 inference hint, where ``openvino`` is installed (not a dependency of
+slmgraph: measured to decide whether it earns one). Each option runs ``--rounds`` times,
 interleaved, and its best round is kept (contention only slows a round down).
 
 The texts: a seeded sample of what the embed stage encodes for an index (``--db``: entities, text units,
@@ -49,6 +51,35 @@ def sample_texts(db: str, n: int, embedder, seed: int = 0) -> list[str]:
                                                   "text_unit_window": len(wins), "report": len(reps)}
 
 
+class OvRunner:
+    """The encoder graph ``onnx_path`` compiled by OpenVINO's CPU plugin (``hint``: ``"f32"`` or ``"bf16"``),
+    with :class:`slmgraph.indexing.stages.embed_onnx.OnnxRunner`'s ``encode(texts, batch_size)``: mean-pooled,
+    L2-normalised float32 vectors in the given order, batches longest first."""
+
+    def __init__(self, st_model, onnx_path: Path, threads: int, hint: str):
+        import openvino as ov
+
+        self.st = st_model
+        self.compiled = ov.Core().compile_model(str(onnx_path), "CPU", {
+            "INFERENCE_PRECISION_HINT": hint, "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"})
+        self.request = self.compiled.create_infer_request()
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = [None] * len(texts)
+        for s in range(0, len(order), batch_size):
+            idx = order[s:s + batch_size]
+            f = self.st.preprocess([texts[i] for i in idx])
+            feed = {k: f[k].numpy() for k in ("input_ids", "attention_mask", "token_type_ids")}
+            h = self.request.infer(feed)[0]
+            mask = feed["attention_mask"][..., None].astype(np.float32)
+            v = (h * mask).sum(1) / mask.sum(1)
+            v /= np.linalg.norm(v, axis=1, keepdims=True)
+            for j, i in enumerate(idx):
+                out[i] = v[j]
+        return np.stack(out).astype(np.float32)
+
+
 def run(fn, texts: list[str]) -> tuple[np.ndarray, float, float]:
     w0, c0 = time.perf_counter(), time.process_time()
     v = fn(texts)
@@ -62,6 +93,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--name", default="embed_options")
+    ap.add_argument("--options", default="", help="option names to run besides today's, separated by semicolons "
+                                                  "(default: all)")
     args = ap.parse_args()
 
     import torch
@@ -113,6 +146,16 @@ def main() -> None:
         "ONNX Runtime fp32, batch 32": ort(ort32, 32),
         "ONNX Runtime int8, batch 32": ort(ort8, 32),
     }
+    import importlib.util
+
+    if importlib.util.find_spec("openvino") is not None:
+        for hint in ("f32", "bf16"):
+            e = Embedder(threads=args.threads, batch_size=32)
+            e.runner = OvRunner(e.model, f32, args.threads, hint)
+            options[f"OpenVINO {hint}, batch 32"] = ort(e, 32)
+    if args.options:
+        keep = {o.strip() for o in args.options.split(";")} | {"torch fp32, batch 32 (today)"}
+        options = {k: v for k, v in options.items() if k in keep}
     best: dict[str, tuple[float, float]] = {}
     vecs: dict[str, np.ndarray] = {}
     warm = texts[:16]
@@ -140,7 +183,7 @@ def main() -> None:
             "int8_quantize_s": round(quant_s, 2), "options": rows}
     md = [f"# Embedder options: all-MiniLM-L6-v2 on {len(texts)} texts of an index ({pieces:,} word pieces)", "",
           benchkit.sentence(cond), "",
-          f"Texts: a seeded sample of the items of `{args.db}` ({pool}). torch / ONNX Runtime with "
+          f"Texts: a seeded sample of the items of `{args.db}` ({pool}). torch / ONNX Runtime / OpenVINO with "
           f"{args.threads} intra-op threads; texts sorted longest first in steps of 256 (as the embed stage "
           f"does). Best of {args.rounds} interleaved rounds. ONNX export {export_s:.1f} s, int8 quantization "
           f"{quant_s:.1f} s (once per model). cos = cosine of each vector to today's (torch fp32, batch 32).", "",
