@@ -155,7 +155,8 @@ SPEC: tuple[Key, ...] = (
     Key("basic_top_k", "queries", "int", "text units nearest to the question in basic search", minimum=1),
     Key("embed_batch_size", "queries", "int", "texts per embedding batch", minimum=1),
     Key("embed_precision", "queries", "choice", "arithmetic of the index embedder: fp32, bf16 (torch autocast, "
-        "vectors within cosine 0.9999 of fp32) or auto (bf16 where the CPU multiplies bf16 natively: AMX or AVX512-BF16)",
+        "vectors within cosine 0.9999 of fp32) or auto (bf16 where the CPU multiplies bf16 natively: AMX or "
+        "AVX512-BF16)",
         choices=_values(EmbedPrecision)),
     Key("helpfulness", "queries", "choice", "helpfulness score of reports and text units: embedding (question "
         "cosine), model (calibrated P(yes)), combined, or auto (the embedding: measured best)", "--helpfulness",

@@ -223,7 +223,6 @@ class Embedder:
         if want and torch.get_num_threads() != want:
             torch.set_num_threads(want)
         if self.precision == "bf16":
-
             # Autocast is per thread, so it is entered here, on whichever thread encodes.
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 v = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
