@@ -15,6 +15,10 @@ which no community report holds: the answer counts the corpus's own mentions.
   own left out unless the question names them), counted by speaker and by work, each quoted by its cosine with
   the question.
 
+A question asking what the speakers think of a named thing ("How do guests perceive the Coastal Housing Act?",
+"What are the guests' views on the CHA?") is answered as "which": a view of it is said in the sentences naming it
+(or its other form), the hosts' left out; a view of a common noun ("education") is answered by theme.
+
 "How often" is answered with the coverage, how widely the works name it (rarely: in under a third of them; in
 most: over two thirds) and quotes work by work; "which" with the speakers who name it, the most first, a
 quote or two each, and how many of the corpus's other speakers (its hosts aside) never do.
