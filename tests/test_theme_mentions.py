@@ -120,3 +120,29 @@ def test_a_name_is_found_in_any_case_and_by_its_acronym_and_back():
     assert m("the clean air zone will hurt") and m("I back the CAZ.") and not m("clean air at last")
     # "caz" in lower case is no acronym
     assert not _matcher("CAZ")("a caz of wine")
+
+
+def test_a_question_on_views_of_a_named_thing_quotes_each_speaker_naming_it_and_not_the_host():
+    units = [("u0", "a", 0, "MAYA ROSS: Let's move on to the Clean Air Zone. What do you make of it?\n"
+                            "ANA RUIZ: I support the CAZ, it will clear the school run."),
+             ("u1", "b", 0, "MAYA ROSS: And the Clean Air Zone?\nBEN OKAFOR: The clean air zone will hurt my vans. "
+                            "The CAZ is a mistake."),
+             ("u2", "c", 0, "MAYA ROSS: Welcome.\nCARA LIND: Our choir sings on Sundays by the harbour.")]
+    ix = theme_index(units)
+    for q in ("How do guests perceive the Clean Air Zone?", "What are the guests' views on the CAZ?",
+              "What do guests think of the Clean Air Zone?"):
+        assert asks_mentions(q) == "views"
+        text, points, _ = mentions_answer(ix, q, WordEmbedder())
+        assert text.startswith("2 speakers name “"), text
+        assert "Ana Ruiz" in text and "Ben Okafor" in text and "Let's move on" not in text
+        assert "never do" not in text.split("\n\n")[0]  # who never names it is not what a views question asks
+    # a view of a common noun is a theme of its own: answered by theme, not by counting
+    assert mentions_answer(ix, "How do guests feel about the harbour?", WordEmbedder()) is None
+    assert asks_mentions("How do guests describe the role of AI in medicine?") == ""
+
+
+def test_a_word_is_named_in_either_number():
+    from slmgraph.query.theme_mentions import _matcher
+
+    assert _matcher("drones")("a delivery drone hovered") and _matcher("drone")("two drones")
+    assert _matcher("policies")("the policy") and not _matcher("new")("the news")

@@ -15,6 +15,10 @@ which no community report holds: the answer counts the corpus's own mentions.
   own left out unless the question names them), counted by speaker and by work, each quoted by its cosine with
   the question.
 
+A question asking what the speakers think of a named thing ("How do guests perceive the Coastal Housing Act?",
+"What are the guests' views on the CHA?") is answered as "which": a view of it is said in the sentences naming it
+(or its other form), the hosts' left out; a view of a common noun ("education") is answered by theme.
+
 "How often" is answered with the coverage, how widely the works name it (rarely: in under a third of them; in
 most: over two thirds) and quotes work by work; "which" with the speakers who name it, the most first, a
 quote or two each, and how many of the corpus's other speakers (its hosts aside) never do.
@@ -33,6 +37,15 @@ _OFTEN = re.compile(r"(?i)\bhow (often|frequently)\b|\bhow many (times|guests|sp
 #: A question asking which speakers say something.
 _WHICH = re.compile(r"(?i)\b(which|what) (guests|speakers|interviewees|participants|panell?ists)\b|"
                     r"\bwho (talks|speaks|mentions|discusses|raises|brings up)\b")
+#: A question asking what speakers think of something ("How do guests perceive X?", "What are the guests' views on
+#: X?", "What do guests think of X?").
+_GROUP = r"(guests?|speakers?|interviewees|participants|panell?ists|contributors|residents|members)"
+_VIEWS = re.compile(r"(?i)\bhow do(es)? (the )?" + _GROUP + r"\b[^?]{0,40}?\b(perceive|view|see|feel|think|regard|"
+                    r"judge)\b|\bwhat (are|were|is) (the )?" + _GROUP + r"(['’]s?)? (views?|opinions?|thoughts|"
+                    r"feelings|take|stance)\b|\bwhat do(es)? (the )?" + _GROUP + r" (think|feel|make)\b")
+#: The words of a question asking for views: never what it asks about.
+_VIEW_WORDS = frozenset("""view views perceive perceived perception opinion opinions thought thoughts feel feelings
+think regard judge stance take""".split())
 #: A name of capitalised words, "of", "the" or "and" between them ("Head of the River").
 _NAME = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|van|von)\s+)*[A-Z][\w'-]*)+")
 #: A question asking who never says something.
@@ -53,10 +66,12 @@ SHOWN = 8
 
 def asks_mentions(question: str) -> str:
     """``"often"`` for a question asking how often something is said, ``"which"`` for one asking which speakers
-    say it, else ""."""
+    say it, ``"views"`` for one asking what speakers think of it, else ""."""
     if _OFTEN.search(question or ""):
         return "often"
-    return "which" if _WHICH.search(question or "") else ""
+    if _WHICH.search(question or ""):
+        return "which"
+    return "views" if _VIEWS.search(question or "") else ""
 
 
 def asked_terms(question: str, ix) -> list[str]:
@@ -84,7 +99,8 @@ def asked_terms(question: str, ix) -> list[str]:
                 phrases.append(text)
     if phrases:
         return phrases
-    topic = topic_of(question, ix)
+    # the words asking for views ("views", "perceive", "think of") are the question's frame, never its subject
+    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS}
     if not topic:  # what every document names ("the ferry" of an island's oral history) is still asked about
         from slmgraph.query.theme_model import question_words
 
@@ -180,6 +196,10 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     terms = asked_terms(question, ix)
     if not terms:
         return None
+    # What speakers think of a named thing ("the Coastal Housing Act", "the CHA") is in the sentences naming it;
+    # a view of a common noun ("education") is a theme of its own, answered by theme.
+    if how == "views" and not all(_NAME.fullmatch(t) or re.fullmatch(r"[A-Z]{2,5}", t) for t in terms):
+        return None
     people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
     forms = {t: other_forms(t, ix) for t in terms}
     match = [(t, _matcher(t, people, forms[t])) for t in terms]
@@ -254,7 +274,9 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         head = (f"{len(by)} speaker{'s' if len(by) != 1 else ''} name{'s' if len(by) == 1 else ''} "
                 f"{_join([shown_term(t) for t in terms])}: " + _join(items))
         never = sorted(everyone - hosts - set(by))
-        if _NEVER.search(question) and never:  # "Which guests never mention ...?": those are the answer
+        if how == "views":
+            pass  # who never names it is not what a question about views asks
+        elif _NEVER.search(question) and never:  # "Which guests never mention ...?": those are the answer
             head = (f"{len(never)} speaker{'s' if len(never) != 1 else ''} never name{'s' if len(never) == 1 else ''} "
                     f"{_join([shown_term(t) for t in terms])}: {_join(never)}. {head[0].upper() + head[1:]}")
         elif others > 0:

@@ -178,9 +178,22 @@ def topic_words(question: str, units) -> set[str]:
     return {w for w in words if n < 2 or len(docs[w]) < UBIQUITOUS_SHARE * n}
 
 
+def stem_forms(word: str) -> set[str]:
+    """The stems ``word`` may have been asked by: its own, and for a word ending in "e" or "es" its other
+    number's ("drone" -> {"drone", "dron"}, "drones" -> {"dron", "drone"}), since :func:`word_stem` cuts "es"
+    whole and a singular and its plural would otherwise never meet."""
+    w = word.casefold()
+    out = {word_stem(w)}
+    if w.endswith("es"):
+        out.add(word_stem(w[:-1]))
+    elif w.endswith("e"):
+        out.add(word_stem(w + "s"))
+    return out
+
+
 def names_asked(sentence: str, words: set[str]) -> bool:
-    """True when ``sentence`` holds a word of ``words`` (:func:`question_words`)."""
-    return bool(words) and any(word_stem(w) in words for w in _WORD.findall(sentence.casefold()))
+    """True when ``sentence`` holds a word of ``words`` (:func:`question_words`), in either number."""
+    return bool(words) and any(not stem_forms(w).isdisjoint(words) for w in _WORD.findall(sentence.casefold()))
 
 
 #: Words of a question about amounts or figures.
