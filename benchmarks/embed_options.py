@@ -51,33 +51,26 @@ def sample_texts(db: str, n: int, embedder, seed: int = 0) -> list[str]:
                                                   "text_unit_window": len(wins), "report": len(reps)}
 
 
-class OvRunner:
-    """The encoder graph ``onnx_path`` compiled by OpenVINO's CPU plugin (``hint``: ``"f32"`` or ``"bf16"``),
-    with :class:`slmgraph.indexing.stages.embed_onnx.OnnxRunner`'s ``encode(texts, batch_size)``: mean-pooled,
-    L2-normalised float32 vectors in the given order, batches longest first."""
+def ov_runner(st_model, onnx_path: Path, threads: int, hint: str):
+    """An :class:`slmgraph.indexing.stages.embed_onnx.OnnxRunner` whose session is the encoder graph ``onnx_path``
+    compiled by OpenVINO's CPU plugin (``hint``: ``"f32"`` or ``"bf16"``): the same batching and pooling."""
+    import openvino as ov
 
-    def __init__(self, st_model, onnx_path: Path, threads: int, hint: str):
-        import openvino as ov
+    from slmgraph.indexing.stages.embed_onnx import INPUTS, OnnxRunner
 
-        self.st = st_model
-        self.compiled = ov.Core().compile_model(str(onnx_path), "CPU", {
-            "INFERENCE_PRECISION_HINT": hint, "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY"})
-        self.request = self.compiled.create_infer_request()
+    request = ov.Core().compile_model(str(onnx_path), "CPU", {
+        "INFERENCE_PRECISION_HINT": hint, "INFERENCE_NUM_THREADS": threads,
+        "PERFORMANCE_HINT": "LATENCY"}).create_infer_request()
 
-    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        out = [None] * len(texts)
-        for s in range(0, len(order), batch_size):
-            idx = order[s:s + batch_size]
-            f = self.st.preprocess([texts[i] for i in idx])
-            feed = {k: f[k].numpy() for k in ("input_ids", "attention_mask", "token_type_ids")}
-            h = self.request.infer(feed)[0]
-            mask = feed["attention_mask"][..., None].astype(np.float32)
-            v = (h * mask).sum(1) / mask.sum(1)
-            v /= np.linalg.norm(v, axis=1, keepdims=True)
-            for j, i in enumerate(idx):
-                out[i] = v[j]
-        return np.stack(out).astype(np.float32)
+    class Session:
+        """ONNX Runtime's ``run(None, feed)`` over the OpenVINO infer request."""
+
+        def run(self, _outputs, feed):
+            return [request.infer(feed)[0]]
+
+    runner = OnnxRunner.__new__(OnnxRunner)
+    runner.st, runner.session, runner.path, runner.inputs = st_model, Session(), Path(onnx_path), list(INPUTS)
+    return runner
 
 
 def run(fn, texts: list[str]) -> tuple[np.ndarray, float, float]:
@@ -151,7 +144,7 @@ def main() -> None:
     if importlib.util.find_spec("openvino") is not None:
         for hint in ("f32", "bf16"):
             e = Embedder(threads=args.threads, batch_size=32)
-            e.runner = OvRunner(e.model, f32, args.threads, hint)
+            e.runner = ov_runner(e.model, f32, args.threads, hint)
             options[f"OpenVINO {hint}, batch 32"] = ort(e, 32)
     if args.options:
         keep = {o.strip() for o in args.options.split(";")} | {"torch fp32, batch 32 (today)"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -178,7 +179,8 @@ def topic_words(question: str, units) -> set[str]:
     return {w for w in words if n < 2 or len(docs[w]) < UBIQUITOUS_SHARE * n}
 
 
-def stem_forms(word: str) -> set[str]:
+@lru_cache(maxsize=1 << 16)
+def stem_forms(word: str) -> frozenset[str]:
     """The stems ``word`` may have been asked by: its own, and for a word ending in "e" or "es" its other
     number's ("drone" -> {"drone", "dron"}, "drones" -> {"dron", "drone"}), since :func:`word_stem` cuts "es"
     whole and a singular and its plural would otherwise never meet."""
@@ -188,7 +190,7 @@ def stem_forms(word: str) -> set[str]:
         out.add(word_stem(w[:-1]))
     elif w.endswith("e"):
         out.add(word_stem(w + "s"))
-    return out
+    return frozenset(out)
 
 
 def names_asked(sentence: str, words: set[str]) -> bool:
