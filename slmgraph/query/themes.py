@@ -72,6 +72,7 @@ from slmgraph.query.theme_works import corpus_hosts, corpus_works, works_overvie
 from slmgraph.store.corpus_stats import phrase_key
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import facet_opening, facet_themes, focus_of, render_facets
+from slmgraph.query.theme_fields import asks_fields, field_guests
 from slmgraph.query.theme_labels import (
     label_documents, label_phrases, label_units, phrase_pattern, relabel, running_names, running_words, same_theme,
 )
@@ -785,8 +786,10 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
         focus, focus_words = focus_of(question, facets, ix)
         # a question about the guests asks for their words before the host's
         hosts = {h.title() for h in corpus_hosts(ix)} if _GUESTS.search(question or "") else set()
+        # a list of the guests' fields asks for those guests' words (docs/decisions.md: guests by field)
+        guests = field_guests(ix, facets, embedder) if asks_fields(question, facets[0].label) else {}
         found = facet_themes(ix, facets, embedder, probes=probes, temporal=temporal, owner_of=lambda chunks: ix.unit_owners(
-            chunks, [r["community_id"] for r in (pool or reports)], scores), focus=focus, hosts=hosts)
+            chunks, [r["community_id"] for r in (pool or reports)], scores), focus=focus, hosts=hosts, guests=guests)
         for t in found:
             t.focus_words = focus_words
         if any(t.statements for t in found):
