@@ -27,6 +27,11 @@ def test_the_asked_terms_are_a_phrase_the_corpus_holds_else_the_rarest_topic_wor
     units = [("u0", "a", 0, "ADA: Sea ice melts. Sea ice returns."), ("u1", "b", 0, "BOB: Sea ice is thin.")]
     ix2 = theme_index(units, mentions=[("u0", "sea ice", "sea ice"), ("u1", "sea ice", "sea ice")])
     assert asked_terms("How often do they mention sea ice?", ix2) == ["sea ice"]
+    # who is for or against it: the stance words ask nothing, whatever their rarity
+    units = [("u0", "a", 0, "ADA: I support the canal. The canal floods."), ("u1", "b", 0, "BOB: The canal is old."),
+             ("u2", "c", 0, "CY: The canal is long."), ("u3", "d", 0, "DI: The canal is wide.")]
+    assert asked_terms("Which guests support the canal and which oppose it?", theme_index(units)) == ["canal"]
+    assert asked_terms("Which guests are against the canal?", theme_index(units)) == ["canal"]
 
 
 def test_how_often_counts_the_units_works_and_guests_naming_it():

@@ -46,6 +46,12 @@ _VIEWS = re.compile(r"(?i)\bhow do(es)? (the )?" + _GROUP + r"\b[^?]{0,40}?\b(pe
 #: The words of a question asking for views: never what it asks about.
 _VIEW_WORDS = frozenset("""view views perceive perceived perception opinion opinions thought thoughts feel feelings
 think regard judge stance take""".split())
+#: The words of a question asking who is for or against something ("Which guests support the drones and which
+#: oppose them?"): a stance, never what it asks about.
+_STANCE_WORDS = frozenset("""support supports supported supporting oppose opposes opposed opposing against favour
+favor favours favors favoured favored object objects objected approve approves approved disapprove disapproves
+welcome welcomes welcomed criticise criticises criticised criticize criticizes criticized praise praises praised
+agree agrees agreed disagree disagrees disagreed""".split())
 #: A name of capitalised words, "of", "the" or "and" between them ("Head of the River").
 _NAME = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|van|von)\s+)*[A-Z][\w'-]*)+")
 #: A question asking who never says something.
@@ -92,7 +98,7 @@ def asked_terms(question: str, ix) -> list[str]:
     for n in (3, 2):
         for i in range(len(words) - n + 1):
             seg = words[i:i + n]
-            if any(w.casefold() in STOP or w.casefold() in _FRAME for w in seg):
+            if any(w.casefold() in STOP or w.casefold() in _FRAME or w.casefold() in _STANCE_WORDS for w in seg):
                 continue
             text = " ".join(seg)
             if df.get(phrase_key(text), 0) >= MIN_UNITS and not any(text.casefold() in p.casefold() for p in phrases):
@@ -100,11 +106,11 @@ def asked_terms(question: str, ix) -> list[str]:
     if phrases:
         return phrases
     # the words asking for views ("views", "perceive", "think of") are the question's frame, never its subject
-    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS}
+    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS | _STANCE_WORDS}
     if not topic:  # what every document names ("the ferry" of an island's oral history) is still asked about
         from slmgraph.query.theme_model import question_words
 
-        topic = question_words(question) - {word_stem(w) for w in _FRAME} - {
+        topic = question_words(question) - {word_stem(w) for w in _FRAME | _VIEW_WORDS | _STANCE_WORDS} - {
             word_stem(w.casefold()) for w in words if w.casefold() in ("often", "many", "times", "each")}
     if not topic:
         return []
