@@ -151,3 +151,17 @@ def test_a_word_is_named_in_either_number():
 
     assert _matcher("drones")("a delivery drone hovered") and _matcher("drone")("two drones")
     assert _matcher("policies")("the policy") and not _matcher("new")("the news")
+
+
+def test_a_subject_no_passage_names_is_found_by_its_shortest_ending():
+    from slmgraph.query.theme_mentions import absent_phrase
+
+    units = [("u0", "a", 0, "ADA: The delivery drones fly over the farm at dawn."),
+             ("u1", "b", 0, "BOB: The wind was strong and the harbour plan was late.")]
+    ix = theme_index(units)
+    # "wind" and "farm" are named, "wind farm" nowhere: the answer must say so
+    assert absent_phrase("How do guests feel about the new wind farm?", ix) == "wind farm"
+    assert absent_phrase("Which guests talk about the significance of company culture?", ix) == "company culture"
+    assert absent_phrase("How do guests feel about the delivery drones?", ix) is None
+    assert absent_phrase("What are the guests' views on the harbour plan?", ix) is None
+    assert absent_phrase("How do guests feel about drones?", ix) is None  # no phrase to miss

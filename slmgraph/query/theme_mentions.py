@@ -122,6 +122,43 @@ def asked_terms(question: str, ix) -> list[str]:
     return [surface.get(w, w) for w in rare]
 
 
+def absent_phrase(question: str, ix) -> str | None:
+    """The question's subject phrase when no text unit names it (so an answer by theme must say so): its first run
+    of two or three content words (no stop, frame, view, stance or comparing word; a run ends at punctuation),
+    shortened from the left to the shortest ending on its head that no unit names ("new wind farm" -> "wind
+    farm"), as the question writes it; None when every ending is named somewhere, or the question has no run."""
+    from slmgraph.names.forms import STOP
+    from slmgraph.query.theme_facets import _FOCUS_FRAME
+    from slmgraph.query.theme_kinds import _FRAME
+    from slmgraph.query.theme_labels import phrase_pattern
+
+    def content(w: str) -> bool:
+        x = w.casefold()
+        return (len(x) > 2 and x not in STOP and x not in _FRAME and x not in _VIEW_WORDS and x not in _STANCE_WORDS
+                and x not in _FOCUS_FRAME and not w[:1].isupper())
+
+    run: list[str] = []
+    for tok in re.findall(r"[A-Za-z][\w'-]*|[^\w\s]", question or "") + ["."]:
+        if tok[:1].isalpha() and content(tok):
+            run.append(tok)
+            continue
+        if len(run) >= 2:
+            break
+        run = []
+    if len(run) < 2:
+        return None
+    run = run[-3:]
+    units = ix.all_units()
+    for k in range(len(run) - 2, -1, -1):  # the shortest ending on the head first
+        phrase = " ".join(run[k:])
+        pat = phrase_pattern(phrase)
+        if any(pat.search(u.text) for u in units):
+            return None
+        if k == len(run) - 2:
+            return phrase
+    return None
+
+
 def persons(ix) -> set[str]:
     """The case-folded names of the index's persons: its entities typed ``person`` and its speakers' labels."""
     import duckdb
@@ -202,9 +239,10 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     terms = asked_terms(question, ix)
     if not terms:
         return None
-    # What speakers think of a named thing ("the Coastal Housing Act", "the CHA") is in the sentences naming it;
-    # a view of a common noun ("education") is a theme of its own, answered by theme.
-    if how == "views" and not all(_NAME.fullmatch(t) or re.fullmatch(r"[A-Z]{2,5}", t) for t in terms):
+    # What speakers think of a named thing ("the Coastal Housing Act", "the CHA") or of a phrase the corpus holds
+    # ("the delivery drones") is in the sentences naming it; a view of a lone common noun ("education") is a theme
+    # of its own, answered by theme.
+    if how == "views" and not all(_NAME.fullmatch(t) or re.fullmatch(r"[A-Z]{2,5}", t) or " " in t for t in terms):
         return None
     people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
     forms = {t: other_forms(t, ix) for t in terms}
