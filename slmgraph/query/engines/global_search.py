@@ -690,7 +690,7 @@ def _unit_fallback(store: Store, prompts: Prompts, settings: Settings, question:
     :func:`slmgraph.query.engines.basic_search.basic_search` applies it), the no-answer text says so and points to
     basic search, which answers from them."""
     from slmgraph.indexing.stages.embed_lookup import nearest_units, unit_matrix
-    from slmgraph.query.engines.basic_search import no_prose_units
+    from slmgraph.query.documents import no_prose_units
     from slmgraph.query.scoring import relevance_gate
 
     if embedder is None:
