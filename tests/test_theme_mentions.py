@@ -27,6 +27,11 @@ def test_the_asked_terms_are_a_phrase_the_corpus_holds_else_the_rarest_topic_wor
     units = [("u0", "a", 0, "ADA: Sea ice melts. Sea ice returns."), ("u1", "b", 0, "BOB: Sea ice is thin.")]
     ix2 = theme_index(units, mentions=[("u0", "sea ice", "sea ice"), ("u1", "sea ice", "sea ice")])
     assert asked_terms("How often do they mention sea ice?", ix2) == ["sea ice"]
+    # who is for or against it: the stance words ask nothing, whatever their rarity
+    units = [("u0", "a", 0, "ADA: I support the canal. The canal floods."), ("u1", "b", 0, "BOB: The canal is old."),
+             ("u2", "c", 0, "CY: The canal is long."), ("u3", "d", 0, "DI: The canal is wide.")]
+    assert asked_terms("Which guests support the canal and which oppose it?", theme_index(units)) == ["canal"]
+    assert asked_terms("Which guests are against the canal?", theme_index(units)) == ["canal"]
 
 
 def test_how_often_counts_the_units_works_and_guests_naming_it():
@@ -146,3 +151,17 @@ def test_a_word_is_named_in_either_number():
 
     assert _matcher("drones")("a delivery drone hovered") and _matcher("drone")("two drones")
     assert _matcher("policies")("the policy") and not _matcher("new")("the news")
+
+
+def test_a_subject_no_passage_names_is_found_by_its_shortest_ending():
+    from slmgraph.query.theme_mentions import absent_phrase
+
+    units = [("u0", "a", 0, "ADA: The delivery drones fly over the farm at dawn."),
+             ("u1", "b", 0, "BOB: The wind was strong and the harbour plan was late.")]
+    ix = theme_index(units)
+    # "wind" and "farm" are named, "wind farm" nowhere: the answer must say so
+    assert absent_phrase("How do guests feel about the new wind farm?", ix) == "wind farm"
+    assert absent_phrase("Which guests talk about the significance of company culture?", ix) == "company culture"
+    assert absent_phrase("How do guests feel about the delivery drones?", ix) is None
+    assert absent_phrase("What are the guests' views on the harbour plan?", ix) is None
+    assert absent_phrase("How do guests feel about drones?", ix) is None  # no phrase to miss

@@ -46,6 +46,12 @@ _VIEWS = re.compile(r"(?i)\bhow do(es)? (the )?" + _GROUP + r"\b[^?]{0,40}?\b(pe
 #: The words of a question asking for views: never what it asks about.
 _VIEW_WORDS = frozenset("""view views perceive perceived perception opinion opinions thought thoughts feel feelings
 think regard judge stance take""".split())
+#: The words of a question asking who is for or against something ("Which guests support the drones and which
+#: oppose them?"): a stance, never what it asks about.
+_STANCE_WORDS = frozenset("""support supports supported supporting oppose opposes opposed opposing against favour
+favor favours favors favoured favored object objects objected approve approves approved disapprove disapproves
+welcome welcomes welcomed criticise criticises criticised criticize criticizes criticized praise praises praised
+agree agrees agreed disagree disagrees disagreed""".split())
 #: A name of capitalised words, "of", "the" or "and" between them ("Head of the River").
 _NAME = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|van|von)\s+)*[A-Z][\w'-]*)+")
 #: A question asking who never says something.
@@ -92,7 +98,7 @@ def asked_terms(question: str, ix) -> list[str]:
     for n in (3, 2):
         for i in range(len(words) - n + 1):
             seg = words[i:i + n]
-            if any(w.casefold() in STOP or w.casefold() in _FRAME for w in seg):
+            if any(w.casefold() in STOP or w.casefold() in _FRAME or w.casefold() in _STANCE_WORDS for w in seg):
                 continue
             text = " ".join(seg)
             if df.get(phrase_key(text), 0) >= MIN_UNITS and not any(text.casefold() in p.casefold() for p in phrases):
@@ -100,11 +106,11 @@ def asked_terms(question: str, ix) -> list[str]:
     if phrases:
         return phrases
     # the words asking for views ("views", "perceive", "think of") are the question's frame, never its subject
-    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS}
+    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS | _STANCE_WORDS}
     if not topic:  # what every document names ("the ferry" of an island's oral history) is still asked about
         from slmgraph.query.theme_model import question_words
 
-        topic = question_words(question) - {word_stem(w) for w in _FRAME} - {
+        topic = question_words(question) - {word_stem(w) for w in _FRAME | _VIEW_WORDS | _STANCE_WORDS} - {
             word_stem(w.casefold()) for w in words if w.casefold() in ("often", "many", "times", "each")}
     if not topic:
         return []
@@ -114,6 +120,43 @@ def asked_terms(question: str, ix) -> list[str]:
     rare = [w for w in found if held[w] <= ANCHOR_SHARE * n] or found[:1]
     surface = {word_stem(w.casefold()): w for w in words}
     return [surface.get(w, w) for w in rare]
+
+
+def absent_phrase(question: str, ix) -> str | None:
+    """The question's subject phrase when no text unit names it (so an answer by theme must say so): its first run
+    of two or three content words (no stop, frame, view, stance or comparing word; a run ends at punctuation),
+    shortened from the left to the shortest ending on its head that no unit names ("new wind farm" -> "wind
+    farm"), as the question writes it; None when every ending is named somewhere, or the question has no run."""
+    from slmgraph.names.forms import STOP
+    from slmgraph.query.theme_facets import _FOCUS_FRAME
+    from slmgraph.query.theme_kinds import _FRAME
+    from slmgraph.query.theme_labels import phrase_pattern
+
+    def content(w: str) -> bool:
+        x = w.casefold()
+        return (len(x) > 2 and x not in STOP and x not in _FRAME and x not in _VIEW_WORDS and x not in _STANCE_WORDS
+                and x not in _FOCUS_FRAME and not w[:1].isupper())
+
+    run: list[str] = []
+    for tok in re.findall(r"[A-Za-z][\w'-]*|[^\w\s]", question or "") + ["."]:
+        if tok[:1].isalpha() and content(tok):
+            run.append(tok)
+            continue
+        if len(run) >= 2:
+            break
+        run = []
+    if len(run) < 2:
+        return None
+    run = run[-3:]
+    units = ix.all_units()
+    for k in range(len(run) - 2, -1, -1):  # the shortest ending on the head first
+        phrase = " ".join(run[k:])
+        pat = phrase_pattern(phrase)
+        if any(pat.search(u.text) for u in units):
+            return None
+        if k == len(run) - 2:
+            return phrase
+    return None
 
 
 def persons(ix) -> set[str]:
@@ -196,9 +239,10 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     terms = asked_terms(question, ix)
     if not terms:
         return None
-    # What speakers think of a named thing ("the Coastal Housing Act", "the CHA") is in the sentences naming it;
-    # a view of a common noun ("education") is a theme of its own, answered by theme.
-    if how == "views" and not all(_NAME.fullmatch(t) or re.fullmatch(r"[A-Z]{2,5}", t) for t in terms):
+    # What speakers think of a named thing ("the Coastal Housing Act", "the CHA") or of a phrase the corpus holds
+    # ("the delivery drones") is in the sentences naming it; a view of a lone common noun ("education") is a theme
+    # of its own, answered by theme.
+    if how == "views" and not all(_NAME.fullmatch(t) or re.fullmatch(r"[A-Z]{2,5}", t) or " " in t for t in terms):
         return None
     people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
     forms = {t: other_forms(t, ix) for t in terms}

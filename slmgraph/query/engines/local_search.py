@@ -379,6 +379,17 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
                 lead[lead.index(same)] = Point(p.head, p.text, p.ids, p.rank)
             else:
                 same.ids += [i for i in p.ids if i not in same.ids]
+    said = _speaker_points(store, about or [], question, qv, embedder) if not asks_identity(question, names) else []
+    if said:
+        # a question about what a speaker thinks is answered in their words, never in another speaker's
+        points = said
+        numbers = unit_numbers(store)
+        for p in said:
+            chunk = next(c for c, n in numbers.items() if n == p.ids[0])
+            if p.ids[0] not in used["sources"]:
+                used["sources"].append(p.ids[0])
+                used["source_chunks"].append(chunk)
+        lead = [x for x in lead if not any(near_duplicate(x.text, p.text) for p in said)]
     if lead and points and not asks_identity(question, names):
         # A question asking more of its names than who they are is answered by its best sentence first.
         points = points[:1] + lead + points[1:max(1, 5 - len(lead))]
@@ -403,6 +414,67 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
     ans.citations = {label.lower(): cited, **({"entities": entity_cited} if entity_cited else {})}
     ans.details = {"removed_citations": {}, "synthesis": synthesis,
                    "synthesis_raw": gen.text[:500] if gen is not None else None}
+
+
+#: A named speaker's sentences quoted at most, and how far under their best a sentence may stand (cosine).
+SPEAKER_POINTS = 4
+SPEAKER_MARGIN = 0.25
+#: The fewest words of a speaker's sentence worth quoting ("Thank you, Maya." says nothing).
+SPEAKER_MIN_WORDS = 6
+
+
+def _speaker_points(store: Store, norms: list[str], question: str, qv, embedder) -> list[Point]:
+    """A transcript speaker's own sentences nearest the question, for a question naming them (``norms``: the
+    named entities): the first named person whose name labels speaker turns ("SAMIRA KHAN: ...") anywhere in
+    the index; their sentences (:func:`slmgraph.query.theme_model.speaker_of`) of at least
+    :data:`SPEAKER_MIN_WORDS` words and no question, within :data:`SPEAKER_MARGIN` of the best cosine with the
+    question, at most :data:`SPEAKER_POINTS`, each once, nearest first, each as "Name: sentence" citing its text
+    unit's number. [] when no named person speaks, or none of their sentences passes."""
+    import re
+
+    import numpy as np
+
+    from slmgraph.query.extractive import prose_sentences
+    from slmgraph.query.theme_model import speaker_of, spoken
+
+    if not norms:
+        return []
+    q = ",".join("?" * len(norms))
+    people = [n for (n,) in store.con.execute(
+        f"SELECT name FROM entities WHERE norm IN ({q}) AND type = 'person'", norms).fetchall()]
+    units = store.con.execute("SELECT chunk_id, text FROM text_units").fetchall()
+    for name in people:
+        label = re.compile(r"(?mi)^[ \t]*" + re.escape(name) + r"[ \t]*:")
+        mine = [(c, t) for c, t in units if label.search(t or "")]
+        if not mine:
+            continue
+        found: list[tuple[str, str]] = []
+        for c, t in mine:
+            for x in prose_sentences(t):
+                x = spoken(x)
+                body = re.sub(r"^[^:]{1,40}:\s*", "", x) if label.match(x) else x
+                if (speaker_of(t, x).casefold() == name.casefold() and len(body.split()) >= SPEAKER_MIN_WORDS
+                        and not body.rstrip("\"'\u201d\u2019) ").endswith("?")):
+                    found.append((c, body))
+        found = list(dict.fromkeys(found))
+        if not found:
+            continue
+        vecs = embedder.encode([b for _, b in found])
+        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+        cos = vecs @ (qv / max(float(np.linalg.norm(qv)), 1e-9))
+        order = sorted(range(len(found)), key=lambda k: -cos[k])
+        numbers = unit_numbers(store)
+        out: list[Point] = []
+        for k in order:
+            if cos[k] < cos[order[0]] - SPEAKER_MARGIN or len(out) == SPEAKER_POINTS:
+                break
+            c, body = found[k]
+            if any(near_duplicate(body, p.text.split(": ", 1)[-1]) for p in out):
+                continue
+            shown = name.title() if name.isupper() else name
+            out.append(Point("", f"{shown}: {body}", [numbers[c]], float(cos[k])))
+        return out
+    return []
 
 
 def _names_of(store: Store, norms: list[str]) -> list[str]:
