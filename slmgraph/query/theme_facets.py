@@ -266,7 +266,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             voices = {v.casefold() for v in field[1]}
             naming = [u for u in units if u.doc_id in own]
             docs = sorted(own, key=lambda d: ix.doc_by_id[d].pos)
-            ranked = sorted(naming, key=lambda u: (-cosine(u), u.number))[:2 * FACET_UNITS]
+            ranked = sorted(naming, key=lambda u: (-cosine(u), u.number))[:FACET_UNITS]
         else:
             naming = [u for u in units if names(u.text, f, pats)]
             docs = sorted({u.doc_id for u in naming}, key=lambda d: ix.doc_by_id[d].pos)

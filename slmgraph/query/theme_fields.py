@@ -78,7 +78,7 @@ def work_voices(ix) -> dict[str, list[str]]:
 def field_guests(ix, facets: list, embedder) -> dict[int, tuple[list[str], list[str]]]:
     """``facet index -> (doc ids of its works, its voices)`` for the facets whose guests are found (see the
     module doc); {} when the corpus has under :data:`MIN_WORKS` works with voices or no embedder."""
-    from slmgraph.query.extractive import _embed, prose_sentences
+    from slmgraph.query.extractive import _embed
     from slmgraph.query.theme_facets import _pattern, names
     from slmgraph.query.theme_model import _unit_norm
 
@@ -101,7 +101,9 @@ def field_guests(ix, facets: list, embedder) -> dict[int, tuple[list[str], list[
         said = re.compile(r"\b(" + "|".join(map(re.escape, sorted(parts))) + r")\b", re.IGNORECASE) if parts else None
         found = []
         for u in by_work[w]:
-            found += [s for s in prose_sentences(u.text) if said is not None and said.search(s)]
+            # a rough split will do to weigh an introduction (no sentence of it is quoted), and is fast
+            if said is not None and said.search(u.text):
+                found += [s for s in re.split(r"(?<=[.!?])\s+|\n+", u.text) if said.search(s)]
         intro[w] = list(dict.fromkeys(found))[:12]
     flat = [s for w in works for s in intro[w]]
     ivec = _embed(flat, embedder) if flat else np.zeros((0, labels.shape[1]))
