@@ -165,3 +165,37 @@ def test_a_subject_no_passage_names_is_found_by_its_shortest_ending():
     assert absent_phrase("How do guests feel about the delivery drones?", ix) is None
     assert absent_phrase("What are the guests' views on the harbour plan?", ix) is None
     assert absent_phrase("How do guests feel about drones?", ix) is None  # no phrase to miss
+
+
+def test_a_stance_question_sorts_the_speakers_by_what_they_say_for_and_against_it():
+    from slmgraph.query.theme_mentions import stance
+
+    assert stance("I'm all for the CHA.") == (1, 0) and stance("I'm against the housing act as written.") == (0, 1)
+    assert stance("I'd be a hypocrite to be against a law that might stop that.") == (1, 0)
+    assert stance("For, but with my eyes open. That is my main concern.") == (1, 1)
+    units = [
+        ("u0", "e0", 0, "MAYA ROSS: What do you make of the canal plan?\n"
+                        "ADA LOVE: The canal plan gives the boat clubs a home. I support it, without caveats."),
+        ("u1", "e1", 0, "MAYA ROSS: And the canal plan?\nBEN ODE: I'm against the canal plan as written."),
+        ("u2", "e2", 0, "MAYA ROSS: The canal plan?\nCY DIX: The canal plan is a real gain, but the cost is a problem."),
+        ("u3", "e3", 0, "MAYA ROSS: Welcome.\nDI FOX: I keep bees on the hill above the town."),
+    ]
+    ix = theme_index(units, mentions=[(c, "canal plan", "canal plan") for c in ("u0", "u1", "u2")])
+    text, points, _ = mentions_answer(ix, "Which guests support the canal plan and which oppose it?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    # Ada Love's support is said beside the name, in the same turn
+    assert "By their own words, for it: Ada Love; against it: Ben Ode; mixed or unclear: Cy Dix." in head, head
+    heads = [ln for ln in text.splitlines() if ln.startswith("### ")]
+    assert heads == ["### Ada Love (for it)", "### Ben Ode (against it)", "### Cy Dix (mixed or unclear)"]
+    plain, _, _ = mentions_answer(ix, "Which guests talk about the canal plan?", WordEmbedder())
+    assert "By their own words" not in plain and "### Ada Love\n" in plain  # no stance asked: none given
+
+
+def test_a_long_name_is_also_found_by_its_last_two_words():
+    from slmgraph.query.theme_mentions import other_forms
+
+    units = [("u0", "a", 0, "ADA: The Coastal Housing Act passed. The housing act caps homes."),
+             ("u1", "b", 0, "BOB: I'm against the housing act."), ("u2", "c", 0, "CY: The CHA is fine. The CHA works.")]
+    assert other_forms("Coastal Housing Act", theme_index(units)) == ["CHA", "housing act"]
+    assert other_forms("CHA", theme_index(units + [("u3", "d", 0, "DI: The Coastal Housing Act, the Coastal Housing Act.")])) \
+        == ["Coastal Housing Act", "housing act"]

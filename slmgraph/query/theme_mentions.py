@@ -52,6 +52,19 @@ _STANCE_WORDS = frozenset("""support supports supported supporting oppose oppose
 favor favours favors favoured favored object objects objected approve approves approved disapprove disapproves
 welcome welcomes welcomed criticise criticises criticised criticize criticizes criticized praise praises praised
 agree agrees agreed disagree disagrees disagreed""".split())
+#: A question asking who is for or against something ("Which guests support the drones and which oppose them?",
+#: "Which guests are against the act?").
+_STANCE_Q = re.compile(r"(?i)\b(support|supports|oppose|opposes|against|in favou?r of|approve of|object to)\b")
+#: A sentence's words for it and against it, as speakers say them ("I'm all for the CHA", "I support it", "a real
+#: gain"; "I'm against the housing act as written", "a problem", "I'm sceptical"); negated ones are read first.
+_PRO_NOT = re.compile(r"(?i)\b(not|n't|never|hypocrite to)( be)? (against|opposed)\b")
+_CON_NOT = re.compile(r"(?i)\b(not|n't|never) (for|in favou?r|convinced|sure|happy|support\w*)\b")
+_PRO = re.compile(r"(?i)\b(all for|(i'm|i am|we're|we are) for\b|in favou?r|support(s|ed|ing|er)?\b|welcome\w*|"
+                  r"good (thing|idea|news|for)|is good\b|best thing|fully behind|a (real )?gain|great\b|excited|hopeful|proud|benefits?\b|"
+                  r"agree\b|back (it|the)\b|not a gimmick|i'd not go back)")
+_CON = re.compile(r"(?i)\b(against\b|oppose\w*|a problem|problems?\b|mistake|wrong\b|worr(y|ied|ies)|concerns?\b|"
+                  r"concerned|scepti\w*|skepti\w*|afraid|fear\w*|harm\w*|damag\w*|frighten\w*|bad (idea|thing)|"
+                  r"disagree|doubt\w*|shelved|risk\w*|danger\w*|complain\w*|unpopular)")
 #: A name of capitalised words, "of", "the" or "and" between them ("Head of the River").
 _NAME = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|van|von)\s+)*[A-Z][\w'-]*)+")
 #: A question asking who never says something.
@@ -159,6 +172,33 @@ def absent_phrase(question: str, ix) -> str | None:
     return None
 
 
+def stance(text: str) -> tuple[int, int]:
+    """``(words for, words against)`` what ``text`` names (:data:`_PRO`, :data:`_CON`; "not against" is for, "not
+    convinced" against; a reply opening on "For" or "Against" says so)."""
+    pro, con = len(_PRO_NOT.findall(text)), len(_CON_NOT.findall(text))
+    rest = _CON_NOT.sub(" ", _PRO_NOT.sub(" ", text))
+    opening = re.match(r"\W*(for|against)\b", rest, re.IGNORECASE)
+    if opening:
+        pro, con = pro + (opening.group(1).lower() == "for"), con + (opening.group(1).lower() == "against")
+        rest = rest[opening.end():]
+    return pro + len(_PRO.findall(rest)), con + len(_CON.findall(rest))
+
+
+def _turn_of(unit_text: str, sentence: str) -> str:
+    """The speaker turn of ``unit_text`` holding ``sentence`` (from its label's line to the next label's), or the
+    sentence itself when not found: a stance is often said beside the name ("The CHA gives teachers a chance to
+    stay. I support it.")."""
+    from slmgraph.query.theme_model import _turns
+
+    at = unit_text.find(sentence[:40])
+    if at < 0:
+        return sentence
+    starts = [o for o, _ in _turns(unit_text)] + [len(unit_text)]
+    begin = max((o for o in starts if o <= at), default=0)
+    end = min(o for o in starts if o > at)
+    return unit_text[begin:end].split(":", 1)[-1] if begin else unit_text[begin:end]
+
+
 def persons(ix) -> set[str]:
     """The case-folded names of the index's persons: its entities typed ``person`` and its speakers' labels."""
     import duckdb
@@ -173,14 +213,27 @@ def persons(ix) -> set[str]:
     return out | {y.strip().casefold() for u in ix.all_units() for y in _LABEL.findall(u.text)}
 
 
+def _tail(name: str, text: str) -> list[str]:
+    """``[the last two words of name]`` ("housing act" of "Coastal Housing Act") when ``text`` writes them, in any
+    case, at least :data:`FORM_USES` times apart from the whole name; [] for a name of under three words."""
+    words = name.split()
+    if len(words) < 3:
+        return []
+    tail = " ".join(words[-2:])
+    said = len(re.findall(r"\b" + re.escape(tail) + r"\b", text, re.IGNORECASE))
+    whole = len(re.findall(r"\b" + re.escape(name) + r"\b", text, re.IGNORECASE))
+    return [tail.casefold()] if said - whole >= FORM_USES else []
+
+
 def other_forms(term: str, ix) -> list[str]:
-    """The other way the corpus writes ``term``, at least :data:`FORM_USES` times: a name's acronym ("CAZ" of
-    "Clean Air Zone"), or the name an acronym stands for ("Clean Air Zone" of "CAZ"); [] without one."""
+    """The other ways the corpus writes ``term``, each at least :data:`FORM_USES` times: a name's acronym ("CAZ" of
+    "Clean Air Zone"), or the name an acronym stands for ("Clean Air Zone" of "CAZ"), and a long name's last two
+    words ("housing act" of "Coastal Housing Act": a speaker shortens a name they have said); [] without one."""
     text = ix.all_text()
     words = [w for w in term.split() if w[:1].isupper() and w.casefold() not in _SMALL]
     if _NAME.fullmatch(term) and len(words) >= 2:
         acro = "".join(w[0] for w in words).upper()
-        return [acro] if len(re.findall(r"\b" + acro + r"\b", text)) >= FORM_USES else []
+        return ([acro] if len(re.findall(r"\b" + acro + r"\b", text)) >= FORM_USES else []) + _tail(term, text)
     if re.fullmatch(r"[A-Z]{2,5}", term):
         found: Counter = Counter()
         for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|for|on)\s+)*[A-Z][\w'-]*){1,4}", text):
@@ -193,7 +246,7 @@ def other_forms(term: str, ix) -> list[str]:
                         found[" ".join(w if w.casefold() in _SMALL else w[0].upper() + w[1:].lower()
                                        for w in span)] += 1
         best = [f for f, n in found.most_common(1) if n >= FORM_USES]
-        return best
+        return best + [t for f in best for t in _tail(f, text)]
     return []
 
 
@@ -316,7 +369,20 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             items.append(f"{p} ({c} sentence{'s' if c != 1 else ''}, in {_join([_q(work_title(ix, w)) for w in ws[:2]])}"
                          f"{' and others' if len(ws) > 2 else ''})")
         head = (f"{len(by)} speaker{'s' if len(by) != 1 else ''} name{'s' if len(by) == 1 else ''} "
-                f"{_join([shown_term(t) for t in terms])}: " + _join(items))
+                f"{_join([shown_term(t) for t in terms])}" + (f"; the {SHOWN} who name it most" if len(by) > SHOWN
+                                                              else "") + ": " + _join(items))
+        # who is for it and who against, by what each says where they name it (all their sentences, not the shown)
+        sides = {}
+        if _STANCE_Q.search(question):
+            text_of = {u.number: u.text for u in units}
+            turns: dict[str, set] = {}
+            for x in said:
+                if x.speaker:
+                    turns.setdefault(x.speaker, set()).add(_turn_of(text_of.get(x.source, ""), x.text))
+            lean = {p: [sum(v) for v in zip(*(stance(t) for t in ts))] for p, ts in turns.items()}
+            # one side only, or no side: words for it and against it both make a view mixed
+            sides = {p: "for it" if lean.get(p, [0, 0]) [0] and not lean[p][1] else "against it"
+                     if lean.get(p, [0, 0])[1] and not lean[p][0] else "mixed or unclear" for p in by}
         never = sorted(everyone - hosts - set(by))
         if how == "views":
             pass  # who never names it is not what a question about views asks
@@ -325,9 +391,17 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
                     f"{_join([shown_term(t) for t in terms])}: {_join(never)}. {head[0].upper() + head[1:]}")
         elif others > 0:
             head += f"; the other {others} speaker{'s' if others != 1 else ''} of the corpus never do"
+        if sides:
+            groups = [(k, [p for p, _ in by.most_common() if sides[p] == k]) for k in ("for it", "against it",
+                                                                                       "mixed or unclear")]
+            head += ". By their own words, " + "; ".join(f"{k}: {_join(ps)}" for k, ps in groups if ps)
         parts.append(head + ". " + _join(reach[:1] + [r.replace(" is named", "") for r in reach[1:]]) + ".")
-        for p, _ in by.most_common(SHOWN):
-            mine = sorted((s for s in said if s.speaker == p), key=lambda s: (not s.ok, -s.score))[:PER_SPEAKER]
-            parts.append("\n".join([f"### {p}"] + [line(s) for s in mine]))
+        shown = [p for p, _ in by.most_common(SHOWN)]
+        if sides:  # those for it first, then those against, as the question asks
+            shown.sort(key=lambda p: ("for it", "against it", "mixed or unclear").index(sides[p]))
+        for p in shown:
+            mine = sorted((s for s in said if s.speaker == p),
+                          key=lambda s: (not s.ok, not (sides and any(stance(s.text))), -s.score))[:PER_SPEAKER]
+            parts.append("\n".join([f"### {p}" + (f" ({sides[p]})" if sides else "")] + [line(s) for s in mine]))
             point(p, mine)
     return cites.answer(parts)
