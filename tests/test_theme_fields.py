@@ -4,29 +4,17 @@ those guests only; a field no work stands out for is answered by its word."""
 
 from __future__ import annotations
 
-import hashlib
-import re
-
-import numpy as np
-
 from conftest import theme_index
+from test_theme_kinds import WordEmbedder as _Words
 from slmgraph.query.theme_facets import Facet, facet_themes, facets_overview, render_facets
 from slmgraph.query.theme_fields import asks_fields, field_guests
 from slmgraph.query.theme_model import word_stem
 
 
-class WordEmbedder:
-    """A bag of hashed words: texts sharing words are near."""
+class WordEmbedder(_Words):
+    """The kinds tests' bag of hashed words, wide enough that six guests' words rarely share a slot."""
 
     name, dim = "fields-fake", 256
-
-    def encode(self, texts, progress=False):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in set(re.findall(r"[a-z]+", t.lower())):
-                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
-            out[i] /= max(float(np.linalg.norm(out[i])), 1e-9)
-        return out
 
 
 #: Each work: (guest's label, what the host says of them, the guest's two turns).

@@ -137,9 +137,9 @@ def asked_terms(question: str, ix) -> list[str]:
 
 def absent_phrase(question: str, ix) -> str | None:
     """The question's subject phrase when no text unit names it (so an answer by theme must say so): its first run
-    of two or three content words (no stop, frame, view, stance or comparing word; a run ends at punctuation),
-    shortened from the left to the shortest ending on its head that no unit names ("new wind farm" -> "wind
-    farm"), as the question writes it; None when every ending is named somewhere, or the question has no run."""
+    of two or more content words (no stop, frame, view, stance or comparing word; a run ends at punctuation),
+    as its last two words ("new wind farm" -> "wind farm"), as the question writes them, when no text unit names
+    them; None when one does, or the question has no such run."""
     from slmgraph.names.forms import STOP
     from slmgraph.query.theme_facets import _FOCUS_FRAME
     from slmgraph.query.theme_kinds import _FRAME
@@ -160,16 +160,10 @@ def absent_phrase(question: str, ix) -> str | None:
         run = []
     if len(run) < 2:
         return None
-    run = run[-3:]
-    units = ix.all_units()
-    for k in range(len(run) - 2, -1, -1):  # the shortest ending on the head first
-        phrase = " ".join(run[k:])
-        pat = phrase_pattern(phrase)
-        if any(pat.search(u.text) for u in units):
-            return None
-        if k == len(run) - 2:
-            return phrase
-    return None
+    # its shortest ending on the head: when no unit names that, none names the longer phrase either
+    phrase = " ".join(run[-2:])
+    pat = phrase_pattern(phrase)
+    return None if any(pat.search(u.text) for u in ix.all_units()) else phrase
 
 
 def stance(text: str) -> tuple[int, int]:
