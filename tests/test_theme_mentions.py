@@ -48,8 +48,8 @@ def test_how_often_counts_the_units_works_and_guests_naming_it():
 def test_which_guests_names_those_who_say_it_and_how_many_never_do():
     text, points, _ = mentions_answer(_corpus(), "Which guests talk about the canal?", WordEmbedder())
     assert text.startswith("1 speaker names “canal”: Ada Lovelace (2 sentences, in “talk0”); the other 4 "
-                           "speakers of the corpus never do. “canal” is named in 1 of the 20 text units, in 1 of "
-                           "the 5 documents (“talk0”).")
+                           "speakers of the corpus never use these words. “canal” is named in 1 of the 20 text "
+                           "units, in 1 of the 5 documents (“talk0”).")
     assert "### Ada Lovelace" in text and [p["topic"] for p in points] == ["Ada Lovelace"]
 
 
@@ -92,7 +92,7 @@ def test_a_name_of_several_words_is_asked_whole_and_a_persons_name_by_either_wor
     text, _, _ = mentions_answer(ix, "Which guests talk about the Head of the River race?", WordEmbedder())
     # "the head of the crew" is another sense; the co-host and the cut label "NAIR" are no guests
     assert text.startswith("2 speakers name “Head of the River”: Tom Brennan (1 sentence, in “ep1”) and Priya Nair "
-                           "(1 sentence, in “ep4”); the other 2 speakers of the corpus never do.")
+                           "(1 sentence, in “ep4”); the other 2 speakers of the corpus never use these words.")
     # a speaker is a person, named by either word; a name no person has is named whole
     text, _, _ = mentions_answer(ix, "How often do guests mention Tom Brennan?", WordEmbedder())
     assert "1 sentence names it, by Aisha Rahman" in text
@@ -140,7 +140,7 @@ def test_a_question_on_views_of_a_named_thing_quotes_each_speaker_naming_it_and_
         text, points, _ = mentions_answer(ix, q, WordEmbedder())
         assert text.startswith("2 speakers name “"), text
         assert "Ana Ruiz" in text and "Ben Okafor" in text and "Let's move on" not in text
-        assert "never do" not in text.split("\n\n")[0]  # who never names it is not what a views question asks
+        assert "never use these words" not in text.split("\n\n")[0]  # who never names it is not what a views question asks
     # a view of a common noun is a theme of its own: answered by theme, not by counting
     assert mentions_answer(ix, "How do guests feel about the harbour?", WordEmbedder()) is None
     assert asks_mentions("How do guests describe the role of AI in medicine?") == ""
@@ -171,8 +171,11 @@ def test_a_stance_question_sorts_the_speakers_by_what_they_say_for_and_against_i
     from slmgraph.query.theme_mentions import stance
 
     assert stance("I'm all for the CHA.") == (1, 0) and stance("I'm against the housing act as written.") == (0, 1)
-    assert stance("I'd be a hypocrite to be against a law that might stop that.") == (1, 0)
-    assert stance("For, but with my eyes open. That is my main concern.") == (1, 1)
+    assert stance("Against it as written. For it if they fix section 14.") == (1, 1)
+    # hope, worry, a negation or a condition says no stance in so many words
+    for said in ("It is a real gain, but the cost is a problem.", "I'm not against the ferries, but I worry.",
+                 "I would oppose them.", "I'm neither for nor against it yet.", "I don't support it."):
+        assert stance(said) == (0, 0), said
     units = [
         ("u0", "e0", 0, "MAYA ROSS: What do you make of the canal plan?\n"
                         "ADA LOVE: The canal plan gives the boat clubs a home. I support it, without caveats."),
@@ -184,11 +187,14 @@ def test_a_stance_question_sorts_the_speakers_by_what_they_say_for_and_against_i
     text, points, _ = mentions_answer(ix, "Which guests support the canal plan and which oppose it?", WordEmbedder())
     head = text.split("\n\n")[0]
     # Ada Love's support is said beside the name, in the same turn
-    assert "By their own words, for it: Ada Love; against it: Ben Ode; mixed or unclear: Cy Dix." in head, head
+    assert ("Saying so in so many words where they name it, for it: Ada Love; against it: Ben Ode; no stance in so "
+            "many words: Cy Dix." in head), head
     heads = [ln for ln in text.splitlines() if ln.startswith("### ")]
-    assert heads == ["### Ada Love (for it)", "### Ben Ode (against it)", "### Cy Dix (mixed or unclear)"]
+    assert heads == ["### Ada Love (for it)", "### Ben Ode (against it)", "### Cy Dix (no stance in so many words)"]
+    # the sentence saying her stance is quoted first, though it does not repeat the name
+    assert text.split("### Ada Love (for it)\n- ", 1)[1].split("[Sources")[0].endswith("I support it, without caveats. ")
     plain, _, _ = mentions_answer(ix, "Which guests talk about the canal plan?", WordEmbedder())
-    assert "By their own words" not in plain and "### Ada Love\n" in plain  # no stance asked: none given
+    assert "in so many words" not in plain and "### Ada Love\n" in plain  # no stance asked: none given
 
 
 def test_a_long_name_is_also_found_by_its_last_two_words():

@@ -21,7 +21,10 @@ A question asking what the speakers think of a named thing ("How do guests perce
 
 "How often" is answered with the coverage, how widely the works name it (rarely: in under a third of them; in
 most: over two thirds) and quotes work by work; "which" with the speakers who name it, the most first, a
-quote or two each, and how many of the corpus's other speakers (its hosts aside) never do.
+quote or two each, and how many of the corpus's other speakers (its hosts aside) never use its words (they may
+speak of it in others). A question asking who is for or against it ("Which guests support X and which oppose
+it?") sorts the speakers by a stance said in so many words, first person, beside the name or opening a reply to
+it (:func:`stated_stances`); hope and worry words are no stance.
 """
 
 
@@ -55,16 +58,19 @@ agree agrees agreed disagree disagrees disagreed""".split())
 #: A question asking who is for or against something ("Which guests support the drones and which oppose them?",
 #: "Which guests are against the act?").
 _STANCE_Q = re.compile(r"(?i)\b(support|supports|oppose|opposes|against|in favou?r of|approve of|object to)\b")
-#: A sentence's words for it and against it, as speakers say them ("I'm all for the CHA", "I support it", "a real
-#: gain"; "I'm against the housing act as written", "a problem", "I'm sceptical"); negated ones are read first.
-_PRO_NOT = re.compile(r"(?i)\b(not|n't|never|hypocrite to)( be)? (against|opposed)\b")
-_CON_NOT = re.compile(r"(?i)\b(not|n't|never) (for|in favou?r|convinced|sure|happy|support\w*)\b")
-_PRO = re.compile(r"(?i)\b(all for|(i'm|i am|we're|we are) for\b|in favou?r|support(s|ed|ing|er)?\b|welcome\w*|"
-                  r"good (thing|idea|news|for)|is good\b|best thing|fully behind|a (real )?gain|great\b|excited|hopeful|proud|benefits?\b|"
-                  r"agree\b|back (it|the)\b|not a gimmick|i'd not go back)")
-_CON = re.compile(r"(?i)\b(against\b|oppose\w*|a problem|problems?\b|mistake|wrong\b|worr(y|ied|ies)|concerns?\b|"
-                  r"concerned|scepti\w*|skepti\w*|afraid|fear\w*|harm\w*|damag\w*|frighten\w*|bad (idea|thing)|"
-                  r"disagree|doubt\w*|shelved|risk\w*|danger\w*|complain\w*|unpopular)")
+#: A stance said in so many words, first person: "I'm all for the CHA", "I support it", "I'm strongly in favor";
+#: "I'm against them", "I oppose that part of it"; a reply opening on "For it." or "Against it as written."; words
+#: of hope or worry are no stance ("a real risk" is said by supporters too).
+_FOR = re.compile(r"(?i)\b(i|we)(['’]m| am|['’]re| are)( (?!not\b|never\b)\w+)? (for|in favou?r)\b|"
+                  r"\b(i|we)( (?!not\b|never\b|don['’]t\b|would\b|could\b|might\b)\w+)? support\b|"
+                  r"\b(i|we)(['’]m| am|['’]re| are) (fully |firmly )?behind\b|^\W*for it\b")
+_AGAINST = re.compile(r"(?i)\b(i|we)(['’]m| am|['’]re| are)( (?!not\b|never\b)\w+)? (against|opposed)\b|"
+                      r"\b(i|we)( (?!not\b|never\b|don['’]t\b|would\b|could\b|might\b)\w+)? oppose\b|"
+                      r"^\W*against it\b")
+#: Said of oneself, no stance: "I'm neither for nor against it yet".
+_NEITHER = re.compile(r"(?i)\bneither for nor against\b|\bnot (yet )?(for|against) (it|them)\b")
+#: The sides of a stance question, in the order the answer gives them.
+_SIDES = ("for it", "against it", "for and against it", "no stance in so many words")
 #: A name of capitalised words, "of", "the" or "and" between them ("Head of the River").
 _NAME = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|van|von)\s+)*[A-Z][\w'-]*)+")
 #: A question asking who never says something.
@@ -167,30 +173,42 @@ def absent_phrase(question: str, ix) -> str | None:
 
 
 def stance(text: str) -> tuple[int, int]:
-    """``(words for, words against)`` what ``text`` names (:data:`_PRO`, :data:`_CON`; "not against" is for, "not
-    convinced" against; a reply opening on "For" or "Against" says so)."""
-    pro, con = len(_PRO_NOT.findall(text)), len(_CON_NOT.findall(text))
-    rest = _CON_NOT.sub(" ", _PRO_NOT.sub(" ", text))
-    opening = re.match(r"\W*(for|against)\b", rest, re.IGNORECASE)
-    if opening:
-        pro, con = pro + (opening.group(1).lower() == "for"), con + (opening.group(1).lower() == "against")
-        rest = rest[opening.end():]
-    return pro + len(_PRO.findall(rest)), con + len(_CON.findall(rest))
+    """``(sentences for, sentences against)`` what ``text`` names, in so many words and in the first person
+    (:data:`_FOR`, :data:`_AGAINST`; "neither for nor against" is neither)."""
+    from slmgraph.text.prose import sentences
+
+    pro = con = 0
+    for x in sentences(_NEITHER.sub(" ", text or "")):
+        pro += bool(_FOR.search(x))
+        con += bool(_AGAINST.search(x))
+    return pro, con
 
 
-def _turn_of(unit_text: str, sentence: str) -> str:
-    """The speaker turn of ``unit_text`` holding ``sentence`` (from its label's line to the next label's), or the
-    sentence itself when not found: a stance is often said beside the name ("The CHA gives teachers a chance to
-    stay. I support it.")."""
+def stated_stances(unit_text: str, names) -> list[tuple[str, str]]:
+    """``[(speaker, sentence)]``: the sentences of ``unit_text`` saying a stance in so many words (:data:`_FOR`,
+    :data:`_AGAINST`) on what ``names`` (``text -> bool``) matches: beside a sentence naming it in the same turn
+    ("The CHA gives teachers a chance to stay. I support it."), or opening the reply to another speaker's turn
+    naming it ("So are you for or against the CRA?" -- "Against it as written."). Speakers as
+    :func:`slmgraph.query.theme_model.speaker_of` writes them."""
     from slmgraph.query.theme_model import _turns
+    from slmgraph.text.prose import sentences
 
-    at = unit_text.find(sentence[:40])
-    if at < 0:
-        return sentence
-    starts = [o for o, _ in _turns(unit_text)] + [len(unit_text)]
-    begin = max((o for o in starts if o <= at), default=0)
-    end = min(o for o in starts if o > at)
-    return unit_text[begin:end].split(":", 1)[-1] if begin else unit_text[begin:end]
+    marks = _turns(unit_text)
+    segs = [(label, unit_text[o:(marks[k + 1][0] if k + 1 < len(marks) else len(unit_text))].split(":", 1)[-1])
+            for k, (o, label) in enumerate(marks)]
+    out = []
+    for k, (label, text) in enumerate(segs):
+        said = [x.strip() for x in sentences(text)]
+        near = set()
+        for i, x in enumerate(said):
+            if names(x):
+                near.update(range(max(0, i - 1), min(len(said), i + 2)))
+        if k and segs[k - 1][0] != label and names(segs[k - 1][1]):
+            near.update(range(min(2, len(said))))
+        who = " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
+        out += [(who, said[i]) for i in sorted(near) if _FOR.search(_NEITHER.sub(" ", said[i]))
+                or _AGAINST.search(_NEITHER.sub(" ", said[i]))]
+    return out
 
 
 def persons(ix) -> set[str]:
@@ -368,15 +386,25 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         # who is for it and who against, by what each says where they name it (all their sentences, not the shown)
         sides = {}
         if _STANCE_Q.search(question):
-            text_of = {u.number: u.text for u in units}
-            turns: dict[str, set] = {}
+            from dataclasses import replace
+
+            first = {}  # a speaker's sentence naming it, whose place a stated stance takes
             for x in said:
-                if x.speaker:
-                    turns.setdefault(x.speaker, set()).add(_turn_of(text_of.get(x.source, ""), x.text))
-            lean = {p: [sum(v) for v in zip(*(stance(t) for t in ts))] for p, ts in turns.items()}
+                first.setdefault(x.speaker, x)
+            named = lambda text: any(m(text) for _, m in match)  # noqa: E731
+            stated: dict[str, list] = {}
+            for u in units:
+                if named(u.text):
+                    for who, y in stated_stances(u.text, named):
+                        if who in first and all(y != z.text for z in stated.get(who, [])):
+                            stated.setdefault(who, []).append(replace(
+                                first[who], text=y, source=u.number, doc_id=u.doc_id, unit=u.unit,
+                                of=ix.doc_by_id[u.doc_id].n_units, ok=True))
+            lean = {p: stance(" ".join(z.text for z in zs)) for p, zs in stated.items()}
             # one side only, or no side: words for it and against it both make a view mixed
-            sides = {p: "for it" if lean.get(p, [0, 0]) [0] and not lean[p][1] else "against it"
-                     if lean.get(p, [0, 0])[1] and not lean[p][0] else "mixed or unclear" for p in by}
+            sides = {p: "for it" if lean.get(p, [0, 0])[0] and not lean[p][1] else "against it"
+                     if lean.get(p, [0, 0])[1] and not lean[p][0] else "for and against it" if lean.get(p, [0, 0])[0]
+                     else "no stance in so many words" for p in by}
         never = sorted(everyone - hosts - set(by))
         if how == "views":
             pass  # who never names it is not what a question about views asks
@@ -384,18 +412,21 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             head = (f"{len(never)} speaker{'s' if len(never) != 1 else ''} never name{'s' if len(never) == 1 else ''} "
                     f"{_join([shown_term(t) for t in terms])}: {_join(never)}. {head[0].upper() + head[1:]}")
         elif others > 0:
-            head += f"; the other {others} speaker{'s' if others != 1 else ''} of the corpus never do"
+            head += f"; the other {others} speaker{'s' if others != 1 else ''} of the corpus never use these words"
         if sides:
-            groups = [(k, [p for p, _ in by.most_common() if sides[p] == k]) for k in ("for it", "against it",
-                                                                                       "mixed or unclear")]
-            head += ". By their own words, " + "; ".join(f"{k}: {_join(ps)}" for k, ps in groups if ps)
+            groups = [(k, [p for p, _ in by.most_common() if sides[p] == k]) for k in _SIDES]
+            head += (". Saying so in so many words where they name it, " + "; ".join(f"{k}: {_join(ps)}" for k, ps in
+                                                                                   groups if ps))
         parts.append(head + ". " + _join(reach[:1] + [r.replace(" is named", "") for r in reach[1:]]) + ".")
         shown = [p for p, _ in by.most_common(SHOWN)]
         if sides:  # those for it first, then those against, as the question asks
-            shown.sort(key=lambda p: ("for it", "against it", "mixed or unclear").index(sides[p]))
+            shown.sort(key=lambda p: _SIDES.index(sides[p]))
         for p in shown:
-            mine = sorted((s for s in said if s.speaker == p),
-                          key=lambda s: (not s.ok, not (sides and any(stance(s.text))), -s.score))[:PER_SPEAKER]
+            mine = sorted((s for s in said if s.speaker == p), key=lambda s: (not s.ok, -s.score))
+            if sides:
+                lead = stated.get(p, [])[:1]
+                mine = lead + [s for s in mine if not lead or lead[0].text not in s.text]
+            mine = mine[:PER_SPEAKER]
             parts.append("\n".join([f"### {p}" + (f" ({sides[p]})" if sides else "")] + [line(s) for s in mine]))
             point(p, mine)
     return cites.answer(parts)
