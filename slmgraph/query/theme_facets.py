@@ -299,8 +299,8 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
                                                        or _ASKS.search(_SPEAKER.sub("", s))):
                     continue
                 who = speaker_of(u.text, s)
-                if field is not None and who and who.casefold() not in voices:
-                    continue  # a field's guests speak for it, not the host who interviews them
+                if field is not None and (not who or who.casefold() not in voices):
+                    continue  # a field's guests speak for it: not the host, nor a line no label gives to them
                 seen.add(s)
                 cands.append((u.chunk_id, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
                                                     speaker=who)))
@@ -473,7 +473,8 @@ def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:
             parts.append(f"### {i}. {t.topic}\n{missing_line(t)}")
             continue
         head = f"### {i}. {t.topic}" + (f" [Reports: {', '.join(map(str, t.reports))}]" if t.reports else "")
-        parts.append("\n".join([head, t.opening] + [statement_line(st, ix) for st in t.statements]))
+        parts.append("\n".join([head, t.opening] + [statement_line(_said_by(st) if getattr(t, "voices", None)
+                                                                    else st, ix) for st in t.statements]))
     cited = documents_cited(themes, ix)
     if cited:
         parts.append(cited)
@@ -482,6 +483,16 @@ def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:
     parts.append(f"Sources: community reports {', '.join(map(str, reports))}"
                  f"{' (' + scope + ')' if scope else ''}; text units {', '.join(map(str, sources))}.")
     return "\n\n".join(parts)
+
+
+def _said_by(st: Statement) -> Statement:
+    """``st`` with its speaker's name before it ("Ruth Mbeki: ..."), unless it opens on their label: a field's quotes
+    come from several guests."""
+    from dataclasses import replace
+
+    if not st.speaker or re.match(re.escape(st.speaker) + r"\s*:", st.text, re.IGNORECASE):
+        return st
+    return replace(st, text=f"{st.speaker}: {st.text}")
 
 
 def focus_text(words: list[str]) -> str:

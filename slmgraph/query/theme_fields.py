@@ -45,6 +45,10 @@ FIELD_WORKS = 2
 #: A field's best work stands this many standard deviations above the works' mean affinity, or the field has no
 #: guests of its own (its word answers it).
 MIN_Z = 2.0
+#: A work's guests of several fields: the words after each one's name weighed (characters), and the voices kept
+#: within this cosine of the nearest.
+INTRO_CHARS = 90
+VOICE_MARGIN = 0.05
 #: Works with voices of their own a corpus needs before its guests are looked up by field.
 MIN_WORKS = 3
 
@@ -137,5 +141,35 @@ def field_guests(ix, facets: list, embedder) -> dict[int, tuple[list[str], list[
         picked = [j for j in free if score[i, j] >= best - FIELD_MARGIN][:FIELD_WORKS]
         taken.update(picked)
         docs = [d.doc_id for d in ix.docs if of[d.doc_id] in {works[j] for j in picked}]
-        out[i] = (docs, [v for j in picked for v in voices[works[j]]])
+        out[i] = (docs, [v for j in picked for v in _nearest_voices(voices[works[j]], intro[works[j]],
+                                                                     labels[i], embedder)])
     return out
+
+
+def _nearest_voices(voices: list[str], intro: list[str], label, embedder) -> list[str]:
+    """The voices of a work of several guests nearest a field (``label``: its unit vector): each voice's words
+    right after its name in the work's introductions, up to another guest's name ("Ruth Mbeki teaches physics and
+    runs the science department"), by their best cosine with the field; those within :data:`VOICE_MARGIN` of the best. A work of
+    one voice, or whose introductions name none apart, keeps them all."""
+    from slmgraph.query.extractive import _embed
+
+    if len(voices) < 2:
+        return voices
+    near = {}
+    name = {v: re.compile(r"\b(" + "|".join(map(re.escape, [p for p in v.split() if len(p) > 2])) + r")\b",
+                          re.IGNORECASE) for v in voices}
+    for v in voices:
+        after = []
+        for x in intro:
+            for m in name[v].finditer(x):
+                # up to the next guest's name: "Agnes Pike, local historian, and June Okafor, nurse"
+                stop = min([m.start() + INTRO_CHARS] + [o.start() for u in voices if u != v
+                                                        for o in name[u].finditer(x, m.end())])
+                after.append(x[m.start():stop])
+        after = after[:TOP_INTRO * 3]
+        if after:
+            near[v] = float(np.max(_embed(after, embedder) @ label))
+    if len(near) < len(voices):
+        return voices
+    best = max(near.values())
+    return [v for v in voices if near[v] >= best - VOICE_MARGIN]
