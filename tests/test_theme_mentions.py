@@ -205,3 +205,12 @@ def test_a_long_name_is_also_found_by_its_last_two_words():
     assert other_forms("Coastal Housing Act", theme_index(units)) == ["CHA", "housing act"]
     assert other_forms("CHA", theme_index(units + [("u3", "d", 0, "DI: The Coastal Housing Act, the Coastal Housing Act.")])) \
         == ["Coastal Housing Act", "housing act"]
+
+
+def test_an_acronym_in_the_plural_is_asked_about_and_matched():
+    units = [("u0", "a", 0, "ADA: The AFs will run every hour. I trust the AF on the night run."),
+             ("u1", "b", 0, "BOB: The ferry crews are worried."), ("u2", "c", 0, "CY: Nobody asked the crews.")]
+    ix = theme_index(units)
+    assert asked_terms("How do guests perceive the AFs?", ix) == ["AFs"]
+    text, _, _ = mentions_answer(ix, "How do guests perceive the AFs?", WordEmbedder())
+    assert text.startswith("1 speaker names “AFs”: Ada (2 sentences")

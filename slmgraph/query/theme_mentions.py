@@ -71,6 +71,8 @@ _AGAINST = re.compile(r"(?i)\b(i|we)(['’]m| am|['’]re| are)( (?!not\b|never\
 _NEITHER = re.compile(r"(?i)\bneither for nor against\b|\bnot (yet )?(for|against) (it|them)\b")
 #: The sides of a stance question, in the order the answer gives them.
 _SIDES = ("for it", "against it", "for and against it", "no stance in so many words")
+#: An acronym, in the singular or the plural ("CHA", "AFs").
+_ACRO = re.compile(r"[A-Z]{2,5}s?")
 #: A name of capitalised words, "of", "the" or "and" between them ("Head of the River").
 _NAME = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|van|von)\s+)*[A-Z][\w'-]*)+")
 #: A question asking who never says something.
@@ -110,6 +112,11 @@ def asked_terms(question: str, ix) -> list[str]:
     # a name of several words the corpus writes as the question does ("the Head of the River race")
     names = [m.group(0) for m in _NAME.finditer(question or "") if m.start() > 0]
     held = [n for n in names if any(n.casefold() in u.text.casefold() for u in ix.all_units())]
+    # an acronym in the plural the corpus writes, in either number ("the AFs"; a singular one is a topic word)
+    for a in re.findall(r"(?<=\s)[A-Z]{2,5}s\b", question or ""):
+        said = re.compile(r"\b" + (a[:-1] if a.endswith("s") else a) + r"s?\b")
+        if a not in held and any(said.search(u.text) for u in ix.all_units()):
+            held.append(a)
     if held:
         return held
     df = ix.phrase_units
@@ -246,7 +253,8 @@ def other_forms(term: str, ix) -> list[str]:
     if _NAME.fullmatch(term) and len(words) >= 2:
         acro = "".join(w[0] for w in words).upper()
         return ([acro] if len(re.findall(r"\b" + acro + r"\b", text)) >= FORM_USES else []) + _tail(term, text)
-    if re.fullmatch(r"[A-Z]{2,5}", term):
+    if _ACRO.fullmatch(term):
+        term = term[:-1] if term.endswith("s") else term  # "AFs": the autonomous ferries
         found: Counter = Counter()
         for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|for|on)\s+)*[A-Z][\w'-]*){1,4}", text):
             words = m.group(0).split()
@@ -274,8 +282,8 @@ def _matcher(term: str, people: set[str] = frozenset(), also: list[str] = ()):
     if tests:
         own = _matcher(term, people)
         return lambda text: own(text) or any(t(text) for t in tests)
-    if re.fullmatch(r"[A-Z]{2,5}", term):
-        pat = re.compile(r"\b" + term + r"\b")
+    if _ACRO.fullmatch(term):
+        pat = re.compile(r"\b" + (term[:-1] if term.endswith("s") else term) + r"s?\b")
         return lambda text: bool(pat.search(text))
     if _NAME.fullmatch(term):
         parts = term.split()
@@ -307,7 +315,7 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     # What speakers think of a named thing ("the Coastal Housing Act", "the CHA") or of a phrase the corpus holds
     # ("the delivery drones") is in the sentences naming it; a view of a lone common noun ("education") is a theme
     # of its own, answered by theme.
-    if how == "views" and not all(_NAME.fullmatch(t) or re.fullmatch(r"[A-Z]{2,5}", t) or " " in t for t in terms):
+    if how == "views" and not all(_NAME.fullmatch(t) or _ACRO.fullmatch(t) or " " in t for t in terms):
         return None
     people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
     forms = {t: other_forms(t, ix) for t in terms}
