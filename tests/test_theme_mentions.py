@@ -214,3 +214,11 @@ def test_an_acronym_in_the_plural_is_asked_about_and_matched():
     assert asked_terms("How do guests perceive the AFs?", ix) == ["AFs"]
     text, _, _ = mentions_answer(ix, "How do guests perceive the AFs?", WordEmbedder())
     assert text.startswith("1 speaker names “AFs”: Ada (2 sentences")
+
+
+def test_a_phrase_in_the_plural_is_found_under_its_concept_key():
+    units = [("u0", "a", 0, "ADA: The autonomous ferries are safe."), ("u1", "b", 0, "BOB: An autonomous ferry is slow."),
+             ("u2", "c", 0, "CY: The harbour is busy.")]
+    ix = theme_index(units, mentions=[("u0", "autonomous ferry", "autonomous ferries"),
+                                      ("u1", "autonomous ferry", "autonomous ferry")])
+    assert asked_terms("What are the guests' views on the autonomous ferries?", ix) == ["autonomous ferries"]

@@ -101,12 +101,32 @@ def asks_mentions(question: str) -> str:
     return "views" if _VIEWS.search(question or "") else ""
 
 
+def _singular(word: str) -> str:
+    """An English plural's singular, roughly ("ferries" -> "ferry", "buses" -> "bus", "drones" -> "drone");
+    "autonomous", "press" and "analysis" are left alone."""
+    w = word.casefold()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and re.search(r"(ss|x|ch|sh)es$", w):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not re.search(r"(ss|us|is)$", w):
+        return w[:-1]
+    return w
+
+
+def _phrase_keys(text: str) -> set[str]:
+    """The keys a phrase may be stored under: :func:`slmgraph.store.corpus_stats.phrase_key`'s (a final "s"
+    dropped) and its words' singulars (a concept's lemma: "autonomous ferry" of "autonomous ferries")."""
+    from slmgraph.store.corpus_stats import phrase_key
+
+    return {phrase_key(text), " ".join(_singular(w) for w in re.findall(r"[^\W_]+", text))}
+
+
 def asked_terms(question: str, ix) -> list[str]:
     """The terms ``question`` asks about, as it writes them (see the module doc); [] without any."""
     from slmgraph.names.forms import STOP
     from slmgraph.query.theme_kinds import _FRAME, topic_of, unit_counts
     from slmgraph.query.theme_model import word_stem
-    from slmgraph.store.corpus_stats import phrase_key
 
     words = re.findall(r"[A-Za-z][\w'-]*", question or "")
     # a name of several words the corpus writes as the question does ("the Head of the River race")
@@ -127,7 +147,8 @@ def asked_terms(question: str, ix) -> list[str]:
             if any(w.casefold() in STOP or w.casefold() in _FRAME or w.casefold() in _STANCE_WORDS for w in seg):
                 continue
             text = " ".join(seg)
-            if df.get(phrase_key(text), 0) >= MIN_UNITS and not any(text.casefold() in p.casefold() for p in phrases):
+            if (max(df.get(k, 0) for k in _phrase_keys(text)) >= MIN_UNITS
+                    and not any(text.casefold() in p.casefold() for p in phrases)):
                 phrases.append(text)
     if phrases:
         return phrases
