@@ -13,7 +13,6 @@ from slmgraph.config.prompting import Prompts
 from slmgraph.config.settings import Settings
 from slmgraph.indexing.pipeline import run_index
 from slmgraph.model.client import ModelClient
-from slmgraph.query.engines import basic_search as basic_mod
 from slmgraph.query.engines.basic_search import basic_search, no_prose_units
 from slmgraph.query.engines.lazy_search import lazy_search
 from slmgraph.store.db import Store
@@ -69,12 +68,13 @@ def test_the_searches_read_the_flag_and_judge_no_text(dumped, monkeypatch):
     try:
         dump = {c for c, j in _judged(store).items() if j}
         calls = []
+        judge = shape.no_prose_passage
 
         def counting(text):
             calls.append(1)
-            return shape.no_prose_passage(text)
+            return judge(text)
 
-        monkeypatch.setattr(basic_mod, "no_prose_passage", counting)
+        monkeypatch.setattr(shape, "no_prose_passage", counting)
         question = "Which fuel did the rockets of Acme Corporation use?"
         ans = basic_search(store, ModelClient(FakeModel(), store, "q"), Prompts(), s, question, FakeEmbedder())
         assert ans.context and not {c["id"] for c in ans.context} & dump

@@ -213,3 +213,12 @@ def test_a_facet_never_named_with_the_focus_says_so(nlp):
     assert themes[0].off_focus and not themes[1].off_focus
     assert facet_opening(themes[0], ix).endswith("None of its passages also names “AI”; the nearest are quoted.")
     ix.store.con.close()
+
+
+def test_an_answer_by_theme_about_a_thing_no_passage_names_says_so(store, embedder):
+    q = "How do the participants feel about the surgical drones?"
+    text, _, _ = _answer(store, embedder, q, [])
+    assert text.startswith("No passage of the corpus names “surgical drones”; what follows is the nearest it comes. ")
+    q = "How do the participants feel about the delivery robots?"  # the corpus names them: no such line
+    text, _, _ = _answer(store, embedder, q, [])
+    assert text and "No passage of the corpus names" not in text

@@ -224,3 +224,20 @@ def test_a_short_sentence_counts_only_when_it_names_the_kind():
     text, _, _ = kinds_answer(theme_index(units, embedder=WordEmbedder()), "What are the guests' passions?", WordEmbedder())
     assert text.startswith("5 sentences speak of their passions in all 5 documents")
     assert "Climbing is my passion." in text and "that man" not in text
+
+
+def test_the_counts_of_a_kind_agree_between_the_opening_and_its_groups(monkeypatch):
+    import re
+
+    import slmgraph.query.theme_kinds as tk
+
+    monkeypatch.setattr(tk, "KEEP", 4)  # fewer quoted than found: the groups hold the nearest only
+    text, _, _ = kinds_answer(_corpus(), "What hopes do the guests voice?", WordEmbedder())
+    head, *sections = text.split("\n\n")
+    found = int(re.match(r"(\d+) sentences voice hopes", head).group(1))
+    counts = [int(re.search(r"^(\d+) sentences? in ", s, re.M).group(1)) for s in sections if s.startswith("### ")]
+    assert found == 5 and counts
+    if len(counts) == 1:  # the kind's one group stands for all of it
+        assert counts == [found], text
+    else:
+        assert "Of the 4 nearest the question, grouped by meaning" in head and sum(counts) <= 4, text

@@ -27,6 +27,11 @@ def test_the_asked_terms_are_a_phrase_the_corpus_holds_else_the_rarest_topic_wor
     units = [("u0", "a", 0, "ADA: Sea ice melts. Sea ice returns."), ("u1", "b", 0, "BOB: Sea ice is thin.")]
     ix2 = theme_index(units, mentions=[("u0", "sea ice", "sea ice"), ("u1", "sea ice", "sea ice")])
     assert asked_terms("How often do they mention sea ice?", ix2) == ["sea ice"]
+    # who is for or against it: the stance words ask nothing, whatever their rarity
+    units = [("u0", "a", 0, "ADA: I support the canal. The canal floods."), ("u1", "b", 0, "BOB: The canal is old."),
+             ("u2", "c", 0, "CY: The canal is long."), ("u3", "d", 0, "DI: The canal is wide.")]
+    assert asked_terms("Which guests support the canal and which oppose it?", theme_index(units)) == ["canal"]
+    assert asked_terms("Which guests are against the canal?", theme_index(units)) == ["canal"]
 
 
 def test_how_often_counts_the_units_works_and_guests_naming_it():
@@ -43,8 +48,8 @@ def test_how_often_counts_the_units_works_and_guests_naming_it():
 def test_which_guests_names_those_who_say_it_and_how_many_never_do():
     text, points, _ = mentions_answer(_corpus(), "Which guests talk about the canal?", WordEmbedder())
     assert text.startswith("1 speaker names “canal”: Ada Lovelace (2 sentences, in “talk0”); the other 4 "
-                           "speakers of the corpus never do. “canal” is named in 1 of the 20 text units, in 1 of "
-                           "the 5 documents (“talk0”).")
+                           "speakers of the corpus never use these words. “canal” is named in 1 of the 20 text "
+                           "units, in 1 of the 5 documents (“talk0”).")
     assert "### Ada Lovelace" in text and [p["topic"] for p in points] == ["Ada Lovelace"]
 
 
@@ -87,7 +92,7 @@ def test_a_name_of_several_words_is_asked_whole_and_a_persons_name_by_either_wor
     text, _, _ = mentions_answer(ix, "Which guests talk about the Head of the River race?", WordEmbedder())
     # "the head of the crew" is another sense; the co-host and the cut label "NAIR" are no guests
     assert text.startswith("2 speakers name “Head of the River”: Tom Brennan (1 sentence, in “ep1”) and Priya Nair "
-                           "(1 sentence, in “ep4”); the other 2 speakers of the corpus never do.")
+                           "(1 sentence, in “ep4”); the other 2 speakers of the corpus never use these words.")
     # a speaker is a person, named by either word; a name no person has is named whole
     text, _, _ = mentions_answer(ix, "How often do guests mention Tom Brennan?", WordEmbedder())
     assert "1 sentence names it, by Aisha Rahman" in text
@@ -135,7 +140,7 @@ def test_a_question_on_views_of_a_named_thing_quotes_each_speaker_naming_it_and_
         text, points, _ = mentions_answer(ix, q, WordEmbedder())
         assert text.startswith("2 speakers name “"), text
         assert "Ana Ruiz" in text and "Ben Okafor" in text and "Let's move on" not in text
-        assert "never do" not in text.split("\n\n")[0]  # who never names it is not what a views question asks
+        assert "never use these words" not in text.split("\n\n")[0]  # who never names it is not what a views question asks
     # a view of a common noun is a theme of its own: answered by theme, not by counting
     assert mentions_answer(ix, "How do guests feel about the harbour?", WordEmbedder()) is None
     assert asks_mentions("How do guests describe the role of AI in medicine?") == ""
@@ -146,3 +151,74 @@ def test_a_word_is_named_in_either_number():
 
     assert _matcher("drones")("a delivery drone hovered") and _matcher("drone")("two drones")
     assert _matcher("policies")("the policy") and not _matcher("new")("the news")
+
+
+def test_a_subject_no_passage_names_is_found_by_its_shortest_ending():
+    from slmgraph.query.theme_mentions import absent_phrase
+
+    units = [("u0", "a", 0, "ADA: The delivery drones fly over the farm at dawn."),
+             ("u1", "b", 0, "BOB: The wind was strong and the harbour plan was late.")]
+    ix = theme_index(units)
+    # "wind" and "farm" are named, "wind farm" nowhere: the answer must say so
+    assert absent_phrase("How do guests feel about the new wind farm?", ix) == "wind farm"
+    assert absent_phrase("Which guests talk about the significance of company culture?", ix) == "company culture"
+    assert absent_phrase("How do guests feel about the delivery drones?", ix) is None
+    assert absent_phrase("What are the guests' views on the harbour plan?", ix) is None
+    assert absent_phrase("How do guests feel about drones?", ix) is None  # no phrase to miss
+
+
+def test_a_stance_question_sorts_the_speakers_by_what_they_say_for_and_against_it():
+    from slmgraph.query.theme_mentions import stance
+
+    assert stance("I'm all for the CHA.") == (1, 0) and stance("I'm against the housing act as written.") == (0, 1)
+    assert stance("Against it as written. For it if they fix section 14.") == (1, 1)
+    # hope, worry, a negation or a condition says no stance in so many words
+    for said in ("It is a real gain, but the cost is a problem.", "I'm not against the ferries, but I worry.",
+                 "I would oppose them.", "I'm neither for nor against it yet.", "I don't support it."):
+        assert stance(said) == (0, 0), said
+    units = [
+        ("u0", "e0", 0, "MAYA ROSS: What do you make of the canal plan?\n"
+                        "ADA LOVE: The canal plan gives the boat clubs a home. I support it, without caveats."),
+        ("u1", "e1", 0, "MAYA ROSS: And the canal plan?\nBEN ODE: I'm against the canal plan as written."),
+        ("u2", "e2", 0, "MAYA ROSS: The canal plan?\nCY DIX: The canal plan is a real gain, but the cost is a problem."),
+        ("u3", "e3", 0, "MAYA ROSS: Welcome.\nDI FOX: I keep bees on the hill above the town."),
+    ]
+    ix = theme_index(units, mentions=[(c, "canal plan", "canal plan") for c in ("u0", "u1", "u2")])
+    text, points, _ = mentions_answer(ix, "Which guests support the canal plan and which oppose it?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    # Ada Love's support is said beside the name, in the same turn
+    assert ("Saying so in so many words where they name it, for it: Ada Love; against it: Ben Ode; no stance in so "
+            "many words: Cy Dix." in head), head
+    heads = [ln for ln in text.splitlines() if ln.startswith("### ")]
+    assert heads == ["### Ada Love (for it)", "### Ben Ode (against it)", "### Cy Dix (no stance in so many words)"]
+    # the sentence saying her stance is quoted first, though it does not repeat the name
+    assert text.split("### Ada Love (for it)\n- ", 1)[1].split("[Sources")[0].endswith("I support it, without caveats. ")
+    plain, _, _ = mentions_answer(ix, "Which guests talk about the canal plan?", WordEmbedder())
+    assert "in so many words" not in plain and "### Ada Love\n" in plain  # no stance asked: none given
+
+
+def test_a_long_name_is_also_found_by_its_last_two_words():
+    from slmgraph.query.theme_mentions import other_forms
+
+    units = [("u0", "a", 0, "ADA: The Coastal Housing Act passed. The housing act caps homes."),
+             ("u1", "b", 0, "BOB: I'm against the housing act."), ("u2", "c", 0, "CY: The CHA is fine. The CHA works.")]
+    assert other_forms("Coastal Housing Act", theme_index(units)) == ["CHA", "housing act"]
+    assert other_forms("CHA", theme_index(units + [("u3", "d", 0, "DI: The Coastal Housing Act, the Coastal Housing Act.")])) \
+        == ["Coastal Housing Act", "housing act"]
+
+
+def test_an_acronym_in_the_plural_is_asked_about_and_matched():
+    units = [("u0", "a", 0, "ADA: The AFs will run every hour. I trust the AF on the night run."),
+             ("u1", "b", 0, "BOB: The ferry crews are worried."), ("u2", "c", 0, "CY: Nobody asked the crews.")]
+    ix = theme_index(units)
+    assert asked_terms("How do guests perceive the AFs?", ix) == ["AFs"]
+    text, _, _ = mentions_answer(ix, "How do guests perceive the AFs?", WordEmbedder())
+    assert text.startswith("1 speaker names “AFs”: Ada (2 sentences")
+
+
+def test_a_phrase_in_the_plural_is_found_under_its_concept_key():
+    units = [("u0", "a", 0, "ADA: The autonomous ferries are safe."), ("u1", "b", 0, "BOB: An autonomous ferry is slow."),
+             ("u2", "c", 0, "CY: The harbour is busy.")]
+    ix = theme_index(units, mentions=[("u0", "autonomous ferry", "autonomous ferries"),
+                                      ("u1", "autonomous ferry", "autonomous ferry")])
+    assert asked_terms("What are the guests' views on the autonomous ferries?", ix) == ["autonomous ferries"]

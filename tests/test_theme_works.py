@@ -165,6 +165,11 @@ def test_who_the_guests_are_work_by_work():
     assert "- **Ada Lovelace**: “w0” [Sources: " in text
     assert "- **Gus Reviewer**: “review”" in text and len(cited) == len(points) == 7
     assert cast_answer(ix, "What are the main themes?") is None
+    assert cast_answer(ix, "Which guests were interviewed in these episodes?") is not None
+    # a question about what some guests say or think is no question of who the guests are
+    for q in ("Which guests are against the harbour plan?", "Which guests are in favour of the plan?",
+              "Who are the guests that worry about drones?", "Which guests are from medicine?"):
+        assert cast_answer(ix, q) is None, q
     # without speaker labels there is no cast to tell
     plain = theme_index([("a", "d1", 0, "A plain text."), ("b", "d2", 0, "Another one.")])
     assert cast_answer(plain, "Who are the speakers?") is None

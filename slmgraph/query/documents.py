@@ -444,3 +444,19 @@ def corpus_headings(store) -> frozenset:
         except AttributeError:  # a store without instance attributes reads them again next time
             pass
     return got[1]
+
+
+def no_prose_units(store) -> set[str]:
+    """The chunk ids of the text units that hold no prose (:func:`slmgraph.text.shape.no_prose_passage`: a
+    dumped table's or a log's text): no sentence of theirs can be quoted, so no search ranks them.
+
+    Read from ``text_units.no_prose``, judged once at ingestion; a unit not judged yet (an index opened
+    read-only before its migration, or a unit an older slmgraph added) is judged here from its text."""
+    from slmgraph.text.shape import no_prose_passage
+
+    if not store.has_column("text_units", "no_prose"):
+        return {cid for cid, text in store.con.execute("SELECT chunk_id, text FROM text_units").fetchall()
+                if no_prose_passage(text)}
+    out = {cid for cid, in store.con.execute("SELECT chunk_id FROM text_units WHERE no_prose").fetchall()}
+    return out | {cid for cid, text in store.con.execute(
+        "SELECT chunk_id, text FROM text_units WHERE no_prose IS NULL").fetchall() if no_prose_passage(text)}

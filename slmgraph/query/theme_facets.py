@@ -226,7 +226,7 @@ def names(text: str, f: Facet, pats=None) -> bool:
 
 def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[str] | None = None,
                  temporal: bool = False, owner_of=None, focus: list[frozenset] | None = None,
-                 hosts: set[str] | None = None) -> list[Theme]:
+                 hosts: set[str] | None = None, guests: dict | None = None) -> list[Theme]:
     """One :class:`Theme` per facet, in the question's order (see the module doc): ``topic`` the facet's
     label, ``statements`` its quotes (none for a facet without evidence), ``coverage`` the documents naming
     it, ``report`` the community owning its best statement's text unit (None without one), ``facet`` True.
@@ -240,6 +240,11 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             Where no sentence names the focus, the facet's own sentences are quoted and ``t.off_focus`` is True.
         hosts: speakers (as :func:`slmgraph.query.theme_model.speaker_of` writes them) quoted only where no one
             else's sentence will do: the hosts, when the question asks about the guests.
+        guests: ``facet index -> (doc ids, voices)`` for a list of the guests' fields
+            (:func:`slmgraph.query.theme_fields.field_guests`): such a facet reads its works' units only, nearest
+            its question first, and quotes its voices only (a sentence with no speaker label before it in its unit
+            only where none of theirs will do), whether or not a sentence names the field's word; its coverage is
+            its works, and ``t.voices`` its voices.
     """
     focus = focus or []
     hosts = hosts or set()
@@ -250,21 +255,32 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
     used: list[str] = []
     out = []
     focused_units = [u for u in units if on_focus(u.text, focus)] if focus else []
+    guests = guests or {}
     for fi, f in enumerate(facets):
         pats = _pattern(f)
-        naming = [u for u in units if names(u.text, f, pats)]
-        docs = sorted({u.doc_id for u in naming}, key=lambda d: ix.doc_by_id[d].pos)
-        t = Theme(None, f.label, coverage(docs, ix.docs), docs, [], community_docs=docs)
-        t.facet = True
-        out.append(t)
         qv = qvecs[fi]
         cosine = lambda u: float(_unit_norm(uvec[u.chunk_id]) @ qv) if u.chunk_id in uvec else -1.0  # noqa: E731
-        # the units naming the facet and the focus first, then those naming the focus nearest the facet's question
-        # (a facet is often said in other words: "medicine" as "doctors" and "diagnosis")
-        both = sorted((u for u in naming if on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
-        near = sorted((u for u in focused_units if not names(u.text, f, pats)), key=lambda u: (-cosine(u), u.number))
-        rest = sorted((u for u in naming if not on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
-        ranked = both[:FACET_UNITS] + near[:FACET_UNITS] + (rest[:FACET_UNITS] if len(both) < PER_FACET else [])
+        field = guests.get(fi)
+        if field is not None:
+            own = set(field[0])
+            voices = {v.casefold() for v in field[1]}
+            naming = [u for u in units if u.doc_id in own]
+            docs = sorted(own, key=lambda d: ix.doc_by_id[d].pos)
+            ranked = sorted(naming, key=lambda u: (-cosine(u), u.number))[:FACET_UNITS]
+        else:
+            naming = [u for u in units if names(u.text, f, pats)]
+            docs = sorted({u.doc_id for u in naming}, key=lambda d: ix.doc_by_id[d].pos)
+            # the units naming the facet and the focus first, then those naming the focus nearest the facet's
+            # question (a facet is often said in other words: "medicine" as "doctors" and "diagnosis")
+            both = sorted((u for u in naming if on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
+            near = sorted((u for u in focused_units if not names(u.text, f, pats)),
+                          key=lambda u: (-cosine(u), u.number))
+            rest = sorted((u for u in naming if not on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
+            ranked = both[:FACET_UNITS] + near[:FACET_UNITS] + (rest[:FACET_UNITS] if len(both) < PER_FACET else [])
+        t = Theme(None, f.label, coverage(docs, ix.docs), docs, [], community_docs=docs)
+        t.facet = True
+        t.voices = list(field[1]) if field is not None else []
+        out.append(t)
         if not ranked:
             continue
         cands: list[tuple[str, Statement]] = []
@@ -276,17 +292,21 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             for s in prose_sentences(u.text):
                 s = spoken(s)
                 on_facet, focused = names(s, f, pats), on_focus(s, focus)
-                if s in seen or not (on_facet or focused) or not _statement_ok(s, ix):
+                if s in seen or not (on_facet or focused or field is not None) or not _statement_ok(s, ix):
                     continue
                 # a question asks of the focus, it says nothing of it
-                if focused and (s.rstrip("\"'\u201d\u2019) ").endswith("?") or _ASKS.search(_SPEAKER.sub("", s))):
+                if (focused or field is not None) and (s.rstrip("\"'\u201d\u2019) ").endswith("?")
+                                                       or _ASKS.search(_SPEAKER.sub("", s))):
                     continue
                 who = speaker_of(u.text, s)
+                if field is not None and (not who or who.casefold() not in voices):
+                    continue  # a field's guests speak for it: not the host, nor a line no label gives to them
                 seen.add(s)
                 cands.append((u.chunk_id, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
                                                     speaker=who)))
-                tier.append((0 if focused else 2) + (1 if who and who in hosts else 0))
-                on_facet_of.append(on_facet)
+                aside = (who and who in hosts) if field is None else not who
+                tier.append((0 if focused or (field is not None and not focus) else 2) + (1 if aside else 0))
+                on_facet_of.append(on_facet or field is not None)
         if not cands:
             continue
         vecs = _embed([st.text for _, st in cands], embedder)
@@ -424,12 +444,16 @@ def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
         said = sum(1 for s in t.statements if s.speaker)
         by = "" if not who else f", by {_join(who)}" if said == k else f", {said} of them by {_join(who)}"
         src = f" from {w} {noun}{'s' if w != 1 else ''}" if len(ix.docs) > 1 else ""
+        if getattr(t, "voices", None):  # a field's guests: who they are says more than where they are quoted
+            items.append(f"{t.topic} ({_join(t.voices)}, {k} statement{'s' if k != 1 else ''})")
+            continue
         items.append(f"{t.topic} ({k} statement{'s' if k != 1 else ''}{src}{by})")
     empty = [t.topic for t in themes if not t.statements]
     sep = "; " if any("," in i for i in items) else ", "
     listed = items[0] if len(items) == 1 else items[0] + " and " + items[1] if len(items) == 2 else \
         sep.join(items[:-1]) + f"{sep.rstrip()} and " + items[-1]
-    text = f"The question names {_NUMBERS.get(n, str(n))}, answered in its order"
+    fields = any(getattr(t, "voices", None) for t in themes)
+    text = f"The question names {_NUMBERS.get(n, str(n))}{' fields of its guests' if fields else ''}, answered in its order"
     focus = getattr(themes[0], "focus_words", []) if themes else []
     if focus:
         text += f", each on {focus_text(focus)}"
@@ -449,7 +473,8 @@ def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:
             parts.append(f"### {i}. {t.topic}\n{missing_line(t)}")
             continue
         head = f"### {i}. {t.topic}" + (f" [Reports: {', '.join(map(str, t.reports))}]" if t.reports else "")
-        parts.append("\n".join([head, t.opening] + [statement_line(st, ix) for st in t.statements]))
+        parts.append("\n".join([head, t.opening] + [statement_line(_said_by(st) if getattr(t, "voices", None)
+                                                                    else st, ix) for st in t.statements]))
     cited = documents_cited(themes, ix)
     if cited:
         parts.append(cited)
@@ -458,6 +483,16 @@ def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:
     parts.append(f"Sources: community reports {', '.join(map(str, reports))}"
                  f"{' (' + scope + ')' if scope else ''}; text units {', '.join(map(str, sources))}.")
     return "\n\n".join(parts)
+
+
+def _said_by(st: Statement) -> Statement:
+    """``st`` with its speaker's name before it ("Ruth Mbeki: ..."), unless it opens on their label: a field's quotes
+    come from several guests."""
+    from dataclasses import replace
+
+    if not st.speaker or re.match(re.escape(st.speaker) + r"\s*:", st.text, re.IGNORECASE):
+        return st
+    return replace(st, text=f"{st.speaker}: {st.text}")
 
 
 def focus_text(words: list[str]) -> str:
@@ -474,6 +509,14 @@ def facet_opening(t: Theme, ix: ThemeIndex) -> str:
     """A facet's sentence: its label, how widely the corpus names it, and the documents it is quoted from
     with their speakers -- "Robotics: named in 3 of 24 works (5 of 174 parts). Quoted below from “EP-1”
     (speakers: Daniela Rus)."."""
+    if getattr(t, "voices", None):
+        works = list(dict.fromkeys(ix.doc_by_id[d].work or ix.doc_by_id[d].name for d in t.doc_ids))
+        text = (f"{_cap(t.topic)}: {_join(t.voices)}, the guest{'s' if len(t.voices) > 1 else ''} of "
+                f"{_join([chr(0x201c) + w + chr(0x201d) for w in works])}, whose conversation"
+                f"{'s' if len(works) > 1 else ''} the corpus holds nearest {t.topic}.")
+        if getattr(t, "off_focus", False) and getattr(t, "focus_words", None):
+            text += f" None of their sentences names {focus_text(t.focus_words)}; the nearest are quoted."
+        return text
     text = f"{_cap(t.topic)}: named in {reach_text(t.coverage)}."
     if t.statements and len(ix.docs) > 1:
         docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)

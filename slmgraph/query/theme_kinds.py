@@ -555,7 +555,10 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
                      f"by {_by(quoted) or 'unnamed speakers'}")
         if groups and any(label != OTHER_STAGE for label, _ in groups):
             by = "by stage of life" if kind == "stories" else "by meaning"
-            head += (f". Grouped {by}, they speak of " + _join(
+            # the groups hold the sentences nearest the question, not all the kind's: say so, or the counts disagree
+            of = f"Of the {len(chosen)} nearest the question, grouped {by}" if len(chosen) < len(mine) else \
+                f"Grouped {by}"
+            head += (f". {of}, they speak of " + _join(
                 [f"{label} ({len(items)}, in {len(works_of(items))} {noun if len(works_of(items)) != 1 else noun[:-1]})"
                  for label, items in groups if label != OTHER_STAGE]))
         if change and len(order) >= 4:
@@ -569,7 +572,9 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             continue
         for label, items in groups:
             title = label if len(groups) > 1 or label != OTHER_STAGE else kind
-            parts.append("\n".join([f"### {title[0].upper() + title[1:]}", _group_line(ix, items, noun)]
+            # the kind's one group stands for all its sentences, as the opening counts them
+            counted = mine if len(groups) == 1 else items
+            parts.append("\n".join([f"### {title[0].upper() + title[1:]}", _group_line(ix, counted, noun)]
                                    + [line(s) for s in shown[label]]))
             point(label, shown[label])
     if not parts:

@@ -21,7 +21,10 @@ A question asking what the speakers think of a named thing ("How do guests perce
 
 "How often" is answered with the coverage, how widely the works name it (rarely: in under a third of them; in
 most: over two thirds) and quotes work by work; "which" with the speakers who name it, the most first, a
-quote or two each, and how many of the corpus's other speakers (its hosts aside) never do.
+quote or two each, and how many of the corpus's other speakers (its hosts aside) never use its words (they may
+speak of it in others). A question asking who is for or against it ("Which guests support X and which oppose
+it?") sorts the speakers by a stance said in so many words, first person, beside the name or opening a reply to
+it (:func:`stated_stances`); hope and worry words are no stance.
 """
 
 
@@ -46,6 +49,30 @@ _VIEWS = re.compile(r"(?i)\bhow do(es)? (the )?" + _GROUP + r"\b[^?]{0,40}?\b(pe
 #: The words of a question asking for views: never what it asks about.
 _VIEW_WORDS = frozenset("""view views perceive perceived perception opinion opinions thought thoughts feel feelings
 think regard judge stance take""".split())
+#: The words of a question asking who is for or against something ("Which guests support the drones and which
+#: oppose them?"): a stance, never what it asks about.
+_STANCE_WORDS = frozenset("""support supports supported supporting oppose opposes opposed opposing against favour
+favor favours favors favoured favored object objects objected approve approves approved disapprove disapproves
+welcome welcomes welcomed criticise criticises criticised criticize criticizes criticized praise praises praised
+agree agrees agreed disagree disagrees disagreed""".split())
+#: A question asking who is for or against something ("Which guests support the drones and which oppose them?",
+#: "Which guests are against the act?").
+_STANCE_Q = re.compile(r"(?i)\b(support|supports|oppose|opposes|against|in favou?r of|approve of|object to)\b")
+#: A stance said in so many words, first person: "I'm all for the CHA", "I support it", "I'm strongly in favor";
+#: "I'm against them", "I oppose that part of it"; a reply opening on "For it." or "Against it as written."; words
+#: of hope or worry are no stance ("a real risk" is said by supporters too).
+_FOR = re.compile(r"(?i)\b(i|we)(['’]m| am|['’]re| are)( (?!not\b|never\b)\w+)? (for|in favou?r)\b|"
+                  r"\b(i|we)( (?!not\b|never\b|don['’]t\b|would\b|could\b|might\b)\w+)? support\b|"
+                  r"\b(i|we)(['’]m| am|['’]re| are) (fully |firmly )?behind\b|^\W*for it\b")
+_AGAINST = re.compile(r"(?i)\b(i|we)(['’]m| am|['’]re| are)( (?!not\b|never\b)\w+)? (against|opposed)\b|"
+                      r"\b(i|we)( (?!not\b|never\b|don['’]t\b|would\b|could\b|might\b)\w+)? oppose\b|"
+                      r"^\W*against it\b")
+#: Said of oneself, no stance: "I'm neither for nor against it yet".
+_NEITHER = re.compile(r"(?i)\bneither for nor against\b|\bnot (yet )?(for|against) (it|them)\b")
+#: The sides of a stance question, in the order the answer gives them.
+_SIDES = ("for it", "against it", "for and against it", "no stance in so many words")
+#: An acronym, in the singular or the plural ("CHA", "AFs").
+_ACRO = re.compile(r"[A-Z]{2,5}s?")
 #: A name of capitalised words, "of", "the" or "and" between them ("Head of the River").
 _NAME = re.compile(r"[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|de|van|von)\s+)*[A-Z][\w'-]*)+")
 #: A question asking who never says something.
@@ -74,17 +101,42 @@ def asks_mentions(question: str) -> str:
     return "views" if _VIEWS.search(question or "") else ""
 
 
+def _singular(word: str) -> str:
+    """An English plural's singular, roughly ("ferries" -> "ferry", "buses" -> "bus", "drones" -> "drone");
+    "autonomous", "press" and "analysis" are left alone."""
+    w = word.casefold()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 4 and re.search(r"(ss|x|ch|sh)es$", w):
+        return w[:-2]
+    if len(w) > 3 and w.endswith("s") and not re.search(r"(ss|us|is)$", w):
+        return w[:-1]
+    return w
+
+
+def _phrase_keys(text: str) -> set[str]:
+    """The keys a phrase may be stored under: :func:`slmgraph.store.corpus_stats.phrase_key`'s (a final "s"
+    dropped) and its words' singulars (a concept's lemma: "autonomous ferry" of "autonomous ferries")."""
+    from slmgraph.store.corpus_stats import phrase_key
+
+    return {phrase_key(text), " ".join(_singular(w) for w in re.findall(r"[^\W_]+", text))}
+
+
 def asked_terms(question: str, ix) -> list[str]:
     """The terms ``question`` asks about, as it writes them (see the module doc); [] without any."""
     from slmgraph.names.forms import STOP
     from slmgraph.query.theme_kinds import _FRAME, topic_of, unit_counts
     from slmgraph.query.theme_model import word_stem
-    from slmgraph.store.corpus_stats import phrase_key
 
     words = re.findall(r"[A-Za-z][\w'-]*", question or "")
     # a name of several words the corpus writes as the question does ("the Head of the River race")
     names = [m.group(0) for m in _NAME.finditer(question or "") if m.start() > 0]
     held = [n for n in names if any(n.casefold() in u.text.casefold() for u in ix.all_units())]
+    # an acronym in the plural the corpus writes, in either number ("the AFs"; a singular one is a topic word)
+    for a in re.findall(r"(?<=\s)[A-Z]{2,5}s\b", question or ""):
+        said = re.compile(r"\b" + (a[:-1] if a.endswith("s") else a) + r"s?\b")
+        if a not in held and any(said.search(u.text) for u in ix.all_units()):
+            held.append(a)
     if held:
         return held
     df = ix.phrase_units
@@ -92,19 +144,20 @@ def asked_terms(question: str, ix) -> list[str]:
     for n in (3, 2):
         for i in range(len(words) - n + 1):
             seg = words[i:i + n]
-            if any(w.casefold() in STOP or w.casefold() in _FRAME for w in seg):
+            if any(w.casefold() in STOP or w.casefold() in _FRAME or w.casefold() in _STANCE_WORDS for w in seg):
                 continue
             text = " ".join(seg)
-            if df.get(phrase_key(text), 0) >= MIN_UNITS and not any(text.casefold() in p.casefold() for p in phrases):
+            if (max(df.get(k, 0) for k in _phrase_keys(text)) >= MIN_UNITS
+                    and not any(text.casefold() in p.casefold() for p in phrases)):
                 phrases.append(text)
     if phrases:
         return phrases
     # the words asking for views ("views", "perceive", "think of") are the question's frame, never its subject
-    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS}
+    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS | _STANCE_WORDS}
     if not topic:  # what every document names ("the ferry" of an island's oral history) is still asked about
         from slmgraph.query.theme_model import question_words
 
-        topic = question_words(question) - {word_stem(w) for w in _FRAME} - {
+        topic = question_words(question) - {word_stem(w) for w in _FRAME | _VIEW_WORDS | _STANCE_WORDS} - {
             word_stem(w.casefold()) for w in words if w.casefold() in ("often", "many", "times", "each")}
     if not topic:
         return []
@@ -114,6 +167,76 @@ def asked_terms(question: str, ix) -> list[str]:
     rare = [w for w in found if held[w] <= ANCHOR_SHARE * n] or found[:1]
     surface = {word_stem(w.casefold()): w for w in words}
     return [surface.get(w, w) for w in rare]
+
+
+def absent_phrase(question: str, ix) -> str | None:
+    """The question's subject phrase when no text unit names it (so an answer by theme must say so): its first run
+    of two or more content words (no stop, frame, view, stance or comparing word; a run ends at punctuation),
+    as its last two words ("new wind farm" -> "wind farm"), as the question writes them, when no text unit names
+    them; None when one does, or the question has no such run."""
+    from slmgraph.names.forms import STOP
+    from slmgraph.query.theme_facets import _FOCUS_FRAME
+    from slmgraph.query.theme_kinds import _FRAME
+    from slmgraph.query.theme_labels import phrase_pattern
+
+    def content(w: str) -> bool:
+        x = w.casefold()
+        return (len(x) > 2 and x not in STOP and x not in _FRAME and x not in _VIEW_WORDS and x not in _STANCE_WORDS
+                and x not in _FOCUS_FRAME and not w[:1].isupper())
+
+    run: list[str] = []
+    for tok in re.findall(r"[A-Za-z][\w'-]*|[^\w\s]", question or "") + ["."]:
+        if tok[:1].isalpha() and content(tok):
+            run.append(tok)
+            continue
+        if len(run) >= 2:
+            break
+        run = []
+    if len(run) < 2:
+        return None
+    # its shortest ending on the head: when no unit names that, none names the longer phrase either
+    phrase = " ".join(run[-2:])
+    pat = phrase_pattern(phrase)
+    return None if any(pat.search(u.text) for u in ix.all_units()) else phrase
+
+
+def stance(text: str) -> tuple[int, int]:
+    """``(sentences for, sentences against)`` what ``text`` names, in so many words and in the first person
+    (:data:`_FOR`, :data:`_AGAINST`; "neither for nor against" is neither)."""
+    from slmgraph.text.prose import sentences
+
+    pro = con = 0
+    for x in sentences(_NEITHER.sub(" ", text or "")):
+        pro += bool(_FOR.search(x))
+        con += bool(_AGAINST.search(x))
+    return pro, con
+
+
+def stated_stances(unit_text: str, names) -> list[tuple[str, str]]:
+    """``[(speaker, sentence)]``: the sentences of ``unit_text`` saying a stance in so many words (:data:`_FOR`,
+    :data:`_AGAINST`) on what ``names`` (``text -> bool``) matches: beside a sentence naming it in the same turn
+    ("The CHA gives teachers a chance to stay. I support it."), or opening the reply to another speaker's turn
+    naming it ("So are you for or against the CRA?" -- "Against it as written."). Speakers as
+    :func:`slmgraph.query.theme_model.speaker_of` writes them."""
+    from slmgraph.query.theme_model import _turns
+    from slmgraph.text.prose import sentences
+
+    marks = _turns(unit_text)
+    segs = [(label, unit_text[o:(marks[k + 1][0] if k + 1 < len(marks) else len(unit_text))].split(":", 1)[-1])
+            for k, (o, label) in enumerate(marks)]
+    out = []
+    for k, (label, text) in enumerate(segs):
+        said = [x.strip() for x in sentences(text)]
+        near = set()
+        for i, x in enumerate(said):
+            if names(x):
+                near.update(range(max(0, i - 1), min(len(said), i + 2)))
+        if k and segs[k - 1][0] != label and names(segs[k - 1][1]):
+            near.update(range(min(2, len(said))))
+        who = " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
+        out += [(who, said[i]) for i in sorted(near) if _FOR.search(_NEITHER.sub(" ", said[i]))
+                or _AGAINST.search(_NEITHER.sub(" ", said[i]))]
+    return out
 
 
 def persons(ix) -> set[str]:
@@ -130,15 +253,29 @@ def persons(ix) -> set[str]:
     return out | {y.strip().casefold() for u in ix.all_units() for y in _LABEL.findall(u.text)}
 
 
+def _tail(name: str, text: str) -> list[str]:
+    """``[the last two words of name]`` ("housing act" of "Coastal Housing Act") when ``text`` writes them, in any
+    case, at least :data:`FORM_USES` times apart from the whole name; [] for a name of under three words."""
+    words = name.split()
+    if len(words) < 3:
+        return []
+    tail = " ".join(words[-2:])
+    said = len(re.findall(r"\b" + re.escape(tail) + r"\b", text, re.IGNORECASE))
+    whole = len(re.findall(r"\b" + re.escape(name) + r"\b", text, re.IGNORECASE))
+    return [tail.casefold()] if said - whole >= FORM_USES else []
+
+
 def other_forms(term: str, ix) -> list[str]:
-    """The other way the corpus writes ``term``, at least :data:`FORM_USES` times: a name's acronym ("CAZ" of
-    "Clean Air Zone"), or the name an acronym stands for ("Clean Air Zone" of "CAZ"); [] without one."""
+    """The other ways the corpus writes ``term``, each at least :data:`FORM_USES` times: a name's acronym ("CAZ" of
+    "Clean Air Zone"), or the name an acronym stands for ("Clean Air Zone" of "CAZ"), and a long name's last two
+    words ("housing act" of "Coastal Housing Act": a speaker shortens a name they have said); [] without one."""
     text = ix.all_text()
     words = [w for w in term.split() if w[:1].isupper() and w.casefold() not in _SMALL]
     if _NAME.fullmatch(term) and len(words) >= 2:
         acro = "".join(w[0] for w in words).upper()
-        return [acro] if len(re.findall(r"\b" + acro + r"\b", text)) >= FORM_USES else []
-    if re.fullmatch(r"[A-Z]{2,5}", term):
+        return ([acro] if len(re.findall(r"\b" + acro + r"\b", text)) >= FORM_USES else []) + _tail(term, text)
+    if _ACRO.fullmatch(term):
+        term = term[:-1] if term.endswith("s") else term  # "AFs": the autonomous ferries
         found: Counter = Counter()
         for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+(?:(?:of|the|and|for|on)\s+)*[A-Z][\w'-]*){1,4}", text):
             words = m.group(0).split()
@@ -150,7 +287,7 @@ def other_forms(term: str, ix) -> list[str]:
                         found[" ".join(w if w.casefold() in _SMALL else w[0].upper() + w[1:].lower()
                                        for w in span)] += 1
         best = [f for f, n in found.most_common(1) if n >= FORM_USES]
-        return best
+        return best + [t for f in best for t in _tail(f, text)]
     return []
 
 
@@ -166,8 +303,8 @@ def _matcher(term: str, people: set[str] = frozenset(), also: list[str] = ()):
     if tests:
         own = _matcher(term, people)
         return lambda text: own(text) or any(t(text) for t in tests)
-    if re.fullmatch(r"[A-Z]{2,5}", term):
-        pat = re.compile(r"\b" + term + r"\b")
+    if _ACRO.fullmatch(term):
+        pat = re.compile(r"\b" + (term[:-1] if term.endswith("s") else term) + r"s?\b")
         return lambda text: bool(pat.search(text))
     if _NAME.fullmatch(term):
         parts = term.split()
@@ -196,9 +333,10 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     terms = asked_terms(question, ix)
     if not terms:
         return None
-    # What speakers think of a named thing ("the Coastal Housing Act", "the CHA") is in the sentences naming it;
-    # a view of a common noun ("education") is a theme of its own, answered by theme.
-    if how == "views" and not all(_NAME.fullmatch(t) or re.fullmatch(r"[A-Z]{2,5}", t) for t in terms):
+    # What speakers think of a named thing ("the Coastal Housing Act", "the CHA") or of a phrase the corpus holds
+    # ("the delivery drones") is in the sentences naming it; a view of a lone common noun ("education") is a theme
+    # of its own, answered by theme.
+    if how == "views" and not all(_NAME.fullmatch(t) or _ACRO.fullmatch(t) or " " in t for t in terms):
         return None
     people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
     forms = {t: other_forms(t, ix) for t in terms}
@@ -272,7 +410,30 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             items.append(f"{p} ({c} sentence{'s' if c != 1 else ''}, in {_join([_q(work_title(ix, w)) for w in ws[:2]])}"
                          f"{' and others' if len(ws) > 2 else ''})")
         head = (f"{len(by)} speaker{'s' if len(by) != 1 else ''} name{'s' if len(by) == 1 else ''} "
-                f"{_join([shown_term(t) for t in terms])}: " + _join(items))
+                f"{_join([shown_term(t) for t in terms])}" + (f"; the {SHOWN} who name it most" if len(by) > SHOWN
+                                                              else "") + ": " + _join(items))
+        # who is for it and who against, by what each says where they name it (all their sentences, not the shown)
+        sides = {}
+        if _STANCE_Q.search(question):
+            from dataclasses import replace
+
+            first = {}  # a speaker's sentence naming it, whose place a stated stance takes
+            for x in said:
+                first.setdefault(x.speaker, x)
+            named = lambda text: any(m(text) for _, m in match)  # noqa: E731
+            stated: dict[str, list] = {}
+            for u in units:
+                if named(u.text):
+                    for who, y in stated_stances(u.text, named):
+                        if who in first and all(y != z.text for z in stated.get(who, [])):
+                            stated.setdefault(who, []).append(replace(
+                                first[who], text=y, source=u.number, doc_id=u.doc_id, unit=u.unit,
+                                of=ix.doc_by_id[u.doc_id].n_units, ok=True))
+            lean = {p: stance(" ".join(z.text for z in zs)) for p, zs in stated.items()}
+            # one side only, or no side: words for it and against it both make a view mixed
+            sides = {p: "for it" if lean.get(p, [0, 0])[0] and not lean[p][1] else "against it"
+                     if lean.get(p, [0, 0])[1] and not lean[p][0] else "for and against it" if lean.get(p, [0, 0])[0]
+                     else "no stance in so many words" for p in by}
         never = sorted(everyone - hosts - set(by))
         if how == "views":
             pass  # who never names it is not what a question about views asks
@@ -280,10 +441,21 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             head = (f"{len(never)} speaker{'s' if len(never) != 1 else ''} never name{'s' if len(never) == 1 else ''} "
                     f"{_join([shown_term(t) for t in terms])}: {_join(never)}. {head[0].upper() + head[1:]}")
         elif others > 0:
-            head += f"; the other {others} speaker{'s' if others != 1 else ''} of the corpus never do"
+            head += f"; the other {others} speaker{'s' if others != 1 else ''} of the corpus never use these words"
+        if sides:
+            groups = [(k, [p for p, _ in by.most_common() if sides[p] == k]) for k in _SIDES]
+            head += (". Saying so in so many words where they name it, " + "; ".join(f"{k}: {_join(ps)}" for k, ps in
+                                                                                   groups if ps))
         parts.append(head + ". " + _join(reach[:1] + [r.replace(" is named", "") for r in reach[1:]]) + ".")
-        for p, _ in by.most_common(SHOWN):
-            mine = sorted((s for s in said if s.speaker == p), key=lambda s: (not s.ok, -s.score))[:PER_SPEAKER]
-            parts.append("\n".join([f"### {p}"] + [line(s) for s in mine]))
+        shown = [p for p, _ in by.most_common(SHOWN)]
+        if sides:  # those for it first, then those against, as the question asks
+            shown.sort(key=lambda p: _SIDES.index(sides[p]))
+        for p in shown:
+            mine = sorted((s for s in said if s.speaker == p), key=lambda s: (not s.ok, -s.score))
+            if sides:
+                lead = stated.get(p, [])[:1]
+                mine = lead + [s for s in mine if not lead or lead[0].text not in s.text]
+            mine = mine[:PER_SPEAKER]
+            parts.append("\n".join([f"### {p}" + (f" ({sides[p]})" if sides else "")] + [line(s) for s in mine]))
             point(p, mine)
     return cites.answer(parts)

@@ -344,6 +344,12 @@ def works_section(works: list[Work]) -> str:
 _CAST = re.compile(r"(?i)\b(who (are|were|was|is) (all )?(the |our |its )?(guests?|speakers?|interviewees?|panell?ists?|"
                    r"participants?|hosts?)|(list|name) (all )?(the )?(guests|speakers|interviewees)|"
                    r"which guests (appear|are|were|came|come|feature))\b")
+#: What may follow the words asking who the guests are, and still ask only that ("Who are the guests on the show?",
+#: "Which guests were interviewed?"); anything else asks which guests say or think something ("Which guests are
+#: against the act?", "Who are the guests that worry about drones?").
+_CAST_TAIL = re.compile(r"(?i)^\s*(?:[?.!]|$|(?:(?:that|who) (?:were |are )?)?(?:on|in|of|at|across|featured|"
+                        r"interviewed|invited|heard|there|present|here|appearing|appeared|so far|this|these|most|often|more|regularly)\b(?!"
+                        r" favou?r\b))")
 
 
 def cast_answer(ix: ThemeIndex, question: str) -> tuple[str, list[dict], list[int]] | None:
@@ -352,7 +358,8 @@ def cast_answer(ix: ThemeIndex, question: str) -> tuple[str, list[dict], list[in
     (see the module doc), work by work, each citing the first unit its voice speaks in; a work with no voice
     of its own names the speakers it replays. None when the question is no such question or the corpus has no
     speaker labels."""
-    if not _CAST.search(question or ""):
+    m = _CAST.search(question or "")
+    if not m or not _CAST_TAIL.match(question[m.end():]):
         return None
     of = {d.doc_id: d.work or d.name or d.doc_id for d in ix.docs}
     order = list(dict.fromkeys(of.values()))

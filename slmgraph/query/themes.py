@@ -72,6 +72,8 @@ from slmgraph.query.theme_works import corpus_hosts, corpus_works, works_overvie
 from slmgraph.store.corpus_stats import phrase_key
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import facet_opening, facet_themes, focus_of, render_facets
+from slmgraph.query.theme_fields import asks_fields, field_guests
+from slmgraph.query.theme_mentions import absent_phrase, asks_mentions
 from slmgraph.query.theme_labels import (
     label_documents, label_phrases, label_units, phrase_pattern, relabel, running_names, running_words, same_theme,
 )
@@ -785,8 +787,10 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
         focus, focus_words = focus_of(question, facets, ix)
         # a question about the guests asks for their words before the host's
         hosts = {h.title() for h in corpus_hosts(ix)} if _GUESTS.search(question or "") else set()
+        # a list of the guests' fields asks for those guests' words (docs/decisions.md: guests by field)
+        guests = field_guests(ix, facets, embedder) if asks_fields(question, facets[0].label) else {}
         found = facet_themes(ix, facets, embedder, probes=probes, temporal=temporal, owner_of=lambda chunks: ix.unit_owners(
-            chunks, [r["community_id"] for r in (pool or reports)], scores), focus=focus, hosts=hosts)
+            chunks, [r["community_id"] for r in (pool or reports)], scores), focus=focus, hosts=hosts, guests=guests)
         for t in found:
             t.focus_words = focus_words
         if any(t.statements for t in found):
@@ -811,6 +815,9 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
                          aspect=aspect[0] if wide and aspect else "")
     if is_aspects(themes):  # the aspects' own opening sentence replaces the overview paragraph
         text = aspects_overview(themes, ix) + text[text.find("\n\n"):]
+    missing = absent_phrase(question, ix) if not wide and asks_mentions(question) else None
+    if missing:  # what the speakers say of a thing the corpus never names: the themes are only the nearest
+        text = f"No passage of the corpus names \u201c{missing}\u201d; what follows is the nearest it comes. {text}"
     if wide and not temporal and not aspect:  # what the whole corpus discusses includes how that changed
         arc = arc_sentence(ix)
         if arc:

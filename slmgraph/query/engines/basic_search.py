@@ -24,27 +24,12 @@ from slmgraph.errors import UserError
 from slmgraph.model.client import DEADLINE_ANSWER_S, ModelClient
 from slmgraph.config.prompting import Prompts
 from slmgraph.store.db import Store
-from slmgraph.query.documents import corpus_headings
+from slmgraph.query.documents import corpus_headings, no_prose_units
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, names_vouch
 from slmgraph.query.scoring import quote_probes, relevance_gate
 from slmgraph.text.prose import cjk_bigrams
-from slmgraph.text.shape import no_prose_passage
-
-
-def no_prose_units(store: Store) -> set[str]:
-    """The chunk ids of the text units that hold no prose (:func:`slmgraph.text.shape.no_prose_passage`: a
-    dumped table's or a log's text): no sentence of theirs can be quoted, so no search ranks them.
-
-    Read from ``text_units.no_prose``, judged once at ingestion; a unit not judged yet (an index opened
-    read-only before its migration, or a unit an older slmgraph added) is judged here from its text."""
-    if not store.has_column("text_units", "no_prose"):
-        return {cid for cid, text in store.con.execute("SELECT chunk_id, text FROM text_units").fetchall()
-                if no_prose_passage(text)}
-    out = {cid for cid, in store.con.execute("SELECT chunk_id FROM text_units WHERE no_prose").fetchall()}
-    return out | {cid for cid, text in store.con.execute(
-        "SELECT chunk_id, text FROM text_units WHERE no_prose IS NULL").fetchall() if no_prose_passage(text)}
 
 
 #: A text unit holding at least this share of the question's Han and katakana bigrams

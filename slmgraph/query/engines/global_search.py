@@ -689,15 +689,21 @@ def _unit_fallback(store: Store, prompts: Prompts, settings: Settings, question:
     (:func:`slmgraph.query.scoring.relevance_gate` on the nearest unit, as
     :func:`slmgraph.query.engines.basic_search.basic_search` applies it), the no-answer text says so and points to
     basic search, which answers from them."""
-    from slmgraph.indexing.stages.embed_lookup import load_vectors, nearest
+    from slmgraph.indexing.stages.embed_lookup import nearest_units, unit_matrix
+    from slmgraph.query.documents import no_prose_units
     from slmgraph.query.scoring import relevance_gate
 
     if embedder is None:
         return
-    ids, mat = load_vectors(store, "text_unit")
+    # the units as basic search reads them (every window of every unit, no prose-less unit): the same gate
+    ids, mat, owners = unit_matrix(store)
     if not ids:
         return
-    hits = nearest(embedder.encode([question])[0], ids, mat, 1)
+    junk = no_prose_units(store)
+    keep = [r for r, o in enumerate(owners) if o not in junk]
+    if junk and keep:
+        mat, owners = mat[keep], [owners[r] for r in keep]
+    hits = nearest_units(embedder.encode([question])[0], owners, mat, 1)
     gate = relevance_gate(question, hits[0][1] if hits else 0.0, mat, embedder, prompts, settings)
     if not gate["answer"]:
         return

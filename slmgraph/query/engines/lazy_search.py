@@ -61,7 +61,7 @@ from slmgraph.store.db import Store
 from slmgraph.store.rows import TextUnitRow, rows
 from slmgraph.query.documents import corpus_headings
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, unit_numbers
-from slmgraph.query.engines.basic_search import no_prose_units
+from slmgraph.query.documents import no_prose_units
 from slmgraph.query.extractive import extractive_answer, opening, sentence_points
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
 from slmgraph.query.route import asks_change, corpus_wide_phrase

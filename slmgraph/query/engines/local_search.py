@@ -379,6 +379,21 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
                 lead[lead.index(same)] = Point(p.head, p.text, p.ids, p.rank)
             else:
                 same.ids += [i for i in p.ids if i not in same.ids]
+    said, note = (_speaker_points(store, about or [], question, qv, embedder) if not asks_identity(question, names)
+                  else ([], ""))
+    if said:
+        # a question about what a speaker thinks is answered in their words, never in another speaker's
+        points = said
+        numbers = unit_numbers(store)
+        for p in said:
+            chunk = next(c for c, n in numbers.items() if n == p.ids[0])
+            if p.ids[0] not in used["sources"]:
+                used["sources"].append(p.ids[0])
+                used["source_chunks"].append(chunk)
+        # what the other named things are may be another speaker's sentence: only what defines the speaker stays
+        first = said[0].text.split(": ", 1)[0]
+        lead = [x for x in lead if first.split()[-1].casefold() in x.text.casefold()
+                and not any(near_duplicate(x.text, p.text) for p in said)]
     if lead and points and not asks_identity(question, names):
         # A question asking more of its names than who they are is answered by its best sentence first.
         points = points[:1] + lead + points[1:max(1, 5 - len(lead))]
@@ -397,12 +412,101 @@ def _extractive_local(store: Store, client: ModelClient, prompts: Prompts, setti
                                   f"entities {', '.join(map(str, entity_cited))}" if entity_cited else "") if x)
     text = extractive_answer(points, label, synthesis, f"Sources: {cites} (of {given} given)." if cites else "",
                              lead=True)
+    if said and note:
+        text = f"{note}\n\n{text}"
     if on_text is not None:
         on_text(text.rsplit("\n\nSources:", 1)[0])
     ans.text = text or "The nearest entities' context holds no sentence that answers this question."
     ans.citations = {label.lower(): cited, **({"entities": entity_cited} if entity_cited else {})}
     ans.details = {"removed_citations": {}, "synthesis": synthesis,
                    "synthesis_raw": gen.text[:500] if gen is not None else None}
+
+
+#: A named speaker's sentences quoted at most, and how far under their best a sentence may stand (cosine).
+SPEAKER_POINTS = 4
+SPEAKER_MARGIN = 0.25
+#: What saying a stance in so many words adds to a speaker's sentence's score (cosine).
+STANCE_BONUS = 0.2
+#: The fewest words of a speaker's sentence worth quoting ("Thank you, Maya." says nothing).
+SPEAKER_MIN_WORDS = 6
+
+
+def _speaker_points(store: Store, norms: list[str], question: str, qv, embedder) -> tuple[list[Point], str]:
+    """``(points, note)``: a transcript speaker's own sentences nearest the question, for a question naming them
+    (``norms``: the named entities): the first named person whose name labels speaker turns ("SAMIRA KHAN: ...")
+    anywhere in the index; their sentences (:func:`slmgraph.query.theme_model.speaker_of`) of at least
+    :data:`SPEAKER_MIN_WORDS` words (or saying a stance in so many words: "Against it as written."), no question,
+    ranked by the mean of the sentence's cosine with the question and its context's (their turn and the turn
+    before: "I'm against it" answers a question naming the act), within :data:`SPEAKER_MARGIN` of the best, at most
+    :data:`SPEAKER_POINTS`, each once, as "Name: sentence" citing its text unit's number. ``note``: one sentence
+    when the question names something else that none of those contexts names ("Owen Price never names the Coastal
+    Resilience Act; ..."), else "". ([], "") when no named person speaks, or none of their sentences passes."""
+    import re
+
+    import numpy as np
+
+    from slmgraph.query.extractive import prose_sentences
+    from slmgraph.names.forms import STOP
+    from slmgraph.query.theme_mentions import _AGAINST, _FOR, _VIEW_WORDS
+    from slmgraph.query.theme_model import _turns, speaker_of, spoken, word_stem
+
+    if not norms:
+        return [], ""
+    q = ",".join("?" * len(norms))
+    found_names = store.con.execute(f"SELECT name, type FROM entities WHERE norm IN ({q})", norms).fetchall()
+    people = [n for n, t in found_names if t == "person"]
+    things = [n for n, t in found_names if t != "person"]
+    units = store.con.execute("SELECT chunk_id, text FROM text_units").fetchall()
+    unit_q = qv / max(float(np.linalg.norm(qv)), 1e-9)
+    for name in people:
+        label = re.compile(r"(?mi)^[ \t]*" + re.escape(name) + r"[ \t]*:")
+        mine = [(c, t) for c, t in units if label.search(t or "")]
+        if not mine:
+            continue
+        found: list[tuple[str, str, str, bool]] = []
+        for c, t in mine:
+            starts = [o for o, _ in _turns(t)] + [len(t)]
+            for x in prose_sentences(t):
+                x = spoken(x)
+                body = re.sub(r"^[^:]{1,40}:\s*", "", x) if label.match(x) else x
+                stated = _FOR.search(body) or _AGAINST.search(body)
+                if (speaker_of(t, x).casefold() != name.casefold() or body.rstrip("\"'\u201d\u2019) ").endswith("?")
+                        or (len(body.split()) < SPEAKER_MIN_WORDS and not stated)):
+                    continue
+                at = t.find(body[:40])
+                k = max((i for i, o in enumerate(starts[:-1]) if o <= at), default=0)
+                found.append((c, body, t[starts[max(0, k - 1)]:starts[k + 1]], bool(stated)))
+        found = list(dict.fromkeys(found))
+        if not found:
+            continue
+        texts = list(dict.fromkeys([b for _, b, _, _ in found] + [x for _, _, x, _ in found]))
+        vecs = embedder.encode(texts)
+        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+        cos_of = dict(zip(texts, (vecs @ unit_q).tolist()))
+        # a stance said in so many words ("I'm strongly in favor.") is what "what does X think" asks for, where its
+        # context names the question's subject ("I'm against it" after "And the waterfront plan?" is no view of an act)
+        subject = {word_stem(w) for w in re.findall(r"[a-z]+", question.casefold())
+                   if len(w) > 3 and w not in STOP and w not in _VIEW_WORDS and w not in name.casefold().split()}
+        on_subject = lambda x: bool(subject & {word_stem(w) for w in re.findall(r"[a-z]+", x.casefold())})  # noqa: E731
+        cos = [0.5 * cos_of[b] + 0.5 * cos_of[x] + (STANCE_BONUS if st and on_subject(x) else 0.0)
+               for _, b, x, st in found]
+        order = sorted(range(len(found)), key=lambda k: -cos[k])
+        numbers = unit_numbers(store)
+        out: list[Point] = []
+        shown = name.title() if name.isupper() else name
+        for k in order:
+            if cos[k] < cos[order[0]] - SPEAKER_MARGIN or len(out) == SPEAKER_POINTS:
+                break
+            c, body, _, _ = found[k]
+            if any(near_duplicate(body, p.text.split(": ", 1)[-1]) for p in out):
+                continue
+            out.append(Point("", f"{shown}: {body}", [numbers[c]], float(cos[k])))
+        said = " ".join(x for _, _, x, _ in found).casefold()
+        missing = [n for n in things if n.casefold() not in said]
+        note = (f"{shown} never names \u201c{missing[0]}\u201d in their own turns or the questions put to them; the sentences of "
+                f"theirs nearest the question follow." if missing and len(missing) == len(things) else "")
+        return out, note
+    return [], ""
 
 
 def _names_of(store: Store, norms: list[str]) -> list[str]:

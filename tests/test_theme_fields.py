@@ -1,0 +1,89 @@
+"""A question listing the fields its guests come from ("How do guests from robotics, neuroscience and music
+differ ...?") is answered by the guests of each field, found by how near each work is to the field, and quotes
+those guests only; a field no work stands out for is answered by its word."""
+
+from __future__ import annotations
+
+from conftest import theme_index
+from test_theme_kinds import WordEmbedder as _Words
+from slmgraph.query.theme_facets import Facet, facet_themes, facets_overview, render_facets
+from slmgraph.query.theme_fields import asks_fields, field_guests
+from slmgraph.query.theme_model import word_stem
+
+
+class WordEmbedder(_Words):
+    """The kinds tests' bag of hashed words, wide enough that six guests' words rarely share a slot."""
+
+    name, dim = "fields-fake", 256
+
+
+#: Each work: (guest's label, what the host says of them, the guest's two turns).
+WORKS = [
+    ("ROSA LEE", "My guest Rosa Lee leads a robotics lab.",
+     "I build robotics arms that weld car doors, and every gripper is tested on real parts.",
+     "The hardest part of building new machines is teaching them to recover when they drop something."),
+    ("BEN ODE", "My guest Ben Ode studies neuroscience.",
+     "In neuroscience we record from thousands of neurons while the animal learns a task.",
+     "The hardest part of building new tools is that the brain changes while you measure it."),
+    ("CAL DIX", "My guest Cal Dix writes music for films.",
+     "I write music on an old piano first and only then move the tune to the computer.",
+     "The hardest part of building new songs is knowing when a chorus is finished."),
+    ("DORA FOX", "My guest Dora Fox keeps bees on the hills.",
+     "Bees need clover and heather, and a wet spring ruins the honey harvest.",
+     "The hives are checked every week from April until the heather fades."),
+    ("ELI GRAY", "My guest Eli Gray bakes bread in the old mill.",
+     "Sourdough needs a starter fed every morning and an oven hot enough to crack the crust.",
+     "The mill grinds its own flour from wheat grown three fields away."),
+    ("FAY HOLT", "My guest Fay Holt sails cargo boats along the coast.",
+     "A cargo boat under sail carries wine and coffee without burning any diesel.",
+     "The crossing takes four days when the wind holds and a week when it does not."),
+]
+QUESTION = "How do guests from robotics, neuroscience and music differ in how they approach building new things?"
+
+
+def _facet(label: str) -> Facet:
+    words = tuple((w, word_stem(w)) for w in label.split())
+    return Facet(label, words, QUESTION.replace("robotics, neuroscience and music", label))
+
+
+def _index():
+    units = []
+    for i, (label, intro, a, b) in enumerate(WORKS):
+        units.append((f"w{i}a", f"ep{i}", 0, f"ANNA PARK: Welcome back. {intro}\n{label}: {a}"))
+        units.append((f"w{i}b", f"ep{i}", 1, f"ANNA PARK: Tell us about building new things.\n{label}: {b}"))
+    return theme_index(units, embedder=WordEmbedder())
+
+
+def test_a_list_after_guests_from_is_a_list_of_their_fields():
+    assert asks_fields(QUESTION, "robotics")
+    assert asks_fields("What do speakers working in farming and fishing say about the harbour?", "farming")
+    assert not asks_fields("How do robotics, neuroscience and music differ?", "robotics")
+    assert not asks_fields("How do guests describe the role of AI in science and medicine?", "science")
+
+
+def test_each_field_finds_its_guest_and_a_field_no_work_stands_out_for_finds_none():
+    ix = _index()
+    facets = [_facet("robotics"), _facet("neuroscience"), _facet("music"), _facet("business")]
+    found = field_guests(ix, facets, WordEmbedder())
+    assert found[0] == (["ep0"], ["Rosa Lee"])
+    assert found[1] == (["ep1"], ["Ben Ode"])
+    assert found[2] == (["ep2"], ["Cal Dix"])
+    assert 3 not in found  # no work names business: its word answers it
+
+
+def test_a_fields_guest_is_quoted_and_the_host_never_is():
+    ix = _index()
+    emb = WordEmbedder()
+    facets = [_facet("robotics"), _facet("neuroscience"), _facet("music")]
+    themes = facet_themes(ix, facets, emb, guests=field_guests(ix, facets, emb))
+    assert [t.voices for t in themes] == [["Rosa Lee"], ["Ben Ode"], ["Cal Dix"]]
+    robotics = [s.text for s in themes[0].statements]
+    # the guest's sentence on building, which never names robotics, is hers to quote
+    assert any("teaching them to recover" in s for s in robotics)
+    assert all(s.speaker == t.voices[0] for t in themes for s in t.statements)
+    assert not any("ANNA PARK" in s or "Tell us" in s for t in themes for s in (x.text for x in t.statements))
+    assert themes[0].doc_ids == ["ep0"]
+    opening = facets_overview(themes, ix)
+    assert opening.startswith("The question names three fields of its guests, answered in its order: robotics (Rosa Lee, ")
+    text = render_facets(themes, ix)
+    assert "### 3. music" in text and "Cal Dix" in text
