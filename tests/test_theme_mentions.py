@@ -222,3 +222,53 @@ def test_a_phrase_in_the_plural_is_found_under_its_concept_key():
     ix = theme_index(units, mentions=[("u0", "autonomous ferry", "autonomous ferries"),
                                       ("u1", "autonomous ferry", "autonomous ferry")])
     assert asked_terms("What are the guests' views on the autonomous ferries?", ix) == ["autonomous ferries"]
+
+
+def test_a_name_is_found_under_another_noun_of_its_kind_and_a_phrase_under_its_name():
+    from slmgraph.query.theme_mentions import other_forms
+
+    text = ("ADA: The Coastal Housing Act passed. I like the housing law. The Millbrook Riverside Plan is big.\n"
+            "BOB: I support the riverside scheme. The housing crisis is real. The Coastal Resilience Act is new.")
+    # "housing law" is the act; "housing crisis" is no name of its kind; "coastal" begins two acts' names
+    assert other_forms("Coastal Housing Act", text) == ["housing law"]
+    assert other_forms("Millbrook Riverside Plan", text) == ["riverside scheme"]
+    assert other_forms("riverside scheme", text) == ["Millbrook Riverside Plan"]
+    assert other_forms("housing law", text) == ["Coastal Housing Act"]
+    assert other_forms("coastal law", text) == []  # two acts begin with "Coastal": neither is meant for certain
+
+
+def test_a_stance_on_the_act_counts_where_the_document_names_only_that_act():
+    later = " It has ten parts. It passed in May. It is long."
+    units = [("u0", "a", 0, "JO: Welcome, Ada. Tell us about the Coastal Housing Act.\n\nADA: I know the Coastal "
+                            "Housing Act well." + later + " I am against the act."),
+             ("u1", "b", 0, "JO: Welcome, Bob. The Coastal Housing Act and the Coastal Resilience Act.\n\nBOB: The "
+                            "Coastal Housing Act is new." + later + " I am for the act."),
+             ("u2", "c", 0, "JO: Welcome, Cy.\n\nCY: The Coastal Housing Act is here. I support the housing law.")]
+    text, _, _ = mentions_answer(theme_index(units), "Which guests support the Coastal Housing Act and which oppose it?",
+                                 WordEmbedder())
+    head = text.split("\n\n")[0]
+    # Ada's "the act" is the one act her episode names; Bob's episode names two, so his "the act" is neither
+    assert "for it: Cy; against it: Ada; no stance in so many words: Bob" in head, head
+
+
+def test_a_view_the_speaker_reports_of_someone_else_is_not_theirs():
+    from slmgraph.query.theme_mentions import reported
+
+    assert reported("My son is in favour of the housing act, as it happens.")
+    assert reported("My sister, who teaches at the school, is for the act.")
+    assert reported("And my neighbour thinks the act is the best thing in years.")
+    assert reported("She says it will fail.")
+    assert not reported("My view is that it fails.") and not reported("I think the act is a mistake.")
+    assert not reported("The act is a mistake.") and not reported("My guest is Helen Marsh, a farmer.")
+    units = [("u0", "a", 0, "JO: Ada, the Coastal Housing Act?\n\nADA: My neighbour thinks the Coastal Housing Act is "
+                            "the best thing in years. I am against the Coastal Housing Act."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: The Coastal Housing Act is long.")]
+    text, _, _ = mentions_answer(theme_index(units), "What do guests think of the Coastal Housing Act?", WordEmbedder())
+    ada = text.split("### Ada\n- ", 1)[1]
+    assert ada.index("I am against") < ada.index("My neighbour"), text
+
+
+def test_one_other_speaker_is_counted_in_the_singular():
+    units = [("u0", "a", 0, "JO: Ada?\n\nADA: The canal floods."), ("u1", "b", 0, "JO: Bob?\n\nBOB: The weir is old.")]
+    text, _, _ = mentions_answer(theme_index(units), "Which guests talk about the canal?", WordEmbedder())
+    assert "the other speaker of the corpus never uses these words" in text, text

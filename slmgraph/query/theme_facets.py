@@ -62,7 +62,8 @@ PER_FACET = 3
 #: approach", "vary by the stage of"): never its focus.
 _FOCUS_FRAME = frozenset("""role roles approach approaches approaching differ differs difference differences vary
 varies variation compare compared comparison stage stages impact impacts significance perceive perceived view views
-describe described generally think thinks feel feels""".split())
+describe described generally think thinks feel feels discussion discussions discuss discussed conversation
+conversations""".split())
 #: A request for an account ("I want to ask you to talk about AI"): no statement of its own.
 _ASKS = re.compile(r"(?i)\bask you\b|^\W*(tell|talk|describe|walk) (us|me)\b")
 #: What naming the facet itself adds to a focused sentence's relevance, over one that names only the focus.
@@ -82,6 +83,9 @@ class Facet:
     label: str
     words: tuple
     question: str
+    #: an item of a list in parentheses ("(startup, mid-size, large)"): a kind the question names exactly, quoted
+    #: only where a sentence names it, never said in other words
+    exact: bool = False
 
 
 def parse_pipeline(name: str | None):
@@ -174,6 +178,9 @@ def question_facets(question: str, nlp, is_entity=None) -> list[Facet]:
     """
     if nlp is None or not _MAY_LIST.search(question or ""):
         return []
+    listed = _paren_list(question, nlp)
+    if listed:
+        return listed
     doc = nlp(question)
     best: list = []
     for items in _items(doc):
@@ -201,6 +208,45 @@ def question_facets(question: str, nlp, is_entity=None) -> list[Facet]:
     return out if len(out) >= 2 else []
 
 
+#: A list in parentheses after a noun: "the stage of the company (startup, mid-size, large)".
+_PAREN = re.compile(r"\(([^()]{3,120})\)")
+#: Nouns a parenthesised list's items are kinds of, not what they modify ("the company's stage (startup, large)").
+_DIMENSIONS = frozenset("stage stages size sizes type types kind kinds level levels phase phases category "
+                        "categories".split())
+
+
+def _paren_list(question: str, nlp) -> list[Facet]:
+    """The facets of a list in parentheses (:data:`_PAREN`: two or more items of one to three words, split at commas,
+    "and", "or"), which a dependency parse reads badly; an adjectival item ("large", "mid-size": an adjective, or
+    hyphenated) is labelled with the noun the list follows ("large company"), skipping "of the", a possessive and
+    a dimension word (:data:`_DIMENSIONS`); [] when the question has no such list."""
+    m = _PAREN.search(question)
+    if not m:
+        return []
+    items = [x.strip(" .;:") for x in re.split(r",|\band\b|\bor\b|/", m.group(1))]
+    items = [x for x in items if x]
+    if len(items) < 2 or any(not 1 <= len(x.split()) <= 3 for x in items):
+        return []
+    before = re.findall(r"[^\W_]+(?:'s)?", question[:m.start()].casefold())
+    noun = ""
+    for w in reversed(before):
+        w = re.sub(r"'s$", "", w)
+        if w in _DIMENSIONS or w in _stop():
+            continue
+        noun = w
+        break
+    out = []
+    for x in items:
+        last = [t for t in nlp("the " + x) if not t.is_punct][-1]
+        modifier = "-" in x or last.pos_ == "ADJ"
+        label = f"{x} {noun}" if modifier and noun else x
+        words = tuple((w, word_stem(w)) for w in dict.fromkeys(re.findall(r"[^\W_]+", label.casefold()))
+                      if w not in _stop())
+        if words:
+            out.append(Facet(label, words, f"{question[:m.start()]}({label}){question[m.end():]}", exact=True))
+    return out if len(out) >= 2 else []
+
+
 def _stop() -> frozenset:
     from slmgraph.names.forms import STOP
 
@@ -212,7 +258,9 @@ def _pattern(f: Facet):
     quick test before :func:`names`)."""
     import os
 
-    return [re.compile(r"(?<![^\W_])" + re.escape(os.path.commonprefix(list(w))), re.IGNORECASE) for w in f.words]
+    # "company" opens no "companies": a prefix ending in "y" is cut before it
+    return [re.compile(r"(?<![^\W_])" + re.escape(re.sub(r"(?<=..)y$", "", os.path.commonprefix(list(w)))),
+                       re.IGNORECASE) for w in f.words]
 
 
 def names(text: str, f: Facet, pats=None) -> bool:
@@ -273,8 +321,8 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             # the units naming the facet and the focus first, then those naming the focus nearest the facet's
             # question (a facet is often said in other words: "medicine" as "doctors" and "diagnosis")
             both = sorted((u for u in naming if on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
-            near = sorted((u for u in focused_units if not names(u.text, f, pats)),
-                          key=lambda u: (-cosine(u), u.number))
+            near = [] if f.exact else sorted((u for u in focused_units if not names(u.text, f, pats)),
+                                             key=lambda u: (-cosine(u), u.number))
             rest = sorted((u for u in naming if not on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
             ranked = both[:FACET_UNITS] + near[:FACET_UNITS] + (rest[:FACET_UNITS] if len(both) < PER_FACET else [])
         t = Theme(None, f.label, coverage(docs, ix.docs), docs, [], community_docs=docs)
@@ -293,6 +341,8 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
                 s = spoken(s)
                 on_facet, focused = names(s, f, pats), on_focus(s, focus)
                 if s in seen or not (on_facet or focused or field is not None) or not _statement_ok(s, ix):
+                    continue
+                if f.exact and not on_facet:
                     continue
                 # a question asks of the focus, it says nothing of it
                 if (focused or field is not None) and (s.rstrip("\"'\u201d\u2019) ").endswith("?")
@@ -411,6 +461,8 @@ def on_focus(text: str, alternatives: list[frozenset]) -> bool:
     if not alternatives:
         return False
     said = {word_stem(w) for w in re.findall(r"[^\W_]+", text.casefold())}
+    # the stem cuts "-ing" but keeps a final "e": "scaling" is "scal", "scale" must be too
+    said |= {w[:-1] for w in said if len(w) > 4 and w.endswith("e")}
     return any(a <= said for a in alternatives)
 
 

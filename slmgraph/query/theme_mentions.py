@@ -69,6 +69,14 @@ _AGAINST = re.compile(r"(?i)\b(i|we)(['’]m| am|['’]re| are)( (?!not\b|never\
                       r"^\W*against it\b")
 #: Said of oneself, no stance: "I'm neither for nor against it yet".
 _NEITHER = re.compile(r"(?i)\bneither for nor against\b|\bnot (yet )?(for|against) (it|them)\b")
+#: Another person's view, reported by the speaker: "My son is in favour of it", "My neighbour thinks it is the best
+#: thing", "She says it will fail": no view of the speaker's own.
+_REPORTED = re.compile(
+    r"(?i)^\W*(?:(?:and|but|so|well|now|actually|though|mind you),?\s+)?(?:(?:my|our)\s+(?:\w+\s+)?"
+    r"(?:son|sons|daughter|daughters|sister|sisters|brother|brothers|wife|husband|partner|neighbou?rs?|mother|"
+    r"father|mum|mom|dad|parents|friends?|colleagues?|boss|family|kids|children|students|customers|clients|"
+    r"patients|members|uncle|aunt|cousins?|grand\w+|in-laws|flatmates?|landlord|tenants|staff)|he|she|they)"
+    r"\b(?:\s*,[^,]{1,60},)?(?:\s+\w+){0,3}?\s+(?:thinks?|believes?|says?|said|feels?|reckons?|is|are|was|were|supports?|opposes?)\b")
 #: The sides of a stance question, in the order the answer gives them.
 _SIDES = ("for it", "against it", "for and against it", "no stance in so many words")
 #: An acronym, in the singular or the plural ("CHA", "AFs").
@@ -200,6 +208,11 @@ def absent_phrase(question: str, ix) -> str | None:
     return None if any(pat.search(u.text) for u in ix.all_units()) else phrase
 
 
+def reported(sentence: str) -> bool:
+    """Whether ``sentence`` gives another person's view rather than the speaker's (:data:`_REPORTED`)."""
+    return bool(_REPORTED.search(sentence or ""))
+
+
 def stance(text: str) -> tuple[int, int]:
     """``(sentences for, sentences against)`` what ``text`` names, in so many words and in the first person
     (:data:`_FOR`, :data:`_AGAINST`; "neither for nor against" is neither)."""
@@ -265,15 +278,78 @@ def _tail(name: str, text: str) -> list[str]:
     return [tail.casefold()] if said - whole >= FORM_USES else []
 
 
+#: Nouns that name one kind of thing a proposal's name ends in; a speaker swaps one for another of its kind ("the
+#: housing law" of "the Coastal Housing Act", "the riverside scheme" of "the Millbrook Riverside Plan").
+_KINDS = (frozenset("act law bill legislation statute regulation regulations ordinance measure".split()),
+          frozenset("plan scheme proposal project programme program initiative development redevelopment strategy "
+                    "policy".split()))
+
+
+def _aliases(name: str, text: str) -> list[str]:
+    """Other names ``text`` gives the thing ``name`` names (lower case): a word of the name before its last, with
+    another noun of the last word's kind (:data:`_KINDS`) after it, as ``text`` writes it ("housing law" of "Coastal
+    Housing Act"); a word that begins another name of that kind in ``text`` ("Coastal" of "Coastal Resilience
+    Act" too) is no one name's; [] when the name ends in no such noun."""
+    words = name.split()
+    kind = next((k for k in _KINDS if words[-1].casefold() in k), None)
+    if len(words) < 2 or kind is None:
+        return []
+    heads = "|".join(sorted(kind))
+    others = {m.group(0).casefold() for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:" + "|".join(
+        w.capitalize() for w in sorted(kind)) + r")\b", text)}
+    others = {o for o in others if not name.casefold().endswith(o) and not o.endswith(name.casefold())}
+    out = []
+    for w in words[:-1]:
+        low = w.casefold()
+        if low in _SMALL or len(low) < 3 or any(low in o.split() for o in others):
+            continue
+        for m in re.finditer(r"\b" + re.escape(low) + r"\s+(" + heads + r")s?\b", text, re.IGNORECASE):
+            form = f"{low} {m.group(1).casefold()}"
+            if m.group(1).casefold() != words[-1].casefold() and form not in out:
+                out.append(form)
+    return out
+
+
+def _bare_heads(ix, names: list[str], named) -> dict[str, re.Pattern]:
+    """``doc_id -> pattern`` of "the <last word>" ("the Act", "the plan") of each of ``names`` that is a name of a
+    kind (:data:`_KINDS`), for each document where ``named`` (``text -> bool``) finds it and no other name ending
+    in that word is written: there "the act" can only be that act."""
+    heads = {n.split()[-1].casefold() for n in names if len(n.split()) > 1 and any(
+        n.split()[-1].casefold() in k for k in _KINDS)}
+    if not heads:
+        return {}
+    own = {n.casefold() for n in names}
+    text_of: dict[str, str] = {}
+    for u in ix.all_units():
+        text_of[u.doc_id] = text_of.get(u.doc_id, "") + "\n" + u.text
+    out = {}
+    for doc, text in text_of.items():
+        if not named(text):
+            continue
+        ok = []
+        for h in sorted(heads):
+            others = {m.group(0).casefold() for m in re.finditer(
+                r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+" + h.capitalize() + r"\b", text)}
+            if all(any(o.endswith(n) or n.endswith(o) for n in own) or o.split()[0] in {"the", "this", "that"}
+                   for o in others):
+                ok.append(h)
+        if ok:
+            out[doc] = re.compile(r"(?i)\b(?:the|this) (?:" + "|".join(ok) + r")\b")
+    return out
+
+
 def other_forms(term: str, ix) -> list[str]:
     """The other ways the corpus writes ``term``, each at least :data:`FORM_USES` times: a name's acronym ("CAZ" of
     "Clean Air Zone"), or the name an acronym stands for ("Clean Air Zone" of "CAZ"), and a long name's last two
-    words ("housing act" of "Coastal Housing Act": a speaker shortens a name they have said); [] without one."""
-    text = ix.all_text()
+    words ("housing act" of "Coastal Housing Act": a speaker shortens a name they have said), and its other names
+    of the same kind (:func:`_aliases`: "housing law"); [] without one. ``ix``: the theme index, or the corpus's
+    text."""
+    text = ix if isinstance(ix, str) else ix.all_text()
     words = [w for w in term.split() if w[:1].isupper() and w.casefold() not in _SMALL]
     if _NAME.fullmatch(term) and len(words) >= 2:
         acro = "".join(w[0] for w in words).upper()
-        return ([acro] if len(re.findall(r"\b" + acro + r"\b", text)) >= FORM_USES else []) + _tail(term, text)
+        return (([acro] if len(re.findall(r"\b" + acro + r"\b", text)) >= FORM_USES else []) + _tail(term, text)
+                + _aliases(term, text))
     if _ACRO.fullmatch(term):
         term = term[:-1] if term.endswith("s") else term  # "AFs": the autonomous ferries
         found: Counter = Counter()
@@ -287,7 +363,16 @@ def other_forms(term: str, ix) -> list[str]:
                         found[" ".join(w if w.casefold() in _SMALL else w[0].upper() + w[1:].lower()
                                        for w in span)] += 1
         best = [f for f, n in found.most_common(1) if n >= FORM_USES]
-        return best + [t for f in best for t in _tail(f, text)]
+        return best + [t for f in best for t in _tail(f, text) + _aliases(f, text)]
+    words = term.casefold().split()
+    kind = next((k for k in _KINDS if words[-1] in k), None) if len(words) == 2 else None
+    if kind is not None:  # "riverside plan", "resilience law": the one name of its kind holding the word
+        runs = (re.sub(r"^(?:The|This|That|An?)\s+", "", m.group(0))
+                for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+", text))
+        names = {n for n in runs if n.split()[-1].casefold() in kind and words[0] in n.casefold().split()[1:]}
+        if len(names) == 1:
+            full = next(iter(names))
+            return [f for f in [full] + other_forms(full, ix) if f.casefold() != term.casefold()]
     return []
 
 
@@ -421,10 +506,15 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             for x in said:
                 first.setdefault(x.speaker, x)
             named = lambda text: any(m(text) for _, m in match)  # noqa: E731
+            bare = _bare_heads(ix, [(forms[t][:1] if _ACRO.fullmatch(t) else [t])[0] for t in terms if forms[t]
+                                    or _NAME.fullmatch(t)], named)
             stated: dict[str, list] = {}
             for u in units:
-                if named(u.text):
-                    for who, y in stated_stances(u.text, named):
+                here = named
+                if u.doc_id in bare:  # "I'm against the act" where the act is the one this document names
+                    here = lambda text, pat=bare[u.doc_id]: named(text) or bool(pat.search(text))  # noqa: E731
+                if here(u.text):
+                    for who, y in stated_stances(u.text, here):
                         if who in first and all(y != z.text for z in stated.get(who, [])):
                             stated.setdefault(who, []).append(replace(
                                 first[who], text=y, source=u.number, doc_id=u.doc_id, unit=u.unit,
@@ -441,7 +531,8 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             head = (f"{len(never)} speaker{'s' if len(never) != 1 else ''} never name{'s' if len(never) == 1 else ''} "
                     f"{_join([shown_term(t) for t in terms])}: {_join(never)}. {head[0].upper() + head[1:]}")
         elif others > 0:
-            head += f"; the other {others} speaker{'s' if others != 1 else ''} of the corpus never use these words"
+            head += (f"; the other {others} speakers of the corpus never use these words" if others > 1 else
+                     "; the other speaker of the corpus never uses these words")
         if sides:
             groups = [(k, [p for p, _ in by.most_common() if sides[p] == k]) for k in _SIDES]
             head += (". Saying so in so many words where they name it, " + "; ".join(f"{k}: {_join(ps)}" for k, ps in
@@ -451,7 +542,8 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         if sides:  # those for it first, then those against, as the question asks
             shown.sort(key=lambda p: _SIDES.index(sides[p]))
         for p in shown:
-            mine = sorted((s for s in said if s.speaker == p), key=lambda s: (not s.ok, -s.score))
+            # a view the speaker reports of someone else ("My neighbour thinks ...") is quoted after their own
+            mine = sorted((s for s in said if s.speaker == p), key=lambda s: (not s.ok, reported(s.text), -s.score))
             if sides:
                 lead = stated.get(p, [])[:1]
                 mine = lead + [s for s in mine if not lead or lead[0].text not in s.text]
