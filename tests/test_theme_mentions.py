@@ -272,3 +272,18 @@ def test_one_other_speaker_is_counted_in_the_singular():
     units = [("u0", "a", 0, "JO: Ada?\n\nADA: The canal floods."), ("u1", "b", 0, "JO: Bob?\n\nBOB: The weir is old.")]
     text, _, _ = mentions_answer(theme_index(units), "Which guests talk about the canal?", WordEmbedder())
     assert "the other speaker of the corpus never uses these words" in text, text
+
+
+def test_how_often_a_term_is_said_with_its_partner_counts_the_sentences_naming_both():
+    units = [("u0", "a", 0, "ADA: Our collaboration with the lab down the road was fun."),
+             ("u1", "b", 0, "BOB: The collaboration with two rival companies saved the project."),
+             ("u2", "c", 0, "CY: The harbour is busy."), ("u3", "d", 0, "DI: The weather turned.")] + [
+        (f"f{i}", f"e{i}", 0, f"EVE: The companies of street {i} open at nine.") for i in range(16)]
+    q = "How often do guests mention collaboration with other companies or industry rivals?"
+    text, _, _ = mentions_answer(theme_index(units), q, WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.endswith("Of these, 1 names “collaboration” together with “companies”, “industry” or “rivals”."), head
+    # the sentence naming both is quoted first in its document
+    assert text.index("two rival companies") < text.index("Documents cited")
+    text, _, _ = mentions_answer(theme_index(units[:1] + units[2:]), q, WordEmbedder())
+    assert "None names “collaboration” together with “companies”, “industry” or “rivals”" in text, text

@@ -404,6 +404,35 @@ def _matcher(term: str, people: set[str] = frozenset(), also: list[str] = ()):
     return lambda text: names_asked(text, stem)
 
 
+#: "<term> with <partners>" in a question ("collaboration with other companies or industry rivals").
+_WITH = re.compile(r"(?i)\b([a-z][\w-]+) with (?:other |their |the |its |fellow |each )*([a-z][\w\s-]{2,60}?)\s*(?:[?,;.]|$)")
+
+
+def _stems(text: str) -> set[str]:
+    from slmgraph.query.theme_model import word_stem
+
+    return {word_stem(w) for w in re.findall(r"[a-z]+", text.casefold())}
+
+
+def _with_pair(question: str, terms: list[str]) -> tuple[str, set[str], str] | None:
+    """``(term, partner stems, partners as shown)`` of a question asking how often an asked term is said with
+    something ("How often do guests mention collaboration with other companies or industry rivals?" ->
+    ("collaboration", {"company", "industry", "rival"}, "“companies”, “industry” or “rivals”")); None when it asks
+    no such thing of one of ``terms``."""
+    from slmgraph.names.forms import STOP
+    from slmgraph.query.theme_model import word_stem
+
+    m = _WITH.search(question or "")
+    if not m or m.group(1).casefold() not in {t.casefold() for t in terms}:
+        return None
+    words = [w for w in re.findall(r"[a-z][\w-]*", m.group(2).casefold()) if w not in STOP and w not in ("or", "and")]
+    if not words:
+        return None
+    shown = [_q(w) for w in dict.fromkeys(words)]
+    return (m.group(1), {word_stem(w) for w in words},
+            shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1])
+
+
 def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
     """``(answer text, points, cited unit numbers)`` for a question asking how often something is said or which
     speakers say it (:func:`asks_mentions`; see the module doc), or None when it asks neither, without an
@@ -467,11 +496,22 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
                 f"{len(said)} sentence{'s' if len(said) != 1 else ''} name{'s' if len(said) == 1 else ''} it")
         if by:
             head += ", by " + _join([f"{p} ({c})" if c > 1 else p for p, c in by.most_common(SHOWN)])
-        parts.append(head + ".")
+        head += "."
+        pair = _with_pair(question, terms)
+        joint: set[int] = set()
+        if pair is not None:  # "collaboration with other companies": the term said with its partner, or not at all
+            term, partners, shown_partners = pair
+            joint = {id(s) for s in said if _stems(s.text) & partners and _matcher(term)(s.text)}
+            head += (f" Of these, {len(joint)} name{'s' if len(joint) == 1 else ''} {_q(term)} together with "
+                     f"{shown_partners}." if joint else
+                     f" None names {_q(term)} together with {shown_partners}: in these words, the corpus does not "
+                     f"speak of {term} with them, and what it says of {term} is on other things.")
+        parts.append(head)
         per = Counter(work_of[s.doc_id] for s in said)
         shown = {w for w, _ in sorted(per.items(), key=lambda kv: (-kv[1], order.index(kv[0])))[:SHOWN]}
         for w in [w for w in order if w in shown]:  # the works naming it most, in corpus order
-            mine = sorted((s for s in said if work_of[s.doc_id] == w), key=lambda s: (not s.ok, -s.score))[:PER_WORK]
+            mine = sorted((s for s in said if work_of[s.doc_id] == w),
+                          key=lambda s: (id(s) not in joint, not s.ok, -s.score))[:PER_WORK]
             n = per[w]
             parts.append("\n".join([f"### {work_title(ix, w)} ({n} sentence{'s' if n != 1 else ''})"]
                                    + [line(s) for s in mine]))
