@@ -680,7 +680,7 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
                store=store, theme_writer=theme_writer)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
     ans.context = [{"kind": "report", "id": i, "tokens": by_id[i]["n_tokens"]} for i in order]
-    if not ans.details["selected"]:
+    if not ans.details["selected"] and not ans.points:  # an answer given from the units needs no pointer to them
         _unit_fallback(store, prompts, settings, question, embedder, ans, on_text)
     return ans
 
