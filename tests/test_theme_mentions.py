@@ -264,7 +264,7 @@ def test_a_view_the_speaker_reports_of_someone_else_is_not_theirs():
                             "the best thing in years. I am against the Coastal Housing Act."),
              ("u1", "b", 0, "JO: Bob?\n\nBOB: The Coastal Housing Act is long.")]
     text, _, _ = mentions_answer(theme_index(units), "What do guests think of the Coastal Housing Act?", WordEmbedder())
-    ada = text.split("### Ada\n- ", 1)[1]
+    ada = text.split("### Ada (against it)\n- ", 1)[1]
     assert ada.index("I am against") < ada.index("My neighbour"), text
 
 
@@ -287,3 +287,18 @@ def test_how_often_a_term_is_said_with_its_partner_counts_the_sentences_naming_b
     assert text.index("two rival companies") < text.index("Documents cited")
     text, _, _ = mentions_answer(theme_index(units[:1] + units[2:]), q, WordEmbedder())
     assert "None names “collaboration” together with “companies”, “industry” or “rivals”" in text, text
+
+
+def test_a_question_on_views_by_another_name_is_answered_speaker_by_speaker_with_stances():
+    units = [("u0", "a", 0, "JO: Ada, the Coastal Housing Act?\n\nADA: I am against the Coastal Housing Act."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: I support the housing act, and the housing law works."),
+             ("u2", "c", 0, "JO: Cy?\n\nCY: The harbour is busy today."), ("u3", "d", 0, "JO: Di?\n\nDI: Rain again.")]
+    text, _, _ = mentions_answer(theme_index(units), "How do guests feel about the housing law?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.startswith("2 speakers name “housing law” (also “Coastal Housing Act”)"), head
+    assert "for it: Bob; against it: Ada." in head
+    # no speaker states a stance: a question on views gets no stance line
+    calm = [("u0", "a", 0, "JO: Ada?\n\nADA: The Coastal Housing Act is long."),
+            ("u1", "b", 0, "JO: Bob?\n\nBOB: The housing act is new."), ("u2", "c", 0, "JO: Cy?\n\nCY: Rain.")]
+    text, _, _ = mentions_answer(theme_index(calm), "How do guests feel about the housing act?", WordEmbedder())
+    assert "in so many words" not in text and "### Ada\n" in text, text

@@ -155,7 +155,8 @@ def asked_terms(question: str, ix) -> list[str]:
             if any(w.casefold() in STOP or w.casefold() in _FRAME or w.casefold() in _STANCE_WORDS for w in seg):
                 continue
             text = " ".join(seg)
-            if (max(df.get(k, 0) for k in _phrase_keys(text)) >= MIN_UNITS
+            # a phrase the corpus holds, or another name of one it names ("the housing law": the Housing Act)
+            if ((max(df.get(k, 0) for k in _phrase_keys(text)) >= MIN_UNITS or (n == 2 and other_forms(text, ix)))
                     and not any(text.casefold() in p.casefold() for p in phrases)):
                 phrases.append(text)
     if phrases:
@@ -539,7 +540,8 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
                                                               else "") + ": " + _join(items))
         # who is for it and who against, by what each says where they name it (all their sentences, not the shown)
         sides = {}
-        if _STANCE_Q.search(question):
+        # a question on views is answered by stance too, where any speaker states one in so many words
+        if _STANCE_Q.search(question) or how == "views":
             from dataclasses import replace
 
             first = {}  # a speaker's sentence naming it, whose place a stated stance takes
@@ -564,6 +566,8 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             sides = {p: "for it" if lean.get(p, [0, 0])[0] and not lean[p][1] else "against it"
                      if lean.get(p, [0, 0])[1] and not lean[p][0] else "for and against it" if lean.get(p, [0, 0])[0]
                      else "no stance in so many words" for p in by}
+            if not _STANCE_Q.search(question) and all(v == _SIDES[-1] for v in sides.values()):
+                sides = {}
         never = sorted(everyone - hosts - set(by))
         if how == "views":
             pass  # who never names it is not what a question about views asks
