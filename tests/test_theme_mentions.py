@@ -302,3 +302,20 @@ def test_a_question_on_views_by_another_name_is_answered_speaker_by_speaker_with
             ("u1", "b", 0, "JO: Bob?\n\nBOB: The housing act is new."), ("u2", "c", 0, "JO: Cy?\n\nCY: Rain.")]
     text, _, _ = mentions_answer(theme_index(calm), "How do guests feel about the housing act?", WordEmbedder())
     assert "in so many words" not in text and "### Ada\n" in text, text
+
+
+def test_two_things_asked_about_are_sided_apart():
+    units = [("u0", "a", 0, "JO: Ada, the Coastal Housing Act and the Riverside Plan?\n\nADA: I support the Coastal "
+                            "Housing Act. But I am against the Riverside Plan."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: I support the Coastal Housing Act. I support the Riverside Plan too."),
+             ("u2", "c", 0, "JO: Cy?\n\nCY: The Riverside Plan is long. The harbour is busy today."),
+             ("u3", "d", 0, "JO: Di?\n\nDI: Rain again on the hills.")]
+    q = "Which guests support both the Coastal Housing Act and the Riverside Plan?"
+    text, _, _ = mentions_answer(theme_index(units), q, WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.startswith("For both, in so many words: Bob; against both: no one. "), head
+    assert ("on “Coastal Housing Act”, for it: Ada and Bob; on “Riverside Plan”, for it: Bob; against it: Ada; no "
+            "stance in so many words: Cy") in head, head
+    assert "### Bob (for “Coastal Housing Act”, for “Riverside Plan”)" in text
+    ada = text.split("### Ada (for “Coastal Housing Act”, against “Riverside Plan”)\n", 1)[1].split("\n\n")[0]
+    assert "I support the Coastal Housing Act." in ada and "I am against the Riverside Plan." in ada, text

@@ -139,6 +139,10 @@ def asked_terms(question: str, ix) -> list[str]:
     words = re.findall(r"[A-Za-z][\w'-]*", question or "")
     # a name of several words the corpus writes as the question does ("the Head of the River race")
     names = [m.group(0) for m in _NAME.finditer(question or "") if m.start() > 0]
+    # two names of two words or more joined by "and" are two things ("the Coastal Housing Act and the Riverside
+    # Plan"); "Procter and Gamble" stays one
+    split = [re.split(r"\s+and\s+(?:the\s+)?", n) for n in names]
+    names = [x for n, parts in zip(names, split) for x in (parts if all(len(p.split()) >= 2 for p in parts) else [n])]
     held = [n for n in names if any(n.casefold() in u.text.casefold() for u in ix.all_units())]
     # an acronym in the plural the corpus writes, in either number ("the AFs"; a singular one is a topic word)
     for a in re.findall(r"(?<=\s)[A-Z]{2,5}s\b", question or ""):
@@ -405,6 +409,36 @@ def _matcher(term: str, people: set[str] = frozenset(), also: list[str] = ()):
     return lambda text: names_asked(text, stem)
 
 
+def _sided(ix, units, by, first: dict, named, names: list[str], elsewhere=None) -> tuple[dict, dict]:
+    """``(sides, stated)``: each speaker of ``by`` on one side of :data:`_SIDES` by the stances they say in so many
+    words (:func:`stated_stances`) where ``named`` (``text -> bool``) finds the thing asked, or "the act" where their
+    document names only that one of ``names`` (:func:`_bare_heads`); ``stated``: speaker -> those sentences, each as
+    a copy of their ``first`` sentence naming it. ``elsewhere`` (``text -> bool``): another thing asked; a stance
+    sentence naming it and not this one is on that one ("I support the act. But I'm against the plan.")."""
+    from dataclasses import replace
+
+    bare = _bare_heads(ix, names, named)
+    stated: dict[str, list] = {}
+    for u in units:
+        here = named
+        if u.doc_id in bare:  # "I'm against the act" where the act is the one this document names
+            here = lambda text, pat=bare[u.doc_id]: named(text) or bool(pat.search(text))  # noqa: E731
+        if here(u.text):
+            for who, y in stated_stances(u.text, here):
+                if elsewhere is not None and elsewhere(y) and not named(y):
+                    continue
+                if who in first and all(y != z.text for z in stated.get(who, [])):
+                    stated.setdefault(who, []).append(replace(
+                        first[who], text=y, source=u.number, doc_id=u.doc_id, unit=u.unit,
+                        of=ix.doc_by_id[u.doc_id].n_units, ok=True))
+    lean = {p: stance(" ".join(z.text for z in zs)) for p, zs in stated.items()}
+    # one side only, or no side: words for it and against it both make a view mixed
+    sides = {p: "for it" if lean.get(p, [0, 0])[0] and not lean[p][1] else "against it"
+             if lean.get(p, [0, 0])[1] and not lean[p][0] else "for and against it" if lean.get(p, [0, 0])[0]
+             else _SIDES[-1] for p in by}
+    return sides, stated
+
+
 #: "<term> with <partners>" in a question ("collaboration with other companies or industry rivals").
 _WITH = re.compile(r"(?i)\b([a-z][\w-]+) with (?:other |their |the |its |fellow |each )*([a-z][\w\s-]{2,60}?)\s*(?:[?,;.]|$)")
 
@@ -538,36 +572,31 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         head = (f"{len(by)} speaker{'s' if len(by) != 1 else ''} name{'s' if len(by) == 1 else ''} "
                 f"{_join([shown_term(t) for t in terms])}" + (f"; the {SHOWN} who name it most" if len(by) > SHOWN
                                                               else "") + ": " + _join(items))
-        # who is for it and who against, by what each says where they name it (all their sentences, not the shown)
-        sides = {}
+        # who is for it and who against, by what each says where they name it (all their sentences, not the shown);
+        # two things asked are sided apart ("Which guests support both the plan and the act?")
+        per_term: list[tuple[list[str], dict, dict]] = []
         # a question on views is answered by stance too, where any speaker states one in so many words
         if _STANCE_Q.search(question) or how == "views":
-            from dataclasses import replace
-
             first = {}  # a speaker's sentence naming it, whose place a stated stance takes
             for x in said:
                 first.setdefault(x.speaker, x)
-            named = lambda text: any(m(text) for _, m in match)  # noqa: E731
-            bare = _bare_heads(ix, [(forms[t][:1] if _ACRO.fullmatch(t) else [t])[0] for t in terms if forms[t]
-                                    or _NAME.fullmatch(t)], named)
-            stated: dict[str, list] = {}
-            for u in units:
-                here = named
-                if u.doc_id in bare:  # "I'm against the act" where the act is the one this document names
-                    here = lambda text, pat=bare[u.doc_id]: named(text) or bool(pat.search(text))  # noqa: E731
-                if here(u.text):
-                    for who, y in stated_stances(u.text, here):
-                        if who in first and all(y != z.text for z in stated.get(who, [])):
-                            stated.setdefault(who, []).append(replace(
-                                first[who], text=y, source=u.number, doc_id=u.doc_id, unit=u.unit,
-                                of=ix.doc_by_id[u.doc_id].n_units, ok=True))
-            lean = {p: stance(" ".join(z.text for z in zs)) for p, zs in stated.items()}
-            # one side only, or no side: words for it and against it both make a view mixed
-            sides = {p: "for it" if lean.get(p, [0, 0])[0] and not lean[p][1] else "against it"
-                     if lean.get(p, [0, 0])[1] and not lean[p][0] else "for and against it" if lean.get(p, [0, 0])[0]
-                     else "no stance in so many words" for p in by}
-            if not _STANCE_Q.search(question) and all(v == _SIDES[-1] for v in sides.values()):
-                sides = {}
+            for ts in ([[t] for t in terms] if len(terms) > 1 else [terms]):
+                tests = [m for t, m in match if t in ts]
+                rest = [m for t, m in match if t not in ts]
+                naming = lambda text, tests=tests: any(m(text) for m in tests)  # noqa: E731
+                # each thing's sides list those who name it
+                own = Counter({p: c for p, c in by.items() if any(naming(x.text) for x in said if x.speaker == p)})
+                per_term.append((ts, *_sided(
+                    ix, units, own, first, naming,
+                    [(forms[t][:1] if _ACRO.fullmatch(t) else [t])[0] for t in ts if forms[t] or _NAME.fullmatch(t)],
+                    (lambda text, rest=rest: any(m(text) for m in rest)) if rest else None)))
+            if not _STANCE_Q.search(question) and all(v == _SIDES[-1] for _, sd, _ in per_term for v in sd.values()):
+                per_term = []
+        sides = per_term[0][1] if len(per_term) == 1 else {}
+        short = {"for it": "for", "against it": "against", "for and against it": "for and against",
+                 _SIDES[-1]: "no stance on"}
+        label_of = {p: sides[p] for p in by} if sides else {p: ", ".join(
+            f"{short[sd[p]]} {_q(ts[0])}" for ts, sd, _ in per_term if p in sd) for p in by} if per_term else {}
         never = sorted(everyone - hosts - set(by))
         if how == "views":
             pass  # who never names it is not what a question about views asks
@@ -581,17 +610,28 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             groups = [(k, [p for p, _ in by.most_common() if sides[p] == k]) for k in _SIDES]
             head += (". Saying so in so many words where they name it, " + "; ".join(f"{k}: {_join(ps)}" for k, ps in
                                                                                    groups if ps))
+        elif per_term:
+            head += ". Saying so in so many words where they name them, " + "; ".join(
+                f"on {_q(ts[0])}, " + "; ".join(f"{k}: {_join(ps)}" for k in _SIDES for ps in
+                                              [[p for p, _ in by.most_common() if sd.get(p) == k]] if ps)
+                for ts, sd, _ in per_term)
+            if re.search(r"(?i)\bboth\b", question):  # what the question asks, first
+                both = {k: [p for p, _ in by.most_common() if all(sd.get(p) == k for _, sd, _ in per_term)]
+                        for k in ("for it", "against it")}
+                head = (f"For both, in so many words: {_join(both['for it']) or 'no one'}; against both: "
+                        f"{_join(both['against it']) or 'no one'}. " + head)
         parts.append(head + ". " + _join(reach[:1] + [r.replace(" is named", "") for r in reach[1:]]) + ".")
         shown = [p for p, _ in by.most_common(SHOWN)]
-        if sides:  # those for it first, then those against, as the question asks
-            shown.sort(key=lambda p: _SIDES.index(sides[p]))
+        if per_term:  # those for it first, then those against, as the question asks
+            shown.sort(key=lambda p: tuple(_SIDES.index(sd.get(p, _SIDES[-1])) for _, sd, _ in per_term))
         for p in shown:
             # a view the speaker reports of someone else ("My neighbour thinks ...") is quoted after their own
             mine = sorted((s for s in said if s.speaker == p), key=lambda s: (not s.ok, reported(s.text), -s.score))
-            if sides:
-                lead = stated.get(p, [])[:1]
-                mine = lead + [s for s in mine if not lead or lead[0].text not in s.text]
-            mine = mine[:PER_SPEAKER]
-            parts.append("\n".join([f"### {p}" + (f" ({sides[p]})" if sides else "")] + [line(s) for s in mine]))
+            if per_term:  # the stance said on each thing asked first
+                lead = [z for _, _, st in per_term for z in st.get(p, [])[:1]]
+                lead = [z for i, z in enumerate(lead) if all(z.text != y.text for y in lead[:i])]
+                mine = lead + [s for s in mine if not any(z.text in s.text for z in lead)]
+            mine = mine[:max(PER_SPEAKER, len(per_term))]
+            parts.append("\n".join([f"### {p}" + (f" ({label_of[p]})" if label_of else "")] + [line(s) for s in mine]))
             point(p, mine)
     return cites.answer(parts)
