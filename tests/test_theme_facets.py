@@ -257,3 +257,10 @@ def test_an_item_of_a_parenthesised_list_is_quoted_only_where_a_sentence_names_i
     assert [s.text for s in large.statements] == [
         "BEN OKAFOR: Large companies scale slowly, because every change needs a committee."]
     ix.store.con.close()
+
+
+def test_a_comma_list_the_parse_folds_into_one_noun_is_split(nlp):
+    q = "How do guests from farming, music and software engineering differ in what they want for the town?"
+    assert _labels(q, nlp) == ["farming", "music", "software engineering"]
+    assert _labels("Did the housing, transport or parks departments cut their budgets?", nlp) == [
+        "housing", "transport", "parks"]

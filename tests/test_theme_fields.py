@@ -87,3 +87,17 @@ def test_a_fields_guest_is_quoted_and_the_host_never_is():
     assert opening.startswith("The question names three fields of its guests, answered in its order: robotics (Rosa Lee, ")
     text = render_facets(themes, ix)
     assert "### 3. music" in text and "Cal Dix" in text
+
+
+def test_among_few_works_a_field_needs_less_to_stand_out():
+    import numpy as np
+
+    from slmgraph.query.theme_fields import MIN_Z, least_z
+
+    assert least_z(24) == MIN_Z and least_z(10) == MIN_Z
+    # one work of six apart from the rest stands sqrt(5) = 2.24 deviations above the mean, at most
+    assert abs(least_z(6) - 0.7 * 5 ** 0.5) < 1e-9
+    # six works where the marine biologist's stands clearly first but the rest are spread: found among six
+    score = np.array([0.417, 0.089, 0.211, 0.183, 0.228, 0.241])
+    z = (score.max() - score.mean()) / score.std()
+    assert least_z(6) < z < MIN_Z

@@ -196,6 +196,9 @@ def question_facets(question: str, nlp, is_entity=None) -> list[Facet]:
         labels = list(dict.fromkeys(labels))
         if len(labels) >= 2 and (not best or len(labels) > len(best[0])):
             best = [labels, a, b]
+    listed = _comma_list(question, doc)
+    if listed and (not best or len(listed[0]) > len(best[0])):
+        best = listed  # a parse that folds the list's items into one noun ("farming, music and software engineering")
     if not best:
         return []
     labels, a, b = best
@@ -245,6 +248,36 @@ def _paren_list(question: str, nlp) -> list[Facet]:
         if words:
             out.append(Facet(label, words, f"{question[:m.start()]}({label}){question[m.end():]}", exact=True))
     return out if len(out) >= 2 else []
+
+
+def _comma_list(question: str, doc) -> list | None:
+    """``[labels, start, end]`` of the question's run of nouns and adjectives holding a comma and a closing "and" or
+    "or" ("farming, music and software engineering"), split there, each item one to three words; None without
+    one."""
+    run: list = []
+    best = None
+    for tok in list(doc) + [None]:
+        if tok is not None and (tok.pos_ in NOMINAL or tok.pos_ == "ADJ" or tok.text == ","
+                                or (tok.dep_ == "cc" and tok.lower_ in ("and", "or"))):
+            run.append(tok)
+            continue
+        while run and (run[-1].text == "," or run[-1].dep_ == "cc"):
+            run.pop()
+        if any(t.text == "," for t in run) and any(t.dep_ == "cc" for t in run):
+            items, cur = [], []
+            for t in run:
+                if t.text == "," or t.dep_ == "cc":
+                    if cur:
+                        items.append(cur)
+                    cur = []
+                else:
+                    cur.append(t)
+            items.append(cur)
+            if len(items) >= 3 and all(1 <= len(x) <= 3 for x in items) and (best is None or len(items) > len(best[0])):
+                best = [[" ".join(t.text for t in x) for x in items], items[0][0].idx,
+                        items[-1][-1].idx + len(items[-1][-1])]
+        run = []
+    return best
 
 
 def _stop() -> frozenset:

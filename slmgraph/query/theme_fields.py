@@ -12,7 +12,7 @@ what the guests of each field say, not which passages name the field's word (no 
   within :data:`FIELD_MARGIN` of it, at most :data:`FIELD_WORKS`; a work is the guest of one field, taken by
   the earliest field in the question's order that has it best; a work whose affinity is no better than the
   median work's is nobody's. A field whose best work stands under :data:`MIN_Z` standard deviations above the
-  works' mean has no guests of its own ("business" among guests who all run something) and is answered by its
+  works' mean (under :data:`Z_SHARE` times sqrt(n - 1) among n works, where fewer can stand so far) has no guests of its own ("business" among guests who all run something) and is answered by its
   word, as any list is.
 * **quotes**: :func:`slmgraph.query.theme_facets.facet_themes` then reads each field's works only and quotes
   its guests only (see there).
@@ -43,8 +43,10 @@ LEX_WEIGHT = 0.1
 FIELD_MARGIN = 0.03
 FIELD_WORKS = 2
 #: A field's best work stands this many standard deviations above the works' mean affinity, or the field has no
-#: guests of its own (its word answers it).
+#: guests of its own (its word answers it); among n works, at most ``Z_SHARE * sqrt(n - 1)`` (one work alone apart
+#: stands sqrt(n - 1) deviations above the mean: among six works, 2.2 at most).
 MIN_Z = 2.0
+Z_SHARE = 0.7
 #: A work's guests of several fields: the words after each one's name weighed (characters), and the voices kept
 #: within this cosine of the nearest.
 INTRO_CHARS = 90
@@ -129,7 +131,7 @@ def field_guests(ix, facets: list, embedder) -> dict[int, tuple[list[str], list[
     for i in range(len(facets)):
         spread = float(score[i].std())
         # a field no work stands out for ("business" when every guest runs something) has no guests of its own
-        if spread <= 0 or (score[i].max() - score[i].mean()) / spread < MIN_Z:
+        if spread <= 0 or (score[i].max() - score[i].mean()) / spread < least_z(len(works)):
             continue
         free = [j for j in range(len(works)) if j not in taken and score[i, j] > floor[i]
                 # a work is the guest of the field it is nearest, the question's earlier field on a tie
@@ -144,6 +146,12 @@ def field_guests(ix, facets: list, embedder) -> dict[int, tuple[list[str], list[
         out[i] = (docs, [v for j in picked for v in _nearest_voices(voices[works[j]], intro[works[j]],
                                                                      labels[i], embedder)])
     return out
+
+
+def least_z(n: int) -> float:
+    """How many standard deviations above the mean of ``n`` works' affinities a field's best work must stand:
+    :data:`MIN_Z`, or :data:`Z_SHARE` times sqrt(n - 1) where that is less (among few works no one stands so far)."""
+    return min(MIN_Z, Z_SHARE * max(0, n - 1) ** 0.5)
 
 
 def _nearest_voices(voices: list[str], intro: list[str], label, embedder) -> list[str]:
