@@ -264,3 +264,19 @@ def test_a_comma_list_the_parse_folds_into_one_noun_is_split(nlp):
     assert _labels(q, nlp) == ["farming", "music", "software engineering"]
     assert _labels("Did the housing, transport or parks departments cut their budgets?", nlp) == [
         "housing", "transport", "parks"]
+
+
+def test_a_quoted_sentence_names_its_speaker_unless_it_opens_on_the_label():
+    from conftest import theme_index
+
+    from slmgraph.query.theme_model import Statement
+    from slmgraph.query.theme_render import statement_line
+
+    ix = theme_index([("u0", "d0", 0, "JO BAKER: Welcome. I think the plan is a disaster.")])
+    host = Statement("I think the plan is a disaster.", 1, "d0", 1, 1, speaker="Jo Baker")
+    assert statement_line(host, ix) == "- *d0*: Jo Baker: I think the plan is a disaster. [Sources: 1]"
+    labelled = Statement("JO BAKER: Welcome.", 1, "d0", 1, 1, speaker="Jo Baker")
+    assert statement_line(labelled, ix) == "- *d0*: JO BAKER: Welcome. [Sources: 1]"
+    plain = Statement("The plan is a disaster.", 1, "d0", 1, 1)
+    assert statement_line(plain, ix) == "- *d0*: The plan is a disaster. [Sources: 1]"
+    ix.store.con.close()
