@@ -319,3 +319,14 @@ def test_two_things_asked_about_are_sided_apart():
     assert "### Bob (for “Coastal Housing Act”, for “Riverside Plan”)" in text
     ada = text.split("### Ada (for “Coastal Housing Act”, against “Riverside Plan”)\n", 1)[1].split("\n\n")[0]
     assert "I support the Coastal Housing Act." in ada and "I am against the Riverside Plan." in ada, text
+
+
+def test_how_many_guests_take_a_side_is_counted_in_people():
+    assert asks_mentions("How many guests oppose the Coastal Housing Act?") == "which"
+    assert asks_mentions("How many speakers mention AI for healthcare?") == "often"
+    units = [("u0", "a", 0, "JO: Ada?\n\nADA: I am against the Coastal Housing Act."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: I support the Coastal Housing Act."),
+             ("u2", "c", 0, "JO: Cy?\n\nCY: I oppose the Coastal Housing Act, frankly."),
+             ("u3", "d", 0, "JO: Di?\n\nDI: The Coastal Housing Act is long.")]
+    text, _, _ = mentions_answer(theme_index(units), "How many guests oppose the Coastal Housing Act?", WordEmbedder())
+    assert text.startswith("2 of the 4 speakers who name it say in so many words that they are against it. "), text

@@ -37,6 +37,9 @@ from slmgraph.query.theme_lead import _join, _q
 
 #: A question asking how often something is said.
 _OFTEN = re.compile(r"(?i)\bhow (often|frequently)\b|\bhow many (times|guests|speakers|episodes|works|documents)\b")
+#: A question asking how many speakers take a side ("How many guests oppose the act?").
+_HOW_MANY_SIDE = re.compile(r"(?i)\bhow many (guests|speakers|interviewees|participants|panell?ists|people)\b.{0,30}?"
+                            r"\b(support|supports|oppose|opposes|against|in favou?r of|approve of|object to|(?:are|were|is) for)\b")
 #: A question asking which speakers say something.
 _WHICH = re.compile(r"(?i)\b(which|what) (guests|speakers|interviewees|participants|panell?ists)\b|"
                     r"\bwho (talks|speaks|mentions|discusses|raises|brings up)\b")
@@ -102,6 +105,8 @@ SHOWN = 8
 def asks_mentions(question: str) -> str:
     """``"often"`` for a question asking how often something is said, ``"which"`` for one asking which speakers
     say it, ``"views"`` for one asking what speakers think of it, else ""."""
+    if _HOW_MANY_SIDE.search(question or ""):  # "How many guests oppose the act?" counts people, not mentions
+        return "which"
     if _OFTEN.search(question or ""):
         return "often"
     if _WHICH.search(question or ""):
@@ -610,6 +615,12 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             groups = [(k, [p for p, _ in by.most_common() if sides[p] == k]) for k in _SIDES]
             head += (". Saying so in so many words where they name it, " + "; ".join(f"{k}: {_join(ps)}" for k, ps in
                                                                                    groups if ps))
+            asked = _HOW_MANY_SIDE.search(question)
+            if asked:  # the count asked for, first
+                side = "against it" if re.search(r"(?i)oppose|against|object", asked.group(2)) else "for it"
+                n = sum(1 for p in by if sides[p] == side)
+                head = (f"{n} of the {len(by)} speakers who name it say in so many words that they are {side}. "
+                        + head)
         elif per_term:
             head += ". Saying so in so many words where they name them, " + "; ".join(
                 f"on {_q(ts[0])}, " + "; ".join(f"{k}: {_join(ps)}" for k in _SIDES for ps in
