@@ -239,7 +239,7 @@ def test_an_item_of_a_parenthesised_list_is_quoted_only_where_a_sentence_names_i
     from conftest import theme_index
     from test_theme_kinds import WordEmbedder
 
-    from slmgraph.query.theme_facets import facet_themes, focus_of
+    from slmgraph.query.theme_facets import facet_themes, facets_overview, focus_of
 
     units = [("p0", "d0", 0, "ANA RUIZ: Our startup had to scale the servers every month. Startups scale by hiring."),
              ("p1", "d1", 0, "BEN OKAFOR: Large companies scale slowly, because every change needs a committee."),
@@ -250,6 +250,10 @@ def test_an_item_of_a_parenthesised_list_is_quoted_only_where_a_sentence_names_i
     facets = question_facets(q, nlp)
     focus, _ = focus_of(q, facets, ix)
     startup, mid, large = facet_themes(ix, facets, WordEmbedder(), focus=focus)
+    # kinds of one thing: the opening says how widely each is named, the most first
+    assert facets_overview([startup, mid, large], ix).endswith(
+        "By how widely the corpus names them: startup (in 1 of 4 documents) and large company (in 1); mid-size "
+        "company in none.")
     assert startup.statements and all("tartup" in s.text for s in startup.statements)
     # no sentence names a mid-size company: none said "in other words" stands in for it
     assert not mid.statements

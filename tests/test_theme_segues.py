@@ -36,8 +36,8 @@ def test_a_segue_is_a_story_then_the_other_talk_in_one_turn_counted_each_way_and
     # Ada moves on by herself; Ben goes the other way; Cy's point follows the host's question, so it is no segue
     assert head == ("Yes, in 2 of the 3 documents. Within one reply, with no question between, guests move from a "
                     "story of their own to industry insights once, most often Ada Love, and from industry insights "
-                    "back to a story once. In 1 of the 1 moves to industry insights, the point picks up a word of "
-                    "the story (“radio”), so the story leads into it."), head
+                    "back to a story once. In 1 of the 1 moves to industry insights, the point picks up the story's "
+                    "subject (“radio”): there the story grounds the point in the guest's own experience."), head
     assert "### Ada Love, in “a”: from a story to industry insights, carrying “radio” across" in text
     ada = text.split("### Ada Love", 1)[1].split("\n###", 1)[0].splitlines()
     assert ada[1].startswith("- *a*: Ada Love: When I was a kid") and "radio industry today" in ada[2]
@@ -57,5 +57,5 @@ def test_global_search_answers_a_segue_question_from_the_replies():
     assert _transcript_answer(ix.store, q, WordEmbedder(), ans, None)
     assert ans.text.startswith("Yes, in 2 of the 3 documents.") and ans.details["transcript"]
     # an index without noun phrases links the two sentences by a long word they share
-    assert "the point picks up a word of the story (“radio”)" in ans.text
+    assert "the point picks up the story's subject (“radio”)" in ans.text
     ix.store.con.close()

@@ -360,6 +360,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             ranked = both[:FACET_UNITS] + near[:FACET_UNITS] + (rest[:FACET_UNITS] if len(both) < PER_FACET else [])
         t = Theme(None, f.label, coverage(docs, ix.docs), docs, [], community_docs=docs)
         t.facet = True
+        t.exact = f.exact
         t.voices = list(field[1]) if field is not None else []
         out.append(t)
         if not ranked:
@@ -545,7 +546,27 @@ def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
     text += f": {listed}" if items else ""
     if empty:
         text += f"; no passage on {_join(empty, last=' or ')} bears on it"
-    return text + "."
+    text += "."
+    if themes and all(getattr(t, "exact", False) for t in themes):  # kinds of one thing: how far each is discussed
+        text += " " + _by_reach(themes)
+    return text
+
+
+def _by_reach(themes: list[Theme]) -> str:
+    """"By how widely the corpus names them: startup (in 3 of 6 works, 18 parts), large company (in 3, 6 parts);
+    mid-size company in none." -- the facets from the most named to the least."""
+    cov = sorted(themes, key=lambda t: (-t.coverage.get("works", t.coverage["documents"]), -t.coverage["documents"]))
+    named = [t for t in cov if t.coverage["documents"]]
+    if not named:
+        return ""
+    c0 = named[0].coverage
+    of, noun = (c0["works_of"], "works") if "works" in c0 else (c0["of"], "documents")
+    parts = [f"{t.topic} (in {t.coverage.get('works', t.coverage['documents'])}"
+             + (f" of {of} {noun}" if i == 0 else "")
+             + (f", {t.coverage['documents']} parts)" if "works" in t.coverage else ")") for i, t in enumerate(named)]
+    none = [t.topic for t in cov if not t.coverage["documents"]]
+    return ("By how widely the corpus names them: " + _join(parts)
+            + (f"; {_join(none, last=' or ')} in none" if none else "") + ".")
 
 
 def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:

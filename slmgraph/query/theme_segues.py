@@ -181,9 +181,13 @@ def segue_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             + (f", most often {_join([f'{p} ({n})' if n > 1 else p for p, n in by.most_common(4)])}" if by else "")
             + f", and from {other_phrase} back to a story {_times(len(back))}.")
     if forward:
-        head += (f" In {len(linked)} of the {len(forward)} moves to {other_phrase}, the point picks up a word of the "
-                 f"story" + (f" ({_join([_q(w) for w, _ in shared.most_common(3)])})" if shared else "")
-                 + ", so the story leads into it" + ("" if linked else " in none") + ".")
+        words = f" ({_join([_q(w) for w, _ in shared.most_common(3)])})" if shared else ""
+        head += (f" In {len(linked)} of the {len(forward)} moves to {other_phrase}, the point picks up the story's "
+                 f"subject{words}: there the story grounds the point in the guest's own experience"
+                 if linked else f" In none of the {len(forward)} moves to {other_phrase} does the point pick up "
+                 f"the story's subject")
+        head += (f"; in the other {len(forward) - len(linked)}, the point changes subject." if linked and
+                 len(linked) < len(forward) else ".")
     cites = Quotes(ix)
     parts = [head]
     best: dict[str, dict] = {}
