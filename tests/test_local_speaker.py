@@ -115,3 +115,15 @@ def test_a_view_reported_of_someone_else_is_quoted_after_the_speakers_own(tmp_pa
         assert texts and texts[0].startswith("Samira Khan: I'm against the housing act"), texts
     finally:
         store.close()
+
+
+def test_a_first_name_the_index_holds_as_a_name_of_its_own_still_finds_the_speaker(harbour):
+    store, s = harbour
+    # the index also holds a lone "Samira" (the NER found her so somewhere): the speaker is still the one meant
+    store.con.execute("INSERT INTO entities (entity_id, norm, name, type, description, degree) "
+                      "VALUES (9999, 'samira', 'Samira', 'person', '', 0)")
+    ans = local_search(store, ModelClient(FakeModel(), store, "q"), Prompts(), s,
+                       "What does Samira think about the housing act?", FakeEmbedder())
+    body = ans.text.split("\n\nSources:", 1)[0]
+    quoted = [m.group(1) for m in re.finditer(r"^(?:- )?([A-Z][a-z]+ [A-Z][a-z]+): ", body, re.M)]
+    assert quoted and set(quoted) == {"Samira Khan"}, ans.text

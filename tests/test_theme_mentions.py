@@ -330,3 +330,22 @@ def test_how_many_guests_take_a_side_is_counted_in_people():
              ("u3", "d", 0, "JO: Di?\n\nDI: The Coastal Housing Act is long.")]
     text, _, _ = mentions_answer(theme_index(units), "How many guests oppose the Coastal Housing Act?", WordEmbedder())
     assert text.startswith("2 of the 4 speakers who name it say in so many words that they are against it. "), text
+
+
+def test_the_act_or_the_tram_asks_about_the_one_name_of_its_kind():
+    from slmgraph.query.theme_mentions import named_by_word
+
+    text = "The Coastal Housing Act passed. The Riverside Tram Plan is new. The tram stop is old. Port Elwyn grew."
+    assert named_by_word("How many guests oppose the Act?", text) == ("Coastal Housing Act", "")
+    assert named_by_word("How do guests perceive the tram?", text) == ("Riverside Tram Plan", "tram")
+    assert named_by_word("How do guests perceive the harbour?", text) is None
+    # two acts: "the Act" is neither for certain
+    assert named_by_word("Who opposes the Act?", text + " The Clean Air Act is old.") is None
+    units = [("u0", "a", 0, "JO: Ada, the tram?\n\nADA: I'm a big supporter of the tram. I use the Riverside Tram Plan "
+                            "maps."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: I am an opponent of the Riverside Tram Plan."),
+             ("u2", "c", 0, "JO: Cy?\n\nCY: The harbour is busy today."), ("u3", "d", 0, "JO: Di?\n\nDI: Rain again.")]
+    text, _, _ = mentions_answer(theme_index(units), "How do guests perceive the tram?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.startswith("2 speakers name “Riverside Tram Plan” (also “tram”)"), head
+    assert "for it: Ada; against it: Bob." in head, head

@@ -23,6 +23,8 @@ def test_the_question_asking_whether_speakers_move_between_stories_and_another_t
     assert asks_segue(q) == ("personal narratives", "industry insights")
     assert asks_segue("Do speakers switch between industry insights and their anecdotes?") == (
         "anecdotes", "industry insights")
+    assert asks_segue("Do guests move between their personal stories and points about their field within one "
+                      "answer?") == ("personal stories", "points about their field")
     # neither side is the speakers' stories, or no move between: no such question
     assert asks_segue("Do guests move between cities and towns?") is None
     assert asks_segue("What personal narratives do guests share?") is None

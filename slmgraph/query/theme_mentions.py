@@ -66,10 +66,11 @@ _STANCE_Q = re.compile(r"(?i)\b(support|supports|oppose|opposes|against|in favou
 #: of hope or worry are no stance ("a real risk" is said by supporters too).
 _FOR = re.compile(r"(?i)\b(i|we)(['’]m| am|['’]re| are)( (?!not\b|never\b)\w+)? (for|in favou?r)\b|"
                   r"\b(i|we)( (?!not\b|never\b|don['’]t\b|would\b|could\b|might\b)\w+)? support\b|"
-                  r"\b(i|we)(['’]m| am|['’]re| are) (fully |firmly )?behind\b|^\W*for it\b")
+                  r"\b(i|we)(['’]m| am|['’]re| are) (fully |firmly )?behind\b|^\W*for it\b|"
+                  r"\b(i|we)(['’]m| am|['’]re| are) (a |an )?(\w+ )?(supporters?|fans?|advocates?|champions?) of\b")
 _AGAINST = re.compile(r"(?i)\b(i|we)(['’]m| am|['’]re| are)( (?!not\b|never\b)\w+)? (against|opposed)\b|"
                       r"\b(i|we)( (?!not\b|never\b|don['’]t\b|would\b|could\b|might\b)\w+)? oppose\b|"
-                      r"^\W*against it\b")
+                      r"^\W*against it\b|\b(i|we)(['’]m| am|['’]re| are) (a |an )?(\w+ )?(opponents?|critics?) of\b")
 #: Said of oneself, no stance: "I'm neither for nor against it yet".
 _NEITHER = re.compile(r"(?i)\bneither for nor against\b|\bnot (yet )?(for|against) (it|them)\b")
 #: Another person's view, reported by the speaker: "My son is in favour of it", "My neighbour thinks it is the best
@@ -168,6 +169,11 @@ def asked_terms(question: str, ix) -> list[str]:
             if ((max(df.get(k, 0) for k in _phrase_keys(text)) >= MIN_UNITS or (n == 2 and other_forms(text, ix)))
                     and not any(text.casefold() in p.casefold() for p in phrases)):
                 phrases.append(text)
+    # "the Act", "the tram": the one name of a kind the corpus writes that ends in, or holds, the word
+    byword = named_by_word(question, ix.all_text())
+    if byword and not any(byword[0].casefold() in [p.casefold()] + [f.casefold() for f in other_forms(p, ix)]
+                          for p in phrases):
+        phrases.append(byword[0])
     if phrases:
         return phrases
     # the words asking for views ("views", "perceive", "think of") are the question's frame, never its subject
@@ -320,6 +326,26 @@ def _aliases(name: str, text: str) -> list[str]:
     return out
 
 
+def named_by_word(question: str, text: str) -> tuple[str, str] | None:
+    """``(name, word)`` for a question saying "the <word>" of a name of a kind (:data:`_KINDS`) that ``text``
+    writes: "the Act" where the corpus's only act is the Coastal Housing Act, "the tram" where its only name of a
+    kind holding "Tram" is the Riverside Tram Plan (``word`` then: "tram"; a kind's own noun: ""); None without
+    one, or with two such names."""
+    heads = {w for k in _KINDS for w in k}
+    runs = {re.sub(r"^(?:The|This|That|An?)\s+", "", m.group(0)) for m in re.finditer(
+        r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+", text)}
+    names = {n for n in runs if len(n.split()) >= 2 and n.split()[-1].casefold() in heads}
+    for m in re.finditer(r"(?i)\b(?:the|this)\s+([a-z][\w-]+)\b(?!\s+[A-Z])", question or ""):
+        w = m.group(1).casefold()
+        if w in _STANCE_WORDS or w in _VIEW_WORDS or len(w) < 3:
+            continue
+        fit = {n for n in names if n.split()[-1].casefold() == w} if w in heads else {
+            n for n in names if w in [x.casefold() for x in n.split()[:-1]]}
+        if len(fit) == 1:
+            return next(iter(fit)), ("" if w in heads else w)
+    return None
+
+
 def _bare_heads(ix, names: list[str], named) -> dict[str, re.Pattern]:
     """``doc_id -> pattern`` of "the <last word>" ("the Act", "the plan") of each of ``names`` that is a name of a
     kind (:data:`_KINDS`), for each document where ``named`` (``text -> bool``) finds it and no other name ending
@@ -463,13 +489,15 @@ def _with_pair(question: str, terms: list[str]) -> tuple[str, set[str], str] | N
     from slmgraph.query.theme_model import word_stem
 
     m = _WITH.search(question or "")
-    if not m or m.group(1).casefold() not in {t.casefold() for t in terms}:
+    # the word before "with" is a term, or ends one ("the housing law with the tram")
+    term = next((t for t in terms if m and t.casefold().split()[-1] == m.group(1).casefold()), None)
+    if not m or term is None:
         return None
     words = [w for w in re.findall(r"[a-z][\w-]*", m.group(2).casefold()) if w not in STOP and w not in ("or", "and")]
     if not words:
         return None
     shown = [_q(w) for w in dict.fromkeys(words)]
-    return (m.group(1), {word_stem(w) for w in words},
+    return (term, {word_stem(w) for w in words},
             shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1])
 
 
@@ -494,6 +522,9 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         return None
     people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
     forms = {t: other_forms(t, ix) for t in terms}
+    byword = named_by_word(question, ix.all_text())
+    if byword and byword[1] and byword[0] in forms and byword[1] not in [f.casefold() for f in forms[byword[0]]]:
+        forms[byword[0]].append(byword[1])  # "the tram" as the question says it
     match = [(t, _matcher(t, people, forms[t])) for t in terms]
     shown_term = lambda t: _q(t) + (f" (also {_join([_q(f) for f in forms[t]])})" if forms[t] else "")  # noqa: E731
 

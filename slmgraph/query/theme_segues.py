@@ -38,7 +38,7 @@ _STORY_SIDE = re.compile(r"(?i)\b(personal|narratives?|anecdot\w*|stor(y|ies)|ex
 #: The first person singular: a story of the speaker's own ("we passed a point decades ago" is none).
 _SINGULAR = re.compile(r"(?i)\b(i|i'm|i've|i'd|me|my)\b")
 #: Trailing words of a question's phrase that say how, not what ("industry insights fluidly").
-_HOW = re.compile(r"(?i)(\s+\w+ly)+$")
+_HOW = re.compile(r"(?i)(\s+(\w+ly|(within|in) (one|a|the same|a single) (answer|reply|turn|response)))+$")
 #: Sentences of one turn a segue spans at most (the story, then the point within this many after it).
 REACH = 4
 #: The fewest words of a sentence of the other side.
@@ -76,10 +76,11 @@ def _content(text: str, phrases: list[str]) -> set[str]:
     return {word_stem(w) for w in re.findall(r"[a-z]{5,}", low) if w not in STOP}
 
 
-def segues(ix, story_phrase: str, other_phrase: str, embedder) -> list[dict]:
-    """Every segue of the corpus's guests (see the module doc), in corpus order: ``{"speaker", "first", "second",
-    "to_other": bool, "score", "link": [shared words]}`` where ``first`` and ``second`` are
-    :class:`slmgraph.query.theme_kinds.Said` (the story first when ``to_other``); hosts' turns are not read."""
+def segues(ix, story_phrase: str, other_phrase: str, embedder) -> tuple[list[dict], int]:
+    """``(segues, turns)``: every segue of the corpus's guests (see the module doc), in corpus order, each
+    ``{"speaker", "first", "second", "to_other": bool, "score", "link": [shared words]}`` where ``first`` and
+    ``second`` are :class:`slmgraph.query.theme_kinds.Said` (the story first when ``to_other``); ``turns``: the
+    guests' turns holding a story. Hosts' turns are not read."""
 
     from slmgraph.query.extractive import _embed, prose_sentences
     from slmgraph.query.theme_kinds import Said, found
@@ -113,7 +114,7 @@ def segues(ix, story_phrase: str, other_phrase: str, embedder) -> list[dict]:
                 near.append(x)
     near = list(dict.fromkeys(near))
     if not near:
-        return []
+        return [], len(turns)
     v = _embed(near + [story_phrase, other_phrase], embedder)
     gap = dict(zip(near, (v[:-2] @ v[-1] - v[:-2] @ v[-2]).tolist()))
     to_other_cos = dict(zip(near, (v[:-2] @ v[-1]).tolist()))
@@ -145,7 +146,7 @@ def segues(ix, story_phrase: str, other_phrase: str, embedder) -> list[dict]:
                 point = second if forward else first
                 out.append({"speaker": who, "first": mk(first), "second": mk(second), "to_other": forward,
                             "score": float(to_other_cos[point]), "link": link})
-    return out
+    return out, len(turns)
 
 
 def _times(n: int) -> str:
@@ -163,13 +164,13 @@ def segue_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     if sides is None or embedder is None:
         return None
     story_phrase, other_phrase = sides
-    found = segues(ix, story_phrase, other_phrase, embedder)
+    found, turns = segues(ix, story_phrase, other_phrase, embedder)
     works = list(dict.fromkeys(_work(d) for d in ix.docs))
     noun = "works" if any(d.work for d in ix.docs) else "documents"
     forward = [s for s in found if s["to_other"]]
     back = [s for s in found if not s["to_other"]]
     in_works = list(dict.fromkeys(_work(ix.doc_by_id[s["first"].doc_id]) for s in found))
-    if not found:
+    if not found:  # none found is no proof that none are made: the stories are answered as stories
         return None
     by = Counter(s["speaker"] for s in forward)
     linked = [s for s in forward if s["link"]]

@@ -254,8 +254,9 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     system, room = context_room(client, prompts, "local", question, settings.reduce_max_tokens, 100)
     budget = min(settings.local_context_tokens, room)
     # a first name alone ("What does Priya think?") is no name the NER or the index holds whole, but a speaker's
-    speaker = [] if named["named"] else _speaker_by_first_name(store, question)
-    own = named_entities(store, named["named"]) or speaker or [h[0] for h in hits[:1]]
+    speaker = _speaker_by_first_name(store, question)
+    own = named_entities(store, named["named"])
+    own = speaker + [o for o in own if o not in speaker] or [h[0] for h in hits[:1]]
     selected = own + [h[0] for h in hits if h[0] not in own]
     context, used, ntok = build_local_context(store, client, selected[:max(len(own), len(hits))], budget, level,
                                               settings.local_shares, own=own, question_vec=qv,
@@ -529,8 +530,9 @@ def _labels_turns(name: str, units) -> bool:
 
 def _speaker_by_first_name(store: Store, question: str) -> list[str]:
     """``[norm]`` of the one entity whose name starts with a capitalised word of ``question`` (not its first
-    word) and labels speaker turns ("Priya" of "PRIYA NANDAKUMAR: ..."); [] when no word, or more than one
-    speaker, fits."""
+    word) and labels speaker turns ("Priya" of "PRIYA NANDAKUMAR: ...", whether or not the NER took "Priya" for a
+    name or the index holds a "Priya" of its own); [] when no word, or more than one speaker, fits, or the
+    question writes a speaker's full name."""
     import re
 
     from slmgraph.names.forms import STOP
@@ -539,6 +541,9 @@ def _speaker_by_first_name(store: Store, question: str) -> list[str]:
     if not words:
         return []
     units = store.con.execute("SELECT chunk_id, text FROM text_units").fetchall()
+    # a full name of a speaker in the question is found as it stands ("Helen Marsh"), not by its first word
+    if any(_labels_turns(f"{a} {b}", units) for a, b in zip(words, words[1:])):
+        return []
     for w in dict.fromkeys(words):
         rows = store.con.execute("SELECT norm, name FROM entities WHERE lower(name) LIKE ? ORDER BY degree DESC",
                                  [w.casefold() + " %"]).fetchall()
