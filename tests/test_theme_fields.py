@@ -101,3 +101,22 @@ def test_among_few_works_a_field_needs_less_to_stand_out():
     score = np.array([0.417, 0.089, 0.211, 0.183, 0.228, 0.241])
     z = (score.max() - score.mean()) / score.std()
     assert least_z(6) < z < MIN_Z
+
+
+def test_a_list_of_professions_in_parentheses_asks_for_the_guests_and_a_work_of_two_guests_serves_two():
+    assert asks_fields("How does opinion on the act vary by profession (doctor, carpenter, fisherman)?", "doctor")
+    assert not asks_fields("How does scaling vary by stage (startup, mid-size, large)?", "startup")
+    # a work with two guests: the robotics guest and the music guest share one episode
+    units = []
+    for i, (label, intro, a, b) in enumerate(WORKS):
+        units.append((f"w{i}a", f"ep{i}", 0, f"ANNA PARK: Welcome back. {intro}\n{label}: {a}"))
+        units.append((f"w{i}b", f"ep{i}", 1, f"ANNA PARK: Tell us about building new things.\n{label}: {b}"))
+    cal = WORKS[2]
+    units[0] = ("w0a", "ep0", 0, f"ANNA PARK: Welcome back. {WORKS[0][1]} {cal[1]}\n{WORKS[0][0]}: {WORKS[0][2]}\n"
+                                 f"{cal[0]}: {cal[2]}")
+    units[1] = ("w0b", "ep0", 1, f"{units[1][3]}\n{cal[0]}: {cal[3]}")
+    units = [u for u in units if u[1] != "ep2"]
+    ix = theme_index(units, embedder=WordEmbedder())
+    found = field_guests(ix, [_facet("robotics"), _facet("music")], WordEmbedder())
+    assert found[0] == (["ep0"], ["Rosa Lee"]) and found[1] == (["ep0"], ["Cal Dix"]), found
+    ix.store.con.close()

@@ -63,7 +63,8 @@ PER_FACET = 3
 _FOCUS_FRAME = frozenset("""role roles approach approaches approaching differ differs difference differences vary
 varies variation compare compared comparison stage stages impact impacts significance perceive perceived view views
 describe described generally think thinks feel feels discussion discussions discuss discussed conversation
-conversations""".split())
+conversations profession professions occupation occupations job jobs field fields trade trades background
+backgrounds discipline disciplines expertise opinion opinions""".split())
 #: A request for an account ("I want to ask you to talk about AI"): no statement of its own.
 _ASKS = re.compile(r"(?i)\bask you\b|^\W*(tell|talk|describe|walk) (us|me)\b")
 #: What naming the facet itself adds to a focused sentence's relevance, over one that names only the focus.
@@ -376,7 +377,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
                 on_facet, focused = names(s, f, pats), on_focus(s, focus)
                 if s in seen or not (on_facet or focused or field is not None) or not _statement_ok(s, ix):
                     continue
-                if f.exact and not on_facet:
+                if f.exact and field is None and not on_facet:  # a field's guests speak for it in any words
                     continue
                 # a question asks of the focus, it says nothing of it
                 if (focused or field is not None) and (s.rstrip("\"'\u201d\u2019) ").endswith("?")
@@ -547,7 +548,7 @@ def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
     if empty:
         text += f"; no passage on {_join(empty, last=' or ')} bears on it"
     text += "."
-    if themes and all(getattr(t, "exact", False) for t in themes):  # kinds of one thing: how far each is discussed
+    if themes and not fields and all(getattr(t, "exact", False) for t in themes):  # kinds of one thing: how widely each is named
         text += " " + _by_reach(themes)
     return text
 

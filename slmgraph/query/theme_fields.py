@@ -33,6 +33,9 @@ import numpy as np
 _FROM = re.compile(r"(?i)\b(guests?|speakers?|interviewees|people|experts|panell?ists|contributors|participants)"
                    r"( who (come|came|work|worked))?\s+(from|in|working in|with backgrounds? in)"
                    r"( the)?( fields? of| worlds? of)?\s*$")
+#: A list in parentheses after what the speakers do ("vary by profession (doctor, carpenter, fisherman)").
+_BY_WORK = re.compile(r"(?i)\b(profession|professions|occupation|occupations|job|jobs|field|fields|trade|trades|"
+                      r"background|backgrounds|discipline|disciplines|line of work|expertise)\s*\(\s*$")
 #: Units per work whose cosines with a field's label are averaged.
 TOP_UNITS = 3
 #: Sentences naming a work's voices whose cosines with a field's label are averaged.
@@ -57,9 +60,9 @@ MIN_WORKS = 3
 
 def asks_fields(question: str, first_label: str) -> bool:
     """True when ``question``'s list, opening on ``first_label``, is a list of the guests' fields (see the module
-    doc)."""
+    doc), or a list in parentheses after a word for what they do ("by profession (doctor, carpenter)")."""
     at = (question or "").find(first_label)
-    return at > 0 and bool(_FROM.search(question[:at]))
+    return at > 0 and bool(_FROM.search(question[:at]) or _BY_WORK.search(question[:at]))
 
 
 def work_voices(ix) -> dict[str, list[str]]:
@@ -134,14 +137,15 @@ def field_guests(ix, facets: list, embedder) -> dict[int, tuple[list[str], list[
         if spread <= 0 or (score[i].max() - score[i].mean()) / spread < least_z(len(works)):
             continue
         free = [j for j in range(len(works)) if j not in taken and score[i, j] > floor[i]
-                # a work is the guest of the field it is nearest, the question's earlier field on a tie
-                and score[i, j] >= max(score[x, j] for x in range(i, len(facets)))]
+                # a work is the guest of the field it is nearest, the question's earlier field on a tie; a work of
+                # several guests may be the guest of several fields, one guest each
+                and (len(voices[works[j]]) > 1 or score[i, j] >= max(score[x, j] for x in range(i, len(facets))))]
         if not free:
             continue
         free.sort(key=lambda j: -score[i, j])
         best = score[i, free[0]]
         picked = [j for j in free if score[i, j] >= best - FIELD_MARGIN][:FIELD_WORKS]
-        taken.update(picked)
+        taken.update(j for j in picked if len(voices[works[j]]) == 1)
         docs = [d.doc_id for d in ix.docs if of[d.doc_id] in {works[j] for j in picked}]
         out[i] = (docs, [v for j in picked for v in _nearest_voices(voices[works[j]], intro[works[j]],
                                                                      labels[i], embedder)])
