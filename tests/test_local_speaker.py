@@ -72,3 +72,58 @@ def test_a_stance_said_in_reply_is_the_speakers_and_a_view_never_given_is_said_s
     assert points and all(p.text.startswith("Owen Price: ") for p in points)
     if act:  # the act is an entity of the index: his answer says he never names it
         assert note.startswith("Owen Price never names “Coastal Housing Act” in their own turns"), note
+
+
+def test_a_speaker_typed_a_place_or_named_by_first_name_is_still_answered_in_their_words(harbour):
+    store, s = harbour
+    # the NER may type a speaker's name a place ("Helen Marsh"): a name that labels turns is a person
+    store.con.execute("UPDATE entities SET type = 'location' WHERE name = 'Samira Khan'")
+    for q in ("What does Samira Khan think about the housing act?", "What does Samira think about the housing act?"):
+        ans = local_search(store, ModelClient(FakeModel(), store, "q"), Prompts(), s, q, FakeEmbedder())
+        body = ans.text.split("\n\nSources:", 1)[0]
+        quoted = [m.group(1) for m in re.finditer(r"^(?:- )?([A-Z][a-z]+ [A-Z][a-z]+): ", body, re.M)]
+        assert quoted and set(quoted) == {"Samira Khan"}, (q, ans.text)
+
+
+def test_a_first_name_two_speakers_share_names_neither(tmp_path):
+    from slmgraph.query.engines.local_search import _speaker_by_first_name
+
+    store, _ = small_index(tmp_path, "two", (("ep1.txt", EP2), ("ep2.txt", EP2.replace("SAMIRA KHAN", "SAMIRA OBI")
+                                                                         .replace("Samira Khan", "Samira Obi"))))
+    try:
+        assert _speaker_by_first_name(store, "What does Samira think about the housing act?") == []
+        assert _speaker_by_first_name(store, "What does Maya think?") == ["maya ross"]
+        assert _speaker_by_first_name(store, "What does Nadia think?") == []  # no speaker's name begins with it
+    finally:
+        store.close()
+
+
+def test_a_view_reported_of_someone_else_is_quoted_after_the_speakers_own(tmp_path):
+    from test_theme_kinds import WordEmbedder
+
+    from slmgraph.query.engines.local_search import _speaker_points
+
+    ep = EP2.replace("SAMIRA KHAN: Against it as written.",
+                     "SAMIRA KHAN: My brother is in favour of the Coastal Housing Act overall, as it happens.")
+    store, _ = small_index(tmp_path, "rep", (("ep2.txt", ep),))
+    try:
+        norm = dict(store.con.execute("SELECT name, norm FROM entities").fetchall())
+        words = WordEmbedder()
+        q = "What does Samira Khan think about the Coastal Housing Act overall?"
+        points, _ = _speaker_points(store, [norm["Samira Khan"]], q, words.encode([q])[0], words)
+        texts = [p.text for p in points]
+        assert texts and texts[0].startswith("Samira Khan: I'm against the housing act"), texts
+    finally:
+        store.close()
+
+
+def test_a_first_name_the_index_holds_as_a_name_of_its_own_still_finds_the_speaker(harbour):
+    store, s = harbour
+    # the index also holds a lone "Samira" (the NER found her so somewhere): the speaker is still the one meant
+    store.con.execute("INSERT INTO entities (entity_id, norm, name, type, description, degree) "
+                      "VALUES (9999, 'samira', 'Samira', 'person', '', 0)")
+    ans = local_search(store, ModelClient(FakeModel(), store, "q"), Prompts(), s,
+                       "What does Samira think about the housing act?", FakeEmbedder())
+    body = ans.text.split("\n\nSources:", 1)[0]
+    quoted = [m.group(1) for m in re.finditer(r"^(?:- )?([A-Z][a-z]+ [A-Z][a-z]+): ", body, re.M)]
+    assert quoted and set(quoted) == {"Samira Khan"}, ans.text

@@ -222,3 +222,65 @@ def test_an_answer_by_theme_about_a_thing_no_passage_names_says_so(store, embedd
     q = "How do the participants feel about the delivery robots?"  # the corpus names them: no such line
     text, _, _ = _answer(store, embedder, q, [])
     assert text and "No passage of the corpus names" not in text
+
+
+def test_a_list_in_parentheses_gives_its_items_an_adjective_with_the_noun_it_follows(nlp):
+    q = "How do discussions about scaling a tech company vary by the stage of the company (startup, mid-size, large)?"
+    facets = question_facets(q, nlp)
+    assert [f.label for f in facets] == ["startup", "mid-size company", "large company"]
+    assert all(f.exact for f in facets)
+    assert facets[2].question.endswith("by the stage of the company (large company)?")
+    assert _labels("How do guests see the ferries at each stage (pilot, rollout, full service)?", nlp) == [
+        "pilot", "rollout", "full service"]
+    assert _labels("What did the chair (Ann Lee) say?", nlp) == []  # one item: no list
+
+
+def test_an_item_of_a_parenthesised_list_is_quoted_only_where_a_sentence_names_it(nlp):
+    from conftest import theme_index
+    from test_theme_kinds import WordEmbedder
+
+    from slmgraph.query.theme_facets import facet_themes, facets_overview, focus_of
+
+    units = [("p0", "d0", 0, "ANA RUIZ: Our startup had to scale the servers every month. Startups scale by hiring."),
+             ("p1", "d1", 0, "BEN OKAFOR: Large companies scale slowly, because every change needs a committee."),
+             ("p2", "d2", 0, "CY DIX: Scaling the night shift was hard. We scale teams by pairing people."),
+             ("p3", "d3", 0, "DI LEE: The weather was warm. The harvest came early that year.")]
+    ix = theme_index(units, embedder=WordEmbedder())
+    q = "How does scaling vary by the stage of the company (startup, mid-size, large)?"
+    facets = question_facets(q, nlp)
+    focus, _ = focus_of(q, facets, ix)
+    startup, mid, large = facet_themes(ix, facets, WordEmbedder(), focus=focus)
+    # kinds of one thing: the opening says how widely each is named, the most first
+    assert facets_overview([startup, mid, large], ix).endswith(
+        "By how widely the corpus names them: startup (in 1 of 4 documents) and large company (in 1); mid-size "
+        "company in none.")
+    assert startup.statements and all("tartup" in s.text for s in startup.statements)
+    # no sentence names a mid-size company: none said "in other words" stands in for it
+    assert not mid.statements
+    # "companies" is named by "company"; "scale" is on the focus "scaling"
+    assert [s.text for s in large.statements] == [
+        "BEN OKAFOR: Large companies scale slowly, because every change needs a committee."]
+    ix.store.con.close()
+
+
+def test_a_comma_list_the_parse_folds_into_one_noun_is_split(nlp):
+    q = "How do guests from farming, music and software engineering differ in what they want for the town?"
+    assert _labels(q, nlp) == ["farming", "music", "software engineering"]
+    assert _labels("Did the housing, transport or parks departments cut their budgets?", nlp) == [
+        "housing", "transport", "parks"]
+
+
+def test_a_quoted_sentence_names_its_speaker_unless_it_opens_on_the_label():
+    from conftest import theme_index
+
+    from slmgraph.query.theme_model import Statement
+    from slmgraph.query.theme_render import statement_line
+
+    ix = theme_index([("u0", "d0", 0, "JO BAKER: Welcome. I think the plan is a disaster.")])
+    host = Statement("I think the plan is a disaster.", 1, "d0", 1, 1, speaker="Jo Baker")
+    assert statement_line(host, ix) == "- *d0*: Jo Baker: I think the plan is a disaster. [Sources: 1]"
+    labelled = Statement("JO BAKER: Welcome.", 1, "d0", 1, 1, speaker="Jo Baker")
+    assert statement_line(labelled, ix) == "- *d0*: JO BAKER: Welcome. [Sources: 1]"
+    plain = Statement("The plan is a disaster.", 1, "d0", 1, 1)
+    assert statement_line(plain, ix) == "- *d0*: The plan is a disaster. [Sources: 1]"
+    ix.store.con.close()

@@ -87,3 +87,36 @@ def test_a_fields_guest_is_quoted_and_the_host_never_is():
     assert opening.startswith("The question names three fields of its guests, answered in its order: robotics (Rosa Lee, ")
     text = render_facets(themes, ix)
     assert "### 3. music" in text and "Cal Dix" in text
+
+
+def test_among_few_works_a_field_needs_less_to_stand_out():
+    import numpy as np
+
+    from slmgraph.query.theme_fields import MIN_Z, least_z
+
+    assert least_z(24) == MIN_Z and least_z(10) == MIN_Z
+    # one work of six apart from the rest stands sqrt(5) = 2.24 deviations above the mean, at most
+    assert abs(least_z(6) - 0.7 * 5 ** 0.5) < 1e-9
+    # six works where the marine biologist's stands clearly first but the rest are spread: found among six
+    score = np.array([0.417, 0.089, 0.211, 0.183, 0.228, 0.241])
+    z = (score.max() - score.mean()) / score.std()
+    assert least_z(6) < z < MIN_Z
+
+
+def test_a_list_of_professions_in_parentheses_asks_for_the_guests_and_a_work_of_two_guests_serves_two():
+    assert asks_fields("How does opinion on the act vary by profession (doctor, carpenter, fisherman)?", "doctor")
+    assert not asks_fields("How does scaling vary by stage (startup, mid-size, large)?", "startup")
+    # a work with two guests: the robotics guest and the music guest share one episode
+    units = []
+    for i, (label, intro, a, b) in enumerate(WORKS):
+        units.append((f"w{i}a", f"ep{i}", 0, f"ANNA PARK: Welcome back. {intro}\n{label}: {a}"))
+        units.append((f"w{i}b", f"ep{i}", 1, f"ANNA PARK: Tell us about building new things.\n{label}: {b}"))
+    cal = WORKS[2]
+    units[0] = ("w0a", "ep0", 0, f"ANNA PARK: Welcome back. {WORKS[0][1]} {cal[1]}\n{WORKS[0][0]}: {WORKS[0][2]}\n"
+                                 f"{cal[0]}: {cal[2]}")
+    units[1] = ("w0b", "ep0", 1, f"{units[1][3]}\n{cal[0]}: {cal[3]}")
+    units = [u for u in units if u[1] != "ep2"]
+    ix = theme_index(units, embedder=WordEmbedder())
+    found = field_guests(ix, [_facet("robotics"), _facet("music")], WordEmbedder())
+    assert found[0] == (["ep0"], ["Rosa Lee"]) and found[1] == (["ep0"], ["Cal Dix"]), found
+    ix.store.con.close()

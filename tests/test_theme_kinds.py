@@ -64,7 +64,7 @@ GUESTS = [
 ]
 
 
-def _corpus():
+def _corpus(mentions=()):
     """Five interviews, one guest each: the host tells a story of his own and asks; each guest tells of their
     childhood and their first job, gives advice, voices a hope and a worry about AI, and a worry about the
     weather."""
@@ -79,7 +79,7 @@ def _corpus():
         units += [(f"u{i}{k}", f"talk{i}", k, f"{g}: {town} has {k + 2} bridges over the river and a market on "
                    f"{day}.\n{g}: The {town} museum opens at {k + 8} in the morning on {day}.\n")
                   for k, day in enumerate(["Monday", "Tuesday", "Friday"], start=1)]
-    return theme_index(units, embedder=WordEmbedder())
+    return theme_index(units, embedder=WordEmbedder(), mentions=mentions)
 
 
 def test_the_kinds_a_question_asks_for():
@@ -241,3 +241,25 @@ def test_the_counts_of_a_kind_agree_between_the_opening_and_its_groups(monkeypat
         assert counts == [found], text
     else:
         assert "Of the 4 nearest the question, grouped by meaning" in head and sum(counts) <= 4, text
+
+
+def test_what_recurs_across_the_speakers_is_said_from_the_phrases_they_share():
+    from slmgraph.query.theme_kinds import motifs
+
+    q = "What personal anecdotes do the guests often share?"
+    # every guest's first job, two guests' fathers and mothers (one speaker each: no motif), the host's father
+    mentions = [(f"u{i}", "first job", "first job") for i in range(5)] + [
+        ("u3", "father", "father"), ("u4", "mother", "mother"), ("u0", "chemistry lab", "chemistry lab")]
+    ix = _corpus(mentions)
+    text, _, _ = kinds_answer(ix, q, WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.endswith("What recurs across speakers: “first job” (5 speakers: Ada Lovelace, Boris Karlov, Clara "
+                         "Oswin, Dora Milaje and Emil Strand)."), head
+    # a phrase the question holds, or a phrase in over a quarter of the units, is no motif
+    assert motifs(ix, [], q, WordEmbedder()) == []
+    wide = _corpus([(f"u{i}{k}", "first job", "first job") for i in range(5) for k in ("", 1)])
+    assert "What recurs" not in kinds_answer(wide, q, WordEmbedder())[0]
+    asked = kinds_answer(ix, "What stories of a first job do the guests share?", WordEmbedder())
+    assert asked is None or "What recurs" not in asked[0]
+    # an index without concept phrases says nothing of what recurs
+    assert "What recurs" not in kinds_answer(_corpus(), q, WordEmbedder())[0]

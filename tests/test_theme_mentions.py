@@ -222,3 +222,130 @@ def test_a_phrase_in_the_plural_is_found_under_its_concept_key():
     ix = theme_index(units, mentions=[("u0", "autonomous ferry", "autonomous ferries"),
                                       ("u1", "autonomous ferry", "autonomous ferry")])
     assert asked_terms("What are the guests' views on the autonomous ferries?", ix) == ["autonomous ferries"]
+
+
+def test_a_name_is_found_under_another_noun_of_its_kind_and_a_phrase_under_its_name():
+    from slmgraph.query.theme_mentions import other_forms
+
+    text = ("ADA: The Coastal Housing Act passed. I like the housing law. The Millbrook Riverside Plan is big.\n"
+            "BOB: I support the riverside scheme. The housing crisis is real. The Coastal Resilience Act is new.")
+    # "housing law" is the act; "housing crisis" is no name of its kind; "coastal" begins two acts' names
+    assert other_forms("Coastal Housing Act", text) == ["housing law"]
+    assert other_forms("Millbrook Riverside Plan", text) == ["riverside scheme"]
+    assert other_forms("riverside scheme", text) == ["Millbrook Riverside Plan"]
+    assert other_forms("housing law", text) == ["Coastal Housing Act"]
+    assert other_forms("coastal law", text) == []  # two acts begin with "Coastal": neither is meant for certain
+
+
+def test_a_stance_on_the_act_counts_where_the_document_names_only_that_act():
+    later = " It has ten parts. It passed in May. It is long."
+    units = [("u0", "a", 0, "JO: Welcome, Ada. Tell us about the Coastal Housing Act.\n\nADA: I know the Coastal "
+                            "Housing Act well." + later + " I am against the act."),
+             ("u1", "b", 0, "JO: Welcome, Bob. The Coastal Housing Act and the Coastal Resilience Act.\n\nBOB: The "
+                            "Coastal Housing Act is new." + later + " I am for the act."),
+             ("u2", "c", 0, "JO: Welcome, Cy.\n\nCY: The Coastal Housing Act is here. I support the housing law.")]
+    text, _, _ = mentions_answer(theme_index(units), "Which guests support the Coastal Housing Act and which oppose it?",
+                                 WordEmbedder())
+    head = text.split("\n\n")[0]
+    # Ada's "the act" is the one act her episode names; Bob's episode names two, so his "the act" is neither
+    assert "for it: Cy; against it: Ada; no stance in so many words: Bob" in head, head
+
+
+def test_a_view_the_speaker_reports_of_someone_else_is_not_theirs():
+    from slmgraph.query.theme_mentions import reported
+
+    assert reported("My son is in favour of the housing act, as it happens.")
+    assert reported("My sister, who teaches at the school, is for the act.")
+    assert reported("And my neighbour thinks the act is the best thing in years.")
+    assert reported("She says it will fail.")
+    assert not reported("My view is that it fails.") and not reported("I think the act is a mistake.")
+    assert not reported("The act is a mistake.") and not reported("My guest is Helen Marsh, a farmer.")
+    units = [("u0", "a", 0, "JO: Ada, the Coastal Housing Act?\n\nADA: My neighbour thinks the Coastal Housing Act is "
+                            "the best thing in years. I am against the Coastal Housing Act."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: The Coastal Housing Act is long.")]
+    text, _, _ = mentions_answer(theme_index(units), "What do guests think of the Coastal Housing Act?", WordEmbedder())
+    ada = text.split("### Ada (against it)\n- ", 1)[1]
+    assert ada.index("I am against") < ada.index("My neighbour"), text
+
+
+def test_one_other_speaker_is_counted_in_the_singular():
+    units = [("u0", "a", 0, "JO: Ada?\n\nADA: The canal floods."), ("u1", "b", 0, "JO: Bob?\n\nBOB: The weir is old.")]
+    text, _, _ = mentions_answer(theme_index(units), "Which guests talk about the canal?", WordEmbedder())
+    assert "the other speaker of the corpus never uses these words" in text, text
+
+
+def test_how_often_a_term_is_said_with_its_partner_counts_the_sentences_naming_both():
+    units = [("u0", "a", 0, "ADA: Our collaboration with the lab down the road was fun."),
+             ("u1", "b", 0, "BOB: The collaboration with two rival companies saved the project."),
+             ("u2", "c", 0, "CY: The harbour is busy."), ("u3", "d", 0, "DI: The weather turned.")] + [
+        (f"f{i}", f"e{i}", 0, f"EVE: The companies of street {i} open at nine.") for i in range(16)]
+    q = "How often do guests mention collaboration with other companies or industry rivals?"
+    text, _, _ = mentions_answer(theme_index(units), q, WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.endswith("Of these, 1 names “collaboration” together with “companies”, “industry” or “rivals”."), head
+    # the sentence naming both is quoted first in its document
+    assert text.index("two rival companies") < text.index("Documents cited")
+    text, _, _ = mentions_answer(theme_index(units[:1] + units[2:]), q, WordEmbedder())
+    assert "None names “collaboration” together with “companies”, “industry” or “rivals”" in text, text
+
+
+def test_a_question_on_views_by_another_name_is_answered_speaker_by_speaker_with_stances():
+    units = [("u0", "a", 0, "JO: Ada, the Coastal Housing Act?\n\nADA: I am against the Coastal Housing Act."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: I support the housing act, and the housing law works."),
+             ("u2", "c", 0, "JO: Cy?\n\nCY: The harbour is busy today."), ("u3", "d", 0, "JO: Di?\n\nDI: Rain again.")]
+    text, _, _ = mentions_answer(theme_index(units), "How do guests feel about the housing law?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.startswith("2 speakers name “housing law” (also “Coastal Housing Act”)"), head
+    assert "for it: Bob; against it: Ada." in head
+    # no speaker states a stance: a question on views gets no stance line
+    calm = [("u0", "a", 0, "JO: Ada?\n\nADA: The Coastal Housing Act is long."),
+            ("u1", "b", 0, "JO: Bob?\n\nBOB: The housing act is new."), ("u2", "c", 0, "JO: Cy?\n\nCY: Rain.")]
+    text, _, _ = mentions_answer(theme_index(calm), "How do guests feel about the housing act?", WordEmbedder())
+    assert "in so many words" not in text and "### Ada\n" in text, text
+
+
+def test_two_things_asked_about_are_sided_apart():
+    units = [("u0", "a", 0, "JO: Ada, the Coastal Housing Act and the Riverside Plan?\n\nADA: I support the Coastal "
+                            "Housing Act. But I am against the Riverside Plan."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: I support the Coastal Housing Act. I support the Riverside Plan too."),
+             ("u2", "c", 0, "JO: Cy?\n\nCY: The Riverside Plan is long. The harbour is busy today."),
+             ("u3", "d", 0, "JO: Di?\n\nDI: Rain again on the hills.")]
+    q = "Which guests support both the Coastal Housing Act and the Riverside Plan?"
+    text, _, _ = mentions_answer(theme_index(units), q, WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.startswith("For both, in so many words: Bob; against both: no one. "), head
+    assert ("on “Coastal Housing Act”, for it: Ada and Bob; on “Riverside Plan”, for it: Bob; against it: Ada; no "
+            "stance in so many words: Cy") in head, head
+    assert "### Bob (for “Coastal Housing Act”, for “Riverside Plan”)" in text
+    ada = text.split("### Ada (for “Coastal Housing Act”, against “Riverside Plan”)\n", 1)[1].split("\n\n")[0]
+    assert "I support the Coastal Housing Act." in ada and "I am against the Riverside Plan." in ada, text
+
+
+def test_how_many_guests_take_a_side_is_counted_in_people():
+    assert asks_mentions("How many guests oppose the Coastal Housing Act?") == "which"
+    assert asks_mentions("How many speakers mention AI for healthcare?") == "often"
+    units = [("u0", "a", 0, "JO: Ada?\n\nADA: I am against the Coastal Housing Act."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: I support the Coastal Housing Act."),
+             ("u2", "c", 0, "JO: Cy?\n\nCY: I oppose the Coastal Housing Act, frankly."),
+             ("u3", "d", 0, "JO: Di?\n\nDI: The Coastal Housing Act is long.")]
+    text, _, _ = mentions_answer(theme_index(units), "How many guests oppose the Coastal Housing Act?", WordEmbedder())
+    assert text.startswith("2 of the 4 speakers who name it say in so many words that they are against it. "), text
+
+
+def test_the_act_or_the_tram_asks_about_the_one_name_of_its_kind():
+    from slmgraph.query.theme_mentions import named_by_word
+
+    text = "The Coastal Housing Act passed. The Riverside Tram Plan is new. The tram stop is old. Port Elwyn grew."
+    assert named_by_word("How many guests oppose the Act?", text) == ("Coastal Housing Act", "")
+    assert named_by_word("How do guests perceive the tram?", text) == ("Riverside Tram Plan", "tram")
+    assert named_by_word("How do guests perceive the harbour?", text) is None
+    # two acts: "the Act" is neither for certain
+    assert named_by_word("Who opposes the Act?", text + " The Clean Air Act is old.") is None
+    units = [("u0", "a", 0, "JO: Ada, the tram?\n\nADA: I'm a big supporter of the tram. I use the Riverside Tram Plan "
+                            "maps."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: I am an opponent of the Riverside Tram Plan."),
+             ("u2", "c", 0, "JO: Cy?\n\nCY: The harbour is busy today."), ("u3", "d", 0, "JO: Di?\n\nDI: Rain again.")]
+    text, _, _ = mentions_answer(theme_index(units), "How do guests perceive the tram?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.startswith("2 speakers name “Riverside Tram Plan” (also “tram”)"), head
+    assert "for it: Ada; against it: Bob." in head, head

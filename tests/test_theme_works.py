@@ -200,3 +200,19 @@ def test_a_co_host_beside_the_guests_is_no_guest_and_a_guest_filed_in_parts_is()
     parts = {w: Counter({"HOST": 2, "LONG GUEST": 2}) for w in ("p1", "p2", "p3")}
     parts.update({w: Counter({"HOST": 2, f"GUEST {w}": 2}) for w in ("q1", "q2", "q3", "q4", "q5", "q6")})
     assert co_hosts(parts, list(parts)) == {"HOST"}
+
+
+def test_who_the_guests_are_and_what_they_do_quotes_how_each_work_introduces_them():
+    from slmgraph.query.theme_works import cast_answer
+
+    units = [(f"u{i}", f"w{i}", 0, f"KEVIN SCOTT: Welcome. My guest today is {g.title()}, a {job} from the coast.\n"
+                                   f"{g}: I was a shy child, and I still am.\n{g}: Thanks for having me.")
+             for i, (g, job) in enumerate(zip(GUESTS[:4], ("baker", "pilot", "nurse", "judge")))]
+    ix = theme_index(units)
+    text, _, _ = cast_answer(ix, "Who are the guests and what fields do they come from?")
+    first = GUESTS[0].title()
+    assert f"- **{first}**: “w0”: “My guest today is {first}, a baker from the coast.” [Sources: 1]" in text, text
+    # the guest's own "I was a shy child" introduces no one
+    assert "shy child" not in text
+    plain, _, _ = cast_answer(ix, "Who are the guests?")
+    assert "baker" not in plain

@@ -265,3 +265,32 @@ def test_the_order_sentence_names_dates_a_name_does_not_show():
     assert order_sentence(a, b) == ("Each theme's statements follow the documents' dates, from \u201cboard_minutes_2019_09"
                                     "\u201d to \u201cletter\u201d (2 June 2021).")
     assert order_sentence(b, c) == "Each theme's statements follow the documents' order, from \u201cletter\u201d to \u201cnotes\u201d."
+
+
+def test_an_answer_given_from_the_text_units_gets_no_pointer_to_basic_search(tmp_path, monkeypatch):
+    import slmgraph.query.engines.global_search as gs
+
+    root = tmp_path / "t"
+    root.mkdir()
+    for i, guest in enumerate(("ADA LOVE", "BEN ODE", "CY DIX")):
+        (root / f"ep{i}.txt").write_text(f"JO BAKER: Welcome to the show, my guest is {guest.title()}.\n\n"
+                                         f"{guest}: Thank you, Jo. I grew up by the harbour in Leith.\n\n"
+                                         f"JO BAKER: And the ferries?\n\n{guest}: The ferries run every hour.\n")
+    db = tmp_path / "t.duckdb"
+    s = Settings(min_community_size=2, helpfulness_probes=False, helpfulness_floor=100.0)
+    run_index(root, db, s, progress=False, model=FakeModel(), embedder_factory=FakeEmbedder, say=lambda m: None)
+    store = Store(db)
+    pointed = []
+    monkeypatch.setattr(gs, "_unit_fallback", lambda *a, **k: pointed.append(a))
+    try:
+        client = ModelClient(FakeModel(), store, "q")
+        # no report passes a floor of 100, yet the guests are answered from the speaker labels
+        ans = gs.global_search(store, client, Prompts(), s, "Who are the guests?", level=0, progress=False,
+                               embedder=FakeEmbedder())
+        assert ans.details["selected"] == [] and "Ada Love" in ans.text and ans.points, ans.text
+        assert pointed == []
+        off = gs.global_search(store, client, Prompts(), s, "quantum chromodynamics gluon", level=0, progress=False,
+                               embedder=FakeEmbedder())
+        assert not off.points and len(pointed) == 1  # no answer: the units are tried
+    finally:
+        store.close()

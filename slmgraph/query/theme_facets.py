@@ -62,7 +62,9 @@ PER_FACET = 3
 #: approach", "vary by the stage of"): never its focus.
 _FOCUS_FRAME = frozenset("""role roles approach approaches approaching differ differs difference differences vary
 varies variation compare compared comparison stage stages impact impacts significance perceive perceived view views
-describe described generally think thinks feel feels""".split())
+describe described generally think thinks feel feels discussion discussions discuss discussed conversation
+conversations profession professions occupation occupations job jobs field fields trade trades background
+backgrounds discipline disciplines expertise opinion opinions""".split())
 #: A request for an account ("I want to ask you to talk about AI"): no statement of its own.
 _ASKS = re.compile(r"(?i)\bask you\b|^\W*(tell|talk|describe|walk) (us|me)\b")
 #: What naming the facet itself adds to a focused sentence's relevance, over one that names only the focus.
@@ -82,6 +84,9 @@ class Facet:
     label: str
     words: tuple
     question: str
+    #: an item of a list in parentheses ("(startup, mid-size, large)"): a kind the question names exactly, quoted
+    #: only where a sentence names it, never said in other words
+    exact: bool = False
 
 
 def parse_pipeline(name: str | None):
@@ -174,6 +179,9 @@ def question_facets(question: str, nlp, is_entity=None) -> list[Facet]:
     """
     if nlp is None or not _MAY_LIST.search(question or ""):
         return []
+    listed = _paren_list(question, nlp)
+    if listed:
+        return listed
     doc = nlp(question)
     best: list = []
     for items in _items(doc):
@@ -189,6 +197,9 @@ def question_facets(question: str, nlp, is_entity=None) -> list[Facet]:
         labels = list(dict.fromkeys(labels))
         if len(labels) >= 2 and (not best or len(labels) > len(best[0])):
             best = [labels, a, b]
+    listed = _comma_list(question, doc)
+    if listed and (not best or len(listed[0]) > len(best[0])):
+        best = listed  # a parse that folds the list's items into one noun ("farming, music and software engineering")
     if not best:
         return []
     labels, a, b = best
@@ -199,6 +210,75 @@ def question_facets(question: str, nlp, is_entity=None) -> list[Facet]:
         if words:
             out.append(Facet(lab, words, f"{question[:a]}{lab}{question[b:]}"))
     return out if len(out) >= 2 else []
+
+
+#: A list in parentheses after a noun: "the stage of the company (startup, mid-size, large)".
+_PAREN = re.compile(r"\(([^()]{3,120})\)")
+#: Nouns a parenthesised list's items are kinds of, not what they modify ("the company's stage (startup, large)").
+_DIMENSIONS = frozenset("stage stages size sizes type types kind kinds level levels phase phases category "
+                        "categories".split())
+
+
+def _paren_list(question: str, nlp) -> list[Facet]:
+    """The facets of a list in parentheses (:data:`_PAREN`: two or more items of one to three words, split at commas,
+    "and", "or"), which a dependency parse reads badly; an adjectival item ("large", "mid-size": an adjective, or
+    hyphenated) is labelled with the noun the list follows ("large company"), skipping "of the", a possessive and
+    a dimension word (:data:`_DIMENSIONS`); [] when the question has no such list."""
+    m = _PAREN.search(question)
+    if not m:
+        return []
+    items = [x.strip(" .;:") for x in re.split(r",|\band\b|\bor\b|/", m.group(1))]
+    items = [x for x in items if x]
+    if len(items) < 2 or any(not 1 <= len(x.split()) <= 3 for x in items):
+        return []
+    before = re.findall(r"[^\W_]+(?:'s)?", question[:m.start()].casefold())
+    noun = ""
+    for w in reversed(before):
+        w = re.sub(r"'s$", "", w)
+        if w in _DIMENSIONS or w in _stop():
+            continue
+        noun = w
+        break
+    out = []
+    for x in items:
+        last = [t for t in nlp("the " + x) if not t.is_punct][-1]
+        modifier = "-" in x or last.pos_ == "ADJ"
+        label = f"{x} {noun}" if modifier and noun else x
+        words = tuple((w, word_stem(w)) for w in dict.fromkeys(re.findall(r"[^\W_]+", label.casefold()))
+                      if w not in _stop())
+        if words:
+            out.append(Facet(label, words, f"{question[:m.start()]}({label}){question[m.end():]}", exact=True))
+    return out if len(out) >= 2 else []
+
+
+def _comma_list(question: str, doc) -> list | None:
+    """``[labels, start, end]`` of the question's run of nouns and adjectives holding a comma and a closing "and" or
+    "or" ("farming, music and software engineering"), split there, each item one to three words; None without
+    one."""
+    run: list = []
+    best = None
+    for tok in list(doc) + [None]:
+        if tok is not None and (tok.pos_ in NOMINAL or tok.pos_ == "ADJ" or tok.text == ","
+                                or (tok.dep_ == "cc" and tok.lower_ in ("and", "or"))):
+            run.append(tok)
+            continue
+        while run and (run[-1].text == "," or run[-1].dep_ == "cc"):
+            run.pop()
+        if any(t.text == "," for t in run) and any(t.dep_ == "cc" for t in run):
+            items, cur = [], []
+            for t in run:
+                if t.text == "," or t.dep_ == "cc":
+                    if cur:
+                        items.append(cur)
+                    cur = []
+                else:
+                    cur.append(t)
+            items.append(cur)
+            if len(items) >= 3 and all(1 <= len(x) <= 3 for x in items) and (best is None or len(items) > len(best[0])):
+                best = [[" ".join(t.text for t in x) for x in items], items[0][0].idx,
+                        items[-1][-1].idx + len(items[-1][-1])]
+        run = []
+    return best
 
 
 def _stop() -> frozenset:
@@ -212,7 +292,9 @@ def _pattern(f: Facet):
     quick test before :func:`names`)."""
     import os
 
-    return [re.compile(r"(?<![^\W_])" + re.escape(os.path.commonprefix(list(w))), re.IGNORECASE) for w in f.words]
+    # "company" opens no "companies": a prefix ending in "y" is cut before it
+    return [re.compile(r"(?<![^\W_])" + re.escape(re.sub(r"(?<=..)y$", "", os.path.commonprefix(list(w)))),
+                       re.IGNORECASE) for w in f.words]
 
 
 def names(text: str, f: Facet, pats=None) -> bool:
@@ -273,12 +355,13 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             # the units naming the facet and the focus first, then those naming the focus nearest the facet's
             # question (a facet is often said in other words: "medicine" as "doctors" and "diagnosis")
             both = sorted((u for u in naming if on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
-            near = sorted((u for u in focused_units if not names(u.text, f, pats)),
-                          key=lambda u: (-cosine(u), u.number))
+            near = [] if f.exact else sorted((u for u in focused_units if not names(u.text, f, pats)),
+                                             key=lambda u: (-cosine(u), u.number))
             rest = sorted((u for u in naming if not on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
             ranked = both[:FACET_UNITS] + near[:FACET_UNITS] + (rest[:FACET_UNITS] if len(both) < PER_FACET else [])
         t = Theme(None, f.label, coverage(docs, ix.docs), docs, [], community_docs=docs)
         t.facet = True
+        t.exact = f.exact
         t.voices = list(field[1]) if field is not None else []
         out.append(t)
         if not ranked:
@@ -293,6 +376,8 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
                 s = spoken(s)
                 on_facet, focused = names(s, f, pats), on_focus(s, focus)
                 if s in seen or not (on_facet or focused or field is not None) or not _statement_ok(s, ix):
+                    continue
+                if f.exact and field is None and not on_facet:  # a field's guests speak for it in any words
                     continue
                 # a question asks of the focus, it says nothing of it
                 if (focused or field is not None) and (s.rstrip("\"'\u201d\u2019) ").endswith("?")
@@ -411,6 +496,8 @@ def on_focus(text: str, alternatives: list[frozenset]) -> bool:
     if not alternatives:
         return False
     said = {word_stem(w) for w in re.findall(r"[^\W_]+", text.casefold())}
+    # the stem cuts "-ing" but keeps a final "e": "scaling" is "scal", "scale" must be too
+    said |= {w[:-1] for w in said if len(w) > 4 and w.endswith("e")}
     return any(a <= said for a in alternatives)
 
 
@@ -460,7 +547,27 @@ def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
     text += f": {listed}" if items else ""
     if empty:
         text += f"; no passage on {_join(empty, last=' or ')} bears on it"
-    return text + "."
+    text += "."
+    if themes and not fields and all(getattr(t, "exact", False) for t in themes):  # kinds of one thing: how widely each is named
+        text += " " + _by_reach(themes)
+    return text
+
+
+def _by_reach(themes: list[Theme]) -> str:
+    """"By how widely the corpus names them: startup (in 3 of 6 works, 18 parts), large company (in 3, 6 parts);
+    mid-size company in none." -- the facets from the most named to the least."""
+    cov = sorted(themes, key=lambda t: (-t.coverage.get("works", t.coverage["documents"]), -t.coverage["documents"]))
+    named = [t for t in cov if t.coverage["documents"]]
+    if not named:
+        return ""
+    c0 = named[0].coverage
+    of, noun = (c0["works_of"], "works") if "works" in c0 else (c0["of"], "documents")
+    parts = [f"{t.topic} (in {t.coverage.get('works', t.coverage['documents'])}"
+             + (f" of {of} {noun}" if i == 0 else "")
+             + (f", {t.coverage['documents']} parts)" if "works" in t.coverage else ")") for i, t in enumerate(named)]
+    none = [t.topic for t in cov if not t.coverage["documents"]]
+    return ("By how widely the corpus names them: " + _join(parts)
+            + (f"; {_join(none, last=' or ')} in none" if none else "") + ".")
 
 
 def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:

@@ -12,7 +12,7 @@ what the guests of each field say, not which passages name the field's word (no 
   within :data:`FIELD_MARGIN` of it, at most :data:`FIELD_WORKS`; a work is the guest of one field, taken by
   the earliest field in the question's order that has it best; a work whose affinity is no better than the
   median work's is nobody's. A field whose best work stands under :data:`MIN_Z` standard deviations above the
-  works' mean has no guests of its own ("business" among guests who all run something) and is answered by its
+  works' mean (under :data:`Z_SHARE` times sqrt(n - 1) among n works, where fewer can stand so far) has no guests of its own ("business" among guests who all run something) and is answered by its
   word, as any list is.
 * **quotes**: :func:`slmgraph.query.theme_facets.facet_themes` then reads each field's works only and quotes
   its guests only (see there).
@@ -33,6 +33,9 @@ import numpy as np
 _FROM = re.compile(r"(?i)\b(guests?|speakers?|interviewees|people|experts|panell?ists|contributors|participants)"
                    r"( who (come|came|work|worked))?\s+(from|in|working in|with backgrounds? in)"
                    r"( the)?( fields? of| worlds? of)?\s*$")
+#: A list in parentheses after what the speakers do ("vary by profession (doctor, carpenter, fisherman)").
+_BY_WORK = re.compile(r"(?i)\b(profession|professions|occupation|occupations|job|jobs|field|fields|trade|trades|"
+                      r"background|backgrounds|discipline|disciplines|line of work|expertise)\s*\(\s*$")
 #: Units per work whose cosines with a field's label are averaged.
 TOP_UNITS = 3
 #: Sentences naming a work's voices whose cosines with a field's label are averaged.
@@ -43,8 +46,10 @@ LEX_WEIGHT = 0.1
 FIELD_MARGIN = 0.03
 FIELD_WORKS = 2
 #: A field's best work stands this many standard deviations above the works' mean affinity, or the field has no
-#: guests of its own (its word answers it).
+#: guests of its own (its word answers it); among n works, at most ``Z_SHARE * sqrt(n - 1)`` (one work alone apart
+#: stands sqrt(n - 1) deviations above the mean: among six works, 2.2 at most).
 MIN_Z = 2.0
+Z_SHARE = 0.7
 #: A work's guests of several fields: the words after each one's name weighed (characters), and the voices kept
 #: within this cosine of the nearest.
 INTRO_CHARS = 90
@@ -55,9 +60,9 @@ MIN_WORKS = 3
 
 def asks_fields(question: str, first_label: str) -> bool:
     """True when ``question``'s list, opening on ``first_label``, is a list of the guests' fields (see the module
-    doc)."""
+    doc), or a list in parentheses after a word for what they do ("by profession (doctor, carpenter)")."""
     at = (question or "").find(first_label)
-    return at > 0 and bool(_FROM.search(question[:at]))
+    return at > 0 and bool(_FROM.search(question[:at]) or _BY_WORK.search(question[:at]))
 
 
 def work_voices(ix) -> dict[str, list[str]]:
@@ -129,21 +134,28 @@ def field_guests(ix, facets: list, embedder) -> dict[int, tuple[list[str], list[
     for i in range(len(facets)):
         spread = float(score[i].std())
         # a field no work stands out for ("business" when every guest runs something) has no guests of its own
-        if spread <= 0 or (score[i].max() - score[i].mean()) / spread < MIN_Z:
+        if spread <= 0 or (score[i].max() - score[i].mean()) / spread < least_z(len(works)):
             continue
         free = [j for j in range(len(works)) if j not in taken and score[i, j] > floor[i]
-                # a work is the guest of the field it is nearest, the question's earlier field on a tie
-                and score[i, j] >= max(score[x, j] for x in range(i, len(facets)))]
+                # a work is the guest of the field it is nearest, the question's earlier field on a tie; a work of
+                # several guests may be the guest of several fields, one guest each
+                and (len(voices[works[j]]) > 1 or score[i, j] >= max(score[x, j] for x in range(i, len(facets))))]
         if not free:
             continue
         free.sort(key=lambda j: -score[i, j])
         best = score[i, free[0]]
         picked = [j for j in free if score[i, j] >= best - FIELD_MARGIN][:FIELD_WORKS]
-        taken.update(picked)
+        taken.update(j for j in picked if len(voices[works[j]]) == 1)
         docs = [d.doc_id for d in ix.docs if of[d.doc_id] in {works[j] for j in picked}]
         out[i] = (docs, [v for j in picked for v in _nearest_voices(voices[works[j]], intro[works[j]],
                                                                      labels[i], embedder)])
     return out
+
+
+def least_z(n: int) -> float:
+    """How many standard deviations above the mean of ``n`` works' affinities a field's best work must stand:
+    :data:`MIN_Z`, or :data:`Z_SHARE` times sqrt(n - 1) where that is less (among few works no one stands so far)."""
+    return min(MIN_Z, Z_SHARE * max(0, n - 1) ** 0.5)
 
 
 def _nearest_voices(voices: list[str], intro: list[str], label, embedder) -> list[str]:

@@ -147,6 +147,14 @@ CUE_WEIGHT = 0.05
 MIN_FOUND = 5
 MIN_WORKS = 2
 
+#: What recurs across speakers (:func:`motifs`): a phrase found in at most this share of the text units (a rarer
+#: one says more than "time" or "people"), said by at least this many speakers, at most this many shown; two
+#: phrases nearer than this cosine are one ("father" and "dad").
+MOTIF_SHARE = 0.25
+MOTIF_SPEAKERS = 3
+MOTIFS = 3
+MOTIF_JOIN = 0.65
+
 
 @dataclass
 class Said:
@@ -509,6 +517,67 @@ def _said(n: int) -> str:
     return f"{n} {'is' if n == 1 else 'are'} said"
 
 
+def motifs(ix, items: list[Said], question: str, embedder) -> list[tuple[list[str], list[str]]]:
+    """``[(phrases, speakers)]``: what recurs across the speakers of ``items``, the most speakers first, at most
+    :data:`MOTIFS`: the concept phrases of the index (:meth:`ThemeIndex.unit_phrases`) the sentences write, none of
+    the question's words nor :data:`_FRAME`, each in at most :data:`MOTIF_SHARE` of the text units, phrases nearer
+    than :data:`MOTIF_JOIN` by the embedder joined ("father", "dad"), each kept when at least
+    :data:`MOTIF_SPEAKERS` named speakers say it (two, where only two speak); phrases as the index keys them,
+    speakers in first-said order.
+    [] without phrases in the index or an embedder."""
+    from slmgraph.query.extractive import _embed
+    from slmgraph.query.theme_model import word_stem
+
+    units = {u.number: u for u in ix.all_units()}
+    chunks = {s.source: units[s.source].chunk_id for s in items if s.source in units}
+    found = ix.unit_phrases(list(dict.fromkeys(chunks.values())))
+    if not found or embedder is None:
+        return []
+    asked = {word_stem(w) for w in re.findall(r"[a-z]+", question.casefold())}
+    df, n = ix.phrase_units, max(1, len(units))
+    who: dict[str, list[str]] = {}
+    for s in items:
+        if not s.speaker:
+            continue
+        for key, surface in dict.fromkeys(found.get(chunks.get(s.source), [])):
+            words = key.split()
+            if (len(key) < 3 or df.get(key, 0) > MOTIF_SHARE * n or any(w in _FRAME for w in words)
+                    or any(word_stem(w) in asked for w in words)
+                    or not re.search(r"(?i)\b" + re.escape(surface) + r"\b", s.text)):
+                continue
+            if s.speaker not in who.setdefault(key, []):
+                who[key].append(s.speaker)
+    keys = sorted((k for k in who), key=lambda k: (-len(who[k]), df.get(k, 0), k))
+    if not keys:
+        return []
+    vec = dict(zip(keys, _embed(keys, embedder)))
+    groups: list[list[str]] = []
+    for k in keys:  # each joins the first group whose head it is near, as the most spoken head stands for it
+        g = next((g for g in groups if float(vec[g[0]] @ vec[k]) >= MOTIF_JOIN), None)
+        if g is None:
+            groups.append([k])
+        else:
+            g.append(k)
+    least = max(2, min(MOTIF_SPEAKERS, len({s.speaker for s in items if s.speaker})))
+    out = []
+    for g in groups:
+        speakers = list(dict.fromkeys(p for s in items for p in [s.speaker] if any(p in who[k] for k in g)))
+        if len(speakers) >= least:
+            out.append((g, speakers))
+    out.sort(key=lambda m: -len(m[1]))
+    return out[:MOTIFS]
+
+
+def motif_sentence(found: list[tuple[list[str], list[str]]]) -> str:
+    """What :func:`motifs` found, as one sentence ("What recurs across speakers: “school” (4 speakers: ...); ...");
+    "" without any."""
+    if not found:
+        return ""
+    said = lambda keys: _q(keys[0]) if len(keys) == 1 else ", ".join(map(_q, keys[:-1])) + " or " + _q(keys[-1])  # noqa: E731
+    parts = [said(keys[:3]) + f" ({len(who)} speakers: {_join(who)})" for keys, who in found]
+    return "What recurs across speakers: " + "; ".join(parts) + "."
+
+
 def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
     """``(answer text, points, cited unit numbers)`` for a question asking for statements of a kind
     (:func:`kinds_asked`; see the module doc), or None when it asks for none, without an embedder, or when fewer
@@ -564,6 +633,9 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         if change and len(order) >= 4:
             head += ". " + _halves(ix, mine, order, noun)
         heads.append(head + ".")
+        recurs = motif_sentence(motifs(ix, mine, question, embedder))
+        if recurs:  # what the speakers' sentences have in common, beyond the groups each belongs to
+            heads.append(recurs)
         if change:  # work by work in corpus order, so what changes can be read
             chosen.sort(key=lambda s: (order[_work(ix.doc_by_id[s.doc_id])], s.unit))
             title = f"### {kind.capitalize()}, {noun[:-1]} by {noun[:-1]}"

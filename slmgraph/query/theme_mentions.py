@@ -37,6 +37,9 @@ from slmgraph.query.theme_lead import _join, _q
 
 #: A question asking how often something is said.
 _OFTEN = re.compile(r"(?i)\bhow (often|frequently)\b|\bhow many (times|guests|speakers|episodes|works|documents)\b")
+#: A question asking how many speakers take a side ("How many guests oppose the act?").
+_HOW_MANY_SIDE = re.compile(r"(?i)\bhow many (guests|speakers|interviewees|participants|panell?ists|people)\b.{0,30}?"
+                            r"\b(support|supports|oppose|opposes|against|in favou?r of|approve of|object to|(?:are|were|is) for)\b")
 #: A question asking which speakers say something.
 _WHICH = re.compile(r"(?i)\b(which|what) (guests|speakers|interviewees|participants|panell?ists)\b|"
                     r"\bwho (talks|speaks|mentions|discusses|raises|brings up)\b")
@@ -63,12 +66,21 @@ _STANCE_Q = re.compile(r"(?i)\b(support|supports|oppose|opposes|against|in favou
 #: of hope or worry are no stance ("a real risk" is said by supporters too).
 _FOR = re.compile(r"(?i)\b(i|we)(['’]m| am|['’]re| are)( (?!not\b|never\b)\w+)? (for|in favou?r)\b|"
                   r"\b(i|we)( (?!not\b|never\b|don['’]t\b|would\b|could\b|might\b)\w+)? support\b|"
-                  r"\b(i|we)(['’]m| am|['’]re| are) (fully |firmly )?behind\b|^\W*for it\b")
+                  r"\b(i|we)(['’]m| am|['’]re| are) (fully |firmly )?behind\b|^\W*for it\b|"
+                  r"\b(i|we)(['’]m| am|['’]re| are) (a |an )?(\w+ )?(supporters?|fans?|advocates?|champions?) of\b")
 _AGAINST = re.compile(r"(?i)\b(i|we)(['’]m| am|['’]re| are)( (?!not\b|never\b)\w+)? (against|opposed)\b|"
                       r"\b(i|we)( (?!not\b|never\b|don['’]t\b|would\b|could\b|might\b)\w+)? oppose\b|"
-                      r"^\W*against it\b")
+                      r"^\W*against it\b|\b(i|we)(['’]m| am|['’]re| are) (a |an )?(\w+ )?(opponents?|critics?) of\b")
 #: Said of oneself, no stance: "I'm neither for nor against it yet".
 _NEITHER = re.compile(r"(?i)\bneither for nor against\b|\bnot (yet )?(for|against) (it|them)\b")
+#: Another person's view, reported by the speaker: "My son is in favour of it", "My neighbour thinks it is the best
+#: thing", "She says it will fail": no view of the speaker's own.
+_REPORTED = re.compile(
+    r"(?i)^\W*(?:(?:and|but|so|well|now|actually|though|mind you),?\s+)?(?:(?:my|our)\s+(?:\w+\s+)?"
+    r"(?:son|sons|daughter|daughters|sister|sisters|brother|brothers|wife|husband|partner|neighbou?rs?|mother|"
+    r"father|mum|mom|dad|parents|friends?|colleagues?|boss|family|kids|children|students|customers|clients|"
+    r"patients|members|uncle|aunt|cousins?|grand\w+|in-laws|flatmates?|landlord|tenants|staff)|he|she|they)"
+    r"\b(?:\s*,[^,]{1,60},)?(?:\s+\w+){0,3}?\s+(?:thinks?|believes?|says?|said|feels?|reckons?|is|are|was|were|supports?|opposes?)\b")
 #: The sides of a stance question, in the order the answer gives them.
 _SIDES = ("for it", "against it", "for and against it", "no stance in so many words")
 #: An acronym, in the singular or the plural ("CHA", "AFs").
@@ -94,6 +106,8 @@ SHOWN = 8
 def asks_mentions(question: str) -> str:
     """``"often"`` for a question asking how often something is said, ``"which"`` for one asking which speakers
     say it, ``"views"`` for one asking what speakers think of it, else ""."""
+    if _HOW_MANY_SIDE.search(question or ""):  # "How many guests oppose the act?" counts people, not mentions
+        return "which"
     if _OFTEN.search(question or ""):
         return "often"
     if _WHICH.search(question or ""):
@@ -131,6 +145,10 @@ def asked_terms(question: str, ix) -> list[str]:
     words = re.findall(r"[A-Za-z][\w'-]*", question or "")
     # a name of several words the corpus writes as the question does ("the Head of the River race")
     names = [m.group(0) for m in _NAME.finditer(question or "") if m.start() > 0]
+    # two names of two words or more joined by "and" are two things ("the Coastal Housing Act and the Riverside
+    # Plan"); "Procter and Gamble" stays one
+    split = [re.split(r"\s+and\s+(?:the\s+)?", n) for n in names]
+    names = [x for n, parts in zip(names, split) for x in (parts if all(len(p.split()) >= 2 for p in parts) else [n])]
     held = [n for n in names if any(n.casefold() in u.text.casefold() for u in ix.all_units())]
     # an acronym in the plural the corpus writes, in either number ("the AFs"; a singular one is a topic word)
     for a in re.findall(r"(?<=\s)[A-Z]{2,5}s\b", question or ""):
@@ -147,9 +165,15 @@ def asked_terms(question: str, ix) -> list[str]:
             if any(w.casefold() in STOP or w.casefold() in _FRAME or w.casefold() in _STANCE_WORDS for w in seg):
                 continue
             text = " ".join(seg)
-            if (max(df.get(k, 0) for k in _phrase_keys(text)) >= MIN_UNITS
+            # a phrase the corpus holds, or another name of one it names ("the housing law": the Housing Act)
+            if ((max(df.get(k, 0) for k in _phrase_keys(text)) >= MIN_UNITS or (n == 2 and other_forms(text, ix)))
                     and not any(text.casefold() in p.casefold() for p in phrases)):
                 phrases.append(text)
+    # "the Act", "the tram": the one name of a kind the corpus writes that ends in, or holds, the word
+    byword = named_by_word(question, ix.all_text())
+    if byword and not any(byword[0].casefold() in [p.casefold()] + [f.casefold() for f in other_forms(p, ix)]
+                          for p in phrases):
+        phrases.append(byword[0])
     if phrases:
         return phrases
     # the words asking for views ("views", "perceive", "think of") are the question's frame, never its subject
@@ -198,6 +222,11 @@ def absent_phrase(question: str, ix) -> str | None:
     phrase = " ".join(run[-2:])
     pat = phrase_pattern(phrase)
     return None if any(pat.search(u.text) for u in ix.all_units()) else phrase
+
+
+def reported(sentence: str) -> bool:
+    """Whether ``sentence`` gives another person's view rather than the speaker's (:data:`_REPORTED`)."""
+    return bool(_REPORTED.search(sentence or ""))
 
 
 def stance(text: str) -> tuple[int, int]:
@@ -265,15 +294,98 @@ def _tail(name: str, text: str) -> list[str]:
     return [tail.casefold()] if said - whole >= FORM_USES else []
 
 
+#: Nouns that name one kind of thing a proposal's name ends in; a speaker swaps one for another of its kind ("the
+#: housing law" of "the Coastal Housing Act", "the riverside scheme" of "the Millbrook Riverside Plan").
+_KINDS = (frozenset("act law bill legislation statute regulation regulations ordinance measure".split()),
+          frozenset("plan scheme proposal project programme program initiative development redevelopment strategy "
+                    "policy".split()))
+
+
+def _aliases(name: str, text: str) -> list[str]:
+    """Other names ``text`` gives the thing ``name`` names (lower case): a word of the name before its last, with
+    another noun of the last word's kind (:data:`_KINDS`) after it, as ``text`` writes it ("housing law" of "Coastal
+    Housing Act"); a word that begins another name of that kind in ``text`` ("Coastal" of "Coastal Resilience
+    Act" too) is no one name's; [] when the name ends in no such noun."""
+    words = name.split()
+    kind = next((k for k in _KINDS if words[-1].casefold() in k), None)
+    if len(words) < 2 or kind is None:
+        return []
+    heads = "|".join(sorted(kind))
+    others = {m.group(0).casefold() for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:" + "|".join(
+        w.capitalize() for w in sorted(kind)) + r")\b", text)}
+    others = {o for o in others if not name.casefold().endswith(o) and not o.endswith(name.casefold())}
+    out = []
+    for w in words[:-1]:
+        low = w.casefold()
+        if low in _SMALL or len(low) < 3 or any(low in o.split() for o in others):
+            continue
+        for m in re.finditer(r"\b" + re.escape(low) + r"\s+(" + heads + r")s?\b", text, re.IGNORECASE):
+            form = f"{low} {m.group(1).casefold()}"
+            if m.group(1).casefold() != words[-1].casefold() and form not in out:
+                out.append(form)
+    return out
+
+
+def named_by_word(question: str, text: str) -> tuple[str, str] | None:
+    """``(name, word)`` for a question saying "the <word>" of a name of a kind (:data:`_KINDS`) that ``text``
+    writes: "the Act" where the corpus's only act is the Coastal Housing Act, "the tram" where its only name of a
+    kind holding "Tram" is the Riverside Tram Plan (``word`` then: "tram"; a kind's own noun: ""); None without
+    one, or with two such names."""
+    heads = {w for k in _KINDS for w in k}
+    runs = {re.sub(r"^(?:The|This|That|An?)\s+", "", m.group(0)) for m in re.finditer(
+        r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+", text)}
+    names = {n for n in runs if len(n.split()) >= 2 and n.split()[-1].casefold() in heads}
+    for m in re.finditer(r"(?i)\b(?:the|this)\s+([a-z][\w-]+)\b(?!\s+[A-Z])", question or ""):
+        w = m.group(1).casefold()
+        if w in _STANCE_WORDS or w in _VIEW_WORDS or len(w) < 3:
+            continue
+        fit = {n for n in names if n.split()[-1].casefold() == w} if w in heads else {
+            n for n in names if w in [x.casefold() for x in n.split()[:-1]]}
+        if len(fit) == 1:
+            return next(iter(fit)), ("" if w in heads else w)
+    return None
+
+
+def _bare_heads(ix, names: list[str], named) -> dict[str, re.Pattern]:
+    """``doc_id -> pattern`` of "the <last word>" ("the Act", "the plan") of each of ``names`` that is a name of a
+    kind (:data:`_KINDS`), for each document where ``named`` (``text -> bool``) finds it and no other name ending
+    in that word is written: there "the act" can only be that act."""
+    heads = {n.split()[-1].casefold() for n in names if len(n.split()) > 1 and any(
+        n.split()[-1].casefold() in k for k in _KINDS)}
+    if not heads:
+        return {}
+    own = {n.casefold() for n in names}
+    text_of: dict[str, str] = {}
+    for u in ix.all_units():
+        text_of[u.doc_id] = text_of.get(u.doc_id, "") + "\n" + u.text
+    out = {}
+    for doc, text in text_of.items():
+        if not named(text):
+            continue
+        ok = []
+        for h in sorted(heads):
+            others = {m.group(0).casefold() for m in re.finditer(
+                r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+" + h.capitalize() + r"\b", text)}
+            if all(any(o.endswith(n) or n.endswith(o) for n in own) or o.split()[0] in {"the", "this", "that"}
+                   for o in others):
+                ok.append(h)
+        if ok:
+            out[doc] = re.compile(r"(?i)\b(?:the|this) (?:" + "|".join(ok) + r")\b")
+    return out
+
+
 def other_forms(term: str, ix) -> list[str]:
     """The other ways the corpus writes ``term``, each at least :data:`FORM_USES` times: a name's acronym ("CAZ" of
     "Clean Air Zone"), or the name an acronym stands for ("Clean Air Zone" of "CAZ"), and a long name's last two
-    words ("housing act" of "Coastal Housing Act": a speaker shortens a name they have said); [] without one."""
-    text = ix.all_text()
+    words ("housing act" of "Coastal Housing Act": a speaker shortens a name they have said), and its other names
+    of the same kind (:func:`_aliases`: "housing law"); [] without one. ``ix``: the theme index, or the corpus's
+    text."""
+    text = ix if isinstance(ix, str) else ix.all_text()
     words = [w for w in term.split() if w[:1].isupper() and w.casefold() not in _SMALL]
     if _NAME.fullmatch(term) and len(words) >= 2:
         acro = "".join(w[0] for w in words).upper()
-        return ([acro] if len(re.findall(r"\b" + acro + r"\b", text)) >= FORM_USES else []) + _tail(term, text)
+        return (([acro] if len(re.findall(r"\b" + acro + r"\b", text)) >= FORM_USES else []) + _tail(term, text)
+                + _aliases(term, text))
     if _ACRO.fullmatch(term):
         term = term[:-1] if term.endswith("s") else term  # "AFs": the autonomous ferries
         found: Counter = Counter()
@@ -287,7 +399,16 @@ def other_forms(term: str, ix) -> list[str]:
                         found[" ".join(w if w.casefold() in _SMALL else w[0].upper() + w[1:].lower()
                                        for w in span)] += 1
         best = [f for f, n in found.most_common(1) if n >= FORM_USES]
-        return best + [t for f in best for t in _tail(f, text)]
+        return best + [t for f in best for t in _tail(f, text) + _aliases(f, text)]
+    words = term.casefold().split()
+    kind = next((k for k in _KINDS if words[-1] in k), None) if len(words) == 2 else None
+    if kind is not None:  # "riverside plan", "resilience law": the one name of its kind holding the word
+        runs = (re.sub(r"^(?:The|This|That|An?)\s+", "", m.group(0))
+                for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+", text))
+        names = {n for n in runs if n.split()[-1].casefold() in kind and words[0] in n.casefold().split()[1:]}
+        if len(names) == 1:
+            full = next(iter(names))
+            return [f for f in [full] + other_forms(full, ix) if f.casefold() != term.casefold()]
     return []
 
 
@@ -319,6 +440,67 @@ def _matcher(term: str, people: set[str] = frozenset(), also: list[str] = ()):
     return lambda text: names_asked(text, stem)
 
 
+def _sided(ix, units, by, first: dict, named, names: list[str], elsewhere=None) -> tuple[dict, dict]:
+    """``(sides, stated)``: each speaker of ``by`` on one side of :data:`_SIDES` by the stances they say in so many
+    words (:func:`stated_stances`) where ``named`` (``text -> bool``) finds the thing asked, or "the act" where their
+    document names only that one of ``names`` (:func:`_bare_heads`); ``stated``: speaker -> those sentences, each as
+    a copy of their ``first`` sentence naming it. ``elsewhere`` (``text -> bool``): another thing asked; a stance
+    sentence naming it and not this one is on that one ("I support the act. But I'm against the plan.")."""
+    from dataclasses import replace
+
+    bare = _bare_heads(ix, names, named)
+    stated: dict[str, list] = {}
+    for u in units:
+        here = named
+        if u.doc_id in bare:  # "I'm against the act" where the act is the one this document names
+            here = lambda text, pat=bare[u.doc_id]: named(text) or bool(pat.search(text))  # noqa: E731
+        if here(u.text):
+            for who, y in stated_stances(u.text, here):
+                if elsewhere is not None and elsewhere(y) and not named(y):
+                    continue
+                if who in first and all(y != z.text for z in stated.get(who, [])):
+                    stated.setdefault(who, []).append(replace(
+                        first[who], text=y, source=u.number, doc_id=u.doc_id, unit=u.unit,
+                        of=ix.doc_by_id[u.doc_id].n_units, ok=True))
+    lean = {p: stance(" ".join(z.text for z in zs)) for p, zs in stated.items()}
+    # one side only, or no side: words for it and against it both make a view mixed
+    sides = {p: "for it" if lean.get(p, [0, 0])[0] and not lean[p][1] else "against it"
+             if lean.get(p, [0, 0])[1] and not lean[p][0] else "for and against it" if lean.get(p, [0, 0])[0]
+             else _SIDES[-1] for p in by}
+    return sides, stated
+
+
+#: "<term> with <partners>" in a question ("collaboration with other companies or industry rivals").
+_WITH = re.compile(r"(?i)\b([a-z][\w-]+) with (?:other |their |the |its |fellow |each )*([a-z][\w\s-]{2,60}?)\s*(?:[?,;.]|$)")
+
+
+def _stems(text: str) -> set[str]:
+    from slmgraph.query.theme_model import word_stem
+
+    return {word_stem(w) for w in re.findall(r"[a-z]+", text.casefold())}
+
+
+def _with_pair(question: str, terms: list[str]) -> tuple[str, set[str], str] | None:
+    """``(term, partner stems, partners as shown)`` of a question asking how often an asked term is said with
+    something ("How often do guests mention collaboration with other companies or industry rivals?" ->
+    ("collaboration", {"company", "industry", "rival"}, "“companies”, “industry” or “rivals”")); None when it asks
+    no such thing of one of ``terms``."""
+    from slmgraph.names.forms import STOP
+    from slmgraph.query.theme_model import word_stem
+
+    m = _WITH.search(question or "")
+    # the word before "with" is a term, or ends one ("the housing law with the tram")
+    term = next((t for t in terms if m and t.casefold().split()[-1] == m.group(1).casefold()), None)
+    if not m or term is None:
+        return None
+    words = [w for w in re.findall(r"[a-z][\w-]*", m.group(2).casefold()) if w not in STOP and w not in ("or", "and")]
+    if not words:
+        return None
+    shown = [_q(w) for w in dict.fromkeys(words)]
+    return (term, {word_stem(w) for w in words},
+            shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1])
+
+
 def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
     """``(answer text, points, cited unit numbers)`` for a question asking how often something is said or which
     speakers say it (:func:`asks_mentions`; see the module doc), or None when it asks neither, without an
@@ -340,6 +522,9 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         return None
     people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
     forms = {t: other_forms(t, ix) for t in terms}
+    byword = named_by_word(question, ix.all_text())
+    if byword and byword[1] and byword[0] in forms and byword[1] not in [f.casefold() for f in forms[byword[0]]]:
+        forms[byword[0]].append(byword[1])  # "the tram" as the question says it
     match = [(t, _matcher(t, people, forms[t])) for t in terms]
     shown_term = lambda t: _q(t) + (f" (also {_join([_q(f) for f in forms[t]])})" if forms[t] else "")  # noqa: E731
 
@@ -382,11 +567,22 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
                 f"{len(said)} sentence{'s' if len(said) != 1 else ''} name{'s' if len(said) == 1 else ''} it")
         if by:
             head += ", by " + _join([f"{p} ({c})" if c > 1 else p for p, c in by.most_common(SHOWN)])
-        parts.append(head + ".")
+        head += "."
+        pair = _with_pair(question, terms)
+        joint: set[int] = set()
+        if pair is not None:  # "collaboration with other companies": the term said with its partner, or not at all
+            term, partners, shown_partners = pair
+            joint = {id(s) for s in said if _stems(s.text) & partners and _matcher(term)(s.text)}
+            head += (f" Of these, {len(joint)} name{'s' if len(joint) == 1 else ''} {_q(term)} together with "
+                     f"{shown_partners}." if joint else
+                     f" None names {_q(term)} together with {shown_partners}: in these words, the corpus does not "
+                     f"speak of {term} with them, and what it says of {term} is on other things.")
+        parts.append(head)
         per = Counter(work_of[s.doc_id] for s in said)
         shown = {w for w, _ in sorted(per.items(), key=lambda kv: (-kv[1], order.index(kv[0])))[:SHOWN]}
         for w in [w for w in order if w in shown]:  # the works naming it most, in corpus order
-            mine = sorted((s for s in said if work_of[s.doc_id] == w), key=lambda s: (not s.ok, -s.score))[:PER_WORK]
+            mine = sorted((s for s in said if work_of[s.doc_id] == w),
+                          key=lambda s: (id(s) not in joint, not s.ok, -s.score))[:PER_WORK]
             n = per[w]
             parts.append("\n".join([f"### {work_title(ix, w)} ({n} sentence{'s' if n != 1 else ''})"]
                                    + [line(s) for s in mine]))
@@ -412,28 +608,31 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
         head = (f"{len(by)} speaker{'s' if len(by) != 1 else ''} name{'s' if len(by) == 1 else ''} "
                 f"{_join([shown_term(t) for t in terms])}" + (f"; the {SHOWN} who name it most" if len(by) > SHOWN
                                                               else "") + ": " + _join(items))
-        # who is for it and who against, by what each says where they name it (all their sentences, not the shown)
-        sides = {}
-        if _STANCE_Q.search(question):
-            from dataclasses import replace
-
+        # who is for it and who against, by what each says where they name it (all their sentences, not the shown);
+        # two things asked are sided apart ("Which guests support both the plan and the act?")
+        per_term: list[tuple[list[str], dict, dict]] = []
+        # a question on views is answered by stance too, where any speaker states one in so many words
+        if _STANCE_Q.search(question) or how == "views":
             first = {}  # a speaker's sentence naming it, whose place a stated stance takes
             for x in said:
                 first.setdefault(x.speaker, x)
-            named = lambda text: any(m(text) for _, m in match)  # noqa: E731
-            stated: dict[str, list] = {}
-            for u in units:
-                if named(u.text):
-                    for who, y in stated_stances(u.text, named):
-                        if who in first and all(y != z.text for z in stated.get(who, [])):
-                            stated.setdefault(who, []).append(replace(
-                                first[who], text=y, source=u.number, doc_id=u.doc_id, unit=u.unit,
-                                of=ix.doc_by_id[u.doc_id].n_units, ok=True))
-            lean = {p: stance(" ".join(z.text for z in zs)) for p, zs in stated.items()}
-            # one side only, or no side: words for it and against it both make a view mixed
-            sides = {p: "for it" if lean.get(p, [0, 0])[0] and not lean[p][1] else "against it"
-                     if lean.get(p, [0, 0])[1] and not lean[p][0] else "for and against it" if lean.get(p, [0, 0])[0]
-                     else "no stance in so many words" for p in by}
+            for ts in ([[t] for t in terms] if len(terms) > 1 else [terms]):
+                tests = [m for t, m in match if t in ts]
+                rest = [m for t, m in match if t not in ts]
+                naming = lambda text, tests=tests: any(m(text) for m in tests)  # noqa: E731
+                # each thing's sides list those who name it
+                own = Counter({p: c for p, c in by.items() if any(naming(x.text) for x in said if x.speaker == p)})
+                per_term.append((ts, *_sided(
+                    ix, units, own, first, naming,
+                    [(forms[t][:1] if _ACRO.fullmatch(t) else [t])[0] for t in ts if forms[t] or _NAME.fullmatch(t)],
+                    (lambda text, rest=rest: any(m(text) for m in rest)) if rest else None)))
+            if not _STANCE_Q.search(question) and all(v == _SIDES[-1] for _, sd, _ in per_term for v in sd.values()):
+                per_term = []
+        sides = per_term[0][1] if len(per_term) == 1 else {}
+        short = {"for it": "for", "against it": "against", "for and against it": "for and against",
+                 _SIDES[-1]: "no stance on"}
+        label_of = {p: sides[p] for p in by} if sides else {p: ", ".join(
+            f"{short[sd[p]]} {_q(ts[0])}" for ts, sd, _ in per_term if p in sd) for p in by} if per_term else {}
         never = sorted(everyone - hosts - set(by))
         if how == "views":
             pass  # who never names it is not what a question about views asks
@@ -441,21 +640,40 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             head = (f"{len(never)} speaker{'s' if len(never) != 1 else ''} never name{'s' if len(never) == 1 else ''} "
                     f"{_join([shown_term(t) for t in terms])}: {_join(never)}. {head[0].upper() + head[1:]}")
         elif others > 0:
-            head += f"; the other {others} speaker{'s' if others != 1 else ''} of the corpus never use these words"
+            head += (f"; the other {others} speakers of the corpus never use these words" if others > 1 else
+                     "; the other speaker of the corpus never uses these words")
         if sides:
             groups = [(k, [p for p, _ in by.most_common() if sides[p] == k]) for k in _SIDES]
             head += (". Saying so in so many words where they name it, " + "; ".join(f"{k}: {_join(ps)}" for k, ps in
                                                                                    groups if ps))
+            asked = _HOW_MANY_SIDE.search(question)
+            if asked:  # the count asked for, first
+                side = "against it" if re.search(r"(?i)oppose|against|object", asked.group(2)) else "for it"
+                n = sum(1 for p in by if sides[p] == side)
+                head = (f"{n} of the {len(by)} speakers who name it say in so many words that they are {side}. "
+                        + head)
+        elif per_term:
+            head += ". Saying so in so many words where they name them, " + "; ".join(
+                f"on {_q(ts[0])}, " + "; ".join(f"{k}: {_join(ps)}" for k in _SIDES for ps in
+                                              [[p for p, _ in by.most_common() if sd.get(p) == k]] if ps)
+                for ts, sd, _ in per_term)
+            if re.search(r"(?i)\bboth\b", question):  # what the question asks, first
+                both = {k: [p for p, _ in by.most_common() if all(sd.get(p) == k for _, sd, _ in per_term)]
+                        for k in ("for it", "against it")}
+                head = (f"For both, in so many words: {_join(both['for it']) or 'no one'}; against both: "
+                        f"{_join(both['against it']) or 'no one'}. " + head)
         parts.append(head + ". " + _join(reach[:1] + [r.replace(" is named", "") for r in reach[1:]]) + ".")
         shown = [p for p, _ in by.most_common(SHOWN)]
-        if sides:  # those for it first, then those against, as the question asks
-            shown.sort(key=lambda p: _SIDES.index(sides[p]))
+        if per_term:  # those for it first, then those against, as the question asks
+            shown.sort(key=lambda p: tuple(_SIDES.index(sd.get(p, _SIDES[-1])) for _, sd, _ in per_term))
         for p in shown:
-            mine = sorted((s for s in said if s.speaker == p), key=lambda s: (not s.ok, -s.score))
-            if sides:
-                lead = stated.get(p, [])[:1]
-                mine = lead + [s for s in mine if not lead or lead[0].text not in s.text]
-            mine = mine[:PER_SPEAKER]
-            parts.append("\n".join([f"### {p}" + (f" ({sides[p]})" if sides else "")] + [line(s) for s in mine]))
+            # a view the speaker reports of someone else ("My neighbour thinks ...") is quoted after their own
+            mine = sorted((s for s in said if s.speaker == p), key=lambda s: (not s.ok, reported(s.text), -s.score))
+            if per_term:  # the stance said on each thing asked first
+                lead = [z for _, _, st in per_term for z in st.get(p, [])[:1]]
+                lead = [z for i, z in enumerate(lead) if all(z.text != y.text for y in lead[:i])]
+                mine = lead + [s for s in mine if not any(z.text in s.text for z in lead)]
+            mine = mine[:max(PER_SPEAKER, len(per_term))]
+            parts.append("\n".join([f"### {p}" + (f" ({label_of[p]})" if label_of else "")] + [line(s) for s in mine]))
             point(p, mine)
     return cites.answer(parts)

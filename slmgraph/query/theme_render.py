@@ -5,7 +5,7 @@ statements with citations that name documents, the documents cited, and the stru
 
 from __future__ import annotations
 
-
+import re
 
 from slmgraph.query.documents import order_sentence, reach
 from slmgraph.query.theme_ident import corpus_identity
@@ -224,11 +224,18 @@ def _overview(themes: list[Theme], ix: ThemeIndex, n_docs: int, *, wide: bool, t
     return text
 
 
+#: A sentence that opens on its speaker's label ("KEVIN SCOTT: ...", "Priya Nair: ...").
+_LABELLED = re.compile(r"^[A-Z][\w .'/-]{0,40}:\s")
+
+
 def statement_line(st: Statement, ix: ThemeIndex) -> str:
-    """``- *document, unit 2 of 5*: sentence [Sources: 12]`` (a document of one unit: no position)."""
+    """``- *document, unit 2 of 5*: Speaker: sentence [Sources: 12]`` (a document of one unit: no position; the
+    speaker where the transcript names one and the sentence does not open on it: a host's words are never taken for
+    a guest's)."""
     doc = ix.doc_by_id[st.doc_id].name
     where = doc if st.of == 1 else f"{doc}, unit {st.unit} of {st.of}"
-    return f"- *{where}*: {st.text} [Sources: {st.source}]"
+    text = st.text if not st.speaker or _LABELLED.match(st.text) else f"{st.speaker}: {st.text}"
+    return f"- *{where}*: {text} [Sources: {st.source}]"
 
 
 def documents_cited(themes: list[Theme], ix: ThemeIndex) -> str:

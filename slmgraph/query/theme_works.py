@@ -349,7 +349,30 @@ _CAST = re.compile(r"(?i)\b(who (are|were|was|is) (all )?(the |our |its )?(guest
 #: against the act?", "Who are the guests that worry about drones?").
 _CAST_TAIL = re.compile(r"(?i)^\s*(?:[?.!]|$|(?:(?:that|who) (?:were |are )?)?(?:on|in|of|at|across|featured|"
                         r"interviewed|invited|heard|there|present|here|appearing|appeared|so far|this|these|most|often|more|regularly)\b(?!"
-                        r" favou?r\b))")
+                        r" favou?r\b)|,? and (?:what|which) (?:fields?|jobs?|professions?|backgrounds?|work) (?:do|did) "
+                        r"they\b)")
+
+
+#: A question asking what the guests do besides who they are ("... and what fields do they come from?").
+_WHAT_FIELDS = re.compile(r"(?i)\band (?:what|which) (?:fields?|jobs?|professions?|backgrounds?|work)\b")
+#: A sentence introducing someone: "Tom Brook, a carpenter", "Lena Okafor is a family doctor".
+_INTRO = re.compile(r"(?i),\s+(?:a|an|the)\s|\b(?:is|was|works as)\s+(?:a|an|the)\s")
+
+
+def _introduced(ix: ThemeIndex, of: dict, w: str, voices: list[str]) -> str:
+    """The first sentence of work ``w`` naming one of ``voices`` (by surname) as someone who is something
+    (:data:`_INTRO`), quoted; "" without one."""
+    from slmgraph.query.extractive import prose_sentences
+
+    names = [v.split()[-1] for v in voices if v.split()]
+    for u in ix.all_units():
+        if of.get(u.doc_id) != w:
+            continue
+        for x in prose_sentences(u.text):
+            x = re.sub(r"^[A-Z][A-Z .'-]+:\s*", "", x.strip())  # the label says who speaks, not who is meant
+            if _INTRO.search(x) and any(re.search(r"\b" + re.escape(n) + r"\b", x, re.IGNORECASE) for n in names):
+                return _q(x if len(x) <= 300 else x[:297].rsplit(" ", 1)[0] + " ...")
+    return ""
 
 
 def cast_answer(ix: ThemeIndex, question: str) -> tuple[str, list[dict], list[int]] | None:
@@ -373,13 +396,16 @@ def cast_answer(ix: ThemeIndex, question: str) -> tuple[str, list[dict], list[in
     noun = "works" if any(d.work for d in ix.docs) else "documents"
     lines, points, cited = [], [], []
     guests: set[str] = set()
+    fields = bool(_WHAT_FIELDS.search(question[m.end():]))
     for w in order:
         voices = _voices(w, spoke[w], Counter(), found_in, n, home, n_units[w], hosting)
         if voices:
             guests.update(voices)
             src = first.get((w, voices[0].upper())) or next(
                 (first[(w, p)] for p in spoke[w] if _person(p) == voices[0]), None)
-            lines.append(f"- **{_join(voices)}**: {_q(w)}" + (f" [Sources: {src}]" if src else ""))
+            said = _introduced(ix, of, w, voices) if fields else ""  # what they do, as the work says it
+            lines.append(f"- **{_join(voices)}**: {_q(w)}" + (f": {said}" if said else "")
+                         + (f" [Sources: {src}]" if src else ""))
         else:
             replayed = [_person(p) for p, _ in sorted(spoke[w].items(), key=lambda kv: (-kv[1], kv[0]))
                         if p not in dict(hosts)]

@@ -408,20 +408,22 @@ def _transcript_answer(store, question, embedder, ans, on_text) -> bool:
     (:mod:`slmgraph.query.theme_asks`), about who its guests are, answered from its speaker labels
     (:func:`slmgraph.query.theme_works.cast_answer`), or asking for statements of a kind (stories, advice, hopes,
     worries, passions), answered from the corpus's sentences of that kind (:mod:`slmgraph.query.theme_kinds`),
+    whether speakers move between their stories and another kind of talk (:mod:`slmgraph.query.theme_segues`),
     or how often something is said or by which speakers, answered by counting the corpus's mentions of it
     (:mod:`slmgraph.query.theme_mentions`); False (``ans`` untouched) when the question is none of these."""
     from slmgraph.query.theme_asks import about_asking, asks_answer
     from slmgraph.query.theme_kinds import kinds_answer, kinds_asked
     from slmgraph.query.theme_mentions import asks_mentions, mentions_answer
     from slmgraph.query.theme_model import ThemeIndex
+    from slmgraph.query.theme_segues import asks_segue, segue_answer
     from slmgraph.query.theme_works import _CAST, cast_answer
 
     if not (about_asking(question) or _CAST.search(question) or kinds_asked(question)
-            or asks_mentions(question)):  # most questions: no index read
+            or asks_mentions(question) or asks_segue(question)):  # most questions: no index read
         return False
     ix = ThemeIndex(store)
-    got = (asks_answer(ix, question, embedder) or cast_answer(ix, question) or kinds_answer(ix, question, embedder)
-           or mentions_answer(ix, question, embedder))
+    got = (asks_answer(ix, question, embedder) or cast_answer(ix, question) or segue_answer(ix, question, embedder)
+           or kinds_answer(ix, question, embedder) or mentions_answer(ix, question, embedder))
     if got is None:
         return False
     text, points, cited = got
@@ -678,7 +680,7 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
                store=store, theme_writer=theme_writer)
     order = [i for b in ans.details["batches"] for i in b["ids"]]
     ans.context = [{"kind": "report", "id": i, "tokens": by_id[i]["n_tokens"]} for i in order]
-    if not ans.details["selected"]:
+    if not ans.details["selected"] and not ans.points:  # an answer given from the units needs no pointer to them
         _unit_fallback(store, prompts, settings, question, embedder, ans, on_text)
     return ans
 

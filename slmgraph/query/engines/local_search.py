@@ -253,7 +253,10 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     hits = nearest(qv, ids, mat, settings.local_top_k_entities)
     system, room = context_room(client, prompts, "local", question, settings.reduce_max_tokens, 100)
     budget = min(settings.local_context_tokens, room)
-    own = named_entities(store, named["named"]) or [h[0] for h in hits[:1]]
+    # a first name alone ("What does Priya think?") is no name the NER or the index holds whole, but a speaker's
+    speaker = _speaker_by_first_name(store, question)
+    own = named_entities(store, named["named"])
+    own = speaker + [o for o in own if o not in speaker] or [h[0] for h in hits[:1]]
     selected = own + [h[0] for h in hits if h[0] not in own]
     context, used, ntok = build_local_context(store, client, selected[:max(len(own), len(hits))], budget, level,
                                               settings.local_shares, own=own, question_vec=qv,
@@ -276,7 +279,7 @@ def local_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
 
     if answer_mode(settings, client.model) == "extractive":
         _extractive_local(store, client, prompts, settings, question, embedder, qv, used, ans, on_text,
-                          about=own if named["named"] else [])
+                          about=own if named["named"] or speaker else [])
         ans.details = {"nearest_entities": [{"norm": n, "cosine": round(c, 4)} for n, c in hits],
                        "context_tokens": ntok, "budget_tokens": budget, "answer_mode": "extractive",
                        **gate, **name_details(named), **ans.details}
@@ -427,6 +430,8 @@ SPEAKER_POINTS = 4
 SPEAKER_MARGIN = 0.25
 #: What saying a stance in so many words adds to a speaker's sentence's score (cosine).
 STANCE_BONUS = 0.2
+#: What giving another person's view ("My son is in favour of it") takes from a speaker's sentence's score (cosine).
+REPORTED_PENALTY = 0.2
 #: The fewest words of a speaker's sentence worth quoting ("Thank you, Maya." says nothing).
 SPEAKER_MIN_WORDS = 6
 
@@ -447,16 +452,19 @@ def _speaker_points(store: Store, norms: list[str], question: str, qv, embedder)
 
     from slmgraph.query.extractive import prose_sentences
     from slmgraph.names.forms import STOP
-    from slmgraph.query.theme_mentions import _AGAINST, _FOR, _VIEW_WORDS
+    from slmgraph.query.theme_mentions import _AGAINST, _FOR, _VIEW_WORDS, other_forms, reported
     from slmgraph.query.theme_model import _turns, speaker_of, spoken, word_stem
 
     if not norms:
         return [], ""
     q = ",".join("?" * len(norms))
     found_names = store.con.execute(f"SELECT name, type FROM entities WHERE norm IN ({q})", norms).fetchall()
-    people = [n for n, t in found_names if t == "person"]
-    things = [n for n, t in found_names if t != "person"]
     units = store.con.execute("SELECT chunk_id, text FROM text_units").fetchall()
+    # a name that labels speaker turns is a person whatever the NER typed it ("Helen Marsh" as a place)
+    speaks = {n for n, _ in found_names if _labels_turns(n, units)}
+    people = [n for n, t in found_names if n in speaks or t == "person"]
+    people.sort(key=lambda n: n not in speaks)
+    things = [n for n, _ in found_names if n not in people]
     unit_q = qv / max(float(np.linalg.norm(qv)), 1e-9)
     for name in people:
         label = re.compile(r"(?mi)^[ \t]*" + re.escape(name) + r"[ \t]*:")
@@ -488,8 +496,9 @@ def _speaker_points(store: Store, norms: list[str], question: str, qv, embedder)
         subject = {word_stem(w) for w in re.findall(r"[a-z]+", question.casefold())
                    if len(w) > 3 and w not in STOP and w not in _VIEW_WORDS and w not in name.casefold().split()}
         on_subject = lambda x: bool(subject & {word_stem(w) for w in re.findall(r"[a-z]+", x.casefold())})  # noqa: E731
+        # another person's view the speaker reports ("My son is in favour of it") is not theirs
         cos = [0.5 * cos_of[b] + 0.5 * cos_of[x] + (STANCE_BONUS if st and on_subject(x) else 0.0)
-               for _, b, x, st in found]
+               - (REPORTED_PENALTY if reported(b) else 0.0) for _, b, x, st in found]
         order = sorted(range(len(found)), key=lambda k: -cos[k])
         numbers = unit_numbers(store)
         out: list[Point] = []
@@ -502,11 +511,46 @@ def _speaker_points(store: Store, norms: list[str], question: str, qv, embedder)
                 continue
             out.append(Point("", f"{shown}: {body}", [numbers[c]], float(cos[k])))
         said = " ".join(x for _, _, x, _ in found).casefold()
-        missing = [n for n in things if n.casefold() not in said]
+        corpus = "\n".join(t or "" for _, t in units)
+        missing = [n for n in things if not any(f.casefold() in said for f in [n] + other_forms(n, corpus))]
         note = (f"{shown} never names \u201c{missing[0]}\u201d in their own turns or the questions put to them; the sentences of "
                 f"theirs nearest the question follow." if missing and len(missing) == len(things) else "")
         return out, note
     return [], ""
+
+
+def _labels_turns(name: str, units) -> bool:
+    """Whether ``name`` labels a speaker turn ("HELEN MARSH: ...", any case) in one of ``units``
+    (``(chunk_id, text)`` rows)."""
+    import re
+
+    label = re.compile(r"(?mi)^[ \t]*" + re.escape(name) + r"[ \t]*:")
+    return any(label.search(t or "") for _, t in units)
+
+
+def _speaker_by_first_name(store: Store, question: str) -> list[str]:
+    """``[norm]`` of the one entity whose name starts with a capitalised word of ``question`` (not its first
+    word) and labels speaker turns ("Priya" of "PRIYA NANDAKUMAR: ...", whether or not the NER took "Priya" for a
+    name or the index holds a "Priya" of its own); [] when no word, or more than one speaker, fits, or the
+    question writes a speaker's full name."""
+    import re
+
+    from slmgraph.names.forms import STOP
+
+    words = [w for w in re.findall(r"(?<!^)\b[A-Z][a-z]{2,}\b", question.strip()) if w.casefold() not in STOP]
+    if not words:
+        return []
+    units = store.con.execute("SELECT chunk_id, text FROM text_units").fetchall()
+    # a full name of a speaker in the question is found as it stands ("Helen Marsh"), not by its first word
+    if any(_labels_turns(f"{a} {b}", units) for a, b in zip(words, words[1:])):
+        return []
+    for w in dict.fromkeys(words):
+        rows = store.con.execute("SELECT norm, name FROM entities WHERE lower(name) LIKE ? ORDER BY degree DESC",
+                                 [w.casefold() + " %"]).fetchall()
+        fit = list(dict.fromkeys(n for n, name in rows if _labels_turns(name, units)))
+        if len(fit) == 1:
+            return fit
+    return []
 
 
 def _names_of(store: Store, norms: list[str]) -> list[str]:
