@@ -127,3 +127,30 @@ def test_a_first_name_the_index_holds_as_a_name_of_its_own_still_finds_the_speak
     body = ans.text.split("\n\nSources:", 1)[0]
     quoted = [m.group(1) for m in re.finditer(r"^(?:- )?([A-Z][a-z]+ [A-Z][a-z]+): ", body, re.M)]
     assert quoted and set(quoted) == {"Samira Khan"}, ans.text
+
+
+def test_a_speaker_asked_about_it_who_answers_on_something_else_is_said_so(tmp_path):
+    from test_theme_kinds import WordEmbedder
+
+    from slmgraph.query.engines.local_search import _speaker_points
+
+    ep = ("Harbour Lines, Episode 4\n\nMAYA ROSS: My guest today is Nia Cole, who builds boats on the slipway.\n\n"
+          "NIA COLE: I build wooden boats the way my grandfather taught me on this slipway.\n\nMAYA ROSS: And the "
+          "Coastal Housing Act?\n\nNIA COLE: Honestly, the sea air in the morning is what keeps me going every day.\n")
+    store, _ = small_index(tmp_path, "nia", (("ep2.txt", EP2), ("ep4.txt", ep)))
+    try:
+        norm = dict(store.con.execute("SELECT name, norm FROM entities").fetchall())
+        act = [n for n in norm if n.casefold() == "coastal housing act"]
+        if not act:
+            pytest.skip("the act is no entity of this index")
+        words = WordEmbedder()
+        q = "What does Nia Cole think about the Coastal Housing Act?"
+        points, note = _speaker_points(store, [norm["Nia Cole"], norm[act[0]]], q, words.encode([q])[0], words)
+        assert points and all(p.text.startswith("Nia Cole: ") for p in points)
+        assert note.startswith("Nia Cole never names “Coastal Housing Act” in their own words, nor states a view"), note
+        # Samira Khan answers it in so many words: no note
+        q = "What does Samira Khan think about the Coastal Housing Act?"
+        _, note = _speaker_points(store, [norm["Samira Khan"], norm[act[0]]], q, words.encode([q])[0], words)
+        assert note == ""
+    finally:
+        store.close()

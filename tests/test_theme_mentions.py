@@ -349,3 +349,14 @@ def test_the_act_or_the_tram_asks_about_the_one_name_of_its_kind():
     head = text.split("\n\n")[0]
     assert head.startswith("2 speakers name “Riverside Tram Plan” (also “tram”)"), head
     assert "for it: Ada; against it: Bob." in head, head
+
+
+def test_for_both_names_those_for_one_who_say_nothing_of_the_other():
+    units = [("u0", "a", 0, "JO: Ada, the Coastal Housing Act and the Riverside Plan?\n\nADA: I support the Coastal "
+                            "Housing Act. The Riverside Plan is long."),
+             ("u1", "b", 0, "JO: Bob?\n\nBOB: I am against the Coastal Housing Act. I support the Riverside Plan."),
+             ("u2", "c", 0, "JO: Cy?\n\nCY: The harbour is busy today."), ("u3", "d", 0, "JO: Di?\n\nDI: Rain again.")]
+    q = "Which guests support both the Coastal Housing Act and the Riverside Plan?"
+    text, _, _ = mentions_answer(theme_index(units), q, WordEmbedder())
+    assert text.startswith("For both, in so many words: no one (for one and no stance said on the other under these "
+                           "names: Ada); against both: no one. "), text

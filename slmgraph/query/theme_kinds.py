@@ -27,8 +27,9 @@ the question names the type of its answer, and the type is matched against the p
 * a question about change ("evolved", "over time") gets each kind's sentences in corpus order, work by work,
   with how many are said in each half of the works.
 
-The answer states how many sentences of the kind, by whom and in how many works, then its subjects, each with
-quotes from distinct works naming their speaker and document.
+The answer states how many sentences of the kind, by whom and in how many works, what recurs across speakers
+(:func:`motifs`: the index's concept phrases their sentences share, near phrases joined by the embedder, said by
+three speakers or more), then its subjects, each with quotes from distinct works naming their speaker and document.
 """
 
 

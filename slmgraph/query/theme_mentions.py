@@ -660,8 +660,14 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             if re.search(r"(?i)\bboth\b", question):  # what the question asks, first
                 both = {k: [p for p, _ in by.most_common() if all(sd.get(p) == k for _, sd, _ in per_term)]
                         for k in ("for it", "against it")}
-                head = (f"For both, in so many words: {_join(both['for it']) or 'no one'}; against both: "
-                        f"{_join(both['against it']) or 'no one'}. " + head)
+                # for one and silent on the other, by these names: what "no one" may leave out, said so
+                maybe = [p for p, _ in by.most_common() if p not in both["for it"] and
+                         any(sd.get(p) == "for it" for _, sd, _ in per_term) and
+                         all(sd.get(p, _SIDES[-1]) in ("for it", _SIDES[-1]) for _, sd, _ in per_term)]
+                head = (f"For both, in so many words: {_join(both['for it']) or 'no one'}"
+                        + (f" (for one and no stance said on the other under these names: {_join(maybe)})"
+                           if maybe else "")
+                        + f"; against both: {_join(both['against it']) or 'no one'}. " + head)
         parts.append(head + ". " + _join(reach[:1] + [r.replace(" is named", "") for r in reach[1:]]) + ".")
         shown = [p for p, _ in by.most_common(SHOWN)]
         if per_term:  # those for it first, then those against, as the question asks

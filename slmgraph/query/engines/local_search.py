@@ -511,10 +511,19 @@ def _speaker_points(store: Store, norms: list[str], question: str, qv, embedder)
                 continue
             out.append(Point("", f"{shown}: {body}", [numbers[c]], float(cos[k])))
         said = " ".join(x for _, _, x, _ in found).casefold()
+        own = " ".join(b for _, b, _, _ in found).casefold()
         corpus = "\n".join(t or "" for _, t in units)
-        missing = [n for n in things if not any(f.casefold() in said for f in [n] + other_forms(n, corpus))]
+        forms = {n: [n] + other_forms(n, corpus) for n in things}
+        missing = [n for n in things if not any(f.casefold() in said for f in forms[n])]
+        # asked about it, with no word of their own on it nor a stance said in reply: say so, or a sentence on
+        # another subject reads as their view of this one
+        unsaid = [n for n in things if not any(f.casefold() in own for f in forms[n])]
+        replied = any(st and on_subject(x) for _, _, x, st in found)
         note = (f"{shown} never names \u201c{missing[0]}\u201d in their own turns or the questions put to them; the sentences of "
-                f"theirs nearest the question follow." if missing and len(missing) == len(things) else "")
+                f"theirs nearest the question follow." if missing and len(missing) == len(things) else
+                f"{shown} never names \u201c{unsaid[0]}\u201d in their own words, nor states a view of it in reply; the "
+                f"sentences of theirs nearest the question follow." if things and len(unsaid) == len(things)
+                and not replied else "")
         return out, note
     return [], ""
 
