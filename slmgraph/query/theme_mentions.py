@@ -30,6 +30,7 @@ it (:func:`stated_stances`); hope and worry words are no stance.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 
@@ -301,6 +302,17 @@ _KINDS = (frozenset("act law bill legislation statute regulation regulations ord
                     "policy".split()))
 
 
+@functools.lru_cache(maxsize=8)
+def _kind_names(text: str) -> frozenset[str]:
+    """The names of a kind (:data:`_KINDS`) ``text`` writes: runs of two or more capitalised words ending in a kind's
+    noun, a leading article dropped ("Coastal Housing Act" of "The Coastal Housing Act"); read once per corpus
+    text (the same text is asked for several forms of several terms)."""
+    heads = {w for k in _KINDS for w in k}
+    runs = {re.sub(r"^(?:The|This|That|An?)\s+", "", m.group(0)) for m in re.finditer(
+        r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+", text)}
+    return frozenset(n for n in runs if len(n.split()) >= 2 and n.split()[-1].casefold() in heads)
+
+
 def _aliases(name: str, text: str) -> list[str]:
     """Other names ``text`` gives the thing ``name`` names (lower case): a word of the name before its last, with
     another noun of the last word's kind (:data:`_KINDS`) after it, as ``text`` writes it ("housing law" of "Coastal
@@ -311,8 +323,7 @@ def _aliases(name: str, text: str) -> list[str]:
     if len(words) < 2 or kind is None:
         return []
     heads = "|".join(sorted(kind))
-    others = {m.group(0).casefold() for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:" + "|".join(
-        w.capitalize() for w in sorted(kind)) + r")\b", text)}
+    others = {n.casefold() for n in _kind_names(text) if n.split()[-1].casefold() in kind}
     others = {o for o in others if not name.casefold().endswith(o) and not o.endswith(name.casefold())}
     out = []
     for w in words[:-1]:
@@ -332,9 +343,7 @@ def named_by_word(question: str, text: str) -> tuple[str, str] | None:
     kind holding "Tram" is the Riverside Tram Plan (``word`` then: "tram"; a kind's own noun: ""); None without
     one, or with two such names."""
     heads = {w for k in _KINDS for w in k}
-    runs = {re.sub(r"^(?:The|This|That|An?)\s+", "", m.group(0)) for m in re.finditer(
-        r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+", text)}
-    names = {n for n in runs if len(n.split()) >= 2 and n.split()[-1].casefold() in heads}
+    names = _kind_names(text)
     for m in re.finditer(r"(?i)\b(?:the|this)\s+([a-z][\w-]+)\b(?!\s+[A-Z])", question or ""):
         w = m.group(1).casefold()
         if w in _STANCE_WORDS or w in _VIEW_WORDS or len(w) < 3:
@@ -403,9 +412,8 @@ def other_forms(term: str, ix) -> list[str]:
     words = term.casefold().split()
     kind = next((k for k in _KINDS if words[-1] in k), None) if len(words) == 2 else None
     if kind is not None:  # "riverside plan", "resilience law": the one name of its kind holding the word
-        runs = (re.sub(r"^(?:The|This|That|An?)\s+", "", m.group(0))
-                for m in re.finditer(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+", text))
-        names = {n for n in runs if n.split()[-1].casefold() in kind and words[0] in n.casefold().split()[1:]}
+        names = {n for n in _kind_names(text) if n.split()[-1].casefold() in kind
+                 and words[0] in n.casefold().split()[1:]}
         if len(names) == 1:
             full = next(iter(names))
             return [f for f in [full] + other_forms(full, ix) if f.casefold() != term.casefold()]
