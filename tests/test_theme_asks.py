@@ -166,7 +166,9 @@ def test_where_the_questions_fall_in_a_conversation_is_said_in_its_order():
             "their views at 83 %") in head, head
     assert head.endswith("So a conversation runs from the guest's past to their views."), head
     drawn, _, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
-    assert drawn.startswith("The guests are drawn out by the host's questions. In the order a conversation takes them "
-                            "(the median point of each, from a conversation's opening at 0 % to its end at 100 %), Kevin "
-                            "Scott asks about their own past (4 questions, 17 %), follows up on what was just said (4, "
-                            "50 %) and asks for their views (4, 83 %)"), drawn
+    assert drawn.startswith("The guests are drawn out by the host's questions. Read from Kevin Scott's 12 questions, in "
+                            "the order a conversation takes them (the median point of each, from a conversation's "
+                            "opening at 0 % to its end at 100 %), the techniques are starting from their own past (4 "
+                            "questions, 33 % of them, at 17 %), following up on what they have just said (4, 33 % of "
+                            "them, at 50 %) and asking for their views late in a conversation (4, 33 % of them, at "
+                            "83 %)"), drawn

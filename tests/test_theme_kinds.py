@@ -83,6 +83,7 @@ def _corpus(mentions=()):
 
 
 def test_the_kinds_a_question_asks_for():
+    assert kinds_asked("What do guests say they love?") == ["passions"] and kinds_asked("Do guests love AI?") == []
     assert kinds_asked("What personal anecdotes or stories do tech leaders often share?") == ["stories"]
     assert kinds_asked("How have the guests' hopes and worries about AI evolved?") == ["hopes", "worries"]
     assert kinds_asked("What advice do guests give to young people?") == ["advice"]
@@ -316,9 +317,11 @@ def test_where_the_stories_fall_in_a_conversation_says_whether_they_follow_a_lif
     assert ("Where these 12 sentences telling stories fall in a conversation (the median point of each stage, from a "
             "conversation's opening at 0 % to its end at 100 %): childhood and family at 12 %, school and university "
             "at 38 % and first jobs and careers at 62 %; so they are told in the order of a life, its early years "
-            "first.") in head, head
+            "first (each work apart: 5 of the 5 works telling two stages or more open on the earliest stage they "
+            "tell).") in head, head
     head = kinds_answer(corpus([3, 2, 1, 0]), q, WordEmbedder())[0].split("\n\n")[0]
     assert "childhood and family at 88 %" in head and "so they do not follow the order of a life" in head, head
+    assert "0 of the 5 works telling two stages or more open on the earliest stage" in head
     # every story in one unit of a document: no course to follow
     assert "Where these" not in kinds_answer(_corpus(), "What personal anecdotes do the guests share?",
                                              WordEmbedder())[0]
@@ -339,3 +342,22 @@ def test_what_the_speakers_say_they_love_is_listed_each_speakers_first():
                      ("the mountains and the sea", ["Ada Lovelace"]), ("gaming", ["Bill Gates"])]
     assert loves_sentence(found).startswith("What they say they love: “brainstorming” (Bill Gates); “reading")
     assert loves_sentence(found[:1]) == ""
+
+
+def test_the_elements_the_stories_hold_are_counted_by_sentence_and_speaker():
+    from slmgraph.query.theme_kinds import Said, elements, elements_sentence
+
+    said = [Said("Then I realized I could build it myself.", 1, "a", 1, 1, "Ada Lovelace", "stories"),
+            Said("That\u2019s when my life changed, and I decided to move.", 2, "b", 1, 1, "Sam Altman", "stories"),
+            Said("I was lucky to meet her.", 3, "a", 1, 1, "Ada Lovelace", "stories"),
+            Said("A teacher encouraged me to apply.", 4, "c", 1, 1, "Bo Chen", "stories"),
+            Said("My mentor taught me to weld.", 5, "b", 1, 1, "Sam Altman", "stories")]
+    found = elements(said)
+    # luck has one speaker only: no element
+    assert [(label, n, who) for label, n, who, _ in found] == [
+        ("a parent, teacher or mentor who set them on their way", 2, ["Bo Chen", "Sam Altman"]),
+        ("a turning point", 2, ["Ada Lovelace", "Sam Altman"])]
+    text = elements_sentence(found)
+    assert text.startswith("What the stories hold: a parent, teacher or mentor who set them on their way in 2 sentences "
+                           "of 2 speakers (") and "“I realized”" in text, text
+    assert elements_sentence([]) == ""

@@ -197,3 +197,25 @@ def test_how_far_into_its_work_a_unit_is():
     assert ix.point_in_work("Talk_with_Ada-part2", 1) == 0.625 and ix.point_in_work("Talk_with_Ada-part2", 2) == 0.875
     # a document that is no part is its own work
     assert ix.point_in_work("notes", 2) == 0.75 and ix.point_in_work("nowhere", 1) == 0.5
+
+
+def test_a_sentence_ahead_of_a_units_first_label_is_said_by_the_speaker_the_unit_before_leaves_off():
+    units = [("a1", "talk", 0, "KEVIN SCOTT: What do you build?\nDANIELA RUS: I build soft robots for the sea."),
+             ("a2", "talk", 1, "They learn to swim by doing it.\nKEVIN SCOTT: How long does that take?"),
+             ("b1", "other", 0, "They opened the meeting late.\nADA: Noted.")]
+    ix = theme_index(units)
+    by = {u.chunk_id: u for u in ix.all_units()}
+    second, other = by["a2"], by["b1"]
+    assert ix.speaker(second, "They learn to swim by doing it.") == "Daniela Rus"
+    assert ix.speaker(second, "How long does that take?") == "Kevin Scott"
+    # the first unit of a work has no unit before it
+    assert ix.speaker(other, "They opened the meeting late.") == ""
+
+
+def test_a_speaker_label_may_hold_accented_capitals():
+    from slmgraph.query.theme_model import speaker_of
+    from slmgraph.query.theme_works import _LABEL
+
+    text = "JUNE HALLORAN: Welcome back.\nTOMÁS FERREIRA: I grew up in Porto.\nŁUKASZ NOWAK: So did I."
+    assert speaker_of(text, "I grew up in Porto.") == "Tomás Ferreira"
+    assert _LABEL.findall(text) == ["JUNE HALLORAN", "TOMÁS FERREIRA", "ŁUKASZ NOWAK"]

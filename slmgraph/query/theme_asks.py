@@ -14,7 +14,10 @@ asks nothing), a near-repeat within one document dropped (text units overlap). I
 * **their subjects**: the questions grouped by meaning (average-linkage clustering of their embeddings over
   cosine distance, cut at :data:`CLUSTER_DISTANCE`, as :mod:`slmgraph.query.theme_topics` groups phrases), each
   group of at least :data:`MIN_GROUP` questions labelled by the concept phrases its questions name, weighed by
-  class-based TF-IDF with the group as the class (Grootendorst 2022); its examples come from distinct works.
+  class-based TF-IDF with the group as the class (Grootendorst 2022); its examples come from distinct works;
+* **their course** (:func:`_course`): where in a conversation each form and subject falls (the median of how far
+  into its work each question is), so an answer can say that a conversation runs from the guest's past to their
+  views; asked how guests are drawn out, the forms are named as the host's techniques in that order.
 """
 
 
@@ -143,11 +146,13 @@ _VOCATIVE = re.compile(r"^\s*([A-Z][\w'-]+(?: [A-Z][\w'-]+)?),\s+")
 OPEN, YES_NO, CHECK = "other open questions", "other yes-or-no questions", "checks on what was just said"
 #: Each of those forms said of one question.
 _ONE = {OPEN: "an other open question", YES_NO: "an other yes-or-no question", CHECK: "a check on what was just said"}
-#: What each form does to draw a guest out, as the answer to a question about that names it.
-_MOVES = {"their past": "asks about their own past", "their views": "asks for their views",
-          "what if": "asks what they would do if", "what they do": "asks about what they do",
-          CHECK: "follows up on what was just said", OPEN: "asks other open questions",
-          YES_NO: "asks other yes-or-no questions"}
+#: Each form as a technique of drawing a guest out, named for an answer to a question about that.
+_MOVES = {"their past": "starting from their own past", "their views": "asking for their views",
+          "what if": "asking what they would do if", "what they do": "asking about what they do",
+          CHECK: "following up on what they have just said", OPEN: "open questions",
+          YES_NO: "yes-or-no questions"}
+#: A technique whose questions come this far into a conversation (their median) is left for late in it.
+LATE = 0.6
 
 
 def form_of(question: str) -> str:
@@ -204,10 +209,11 @@ def speaker_questions(ix, speaker: str) -> list[Asked]:
 def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = False) -> str:
     """Where in a conversation the speaker's questions fall (:meth:`ThemeIndex.point_in_work`; the median of each
     form and subject of :data:`slmgraph.query.theme_render.PLACE_LEAST` questions or more), "" in a corpus whose
-    works are single text units or when under two forms are placed. ``drawn``: the forms as what the speaker does,
-    in the order a conversation takes them ("In the order a conversation takes them ..., Kevin Scott asks about
-    their own past (26 questions, 19 %), follows up on what was just said (46, 45 %) ..."); else the forms in the
-    order they come, then the earliest and latest subjects, and, when questions about the past
+    works are single text units or when under two forms are placed. ``drawn``: the forms as techniques
+    (:data:`_MOVES`), in the order a conversation takes them ("Read from Kevin Scott's 115 questions, in the order
+    ..., the techniques are starting from their own past (26 questions, at 19 %), following up on what they have
+    just said (46, 40 % of them, at 45 %) ... and asking for their views late in a conversation (4, at 71 %)"); else
+    the forms in the order they come, then the earliest and latest subjects, and, when questions about the past
     come in a conversation's first third and those about views or what if after its middle, that the
     conversations run from one to the other."""
     from slmgraph.query.theme_render import place_text, placed
@@ -222,9 +228,14 @@ def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = Fa
     n = Counter(a.form for a in asked)
     by_form.sort(key=lambda fm: fm[1])
     if drawn:
-        text = f"In the order a conversation takes them ({scale}), {speaker} " + _join(
-            [f"{_MOVES[f]} ({n[f]}{' questions' if i == 0 else ''}, {round(100 * m)} %)"
-             for i, (f, m) in enumerate(by_form)])
+        total = len(asked)
+        moves = []
+        for i, (f, m) in enumerate(by_form):
+            move = _MOVES[f] if m < LATE or f in (OPEN, YES_NO) else f"{_MOVES[f]} late in a conversation"
+            share = f", {round(100 * n[f] / total)} % of them" if n[f] >= total / 4 else ""
+            moves.append(f"{move} ({n[f]}{' questions' if i == 0 else ''}{share}, at {round(100 * m)} %)")
+        text = (f"Read from {speaker}'s {total} questions, in the order a conversation takes them ({scale}), the "
+                f"techniques are " + _join(moves))
     else:
         text = f"Where they fall in a conversation ({scale}): " + place_text(
             [(f"those about {f}" if f in dict(FORMS) else f, m) for f, m in by_form])

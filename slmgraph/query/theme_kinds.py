@@ -28,9 +28,12 @@ the question names the type of its answer, and the type is matched against the p
 * a question about change ("evolved", "over time") gets each kind's sentences in corpus order, work by work,
   with how many are said in each half of the works.
 
-The answer states how many sentences of the kind, by whom and in how many works, what recurs across speakers
-(:func:`motifs`: the index's concept phrases their sentences share, near phrases joined by the embedder, said by
-three speakers or more), then its subjects, each with quotes from distinct works naming their speaker and document.
+The answer states how many sentences of the kind, by whom and in how many works; for stories, where in a
+conversation each stage of life is told (:func:`_life_course`: the median point of each stage, and whether they come
+in a life's order) and the elements the stories hold (:func:`elements`: a turning point, a mentor, luck, a setback);
+for passions, what the speakers say they love (:func:`loves`); what recurs across speakers (:func:`motifs`: the
+index's concept phrases their sentences share, near phrases joined by the embedder, said by three speakers or
+more), then its subjects, each with quotes from distinct works naming their speaker and document.
 """
 
 
@@ -65,7 +68,9 @@ _kind("stories", r"anecdotes?|stories|recount\w*|memories|reminisc\w*|share[sd]?
        r"(years|decades) ago", r"back (then|when|in (the )?(\d{2,4}s?|college|school))", r"one day",
        r"in (high school|college|grad school|graduate school|middle school)"],
       [_PAST, r"at the time"])
-_kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|driven by", "speak of their passions",
+_kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|driven by|say they (love|enjoy)|"
+      r"what do (the )?(guests|speakers|they) (love|enjoy)|hobb(y|ies)",
+      "speak of their passions",
       [r"i (love|loved|adore|am passionate|'m passionate|was passionate)", r"passion(ate)?", r"i('m| am| was| got| became) (\w+ )?obsessed",
        r"fascinat\w*", r"what (drives|motivates|excites|gets) me", r"i('ve| have) always (been|wanted|loved)",
        r"(inspired|motivated|drove|drives) me", r"my (dream|calling|mission)"],
@@ -89,6 +94,16 @@ _kind("advice", r"advice|advise[sd]?|tips", "give advice",
        r"(don't|do not|never) be afraid", r"the (best|most important) thing you can do"],
       [r"you (have|need|ought|got) to", r"you('ve| have) got to", r"you should", r"find (something|the thing|what) you"])
 
+#: What gives advice, not only names it: a must for someone ("you've got to", "students should"), a "don't" or
+#: "never" no speaker says of themself, an imperative after "is", "like", "just", "say" or "tell" ("my advice is,
+#: like, have a hobby"), or "it's important to".
+_IMPERATIVES = (r"be|have|find|pick|learn|do|get|go|try|take|make|keep|stay|start|ask|read|follow|work|build|study|"
+                r"trust|stop|look|listen|practi[cs]e|spend|surround|choose|seek|embrace|care|focus|write|travel")
+_COUNSEL = re.compile(r"(?i)\b(you|they|people|kids|students|everyone|anyone|one)('ve| have| had)? (got to|gotta|"
+                      r"have to|need to|should|must|ought to)\b"
+                      r"|(?<!\bi )(?<!\bwe )(?<!\bthey )(?<!\bhe )(?<!\bshe )(?<!\bit )(?<!\bthat )\b(don't|do not|never)\b"
+                      r"|\b(is|was|like|just|say|tell \w+)(,| to| that)? (like,? |just |always |to )*(" + _IMPERATIVES + r")\b"
+                      r"|\bit's (really |so |very )?(important|good|great|key|crucial|worth) to\b")
 #: A host's question asking for a kind ("What do you do when you're not rowing?" asks for a passion): the first
 #: REPLY_SENTENCES whole statements of the guest's reply are of that kind, with PROMPT_WEIGHT, cue or no cue
 #: ("Wooden boats." is no statement; "I've got a 1930s skiff in my garage" is).
@@ -105,6 +120,11 @@ REPLY_SENTENCES = 1
 #: Advice asked for is given over a few sentences, the advice itself seldom first ("I would say be a generalist
 #: ... it's important to get a broad education."): that many of the reply's whole statements are of the kind.
 ADVICE_REPLY = 3
+#: Words a reply's sentence without counsel needs to count as advice asked for.
+REPLY_WORDS = 12
+#: A sentence of advice that gives counsel (:data:`_COUNSEL`) gains this much in the quotes' ranking: a reply near
+#: the question in words ("I get requests to give advice to kids") often gives none.
+COUNSEL_BONUS = 0.15
 PROMPT_WEIGHT = 2.0
 #: A host's turn that asks: a question, or a request ("Tell us where you grew up.").
 _ASKING = re.compile(r"\?[\"'\u201d\u2019)]*$|^\W*(tell|talk|describe|walk) (us|me)\b", re.IGNORECASE)
@@ -201,6 +221,11 @@ def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
     sentence, prompt = sentence.replace("\u2019", "'"), prompt.replace("\u2019", "'")
     asked = bool(prompt) and bool(PROMPTS[kind].search(prompt))
     w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence)) + (PROMPT_WEIGHT if asked else 0.0)
+    # a sentence naming advice gives none without counsel ("I get requests to give advice"); a reply to a request
+    # for it may give it in any words, but not in a short opener ("Actually, right now, it's funny.")
+    if kind == "advice" and w > 1 and not _COUNSEL.search(sentence) and (
+            not asked or len(sentence.split()) < REPLY_WORDS):
+        return 1.0
     if kind == "stories" and not asked and not _FIRST.search(sentence):
         return 0.0
     return w
@@ -249,23 +274,10 @@ def _same(a: str, b: str) -> bool:
 
 
 def _opening_speaker(before: str, text: str) -> str:
-    """Who is speaking where ``text`` (a text unit) opens, from ``before`` (the unit before it in its work, which
-    it may overlap): the last speaker turn of ``before`` ahead of where ``text`` opens in it (its end,
-    when they do not overlap), in title case as :func:`slmgraph.query.theme_model.speaker_of` gives it; ""
-    without one."""
-    from slmgraph.query.theme_model import _no_one, _turns
+    """:func:`slmgraph.query.theme_model.opening_speaker`."""
+    from slmgraph.query.theme_model import opening_speaker
 
-    head = text[:60]
-    at = before.find(head) if head else -1
-    cut = at if at >= 0 else len(before)
-    label = ""
-    for start, name in _turns(before):
-        if start >= cut:
-            break
-        label = name
-    if not label or _no_one(label):
-        return ""
-    return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
+    return opening_speaker(before, text)
 
 
 def found(ix, question: str, kinds: list[str]) -> list[Said]:
@@ -371,7 +383,8 @@ def _strong(said: list[Said]) -> list[Said]:
 
 def _pick(ix, said: list[Said], question: str, embedder, kinds: list[str]) -> list[Said]:
     """The sentences the answer quotes: the :data:`CANDIDATES` most cued weighed by cosine with ``question`` plus
-    :data:`CUE_WEIGHT` per cue weight and :data:`TOPIC_BONUS` for naming a topic word, less
+    :data:`CUE_WEIGHT` per cue weight, :data:`TOPIC_BONUS` for naming a topic word and :data:`COUNSEL_BONUS` for
+    advice giving counsel, less
     :func:`slmgraph.query.theme_model.statement_penalty`; the best first, at most :data:`PER_WORK` from one work
     and :data:`KEEP` in all, shared evenly between ``kinds``."""
     from slmgraph.query.extractive import _embed
@@ -385,7 +398,8 @@ def _pick(ix, said: list[Said], question: str, embedder, kinds: list[str]) -> li
     v = _embed([s.text for s in pool] + [question], embedder)
     for s, row in zip(pool, v[:-1]):
         s.score = (float(row @ v[-1]) + CUE_WEIGHT * s.score - statement_penalty(s, ix)
-                   + (TOPIC_BONUS if names_asked(s.text, topic) else 0.0))
+                   + (TOPIC_BONUS if names_asked(s.text, topic) else 0.0)
+                   + (COUNSEL_BONUS if s.kind == "advice" and _COUNSEL.search(s.text.replace("\u2019", "'")) else 0.0))
     out: list[Said] = []
     for kind in kinds:
         per_work: Counter = Counter()
@@ -531,7 +545,8 @@ def _life_course(ix, stories: list[Said], every: bool = False) -> str:
     :data:`slmgraph.query.theme_render.PLACE_LEAST` stories or more, :meth:`ThemeIndex.point_in_work`), over all the
     corpus's stories, and whether they come in the order of a life -- "Where the 55 stories fall in a
     conversation (...): childhood and family at 15 %, school and university at 14 %, first jobs and careers at 23 %;
-    so they are told in the order of a life, its early years first."; "" with under three stages placed or in a corpus
+    so they are told in the order of a life, its early years first (each work apart: 4 of the 5 works ... open on the earliest stage they tell)."; "" with
+    under three stages placed or in a corpus
     whose works are single text units. ``every``: ``stories`` are all the corpus's, not only those the answer counts
     ("Where all the corpus's 55 sentences telling stories fall ...")."""
     from slmgraph.query.theme_render import in_order, place_text, placed
@@ -550,7 +565,27 @@ def _life_course(ix, stories: list[Said], every: bool = False) -> str:
         text += "; so they are told in the order of a life, its early years first"
     else:
         text += "; so they do not follow the order of a life"
+    works, ordered = _ordered_works(ix, stories)
+    if works:  # a median hides the works that tell their stages another way
+        text += (f" (each work apart: {ordered} of the {works} works telling two stages or more open on the earliest "
+                 f"stage they tell)")
     return text + "."
+
+
+def _ordered_works(ix, stories: list[Said]) -> tuple[int, int]:
+    """``(works, ordered)``: the works whose stories tell two stages of life or more (:func:`stage_of`, "other
+    moments" aside), and how many of them open on the earliest stage they tell (their first story is of it)."""
+    from slmgraph.query.theme_topics import _work
+
+    rank = {label: i for i, (label, _) in enumerate(STAGES)}
+    told: dict[str, list[tuple[float, int]]] = {}
+    for s in stories:
+        stage = stage_of(s.text)
+        if stage in rank:
+            told.setdefault(_work(ix.doc_by_id[s.doc_id]), []).append((ix.point_in_work(s.doc_id, s.unit), rank[stage]))
+    works = [sorted(v) for v in told.values() if len({r for _, r in v}) >= 2]
+    ordered = sum(1 for v in works if v[0][1] == min(r for _, r in v))
+    return len(works), ordered
 
 
 def _verb(phrase: str, n: int) -> str:
@@ -614,6 +649,47 @@ def motifs(ix, items: list[Said], question: str, embedder) -> list[tuple[list[st
     return out[:MOTIFS]
 
 
+#: What a story holds, the elements of a telling (Labov & Waletzky 1967 on oral narrative: its complicating action and
+#: its resolution; Campbell's mentor): ``(label, cue)``, cues with straightened apostrophes.
+ELEMENTS = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in (
+    ("a turning point", r"(i|we) (suddenly |finally |eventually )?(realized|realised|decided|discovered|figured out)|"
+                        r"that's when|that was when|turning point|changed (my life|everything)|it clicked|"
+                        r"light ?bulb|aha moment"),
+    ("a parent, teacher or mentor who set them on their way", r"mentors?|taught me|encouraged me|inspired me|"
+                        r"showed me|pushed me|introduced me|took me under"),
+    ("luck or chance", r"lucky|luck|fortunate|by accident|accidentally|serendip\w*|by chance|happened to"),
+    ("a setback", r"failed|failures?|rejected|got fired|was fired|dropped out|went (bankrupt|under)|"
+                  r"struggled|didn't work|was terrible at|flunked"),
+))
+#: Speakers an element needs before the answer names it.
+ELEMENT_SPEAKERS = 2
+
+
+def elements(items: list[Said]) -> list[tuple[str, int, list[str], list[str]]]:
+    """``[(element, sentences, speakers, cue words as said)]``: the :data:`ELEMENTS` the story sentences ``items``
+    hold, each said by at least :data:`ELEMENT_SPEAKERS` speakers, the most told first."""
+    out = []
+    for label, cue in ELEMENTS:
+        said = [(s, m.group(0)) for s in items for m in [cue.search(s.text.replace("\u2019", "'"))] if m]
+        who = list(dict.fromkeys(s.speaker for s, _ in said if s.speaker))
+        if len(who) >= ELEMENT_SPEAKERS:
+            words = list({w.casefold(): re.sub(r"^i\b", "I", w) for _, w in reversed(said)}.values())[::-1]
+            out.append((label, len(said), who, words))
+    return sorted(out, key=lambda e: (-e[1], e[0]))
+
+
+def elements_sentence(found: list[tuple[str, int, list[str], list[str]]], every: int = 0) -> str:
+    """What :func:`elements` found, as one sentence ("What the stories hold: a turning point in 12 sentences of 7
+    speakers (“i realized”, “i decided”); luck or chance in 8 ..."); "" with none. ``every``: over all the corpus's
+    ``every`` story sentences, not only those the answer counts."""
+    if not found:
+        return ""
+    lead = f"Across all the corpus's {every} sentences telling stories, what" if every else "What"
+    return f"{lead} the stories hold: " + "; ".join(
+        f"{label} in {n} sentence{'s' if n != 1 else ''} of {len(who)} speakers ({', '.join(_q(w) for w in words[:3])})"
+        for label, n, who, words in found) + "."
+
+
 #: What a speaker says they love: the words after "I love", "I'm passionate about", "my passion is", "fascinated me
 #: the most was" (apostrophes straightened), up to a clause's end.
 _LOVES = re.compile(r"(?i)\b(?:i (?:really |just |absolutely |always |also )?(?:love|loved|adore|adored|enjoy|enjoyed)(?: to)?"
@@ -629,7 +705,7 @@ _HEDGES = re.compile(r"(?i)\b(sort of|kind of|that type of|this type of|the idea
 _NO_OBJECT = re.compile(r"(?i)^(it|that|this|them|these|those|you|him|her|us|what|how|the fact|to|being able|called|"
                         r"named|about|and|or|but|is|was|(do|be|go|get|make|see|say|hear|know|think)$)\b")
 #: The most objects of love listed, and their most words.
-LOVES, LOVE_WORDS = 8, 7
+LOVES, LOVE_WORDS = 12, 7
 
 
 def loves(items: list[Said]) -> list[tuple[str, list[str]]]:
@@ -738,6 +814,9 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         if course:
             heads.append(course)
         pool = _strong([s for s in every if s.kind == kind]) if on else mine
+        held = elements_sentence(elements(pool), len(pool) if on else 0) if kind == "stories" else ""
+        if held:  # the elements a telling is built of: what the stories share as stories
+            heads.append(held)
         loved = loves_sentence(loves(pool), len(pool) if on else 0) if kind == "passions" else ""
         if loved:  # what each loves says what drives them better than any group of their sentences
             heads.append(loved)
