@@ -361,3 +361,25 @@ def test_the_elements_the_stories_hold_are_counted_by_sentence_and_speaker():
     assert text.startswith("What the stories hold: a parent, teacher or mentor who set them on their way in 2 sentences "
                            "of 2 speakers (") and "“I realized”" in text, text
     assert elements_sentence([]) == ""
+
+
+def test_what_the_speakers_advise_is_listed_in_their_own_words():
+    from slmgraph.query.theme_kinds import Said, advises, advises_sentence
+
+    said = [Said("Yeah, well, I always tell my students, you\u2019ve got to pick hard problems that aren\u2019t solved.", 1, "a",
+                 1, 1, "David Baker", "advice"),
+            Said("First, learn every child's name in the first week, because names matter.", 2, "b", 1, 1, "Lena Okafor",
+                 "advice"),
+            Said("Second, find one colleague who will tell you the truth.", 3, "b", 1, 1, "Lena Okafor", "advice"),
+            Said("My biggest piece of advice to anyone is, like, have a hobby.", 4, "c", 1, 1, "Justine Ezarik", "advice"),
+            Said("I get a lot of requests to give advice to kids.", 5, "d", 1, 1, "Stevie Bathiche", "advice"),
+            Said("So don\u2019t be afraid to stray from your goals.", 6, "c", 1, 1, "Justine Ezarik", "advice")]
+    found = advises(said)
+    # each speaker's first before anyone's second; a reason dropped; naming advice without giving any is none
+    assert found == [("pick hard problems that aren't solved", "David Baker"),
+                     ("learn every child's name in the first week", "Lena Okafor"),
+                     ("have a hobby", "Justine Ezarik"),
+                     ("find one colleague who will tell you the truth", "Lena Okafor"),
+                     ("don't be afraid to stray from your goals", "Justine Ezarik")], found
+    assert advises_sentence(found).startswith("What they advise, in their own words: “pick hard problems")
+    assert advises_sentence(found[:1]) == ""

@@ -94,16 +94,6 @@ _kind("advice", r"advice|advise[sd]?|tips", "give advice",
        r"(don't|do not|never) be afraid", r"the (best|most important) thing you can do"],
       [r"you (have|need|ought|got) to", r"you('ve| have) got to", r"you should", r"find (something|the thing|what) you"])
 
-#: What gives advice, not only names it: a must for someone ("you've got to", "students should"), a "don't" or
-#: "never" no speaker says of themself, an imperative after "is", "like", "just", "say" or "tell" ("my advice is,
-#: like, have a hobby"), or "it's important to".
-_IMPERATIVES = (r"be|have|find|pick|learn|do|get|go|try|take|make|keep|stay|start|ask|read|follow|work|build|study|"
-                r"trust|stop|look|listen|practi[cs]e|spend|surround|choose|seek|embrace|care|focus|write|travel")
-_COUNSEL = re.compile(r"(?i)\b(you|they|people|kids|students|everyone|anyone|one)('ve| have| had)? (got to|gotta|"
-                      r"have to|need to|should|must|ought to)\b"
-                      r"|(?<!\bi )(?<!\bwe )(?<!\bthey )(?<!\bhe )(?<!\bshe )(?<!\bit )(?<!\bthat )\b(don't|do not|never)\b"
-                      r"|\b(is|was|like|just|say|tell \w+)(,| to| that)? (like,? |just |always |to )*(" + _IMPERATIVES + r")\b"
-                      r"|\bit's (really |so |very )?(important|good|great|key|crucial|worth) to\b")
 #: A host's question asking for a kind ("What do you do when you're not rowing?" asks for a passion): the first
 #: REPLY_SENTENCES whole statements of the guest's reply are of that kind, with PROMPT_WEIGHT, cue or no cue
 #: ("Wooden boats." is no statement; "I've got a 1930s skiff in my garage" is).
@@ -120,11 +110,6 @@ REPLY_SENTENCES = 1
 #: Advice asked for is given over a few sentences, the advice itself seldom first ("I would say be a generalist
 #: ... it's important to get a broad education."): that many of the reply's whole statements are of the kind.
 ADVICE_REPLY = 3
-#: Words a reply's sentence without counsel needs to count as advice asked for.
-REPLY_WORDS = 12
-#: A sentence of advice that gives counsel (:data:`_COUNSEL`) gains this much in the quotes' ranking: a reply near
-#: the question in words ("I get requests to give advice to kids") often gives none.
-COUNSEL_BONUS = 0.15
 PROMPT_WEIGHT = 2.0
 #: A host's turn that asks: a question, or a request ("Tell us where you grew up.").
 _ASKING = re.compile(r"\?[\"'\u201d\u2019)]*$|^\W*(tell|talk|describe|walk) (us|me)\b", re.IGNORECASE)
@@ -221,11 +206,6 @@ def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
     sentence, prompt = sentence.replace("\u2019", "'"), prompt.replace("\u2019", "'")
     asked = bool(prompt) and bool(PROMPTS[kind].search(prompt))
     w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence)) + (PROMPT_WEIGHT if asked else 0.0)
-    # a sentence naming advice gives none without counsel ("I get requests to give advice"); a reply to a request
-    # for it may give it in any words, but not in a short opener ("Actually, right now, it's funny.")
-    if kind == "advice" and w > 1 and not _COUNSEL.search(sentence) and (
-            not asked or len(sentence.split()) < REPLY_WORDS):
-        return 1.0
     if kind == "stories" and not asked and not _FIRST.search(sentence):
         return 0.0
     return w
@@ -383,8 +363,7 @@ def _strong(said: list[Said]) -> list[Said]:
 
 def _pick(ix, said: list[Said], question: str, embedder, kinds: list[str]) -> list[Said]:
     """The sentences the answer quotes: the :data:`CANDIDATES` most cued weighed by cosine with ``question`` plus
-    :data:`CUE_WEIGHT` per cue weight, :data:`TOPIC_BONUS` for naming a topic word and :data:`COUNSEL_BONUS` for
-    advice giving counsel, less
+    :data:`CUE_WEIGHT` per cue weight and :data:`TOPIC_BONUS` for naming a topic word, less
     :func:`slmgraph.query.theme_model.statement_penalty`; the best first, at most :data:`PER_WORK` from one work
     and :data:`KEEP` in all, shared evenly between ``kinds``."""
     from slmgraph.query.extractive import _embed
@@ -398,8 +377,7 @@ def _pick(ix, said: list[Said], question: str, embedder, kinds: list[str]) -> li
     v = _embed([s.text for s in pool] + [question], embedder)
     for s, row in zip(pool, v[:-1]):
         s.score = (float(row @ v[-1]) + CUE_WEIGHT * s.score - statement_penalty(s, ix)
-                   + (TOPIC_BONUS if names_asked(s.text, topic) else 0.0)
-                   + (COUNSEL_BONUS if s.kind == "advice" and _COUNSEL.search(s.text.replace("\u2019", "'")) else 0.0))
+                   + (TOPIC_BONUS if names_asked(s.text, topic) else 0.0))
     out: list[Said] = []
     for kind in kinds:
         per_work: Counter = Counter()
@@ -649,14 +627,17 @@ def motifs(ix, items: list[Said], question: str, embedder) -> list[tuple[list[st
     return out[:MOTIFS]
 
 
-#: What a story holds, the elements of a telling (Labov & Waletzky 1967 on oral narrative: its complicating action and
-#: its resolution; Campbell's mentor): ``(label, cue)``, cues with straightened apostrophes.
+#: What a story holds, the elements of a telling (Labov & Waletzky 1967 on oral narrative: its orientation, its
+#: complicating action and its resolution; Campbell's mentor): ``(label, cue)``, cues with straightened apostrophes.
 ELEMENTS = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in (
+    ("an age or a year that sets the scene", r"(19|20)\d\d|(at|when i was) (\d{1,2}|six|seven|eight|nine|ten|eleven|"
+                                             r"twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen)|"
+                                             r"\d{1,2}[- ]years?[- ]old|years ago|back then"),
     ("a turning point", r"(i|we) (suddenly |finally |eventually )?(realized|realised|decided|discovered|figured out)|"
                         r"that's when|that was when|turning point|changed (my life|everything)|it clicked|"
                         r"light ?bulb|aha moment"),
     ("a parent, teacher or mentor who set them on their way", r"mentors?|taught me|encouraged me|inspired me|"
-                        r"showed me|pushed me|introduced me|took me under"),
+                        r"showed me|pushed me|introduced me|took me under|learn(ed|t)? from my"),
     ("luck or chance", r"lucky|luck|fortunate|by accident|accidentally|serendip\w*|by chance|happened to"),
     ("a setback", r"failed|failures?|rejected|got fired|was fired|dropped out|went (bankrupt|under)|"
                   r"struggled|didn't work|was terrible at|flunked"),
@@ -688,6 +669,57 @@ def elements_sentence(found: list[tuple[str, int, list[str], list[str]]], every:
     return f"{lead} the stories hold: " + "; ".join(
         f"{label} in {n} sentence{'s' if n != 1 else ''} of {len(who)} speakers ({', '.join(_q(w) for w in words[:3])})"
         for label, n, who, words in found) + "."
+
+
+#: Verbs an imperative of advice opens on ("Learn statistics.", "Talk to your users every week.").
+_ADVICE_VERBS = (r"be|have|find|pick|learn|do|get|go|try|take|make|keep|stay|start|ask|read|follow|work|build|study|"
+                 r"trust|stop|look|listen|spend|choose|talk|play|cook|count|finish|solve|hire|know|volunteer|record|"
+                 r"come|write|practi[cs]e|surround|seek|care|focus|travel|save|check|say|use|join|treat|give|put")
+#: What a sentence of advice advises: an imperative opening it (after "so", "and", "first", ...), or the words after
+#: "my advice is", "you've got to", "don't be afraid to" (apostrophes straightened).
+_ADVISES = re.compile(r"(?i)^(?:(?:so|and|but|first|second|third|finally|also|well|yeah|oh|just),?\s+)*(?P<imp>(?:don't |do not |"
+                      r"never )?(?:" + _ADVICE_VERBS + r")\b[^.;!?]*)|(?:\badvice\b[^.;!?]{0,40}?\b(?:is|was),?\s+(?:like,?\s+)?|"
+                      r"\byou(?:'ve| have)? (?:got to|have to|need to|should) (?:[^.;!?]{0,12}?\byou (?:have|need) to )?)"
+                      r"(?P<obj>[^.;!?]+)|(?P<afraid>\b(?:don't|do not|never) be afraid to [^.;!?]+)")
+#: Where the words of advice end: a reason or a new clause.
+_ADVICE_END = re.compile(r"(?i)(,?\s+\b(because|so that|since|which|but i|and i|and then)\b.*$)|;.*$")
+#: The most words of advice shown, and the most speakers.
+ADVICE_WORDS, ADVISERS = 12, 10
+
+
+def advises(items: list[Said]) -> list[tuple[str, str]]:
+    """``[(what is advised, speaker)]``: the advice of the speakers of ``items`` in their words (:data:`_ADVISES`: an
+    imperative, or what follows "my advice is", "you have to", "don't be afraid to"), a reason after it dropped, at
+    most :data:`ADVICE_WORDS` words (up to a comma, where longer); each speaker's first before anyone's second, in
+    first-said order, at most :data:`ADVISERS`."""
+    out: list[tuple[int, int, str, str]] = []
+    rank: Counter = Counter()
+    for s in items:
+        if not s.speaker:
+            continue
+        m = _ADVISES.search(s.text.replace("\u2019", "'").strip())
+        if m is None:
+            continue
+        said = _ADVICE_END.sub("", (m.group("imp") or m.group("obj") or m.group("afraid") or "").strip())
+        words = said.split()
+        if len(words) > ADVICE_WORDS:
+            said = said.split(",")[0]
+            words = said.split()
+        said = said.strip(" ,-\u2013")
+        if 2 <= len(words) <= ADVICE_WORDS and not any(said.casefold() == x[2].casefold() for x in out):
+            out.append((rank[s.speaker], len(out), said, s.speaker))
+            rank[s.speaker] += 1
+    return [(said, who) for _, _, said, who in sorted(out)][:ADVISERS]
+
+
+def advises_sentence(found: list[tuple[str, str]], every: int = 0) -> str:
+    """What :func:`advises` found, as one sentence ("What they advise, in their own words: “pick hard problems that
+    aren't solved” (David Baker); “have a hobby” (Justine Ezarik)."); "" with under two. ``every``: of all the
+    corpus's ``every`` sentences of advice, not only those the answer counts."""
+    if len(found) < 2:
+        return ""
+    lead = f"Across all the corpus's {every} sentences of advice, what" if every else "What"
+    return f"{lead} they advise, in their own words: " + "; ".join(f"{_q(a)} ({who})" for a, who in found) + "."
 
 
 #: What a speaker says they love: the words after "I love", "I'm passionate about", "my passion is", "fascinated me
@@ -817,6 +849,9 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         held = elements_sentence(elements(pool), len(pool) if on else 0) if kind == "stories" else ""
         if held:  # the elements a telling is built of: what the stories share as stories
             heads.append(held)
+        advised = advises_sentence(advises(pool), len(pool) if on else 0) if kind == "advice" else ""
+        if advised:  # the advice itself, each speaker's in a line, is what the question asks for
+            heads.append(advised)
         loved = loves_sentence(loves(pool), len(pool) if on else 0) if kind == "passions" else ""
         if loved:  # what each loves says what drives them better than any group of their sentences
             heads.append(loved)
