@@ -148,3 +148,27 @@ def test_a_corpus_without_speaker_labels_says_so():
     assert text == ('The documents have no speaker labels (a line opening on a name and a colon, "MARGARET OKAFOR: '
                     '..."), so the questions Margaret Okafor asks cannot be told from anyone else\'s.')
     assert points == [] and cited == []
+
+
+def test_where_the_questions_fall_in_a_conversation_is_said_in_its_order():
+    towns = ["Leeds", "Porto", "Quito", "Oslo"]
+    units = []
+    for i, (g, town) in enumerate(zip(GUESTS, towns)):
+        said = [f"KEVIN SCOTT: Were your parents sailors in {town} when you were small?\n{g}: They mended nets.\n",
+                f"KEVIN SCOTT: So you left {town} for the capital at sixteen?\n{g}: I did, by train.\n",
+                f"KEVIN SCOTT: Do you think robots will mend the {town} nets one day?\n{g}: Perhaps, in time.\n"]
+        units += [(f"u{i}{k}", f"talk{i}", k, text) for k, text in enumerate(said)]
+    ix = theme_index(units, embedder=AskEmbedder())
+    text, _, _ = asks_answer(ix, "What types of questions does Kevin Scott ask?", AskEmbedder())
+    head = text.split("\n\n")[0]
+    assert ("Where they fall in a conversation (the median point of each, from a conversation's opening at 0 % to its "
+            "end at 100 %): those about their past at 17 %, checks on what was just said at 50 % and those about "
+            "their views at 83 %") in head, head
+    assert head.endswith("So a conversation runs from the guest's past to their views."), head
+    drawn, _, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
+    assert drawn.startswith("The guests are drawn out by the host's questions. Read from Kevin Scott's 12 questions, in "
+                            "the order a conversation takes them (the median point of each, from a conversation's "
+                            "opening at 0 % to its end at 100 %), the techniques are starting from their own past (4 "
+                            "questions, 33 % of them, at 17 %), following up on what they have just said (4, 33 % of "
+                            "them, at 50 %) and asking for their views late in a conversation (4, 33 % of them, at "
+                            "83 %)"), drawn

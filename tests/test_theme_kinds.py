@@ -83,10 +83,10 @@ def _corpus(mentions=()):
 
 
 def test_the_kinds_a_question_asks_for():
+    assert kinds_asked("What do guests say they love?") == ["passions"] and kinds_asked("Do guests love AI?") == []
     assert kinds_asked("What personal anecdotes or stories do tech leaders often share?") == ["stories"]
     assert kinds_asked("How have the guests' hopes and worries about AI evolved?") == ["hopes", "worries"]
-    # spoken advice is unmarked: the answer by theme answers it
-    assert kinds_asked("What advice do guests give to young people?") == []
+    assert kinds_asked("What advice do guests give to young people?") == ["advice"]
     assert kinds_asked("What are the personal passions that drive tech leaders?") == ["passions"]
     # a theme, a company's culture "driving" advances, the host's techniques: no kind of statement
     assert kinds_asked("What are the main themes across these episodes?") == []
@@ -263,3 +263,123 @@ def test_what_recurs_across_the_speakers_is_said_from_the_phrases_they_share():
     assert asked is None or "What recurs" not in asked[0]
     # an index without concept phrases says nothing of what recurs
     assert "What recurs" not in kinds_answer(_corpus(), q, WordEmbedder())[0]
+
+
+def test_advice_is_the_sentences_naming_it_and_the_replies_to_a_request_for_it():
+    text, points, _ = kinds_answer(_corpus(), "What advice do the guests give to young people?", WordEmbedder())
+    # four name their advice ("my advice", "I always tell my students", "don't be afraid"); "you should" alone is weak
+    assert text.startswith("5 sentences give advice in all 5 documents"), text
+    assert "field diary" in text and "geology fieldwork" in text
+    assert "bridges" not in text and "Virginia" not in text
+    # a reply to a request for advice is advice over its first sentences, praise of the question not counted, the
+    # apostrophe curled or not
+    replies = [("That\u2019s a great question.", "Don\u2019t be afraid to take apart old radios.", "Keep a notebook of what breaks.",
+                "Ask why it broke before you fix it.", "The bus was late again."),
+               ("Good question.", "Learn to weld before you learn to code.", "Start with scrap metal from the yard.",
+                "Wear thick gloves near the grinder every time.", "My cat sleeps all day."),
+               ("Well.", "Find a mentor who fixes engines on weekends.", "Ask them everything twice.",
+                "Read the manuals twice over at night.", "The weather was grey.")]
+    names = ["ANNA BELL", "OTTO RANK", "IDA WELLS"]
+    units = [(f"u{i}", f"talk{i}", 0, "KEVIN SCOTT: What advice would you give to young engineers?\n"
+                                      + "".join(f"{names[i]}: {s}\n" for s in said))
+             for i, said in enumerate(replies)]
+    text, _, _ = kinds_answer(theme_index(units, embedder=WordEmbedder()), "What advice do guests give?",
+                              WordEmbedder())
+    # three statements of each reply, "Well." none; the fourth and the praise of the question are no advice
+    assert text.startswith("8 sentences give advice in all 3 documents"), text
+    assert "old radios" in text and "scrap metal" in text and "mentor" in text
+    assert "bus was late" not in text and "cat sleeps" not in text and "great question" not in text
+
+
+def test_where_the_stories_fall_in_a_conversation_says_whether_they_follow_a_life():
+    # each guest's childhood, school, first job and founding, one to a text unit
+    lives = [("ANNA BELL", "When I was a kid, my father fixed radios in our Leeds garage.",
+              "In high school I built a crystal set for the physics fair.", "My first job was soldering pager boards.",
+              "Then I founded a company making hearing aids with two friends."),
+             ("OTTO RANK", "Growing up in Porto, my grandmother kept bees on the roof.",
+              "At university I studied marine chemistry and rowed badly.", "My first job was testing harbour water.",
+              "Later we started a startup selling tide sensors to fishermen."),
+             ("IDA WELLS", "As a child I drew maps of every street in Quito.", "In college I learned surveying from a "
+              "retired colonel.", "I was hired by the city to redraw the tram lines.", "Eventually I co-founded a "
+              "business printing atlases for schools."),
+             ("UMA THORN", "When I was ten my mother taught me chess on the ferry to Oslo.", "In grad school I wrote a "
+              "chess engine in a week.", "My first job was at a bank writing risk reports.", "So I founded a company "
+              "that teaches chess to pensioners."),
+             ("ELLA FITZ", "My dad sold lizards in a Perth pet shop.", "At university I studied reptiles and deserts.",
+              "My first job was feeding crocodiles at the zoo.", "We launched a startup tracking goannas by radio.")]
+
+    def corpus(order):
+        return theme_index([(f"u{i}{k}", f"talk{i}", k, f"{life[0]}: {life[1 + j]}\n") for i, life in enumerate(lives)
+                            for k, j in enumerate(order)], embedder=WordEmbedder())
+
+    q = "What personal stories do the guests share?"
+    head = kinds_answer(corpus([0, 1, 2, 3]), q, WordEmbedder())[0].split("\n\n")[0]
+    assert ("Where these 12 sentences telling stories fall in a conversation (the median point of each stage, from a "
+            "conversation's opening at 0 % to its end at 100 %): childhood and family at 12 %, school and university "
+            "at 38 % and first jobs and careers at 62 %; so they are told in the order of a life, its early years "
+            "first (each work apart: 5 of the 5 works telling two stages or more open on the earliest stage they "
+            "tell).") in head, head
+    head = kinds_answer(corpus([3, 2, 1, 0]), q, WordEmbedder())[0].split("\n\n")[0]
+    assert "childhood and family at 88 %" in head and "so they do not follow the order of a life" in head, head
+    assert "0 of the 5 works telling two stages or more open on the earliest stage" in head
+    # every story in one unit of a document: no course to follow
+    assert "Where these" not in kinds_answer(_corpus(), "What personal anecdotes do the guests share?",
+                                             WordEmbedder())[0]
+
+
+def test_what_the_speakers_say_they_love_is_listed_each_speakers_first():
+    from slmgraph.query.theme_kinds import Said, loves, loves_sentence
+
+    said = [Said("I love that type of brainstorming because new vistas open.", 1, "a", 1, 1, "Bill Gates", "passions"),
+            Said("I love reading sort of firsthand accounts of people as they lived.", 2, "b", 1, 1, "Sam Altman",
+                 "passions"),
+            Said("I love it so much.", 3, "b", 1, 1, "Sam Altman", "passions"),
+            Said("I\u2019m passionate about the mountains and the sea.", 4, "c", 1, 1, "Ada Lovelace", "passions"),
+            Said("I love that you do this.", 5, "c", 1, 1, "Ada Lovelace", "passions"),
+            Said("I loved gaming, and I had a Nintendo.", 6, "a", 1, 1, "Bill Gates", "passions")]
+    found = loves(said)
+    assert found == [("brainstorming", ["Bill Gates"]), ("reading firsthand accounts of people", ["Sam Altman"]),
+                     ("the mountains and the sea", ["Ada Lovelace"]), ("gaming", ["Bill Gates"])]
+    assert loves_sentence(found).startswith("What they say they love: “brainstorming” (Bill Gates); “reading")
+    assert loves_sentence(found[:1]) == ""
+
+
+def test_the_elements_the_stories_hold_are_counted_by_sentence_and_speaker():
+    from slmgraph.query.theme_kinds import Said, elements, elements_sentence
+
+    said = [Said("Then I realized I could build it myself.", 1, "a", 1, 1, "Ada Lovelace", "stories"),
+            Said("That\u2019s when my life changed, and I decided to move.", 2, "b", 1, 1, "Sam Altman", "stories"),
+            Said("I was lucky to meet her.", 3, "a", 1, 1, "Ada Lovelace", "stories"),
+            Said("A teacher encouraged me to apply.", 4, "c", 1, 1, "Bo Chen", "stories"),
+            Said("My mentor taught me to weld.", 5, "b", 1, 1, "Sam Altman", "stories")]
+    found = elements(said)
+    # luck has one speaker only: no element
+    assert [(label, n, who) for label, n, who, _ in found] == [
+        ("a parent, teacher or mentor who set them on their way", 2, ["Bo Chen", "Sam Altman"]),
+        ("a turning point", 2, ["Ada Lovelace", "Sam Altman"])]
+    text = elements_sentence(found)
+    assert text.startswith("What the stories hold: a parent, teacher or mentor who set them on their way in 2 sentences "
+                           "of 2 speakers (") and "“I realized”" in text, text
+    assert elements_sentence([]) == ""
+
+
+def test_what_the_speakers_advise_is_listed_in_their_own_words():
+    from slmgraph.query.theme_kinds import Said, advises, advises_sentence
+
+    said = [Said("Yeah, well, I always tell my students, you\u2019ve got to pick hard problems that aren\u2019t solved.", 1, "a",
+                 1, 1, "David Baker", "advice"),
+            Said("First, learn every child's name in the first week, because names matter.", 2, "b", 1, 1, "Lena Okafor",
+                 "advice"),
+            Said("Second, find one colleague who will tell you the truth.", 3, "b", 1, 1, "Lena Okafor", "advice"),
+            Said("My biggest piece of advice to anyone is, like, have a hobby.", 4, "c", 1, 1, "Justine Ezarik", "advice"),
+            Said("I get a lot of requests to give advice to kids.", 5, "d", 1, 1, "Stevie Bathiche", "advice"),
+            Said("So don\u2019t be afraid to stray from your goals.", 6, "c", 1, 1, "Justine Ezarik", "advice")]
+    found = advises(said)
+    # each speaker's first before anyone's second; a reason dropped; naming advice without giving any is none
+    assert found == [("pick hard problems that aren't solved", "David Baker"),
+                     ("learn every child's name in the first week", "Lena Okafor"),
+                     ("have a hobby", "Justine Ezarik"),
+                     ("find one colleague who will tell you the truth", "Lena Okafor"),
+                     ("don't be afraid to stray from your goals", "Justine Ezarik")], found
+    assert advises_sentence(found).startswith("What they advise, in their own words: “pick hard problems")
+    assert advises_sentence(found[:1]) == ""

@@ -360,3 +360,11 @@ def test_for_both_names_those_for_one_who_say_nothing_of_the_other():
     text, _, _ = mentions_answer(theme_index(units), q, WordEmbedder())
     assert text.startswith("For both, in so many words: no one (for one and no stance said on the other under these "
                            "names: Ada); against both: no one. "), text
+
+
+def test_a_sentence_opening_and_a_pronoun_spell_no_acronym():
+    from slmgraph.query.theme_mentions import other_forms
+
+    text = ("And I said so. And I went home. And I knew it. Artificial Intelligence is here. The Artificial "
+            "Intelligence lab opened.")
+    assert other_forms("AI", text) == ["Artificial Intelligence"]

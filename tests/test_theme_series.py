@@ -178,3 +178,44 @@ def test_an_overview_of_parts_counts_works_and_tells_apart_themes_every_work_dis
     assert text.startswith("These 2 works (5 parts) have \u201cTalk\u201d in the titles or headings of both. "
                            "Across the 2 works (5 parts), ")
     assert "robots (in all 2 works)" in text and "privacy (in 1 work, 2 parts)" in text
+
+
+def test_a_work_keeps_the_bracket_its_stem_closes():
+    # a browser's copy marker "(1)" is part of the work's name, not cut to "(1"
+    assert part_of("EP-40_Behind_the_Tech_Transcript (1)-part16") == ("EP-40_Behind_the_Tech_Transcript (1)", "part", 16)
+    assert part_of("notes [draft]_part2") == ("notes [draft]", "part", 2)
+    assert part_of("budget notes (2)") == ("budget notes", "part", 2)
+
+
+def test_how_far_into_its_work_a_unit_is():
+    units = [("a1", "Talk_with_Ada-part1", 0, "ADA: One."), ("a2", "Talk_with_Ada-part2", 0, "ADA: Two."),
+             ("a3", "Talk_with_Ada-part2", 1, "ADA: Three."), ("b1", "Talk_with_Bo-part1", 0, "BO: One."),
+             ("b2", "Talk_with_Bo-part2", 0, "BO: Two."), ("n", "notes", 0, "Plain."), ("n2", "notes", 1, "More.")]
+    ix = theme_index(units)
+    # part 1 of 2 is the work's first half; part 2's two units its third and fourth quarters
+    assert ix.point_in_work("Talk_with_Ada-part1", 1) == 0.25
+    assert ix.point_in_work("Talk_with_Ada-part2", 1) == 0.625 and ix.point_in_work("Talk_with_Ada-part2", 2) == 0.875
+    # a document that is no part is its own work
+    assert ix.point_in_work("notes", 2) == 0.75 and ix.point_in_work("nowhere", 1) == 0.5
+
+
+def test_a_sentence_ahead_of_a_units_first_label_is_said_by_the_speaker_the_unit_before_leaves_off():
+    units = [("a1", "talk", 0, "KEVIN SCOTT: What do you build?\nDANIELA RUS: I build soft robots for the sea."),
+             ("a2", "talk", 1, "They learn to swim by doing it.\nKEVIN SCOTT: How long does that take?"),
+             ("b1", "other", 0, "They opened the meeting late.\nADA: Noted.")]
+    ix = theme_index(units)
+    by = {u.chunk_id: u for u in ix.all_units()}
+    second, other = by["a2"], by["b1"]
+    assert ix.speaker(second, "They learn to swim by doing it.") == "Daniela Rus"
+    assert ix.speaker(second, "How long does that take?") == "Kevin Scott"
+    # the first unit of a work has no unit before it
+    assert ix.speaker(other, "They opened the meeting late.") == ""
+
+
+def test_a_speaker_label_may_hold_accented_capitals():
+    from slmgraph.query.theme_model import speaker_of
+    from slmgraph.query.theme_works import _LABEL
+
+    text = "JUNE HALLORAN: Welcome back.\nTOMÁS FERREIRA: I grew up in Porto.\nŁUKASZ NOWAK: So did I."
+    assert speaker_of(text, "I grew up in Porto.") == "Tomás Ferreira"
+    assert _LABEL.findall(text) == ["JUNE HALLORAN", "TOMÁS FERREIRA", "ŁUKASZ NOWAK"]

@@ -227,6 +227,11 @@ USD EUR JPY GBP CNY RMB AUD CHF HKD SGD SEK KRW NOK NZD INR MXN TWD ZAR BRL DKK 
 COMMON_ACRONYMS = frozenset("""TV CD CDs DVD DVDs LP LPs EP EPs BC BCE AD CE AM PM LED LEDs LCD OLED GPS USB PDF
 CPU GPU RAM SSD URL SUV ATM UFO UFOs MRI IQ""".split())
 
+#: The capitals a speaker label is written in (regular-expression class bodies): ASCII and the Latin-1 and Latin
+#: Extended-A letters, so "TOMÁS FERREIRA:" and "ŁUKASZ NOWAK:" are labels; ``LABEL_LETTERS`` adds lower case.
+LABEL_CAPITALS = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0100-\u017f"
+LABEL_LETTERS = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u017f"
+
 #: Words that label a line without naming who speaks ("HOST:", "Q:", "UNIDENTIFIED MAN:", "NOTE:", a list's
 #: "Present:" or "Apologies:"): a speaker
 #: label made only of them, titles and office words (:data:`ROLE_WORDS`) is no entity.

@@ -44,8 +44,9 @@ class Doc:
 
 
 #: A trailing part number of a file stem or title: "-part12", "_part_3", " pt 2", " ch 4", "chapter 4",
-#: "section 2", " (2)"; the keyword follows no letter, so "search4" is no chapter.
-_PART = re.compile(r"(?i)^(?P<stem>.*?[^\W_])[\W_]*(?:(?<![^\W\d_])(?P<kw>part|pt|chapter|chap|ch|section|sect|sec)"
+#: "section 2", " (2)"; the keyword follows no letter, so "search4" is no chapter; the stem keeps a bracket it
+#: closes ("Transcript (1)-part3" is part 3 of "Transcript (1)").
+_PART = re.compile(r"(?i)^(?P<stem>.*?[^\W_][)\]]?)[\W_]*(?:(?<![^\W\d_])(?P<kw>part|pt|chapter|chap|ch|section|sect|sec)"
                    r"[\s_.\-]*(?P<n>\d{1,4})|\((?P<p>\d{1,4})\))$")
 _PART_WORD = {"pt": "part", "chap": "chapter", "ch": "chapter", "sect": "section", "sec": "section"}
 

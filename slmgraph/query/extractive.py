@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from slmgraph.model.client import DEADLINE_SENTENCE_S
 from slmgraph.names.forms import content_words, cut, is_grounded, pronoun_quote
 from slmgraph.names.kinds import furniture as is_furniture, list_line
-from slmgraph.names.lexicon import OFFICE_WORDS, PERSONAL_TITLES, ROLE_WORDS
+from slmgraph.names.lexicon import LABEL_CAPITALS, OFFICE_WORDS, PERSONAL_TITLES, ROLE_WORDS
 from slmgraph.model.policy import model_does
 from slmgraph.query.lead_sentence import lead_scores
 from slmgraph.indexing.stages.report_data import FINDING_MAX_CHARS
@@ -48,7 +48,7 @@ from slmgraph.text.prose import (
 #: Two texts whose content words overlap this much (Jaccard) are near-duplicates.
 NEAR_DUPLICATE = 0.6
 #: A transcript's speaker label at the start of a sentence ("KEVIN SCOTT: ").
-_SPEAKER = re.compile(r"^[A-Z][A-Z .'/-]+:\s*")
+_SPEAKER = re.compile(rf"^[{LABEL_CAPITALS}][{LABEL_CAPITALS} .'/-]+:\s*")
 #: Markers of the context's labels that must not leak into an answer.
 _MARKERS = re.compile(r"(?i)\b(passage|report|source|analyst)\s+\d+\s*:?")
 

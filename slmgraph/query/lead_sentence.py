@@ -31,6 +31,7 @@ import math
 import re
 
 from slmgraph.names.forms import STOP
+from slmgraph.names.lexicon import LABEL_CAPITALS
 from slmgraph.names.kinds import _DATE, _TIME
 from slmgraph.store.corpus_stats import word_stem
 
@@ -52,7 +53,7 @@ _WORD = re.compile(r"[^\W_][\w'\u2019-]*")
 _FIGURE = re.compile(r"\d|[$\u00a3\u20ac\u00a5%]")
 #: A name: a capitalised word after a sentence's first word (a speaker label set aside).
 _CAPITAL = re.compile(r"(?<=[\s(\"'\u201c])[A-Z][\w'\u2019-]*")
-_SPEAKER = re.compile(r"^[A-Z][A-Z .'/-]+:\s*")
+_SPEAKER = re.compile(rf"^[{LABEL_CAPITALS}][{LABEL_CAPITALS} .'/-]+:\s*")
 #: Question openings and the kind of answer they ask for.
 _KINDS = (
     ("date", re.compile(r"(?i)^\W*(when\b|(in |on )?what (year|date|day|month|time)\b|(in |on )?which (year|date|"

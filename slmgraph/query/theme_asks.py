@@ -14,7 +14,10 @@ asks nothing), a near-repeat within one document dropped (text units overlap). I
 * **their subjects**: the questions grouped by meaning (average-linkage clustering of their embeddings over
   cosine distance, cut at :data:`CLUSTER_DISTANCE`, as :mod:`slmgraph.query.theme_topics` groups phrases), each
   group of at least :data:`MIN_GROUP` questions labelled by the concept phrases its questions name, weighed by
-  class-based TF-IDF with the group as the class (Grootendorst 2022); its examples come from distinct works.
+  class-based TF-IDF with the group as the class (Grootendorst 2022); its examples come from distinct works;
+* **their course** (:func:`_course`): where in a conversation each form and subject falls (the median of how far
+  into its work each question is), so an answer can say that a conversation runs from the guest's past to their
+  views; asked how guests are drawn out, the forms are named as the host's techniques in that order.
 """
 
 
@@ -143,6 +146,13 @@ _VOCATIVE = re.compile(r"^\s*([A-Z][\w'-]+(?: [A-Z][\w'-]+)?),\s+")
 OPEN, YES_NO, CHECK = "other open questions", "other yes-or-no questions", "checks on what was just said"
 #: Each of those forms said of one question.
 _ONE = {OPEN: "an other open question", YES_NO: "an other yes-or-no question", CHECK: "a check on what was just said"}
+#: Each form as a technique of drawing a guest out, named for an answer to a question about that.
+_MOVES = {"their past": "starting from their own past", "their views": "asking for their views",
+          "what if": "asking what they would do if", "what they do": "asking about what they do",
+          CHECK: "following up on what they have just said", OPEN: "open questions",
+          YES_NO: "yes-or-no questions"}
+#: A technique whose questions come this far into a conversation (their median) is left for late in it.
+LATE = 0.6
 
 
 def form_of(question: str) -> str:
@@ -194,6 +204,53 @@ def speaker_questions(ix, speaker: str) -> list[Asked]:
             d = ix.doc_by_id[u.doc_id]
             out.append(Asked(body, u.number, u.doc_id, u.unit, d.n_units, form_of(body)))
     return out
+
+
+def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = False) -> str:
+    """Where in a conversation the speaker's questions fall (:meth:`ThemeIndex.point_in_work`; the median of each
+    form and subject of :data:`slmgraph.query.theme_render.PLACE_LEAST` questions or more), "" in a corpus whose
+    works are single text units or when under two forms are placed. ``drawn``: the forms as techniques
+    (:data:`_MOVES`), in the order a conversation takes them ("Read from Kevin Scott's 115 questions, in the order
+    ..., the techniques are starting from their own past (26 questions, at 19 %), following up on what they have
+    just said (46, 40 % of them, at 45 %) ... and asking for their views late in a conversation (4, at 71 %)"); else
+    the forms in the order they come, then the earliest and latest subjects, and, when questions about the past
+    come in a conversation's first third and those about views or what if after its middle, that the
+    conversations run from one to the other."""
+    from slmgraph.query.theme_render import place_text, placed
+
+    if all(ix.doc_by_id[a.doc_id].n_units == 1 and ix.doc_by_id[a.doc_id].work is None for a in asked):
+        return ""  # a work of one unit has no course to follow
+    order = [f for f, _ in FORMS] + [CHECK, OPEN, YES_NO]
+    by_form = placed([(f, [ix.point_in_work(a.doc_id, a.unit) for a in asked if a.form == f]) for f in order])
+    if len(by_form) < 2:
+        return ""
+    scale = "the median point of each, from a conversation's opening at 0 % to its end at 100 %"
+    n = Counter(a.form for a in asked)
+    by_form.sort(key=lambda fm: fm[1])
+    if drawn:
+        total = len(asked)
+        moves = []
+        for i, (f, m) in enumerate(by_form):
+            move = _MOVES[f] if m < LATE or f in (OPEN, YES_NO) else f"{_MOVES[f]} late in a conversation"
+            share = f", {round(100 * n[f] / total)} % of them" if n[f] >= total / 4 else ""
+            moves.append(f"{move} ({n[f]}{' questions' if i == 0 else ''}{share}, at {round(100 * m)} %)")
+        text = (f"Read from {speaker}'s {total} questions, in the order a conversation takes them ({scale}), the "
+                f"techniques are " + _join(moves))
+    else:
+        text = f"Where they fall in a conversation ({scale}): " + place_text(
+            [(f"those about {f}" if f in dict(FORMS) else f, m) for f, m in by_form])
+    subj = placed([(label, [ix.point_in_work(a.doc_id, a.unit) for a in qs]) for label, qs in groups])
+    if len(subj) >= 2:
+        subj.sort(key=lambda lm: lm[1])
+        text += (f"; of the subjects, {subj[0][0]} comes first ({round(100 * subj[0][1])} %) and {subj[-1][0]} last "
+                 f"({round(100 * subj[-1][1])} %)")
+    if drawn:
+        return text + "."
+    at = dict(by_form)
+    late = [f for f in ("their views", "what if") if at.get(f, 0.0) > 0.5]
+    if at.get("their past", 1.0) < 1 / 3 and late:
+        text += f". So a conversation runs from the guest's past to {late[0] if late[0] != 'what if' else 'what if'}"
+    return text + "."
 
 
 def _count(n: int, noun: str) -> str:
@@ -307,8 +364,12 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
         text += (". Grouped by meaning, the largest groups ask about "
                  + _join([f"{label} ({len(qs)} questions, in {_count(len({_work(ix, a.doc_id) for a in qs}), noun)})"
                           for label, qs in groups]))
-    if drawn:  # the question asks how the guests are drawn out: by the host's questions
-        text = f"The guests are drawn out by the host's questions. {text}"
+    course = _course(ix, asked, groups, speaker, drawn=bool(drawn))
+    if drawn:  # the question asks how the guests are drawn out: by the host's questions, in a conversation's order
+        text = f"The guests are drawn out by the host's questions. {course} {text}" if course else \
+            f"The guests are drawn out by the host's questions. {text}"
+    elif course:
+        text += ". " + course.rstrip(".")
     parts = [text + "."]
     points: list[dict] = []
     cited: list[int] = []

@@ -44,7 +44,7 @@ from slmgraph.query.documents import coverage
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, prose_sentences, relevance
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, repeats,
-    speaker_of, spoken, statement_penalty, statement_works, word_stem,
+    spoken, statement_penalty, statement_works, word_stem,
 )
 from slmgraph.query.theme_render import _cap, _join, documents_cited, reach_text, statement_line
 
@@ -383,7 +383,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
                 if (focused or field is not None) and (s.rstrip("\"'\u201d\u2019) ").endswith("?")
                                                        or _ASKS.search(_SPEAKER.sub("", s))):
                     continue
-                who = speaker_of(u.text, s)
+                who = ix.speaker(u, s)
                 if field is not None and (not who or who.casefold() not in voices):
                     continue  # a field's guests speak for it: not the host, nor a line no label gives to them
                 seen.add(s)

@@ -11,8 +11,9 @@ the question names the type of its answer, and the type is matched against the p
   "hopes", "worries"), and a sentence is of that kind when it holds one of the kind's cues, a small table of
   English expressions (a story is told in the first person and the past: "when I was", "I remember", "my first
   job"; a worry names a fear or a risk); where enough sentences hold a cue that alone marks the kind, only
-  those are read. Advice is no kind of this table: spoken advice is mostly unmarked ("you have to ..." is as
-  often a description), and the answer by theme answers it better;
+  those are read. Advice is marked by naming itself ("my advice", "I always tell students") or by replying to a
+  host's request for it ("What would you tell your younger self?"); "you have to ..." alone is as often a
+  description, so it weighs less;
 * **the topic**: where at least :data:`MIN_FOUND` of them name a specific word of the question (one found in
   under :data:`SPECIFIC_SHARE` of the text units: "AI" in "hopes about AI"), only those are read;
 * **relevance**: each is weighed by its cosine with the question, its cues and :data:`TOPIC_BONUS` for a topic
@@ -27,9 +28,12 @@ the question names the type of its answer, and the type is matched against the p
 * a question about change ("evolved", "over time") gets each kind's sentences in corpus order, work by work,
   with how many are said in each half of the works.
 
-The answer states how many sentences of the kind, by whom and in how many works, what recurs across speakers
-(:func:`motifs`: the index's concept phrases their sentences share, near phrases joined by the embedder, said by
-three speakers or more), then its subjects, each with quotes from distinct works naming their speaker and document.
+The answer states how many sentences of the kind, by whom and in how many works; for stories, where in a
+conversation each stage of life is told (:func:`_life_course`: the median point of each stage, and whether they come
+in a life's order) and the elements the stories hold (:func:`elements`: a turning point, a mentor, luck, a setback);
+for passions, what the speakers say they love (:func:`loves`); what recurs across speakers (:func:`motifs`: the
+index's concept phrases their sentences share, near phrases joined by the embedder, said by three speakers or
+more), then its subjects, each with quotes from distinct works naming their speaker and document.
 """
 
 
@@ -64,7 +68,9 @@ _kind("stories", r"anecdotes?|stories|recount\w*|memories|reminisc\w*|share[sd]?
        r"(years|decades) ago", r"back (then|when|in (the )?(\d{2,4}s?|college|school))", r"one day",
        r"in (high school|college|grad school|graduate school|middle school)"],
       [_PAST, r"at the time"])
-_kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|driven by", "speak of their passions",
+_kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|driven by|say they (love|enjoy)|"
+      r"what do (the )?(guests|speakers|they) (love|enjoy)|hobb(y|ies)",
+      "speak of their passions",
       [r"i (love|loved|adore|am passionate|'m passionate|was passionate)", r"passion(ate)?", r"i('m| am| was| got| became) (\w+ )?obsessed",
        r"fascinat\w*", r"what (drives|motivates|excites|gets) me", r"i('ve| have) always (been|wanted|loved)",
        r"(inspired|motivated|drove|drives) me", r"my (dream|calling|mission)"],
@@ -81,6 +87,12 @@ _kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*", "voice worri
       [r"harm\w*", r"misuse", r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
        r"caution\w*", r"bias(es|ed)?", r"(un)?safe(ty)?", r"misinformation", r"replac\w* (us|humans|people|jobs|workers)",
        r"(lose|losing|lost) (their |our |your )?jobs"])
+_kind("advice", r"advice|advise[sd]?|tips", "give advice",
+      [r"my (biggest |best |one |main |only )?(piece of )?advice", r"advice (i|for|to) (always |would |'d )?"
+       r"(give|anyone|everyone|people|kids|students|young|folks|founders)", r"i (always|would|'d|often) tell (people|"
+       r"students|my students|kids|young|founders|anyone|everyone|folks)", r"i('d| would) (encourage|recommend|urge)",
+       r"(don't|do not|never) be afraid", r"the (best|most important) thing you can do"],
+      [r"you (have|need|ought|got) to", r"you('ve| have) got to", r"you should", r"find (something|the thing|what) you"])
 
 #: A host's question asking for a kind ("What do you do when you're not rowing?" asks for a passion): the first
 #: REPLY_SENTENCES whole statements of the guest's reply are of that kind, with PROMPT_WEIGHT, cue or no cue
@@ -92,8 +104,12 @@ PROMPTS = {k: re.compile(r"(?i)\b(" + p + r")") for k, p in {
                 r"free time|what do you (love|enjoy)|what (gets|got) you (excited|going)|what drives you",
     "hopes": r"hope|looking forward|excit|optimis|what'?s next|the future",
     "worries": r"worr|fear|concern|afraid|scar|nervous|risk|keeps? you up",
+    "advice": r"advice|advise|what would you (tell|say to)|(tell|say to) (your )?(younger|young)|whisper in your",
 }.items()}
 REPLY_SENTENCES = 1
+#: Advice asked for is given over a few sentences, the advice itself seldom first ("I would say be a generalist
+#: ... it's important to get a broad education."): that many of the reply's whole statements are of the kind.
+ADVICE_REPLY = 3
 PROMPT_WEIGHT = 2.0
 #: A host's turn that asks: a question, or a request ("Tell us where you grew up.").
 _ASKING = re.compile(r"\?[\"'\u201d\u2019)]*$|^\W*(tell|talk|describe|walk) (us|me)\b", re.IGNORECASE)
@@ -104,6 +120,9 @@ _CHANGE = re.compile(r"(?i)\b(evolv\w*|chang\w*|shift\w*|over (the )?(time|years
 _THE_HOST = re.compile(r"(?i)\bthe (co-?)?(hosts?|interviewers?|presenters?)\b(?!'s guests)")
 #: A short sentence said whole: a capital, words, a full stop.
 _SHORT_WHOLE = re.compile(r"^[A-Z][^.?!]*[.!]$")
+#: A reply's opening that praises the question, not answers it ("That's such a great question, and I appreciate that.").
+_PLEASANTRY = re.compile(r"(?i)\b((great|good|wonderful|tough|hard|fascinating|interesting|fair|excellent) question|"
+                         r"i appreciate (that|the question))\b")
 #: A thank-you.
 _THANKS = re.compile(r"(?i)\b(thank(s| you)|grateful)\b")
 #: Words of a statement in the first person: what a speaker says of themself.
@@ -183,6 +202,8 @@ def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
     """The sum of the weights of ``kind``'s cues that ``sentence`` holds, plus :data:`PROMPT_WEIGHT` when it
     replies to ``prompt``, a host's question asking for the kind (:data:`PROMPTS`); a story needs the first
     person unless it replies to such a question."""
+    # the cues write the apostrophe straight; transcripts often curl it ("don’t", "I’m")
+    sentence, prompt = sentence.replace("\u2019", "'"), prompt.replace("\u2019", "'")
     asked = bool(prompt) and bool(PROMPTS[kind].search(prompt))
     w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence)) + (PROMPT_WEIGHT if asked else 0.0)
     if kind == "stories" and not asked and not _FIRST.search(sentence):
@@ -233,23 +254,10 @@ def _same(a: str, b: str) -> bool:
 
 
 def _opening_speaker(before: str, text: str) -> str:
-    """Who is speaking where ``text`` (a text unit) opens, from ``before`` (the unit before it in its work, which
-    it may overlap): the last speaker turn of ``before`` ahead of where ``text`` opens in it (its end,
-    when they do not overlap), in title case as :func:`slmgraph.query.theme_model.speaker_of` gives it; ""
-    without one."""
-    from slmgraph.query.theme_model import _no_one, _turns
+    """:func:`slmgraph.query.theme_model.opening_speaker`."""
+    from slmgraph.query.theme_model import opening_speaker
 
-    head = text[:60]
-    at = before.find(head) if head else -1
-    cut = at if at >= 0 else len(before)
-    label = ""
-    for start, name in _turns(before):
-        if start >= cut:
-            break
-        label = name
-    if not label or _no_one(label):
-        return ""
-    return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
+    return opening_speaker(before, text)
 
 
 def found(ix, question: str, kinds: list[str]) -> list[Said]:
@@ -267,7 +275,8 @@ def found(ix, question: str, kinds: list[str]) -> list[Said]:
 
 def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
     """The corpus's sentences that ``weigh`` (``(sentence, prompt) -> (weight, kind)``; ``prompt``: the host's
-    question a sentence replies to, among the first :data:`REPLY_SENTENCES` whole statements of the reply, else
+    question a sentence replies to, among the first :data:`REPLY_SENTENCES` (:data:`ADVICE_REPLY` for a request for
+    advice) whole statements of the reply, praise of the question not counted, else
     "") gives a
     positive weight, each no
     thank-you and, with ``whole``, a whole statement (:func:`slmgraph.query.theme_model._statement_ok`; without,
@@ -302,9 +311,10 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
             if who in every:
                 if _ASKING.search(body):
                     prompt, replied = body, 0
-            elif who and ok:  # a reply's whole statements ("Baking." is none)
+            elif who and ok and not _PLEASANTRY.search(body):  # a reply's whole statements ("Baking." is none)
                 replied += 1
-            reply = who not in every and ok and 0 < replied <= REPLY_SENTENCES
+            reach = ADVICE_REPLY if PROMPTS["advice"].search(prompt.replace("\u2019", "'")) else REPLY_SENTENCES
+            reply = who not in every and ok and 0 < replied <= reach
             w, kind = weigh(body, prompt if reply else "")
             # a thank-you states nothing of any kind ("Kevin, thank you so much for your curiosity.")
             if w <= 0 or _THANKS.search(body):
@@ -508,6 +518,54 @@ def _halves(ix, mine: list[Said], order: dict, noun: str) -> str:
             f"in the last {len(last)} ({t(last[0])} to {t(last[-1])}) {_said(len(mine) - n1)}")
 
 
+def _life_course(ix, stories: list[Said], every: bool = False) -> str:
+    """Where in a conversation the stories of each stage of life fall (:data:`STAGES`; the median of each stage of
+    :data:`slmgraph.query.theme_render.PLACE_LEAST` stories or more, :meth:`ThemeIndex.point_in_work`), over all the
+    corpus's stories, and whether they come in the order of a life -- "Where the 55 stories fall in a
+    conversation (...): childhood and family at 15 %, school and university at 14 %, first jobs and careers at 23 %;
+    so they are told in the order of a life, its early years first (each work apart: 4 of the 5 works ... open on the earliest stage they tell)."; "" with
+    under three stages placed or in a corpus
+    whose works are single text units. ``every``: ``stories`` are all the corpus's, not only those the answer counts
+    ("Where all the corpus's 55 sentences telling stories fall ...")."""
+    from slmgraph.query.theme_render import in_order, place_text, placed
+
+    if all(ix.doc_by_id[s.doc_id].n_units == 1 and ix.doc_by_id[s.doc_id].work is None for s in stories):
+        return ""
+    by: dict[str, list[float]] = {}
+    for s in stories:
+        by.setdefault(stage_of(s.text), []).append(ix.point_in_work(s.doc_id, s.unit))
+    found = placed([(label, by.get(label, [])) for label, _ in STAGES])
+    if len(found) < 3:  # two stages make no order of a life
+        return ""
+    text = (f"Where {'all the corpus' + chr(39) + 's' if every else 'these'} {len(stories)} sentences telling stories fall in a conversation (the median point of each stage, "
+            f"from a conversation's opening at 0 % to its end at 100 %): {place_text(found)}")
+    if in_order(found):
+        text += "; so they are told in the order of a life, its early years first"
+    else:
+        text += "; so they do not follow the order of a life"
+    works, ordered = _ordered_works(ix, stories)
+    if works:  # a median hides the works that tell their stages another way
+        text += (f" (each work apart: {ordered} of the {works} works telling two stages or more open on the earliest "
+                 f"stage they tell)")
+    return text + "."
+
+
+def _ordered_works(ix, stories: list[Said]) -> tuple[int, int]:
+    """``(works, ordered)``: the works whose stories tell two stages of life or more (:func:`stage_of`, "other
+    moments" aside), and how many of them open on the earliest stage they tell (their first story is of it)."""
+    from slmgraph.query.theme_topics import _work
+
+    rank = {label: i for i, (label, _) in enumerate(STAGES)}
+    told: dict[str, list[tuple[float, int]]] = {}
+    for s in stories:
+        stage = stage_of(s.text)
+        if stage in rank:
+            told.setdefault(_work(ix.doc_by_id[s.doc_id]), []).append((ix.point_in_work(s.doc_id, s.unit), rank[stage]))
+    works = [sorted(v) for v in told.values() if len({r for _, r in v}) >= 2]
+    ordered = sum(1 for v in works if v[0][1] == min(r for _, r in v))
+    return len(works), ordered
+
+
 def _verb(phrase: str, n: int) -> str:
     """``phrase`` ("tell stories of their own") for ``n`` sentences: its verb in the singular for one ("tells")."""
     verb, _, rest = phrase.partition(" ")
@@ -569,6 +627,153 @@ def motifs(ix, items: list[Said], question: str, embedder) -> list[tuple[list[st
     return out[:MOTIFS]
 
 
+#: What a story holds, the elements of a telling (Labov & Waletzky 1967 on oral narrative: its orientation, its
+#: complicating action and its resolution; Campbell's mentor): ``(label, cue)``, cues with straightened apostrophes.
+ELEMENTS = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in (
+    ("an age or a year that sets the scene", r"(19|20)\d\d|(at|when i was) (\d{1,2}|six|seven|eight|nine|ten|eleven|"
+                                             r"twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen)|"
+                                             r"\d{1,2}[- ]years?[- ]old|years ago|back then"),
+    ("a turning point", r"(i|we) (suddenly |finally |eventually )?(realized|realised|decided|discovered|figured out)|"
+                        r"that's when|that was when|turning point|changed (my life|everything)|it clicked|"
+                        r"light ?bulb|aha moment"),
+    ("a parent, teacher or mentor who set them on their way", r"mentors?|taught me|encouraged me|inspired me|"
+                        r"showed me|pushed me|introduced me|took me under|learn(ed|t)? from my"),
+    ("luck or chance", r"lucky|luck|fortunate|by accident|accidentally|serendip\w*|by chance|happened to"),
+    ("a setback", r"failed|failures?|rejected|got fired|was fired|dropped out|went (bankrupt|under)|"
+                  r"struggled|didn't work|was terrible at|flunked"),
+))
+#: Speakers an element needs before the answer names it.
+ELEMENT_SPEAKERS = 2
+
+
+def elements(items: list[Said]) -> list[tuple[str, int, list[str], list[str]]]:
+    """``[(element, sentences, speakers, cue words as said)]``: the :data:`ELEMENTS` the story sentences ``items``
+    hold, each said by at least :data:`ELEMENT_SPEAKERS` speakers, the most told first."""
+    out = []
+    for label, cue in ELEMENTS:
+        said = [(s, m.group(0)) for s in items for m in [cue.search(s.text.replace("\u2019", "'"))] if m]
+        who = list(dict.fromkeys(s.speaker for s, _ in said if s.speaker))
+        if len(who) >= ELEMENT_SPEAKERS:
+            words = list({w.casefold(): re.sub(r"^i\b", "I", w) for _, w in reversed(said)}.values())[::-1]
+            out.append((label, len(said), who, words))
+    return sorted(out, key=lambda e: (-e[1], e[0]))
+
+
+def elements_sentence(found: list[tuple[str, int, list[str], list[str]]], every: int = 0) -> str:
+    """What :func:`elements` found, as one sentence ("What the stories hold: a turning point in 12 sentences of 7
+    speakers (“i realized”, “i decided”); luck or chance in 8 ..."); "" with none. ``every``: over all the corpus's
+    ``every`` story sentences, not only those the answer counts."""
+    if not found:
+        return ""
+    lead = f"Across all the corpus's {every} sentences telling stories, what" if every else "What"
+    return f"{lead} the stories hold: " + "; ".join(
+        f"{label} in {n} sentence{'s' if n != 1 else ''} of {len(who)} speakers ({', '.join(_q(w) for w in words[:3])})"
+        for label, n, who, words in found) + "."
+
+
+#: Verbs an imperative of advice opens on ("Learn statistics.", "Talk to your users every week.").
+_ADVICE_VERBS = (r"be|have|find|pick|learn|do|get|go|try|take|make|keep|stay|start|ask|read|follow|work|build|study|"
+                 r"trust|stop|look|listen|spend|choose|talk|play|cook|count|finish|solve|hire|know|volunteer|record|"
+                 r"come|write|practi[cs]e|surround|seek|care|focus|travel|save|check|say|use|join|treat|give|put")
+#: What a sentence of advice advises: an imperative opening it (after "so", "and", "first", ...), or the words after
+#: "my advice is", "you've got to", "don't be afraid to" (apostrophes straightened).
+_ADVISES = re.compile(r"(?i)^(?:(?:so|and|but|first|second|third|finally|also|well|yeah|oh|just),?\s+)*(?P<imp>(?:don't |do not |"
+                      r"never )?(?:" + _ADVICE_VERBS + r")\b[^.;!?]*)|(?:\badvice\b[^.;!?]{0,40}?\b(?:is|was),?\s+(?:like,?\s+)?|"
+                      r"\byou(?:'ve| have)? (?:got to|have to|need to|should) (?:[^.;!?]{0,12}?\byou (?:have|need) to )?)"
+                      r"(?P<obj>[^.;!?]+)|(?P<afraid>\b(?:don't|do not|never) be afraid to [^.;!?]+)")
+#: Where the words of advice end: a reason or a new clause.
+_ADVICE_END = re.compile(r"(?i)(,?\s+\b(because|so that|since|which|but i|and i|and then)\b.*$)|;.*$")
+#: The most words of advice shown, and the most speakers.
+ADVICE_WORDS, ADVISERS = 12, 10
+
+
+def advises(items: list[Said]) -> list[tuple[str, str]]:
+    """``[(what is advised, speaker)]``: the advice of the speakers of ``items`` in their words (:data:`_ADVISES`: an
+    imperative, or what follows "my advice is", "you have to", "don't be afraid to"), a reason after it dropped, at
+    most :data:`ADVICE_WORDS` words (up to a comma, where longer); each speaker's first before anyone's second, in
+    first-said order, at most :data:`ADVISERS`."""
+    out: list[tuple[int, int, str, str]] = []
+    rank: Counter = Counter()
+    for s in items:
+        if not s.speaker:
+            continue
+        m = _ADVISES.search(s.text.replace("\u2019", "'").strip())
+        if m is None:
+            continue
+        said = _ADVICE_END.sub("", (m.group("imp") or m.group("obj") or m.group("afraid") or "").strip())
+        words = said.split()
+        if len(words) > ADVICE_WORDS:
+            said = said.split(",")[0]
+            words = said.split()
+        said = said.strip(" ,-\u2013")
+        if 2 <= len(words) <= ADVICE_WORDS and not any(said.casefold() == x[2].casefold() for x in out):
+            out.append((rank[s.speaker], len(out), said, s.speaker))
+            rank[s.speaker] += 1
+    return [(said, who) for _, _, said, who in sorted(out)][:ADVISERS]
+
+
+def advises_sentence(found: list[tuple[str, str]], every: int = 0) -> str:
+    """What :func:`advises` found, as one sentence ("What they advise, in their own words: “pick hard problems that
+    aren't solved” (David Baker); “have a hobby” (Justine Ezarik)."); "" with under two. ``every``: of all the
+    corpus's ``every`` sentences of advice, not only those the answer counts."""
+    if len(found) < 2:
+        return ""
+    lead = f"Across all the corpus's {every} sentences of advice, what" if every else "What"
+    return f"{lead} they advise, in their own words: " + "; ".join(f"{_q(a)} ({who})" for a, who in found) + "."
+
+
+#: What a speaker says they love: the words after "I love", "I'm passionate about", "my passion is", "fascinated me
+#: the most was" (apostrophes straightened), up to a clause's end.
+_LOVES = re.compile(r"(?i)\b(?:i (?:really |just |absolutely |always |also )?(?:love|loved|adore|adored|enjoy|enjoyed)(?: to)?"
+                    r"|i(?:'m| am| was| feel| felt) (?:super |really |very |so |quite )?passionate(?: about)?"
+                    r"|my (?:real |great |biggest )?passion (?:is|was|for)|fascinated me (?:the )?most (?:was|is))"
+                    r" (?P<obj>[^,.;:!?\u2013\u2014\"]+)")
+#: Where an object of love ends: a new clause.
+_CLAUSE = re.compile(r"(?i)\s\b(because|as|when|while|which|who|where|since|if|but|so|and i|and then|and that|"
+                     r"that (i|we|you|it)|in the|at the time|by the way)\b.*$")
+#: Words before an object that say nothing of it ("that type of brainstorming", "sort of firsthand accounts").
+_HEDGES = re.compile(r"(?i)\b(sort of|kind of|that type of|this type of|the idea of|like,?|just|really)\s+")
+#: An object that is no thing loved: a pronoun or a clause ("I love that you do this", "I love it").
+_NO_OBJECT = re.compile(r"(?i)^(it|that|this|them|these|those|you|him|her|us|what|how|the fact|to|being able|called|"
+                        r"named|about|and|or|but|is|was|(do|be|go|get|make|see|say|hear|know|think)$)\b")
+#: The most objects of love listed, and their most words.
+LOVES, LOVE_WORDS = 12, 7
+
+
+def loves(items: list[Said]) -> list[tuple[str, list[str]]]:
+    """``[(what is loved, its speakers)]``: the objects of love ``items`` name (:data:`_LOVES`; clauses, hedges and
+    pronouns dropped; at most :data:`LOVE_WORDS` words), one per speaker and object, in first-said order, objects
+    differing only in case or a final "s" joined; at most :data:`LOVES`, each speaker's first before anyone's second."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    for s in items:
+        for m in _LOVES.finditer(s.text.replace("\u2019", "'")):
+            obj = re.sub(r"(?i)\s+(and|or|but|the|a)$", "", _CLAUSE.sub("", _HEDGES.sub("", m.group("obj"))).strip(" -'"))
+            if not obj or _NO_OBJECT.match(obj) or len(obj.split()) > LOVE_WORDS:
+                continue
+            key = obj.casefold().rstrip("s")
+            shown, who = out.setdefault(key, (obj, []))
+            if s.speaker and s.speaker not in who:
+                who.append(s.speaker)
+    rank: Counter = Counter()
+    order = []
+    for obj, who in out.values():  # the nth object of its first speaker
+        first = who[0] if who else ""
+        order.append((rank[first], len(order), obj, who))
+        rank[first] += 1
+    return [(obj, who) for _, _, obj, who in sorted(order)][:LOVES]
+
+
+def loves_sentence(found: list[tuple[str, list[str]]], every: int = 0) -> str:
+    """What :func:`loves` found, as one sentence ("What they say they love: brainstorming (Bill Gates); reading
+    firsthand accounts of people (Sam Altman)."); "" with under two objects. ``every``: the objects are of all the
+    corpus's ``every`` sentences of the kind, not only those the answer counts ("Across all the corpus's 108 ...")."""
+    if len(found) < 2:
+        return ""
+    lead = f"Across all the corpus's {every} sentences of passion, what" if every else "What"
+    return f"{lead} they say they love: " + "; ".join(
+        f"{_q(obj)}{f' ({_join(who)})' if who else ''}" for obj, who in found) + "."
+
+
 def motif_sentence(found: list[tuple[list[str], list[str]]]) -> str:
     """What :func:`motifs` found, as one sentence ("What recurs across speakers: “school” (4 speakers: ...); ...");
     "" without any."""
@@ -588,7 +793,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     kinds = kinds_asked(question)
     if not kinds or embedder is None:
         return None
-    said, on = _on_topic(ix, found(ix, question, kinds), question)
+    every = found(ix, question, kinds)
+    said, on = _on_topic(ix, every, question)
     said = _strong(said)
     works_of = lambda items: {_work(ix.doc_by_id[s.doc_id]) for s in items}  # noqa: E731
     # a question about the hosts themselves reads their few sentences; a corpus-wide kind needs more
@@ -634,6 +840,21 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         if change and len(order) >= 4:
             head += ". " + _halves(ix, mine, order, noun)
         heads.append(head + ".")
+        # the stories of a question's topic are too few to place: all the corpus's stories show how they are told
+        course = "" if kind != "stories" else _life_course(ix, _strong([s for s in every if s.kind == kind]), True) \
+            if on else _life_course(ix, mine)
+        if course:
+            heads.append(course)
+        pool = _strong([s for s in every if s.kind == kind]) if on else mine
+        held = elements_sentence(elements(pool), len(pool) if on else 0) if kind == "stories" else ""
+        if held:  # the elements a telling is built of: what the stories share as stories
+            heads.append(held)
+        advised = advises_sentence(advises(pool), len(pool) if on else 0) if kind == "advice" else ""
+        if advised:  # the advice itself, each speaker's in a line, is what the question asks for
+            heads.append(advised)
+        loved = loves_sentence(loves(pool), len(pool) if on else 0) if kind == "passions" else ""
+        if loved:  # what each loves says what drives them better than any group of their sentences
+            heads.append(loved)
         recurs = motif_sentence(motifs(ix, mine, question, embedder))
         if recurs:  # what the speakers' sentences have in common, beyond the groups each belongs to
             heads.append(recurs)

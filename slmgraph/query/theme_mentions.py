@@ -34,6 +34,7 @@ import functools
 import re
 from collections import Counter
 
+from slmgraph.names.forms import STOP as _STOP
 from slmgraph.query.theme_lead import _join, _q
 
 #: A question asking how often something is said.
@@ -404,6 +405,9 @@ def other_forms(term: str, ix) -> list[str]:
                 for j in range(i + 2, len(words) + 1):
                     span = words[i:j]
                     caps = [w for w in span if w[0].isupper()]
+                    # a sentence's opening word and a pronoun spell no name ("And I" is no "AI")
+                    if any(w.casefold() in _STOP for w in caps):
+                        continue
                     if span[0][0].isupper() and span[-1][0].isupper() and "".join(w[0] for w in caps).upper() == term:
                         found[" ".join(w if w.casefold() in _SMALL else w[0].upper() + w[1:].lower()
                                        for w in span)] += 1

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from slmgraph.query.documents import Doc, corpus_documents, corpus_headings
-from slmgraph.names.lexicon import LABEL_WORDS, ROLE_WORDS
+from slmgraph.names.lexicon import LABEL_CAPITALS, LABEL_LETTERS, LABEL_WORDS, ROLE_WORDS
 from slmgraph.query.extractive import (
     PROBE_GAP as EXTRACTIVE_PROBE_GAP, _EMPTY_WORDS, _SPEAKER, corpus_heading, filler, leans, quotable,
     sentence_kinds,
@@ -411,7 +411,7 @@ class Boilerplate:
 
 #: A label and a colon at the start of a line ("KEVIN SCOTT: ", "Christina Warren: ") and the rest of the line; a
 #: bullet's or a heading's marker before it is kept in group 1 so that :func:`_turns` can refuse it.
-_TURN = re.compile(r"(?m)^([^\w\n]{0,3})([A-Z][A-Za-z.'\u2019-]+(?: [A-Z][A-Za-z.'\u2019-]+){0,3}):[ \t]*(.*)")
+_TURN = re.compile(rf"(?m)^([^\w\n]{{0,3}})([{LABEL_CAPITALS}][{LABEL_LETTERS}.'\u2019-]+(?: [{LABEL_CAPITALS}][{LABEL_LETTERS}.'\u2019-]+){{0,3}}):[ \t]*(.*)")
 #: Marks that open a list item or a heading, never a speaker's turn ("- Visits: 655,000", "# Library: Report").
 _ITEM_MARKS = frozenset("-*\u2022\u2013\u2014#>+|")
 
@@ -478,6 +478,23 @@ def speaker_of(unit_text: str, sentence: str) -> str:
         label = name
     if _no_one(label):
         return ""  # a list's or a role's label ("Present:", "Apologies:", "Chair:") names no one
+    return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
+
+
+def opening_speaker(before: str, text: str) -> str:
+    """Who is speaking where ``text`` (a text unit) opens, from ``before`` (the unit before it in its work, which
+    it may overlap): the last speaker turn of ``before`` ahead of where ``text`` opens in it (its end,
+    when they do not overlap), in title case as :func:`speaker_of` gives it; "" without one."""
+    head = text[:60]
+    at = before.find(head) if head else -1
+    cut = at if at >= 0 else len(before)
+    label = ""
+    for start, name in _turns(before):
+        if start >= cut:
+            break
+        label = name
+    if not label or _no_one(label):
+        return ""
     return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
 
 
@@ -593,6 +610,22 @@ class ThemeIndex:
             lo, hi, n = self._spans[d.work]
             return n >= EDGE_MIN_PARTS and d.part in (lo, hi)
         return d.n_units >= EDGE_MIN_PARTS and unit in (1, d.n_units)
+
+    def point_in_work(self, doc_id: str, unit: int) -> float:
+        """How far into its work the text unit ``unit`` (1-based) of ``doc_id`` is, from 0 (the work's opening) to 1
+        (its end): the document's rank among its work's parts plus the unit's middle within the document, over the
+        work's parts; a document that is no part is its own work. 0.5 for an unknown document."""
+        d = self.doc_by_id.get(doc_id)
+        if d is None:
+            return 0.5
+        if getattr(self, "_ranks", None) is None:
+            works: dict = {}
+            for x in self.docs:
+                works.setdefault(x.work if x.work is not None else x.doc_id, []).append(x)
+            self._ranks = {x.doc_id: (i, len(ds)) for ds in works.values()
+                           for i, x in enumerate(sorted(ds, key=lambda y: (y.part if y.part is not None else 0, y.pos)))}
+        i, n = self._ranks[doc_id]
+        return (i + (min(max(unit, 1), d.n_units) - 0.5) / max(d.n_units, 1)) / n
 
     def unit_phrases(self, chunks: list[str]) -> dict[str, list[tuple[str, str]]]:
         """``chunk_id -> [(key, surface)]``: the noun phrases the concept pass found in each text unit
@@ -771,6 +804,32 @@ class ThemeIndex:
         if getattr(self, "_all_text", None) is None:
             self._all_text = "\n".join(u.text for u in self.all_units())
         return self._all_text
+
+    def speaker(self, u, sentence: str) -> str:
+        """Who says ``sentence`` of the text unit ``u`` (an :meth:`all_units` item): :func:`speaker_of`, or, for a
+        sentence ahead of the unit's first label (a unit opening mid-turn), the speaker where the unit before it in
+        its work leaves off (:func:`opening_speaker`); "" without one."""
+        who = speaker_of(u.text, sentence)
+        if who or not sentence:
+            return who
+        if getattr(self, "_before", None) is None:
+            units, before = self.all_units(), {}
+            for a, b in zip(units, units[1:]):
+                da, db = self.doc_by_id[a.doc_id], self.doc_by_id[b.doc_id]
+                if (da.work or da.doc_id) == (db.work or db.doc_id):
+                    before[b.chunk_id] = a
+            self._before = before
+        prev = self._before.get(u.chunk_id)
+        if prev is None:
+            return ""
+        body = _SPEAKER.sub("", sentence).split()
+        probe = re.escape(" ".join(body[:6])).replace("\\ ", "\\s+") if body else ""
+        m = re.search(probe, u.text) if probe else None
+        turns = _turns(u.text)
+        # only a sentence found ahead of the unit's first label is the turn the unit before leaves off
+        if m is None or (turns and turns[0][0] <= m.start()):
+            return ""
+        return opening_speaker(prev.text, u.text)
 
     def all_units(self) -> list[_Unit]:
         """Every text unit of the index's documents, in corpus order; read once per index view (a corpus-wide

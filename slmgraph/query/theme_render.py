@@ -37,6 +37,31 @@ def _cap(text: str) -> str:
 _FIFTHS = ("first fifth", "second fifth", "middle fifth", "fourth fifth", "last fifth")
 
 
+#: The least sentences a group needs before the answer says where in a conversation it falls.
+PLACE_LEAST = 3
+
+
+def placed(groups: list[tuple[str, list[float]]]) -> list[tuple[str, float]]:
+    """``[(label, median point)]`` of the groups of at least :data:`PLACE_LEAST` points (each how far into its work a
+    sentence is, 0 its opening to 1 its end; :meth:`ThemeIndex.point_in_work`), in the given order."""
+    import statistics
+
+    return [(label, statistics.median(pts)) for label, pts in groups if len(pts) >= PLACE_LEAST]
+
+
+def place_text(found: list[tuple[str, float]]) -> str:
+    """"childhood and family at 15 %, school and university at 14 %": :func:`placed`'s medians as the answer writes
+    them."""
+    return _join([f"{label} at {round(100 * m)} %" for label, m in found])
+
+
+def in_order(found: list[tuple[str, float]], slack: float = 0.05) -> bool:
+    """True when :func:`placed`'s medians rise with the given order (each at least the one before less ``slack``)
+    and the last lies clearly after the first (by more than ``slack``)."""
+    ms = [m for _, m in found]
+    return len(ms) >= 3 and all(b >= a - slack for a, b in zip(ms, ms[1:])) and ms[-1] - ms[0] > slack
+
+
 def passage_span(cov: dict) -> str:
     """Where in its document a theme's passages lie (``cov`` with ``from``, ``to``, ``passages_of``): "from its
     first fifth to its last fifth", "from its opening to its end", "all in its middle fifth"."""

@@ -37,6 +37,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from slmgraph.names.lexicon import LABEL_CAPITALS as _UP
 from slmgraph.query.theme_labels import _names, head_compounds, label_worthy, residual_idf, topicality
 from slmgraph.query.theme_lead import _join, _q
 from slmgraph.query.theme_model import ThemeIndex, word_stem
@@ -62,7 +63,7 @@ VOICE_MIN_SHARE = 0.3
 #: Voices a work's line names at most.
 VOICES = 2
 #: A speaker's label opening a line of a transcript ("BILL GATES: It was stunning").
-_LABEL = re.compile(r"(?m)^[ \t]*([A-Z][A-Z.'-]+(?: [A-Z][A-Z.'-]+){0,3}):")
+_LABEL = re.compile(rf"(?m)^[ \t]*([{_UP}][{_UP}.'-]+(?: [{_UP}][{_UP}.'-]+){{0,3}}):")
 #: Works with subjects a corpus needs (this share of its works, and MIN_WORKS) before they are listed.
 LISTED_SHARE = 0.5
 #: A speaker found in at least this share of the works hosts the series.

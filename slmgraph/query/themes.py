@@ -82,7 +82,7 @@ from slmgraph.query.theme_model import (
     KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP,
     STATEMENT_MARGIN, Statement, TIMELINE_DOCS, TIMELINE_FLOOR, TIMELINE_PER_DOC, TIMELINE_STATEMENTS, Theme,
     ThemeIndex, UNITS_PER_THEME, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
-    is_temporal, names_asked, repeats, short_penalty, speaker_of, spoken, statement_penalty, topic_words,
+    is_temporal, names_asked, repeats, short_penalty, spoken, statement_penalty, topic_words,
 )
 from slmgraph.query.theme_render import render_themes, template_opening
 
@@ -191,7 +191,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
                 continue
             seen.add(s)
             cands.append((cid, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
-                                         speaker=speaker_of(u.text, s))))
+                                         speaker=ix.speaker(u, s))))
     if not cands:
         return []
     vecs = _embed([st.text for _, st in cands], embedder)
@@ -524,7 +524,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                         (id(t) in said_by and not any(p.search(s) for p in said_by[id(t)])):
                     continue
                 cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
-                                            speaker=speaker_of(u.text, s))))
+                                            speaker=ix.speaker(u, s))))
     vecs = None
     if cands and embedder is not None:  # a unit shared by several themes gives the same sentences: embed each once
         uniq = list(dict.fromkeys(c[1].text for c in cands))
