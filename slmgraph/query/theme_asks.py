@@ -216,10 +216,10 @@ def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = Fa
     the forms in the order they come, then the earliest and latest subjects, and, when questions about the past
     come in a conversation's first third and those about views or what if after its middle, that the
     conversations run from one to the other."""
-    from slmgraph.query.theme_render import place_text, placed
+    from slmgraph.query.theme_render import no_course, place_text, placed
 
-    if all(ix.doc_by_id[a.doc_id].n_units == 1 and ix.doc_by_id[a.doc_id].work is None for a in asked):
-        return ""  # a work of one unit has no course to follow
+    if no_course(ix, (a.doc_id for a in asked)):
+        return ""
     order = [f for f, _ in FORMS] + [CHECK, OPEN, YES_NO]
     by_form = placed([(f, [ix.point_in_work(a.doc_id, a.unit) for a in asked if a.form == f]) for f in order])
     if len(by_form) < 2:
@@ -249,7 +249,7 @@ def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = Fa
     at = dict(by_form)
     late = [f for f in ("their views", "what if") if at.get(f, 0.0) > 0.5]
     if at.get("their past", 1.0) < 1 / 3 and late:
-        text += f". So a conversation runs from the guest's past to {late[0] if late[0] != 'what if' else 'what if'}"
+        text += f". So a conversation runs from the guest's past to {late[0]}"
     return text + "."
 
 

@@ -193,6 +193,11 @@ class Said:
     ok: bool = True
 
 
+def _straight(text: str) -> str:
+    """``text`` with its apostrophes straight, as the cue tables write them; transcripts often curl them ("don’t")."""
+    return text.replace("\u2019", "'")
+
+
 def kinds_asked(question: str) -> list[str]:
     """The kinds of :data:`KINDS` that ``question`` asks for, in the table's order; [] for most questions."""
     return [k for k, (asked, _, _) in KINDS.items() if asked.search(question or "")]
@@ -202,8 +207,7 @@ def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
     """The sum of the weights of ``kind``'s cues that ``sentence`` holds, plus :data:`PROMPT_WEIGHT` when it
     replies to ``prompt``, a host's question asking for the kind (:data:`PROMPTS`); a story needs the first
     person unless it replies to such a question."""
-    # the cues write the apostrophe straight; transcripts often curl it ("don’t", "I’m")
-    sentence, prompt = sentence.replace("\u2019", "'"), prompt.replace("\u2019", "'")
+    sentence, prompt = _straight(sentence), _straight(prompt)
     asked = bool(prompt) and bool(PROMPTS[kind].search(prompt))
     w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence)) + (PROMPT_WEIGHT if asked else 0.0)
     if kind == "stories" and not asked and not _FIRST.search(sentence):
@@ -313,7 +317,7 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
                     prompt, replied = body, 0
             elif who and ok and not _PLEASANTRY.search(body):  # a reply's whole statements ("Baking." is none)
                 replied += 1
-            reach = ADVICE_REPLY if PROMPTS["advice"].search(prompt.replace("\u2019", "'")) else REPLY_SENTENCES
+            reach = ADVICE_REPLY if PROMPTS["advice"].search(_straight(prompt)) else REPLY_SENTENCES
             reply = who not in every and ok and 0 < replied <= reach
             w, kind = weigh(body, prompt if reply else "")
             # a thank-you states nothing of any kind ("Kevin, thank you so much for your curiosity.")
@@ -527,9 +531,9 @@ def _life_course(ix, stories: list[Said], every: bool = False) -> str:
     under three stages placed or in a corpus
     whose works are single text units. ``every``: ``stories`` are all the corpus's, not only those the answer counts
     ("Where all the corpus's 55 sentences telling stories fall ...")."""
-    from slmgraph.query.theme_render import in_order, place_text, placed
+    from slmgraph.query.theme_render import in_order, no_course, place_text, placed
 
-    if all(ix.doc_by_id[s.doc_id].n_units == 1 and ix.doc_by_id[s.doc_id].work is None for s in stories):
+    if no_course(ix, (s.doc_id for s in stories)):
         return ""
     by: dict[str, list[float]] = {}
     for s in stories:
@@ -651,7 +655,7 @@ def elements(items: list[Said]) -> list[tuple[str, int, list[str], list[str]]]:
     hold, each said by at least :data:`ELEMENT_SPEAKERS` speakers, the most told first."""
     out = []
     for label, cue in ELEMENTS:
-        said = [(s, m.group(0)) for s in items for m in [cue.search(s.text.replace("\u2019", "'"))] if m]
+        said = [(s, m.group(0)) for s in items for m in [cue.search(_straight(s.text))] if m]
         who = list(dict.fromkeys(s.speaker for s, _ in said if s.speaker))
         if len(who) >= ELEMENT_SPEAKERS:
             words = list({w.casefold(): re.sub(r"^i\b", "I", w) for _, w in reversed(said)}.values())[::-1]
@@ -697,7 +701,7 @@ def advises(items: list[Said]) -> list[tuple[str, str]]:
     for s in items:
         if not s.speaker:
             continue
-        m = _ADVISES.search(s.text.replace("\u2019", "'").strip())
+        m = _ADVISES.search(_straight(s.text).strip())
         if m is None:
             continue
         said = _ADVICE_END.sub("", (m.group("imp") or m.group("obj") or m.group("afraid") or "").strip())
@@ -746,12 +750,12 @@ def loves(items: list[Said]) -> list[tuple[str, list[str]]]:
     differing only in case or a final "s" joined; at most :data:`LOVES`, each speaker's first before anyone's second."""
     out: dict[str, tuple[str, list[str]]] = {}
     for s in items:
-        for m in _LOVES.finditer(s.text.replace("\u2019", "'")):
+        for m in _LOVES.finditer(_straight(s.text)):
             obj = re.sub(r"(?i)\s+(and|or|but|the|a)$", "", _CLAUSE.sub("", _HEDGES.sub("", m.group("obj"))).strip(" -'"))
             if not obj or _NO_OBJECT.match(obj) or len(obj.split()) > LOVE_WORDS:
                 continue
             key = obj.casefold().rstrip("s")
-            shown, who = out.setdefault(key, (obj, []))
+            _, who = out.setdefault(key, (obj, []))
             if s.speaker and s.speaker not in who:
                 who.append(s.speaker)
     rank: Counter = Counter()
@@ -840,12 +844,11 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         if change and len(order) >= 4:
             head += ". " + _halves(ix, mine, order, noun)
         heads.append(head + ".")
-        # the stories of a question's topic are too few to place: all the corpus's stories show how they are told
-        course = "" if kind != "stories" else _life_course(ix, _strong([s for s in every if s.kind == kind]), True) \
-            if on else _life_course(ix, mine)
+        # a question's topic narrows the kind's sentences too far to read how they are told: all the corpus's are read
+        pool = _strong([s for s in every if s.kind == kind]) if on else mine
+        course = _life_course(ix, pool, bool(on)) if kind == "stories" else ""
         if course:
             heads.append(course)
-        pool = _strong([s for s in every if s.kind == kind]) if on else mine
         held = elements_sentence(elements(pool), len(pool) if on else 0) if kind == "stories" else ""
         if held:  # the elements a telling is built of: what the stories share as stories
             heads.append(held)

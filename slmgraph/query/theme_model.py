@@ -462,13 +462,7 @@ def speaker_of(unit_text: str, sentence: str) -> str:
     four capitalised words and a colon) at or before where the sentence starts in ``unit_text``, shown in title
     case ("Sam Altman"); "" when the unit holds no label before it, the label names no one (words of
     :data:`slmgraph.names.lexicon.LABEL_WORDS` and office words only) or the sentence is not found."""
-    words = sentence.split()
-    at = -1
-    if words:
-        body = _SPEAKER.sub("", sentence).split()
-        probe = re.escape(" ".join(body[:6])).replace("\\ ", "\\s+") if body else ""
-        m = re.search(probe, unit_text) if probe else None
-        at = m.start() if m else -1
+    at = _sentence_at(unit_text, sentence)
     if at < 0:
         return ""
     label = ""
@@ -478,6 +472,20 @@ def speaker_of(unit_text: str, sentence: str) -> str:
         label = name
     if _no_one(label):
         return ""  # a list's or a role's label ("Present:", "Apologies:", "Chair:") names no one
+    return _shown_label(label)
+
+
+def _sentence_at(unit_text: str, sentence: str) -> int:
+    """Where ``sentence`` (its first six words, a speaker label dropped, any spacing) starts in ``unit_text``; -1
+    when not found."""
+    body = _SPEAKER.sub("", sentence).split() if sentence.split() else []
+    probe = re.escape(" ".join(body[:6])).replace("\\ ", "\\s+") if body else ""
+    m = re.search(probe, unit_text) if probe else None
+    return m.start() if m else -1
+
+
+def _shown_label(label: str) -> str:
+    """A speaker label as answers name the speaker: "KEVIN SCOTT" in title case, "Christina Warren" as written."""
     return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
 
 
@@ -495,7 +503,7 @@ def opening_speaker(before: str, text: str) -> str:
         label = name
     if not label or _no_one(label):
         return ""
-    return " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
+    return _shown_label(label)
 
 
 @dataclass
@@ -822,12 +830,10 @@ class ThemeIndex:
         prev = self._before.get(u.chunk_id)
         if prev is None:
             return ""
-        body = _SPEAKER.sub("", sentence).split()
-        probe = re.escape(" ".join(body[:6])).replace("\\ ", "\\s+") if body else ""
-        m = re.search(probe, u.text) if probe else None
+        at = _sentence_at(u.text, sentence)
         turns = _turns(u.text)
         # only a sentence found ahead of the unit's first label is the turn the unit before leaves off
-        if m is None or (turns and turns[0][0] <= m.start()):
+        if at < 0 or (turns and turns[0][0] <= at):
             return ""
         return opening_speaker(prev.text, u.text)
 

@@ -41,6 +41,11 @@ _FIFTHS = ("first fifth", "second fifth", "middle fifth", "fourth fifth", "last 
 PLACE_LEAST = 3
 
 
+def no_course(ix: ThemeIndex, doc_ids) -> bool:
+    """True when every document of ``doc_ids`` is a work of one text unit: nothing in it falls earlier or later."""
+    return all(ix.doc_by_id[d].n_units == 1 and ix.doc_by_id[d].work is None for d in doc_ids)
+
+
 def placed(groups: list[tuple[str, list[float]]]) -> list[tuple[str, float]]:
     """``[(label, median point)]`` of the groups of at least :data:`PLACE_LEAST` points (each how far into its work a
     sentence is, 0 its opening to 1 its end; :meth:`ThemeIndex.point_in_work`), in the given order."""
