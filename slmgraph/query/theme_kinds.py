@@ -73,18 +73,21 @@ _kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|dr
       "speak of their passions",
       [r"i (love|loved|adore|am passionate|'m passionate|was passionate)", r"passion(ate)?", r"i('m| am| was| got| became) (\w+ )?obsessed",
        r"fascinat\w*", r"what (drives|motivates|excites|gets) me", r"i('ve| have) always (been|wanted|loved)",
-       r"(inspired|motivated|drove|drives) me", r"my (dream|calling|mission)"],
+       r"(inspired|motivated|drove|drives) me", r"my (dream|calling|mission)", r"excit(es|ing to) me",
+       r"i('m| am| was| get| got) (so |really |very |just |incredibly )?(excited|thrilled|delighted)",
+       r"(meaningful|fulfilling|rewarding)"],
       [r"i (enjoy|enjoyed|care (deeply|a lot|so much) about)", r"excit\w*", r"curio(us|sity)", r"joy"])
 _kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?", "voice hopes",
       [r"i('m| am)? (hope|hopeful)", r"optimis\w*", r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
-       r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (help|solve|cure|transform|improve|"
-       r"democratize|empower)"],
-      [r"promis\w*", r"opportunit\w*", r"excit\w*", r"potential", r"better (world|future|lives)", r"looking forward",
+       r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (\w+ ){0,2}(help|solve|cure|transform|improve|"
+       r"democratize|empower|revolutioni[sz]e)", r"(tremendous|enormous|incredible|huge) (\w+ )?(role|successes|progress)",
+       r"good solutions"],
+      [r"promis\w*", r"opportunit(y|ies)(?! to\b)", r"excit\w*", r"potential", r"better (world|future|lives)", r"looking forward",
        r"can'?t wait", r"relieved", r"hopefully"])
 _kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*", "voice worries",
       [r"i('m| am)? (worried|worry|afraid|scared|concerned|nervous|anxious)", r"(worr|fear|scar|frighten|terrif)\w*",
        r"concern(ed|s|ing)?", r"danger(ous|s)?", r"(risk|threat)s?"],
-      [r"harm\w*", r"misuse", r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
+      [r"harm\w*", r"misuse", r"limitations?", r"opaque", r"black box(es)?", r"beyond the capabilit\w*", r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
        r"caution\w*", r"bias(es|ed)?", r"(un)?safe(ty)?", r"misinformation", r"replac\w* (us|humans|people|jobs|workers)",
        r"(lose|losing|lost) (their |our |your )?jobs"])
 _kind("advice", r"advice|advise[sd]?|tips", "give advice",
@@ -166,6 +169,16 @@ CUE_WEIGHT = 0.05
 #: The least sentences of the kind, in at least this many works, before the answer is given this way.
 MIN_FOUND = 5
 MIN_WORKS = 2
+#: A sentence whose subject points back to the sentence before ("And they're pointing to ...", "It could ...").
+_POINTS_BACK = re.compile(r"(?i)^\W*(?:(?:and|but|so|because)\W+)*(?:it|it's|its|this|that|they|they're|these|those)\b")
+#: The longest sentence before (characters) that carries a topic to the sentence after it; a long one is quoted
+#: whole with it, and would bury the quote.
+CONTEXT_CHARS = 240
+
+#: How a kind's sentences are said, in a passive sentence ("hopes are voiced").
+_DONE = {"stories": "told", "passions": "spoken of", "hopes": "voiced", "worries": "voiced", "advice": "given"}
+#: The least sentences of the kinds asked before a question about change gets :func:`_trend`.
+TREND_LEAST = 6
 
 #: What recurs across speakers (:func:`motifs`): a phrase found in at most this share of the text units (a rarer
 #: one says more than "time" or "people"), said by at least this many speakers, at most this many shown; two
@@ -191,6 +204,8 @@ class Said:
     score: float = 0.0
     #: a whole statement, fit to quote (:func:`slmgraph.query.theme_model._statement_ok`)
     ok: bool = True
+    #: the sentence before it in the same turn (same speaker, same text unit), "" at a turn's start
+    before: str = ""
 
 
 def _straight(text: str) -> str:
@@ -307,10 +322,13 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
         if not same:
             prompt, replied = "", 0
         prev = u
+        last, last_who = "", None
         for s in prose_sentences(u.text):
             body = _SPEAKER.sub("", spoken(s)).strip()
             # a unit opening mid-turn: its first sentences are said by the speaker of the unit before
             who = speaker_of(u.text, s) or opening
+            before = last if who == last_who else ""
+            last, last_who = body, who
             ok = _statement_ok(s if s == body else body, ix)
             if who in every:
                 if _ASKING.search(body):
@@ -337,7 +355,7 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
                     twin.ok = ok
                 twin.speaker = twin.speaker or who
                 continue
-            out.append(Said(body, u.number, u.doc_id, u.unit, d.n_units, who, kind, w, ok=ok))
+            out.append(Said(body, u.number, u.doc_id, u.unit, d.n_units, who, kind, w, ok=ok, before=before))
     return out
 
 
@@ -347,8 +365,18 @@ def _on_topic(ix, said: list[Said], question: str) -> tuple[list[Said], list[str
     else all of ``said`` and []."""
     from slmgraph.query.theme_model import names_asked, word_stem
 
+    from dataclasses import replace
+
     specific = _specific(ix, topic_of(question, ix))
-    named = [s for s in said if names_asked(s.text, specific)]
+    own = [s for s in said if names_asked(s.text, specific)]
+    quoted = {(s.source, s.text) for s in own}
+    # a sentence whose subject points back to its speaker's sentence before, which names the topic, is on it too
+    # ("AI is transforming robotics. And they're pointing to opportunities."); it is quoted with that sentence, so
+    # the quote names the topic, unless that sentence is quoted on its own
+    named = own + [replace(s, text=f"{s.before} {s.text}", before="") for s in said
+                   if not names_asked(s.text, specific) and s.before and len(s.before) <= CONTEXT_CHARS
+                   and _POINTS_BACK.match(s.text) and names_asked(s.before, specific)
+                   and (s.source, s.before) not in quoted]
     if len(named) < MIN_FOUND:
         return said, []
     held = {word_stem(w) for s in named for w in re.findall(r"[^\W_]+", s.text.casefold())}
@@ -460,6 +488,11 @@ def _groups(ix, chosen: list[Said], kind: str, embedder) -> list[tuple[str, list
     from slmgraph.query.theme_asks import subjects
 
     chosen = sorted(chosen, key=lambda s: -s.score)
+    if kind == "passions":  # what drives them at work, and what beside it
+        at_work = [s for s in chosen if _WORK.search(s.text)]
+        beside = [s for s in chosen if not _WORK.search(s.text)]
+        if len(at_work) >= 2 and len(beside) >= 2:
+            return [(AT_WORK, at_work), (BESIDE_WORK, beside)]
     if kind == "stories":
         by: dict[str, list[Said]] = {}
         for s in chosen:
@@ -471,10 +504,10 @@ def _groups(ix, chosen: list[Said], kind: str, embedder) -> list[tuple[str, list
     return groups + ([(f"other {kind}" if groups else OTHER_STAGE, rest)] if rest else [])
 
 
-def _group_line(ix, items: list[Said], noun: str) -> str:
-    """A group's first line: how many sentences, in how many works, by whom, and the noun phrases two or more of
-    them name (:func:`slmgraph.query.theme_lead.shared_terms`) -- "9 sentences in 7 works, by Neha Narkhede (2),
-    Danny Hillis and 5 others; 6 of them speak of “parents”, 2 of “stories”."."""
+def _group_line(ix, items: list[Said], noun: str, terms: bool = True) -> str:
+    """A group's first line: how many sentences, in how many works, by whom, and (``terms``) the noun phrases two
+    or more of them name (:func:`slmgraph.query.theme_lead.shared_terms`) -- "9 sentences in 7 works, by Neha
+    Narkhede (2), Danny Hillis and 5 others; 6 of them speak of “parents”, 2 of “stories”."."""
     from slmgraph.query.theme_lead import shared_terms
     from slmgraph.query.theme_topics import _work
 
@@ -485,7 +518,7 @@ def _group_line(ix, items: list[Said], noun: str) -> str:
         shown = [f"{p} ({c})" if c > 1 else p for p, c in who[:3]]
         rest = len(who) - 3
         text += ", by " + _join(shown + ([f"{rest} other{'s' if rest != 1 else ''}"] if rest > 0 else []))
-    terms = shared_terms(items, ix)[:2] if n > 1 else []
+    terms = shared_terms(items, ix)[:2] if n > 1 and terms else []
     if terms:
         text += f"; {terms[0][1]} of them speak of {_q(terms[0][0])}" + "".join(
             f", {c} of {_q(t)}" for t, c in terms[1:])
@@ -522,6 +555,67 @@ def _halves(ix, mine: list[Said], order: dict, noun: str) -> str:
             f"in the last {len(last)} ({t(last[0])} to {t(last[-1])}) {_said(len(mine) - n1)}")
 
 
+def _trend(ix, counts: dict[str, tuple[int, int]], topic: list[str], topic_counts: tuple[int, int], order: dict,
+           noun: str) -> str:
+    """What the halves' counts say, as one sentence: the halves of the works in corpus order, which kinds grow or
+    fade from the first to the last, and whether the balance of two kinds tips ("Read in corpus order (the first 12
+    works, “A” to “B”, then the last 12, “C” to “D”): hopes are voiced about as often in both halves (3 then 4) and
+    worries mostly in the later works (1 then 5), as “AI” itself is named in more parts there (47 then 67); the
+    balance tips toward worries in the later works."). ``counts``: ``kind -> (first half, last half)``;
+    ``topic_counts``: the text units naming the question's topic words ``topic`` in each half; ``order``: work ->
+    place in corpus order."""
+    works = sorted(order, key=order.get)
+    half = len(works) // 2
+    t = lambda w: _q(work_title(ix, w))  # noqa: E731
+    lead = (f"Read in corpus order (the first {half} {noun}, {t(works[0])} to {t(works[half - 1])}, then the last "
+            f"{len(works) - half}, {t(works[half])} to {t(works[-1])})")
+
+    def how(a: int, b: int) -> str:
+        if b >= 2 * max(a, 1) and b >= 3:
+            return f"mostly in the later {noun}"
+        if a >= 2 * max(b, 1) and a >= 3:
+            return f"mostly in the earlier {noun}"
+        return "about as often in both halves"
+
+    ways = {kind: how(a, b) for kind, (a, b) in counts.items()}
+    figures = ", ".join(f"{kind} {a} then {b}" for kind, (a, b) in counts.items())
+    if len(counts) > 1 and len(set(ways.values())) == 1:  # one sentence for kinds that move together
+        verb = _DONE[next(iter(counts))] if len({_DONE[k] for k in counts}) == 1 else "said"
+        text = f"{lead}: {_join(list(counts))} are both {verb} {next(iter(ways.values()))} ({figures})"
+    else:
+        text = f"{lead}: " + _join([f"{kind} {'are' if a + b != 1 else 'is'} {_DONE[kind]} {ways[kind]} "
+                                                f"({a} then {b})" for kind, (a, b) in counts.items()])
+    if topic and sum(topic_counts):
+        a, b = topic_counts
+        rose = sum(y for _, y in counts.values()) > sum(x for x, _ in counts.values())
+        fewer = b < a
+        link = "though" if rose == fewer else "as"
+        text += (f", {link} {_join([_q(w) for w in topic])} itself is named in {'fewer' if fewer else 'more'} parts "
+                 f"there ({a} then {b})") if a != b else ""
+    kinds = list(counts)
+    if len(kinds) == 2:
+        (k1, (a1, b1)), (k2, (a2, b2)) = counts.items()
+        # the share of the second kind in each half: a shift of a fifth or more is a tipping of the balance
+        s1, s2 = a2 / max(a1 + a2, 1), b2 / max(b1 + b2, 1)
+        if a1 + a2 and b1 + b2 and abs(s2 - s1) >= 0.2:
+            text += f"; the balance tips toward {k2 if s2 > s1 else k1} in the later {noun}"
+        elif a1 + a2 and b1 + b2:
+            text += f"; the balance of {k1} and {k2} holds"
+    return text + "."
+
+
+def _topic_halves(ix, question: str, order: dict) -> tuple[int, int]:
+    """The text units naming a specific topic word of ``question`` (:func:`_specific`) in the first half of the
+    works (``order``: work -> place in corpus order) and in the last."""
+    from slmgraph.query.theme_model import names_asked
+    from slmgraph.query.theme_topics import _work
+
+    specific = _specific(ix, topic_of(question, ix))
+    half = len(order) // 2
+    got = [order[_work(ix.doc_by_id[u.doc_id])] < half for u in ix.all_units() if names_asked(u.text, specific)]
+    return sum(got), len(got) - sum(got)
+
+
 def _life_course(ix, stories: list[Said], every: bool = False) -> str:
     """Where in a conversation the stories of each stage of life fall (:data:`STAGES`; the median of each stage of
     :data:`slmgraph.query.theme_render.PLACE_LEAST` stories or more, :meth:`ThemeIndex.point_in_work`), over all the
@@ -531,15 +625,10 @@ def _life_course(ix, stories: list[Said], every: bool = False) -> str:
     under three stages placed or in a corpus
     whose works are single text units. ``every``: ``stories`` are all the corpus's, not only those the answer counts
     ("Where all the corpus's 55 sentences telling stories fall ...")."""
-    from slmgraph.query.theme_render import in_order, no_course, place_text, placed
+    from slmgraph.query.theme_render import in_order, place_text
 
-    if no_course(ix, (s.doc_id for s in stories)):
-        return ""
-    by: dict[str, list[float]] = {}
-    for s in stories:
-        by.setdefault(stage_of(s.text), []).append(ix.point_in_work(s.doc_id, s.unit))
-    found = placed([(label, by.get(label, [])) for label, _ in STAGES])
-    if len(found) < 3:  # two stages make no order of a life
+    found = _stages_placed(ix, stories)
+    if not found:
         return ""
     text = (f"Where {'all the corpus' + chr(39) + 's' if every else 'these'} {len(stories)} sentences telling stories fall in a conversation (the median point of each stage, "
             f"from a conversation's opening at 0 % to its end at 100 %): {place_text(found)}")
@@ -552,6 +641,61 @@ def _life_course(ix, stories: list[Said], every: bool = False) -> str:
         text += (f" (each work apart: {ordered} of the {works} works telling two stages or more open on the earliest "
                  f"stage they tell)")
     return text + "."
+
+
+def _stages_placed(ix, stories: list[Said]) -> list:
+    """The stages of life the ``stories`` tell placed in a conversation
+    (:func:`slmgraph.query.theme_render.placed`: ``[(stage, median point)]``), [] with under three placed or in a
+    corpus whose works are single text units."""
+    from slmgraph.query.theme_render import no_course, placed
+
+    if no_course(ix, (s.doc_id for s in stories)):
+        return []
+    by: dict[str, list[float]] = {}
+    for s in stories:
+        by.setdefault(stage_of(s.text), []).append(ix.point_in_work(s.doc_id, s.unit))
+    found = placed([(label, by.get(label, [])) for label, _ in STAGES])
+    return found if len(found) >= 3 else []  # two stages make no order of a life
+
+
+def structure_lead(ix, stories: list[Said], held: list[tuple[str, int, list[str], list[str]]]) -> str:
+    """For a question about how stories are built (:data:`_STRUCTURE`), the answer in one sentence, from
+    :func:`_life_course`'s order and :func:`elements`: "In short, the stories follow a life's order (the earlier
+    stages told first in 4 of the 4 works telling two or more), set their scenes with an age or a year (27
+    sentences, 5 speakers) and credit luck or chance (16 sentences, 4 speakers)."; "" with neither."""
+    from slmgraph.query.theme_render import in_order
+
+    parts = []
+    found = _stages_placed(ix, stories)
+    if found:
+        works, ordered = _ordered_works(ix, stories)
+        each = f" (the earliest stage told first in {ordered} of the {works} works telling two or more)" if works else ""
+        parts.append(("follow a life's order, from childhood and school to work" if in_order(found)
+                      else "do not follow a life's order") + each)
+    for label, n, who, words in held:
+        parts.append(f"{_ELEMENT_VERBS.get(label, 'hold ' + label)} ({n} sentence{'s' if n != 1 else ''}, "
+                     f"{len(who)} speakers: {', '.join(_q(w) for w in words[:2])})")
+    return f"In short, the stories {_join(parts)}." if parts else ""
+
+
+def _element_quotes(ix, told: list[Said], question: str, embedder, taken: list[Said]) -> list[tuple[str, list[Said]]]:
+    """``[(element, sentences)]``: for each of :func:`elements` the whole statements of ``told`` holding its cue,
+    nearest ``question`` first, none of ``taken`` (quoted elsewhere in the answer) nor of an element before."""
+    from slmgraph.query.extractive import _embed
+
+    used = {(s.source, s.text) for s in taken}
+    out = []
+    for label, _, _, _ in elements(told):
+        cue = dict(ELEMENTS)[label]
+        items = [s for s in told if s.ok and (s.source, s.text) not in used and cue.search(_straight(s.text))]
+        if not items:
+            continue
+        v = _embed([s.text for s in items] + [question], embedder)
+        if v is not None:
+            items = [s for _, s in sorted(zip(v[:-1] @ v[-1], items), key=lambda x: -x[0])]
+        out.append((label, items))
+        used |= {(s.source, s.text) for s in _shown(ix, items)}
+    return out
 
 
 def _ordered_works(ix, stories: list[Said]) -> tuple[int, int]:
@@ -646,6 +790,17 @@ ELEMENTS = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue i
     ("a setback", r"failed|failures?|rejected|got fired|was fired|dropped out|went (bankrupt|under)|"
                   r"struggled|didn't work|was terrible at|flunked"),
 ))
+#: Words of a passion found in the work itself ("excited about one of the Landing.AI projects").
+_WORK = re.compile(r"(?i)\b(work|working|job|projects?|compan(y|ies)|startups?|research|engineering|labs?|careers?|"
+                   r"build(ing)?|teams?|products?|science|discipline|industry|YC|AI)\b")
+#: The passions' two groups (:func:`_groups`).
+AT_WORK, BESIDE_WORK = "the work itself", "beside the work"
+#: What a story does with each element, as a verb phrase of :func:`structure_lead`.
+_ELEMENT_VERBS = {ELEMENTS[0][0]: "set their scenes with an age or a year", ELEMENTS[1][0]: "turn on a moment of decision",
+                  ELEMENTS[2][0]: "credit a parent, teacher or mentor", ELEMENTS[3][0]: "credit luck or chance",
+                  ELEMENTS[4][0]: "tell of setbacks"}
+#: A question about how stories are built.
+_STRUCTURE = re.compile(r"(?i)\b(narrative|structures?|arcs?|how (do|does) (\w+ ){1,2}(tell|recount|narrate))\b")
 #: Speakers an element needs before the answer names it.
 ELEMENT_SPEAKERS = 2
 
@@ -767,6 +922,27 @@ def loves(items: list[Said]) -> list[tuple[str, list[str]]]:
     return [(obj, who) for _, _, obj, who in sorted(order)][:LOVES]
 
 
+def passions_lead(items: list[Said], loved: list[tuple[str, list[str]]]) -> str:
+    """For a question about passions, the answer in one sentence: the passions found in the work itself
+    (:data:`_WORK`; each speaker's first, as the words from its cue on, at most :data:`LOVE_WORDS` + 4 words) and
+    those beside it (:func:`loves`) -- "In short, what drives them is of two kinds: the work itself (“so excited
+    about one of the Landing.AI projects” (Andrew Ng); ...) and what they love beside it (“reading firsthand
+    accounts of people” (Sam Altman); ...)."; "" with under two of either."""
+    said: dict[str, str] = {}
+    for s in items:
+        if not s.speaker or s.speaker in said or not _WORK.search(s.text):
+            continue
+        cue = next((m for pat, _ in KINDS["passions"][2] for m in [pat.search(_straight(s.text))] if m), None)
+        words = _straight(s.text)[cue.start() if cue else 0:].rstrip(" .!?").split()
+        said[s.speaker] = " ".join(words[:LOVE_WORDS + 4]) + (" ..." if len(words) > LOVE_WORDS + 4 else "")
+    away = [(obj, who) for obj, who in loved if not _WORK.search(obj)]
+    if len(said) < 2 or len(away) < 2:
+        return ""
+    work = "; ".join(f"{_q(w)} ({p})" for p, w in list(said.items())[:3])
+    love = "; ".join(f"{_q(obj)}{f' ({_join(who)})' if who else ''}" for obj, who in away[:3])
+    return f"In short, what drives them is of two kinds: the work itself ({work}) and what they love beside it ({love})."
+
+
 def loves_sentence(found: list[tuple[str, list[str]]], every: int = 0) -> str:
     """What :func:`loves` found, as one sentence ("What they say they love: brainstorming (Bill Gates); reading
     firsthand accounts of people (Sam Altman)."); "" with under two objects. ``every``: the objects are of all the
@@ -813,6 +989,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     heads, parts = [], []
     change = bool(_CHANGE.search(question))
     order = {w: i for i, w in enumerate(dict.fromkeys(_work(d) for d in ix.docs))}
+    halves: dict[str, tuple[int, int]] = {}
+    trend = change and len(order) >= 4 and sum(1 for s in said if s.kind in kinds) >= TREND_LEAST
     for kind in kinds:
         mine = [s for s in said if s.kind == kind]
         if not mine:
@@ -828,7 +1006,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         if len(top) > 1 and top[0][1] > top[1][1]:
             head += f", most in {_q(work_title(ix, top[0][0]))} ({top[0][1]})"
         groups = [] if change else _groups(ix, chosen, kind, embedder)
-        shown = {label: _shown(ix, items, len(groups) == 1) for label, items in groups}
+        # the passions at work and beside it are two sides of one answer: each shows as many as a lone group
+        shown = {label: _shown(ix, items, len(groups) == 1 or label in (AT_WORK, BESIDE_WORK)) for label, items in groups}
         quoted = chosen if change else [s for v in shown.values() for s in v]
         if quoted:
             head += (f"; {'it is' if len(mine) == 1 else f'{len(quoted)} of the nearest the question are'} quoted, "
@@ -842,22 +1021,31 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
                 [f"{label} ({len(items)}, in {len(works_of(items))} {noun if len(works_of(items)) != 1 else noun[:-1]})"
                  for label, items in groups if label != OTHER_STAGE]))
         if change and len(order) >= 4:
-            head += ". " + _halves(ix, mine, order, noun)
+            if not trend:  # too few for a trend: each kind's halves are said on their own
+                head += ". " + _halves(ix, mine, order, noun)
+            first = sum(1 for s in mine if order[_work(ix.doc_by_id[s.doc_id])] < len(order) // 2)
+            halves[kind] = (first, len(mine) - first)
         heads.append(head + ".")
         # a question's topic narrows the kind's sentences too far to read how they are told: all the corpus's are read
         pool = _strong([s for s in every if s.kind == kind]) if on else mine
         course = _life_course(ix, pool, bool(on)) if kind == "stories" else ""
         if course:
             heads.append(course)
-        held = elements_sentence(elements(pool), len(pool) if on else 0) if kind == "stories" else ""
-        if held:  # the elements a telling is built of: what the stories share as stories
+        # the elements a telling is built of are read in every sentence telling a story, however faintly cued
+        told = [s for s in every if s.kind == kind] if kind == "stories" else []
+        held = elements_sentence(elements(told), len(told)) if told else ""
+        if held:  # what the stories share as stories
             heads.append(held)
+        if kind == "stories" and _STRUCTURE.search(question):  # how stories are built, answered first
+            heads.insert(0, structure_lead(ix, pool, elements(told)))
         advised = advises_sentence(advises(pool), len(pool) if on else 0) if kind == "advice" else ""
         if advised:  # the advice itself, each speaker's in a line, is what the question asks for
             heads.append(advised)
         loved = loves_sentence(loves(pool), len(pool) if on else 0) if kind == "passions" else ""
         if loved:  # what each loves says what drives them better than any group of their sentences
             heads.append(loved)
+        if kind == "passions":  # the work and what beside it drives them, answered first
+            heads.insert(0, passions_lead(mine, loves(pool)))
         recurs = motif_sentence(motifs(ix, mine, question, embedder))
         if recurs:  # what the speakers' sentences have in common, beyond the groups each belongs to
             heads.append(recurs)
@@ -867,6 +1055,13 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             parts.append("\n".join([title] + [line(s) for s in chosen]))
             point(kind, chosen)
             continue
+        if kind == "stories" and _STRUCTURE.search(question):  # each element of the stories, shown at work
+            for label, items in _element_quotes(ix, told, question, embedder, chosen):
+                # an element's sentences share a way of telling, not a subject: the phrases they share say nothing
+                parts.append("\n".join([f"### {label[0].upper() + label[1:]}", _group_line(ix, items, noun, False)]
+                                       + [line(s) for s in _shown(ix, items)]))
+                point(label, _shown(ix, items))
+            groups = [(label, items) for label, items in groups if label != OTHER_STAGE]
         for label, items in groups:
             title = label if len(groups) > 1 or label != OTHER_STAGE else kind
             # the kind's one group stands for all its sentences, as the opening counts them
@@ -876,4 +1071,6 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             point(label, shown[label])
     if not parts:
         return None
-    return cites.answer([" ".join(heads)] + parts)
+    if trend:
+        heads.append(_trend(ix, halves, on, _topic_halves(ix, question, order) if on else (0, 0), order, noun))
+    return cites.answer([" ".join(h for h in heads if h)] + parts)

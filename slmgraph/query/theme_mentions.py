@@ -103,6 +103,10 @@ _SMALL = frozenset({"of", "the", "and", "for", "on", "de", "van", "von"})
 PER_WORK = 2
 PER_SPEAKER = 2
 SHOWN = 8
+#: A concept phrase this near a term's embedding (cosine) is another word for it (:func:`near_words`), at most this
+#: many: "partnership" of "collaboration" (0.66) is, "public" of "privacy" (0.61) and "crime" of "laws" (0.60) are not.
+NEAR_COSINE = 0.63
+NEAR_WORDS = 4
 
 
 def asks_mentions(question: str) -> str:
@@ -424,6 +428,31 @@ def other_forms(term: str, ix) -> list[str]:
     return []
 
 
+def near_words(term: str, ix, embedder) -> list[str]:
+    """The corpus's other words for a common noun the question asks about: the index's noun phrases of one or two
+    words embedded at index time (:meth:`ThemeIndex.phrase_vectors`), holding no word of ``term``'s stem, whose cosine with ``term`` is at least :data:`NEAR_COSINE` ("partnership" of
+    "collaboration", "competitor" of "rivals", "legislation" of "laws"), the nearest first, at most
+    :data:`NEAR_WORDS`; [] for a name, an acronym, a phrase, without an embedder, or in an index built before
+    phrases were embedded. The nearest words in an
+    embedding space are the usual query expansion of a term a corpus rarely writes (Kuzi et al. 2016)."""
+    from slmgraph.query.extractive import _embed
+    from slmgraph.query.theme_model import word_stem
+
+    if embedder is None or " " in term or _NAME.fullmatch(term) or _ACRO.fullmatch(term):
+        return []
+    keys, vecs = ix.phrase_vectors()
+    if vecs is None:
+        return []
+    stem = word_stem(term.casefold())
+    q = _embed([term], embedder)[0]
+    ranked = [k for c, k in sorted(zip(vecs @ q, keys), key=lambda x: -x[0])
+              if c >= NEAR_COSINE and stem not in {word_stem(w) for w in k.split()}]
+    stems = {k: {word_stem(w) for w in k.split()} for k in ranked}
+    # a phrase holding a nearer word says no more than it ("medical doctor" of "doctor"), nor does its other number
+    out = [k for k in ranked if not any(o != k and stems[o] <= stems[k] for o in ranked)]
+    return out[:NEAR_WORDS]
+
+
 def _matcher(term: str, people: set[str] = frozenset(), also: list[str] = ()):
     """``text -> bool``: whether a text names ``term`` or one of ``also`` (:func:`other_forms`): a person's name of
     two words (one of ``people``, or the start of one) by either word too, as written ("Harriet" of "Harriet
@@ -533,7 +562,7 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     if how == "views" and not all(_NAME.fullmatch(t) or _ACRO.fullmatch(t) or " " in t for t in terms):
         return None
     people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
-    forms = {t: other_forms(t, ix) for t in terms}
+    forms = {t: other_forms(t, ix) or near_words(t, ix, embedder) for t in terms}
     byword = named_by_word(question, ix.all_text())
     if byword and byword[1] and byword[0] in forms and byword[1] not in [f.casefold() for f in forms[byword[0]]]:
         forms[byword[0]].append(byword[1])  # "the tram" as the question says it

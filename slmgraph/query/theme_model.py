@@ -652,6 +652,23 @@ class ThemeIndex:
             return {}
         return out
 
+    def phrase_vectors(self):
+        """``(keys, matrix)``: the noun phrases the embed stage embedded (kind ``phrase``,
+        :func:`slmgraph.indexing.stages.embed.phrase_keys`) and their unit vectors, shape ``(n, dim)``;
+        ``([], None)`` in an index without them. Read once."""
+        got = getattr(self, "_phrase_vecs", None)
+        if got is None:
+            import duckdb
+
+            try:
+                rows = self.store.con.execute(
+                    "SELECT item_id, vector FROM embeddings WHERE kind = 'phrase' ORDER BY item_id").fetchall()
+            except duckdb.Error:
+                rows = []
+            got = ([k for k, _ in rows], np.asarray([v for _, v in rows], dtype=np.float32) if rows else None)
+            self._phrase_vecs = got
+        return got
+
     @property
     def phrase_units(self) -> dict[str, int]:
         """``phrase key -> the number of text units it occurs in`` over the whole index (see :meth:`unit_phrases`)."""
