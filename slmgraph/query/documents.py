@@ -9,9 +9,9 @@ reports; this module maps both to documents:
   work's readable name and the part ("talk, part 3"), and coverage counts works with their parts;
   Corpus order is date order when at least half the documents carry a date (:func:`document_date`: in the
   title, the heading line, the file name or the first lines), undated ones after; otherwise, when at least half the
-  documents' file names number an episode (:func:`episode_number`: "Episode 29", "EP39", "Ep-12"), episode order,
-  unnumbered ones after; otherwise, and among equal dates or episodes, the paths in natural order (``part2``
-  before ``part10``);
+  documents' file names, titles or first lines number an episode (:func:`episode_number`: "Episode 29", "EP39",
+  "Ep-12", "Episode Six", "#4"), episode order, unnumbered ones after; otherwise, and among equal dates or
+  episodes, the paths in natural order (``part2`` before ``part10``);
 * :func:`unit_sources`: a cited text unit's document and its position in it (``unit 3 of 12``);
 * :func:`community_documents`: the documents behind a community (``community_reports.doc_ids`` when
   the index holds it, else the documents of the text units that mention its members), in corpus order;
@@ -90,16 +90,25 @@ def natural_key(path: str) -> list:
     return [(0, int(t), "") if t.isdigit() else (1, 0, t.casefold()) for t in re.split(r"(\d+)", path or "")]
 
 
-#: An episode's number in a file name ("Show_Episode 29_Guest", "Show-EP39_2021", "EP-05_ Show", "Ep.12"); a
-#: letter before it would make it part of another word ("deep12").
-_EPISODE = re.compile(r"(?i)(?<![a-z])(?:episode|ep)[\s._#-]*(\d{1,4})(?!\d)")
+#: Number words an episode may be named by ("Episode Six").
+_NUMBER_WORDS = {w: i for i, w in enumerate("""zero one two three four five six seven eight nine ten eleven twelve
+thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split())}
+#: An episode's number in a file name or a title ("Show_Episode 29_Guest", "Show-EP39_2021", "EP-05_ Show", "Ep.12",
+#: "Episode Six", "Show #4 - Guest"); a letter before it would make it part of another word ("deep12").
+_EPISODE = re.compile(r"(?i)(?<![a-z])(?:episode|ep)[\s._#-]*(\d{1,4}|" + "|".join(_NUMBER_WORDS) + r")(?![\da-z])|"
+                      r"(?<![\w&])#\s*(\d{1,4})(?!\d)")
 
 
-def episode_number(path: str) -> int | None:
-    """The episode number the file name of ``path`` gives (:data:`_EPISODE`: "Episode 29", "EP39", "Ep-12"),
-    else None; a series' episodes are numbered in the order they were published, whatever their names' prefixes."""
-    m = _EPISODE.search(PurePosixPath(path or "").name)
-    return int(m.group(1)) if m else None
+def episode_number(path: str, title: str = "") -> int | None:
+    """The episode number the file name of ``path`` gives, else its ``title`` (:data:`_EPISODE`: "Episode 29",
+    "EP39", "Ep-12", "Episode Six", "#4"), else None; a series' episodes are numbered in the order they were
+    published, whatever their names' prefixes."""
+    for text in (PurePosixPath(path or "").name, title or ""):
+        m = _EPISODE.search(text)
+        if m:
+            got = m.group(1) or m.group(2)
+            return int(got) if got.isdigit() else _NUMBER_WORDS[got.casefold()]
+    return None
 
 
 _MONTH_NO = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
@@ -214,7 +223,9 @@ def corpus_documents(store, built: bool = True) -> list[Doc]:
     dates = {r[0]: document_date(r[2] or "", r[1] or "", heads.get(r[0], "")) for r in rows}
     by_date = len(rows) > 1 and 2 * sum(1 for d in dates.values() if d) >= len(rows)
     far = (10**4, 0, 0)
-    episodes = {r[0]: episode_number(r[1] or "") for r in rows}
+    # the file name, else the title, else the heading line ("# Roots and Routes — Episode 5")
+    episodes = {r[0]: episode_number(r[1] or "", r[2] or "") or episode_number(
+        "", (heads.get(r[0]) or "").lstrip().split("\n", 1)[0][:200]) for r in rows}
     by_episode = not by_date and len(rows) > 1 and 2 * sum(1 for e in episodes.values() if e is not None) >= len(rows)
     rows.sort(key=lambda r: ((dates[r[0]] or (None, far))[1] if by_date else far,
                              (episodes[r[0]] if episodes[r[0]] is not None else 10**6) if by_episode else 0,

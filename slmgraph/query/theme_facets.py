@@ -43,11 +43,10 @@ import numpy as np
 from slmgraph.query.documents import coverage
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, prose_sentences, relevance
 from slmgraph.query.theme_model import (
-    EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, repeats,
+    EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, near_words, repeats,
     spoken, statement_penalty, statement_works, word_stem,
 )
 from slmgraph.query.theme_labels import phrase_pattern
-from slmgraph.query.theme_mentions import near_words
 from slmgraph.query.theme_render import _cap, _join, documents_cited, reach_text, statement_line
 
 #: Part-of-speech tags of a list's items: nouns, names and numbers ("Q1", "2023").

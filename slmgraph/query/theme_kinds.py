@@ -78,20 +78,21 @@ _kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|dr
        r"(meaningful|fulfilling|rewarding)"],
       [r"i (enjoy|enjoyed|care (deeply|a lot|so much) about)", r"excit\w*", r"curio(us|sity)", r"joy"])
 _kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?", "voice hopes",
-      [r"i('m| am)? (hope|hopeful)", r"optimis\w*", r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
+      [r"i('m| am)? (very |really |so |quite |cautiously |still )?(hope|hopeful)", r"optimis\w*", r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
        r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (\w+ ){0,2}(help|solve|cure|transform|improve|"
        r"democratize|empower|revolutioni[sz]e)", r"(tremendous|enormous|incredible|huge) (\w+ )?(role|successes|progress)",
        r"good solutions"],
       [r"promis\w*", r"opportunit(y|ies)(?! to\b)", r"excit\w*", r"potential", r"better (world|future|lives)", r"looking forward",
        r"can'?t wait", r"relieved", r"hopefully"])
 _kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*", "voice worries",
-      [r"i('m| am)? (worried|worry|afraid|scared|concerned|nervous|anxious)", r"(worr|fear|scar|frighten|terrif)\w*",
+      [r"i('m| am)? (very |really |so |quite |deeply |still |also )?(worried|worry|afraid|scared|concerned|nervous|"
+       r"anxious)", r"(worr|fear|scar|frighten|terrif)\w*",
        r"concern(ed|s|ing)?", r"danger(ous|s)?", r"(risk|threat)s?"],
       [r"harm\w*", r"misuse", r"limitations?", r"opaque", r"black box(es)?", r"beyond the capabilit\w*", r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
        r"caution\w*", r"bias(es|ed)?", r"(un)?safe(ty)?", r"misinformation", r"replac\w* (us|humans|people|jobs|workers)",
        r"(lose|losing|lost) (their |our |your )?jobs"])
 _kind("advice", r"advice|advise[sd]?|tips", "give advice",
-      [r"my (biggest |best |one |main |only )?(piece of )?advice", r"advice (i|for|to) (always |would |'d )?"
+      [r"my (biggest |best |one |main |only )?(piece of )?advice", r"^\W*advice(?=\s*:)", r"advice (i|for|to) (always |would |'d )?"
        r"(give|anyone|everyone|people|kids|students|young|folks|founders)", r"i (always|would|'d|often) tell (people|"
        r"students|my students|kids|young|founders|anyone|everyone|folks)", r"i('d| would) (encourage|recommend|urge)",
        r"(don't|do not|never) be afraid", r"the (best|most important) thing you can do"],
@@ -169,6 +170,27 @@ CUE_WEIGHT = 0.05
 #: The least sentences of the kind, in at least this many works, before the answer is given this way.
 MIN_FOUND = 5
 MIN_WORKS = 2
+#: A hope given up: no hope.
+_HOPE_GONE = re.compile(r"(?i)\b(not anymore|no longer|used to be (excited|hopeful|optimistic))\b")
+#: The statements of a reply that a host's sentence naming a topic puts on it.
+TOPIC_REPLY = 4
+#: The most words of a host's question shown beside a reply.
+ASKED_WORDS = 14
+
+
+def _naming(turn: str, on) -> str:
+    """The sentence of a host's ``turn`` that ``on`` (``text -> bool``) finds on the topic, else the whole turn."""
+    from slmgraph.query.extractive import prose_sentences
+
+    return next((x for x in prose_sentences(turn) if on(x)), turn)
+
+
+def _clip(text: str) -> str:
+    """``text`` cut to its first :data:`ASKED_WORDS` words."""
+    words = text.split()
+    return " ".join(words[:ASKED_WORDS]) + (" ..." if len(words) > ASKED_WORDS else "")
+
+
 #: A sentence whose subject points back to the sentence before ("And they're pointing to ...", "It could ...").
 _POINTS_BACK = re.compile(r"(?i)^\W*(?:(?:and|but|so|because)\W+)*(?:it|it's|its|this|that|they|they're|these|those)\b")
 #: The longest sentence before (characters) that carries a topic to the sentence after it; a long one is quoted
@@ -206,6 +228,10 @@ class Said:
     ok: bool = True
     #: the sentence before it in the same turn (same speaker, same text unit), "" at a turn's start
     before: str = ""
+    #: the host's last sentence before it, among the reply's first :data:`TOPIC_REPLY` statements, else ""
+    asked: str = ""
+    #: shown between the speaker and the sentence (the host's question, where it names the topic)
+    lead: str = ""
 
 
 def _straight(text: str) -> str:
@@ -227,6 +253,8 @@ def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
     w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence)) + (PROMPT_WEIGHT if asked else 0.0)
     if kind == "stories" and not asked and not _FIRST.search(sentence):
         return 0.0
+    if kind == "hopes" and _HOPE_GONE.search(sentence):  # "I used to be excited; not anymore."
+        return 0.0
     return w
 
 
@@ -240,6 +268,17 @@ def topic_of(question: str, ix) -> set[str]:
              if any(KINDS[k][0].fullmatch(w) for k in KINDS) or w in _FRAME}
     acronyms = {word_stem(a.casefold()) for a in re.findall(r"\b[A-Z]{2,4}\b", question or "")}
     return (topic_words(question, ix.all_units()) | acronyms) - asked
+
+
+def _every_topic(question: str) -> set[str]:
+    """The question's words as stems (:func:`slmgraph.query.theme_model.question_words`) less those asking for a
+    kind, naming who speaks or where, or asking about change: its topic where every document names it
+    (:func:`topic_of` leaves out what most documents name)."""
+    from slmgraph.query.theme_model import question_words, word_stem
+
+    frame = {word_stem(w) for w in re.findall(r"[a-z]+", (question or "").casefold())
+             if any(KINDS[k][0].fullmatch(w) for k in KINDS) or w in _FRAME or _CHANGE.fullmatch(w)}
+    return question_words(question) - frame
 
 
 def unit_counts(ix, stems: set[str]) -> Counter:
@@ -283,6 +322,9 @@ def found(ix, question: str, kinds: list[str]) -> list[Said]:
     """Every sentence of the corpus of one of ``kinds`` (a cue of the kind; see the module doc), as
     :func:`guest_sentences` reads them; in corpus order."""
     def weigh(body: str, prompt: str = "") -> tuple[float, str]:
+        # a host's question asking for two of the kinds ("Hope or fear?") makes a reply of neither by itself
+        if prompt and sum(1 for k in kinds if PROMPTS[k].search(_straight(prompt))) > 1:
+            prompt = ""
         return max((cue_weight(body, k, prompt), k) for k in kinds)
 
     # a short sentence naming the kind itself says it whole ("Music is my passion.", "I hope it comes."); "I love
@@ -314,13 +356,13 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
     only = every if _THE_HOST.search(question or "") and every else set()
     out: list[Said] = []
     prev = None
-    prompt, replied = "", 0
+    prompt, replied, host_said, since = "", 0, "", 0
     for u in ix.all_units():
         # the unit before in the same work (a work's parts follow each other in corpus order)
         same = prev is not None and _work(ix.doc_by_id[prev.doc_id]) == _work(ix.doc_by_id[u.doc_id])
         opening = _opening_speaker(prev.text, u.text) if same else ""
         if not same:
-            prompt, replied = "", 0
+            prompt, replied, host_said, since = "", 0, "", 0
         prev = u
         last, last_who = "", None
         for s in prose_sentences(u.text):
@@ -331,10 +373,14 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
             last, last_who = body, who
             ok = _statement_ok(s if s == body else body, ix)
             if who in every:
+                # the host's whole turn, sentence by sentence ("Let's talk about X. Everyone is asking about them.")
+                host_said, since = (f"{host_said} {body}" if since == 0 and host_said else body), 0
                 if _ASKING.search(body):
                     prompt, replied = body, 0
             elif who and ok and not _PLEASANTRY.search(body):  # a reply's whole statements ("Baking." is none)
                 replied += 1
+            if who not in every:
+                since += 1
             reach = ADVICE_REPLY if PROMPTS["advice"].search(_straight(prompt)) else REPLY_SENTENCES
             reply = who not in every and ok and 0 < replied <= reach
             w, kind = weigh(body, prompt if reply else "")
@@ -355,33 +401,69 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
                     twin.ok = ok
                 twin.speaker = twin.speaker or who
                 continue
-            out.append(Said(body, u.number, u.doc_id, u.unit, d.n_units, who, kind, w, ok=ok, before=before))
+            # what the host said last leads the reply's first statements to its topic, asked or not ("Let's talk
+            # about brain-computer interfaces." "I am hopeful.")
+            asked = host_said if who not in every and 0 < since <= TOPIC_REPLY else ""
+            out.append(Said(body, u.number, u.doc_id, u.unit, d.n_units, who, kind, w, ok=ok, before=before,
+                            asked=asked))
     return out
 
 
 def _on_topic(ix, said: list[Said], question: str) -> tuple[list[Said], list[str]]:
-    """``(sentences, words)``: ``said`` less the sentences naming no specific topic word of ``question``
-    (:func:`_specific`) and those words as the question writes them, when at least :data:`MIN_FOUND` name one;
-    else all of ``said`` and []."""
+    """``(sentences, words)``: ``said`` less the sentences off the topic of ``question``, and its topic words as the
+    question writes them, when at least :data:`MIN_FOUND` are on it; else all of ``said`` and []. A sentence is on
+    the topic when it names a specific topic word (:func:`_specific`), or every topic word where none is specific
+    (each unit names them); when its subject points back to its speaker's sentence before, which is on it; or when
+    it replies to a host's question that is on it (:data:`TOPIC_REPLY`)."""
     from slmgraph.query.theme_model import names_asked, word_stem
 
     from dataclasses import replace
 
-    specific = _specific(ix, topic_of(question, ix))
-    own = [s for s in said if names_asked(s.text, specific)]
+    topic = topic_of(question, ix) or _every_topic(question)
+    specific = _specific(ix, topic)
+    if specific:
+        def on(text: str) -> bool:
+            return names_asked(text, specific)
+    else:  # every unit names the topic (a host asks each guest of it): a sentence names all its words
+        def on(text: str) -> bool:
+            return bool(topic) and topic <= {word_stem(w) for w in re.findall(r"[^\W_]+", text.casefold())}
+    own = [s for s in said if on(s.text)]
     quoted = {(s.source, s.text) for s in own}
     # a sentence whose subject points back to its speaker's sentence before, which names the topic, is on it too
     # ("AI is transforming robotics. And they're pointing to opportunities."); it is quoted with that sentence, so
     # the quote names the topic, unless that sentence is quoted on its own
     named = own + [replace(s, text=f"{s.before} {s.text}", before="") for s in said
-                   if not names_asked(s.text, specific) and s.before and len(s.before) <= CONTEXT_CHARS
-                   and _POINTS_BACK.match(s.text) and names_asked(s.before, specific)
-                   and (s.source, s.before) not in quoted]
+                   if not on(s.text) and s.before and len(s.before) <= CONTEXT_CHARS
+                   and _POINTS_BACK.match(s.text) and on(s.before) and (s.source, s.before) not in quoted]
+    # where every unit names the topic (a host puts it to each guest), a reply to the host's turn naming it is on it
+    # ("Brain-computer interfaces?" "I am worried."), quoted with the host's sentence naming it; a topic only some
+    # units name is read in the speakers' own words, the host's turns being long and naming much besides
+    if not specific:
+        taken = {(s.source, s.text) for s in named}
+        named += [replace(s, lead=f"asked \u201c{_clip(_naming(s.asked, on))}\u201d, ") for s in said
+                  if (s.source, s.text) not in taken and s.asked and on(s.asked) and not on(s.text)]
     if len(named) < MIN_FOUND:
         return said, []
-    held = {word_stem(w) for s in named for w in re.findall(r"[^\W_]+", s.text.casefold())}
-    words = [w for w in re.findall(r"[^\W_]+", question) if word_stem(w.casefold()) in specific & held]
-    return named, list(dict.fromkeys(words))
+    held = {word_stem(w) for s in named for w in re.findall(r"[^\W_]+", s.text.casefold() + " " + s.asked.casefold())}
+    words = [w for w in re.findall(r"[^\W_]+", question) if word_stem(w.casefold()) in (specific or topic) & held]
+    return named, _phrases(question, list(dict.fromkeys(words)))
+
+
+def _phrases(question: str, words: list[str]) -> list[str]:
+    """``words`` of ``question`` joined where the question writes them one after another ("brain", "computer",
+    "interfaces" -> "brain-computer interfaces")."""
+    out: list[str] = []
+    end = -1
+    for m in re.finditer(r"[^\W_]+", question or ""):
+        if m.group(0) not in words:
+            continue
+        gap = question[end:m.start()] if end >= 0 else None
+        if out and gap is not None and re.fullmatch(r"[\s-]+", gap):
+            out[-1] += gap + m.group(0)
+        else:
+            out.append(m.group(0))
+        end = m.end()
+    return list(dict.fromkeys(out)) or words
 
 
 def _strong(said: list[Said]) -> list[Said]:
@@ -453,7 +535,7 @@ class Quotes:
         if s.source not in self.cited:
             self.cited.append(s.source)
             self._where[s.source] = _where(self.ix, s)
-        who = f"{s.speaker}: " if s.speaker else ""
+        who = f"{s.speaker} ({s.lead.rstrip(', ')}): " if s.speaker and s.lead else f"{s.speaker}: " if s.speaker else ""
         return f"- *{_where(self.ix, s)}*: {who}{s.text} [Sources: {s.source}]"
 
     def point(self, label: str, items: list[Said]) -> None:
@@ -481,18 +563,18 @@ def _by(items: list[Said]) -> str:
     return _join([f"{p} ({n})" if n > 1 else p for p, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))])
 
 
-def _groups(ix, chosen: list[Said], kind: str, embedder) -> list[tuple[str, list[Said]]]:
+def _groups(ix, chosen: list[Said], kind: str, embedder, split: bool = True) -> list[tuple[str, list[Said]]]:
     """``[(label, sentences)]``: stories by the stage of life they tell of (:data:`STAGES`, in life's order, "other
     moments" last), other kinds by meaning (:func:`slmgraph.query.theme_asks.subjects`, the rest under "other
-    <kind>"); the best first within each."""
+    <kind>"), passions (``split``) in the work itself and beside it; the best first within each."""
     from slmgraph.query.theme_asks import subjects
 
     chosen = sorted(chosen, key=lambda s: -s.score)
-    if kind == "passions":  # what drives them at work, and what beside it
-        at_work = [s for s in chosen if _WORK.search(s.text)]
-        beside = [s for s in chosen if not _WORK.search(s.text)]
-        if len(at_work) >= 2 and len(beside) >= 2:
-            return [(AT_WORK, at_work), (BESIDE_WORK, beside)]
+    if kind == "passions" and split:  # what drives them at work, and what beside it
+        work = [s for s in chosen if at_work(s.text)]
+        beside = [s for s in chosen if not at_work(s.text)]
+        if len(work) >= 2 and len(beside) >= 2:
+            return [(AT_WORK, work), (BESIDE_WORK, beside)]
     if kind == "stories":
         by: dict[str, list[Said]] = {}
         for s in chosen:
@@ -793,6 +875,17 @@ ELEMENTS = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue i
 #: Words of a passion found in the work itself ("excited about one of the Landing.AI projects").
 _WORK = re.compile(r"(?i)\b(work|working|job|projects?|compan(y|ies)|startups?|research|engineering|labs?|careers?|"
                    r"build(ing)?|teams?|products?|science|discipline|industry|YC|AI)\b")
+#: Words placing a passion away from the work ("Outside work I love Carnatic singing").
+_OFF_WORK = re.compile(r"(?i)\b((outside|beyond|away from|besides|apart from|after)( of)? (my |the |our )?(work|job|office|"
+                       r"lab)|when i'?m not (working|at work)|in my (spare|free) time|for fun|on weekends)\b")
+
+
+def at_work(text: str) -> bool:
+    """True when a sentence of passion finds it in the work itself (:data:`_WORK`), not away from it (:data:`_OFF_WORK`)."""
+    text = _straight(text)
+    return bool(_WORK.search(text)) and not _OFF_WORK.search(text)
+
+
 #: The passions' two groups (:func:`_groups`).
 AT_WORK, BESIDE_WORK = "the work itself", "beside the work"
 #: What a story does with each element, as a verb phrase of :func:`structure_lead`.
@@ -835,9 +928,10 @@ _ADVICE_VERBS = (r"be|have|find|pick|learn|do|get|go|try|take|make|keep|stay|sta
                  r"trust|stop|look|listen|spend|choose|talk|play|cook|count|finish|solve|hire|know|volunteer|record|"
                  r"come|write|practi[cs]e|surround|seek|care|focus|travel|save|check|say|use|join|treat|give|put")
 #: What a sentence of advice advises: an imperative opening it (after "so", "and", "first", ...), or the words after
-#: "my advice is", "you've got to", "don't be afraid to" (apostrophes straightened).
+#: "my advice is", "Advice:", "you've got to", "don't be afraid to" (apostrophes straightened).
 _ADVISES = re.compile(r"(?i)^(?:(?:so|and|but|first|second|third|finally|also|well|yeah|oh|just),?\s+)*(?P<imp>(?:don't |do not |"
                       r"never )?(?:" + _ADVICE_VERBS + r")\b[^.;!?]*)|(?:\badvice\b[^.;!?]{0,40}?\b(?:is|was),?\s+(?:like,?\s+)?|"
+                      r"\badvice\b[^.;!?:]{0,40}?:\s*|"
                       r"\byou(?:'ve| have)? (?:got to|have to|need to|should) (?:[^.;!?]{0,12}?\byou (?:have|need) to )?)"
                       r"(?P<obj>[^.;!?]+)|(?P<afraid>\b(?:don't|do not|never) be afraid to [^.;!?]+)")
 #: Where the words of advice end: a reason or a new clause.
@@ -930,12 +1024,12 @@ def passions_lead(items: list[Said], loved: list[tuple[str, list[str]]]) -> str:
     accounts of people” (Sam Altman); ...)."; "" with under two of either."""
     said: dict[str, str] = {}
     for s in items:
-        if not s.speaker or s.speaker in said or not _WORK.search(s.text):
+        if not s.speaker or s.speaker in said or not at_work(s.text):
             continue
         cue = next((m for pat, _ in KINDS["passions"][2] for m in [pat.search(_straight(s.text))] if m), None)
         words = _straight(s.text)[cue.start() if cue else 0:].rstrip(" .!?").split()
         said[s.speaker] = " ".join(words[:LOVE_WORDS + 4]) + (" ..." if len(words) > LOVE_WORDS + 4 else "")
-    away = [(obj, who) for obj, who in loved if not _WORK.search(obj)]
+    away = [(obj, who) for obj, who in loved if not at_work(obj)]
     if len(said) < 2 or len(away) < 2:
         return ""
     work = "; ".join(f"{_q(w)} ({p})" for p, w in list(said.items())[:3])
@@ -999,13 +1093,15 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         chosen = [s for s in picked if s.kind == kind]
         spread = works_of(mine)
         where = f"all {n_works} {noun}" if len(spread) == n_works else f"{len(spread)} of the {n_works} {noun}"
-        about = f" naming {_join([_q(w) for w in on])}" if on else ""
+        # replies to a host naming the topic are on it without naming it
+        about = (f" {'on' if any(s.lead for s in mine) else 'naming'} {_join([_q(w) for w in on])}" if on else "")
         head = f"{len(mine)} sentence{'s' if len(mine) != 1 else ''} {_verb(name, len(mine))}{about} in {where}"
         per = Counter(_work(ix.doc_by_id[s.doc_id]) for s in mine)
         top = per.most_common(2)
         if len(top) > 1 and top[0][1] > top[1][1]:
             head += f", most in {_q(work_title(ix, top[0][0]))} ({top[0][1]})"
-        groups = [] if change else _groups(ix, chosen, kind, embedder)
+        # a question about passions away from the work asks for no split between the two
+        groups = [] if change else _groups(ix, chosen, kind, embedder, not _OFF_WORK.search(question))
         # the passions at work and beside it are two sides of one answer: each shows as many as a lone group
         shown = {label: _shown(ix, items, len(groups) == 1 or label in (AT_WORK, BESIDE_WORK)) for label, items in groups}
         quoted = chosen if change else [s for v in shown.values() for s in v]
@@ -1044,7 +1140,7 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         loved = loves_sentence(loves(pool), len(pool) if on else 0) if kind == "passions" else ""
         if loved:  # what each loves says what drives them better than any group of their sentences
             heads.append(loved)
-        if kind == "passions":  # the work and what beside it drives them, answered first
+        if kind == "passions" and not _OFF_WORK.search(question):  # the work and what beside it, answered first
             heads.insert(0, passions_lead(mine, loves(pool)))
         recurs = motif_sentence(motifs(ix, mine, question, embedder))
         if recurs:  # what the speakers' sentences have in common, beyond the groups each belongs to

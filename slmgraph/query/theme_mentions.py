@@ -36,6 +36,7 @@ from collections import Counter
 
 from slmgraph.names.forms import STOP as _STOP
 from slmgraph.query.theme_lead import _join, _q
+from slmgraph.query.theme_model import near_words
 
 #: A question asking how often something is said.
 _OFTEN = re.compile(r"(?i)\bhow (often|frequently)\b|\bhow many (times|guests|speakers|episodes|works|documents)\b")
@@ -103,10 +104,6 @@ _SMALL = frozenset({"of", "the", "and", "for", "on", "de", "van", "von"})
 PER_WORK = 2
 PER_SPEAKER = 2
 SHOWN = 8
-#: A concept phrase this near a term's embedding (cosine) is another word for it (:func:`near_words`), at most this
-#: many: "partnership" of "collaboration" (0.66) is, "public" of "privacy" (0.61) and "crime" of "laws" (0.60) are not.
-NEAR_COSINE = 0.63
-NEAR_WORDS = 4
 
 
 def asks_mentions(question: str) -> str:
@@ -228,6 +225,20 @@ def absent_phrase(question: str, ix) -> str | None:
     phrase = " ".join(run[-2:])
     pat = phrase_pattern(phrase)
     return None if any(pat.search(u.text) for u in ix.all_units()) else phrase
+
+
+def absent_words(question: str, ix) -> list[str]:
+    """The question's topic words (:func:`slmgraph.query.theme_kinds.topic_of`, its view and stance words aside),
+    as it writes them, when it has some and no text unit holds any of them ("cryptocurrency", "bitcoin" of a corpus
+    that never names either); [] otherwise."""
+    from slmgraph.query.theme_kinds import topic_of, unit_counts
+    from slmgraph.query.theme_model import word_stem
+
+    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS | _STANCE_WORDS}
+    if not topic or any(unit_counts(ix, topic).values()):
+        return []
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", question or "") if word_stem(w.casefold()) in topic]
+    return list(dict.fromkeys(words))
 
 
 def reported(sentence: str) -> bool:
@@ -426,31 +437,6 @@ def other_forms(term: str, ix) -> list[str]:
             full = next(iter(names))
             return [f for f in [full] + other_forms(full, ix) if f.casefold() != term.casefold()]
     return []
-
-
-def near_words(term: str, ix, embedder) -> list[str]:
-    """The corpus's other words for a common noun the question asks about: the index's noun phrases of one or two
-    words embedded at index time (:meth:`ThemeIndex.phrase_vectors`), holding no word of ``term``'s stem, whose cosine with ``term`` is at least :data:`NEAR_COSINE` ("partnership" of
-    "collaboration", "competitor" of "rivals", "legislation" of "laws"), the nearest first, at most
-    :data:`NEAR_WORDS`; [] for a name, an acronym, a phrase, without an embedder, or in an index built before
-    phrases were embedded. The nearest words in an
-    embedding space are the usual query expansion of a term a corpus rarely writes (Kuzi et al. 2016)."""
-    from slmgraph.query.extractive import _embed
-    from slmgraph.query.theme_model import word_stem
-
-    if embedder is None or " " in term or _NAME.fullmatch(term) or _ACRO.fullmatch(term):
-        return []
-    keys, vecs = ix.phrase_vectors()
-    if vecs is None:
-        return []
-    stem = word_stem(term.casefold())
-    q = _embed([term], embedder)[0]
-    ranked = [k for c, k in sorted(zip(vecs @ q, keys), key=lambda x: -x[0])
-              if c >= NEAR_COSINE and stem not in {word_stem(w) for w in k.split()}]
-    stems = {k: {word_stem(w) for w in k.split()} for k in ranked}
-    # a phrase holding a nearer word says no more than it ("medical doctor" of "doctor"), nor does its other number
-    out = [k for k in ranked if not any(o != k and stems[o] <= stems[k] for o in ranked)]
-    return out[:NEAR_WORDS]
 
 
 def _matcher(term: str, people: set[str] = frozenset(), also: list[str] = ()):

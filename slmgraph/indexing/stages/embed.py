@@ -475,7 +475,7 @@ def _with_windows(store: Store, embedder, items: list, have: dict,
 
 def run_embeddings(store: Store, embedder, progress: bool = True, made_ahead: set[tuple[str, str]] = frozenset(),
                    ahead_pieces: int = 0, pool=None) -> EmbedResult:
-    """Bring the ``embeddings`` table in line with the current entities, text units and reports.
+    """Bring the ``embeddings`` table in line with the current entities, text units, reports and noun phrases.
 
     An item whose full text is unchanged is kept without tokenizing it. The others are
     tokenized: a window some stored row already has is copied (read before anything is
@@ -502,7 +502,9 @@ def run_embeddings(store: Store, embedder, progress: bool = True, made_ahead: se
             con.execute("SELECT kind, item_id, model, window_key FROM embeddings").fetchall()}
     done = {i for k, i in made_ahead if k == "text_unit"}
     items, kept_windows, marker = _with_windows(store, embedder, items, have, done)
-    per_kind = {k: {"embedded": 0, "kept": 0, "reused": 0} for k in KINDS if k != WINDOW_KIND or marker}
+    # the window and phrase kinds are reported only where the run has them (an index without noun phrases has none)
+    per_kind = {k: {"embedded": 0, "kept": 0, "reused": 0} for k in KINDS
+                if (k != WINDOW_KIND or marker) and (k != "phrase" or any(it[0] == "phrase" for it in items))}
     if marker:
         for key in kept_windows:
             per_kind[WINDOW_KIND]["embedded" if key in made_ahead else "kept"] += 1
