@@ -456,13 +456,17 @@ def test_replies_to_the_host_putting_the_same_topic_to_every_guest_are_on_it_and
     assert "grew up" not in text and "sail" not in text
 
 
+def _one_line_each(lines, host):
+    """One interview per line: the host says ``host``, a guest of :data:`NAMES` the line."""
+    return theme_index([(f"u{i}", f"ep{i + 1}", 0, f"MAYA OKAFOR: {host}\n{NAMES[i]}: {s}\n")
+                        for i, s in enumerate(lines)], embedder=WordEmbedder())
+
+
 def test_passions_in_the_work_and_beside_it_and_a_question_about_life_outside_work():
     lines = ["I'm so excited about the bridge project we are building.", "I love sailing on the lake.",
              "I find the research work very meaningful.", "Outside work I love singing in a choir.",
              "I'm thrilled by every new company we help.", "I love baking bread on Sundays."]
-    units = [(f"u{i}", f"ep{i + 1}", 0, f"MAYA OKAFOR: Welcome.\n{NAMES[i]}: {s}\n")
-             for i, s in enumerate(lines)]
-    ix = theme_index(units, embedder=WordEmbedder())
+    ix = _one_line_each(lines, "Welcome.")
     text, points, _ = kinds_answer(ix, "What passions drive the guests in their work?", WordEmbedder())
     assert text.startswith("In short, what drives them is of two kinds: the work itself (")
     assert [p["topic"] for p in points] == ["the work itself", "beside the work"]
@@ -475,9 +479,7 @@ def test_passions_in_the_work_and_beside_it_and_a_question_about_life_outside_wo
 def test_advice_said_as_a_label_of_its_own_is_advice():
     lines = ["Advice: learn to swim in cold water.", "Advice: draw every day.", "Advice: finish small things.",
              "Advice: read the terms and conditions.", "Advice: cook for other people."]
-    units = [(f"u{i}", f"ep{i + 1}", 0, f"MAYA OKAFOR: Any last words?\n{NAMES[i]}: {s}\n")
-             for i, s in enumerate(lines)]
-    ix = theme_index(units, embedder=WordEmbedder())
+    ix = _one_line_each(lines, "Any last words?")
     text, _, _ = kinds_answer(ix, "What advice do the guests give to young people?", WordEmbedder())
     assert text.startswith("5 sentences give advice in all 5 documents")
     assert "“learn to swim in cold water” (Ada King)" in text

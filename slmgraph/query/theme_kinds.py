@@ -78,7 +78,8 @@ _kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|dr
        r"(meaningful|fulfilling|rewarding)"],
       [r"i (enjoy|enjoyed|care (deeply|a lot|so much) about)", r"excit\w*", r"curio(us|sity)", r"joy"])
 _kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?", "voice hopes",
-      [r"i('m| am)? (very |really |so |quite |cautiously |still )?(hope|hopeful)", r"optimis\w*", r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
+      [r"i('m| am)? (very |really |so |quite |cautiously |still )?(hope|hopeful)", r"optimis\w*",
+       r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
        r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (\w+ ){0,2}(help|solve|cure|transform|improve|"
        r"democratize|empower|revolutioni[sz]e)", r"(tremendous|enormous|incredible|huge) (\w+ )?(role|successes|progress)",
        r"good solutions"],
@@ -88,7 +89,8 @@ _kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*", "voice worri
       [r"i('m| am)? (very |really |so |quite |deeply |still |also )?(worried|worry|afraid|scared|concerned|nervous|"
        r"anxious)", r"(worr|fear|scar|frighten|terrif)\w*",
        r"concern(ed|s|ing)?", r"danger(ous|s)?", r"(risk|threat)s?"],
-      [r"harm\w*", r"misuse", r"limitations?", r"opaque", r"black box(es)?", r"beyond the capabilit\w*", r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
+      [r"harm\w*", r"misuse", r"limitations?", r"opaque", r"black box(es)?", r"beyond the capabilit\w*",
+       r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
        r"caution\w*", r"bias(es|ed)?", r"(un)?safe(ty)?", r"misinformation", r"replac\w* (us|humans|people|jobs|workers)",
        r"(lose|losing|lost) (their |our |your )?jobs"])
 _kind("advice", r"advice|advise[sd]?|tips", "give advice",
@@ -230,7 +232,7 @@ class Said:
     before: str = ""
     #: the host's last sentence before it, among the reply's first :data:`TOPIC_REPLY` statements, else ""
     asked: str = ""
-    #: shown between the speaker and the sentence (the host's question, where it names the topic)
+    #: shown in brackets after the speaker (the host's sentence naming the topic the reply is on)
     lead: str = ""
 
 
@@ -413,8 +415,8 @@ def _on_topic(ix, said: list[Said], question: str) -> tuple[list[Said], list[str
     """``(sentences, words)``: ``said`` less the sentences off the topic of ``question``, and its topic words as the
     question writes them, when at least :data:`MIN_FOUND` are on it; else all of ``said`` and []. A sentence is on
     the topic when it names a specific topic word (:func:`_specific`), or every topic word where none is specific
-    (each unit names them); when its subject points back to its speaker's sentence before, which is on it; or when
-    it replies to a host's question that is on it (:data:`TOPIC_REPLY`)."""
+    (each unit names them); when its subject points back to its speaker's sentence before, which is on it; or, where
+    none is specific, when it replies to a host's turn that is on it (:data:`TOPIC_REPLY`)."""
     from slmgraph.query.theme_model import names_asked, word_stem
 
     from dataclasses import replace
@@ -440,7 +442,7 @@ def _on_topic(ix, said: list[Said], question: str) -> tuple[list[Said], list[str
     # units name is read in the speakers' own words, the host's turns being long and naming much besides
     if not specific:
         taken = {(s.source, s.text) for s in named}
-        named += [replace(s, lead=f"asked \u201c{_clip(_naming(s.asked, on))}\u201d, ") for s in said
+        named += [replace(s, lead=f"asked \u201c{_clip(_naming(s.asked, on))}\u201d") for s in said
                   if (s.source, s.text) not in taken and s.asked and on(s.asked) and not on(s.text)]
     if len(named) < MIN_FOUND:
         return said, []
@@ -535,7 +537,7 @@ class Quotes:
         if s.source not in self.cited:
             self.cited.append(s.source)
             self._where[s.source] = _where(self.ix, s)
-        who = f"{s.speaker} ({s.lead.rstrip(', ')}): " if s.speaker and s.lead else f"{s.speaker}: " if s.speaker else ""
+        who = f"{s.speaker} ({s.lead}): " if s.speaker and s.lead else f"{s.speaker}: " if s.speaker else ""
         return f"- *{_where(self.ix, s)}*: {who}{s.text} [Sources: {s.source}]"
 
     def point(self, label: str, items: list[Said]) -> None:
@@ -760,23 +762,27 @@ def structure_lead(ix, stories: list[Said], held: list[tuple[str, int, list[str]
     return f"In short, the stories {_join(parts)}." if parts else ""
 
 
-def _element_quotes(ix, told: list[Said], question: str, embedder, taken: list[Said]) -> list[tuple[str, list[Said]]]:
-    """``[(element, sentences)]``: for each of :func:`elements` the whole statements of ``told`` holding its cue,
-    nearest ``question`` first, none of ``taken`` (quoted elsewhere in the answer) nor of an element before."""
+def _element_quotes(ix, told: list[Said], question: str, embedder,
+                    taken: list[Said]) -> list[tuple[str, list[Said], list[Said]]]:
+    """``[(element, sentences, shown)]``: for each of :func:`elements` the statements of ``told`` holding its cue
+    (counted as :func:`elements` counts them) and those shown (:func:`_shown`), nearest ``question`` first, none of
+    ``taken`` (quoted elsewhere in the answer) nor of an element before."""
     from slmgraph.query.extractive import _embed
 
     used = {(s.source, s.text) for s in taken}
     out = []
     for label, _, _, _ in elements(told):
         cue = dict(ELEMENTS)[label]
-        items = [s for s in told if s.ok and (s.source, s.text) not in used and cue.search(_straight(s.text))]
-        if not items:
+        items = [s for s in told if cue.search(_straight(s.text))]
+        free = [s for s in items if (s.source, s.text) not in used]
+        if not free:
             continue
-        v = _embed([s.text for s in items] + [question], embedder)
+        v = _embed([s.text for s in free] + [question], embedder)
         if v is not None:
-            items = [s for _, s in sorted(zip(v[:-1] @ v[-1], items), key=lambda x: -x[0])]
-        out.append((label, items))
-        used |= {(s.source, s.text) for s in _shown(ix, items)}
+            free = [s for _, s in sorted(zip(v[:-1] @ v[-1], free), key=lambda x: -x[0])]
+        shown = _shown(ix, free)
+        out.append((label, items, shown))
+        used |= {(s.source, s.text) for s in shown}
     return out
 
 
@@ -917,7 +923,10 @@ def elements_sentence(found: list[tuple[str, int, list[str], list[str]]], every:
     ``every`` story sentences, not only those the answer counts."""
     if not found:
         return ""
-    lead = f"Across all the corpus's {every} sentences telling stories, what" if every else "What"
+    # the elements are read in every sentence of a speaker's own past, not only the plainly told stories counted
+    # before: saying so keeps the two counts from reading as one
+    lead = (f"Read in all {every} of the corpus's sentences in which speakers tell of their own past (the plainly "
+            f"told stories among them), what" if every else "What")
     return f"{lead} the stories hold: " + "; ".join(
         f"{label} in {n} sentence{'s' if n != 1 else ''} of {len(who)} speakers ({', '.join(_q(w) for w in words[:3])})"
         for label, n, who, words in found) + "."
@@ -1128,7 +1137,7 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         if course:
             heads.append(course)
         # the elements a telling is built of are read in every sentence telling a story, however faintly cued
-        told = [s for s in every if s.kind == kind] if kind == "stories" else []
+        told = [s for s in every if s.kind == kind and s.ok] if kind == "stories" else []
         held = elements_sentence(elements(told), len(told)) if told else ""
         if held:  # what the stories share as stories
             heads.append(held)
@@ -1152,11 +1161,11 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             point(kind, chosen)
             continue
         if kind == "stories" and _STRUCTURE.search(question):  # each element of the stories, shown at work
-            for label, items in _element_quotes(ix, told, question, embedder, chosen):
+            for label, items, shown_here in _element_quotes(ix, told, question, embedder, chosen):
                 # an element's sentences share a way of telling, not a subject: the phrases they share say nothing
                 parts.append("\n".join([f"### {label[0].upper() + label[1:]}", _group_line(ix, items, noun, False)]
-                                       + [line(s) for s in _shown(ix, items)]))
-                point(label, _shown(ix, items))
+                                       + [line(s) for s in shown_here]))
+                point(label, shown_here)
             groups = [(label, items) for label, items in groups if label != OTHER_STAGE]
         for label, items in groups:
             title = label if len(groups) > 1 or label != OTHER_STAGE else kind
