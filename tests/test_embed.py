@@ -241,3 +241,19 @@ def test_the_real_embedder_reads_256_word_pieces_and_the_stage_reuses_beyond_the
     fresh = emb.encode([base + " A later finding about Jordan Hayes.", "Short text."])
     assert np.allclose(_vectors(store, "text_unit")["u1"], fresh[0], atol=1e-5)
     assert np.allclose(_vectors(store, "report")["4"], fresh[1], atol=1e-5)
+
+
+def test_the_corpus_noun_phrases_of_two_units_or_more_are_embedded_as_themselves(tmp_path):
+    store = _store(tmp_path, units=[("u1", "Alex flies."), ("u2", "Alex lands.")])
+    with store.transaction() as con:
+        con.execute("DELETE FROM corpus_terms")
+        for term, units in (("partnership", 2), ("flight school", 3), ("rare word", 1), ("very long phrase here", 2),
+                            ("co2 level", 2)):
+            con.execute("INSERT INTO corpus_terms VALUES ('phrase', ?, ?, 0)", [term, units])
+    emb = WindowEmbedder()
+    res = run_embeddings(store, emb, progress=False)
+    # one or two words of letters, in two units or more: the vocabulary near_words looks a term up in
+    assert sorted(_vectors(store, "phrase")) == ["flight school", "partnership"]
+    assert res.per_kind["phrase"] == {"embedded": 2, "kept": 0, "reused": 0}
+    again = run_embeddings(store, emb, progress=False)
+    assert again.per_kind["phrase"] == {"embedded": 0, "kept": 2, "reused": 0}

@@ -383,3 +383,103 @@ def test_what_the_speakers_advise_is_listed_in_their_own_words():
                      ("don't be afraid to stray from your goals", "Justine Ezarik")], found
     assert advises_sentence(found).startswith("What they advise, in their own words: “pick hard problems")
     assert advises_sentence(found[:1]) == ""
+
+
+def test_a_question_about_change_ends_its_opening_with_what_the_halves_say():
+    text, _, _ = kinds_answer(_corpus(), "How have the guests' hopes and worries about AI evolved across the "
+                                         "interviews?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    # five interviews, one hope and one worry about AI each: two in the first half, three in the last
+    assert ("Read in corpus order (the first 2 documents, “talk0” to “talk1”, then the last 3, “talk2” to “talk4”): "
+            "hopes and worries are both voiced about as often in both halves (hopes 2 then 3, worries 2 then 3)") in head
+    assert head.endswith("the balance of hopes and worries holds.")
+
+
+def test_a_question_about_how_stories_are_built_is_answered_first_then_element_by_element():
+    told = [["When I was ten, my uncle gave me a broken radio in Leeds. I was lucky he never wanted it back.",
+             "In college I studied physics on a scholarship from the mill.",
+             "My first job was setting type in a print shop, where I was fortunate the owner trusted me with keys."],
+            ["Growing up in Porto, at eight I raced a rusty bicycle down to the harbour every dawn.",
+             "At university the geology department felt like a second home.",
+             "My first job was loading bread vans for a bakery, and by luck the baker taught me accounts."],
+            ["When I was twelve my grandmother built me a telescope from plumbing pipes in Quito.",
+             "In high school our chemistry teacher let us stay late for experiments.",
+             "I joined a museum as a night guard, and I happened to meet the curator who changed everything."],
+            ["As a child in Oslo I practised piano for hours while my father mended nets.",
+             "At college I switched from music to biology after a summer on the fjords.",
+             "My first job was painting hulls at the shipyard, and I was lucky the foreman liked questions."]]
+    units = []
+    for i, (g, said) in enumerate(zip(NAMES, told)):
+        units += [(f"u{i}{k}", f"ep{i + 1}", k, f"MAYA OKAFOR: And then?\n{g}: {x}\n") for k, x in enumerate(said)]
+    ix = theme_index(units, embedder=WordEmbedder())
+    text, points, _ = kinds_answer(ix, "What narrative structures do the guests rely on when recounting their "
+                                       "careers?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.startswith("In short, the stories credit luck or chance (5 sentences, 4 speakers: “fortunate”, "
+                           "“luck”) and set their scenes with an age or a year")
+    # a section per element, its statements quoted with their speakers
+    # (the ages and years are all quoted already under the stages of life: no section of their own)
+    assert "### Luck or chance" in text and "### Childhood and family" in text
+    luck = text.split("### Luck or chance")[1].split("###")[0]
+    assert "lucky" in luck or "fortunate" in luck
+
+
+#: Guests of the small series below.
+NAMES = ["ADA KING", "BO LINDQVIST", "CY ROSS", "DI VOSS", "EVA MORENO", "FINN OKORO"]
+
+
+def _series(turns):
+    """One interview per ``(guest, [(host line, guest line)])``, a unit each."""
+    units = []
+    for i, (g, pairs) in enumerate(turns):
+        text = "".join(f"MAYA OKAFOR: {h}\n{g}: {s}\n" for h, s in pairs)
+        units.append((f"u{i}", f"ep{i + 1}", 0, text))
+    return theme_index(units, embedder=WordEmbedder())
+
+
+def test_replies_to_the_host_putting_the_same_topic_to_every_guest_are_on_it_and_quoted_with_the_question():
+    said = [("I am very hopeful.", "hope"), ("I am hopeful.", "hope"), ("I am cautiously hopeful.", "hope"),
+            ("I am worried.", "worry"), ("I am deeply worried about who owns the data.", "worry"),
+            ("I used to be excited; not anymore.", "gone")]
+    turns = [(NAMES[i], [("Where did you grow up?", "I grew up near the harbour in a small town."),
+                                       ("Brain-computer interfaces. Hope or fear?", s),
+                                       ("What do you do for fun?", "I sail on weekends.")]) for i, (s, _) in enumerate(said)]
+    ix = _series(turns)
+    text, _, _ = kinds_answer(ix, "How did the guests' hopes and worries about brain-computer interfaces evolve "
+                                  "across the episodes?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.startswith("3 sentences voice hopes on “brain-computer interfaces” in 3 of the 6 documents")
+    assert "2 sentences voice worries on “brain-computer interfaces”" in head
+    # a hope given up is no hope; the host's question names the topic beside each reply
+    assert "not anymore" not in text.split("### Worries")[0]
+    assert "Ada King (asked “Brain-computer interfaces.”): I am very hopeful." in text
+    assert "grew up" not in text and "sail" not in text
+
+
+def _one_line_each(lines, host):
+    """One interview per line: the host says ``host``, a guest of :data:`NAMES` the line."""
+    return theme_index([(f"u{i}", f"ep{i + 1}", 0, f"MAYA OKAFOR: {host}\n{NAMES[i]}: {s}\n")
+                        for i, s in enumerate(lines)], embedder=WordEmbedder())
+
+
+def test_passions_in_the_work_and_beside_it_and_a_question_about_life_outside_work():
+    lines = ["I'm so excited about the bridge project we are building.", "I love sailing on the lake.",
+             "I find the research work very meaningful.", "Outside work I love singing in a choir.",
+             "I'm thrilled by every new company we help.", "I love baking bread on Sundays."]
+    ix = _one_line_each(lines, "Welcome.")
+    text, points, _ = kinds_answer(ix, "What passions drive the guests in their work?", WordEmbedder())
+    assert text.startswith("In short, what drives them is of two kinds: the work itself (")
+    assert [p["topic"] for p in points] == ["the work itself", "beside the work"]
+    work = text.split("### The work itself")[1].split("###")[0]
+    assert "bridge project" in work and "choir" not in work  # "outside work" is beside it
+    text, points, _ = kinds_answer(ix, "What passions outside work do the guests have?", WordEmbedder())
+    assert not text.startswith("In short") and "the work itself" not in [p["topic"] for p in points]
+
+
+def test_advice_said_as_a_label_of_its_own_is_advice():
+    lines = ["Advice: learn to swim in cold water.", "Advice: draw every day.", "Advice: finish small things.",
+             "Advice: read the terms and conditions.", "Advice: cook for other people."]
+    ix = _one_line_each(lines, "Any last words?")
+    text, _, _ = kinds_answer(ix, "What advice do the guests give to young people?", WordEmbedder())
+    assert text.startswith("5 sentences give advice in all 5 documents")
+    assert "“learn to swim in cold water” (Ada King)" in text

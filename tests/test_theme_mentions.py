@@ -368,3 +368,12 @@ def test_a_sentence_opening_and_a_pronoun_spell_no_acronym():
     text = ("And I said so. And I went home. And I knew it. Artificial Intelligence is here. The Artificial "
             "Intelligence lab opened.")
     assert other_forms("AI", text) == ["Artificial Intelligence"]
+
+
+def test_a_subject_of_words_no_text_unit_holds_is_said_to_be_absent():
+    from slmgraph.query.theme_mentions import absent_words
+
+    ix = _corpus()
+    assert absent_words("Which guests talk about cryptocurrency or bitcoin?", ix) == ["cryptocurrency", "bitcoin"]
+    assert absent_words("Which guests talk about the canal?", ix) == []
+    assert absent_words("Which guests talk about the canal or bitcoin?", ix) == []

@@ -8,8 +8,10 @@ reports; this module maps both to documents:
   the documents are parts of works (:func:`series_parts`: "talk-part3", "book ch 4", "notes (2)"), the
   work's readable name and the part ("talk, part 3"), and coverage counts works with their parts;
   Corpus order is date order when at least half the documents carry a date (:func:`document_date`: in the
-  title, the heading line, the file name or the first lines), undated ones after; otherwise, and among equal dates, the
-  paths in natural order (``part2`` before ``part10``);
+  title, the heading line, the file name or the first lines), undated ones after; otherwise, when at least half the
+  documents' file names, titles or first lines number an episode (:func:`episode_number`: "Episode 29", "EP39",
+  "Ep-12", "Episode Six", "#4"), episode order, unnumbered ones after; otherwise, and among equal dates or
+  episodes, the paths in natural order (``part2`` before ``part10``);
 * :func:`unit_sources`: a cited text unit's document and its position in it (``unit 3 of 12``);
 * :func:`community_documents`: the documents behind a community (``community_reports.doc_ids`` when
   the index holds it, else the documents of the text units that mention its members), in corpus order;
@@ -86,6 +88,27 @@ def series_parts(names: dict[str, str]) -> dict[str, tuple[str, str, int]]:
 def natural_key(path: str) -> list:
     """Sort key comparing the digit runs of ``path`` as numbers (``part2`` before ``part10``)."""
     return [(0, int(t), "") if t.isdigit() else (1, 0, t.casefold()) for t in re.split(r"(\d+)", path or "")]
+
+
+#: Number words an episode may be named by ("Episode Six").
+_NUMBER_WORDS = {w: i for i, w in enumerate("""zero one two three four five six seven eight nine ten eleven twelve
+thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty""".split())}
+#: An episode's number in a file name or a title ("Show_Episode 29_Guest", "Show-EP39_2021", "EP-05_ Show", "Ep.12",
+#: "Episode Six", "Show #4 - Guest"); a letter before it would make it part of another word ("deep12").
+_EPISODE = re.compile(r"(?i)(?<![a-z])(?:episode|ep)[\s._#-]*(\d{1,4}|" + "|".join(_NUMBER_WORDS) + r")(?![\da-z])|"
+                      r"(?<![\w&])#\s*(\d{1,4})(?!\d)")
+
+
+def episode_number(path: str, title: str = "") -> int | None:
+    """The episode number the file name of ``path`` gives, else its ``title`` (:data:`_EPISODE`: "Episode 29",
+    "EP39", "Ep-12", "Episode Six", "#4"), else None; a series' episodes are numbered in the order they were
+    published, whatever their names' prefixes."""
+    for text in (PurePosixPath(path or "").name, title or ""):
+        m = _EPISODE.search(text)
+        if m:
+            got = m.group(1) or m.group(2)
+            return int(got) if got.isdigit() else _NUMBER_WORDS[got.casefold()]
+    return None
 
 
 _MONTH_NO = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
@@ -200,7 +223,13 @@ def corpus_documents(store, built: bool = True) -> list[Doc]:
     dates = {r[0]: document_date(r[2] or "", r[1] or "", heads.get(r[0], "")) for r in rows}
     by_date = len(rows) > 1 and 2 * sum(1 for d in dates.values() if d) >= len(rows)
     far = (10**4, 0, 0)
-    rows.sort(key=lambda r: ((dates[r[0]] or (None, far))[1] if by_date else far, natural_key(r[1]), r[0]))
+    # the file name, else the title, else the heading line ("# Roots and Routes — Episode 5")
+    episodes = {r[0]: episode_number(r[1] or "", r[2] or "") or episode_number(
+        "", (heads.get(r[0]) or "").lstrip().split("\n", 1)[0][:200]) for r in rows}
+    by_episode = not by_date and len(rows) > 1 and 2 * sum(1 for e in episodes.values() if e is not None) >= len(rows)
+    rows.sort(key=lambda r: ((dates[r[0]] or (None, far))[1] if by_date else far,
+                             (episodes[r[0]] if episodes[r[0]] is not None else 10**6) if by_episode else 0,
+                             natural_key(r[1]), r[0]))
     titles: dict[str, int] = {}
     for _, path, title, _ in rows:
         t = (title or "").strip() or PurePosixPath(path or "").stem

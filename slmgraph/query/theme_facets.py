@@ -43,9 +43,10 @@ import numpy as np
 from slmgraph.query.documents import coverage
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, prose_sentences, relevance
 from slmgraph.query.theme_model import (
-    EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, repeats,
+    EVIDENCE_MARGIN, PROBE_GAP, Statement, Theme, ThemeIndex, _statement_ok, _unit_norm, near_words, repeats,
     spoken, statement_penalty, statement_works, word_stem,
 )
+from slmgraph.query.theme_labels import phrase_pattern
 from slmgraph.query.theme_render import _cap, _join, documents_cited, reach_text, statement_line
 
 #: Part-of-speech tags of a list's items: nouns, names and numbers ("Q1", "2023").
@@ -340,6 +341,11 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
     guests = guests or {}
     for fi, f in enumerate(facets):
         pats = _pattern(f)
+        # a facet of one word is said in the corpus's other words for it too ("doctor" and "healthcare" of
+        # "medicine"); what it covers is counted by its own word
+        near = [] if f.exact or guests.get(fi) is not None or len(f.words) != 1 else [
+            phrase_pattern(w) for w in near_words(f.label, ix, embedder)]
+        on = lambda text, pats=pats, near=near: names(text, f, pats) or any(p.search(text) for p in near)  # noqa: E731
         qv = qvecs[fi]
         cosine = lambda u: float(_unit_norm(uvec[u.chunk_id]) @ qv) if u.chunk_id in uvec else -1.0  # noqa: E731
         field = guests.get(fi)
@@ -350,15 +356,15 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             docs = sorted(own, key=lambda d: ix.doc_by_id[d].pos)
             ranked = sorted(naming, key=lambda u: (-cosine(u), u.number))[:FACET_UNITS]
         else:
-            naming = [u for u in units if names(u.text, f, pats)]
-            docs = sorted({u.doc_id for u in naming}, key=lambda d: ix.doc_by_id[d].pos)
+            docs = sorted({u.doc_id for u in units if names(u.text, f, pats)}, key=lambda d: ix.doc_by_id[d].pos)
+            naming = [u for u in units if on(u.text)]
             # the units naming the facet and the focus first, then those naming the focus nearest the facet's
             # question (a facet is often said in other words: "medicine" as "doctors" and "diagnosis")
             both = sorted((u for u in naming if on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
-            near = [] if f.exact else sorted((u for u in focused_units if not names(u.text, f, pats)),
-                                             key=lambda u: (-cosine(u), u.number))
+            near_units = [] if f.exact else sorted((u for u in focused_units if not on(u.text)),
+                                                   key=lambda u: (-cosine(u), u.number))
             rest = sorted((u for u in naming if not on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
-            ranked = both[:FACET_UNITS] + near[:FACET_UNITS] + (rest[:FACET_UNITS] if len(both) < PER_FACET else [])
+            ranked = both[:FACET_UNITS] + near_units[:FACET_UNITS] + (rest[:FACET_UNITS] if len(both) < PER_FACET else [])
         t = Theme(None, f.label, coverage(docs, ix.docs), docs, [], community_docs=docs)
         t.facet = True
         t.exact = f.exact
@@ -374,7 +380,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
         for u in ranked:
             for s in prose_sentences(u.text):
                 s = spoken(s)
-                on_facet, focused = names(s, f, pats), on_focus(s, focus)
+                on_facet, focused = on(s), on_focus(s, focus)
                 if s in seen or not (on_facet or focused or field is not None) or not _statement_ok(s, ix):
                     continue
                 if f.exact and field is None and not on_facet:  # a field's guests speak for it in any words

