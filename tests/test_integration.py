@@ -15,6 +15,7 @@ from slmgraph.model.backend import load_model
 from slmgraph.model.protocol import Model
 from slmgraph.model.client import ModelClient
 from slmgraph.indexing.pipeline import run_index
+from slmgraph.indexing.stages.embed import phrase_keys
 from slmgraph.config.prompting import Prompts
 from slmgraph.samples import DULCE
 from slmgraph.query.engines.global_search import global_search
@@ -117,9 +118,11 @@ def test_dulce_index_has_every_stage(dulce_index):
     st.close()
     st = Store(db, read_only=True)
     kinds = dict(st.con.execute("SELECT kind, count(*) FROM embeddings GROUP BY kind").fetchall())
-    assert sum(n for k, n in kinds.items() if k != "text_unit_window") == (
+    assert sum(n for k, n in kinds.items() if k not in ("text_unit_window", "phrase")) == (
         st.count("entities") + st.count("text_units") + st.count("community_reports"))
     assert kinds.get("text_unit_window", 0) >= st.count("text_units")  # ~600-token units: a further window each
+    # the noun phrases of two text units or more, embedded as themselves
+    assert kinds.get("phrase", 0) == len(phrase_keys(st)) > 0
     st.close()
 
 
