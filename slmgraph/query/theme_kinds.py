@@ -266,21 +266,26 @@ def topic_of(question: str, ix) -> set[str]:
     (:data:`_FRAME`)."""
     from slmgraph.query.theme_model import topic_words, word_stem
 
-    asked = {word_stem(w) for w in re.findall(r"[a-z]+", (question or "").casefold())
-             if any(KINDS[k][0].fullmatch(w) for k in KINDS) or w in _FRAME}
     acronyms = {word_stem(a.casefold()) for a in re.findall(r"\b[A-Z]{2,4}\b", question or "")}
-    return (topic_words(question, ix.all_units()) | acronyms) - asked
+    return (topic_words(question, ix.all_units()) | acronyms) - _frame_stems(question)
+
+
+def _frame_stems(question: str, change: bool = False) -> set[str]:
+    """The stems of the words of ``question`` asking for a kind (:data:`KINDS`) or naming who speaks or where
+    (:data:`_FRAME`), and with ``change`` those asking about change (:data:`_CHANGE`)."""
+    from slmgraph.query.theme_model import word_stem
+
+    return {word_stem(w) for w in re.findall(r"[a-z]+", (question or "").casefold())
+            if any(KINDS[k][0].fullmatch(w) for k in KINDS) or w in _FRAME or (change and _CHANGE.fullmatch(w))}
 
 
 def _every_topic(question: str) -> set[str]:
-    """The question's words as stems (:func:`slmgraph.query.theme_model.question_words`) less those asking for a
-    kind, naming who speaks or where, or asking about change: its topic where every document names it
-    (:func:`topic_of` leaves out what most documents name)."""
-    from slmgraph.query.theme_model import question_words, word_stem
+    """The question's words as stems (:func:`slmgraph.query.theme_model.question_words`) less its frame and change
+    words (:func:`_frame_stems`): its topic where every document names it (:func:`topic_of` leaves out what most
+    documents name)."""
+    from slmgraph.query.theme_model import question_words
 
-    frame = {word_stem(w) for w in re.findall(r"[a-z]+", (question or "").casefold())
-             if any(KINDS[k][0].fullmatch(w) for k in KINDS) or w in _FRAME or _CHANGE.fullmatch(w)}
-    return question_words(question) - frame
+    return question_words(question) - _frame_stems(question, change=True)
 
 
 def unit_counts(ix, stems: set[str]) -> Counter:
@@ -762,16 +767,17 @@ def structure_lead(ix, stories: list[Said], held: list[tuple[str, int, list[str]
     return f"In short, the stories {_join(parts)}." if parts else ""
 
 
-def _element_quotes(ix, told: list[Said], question: str, embedder,
+def _element_quotes(ix, told: list[Said], held: list, question: str, embedder,
                     taken: list[Said]) -> list[tuple[str, list[Said], list[Said]]]:
-    """``[(element, sentences, shown)]``: for each of :func:`elements` the statements of ``told`` holding its cue
+    """``[(element, sentences, shown)]``: for each of ``held`` (:func:`elements` of ``told``) the statements of
+    ``told`` holding its cue
     (counted as :func:`elements` counts them) and those shown (:func:`_shown`), nearest ``question`` first, none of
     ``taken`` (quoted elsewhere in the answer) nor of an element before."""
     from slmgraph.query.extractive import _embed
 
     used = {(s.source, s.text) for s in taken}
     out = []
-    for label, _, _, _ in elements(told):
+    for label, _, _, _ in held:
         cue = dict(ELEMENTS)[label]
         items = [s for s in told if cue.search(_straight(s.text))]
         free = [s for s in items if (s.source, s.text) not in used]
@@ -1138,11 +1144,12 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             heads.append(course)
         # the elements a telling is built of are read in every sentence telling a story, however faintly cued
         told = [s for s in every if s.kind == kind and s.ok] if kind == "stories" else []
-        held = elements_sentence(elements(told), len(told)) if told else ""
+        told_elements = elements(told)
+        held = elements_sentence(told_elements, len(told)) if told else ""
         if held:  # what the stories share as stories
             heads.append(held)
         if kind == "stories" and _STRUCTURE.search(question):  # how stories are built, answered first
-            heads.insert(0, structure_lead(ix, pool, elements(told)))
+            heads.insert(0, structure_lead(ix, pool, told_elements))
         advised = advises_sentence(advises(pool), len(pool) if on else 0) if kind == "advice" else ""
         if advised:  # the advice itself, each speaker's in a line, is what the question asks for
             heads.append(advised)
@@ -1161,7 +1168,7 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             point(kind, chosen)
             continue
         if kind == "stories" and _STRUCTURE.search(question):  # each element of the stories, shown at work
-            for label, items, shown_here in _element_quotes(ix, told, question, embedder, chosen):
+            for label, items, shown_here in _element_quotes(ix, told, told_elements, question, embedder, chosen):
                 # an element's sentences share a way of telling, not a subject: the phrases they share say nothing
                 parts.append("\n".join([f"### {label[0].upper() + label[1:]}", _group_line(ix, items, noun, False)]
                                        + [line(s) for s in shown_here]))

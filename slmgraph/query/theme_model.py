@@ -1005,8 +1005,10 @@ def near_words(term: str, ix, embedder) -> list[str]:
     q = _embed([term], embedder)[0]
     # the term's other number is the term ("law" of "laws")
     same = {term.casefold(), term.casefold().rstrip("s"), term.casefold() + "s"}
-    ranked = [k for c, k in sorted(zip(vecs @ q, keys), key=lambda x: -x[0])
-              if c >= NEAR_COSINE and k not in same and stem not in {word_stem(w) for w in k.split()}]
+    cos = vecs @ q
+    near = np.flatnonzero(cos >= NEAR_COSINE)  # a handful of the thousands of phrases
+    ranked = [keys[i] for i in near[np.argsort(-cos[near], kind="stable")]
+              if keys[i] not in same and stem not in {word_stem(w) for w in keys[i].split()}]
     stems = {k: {word_stem(w) for w in k.split()} for k in ranked}
     # a phrase holding a nearer word says no more than it ("medical doctor" of "doctor"), nor does its other number
     out = [k for k in ranked if not any(o != k and stems[o] <= stems[k] for o in ranked)]

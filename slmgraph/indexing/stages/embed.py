@@ -77,7 +77,7 @@ WINDOW_KIND = "text_unit_window"
 KINDS = ("entity", "text_unit", "report", WINDOW_KIND, "phrase")
 #: The corpus's noun phrases embedded (kind ``phrase``, item id = the phrase's key): those of one or two words
 #: in at least this many text units, the vocabulary a query looks up another word for a term in
-#: (:func:`slmgraph.query.theme_mentions.near_words`).
+#: (:func:`slmgraph.query.theme_model.near_words`).
 PHRASE_UNITS = 2
 #: Texts committed per transaction (and per progress-bar step) in :func:`run_embeddings`.
 COMMIT_STEP = 256
