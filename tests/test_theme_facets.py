@@ -358,3 +358,35 @@ def test_what_the_facets_sentences_say_the_focus_does_is_given_in_their_words(nl
         "nurses: “AI plans the night shifts for the nurses” (Cara Holt).")
     focus_roles([surgeons], [frozenset({"ai"})], None)  # no parser: nothing is said
     assert _roles_sentence([nurses]) == ""
+
+
+def test_a_guests_reply_to_the_hosts_question_naming_a_facet_is_on_it_and_one_unit_may_give_several(nlp):
+    from conftest import theme_index
+    from test_theme_kinds import WordEmbedder
+
+    from slmgraph.query.theme_facets import facet_themes, question_facets
+
+    def episode(host_q: str, guest: str, lines: list[str]) -> str:
+        return "\n".join([f"MAYA OKAFOR: Welcome to the show, {guest.title()}.", f"{guest}: Thanks for having me.",
+                          f"MAYA OKAFOR: {host_q}"] + [f"{guest}: {x}" for x in lines])
+
+    units = [("u0", "ep0", 0, episode("So what is the role of AI in medicine, from where you stand?", "GRACE HALL",
+                                      ["The alert is a second pair of eyes on every patient.",
+                                       "The decisions still belong to the nurses who can touch the patient."])),
+             ("u1", "ep1", 0, episode("How does AI show up on a farm?", "TOM BRENNAN",
+                                      ["AI drones read the barley fields every week.",
+                                       "AI sensors read the soil in those fields every day."])),
+             ("u2", "ep2", 0, episode("What did you cook last night?", "LUIS BARRA",
+                                      ["Beans with smoked chilli and fresh bread.", "My sister brought the wine."])),
+             ("u3", "ep3", 0, episode("Where did you grow up?", "ANA RUIZ",
+                                      ["In Porto, above my uncle's bakery.", "We moved to Lisbon when I was ten."]))]
+    ix = theme_index(units, embedder=WordEmbedder())
+    facets = question_facets("How do guests describe the role of AI in medicine and farming?", nlp)
+    medicine, farming = facet_themes(ix, facets, WordEmbedder())
+    # the nurse never says "medicine": she answers the host's question that does, and the quote shows it
+    assert medicine.statements and {s.speaker for s in medicine.statements} == {"Grace Hall"}
+    assert all(s.text.endswith("(replying to “So what is the role of AI in medicine, from where you stand?”)")
+               for s in medicine.statements)
+    # both of the farmer's sentences are in one text unit: a facet with no other unit quotes it twice
+    assert {s.speaker for s in farming.statements} == {"Tom Brennan"} and len(farming.statements) == 2
+    ix.store.con.close()

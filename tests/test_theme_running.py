@@ -194,7 +194,7 @@ def test_a_label_few_documents_name_is_no_theme_of_the_whole_corpus(monkeypatch)
     ix.store.con.close()
 
 
-def test_a_series_themes_quote_its_guests_before_its_host():
+def test_a_series_themes_quote_its_guests_not_its_host():
     guests = [("RUTH OKAFOR", "plums", "Leeds"), ("SAM DIAZ", "cherries", "Porto"), ("LIN WU", "apples", "Oslo"),
               ("OMAR HALE", "pears", "Quito"), ("PIA KERR", "quinces", "Perth"), ("TOM BYRNE", "figs", "Cork")]
     units = []
@@ -211,6 +211,6 @@ def test_a_series_themes_quote_its_guests_before_its_host():
     reports = [{"community_id": 1, "entities": ["orchard trees"], "title": "orchard trees", "summary": ""}]
     themes = _wide(ix, emb, reports)
     said = [s.speaker for t in themes for s in t.statements]
-    # the host frames each episode: a guest's words lead the theme
-    assert said and said[0] != "Anna Park", said
+    # the host frames each episode: the theme is quoted in the guests' words only
+    assert said and "Anna Park" not in said, said
     ix.store.con.close()

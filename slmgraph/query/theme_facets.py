@@ -350,6 +350,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
     out = []
     focused_units = [u for u in units if on_focus(u.text, focus)] if focus else []
     guests = guests or {}
+    replies = _replies(ix)
     for fi, f in enumerate(facets):
         pats = _pattern(f)
         # a facet of one word is said in the corpus's other words for it too ("doctor" and "healthcare" of
@@ -392,6 +393,12 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             for s in prose_sentences(u.text):
                 s = spoken(s)
                 on_facet, focused = on(s), on_focus(s, focus)
+                # a guest's reply to the host's question naming the facet (or the focus) is on it in other words
+                # ("What is the role of AI in medicine?" "The alert is a second pair of eyes.")
+                asked = replies.get((u.number, _SPEAKER.sub("", s).strip()), "") if field is None else ""
+                facet_asked, focus_asked = bool(asked) and names(asked, f, pats), on_focus(asked, focus)
+                by_reply = (facet_asked and not on_facet) or (focus_asked and not focused)
+                on_facet, focused = on_facet or facet_asked, focused or focus_asked
                 if s in seen or not (on_facet or focused or field is not None) or not _statement_ok(s, ix):
                     continue
                 if f.exact and field is None and not on_facet:  # a field's guests speak for it in any words
@@ -404,7 +411,8 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
                 if field is not None and (not who or who.casefold() not in voices):
                     continue  # a field's guests speak for it: not the host, nor a line no label gives to them
                 seen.add(s)
-                cands.append((u.chunk_id, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
+                shown = f"{s} (replying to \u201c{_clip(asked)}\u201d)" if by_reply else s
+                cands.append((u.chunk_id, Statement(shown, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
                                                     speaker=who)))
                 aside = (who and who in hosts) if field is None else not who
                 tier.append((0 if focused or (field is not None and not focus) else 2) + (1 if aside else 0))
@@ -446,11 +454,17 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
         mmr = _Mmr(vecs)
         per_unit: set = set()
         picked: list[int] = []
-        while left and len(picked) < PER_FACET:
-            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
-            left.remove(k)
+        again: list[int] = []  # passed over for a unit already quoted
+        while (left or again) and len(picked) < PER_FACET:
+            # statements come from distinct text units; a facet whose candidates hold fewer units quotes one twice
+            pool = left or again
+            k = max(pool, key=lambda j: (mmr.value(j, rel[j]), -j))
+            pool.remove(k)
             st = cands[k][1]
-            if st.source in per_unit or any(repeats(st.text, x) for x in used):
+            if any(repeats(st.text, x) for x in used):
+                continue
+            if pool is left and st.source in per_unit:
+                again.append(k)
                 continue
             picked.append(k)
             per_unit.add(st.source)
@@ -470,6 +484,33 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             t.doc_ids = sorted(set(docs) | quoted, key=lambda d: ix.doc_by_id[d].pos)
             t.coverage = coverage(t.doc_ids, ix.docs)
     return out
+
+
+def _replies(ix: ThemeIndex) -> dict[tuple[int, str], str]:
+    """``(text unit number, sentence without its speaker label) -> the question it replies to``: for the first
+    :data:`slmgraph.query.theme_kinds.TOPIC_REPLY` statements of each guest's reply in a transcript
+    (:func:`slmgraph.query.theme_kinds.guest_sentences`), the last sentence of the host's turn before, when it asks
+    ("So what is the role of AI in medicine?"); {} for a corpus without hosts."""
+    from slmgraph.query.theme_kinds import guest_sentences
+
+    out = {}
+    for s in guest_sentences(ix, "", lambda body, prompt: (1.0, ""), whole=False):
+        # the host's question itself, not the whole turn: a long turn names much besides what it asks
+        asked = next((x for x in reversed(_SENTENCES.split(s.asked)) if x.rstrip("\"'\u201d\u2019) ").endswith("?")), "")
+        if asked:
+            out[(s.source, s.text)] = asked
+    return out
+
+
+#: Where a host's turn is split into sentences.
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+
+
+def _clip(text: str) -> str:
+    """A host's turn as a reply shows it: its first :data:`slmgraph.query.theme_kinds.ASKED_WORDS` words."""
+    from slmgraph.query.theme_kinds import _clip as clip
+
+    return clip(text)
 
 
 def focus_of(question: str, facets: list[Facet], ix: ThemeIndex) -> tuple[list[frozenset], list[str]]:
@@ -597,8 +638,8 @@ def focus_roles(themes: list[Theme], alternatives: list[frozenset], nlp) -> None
     """Set ``t.roles`` of each facet to ``[(clause, speaker)]``: what its sentences on the focus say the focus does,
     in their words -- a clause whose subject is the focus ("AI and computation holds so much potential to help",
     "the AI system and the doctor worked together"), from the subject's first word to the end of its verb's
-    phrase, :data:`ROLE_MIN_WORDS` to :data:`ROLE_WORDS` words; the facet's most relevant sentences first
-    (``t.pool``, :attr:`Statement.rel`), each speaker's first before anyone's second, at most :data:`ROLES`.
+    phrase, :data:`ROLE_MIN_WORDS` to :data:`ROLE_WORDS` words; the facet's quotes first, then its other sentences
+    on the question by relevance (``t.pool``, :attr:`Statement.rel`), each speaker's first before anyone's second, at most :data:`ROLES`.
     Subject-verb clauses from the dependency parse are the usual open relation extraction (Fader et al. 2011,
     ReVerb); nothing is set without a parser (``nlp`` None) or a focus."""
     if nlp is None or not alternatives:
@@ -608,7 +649,9 @@ def focus_roles(themes: list[Theme], alternatives: list[frozenset], nlp) -> None
             continue
         found: list[tuple[int, int, str, str]] = []
         rank: dict[str, int] = {}
-        pool = sorted(getattr(t, "pool", []) or t.statements, key=lambda st: -(st.rel or 0.0))
+        quoted = {id(x) for x in t.statements}
+        pool = list(t.statements) + sorted((x for x in getattr(t, "pool", []) if id(x) not in quoted),
+                                           key=lambda st: -(st.rel or 0.0))
         for st in pool[:ROLE_SENTENCES]:
             body = _SPEAKER.sub("", st.text).strip()
             if body.rstrip("\"')\u201d\u2019 ").endswith("?"):

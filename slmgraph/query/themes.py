@@ -95,8 +95,6 @@ ASPECT_WEIGHT = 1.0
 #: of at least WIDE_FLOOR_DOCS of them.
 WIDE_FLOOR_SHARE = 0.1
 WIDE_FLOOR_DOCS = 10
-#: What a host's sentence loses in a corpus-wide answer (cosine units): a series' themes are its guests' words.
-HOST_PENALTY = 0.15
 #: Subjects of a field's guests the comparison of fields names (:func:`field_subjects`).
 FIELD_SUBJECTS = 3
 
@@ -500,6 +498,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     def _said(v) -> float:
         return ASPECT_WEIGHT * float((said @ _unit_norm(v)).max()) if said is not None else 0.0
 
+    # a series' corpus-wide themes are what its guests say: the hosts' framing (introductions, recaps) is no theme
+    hosts = {h.casefold() for h in corpus_hosts(ix)} if wide else set()
     cands: list[tuple[int, Statement]] = []  # (theme index, statement)
     for ti, t in enumerate(kept):
         inside = set(t.doc_ids)
@@ -537,8 +537,11 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                 if not _statement_ok(s, ix) or (named_only and not names_named(s, named_only)) or \
                         (id(t) in said_by and not any(p.search(s) for p in said_by[id(t)])):
                     continue
+                who = ix.speaker(u, s)
+                if who and who.casefold() in hosts:
+                    continue
                 cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
-                                            speaker=ix.speaker(u, s))))
+                                            speaker=who)))
     vecs = None
     if cands and embedder is not None:  # a unit shared by several themes gives the same sentences: embed each once
         uniq = list(dict.fromkeys(c[1].text for c in cands))
@@ -546,8 +549,6 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         u = _embed(uniq, embedder)
         vecs = u[[at[c[1].text] for c in cands]]
     on_aspect = (vecs @ said.T).max(axis=1) if said is not None and vecs is not None else np.zeros(len(cands))
-    # a series' themes are what its guests say: the hosts' framing (introductions, recaps) is quoted last
-    hosts = {h.casefold() for h in corpus_hosts(ix)} if wide else set()
     rel = []
     for k, (ti, st) in enumerate(cands):
         a = anchors.get(ti)
@@ -558,8 +559,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         edge = EDGE_PENALTY if ix.at_edge(st.doc_id, st.unit) else 0.0
         # a running topic is no community: no member's name makes its statement relevant
         ents = None if id(kept[ti]) in running else by_report[kept[ti].report].get("entities")
-        host = HOST_PENALTY if st.speaker and st.speaker.casefold() in hosts else 0.0
-        rel.append(relevance(cos, st.text, ents) - short + weight - edge - host
+        rel.append(relevance(cos, st.text, ents) - short + weight - edge
                    + ASPECT_WEIGHT * float(on_aspect[k]))
         st.rel = rel[-1]
     mmr = _Mmr(vecs)
