@@ -284,3 +284,109 @@ def test_a_quoted_sentence_names_its_speaker_unless_it_opens_on_the_label():
     plain = Statement("The plan is a disaster.", 1, "d0", 1, 1)
     assert statement_line(plain, ix) == "- *d0*: The plan is a disaster. [Sources: 1]"
     ix.store.con.close()
+
+
+def test_a_facet_with_few_sentences_on_its_focus_quotes_those_within_twice_the_margin():
+    from conftest import theme_index
+    from test_theme_kinds import WordEmbedder
+
+    from slmgraph.query.theme_facets import Facet, facet_themes
+    from slmgraph.query.theme_model import word_stem
+
+    units = [("f0", "d0", 0, "ANA RUIZ: Surgeons use AI to read heart scans before an operation."),
+             ("f1", "d0", 1, "ANA RUIZ: Surgeons say AI also counts every sponge and clamp in the theatre, so nothing "
+                             "stays inside a patient."),
+             ("f2", "d0", 2, "ANA RUIZ: Back in my first winter at the old hospital, surgeons laughed whenever "
+                             "anybody mentioned AI at lunch."),
+             ("f3", "d1", 0, "BEN OKAFOR: Nurses use AI to plan the night shifts on the ward.")] + [
+        (f"g{i}", f"e{i}", 0, f"CLERK: The market sold {i + 3} crates of pears and apples on a windy morning.")
+        for i in range(8)]
+    ix = theme_index(units, embedder=WordEmbedder())
+    facets = [Facet(w, ((w, word_stem(w)),), f"How do {w} use AI?") for w in ("surgeons", "nurses")]
+    surgeons, nurses = facet_themes(ix, facets, WordEmbedder(), focus=[frozenset({"ai"})])
+    # every sentence names the surgeons and AI: the one furthest from the question is still on it
+    assert [s.unit for s in surgeons.statements] == [1, 2, 3]
+    assert len(nurses.statements) == 1
+    ix.store.con.close()
+
+
+def _facet_theme(topic: str, sentences: list[tuple[str, str]], quoted: bool = True):
+    from slmgraph.query.theme_model import Statement, Theme
+
+    pool = [Statement(text, i, "d0", i, 9, rel=1.0 - i / 10, speaker=who) for i, (who, text) in enumerate(sentences)]
+    t = Theme(None, topic, {"documents": 1, "of": 1}, ["d0"], [], statements=pool[:1] if quoted else [])
+    t.pool = pool
+    return t
+
+
+def test_a_comparison_says_how_many_sentences_name_the_focus_with_each_facet_and_where_most_are():
+    from slmgraph.query.theme_facets import _balance
+
+    startup = _facet_theme("startup", [("Sam Altman", f"Startups scale fast {i}.") for i in range(5)])
+    large = _facet_theme("large company", [("Andrew Ng", "Large companies scale slowly."),
+                                           ("Bill Gates", "A large company scales by buying.")])
+    middle = _facet_theme("mid-size company", [], quoted=False)
+    assert _balance([startup, middle, large], ["scaling"]) == (
+        " Sentences naming “scaling” with each: startup 5 (all by Sam Altman), large company 2 (by 2 speakers), "
+        "mid-size company none; most are of startup.")
+    large.pool = large.pool * 2  # four: no longer under half the first's
+    assert _balance([startup, large], ["scaling"]).endswith("; they are spread across them.")
+    # a facet quoted off the focus names it nowhere
+    large.off_focus = True
+    assert _balance([startup, large], ["scaling"]).endswith("large company none; only startup is named with it.")
+    assert _balance([startup], ["scaling"]) == ""
+
+
+def test_what_the_facets_sentences_say_the_focus_does_is_given_in_their_words(nlp):
+    from slmgraph.query.theme_facets import _roles_sentence, focus_roles
+
+    surgeons = _facet_theme("surgeons", [
+        ("Ana Ruiz", "Surgeons say the AI system reads heart scans faster than any resident."),
+        ("Ana Ruiz", "Surgeons want AI to read every scan in the hospital before breakfast."),
+        ("Ben Okafor", "AI is, you know, a thing that surgeons talk about at lunch."),
+        ("Ben Okafor", "In our hospital an AI model counts every sponge before the surgeons close."),
+        ("Ana Ruiz", "Will AI replace surgeons one day?")])
+    nurses = _facet_theme("nurses", [("Cara Holt", "On the ward, AI plans the night shifts for the nurses.")])
+    focus_roles([surgeons, nurses], [frozenset({"ai"})], nlp)
+    # a finite clause whose subject is the focus; no infinitive, no filler, no question
+    assert surgeons.roles == [("the AI system reads heart scans faster than any resident", "Ana Ruiz"),
+                              ("an AI model counts every sponge before the surgeons close", "Ben Okafor")]
+    assert nurses.roles == [("AI plans the night shifts for the nurses", "Cara Holt")]
+    assert _roles_sentence([surgeons, nurses]) == (
+        " What they say it does, in their words -- surgeons: “the AI system reads heart scans faster than any "
+        "resident” (Ana Ruiz) and “an AI model counts every sponge before the surgeons close” (Ben Okafor); "
+        "nurses: “AI plans the night shifts for the nurses” (Cara Holt).")
+    focus_roles([surgeons], [frozenset({"ai"})], None)  # no parser: nothing is said
+    assert _roles_sentence([nurses]) == ""
+
+
+def test_a_guests_reply_to_the_hosts_question_naming_a_facet_is_on_it_and_one_unit_may_give_several(nlp):
+    from conftest import theme_index
+    from test_theme_kinds import WordEmbedder
+
+    from slmgraph.query.theme_facets import facet_themes, question_facets
+
+    def episode(host_q: str, guest: str, lines: list[str]) -> str:
+        return "\n".join([f"MAYA OKAFOR: Welcome to the show, {guest.title()}.", f"{guest}: Thanks for having me.",
+                          f"MAYA OKAFOR: {host_q}"] + [f"{guest}: {x}" for x in lines])
+
+    units = [("u0", "ep0", 0, episode("So what is the role of AI in medicine, from where you stand?", "GRACE HALL",
+                                      ["The alert is a second pair of eyes on every patient.",
+                                       "The decisions still belong to the nurses who can touch the patient."])),
+             ("u1", "ep1", 0, episode("How does AI show up on a farm?", "TOM BRENNAN",
+                                      ["AI drones read the barley fields every week.",
+                                       "AI sensors read the soil in those fields every day."])),
+             ("u2", "ep2", 0, episode("What did you cook last night?", "LUIS BARRA",
+                                      ["Beans with smoked chilli and fresh bread.", "My sister brought the wine."])),
+             ("u3", "ep3", 0, episode("Where did you grow up?", "ANA RUIZ",
+                                      ["In Porto, above my uncle's bakery.", "We moved to Lisbon when I was ten."]))]
+    ix = theme_index(units, embedder=WordEmbedder())
+    facets = question_facets("How do guests describe the role of AI in medicine and farming?", nlp)
+    medicine, farming = facet_themes(ix, facets, WordEmbedder())
+    # the nurse never says "medicine": she answers the host's question that does, and the quote shows it
+    assert medicine.statements and {s.speaker for s in medicine.statements} == {"Grace Hall"}
+    assert all(s.text.endswith("(replying to “So what is the role of AI in medicine, from where you stand?”)")
+               for s in medicine.statements)
+    # both of the farmer's sentences are in one text unit: a facet with no other unit quotes it twice
+    assert {s.speaker for s in farming.statements} == {"Tom Brennan"} and len(farming.statements) == 2
+    ix.store.con.close()

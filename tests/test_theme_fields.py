@@ -9,6 +9,8 @@ from test_theme_kinds import WordEmbedder as _Words
 from slmgraph.query.theme_facets import Facet, facet_themes, facets_overview, render_facets
 from slmgraph.query.theme_fields import asks_fields, field_guests
 from slmgraph.query.theme_model import word_stem
+from slmgraph.query.theme_works import Work
+from slmgraph.query.themes import field_subjects
 
 
 class WordEmbedder(_Words):
@@ -120,3 +122,24 @@ def test_a_list_of_professions_in_parentheses_asks_for_the_guests_and_a_work_of_
     found = field_guests(ix, [_facet("robotics"), _facet("music")], WordEmbedder())
     assert found[0] == (["ep0"], ["Rosa Lee"]) and found[1] == (["ep0"], ["Cal Dix"]), found
     ix.store.con.close()
+
+
+def test_fields_are_compared_by_the_subjects_only_their_guests_discuss():
+    ix = _index()
+    emb = WordEmbedder()
+    facets = [_facet("robotics"), _facet("neuroscience"), _facet("music")]
+    themes = facet_themes(ix, facets, emb, guests=field_guests(ix, facets, emb))
+    title = {d.doc_id: d.work or d.name or d.doc_id for d in ix.docs}
+    works = [Work(title["ep0"], 1, 2, subjects=[("robotics", 2), ("grippers", 2), ("car doors", 2), ("welding", 2),
+                                                ("spare parts", 2)]),
+             Work(title["ep1"], 1, 2, subjects=[("neurons", 2), ("animal tasks", 2)])]
+    field_subjects(themes, ix, works)
+    # the field's own word says nothing of how it differs; at most three subjects; a field whose work lists none, none
+    assert themes[0].subjects == ["grippers", "car doors", "welding"]
+    assert themes[1].subjects == ["neurons", "animal tasks"] and themes[2].subjects == []
+    assert ("Where they differ, by the subjects each field's guests discuss and the other guests hardly do: "
+            "robotics (Rosa Lee) on grippers, car doors and welding; and neuroscience (Ben Ode) on neurons and "
+            "animal tasks.") in facets_overview(themes, ix)
+    # one field with subjects compares nothing
+    field_subjects(themes, ix, works[:1])
+    assert "Where they differ" not in facets_overview(themes, ix)

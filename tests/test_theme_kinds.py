@@ -385,6 +385,21 @@ def test_what_the_speakers_advise_is_listed_in_their_own_words():
     assert advises_sentence(found[:1]) == ""
 
 
+def test_a_sentence_saying_what_it_advises_is_quoted_before_one_only_naming_advice():
+    from slmgraph.query.theme_kinds import Said, _pick, advice_in
+
+    assert advice_in("I get a lot of requests to give advice to kids.") == ""
+    assert advice_in("My biggest piece of advice to anyone is, like, have a hobby.") == "have a hobby"
+    said = [Said("I get a lot of requests to give advice to young people about careers.", 1, "talk0", 1, 1,
+                 "Stevie Bathiche", "advice"),
+            Said("My advice to young people is learn to write well.", 2, "talk1", 1, 1, "Lena Okafor", "advice")]
+    for s in said:
+        s.score = 1.0
+    picked = _pick(_corpus(), said, "What advice do guests give to young people?", WordEmbedder(), ["advice"])
+    # the request shares more of the question's words, yet the advice itself leads
+    assert [s.speaker for s in picked] == ["Lena Okafor", "Stevie Bathiche"]
+
+
 def test_a_question_about_change_ends_its_opening_with_what_the_halves_say():
     text, _, _ = kinds_answer(_corpus(), "How have the guests' hopes and worries about AI evolved across the "
                                          "interviews?", WordEmbedder())

@@ -117,6 +117,18 @@ def test_a_label_is_counted_where_the_prose_holds_it_not_in_titles_or_attendance
     ix.store.con.close()
 
 
+def test_a_label_is_not_counted_in_a_sentence_every_episode_repeats():
+    intro = "We talk with the people who have made our modern tech world possible."
+    units = [(f"u{i}", f"ep{i}", 0, f"{intro} Today my guest grows {crop} on the hill farm.")
+             for i, crop in enumerate(["barley", "apples", "hops", "pears"])]
+    units.append(("u9", "ep9", 0, "My guest left the tech world to grow plums by the river."))
+    ix = theme_index(units)
+    # the intro is in four episodes: only the guest who speaks of it discusses the tech world
+    assert label_documents(ix, ["tech world"]) == ["ep9"]
+    assert sorted(label_documents(ix, ["hill farm"])) == ["ep0", "ep1", "ep2", "ep3"]
+    ix.store.con.close()
+
+
 def test_names_tied_to_a_theme_are_those_its_label_sentences_name():
     from slmgraph.query.theme_model import Theme
     from slmgraph.query.themes import names_beside
@@ -167,3 +179,38 @@ def test_a_named_subject_discussed_in_half_the_documents_is_a_running_theme_and_
     con.execute("UPDATE entities SET type = 'organization' WHERE entity_id = 1")
     assert running_names(ix) == []
     con.close()
+
+
+def test_a_label_few_documents_name_is_no_theme_of_the_whole_corpus(monkeypatch):
+    import slmgraph.query.themes as themes
+
+    ix, emb, reports = _minutes()
+    assert any("compost" in t.topic for t in _wide(ix, emb, reports))
+    # compost bays are named in two of the six minutes: under a floor of 40 %, not a theme of them all
+    monkeypatch.setattr(themes, "WIDE_FLOOR_DOCS", 5)
+    monkeypatch.setattr(themes, "WIDE_FLOOR_SHARE", 0.4)
+    topics = [t.topic for t in _wide(ix, emb, reports)]
+    assert not any("compost" in t for t in topics) and any("orchard" in t for t in topics)
+    ix.store.con.close()
+
+
+def test_a_series_themes_quote_its_guests_not_its_host():
+    guests = [("RUTH OKAFOR", "plums", "Leeds"), ("SAM DIAZ", "cherries", "Porto"), ("LIN WU", "apples", "Oslo"),
+              ("OMAR HALE", "pears", "Quito"), ("PIA KERR", "quinces", "Perth"), ("TOM BYRNE", "figs", "Cork")]
+    units = []
+    for i, (g, fruit, town) in enumerate(guests):
+        # the host's line names the label too, and is nearer it than the guest's
+        units.append((f"u{i}", f"ep{i}", 0, f"ANNA PARK: {town} has orchard trees, {g.title()} says.\n"
+                                             f"{g}: My first orchard trees in {town} gave {fruit} after {i + 3} "
+                                             f"summers of pruning and grafting by hand."))
+    emb = FakeEmbedder()
+    ix = theme_index(units, embedder=emb, entities=[(2, "orchard trees")], members=[(1, 2)],
+                     entity_units=[(2, f"u{i}") for i in range(6)], reports=[(1, "orchard trees")],
+                     mentions=[(f"u{i}", "orchard tree", "orchard trees") for i in range(6)])
+    ix.store.con.execute("INSERT INTO concepts VALUES (2)")
+    reports = [{"community_id": 1, "entities": ["orchard trees"], "title": "orchard trees", "summary": ""}]
+    themes = _wide(ix, emb, reports)
+    said = [s.speaker for t in themes for s in t.statements]
+    # the host frames each episode: the theme is quoted in the guests' words only
+    assert said and "Anna Park" not in said, said
+    ix.store.con.close()

@@ -47,6 +47,7 @@ from slmgraph.query.theme_model import (
     spoken, statement_penalty, statement_works, word_stem,
 )
 from slmgraph.query.theme_labels import phrase_pattern
+from slmgraph.query.theme_lead import _q
 from slmgraph.query.theme_render import _cap, _join, documents_cited, reach_text, statement_line
 
 #: Part-of-speech tags of a list's items: nouns, names and numbers ("Q1", "2023").
@@ -70,6 +71,16 @@ backgrounds discipline disciplines expertise opinion opinions""".split())
 _ASKS = re.compile(r"(?i)\bask you\b|^\W*(tell|talk|describe|walk) (us|me)\b")
 #: What naming the facet itself adds to a focused sentence's relevance, over one that names only the focus.
 FACET_BONUS = 0.1
+#: What a facet's sentences say the focus does (:func:`focus_roles`): its most relevant sentences parsed, the
+#: clauses kept (words), and the most shown per facet.
+ROLE_SENTENCES = 30
+ROLE_MIN_WORDS = 6
+ROLE_WORDS = 16
+ROLES = 3
+#: A transcript's fillers: a clause holding one is a speaker searching for words.
+_FILLER = re.compile(r"(?i)\b(you know|i mean|kind of|sort of|or whatever)\b|,\s*like,|\b(um|uh)\b")
+#: A facet's sentences on the focus are most of a comparison's when at least this many times the next facet's.
+MOSTLY = 2
 #: A focus phrase's acronym counts when the corpus writes it, in capitals, at least this many times ("AI").
 ACRONYM_USES = 3
 
@@ -339,6 +350,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
     out = []
     focused_units = [u for u in units if on_focus(u.text, focus)] if focus else []
     guests = guests or {}
+    replies = _replies(ix)
     for fi, f in enumerate(facets):
         pats = _pattern(f)
         # a facet of one word is said in the corpus's other words for it too ("doctor" and "healthcare" of
@@ -381,6 +393,12 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             for s in prose_sentences(u.text):
                 s = spoken(s)
                 on_facet, focused = on(s), on_focus(s, focus)
+                # a guest's reply to the host's question naming the facet (or the focus) is on it in other words
+                # ("What is the role of AI in medicine?" "The alert is a second pair of eyes.")
+                asked = replies.get((u.number, _SPEAKER.sub("", s).strip()), "") if field is None else ""
+                facet_asked, focus_asked = bool(asked) and names(asked, f, pats), on_focus(asked, focus)
+                by_reply = (facet_asked and not on_facet) or (focus_asked and not focused)
+                on_facet, focused = on_facet or facet_asked, focused or focus_asked
                 if s in seen or not (on_facet or focused or field is not None) or not _statement_ok(s, ix):
                     continue
                 if f.exact and field is None and not on_facet:  # a field's guests speak for it in any words
@@ -393,7 +411,8 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
                 if field is not None and (not who or who.casefold() not in voices):
                     continue  # a field's guests speak for it: not the host, nor a line no label gives to them
                 seen.add(s)
-                cands.append((u.chunk_id, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
+                shown = f"{s} (replying to \u201c{_clip(asked)}\u201d)" if by_reply else s
+                cands.append((u.chunk_id, Statement(shown, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
                                                     speaker=who)))
                 aside = (who and who in hosts) if field is None else not who
                 tier.append((0 if focused or (field is not None and not focus) else 2) + (1 if aside else 0))
@@ -414,6 +433,8 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
         t.off_focus = bool(focus) and best_tier >= 2
         keep = [k for k in keep if tier[k] == best_tier]
         cands = [cands[k] for k in keep]
+        # the sentences on the question naming the facet itself: how much the corpus says of it (:func:`_balance`)
+        t.pool = [st for (_, st), named in zip(cands, on_facet_of) if named]
         on_facet_of = [on_facet_of[k] for k in keep]
         vecs = vecs[keep]
         cos = vecs @ qv
@@ -425,14 +446,25 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             rel.append(st.rel)
         top = max(rel)
         left = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
+        if len(left) < PER_FACET and best_tier == 0:
+            # few sentences name both the facet and the focus: each of them is on the question, so those within
+            # twice the margin are quoted too (a facet's second-best sentence need not be as near as its best)
+            left += [k for k in range(len(cands)) if k not in left and rel[k] >= top - 2 * EVIDENCE_MARGIN
+                     and cos[k] - off[k] >= PROBE_GAP]
         mmr = _Mmr(vecs)
         per_unit: set = set()
         picked: list[int] = []
-        while left and len(picked) < PER_FACET:
-            k = max(left, key=lambda j: (mmr.value(j, rel[j]), -j))
-            left.remove(k)
+        again: list[int] = []  # passed over for a unit already quoted
+        while (left or again) and len(picked) < PER_FACET:
+            # statements come from distinct text units; a facet whose candidates hold fewer units quotes one twice
+            pool = left or again
+            k = max(pool, key=lambda j: (mmr.value(j, rel[j]), -j))
+            pool.remove(k)
             st = cands[k][1]
-            if st.source in per_unit or any(repeats(st.text, x) for x in used):
+            if any(repeats(st.text, x) for x in used):
+                continue
+            if pool is left and st.source in per_unit:
+                again.append(k)
                 continue
             picked.append(k)
             per_unit.add(st.source)
@@ -452,6 +484,33 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             t.doc_ids = sorted(set(docs) | quoted, key=lambda d: ix.doc_by_id[d].pos)
             t.coverage = coverage(t.doc_ids, ix.docs)
     return out
+
+
+def _replies(ix: ThemeIndex) -> dict[tuple[int, str], str]:
+    """``(text unit number, sentence without its speaker label) -> the question it replies to``: for the first
+    :data:`slmgraph.query.theme_kinds.TOPIC_REPLY` statements of each guest's reply in a transcript
+    (:func:`slmgraph.query.theme_kinds.guest_sentences`), the last sentence of the host's turn before, when it asks
+    ("So what is the role of AI in medicine?"); {} for a corpus without hosts."""
+    from slmgraph.query.theme_kinds import guest_sentences
+
+    out = {}
+    for s in guest_sentences(ix, "", lambda body, prompt: (1.0, ""), whole=False):
+        # the host's question itself, not the whole turn: a long turn names much besides what it asks
+        asked = next((x for x in reversed(_SENTENCES.split(s.asked)) if x.rstrip("\"'\u201d\u2019) ").endswith("?")), "")
+        if asked:
+            out[(s.source, s.text)] = asked
+    return out
+
+
+#: Where a host's turn is split into sentences.
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+
+
+def _clip(text: str) -> str:
+    """A host's turn as a reply shows it: its first :data:`slmgraph.query.theme_kinds.ASKED_WORDS` words."""
+    from slmgraph.query.theme_kinds import _clip as clip
+
+    return clip(text)
 
 
 def focus_of(question: str, facets: list[Facet], ix: ThemeIndex) -> tuple[list[frozenset], list[str]]:
@@ -554,9 +613,125 @@ def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
     if empty:
         text += f"; no passage on {_join(empty, last=' or ')} bears on it"
     text += "."
+    if fields:
+        text += _fields_contrast(themes)
+    elif focus:
+        text += _balance(themes, focus) + _roles_sentence(themes)
     if themes and not fields and all(getattr(t, "exact", False) for t in themes):  # kinds of one thing: how widely each is named
         text += " " + _by_reach(themes)
     return text
+
+
+def _fields_contrast(themes: list[Theme]) -> str:
+    """" Where they differ, by what each field's guests discuss and the other guests hardly do: robotics (Daniela
+    Rus), soft robots and ...; neuroscience (...), ...." -- the fields with statements and subjects
+    (``t.subjects``), in the question's order; "" under two such fields."""
+    shown = [t for t in themes if t.statements and getattr(t, "subjects", None)]
+    if len(shown) < 2:
+        return ""
+    items = [f"{t.topic} ({_join(t.voices)}) on {_join(t.subjects)}" for t in shown]
+    return (" Where they differ, by the subjects each field's guests discuss and the other guests hardly do: "
+            + "; ".join(items[:-1]) + "; and " + items[-1] + ".")
+
+
+def focus_roles(themes: list[Theme], alternatives: list[frozenset], nlp) -> None:
+    """Set ``t.roles`` of each facet to ``[(clause, speaker)]``: what its sentences on the focus say the focus does,
+    in their words -- a clause whose subject is the focus ("AI and computation holds so much potential to help",
+    "the AI system and the doctor worked together"), from the subject's first word to the end of its verb's
+    phrase, :data:`ROLE_MIN_WORDS` to :data:`ROLE_WORDS` words; the facet's quotes first, then its other sentences
+    on the question by relevance (``t.pool``, :attr:`Statement.rel`), each speaker's first before anyone's second, at most :data:`ROLES`.
+    Subject-verb clauses from the dependency parse are the usual open relation extraction (Fader et al. 2011,
+    ReVerb); nothing is set without a parser (``nlp`` None) or a focus."""
+    if nlp is None or not alternatives:
+        return
+    for t in themes:
+        if getattr(t, "voices", None) or getattr(t, "off_focus", False) or not t.statements:
+            continue
+        found: list[tuple[int, int, str, str]] = []
+        rank: dict[str, int] = {}
+        quoted = {id(x) for x in t.statements}
+        pool = list(t.statements) + sorted((x for x in getattr(t, "pool", []) if id(x) not in quoted),
+                                           key=lambda st: -(st.rel or 0.0))
+        for st in pool[:ROLE_SENTENCES]:
+            body = _SPEAKER.sub("", st.text).strip()
+            if body.rstrip("\"')\u201d\u2019 ").endswith("?"):
+                continue
+            clause = _subject_clause(nlp(body), alternatives)
+            if clause and not any(clause.casefold() == c.casefold() for _, _, c, _ in found):
+                who = st.speaker or ""
+                found.append((rank.get(who, 0), len(found), clause, who))
+                rank[who] = rank.get(who, 0) + 1
+        t.roles = [(c, who) for _, _, c, who in sorted(found)][:ROLES]
+
+
+def _subject_clause(doc, alternatives: list[frozenset]) -> str:
+    """The first clause of ``doc`` (a parsed sentence) whose subject holds every stem of one of ``alternatives``:
+    the subject's words through its verb's phrase, trimmed of a trailing comma or conjunction; "" without one, or
+    one outside :data:`ROLE_MIN_WORDS` to :data:`ROLE_WORDS` words."""
+    for tok in doc:
+        if not any(word_stem(tok.lower_) in a for a in alternatives):
+            continue
+        head = tok
+        while head.dep_ in ("compound", "amod", "conj", "appos", "nmod") and head.head is not head:
+            head = head.head
+        verb = head.head
+        # a finite verb states what the focus does; "for AI to reach its potential" states nothing
+        if head.dep_ not in ("nsubj", "nsubjpass") or verb.pos_ not in ("VERB", "AUX") or not (
+                "Fin" in verb.morph.get("VerbForm")
+                or any(c.dep_ in ("aux", "auxpass") and c.lower_ != "to" for c in verb.children)):
+            continue
+        held = {word_stem(x.lower_) for x in head.subtree}
+        if not any(a <= held for a in alternatives):
+            continue
+        words = [x for x in doc[head.left_edge.i: verb.right_edge.i + 1] if not x.is_space]
+        while words and (words[-1].is_punct or words[-1].dep_ in ("cc", "mark")):
+            words.pop()
+        text = "".join(x.text_with_ws for x in words).strip()
+        # a speaker still searching for words ("AI is, you know, planning ...") states no role
+        if ROLE_MIN_WORDS <= sum(1 for x in words if not x.is_punct) <= ROLE_WORDS and not _FILLER.search(text):
+            return text
+    return ""
+
+
+def _roles_sentence(themes: list[Theme]) -> str:
+    """" What they say it does, in their words -- science: “AI and computation holds so much potential to help”
+    (Daniela Rus) and “an AI system gives us a conclusion” (Oren Etzioni); medicine: “...” (...)." -- the facets' :func:`focus_roles`, in the question's order; "" under two clauses."""
+    shown = [t for t in themes if getattr(t, "roles", None)]
+    if sum(len(t.roles) for t in shown) < 2:
+        return ""
+    parts = [f"{t.topic}: " + _join([f"{_q(c)}{f' ({who})' if who else ''}" for c, who in t.roles]) for t in shown]
+    return " What they say it does, in their words -- " + "; ".join(parts) + "."
+
+
+def _balance(themes: list[Theme], focus: list[str]) -> str:
+    """" Sentences naming “scaling” or “tech” with each: startup 5 (all by Sam Altman), large company 2 (by 2
+    speakers), mid-size company none; most are of startup." -- each facet's sentences on the focus that name the
+    facet (``t.pool``; none for a facet quoted off the focus or not at all), the most first; the conclusion says
+    where most of them are (at least :data:`MOSTLY` times the next), else that they are spread; "" under two
+    facets or with none on the focus."""
+    def count(t: Theme) -> int:
+        return len(getattr(t, "pool", [])) if t.statements and not getattr(t, "off_focus", False) else 0
+
+    if len(themes) < 2:
+        return ""
+    named = sorted((t for t in themes if count(t)), key=lambda t: -count(t))
+    if not named:
+        return ""
+
+    def said(t: Theme) -> str:
+        n = count(t)
+        who = list(dict.fromkeys(s.speaker for s in t.pool if s.speaker))
+        by = (f" (all by {who[0]})" if len(who) == 1 and n > 1 else f" (by {who[0]})" if len(who) == 1
+              else f" (by {len(who)} speakers)" if who else "")
+        return f"{t.topic} {n}{by}"
+
+    items = [said(t) for t in named] + [f"{t.topic} none" for t in themes if not count(t)]
+    text = f" Sentences naming {focus_text(focus)} with each: " + ", ".join(items)
+    if len(named) == 1:
+        return text + f"; only {named[0].topic} is named with it."
+    if count(named[0]) >= MOSTLY * count(named[1]):
+        return text + f"; most are of {named[0].topic}."
+    return text + "; they are spread across them."
 
 
 def _by_reach(themes: list[Theme]) -> str:

@@ -169,6 +169,9 @@ PER_WORK = 4
 EXAMPLES = 3
 #: A cue adds this much to a sentence's cosine with the question.
 CUE_WEIGHT = 0.05
+#: A sentence of advice that says what it advises ("pick hard problems") gains this much over one that only names
+#: advice ("I get asked for advice a lot").
+ADVICE_BONUS = 0.2
 #: The least sentences of the kind, in at least this many works, before the answer is given this way.
 MIN_FOUND = 5
 MIN_WORKS = 2
@@ -498,7 +501,8 @@ def _pick(ix, said: list[Said], question: str, embedder, kinds: list[str]) -> li
     v = _embed([s.text for s in pool] + [question], embedder)
     for s, row in zip(pool, v[:-1]):
         s.score = (float(row @ v[-1]) + CUE_WEIGHT * s.score - statement_penalty(s, ix)
-                   + (TOPIC_BONUS if names_asked(s.text, topic) else 0.0))
+                   + (TOPIC_BONUS if names_asked(s.text, topic) else 0.0)
+                   + (ADVICE_BONUS if s.kind == "advice" and advice_in(s.text) else 0.0))
     out: list[Said] = []
     for kind in kinds:
         per_work: Counter = Counter()
@@ -965,19 +969,24 @@ def advises(items: list[Said]) -> list[tuple[str, str]]:
     for s in items:
         if not s.speaker:
             continue
-        m = _ADVISES.search(_straight(s.text).strip())
-        if m is None:
-            continue
-        said = _ADVICE_END.sub("", (m.group("imp") or m.group("obj") or m.group("afraid") or "").strip())
-        words = said.split()
-        if len(words) > ADVICE_WORDS:
-            said = said.split(",")[0]
-            words = said.split()
-        said = said.strip(" ,-\u2013")
-        if 2 <= len(words) <= ADVICE_WORDS and not any(said.casefold() == x[2].casefold() for x in out):
+        said = advice_in(s.text)
+        if said and not any(said.casefold() == x[2].casefold() for x in out):
             out.append((rank[s.speaker], len(out), said, s.speaker))
             rank[s.speaker] += 1
     return [(said, who) for _, _, said, who in sorted(out)][:ADVISERS]
+
+
+def advice_in(text: str) -> str:
+    """What ``text`` advises (:data:`_ADVISES`), a reason after it dropped, 2 to :data:`ADVICE_WORDS` words (up to a
+    comma, where longer); "" when it advises nothing ("I get asked for advice a lot.")."""
+    m = _ADVISES.search(_straight(text).strip())
+    if m is None:
+        return ""
+    said = _ADVICE_END.sub("", (m.group("imp") or m.group("obj") or m.group("afraid") or "").strip())
+    if len(said.split()) > ADVICE_WORDS:
+        said = said.split(",")[0]
+    said = said.strip(" ,-\u2013")
+    return said if 2 <= len(said.split()) <= ADVICE_WORDS else ""
 
 
 def advises_sentence(found: list[tuple[str, str]], every: int = 0) -> str:

@@ -420,7 +420,7 @@ def phrase_pattern(phrase: str) -> re.Pattern:
 
 def label_documents(ix: ThemeIndex, phrases: list[str]) -> list[str]:
     """The documents whose text units hold any of ``phrases`` (a theme's label phrases, :func:`phrase_pattern`)
-    outside their section titles and list lines (:func:`_bodies`: a title names a document and a list says who was
+    outside their section titles, list lines and boilerplate (:func:`_bodies`: a title names a document and a list says who was
     there, neither discusses anything: "Committee meeting, May 2019"), in corpus order: the documents a label's "in N of M documents" may claim; [] for no phrase."""
     pats = [phrase_pattern(p) for p in phrases if p and p.strip()]
     if not pats:
@@ -448,13 +448,24 @@ def _bodies(ix: ThemeIndex) -> dict[str, tuple[str, str, str]]:
         from slmgraph.names.kinds import list_line
         from slmgraph.query.extractive import corpus_heading
 
-        keys, story = ix.headings, ix.story
+        keys, story, boiler = ix.headings, ix.story, ix.boilerplate
+
+        def said(line: str) -> str:
+            # a show's intro said in every episode ("the people who made our modern tech world possible")
+            # discusses nothing: a phrase found only there is no theme
+            parts = _SENTENCE_SPLIT.split(line)
+            return line if len(parts) == 1 and line not in boiler else " ".join(x for x in parts if x not in boiler)
+
         # the body is read from the text its themes may read: an edition's legal matter is no body
         got = ix._unit_bodies = {c: (d, text or "", "\n".join(
-            line for line in (story.get(c, text) or "").splitlines()
+            said(line) for line in (story.get(c, text) or "").splitlines()
             if not corpus_heading(line.lstrip("#").strip(), keys) and not list_line(line)))
             for c, d, text in ix.store.con.execute("SELECT chunk_id, doc_id, text FROM text_units").fetchall()}
     return got
+
+
+#: Where a line of a text unit is split into sentences, as :class:`slmgraph.query.theme_model.Boilerplate` splits it.
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 
 
 def prose_phrases(ix: ThemeIndex, chunks: list[str]) -> dict[str, list[tuple[str, str]]]:

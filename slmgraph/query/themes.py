@@ -71,7 +71,7 @@ from slmgraph.query.theme_topics import topic_themes
 from slmgraph.query.theme_works import corpus_hosts, corpus_works, works_overview, works_section
 from slmgraph.store.corpus_stats import phrase_key
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
-from slmgraph.query.theme_facets import facet_opening, facet_themes, focus_of, render_facets
+from slmgraph.query.theme_facets import facet_opening, facet_themes, focus_of, focus_roles, render_facets
 from slmgraph.query.theme_fields import asks_fields, field_guests
 from slmgraph.query.theme_mentions import absent_phrase, absent_words, asks_mentions
 from slmgraph.query.theme_labels import (
@@ -82,7 +82,7 @@ from slmgraph.query.theme_model import (
     KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP,
     STATEMENT_MARGIN, Statement, TIMELINE_DOCS, TIMELINE_FLOOR, TIMELINE_PER_DOC, TIMELINE_STATEMENTS, Theme,
     ThemeIndex, UNITS_PER_THEME, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
-    is_temporal, names_asked, repeats, short_penalty, spoken, statement_penalty, topic_words,
+    is_temporal, names_asked, repeats, short_penalty, spoken, statement_penalty, topic_words, word_stem,
 )
 from slmgraph.query.theme_render import render_themes, template_opening
 
@@ -91,6 +91,12 @@ from slmgraph.query.theme_render import render_themes, template_opening
 #: weight of a statement's cosine with the sentences saying that side, added to its relevance (equal to its
 #: cosine with the theme, so a statement leads its theme by being both on the theme and on the side asked for).
 ASPECT_WEIGHT = 1.0
+#: A corpus-wide answer's theme is named in at least this share of the corpus's works (or documents), in a corpus
+#: of at least WIDE_FLOOR_DOCS of them.
+WIDE_FLOOR_SHARE = 0.1
+WIDE_FLOOR_DOCS = 10
+#: Subjects of a field's guests the comparison of fields names (:func:`field_subjects`).
+FIELD_SUBJECTS = 3
 
 
 #: A question about the guests of an interview series.
@@ -449,8 +455,14 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             # its statements come from those
             # (none: the documents it is quoted from, :func:`cover_quoted`)
             said_in = label_documents(ix, phrases)
+            cov = coverage(said_in, ix.docs)
+            whole = cov.get("works_of", cov["of"])
+            # a label few documents name is no theme of the whole corpus, however far its community reaches
+            # (a show's intro names "tech world" in every episode; its body, in two)
+            if whole >= WIDE_FLOOR_DOCS and reach(cov) < WIDE_FLOOR_SHARE * whole:
+                continue
             t.doc_ids = t.community_docs = said_in
-            t.coverage = coverage(said_in, ix.docs)
+            t.coverage = cov
             t.passages = label_units(ix, phrases)
         kept.append(t)
         own_units.append(units.get(t.report, []))
@@ -486,6 +498,8 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     def _said(v) -> float:
         return ASPECT_WEIGHT * float((said @ _unit_norm(v)).max()) if said is not None else 0.0
 
+    # a series' corpus-wide themes are what its guests say: the hosts' framing (introductions, recaps) is no theme
+    hosts = {h.casefold() for h in corpus_hosts(ix)} if wide else set()
     cands: list[tuple[int, Statement]] = []  # (theme index, statement)
     for ti, t in enumerate(kept):
         inside = set(t.doc_ids)
@@ -523,8 +537,11 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                 if not _statement_ok(s, ix) or (named_only and not names_named(s, named_only)) or \
                         (id(t) in said_by and not any(p.search(s) for p in said_by[id(t)])):
                     continue
+                who = ix.speaker(u, s)
+                if who and who.casefold() in hosts:
+                    continue
                 cands.append((ti, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
-                                            speaker=ix.speaker(u, s))))
+                                            speaker=who)))
     vecs = None
     if cands and embedder is not None:  # a unit shared by several themes gives the same sentences: embed each once
         uniq = list(dict.fromkeys(c[1].text for c in cands))
@@ -763,7 +780,7 @@ def cover_passages(themes: list[Theme], ix: ThemeIndex) -> list[Theme]:
 def theme_answer(store, question: str, reports: list[dict], scores: dict, question_vec, embedder, *,
                  wide: bool = False, scope: str = "", writer=None, pool: list[dict] | None = None,
                  probes: list[str] | None = None, facets: list | None = None,
-                 aspect: tuple[str, list[str]] | None = None) -> tuple[str, list[Theme], ThemeIndex]:
+                 aspect: tuple[str, list[str]] | None = None, parse=None) -> tuple[str, list[Theme], ThemeIndex]:
     """``(answer text, themes, index view)`` of a global answer by theme (see the module doc); the text is ""
     when no theme has a statement. A question that lists facets (``facets``, from
     :func:`slmgraph.query.theme_facets.question_facets`; neither corpus-wide nor about change over time) is
@@ -778,6 +795,9 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
         pool, probes: as :func:`build_themes`.
         aspect: ``(aspect word, the sentences saying it)`` of a corpus-wide question asking for one side of the corpus
             (:func:`slmgraph.query.route.corpus_aspect`): its sentences rank the statements (:func:`build_themes`).
+        parse: a spaCy pipeline with a parser (:func:`slmgraph.query.theme_facets.parse_pipeline`): a faceted
+            answer then says, in its speakers' words, what each facet's sentences say the focus does
+            (:func:`slmgraph.query.theme_facets.focus_roles`); None: it does not.
     """
     ix = ThemeIndex(store)
     temporal = is_temporal(question)
@@ -793,6 +813,9 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
             chunks, [r["community_id"] for r in (pool or reports)], scores), focus=focus, hosts=hosts, guests=guests)
         for t in found:
             t.focus_words = focus_words
+        if guests:  # fields compared: what each field's guests discuss that the other guests do not
+            field_subjects(found, ix, corpus_works(ix, embedder))
+        focus_roles(found, focus, parse)  # what the facets' sentences say the focus does
         if any(t.statements for t in found):
             for t in found:
                 if t.statements:
@@ -828,6 +851,22 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
         else:  # a corpus of distinct works: what each discusses on its own
             text = with_works(text, corpus_works(ix, embedder), corpus_identity(ix))
     return text, themes, ix
+
+
+def field_subjects(themes: list[Theme], ix: ThemeIndex, works: list) -> None:
+    """Set ``t.subjects`` of each field facet with voices (``t.voices``) to the subjects of its works
+    (:func:`slmgraph.query.theme_works.corpus_works`: the noun phrases a work discusses and few others do), at most
+    :data:`FIELD_SUBJECTS`, a work's own order, the facet's works in corpus order; ``[]`` where ``works`` lists none of
+    its works."""
+    by_title = {w.title: w for w in works}
+    for t in themes:
+        if not getattr(t, "voices", None):
+            continue
+        titles = dict.fromkeys(ix.doc_by_id[d].work or ix.doc_by_id[d].name or d for d in t.doc_ids)
+        shown = [s for x in titles if x in by_title for s, _ in by_title[x].subjects]
+        # a subject that is the field's own word says nothing of how the field differs
+        t.subjects = [s for s in dict.fromkeys(shown) if word_stem(s.casefold()) != word_stem(t.topic.casefold())
+                      ][:FIELD_SUBJECTS]
 
 
 def with_works(text: str, works: list, lead: str = "") -> str:

@@ -449,7 +449,7 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     from slmgraph.query.extractive import opening_on, synthesize
     from slmgraph.query.named import entities_named
     from slmgraph.query.themes import theme_answer
-    from slmgraph.query.theme_facets import facets_for, is_facets
+    from slmgraph.query.theme_facets import facets_for, is_facets, parse_pipeline, pipeline_name
     from slmgraph.query.theme_render import theme_points
 
     if not wide and _transcript_answer(store, question, embedder, ans, on_text):
@@ -476,7 +476,8 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     text, themes, ix = theme_answer(store, question, reports, scores, qv, embedder, wide=wide, scope=scope,
                                     writer=writer, pool=list(records.values()),
                                     probes=probe_questions(prompts) if settings.helpfulness_probes else None,
-                                    facets=facets, aspect=aspect)
+                                    facets=facets, aspect=aspect,
+                                    parse=parse_pipeline(pipeline_name(settings.ner_model)) if facets else None)
     if not themes:
         return False
     # The overall opening sentence of extractive answers, where asked for (slmgraph.query.extractive.opening_on).
