@@ -53,6 +53,15 @@ def test_which_guests_names_those_who_say_it_and_how_many_never_do():
     assert "### Ada Lovelace" in text and [p["topic"] for p in points] == ["Ada Lovelace"]
 
 
+def test_which_guests_speak_of_a_phrase_no_unit_names_says_so_before_counting_its_word():
+    text, _, _ = mentions_answer(_corpus(), "Which guests talk about canal tolls?", WordEmbedder())
+    assert text.startswith("No passage of the corpus names “canal tolls”; what follows is what it says of “canal” "
+                           "alone. 1 speaker names “canal”: Ada Lovelace")
+    # a count's opening says which words it counts together already
+    often, _, _ = mentions_answer(_corpus(), "How often do guests mention canal tolls?", WordEmbedder())
+    assert not often.startswith("No passage")
+
+
 def test_nothing_named_or_no_such_question_gives_no_answer_this_way():
     ix = _corpus()
     assert mentions_answer(ix, "How often do guests mention glaciers on Mars?", WordEmbedder()) is None

@@ -709,4 +709,10 @@ def mentions_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[
             mine = mine[:max(PER_SPEAKER, len(per_term))]
             parts.append("\n".join([f"### {p}" + (f" ({label_of[p]})" if label_of else "")] + [line(s) for s in mine]))
             point(p, mine)
+    # asked who speaks of a phrase no text unit names ("company culture"), the answer counts a word of it: it says
+    # so first (a count's opening says already which words it counts together)
+    missing = absent_phrase(question, ix) if how == "which" else None
+    if parts and missing and missing.casefold() not in {t.casefold() for t in terms}:
+        parts[0] = (f"No passage of the corpus names \u201c{missing}\u201d; what follows is what it says of "
+                    f"{_join([_q(t) for t in terms])} alone. {parts[0]}")
     return cites.answer(parts)
