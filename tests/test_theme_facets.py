@@ -81,6 +81,14 @@ def test_a_list_with_commas_and_and_gives_its_items_in_order(nlp):
     assert facets[0].question == "How do guests from robotics differ in how they approach building new technology?"
 
 
+def test_a_list_of_nouns_each_with_its_article_keeps_its_first_item(nlp):
+    # the parse hangs "the teacher" on "the plumber" as an apposition; a name's apposition is no list
+    q = "How do the plumber, the teacher and the farmer see the heat-pump pilot?"
+    assert [f.label for f in question_facets(q, nlp)] == ["plumber", "teacher", "farmer"]
+    assert [f.label for f in question_facets("What did Kevin Scott, the host, say about AI and robotics?", nlp)] == \
+        ["AI", "robotics"]
+
+
 def test_a_list_joined_by_or_of_three_items_is_facets(nlp):
     assert _labels("Did the housing, transport or parks departments cut their budgets?", nlp) == [
         "housing", "transport", "parks"]

@@ -150,13 +150,25 @@ def _phrase(tok) -> list:
     return [t for t in tok.subtree if t.i not in drop]
 
 
+def _listed_appos(doc, tok) -> bool:
+    """True when ``tok`` is an apposition that opens a coordination after a comma ("the plumber, the teacher and the
+    farmer"): an item of its head's list, not another name for it ("Kevin Scott, the host")."""
+    return (tok.dep_ == "appos" and tok.pos_ in NOMINAL and tok.head.pos_ in NOMINAL and bool(tok.conjuncts)
+            and tok.head.i < tok.i and any(t.text == "," for t in doc[tok.head.i + 1:tok.i]))
+
+
 def _items(doc) -> list[list]:
     """Every list of ``doc``: each a list of its items' head tokens, in order."""
     out = []
     for tok in doc:
         if tok.dep_ == "conj" or tok.pos_ not in NOMINAL:
             continue
-        items = [tok] + sorted(tok.conjuncts, key=lambda t: t.i)
+        # "the plumber, the teacher and the farmer": the parse hangs the second item on the first as an apposition
+        if _listed_appos(doc, tok):
+            continue
+        appos = [c for c in tok.children if _listed_appos(doc, c)]
+        items = [tok] + (sorted([appos[0]] + list(appos[0].conjuncts), key=lambda t: t.i) if appos else
+                         sorted(tok.conjuncts, key=lambda t: t.i))
         if len(items) < 2:
             vs = [c for c in tok.children if c.lower_ in VERSUS]
             objs = [o for v in vs for o in v.children if o.dep_ == "pobj"]
