@@ -193,3 +193,23 @@ def test_basic_search_answers_a_question_naming_a_year_from_that_years_documents
     # a question naming no year reads the nearest units, whatever their year
     other = basic_search(store, client, Prompts(), s, "How many members did the society have?", FakeEmbedder())
     assert not other.details["year_units"] and len({docs[c["id"]] for c in other.context}) == 3
+
+
+def test_how_a_topic_the_units_name_again_and_again_changed_is_answered_though_no_report_passes(choir):
+    from slmgraph.query.route import asked_topic
+
+    assert asked_topic("How has the organ changed over the years?", Prompts()) == "organ"
+    store, client, s = choir
+    s.helpfulness_probes = False
+    s.helpfulness_floor = 99.0  # no report, and no unit's vector, is near enough
+    q = "How has the Baltic touring changed over the years?"
+    refused = global_search(store, client, Prompts(), s, q, level=0, progress=False, embedder=ContentEmbedder())
+    assert "nothing relevant" in refused.text  # "Baltic touring": one document holds both words
+    q = "How has Anna Brandt's conducting changed over the years?"
+    off = global_search(store, client, Prompts(), s, q, level=0, progress=False, embedder=ContentEmbedder())
+    assert "nothing relevant" in off.text  # no unit says "conducting"
+    q = "How has the Harbour Choir Society changed over the years?"
+    ans = global_search(store, client, Prompts(), s, q, level=0, progress=False, embedder=ContentEmbedder())
+    # every newsletter names the society: its units answer, in date order
+    assert "nothing relevant" not in ans.text and ans.details["topic_gate"]["named_units"] == 4, ans.text
+    s.helpfulness_floor = Settings().helpfulness_floor

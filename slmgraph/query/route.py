@@ -222,11 +222,21 @@ def corpus_aspect(question: str, prompts: Prompts, common=frozenset()) -> tuple[
 
 def asked_topic(question: str, prompts: Prompts) -> str | None:
     """The topic of a question asking for the themes of something narrower than the corpus -- "What are the main
-    themes of the restoration work?" -> "restoration work" -- or None: ``question`` holds a routing phrase
+    themes of the restoration work?" -> "restoration work" -- or of how something changed over time ("How has
+    membership changed over time?" -> "membership", its words of change aside), or None: ``question`` holds a routing phrase
     (``prompts/auto_global.txt``) and topic words (:func:`_question_topic`), joined in its order. Its framing
     ("the main themes of") says nothing of the topic, and its words pull the question's vector away from it."""
     q = question.lower()
+    if is_temporal(question):  # "How has membership changed over time?" -> "membership"
+        topic = [w for w in _question_topic(question, prompts) if w not in _CHANGE_WORDS]
+        return " ".join(topic) or None
     if not any(ph in q for ph in global_phrases(prompts)):
         return None
     topic = _question_topic(question, prompts)
     return " ".join(topic) or None
+
+
+#: The words a question about change over time frames its topic with (:func:`slmgraph.query.theme_model.is_temporal`).
+_CHANGE_WORDS = frozenset("""change changed changes changing evolve evolved evolves evolving evolution develop developed
+develops developing development progress progressed progression time times years year decades decade past last
+since first start beginning history timeline trend trends shift shifted grow grew grown""".split())

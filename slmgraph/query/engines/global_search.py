@@ -57,6 +57,7 @@ from slmgraph.query.extractive import Point, extractive_answer, opening, report_
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
 from slmgraph.query.route import asked_topic, corpus_aspect, corpus_wide_phrase
 from slmgraph.query.scoring import Scored, default_signal, index_floor, probe_questions, score_items, select
+from slmgraph.query.theme_model import is_temporal
 
 
 @dataclass
@@ -74,6 +75,9 @@ class MapReduceKind:
 THEME_READS = 6
 #: Passages (points) a corpus-wide TS answer spreads over, one per document and community.
 SPREAD_PASSAGES = 6
+#: A question about how its topic changed is answered, though no report passes the floor, when text units of at
+#: least this many documents name every word of the topic (:func:`units_holding`).
+TOPIC_NAMED_DOCS = 3
 #: Points one text unit gives at most in a TS answer from several text units (its points spread across them).
 UNIT_POINTS = 2
 
@@ -251,6 +255,12 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
         # report restates its members' names, which a topic's wording need not share.
         topic = asked_topic(question, prompts)
         gate = topic_gate(store, topic, embedder, prompts, settings) if topic else None
+        if gate is not None and not gate["answer"] and is_temporal(question):
+            # how a thing changed, asked of a corpus that names it again and again ("Membership rose to 231."):
+            # the units naming it are the answer, however far one word's vector sits from each of them
+            named = units_holding(store, topic)
+            if len({d for d, _ in named}) >= TOPIC_NAMED_DOCS:
+                gate = {**gate, "answer": True, "named_units": len(named)}
         if gate is not None:
             ans.details["topic_gate"] = {"topic": topic, **gate}
             if gate["answer"]:
@@ -357,6 +367,20 @@ def topic_gate(store: Store, topic: str, embedder, prompts: Prompts, settings: S
         return {"answer": False, "best_score": 0.0, "floor": settings.helpfulness_floor, "probe_best": None}
     hits = nearest(embedder.encode([topic])[0], ids, mat, 1)
     return relevance_gate(topic, hits[0][1] if hits else 0.0, mat, embedder, prompts, settings)
+
+
+def units_holding(store: Store, topic: str) -> list[tuple[str, str]]:
+    """``[(doc id, chunk id)]`` of the text units holding every word of ``topic`` (word stems, any case)."""
+    from slmgraph.store.corpus_stats import word_stem
+
+    want = {word_stem(w) for w in re.findall(r"[^\W_]+", topic.casefold())}
+    if not want:
+        return []
+    out = []
+    for d, c, text in store.con.execute("SELECT doc_id, chunk_id, text FROM text_units").fetchall():
+        if want <= {word_stem(w) for w in re.findall(r"[^\W_]+", (text or "").casefold())}:
+            out.append((d, c))
+    return out
 
 
 def _sources_line(kind: MapReduceKind, ids: list, scope: str) -> str:
