@@ -15,6 +15,7 @@ def test_the_questions_asking_how_often_or_which_speakers():
     assert asks_mentions("How often do guests mention collaboration with industry rivals?") == "often"
     assert asks_mentions("How frequently does the board discuss the budget?") == "often"
     assert asks_mentions("Which guests talk about company culture?") == "which"
+    assert asks_mentions("Which members talk about wind turbines?") == "which"
     assert asks_mentions("Who talks about the canal?") == "which"
     assert asks_mentions("What are the main themes?") == "" and asks_mentions("Which city hosts the fair?") == ""
 

@@ -43,12 +43,13 @@ _OFTEN = re.compile(r"(?i)\bhow (often|frequently)\b|\bhow many (times|guests|sp
 #: A question asking how many speakers take a side ("How many guests oppose the act?").
 _HOW_MANY_SIDE = re.compile(r"(?i)\bhow many (guests|speakers|interviewees|participants|panell?ists|people)\b.{0,30}?"
                             r"\b(support|supports|oppose|opposes|against|in favou?r of|approve of|object to|(?:are|were|is) for)\b")
+#: The people a question asks about as a group ("guests", "members").
+_GROUP = r"(guests?|speakers?|interviewees|participants|panell?ists|contributors|residents|members)"
 #: A question asking which speakers say something.
-_WHICH = re.compile(r"(?i)\b(which|what) (guests|speakers|interviewees|participants|panell?ists)\b|"
+_WHICH = re.compile(r"(?i)\b(which|what) " + _GROUP + r"\b|"
                     r"\bwho (talks|speaks|mentions|discusses|raises|brings up)\b")
 #: A question asking what speakers think of something ("How do guests perceive X?", "What are the guests' views on
 #: X?", "What do guests think of X?").
-_GROUP = r"(guests?|speakers?|interviewees|participants|panell?ists|contributors|residents|members)"
 _VIEWS = re.compile(r"(?i)\bhow do(es)? (the )?" + _GROUP + r"\b[^?]{0,40}?\b(perceive|view|see|feel|think|regard|"
                     r"judge)\b|\bwhat (are|were|is) (the )?" + _GROUP + r"(['’]s?)? (views?|opinions?|thoughts|"
                     r"feelings|take|stance)\b|\bwhat do(es)? (the )?" + _GROUP + r" (think|feel|make)\b")
