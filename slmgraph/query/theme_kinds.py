@@ -293,11 +293,11 @@ def _every_topic(question: str) -> set[str]:
 
 def unit_counts(ix, stems: set[str]) -> Counter:
     """``stem -> the number of the index's text units holding a word of that stem``."""
-    from slmgraph.query.theme_model import word_stem
+    from slmgraph.query.theme_model import text_stems
 
     held: Counter = Counter()
     for u in ix.all_units():
-        held.update(stems & {word_stem(w) for w in re.findall(r"[^\W_]+", u.text.casefold())})
+        held.update(stems & text_stems(u.text))
     return held
 
 

@@ -165,6 +165,11 @@ def question_words(question: str) -> set[str]:
             if len(w) >= 4 and w not in STOP and w not in _ASKING and not (w.isalpha() and number_word(w))}
 
 
+def text_stems(text: str) -> set[str]:
+    """The :func:`word_stem`s of every word of ``text`` (any case)."""
+    return {word_stem(w) for w in _WORD.findall((text or "").casefold())}
+
+
 def topic_words(question: str, units) -> set[str]:
     """:func:`question_words` of ``question`` less those found in at least :data:`UBIQUITOUS_SHARE` of the
     documents of ``units`` (objects with ``text`` and ``doc_id``)."""
@@ -173,7 +178,7 @@ def topic_words(question: str, units) -> set[str]:
     all_docs = set()
     for u in units:
         all_docs.add(u.doc_id)
-        for w in {word_stem(x) for x in _WORD.findall(u.text.casefold())} & words:
+        for w in text_stems(u.text) & words:
             docs[w].add(u.doc_id)
     n = len(all_docs)
     return {w for w in words if n < 2 or len(docs[w]) < UBIQUITOUS_SHARE * n}

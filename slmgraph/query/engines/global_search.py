@@ -57,7 +57,7 @@ from slmgraph.query.extractive import Point, extractive_answer, opening, report_
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
 from slmgraph.query.route import asked_topic, corpus_aspect, corpus_wide_phrase
 from slmgraph.query.scoring import Scored, default_signal, index_floor, probe_questions, score_items, select
-from slmgraph.query.theme_model import is_temporal
+from slmgraph.query.theme_model import is_temporal, text_stems
 
 
 @dataclass
@@ -370,17 +370,13 @@ def topic_gate(store: Store, topic: str, embedder, prompts: Prompts, settings: S
 
 
 def units_holding(store: Store, topic: str) -> list[tuple[str, str]]:
-    """``[(doc id, chunk id)]`` of the text units holding every word of ``topic`` (word stems, any case)."""
-    from slmgraph.store.corpus_stats import word_stem
-
-    want = {word_stem(w) for w in re.findall(r"[^\W_]+", topic.casefold())}
+    """``[(doc id, chunk id)]`` of the text units holding every word of ``topic`` (word stems, any case,
+    :func:`slmgraph.query.theme_model.text_stems`)."""
+    want = text_stems(topic)
     if not want:
         return []
-    out = []
-    for d, c, text in store.con.execute("SELECT doc_id, chunk_id, text FROM text_units").fetchall():
-        if want <= {word_stem(w) for w in re.findall(r"[^\W_]+", (text or "").casefold())}:
-            out.append((d, c))
-    return out
+    return [(d, c) for d, c, text in store.con.execute("SELECT doc_id, chunk_id, text FROM text_units").fetchall()
+            if want <= text_stems(text)]
 
 
 def _sources_line(kind: MapReduceKind, ids: list, scope: str) -> str:
