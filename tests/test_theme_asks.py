@@ -134,7 +134,7 @@ def test_how_the_guests_are_drawn_out_is_answered_from_the_hosts_questions():
     q = "What narrative techniques are used to encourage guests to open up about their experiences?"
     assert drawn_out(q, ix) == "Kevin Scott"
     text, _, _ = asks_answer(ix, q, AskEmbedder())
-    assert text.startswith("The guests are drawn out by the host's questions. Kevin Scott asks 12 questions")
+    assert text.startswith("The guests are drawn out by the host's questions.") and "Kevin Scott asks 12 questions" in text
     # a question naming a speaker, or not about drawing guests out, is not the host's
     assert drawn_out("How does Ada Lovelace encourage guests to open up?", ix) == ""
     assert drawn_out("What encourages innovation?", ix) == ""
@@ -169,6 +169,38 @@ def test_where_the_questions_fall_in_a_conversation_is_said_in_its_order():
     assert drawn.startswith("The guests are drawn out by the host's questions. Read from Kevin Scott's 12 questions, in "
                             "the order a conversation takes them (the median point of each, from a conversation's "
                             "opening at 0 % to its end at 100 %), the techniques are starting from their own past (4 "
-                            "questions, 33 % of them, at 17 %), following up on what they have just said (4, 33 % of "
-                            "them, at 50 %) and asking for their views late in a conversation (4, 33 % of them, at "
-                            "83 %)"), drawn
+                            "questions, 33 % of all, at 17 %), following up on what they have just said (4 questions, "
+                            "33 % of all, at 50 %) and asking for their views late in a conversation (4 questions, "
+                            "33 % of all, at 83 %)"), drawn
+
+
+def test_each_technique_is_shown_with_the_replies_it_draws():
+    # the past draws long replies, checks short ones; of two questions in one turn the reply answers the last
+    units = []
+    for i, g in enumerate(GUESTS):
+        long = " ".join(["We sailed the coast every summer and my father taught me to read the charts."] * 4)
+        said = [f"KEVIN SCOTT: Hello there. Were your parents sailors when you were small?\n{g}: {long}\n"
+                f"KEVIN SCOTT: Nice.\n",
+                f"KEVIN SCOTT: So you left for the capital at sixteen?\n{g}: I did, by train.\nKEVIN SCOTT: Right.\n",
+                f"KEVIN SCOTT: What did you study first? Do you think robots will mend the nets one day?\n"
+                f"{g}: Perhaps, in time, if the nets are simple enough for them.\nKEVIN SCOTT: Okay.\n"]
+        units += [(f"u{i}{k}", f"talk{i}", k, text) for k, text in enumerate(said)]
+    ix = theme_index(units, embedder=AskEmbedder())
+    text, points, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
+    head = text.split("\n\n")[0]
+    assert ("How much each draws out, by the median length of the guest's reply (12 replies read whole): starting "
+            "from their own past 60 words, asking for their views 11 words and following up on what they have just "
+            "said 4 words; so guests say most after starting from their own past and least after following up on "
+            "what they have just said.") in head, head
+    assert "By their form" not in head  # the techniques sentence already counts the forms
+    sections = text.split("\n\n")[1:4]
+    assert [s.split("\n")[0] for s in sections] == [
+        "### 1. starting from their own past", "### 2. following up on what they have just said",
+        "### 3. asking for their views"], sections
+    assert "the guests' replies run a median 60 words (4 read whole)" in sections[0]
+    assert "  - Ada Lovelace replies (60 words): \u201cWe sailed the coast every summer and my father taught me to " \
+           "read the charts.\u201d" in sections[0]
+    # "I did, by train." is too short to show as what a reply says
+    assert "replies" not in sections[1].split("\n", 2)[2]
+    assert [p["topic"] for p in points] == ["starting from their own past", "following up on what they have just said",
+                                            "asking for their views"]

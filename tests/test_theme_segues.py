@@ -61,3 +61,21 @@ def test_global_search_answers_a_segue_question_from_the_replies():
     # an index without noun phrases links the two sentences by a long word they share
     assert "the point picks up the story's subject (“radio”)" in ans.text
     ix.store.con.close()
+
+
+def test_what_the_host_asks_after_a_move_says_what_it_does_to_the_conversation():
+    units = [(f"{k}0", k, 0, f"JO BAKER: Tell us how you started.\n\n{g}: {story} {point}\n\nJO BAKER: {asked}\n")
+             for k, g, point, story, asked in (
+                 ("a", "ADA LOVE", "The radio industry today gives insights from chips, not from repairs at all.", "When I was a kid I fixed the radio in my father's shop every Saturday.", "Why chips rather than repairs?"),
+                 ("b", "BEN ODE", "The clock industry today gives insights on chips, not on winding at all.", "I remember my first job winding clocks for my father in Leeds.", "And the chips, where are they made?"),
+                 ("c", "CY DIX", "The kettle industry today gives insights on power, not on repairs at all.", "Growing up, I spent my evenings taking kettles apart in the shed.", "Do you still collect kettles?"))]
+    ix = theme_index(units, embedder=WordEmbedder())
+    text, _, _ = segue_answer(ix, "Do guests segue between personal narratives and industry insights?",
+                              WordEmbedder())
+    head = text.split("\n\n")[0]
+    assert head.endswith("Of the 3 moves the host's next question can be read after, it takes up the point's "
+                         "subject in 2, goes back to the story's in 1, and turns to something else in 0: so a move "
+                         "to industry insights steers the conversation toward it."), head
+    # works of one text unit each have no course to place the moves in
+    assert "of the way into a conversation" not in head
+    ix.store.con.close()
