@@ -64,19 +64,20 @@ GUESTS = [
 ]
 
 
-def _corpus(mentions=()):
+def _corpus(mentions=(), names=None):
     """Five interviews, one guest each: the host tells a story of his own and asks; each guest tells of their
     childhood and their first job, gives advice, voices a hope and a worry about AI, and a worry about the
-    weather."""
+    weather. ``names``: the five documents' names (else talk0 to talk4)."""
     units = []
     for i, (g, *said) in enumerate(GUESTS):
+        doc = names[i] if names else f"talk{i}"
         text = ("KEVIN SCOTT: When I was a kid in Virginia, my father fixed radios in the garage every weekend.\n"
                 + f"KEVIN SCOTT: What got you started on your career, {g.split()[0].title()}?\n"
                 + "".join(f"{g}: {s}\n" for s in said))
-        units.append((f"u{i}", f"talk{i}", 0, text))
+        units.append((f"u{i}", doc, 0, text))
         # more talk, naming no AI: "AI" is specific to a few of the corpus's units
         town = TOWNS[i]
-        units += [(f"u{i}{k}", f"talk{i}", k, f"{g}: {town} has {k + 2} bridges over the river and a market on "
+        units += [(f"u{i}{k}", doc, k, f"{g}: {town} has {k + 2} bridges over the river and a market on "
                    f"{day}.\n{g}: The {town} museum opens at {k + 8} in the morning on {day}.\n")
                   for k, day in enumerate(["Monday", "Tuesday", "Friday"], start=1)]
     return theme_index(units, embedder=WordEmbedder(), mentions=mentions)
@@ -126,7 +127,9 @@ def test_hopes_and_worries_about_a_topic_name_it_and_run_in_corpus_order_when_ch
     # the worries about the weather name no AI
     assert "winters" not in text
     worries = text.split("### Worries, document by document")[1].split("\n\n")[0]
-    speakers = [g.title() for line in worries.splitlines() for g, *_ in GUESTS if g.title() in line]
+    # under the line saying who speaks, the quotes
+    speakers = [g.title() for line in worries.splitlines() if line.startswith("- ") for g, *_ in GUESTS
+                if g.title() in line]
     assert speakers == [g.title() for g, *_ in GUESTS]
     # as many in each: no document said to hold the most
     assert "most in" not in head
@@ -408,6 +411,34 @@ def test_a_question_about_change_ends_its_opening_with_what_the_halves_say():
     assert ("Read in corpus order (the first 2 documents, “talk0” to “talk1”, then the last 3, “talk2” to “talk4”): "
             "hopes and worries are both voiced about as often in both halves (hopes 2 then 3, worries 2 then 3)") in head
     assert head.endswith("the balance of hopes and worries holds.")
+
+
+def test_halves_of_a_corpus_read_by_episode_are_named_by_their_episodes():
+    ix = _corpus(names=["Episode 9", "Episode 2", "Episode 5", "Episode 1", "Episode 7"])
+    text, _, _ = kinds_answer(ix, "How have the guests' hopes and worries about AI evolved across the interviews?",
+                              WordEmbedder())
+    assert ("Read in episode order (the first 2 documents, episodes 1 to 2, then the last 3, episodes 5 to 9): "
+            in text.split("\n\n")[0]), text
+
+
+def test_a_sentence_conceding_one_kind_is_of_the_kind_it_stresses():
+    from slmgraph.query.theme_kinds import stressed
+
+    assert stressed("So, even though we have tremendous successes in AI, robotics and vision, there are also "
+                    "limitations.") == "there are also limitations."
+    assert stressed("AI holds so much potential to help, but we have to do it very carefully.") == \
+        "we have to do it very carefully."
+    assert stressed("I hope it works.") == ""
+    units = [(f"u{i}", f"talk{i}", 0, f"HOST: Where is AI going?\n{g}: {x}\n") for i, (g, x) in enumerate([
+        ("ADA LOVE", "Even though we have tremendous successes with AI, there are also limitations in what it knows."),
+        ("BEN ODE", "I am hopeful that AI will help nurses with the night shifts."),
+        ("CY DIX", "I worry that AI will make mistakes nobody notices.")])]
+    ix = theme_index(units, embedder=WordEmbedder())
+    from slmgraph.query.theme_kinds import found
+
+    kinds = {s.speaker: s.kind for s in found(ix, "What are the guests' hopes and worries about AI?",
+                                                ["hopes", "worries"])}
+    assert kinds == {"Ada Love": "worries", "Ben Ode": "hopes", "Cy Dix": "worries"}, kinds
 
 
 def test_a_question_about_how_stories_are_built_is_answered_first_then_element_by_element():

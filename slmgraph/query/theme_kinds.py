@@ -249,6 +249,18 @@ def kinds_asked(question: str) -> list[str]:
     return [k for k, (asked, _, _) in KINDS.items() if asked.search(question or "")]
 
 
+#: A concession and what the speaker stresses after it: "Even though we have tremendous successes, there are also
+#: limitations." / "AI holds so much potential, but we have to do it very carefully."
+_CONCEDES = re.compile(r"(?i)^(?:\W*(?:\w+,?\s+)?(?:even though|although|though|while|despite)\b[^;]{3,},\s*(?P<main>.{8,})|"
+                       r".{8,}?(?:,|;)\s*(?:but|yet|though|however)\b,?\s+(?P<but>.{8,}))$")
+
+
+def stressed(sentence: str) -> str:
+    """The clause ``sentence`` stresses after a concession (:data:`_CONCEDES`), "" when it concedes nothing."""
+    m = _CONCEDES.match(_straight(sentence).strip())
+    return (m.group("main") or m.group("but") or "") if m else ""
+
+
 def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
     """The sum of the weights of ``kind``'s cues that ``sentence`` holds, plus :data:`PROMPT_WEIGHT` when it
     replies to ``prompt``, a host's question asking for the kind (:data:`PROMPTS`); a story needs the first
@@ -335,6 +347,10 @@ def found(ix, question: str, kinds: list[str]) -> list[Said]:
         # a host's question asking for two of the kinds ("Hope or fear?") makes a reply of neither by itself
         if prompt and sum(1 for k in kinds if PROMPTS[k].search(_straight(prompt))) > 1:
             prompt = ""
+        # a sentence conceding one thing to stress another is of the kind it stresses
+        main = stressed(body)
+        if main and len(kinds) > 1 and any(cue_weight(main, k) for k in kinds):
+            body = main
         return max((cue_weight(body, k, prompt), k) for k in kinds)
 
     # a short sentence naming the kind itself says it whole ("Music is my passion.", "I hope it comes."); "I love
@@ -659,9 +675,7 @@ def _trend(ix, counts: dict[str, tuple[int, int]], topic: list[str], topic_count
     place in corpus order."""
     works = sorted(order, key=order.get)
     half = len(works) // 2
-    t = lambda w: _q(work_title(ix, w))  # noqa: E731
-    lead = (f"Read in corpus order (the first {half} {noun}, {t(works[0])} to {t(works[half - 1])}, then the last "
-            f"{len(works) - half}, {t(works[half])} to {t(works[-1])})")
+    lead = f"Read in {order_basis(ix)} ({_halves_named(ix, works, half, noun)})"
 
     def how(a: int, b: int) -> str:
         if b >= 2 * max(a, 1) and b >= 3:
@@ -695,6 +709,42 @@ def _trend(ix, counts: dict[str, tuple[int, int]], topic: list[str], topic_count
         elif a1 + a2 and b1 + b2:
             text += f"; the balance of {k1} and {k2} holds"
     return text + "."
+
+
+def order_basis(ix) -> str:
+    """How the corpus is ordered, as an answer says it: "date order" when at least half its documents carry a date,
+    "episode order" when they are read by episode number (:func:`slmgraph.query.documents.corpus_documents`), else
+    "corpus order"."""
+    docs = ix.docs
+    if len(docs) > 1 and 2 * sum(1 for d in docs if d.date) >= len(docs):
+        return "date order"
+    if any(getattr(d, "episode", None) is not None for d in docs):
+        return "episode order"
+    return "corpus order"
+
+
+def _episodes_of(ix, works: list[str]) -> list[int] | None:
+    """The episode number of each work (of its first document numbering one), or None when one has none."""
+    got = []
+    for w in works:
+        n = next((d.episode for d in ix.docs if getattr(d, "episode", None) is not None
+                  and (d.work if d.work is not None else d.doc_id) == w), None)
+        if n is None:
+            return None
+        got.append(n)
+    return got
+
+
+def _halves_named(ix, works: list[str], half: int, noun: str) -> str:
+    """"the first 12 works, episodes 5 to 31, then the last 12, episodes 33 to 57" (episode numbers where every work
+    has one, else the first and last works' titles)."""
+    eps = _episodes_of(ix, works)
+    if eps is not None:
+        return (f"the first {half} {noun}, episodes {eps[0]} to {eps[half - 1]}, then the last {len(works) - half}, "
+                f"episodes {eps[half]} to {eps[-1]}")
+    t = lambda w: _q(work_title(ix, w))  # noqa: E731
+    return (f"the first {half} {noun}, {t(works[0])} to {t(works[half - 1])}, then the last {len(works) - half}, "
+            f"{t(works[half])} to {t(works[-1])}")
 
 
 def _topic_halves(ix, question: str, order: dict) -> tuple[int, int]:
@@ -1173,7 +1223,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         if change:  # work by work in corpus order, so what changes can be read
             chosen.sort(key=lambda s: (order[_work(ix.doc_by_id[s.doc_id])], s.unit))
             title = f"### {kind.capitalize()}, {noun[:-1]} by {noun[:-1]}"
-            parts.append("\n".join([title] + [line(s) for s in chosen]))
+            # what the kind's sentences speak of, so the change can be read as a change of subject too
+            parts.append("\n".join([title, _group_line(ix, chosen, noun)] + [line(s) for s in chosen]))
             point(kind, chosen)
             continue
         if kind == "stories" and _STRUCTURE.search(question):  # each element of the stories, shown at work
