@@ -36,6 +36,7 @@ each say about X?") is answered facet by facet, in the question's order (no mode
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -540,6 +541,11 @@ def focus_of(question: str, facets: list[Facet], ix: ThemeIndex) -> tuple[list[f
     # a word no unit holds focuses on nothing
     focus = {w for w in topic if 0 < held[w] < SPECIFIC_SHARE * max(1, len(ix.all_units()))}
     raw = re.findall(r"[^\W_]+", question)
+    # a word qualifying the head the facets share ("tech" of "a tech company" listed as "startup, mid-size, large
+    # company") narrows what is listed, not what is asked about it
+    heads = Counter(word_stem(f.words[-1][0].casefold()) for f in facets if len(f.words) > 1)
+    shared = {h for h, n in heads.items() if n >= 2}
+    focus -= {word_stem(w.casefold()) for w, nxt in zip(raw, raw[1:]) if word_stem(nxt.casefold()) in shared}
     alts: list[frozenset] = []
     words: list[str] = []
     run: list[str] = []
@@ -759,11 +765,56 @@ def _by_reach(themes: list[Theme]) -> str:
             + (f"; {_join(none, last=' or ')} in none" if none else "") + ".")
 
 
+#: A facet answer whose facets mostly hold no sentence naming the focus also quotes the focus across the corpus, at
+#: most this many sentences.
+FOCUS_QUOTES = 3
+
+
+def focus_at_large(ix: ThemeIndex, found: list[Theme], facets: list[Facet], focus: list[frozenset],
+                   focus_words: list[str], embedder, **kw) -> Theme | None:
+    """The question's focus said across the corpus whatever the facet, as one more section
+    (``t.at_large`` True), when under half of ``found`` quote a sentence naming the focus ("scaling" of a question
+    listing startup, mid-size and large companies, which the corpus discusses as scaling a company): its phrase
+    as a facet of its own (:func:`facet_themes`), the sentences already quoted dropped, at most
+    :data:`FOCUS_QUOTES`; None when the focus is an acronym alone, the facets mostly name it, or nothing is left."""
+    on = sum(1 for t in found if t.statements and not getattr(t, "off_focus", False))
+    phrase = next((w for w in focus_words if not w.isupper()), "")
+    if not focus or not phrase or 2 * on >= len(found):
+        return None
+    # the head the facets share ("company" of "mid-size company" and "large company") is what the focus is of
+    heads = Counter(f.words[-1] for f in facets if len(f.words) > 1)
+    head = next((h for h, n in heads.most_common(1) if n >= 2), None)
+    words = (head,) if head else tuple((w, word_stem(w.casefold())) for w in re.findall(r"[^\W_]+", phrase))
+    quoted = {s.text for t in found for s in t.statements}
+    question = facets[0].question if facets else phrase
+    # said of the head, the sentence must name it ("scale a company"), as a listed kind must be named
+    got = facet_themes(ix, [Facet(head[0] if head else phrase, words, question, exact=bool(head))], embedder,
+                       focus=focus, **kw)
+    t = got[0] if got else None
+    if t is None or not t.statements:
+        return None
+    t.statements = [s for s in t.statements if s.text not in quoted][:FOCUS_QUOTES]
+    if not t.statements:
+        return None
+    t.at_large = True
+    t.focus_words = focus_words
+    t.topic = f"{phrase} of a {head[0]}, whatever its kind" if head else f"{phrase} at large"
+    return t
+
+
 def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:
     """The answer text of a faceted question: the opening sentence (:func:`facets_overview`), one section per
     facet (heading with its reports, its sentence, its statements; or its one line without any), the
-    documents cited and the sources line, as :func:`slmgraph.query.theme_render.render_themes` writes them."""
-    parts = [facets_overview(themes, ix)]
+    documents cited and the sources line, as :func:`slmgraph.query.theme_render.render_themes` writes them. A
+    theme with ``at_large`` (:func:`focus_at_large`) comes last and is left out of the opening's count."""
+    listed = [t for t in themes if not getattr(t, "at_large", False)]
+    parts = [facets_overview(listed, ix)]
+    for t in themes:
+        if getattr(t, "at_large", False) and t.statements:
+            k = len(t.statements)
+            who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
+            parts[0] += (f" Beyond them, {k} more sentence{'s' if k != 1 else ''} on {t.topic.split(',')[0]} "
+                         f"{'are' if k != 1 else 'is'} quoted{', by ' + _join(who) if who else ''}.")
     for i, t in enumerate(themes, start=1):
         if not t.statements:
             parts.append(f"### {i}. {t.topic}\n{missing_line(t)}")
@@ -813,7 +864,11 @@ def facet_opening(t: Theme, ix: ThemeIndex) -> str:
         if getattr(t, "off_focus", False) and getattr(t, "focus_words", None):
             text += f" None of their sentences names {focus_text(t.focus_words)}; the nearest are quoted."
         return text
-    text = f"{_cap(t.topic)}: named in {reach_text(t.coverage)}."
+    if getattr(t, "at_large", False):
+        text = (f"{_cap(t.topic)}: what the corpus says of {focus_text(getattr(t, 'focus_words', []) or [t.topic])} "
+                f"beyond the facets above, the nearest the question first.")
+    else:
+        text = f"{_cap(t.topic)}: named in {reach_text(t.coverage)}."
     if t.statements and len(ix.docs) > 1:
         docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
