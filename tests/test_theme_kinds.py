@@ -529,3 +529,25 @@ def test_advice_said_as_a_label_of_its_own_is_advice():
     text, _, _ = kinds_answer(ix, "What advice do the guests give to young people?", WordEmbedder())
     assert text.startswith("5 sentences give advice in all 5 documents")
     assert "“learn to swim in cold water” (Ada King)" in text
+
+
+def test_an_announcement_of_advice_is_quoted_with_the_advice_that_follows_it():
+    from slmgraph.query.theme_kinds import Said, advice_in, advises, with_advice
+
+    assert advice_in("And so if the class doesn't go well, go find an online course and work at it.") == \
+        "go find an online course and work at it"
+    assert advice_in("The key is that what you want to do is build a rare mix of skills.") == \
+        "build a rare mix of skills"
+    assert advice_in("If it rained, we stayed home and read.") == ""
+    text = ("HOST: Any advice?\nLENA OKAFOR: I get a lot of requests to give advice to kids. It's funny. "
+            "What you want to do is learn two fields that nobody combines.\nHOST: Thanks.\n")
+    ix = theme_index([("u0", "talk0", 0, text)])
+    s = Said("I get a lot of requests to give advice to kids.", 1, "talk0", 1, 1, "Lena Okafor", "advice")
+    joined, = with_advice(ix, [s])
+    assert joined.text == ("I get a lot of requests to give advice to kids. \u2026 What you want to do is learn two "
+                           "fields that nobody combines.")
+    assert advises([joined]) == [("learn two fields that nobody combines", "Lena Okafor")]
+    # advice given in the sentence itself, or not at all in the turn, is left as it is
+    other = Said("It's funny.", 1, "talk0", 1, 1, "Lena Okafor", "advice")
+    assert with_advice(ix, [other]) == [other]
+    ix.store.con.close()

@@ -607,7 +607,9 @@ def _groups(ix, chosen: list[Said], kind: str, embedder, split: bool = True) -> 
         for s in chosen:
             by.setdefault(stage_of(s.text), []).append(s)
         return [(label, by[label]) for label in [x for x, _ in STAGES] + [OTHER_STAGE] if label in by]
-    groups = subjects(ix, chosen, embedder)
+    # a group named by the kind's own word ("advice" of advice) says nothing of what it holds
+    groups = [(label, items) for label, items in subjects(ix, chosen, embedder)
+              if not KINDS[kind][0].fullmatch(label)]
     grouped = {id(s) for _, items in groups for s in items}
     rest = [s for s in chosen if id(s) not in grouped]
     return groups + ([(f"other {kind}" if groups else OTHER_STAGE, rest)] if rest else [])
@@ -1001,12 +1003,15 @@ _ADVICE_VERBS = (r"be|have|find|pick|learn|do|get|go|try|take|make|keep|stay|sta
 _ADVISES = re.compile(r"(?i)^(?:(?:so|and|but|first|second|third|finally|also|well|yeah|oh|just),?\s+)*(?P<imp>(?:don't |do not |"
                       r"never )?(?:" + _ADVICE_VERBS + r")\b[^.;!?]*)|(?:\badvice\b[^.;!?]{0,40}?\b(?:is|was),?\s+(?:like,?\s+)?|"
                       r"\badvice\b[^.;!?:]{0,40}?:\s*|"
-                      r"\byou(?:'ve| have)? (?:got to|have to|need to|should) (?:[^.;!?]{0,12}?\byou (?:have|need) to )?)"
-                      r"(?P<obj>[^.;!?]+)|(?P<afraid>\b(?:don't|do not|never) be afraid to [^.;!?]+)")
+                      r"\byou(?:'ve| have)? (?:got to|have to|need to|should) (?:[^.;!?]{0,12}?\byou (?:have|need) to )?|"
+                      r"\bwhat you (?:want|need|have|ought) to do is,?\s+)"
+                      r"(?P<obj>[^.;!?]+)|(?P<afraid>\b(?:don't|do not|never) be afraid to [^.;!?]+)|"
+                      r"^(?:(?:and|so|but),?\s+)*if [^,;.!?]{3,60},\s*(?P<cond>(?:don't |do not |never )?(?:"
+                      + _ADVICE_VERBS + r")\b[^.;!?]*)")
 #: Where the words of advice end: a reason or a new clause.
 _ADVICE_END = re.compile(r"(?i)(,?\s+\b(because|so that|since|which|but i|and i|and then)\b.*$)|;.*$")
 #: The most words of advice shown, and the most speakers.
-ADVICE_WORDS, ADVISERS = 12, 10
+ADVICE_WORDS, ADVISERS = 14, 10
 
 
 def advises(items: list[Said]) -> list[tuple[str, str]]:
@@ -1029,14 +1034,53 @@ def advises(items: list[Said]) -> list[tuple[str, str]]:
 def advice_in(text: str) -> str:
     """What ``text`` advises (:data:`_ADVISES`), a reason after it dropped, 2 to :data:`ADVICE_WORDS` words (up to a
     comma, where longer); "" when it advises nothing ("I get asked for advice a lot.")."""
+    if " \u2026 " in text:  # an announcement joined to the advice it goes on to give (:func:`with_advice`)
+        return next((a for a in map(advice_in, reversed(text.split(" \u2026 "))) if a), "")
     m = _ADVISES.search(_straight(text).strip())
     if m is None:
         return ""
-    said = _ADVICE_END.sub("", (m.group("imp") or m.group("obj") or m.group("afraid") or "").strip())
+    said = _ADVICE_END.sub("", (m.group("imp") or m.group("obj") or m.group("afraid") or m.group("cond")
+                                or "").strip())
     if len(said.split()) > ADVICE_WORDS:
         said = said.split(",")[0]
     said = said.strip(" ,-\u2013")
     return said if 2 <= len(said.split()) <= ADVICE_WORDS else ""
+
+
+#: Sentences of the same turn read after one that announces advice without giving it, for the advice itself.
+ADVICE_AHEAD = 8
+#: A sentence announcing advice ("I get a lot of requests to give advice to kids", "Talking about advice for kids").
+_ANNOUNCES = re.compile(r"(?i)\b(advice|advise|mentor\w*|tell (young|kids|students|people))\b")
+
+
+def with_advice(ix, items: list[Said]) -> list[Said]:
+    """``items`` with each sentence of advice that names advice without giving it (:data:`_ANNOUNCES`, no
+    :func:`advice_in`) joined to the first of the next :data:`ADVICE_AHEAD` sentences of the speaker's turn that
+    gives it ("I get requests to give advice to kids. … what you want to do is create a unique combination of
+    skills"); others as they are."""
+    from dataclasses import replace
+
+    from slmgraph.query.extractive import prose_sentences
+    from slmgraph.query.theme_model import _sentence_at, _turns, spoken
+
+    units = None
+    out = []
+    for s in items:
+        if s.kind != "advice" or advice_in(s.text) or not _ANNOUNCES.search(s.text):
+            out.append(s)
+            continue
+        if units is None:
+            units = {u.number: u for u in ix.all_units()}
+        u = units.get(s.source)
+        at = _sentence_at(u.text, s.text) if u is not None else -1
+        if at < 0:
+            out.append(s)
+            continue
+        end = next((start for start, _ in _turns(u.text) if start > at), len(u.text))
+        ahead = [spoken(x) for x in prose_sentences(u.text[at:end])][1:ADVICE_AHEAD + 1]
+        gives = next((x for x in ahead if advice_in(x)), "")
+        out.append(replace(s, text=f"{s.text} \u2026 {gives}") if gives else s)
+    return out
 
 
 def advises_sentence(found: list[tuple[str, str]], every: int = 0) -> str:
@@ -1144,6 +1188,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     every = found(ix, question, kinds)
     said, on = _on_topic(ix, every, question)
     said = _strong(said)
+    if "advice" in kinds:  # an announcement of advice is quoted with the advice it goes on to give
+        said = with_advice(ix, said)
     works_of = lambda items: {_work(ix.doc_by_id[s.doc_id]) for s in items}  # noqa: E731
     # a question about the hosts themselves reads their few sentences; a corpus-wide kind needs more
     least, spread = (1, 1) if _THE_HOST.search(question) and corpus_hosts(ix) else (MIN_FOUND, MIN_WORKS)
@@ -1197,7 +1243,7 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             halves[kind] = (first, len(mine) - first)
         heads.append(head + ".")
         # a question's topic narrows the kind's sentences too far to read how they are told: all the corpus's are read
-        pool = _strong([s for s in every if s.kind == kind]) if on else mine
+        pool = with_advice(ix, _strong([s for s in every if s.kind == kind])) if on else mine
         course = _life_course(ix, pool, bool(on)) if kind == "stories" else ""
         if course:
             heads.append(course)
