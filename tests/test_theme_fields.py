@@ -143,3 +143,19 @@ def test_fields_are_compared_by_the_subjects_only_their_guests_discuss():
     # one field with subjects compares nothing
     field_subjects(themes, ix, works[:1])
     assert "Where they differ" not in facets_overview(themes, ix)
+
+
+def test_a_field_no_guest_stands_out_for_says_its_passages_are_quoted_whoever_speaks():
+    from slmgraph.query.theme_facets import facet_opening
+
+    ix = _index()
+    emb = WordEmbedder()
+    facets = [_facet("robotics"), _facet("building")]
+    guests = field_guests(ix, facets, emb)
+    assert 1 not in guests  # every guest speaks of building: none stands out for it
+    themes = facet_themes(ix, facets, emb, guests=guests)
+    themes[1].no_guest = True
+    assert themes[1].statements
+    assert ("No guest's conversation stands out as building's, so the passages naming it are quoted, whoever "
+            "speaks.") in facet_opening(themes[1], ix)
+    assert "stands out" not in facet_opening(themes[0], ix)

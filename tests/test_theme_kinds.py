@@ -271,7 +271,12 @@ def test_what_recurs_across_the_speakers_is_said_from_the_phrases_they_share():
 def test_advice_is_the_sentences_naming_it_and_the_replies_to_a_request_for_it():
     text, points, _ = kinds_answer(_corpus(), "What advice do the guests give to young people?", WordEmbedder())
     # four name their advice ("my advice", "I always tell my students", "don't be afraid"); "you should" alone is weak
-    assert text.startswith("5 sentences give advice in all 5 documents"), text
+    head = text.split("\n\n")[0]
+    assert "5 sentences give advice in all 5 documents" in head, text
+    # the advice by what it is about, first
+    assert head.startswith("In short, the advice is of two kinds: learning and skills (“to learn chemistry by "
+                           "building small things with friends”, Ada Lovelace; "), head
+    assert "### Learning and skills" in text and "### Risk and persistence" in text
     assert "field diary" in text and "geology fieldwork" in text
     assert "bridges" not in text and "Virginia" not in text
     # a reply to a request for advice is advice over its first sentences, praise of the question not counted, the
@@ -289,7 +294,7 @@ def test_advice_is_the_sentences_naming_it_and_the_replies_to_a_request_for_it()
     text, _, _ = kinds_answer(theme_index(units, embedder=WordEmbedder()), "What advice do guests give?",
                               WordEmbedder())
     # three statements of each reply, "Well." none; the fourth and the praise of the question are no advice
-    assert text.startswith("8 sentences give advice in all 3 documents"), text
+    assert "8 sentences give advice in all 3 documents" in text.split("\n\n")[0], text
     assert "old radios" in text and "scrap metal" in text and "mentor" in text
     assert "bus was late" not in text and "cat sleeps" not in text and "great question" not in text
 
@@ -527,8 +532,8 @@ def test_advice_said_as_a_label_of_its_own_is_advice():
              "Advice: read the terms and conditions.", "Advice: cook for other people."]
     ix = _one_line_each(lines, "Any last words?")
     text, _, _ = kinds_answer(ix, "What advice do the guests give to young people?", WordEmbedder())
-    assert text.startswith("5 sentences give advice in all 5 documents")
-    assert "“learn to swim in cold water” (Ada King)" in text
+    assert "5 sentences give advice in all 5 documents" in text.split("\n\n")[0]
+    assert "learning and skills (“learn to swim in cold water”, Ada King; " in text
 
 
 def test_an_announcement_of_advice_is_quoted_with_the_advice_that_follows_it():

@@ -869,6 +869,9 @@ def facet_opening(t: Theme, ix: ThemeIndex) -> str:
                 f"beyond the facets above, the nearest the question first.")
     else:
         text = f"{_cap(t.topic)}: named in {reach_text(t.coverage)}."
+    if getattr(t, "no_guest", False):
+        text += (f" No guest's conversation stands out as {t.topic}'s, so the passages naming it are quoted, "
+                 f"whoever speaks.")
     if t.statements and len(ix.docs) > 1:
         docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))

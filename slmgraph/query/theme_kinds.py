@@ -607,6 +607,14 @@ def _groups(ix, chosen: list[Said], kind: str, embedder, split: bool = True) -> 
         for s in chosen:
             by.setdefault(stage_of(s.text), []).append(s)
         return [(label, by[label]) for label in [x for x, _ in STAGES] + [OTHER_STAGE] if label in by]
+    if kind == "advice":  # advice by what it advises, when that names two kinds or more
+        by: dict[str, list[Said]] = {}
+        for s in chosen:
+            said = advice_in(s.text)
+            by.setdefault(advice_kind(said) if said else OTHER_ADVICE, []).append(s)
+        if sum(1 for label in by if label != OTHER_ADVICE) >= 2:
+            return [(label, by[label]) for label, _ in ADVICE_KINDS if label in by] + (
+                [(OTHER_ADVICE, by[OTHER_ADVICE])] if OTHER_ADVICE in by else [])
     # a group named by the kind's own word ("advice" of advice) says nothing of what it holds
     groups = [(label, items) for label, items in subjects(ix, chosen, embedder)
               if not KINDS[kind][0].fullmatch(label)]
@@ -1083,6 +1091,49 @@ def with_advice(ix, items: list[Said]) -> list[Said]:
     return out
 
 
+#: What a piece of advice is about, read in its words (:func:`advice_in`), checked in order: ``(label, cue)``; advice
+#: matching none is "other advice". The kinds of counsel a career or a craft is given in, as the interviews a
+#: corpus holds give it.
+ADVICE_KINDS = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in (
+    ("what to work on", r"pick|choose|problems?|questions?|passion\w*|interest(ed|s|ing)?|love|care about|"
+                        r"work on|focus on|find (something|what|the thing|your)"),
+    ("learning and skills", r"learn\w*|stud(y|ies|ying)|read|skills?|courses?|class(es)?|school|online|teach "
+                            r"yourself|disciplines?|fields?|practi[cs]e|curious|curiosity|math|code|coding|program\w*"),
+    ("risk and persistence", r"afraid|fear|fail\w*|risks?|stray|try|tried|keep going|persist\w*|resilien\w*|fool|"
+                             r"mistakes?|give up|quit|patien\w*|stick"),
+    ("other people", r"mentors?|ask|people|network\w*|team\w*|friends?|help|listen|collaborat\w*"),
+    ("a life beyond work", r"hobb(y|ies)|outside|balance|rest|family|health|sleep|fun|enjoy"),
+))
+OTHER_ADVICE = "other advice"
+
+
+def advice_kind(advice: str) -> str:
+    """The :data:`ADVICE_KINDS` label of what ``advice`` (the words of :func:`advice_in`) is about, else
+    :data:`OTHER_ADVICE`."""
+    return next((label for label, cue in ADVICE_KINDS if cue.search(advice)), OTHER_ADVICE)
+
+
+def advice_lead(found: list[tuple[str, str]]) -> str:
+    """"In short, the advice is of three kinds: what to work on (“pick hard problems”, David Baker); learning and
+    skills (...); and a life beyond work (...)." over :func:`advises`' advice (advice of no kind last, as "other
+    advice"); "" when it falls under fewer than two of :data:`ADVICE_KINDS`."""
+    by: dict[str, list[tuple[str, str]]] = {}
+    for a, who in found:
+        by.setdefault(advice_kind(a), []).append((a, who))
+    kinds = [label for label, _ in ADVICE_KINDS if label in by]
+    if len(kinds) < 2:
+        return ""
+    n = len(kinds)
+    parts = [f"{label} ({'; '.join(f'{_q(a)}, {who}' for a, who in by[label])})"
+             for label in kinds + ([OTHER_ADVICE] if OTHER_ADVICE in by else [])]
+    return (f"In short, the advice is of {_NUMBER_WORDS.get(n, str(n))} kinds"
+            f"{', and some of none of them' if OTHER_ADVICE in by else ''}: " + "; ".join(parts[:-1])
+            + "; and " + parts[-1] + ".")
+
+
+_NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
+
+
 def advises_sentence(found: list[tuple[str, str]], every: int = 0) -> str:
     """What :func:`advises` found, as one sentence ("What they advise, in their own words: “pick hard problems that
     aren't solved” (David Baker); “have a hobby” (Justine Ezarik)."); "" with under two. ``every``: of all the
@@ -1229,7 +1280,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             head += (f"; {'it is' if len(mine) == 1 else f'{len(quoted)} of the nearest the question are'} quoted, "
                      f"by {_by(quoted) or 'unnamed speakers'}")
         if groups and any(label != OTHER_STAGE for label, _ in groups):
-            by = "by stage of life" if kind == "stories" else "by meaning"
+            by = "by stage of life" if kind == "stories" else "by what they advise" if kind == "advice" else \
+                "by meaning"
             # the groups hold the sentences nearest the question, not all the kind's: say so, or the counts disagree
             of = f"Of the {len(chosen)} nearest the question, grouped {by}" if len(chosen) < len(mine) else \
                 f"Grouped {by}"
@@ -1256,7 +1308,10 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         if kind == "stories" and _STRUCTURE.search(question):  # how stories are built, answered first
             heads.insert(0, structure_lead(ix, pool, told_elements))
         advised = advises_sentence(advises(pool), len(pool) if on else 0) if kind == "advice" else ""
-        if advised:  # the advice itself, each speaker's in a line, is what the question asks for
+        lead = advice_lead(advises(pool)) if advised else ""
+        if lead:  # the advice itself by what it is about, answered first: it holds every piece the list would
+            heads.insert(0, lead)
+        elif advised:  # the advice itself, each speaker's in a line, is what the question asks for
             heads.append(advised)
         loved = loves_sentence(loves(pool), len(pool) if on else 0) if kind == "passions" else ""
         if loved:  # what each loves says what drives them better than any group of their sentences

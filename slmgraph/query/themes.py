@@ -823,6 +823,8 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
                 found.append(extra)
         if guests:  # fields compared: what each field's guests discuss that the other guests do not
             field_subjects(found, ix, corpus_works(ix, embedder))
+            for fi, t in enumerate(found):  # a field no guest stands out for is answered by its word: said so
+                t.no_guest = fi not in guests and fi < len(facets)
         focus_roles(found, focus, parse)  # what the facets' sentences say the focus does
         if any(t.statements for t in found):
             for t in found:
