@@ -556,3 +556,24 @@ def test_an_announcement_of_advice_is_quoted_with_the_advice_that_follows_it():
     other = Said("It's funny.", 1, "talk0", 1, 1, "Lena Okafor", "advice")
     assert with_advice(ix, [other]) == [other]
     ix.store.con.close()
+
+
+def test_a_trend_says_what_each_halfs_hopes_and_worries_say_the_topic_does():
+    import pytest
+
+    from slmgraph.query.theme_facets import parse_pipeline, pipeline_name
+
+    nlp = parse_pipeline(pipeline_name("auto"))
+    if nlp is None:
+        pytest.skip("no spaCy pipeline with a parser is installed")
+    q = "How have the guests' hopes and worries about AI evolved across the interviews?"
+    text, _, _ = kinds_answer(_corpus(), q, WordEmbedder(), parse=lambda: nlp)
+    head = text.split("\n\n")[0]
+    assert ("What they say “AI” does -- in the earlier documents, hopes: “AI will help chemists find safer dyes much "
+            "faster” (Ada Lovelace)") in head, head
+    assert "in the later documents, hopes: “AI could identify rare orchids from one blurry photograph” (Clara Oswin)" \
+        in head
+    assert "worries: “AI will replace the botanists who walk the forests” (Clara Oswin)" in head
+    # without a parser the trend is given alone
+    plain, _, _ = kinds_answer(_corpus(), q, WordEmbedder())
+    assert "What they say" not in plain

@@ -678,10 +678,11 @@ def focus_roles(themes: list[Theme], alternatives: list[frozenset], nlp) -> None
         t.roles = [(c, who) for _, _, c, who in sorted(found)][:ROLES]
 
 
-def _subject_clause(doc, alternatives: list[frozenset]) -> str:
+def _subject_clause(doc, alternatives: list[frozenset], least: int = 0) -> str:
     """The first clause of ``doc`` (a parsed sentence) whose subject holds every stem of one of ``alternatives``:
     the subject's words through its verb's phrase, trimmed of a trailing comma or conjunction; "" without one, or
-    one outside :data:`ROLE_MIN_WORDS` to :data:`ROLE_WORDS` words."""
+    one outside ``least`` (default :data:`ROLE_MIN_WORDS`) to :data:`ROLE_WORDS` words."""
+    least = least or ROLE_MIN_WORDS
     for tok in doc:
         if not any(word_stem(tok.lower_) in a for a in alternatives):
             continue
@@ -700,9 +701,11 @@ def _subject_clause(doc, alternatives: list[frozenset]) -> str:
         words = [x for x in doc[head.left_edge.i: verb.right_edge.i + 1] if not x.is_space]
         while words and (words[-1].is_punct or words[-1].dep_ in ("cc", "mark")):
             words.pop()
+        while words and words[0].is_punct:
+            words.pop(0)
         text = "".join(x.text_with_ws for x in words).strip()
         # a speaker still searching for words ("AI is, you know, planning ...") states no role
-        if ROLE_MIN_WORDS <= sum(1 for x in words if not x.is_punct) <= ROLE_WORDS and not _FILLER.search(text):
+        if least <= sum(1 for x in words if not x.is_punct) <= ROLE_WORDS and not _FILLER.search(text):
             return text
     return ""
 

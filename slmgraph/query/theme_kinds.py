@@ -757,6 +757,49 @@ def _halves_named(ix, works: list[str], half: int, noun: str) -> str:
             f"{t(works[half])} to {t(works[-1])}")
 
 
+#: Clauses shown per kind in each half (:func:`halves_said`), and the least words of one ("AI is opaque").
+HALF_CLAUSES = 2
+HALF_LEAST = 3
+
+
+def halves_said(ix, items: list[Said], kinds: list[str], topic: list[str], order: dict, noun: str, nlp) -> str:
+    """What the kinds' sentences say the topic does in each half of the works (corpus order), in their words: the
+    clauses whose subject is the topic (:func:`slmgraph.query.theme_facets._subject_clause`), at most
+    :data:`HALF_CLAUSES` per kind and half, each speaker's first before anyone's second -- "What they say “AI”
+    does -- in the earlier works, worries: “AI is opaque” (Oren Etzioni); in the later works, hopes: “...” (...)".
+    "" without a parser (``nlp`` None) or under two clauses."""
+    from slmgraph.query.theme_facets import _subject_clause
+    from slmgraph.query.theme_model import word_stem
+    from slmgraph.query.theme_topics import _work
+
+    if nlp is None or not items:
+        return ""
+    alternatives = [frozenset(word_stem(w.casefold()) for w in t.split()) for t in topic]
+    half = len(order) // 2
+    read = [s for s in items if not s.text.rstrip("\"')\u201d\u2019 ").endswith("?")]
+    got: dict[tuple[bool, str], list[tuple[str, str]]] = {}
+    # a sentence conceding one thing to stress another says what it stresses ("..., but we have to be careful")
+    for s, doc in zip(read, nlp.pipe([stressed(s.text) or s.text for s in read])):
+        clause = _subject_clause(doc, alternatives, HALF_LEAST)
+        if clause:
+            later = order[_work(ix.doc_by_id[s.doc_id])] >= half
+            got.setdefault((later, s.kind), []).append((clause, s.speaker))
+    if sum(len(v) for v in got.values()) < 2:
+        return ""
+
+    def shown(found: list[tuple[str, str]]) -> str:
+        first = list(dict.fromkeys(who for _, who in found))
+        ranked = sorted(found, key=lambda cw: (sum(1 for c, w in found[:found.index(cw)] if w == cw[1]),
+                                               first.index(cw[1])))
+        return _join([f"{_q(c)}{f' ({w})' if w else ''}" for c, w in ranked[:HALF_CLAUSES]])
+
+    parts = []
+    for later, when in ((False, f"in the earlier {noun}"), (True, f"in the later {noun}")):
+        said = [f"{kind}: {shown(got[later, kind])}" for kind in kinds if got.get((later, kind))]
+        parts.append(f"{when}, " + "; ".join(said) if said else f"{when}, none")
+    return f"What they say {_join([_q(t) for t in topic])} does -- " + "; ".join(parts) + "."
+
+
 def _topic_halves(ix, question: str, order: dict) -> tuple[int, int]:
     """The text units naming a specific topic word of ``question`` (:func:`_specific`) in the first half of the
     works (``order``: work -> place in corpus order) and in the last."""
@@ -1227,10 +1270,12 @@ def motif_sentence(found: list[tuple[list[str], list[str]]]) -> str:
     return "What recurs across speakers: " + "; ".join(parts) + "."
 
 
-def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
+def kinds_answer(ix, question: str, embedder, parse=None) -> tuple[str, list[dict], list[int]] | None:
     """``(answer text, points, cited unit numbers)`` for a question asking for statements of a kind
     (:func:`kinds_asked`; see the module doc), or None when it asks for none, without an embedder, or when fewer
-    than :data:`MIN_FOUND` such sentences in :data:`MIN_WORKS` works are found (the answer by theme is given)."""
+    than :data:`MIN_FOUND` such sentences in :data:`MIN_WORKS` works are found (the answer by theme is given).
+    ``parse``: ``() -> spaCy pipeline with a parser or None``, called only for a question about change over time
+    naming a topic (:func:`halves_said`)."""
     from slmgraph.query.theme_topics import _work
 
     kinds = kinds_asked(question)
@@ -1346,4 +1391,6 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         return None
     if trend:
         heads.append(_trend(ix, halves, on, _topic_halves(ix, question, order) if on else (0, 0), order, noun))
+        if on and parse is not None:  # what each half's hopes and worries say the topic does, in their words
+            heads.append(halves_said(ix, [s for s in said if s.kind in kinds], kinds, on, order, noun, parse()))
     return cites.answer([" ".join(h for h in heads if h)] + parts)
