@@ -639,13 +639,56 @@ def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
 def _fields_contrast(themes: list[Theme]) -> str:
     """" Where they differ, by what each field's guests discuss and the other guests hardly do: robotics (Daniela
     Rus), soft robots and ...; neuroscience (...), ...." -- the fields with statements and subjects
-    (``t.subjects``), in the question's order; "" under two such fields."""
+    (``t.subjects``), in the question's order, then what their guests say they do (``t.doing``,
+    :func:`fields_doing`); each "" under two such fields."""
     shown = [t for t in themes if t.statements and getattr(t, "subjects", None)]
-    if len(shown) < 2:
-        return ""
-    items = [f"{t.topic} ({_join(t.voices)}) on {_join(t.subjects)}" for t in shown]
-    return (" Where they differ, by the subjects each field's guests discuss and the other guests hardly do: "
-            + "; ".join(items[:-1]) + "; and " + items[-1] + ".")
+    text = ""
+    if len(shown) >= 2:
+        items = [f"{t.topic} ({_join(t.voices)}) on {_join(t.subjects)}" for t in shown]
+        text = (" Where they differ, by the subjects each field's guests discuss and the other guests hardly do: "
+                + "; ".join(items[:-1]) + "; and " + items[-1] + ".")
+    doing = [t for t in themes if t.statements and getattr(t, "doing", None)]
+    if len(doing) >= 2:  # how each goes about it, in their own words
+        text += (" What they say they do, in their words -- " + "; ".join(
+            f"{t.topic}: " + _join([f"{_q(c)} ({who})" if who else _q(c) for c, who in t.doing]) for t in doing) + ".")
+    return text
+
+
+#: Verbs of a first-person clause that say how the speaker goes about their work ("we build", "I compare").
+_DOING = frozenset("""build design make create develop start found invest draw compare use try test study record
+train model bring combine teach write run focus solve explore measure prototype invent program code experiment
+borrow copy simulate iterate ship launch hire fund grow""".split())
+#: First-person clauses shown per field.
+DOING = 2
+
+
+def fields_doing(themes: list[Theme], nlp) -> None:
+    """Set ``t.doing`` of each field facet with voices (``t.voices``) to ``[(clause, speaker)]``: what its guests say
+    they do, in their words -- a clause whose subject is "I" or "we" and whose verb says how they go about their work
+    (:data:`_DOING`), :data:`ROLE_MIN_WORDS` to :data:`ROLE_WORDS` words ("we draw inspiration both from
+    the physical world and the biological world"), from the facet's quotes first, then its other sentences by
+    relevance, at most :data:`DOING`; nothing without a parser."""
+    if nlp is None:
+        return
+    for t in themes:
+        if not getattr(t, "voices", None) or not t.statements:
+            continue
+        quoted = {id(x) for x in t.statements}
+        pool = list(t.statements) + sorted((x for x in getattr(t, "pool", []) if id(x) not in quoted),
+                                           key=lambda st: -(st.rel or 0.0))
+        read = [(st, _SPEAKER.sub("", st.text).strip()) for st in pool[:ROLE_SENTENCES]]
+        read = [(st, body) for st, body in read if not body.rstrip("\"')\u201d\u2019 ").endswith("?")]
+        found: list[tuple[str, str]] = []
+        for (st, _), doc in zip(read, nlp.pipe([body for _, body in read])):
+            verbs = [tok.head for tok in doc if tok.lower_ in ("i", "we") and tok.dep_ == "nsubj"]
+            if not verbs or verbs[0].lemma_.casefold() not in _DOING:
+                continue
+            clause = _subject_clause(doc, [frozenset({"i"}), frozenset({"we"})])
+            if clause and not any(clause.casefold() == c.casefold() for c, _ in found):
+                found.append((clause, st.speaker or ""))
+            if len(found) == DOING:
+                break
+        t.doing = found
 
 
 def focus_roles(themes: list[Theme], alternatives: list[frozenset], nlp) -> None:

@@ -72,7 +72,7 @@ from slmgraph.query.theme_works import corpus_hosts, corpus_works, works_overvie
 from slmgraph.store.corpus_stats import phrase_key
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
 from slmgraph.query.theme_facets import (
-    facet_opening, facet_themes, focus_at_large, focus_of, focus_roles, render_facets,
+    facet_opening, facet_themes, fields_doing, focus_at_large, focus_of, focus_roles, render_facets,
 )
 from slmgraph.query.theme_fields import asks_fields, field_guests
 from slmgraph.query.theme_mentions import absent_phrase, absent_words, asks_mentions
@@ -826,6 +826,8 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
             for fi, t in enumerate(found):  # a field no guest stands out for is answered by its word: said so
                 t.no_guest = fi not in guests and fi < len(facets)
         focus_roles(found, focus, parse)  # what the facets' sentences say the focus does
+        if guests:  # what each field's guests say they do
+            fields_doing(found, parse)
         if any(t.statements for t in found):
             for t in found:
                 if t.statements:
