@@ -204,3 +204,16 @@ def test_each_technique_is_shown_with_the_replies_it_draws():
     assert "replies" not in sections[1].split("\n", 2)[2]
     assert [p["topic"] for p in points] == ["starting from their own past", "following up on what they have just said",
                                             "asking for their views"]
+
+
+def test_techniques_drawing_replies_of_about_one_length_are_not_ranked():
+    units = []
+    for i, g in enumerate(GUESTS):
+        said = [f"KEVIN SCOTT: Were your parents sailors when you were small?\n{g}: They mended nets on the quay every "
+                f"morning of the year.\nKEVIN SCOTT: Nice.\n",
+                f"KEVIN SCOTT: Do you think robots will mend the nets one day?\n{g}: Perhaps, in time, if the nets are "
+                f"simple enough for them.\nKEVIN SCOTT: Okay.\n"]
+        units += [(f"u{i}{k}", f"talk{i}", k, text) for k, text in enumerate(said)]
+    ix = theme_index(units, embedder=AskEmbedder())
+    text, _, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
+    assert "; so each draws about as much." in text.split("\n\n")[0], text

@@ -577,3 +577,15 @@ def test_a_trend_says_what_each_halfs_hopes_and_worries_say_the_topic_does():
     # without a parser the trend is given alone
     plain, _, _ = kinds_answer(_corpus(), q, WordEmbedder())
     assert "What they say" not in plain
+
+
+def test_advice_is_of_the_kind_its_first_cue_names():
+    from slmgraph.query.theme_kinds import OTHER_ADVICE, advice_kind
+
+    assert advice_kind("learn chemistry by building small things with friends") == "learning and skills"
+    assert advice_kind("talk to customers before you write code") == "other people"
+    assert advice_kind("find one senior nurse who will tell you the truth about your mistakes") == "other people"
+    assert advice_kind("pick hard problems that aren't solved") == "what to work on"
+    assert advice_kind("don't be afraid to stray from them") == "risk and persistence"
+    assert advice_kind("have a hobby that you do outside of anything") == "a life beyond work"
+    assert advice_kind("work one year in a busy place before you open your own") == OTHER_ADVICE

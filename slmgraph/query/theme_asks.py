@@ -257,6 +257,8 @@ def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = Fa
 
 #: Replies a technique needs, read whole, before the answer gives their median length.
 MIN_REPLIES = 3
+#: A technique whose median reply is this many times another's draws out more than it.
+DRAWS_MORE = 1.5
 #: The least words of a reply's sentence shown as its opening ("No." and "Right, right." say nothing of it).
 REPLY_OPENING = 8
 
@@ -480,9 +482,11 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
         if len(lengths) >= 2:  # how much each technique draws out: the length of the reply it gets
             ranked = sorted(lengths.items(), key=lambda kv: (-kv[1][0], kv[0]))
             read = sum(k for _, k in lengths.values())
+            most, least = ranked[0], ranked[-1]
             drew = (f"How much each draws out, by the median length of the guest's reply ({read} replies read whole): "
                     + _join([f"{_MOVES[f]} {w} words" for f, (w, _) in ranked])
-                    + f"; so guests say most after {_MOVES[ranked[0][0]]} and least after {_MOVES[ranked[-1][0]]}.")
+                    + (f"; so guests say most after {_MOVES[most[0]]} and least after {_MOVES[least[0]]}."
+                       if most[1][0] >= DRAWS_MORE * max(least[1][0], 1) else "; so each draws about as much."))
         text = " ".join(x for x in ("The guests are drawn out by the host's questions.", course, drew, text) if x)
     elif course:
         text += ". " + course.rstrip(".")

@@ -1134,26 +1134,30 @@ def with_advice(ix, items: list[Said]) -> list[Said]:
     return out
 
 
-#: What a piece of advice is about, read in its words (:func:`advice_in`), checked in order: ``(label, cue)``; advice
-#: matching none is "other advice". The kinds of counsel a career or a craft is given in, as the interviews a
+#: What a piece of advice is about, read in its words (:func:`advice_in`): ``(label, cue)``, the cue found first
+#: deciding; advice matching none is "other advice". The kinds of counsel a career or a craft is given in, as the interviews a
 #: corpus holds give it.
 ADVICE_KINDS = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in (
     ("what to work on", r"pick|choose|problems?|questions?|passion\w*|interest(ed|s|ing)?|love|care about|"
                         r"work on|focus on|find (something|what|the thing|your)"),
+    ("other people", r"mentors?|ask|people|network\w*|team\w*|friends?|help|listen to|collaborat\w*|talk to|"
+                     r"customers?|users?|someone who|\w+ who (will|would|can) (tell|teach|show)"),
     ("learning and skills", r"learn\w*|stud(y|ies|ying)|read|skills?|courses?|class(es)?|school|online|teach "
-                            r"yourself|disciplines?|fields?|practi[cs]e|curious|curiosity|math|code|coding|program\w*"),
+                            r"yourself|disciplines?|fields?|practi[cs]e|curious|curiosity|math|code|coding|program\w*|"
+                            r"fundamentals|engineering"),
     ("risk and persistence", r"afraid|fear|fail\w*|risks?|stray|try|tried|keep going|persist\w*|resilien\w*|fool|"
                              r"mistakes?|give up|quit|patien\w*|stick"),
-    ("other people", r"mentors?|ask|people|network\w*|team\w*|friends?|help|listen|collaborat\w*"),
     ("a life beyond work", r"hobb(y|ies)|outside|balance|rest|family|health|sleep|fun|enjoy"),
 ))
 OTHER_ADVICE = "other advice"
 
 
 def advice_kind(advice: str) -> str:
-    """The :data:`ADVICE_KINDS` label of what ``advice`` (the words of :func:`advice_in`) is about, else
-    :data:`OTHER_ADVICE`."""
-    return next((label for label, cue in ADVICE_KINDS if cue.search(advice)), OTHER_ADVICE)
+    """The :data:`ADVICE_KINDS` label of what ``advice`` (the words of :func:`advice_in`) is about: the kind whose cue
+    comes first in it (what is advised leads: "learn chemistry with friends" is learning), the table's order on a
+    tie; else :data:`OTHER_ADVICE`."""
+    found = [(m.start(), i, label) for i, (label, cue) in enumerate(ADVICE_KINDS) for m in [cue.search(advice)] if m]
+    return min(found)[2] if found else OTHER_ADVICE
 
 
 def advice_lead(found: list[tuple[str, str]]) -> str:
