@@ -431,6 +431,9 @@ def test_a_focus_the_facets_hardly_name_is_also_quoted_of_their_shared_head(nlp)
     assert text.startswith("The question names three,") and (
         "Beyond them, 1 more sentence on scaling of a company is quoted, by Cy Dix." in text.split("\n\n")[0])
     assert "### 4. scaling of a company, whatever its kind" in text
+    # beside it, the large company's passages off scaling are no longer quoted: its line says why
+    assert "### 3. large company\nNo passage on large company also names “scaling”; large company is named in 1 of " \
+           "10 documents." in text, text
     # facets that mostly quote the focus need no such section
     assert focus_at_large(ix, [t for t in found if t.statements][:1], facets, focus, words, WordEmbedder()) is None
     ix.store.con.close()

@@ -590,6 +590,9 @@ def missing_line(t: Theme) -> str:
     it), or "No passage on robotics bears on the question (4 documents name it)." (some do, none answers)."""
     if not t.coverage["documents"]:
         return f"No passage on {t.topic} was found."
+    if getattr(t, "unfocused", False):
+        return (f"No passage on {t.topic} also names {focus_text(t.focus_words)}; {t.topic} is named in "
+                f"{reach_text(t.coverage, False)}.")
     return f"No passage on {t.topic} bears on the question (named in {reach_text(t.coverage, False)})."
 
 
@@ -822,7 +825,8 @@ def focus_at_large(ix: ThemeIndex, found: list[Theme], facets: list[Facet], focu
     (``t.at_large`` True), when under half of ``found`` quote a sentence naming the focus ("scaling" of a question
     listing startup, mid-size and large companies, which the corpus discusses as scaling a company): its phrase
     as a facet of its own (:func:`facet_themes`), the sentences already quoted dropped, at most
-    :data:`FOCUS_QUOTES`; None when the focus is an acronym alone, the facets mostly name it, or nothing is left."""
+    :data:`FOCUS_QUOTES`; None when the focus is an acronym alone, the facets mostly name it, or nothing is left.
+    With the section, a facet quoted off the focus is quoted no more (``unfocused``: its line says so)."""
     on = sum(1 for t in found if t.statements and not getattr(t, "off_focus", False))
     phrase = next((w for w in focus_words if not w.isupper()), "")
     if not focus or not phrase or 2 * on >= len(found):
@@ -844,6 +848,9 @@ def focus_at_large(ix: ThemeIndex, found: list[Theme], facets: list[Facet], focu
         return None
     t.at_large = True
     t.focus_words = focus_words
+    for x in found:  # beside the focus's own section, a facet's nearest passages off the focus are off the question
+        if x.statements and getattr(x, "off_focus", False):
+            x.statements, x.unfocused = [], True
     t.topic = f"{phrase} of a {head[0]}, whatever its kind" if head else f"{phrase} at large"
     return t
 
