@@ -28,7 +28,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from slmgraph.query.theme_kinds import _PLEASANTRY
+from slmgraph.query.theme_model import PLEASANTRY
 from slmgraph.query.theme_lead import _join, _q
 from slmgraph.query.theme_topics import _work as work_of
 from slmgraph.query.theme_works import _LABEL
@@ -294,7 +294,7 @@ def reply_to(unit_text: str, question: str, asker: str) -> Reply | None:
     body = _SPEAKER.sub("", unit_text[start:end].strip())
     said = [x.strip() for x in prose_sentences(body)]
     # "No." or "Great question." opens many a reply that goes on to say a great deal
-    opening = next((x for x in said if len(x.split()) >= REPLY_OPENING and not _PLEASANTRY.search(x)), "")
+    opening = next((x for x in said if len(x.split()) >= REPLY_OPENING and not PLEASANTRY.search(x)), "")
     return Reply(_shown_label(label), len(body.split()), opening, len(after) > 1, start, at)
 
 

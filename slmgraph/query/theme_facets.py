@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from slmgraph.query.clauses import subject_clause as _subject_clause
 from slmgraph.query.documents import coverage
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, prose_sentences, relevance
 from slmgraph.query.theme_model import (
@@ -75,11 +76,7 @@ FACET_BONUS = 0.1
 #: What a facet's sentences say the focus does (:func:`focus_roles`): its most relevant sentences parsed, the
 #: clauses kept (words), and the most shown per facet.
 ROLE_SENTENCES = 30
-ROLE_MIN_WORDS = 6
-ROLE_WORDS = 16
 ROLES = 3
-#: A transcript's fillers: a clause holding one is a speaker searching for words.
-_FILLER = re.compile(r"(?i)\b(you know|i mean|kind of|sort of|or whatever)\b|,\s*like,|\b(um|uh)\b")
 #: A facet's sentences on the focus are most of a comparison's when at least this many times the next facet's.
 MOSTLY = 2
 #: A focus phrase's acronym counts when the corpus writes it, in capitals, at least this many times ("AI").
@@ -668,7 +665,7 @@ DOING = 2
 def fields_doing(themes: list[Theme], nlp) -> None:
     """Set ``t.doing`` of each field facet with voices (``t.voices``) to ``[(clause, speaker)]``: what its guests say
     they do, in their words -- a clause whose subject is "I" or "we" and whose verb says how they go about their work
-    (:data:`_DOING`), :data:`ROLE_MIN_WORDS` to :data:`ROLE_WORDS` words ("we draw inspiration both from
+    (:data:`_DOING`), :data:`slmgraph.query.clauses.ROLE_MIN_WORDS` to :data:`slmgraph.query.clauses.ROLE_WORDS` words ("we draw inspiration both from
     the physical world and the biological world"), from the facet's quotes first, then its other sentences by
     relevance, at most :data:`DOING`; nothing without a parser."""
     if nlp is None:
@@ -698,7 +695,7 @@ def focus_roles(themes: list[Theme], alternatives: list[frozenset], nlp) -> None
     """Set ``t.roles`` of each facet to ``[(clause, speaker)]``: what its sentences on the focus say the focus does,
     in their words -- a clause whose subject is the focus ("AI and computation holds so much potential to help",
     "the AI system and the doctor worked together"), from the subject's first word to the end of its verb's
-    phrase, :data:`ROLE_MIN_WORDS` to :data:`ROLE_WORDS` words; the facet's quotes first, then its other sentences
+    phrase, :data:`slmgraph.query.clauses.ROLE_MIN_WORDS` to :data:`slmgraph.query.clauses.ROLE_WORDS` words; the facet's quotes first, then its other sentences
     on the question by relevance (``t.pool``, :attr:`Statement.rel`), each speaker's first before anyone's second, at most :data:`ROLES`.
     Subject-verb clauses from the dependency parse are the usual open relation extraction (Fader et al. 2011,
     ReVerb); nothing is set without a parser (``nlp`` None) or a focus."""
@@ -722,38 +719,6 @@ def focus_roles(themes: list[Theme], alternatives: list[frozenset], nlp) -> None
                 found.append((rank.get(who, 0), len(found), clause, who))
                 rank[who] = rank.get(who, 0) + 1
         t.roles = [(c, who) for _, _, c, who in sorted(found)][:ROLES]
-
-
-def _subject_clause(doc, alternatives: list[frozenset], least: int = 0) -> str:
-    """The first clause of ``doc`` (a parsed sentence) whose subject holds every stem of one of ``alternatives``:
-    the subject's words through its verb's phrase, trimmed of a trailing comma or conjunction; "" without one, or
-    one outside ``least`` (default :data:`ROLE_MIN_WORDS`) to :data:`ROLE_WORDS` words."""
-    least = least or ROLE_MIN_WORDS
-    for tok in doc:
-        if not any(word_stem(tok.lower_) in a for a in alternatives):
-            continue
-        head = tok
-        while head.dep_ in ("compound", "amod", "conj", "appos", "nmod") and head.head is not head:
-            head = head.head
-        verb = head.head
-        # a finite verb states what the focus does; "for AI to reach its potential" states nothing
-        if head.dep_ not in ("nsubj", "nsubjpass") or verb.pos_ not in ("VERB", "AUX") or not (
-                "Fin" in verb.morph.get("VerbForm")
-                or any(c.dep_ in ("aux", "auxpass") and c.lower_ != "to" for c in verb.children)):
-            continue
-        held = {word_stem(x.lower_) for x in head.subtree}
-        if not any(a <= held for a in alternatives):
-            continue
-        words = [x for x in doc[head.left_edge.i: verb.right_edge.i + 1] if not x.is_space]
-        while words and (words[-1].is_punct or words[-1].dep_ in ("cc", "mark")):
-            words.pop()
-        while words and words[0].is_punct:
-            words.pop(0)
-        text = "".join(x.text_with_ws for x in words).strip()
-        # a speaker still searching for words ("AI is, you know, planning ...") states no role
-        if least <= sum(1 for x in words if not x.is_punct) <= ROLE_WORDS and not _FILLER.search(text):
-            return text
-    return ""
 
 
 def _roles_sentence(themes: list[Theme]) -> str:

@@ -126,9 +126,6 @@ _CHANGE = re.compile(r"(?i)\b(evolv\w*|chang\w*|shift\w*|over (the )?(time|years
 _THE_HOST = re.compile(r"(?i)\bthe (co-?)?(hosts?|interviewers?|presenters?)\b(?!'s guests)")
 #: A short sentence said whole: a capital, words, a full stop.
 _SHORT_WHOLE = re.compile(r"^[A-Z][^.?!]*[.!]$")
-#: A reply's opening that praises the question, not answers it ("That's such a great question, and I appreciate that.").
-_PLEASANTRY = re.compile(r"(?i)\b((great|good|wonderful|tough|hard|fascinating|interesting|fair|excellent) question|"
-                         r"i appreciate (that|the question))\b")
 #: A thank-you.
 _THANKS = re.compile(r"(?i)\b(thank(s| you)|grateful)\b")
 #: Words of a statement in the first person: what a speaker says of themself.
@@ -371,7 +368,7 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
     (kept once: the whole sentence, with its speaker where one copy names them); the hosts' own left out unless
     ``question`` names them, or only theirs kept when it asks about "the host"; in corpus order."""
     from slmgraph.query.extractive import _SPEAKER, prose_sentences
-    from slmgraph.query.theme_model import _statement_ok, speaker_of, spoken
+    from slmgraph.query.theme_model import PLEASANTRY, _statement_ok, speaker_of, spoken
     from slmgraph.query.theme_topics import _work
 
     folded = (question or "").casefold()
@@ -403,7 +400,7 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
                 host_said, since = (f"{host_said} {body}" if since == 0 and host_said else body), 0
                 if _ASKING.search(body):
                     prompt, replied = body, 0
-            elif who and ok and not _PLEASANTRY.search(body):  # a reply's whole statements ("Baking." is none)
+            elif who and ok and not PLEASANTRY.search(body):  # a reply's whole statements ("Baking." is none)
                 replied += 1
             if who not in every:
                 since += 1
@@ -764,11 +761,11 @@ HALF_LEAST = 3
 
 def halves_said(ix, items: list[Said], kinds: list[str], topic: list[str], order: dict, noun: str, nlp) -> str:
     """What the kinds' sentences say the topic does in each half of the works (corpus order), in their words: the
-    clauses whose subject is the topic (:func:`slmgraph.query.theme_facets._subject_clause`), at most
+    clauses whose subject is the topic (:func:`slmgraph.query.clauses.subject_clause`), at most
     :data:`HALF_CLAUSES` per kind and half, each speaker's first before anyone's second -- "What they say “AI”
     does -- in the earlier works, worries: “AI is opaque” (Oren Etzioni); in the later works, hopes: “...” (...)".
     "" without a parser (``nlp`` None) or under two clauses."""
-    from slmgraph.query.theme_facets import _subject_clause
+    from slmgraph.query.clauses import subject_clause
     from slmgraph.query.theme_model import word_stem
     from slmgraph.query.theme_topics import _work
 
@@ -780,7 +777,7 @@ def halves_said(ix, items: list[Said], kinds: list[str], topic: list[str], order
     got: dict[tuple[bool, str], list[tuple[str, str]]] = {}
     # a sentence conceding one thing to stress another says what it stresses ("..., but we have to be careful")
     for s, doc in zip(read, nlp.pipe([stressed(s.text) or s.text for s in read])):
-        clause = _subject_clause(doc, alternatives, HALF_LEAST)
+        clause = subject_clause(doc, alternatives, HALF_LEAST)
         if clause:
             later = order[_work(ix.doc_by_id[s.doc_id])] >= half
             got.setdefault((later, s.kind), []).append((clause, s.speaker))

@@ -265,6 +265,11 @@ def spoken(sentence: str) -> str:
     return " ".join(_CUE.sub(" ", sentence).split())
 
 
+#: A reply's opening that praises the question, not answers it ("That's such a great question, and I appreciate that.").
+PLEASANTRY = re.compile(r"(?i)\b((great|good|wonderful|tough|hard|fascinating|interesting|fair|excellent) question|"
+                        r"i appreciate (that|the question))\b")
+
+
 #: A transcript's header line: a field of its metadata, not anyone's words ("Guest: Joe Fletcher (bus driver)",
 #: "Broadcast: 16 April 2026"); a label in capitals ("GUEST: I grew up ...") is a speaker's turn, no header.
 _META = re.compile(r"^\W*(guests?|hosts?|co-?hosts?|presenters?|interviewers?|interviewees?|producers?|broadcast|"
