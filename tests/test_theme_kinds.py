@@ -589,3 +589,42 @@ def test_advice_is_of_the_kind_its_first_cue_names():
     assert advice_kind("don't be afraid to stray from them") == "risk and persistence"
     assert advice_kind("have a hobby that you do outside of anything") == "a life beyond work"
     assert advice_kind("work one year in a busy place before you open your own") == OTHER_ADVICE
+
+
+def _hopes_corpus():
+    """Four interviews: the host asks each guest for hopes and worries about AI in one question, and what a young
+    person should hear."""
+    said = [("TOMAS REYES", "Mostly it worries me. I worry that all bread will taste the same.",
+             "I tell every apprentice the same thing. It took me years. Sharpen your own tools."),
+            ("PRIYA NANDA", "My worries are bigger than my hopes, I will say that plainly. I worry about deskilling.",
+             "Sleep is not optional. And find a mentor who will tell you the truth about your work."),
+            ("SAM OKAFOR", "I am mostly hopeful. A team of twelve can do what used to need fifty.",
+             "People ask me for advice all the time. There isn't a secret. If you get stuck, go find someone who "
+             "has done it."),
+            ("GRACE WHIT", "I am more hopeful than most of my colleagues. My worry is cheating, of course.",
+             "Read widely, including things you disagree with.")]
+    units = [(f"u{i}", f"ep{i + 1}", 0, f"MAYA ORTIZ: Let's talk about AI. What do you hope for and worry about?\n"
+                                       f"{g}: {a}\nMAYA ORTIZ: What should a young person hear from you?\n{g}: {b}\n")
+             for i, (g, a, b) in enumerate(said)]
+    return theme_index(units, embedder=WordEmbedder())
+
+
+def test_a_reply_to_a_question_asking_for_hopes_and_worries_is_of_the_kind_it_says():
+    ix = _hopes_corpus()
+    text, _, _ = kinds_answer(ix, "Which guests are mostly hopeful about AI?", WordEmbedder())
+    # a question asking which speakers needs only a few sentences; "Mostly it worries me" and "My worries are
+    # bigger than my hopes" answer the host's question but voice no hope
+    hopes = text.split("### Hopes")[1].split("\n\n")[0]
+    assert "Sam Okafor: I am mostly hopeful." in hopes and "Grace Whit: I am more hopeful" in hopes, text
+    assert "worries me" not in hopes and "bigger than my hopes" not in hopes
+    ix.store.con.close()
+
+
+def test_a_question_on_what_a_young_person_should_hear_asks_for_advice():
+    ix = _hopes_corpus()
+    text, _, _ = kinds_answer(ix, "What advice do guests give young people?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    for advice in ("Sharpen your own tools", "find a mentor who will tell you the truth about your work",
+                   "go find someone who has done it", "Read widely, including things you disagree with"):
+        assert advice in head, (advice, head)
+    ix.store.con.close()

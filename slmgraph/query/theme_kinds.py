@@ -78,12 +78,12 @@ _kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|dr
        r"(meaningful|fulfilling|rewarding)"],
       [r"i (enjoy|enjoyed|care (deeply|a lot|so much) about)", r"excit\w*", r"curio(us|sity)", r"joy"])
 _kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?", "voice hopes",
-      [r"i('m| am)? (very |really |so |quite |cautiously |still )?(hope|hopeful)", r"optimis\w*",
+      [r"i('m| am)? (\w+ )?(hope|hopeful)", r"optimis\w*",
        r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
        r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (\w+ ){0,2}(help|solve|cure|transform|improve|"
        r"democratize|empower|revolutioni[sz]e)", r"(tremendous|enormous|incredible|huge) (\w+ )?(role|successes|progress)",
        r"good solutions"],
-      [r"promis\w*", r"opportunit(y|ies)(?! to\b)", r"excit\w*", r"potential", r"better (world|future|lives)", r"looking forward",
+      [r"hopeful", r"promis\w*", r"opportunit(y|ies)(?! to\b)", r"excit\w*", r"potential", r"better (world|future|lives)", r"looking forward",
        r"can'?t wait", r"relieved", r"hopefully"])
 _kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*", "voice worries",
       [r"i('m| am)? (very |really |so |quite |deeply |still |also )?(worried|worry|afraid|scared|concerned|nervous|"
@@ -110,7 +110,8 @@ PROMPTS = {k: re.compile(r"(?i)\b(" + p + r")") for k, p in {
                 r"free time|what do you (love|enjoy)|what (gets|got) you (excited|going)|what drives you",
     "hopes": r"hope|looking forward|excit|optimis|what'?s next|the future",
     "worries": r"worr|fear|concern|afraid|scar|nervous|risk|keeps? you up",
-    "advice": r"advice|advise|what would you (tell|say to)|(tell|say to) (your )?(younger|young)|whisper in your",
+    "advice": r"advice|advise|what would you (tell|say to)|(tell|say to) (your )?(younger|young)|whisper in your|"
+              r"(should|would|could) (a |an )?(young|younger|new|aspiring|beginning) \w+ (hear|know|learn|do)\b",
 }.items()}
 REPLY_SENTENCES = 1
 #: Advice asked for is given over a few sentences, the advice itself seldom first ("I would say be a generalist
@@ -136,7 +137,7 @@ _FRAME = frozenset("""guest guests speaker speakers host hosts episode episodes 
 leader leaders corpus document documents work works share shares often commonly generally usually personal
 describe give gives tell tells across want wants narrative narratives structure structures technique techniques
 type types kind kinds way ways mention mentions mentioned talk talks discuss discusses speak speaks raise raises
-bring brings never""".split())
+bring brings never mostly mainly largely typically""".split())
 #: A sentence naming a topic word of the question (:func:`topic_of`) gains this much.
 TOPIC_BONUS = 0.2
 #: A topic word found in under this share of the text units is specific ("career", "AI" in a corpus not all
@@ -337,18 +338,34 @@ def _opening_speaker(before: str, text: str) -> str:
     return opening_speaker(before, text)
 
 
+#: A question asking which speakers say something of a kind ("Which guests are hopeful about AI?"), and the
+#: sentences of the kind it needs.
+_WHO_SAYS = re.compile(r"(?i)\b(which|what) (guests?|speakers?|interviewees|participants|contributors|members)\b|"
+                       r"^\W*who\b")
+WHICH_FOUND = 2
+#: Kinds that answer each other: a sentence is of the one it says more of.
+_RIVAL = {"hopes": "worries", "worries": "hopes"}
+
+
 def found(ix, question: str, kinds: list[str]) -> list[Said]:
     """Every sentence of the corpus of one of ``kinds`` (a cue of the kind; see the module doc), as
     :func:`guest_sentences` reads them; in corpus order."""
     def weigh(body: str, prompt: str = "") -> tuple[float, str]:
-        # a host's question asking for two of the kinds ("Hope or fear?") makes a reply of neither by itself
-        if prompt and sum(1 for k in kinds if PROMPTS[k].search(_straight(prompt))) > 1:
+        # a host's question asking for two kinds ("Hopes and worries?"), asked of or not, makes a reply of neither
+        # by itself: "Mostly it worries me" answers it and is no hope
+        if prompt and sum(1 for k in PROMPTS if PROMPTS[k].search(_straight(prompt))) > 1:
             prompt = ""
         # a sentence conceding one thing to stress another is of the kind it stresses
         main = stressed(body)
-        if main and len(kinds) > 1 and any(cue_weight(main, k) for k in kinds):
+        if main and any(cue_weight(main, k) for k in set(kinds) | {_RIVAL.get(k) for k in kinds} - {None}):
             body = main
-        return max((cue_weight(body, k, prompt), k) for k in kinds)
+        w, kind = max((cue_weight(body, k, prompt), k) for k in kinds)
+        # asked for one of a pair, a sentence saying more of the other is of the other ("My worries are bigger
+        # than my hopes" is no hope)
+        rival = _RIVAL.get(kind)
+        if rival and rival not in kinds and cue_weight(body, rival) > w:
+            return 0.0, kind
+        return w, kind
 
     # a short sentence naming the kind itself says it whole ("Music is my passion.", "I hope it comes."); "I love
     # that man." names none
@@ -1045,7 +1062,8 @@ def elements_sentence(found: list[tuple[str, int, list[str], list[str]]], every:
 #: Verbs an imperative of advice opens on ("Learn statistics.", "Talk to your users every week.").
 _ADVICE_VERBS = (r"be|have|find|pick|learn|do|get|go|try|take|make|keep|stay|start|ask|read|follow|work|build|study|"
                  r"trust|stop|look|listen|spend|choose|talk|play|cook|count|finish|solve|hire|know|volunteer|record|"
-                 r"come|write|practi[cs]e|surround|seek|care|focus|travel|save|check|say|use|join|treat|give|put")
+                 r"come|write|practi[cs]e|surround|seek|care|focus|travel|save|check|say|use|join|treat|give|put|"
+                 r"sharpen|measure|ship|protect|buy|remember|question|ignore|apply|visit|call|meet|fail|rest|sleep")
 #: What a sentence of advice advises: an imperative opening it (after "so", "and", "first", ...), or the words after
 #: "my advice is", "Advice:", "you've got to", "don't be afraid to" (apostrophes straightened).
 _ADVISES = re.compile(r"(?i)^(?:(?:so|and|but|first|second|third|finally|also|well|yeah|oh|just),?\s+)*(?P<imp>(?:don't |do not |"
@@ -1091,14 +1109,15 @@ def advice_in(text: str) -> str:
                                 or "").strip())
     if len(said.split()) > ADVICE_WORDS:
         said = said.split(",")[0]
-    said = said.strip(" ,-\u2013")
+    said = re.sub(r"(?i)^(this|that|simple|simply)\s*[:,\u2013-]\s*", "", said.strip(" ,-\u2013"))
     return said if 2 <= len(said.split()) <= ADVICE_WORDS else ""
 
 
 #: Sentences of the same turn read after one that announces advice without giving it, for the advice itself.
 ADVICE_AHEAD = 8
 #: A sentence announcing advice ("I get a lot of requests to give advice to kids", "Talking about advice for kids").
-_ANNOUNCES = re.compile(r"(?i)\b(advice|advise|mentor\w*|tell (young|kids|students|people))\b")
+_ANNOUNCES = re.compile(r"(?i)\b(advice|advise|mentor\w*|tell (young|kids|students|people)|tell (every|each|all|my) "
+                        r"\w+)\b")
 
 
 def with_advice(ix, items: list[Said]) -> list[Said]:
@@ -1288,8 +1307,10 @@ def kinds_answer(ix, question: str, embedder, parse=None) -> tuple[str, list[dic
     if "advice" in kinds:  # an announcement of advice is quoted with the advice it goes on to give
         said = with_advice(ix, said)
     works_of = lambda items: {_work(ix.doc_by_id[s.doc_id]) for s in items}  # noqa: E731
-    # a question about the hosts themselves reads their few sentences; a corpus-wide kind needs more
-    least, spread = (1, 1) if _THE_HOST.search(question) and corpus_hosts(ix) else (MIN_FOUND, MIN_WORKS)
+    # a question about the hosts themselves reads their few sentences, one asking which speakers a few; a
+    # corpus-wide kind needs more
+    least, spread = ((1, 1) if _THE_HOST.search(question) and corpus_hosts(ix) else
+                     (WHICH_FOUND, 1) if _WHO_SAYS.search(question) else (MIN_FOUND, MIN_WORKS))
     if len(said) < least or len(works_of(said)) < spread:
         return None
     picked = _pick(ix, said, question, embedder, kinds)
