@@ -11,7 +11,8 @@ work. So each guest's turn is read sentence by sentence:
   :data:`MIN_WORDS` words, no story, nearer by the embedder to the question's other phrase ("industry insights")
   than to its story phrase ("personal narratives"), by at least :data:`SIDE_MARGIN`;
 * **a segue** is a story followed within :data:`REACH` sentences of the same turn by a sentence of the other side
-  (or the other way round): the speaker moves on by themselves, no host's question between;
+  (or the other way round): the speaker moves on by themselves, no host's question between; a turn counts one move
+  each way, its clearest;
 * **the link**: a segue whose two sentences share a content word (a noun phrase of the index, or in an index
   without them a word of five letters or more, no stop word) is one where the story leads into the point.
 
@@ -129,7 +130,7 @@ def segues(ix, story_phrase: str, other_phrase: str, embedder) -> tuple[list[dic
         return (gap.get(x, -1.0) >= SIDE_MARGIN and len(x.split()) >= MIN_WORDS and not x.rstrip("\"')").endswith("?")
                 and _statement_ok(x, ix))
 
-    out: list[dict] = []
+    best: dict[tuple[int, bool], dict] = {}
     seen: set = set()
     for t, (u, label, said) in enumerate(turns):
         d = ix.doc_by_id[u.doc_id]
@@ -154,8 +155,14 @@ def segues(ix, story_phrase: str, other_phrase: str, embedder) -> tuple[list[dic
                 taken = None if asked is None else (
                     "point" if (_content(point, phrases) - _content(story_said, phrases)) & _content(asked, phrases)
                     else "story" if _content(story_said, phrases) & _content(asked, phrases) else "")
-                out.append({"speaker": who, "first": mk(first), "second": mk(second), "to_other": forward,
-                            "score": float(to_other_cos[point]), "link": link, "taken": taken})
+                move = {"speaker": who, "first": mk(first), "second": mk(second), "to_other": forward,
+                        "score": float(to_other_cos[point]), "link": link, "taken": taken}
+                # one reply moves each way once, however many of its story sentences lead to the point: the
+                # clearest move of the turn stands for it (a link first, then the point nearest the other phrase)
+                key = (t, forward)
+                if key not in best or (bool(link), move["score"]) > (bool(best[key]["link"]), best[key]["score"]):
+                    best[key] = move
+    out = [best[k] for k in sorted(best)]
     return out, len(turns)
 
 
@@ -222,14 +229,16 @@ def segue_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             f"Seldom: in {len(in_works)} of the {len(works)} {noun}")
     head = (f"{lead}. Within one reply, with no question between, guests move from a story of their own to "
             f"{other_phrase} {_times(len(forward))}"
-            + (f", most often {_join([f'{p} ({n})' if n > 1 else p for p, n in by.most_common(4)])}" if by else "")
+            + ((f", by {next(iter(by))}" if len(by) == 1 else
+                f", most often {_join([f'{p} ({n})' if n > 1 else p for p, n in by.most_common(4)])}") if by else "")
             + f", and from {other_phrase} back to a story {_times(len(back))}.")
     if forward:
         words = f" ({_join([_q(w) for w, _ in shared.most_common(3)])})" if shared else ""
         head += (f" In {len(linked)} of the {len(forward)} moves to {other_phrase}, the point picks up the story's "
                  f"subject{words}: there the story grounds the point in the guest's own experience"
                  if linked else f" In none of the {len(forward)} moves to {other_phrase} does the point pick up "
-                 f"the story's subject")
+                 f"the story's subject" if len(forward) > 1 else
+                 f" The one move to {other_phrase} does not pick up the story's subject")
         head += (f"; in the other {len(forward) - len(linked)}, the point changes subject." if linked and
                  len(linked) < len(forward) else ".")
     head += _impact(ix, forward, other_phrase)
