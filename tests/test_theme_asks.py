@@ -134,7 +134,8 @@ def test_how_the_guests_are_drawn_out_is_answered_from_the_hosts_questions():
     q = "What narrative techniques are used to encourage guests to open up about their experiences?"
     assert drawn_out(q, ix) == "Kevin Scott"
     text, _, _ = asks_answer(ix, q, AskEmbedder())
-    assert text.startswith("The guests are drawn out by the host's questions.") and "Kevin Scott asks 12 questions" in text
+    # "Really?" draws a guest on, so it counts here
+    assert text.startswith("The guests are drawn out by the host's questions.") and "Kevin Scott asks 16 questions" in text
     # a question naming a speaker, or not about drawing guests out, is not the host's
     assert drawn_out("How does Ada Lovelace encourage guests to open up?", ix) == ""
     assert drawn_out("What encourages innovation?", ix) == ""
@@ -162,16 +163,16 @@ def test_where_the_questions_fall_in_a_conversation_is_said_in_its_order():
     text, _, _ = asks_answer(ix, "What types of questions does Kevin Scott ask?", AskEmbedder())
     head = text.split("\n\n")[0]
     assert ("Where they fall in a conversation (the median point of each, from a conversation's opening at 0 % to its "
-            "end at 100 %): those about their past at 17 %, checks on what was just said at 50 % and those about "
-            "their views at 83 %") in head, head
+            "end at 100 %): those about their past at 4 %, checks on what was just said at 38 % and those about "
+            "their views at 71 %") in head, head
     assert head.endswith("So a conversation runs from the guest's past to their views."), head
     drawn, _, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
     assert drawn.startswith("The guests are drawn out by the host's questions. Read from Kevin Scott's 12 questions, in "
                             "the order a conversation takes them (the median point of each, from a conversation's "
                             "opening at 0 % to its end at 100 %), the techniques are starting from their own past (4 "
-                            "questions, 33 % of all, at 17 %), following up on what they have just said (4 questions, "
-                            "33 % of all, at 50 %) and asking for their views late in a conversation (4 questions, "
-                            "33 % of all, at 83 %)"), drawn
+                            "questions, 33 % of all, at 4 %), following up on what they have just said (4 questions, "
+                            "33 % of all, at 38 %) and asking for their views late in a conversation (4 questions, "
+                            "33 % of all, at 71 %)"), drawn
 
 
 def test_each_technique_is_shown_with_the_replies_it_draws():
@@ -217,3 +218,22 @@ def test_techniques_drawing_replies_of_about_one_length_are_not_ranked():
     ix = theme_index(units, embedder=AskEmbedder())
     text, _, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
     assert "; so each draws about as much." in text.split("\n\n")[0], text
+
+
+def test_short_follow_ups_count_when_asked_how_guests_are_drawn_out():
+    assert form_of("What do you hope for and what worries you?") == "their views"
+    units = []
+    for i, g in enumerate(GUESTS):
+        units.append((f"u{i}", f"talk{i}", 0,
+                      f"KEVIN SCOTT: What was it like where you started, the whole story?\n"
+                      f"{g}: It started in a small workshop behind my school where we fixed bicycles for the whole "
+                      f"street every weekend and I learned to listen to machines.\nKEVIN SCOTT: And then?\n"
+                      f"{g}: Then I left.\nKEVIN SCOTT: What do you hope for and what worries you?\n"
+                      f"{g}: I hope the tools get cheaper for small shops.\n"))
+    ix = theme_index(units, embedder=AskEmbedder())
+    drawn, _, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
+    assert "Kevin Scott asks 12 questions" in drawn, drawn
+    assert "### 2. following up on what they have just said\n4 of Kevin Scott's 12 questions" in drawn, drawn
+    # asked what he asks, a two-word question asks nothing
+    asked, _, _ = asks_answer(ix, "What types of questions does Kevin Scott ask?", AskEmbedder())
+    assert asked.startswith("Kevin Scott asks 8 questions"), asked

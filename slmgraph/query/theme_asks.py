@@ -53,7 +53,9 @@ MIN_WORDS = 4
 #: Question forms: (what the form asks, the openings that make it), checked in order.
 FORMS = (
     ("their views", ("do you think", "what do you think", "how do you think", "do you feel", "how do you feel",
-                     "do you believe", "would you say", "how do you see", "do you see")),
+                     "do you believe", "would you say", "how do you see", "do you see", "what do you hope",
+                     "what worries you", "what excites you", "what scares you", "do you worry", "are you worried",
+                     "are you hopeful", "are you optimistic")),
     ("their past", ("did you", "were you", "was it", "was that", "how did you", "when did you", "what did you",
                     "where did you", "why did you", "who did you", "what was", "what were", "how was", "had you",
                     "have you always", "were your", "was your", "when was")),
@@ -80,6 +82,8 @@ class Asked:
     unit: int
     of: int
     form: str
+    #: how far into its text unit the question is, 0 to 1
+    at: float = 0.5
 
 
 def speakers(ix) -> Counter:
@@ -185,11 +189,11 @@ def _opens(question: str, start: str) -> bool:
     return " ".join(_opening(question)).startswith(start + " ")
 
 
-def speaker_questions(ix, speaker: str) -> list[Asked]:
+def speaker_questions(ix, speaker: str, short: bool = False) -> list[Asked]:
     """Every question ``speaker`` asks (see the module doc), in corpus order, a near-repeat in the same document
-    dropped."""
+    dropped; ``short``: questions under :data:`MIN_WORDS` words too ("And then?", a follow-up drawing a guest on)."""
     from slmgraph.query.extractive import _SPEAKER, prose_sentences
-    from slmgraph.query.theme_model import repeats, speaker_of, spoken
+    from slmgraph.query.theme_model import _sentence_at, repeats, speaker_of, spoken
 
     out: list[Asked] = []
     for u in ix.all_units():
@@ -199,11 +203,13 @@ def speaker_questions(ix, speaker: str) -> list[Asked]:
             body = _SPEAKER.sub("", spoken(s)).strip()
             # overlapping text units repeat a sentence within a document; a question asked again in another
             # work is asked again
-            if len(re.findall(r"\w+", body)) < MIN_WORDS or any(
+            if len(re.findall(r"\w+", body)) < (1 if short else MIN_WORDS) or any(
                     a.doc_id == u.doc_id and repeats(body, a.text) for a in out[-20:]):
                 continue
             d = ix.doc_by_id[u.doc_id]
-            out.append(Asked(body, u.number, u.doc_id, u.unit, d.n_units, form_of(body)))
+            at = _sentence_at(u.text, body)
+            out.append(Asked(body, u.number, u.doc_id, u.unit, d.n_units, form_of(body),
+                             at / max(len(u.text), 1) if at >= 0 else 0.5))
     return out
 
 
@@ -223,7 +229,7 @@ def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = Fa
     if no_course(ix, (a.doc_id for a in asked)):
         return ""
     order = [f for f, _ in FORMS] + [CHECK, OPEN, YES_NO]
-    by_form = placed([(f, [ix.point_in_work(a.doc_id, a.unit) for a in asked if a.form == f]) for f in order])
+    by_form = placed([(f, [ix.point_in_work(a.doc_id, a.unit, a.at) for a in asked if a.form == f]) for f in order])
     if len(by_form) < 2:
         return ""
     scale = "the median point of each, from a conversation's opening at 0 % to its end at 100 %"
@@ -241,7 +247,7 @@ def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = Fa
     else:
         text = f"Where they fall in a conversation ({scale}): " + place_text(
             [(f"those about {f}" if f in dict(FORMS) else f, m) for f, m in by_form])
-    subj = placed([(label, [ix.point_in_work(a.doc_id, a.unit) for a in qs]) for label, qs in groups])
+    subj = placed([(label, [ix.point_in_work(a.doc_id, a.unit, a.at) for a in qs]) for label, qs in groups])
     if len(subj) >= 2:
         subj.sort(key=lambda lm: lm[1])
         text += (f"; of the subjects, {subj[0][0]} comes first ({round(100 * subj[0][1])} %) and {subj[-1][0]} last "
@@ -327,7 +333,7 @@ def reply_lengths(asked: list[Asked], replies: dict[int, Reply]) -> dict[str, tu
 
 
 def _median_point(ix, qs: list[Asked]) -> float:
-    xs = sorted(ix.point_in_work(a.doc_id, a.unit) for a in qs)
+    xs = sorted(ix.point_in_work(a.doc_id, a.unit, a.at) for a in qs)
     return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
 
 
@@ -441,7 +447,8 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
                     f"\"{who.upper()}: ...\"), so the questions {who} asks cannot be told from anyone else's.",
                     [], [])
         return None
-    asked = speaker_questions(ix, speaker)
+    # drawing a guest out, "And then?" is a technique of its own
+    asked = speaker_questions(ix, speaker, short=bool(drawn))
     n_works = len({_work(ix, d.doc_id) for d in ix.docs})
     noun = "works" if any(d.work for d in ix.docs) else "documents"
     if not asked:  # a guest, or a speaker who only answers: said so, not answered with their themes
