@@ -708,17 +708,35 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
     return ans
 
 
+def unnamed_words(store: Store, question: str) -> str:
+    """The question's topic words, quoted and joined by "or" ("“cryptocurrency”"), when no text unit holds any of
+    them (:func:`slmgraph.query.theme_mentions.absent_words`); "" otherwise."""
+    from slmgraph.query.theme_mentions import absent_words
+    from slmgraph.query.theme_model import ThemeIndex
+
+    words = absent_words(question, ThemeIndex(store))
+    return " or ".join(f"\u201c{w}\u201d" for w in words)
+
+
 def _unit_fallback(store: Store, prompts: Prompts, settings: Settings, question: str, embedder, ans: Answer,
                    on_text) -> None:
     """No report passed the floor: when the text units pass basic search's gate
     (:func:`slmgraph.query.scoring.relevance_gate` on the nearest unit, as
     :func:`slmgraph.query.engines.basic_search.basic_search` applies it), the no-answer text says so and points to
-    basic search, which answers from them."""
+    basic search, which answers from them; when no text unit names any of the question's topic words
+    (:func:`unnamed_words`) it says that instead."""
     from slmgraph.indexing.stages.embed_lookup import nearest_units, unit_matrix
     from slmgraph.query.documents import no_prose_units
     from slmgraph.query.scoring import relevance_gate
 
     if embedder is None:
+        return
+    missing = unnamed_words(store, question)
+    if missing:  # no passage names what the question asks about: nothing nearer to point to
+        ans.text = ans.text.rstrip() + f" No passage of the corpus names {missing}."
+        ans.details.update({"unnamed": missing})
+        if on_text is not None:
+            on_text(f" No passage of the corpus names {missing}.")
         return
     # the units as basic search reads them (every window of every unit, no prose-less unit): the same gate
     ids, mat, owners = unit_matrix(store)
