@@ -437,3 +437,10 @@ def test_a_focus_the_facets_hardly_name_is_also_quoted_of_their_shared_head(nlp)
     # facets that mostly quote the focus need no such section
     assert focus_at_large(ix, [t for t in found if t.statements][:1], facets, focus, words, WordEmbedder()) is None
     ix.store.con.close()
+
+
+def test_a_gerund_listed_with_nouns_is_a_facet(nlp):
+    assert _labels("How do guests from baking, surgery and carpentry differ in how they approach their work?",
+                   nlp) == ["baking", "surgery", "carpentry"]
+    # a verb that lists nothing is no facet
+    assert _labels("How are the guests baking bread and cakes differently?", nlp) != ["baking", "bread"]

@@ -159,7 +159,9 @@ def _items(doc) -> list[list]:
     """Every list of ``doc``: each a list of its items' head tokens, in order."""
     out = []
     for tok in doc:
-        if tok.dep_ == "conj" or tok.pos_ not in NOMINAL:
+        # a gerund listed with nouns is a field as they are ("baking, surgery and carpentry")
+        gerund = tok.tag_ == "VBG" and any(c.pos_ in NOMINAL for c in tok.conjuncts)
+        if tok.dep_ == "conj" or (tok.pos_ not in NOMINAL and not gerund):
             continue
         # "the plumber, the teacher and the farmer": the parse hangs the second item on the first as an apposition
         if _listed_appos(doc, tok):
@@ -173,7 +175,7 @@ def _items(doc) -> list[list]:
             if not objs:
                 continue
             items = [tok] + [objs[0]] + sorted(objs[0].conjuncts, key=lambda t: t.i)
-        if any(t.pos_ not in NOMINAL for t in items):
+        if any(t.pos_ not in NOMINAL and not (t.tag_ == "VBG" and t is tok and gerund) for t in items):
             continue
         joins = [c.lower_ for t in items for c in t.children if c.dep_ == "cc"]
         # "anecdotes or stories": one topic said two ways, not two things to answer apart
@@ -208,8 +210,11 @@ def question_facets(question: str, nlp, is_entity=None) -> list[Facet]:
     best: list = []
     for items in _items(doc):
         phrases = [_phrase(t) for t in items]
-        # an item holding a verb is a misparse ("robotics versus neuroscience approach building technology")
-        if any(t.pos_ in ("VERB", "AUX") for p in phrases for t in p):
+        # an item holding a verb is a misparse ("robotics versus neuroscience approach building technology"); a
+        # lone gerund listed with nouns is a field ("baking, surgery and carpentry")
+        if any(t.pos_ in ("VERB", "AUX") and not (len(p) == 1 and t.tag_ == "VBG"
+                                                  and any(x[-1].pos_ in ("NOUN", "PROPN") for x in phrases))
+               for p in phrases for t in p):
             continue
         a = min(p[0].idx for p in phrases)
         b = max(p[-1].idx + len(p[-1]) for p in phrases)
