@@ -225,10 +225,31 @@ def answer(store, client, prompts, settings: Settings, question: str, method: st
                 ans.details["method_hint"] = hint
                 if on_text:
                     on_text("\n" + hint)
+    misspelt = _misspelt_note(store, settings, question, ans)
+    if misspelt:  # a name the index does not hold beside one it does: the answer is of the others
+        ans.text = misspelt + "\n\n" + ans.text
+        ans.details["misspelt_note"] = misspelt
     from slmgraph.query.documents import attach_documents
 
     attach_documents(store, ans)
     return ans
+
+
+def _misspelt_note(store, settings: Settings, question: str, ans: Answer) -> str | None:
+    """"The index holds no “Henryk Dal”; the nearest name it holds is “Henrik Dahl”." for each name of the question
+    the index does not hold and one of its names is near (:func:`slmgraph.query.named.close_names`), when the
+    answer did not already offer it (a refusal asks "Did you mean ...?"); None otherwise."""
+    from slmgraph.query.named import check_names, close_names
+
+    if "Did you mean" in (ans.text or ""):
+        return None
+    named = check_names(store, question, settings)
+    notes = []
+    for name in named.get("unknown_names", []):
+        near = close_names(store, [name])
+        if near and near[0].casefold() != name.casefold():
+            notes.append(f"The index holds no \u201c{name}\u201d; the nearest name it holds is \u201c{near[0]}\u201d.")
+    return " ".join(notes) or None
 
 
 def _local_hint(store, prompts, settings: Settings, question: str) -> str | None:

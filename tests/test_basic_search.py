@@ -68,3 +68,22 @@ def test_cjk_bigrams_are_the_han_and_katakana_words_of_a_text():
     assert cjk_bigrams("フレネルレンズ、展示") == {"フレ", "レネ", "ネル", "ルレ", "レン", "ンズ", "展示"}
     assert cjk_bigrams("灯台の色は？") == {"灯台", "色"}
     assert cjk_bigrams("The lamp was lit in 1874.") == frozenset()
+
+
+def test_a_question_about_something_no_passage_names_says_so(tmp_path, corpus):
+    from slmgraph.query.engines.basic_search import basic_search
+    from slmgraph.query.engines.global_search import unnamed_words
+
+    db = tmp_path / "x.duckdb"
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+    store = Store(db, read_only=True)
+    assert unnamed_words(store, "Which guests talk about cryptocurrency?") == "\u201ccryptocurrency\u201d"
+    assert unnamed_words(store, "Who founded Acme Corporation?") == ""
+    # the floor at 0: the nearest passages are given, after the line saying none is on the question
+    ans = basic_search(store, ModelClient(FakeModel(), store, "q"), Prompts(),
+                       Settings(helpfulness_floor=0.0, helpfulness_probes=False),
+                       "Which guests talk about cryptocurrency?", FakeEmbedder())
+    store.close()
+    assert ans.text.startswith("No passage of the corpus names \u201ccryptocurrency\u201d; the passages nearest the "
+                               "question follow, none of them on it."), ans.text

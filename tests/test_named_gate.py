@@ -202,3 +202,26 @@ def test_a_misspelt_name_is_refused_with_the_index_name_nearest_it(index, method
     assert ans.text.endswith("the indexed documents hold nothing about this question. Did you mean 'Alice Smith'?")
     assert "\n" not in ans.text and model.calls == [] and ans.details["close_names"] == ["Alice Smith"]
     store.close()
+
+
+def test_a_misspelt_name_beside_a_known_one_is_pointed_to_its_nearest(tmp_path, corpus):
+    from conftest import FakeEmbedder, FakeModel
+
+    from slmgraph.api import _misspelt_note
+    from slmgraph.config.settings import Settings
+    from slmgraph.indexing.pipeline import run_index
+    from slmgraph.query.answer import Answer
+    from slmgraph.store.db import Store
+
+    db = tmp_path / "x.duckdb"
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+    store = Store(db, read_only=True)
+    ans = Answer(text="An answer.", method="global", question="q")
+    note = _misspelt_note(store, Settings(), "Did Alice Smyth work with Acme Corporation?", ans)
+    assert note == "The index holds no \u201cAlice Smyth\u201d; the nearest name it holds is \u201cAlice Smith\u201d.", note
+    assert _misspelt_note(store, Settings(), "Did Alice Smith work with Acme Corporation?", ans) is None
+    # a refusal already asks "Did you mean ...?"
+    asked = Answer(text="Nothing. Did you mean \u201cAlice Smith\u201d?", method="global", question="q")
+    assert _misspelt_note(store, Settings(), "Did Alice Smyth work with Acme Corporation?", asked) is None
+    store.close()

@@ -134,7 +134,8 @@ def test_how_the_guests_are_drawn_out_is_answered_from_the_hosts_questions():
     q = "What narrative techniques are used to encourage guests to open up about their experiences?"
     assert drawn_out(q, ix) == "Kevin Scott"
     text, _, _ = asks_answer(ix, q, AskEmbedder())
-    assert text.startswith("The guests are drawn out by the host's questions. Kevin Scott asks 12 questions")
+    # "Really?" draws a guest on, so it counts here
+    assert text.startswith("The guests are drawn out by the host's questions.") and "Kevin Scott asks 16 questions" in text
     # a question naming a speaker, or not about drawing guests out, is not the host's
     assert drawn_out("How does Ada Lovelace encourage guests to open up?", ix) == ""
     assert drawn_out("What encourages innovation?", ix) == ""
@@ -162,13 +163,77 @@ def test_where_the_questions_fall_in_a_conversation_is_said_in_its_order():
     text, _, _ = asks_answer(ix, "What types of questions does Kevin Scott ask?", AskEmbedder())
     head = text.split("\n\n")[0]
     assert ("Where they fall in a conversation (the median point of each, from a conversation's opening at 0 % to its "
-            "end at 100 %): those about their past at 17 %, checks on what was just said at 50 % and those about "
-            "their views at 83 %") in head, head
+            "end at 100 %): those about their past at 4 %, checks on what was just said at 38 % and those about "
+            "their views at 71 %") in head, head
     assert head.endswith("So a conversation runs from the guest's past to their views."), head
     drawn, _, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
     assert drawn.startswith("The guests are drawn out by the host's questions. Read from Kevin Scott's 12 questions, in "
                             "the order a conversation takes them (the median point of each, from a conversation's "
                             "opening at 0 % to its end at 100 %), the techniques are starting from their own past (4 "
-                            "questions, 33 % of them, at 17 %), following up on what they have just said (4, 33 % of "
-                            "them, at 50 %) and asking for their views late in a conversation (4, 33 % of them, at "
-                            "83 %)"), drawn
+                            "questions, 33 % of all, at 4 %), following up on what they have just said (4 questions, "
+                            "33 % of all, at 38 %) and asking for their views late in a conversation (4 questions, "
+                            "33 % of all, at 71 %)"), drawn
+
+
+def test_each_technique_is_shown_with_the_replies_it_draws():
+    # the past draws long replies, checks short ones; of two questions in one turn the reply answers the last
+    units = []
+    for i, g in enumerate(GUESTS):
+        long = " ".join(["We sailed the coast every summer and my father taught me to read the charts."] * 4)
+        said = [f"KEVIN SCOTT: Hello there. Were your parents sailors when you were small?\n{g}: {long}\n"
+                f"KEVIN SCOTT: Nice.\n",
+                f"KEVIN SCOTT: So you left for the capital at sixteen?\n{g}: I did, by train.\nKEVIN SCOTT: Right.\n",
+                f"KEVIN SCOTT: What did you study first? Do you think robots will mend the nets one day?\n"
+                f"{g}: Perhaps, in time, if the nets are simple enough for them.\nKEVIN SCOTT: Okay.\n"]
+        units += [(f"u{i}{k}", f"talk{i}", k, text) for k, text in enumerate(said)]
+    ix = theme_index(units, embedder=AskEmbedder())
+    text, points, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
+    head = text.split("\n\n")[0]
+    assert ("How much each draws out, by the median length of the guest's reply (12 replies read whole): starting "
+            "from their own past 60 words, asking for their views 11 words and following up on what they have just "
+            "said 4 words; so guests say most after starting from their own past and least after following up on "
+            "what they have just said.") in head, head
+    assert "By their form" not in head  # the techniques sentence already counts the forms
+    sections = text.split("\n\n")[1:4]
+    assert [s.split("\n")[0] for s in sections] == [
+        "### 1. starting from their own past", "### 2. following up on what they have just said",
+        "### 3. asking for their views"], sections
+    assert "the guests' replies run a median 60 words (4 read whole)" in sections[0]
+    assert "  - Ada Lovelace replies (60 words): \u201cWe sailed the coast every summer and my father taught me to " \
+           "read the charts.\u201d" in sections[0]
+    # "I did, by train." is too short to show as what a reply says
+    assert "replies" not in sections[1].split("\n", 2)[2]
+    assert [p["topic"] for p in points] == ["starting from their own past", "following up on what they have just said",
+                                            "asking for their views"]
+
+
+def test_techniques_drawing_replies_of_about_one_length_are_not_ranked():
+    units = []
+    for i, g in enumerate(GUESTS):
+        said = [f"KEVIN SCOTT: Were your parents sailors when you were small?\n{g}: They mended nets on the quay every "
+                f"morning of the year.\nKEVIN SCOTT: Nice.\n",
+                f"KEVIN SCOTT: Do you think robots will mend the nets one day?\n{g}: Perhaps, in time, if the nets are "
+                f"simple enough for them.\nKEVIN SCOTT: Okay.\n"]
+        units += [(f"u{i}{k}", f"talk{i}", k, text) for k, text in enumerate(said)]
+    ix = theme_index(units, embedder=AskEmbedder())
+    text, _, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
+    assert "; so each draws about as much." in text.split("\n\n")[0], text
+
+
+def test_short_follow_ups_count_when_asked_how_guests_are_drawn_out():
+    assert form_of("What do you hope for and what worries you?") == "their views"
+    units = []
+    for i, g in enumerate(GUESTS):
+        units.append((f"u{i}", f"talk{i}", 0,
+                      f"KEVIN SCOTT: What was it like where you started, the whole story?\n"
+                      f"{g}: It started in a small workshop behind my school where we fixed bicycles for the whole "
+                      f"street every weekend and I learned to listen to machines.\nKEVIN SCOTT: And then?\n"
+                      f"{g}: Then I left.\nKEVIN SCOTT: What do you hope for and what worries you?\n"
+                      f"{g}: I hope the tools get cheaper for small shops.\n"))
+    ix = theme_index(units, embedder=AskEmbedder())
+    drawn, _, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
+    assert "Kevin Scott asks 12 questions" in drawn, drawn
+    assert "### 2. following up on what they have just said\n4 of Kevin Scott's 12 questions" in drawn, drawn
+    # asked what he asks, a two-word question asks nothing
+    asked, _, _ = asks_answer(ix, "What types of questions does Kevin Scott ask?", AskEmbedder())
+    assert asked.startswith("Kevin Scott asks 8 questions"), asked

@@ -398,3 +398,49 @@ def test_a_guests_reply_to_the_hosts_question_naming_a_facet_is_on_it_and_one_un
     # both of the farmer's sentences are in one text unit: a facet with no other unit quotes it twice
     assert {s.speaker for s in farming.statements} == {"Tom Brennan"} and len(farming.statements) == 2
     ix.store.con.close()
+
+
+def test_a_focus_the_facets_hardly_name_is_also_quoted_of_their_shared_head(nlp):
+    from conftest import theme_index
+    from test_theme_kinds import WordEmbedder
+
+    from slmgraph.query.theme_facets import facet_themes, focus_at_large, focus_of, render_facets
+
+    units = [("p0", "d0", 0, "ANA RUIZ: Our startup was scaling the servers every month in the first year."),
+             ("p1", "d1", 0, "BEN OKAFOR: Large companies move slowly, because every change needs a committee."),
+             ("p2", "d2", 0, "CY DIX: Nobody teaches you how to scale a company once the first hundred people join."),
+             ("p3", "d3", 0, "DI LEE: The weather was warm and the harvest came early that year."),
+             ("p4", "d4", 0, "EVE MARSH: A tech company hires fast and the office fills with desks every week.")]
+    units += [(f"w{i}", f"e{i}", 0, f"FAY OSEI: The river rose {i + 2} feet after the storm on day {i}.")
+              for i in range(5)]
+    ix = theme_index(units, embedder=WordEmbedder())
+    q = "How do discussions about scaling a tech company vary by the stage of the company (startup, mid-size, large)?"
+    facets = question_facets(q, nlp)
+    # "tech" qualifies the company the list sorts: the question asks about scaling it
+    focus, words = focus_of(q, facets, ix)
+    assert words == ["scaling"]
+    found = facet_themes(ix, facets, WordEmbedder(), focus=focus)
+    for t in found:
+        t.focus_words = words
+    extra = focus_at_large(ix, found, facets, focus, words, WordEmbedder())
+    assert extra is not None and extra.topic == "scaling of a company, whatever its kind"
+    # a sentence on scaling a company that no facet quotes; none that names no company, none quoted already
+    assert [s.text for s in extra.statements] == [
+        "CY DIX: Nobody teaches you how to scale a company once the first hundred people join."]
+    text = render_facets(found + [extra], ix)
+    assert text.startswith("The question names three,") and (
+        "Beyond them, 1 more sentence on scaling of a company is quoted, by Cy Dix." in text.split("\n\n")[0])
+    assert "### 4. scaling of a company, whatever its kind" in text
+    # beside it, the large company's passages off scaling are no longer quoted: its line says why
+    assert "### 3. large company\nNo passage on large company also names “scaling”; large company is named in 1 of " \
+           "10 documents." in text, text
+    # facets that mostly quote the focus need no such section
+    assert focus_at_large(ix, [t for t in found if t.statements][:1], facets, focus, words, WordEmbedder()) is None
+    ix.store.con.close()
+
+
+def test_a_gerund_listed_with_nouns_is_a_facet(nlp):
+    assert _labels("How do guests from baking, surgery and carpentry differ in how they approach their work?",
+                   nlp) == ["baking", "surgery", "carpentry"]
+    # a verb that lists nothing is no facet
+    assert _labels("How are the guests baking bread and cakes differently?", nlp) != ["baking", "bread"]

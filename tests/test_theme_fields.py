@@ -143,3 +143,42 @@ def test_fields_are_compared_by_the_subjects_only_their_guests_discuss():
     # one field with subjects compares nothing
     field_subjects(themes, ix, works[:1])
     assert "Where they differ" not in facets_overview(themes, ix)
+
+
+def test_a_field_no_guest_stands_out_for_says_its_passages_are_quoted_whoever_speaks():
+    from slmgraph.query.theme_facets import facet_opening
+
+    ix = _index()
+    emb = WordEmbedder()
+    facets = [_facet("robotics"), _facet("building")]
+    guests = field_guests(ix, facets, emb)
+    assert 1 not in guests  # every guest speaks of building: none stands out for it
+    themes = facet_themes(ix, facets, emb, guests=guests)
+    themes[1].no_guest = True
+    assert themes[1].statements
+    assert ("No guest's conversation stands out as building's, so the passages naming it are quoted, whoever "
+            "speaks.") in facet_opening(themes[1], ix)
+    assert "stands out" not in facet_opening(themes[0], ix)
+
+
+def test_what_each_fields_guests_say_they_do_is_given_in_their_words():
+    import pytest
+
+    from slmgraph.query.theme_facets import fields_doing, parse_pipeline, pipeline_name
+
+    nlp = parse_pipeline(pipeline_name("auto"))
+    if nlp is None:
+        pytest.skip("no spaCy pipeline with a parser is installed")
+    ix = _index()
+    emb = WordEmbedder()
+    facets = [_facet("robotics"), _facet("neuroscience"), _facet("music")]
+    themes = facet_themes(ix, facets, emb, guests=field_guests(ix, facets, emb))
+    fields_doing(themes, nlp)
+    assert themes[0].doing == [("I build robotics arms that weld car doors, and every gripper is tested on real parts",
+                                "Rosa Lee")]
+    assert themes[1].doing == [("we record from thousands of neurons while the animal learns a task", "Ben Ode")]
+    opening = facets_overview(themes, ix)
+    assert ("What they say they do, in their words -- robotics: “I build robotics arms that weld car doors, and every "
+            "gripper is tested on real parts” (Rosa Lee); neuroscience: “we record") in opening, opening
+    # "The hardest part ... is" says what is hard, not what they do
+    assert not any("hardest" in c for t in themes for c, _ in getattr(t, "doing", []))

@@ -64,19 +64,20 @@ GUESTS = [
 ]
 
 
-def _corpus(mentions=()):
+def _corpus(mentions=(), names=None):
     """Five interviews, one guest each: the host tells a story of his own and asks; each guest tells of their
     childhood and their first job, gives advice, voices a hope and a worry about AI, and a worry about the
-    weather."""
+    weather. ``names``: the five documents' names (else talk0 to talk4)."""
     units = []
     for i, (g, *said) in enumerate(GUESTS):
+        doc = names[i] if names else f"talk{i}"
         text = ("KEVIN SCOTT: When I was a kid in Virginia, my father fixed radios in the garage every weekend.\n"
                 + f"KEVIN SCOTT: What got you started on your career, {g.split()[0].title()}?\n"
                 + "".join(f"{g}: {s}\n" for s in said))
-        units.append((f"u{i}", f"talk{i}", 0, text))
+        units.append((f"u{i}", doc, 0, text))
         # more talk, naming no AI: "AI" is specific to a few of the corpus's units
         town = TOWNS[i]
-        units += [(f"u{i}{k}", f"talk{i}", k, f"{g}: {town} has {k + 2} bridges over the river and a market on "
+        units += [(f"u{i}{k}", doc, k, f"{g}: {town} has {k + 2} bridges over the river and a market on "
                    f"{day}.\n{g}: The {town} museum opens at {k + 8} in the morning on {day}.\n")
                   for k, day in enumerate(["Monday", "Tuesday", "Friday"], start=1)]
     return theme_index(units, embedder=WordEmbedder(), mentions=mentions)
@@ -126,7 +127,9 @@ def test_hopes_and_worries_about_a_topic_name_it_and_run_in_corpus_order_when_ch
     # the worries about the weather name no AI
     assert "winters" not in text
     worries = text.split("### Worries, document by document")[1].split("\n\n")[0]
-    speakers = [g.title() for line in worries.splitlines() for g, *_ in GUESTS if g.title() in line]
+    # under the line saying who speaks, the quotes
+    speakers = [g.title() for line in worries.splitlines() if line.startswith("- ") for g, *_ in GUESTS
+                if g.title() in line]
     assert speakers == [g.title() for g, *_ in GUESTS]
     # as many in each: no document said to hold the most
     assert "most in" not in head
@@ -268,7 +271,12 @@ def test_what_recurs_across_the_speakers_is_said_from_the_phrases_they_share():
 def test_advice_is_the_sentences_naming_it_and_the_replies_to_a_request_for_it():
     text, points, _ = kinds_answer(_corpus(), "What advice do the guests give to young people?", WordEmbedder())
     # four name their advice ("my advice", "I always tell my students", "don't be afraid"); "you should" alone is weak
-    assert text.startswith("5 sentences give advice in all 5 documents"), text
+    head = text.split("\n\n")[0]
+    assert "5 sentences give advice in all 5 documents" in head, text
+    # the advice by what it is about, first
+    assert head.startswith("In short, the advice is of two kinds: learning and skills (“to learn chemistry by "
+                           "building small things with friends”, Ada Lovelace; "), head
+    assert "### Learning and skills" in text and "### Risk and persistence" in text
     assert "field diary" in text and "geology fieldwork" in text
     assert "bridges" not in text and "Virginia" not in text
     # a reply to a request for advice is advice over its first sentences, praise of the question not counted, the
@@ -286,7 +294,7 @@ def test_advice_is_the_sentences_naming_it_and_the_replies_to_a_request_for_it()
     text, _, _ = kinds_answer(theme_index(units, embedder=WordEmbedder()), "What advice do guests give?",
                               WordEmbedder())
     # three statements of each reply, "Well." none; the fourth and the praise of the question are no advice
-    assert text.startswith("8 sentences give advice in all 3 documents"), text
+    assert "8 sentences give advice in all 3 documents" in text.split("\n\n")[0], text
     assert "old radios" in text and "scrap metal" in text and "mentor" in text
     assert "bus was late" not in text and "cat sleeps" not in text and "great question" not in text
 
@@ -410,6 +418,34 @@ def test_a_question_about_change_ends_its_opening_with_what_the_halves_say():
     assert head.endswith("the balance of hopes and worries holds.")
 
 
+def test_halves_of_a_corpus_read_by_episode_are_named_by_their_episodes():
+    ix = _corpus(names=["Episode 9", "Episode 2", "Episode 5", "Episode 1", "Episode 7"])
+    text, _, _ = kinds_answer(ix, "How have the guests' hopes and worries about AI evolved across the interviews?",
+                              WordEmbedder())
+    assert ("Read in episode order (the first 2 documents, episodes 1 to 2, then the last 3, episodes 5 to 9): "
+            in text.split("\n\n")[0]), text
+
+
+def test_a_sentence_conceding_one_kind_is_of_the_kind_it_stresses():
+    from slmgraph.query.theme_kinds import stressed
+
+    assert stressed("So, even though we have tremendous successes in AI, robotics and vision, there are also "
+                    "limitations.") == "there are also limitations."
+    assert stressed("AI holds so much potential to help, but we have to do it very carefully.") == \
+        "we have to do it very carefully."
+    assert stressed("I hope it works.") == ""
+    units = [(f"u{i}", f"talk{i}", 0, f"HOST: Where is AI going?\n{g}: {x}\n") for i, (g, x) in enumerate([
+        ("ADA LOVE", "Even though we have tremendous successes with AI, there are also limitations in what it knows."),
+        ("BEN ODE", "I am hopeful that AI will help nurses with the night shifts."),
+        ("CY DIX", "I worry that AI will make mistakes nobody notices.")])]
+    ix = theme_index(units, embedder=WordEmbedder())
+    from slmgraph.query.theme_kinds import found
+
+    kinds = {s.speaker: s.kind for s in found(ix, "What are the guests' hopes and worries about AI?",
+                                                ["hopes", "worries"])}
+    assert kinds == {"Ada Love": "worries", "Ben Ode": "hopes", "Cy Dix": "worries"}, kinds
+
+
 def test_a_question_about_how_stories_are_built_is_answered_first_then_element_by_element():
     told = [["When I was ten, my uncle gave me a broken radio in Leeds. I was lucky he never wanted it back.",
              "In college I studied physics on a scholarship from the mill.",
@@ -496,5 +532,99 @@ def test_advice_said_as_a_label_of_its_own_is_advice():
              "Advice: read the terms and conditions.", "Advice: cook for other people."]
     ix = _one_line_each(lines, "Any last words?")
     text, _, _ = kinds_answer(ix, "What advice do the guests give to young people?", WordEmbedder())
-    assert text.startswith("5 sentences give advice in all 5 documents")
-    assert "“learn to swim in cold water” (Ada King)" in text
+    assert "5 sentences give advice in all 5 documents" in text.split("\n\n")[0]
+    assert "learning and skills (“learn to swim in cold water”, Ada King; " in text
+
+
+def test_an_announcement_of_advice_is_quoted_with_the_advice_that_follows_it():
+    from slmgraph.query.theme_kinds import Said, advice_in, advises, with_advice
+
+    assert advice_in("And so if the class doesn't go well, go find an online course and work at it.") == \
+        "go find an online course and work at it"
+    assert advice_in("The key is that what you want to do is build a rare mix of skills.") == \
+        "build a rare mix of skills"
+    assert advice_in("If it rained, we stayed home and read.") == ""
+    text = ("HOST: Any advice?\nLENA OKAFOR: I get a lot of requests to give advice to kids. It's funny. "
+            "What you want to do is learn two fields that nobody combines.\nHOST: Thanks.\n")
+    ix = theme_index([("u0", "talk0", 0, text)])
+    s = Said("I get a lot of requests to give advice to kids.", 1, "talk0", 1, 1, "Lena Okafor", "advice")
+    joined, = with_advice(ix, [s])
+    assert joined.text == ("I get a lot of requests to give advice to kids. \u2026 What you want to do is learn two "
+                           "fields that nobody combines.")
+    assert advises([joined]) == [("learn two fields that nobody combines", "Lena Okafor")]
+    # advice given in the sentence itself, or not at all in the turn, is left as it is
+    other = Said("It's funny.", 1, "talk0", 1, 1, "Lena Okafor", "advice")
+    assert with_advice(ix, [other]) == [other]
+    ix.store.con.close()
+
+
+def test_a_trend_says_what_each_halfs_hopes_and_worries_say_the_topic_does():
+    import pytest
+
+    from slmgraph.query.theme_facets import parse_pipeline, pipeline_name
+
+    nlp = parse_pipeline(pipeline_name("auto"))
+    if nlp is None:
+        pytest.skip("no spaCy pipeline with a parser is installed")
+    q = "How have the guests' hopes and worries about AI evolved across the interviews?"
+    text, _, _ = kinds_answer(_corpus(), q, WordEmbedder(), parse=lambda: nlp)
+    head = text.split("\n\n")[0]
+    assert ("What they say “AI” does -- in the earlier documents, hopes: “AI will help chemists find safer dyes much "
+            "faster” (Ada Lovelace)") in head, head
+    assert "in the later documents, hopes: “AI could identify rare orchids from one blurry photograph” (Clara Oswin)" \
+        in head
+    assert "worries: “AI will replace the botanists who walk the forests” (Clara Oswin)" in head
+    # without a parser the trend is given alone
+    plain, _, _ = kinds_answer(_corpus(), q, WordEmbedder())
+    assert "What they say" not in plain
+
+
+def test_advice_is_of_the_kind_its_first_cue_names():
+    from slmgraph.query.theme_kinds import OTHER_ADVICE, advice_kind
+
+    assert advice_kind("learn chemistry by building small things with friends") == "learning and skills"
+    assert advice_kind("talk to customers before you write code") == "other people"
+    assert advice_kind("find one senior nurse who will tell you the truth about your mistakes") == "other people"
+    assert advice_kind("pick hard problems that aren't solved") == "what to work on"
+    assert advice_kind("don't be afraid to stray from them") == "risk and persistence"
+    assert advice_kind("have a hobby that you do outside of anything") == "a life beyond work"
+    assert advice_kind("work one year in a busy place before you open your own") == OTHER_ADVICE
+
+
+def _hopes_corpus():
+    """Four interviews: the host asks each guest for hopes and worries about AI in one question, and what a young
+    person should hear."""
+    said = [("TOMAS REYES", "Mostly it worries me. I worry that all bread will taste the same.",
+             "I tell every apprentice the same thing. It took me years. Sharpen your own tools."),
+            ("PRIYA NANDA", "My worries are bigger than my hopes, I will say that plainly. I worry about deskilling.",
+             "Sleep is not optional. And find a mentor who will tell you the truth about your work."),
+            ("SAM OKAFOR", "I am mostly hopeful. A team of twelve can do what used to need fifty.",
+             "People ask me for advice all the time. There isn't a secret. If you get stuck, go find someone who "
+             "has done it."),
+            ("GRACE WHIT", "I am more hopeful than most of my colleagues. My worry is cheating, of course.",
+             "Read widely, including things you disagree with.")]
+    units = [(f"u{i}", f"ep{i + 1}", 0, f"MAYA ORTIZ: Let's talk about AI. What do you hope for and worry about?\n"
+                                       f"{g}: {a}\nMAYA ORTIZ: What should a young person hear from you?\n{g}: {b}\n")
+             for i, (g, a, b) in enumerate(said)]
+    return theme_index(units, embedder=WordEmbedder())
+
+
+def test_a_reply_to_a_question_asking_for_hopes_and_worries_is_of_the_kind_it_says():
+    ix = _hopes_corpus()
+    text, _, _ = kinds_answer(ix, "Which guests are mostly hopeful about AI?", WordEmbedder())
+    # a question asking which speakers needs only a few sentences; "Mostly it worries me" and "My worries are
+    # bigger than my hopes" answer the host's question but voice no hope
+    hopes = text.split("### Hopes")[1].split("\n\n")[0]
+    assert "Sam Okafor: I am mostly hopeful." in hopes and "Grace Whit: I am more hopeful" in hopes, text
+    assert "worries me" not in hopes and "bigger than my hopes" not in hopes
+    ix.store.con.close()
+
+
+def test_a_question_on_what_a_young_person_should_hear_asks_for_advice():
+    ix = _hopes_corpus()
+    text, _, _ = kinds_answer(ix, "What advice do guests give young people?", WordEmbedder())
+    head = text.split("\n\n")[0]
+    for advice in ("Sharpen your own tools", "find a mentor who will tell you the truth about your work",
+                   "go find someone who has done it", "Read widely, including things you disagree with"):
+        assert advice in head, (advice, head)
+    ix.store.con.close()

@@ -32,7 +32,8 @@ from pathlib import PurePosixPath
 @dataclass(frozen=True)
 class Doc:
     """One document. ``pos``: 1-based place in corpus order; ``name``: what citations call it; ``date``: the
-    date it carries as written (:func:`document_date`), or None."""
+    date it carries as written (:func:`document_date`), or None; ``episode``: the episode it numbers when the
+    corpus is read in episode order (:func:`episode_number`), else None."""
 
     doc_id: str
     path: str
@@ -43,6 +44,7 @@ class Doc:
     date: str | None = None
     work: str | None = None
     part: int | None = None
+    episode: int | None = None
 
 
 #: A trailing part number of a file stem or title: "-part12", "_part_3", " pt 2", " ch 4", "chapter 4",
@@ -245,7 +247,8 @@ def corpus_documents(store, built: bool = True) -> list[Doc]:
         work, part = (series[doc_id][0], series[doc_id][2]) if doc_id in series else (None, None)
         if doc_id in shown and shown[doc_id] not in twice:
             name = shown[doc_id]
-        out.append(Doc(doc_id, path or "", t, name, pos, int(n), (dates[doc_id] or (None,))[0], work, part))
+        out.append(Doc(doc_id, path or "", t, name, pos, int(n), (dates[doc_id] or (None,))[0], work, part,
+                       episodes[doc_id] if by_episode else None))
     return out
 
 

@@ -28,6 +28,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from slmgraph.query.theme_model import PLEASANTRY
 from slmgraph.query.theme_lead import _join, _q
 from slmgraph.query.theme_topics import _work as work_of
 from slmgraph.query.theme_works import _LABEL
@@ -52,7 +53,9 @@ MIN_WORDS = 4
 #: Question forms: (what the form asks, the openings that make it), checked in order.
 FORMS = (
     ("their views", ("do you think", "what do you think", "how do you think", "do you feel", "how do you feel",
-                     "do you believe", "would you say", "how do you see", "do you see")),
+                     "do you believe", "would you say", "how do you see", "do you see", "what do you hope",
+                     "what worries you", "what excites you", "what scares you", "do you worry", "are you worried",
+                     "are you hopeful", "are you optimistic")),
     ("their past", ("did you", "were you", "was it", "was that", "how did you", "when did you", "what did you",
                     "where did you", "why did you", "who did you", "what was", "what were", "how was", "had you",
                     "have you always", "were your", "was your", "when was")),
@@ -79,6 +82,8 @@ class Asked:
     unit: int
     of: int
     form: str
+    #: how far into its text unit the question is, 0 to 1
+    at: float = 0.5
 
 
 def speakers(ix) -> Counter:
@@ -184,11 +189,11 @@ def _opens(question: str, start: str) -> bool:
     return " ".join(_opening(question)).startswith(start + " ")
 
 
-def speaker_questions(ix, speaker: str) -> list[Asked]:
+def speaker_questions(ix, speaker: str, short: bool = False) -> list[Asked]:
     """Every question ``speaker`` asks (see the module doc), in corpus order, a near-repeat in the same document
-    dropped."""
+    dropped; ``short``: questions under :data:`MIN_WORDS` words too ("And then?", a follow-up drawing a guest on)."""
     from slmgraph.query.extractive import _SPEAKER, prose_sentences
-    from slmgraph.query.theme_model import repeats, speaker_of, spoken
+    from slmgraph.query.theme_model import _sentence_at, repeats, speaker_of, spoken
 
     out: list[Asked] = []
     for u in ix.all_units():
@@ -198,11 +203,13 @@ def speaker_questions(ix, speaker: str) -> list[Asked]:
             body = _SPEAKER.sub("", spoken(s)).strip()
             # overlapping text units repeat a sentence within a document; a question asked again in another
             # work is asked again
-            if len(re.findall(r"\w+", body)) < MIN_WORDS or any(
+            if len(re.findall(r"\w+", body)) < (1 if short else MIN_WORDS) or any(
                     a.doc_id == u.doc_id and repeats(body, a.text) for a in out[-20:]):
                 continue
             d = ix.doc_by_id[u.doc_id]
-            out.append(Asked(body, u.number, u.doc_id, u.unit, d.n_units, form_of(body)))
+            at = _sentence_at(u.text, body)
+            out.append(Asked(body, u.number, u.doc_id, u.unit, d.n_units, form_of(body),
+                             at / max(len(u.text), 1) if at >= 0 else 0.5))
     return out
 
 
@@ -212,7 +219,8 @@ def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = Fa
     works are single text units or when under two forms are placed. ``drawn``: the forms as techniques
     (:data:`_MOVES`), in the order a conversation takes them ("Read from Kevin Scott's 115 questions, in the order
     ..., the techniques are starting from their own past (26 questions, at 19 %), following up on what they have
-    just said (46, 40 % of them, at 45 %) ... and asking for their views late in a conversation (4, at 71 %)"); else
+    just said (46 questions, 40 % of all, at 45 %) ... and asking for their views late in a conversation (4
+    questions, at 71 %)"); else
     the forms in the order they come, then the earliest and latest subjects, and, when questions about the past
     come in a conversation's first third and those about views or what if after its middle, that the
     conversations run from one to the other."""
@@ -221,7 +229,7 @@ def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = Fa
     if no_course(ix, (a.doc_id for a in asked)):
         return ""
     order = [f for f, _ in FORMS] + [CHECK, OPEN, YES_NO]
-    by_form = placed([(f, [ix.point_in_work(a.doc_id, a.unit) for a in asked if a.form == f]) for f in order])
+    by_form = placed([(f, [ix.point_in_work(a.doc_id, a.unit, a.at) for a in asked if a.form == f]) for f in order])
     if len(by_form) < 2:
         return ""
     scale = "the median point of each, from a conversation's opening at 0 % to its end at 100 %"
@@ -232,14 +240,14 @@ def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = Fa
         moves = []
         for i, (f, m) in enumerate(by_form):
             move = _MOVES[f] if m < LATE or f in (OPEN, YES_NO) else f"{_MOVES[f]} late in a conversation"
-            share = f", {round(100 * n[f] / total)} % of them" if n[f] >= total / 4 else ""
-            moves.append(f"{move} ({n[f]}{' questions' if i == 0 else ''}{share}, at {round(100 * m)} %)")
+            share = f", {round(100 * n[f] / total)} % of all" if n[f] >= total / 4 else ""
+            moves.append(f"{move} ({n[f]} questions{share}, at {round(100 * m)} %)")
         text = (f"Read from {speaker}'s {total} questions, in the order a conversation takes them ({scale}), the "
                 f"techniques are " + _join(moves))
     else:
         text = f"Where they fall in a conversation ({scale}): " + place_text(
             [(f"those about {f}" if f in dict(FORMS) else f, m) for f, m in by_form])
-    subj = placed([(label, [ix.point_in_work(a.doc_id, a.unit) for a in qs]) for label, qs in groups])
+    subj = placed([(label, [ix.point_in_work(a.doc_id, a.unit, a.at) for a in qs]) for label, qs in groups])
     if len(subj) >= 2:
         subj.sort(key=lambda lm: lm[1])
         text += (f"; of the subjects, {subj[0][0]} comes first ({round(100 * subj[0][1])} %) and {subj[-1][0]} last "
@@ -251,6 +259,113 @@ def _course(ix, asked: list[Asked], groups: list, speaker: str, drawn: bool = Fa
     if at.get("their past", 1.0) < 1 / 3 and late:
         text += f". So a conversation runs from the guest's past to {late[0]}"
     return text + "."
+
+
+#: Replies a technique needs, read whole, before the answer gives their median length.
+MIN_REPLIES = 3
+#: A technique whose median reply is this many times another's draws out more than it.
+DRAWS_MORE = 1.5
+#: The least words of a reply's sentence shown as its opening ("No." and "Right, right." say nothing of it).
+REPLY_OPENING = 8
+
+
+@dataclass
+class Reply:
+    """The turn answering one question: who gives it, its length in words, its first sentence, and whether it ends
+    within the text unit (else its length is only a floor)."""
+
+    speaker: str
+    words: int
+    opening: str
+    whole: bool
+    start: int = 0
+    asked_at: int = 0
+
+
+def reply_to(unit_text: str, question: str, asker: str) -> Reply | None:
+    """The next speaker's turn after ``question`` in ``unit_text``
+    (:func:`slmgraph.query.theme_model.speaker_of`'s turns), when another speaker than ``asker`` takes it; None when
+    the question is not found, the unit ends before a reply, or the asker speaks next."""
+    from slmgraph.query.extractive import _SPEAKER, prose_sentences
+    from slmgraph.query.theme_model import _sentence_at, _shown_label, _turns
+
+    at = _sentence_at(unit_text, question)
+    if at < 0:
+        return None
+    after = [(start, label) for start, label in _turns(unit_text) if start > at]
+    if not after or _shown_label(after[0][1]).casefold() == asker.casefold():
+        return None
+    start, label = after[0]
+    end = after[1][0] if len(after) > 1 else len(unit_text)
+    body = _SPEAKER.sub("", unit_text[start:end].strip())
+    said = [x.strip() for x in prose_sentences(body)]
+    # "No." or "Great question." opens many a reply that goes on to say a great deal
+    opening = next((x for x in said if len(x.split()) >= REPLY_OPENING and not PLEASANTRY.search(x)), "")
+    return Reply(_shown_label(label), len(body.split()), opening, len(after) > 1, start, at)
+
+
+def _replies(ix, asked: list[Asked], speaker: str) -> dict[int, Reply]:
+    """``index into asked -> Reply`` for each question a guest's turn answers in the same text unit: of several
+    questions in one turn, the reply is to the last."""
+    units = {u.number: u for u in ix.all_units()}
+    last: dict[tuple[int, int], tuple[int, Reply]] = {}
+    for i, a in enumerate(asked):
+        u = units.get(a.source)
+        r = reply_to(u.text, a.text, speaker) if u is not None else None
+        if r is not None and ((a.source, r.start) not in last or last[a.source, r.start][1].asked_at < r.asked_at):
+            last[a.source, r.start] = (i, r)
+    return dict(last.values())
+
+
+def _median(xs: list[int]) -> int:
+    xs = sorted(xs)
+    return round((xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2)
+
+
+def reply_lengths(asked: list[Asked], replies: dict[int, Reply]) -> dict[str, tuple[int, int]]:
+    """``form -> (median words of the guests' whole replies, replies read)`` for each form with at least
+    :data:`MIN_REPLIES` replies that end within their text unit: how much each kind of question draws out."""
+    got: dict[str, list[int]] = {}
+    for i, r in replies.items():
+        if r.whole:
+            got.setdefault(asked[i].form, []).append(r.words)
+    return {f: (_median(ws), len(ws)) for f, ws in got.items() if len(ws) >= MIN_REPLIES}
+
+
+def _median_point(ix, qs: list[Asked]) -> float:
+    xs = sorted(ix.point_in_work(a.doc_id, a.unit, a.at) for a in qs)
+    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
+
+
+def _by_technique(ix, asked: list[Asked]) -> list[tuple[str, list[Asked]]]:
+    """``[(form, questions)]`` of the forms asked at least :data:`MIN_GROUP` times, in the order a conversation takes
+    them (their questions' median point in their works)."""
+    by: dict[str, list[Asked]] = {}
+    for a in asked:
+        by.setdefault(a.form, []).append(a)
+    order = [f for f, _ in FORMS] + [CHECK, OPEN, YES_NO]
+    kept = [(f, qs) for f, qs in by.items() if len(qs) >= MIN_GROUP]
+    return sorted(kept, key=lambda fq: (_median_point(ix, fq[1]), order.index(fq[0])))
+
+
+def _drawing(ix, qs: list[Asked], asked: list[Asked], replies: dict[int, Reply]) -> list[Asked]:
+    """At most :data:`EXAMPLES` of ``qs`` from distinct works, no two alike: those that drew the longest replies
+    first (a technique at work), then the rest in corpus order."""
+    from slmgraph.query.theme_model import repeats
+
+    at = {id(a): i for i, a in enumerate(asked)}
+    if qs and qs[0].form == CHECK:  # a check is short ("And in what way?"): the shortest show it
+        ranked = sorted(qs, key=lambda a: (at[id(a)] not in replies, len(a.text.split())))
+    else:
+        ranked = sorted(qs, key=lambda a: -(replies[at[id(a)]].words if at[id(a)] in replies else 0))
+    picked, used = [], set()
+    for a in ranked:
+        if _work(ix, a.doc_id) not in used and not any(repeats(a.text, b.text) for b in picked):
+            picked.append(a)
+            used.add(_work(ix, a.doc_id))
+        if len(picked) == EXAMPLES:
+            break
+    return picked
 
 
 def _count(n: int, noun: str) -> str:
@@ -332,7 +447,8 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
                     f"\"{who.upper()}: ...\"), so the questions {who} asks cannot be told from anyone else's.",
                     [], [])
         return None
-    asked = speaker_questions(ix, speaker)
+    # drawing a guest out, "And then?" is a technique of its own
+    asked = speaker_questions(ix, speaker, short=bool(drawn))
     n_works = len({_work(ix, d.doc_id) for d in ix.docs})
     noun = "works" if any(d.work for d in ix.docs) else "documents"
     if not asked:  # a guest, or a speaker who only answers: said so, not answered with their themes
@@ -358,16 +474,27 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
         else:
             first = min((a.text for a in asked if a.form == form), key=lambda t: (len(t.split()), t))
             shown.append(f"{c} {'are' if c != 1 else 'is'} {form if c != 1 else _ONE[form]} ({_q(first)})")
-    text += ". By their form, " + _join(shown)
+    if not drawn:  # a drawn-out answer names the forms as techniques, with these counts
+        text += ". By their form, " + _join(shown)
     groups = subjects(ix, asked, embedder)
     if groups:
         text += (". Grouped by meaning, the largest groups ask about "
                  + _join([f"{label} ({len(qs)} questions, in {_count(len({_work(ix, a.doc_id) for a in qs}), noun)})"
                           for label, qs in groups]))
     course = _course(ix, asked, groups, speaker, drawn=bool(drawn))
+    replies = _replies(ix, asked, speaker) if drawn else {}
+    lengths = reply_lengths(asked, replies)
     if drawn:  # the question asks how the guests are drawn out: by the host's questions, in a conversation's order
-        text = f"The guests are drawn out by the host's questions. {course} {text}" if course else \
-            f"The guests are drawn out by the host's questions. {text}"
+        drew = ""
+        if len(lengths) >= 2:  # how much each technique draws out: the length of the reply it gets
+            ranked = sorted(lengths.items(), key=lambda kv: (-kv[1][0], kv[0]))
+            read = sum(k for _, k in lengths.values())
+            most, least = ranked[0], ranked[-1]
+            drew = (f"How much each draws out, by the median length of the guest's reply ({read} replies read whole): "
+                    + _join([f"{_MOVES[f]} {w} words" for f, (w, _) in ranked])
+                    + (f"; so guests say most after {_MOVES[most[0]]} and least after {_MOVES[least[0]]}."
+                       if most[1][0] >= DRAWS_MORE * max(least[1][0], 1) else "; so each draws about as much."))
+        text = " ".join(x for x in ("The guests are drawn out by the host's questions.", course, drew, text) if x)
     elif course:
         text += ". " + course.rstrip(".")
     parts = [text + "."]
@@ -381,6 +508,29 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
             cited.append(a.source)
         return f"- *{at}*: {a.text} [Sources: {a.source}]"
 
+    if drawn:  # one section per technique, in a conversation's order, each question shown with the reply it drew
+        groups = []
+        place = {id(a): j for j, a in enumerate(asked)}
+        for i, (form, qs) in enumerate(_by_technique(ix, asked), start=1):
+            picked = _drawing(ix, qs, asked, replies)
+            where = round(100 * _median_point(ix, qs))
+            head = (f"{len(qs)} of {speaker}'s {len(asked)} questions ({round(100 * len(qs) / len(asked))} %), at a "
+                    f"median {where} % of the way into a conversation")
+            if form in lengths:
+                w, k = lengths[form]
+                head += f"; the guests' replies run a median {w} words ({k} read whole)"
+            lines = [f"### {i}. {_MOVES[form]}", head + "."]
+            for a in picked:
+                lines.append(line(a))
+                r = replies.get(place[id(a)])
+                if r is not None and r.opening:
+                    size = f"{r.words} words" if r.whole else f"{r.words} words or more"
+                    lines.append(f"  - {r.speaker} replies ({size}): {_q(r.opening)}")
+            parts.append("\n".join(lines))
+            points.append({"topic": _MOVES[form], "text": " ".join(a.text for a in picked), "coverage": {},
+                           "reports": [], "sources": [a.source for a in picked],
+                           "documents": [{"doc_id": a.doc_id, "document": ix.doc_by_id[a.doc_id].name,
+                                          "path": ix.doc_by_id[a.doc_id].path} for a in picked]})
     for i, (label, qs) in enumerate(groups, start=1):
         picked, used = [], set()
         for a in qs:  # examples from distinct works, no two alike
@@ -396,7 +546,7 @@ def asks_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]
                        "reports": [], "sources": [a.source for a in picked],
                        "documents": [{"doc_id": a.doc_id, "document": ix.doc_by_id[a.doc_id].name,
                                       "path": ix.doc_by_id[a.doc_id].path} for a in picked]})
-    if not groups:  # no subject recurs: examples of each form
+    if not groups and not drawn:  # no subject recurs: examples of each form
         for form, _ in FORMS:
             qs = [a for a in asked if a.form == form][:EXAMPLES]
             if qs:

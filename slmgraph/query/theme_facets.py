@@ -36,10 +36,12 @@ each say about X?") is answered facet by facet, in the question's order (no mode
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
+from slmgraph.query.clauses import subject_clause as _subject_clause
 from slmgraph.query.documents import coverage
 from slmgraph.query.extractive import _SPEAKER, _Mmr, _embed, prose_sentences, relevance
 from slmgraph.query.theme_model import (
@@ -74,11 +76,7 @@ FACET_BONUS = 0.1
 #: What a facet's sentences say the focus does (:func:`focus_roles`): its most relevant sentences parsed, the
 #: clauses kept (words), and the most shown per facet.
 ROLE_SENTENCES = 30
-ROLE_MIN_WORDS = 6
-ROLE_WORDS = 16
 ROLES = 3
-#: A transcript's fillers: a clause holding one is a speaker searching for words.
-_FILLER = re.compile(r"(?i)\b(you know|i mean|kind of|sort of|or whatever)\b|,\s*like,|\b(um|uh)\b")
 #: A facet's sentences on the focus are most of a comparison's when at least this many times the next facet's.
 MOSTLY = 2
 #: A focus phrase's acronym counts when the corpus writes it, in capitals, at least this many times ("AI").
@@ -161,7 +159,9 @@ def _items(doc) -> list[list]:
     """Every list of ``doc``: each a list of its items' head tokens, in order."""
     out = []
     for tok in doc:
-        if tok.dep_ == "conj" or tok.pos_ not in NOMINAL:
+        # a gerund listed with nouns is a field as they are ("baking, surgery and carpentry")
+        gerund = tok.tag_ == "VBG" and any(c.pos_ in NOMINAL for c in tok.conjuncts)
+        if tok.dep_ == "conj" or (tok.pos_ not in NOMINAL and not gerund):
             continue
         # "the plumber, the teacher and the farmer": the parse hangs the second item on the first as an apposition
         if _listed_appos(doc, tok):
@@ -175,7 +175,7 @@ def _items(doc) -> list[list]:
             if not objs:
                 continue
             items = [tok] + [objs[0]] + sorted(objs[0].conjuncts, key=lambda t: t.i)
-        if any(t.pos_ not in NOMINAL for t in items):
+        if any(t.pos_ not in NOMINAL and not (t.tag_ == "VBG" and t is tok and gerund) for t in items):
             continue
         joins = [c.lower_ for t in items for c in t.children if c.dep_ == "cc"]
         # "anecdotes or stories": one topic said two ways, not two things to answer apart
@@ -210,8 +210,11 @@ def question_facets(question: str, nlp, is_entity=None) -> list[Facet]:
     best: list = []
     for items in _items(doc):
         phrases = [_phrase(t) for t in items]
-        # an item holding a verb is a misparse ("robotics versus neuroscience approach building technology")
-        if any(t.pos_ in ("VERB", "AUX") for p in phrases for t in p):
+        # an item holding a verb is a misparse ("robotics versus neuroscience approach building technology"); a
+        # lone gerund listed with nouns is a field ("baking, surgery and carpentry")
+        if any(t.pos_ in ("VERB", "AUX") and not (len(p) == 1 and t.tag_ == "VBG"
+                                                  and any(x[-1].pos_ in ("NOUN", "PROPN") for x in phrases))
+               for p in phrases for t in p):
             continue
         a = min(p[0].idx for p in phrases)
         b = max(p[-1].idx + len(p[-1]) for p in phrases)
@@ -540,6 +543,11 @@ def focus_of(question: str, facets: list[Facet], ix: ThemeIndex) -> tuple[list[f
     # a word no unit holds focuses on nothing
     focus = {w for w in topic if 0 < held[w] < SPECIFIC_SHARE * max(1, len(ix.all_units()))}
     raw = re.findall(r"[^\W_]+", question)
+    # a word qualifying the head the facets share ("tech" of "a tech company" listed as "startup, mid-size, large
+    # company") narrows what is listed, not what is asked about it
+    heads = Counter(word_stem(f.words[-1][0].casefold()) for f in facets if len(f.words) > 1)
+    shared = {h for h, n in heads.items() if n >= 2}
+    focus -= {word_stem(w.casefold()) for w, nxt in zip(raw, raw[1:]) if word_stem(nxt.casefold()) in shared}
     alts: list[frozenset] = []
     words: list[str] = []
     run: list[str] = []
@@ -584,6 +592,9 @@ def missing_line(t: Theme) -> str:
     it), or "No passage on robotics bears on the question (4 documents name it)." (some do, none answers)."""
     if not t.coverage["documents"]:
         return f"No passage on {t.topic} was found."
+    if getattr(t, "unfocused", False):
+        return (f"No passage on {t.topic} also names {focus_text(t.focus_words)}; {t.topic} is named in "
+                f"{reach_text(t.coverage, False)}.")
     return f"No passage on {t.topic} bears on the question (named in {reach_text(t.coverage, False)})."
 
 
@@ -633,20 +644,63 @@ def facets_overview(themes: list[Theme], ix: ThemeIndex) -> str:
 def _fields_contrast(themes: list[Theme]) -> str:
     """" Where they differ, by what each field's guests discuss and the other guests hardly do: robotics (Daniela
     Rus), soft robots and ...; neuroscience (...), ...." -- the fields with statements and subjects
-    (``t.subjects``), in the question's order; "" under two such fields."""
+    (``t.subjects``), in the question's order, then what their guests say they do (``t.doing``,
+    :func:`fields_doing`); each "" under two such fields."""
     shown = [t for t in themes if t.statements and getattr(t, "subjects", None)]
-    if len(shown) < 2:
-        return ""
-    items = [f"{t.topic} ({_join(t.voices)}) on {_join(t.subjects)}" for t in shown]
-    return (" Where they differ, by the subjects each field's guests discuss and the other guests hardly do: "
-            + "; ".join(items[:-1]) + "; and " + items[-1] + ".")
+    text = ""
+    if len(shown) >= 2:
+        items = [f"{t.topic} ({_join(t.voices)}) on {_join(t.subjects)}" for t in shown]
+        text = (" Where they differ, by the subjects each field's guests discuss and the other guests hardly do: "
+                + "; ".join(items[:-1]) + "; and " + items[-1] + ".")
+    doing = [t for t in themes if t.statements and getattr(t, "doing", None)]
+    if len(doing) >= 2:  # how each goes about it, in their own words
+        text += (" What they say they do, in their words -- " + "; ".join(
+            f"{t.topic}: " + _join([f"{_q(c)} ({who})" if who else _q(c) for c, who in t.doing]) for t in doing) + ".")
+    return text
+
+
+#: Verbs of a first-person clause that say how the speaker goes about their work ("we build", "I compare").
+_DOING = frozenset("""build design make create develop start found invest draw compare use try test study record
+train model bring combine teach write run focus solve explore measure prototype invent program code experiment
+borrow copy simulate iterate ship launch hire fund grow""".split())
+#: First-person clauses shown per field.
+DOING = 2
+
+
+def fields_doing(themes: list[Theme], nlp) -> None:
+    """Set ``t.doing`` of each field facet with voices (``t.voices``) to ``[(clause, speaker)]``: what its guests say
+    they do, in their words -- a clause whose subject is "I" or "we" and whose verb says how they go about their work
+    (:data:`_DOING`), :data:`slmgraph.query.clauses.ROLE_MIN_WORDS` to :data:`slmgraph.query.clauses.ROLE_WORDS` words ("we draw inspiration both from
+    the physical world and the biological world"), from the facet's quotes first, then its other sentences by
+    relevance, at most :data:`DOING`; nothing without a parser."""
+    if nlp is None:
+        return
+    for t in themes:
+        if not getattr(t, "voices", None) or not t.statements:
+            continue
+        quoted = {id(x) for x in t.statements}
+        pool = list(t.statements) + sorted((x for x in getattr(t, "pool", []) if id(x) not in quoted),
+                                           key=lambda st: -(st.rel or 0.0))
+        read = [(st, _SPEAKER.sub("", st.text).strip()) for st in pool[:ROLE_SENTENCES]]
+        read = [(st, body) for st, body in read if not body.rstrip("\"')\u201d\u2019 ").endswith("?")]
+        found: list[tuple[str, str]] = []
+        for (st, _), doc in zip(read, nlp.pipe([body for _, body in read])):
+            verbs = [tok.head for tok in doc if tok.lower_ in ("i", "we") and tok.dep_ == "nsubj"]
+            if not verbs or verbs[0].lemma_.casefold() not in _DOING:
+                continue
+            clause = _subject_clause(doc, [frozenset({"i"}), frozenset({"we"})])
+            if clause and not any(clause.casefold() == c.casefold() for c, _ in found):
+                found.append((clause, st.speaker or ""))
+            if len(found) == DOING:
+                break
+        t.doing = found
 
 
 def focus_roles(themes: list[Theme], alternatives: list[frozenset], nlp) -> None:
     """Set ``t.roles`` of each facet to ``[(clause, speaker)]``: what its sentences on the focus say the focus does,
     in their words -- a clause whose subject is the focus ("AI and computation holds so much potential to help",
     "the AI system and the doctor worked together"), from the subject's first word to the end of its verb's
-    phrase, :data:`ROLE_MIN_WORDS` to :data:`ROLE_WORDS` words; the facet's quotes first, then its other sentences
+    phrase, :data:`slmgraph.query.clauses.ROLE_MIN_WORDS` to :data:`slmgraph.query.clauses.ROLE_WORDS` words; the facet's quotes first, then its other sentences
     on the question by relevance (``t.pool``, :attr:`Statement.rel`), each speaker's first before anyone's second, at most :data:`ROLES`.
     Subject-verb clauses from the dependency parse are the usual open relation extraction (Fader et al. 2011,
     ReVerb); nothing is set without a parser (``nlp`` None) or a focus."""
@@ -670,35 +724,6 @@ def focus_roles(themes: list[Theme], alternatives: list[frozenset], nlp) -> None
                 found.append((rank.get(who, 0), len(found), clause, who))
                 rank[who] = rank.get(who, 0) + 1
         t.roles = [(c, who) for _, _, c, who in sorted(found)][:ROLES]
-
-
-def _subject_clause(doc, alternatives: list[frozenset]) -> str:
-    """The first clause of ``doc`` (a parsed sentence) whose subject holds every stem of one of ``alternatives``:
-    the subject's words through its verb's phrase, trimmed of a trailing comma or conjunction; "" without one, or
-    one outside :data:`ROLE_MIN_WORDS` to :data:`ROLE_WORDS` words."""
-    for tok in doc:
-        if not any(word_stem(tok.lower_) in a for a in alternatives):
-            continue
-        head = tok
-        while head.dep_ in ("compound", "amod", "conj", "appos", "nmod") and head.head is not head:
-            head = head.head
-        verb = head.head
-        # a finite verb states what the focus does; "for AI to reach its potential" states nothing
-        if head.dep_ not in ("nsubj", "nsubjpass") or verb.pos_ not in ("VERB", "AUX") or not (
-                "Fin" in verb.morph.get("VerbForm")
-                or any(c.dep_ in ("aux", "auxpass") and c.lower_ != "to" for c in verb.children)):
-            continue
-        held = {word_stem(x.lower_) for x in head.subtree}
-        if not any(a <= held for a in alternatives):
-            continue
-        words = [x for x in doc[head.left_edge.i: verb.right_edge.i + 1] if not x.is_space]
-        while words and (words[-1].is_punct or words[-1].dep_ in ("cc", "mark")):
-            words.pop()
-        text = "".join(x.text_with_ws for x in words).strip()
-        # a speaker still searching for words ("AI is, you know, planning ...") states no role
-        if ROLE_MIN_WORDS <= sum(1 for x in words if not x.is_punct) <= ROLE_WORDS and not _FILLER.search(text):
-            return text
-    return ""
 
 
 def _roles_sentence(themes: list[Theme]) -> str:
@@ -759,11 +784,60 @@ def _by_reach(themes: list[Theme]) -> str:
             + (f"; {_join(none, last=' or ')} in none" if none else "") + ".")
 
 
+#: A facet answer whose facets mostly hold no sentence naming the focus also quotes the focus across the corpus, at
+#: most this many sentences.
+FOCUS_QUOTES = 3
+
+
+def focus_at_large(ix: ThemeIndex, found: list[Theme], facets: list[Facet], focus: list[frozenset],
+                   focus_words: list[str], embedder, **kw) -> Theme | None:
+    """The question's focus said across the corpus whatever the facet, as one more section
+    (``t.at_large`` True), when under half of ``found`` quote a sentence naming the focus ("scaling" of a question
+    listing startup, mid-size and large companies, which the corpus discusses as scaling a company): its phrase
+    as a facet of its own (:func:`facet_themes`), the sentences already quoted dropped, at most
+    :data:`FOCUS_QUOTES`; None when the focus is an acronym alone, the facets mostly name it, or nothing is left.
+    With the section, a facet quoted off the focus is quoted no more (``unfocused``: its line says so)."""
+    on = sum(1 for t in found if t.statements and not getattr(t, "off_focus", False))
+    phrase = next((w for w in focus_words if not w.isupper()), "")
+    if not focus or not phrase or 2 * on >= len(found):
+        return None
+    # the head the facets share ("company" of "mid-size company" and "large company") is what the focus is of
+    heads = Counter(f.words[-1] for f in facets if len(f.words) > 1)
+    head = next((h for h, n in heads.most_common(1) if n >= 2), None)
+    words = (head,) if head else tuple((w, word_stem(w.casefold())) for w in re.findall(r"[^\W_]+", phrase))
+    quoted = {s.text for t in found for s in t.statements}
+    question = facets[0].question if facets else phrase
+    # said of the head, the sentence must name it ("scale a company"), as a listed kind must be named
+    got = facet_themes(ix, [Facet(head[0] if head else phrase, words, question, exact=bool(head))], embedder,
+                       focus=focus, **kw)
+    t = got[0] if got else None
+    if t is None or not t.statements:
+        return None
+    t.statements = [s for s in t.statements if s.text not in quoted][:FOCUS_QUOTES]
+    if not t.statements:
+        return None
+    t.at_large = True
+    t.focus_words = focus_words
+    for x in found:  # beside the focus's own section, a facet's nearest passages off the focus are off the question
+        if x.statements and getattr(x, "off_focus", False):
+            x.statements, x.unfocused = [], True
+    t.topic = f"{phrase} of a {head[0]}, whatever its kind" if head else f"{phrase} at large"
+    return t
+
+
 def render_facets(themes: list[Theme], ix: ThemeIndex, scope: str = "") -> str:
     """The answer text of a faceted question: the opening sentence (:func:`facets_overview`), one section per
     facet (heading with its reports, its sentence, its statements; or its one line without any), the
-    documents cited and the sources line, as :func:`slmgraph.query.theme_render.render_themes` writes them."""
-    parts = [facets_overview(themes, ix)]
+    documents cited and the sources line, as :func:`slmgraph.query.theme_render.render_themes` writes them. A
+    theme with ``at_large`` (:func:`focus_at_large`) comes last and is left out of the opening's count."""
+    listed = [t for t in themes if not getattr(t, "at_large", False)]
+    parts = [facets_overview(listed, ix)]
+    for t in themes:
+        if getattr(t, "at_large", False) and t.statements:
+            k = len(t.statements)
+            who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))
+            parts[0] += (f" Beyond them, {k} more sentence{'s' if k != 1 else ''} on {t.topic.split(',')[0]} "
+                         f"{'are' if k != 1 else 'is'} quoted{', by ' + _join(who) if who else ''}.")
     for i, t in enumerate(themes, start=1):
         if not t.statements:
             parts.append(f"### {i}. {t.topic}\n{missing_line(t)}")
@@ -813,7 +887,14 @@ def facet_opening(t: Theme, ix: ThemeIndex) -> str:
         if getattr(t, "off_focus", False) and getattr(t, "focus_words", None):
             text += f" None of their sentences names {focus_text(t.focus_words)}; the nearest are quoted."
         return text
-    text = f"{_cap(t.topic)}: named in {reach_text(t.coverage)}."
+    if getattr(t, "at_large", False):
+        text = (f"{_cap(t.topic)}: what the corpus says of {focus_text(getattr(t, 'focus_words', []) or [t.topic])} "
+                f"beyond the facets above, the nearest the question first.")
+    else:
+        text = f"{_cap(t.topic)}: named in {reach_text(t.coverage)}."
+    if getattr(t, "no_guest", False):
+        text += (f" No guest's conversation stands out as {t.topic}'s, so the passages naming it are quoted, "
+                 f"whoever speaks.")
     if t.statements and len(ix.docs) > 1:
         docs = sorted({s.doc_id for s in t.statements}, key=lambda d: ix.doc_by_id[d].pos)
         who = list(dict.fromkeys(s.speaker for s in t.statements if s.speaker))

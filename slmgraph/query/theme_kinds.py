@@ -78,12 +78,12 @@ _kind("passions", r"passions?|passionate|motivations?|what (drives|motivates)|dr
        r"(meaningful|fulfilling|rewarding)"],
       [r"i (enjoy|enjoyed|care (deeply|a lot|so much) about)", r"excit\w*", r"curio(us|sity)", r"joy"])
 _kind("hopes", r"hopes?|hopeful|optimis\w*|aspirations?", "voice hopes",
-      [r"i('m| am)? (very |really |so |quite |cautiously |still )?(hope|hopeful)", r"optimis\w*",
+      [r"i('m| am)? (\w+ )?(hope|hopeful)", r"optimis\w*",
        r"i('m| am) (really |so |very )?excited", r"(great|enormous|huge) "
        r"(promise|potential|opportunit\w*)", r"(could|will|can|going to) (\w+ ){0,2}(help|solve|cure|transform|improve|"
        r"democratize|empower|revolutioni[sz]e)", r"(tremendous|enormous|incredible|huge) (\w+ )?(role|successes|progress)",
        r"good solutions"],
-      [r"promis\w*", r"opportunit(y|ies)(?! to\b)", r"excit\w*", r"potential", r"better (world|future|lives)", r"looking forward",
+      [r"hopeful", r"promis\w*", r"opportunit(y|ies)(?! to\b)", r"excit\w*", r"potential", r"better (world|future|lives)", r"looking forward",
        r"can'?t wait", r"relieved", r"hopefully"])
 _kind("worries", r"worr\w*|fears?|concerns?|anxiet\w*|pessimis\w*", "voice worries",
       [r"i('m| am)? (very |really |so |quite |deeply |still |also )?(worried|worry|afraid|scared|concerned|nervous|"
@@ -110,7 +110,8 @@ PROMPTS = {k: re.compile(r"(?i)\b(" + p + r")") for k, p in {
                 r"free time|what do you (love|enjoy)|what (gets|got) you (excited|going)|what drives you",
     "hopes": r"hope|looking forward|excit|optimis|what'?s next|the future",
     "worries": r"worr|fear|concern|afraid|scar|nervous|risk|keeps? you up",
-    "advice": r"advice|advise|what would you (tell|say to)|(tell|say to) (your )?(younger|young)|whisper in your",
+    "advice": r"advice|advise|what would you (tell|say to)|(tell|say to) (your )?(younger|young)|whisper in your|"
+              r"(should|would|could) (a |an )?(young|younger|new|aspiring|beginning) \w+ (hear|know|learn|do)\b",
 }.items()}
 REPLY_SENTENCES = 1
 #: Advice asked for is given over a few sentences, the advice itself seldom first ("I would say be a generalist
@@ -126,9 +127,6 @@ _CHANGE = re.compile(r"(?i)\b(evolv\w*|chang\w*|shift\w*|over (the )?(time|years
 _THE_HOST = re.compile(r"(?i)\bthe (co-?)?(hosts?|interviewers?|presenters?)\b(?!'s guests)")
 #: A short sentence said whole: a capital, words, a full stop.
 _SHORT_WHOLE = re.compile(r"^[A-Z][^.?!]*[.!]$")
-#: A reply's opening that praises the question, not answers it ("That's such a great question, and I appreciate that.").
-_PLEASANTRY = re.compile(r"(?i)\b((great|good|wonderful|tough|hard|fascinating|interesting|fair|excellent) question|"
-                         r"i appreciate (that|the question))\b")
 #: A thank-you.
 _THANKS = re.compile(r"(?i)\b(thank(s| you)|grateful)\b")
 #: Words of a statement in the first person: what a speaker says of themself.
@@ -139,7 +137,7 @@ _FRAME = frozenset("""guest guests speaker speakers host hosts episode episodes 
 leader leaders corpus document documents work works share shares often commonly generally usually personal
 describe give gives tell tells across want wants narrative narratives structure structures technique techniques
 type types kind kinds way ways mention mentions mentioned talk talks discuss discusses speak speaks raise raises
-bring brings never""".split())
+bring brings never mostly mainly largely typically""".split())
 #: A sentence naming a topic word of the question (:func:`topic_of`) gains this much.
 TOPIC_BONUS = 0.2
 #: A topic word found in under this share of the text units is specific ("career", "AI" in a corpus not all
@@ -249,6 +247,18 @@ def kinds_asked(question: str) -> list[str]:
     return [k for k, (asked, _, _) in KINDS.items() if asked.search(question or "")]
 
 
+#: A concession and what the speaker stresses after it: "Even though we have tremendous successes, there are also
+#: limitations." / "AI holds so much potential, but we have to do it very carefully."
+_CONCEDES = re.compile(r"(?i)^(?:\W*(?:\w+,?\s+)?(?:even though|although|though|while|despite)\b[^;]{3,},\s*(?P<main>.{8,})|"
+                       r".{8,}?(?:,|;)\s*(?:but|yet|though|however)\b,?\s+(?P<but>.{8,}))$")
+
+
+def stressed(sentence: str) -> str:
+    """The clause ``sentence`` stresses after a concession (:data:`_CONCEDES`), "" when it concedes nothing."""
+    m = _CONCEDES.match(_straight(sentence).strip())
+    return (m.group("main") or m.group("but") or "") if m else ""
+
+
 def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
     """The sum of the weights of ``kind``'s cues that ``sentence`` holds, plus :data:`PROMPT_WEIGHT` when it
     replies to ``prompt``, a host's question asking for the kind (:data:`PROMPTS`); a story needs the first
@@ -328,14 +338,34 @@ def _opening_speaker(before: str, text: str) -> str:
     return opening_speaker(before, text)
 
 
+#: A question asking which speakers say something of a kind ("Which guests are hopeful about AI?"), and the
+#: sentences of the kind it needs.
+_WHO_SAYS = re.compile(r"(?i)\b(which|what) (guests?|speakers?|interviewees|participants|contributors|members)\b|"
+                       r"^\W*who\b")
+WHICH_FOUND = 2
+#: Kinds that answer each other: a sentence is of the one it says more of.
+_RIVAL = {"hopes": "worries", "worries": "hopes"}
+
+
 def found(ix, question: str, kinds: list[str]) -> list[Said]:
     """Every sentence of the corpus of one of ``kinds`` (a cue of the kind; see the module doc), as
     :func:`guest_sentences` reads them; in corpus order."""
     def weigh(body: str, prompt: str = "") -> tuple[float, str]:
-        # a host's question asking for two of the kinds ("Hope or fear?") makes a reply of neither by itself
-        if prompt and sum(1 for k in kinds if PROMPTS[k].search(_straight(prompt))) > 1:
+        # a host's question asking for two kinds ("Hopes and worries?"), asked of or not, makes a reply of neither
+        # by itself: "Mostly it worries me" answers it and is no hope
+        if prompt and sum(1 for k in PROMPTS if PROMPTS[k].search(_straight(prompt))) > 1:
             prompt = ""
-        return max((cue_weight(body, k, prompt), k) for k in kinds)
+        # a sentence conceding one thing to stress another is of the kind it stresses
+        main = stressed(body)
+        if main and any(cue_weight(main, k) for k in set(kinds) | {_RIVAL.get(k) for k in kinds} - {None}):
+            body = main
+        w, kind = max((cue_weight(body, k, prompt), k) for k in kinds)
+        # asked for one of a pair, a sentence saying more of the other is of the other ("My worries are bigger
+        # than my hopes" is no hope)
+        rival = _RIVAL.get(kind)
+        if rival and rival not in kinds and cue_weight(body, rival) > w:
+            return 0.0, kind
+        return w, kind
 
     # a short sentence naming the kind itself says it whole ("Music is my passion.", "I hope it comes."); "I love
     # that man." names none
@@ -355,7 +385,7 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
     (kept once: the whole sentence, with its speaker where one copy names them); the hosts' own left out unless
     ``question`` names them, or only theirs kept when it asks about "the host"; in corpus order."""
     from slmgraph.query.extractive import _SPEAKER, prose_sentences
-    from slmgraph.query.theme_model import _statement_ok, speaker_of, spoken
+    from slmgraph.query.theme_model import PLEASANTRY, _statement_ok, speaker_of, spoken
     from slmgraph.query.theme_topics import _work
 
     folded = (question or "").casefold()
@@ -387,7 +417,7 @@ def guest_sentences(ix, question: str, weigh, whole: bool = True) -> list[Said]:
                 host_said, since = (f"{host_said} {body}" if since == 0 and host_said else body), 0
                 if _ASKING.search(body):
                     prompt, replied = body, 0
-            elif who and ok and not _PLEASANTRY.search(body):  # a reply's whole statements ("Baking." is none)
+            elif who and ok and not PLEASANTRY.search(body):  # a reply's whole statements ("Baking." is none)
                 replied += 1
             if who not in every:
                 since += 1
@@ -591,7 +621,17 @@ def _groups(ix, chosen: list[Said], kind: str, embedder, split: bool = True) -> 
         for s in chosen:
             by.setdefault(stage_of(s.text), []).append(s)
         return [(label, by[label]) for label in [x for x, _ in STAGES] + [OTHER_STAGE] if label in by]
-    groups = subjects(ix, chosen, embedder)
+    if kind == "advice":  # advice by what it advises, when that names two kinds or more
+        by: dict[str, list[Said]] = {}
+        for s in chosen:
+            said = advice_in(s.text)
+            by.setdefault(advice_kind(said) if said else OTHER_ADVICE, []).append(s)
+        if sum(1 for label in by if label != OTHER_ADVICE) >= 2:
+            return [(label, by[label]) for label, _ in ADVICE_KINDS if label in by] + (
+                [(OTHER_ADVICE, by[OTHER_ADVICE])] if OTHER_ADVICE in by else [])
+    # a group named by the kind's own word ("advice" of advice) says nothing of what it holds
+    groups = [(label, items) for label, items in subjects(ix, chosen, embedder)
+              if not KINDS[kind][0].fullmatch(label)]
     grouped = {id(s) for _, items in groups for s in items}
     rest = [s for s in chosen if id(s) not in grouped]
     return groups + ([(f"other {kind}" if groups else OTHER_STAGE, rest)] if rest else [])
@@ -659,9 +699,7 @@ def _trend(ix, counts: dict[str, tuple[int, int]], topic: list[str], topic_count
     place in corpus order."""
     works = sorted(order, key=order.get)
     half = len(works) // 2
-    t = lambda w: _q(work_title(ix, w))  # noqa: E731
-    lead = (f"Read in corpus order (the first {half} {noun}, {t(works[0])} to {t(works[half - 1])}, then the last "
-            f"{len(works) - half}, {t(works[half])} to {t(works[-1])})")
+    lead = f"Read in {order_basis(ix)} ({_halves_named(ix, works, half, noun)})"
 
     def how(a: int, b: int) -> str:
         if b >= 2 * max(a, 1) and b >= 3:
@@ -695,6 +733,85 @@ def _trend(ix, counts: dict[str, tuple[int, int]], topic: list[str], topic_count
         elif a1 + a2 and b1 + b2:
             text += f"; the balance of {k1} and {k2} holds"
     return text + "."
+
+
+def order_basis(ix) -> str:
+    """How the corpus is ordered, as an answer says it: "date order" when at least half its documents carry a date,
+    "episode order" when they are read by episode number (:func:`slmgraph.query.documents.corpus_documents`), else
+    "corpus order"."""
+    docs = ix.docs
+    if len(docs) > 1 and 2 * sum(1 for d in docs if d.date) >= len(docs):
+        return "date order"
+    if any(getattr(d, "episode", None) is not None for d in docs):
+        return "episode order"
+    return "corpus order"
+
+
+def _episodes_of(ix, works: list[str]) -> list[int] | None:
+    """The episode number of each work (of its first document numbering one), or None when one has none."""
+    got = []
+    for w in works:
+        n = next((d.episode for d in ix.docs if getattr(d, "episode", None) is not None
+                  and (d.work if d.work is not None else d.doc_id) == w), None)
+        if n is None:
+            return None
+        got.append(n)
+    return got
+
+
+def _halves_named(ix, works: list[str], half: int, noun: str) -> str:
+    """"the first 12 works, episodes 5 to 31, then the last 12, episodes 33 to 57" (episode numbers where every work
+    has one, else the first and last works' titles)."""
+    eps = _episodes_of(ix, works)
+    if eps is not None:
+        return (f"the first {half} {noun}, episodes {eps[0]} to {eps[half - 1]}, then the last {len(works) - half}, "
+                f"episodes {eps[half]} to {eps[-1]}")
+    t = lambda w: _q(work_title(ix, w))  # noqa: E731
+    return (f"the first {half} {noun}, {t(works[0])} to {t(works[half - 1])}, then the last {len(works) - half}, "
+            f"{t(works[half])} to {t(works[-1])}")
+
+
+#: Clauses shown per kind in each half (:func:`halves_said`), and the least words of one ("AI is opaque").
+HALF_CLAUSES = 2
+HALF_LEAST = 3
+
+
+def halves_said(ix, items: list[Said], kinds: list[str], topic: list[str], order: dict, noun: str, nlp) -> str:
+    """What the kinds' sentences say the topic does in each half of the works (corpus order), in their words: the
+    clauses whose subject is the topic (:func:`slmgraph.query.clauses.subject_clause`), at most
+    :data:`HALF_CLAUSES` per kind and half, each speaker's first before anyone's second -- "What they say “AI”
+    does -- in the earlier works, worries: “AI is opaque” (Oren Etzioni); in the later works, hopes: “...” (...)".
+    "" without a parser (``nlp`` None) or under two clauses."""
+    from slmgraph.query.clauses import subject_clause
+    from slmgraph.query.theme_model import word_stem
+    from slmgraph.query.theme_topics import _work
+
+    if nlp is None or not items:
+        return ""
+    alternatives = [frozenset(word_stem(w.casefold()) for w in t.split()) for t in topic]
+    half = len(order) // 2
+    read = [s for s in items if not s.text.rstrip("\"')\u201d\u2019 ").endswith("?")]
+    got: dict[tuple[bool, str], list[tuple[str, str]]] = {}
+    # a sentence conceding one thing to stress another says what it stresses ("..., but we have to be careful")
+    for s, doc in zip(read, nlp.pipe([stressed(s.text) or s.text for s in read])):
+        clause = subject_clause(doc, alternatives, HALF_LEAST)
+        if clause:
+            later = order[_work(ix.doc_by_id[s.doc_id])] >= half
+            got.setdefault((later, s.kind), []).append((clause, s.speaker))
+    if sum(len(v) for v in got.values()) < 2:
+        return ""
+
+    def shown(found: list[tuple[str, str]]) -> str:
+        first = list(dict.fromkeys(who for _, who in found))
+        ranked = sorted(found, key=lambda cw: (sum(1 for c, w in found[:found.index(cw)] if w == cw[1]),
+                                               first.index(cw[1])))
+        return _join([f"{_q(c)}{f' ({w})' if w else ''}" for c, w in ranked[:HALF_CLAUSES]])
+
+    parts = []
+    for later, when in ((False, f"in the earlier {noun}"), (True, f"in the later {noun}")):
+        said = [f"{kind}: {shown(got[later, kind])}" for kind in kinds if got.get((later, kind))]
+        parts.append(f"{when}, " + "; ".join(said) if said else f"{when}, none")
+    return f"What they say {_join([_q(t) for t in topic])} does -- " + "; ".join(parts) + "."
 
 
 def _topic_halves(ix, question: str, order: dict) -> tuple[int, int]:
@@ -945,18 +1062,22 @@ def elements_sentence(found: list[tuple[str, int, list[str], list[str]]], every:
 #: Verbs an imperative of advice opens on ("Learn statistics.", "Talk to your users every week.").
 _ADVICE_VERBS = (r"be|have|find|pick|learn|do|get|go|try|take|make|keep|stay|start|ask|read|follow|work|build|study|"
                  r"trust|stop|look|listen|spend|choose|talk|play|cook|count|finish|solve|hire|know|volunteer|record|"
-                 r"come|write|practi[cs]e|surround|seek|care|focus|travel|save|check|say|use|join|treat|give|put")
+                 r"come|write|practi[cs]e|surround|seek|care|focus|travel|save|check|say|use|join|treat|give|put|"
+                 r"sharpen|measure|ship|protect|buy|remember|question|ignore|apply|visit|call|meet|fail|rest|sleep")
 #: What a sentence of advice advises: an imperative opening it (after "so", "and", "first", ...), or the words after
 #: "my advice is", "Advice:", "you've got to", "don't be afraid to" (apostrophes straightened).
 _ADVISES = re.compile(r"(?i)^(?:(?:so|and|but|first|second|third|finally|also|well|yeah|oh|just),?\s+)*(?P<imp>(?:don't |do not |"
                       r"never )?(?:" + _ADVICE_VERBS + r")\b[^.;!?]*)|(?:\badvice\b[^.;!?]{0,40}?\b(?:is|was),?\s+(?:like,?\s+)?|"
                       r"\badvice\b[^.;!?:]{0,40}?:\s*|"
-                      r"\byou(?:'ve| have)? (?:got to|have to|need to|should) (?:[^.;!?]{0,12}?\byou (?:have|need) to )?)"
-                      r"(?P<obj>[^.;!?]+)|(?P<afraid>\b(?:don't|do not|never) be afraid to [^.;!?]+)")
+                      r"\byou(?:'ve| have)? (?:got to|have to|need to|should) (?:[^.;!?]{0,12}?\byou (?:have|need) to )?|"
+                      r"\bwhat you (?:want|need|have|ought) to do is,?\s+)"
+                      r"(?P<obj>[^.;!?]+)|(?P<afraid>\b(?:don't|do not|never) be afraid to [^.;!?]+)|"
+                      r"^(?:(?:and|so|but),?\s+)*if [^,;.!?]{3,60},\s*(?P<cond>(?:don't |do not |never )?(?:"
+                      + _ADVICE_VERBS + r")\b[^.;!?]*)")
 #: Where the words of advice end: a reason or a new clause.
 _ADVICE_END = re.compile(r"(?i)(,?\s+\b(because|so that|since|which|but i|and i|and then)\b.*$)|;.*$")
 #: The most words of advice shown, and the most speakers.
-ADVICE_WORDS, ADVISERS = 12, 10
+ADVICE_WORDS, ADVISERS = 14, 10
 
 
 def advises(items: list[Said]) -> list[tuple[str, str]]:
@@ -979,14 +1100,101 @@ def advises(items: list[Said]) -> list[tuple[str, str]]:
 def advice_in(text: str) -> str:
     """What ``text`` advises (:data:`_ADVISES`), a reason after it dropped, 2 to :data:`ADVICE_WORDS` words (up to a
     comma, where longer); "" when it advises nothing ("I get asked for advice a lot.")."""
+    if " \u2026 " in text:  # an announcement joined to the advice it goes on to give (:func:`with_advice`)
+        return next((a for a in map(advice_in, reversed(text.split(" \u2026 "))) if a), "")
     m = _ADVISES.search(_straight(text).strip())
     if m is None:
         return ""
-    said = _ADVICE_END.sub("", (m.group("imp") or m.group("obj") or m.group("afraid") or "").strip())
+    said = _ADVICE_END.sub("", (m.group("imp") or m.group("obj") or m.group("afraid") or m.group("cond")
+                                or "").strip())
     if len(said.split()) > ADVICE_WORDS:
         said = said.split(",")[0]
-    said = said.strip(" ,-\u2013")
+    said = re.sub(r"(?i)^(this|that|simple|simply)\s*[:,\u2013-]\s*", "", said.strip(" ,-\u2013"))
     return said if 2 <= len(said.split()) <= ADVICE_WORDS else ""
+
+
+#: Sentences of the same turn read after one that announces advice without giving it, for the advice itself.
+ADVICE_AHEAD = 8
+#: A sentence announcing advice ("I get a lot of requests to give advice to kids", "Talking about advice for kids").
+_ANNOUNCES = re.compile(r"(?i)\b(advice|advise|mentor\w*|tell (young|kids|students|people)|tell (every|each|all|my) "
+                        r"\w+)\b")
+
+
+def with_advice(ix, items: list[Said]) -> list[Said]:
+    """``items`` with each sentence of advice that names advice without giving it (:data:`_ANNOUNCES`, no
+    :func:`advice_in`) joined to the first of the next :data:`ADVICE_AHEAD` sentences of the speaker's turn that
+    gives it ("I get requests to give advice to kids. … what you want to do is create a unique combination of
+    skills"); others as they are."""
+    from dataclasses import replace
+
+    from slmgraph.query.extractive import prose_sentences
+    from slmgraph.query.theme_model import _sentence_at, _turns, spoken
+
+    units = None
+    out = []
+    for s in items:
+        if s.kind != "advice" or advice_in(s.text) or not _ANNOUNCES.search(s.text):
+            out.append(s)
+            continue
+        if units is None:
+            units = {u.number: u for u in ix.all_units()}
+        u = units.get(s.source)
+        at = _sentence_at(u.text, s.text) if u is not None else -1
+        if at < 0:
+            out.append(s)
+            continue
+        end = next((start for start, _ in _turns(u.text) if start > at), len(u.text))
+        ahead = [spoken(x) for x in prose_sentences(u.text[at:end])][1:ADVICE_AHEAD + 1]
+        gives = next((x for x in ahead if advice_in(x)), "")
+        out.append(replace(s, text=f"{s.text} \u2026 {gives}") if gives else s)
+    return out
+
+
+#: What a piece of advice is about, read in its words (:func:`advice_in`): ``(label, cue)``, the cue found first
+#: deciding; advice matching none is "other advice". The kinds of counsel a career or a craft is given in, as the interviews a
+#: corpus holds give it.
+ADVICE_KINDS = tuple((label, re.compile(r"(?i)\b(" + cue + r")\b")) for label, cue in (
+    ("what to work on", r"pick|choose|problems?|questions?|passion\w*|interest(ed|s|ing)?|love|care about|"
+                        r"work on|focus on|find (something|what|the thing|your)"),
+    ("other people", r"mentors?|ask|people|network\w*|team\w*|friends?|help|listen to|collaborat\w*|talk to|"
+                     r"customers?|users?|someone who|\w+ who (will|would|can) (tell|teach|show)"),
+    ("learning and skills", r"learn\w*|stud(y|ies|ying)|read|skills?|courses?|class(es)?|school|online|teach "
+                            r"yourself|disciplines?|fields?|practi[cs]e|curious|curiosity|math|code|coding|program\w*|"
+                            r"fundamentals|engineering"),
+    ("risk and persistence", r"afraid|fear|fail\w*|risks?|stray|try|tried|keep going|persist\w*|resilien\w*|fool|"
+                             r"mistakes?|give up|quit|patien\w*|stick"),
+    ("a life beyond work", r"hobb(y|ies)|outside|balance|rest|family|health|sleep|fun|enjoy"),
+))
+OTHER_ADVICE = "other advice"
+
+
+def advice_kind(advice: str) -> str:
+    """The :data:`ADVICE_KINDS` label of what ``advice`` (the words of :func:`advice_in`) is about: the kind whose cue
+    comes first in it (what is advised leads: "learn chemistry with friends" is learning), the table's order on a
+    tie; else :data:`OTHER_ADVICE`."""
+    found = [(m.start(), i, label) for i, (label, cue) in enumerate(ADVICE_KINDS) for m in [cue.search(advice)] if m]
+    return min(found)[2] if found else OTHER_ADVICE
+
+
+def advice_lead(found: list[tuple[str, str]]) -> str:
+    """"In short, the advice is of three kinds: what to work on (“pick hard problems”, David Baker); learning and
+    skills (...); and a life beyond work (...)." over :func:`advises`' advice (advice of no kind last, as "other
+    advice"); "" when it falls under fewer than two of :data:`ADVICE_KINDS`."""
+    by: dict[str, list[tuple[str, str]]] = {}
+    for a, who in found:
+        by.setdefault(advice_kind(a), []).append((a, who))
+    kinds = [label for label, _ in ADVICE_KINDS if label in by]
+    if len(kinds) < 2:
+        return ""
+    n = len(kinds)
+    parts = [f"{label} ({'; '.join(f'{_q(a)}, {who}' for a, who in by[label])})"
+             for label in kinds + ([OTHER_ADVICE] if OTHER_ADVICE in by else [])]
+    return (f"In short, the advice is of {_NUMBER_WORDS.get(n, str(n))} kinds"
+            f"{', and some of none of them' if OTHER_ADVICE in by else ''}: " + "; ".join(parts[:-1])
+            + "; and " + parts[-1] + ".")
+
+
+_NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
 def advises_sentence(found: list[tuple[str, str]], every: int = 0) -> str:
@@ -1082,10 +1290,12 @@ def motif_sentence(found: list[tuple[list[str], list[str]]]) -> str:
     return "What recurs across speakers: " + "; ".join(parts) + "."
 
 
-def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int]] | None:
+def kinds_answer(ix, question: str, embedder, parse=None) -> tuple[str, list[dict], list[int]] | None:
     """``(answer text, points, cited unit numbers)`` for a question asking for statements of a kind
     (:func:`kinds_asked`; see the module doc), or None when it asks for none, without an embedder, or when fewer
-    than :data:`MIN_FOUND` such sentences in :data:`MIN_WORKS` works are found (the answer by theme is given)."""
+    than :data:`MIN_FOUND` such sentences in :data:`MIN_WORKS` works are found (the answer by theme is given).
+    ``parse``: ``() -> spaCy pipeline with a parser or None``, called only for a question about change over time
+    naming a topic (:func:`halves_said`)."""
     from slmgraph.query.theme_topics import _work
 
     kinds = kinds_asked(question)
@@ -1094,9 +1304,13 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
     every = found(ix, question, kinds)
     said, on = _on_topic(ix, every, question)
     said = _strong(said)
+    if "advice" in kinds:  # an announcement of advice is quoted with the advice it goes on to give
+        said = with_advice(ix, said)
     works_of = lambda items: {_work(ix.doc_by_id[s.doc_id]) for s in items}  # noqa: E731
-    # a question about the hosts themselves reads their few sentences; a corpus-wide kind needs more
-    least, spread = (1, 1) if _THE_HOST.search(question) and corpus_hosts(ix) else (MIN_FOUND, MIN_WORKS)
+    # a question about the hosts themselves reads their few sentences, one asking which speakers a few; a
+    # corpus-wide kind needs more
+    least, spread = ((1, 1) if _THE_HOST.search(question) and corpus_hosts(ix) else
+                     (WHICH_FOUND, 1) if _WHO_SAYS.search(question) else (MIN_FOUND, MIN_WORKS))
     if len(said) < least or len(works_of(said)) < spread:
         return None
     picked = _pick(ix, said, question, embedder, kinds)
@@ -1133,7 +1347,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             head += (f"; {'it is' if len(mine) == 1 else f'{len(quoted)} of the nearest the question are'} quoted, "
                      f"by {_by(quoted) or 'unnamed speakers'}")
         if groups and any(label != OTHER_STAGE for label, _ in groups):
-            by = "by stage of life" if kind == "stories" else "by meaning"
+            by = "by stage of life" if kind == "stories" else "by what they advise" if kind == "advice" else \
+                "by meaning"
             # the groups hold the sentences nearest the question, not all the kind's: say so, or the counts disagree
             of = f"Of the {len(chosen)} nearest the question, grouped {by}" if len(chosen) < len(mine) else \
                 f"Grouped {by}"
@@ -1147,7 +1362,7 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             halves[kind] = (first, len(mine) - first)
         heads.append(head + ".")
         # a question's topic narrows the kind's sentences too far to read how they are told: all the corpus's are read
-        pool = _strong([s for s in every if s.kind == kind]) if on else mine
+        pool = with_advice(ix, _strong([s for s in every if s.kind == kind])) if on else mine
         course = _life_course(ix, pool, bool(on)) if kind == "stories" else ""
         if course:
             heads.append(course)
@@ -1160,7 +1375,10 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         if kind == "stories" and _STRUCTURE.search(question):  # how stories are built, answered first
             heads.insert(0, structure_lead(ix, pool, told_elements))
         advised = advises_sentence(advises(pool), len(pool) if on else 0) if kind == "advice" else ""
-        if advised:  # the advice itself, each speaker's in a line, is what the question asks for
+        lead = advice_lead(advises(pool)) if advised else ""
+        if lead:  # the advice itself by what it is about, answered first: it holds every piece the list would
+            heads.insert(0, lead)
+        elif advised:  # the advice itself, each speaker's in a line, is what the question asks for
             heads.append(advised)
         loved = loves_sentence(loves(pool), len(pool) if on else 0) if kind == "passions" else ""
         if loved:  # what each loves says what drives them better than any group of their sentences
@@ -1173,7 +1391,8 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         if change:  # work by work in corpus order, so what changes can be read
             chosen.sort(key=lambda s: (order[_work(ix.doc_by_id[s.doc_id])], s.unit))
             title = f"### {kind.capitalize()}, {noun[:-1]} by {noun[:-1]}"
-            parts.append("\n".join([title] + [line(s) for s in chosen]))
+            # what the kind's sentences speak of, so the change can be read as a change of subject too
+            parts.append("\n".join([title, _group_line(ix, chosen, noun)] + [line(s) for s in chosen]))
             point(kind, chosen)
             continue
         if kind == "stories" and _STRUCTURE.search(question):  # each element of the stories, shown at work
@@ -1194,4 +1413,6 @@ def kinds_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
         return None
     if trend:
         heads.append(_trend(ix, halves, on, _topic_halves(ix, question, order) if on else (0, 0), order, noun))
+        if on and parse is not None:  # what each half's hopes and worries say the topic does, in their words
+            heads.append(halves_said(ix, [s for s in said if s.kind in kinds], kinds, on, order, noun, parse()))
     return cites.answer([" ".join(h for h in heads if h)] + parts)

@@ -265,6 +265,11 @@ def spoken(sentence: str) -> str:
     return " ".join(_CUE.sub(" ", sentence).split())
 
 
+#: A reply's opening that praises the question, not answers it ("That's such a great question, and I appreciate that.").
+PLEASANTRY = re.compile(r"(?i)\b((great|good|wonderful|tough|hard|fascinating|interesting|fair|excellent) question|"
+                        r"i appreciate (that|the question))\b")
+
+
 #: A transcript's header line: a field of its metadata, not anyone's words ("Guest: Joe Fletcher (bus driver)",
 #: "Broadcast: 16 April 2026"); a label in capitals ("GUEST: I grew up ...") is a speaker's turn, no header.
 _META = re.compile(r"^\W*(guests?|hosts?|co-?hosts?|presenters?|interviewers?|interviewees?|producers?|broadcast|"
@@ -624,10 +629,11 @@ class ThemeIndex:
             return n >= EDGE_MIN_PARTS and d.part in (lo, hi)
         return d.n_units >= EDGE_MIN_PARTS and unit in (1, d.n_units)
 
-    def point_in_work(self, doc_id: str, unit: int) -> float:
+    def point_in_work(self, doc_id: str, unit: int, within: float = 0.5) -> float:
         """How far into its work the text unit ``unit`` (1-based) of ``doc_id`` is, from 0 (the work's opening) to 1
-        (its end): the document's rank among its work's parts plus the unit's middle within the document, over the
-        work's parts; a document that is no part is its own work. 0.5 for an unknown document."""
+        (its end): the document's rank among its work's parts plus the unit's middle (or the point ``within`` it, 0
+        to 1) within the document, over the work's parts; a document that is no part is its own work. 0.5 for an
+        unknown document."""
         d = self.doc_by_id.get(doc_id)
         if d is None:
             return 0.5
@@ -638,7 +644,7 @@ class ThemeIndex:
             self._ranks = {x.doc_id: (i, len(ds)) for ds in works.values()
                            for i, x in enumerate(sorted(ds, key=lambda y: (y.part if y.part is not None else 0, y.pos)))}
         i, n = self._ranks[doc_id]
-        return (i + (min(max(unit, 1), d.n_units) - 0.5) / max(d.n_units, 1)) / n
+        return (i + (min(max(unit, 1), d.n_units) - 1 + within) / max(d.n_units, 1)) / n
 
     def unit_phrases(self, chunks: list[str]) -> dict[str, list[tuple[str, str]]]:
         """``chunk_id -> [(key, surface)]``: the noun phrases the concept pass found in each text unit

@@ -11,7 +11,8 @@ work. So each guest's turn is read sentence by sentence:
   :data:`MIN_WORDS` words, no story, nearer by the embedder to the question's other phrase ("industry insights")
   than to its story phrase ("personal narratives"), by at least :data:`SIDE_MARGIN`;
 * **a segue** is a story followed within :data:`REACH` sentences of the same turn by a sentence of the other side
-  (or the other way round): the speaker moves on by themselves, no host's question between;
+  (or the other way round): the speaker moves on by themselves, no host's question between; a turn counts one move
+  each way, its clearest;
 * **the link**: a segue whose two sentences share a content word (a noun phrase of the index, or in an index
   without them a word of five letters or more, no stop word) is one where the story leads into the point.
 
@@ -93,6 +94,7 @@ def segues(ix, story_phrase: str, other_phrase: str, embedder) -> tuple[list[dic
     units_told = {s.source for s in told}
     told_text = {s.text for s in told}
     turns: list[tuple[object, str, list[tuple[str, bool]]]] = []
+    next_asked: dict[int, str] = {}  # a turn's place in turns -> the host's turn that follows it in the unit
     for u in ix.all_units():
         if u.number not in units_told:
             continue
@@ -105,6 +107,9 @@ def segues(ix, story_phrase: str, other_phrase: str, embedder) -> tuple[list[dic
             said = [x for x in said if x]
             stories = [any(x.endswith(t) or t.endswith(x) for t in told_text) for x in said]
             if any(stories):
+                if k + 1 < len(marks) and marks[k + 1][1].casefold() in hosts:
+                    stop = marks[k + 2][0] if k + 2 < len(marks) else len(u.text)
+                    next_asked[len(turns)] = u.text[marks[k + 1][0]:stop].split(":", 1)[-1]
                 turns.append((u, label, list(zip(said, stories))))
     # only a sentence within reach of a story can be the other side of a segue: embed those alone
     near: list[str] = []
@@ -125,9 +130,9 @@ def segues(ix, story_phrase: str, other_phrase: str, embedder) -> tuple[list[dic
         return (gap.get(x, -1.0) >= SIDE_MARGIN and len(x.split()) >= MIN_WORDS and not x.rstrip("\"')").endswith("?")
                 and _statement_ok(x, ix))
 
-    out: list[dict] = []
+    best: dict[tuple[int, bool], dict] = {}
     seen: set = set()
-    for u, label, said in turns:
+    for t, (u, label, said) in enumerate(turns):
         d = ix.doc_by_id[u.doc_id]
         who = " ".join(w.capitalize() for w in label.split()) if label.isupper() else label
         mk = lambda x: Said(x, u.number, u.doc_id, u.unit, d.n_units, who, "segue")  # noqa: E731
@@ -144,9 +149,54 @@ def segues(ix, story_phrase: str, other_phrase: str, embedder) -> tuple[list[dic
                 seen.add((first, second))
                 link = sorted(_content(first, phrases) & _content(second, phrases))
                 point = second if forward else first
-                out.append({"speaker": who, "first": mk(first), "second": mk(second), "to_other": forward,
-                            "score": float(to_other_cos[point]), "link": link})
+                story_said = first if forward else second
+                # what the host asks next takes up the point, the story, or neither (None: the unit ends first)
+                asked = next_asked.get(t)
+                taken = None if asked is None else (
+                    "point" if (_content(point, phrases) - _content(story_said, phrases)) & _content(asked, phrases)
+                    else "story" if _content(story_said, phrases) & _content(asked, phrases) else "")
+                move = {"speaker": who, "first": mk(first), "second": mk(second), "to_other": forward,
+                        "score": float(to_other_cos[point]), "link": link, "taken": taken}
+                # one reply moves each way once, however many of its story sentences lead to the point: the
+                # clearest move of the turn stands for it (a link first, then the point nearest the other phrase)
+                key = (t, forward)
+                if key not in best or (bool(link), move["score"]) > (bool(best[key]["link"]), best[key]["score"]):
+                    best[key] = move
+    out = [best[k] for k in sorted(best)]
     return out, len(turns)
+
+
+#: Moves to the other side whose next host's turn is read, needed before the answer says what the host takes up.
+MIN_FOLLOWED = 3
+
+
+def _impact(ix, forward: list[dict], other_phrase: str) -> str:
+    """What the moves do to the conversation, as sentences (a leading space), "" with too few: where in a
+    conversation they come (the median point of their works, :meth:`ThemeIndex.point_in_work`), and what the host's
+    next question takes up (a content word of the point not in the story, one of the story, or neither), counted
+    where the text unit holds that question (at least :data:`MIN_FOLLOWED`)."""
+    from slmgraph.query.theme_render import no_course
+
+    out = ""
+    if len(forward) >= MIN_FOLLOWED and not no_course(ix, (s["first"].doc_id for s in forward)):
+        at = sorted(ix.point_in_work(s["first"].doc_id, s["first"].unit) for s in forward)
+        mid = (at[(len(at) - 1) // 2] + at[len(at) // 2]) / 2
+        part = "first third" if mid < 1 / 3 else "middle third" if mid < 2 / 3 else "last third"
+        out += (f" The moves come at a median {round(100 * mid)} % of the way into a conversation (its "
+                f"{part}).")
+    followed = [s for s in forward if s["taken"] is not None]
+    if len(followed) >= MIN_FOLLOWED:
+        c = Counter(s["taken"] for s in followed)
+        out += (f" Of the {len(followed)} moves the host's next question can be read after, it takes up the "
+                f"point's subject in {c['point']}, goes back to the story's in {c['story']}, and turns to something "
+                f"else in {c['']}: ")
+        if c["point"] > max(c["story"], c[""]):
+            out += f"so a move to {other_phrase} steers the conversation toward it."
+        elif c["story"] > max(c["point"], c[""]):
+            out += "so the conversation stays with the story, the point an aside."
+        else:
+            out += "so a move seldom sets the conversation's next subject."
+    return out
 
 
 def _times(n: int) -> str:
@@ -179,16 +229,19 @@ def segue_answer(ix, question: str, embedder) -> tuple[str, list[dict], list[int
             f"Seldom: in {len(in_works)} of the {len(works)} {noun}")
     head = (f"{lead}. Within one reply, with no question between, guests move from a story of their own to "
             f"{other_phrase} {_times(len(forward))}"
-            + (f", most often {_join([f'{p} ({n})' if n > 1 else p for p, n in by.most_common(4)])}" if by else "")
+            + ((f", by {next(iter(by))}" if len(by) == 1 else
+                f", most often {_join([f'{p} ({n})' if n > 1 else p for p, n in by.most_common(4)])}") if by else "")
             + f", and from {other_phrase} back to a story {_times(len(back))}.")
     if forward:
         words = f" ({_join([_q(w) for w, _ in shared.most_common(3)])})" if shared else ""
         head += (f" In {len(linked)} of the {len(forward)} moves to {other_phrase}, the point picks up the story's "
                  f"subject{words}: there the story grounds the point in the guest's own experience"
                  if linked else f" In none of the {len(forward)} moves to {other_phrase} does the point pick up "
-                 f"the story's subject")
+                 f"the story's subject" if len(forward) > 1 else
+                 f" The one move to {other_phrase} does not pick up the story's subject")
         head += (f"; in the other {len(forward) - len(linked)}, the point changes subject." if linked and
                  len(linked) < len(forward) else ".")
+    head += _impact(ix, forward, other_phrase)
     cites = Quotes(ix)
     parts = [head]
     best: dict[str, dict] = {}

@@ -71,7 +71,9 @@ from slmgraph.query.theme_topics import topic_themes
 from slmgraph.query.theme_works import corpus_hosts, corpus_works, works_overview, works_section
 from slmgraph.store.corpus_stats import phrase_key
 from slmgraph.query.theme_aspects import aspect_opening, aspects_overview, focused_aspects, is_aspects
-from slmgraph.query.theme_facets import facet_opening, facet_themes, focus_of, focus_roles, render_facets
+from slmgraph.query.theme_facets import (
+    facet_opening, facet_themes, fields_doing, focus_at_large, focus_of, focus_roles, render_facets,
+)
 from slmgraph.query.theme_fields import asks_fields, field_guests
 from slmgraph.query.theme_mentions import absent_phrase, absent_words, asks_mentions
 from slmgraph.query.theme_labels import (
@@ -813,9 +815,19 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
             chunks, [r["community_id"] for r in (pool or reports)], scores), focus=focus, hosts=hosts, guests=guests)
         for t in found:
             t.focus_words = focus_words
+        if not guests:  # facets mostly silent on the focus: what the corpus says of it whatever the facet
+            extra = focus_at_large(ix, found, facets, focus, focus_words, embedder, probes=probes, hosts=hosts,
+                                   owner_of=lambda chunks: ix.unit_owners(
+                                       chunks, [r["community_id"] for r in (pool or reports)], scores))
+            if extra is not None:
+                found.append(extra)
         if guests:  # fields compared: what each field's guests discuss that the other guests do not
             field_subjects(found, ix, corpus_works(ix, embedder))
+            for fi, t in enumerate(found):  # a field no guest stands out for is answered by its word: said so
+                t.no_guest = fi not in guests and fi < len(facets)
         focus_roles(found, focus, parse)  # what the facets' sentences say the focus does
+        if guests:  # what each field's guests say they do
+            fields_doing(found, parse)
         if any(t.statements for t in found):
             for t in found:
                 if t.statements:

@@ -132,6 +132,12 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     if not gate["answer"]:
         return refusal(Answer(text="", method="basic", question=question), prompts, "text unit", gate, on_text,
                        [{"kind": "text_unit", "id": cid, "cosine": round(c, 4)} for cid, c in hits], t0)
+    # the nearest passages of a corpus that never names what the question asks about are not about it: said first
+    from slmgraph.query.engines.global_search import unnamed_words
+
+    missing = unnamed_words(store, question)
+    lead = (f"No passage of the corpus names {missing}; the passages nearest the question follow, none of them on "
+            f"it.\n\n" if missing else "")
     dated = year_units(store, question, nearest_units(qv, owners, mat, settings.basic_top_k * YEAR_READS),
                        settings.basic_top_k)
     if dated:  # a question naming a year is answered from the documents of that year among the nearest
@@ -166,6 +172,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
         text = extractive_answer(points, "Sources", synthesis,
                                  f"Sources: text units {', '.join(map(str, cited))} (of {given} given)." if cited
                                  else "", lead=True)
+        text = lead + text if text else text
         if on_text is not None:
             on_text(text.rsplit("\n\nSources:", 1)[0])
         ans.text = text or "The nearest passages hold no sentence that answers this question."
@@ -189,7 +196,7 @@ def basic_search(store: Store, client: ModelClient, prompts: Prompts, settings: 
     given = ", ".join(str(i) for i, _, _ in used)
     text += (f"\n\nSources: text units {', '.join(map(str, cited))} (of {given} given)." if cited else
              f"\n\nSources: none cited by the model; it was given text units {given}.")
-    ans.text = text
+    ans.text = lead + text
     ans.citations = kept
     ans.context = [{"kind": "text_unit", "id": cid, "source": i, "cosine": round(s, 4)} for i, cid, s in used]
     ans.details = {"removed_citations": removed, "context_tokens": ntok, **gate, **name_details(named)}

@@ -274,7 +274,7 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
                         "selected": [sc.id for sc in chosen],
                         "best_score": round(max((sc.score for sc in ranked), default=0.0), 1)})
     if not chosen and mode == "extractive" and wide is None and store is not None and _transcript_answer(
-            store, question, embedder, ans, on_text):
+            store, question, embedder, ans, on_text, settings):
         # no report passes, but the question is one the corpus's own sentences answer (what a speaker asks, who
         # the guests are, sentences of a kind, counted mentions): each lane answers only from what it finds
         ans.seconds += time.perf_counter() - t0
@@ -423,7 +423,7 @@ def _extractive(client, prompts, settings, question, chosen, score_of, texts, re
                         "removed_citations": removed})
 
 
-def _transcript_answer(store, question, embedder, ans, on_text) -> bool:
+def _transcript_answer(store, question, embedder, ans, on_text, settings: Settings | None = None) -> bool:
     """A question about what a transcript's speaker asks, answered from all of that speaker's questions
     (:mod:`slmgraph.query.theme_asks`), about who its guests are, answered from its speaker labels
     (:func:`slmgraph.query.theme_works.cast_answer`), or asking for statements of a kind (stories, advice, hopes,
@@ -432,6 +432,7 @@ def _transcript_answer(store, question, embedder, ans, on_text) -> bool:
     or how often something is said or by which speakers, answered by counting the corpus's mentions of it
     (:mod:`slmgraph.query.theme_mentions`); False (``ans`` untouched) when the question is none of these."""
     from slmgraph.query.theme_asks import about_asking, asks_answer
+    from slmgraph.query.theme_facets import parse_pipeline, pipeline_name
     from slmgraph.query.theme_kinds import kinds_answer, kinds_asked
     from slmgraph.query.theme_mentions import asks_mentions, mentions_answer
     from slmgraph.query.theme_model import ThemeIndex
@@ -443,7 +444,8 @@ def _transcript_answer(store, question, embedder, ans, on_text) -> bool:
         return False
     ix = ThemeIndex(store)
     got = (asks_answer(ix, question, embedder) or cast_answer(ix, question) or segue_answer(ix, question, embedder)
-           or kinds_answer(ix, question, embedder) or mentions_answer(ix, question, embedder))
+           or kinds_answer(ix, question, embedder, parse=None if settings is None else lambda: parse_pipeline(
+               pipeline_name(settings.ner_model))) or mentions_answer(ix, question, embedder))
     if got is None:
         return False
     text, points, cited = got
@@ -472,7 +474,7 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     from slmgraph.query.theme_facets import facets_for, is_facets, parse_pipeline, pipeline_name
     from slmgraph.query.theme_render import theme_points
 
-    if not wide and _transcript_answer(store, question, embedder, ans, on_text):
+    if not wide and _transcript_answer(store, question, embedder, ans, on_text, settings):
         return True
     # a question let through by its topic (the themes of the restoration work) is answered from its topic's evidence
     gate = ans.details.get("topic_gate") or {}
@@ -706,17 +708,35 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
     return ans
 
 
+def unnamed_words(store: Store, question: str) -> str:
+    """The question's topic words, quoted and joined by "or" ("“cryptocurrency”"), when no text unit holds any of
+    them (:func:`slmgraph.query.theme_mentions.absent_words`); "" otherwise."""
+    from slmgraph.query.theme_mentions import absent_words
+    from slmgraph.query.theme_model import ThemeIndex
+
+    words = absent_words(question, ThemeIndex(store))
+    return " or ".join(f"\u201c{w}\u201d" for w in words)
+
+
 def _unit_fallback(store: Store, prompts: Prompts, settings: Settings, question: str, embedder, ans: Answer,
                    on_text) -> None:
     """No report passed the floor: when the text units pass basic search's gate
     (:func:`slmgraph.query.scoring.relevance_gate` on the nearest unit, as
     :func:`slmgraph.query.engines.basic_search.basic_search` applies it), the no-answer text says so and points to
-    basic search, which answers from them."""
+    basic search, which answers from them; when no text unit names any of the question's topic words
+    (:func:`unnamed_words`) it says that instead."""
     from slmgraph.indexing.stages.embed_lookup import nearest_units, unit_matrix
     from slmgraph.query.documents import no_prose_units
     from slmgraph.query.scoring import relevance_gate
 
     if embedder is None:
+        return
+    missing = unnamed_words(store, question)
+    if missing:  # no passage names what the question asks about: nothing nearer to point to
+        ans.text = ans.text.rstrip() + f" No passage of the corpus names {missing}."
+        ans.details.update({"unnamed": missing})
+        if on_text is not None:
+            on_text(f" No passage of the corpus names {missing}.")
         return
     # the units as basic search reads them (every window of every unit, no prose-less unit): the same gate
     ids, mat, owners = unit_matrix(store)
