@@ -237,3 +237,14 @@ def test_short_follow_ups_count_when_asked_how_guests_are_drawn_out():
     # asked what he asks, a two-word question asks nothing
     asked, _, _ = asks_answer(ix, "What types of questions does Kevin Scott ask?", AskEmbedder())
     assert asked.startswith("Kevin Scott asks 8 questions"), asked
+
+
+def test_a_request_for_an_account_is_an_open_question_of_the_drawn_out_answer():
+    assert form_of("Tell us how it started, who turned up and what you learned.") == OPEN
+    units = [(f"u{i}", f"talk{i}", 0, f"KEVIN SCOTT: Tell us how it started, who turned up and what you learned.\n"
+                                      f"{g}: It started with a phone call and forty strangers with shovels on a wet "
+                                      f"Sunday morning, and by the evening we had a rota.\nKEVIN SCOTT: Really?\n"
+                                      f"{g}: Really.\n") for i, g in enumerate(GUESTS)]
+    ix = theme_index(units, embedder=AskEmbedder())
+    drawn, _, _ = asks_answer(ix, "What techniques are used to encourage guests to open up?", AskEmbedder())
+    assert "Kevin Scott asks 8 questions" in drawn and "### 1. open questions" in drawn, drawn

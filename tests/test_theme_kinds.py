@@ -628,3 +628,12 @@ def test_a_question_on_what_a_young_person_should_hear_asks_for_advice():
                    "go find someone who has done it", "Read widely, including things you disagree with"):
         assert advice in head, (advice, head)
     ix.store.con.close()
+
+
+def test_advice_opening_on_a_verb_of_the_table_is_read_and_a_story_opening_is_not():
+    from slmgraph.query.theme_kinds import advice_in
+
+    assert advice_in("Survey your culverts every year and clear them before winter.") == \
+        "Survey your culverts every year and clear them before winter"
+    assert advice_in("Pay farmers to store water upstream.") == "Pay farmers to store water upstream"
+    assert advice_in("Let me tell you a story.") == ""

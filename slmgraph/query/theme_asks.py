@@ -168,7 +168,7 @@ def form_of(question: str) -> str:
     for form, starts in FORMS:
         if any(opening == s or opening.startswith(s + " ") for s in starts):
             return form
-    if words and words[0] in _WH:
+    if words and (words[0] in _WH or _REQUEST.match(question)):
         return OPEN
     return YES_NO if words and words[0] in _AUX else CHECK
 
@@ -189,16 +189,23 @@ def _opens(question: str, start: str) -> bool:
     return " ".join(_opening(question)).startswith(start + " ")
 
 
+#: A request for an account, an open question without a question mark ("Tell us how it started, who turned up.").
+_REQUEST = re.compile(r"(?i)^\W*(tell|talk|describe|walk) (us|me)\b")
+
+
 def speaker_questions(ix, speaker: str, short: bool = False) -> list[Asked]:
     """Every question ``speaker`` asks (see the module doc), in corpus order, a near-repeat in the same document
-    dropped; ``short``: questions under :data:`MIN_WORDS` words too ("And then?", a follow-up drawing a guest on)."""
+    dropped; ``short``: questions under :data:`MIN_WORDS` words too ("And then?", a follow-up drawing a guest on),
+    and requests for an account (:data:`_REQUEST`), open questions."""
     from slmgraph.query.extractive import _SPEAKER, prose_sentences
     from slmgraph.query.theme_model import _sentence_at, repeats, speaker_of, spoken
 
     out: list[Asked] = []
     for u in ix.all_units():
         for s in prose_sentences(u.text):
-            if not re.search(r"\?[\"'\u201d\u2019)]*$", s.strip()) or speaker_of(u.text, s) != speaker:
+            asks = re.search(r"\?[\"'\u201d\u2019)]*$", s.strip()) or (short and _REQUEST.match(
+                _SPEAKER.sub("", spoken(s))))
+            if not asks or speaker_of(u.text, s) != speaker:
                 continue
             body = _SPEAKER.sub("", spoken(s)).strip()
             # overlapping text units repeat a sentence within a document; a question asked again in another

@@ -1063,7 +1063,10 @@ def elements_sentence(found: list[tuple[str, int, list[str], list[str]]], every:
 _ADVICE_VERBS = (r"be|have|find|pick|learn|do|get|go|try|take|make|keep|stay|start|ask|read|follow|work|build|study|"
                  r"trust|stop|look|listen|spend|choose|talk|play|cook|count|finish|solve|hire|know|volunteer|record|"
                  r"come|write|practi[cs]e|surround|seek|care|focus|travel|save|check|say|use|join|treat|give|put|"
-                 r"sharpen|measure|ship|protect|buy|remember|question|ignore|apply|visit|call|meet|fail|rest|sleep")
+                 r"sharpen|measure|ship|protect|buy|remember|question|ignore|apply|visit|call|meet|fail|rest|sleep|"
+                 r"survey|pay|photograph|clear|plan|prepare|document|insure|train|share|spend|invest|teach|clean|"
+                 r"fix|repair|store|sell|sign|collect|send|avoid|embrace|accept|respect|value|enjoy|celebrate|"
+                 r"forgive|breathe")
 #: What a sentence of advice advises: an imperative opening it (after "so", "and", "first", ...), or the words after
 #: "my advice is", "Advice:", "you've got to", "don't be afraid to" (apostrophes straightened).
 _ADVISES = re.compile(r"(?i)^(?:(?:so|and|but|first|second|third|finally|also|well|yeah|oh|just),?\s+)*(?P<imp>(?:don't |do not |"
