@@ -243,9 +243,11 @@ def _misspelt_note(store, settings: Settings, question: str, ans: Answer) -> str
 
     if "Did you mean" in (ans.text or ""):
         return None
-    named = check_names(store, question, settings)
+    # the method's own name check, when it kept it, spares a second NER pass over the question
+    unknown = (ans.details["unknown_names"] if "unknown_names" in ans.details
+               else check_names(store, question, settings).get("unknown_names", []))
     notes = []
-    for name in named.get("unknown_names", []):
+    for name in unknown:
         near = close_names(store, [name])
         if near and near[0].casefold() != name.casefold():
             notes.append(f"The index holds no \u201c{name}\u201d; the nearest name it holds is \u201c{near[0]}\u201d.")

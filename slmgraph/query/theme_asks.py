@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from collections import Counter
 from dataclasses import dataclass
 
@@ -314,7 +315,7 @@ def reply_to(unit_text: str, question: str, asker: str) -> Reply | None:
 def _replies(ix, asked: list[Asked], speaker: str) -> dict[int, Reply]:
     """``index into asked -> Reply`` for each question a guest's turn answers in the same text unit: of several
     questions in one turn, the reply is to the last."""
-    units = {u.number: u for u in ix.all_units()}
+    units = ix.unit_by_number()
     last: dict[tuple[int, int], tuple[int, Reply]] = {}
     for i, a in enumerate(asked):
         u = units.get(a.source)
@@ -324,11 +325,6 @@ def _replies(ix, asked: list[Asked], speaker: str) -> dict[int, Reply]:
     return dict(last.values())
 
 
-def _median(xs: list[int]) -> int:
-    xs = sorted(xs)
-    return round((xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2)
-
-
 def reply_lengths(asked: list[Asked], replies: dict[int, Reply]) -> dict[str, tuple[int, int]]:
     """``form -> (median words of the guests' whole replies, replies read)`` for each form with at least
     :data:`MIN_REPLIES` replies that end within their text unit: how much each kind of question draws out."""
@@ -336,12 +332,11 @@ def reply_lengths(asked: list[Asked], replies: dict[int, Reply]) -> dict[str, tu
     for i, r in replies.items():
         if r.whole:
             got.setdefault(asked[i].form, []).append(r.words)
-    return {f: (_median(ws), len(ws)) for f, ws in got.items() if len(ws) >= MIN_REPLIES}
+    return {f: (round(statistics.median(ws)), len(ws)) for f, ws in got.items() if len(ws) >= MIN_REPLIES}
 
 
 def _median_point(ix, qs: list[Asked]) -> float:
-    xs = sorted(ix.point_in_work(a.doc_id, a.unit, a.at) for a in qs)
-    return (xs[(len(xs) - 1) // 2] + xs[len(xs) // 2]) / 2
+    return statistics.median(ix.point_in_work(a.doc_id, a.unit, a.at) for a in qs)
 
 
 def _by_technique(ix, asked: list[Asked]) -> list[tuple[str, list[Asked]]]:

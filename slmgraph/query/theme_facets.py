@@ -49,7 +49,7 @@ from slmgraph.query.theme_model import (
     spoken, statement_penalty, statement_works, word_stem,
 )
 from slmgraph.query.theme_labels import phrase_pattern
-from slmgraph.query.theme_lead import _q
+from slmgraph.query.theme_lead import _q, speakers_first
 from slmgraph.query.theme_render import _cap, _join, documents_cited, reach_text, statement_line
 
 #: Part-of-speech tags of a list's items: nouns, names and numbers ("Q1", "2023").
@@ -678,13 +678,8 @@ def fields_doing(themes: list[Theme], nlp) -> None:
     for t in themes:
         if not getattr(t, "voices", None) or not t.statements:
             continue
-        quoted = {id(x) for x in t.statements}
-        pool = list(t.statements) + sorted((x for x in getattr(t, "pool", []) if id(x) not in quoted),
-                                           key=lambda st: -(st.rel or 0.0))
-        read = [(st, _SPEAKER.sub("", st.text).strip()) for st in pool[:ROLE_SENTENCES]]
-        read = [(st, body) for st, body in read if not body.rstrip("\"')\u201d\u2019 ").endswith("?")]
         found: list[tuple[str, str]] = []
-        for (st, _), doc in zip(read, nlp.pipe([body for _, body in read])):
+        for st, doc in _parsed_pool(t, nlp):
             verbs = [tok.head for tok in doc if tok.lower_ in ("i", "we") and tok.dep_ == "nsubj"]
             if not verbs or verbs[0].lemma_.casefold() not in _DOING:
                 continue
@@ -709,21 +704,24 @@ def focus_roles(themes: list[Theme], alternatives: list[frozenset], nlp) -> None
     for t in themes:
         if getattr(t, "voices", None) or getattr(t, "off_focus", False) or not t.statements:
             continue
-        found: list[tuple[int, int, str, str]] = []
-        rank: dict[str, int] = {}
-        quoted = {id(x) for x in t.statements}
-        pool = list(t.statements) + sorted((x for x in getattr(t, "pool", []) if id(x) not in quoted),
-                                           key=lambda st: -(st.rel or 0.0))
-        read = [(st, _SPEAKER.sub("", st.text).strip()) for st in pool[:ROLE_SENTENCES]]
-        read = [(st, body) for st, body in read if not body.rstrip("\"')\u201d\u2019 ").endswith("?")]
-        # parsed as one batch: spaCy's pipe is several times faster than a call per sentence
-        for (st, _), doc in zip(read, nlp.pipe([body for _, body in read])):
+        found: list[tuple[str, str]] = []
+        for st, doc in _parsed_pool(t, nlp):
             clause = _subject_clause(doc, alternatives)
-            if clause and not any(clause.casefold() == c.casefold() for _, _, c, _ in found):
-                who = st.speaker or ""
-                found.append((rank.get(who, 0), len(found), clause, who))
-                rank[who] = rank.get(who, 0) + 1
-        t.roles = [(c, who) for _, _, c, who in sorted(found)][:ROLES]
+            if clause and not any(clause.casefold() == c.casefold() for c, _ in found):
+                found.append((clause, st.speaker or ""))
+        t.roles = speakers_first(found)[:ROLES]
+
+
+def _parsed_pool(t: Theme, nlp):
+    """``(statement, parsed body)`` of a facet's sentences to read clauses from: its quotes first, then its other
+    sentences on the question by relevance (``t.pool``), at most :data:`ROLE_SENTENCES`, questions left out, the
+    speaker label dropped; parsed as one batch (spaCy's pipe is several times faster than a call per sentence)."""
+    quoted = {id(x) for x in t.statements}
+    pool = list(t.statements) + sorted((x for x in getattr(t, "pool", []) if id(x) not in quoted),
+                                       key=lambda st: -(st.rel or 0.0))
+    read = [(st, _SPEAKER.sub("", st.text).strip()) for st in pool[:ROLE_SENTENCES]]
+    read = [(st, body) for st, body in read if not body.rstrip("\"')\u201d\u2019 ").endswith("?")]
+    return zip((st for st, _ in read), nlp.pipe([body for _, body in read]))
 
 
 def _roles_sentence(themes: list[Theme]) -> str:

@@ -43,7 +43,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from slmgraph.query.theme_lead import _join, _q
+from slmgraph.query.theme_lead import _join, _q, speakers_first
 from slmgraph.query.theme_works import corpus_hosts
 
 #: The kinds of statement a question may ask for: ``name -> (the question's words naming it, what a sentence
@@ -802,10 +802,7 @@ def halves_said(ix, items: list[Said], kinds: list[str], topic: list[str], order
         return ""
 
     def shown(found: list[tuple[str, str]]) -> str:
-        first = list(dict.fromkeys(who for _, who in found))
-        ranked = sorted(found, key=lambda cw: (sum(1 for c, w in found[:found.index(cw)] if w == cw[1]),
-                                               first.index(cw[1])))
-        return _join([f"{_q(c)}{f' ({w})' if w else ''}" for c, w in ranked[:HALF_CLAUSES]])
+        return _join([f"{_q(c)}{f' ({w})' if w else ''}" for c, w in speakers_first(found)[:HALF_CLAUSES]])
 
     parts = []
     for later, when in ((False, f"in the earlier {noun}"), (True, f"in the later {noun}")):
@@ -950,7 +947,7 @@ def motifs(ix, items: list[Said], question: str, embedder) -> list[tuple[list[st
     from slmgraph.query.extractive import _embed
     from slmgraph.query.theme_model import word_stem
 
-    units = {u.number: u for u in ix.all_units()}
+    units = ix.unit_by_number()
     chunks = {s.source: units[s.source].chunk_id for s in items if s.source in units}
     found = ix.unit_phrases(list(dict.fromkeys(chunks.values())))
     if not found or embedder is None:
@@ -1088,16 +1085,14 @@ def advises(items: list[Said]) -> list[tuple[str, str]]:
     imperative, or what follows "my advice is", "you have to", "don't be afraid to"), a reason after it dropped, at
     most :data:`ADVICE_WORDS` words (up to a comma, where longer); each speaker's first before anyone's second, in
     first-said order, at most :data:`ADVISERS`."""
-    out: list[tuple[int, int, str, str]] = []
-    rank: Counter = Counter()
+    out: list[tuple[str, str]] = []
     for s in items:
         if not s.speaker:
             continue
         said = advice_in(s.text)
-        if said and not any(said.casefold() == x[2].casefold() for x in out):
-            out.append((rank[s.speaker], len(out), said, s.speaker))
-            rank[s.speaker] += 1
-    return [(said, who) for _, _, said, who in sorted(out)][:ADVISERS]
+        if said and not any(said.casefold() == x.casefold() for x, _ in out):
+            out.append((said, s.speaker))
+    return speakers_first(out)[:ADVISERS]
 
 
 def advice_in(text: str) -> str:
@@ -1133,15 +1128,12 @@ def with_advice(ix, items: list[Said]) -> list[Said]:
     from slmgraph.query.extractive import prose_sentences
     from slmgraph.query.theme_model import _sentence_at, _turns, spoken
 
-    units = None
     out = []
     for s in items:
         if s.kind != "advice" or advice_in(s.text) or not _ANNOUNCES.search(s.text):
             out.append(s)
             continue
-        if units is None:
-            units = {u.number: u for u in ix.all_units()}
-        u = units.get(s.source)
+        u = ix.unit_by_number().get(s.source)
         at = _sentence_at(u.text, s.text) if u is not None else -1
         if at < 0:
             out.append(s)
@@ -1377,8 +1369,9 @@ def kinds_answer(ix, question: str, embedder, parse=None) -> tuple[str, list[dic
             heads.append(held)
         if kind == "stories" and _STRUCTURE.search(question):  # how stories are built, answered first
             heads.insert(0, structure_lead(ix, pool, told_elements))
-        advised = advises_sentence(advises(pool), len(pool) if on else 0) if kind == "advice" else ""
-        lead = advice_lead(advises(pool)) if advised else ""
+        given = advises(pool) if kind == "advice" else []
+        advised = advises_sentence(given, len(pool) if on else 0)
+        lead = advice_lead(given) if advised else ""
         if lead:  # the advice itself by what it is about, answered first: it holds every piece the list would
             heads.insert(0, lead)
         elif advised:  # the advice itself, each speaker's in a line, is what the question asks for

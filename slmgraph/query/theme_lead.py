@@ -37,6 +37,17 @@ def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else ""
 
 
+def speakers_first(said: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``said`` (``[(text, speaker)]``, in the order found) with each speaker's first before anyone's second, and so
+    on, the order found kept within each round: no one speaker fills a short list."""
+    rank: dict[str, int] = {}
+    keyed = []
+    for i, (text, who) in enumerate(said):
+        keyed.append((rank.get(who, 0), i, text, who))
+        rank[who] = rank.get(who, 0) + 1
+    return [(text, who) for _, _, text, who in sorted(keyed)]
+
+
 def _q(word: str) -> str:
     return f"\u201c{word}\u201d"
 

@@ -865,6 +865,12 @@ class ThemeIndex:
             return ""
         return opening_speaker(prev.text, u.text)
 
+    def unit_by_number(self) -> dict[int, "_Unit"]:
+        """``index-wide unit number -> unit`` over :meth:`all_units`, built once per index view."""
+        if getattr(self, "_by_number", None) is None:
+            self._by_number = {u.number: u for u in self.all_units()}
+        return self._by_number
+
     def all_units(self) -> list[_Unit]:
         """Every text unit of the index's documents, in corpus order; read once per index view (a corpus-wide
         answer's running topics, topics across works and tied names all scan it)."""

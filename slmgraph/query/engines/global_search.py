@@ -714,6 +714,15 @@ def unnamed_words(store: Store, question: str) -> str:
     from slmgraph.query.theme_mentions import absent_words
     from slmgraph.query.theme_model import ThemeIndex
 
+    # the topic words are some of the question's words: when a text unit holds each of those as written, one is
+    # named, and the corpus need not be read word by word (basic search asks this of every question)
+    said = sorted({w.casefold() for w in re.findall(r"[^\W_]+", question or "")})
+    if said:
+        held = store.con.execute("SELECT " + ", ".join(
+            "bool_or(regexp_matches(lower(text), ?))" for _ in said) + " FROM text_units",
+            [r"(^|[^\pL\pN])" + re.escape(w) + r"([^\pL\pN]|$)" for w in said]).fetchone()
+        if held and all(held):
+            return ""
     words = absent_words(question, ThemeIndex(store))
     return " or ".join(f"\u201c{w}\u201d" for w in words)
 
