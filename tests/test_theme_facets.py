@@ -445,16 +445,3 @@ def test_a_gerund_listed_with_nouns_is_a_facet(nlp):
     # a verb that lists nothing is no facet
     assert _labels("How are the guests baking bread and cakes differently?", nlp) != ["baking", "bread"]
 
-
-def test_a_one_word_facet_names_its_neoclassical_compounds_and_a_unit_saying_it_with_the_focus_is_read_first():
-    from slmgraph.query.theme_facets import _joint, compounds
-
-    science = compounds("science")
-    assert science.search("ML is transforming the field of neuroscience, period.")
-    assert science.search("She moved into Bio-Science.")
-    # "conscience" opens with no combining form; the word alone is the facet's own pattern
-    assert not science.search("A matter of conscience.") and not science.search("Science is slow.")
-    focus = [frozenset({"ai"})]
-    on = lambda s: bool(science.search(s))  # noqa: E731
-    assert _joint("AI is everywhere. Neuroscience moved on.", on, focus) is False
-    assert _joint("AI is reshaping neuroscience.", on, focus) is True

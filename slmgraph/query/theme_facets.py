@@ -373,7 +373,7 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
         # a facet of one word is said in the corpus's other words for it too ("doctor" and "healthcare" of
         # "medicine"); what it covers is counted by its own word
         near = [] if f.exact or guests.get(fi) is not None or len(f.words) != 1 else [
-            phrase_pattern(w) for w in near_words(f.label, ix, embedder)] + [compounds(f.label)]
+            phrase_pattern(w) for w in near_words(f.label, ix, embedder)]
         on = lambda text, pats=pats, near=near: names(text, f, pats) or any(p.search(text) for p in near)  # noqa: E731
         qv = qvecs[fi]
         cosine = lambda u: float(_unit_norm(uvec[u.chunk_id]) @ qv) if u.chunk_id in uvec else -1.0  # noqa: E731
@@ -389,14 +389,11 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             naming = [u for u in units if on(u.text)]
             # the units naming the facet and the focus first, then those naming the focus nearest the facet's
             # question (a facet is often said in other words: "medicine" as "doctors" and "diagnosis")
-            # a unit where one sentence names both says most of the facet's side of the focus
-            joint = {u.number for u in naming if on_focus(u.text, focus) and _joint(u.text, on, focus)}
-            both = sorted((u for u in naming if on_focus(u.text, focus)),
-                          key=lambda u: (u.number not in joint, -cosine(u), u.number))
+            both = sorted((u for u in naming if on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
             near_units = [] if f.exact else sorted((u for u in focused_units if not on(u.text)),
                                                    key=lambda u: (-cosine(u), u.number))
             rest = sorted((u for u in naming if not on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
-            ranked = both[:max(FACET_UNITS, len(joint))] + near_units[:FACET_UNITS] + (rest[:FACET_UNITS] if len(both) < PER_FACET else [])
+            ranked = both[:FACET_UNITS] + near_units[:FACET_UNITS] + (rest[:FACET_UNITS] if len(both) < PER_FACET else [])
         t = Theme(None, f.label, coverage(docs, ix.docs), docs, [], community_docs=docs)
         t.facet = True
         t.exact = f.exact
@@ -504,24 +501,6 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             t.doc_ids = sorted(set(docs) | quoted, key=lambda d: ix.doc_by_id[d].pos)
             t.coverage = coverage(t.doc_ids, ix.docs)
     return out
-
-
-# the combining forms of neoclassical compounds: "neuroscience" is a science, "biomedicine" medicine
-_COMBINING = ("neuro", "bio", "geo", "astro", "nano", "micro", "cyber", "psycho", "socio", "eco", "agro", "electro",
-              "thermo", "hydro", "aero", "immuno", "tele")
-
-
-def compounds(word: str) -> re.Pattern:
-    """A pattern for ``word`` (a one-word facet) after a combining form (:data:`_COMBINING`), whole word, any
-    case: the branches of the facet named as one word ("neuroscience", "Bio-Medicine")."""
-    forms = "|".join(_COMBINING)
-    return re.compile(rf"(?<![^\W_])(?:{forms})-?{re.escape(word)}(?![^\W_])", re.IGNORECASE)
-
-
-def _joint(text: str, on, focus: list[frozenset]) -> bool:
-    """Whether one sentence of ``text`` names the facet (``on``: ``sentence -> bool``) and the focus
-    (:func:`on_focus`)."""
-    return any(on(s) and on_focus(s, focus) for s in prose_sentences(text))
 
 
 def _replies(ix: ThemeIndex) -> dict[tuple[int, str], str]:
