@@ -859,7 +859,7 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     if is_aspects(themes):  # the aspects' own opening sentence replaces the overview paragraph
         text = aspects_overview(themes, ix) + text[text.find("\n\n"):]
     missing = absent_phrase(question, ix) if not wide and asks_mentions(question) else None
-    unnamed = absent_words(question, ix) if not wide and not missing and asks_mentions(question) else []
+    unnamed = absent_words(question, ix) if not wide and not missing else []
     if missing or unnamed:  # what the speakers say of a thing the corpus never names: the themes are only the nearest
         said = f"\u201c{missing}\u201d" if missing else " or ".join(f"\u201c{w}\u201d" for w in unnamed)
         text = f"No passage of the corpus names {said}; what follows is the nearest it comes. {text}"
