@@ -87,3 +87,48 @@ def test_a_question_about_something_no_passage_names_says_so(tmp_path, corpus):
     store.close()
     assert ans.text.startswith("No passage of the corpus names \u201ccryptocurrency\u201d; the passages nearest the "
                                "question follow, none of them on it."), ans.text
+
+
+def test_global_search_answers_a_subject_no_passage_names_in_one_line_however_helpful_its_reports(tmp_path, corpus):
+    from slmgraph.api import answer
+
+    db = tmp_path / "x.duckdb"
+    run_index(corpus, db, Settings(min_community_size=2), progress=False, model=FakeModel(),
+              embedder_factory=FakeEmbedder, say=lambda m: None)
+    store = Store(db, read_only=True)
+    # the floor at 0: every report passes, yet no passage names the subject, so none is quoted as if on it
+    settings = Settings(helpfulness_floor=0.0, helpfulness_probes=False)
+    ans = answer(store, ModelClient(FakeModel(), store, "q"), Prompts(), settings,
+                 "What do the guests say about cryptocurrency?", method="global", embedder_factory=FakeEmbedder)
+    named = answer(store, ModelClient(FakeModel(), store, "q"), Prompts(), settings,
+                   "What does the corpus say about Acme Corporation?", method="global", embedder_factory=FakeEmbedder)
+    store.close()
+    assert ans.text == "No passage of the corpus names \u201ccryptocurrency\u201d.", ans.text
+    assert not ans.citations.get("sources") and ans.details["unnamed"] == "\u201ccryptocurrency\u201d"
+    assert "No passage of the corpus names" not in named.text
+
+
+def test_a_phrase_the_corpus_defines_once_and_then_abbreviates_is_asked_by_its_acronym():
+    from conftest import theme_index
+
+    from slmgraph.query.engines.global_search import abbreviated, by_acronym
+    from slmgraph.query.theme_facets import Facet
+    from slmgraph.query.theme_model import word_stem
+
+    ix = theme_index([("u0", "d0", 0, "Carbon capture and storage (CCS) grabs carbon dioxide. I doubt CCS."),
+                      ("u1", "d1", 0, "CCS is a pipe dream. Nuclear power works."),
+                      ("u2", "d2", 0, "We argued about CCS again, and about nuclear power, and nuclear power.")])
+    store = ix.store
+    assert by_acronym(store, "What do guests think about carbon capture and storage?") == \
+        "What do guests think about CCS?"
+    # a phrase the speakers write themselves is asked as written; so is one whose acronym is rare
+    assert by_acronym(store, "What do guests think about nuclear power?") == "What do guests think about nuclear power?"
+    assert by_acronym(store, "What about carbon dioxide?") == "What about carbon dioxide?"
+
+    def facet(label):
+        return Facet(label, tuple((w, word_stem(w)) for w in label.split()), label)
+
+    # listed by "and", the phrase is still one term
+    assert abbreviated(store, [facet("carbon capture"), facet("storage")])
+    assert not abbreviated(store, [facet("nuclear power"), facet("storage")])
+    store.con.close()

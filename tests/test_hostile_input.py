@@ -443,3 +443,11 @@ def test_every_setting_is_in_the_index_fingerprint_unless_no_index_stage_reads_i
                                                        ("x" if v is None or isinstance(v, str) else tuple(v) + ("x",)))
         setattr(s, n, new)
         assert s.index_fingerprint() != fp, n
+
+
+def test_a_quiet_run_still_names_a_file_it_skips(tmp_path, corpus, capsys, fake_cli):
+    (corpus / "latin.txt").write_bytes("caf\xe9 cr\xe8me br\xfbl\xe9e".encode("latin-1"))
+    code, out, err = _index(capsys, corpus, tmp_path / "x.duckdb", "--quiet")
+    assert code == 0, err
+    # progress is quiet; a file of the input left out of the index is not
+    assert "skipped" in err and "latin.txt" in err and "iconv" in err and "Traceback" not in err

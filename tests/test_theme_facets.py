@@ -444,3 +444,4 @@ def test_a_gerund_listed_with_nouns_is_a_facet(nlp):
                    nlp) == ["baking", "surgery", "carpentry"]
     # a verb that lists nothing is no facet
     assert _labels("How are the guests baking bread and cakes differently?", nlp) != ["baking", "bread"]
+

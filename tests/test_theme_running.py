@@ -214,3 +214,40 @@ def test_a_series_themes_quote_its_guests_not_its_host():
     # the host frames each episode: the theme is quoted in the guests' words only
     assert said and "Anna Park" not in said, said
     ix.store.con.close()
+
+
+def test_a_focused_question_about_the_guests_quotes_them_and_not_the_host():
+    guests = [("RUTH OKAFOR", "plums"), ("SAM DIAZ", "cherries"), ("LIN WU", "apples"), ("OMAR HALE", "pears"),
+              ("PIA KERR", "quinces"), ("TOM BYRNE", "figs")]
+    units = []
+    for i, (g, fruit) in enumerate(guests):
+        # the host speaks in every episode; her line in the first is the one nearest the question
+        host = "People talk about pruning orchard trees all winter long." if i == 0 else f"Welcome to show {i + 1}."
+        units.append((f"u{i}", f"ep{i}", 0, f"ANNA PARK: {host}\n{g}: My {fruit} needed pruning of the orchard "
+                                             f"trees every winter for {i + 3} years."))
+    emb = FakeEmbedder()
+    ix = theme_index(units, embedder=emb, entities=[(2, "orchard trees")], members=[(1, 2)],
+                     entity_units=[(2, f"u{i}") for i in range(6)], reports=[(1, "orchard trees")])
+    pool = [{"community_id": 1, "entities": ["orchard trees"], "title": "orchard trees", "summary": ""}]
+
+    def said(question):
+        themes = build_themes(ix, pool, {1: 50.0}, emb.encode([question])[0], emb, question=question, pool=pool)
+        return [s.speaker for t in themes for s in t.statements]
+
+    guests_said = said("Which guests talk about pruning orchard trees?")
+    assert guests_said and "Anna Park" not in guests_said
+    # a question not about the guests may quote anyone
+    assert "Anna Park" in said("What do people talk about pruning orchard trees?")
+    ix.store.con.close()
+
+
+def test_breadth_puts_the_themes_of_most_works_first_and_among_them_the_most_discussed():
+    from slmgraph.query.documents import breadth_key
+
+    ai = {"works": 16, "works_of": 24, "documents": 176, "of": 665}
+    software = {"works": 24, "works_of": 24, "documents": 167, "of": 665}
+    games = {"works": 11, "works_of": 24, "documents": 300, "of": 665}
+    assert sorted([games, software, ai], key=breadth_key, reverse=True) == [ai, software, games]
+    # documents that are no parts of works: by how many documents, as before
+    wide, narrow = {"documents": 9, "of": 12}, {"documents": 3, "of": 12}
+    assert breadth_key(wide) > breadth_key(narrow)

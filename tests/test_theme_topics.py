@@ -108,3 +108,60 @@ def test_forms_of_one_word_are_no_topic():
 
     assert not _distinct(["engineer", "engineering", "engineering discipline"])
     assert _distinct(["engineer", "biology"])
+
+
+def _ai_corpus(uses: int = 3):
+    """Six one-unit works: "artificial intelligence" and "human intelligence" said in works 0-1 (work 0 also
+    writing "AI" beside it), "AI" alone in works 2-3, and "academic institution" (the same initials) in 4-5."""
+    units, mentions = [], []
+    for i in range(6):
+        said = ["artificial intelligence", "human intelligence"] if i <= 1 else \
+            ["academic institution"] if i >= 4 else []
+        text = " ".join(f"We spoke about {p} again and {p} once more, then {p} and {p}." for p in said)
+        if i in (0, 2, 3):
+            text += " " + " ".join(["The AI was there."] * uses)
+        units.append((f"u{i}", f"w{i}", 0, text + f" The harbour{i} was fine."))
+        mentions += [(f"u{i}", p, p) for p in said]
+    return theme_index(units, mentions=mentions)
+
+
+class IntelligenceEmbedder(TopicEmbedder):
+    """As :class:`TopicEmbedder`, intelligence of any kind pointing one way."""
+
+    def encode(self, texts, progress=False):
+        out = super().encode(texts)
+        for i, t in enumerate(texts):
+            if "intelligence" in t.lower():
+                out[i, 0] += 3.0
+                out[i] /= np.linalg.norm(out[i])
+        return out
+
+
+def test_an_acronym_the_corpus_writes_beside_its_phrase_is_that_phrase():
+    from slmgraph.query.theme_topics import _acronyms
+
+    ix = _ai_corpus()
+    # "academic institution" has the same initials but is never written beside "AI"
+    assert _acronyms(ix, ["artificial intelligence", "academic institution", "human intelligence"]) == {
+        "artificial intelligence": "AI"}
+    # written in capitals under three times, an acronym is nobody's
+    assert _acronyms(_ai_corpus(uses=0), ["artificial intelligence"]) == {}
+
+
+def test_an_abbreviated_phrase_counts_its_acronym_and_is_a_topic_with_its_own_compounds():
+    ix = _ai_corpus()
+    topics = corpus_topics(ix, IntelligenceEmbedder())
+    ai = next(t for t in topics if "artificial intelligence" in t.phrases)
+    # "AI" alone in works 2 and 3 counts as the phrase; one phrase and its compounds make a topic here
+    assert ai.works >= {"w0", "w1", "w2", "w3"} and ai.acronyms == ["AI"]
+    assert {"u2", "u3"} <= ai.chunks
+    # the same cluster without an acronym is one concept's forms, no topic
+    plain = corpus_topics(_ai_corpus(uses=0), IntelligenceEmbedder())
+    assert not any("artificial intelligence" in t.phrases for t in plain)
+
+
+def test_a_phrase_written_in_lower_case_is_a_concept_whatever_an_entity_of_its_name():
+    ix = _corpus()
+    ix.store.con.execute("INSERT INTO entities VALUES (1, 'Machine Learning')")
+    topics = corpus_topics(ix, TopicEmbedder())
+    assert any("machine learning" in t.phrases for t in topics)

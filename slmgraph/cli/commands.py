@@ -186,7 +186,7 @@ def cmd_index(args) -> int:
 
     s = configured_settings(args)
     out = run_index(args.input, args.db, s, replace=args.replace, follow_links=args.follow_links,
-                    progress=not args.quiet, say=say_unless(args.quiet),
+                    progress=not args.quiet, say=say_unless(args.quiet), warn=note,
                     wait=args.wait, sources=getattr(args, "sources", None))
     basic = "" if out.get("graph", {}).get("entities", 1) else " --method basic"
     print(f"indexed into {args.db}: ask with  slmgraph query --db {shlex.quote(str(args.db))}{basic} "

@@ -394,7 +394,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
               say: Callable[[str], None] = print, model_factory: Callable | None = None,
               wait: float = 0.0,
               sources: dict[str, str] | None = None, summary_limit: int | None = None,
-              report_limit: int | None = None) -> dict:
+              report_limit: int | None = None, warn: Callable[[str], None] | None = None) -> dict:
     """Index ``input_path`` into the DuckDB file ``db_path`` (created if new), running :data:`STAGES`.
 
     Re-running on the same input is incremental: unchanged text units keep
@@ -416,6 +416,8 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         model_factory: ``threads -> Model`` for extraction worker processes
             (tests pass a picklable fake); None = each worker loads the GGUF.
         say: where one-line progress notes and warnings go.
+        warn: where the warnings naming a file of the input left out of the index go (undecodable, empty,
+            repeated), when not to ``say``: a quiet run still names every file it did not index.
         wait: seconds to wait while another process holds the index (0 = refuse at once).
         sources: ``{setting: "flag --x" | "file PATH" | "default" | ...}`` (slmgraph.config.file.resolve);
             recorded with the values in ``meta`` key ``settings_sources`` for ``stats``.
@@ -451,7 +453,7 @@ def run_index(input_path: str | Path, db_path: str | Path, settings: Settings, *
         model = load_model(settings.model_path, settings.n_ctx, settings.n_threads, settings.seed,
                            settings.threads_explicit)
     for w in warnings:  # after every check that can refuse the command (the model's --n-ctx is one)
-        say(f"warning: {w}")
+        (warn if warn is not None and w.startswith("skipped ") else say)(f"warning: {w}")
     store = RunStore(db_path, create=True, wait=wait, on_wait=say)
     ctx = None
     try:

@@ -359,6 +359,21 @@ def reach(cov: dict) -> int:
     return cov.get("works", cov["documents"])
 
 
+#: A theme in at least this share of a corpus's works is discussed corpus-wide (:func:`breadth_key`).
+CORPUS_WIDE_SHARE = 0.5
+
+
+def breadth_key(cov: dict) -> tuple[int, int, int]:
+    """How widely a coverage says a theme is discussed, larger first: for parts of works, a theme in at least
+    :data:`CORPUS_WIDE_SHARE` of the works comes before the others and, among those, the one discussed in more
+    parts leads (in a series every episode touches its setting's words: how much of it discusses a theme tells
+    its main themes apart); otherwise its works or documents (:func:`reach`), then its documents."""
+    n = reach(cov)
+    if "works" in cov and n >= CORPUS_WIDE_SHARE * cov["works_of"]:
+        return (1, cov["documents"], n)
+    return (0, n, cov["documents"])
+
+
 def coverage_text(cov: dict) -> str:
     """``"in 14 of 41 documents, FY16 Q1–FY24 Q4"`` (one document: ``"in 1 of 41 documents, FY16 Q1"``); for
     parts of works ``"in 2 of 6 works (5 of 174 parts), A – B"``."""

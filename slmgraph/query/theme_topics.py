@@ -10,12 +10,15 @@ of them share. So, for a corpus of at least :data:`TOPIC_MIN_WORKS` works:
   :func:`slmgraph.query.theme_labels.label_worthy`, no entity's name, topical (residual IDF of their modifiers
   at least :data:`MIN_TOPICALITY`, :func:`slmgraph.query.theme_labels.topicality`) and found in at least
   :data:`MIN_WORK_SHARE` of the works (and two) but under :data:`MAX_WORK_SHARE` (a phrase of every work
-  tells no topic from another);
+  tells no topic from another); a phrase mostly written in lower case is a concept though an entity bears its name
+  ("machine learning" typed an organisation), and an acronym the corpus writes beside its phrase counts as the
+  phrase ("AI" as "artificial intelligence", :func:`_acronyms`), a speaker often saying only the acronym;
 * **topics**: average-linkage agglomerative clustering of the phrases' embeddings over cosine distance
   (``scipy.cluster.hierarchy``), cut at :data:`CLUSTER_DISTANCE`, as topic models group words (BERTopic's
   c-TF-IDF topics, Grootendorst 2022, group documents; here the phrases are the items). A topic needs two
   phrases, one of them a noun compound: a group of lone abstract nouns ("challenge", "goal", "task") is a
-  register of speech, not a subject;
+  register of speech, not a subject; a phrase the corpus abbreviates is a term of its own, and makes a topic with
+  its compounds alone ("artificial intelligence", "human intelligence");
 * **weight and label**: a topic weighs the works its phrases reach, summed over its phrases (how much of the
   corpus discusses it); its phrases are ranked by the works they reach times their cosine with the topic's
   centroid (KeyBERT's ranking against a document, Grootendorst 2020), and its label is its first two.
@@ -24,7 +27,8 @@ of them share. So, for a corpus of at least :data:`TOPIC_MIN_WORKS` works:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,6 +38,8 @@ from slmgraph.query.theme_labels import _names, head_compounds, label_worthy, re
 from slmgraph.query.theme_model import KEY_CONCEPTS, Theme, ThemeIndex, word_stem
 from slmgraph.store.corpus_stats import phrase_key
 
+#: Uses in capitals an acronym needs before it counts as its phrase (as the question's focus, theme_facets).
+ACRONYM_USES = 3
 #: Works a corpus needs before its corpus-wide themes are topics across works rather than communities.
 TOPIC_MIN_WORKS = 5
 #: A topic's phrase is found in at least this share of the works (and two), and in under MAX_WORK_SHARE.
@@ -61,6 +67,46 @@ class Topic:
     doc_ids: set
     chunks: set
     weight: float
+    acronyms: list = field(default_factory=list)
+
+
+def _acronyms(ix: ThemeIndex, keys: list[str]) -> dict[str, str]:
+    """``{phrase key: acronym}``: the phrases of two or three words whose initials the corpus writes in capitals
+    as a word at least :data:`ACRONYM_USES` times: of the phrases with those initials, the one written in the most
+    text units holding the acronym ("CS for computer science and AI for artificial intelligence"), unless another
+    is written in as many; none for an acronym no such unit writes beside one of them."""
+    from collections import Counter
+
+    cands: dict[str, list[str]] = {}
+    for k in keys:
+        words = k.split()
+        if 2 <= len(words) <= 3:
+            cands.setdefault("".join(w[0] for w in words).upper(), []).append(k)
+    # one pass over the corpus: the capitalised words of each unit
+    held: dict[str, list[str]] = {}
+    uses: Counter = Counter()
+    for u in ix.all_units():
+        found = _CAPS.findall(u.text)
+        uses.update(found)
+        for a in set(found) & cands.keys():
+            held.setdefault(a, []).append(u.text)
+    out = {}
+    for acro, ks in cands.items():
+        if uses[acro] < ACRONYM_USES:
+            continue
+        units = held[acro]
+        beside = sorted(((sum(1 for t in units if _said(k).search(t)), k) for k in ks), reverse=True)
+        # the phrase written beside it most often, and more often than any other of its initials
+        if beside[0][0] and (len(beside) == 1 or beside[0][0] > beside[1][0]):
+            out[beside[0][1]] = acro
+    return out
+
+
+_CAPS = re.compile(r"(?<![^\W_])[A-Z]{2,3}(?![^\W_])")
+
+
+def _said(key: str) -> re.Pattern:
+    return re.compile(r"(?<![^\W_])" + r"[\s-]+".join(re.escape(w) for w in key.split()), re.IGNORECASE)
 
 
 def _distinct(keys: list[str]) -> bool:
@@ -103,10 +149,19 @@ def corpus_topics(ix: ThemeIndex, embedder) -> list[Topic]:
             chunks.setdefault(k, set()).add(c)
             surface.setdefault(k, {})[shown] = surface.get(k, {}).get(shown, 0) + 1
     ridf, names = residual_idf(ix), {x.casefold() for x in _names(ix)}
+    acronyms = _acronyms(ix, [k for k in found if " " in k])
+    for k, acro in acronyms.items():  # an acronym the corpus defines is its phrase written short ("AI")
+        pat = re.compile(rf"(?<![^\W_]){acro}(?![^\W_])")
+        for u in ix.all_units():
+            if u.doc_id in works and pat.search(u.text):
+                found[k].add(works[u.doc_id])
+                docs[k].add(u.doc_id)
+                chunks[k].add(u.chunk_id)
+    shown = {k: max(v.items(), key=lambda kv: (kv[1], kv[0]))[0] for k, v in surface.items()}
     least = max(2, MIN_WORK_SHARE * n)
-    keys = [k for k, ws in found.items() if least <= len(ws) < MAX_WORK_SHARE * n and k not in names
-            and topicality(k, ridf) >= MIN_TOPICALITY]
-    shown = {k: max(surface[k].items(), key=lambda kv: (kv[1], kv[0]))[0] for k in keys}
+    # a phrase the corpus mostly writes in lower case is a concept, whatever an entity of that name was typed
+    keys = [k for k, ws in found.items() if least <= len(ws) < MAX_WORK_SHARE * n
+            and (k not in names or shown[k].islower()) and topicality(k, ridf) >= MIN_TOPICALITY]
     keys = [k for k in keys if label_worthy(shown[k])]
     keys = sorted(keys, key=lambda k: (-len(found[k]), k))[:MAX_PHRASES]
     if len(keys) < 2:
@@ -119,7 +174,8 @@ def corpus_topics(ix: ThemeIndex, embedder) -> list[Topic]:
     out = []
     for ids in members.values():
         ks = [keys[i] for i in ids]
-        if not any(" " in k for k in ks) or not _distinct(ks):
+        # a phrase the corpus abbreviates is a term of its own, with or without a second concept beside it
+        if not any(" " in k for k in ks) or not (_distinct(ks) or any(k in acronyms for k in ks)):
             continue
         centre = v[ids].mean(axis=0)
         centre = centre / (np.linalg.norm(centre) or 1.0)
@@ -130,7 +186,7 @@ def corpus_topics(ix: ThemeIndex, embedder) -> list[Topic]:
         ranked = sorted(ids, key=lambda i: (i in covered, -len(found[keys[i]]) * float(v[i] @ centre), keys[i]))
         out.append(Topic([shown[keys[i]] for i in ranked], set().union(*(found[k] for k in ks)),
                          set().union(*(docs[k] for k in ks)), set().union(*(chunks[k] for k in ks)),
-                         float(sum(len(found[k]) for k in ks))))
+                         float(sum(len(found[k]) for k in ks)), [acronyms[k] for k in ks if k in acronyms]))
     out.sort(key=lambda t: (-t.weight, -len(t.works), t.phrases[0]))
     return out
 
@@ -179,5 +235,5 @@ def topic_themes(ix: ThemeIndex, reports: list[dict], scores: dict, embedder,
         rest = [p for p in tp.phrases if p not in label.split(" and ")][:KEY_CONCEPTS]
         d = sorted(tp.doc_ids, key=lambda x: ix.doc_by_id[x].pos)
         out.append((Theme(owners.most_common(1)[0][0], label, coverage(d, ix.docs), d, [], concepts=rest,
-                          community_docs=d), us, tp.phrases[:STATEMENT_PHRASES]))
+                          community_docs=d), us, tp.phrases[:STATEMENT_PHRASES] + tp.acronyms))
     return out

@@ -63,7 +63,7 @@ import re
 import numpy as np
 
 from slmgraph.indexing.stages.topics import _shown, junk
-from slmgraph.query.documents import community_documents, coverage, reach
+from slmgraph.query.documents import community_documents, breadth_key, coverage, reach
 from slmgraph.query.extractive import _Mmr, _embed, names_named, near_duplicate, prose_sentences, relevance
 from slmgraph.query.theme_arc import arc_sentence
 from slmgraph.query.theme_ident import corpus_identity
@@ -200,6 +200,9 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             seen.add(s)
             cands.append((cid, Statement(s, u.number, u.doc_id, u.unit, ix.doc_by_id[u.doc_id].n_units,
                                          speaker=ix.speaker(u, s))))
+    # a question about the guests is answered in their words, the hosts' only where no guest's will do
+    hosts = {h.title() for h in corpus_hosts(ix)} if _GUESTS.search(question or "") else set()
+    cands = [c for c in cands if c[1].speaker not in hosts] or cands
     if not cands:
         return []
     vecs = _embed([st.text for _, st in cands], embedder)
@@ -421,9 +424,9 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
     own_units: list[list] = []  # each kept theme's text units
     # how widely each kept theme is discussed, which picks a corpus-wide answer's themes: its community's reach
     # (a label is often narrower than its community: it counts the label's documents, not which themes lead)
-    breadth: list[tuple[int, int]] = []
+    breadth: list[tuple[int, int, int]] = []
     # a corpus of many works: its themes are first the topics its works share (theme_topics), then communities
-    topical = topic_themes(ix, reports, scores, embedder, max_themes) if wide and not aspect else []
+    topical = topic_themes(ix, reports, scores, embedder, keep) if wide and not aspect else []
     if len(topical) < MIN_THEMES:
         topical = []
     said_by: dict[int, list] = {}  # a topic's statements name one of its phrases
@@ -432,7 +435,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         kept.append(t)
         own_units.append(us)
         labels.append(label_phrases(t.topic))
-        breadth.append((reach(t.coverage), t.coverage["documents"]))
+        breadth.append(breadth_key(t.coverage))
         taken.update(phrase_key(x) for x in label_phrases(t.topic))
     for t in pooled:
         # its label from the phrases of the units it is discussed in, against their centroid, before its
@@ -451,7 +454,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         taken = trial
         if picked:
             relabelled.add(t.report)
-        breadth.append((reach(t.coverage), t.coverage["documents"]))
+        community_breadth = breadth_key(t.coverage)
         if wide:
             # a corpus-wide answer's "in N of M documents" counts the documents its label's phrases are in, and
             # its statements come from those
@@ -467,6 +470,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             t.coverage = cov
             t.passages = label_units(ix, phrases)
         kept.append(t)
+        breadth.append(community_breadth)  # only a kept theme's: the list stays aligned with ``kept``
         own_units.append(units.get(t.report, []))
         labels.append(phrases)
         if len(kept) >= keep:
@@ -479,11 +483,11 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             running.add(id(t))
             kept.append(t)
             own_units.append(us)
-            breadth.append((reach(t.coverage), t.coverage["documents"]))
+            breadth.append(breadth_key(t.coverage))
         missing = sorted({u.chunk_id for _, us in added for u in us} - set(uvec))
         uvec.update(ix.unit_vectors(missing))
         if not aspect:  # a running topic among the others by how widely it is discussed
-            at = sorted(range(len(kept)), key=lambda i: (-breadth[i][0], -breadth[i][1], i))
+            at = sorted(range(len(kept)), key=lambda i: (tuple(-x for x in breadth[i]), i))
             kept, own_units = [kept[i] for i in at], [own_units[i] for i in at]
     anchors = {}
     if embedder is not None and (wide or qv is None):
@@ -499,6 +503,10 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
 
     def _said(v) -> float:
         return ASPECT_WEIGHT * float((said @ _unit_norm(v)).max()) if said is not None else 0.0
+
+    def work_of(doc_id: str) -> str:  # the parts of one work (an episode) are one voice: spread over works
+        d = ix.doc_by_id.get(doc_id)
+        return d.work if d is not None and d.work is not None else doc_id
 
     # a series' corpus-wide themes are what its guests say: the hosts' framing (introductions, recaps) is no theme
     hosts = {h.casefold() for h in corpus_hosts(ix)} if wide else set()
@@ -517,12 +525,12 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
             ranked = list(us)
         if not focused:  # a work's opening and closing parts (its intro and outro) are read last
             ranked.sort(key=lambda u: ix.at_edge(u.doc_id, u.unit))
-        # Spread over the theme's documents: the best unit of each document, in rank order (statements come
+        # Spread over the theme's works (documents): the best unit of each work, in rank order (statements come
         # from distinct documents, which the theme's sentence names).
         seen, spread = set(), []
         for u in ranked:
-            if u.doc_id not in seen:
-                seen.add(u.doc_id)
+            if work_of(u.doc_id) not in seen:
+                seen.add(work_of(u.doc_id))
                 spread.append(u)
         if focused:  # a focused question reads the units nearest it, wherever they sit
             ranked = ranked[:UNITS_PER_THEME]
@@ -593,10 +601,10 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         t = kept[ti]
         left = [k for k, (i, _) in enumerate(cands) if i == ti and k in live]
         docs_used: set = set()
-        # Statements come from distinct documents; a theme whose candidates hold fewer documents than
+        # Statements come from distinct works (documents); a theme whose candidates hold fewer documents than
         # PER_THEME repeats one up to PER_THEME statements (never over time, unless the corpus is one document).
         while left and len(t.statements) < per:
-            fresh = left if focused else [j for j in left if cands[j][1].doc_id not in docs_used] or (
+            fresh = left if focused else [j for j in left if work_of(cands[j][1].doc_id) not in docs_used] or (
                 left if (not temporal or len(ix.docs) == 1) and len(t.statements) < PER_THEME else [])
             if not fresh:
                 break
@@ -608,7 +616,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
                 continue
             t.statements.append(st)
             used.append(st.text)
-            docs_used.add(st.doc_id)
+            docs_used.add(work_of(st.doc_id))
             mmr.add(k)
         if t.statements:
             if temporal:
@@ -627,7 +635,7 @@ def build_themes(ix: ThemeIndex, reports: list[dict], scores: dict, question_vec
         for t in out:
             t.names = names_beside(t, ix, (by_report.get(t.report) or {}).get("entities") or [], every)
     if wide and said is None:  # quotes may widen a theme's figure: the order follows the figure shown
-        out.sort(key=lambda t: (-reach(t.coverage), -t.coverage["documents"], -t.coverage.get("passages", 0)))
+        out.sort(key=lambda t: (tuple(-x for x in breadth_key(t.coverage)), -t.coverage.get("passages", 0)))
     return out
 
 
@@ -851,7 +859,7 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     if is_aspects(themes):  # the aspects' own opening sentence replaces the overview paragraph
         text = aspects_overview(themes, ix) + text[text.find("\n\n"):]
     missing = absent_phrase(question, ix) if not wide and asks_mentions(question) else None
-    unnamed = absent_words(question, ix) if not wide and not missing and asks_mentions(question) else []
+    unnamed = absent_words(question, ix) if not wide and not missing else []
     if missing or unnamed:  # what the speakers say of a thing the corpus never names: the themes are only the nearest
         said = f"\u201c{missing}\u201d" if missing else " or ".join(f"\u201c{w}\u201d" for w in unnamed)
         text = f"No passage of the corpus names {said}; what follows is the nearest it comes. {text}"

@@ -474,7 +474,11 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     from slmgraph.query.theme_facets import facets_for, is_facets, parse_pipeline, pipeline_name
     from slmgraph.query.theme_render import theme_points
 
+    # the corpus's own word for the subject: a phrase it defines once and then abbreviates is asked by its acronym
+    question = question if wide else by_acronym(store, question)
     if not wide and _transcript_answer(store, question, embedder, ans, on_text, settings):
+        return True
+    if not wide and _unnamed_answer(store, question, embedder, ans, on_text):
         return True
     # a question let through by its topic (the themes of the restoration work) is answered from its topic's evidence
     gate = ans.details.get("topic_gate") or {}
@@ -495,6 +499,8 @@ def _by_theme(client, prompts, settings, store, question, chosen, score_of, reco
     # nearer the question than any off-topic probe (slmgraph.query.themes.focused_themes).
     # A question listing groups or things is answered facet by facet (slmgraph.query.theme_facets).
     facets = [] if wide else facets_for(question, settings.ner_model, lambda s: bool(entities_named(store, s)))
+    if facets and abbreviated(store, facets):  # "carbon capture and storage", which the corpus writes "CCS"
+        facets = []
     text, themes, ix = theme_answer(store, question, reports, scores, qv, embedder, wide=wide, scope=scope,
                                     writer=writer, pool=list(records.values()),
                                     probes=probe_questions(prompts) if settings.helpfulness_probes else None,
@@ -725,6 +731,79 @@ def unnamed_words(store: Store, question: str) -> str:
             return ""
     words = absent_words(question, ThemeIndex(store))
     return " or ".join(f"\u201c{w}\u201d" for w in words)
+
+
+#: Words a phrase may hold between the words its acronym takes its initials from ("carbon capture and storage").
+_ACRONYM_GLUE = frozenset({"and", "of", "for"})
+
+
+def _uses(store: Store, pattern: str, case: bool = True) -> int:
+    """How many times ``pattern`` (a regular expression, whole words) is written in the corpus's text units."""
+    (n,) = store.con.execute("SELECT coalesce(sum(len(regexp_extract_all(text, ?))), 0) FROM text_units",
+                             [("" if case else "(?i)") + r"(^|[^\pL\pN])" + pattern + r"([^\pL\pN]|$)"]).fetchone()
+    return int(n)
+
+
+def by_acronym(store: Store, question: str) -> str:
+    """``question`` with a lower-case phrase of two to four words (and, of, for between them) written as its
+    acronym where the corpus writes the acronym at least :data:`slmgraph.query.theme_topics.ACRONYM_USES` times
+    and the phrase fewer ("What do guests think about carbon capture and storage?" -> "... about CCS?"): the
+    speakers say the acronym once it is defined, so the phrase alone finds little more than its definition."""
+    from slmgraph.names.forms import STOP
+    from slmgraph.query.theme_topics import ACRONYM_USES
+
+    toks = list(re.finditer(r"[^\W\d_][\w'-]*", question or ""))
+    for size in (6, 5, 4, 3, 2):
+        for i in range(len(toks) - size + 1):
+            span = toks[i:i + size]
+            words = [m.group(0) for m in span]
+            heads = [w for w in words if w not in _ACRONYM_GLUE]
+            if (not 2 <= len(heads) <= 4 or words[0] in _ACRONYM_GLUE or words[-1] in _ACRONYM_GLUE
+                    or any(not w.islower() or w in STOP for w in heads)
+                    or any(question[a.end():b.start()].strip() for a, b in zip(span, span[1:]))):
+                continue
+            acro = "".join(w[0] for w in heads).upper()
+            uses = _uses(store, acro)
+            if uses >= ACRONYM_USES and _uses(store, r"\s+".join(map(re.escape, words)), case=False) < ACRONYM_USES:
+                return question[:span[0].start()] + acro + question[span[-1].end():]
+    return question
+
+
+def abbreviated(store: Store, facets: list) -> bool:
+    """Whether the words of the listed ``facets`` (:class:`slmgraph.query.theme_facets.Facet`) are one term the
+    corpus abbreviates: their initials, as one word in capitals, written at least
+    :data:`slmgraph.query.theme_topics.ACRONYM_USES` times ("carbon capture and storage" as "CCS"), so the
+    question asks of one thing, not of a list."""
+    from slmgraph.query.theme_topics import ACRONYM_USES
+
+    words = [w for f in facets for w, _ in f.words]
+    if not 2 <= len(words) <= 5:
+        return False
+    return _uses(store, "".join(w[0] for w in words).upper()) >= ACRONYM_USES
+
+
+def _unnamed_answer(store: Store, question: str, embedder, ans: Answer, on_text) -> bool:
+    """When no text unit names any of the question's topic words (:func:`unnamed_words`) and the index holds no
+    other word near any of them (:func:`slmgraph.query.theme_model.near_words`), ``ans`` says so in one line and
+    True; otherwise False, ``ans`` untouched: passages nearest a subject the corpus never names are about something
+    else ("soil carbon" of "cryptocurrency"), while a subject named in other words is answered from those."""
+    from slmgraph.query.theme_mentions import absent_words
+    from slmgraph.query.theme_model import ThemeIndex, near_words
+
+    # an index of reports alone (no text unit to look in) cannot tell what its corpus never names
+    if not store.con.execute("SELECT count(*) FROM text_units").fetchone()[0]:
+        return False
+    missing = unnamed_words(store, question)
+    if not missing:
+        return False
+    ix = ThemeIndex(store)
+    if any(near_words(w.casefold(), ix, embedder) for w in absent_words(question, ix)):
+        return False
+    ans.text = f"No passage of the corpus names {missing}."
+    ans.details.update({"unnamed": missing, "by_theme": True, "points": 0})
+    if on_text is not None:
+        on_text(ans.text)
+    return True
 
 
 def _unit_fallback(store: Store, prompts: Prompts, settings: Settings, question: str, embedder, ans: Answer,
