@@ -251,3 +251,23 @@ def test_breadth_puts_the_themes_of_most_works_first_and_among_them_the_most_dis
     # documents that are no parts of works: by how many documents, as before
     wide, narrow = {"documents": 9, "of": 12}, {"documents": 3, "of": 12}
     assert breadth_key(wide) > breadth_key(narrow)
+
+
+def test_an_acronym_the_corpus_defines_runs_through_it_whatever_type_the_entity_pass_gave_it():
+    from slmgraph.query.theme_labels import defined_acronyms, running_names
+
+    bodies = ["MAYA OKAFOR: Tonight, carbon capture and storage (CCS) and the coal plant.\n"
+              "LENA VARGA: CCS grabs carbon dioxide before it reaches the air.",
+              "MAYA OKAFOR: Welcome back to the show.\nTOMAS REYES: I doubt CCS will ever pay for itself.",
+              "MAYA OKAFOR: The farm is wet this spring.\nPRIYA SANDHU: Soil carbon is no CCS, but it helps farms.",
+              "MAYA OKAFOR: The bakery opens at dawn.\nAMIR HADDAD: I bake bread and know nothing of storage."]
+    units = [(f"u{i}", f"d{i}", 0, body) for i, body in enumerate(bodies)]
+    ix = theme_index(units, entities=[(1, "CCS"), (2, "MAYA OKAFOR")],
+                     entity_units=[(e, f"u{i}") for e in (1, 2) for i in range(4)])
+    con = ix.store.con
+    con.execute("ALTER TABLE entities ADD COLUMN type VARCHAR")
+    con.execute("UPDATE entities SET type = CASE entity_id WHEN 1 THEN 'location' ELSE 'person' END")
+    assert defined_acronyms(ix) == {"CCS": "carbon capture and storage"}
+    # statements name it in three of the four episodes; the host's label in capitals is no subject
+    assert [(name, docs) for name, _, docs in running_names(ix)] == [("CCS", ["d0", "d1", "d2"])]
+    con.close()

@@ -495,6 +495,26 @@ RUNNING_NAME_TYPES = frozenset({"concept", "event", "law", "product", "work_of_a
 RUNNING_NAME_SHARE = 0.5
 
 
+#: Words a defined term may hold between the words its acronym takes its initials from.
+_TERM_GLUE = frozenset({"and", "of", "for", "the", "in", "on", "to"})
+
+
+def defined_acronyms(ix: ThemeIndex) -> dict[str, str]:
+    """``{acronym: the phrase it stands for}``: the acronyms of two to five capitals the corpus writes in brackets
+    right after a lower-case phrase whose initials spell them, small words aside ("carbon capture and storage
+    (CCS)"): terms, whatever type the entity pass gave them (spaCy reads "CCS" as a place)."""
+    out: dict[str, str] = {}
+    for m in re.finditer(r"((?:[a-z][a-z'-]*\s+){1,8})\(([A-Z]{2,5})\)", ix.all_text()):
+        words, acro = m.group(1).split(), m.group(2)
+        for k in range(len(words)):
+            tail = words[k:]
+            heads = [w for w in tail if w not in _TERM_GLUE]
+            if tail[0] not in _TERM_GLUE and "".join(w[0] for w in heads).upper() == acro:
+                out.setdefault(acro, " ".join(tail))
+                break
+    return out
+
+
 def running_names(ix: ThemeIndex) -> list[tuple[str, list[str], list[str]]]:
     """The named subjects that run through the whole corpus, which the communities' labels, weighted by
     distinctiveness, cannot show ("Clean Air Zone", discussed in 9 of a radio series' 10 episodes):
@@ -513,19 +533,22 @@ def running_names(ix: ThemeIndex) -> list[tuple[str, list[str], list[str]]]:
     n = len(ix.docs)
     if n < 3:
         return []
+    defined = defined_acronyms(ix)
     try:
         rows = ix.store.con.execute("""
             SELECT e.name, count(DISTINCT t.doc_id) FROM entities e JOIN entity_text_units u USING (entity_id)
-            JOIN text_units t USING (chunk_id) WHERE lower(e.type) IN (SELECT unnest(?))
+            JOIN text_units t USING (chunk_id) WHERE lower(e.type) IN (SELECT unnest(?)) OR e.name IN (SELECT unnest(?))
             GROUP BY e.name HAVING count(DISTINCT t.doc_id) >= ?""",
-            [sorted(RUNNING_NAME_TYPES), RUNNING_NAME_SHARE * n]).fetchall()
+            [sorted(RUNNING_NAME_TYPES), sorted(defined) or [""], RUNNING_NAME_SHARE * n]).fetchall()
     except duckdb.Error:
         return []
     heads = [h.casefold() for h in ix.headings]
     out = []
     for name, _ in rows:
         name = str(name)
-        if not name[:1].isupper() or name.isupper() or any(name.casefold() in h for h in heads):
+        # a name in capitals is a speaker's label or an organisation's, unless the corpus defines it as a term
+        if (not name[:1].isupper() or (name.isupper() and name not in defined)
+                or any(name.casefold() in h for h in heads)):
             continue
         pat = phrase_pattern(name)
         docs = {u.doc_id for u in ix.all_units() if pat.search(u.text) and any(
