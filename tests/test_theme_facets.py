@@ -445,3 +445,9 @@ def test_a_gerund_listed_with_nouns_is_a_facet(nlp):
     # a verb that lists nothing is no facet
     assert _labels("How are the guests baking bread and cakes differently?", nlp) != ["baking", "bread"]
 
+
+
+def test_an_answer_by_theme_names_a_word_of_its_subject_no_passage_holds(store, embedder):
+    q = "What did the hospital decide about the robots in its submarines?"
+    text, _, _ = _answer(store, embedder, q, [])
+    assert text.startswith("No passage of the corpus names “submarines”; what follows is the nearest it comes. "), text
