@@ -140,3 +140,31 @@ def test_the_parts_of_a_work_are_one_period_of_the_timeline():
     works = [ix.doc_by_id[s.doc_id].work for s in themes[0].statements]
     assert sorted(set(works)) == ["Talk with Ada", "Talk with Bo", "Talk with Cy"]
     assert all(works.count(w) <= 2 for w in works) and themes[0].followed == 3
+
+
+def test_a_sentence_states_the_subject_by_two_of_its_words_or_by_the_acronym_the_corpus_defines():
+    from slmgraph.query.themes import states_subject
+
+    q = "How did the flood resilience plan budget change over time?"
+    defined = {"FRP": "flood resilience plan"}
+    assert states_subject("The FRP budget stood at 2.1 million pounds.", q, defined)
+    assert states_subject("The flood plan budget was 1.2 million pounds.", q, {})
+    # the budget of something else names one word of the subject
+    assert not states_subject("The budget for Christmas lights was 3,500 pounds.", q, defined)
+    assert not states_subject("The FRP budget stood at 2.1 million pounds.".replace("FRP ", ""), q, defined)
+
+
+def test_asked_how_an_amount_changed_each_document_leads_with_its_sentence_stating_it():
+    amounts = ["1.2 million", "1.5 million", "1.35 million", "2.1 million", "1.9 million"]
+    docs = {f"2024-{i:02d}-minutes": [
+        f"Ferry plans: change over time. The ferry committee met in {MONTHS[i].title()} and talked about the ferry "
+        f"timetable, the ferry crew and the ferry fund at length. Other business: the bakery on Mill Street. "
+        f"The ferry fund stood at {a} pounds after the meeting."] for i, a in enumerate(amounts)}
+    docs.update({f"2023-{i}-bakery": [f"The bakery on Mill Street opened a second oven in week {i}."] for i in (1, 2)})
+    ix, pool, emb = _ix(docs)
+    q = "How did the ferry fund change over time?"
+    themes = focused_themes(ix, pool, {10: 50.0}, emb.encode([q])[0], emb, figures=True, temporal=True, question=q)
+    quoted = [s.text for t in themes for s in t.statements]
+    for a in amounts:
+        assert any(f"stood at {a} pounds" in s for s in quoted), (a, quoted)
+    ix.store.con.close()

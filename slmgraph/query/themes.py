@@ -77,14 +77,16 @@ from slmgraph.query.theme_facets import (
 from slmgraph.query.theme_fields import asks_fields, field_guests
 from slmgraph.query.theme_mentions import absent_phrase, absent_words, asks_mentions, unheld_words
 from slmgraph.query.theme_labels import (
-    label_documents, label_phrases, label_units, phrase_pattern, relabel, running_names, running_words, same_theme,
+    defined_acronyms, label_documents, label_phrases, label_units, phrase_pattern, relabel, running_names,
+    running_words, same_theme,
 )
 from slmgraph.query.theme_model import (
     EVIDENCE_MARGIN, EVIDENCE_UNITS, FIGURE_MARGIN, FIGURE_QUESTION_BONUS, KEY_CONCEPTS,
     KEY_NAMES, MAX_THEMES, MIN_THEMES, EDGE_PENALTY, PER_FOCUSED_THEME, PER_TEMPORAL_THEME, PER_THEME, PROBE_GAP,
     STATEMENT_MARGIN, Statement, TIMELINE_DOCS, TIMELINE_FLOOR, TIMELINE_PER_DOC, TIMELINE_STATEMENTS, Theme,
     ThemeIndex, UNITS_PER_THEME, _statement_ok, _unit_norm, asks_figures, content_weight, has_figure,
-    is_temporal, names_asked, near_words, repeats, short_penalty, spoken, statement_penalty, topic_words, word_stem,
+    is_temporal, names_asked, near_words, question_words, repeats, short_penalty, spoken, statement_penalty,
+    text_stems, topic_words, word_stem,
 )
 from slmgraph.query.theme_render import render_themes, template_opening
 
@@ -219,9 +221,13 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     live = [k for k in range(len(cands)) if rel[k] >= top - EVIDENCE_MARGIN and cos[k] - off[k] >= PROBE_GAP]
     stating: list[int] = []  # the sentences stating the figures asked about
     if figures:
-        asked, best = topic_words(question, units), float(cos.max())
-        stating = [k for k in range(len(cands)) if k not in set(live) and has_figure(cands[k][1].text) == 2
-                   and names_asked(cands[k][1].text, asked) and cos[k] >= best - FIGURE_MARGIN and cos[k] > off[k]]
+        asked = topic_words(question, units)
+        amounts = [k for k in range(len(cands)) if has_figure(cands[k][1].text) == 2
+                   and names_asked(cands[k][1].text, asked)]
+        # near the best sentence stating an amount of what is asked (a section title may be nearer the question
+        # than any sentence holding a figure)
+        best = max((float(cos[k]) for k in amounts), default=0.0)
+        stating = [k for k in amounts if k not in set(live) and cos[k] >= best - FIGURE_MARGIN and cos[k] > off[k]]
         live += stating
     if not temporal and not figures:  # a focused question: its statements of every community, in aspects
         found = focused_aspects(ix, cands, vecs, rel, cos, off, embedder, question,
@@ -235,6 +241,7 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
     used: list[str] = []
     taken: set[str] = set()
     out = []
+    defined = defined_acronyms(ix) if temporal and figures else {}
     for cid in order:
         t = themes[cid]
         if temporal:
@@ -243,8 +250,11 @@ def focused_themes(ix: ThemeIndex, pool: list[dict], scores: dict, question_vec,
             points = sorted({k for k in range(len(cands)) if cos[k] - off[k] >= PROBE_GAP and (
                 rel[k] >= top - EVIDENCE_MARGIN or rel[k] >= floor and names_asked(cands[k][1].text, asked))}
                             | set(stating))
+            # asked how amounts changed, a document's sentence stating one of the subject leads it
+            lead = {k: FIGURE_LEAD if figures and has_figure(cands[k][1].text) == 2 and states_subject(
+                cands[k][1].text, question, defined) else 0.0 for k in points}
             picks, t.followed, t.stretches = timeline_picks(
-                [(k, place[cands[k][1].doc_id], rel[k]) for k in points], top - EVIDENCE_MARGIN,
+                [(k, place[cands[k][1].doc_id], rel[k] + lead[k]) for k in points], top - EVIDENCE_MARGIN,
                 lambda a, b: repeats(cands[a][1].text, cands[b][1].text, figures))
             # in reading order: a document's statements as its text holds them
             t.statements = [cands[k][1] for k in sorted(picks, key=lambda k: (
@@ -301,6 +311,21 @@ def timeline_units(nearest: list, docs: int, have: set, place: dict | None = Non
         if len(seen) >= docs:
             break
     return out
+
+
+def states_subject(sentence: str, question: str, defined: dict[str, str]) -> bool:
+    """Whether ``sentence`` names at least two of the question's topic words (:func:`question_words`), an acronym
+    the corpus defines (``defined``, :func:`slmgraph.query.theme_labels.defined_acronyms`) naming its phrase's
+    ("The FRP budget stood at 2.1 million pounds." of "How did the flood resilience plan budget change?"; "The
+    budget for Christmas lights was 3,500 pounds." names one)."""
+    said = sentence + "".join(f" {phrase}" for acro, phrase in defined.items()
+                              if re.search(rf"(?<![^\W_]){acro}(?![^\W_])", sentence))
+    return len(text_stems(said) & question_words(question)) >= 2
+
+
+#: What a sentence stating an amount of the subject adds to its relevance in a timeline of how amounts changed:
+#: more than any cosine difference, so it leads its document.
+FIGURE_LEAD = 1.0
 
 
 def timeline_picks(items: list[tuple[int, int, float]], strong: float, repeat, *,
