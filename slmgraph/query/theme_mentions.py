@@ -228,22 +228,25 @@ def absent_phrase(question: str, ix) -> str | None:
     return None if any(pat.search(u.text) for u in ix.all_units()) else phrase
 
 
-def unheld_words(question: str, ix) -> list[str]:
-    """The topic words of the question's subject (:func:`slmgraph.query.theme_kinds.topic_of`, its view and stance
-    words aside, after the first "about", "regarding", "concerning" or "on") that no text unit holds, as it writes
-    them ("schools" of "What did the council decide about local schools?" in minutes that never name a school); []
-    when every one is held or the question names no subject so."""
+def unnamed_parts(question: str, ix) -> tuple[list[str], list[str]]:
+    """``(absent, unheld)`` from one reading of the corpus's words: ``absent`` as :func:`absent_words`; ``unheld``
+    the topic words of the question's subject (its words after the first "about", "regarding", "concerning" or
+    "on") that no text unit holds, as it writes them ("schools" of "What did the council decide about local
+    schools?" in minutes that never name a school), [] when every one is held or the question names no subject
+    so. The topic words are :func:`slmgraph.query.theme_kinds.topic_of`'s, its view and stance words aside."""
     from slmgraph.query.theme_kinds import topic_of, unit_counts
     from slmgraph.query.theme_model import word_stem
 
-    m = _SUBJECT.search(question or "")
-    if not m:
-        return []
     topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS | _STANCE_WORDS}
     held = unit_counts(ix, topic) if topic else {}
     gone = {w for w in topic if not held.get(w)}
-    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", question[m.end():]) if word_stem(w.casefold()) in gone]
-    return list(dict.fromkeys(words))
+
+    def written(text: str, stems: set) -> list[str]:
+        return list(dict.fromkeys(w for w in re.findall(r"[A-Za-z][\w'-]*", text) if word_stem(w.casefold()) in stems))
+
+    m = _SUBJECT.search(question or "")
+    return (written(question or "", topic) if topic and gone == topic else [],
+            written(question[m.end():], gone) if m else [])
 
 
 #: Where a question's subject begins ("What did the council decide about local schools?").
@@ -254,14 +257,7 @@ def absent_words(question: str, ix) -> list[str]:
     """The question's topic words (:func:`slmgraph.query.theme_kinds.topic_of`, its view and stance words aside),
     as it writes them, when it has some and no text unit holds any of them ("cryptocurrency", "bitcoin" of a corpus
     that never names either); [] otherwise."""
-    from slmgraph.query.theme_kinds import topic_of, unit_counts
-    from slmgraph.query.theme_model import word_stem
-
-    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS | _STANCE_WORDS}
-    if not topic or any(unit_counts(ix, topic).values()):
-        return []
-    words = [w for w in re.findall(r"[A-Za-z][\w'-]*", question or "") if word_stem(w.casefold()) in topic]
-    return list(dict.fromkeys(words))
+    return unnamed_parts(question, ix)[0]
 
 
 def reported(sentence: str) -> bool:

@@ -12,7 +12,7 @@ of them share. So, for a corpus of at least :data:`TOPIC_MIN_WORKS` works:
   :data:`MIN_WORK_SHARE` of the works (and two) but under :data:`MAX_WORK_SHARE` (a phrase of every work
   tells no topic from another); a phrase mostly written in lower case is a concept though an entity bears its name
   ("machine learning" typed an organisation), and an acronym the corpus writes beside its phrase counts as the
-  phrase ("AI" as "artificial intelligence", :func:`_acronyms`), a speaker often saying only the acronym;
+  phrase ("AI" as "artificial intelligence", :func:`_acronym_units`), a speaker often saying only the acronym;
 * **topics**: average-linkage agglomerative clustering of the phrases' embeddings over cosine distance
   (``scipy.cluster.hierarchy``), cut at :data:`CLUSTER_DISTANCE`, as topic models group words (BERTopic's
   c-TF-IDF topics, Grootendorst 2022, group documents; here the phrases are the items). A topic needs two
@@ -34,7 +34,7 @@ import numpy as np
 
 from slmgraph.query.documents import coverage
 from slmgraph.query.extractive import _embed
-from slmgraph.query.theme_labels import _names, head_compounds, label_worthy, residual_idf, topicality
+from slmgraph.query.theme_labels import _names, head_compounds, label_worthy, phrase_pattern, residual_idf, topicality
 from slmgraph.query.theme_model import KEY_CONCEPTS, Theme, ThemeIndex, word_stem
 from slmgraph.store.corpus_stats import phrase_key
 
@@ -71,10 +71,16 @@ class Topic:
 
 
 def _acronyms(ix: ThemeIndex, keys: list[str]) -> dict[str, str]:
-    """``{phrase key: acronym}``: the phrases of two or three words whose initials the corpus writes in capitals
-    as a word at least :data:`ACRONYM_USES` times: of the phrases with those initials, the one written in the most
-    text units holding the acronym ("CS for computer science and AI for artificial intelligence"), unless another
-    is written in as many; none for an acronym no such unit writes beside one of them."""
+    """``{phrase key: acronym}`` of :func:`_acronym_units`."""
+    return {k: acro for k, (acro, _) in _acronym_units(ix, keys).items()}
+
+
+def _acronym_units(ix: ThemeIndex, keys: list[str]) -> dict[str, tuple[str, list]]:
+    """``{phrase key: (acronym, the text units writing it)}``: the phrases of two or three words whose initials the
+    corpus writes in capitals as a word at least :data:`ACRONYM_USES` times: of the phrases with those initials,
+    the one written in the most text units holding the acronym ("CS for computer science and AI for artificial
+    intelligence"), unless another is written in as many; none for an acronym no such unit writes beside one of
+    them."""
     from collections import Counter
 
     cands: dict[str, list[str]] = {}
@@ -83,30 +89,26 @@ def _acronyms(ix: ThemeIndex, keys: list[str]) -> dict[str, str]:
         if 2 <= len(words) <= 3:
             cands.setdefault("".join(w[0] for w in words).upper(), []).append(k)
     # one pass over the corpus: the capitalised words of each unit
-    held: dict[str, list[str]] = {}
+    held: dict[str, list] = {}
     uses: Counter = Counter()
     for u in ix.all_units():
         found = _CAPS.findall(u.text)
         uses.update(found)
         for a in set(found) & cands.keys():
-            held.setdefault(a, []).append(u.text)
+            held.setdefault(a, []).append(u)
     out = {}
     for acro, ks in cands.items():
         if uses[acro] < ACRONYM_USES:
             continue
         units = held[acro]
-        beside = sorted(((sum(1 for t in units if _said(k).search(t)), k) for k in ks), reverse=True)
+        beside = sorted(((sum(1 for u in units if phrase_pattern(k).search(u.text)), k) for k in ks), reverse=True)
         # the phrase written beside it most often, and more often than any other of its initials
         if beside[0][0] and (len(beside) == 1 or beside[0][0] > beside[1][0]):
-            out[beside[0][1]] = acro
+            out[beside[0][1]] = (acro, units)
     return out
 
 
 _CAPS = re.compile(r"(?<![^\W_])[A-Z]{2,3}(?![^\W_])")
-
-
-def _said(key: str) -> re.Pattern:
-    return re.compile(r"(?<![^\W_])" + r"[\s-]+".join(re.escape(w) for w in key.split()), re.IGNORECASE)
 
 
 def _distinct(keys: list[str]) -> bool:
@@ -149,11 +151,11 @@ def corpus_topics(ix: ThemeIndex, embedder) -> list[Topic]:
             chunks.setdefault(k, set()).add(c)
             surface.setdefault(k, {})[shown] = surface.get(k, {}).get(shown, 0) + 1
     ridf, names = residual_idf(ix), {x.casefold() for x in _names(ix)}
-    acronyms = _acronyms(ix, [k for k in found if " " in k])
-    for k, acro in acronyms.items():  # an acronym the corpus defines is its phrase written short ("AI")
-        pat = re.compile(rf"(?<![^\W_]){acro}(?![^\W_])")
-        for u in ix.all_units():
-            if u.doc_id in works and pat.search(u.text):
+    acronyms = {}
+    for k, (acro, units) in _acronym_units(ix, [k for k in found if " " in k]).items():
+        acronyms[k] = acro
+        for u in units:  # an acronym the corpus defines is its phrase written short ("AI")
+            if u.doc_id in works:
                 found[k].add(works[u.doc_id])
                 docs[k].add(u.doc_id)
                 chunks[k].add(u.chunk_id)

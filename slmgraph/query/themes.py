@@ -75,7 +75,7 @@ from slmgraph.query.theme_facets import (
     facet_opening, facet_themes, fields_doing, focus_at_large, focus_of, focus_roles, render_facets,
 )
 from slmgraph.query.theme_fields import asks_fields, field_guests
-from slmgraph.query.theme_mentions import absent_phrase, absent_words, asks_mentions, unheld_words
+from slmgraph.query.theme_mentions import absent_phrase, asks_mentions, unnamed_parts
 from slmgraph.query.theme_labels import (
     defined_acronyms, label_documents, label_phrases, label_units, phrase_pattern, relabel, running_names,
     running_words, same_theme,
@@ -884,10 +884,11 @@ def theme_answer(store, question: str, reports: list[dict], scores: dict, questi
     if is_aspects(themes):  # the aspects' own opening sentence replaces the overview paragraph
         text = aspects_overview(themes, ix) + text[text.find("\n\n"):]
     missing = absent_phrase(question, ix) if not wide and asks_mentions(question) else None
-    unnamed = absent_words(question, ix) if not wide and not missing else []
-    if not wide and not missing and not unnamed:
+    unnamed: list[str] = []
+    if not wide and not missing:
+        unnamed, unheld = unnamed_parts(question, ix)
         # a word of the subject no passage holds, nor any word near it ("schools"): the rest is only the nearest
-        unnamed = [w for w in unheld_words(question, ix) if not near_words(w.casefold(), ix, embedder)]
+        unnamed = unnamed or [w for w in unheld if not near_words(w.casefold(), ix, embedder)]
     if missing or unnamed:  # what the speakers say of a thing the corpus never names: the themes are only the nearest
         said = f"\u201c{missing}\u201d" if missing else " or ".join(f"\u201c{w}\u201d" for w in unnamed)
         text = f"No passage of the corpus names {said}; what follows is the nearest it comes. {text}"

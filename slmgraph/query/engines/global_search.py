@@ -717,6 +717,13 @@ def global_search(store: Store, client: ModelClient, prompts: Prompts, settings:
 def unnamed_words(store: Store, question: str) -> str:
     """The question's topic words, quoted and joined by "or" ("“cryptocurrency”"), when no text unit holds any of
     them (:func:`slmgraph.query.theme_mentions.absent_words`); "" otherwise."""
+    return " or ".join(f"\u201c{w}\u201d" for w in _unnamed(store, question)[0])
+
+
+def _unnamed(store: Store, question: str) -> tuple[list[str], object]:
+    """``(words, index view)``: :func:`slmgraph.query.theme_mentions.absent_words` of ``question`` and the
+    :class:`slmgraph.query.theme_model.ThemeIndex` they were read with; ``([], None)`` when a text unit holds each
+    of the question's words as written (one query, no reading of the corpus word by word)."""
     from slmgraph.query.theme_mentions import absent_words
     from slmgraph.query.theme_model import ThemeIndex
 
@@ -728,20 +735,22 @@ def unnamed_words(store: Store, question: str) -> str:
             "bool_or(regexp_matches(lower(text), ?))" for _ in said) + " FROM text_units",
             [r"(^|[^\pL\pN])" + re.escape(w) + r"([^\pL\pN]|$)" for w in said]).fetchone()
         if held and all(held):
-            return ""
-    words = absent_words(question, ThemeIndex(store))
-    return " or ".join(f"\u201c{w}\u201d" for w in words)
+            return [], None
+    ix = ThemeIndex(store)
+    return absent_words(question, ix), ix
 
 
 #: Words a phrase may hold between the words its acronym takes its initials from ("carbon capture and storage").
 _ACRONYM_GLUE = frozenset({"and", "of", "for"})
 
 
-def _uses(store: Store, pattern: str, case: bool = True) -> int:
-    """How many times ``pattern`` (a regular expression, whole words) is written in the corpus's text units."""
-    (n,) = store.con.execute("SELECT coalesce(sum(len(regexp_extract_all(text, ?))), 0) FROM text_units",
-                             [("" if case else "(?i)") + r"(^|[^\pL\pN])" + pattern + r"([^\pL\pN]|$)"]).fetchone()
-    return int(n)
+def _uses(store: Store, patterns: list[str], case: bool = True) -> list[int]:
+    """How many times each of ``patterns`` (regular expressions, whole words) is written in the corpus's text
+    units, in one query."""
+    row = store.con.execute("SELECT " + ", ".join(
+        "coalesce(sum(len(regexp_extract_all(text, ?))), 0)" for _ in patterns) + " FROM text_units",
+        [("" if case else "(?i)") + r"(^|[^\pL\pN])" + p + r"([^\pL\pN]|$)" for p in patterns]).fetchone()
+    return [int(n) for n in row]
 
 
 def by_acronym(store: Store, question: str) -> str:
@@ -753,6 +762,7 @@ def by_acronym(store: Store, question: str) -> str:
     from slmgraph.query.theme_topics import ACRONYM_USES
 
     toks = list(re.finditer(r"[^\W\d_][\w'-]*", question or ""))
+    spans: list[tuple[list, str]] = []  # (the span's words, its acronym), the longest first
     for size in (6, 5, 4, 3, 2):
         for i in range(len(toks) - size + 1):
             span = toks[i:i + size]
@@ -762,10 +772,16 @@ def by_acronym(store: Store, question: str) -> str:
                     or any(not w.islower() or w in STOP for w in heads)
                     or any(question[a.end():b.start()].strip() for a, b in zip(span, span[1:]))):
                 continue
-            acro = "".join(w[0] for w in heads).upper()
-            uses = _uses(store, acro)
-            if uses >= ACRONYM_USES and _uses(store, r"\s+".join(map(re.escape, words)), case=False) < ACRONYM_USES:
-                return question[:span[0].start()] + acro + question[span[-1].end():]
+            spans.append((span, "".join(w[0] for w in heads).upper()))
+    if not spans:
+        return question
+    # every acronym counted in one query; a phrase only where its acronym is written often enough
+    acros = list(dict.fromkeys(a for _, a in spans))
+    uses = dict(zip(acros, _uses(store, acros)))
+    for span, acro in spans:
+        phrase = r"\s+".join(re.escape(m.group(0)) for m in span)
+        if uses[acro] >= ACRONYM_USES and _uses(store, [phrase], case=False)[0] < ACRONYM_USES:
+            return question[:span[0].start()] + acro + question[span[-1].end():]
     return question
 
 
@@ -779,7 +795,7 @@ def abbreviated(store: Store, facets: list) -> bool:
     words = [w for f in facets for w, _ in f.words]
     if not 2 <= len(words) <= 5:
         return False
-    return _uses(store, "".join(w[0] for w in words).upper()) >= ACRONYM_USES
+    return _uses(store, ["".join(w[0] for w in words).upper()])[0] >= ACRONYM_USES
 
 
 def _unnamed_answer(store: Store, question: str, embedder, ans: Answer, on_text) -> bool:
@@ -787,18 +803,15 @@ def _unnamed_answer(store: Store, question: str, embedder, ans: Answer, on_text)
     other word near any of them (:func:`slmgraph.query.theme_model.near_words`), ``ans`` says so in one line and
     True; otherwise False, ``ans`` untouched: passages nearest a subject the corpus never names are about something
     else ("soil carbon" of "cryptocurrency"), while a subject named in other words is answered from those."""
-    from slmgraph.query.theme_mentions import absent_words
-    from slmgraph.query.theme_model import ThemeIndex, near_words
+    from slmgraph.query.theme_model import near_words
 
     # an index of reports alone (no text unit to look in) cannot tell what its corpus never names
     if not store.con.execute("SELECT count(*) FROM text_units").fetchone()[0]:
         return False
-    missing = unnamed_words(store, question)
-    if not missing:
+    words, ix = _unnamed(store, question)
+    if not words or any(near_words(w.casefold(), ix, embedder) for w in words):
         return False
-    ix = ThemeIndex(store)
-    if any(near_words(w.casefold(), ix, embedder) for w in absent_words(question, ix)):
-        return False
+    missing = " or ".join(f"\u201c{w}\u201d" for w in words)
     ans.text = f"No passage of the corpus names {missing}."
     ans.details.update({"unnamed": missing, "by_theme": True, "points": 0})
     if on_text is not None:
