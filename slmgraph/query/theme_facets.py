@@ -882,6 +882,13 @@ def facet_opening(t: Theme, ix: ThemeIndex) -> str:
         text = (f"{_cap(t.topic)}: {_join(t.voices)}, the guest{'s' if len(t.voices) > 1 else ''} of "
                 f"{_join([chr(0x201c) + w + chr(0x201d) for w in works])}, whose conversation"
                 f"{'s' if len(works) > 1 else ''} the corpus holds nearest {t.topic}.")
+        # who a guest is, in the words their conversation introduces them with, says why they speak for the field
+        from slmgraph.query.theme_works import _introduced
+
+        of = {d.doc_id: d.work or d.name or d.doc_id for d in ix.docs}
+        said = [x for w in works for x in [_introduced(ix, of, w, t.voices)] if x]
+        if said:
+            text += f" Introduced there as: {' '.join(said)}"
         if getattr(t, "off_focus", False) and getattr(t, "focus_words", None):
             text += f" None of their sentences names {focus_text(t.focus_words)}; the nearest are quoted."
         return text

@@ -356,22 +356,30 @@ _CAST_TAIL = re.compile(r"(?i)^\s*(?:[?.!]|$|(?:(?:that|who) (?:were |are )?)?(?
 
 #: A question asking what the guests do besides who they are ("... and what fields do they come from?").
 _WHAT_FIELDS = re.compile(r"(?i)\band (?:what|which) (?:fields?|jobs?|professions?|backgrounds?|work)\b")
-#: A sentence introducing someone: "Tom Brook, a carpenter", "Lena Okafor is a family doctor".
-_INTRO = re.compile(r"(?i),\s+(?:a|an|the)\s|\b(?:is|was|works as)\s+(?:a|an|the)\s")
+#: What introduces a name as someone who is something: "Tom Brook, a carpenter", "Lena Okafor is a family doctor",
+#: "David Baszucki, who is the co-founder", "Daniela is a researcher" (``{name}``: the name's pattern).
+_INTRO = r"(?i)\b{name}(?:\s+\w+)?(?:,\s+(?:a|an|the|who is|who's|who was)\s|(?:,\s+who)?\s+(?:is|was|works as)\s+(?:a|an|the)\s)"
 
 
 def _introduced(ix: ThemeIndex, of: dict, w: str, voices: list[str]) -> str:
-    """The first sentence of work ``w`` naming one of ``voices`` (by surname) as someone who is something
-    (:data:`_INTRO`), quoted; "" without one."""
+    """The first sentence of work ``w`` naming one of ``voices`` (by surname or first name) as someone who is something
+    (:data:`_INTRO`: the name then "is a", ", a", ", who is the"), quoted; "" without one."""
     from slmgraph.query.extractive import prose_sentences
 
-    names = [v.split()[-1] for v in voices if v.split()]
+    # a guest is introduced by surname or, in their own conversation, by first name ("Daniela is a researcher")
+    names = [p for v in voices for p in dict.fromkeys([v.split()[-1], v.split()[0]]) if len(p) > 2]
+    if not names:
+        return ""
+    intro = re.compile(_INTRO.format(name="(?:" + "|".join(map(re.escape, names)) + ")"))
     for u in ix.all_units():
         if of.get(u.doc_id) != w:
             continue
         for x in prose_sentences(u.text):
             x = re.sub(r"^[A-Z][A-Z .'-]+:\s*", "", x.strip())  # the label says who speaks, not who is meant
-            if _INTRO.search(x) and any(re.search(r"\b" + re.escape(n) + r"\b", x, re.IGNORECASE) for n in names):
+            if intro.search(x):
+                # a speaker's opening word ("Yeah, Surya is a professor ...") is no part of the introduction
+                x = re.sub(r"(?i)^(?:(?:yeah|yes|well|so|and|okay|oh|now),?\s+)+", "", x)
+                x = x[:1].upper() + x[1:]
                 return _q(x if len(x) <= 300 else x[:297].rsplit(" ", 1)[0] + " ...")
     return ""
 
