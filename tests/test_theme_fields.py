@@ -159,6 +159,9 @@ def test_a_field_no_guest_stands_out_for_says_its_passages_are_quoted_whoever_sp
     assert ("No guest's conversation stands out as building's, so the passages naming it are quoted, whoever "
             "speaks.") in facet_opening(themes[1], ix)
     assert "stands out" not in facet_opening(themes[0], ix)
+    # the robotics guest is robotics': the field answered by its word quotes the others only
+    assert guests[-2] == (["ep0"], [])
+    assert themes[1].statements and all(s.doc_id != "ep0" for s in themes[1].statements)
 
 
 def test_what_each_fields_guests_say_they_do_is_given_in_their_words():

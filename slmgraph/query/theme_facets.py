@@ -386,7 +386,9 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             ranked = sorted(naming, key=lambda u: (-cosine(u), u.number))[:FACET_UNITS]
         else:
             docs = sorted({u.doc_id for u in units if names(u.text, f, pats)}, key=lambda d: ix.doc_by_id[d].pos)
-            naming = [u for u in units if on(u.text)]
+            # a field answered by its word quotes none of the other fields' guests
+            others = set(guests.get(-1 - fi, ((), ()))[0])
+            naming = [u for u in units if on(u.text) and u.doc_id not in others]
             # the units naming the facet and the focus first, then those naming the focus nearest the facet's
             # question (a facet is often said in other words: "medicine" as "doctors" and "diagnosis")
             both = sorted((u for u in naming if on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
