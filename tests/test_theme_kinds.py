@@ -686,3 +686,20 @@ def test_a_quote_whose_subject_points_back_is_quoted_after_the_sentence_it_point
     s.text = "I love reading firsthand accounts."
     assert in_context(s) == "I love reading firsthand accounts."
     assert in_context(Said("That is my passion.", 1, "a", 1, 1, "Sam Altman", "passions")) == "That is my passion."
+
+
+def test_a_quotes_context_quoted_on_its_own_is_not_said_twice():
+    from slmgraph.query.theme_kinds import Quotes, Said
+
+    ix = _one_line_each(["The skill is listening.", "I love rooms."], "Welcome.")
+    doc = ix.docs[0].doc_id
+    before = "The most important skill is listening to the drummer."
+    alone = Said(before, 1, doc, 1, 1, "Elena Marsh", "passions")
+    after = Said("This is what I love.", 1, doc, 1, 1, "Elena Marsh", "passions", before=before)
+    cites = Quotes(ix)
+    text, _, _ = cites.answer([cites.line(alone), cites.line(after)])
+    assert text.count(before) == 1 and "Elena Marsh: This is what I love. [Sources: 1]" in text
+    cites = Quotes(ix)
+    text, _, _ = cites.answer([cites.line(after)])
+    assert f"{before} This is what I love." in text
+    ix.store.con.close()

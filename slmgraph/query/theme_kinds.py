@@ -579,6 +579,8 @@ class Quotes:
         self.cited: list[int] = []
         self.points: list[dict] = []
         self._where: dict[int, str] = {}
+        #: (sentence before, quote) of each quote given its context (:func:`in_context`)
+        self._context: list[tuple[str, str]] = []
 
     def line(self, s: Said) -> str:
         """``- *document, unit k of n*: Speaker: sentence [Sources: n]``; the unit is cited."""
@@ -586,7 +588,10 @@ class Quotes:
             self.cited.append(s.source)
             self._where[s.source] = _where(self.ix, s)
         who = f"{s.speaker} ({s.lead}): " if s.speaker and s.lead else f"{s.speaker}: " if s.speaker else ""
-        return f"- *{_where(self.ix, s)}*: {who}{in_context(s)} [Sources: {s.source}]"
+        text = in_context(s)
+        if text != s.text:
+            self._context.append((s.before, s.text))
+        return f"- *{_where(self.ix, s)}*: {who}{text} [Sources: {s.source}]"
 
     def point(self, label: str, items: list[Said]) -> None:
         """One structured point of the answer: its label, text, the works it spans, sources and documents."""
@@ -600,8 +605,13 @@ class Quotes:
                            "path": ix.doc_by_id[s.doc_id].path} for s in items]})
 
     def answer(self, parts: list[str]) -> tuple[str, list[dict], list[int]]:
-        """``(text, points, cited)``: ``parts`` joined, then the documents and text units cited."""
-        text = "\n\n".join(parts + [
+        """``(text, points, cited)``: ``parts`` joined, then the documents and text units cited; a quote's context
+        quoted on its own elsewhere in the answer is not said twice."""
+        body = "\n\n".join(parts)
+        for before, quote in self._context:
+            if body.count(before) > 1:
+                body = body.replace(f"{before} {quote}", quote)
+        text = "\n\n".join([body] + [
             "Documents cited:\n" + "\n".join(f"- [{n}] {self._where[n]}" for n in self.cited),
             f"Sources: text units {', '.join(map(str, self.cited))}."])
         return text, self.points, self.cited
