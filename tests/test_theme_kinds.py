@@ -703,3 +703,14 @@ def test_a_quotes_context_quoted_on_its_own_is_not_said_twice():
     text, _, _ = cites.answer([cites.line(after)])
     assert f"{before} This is what I love." in text
     ix.store.con.close()
+
+
+def test_a_reply_denying_what_was_asked_is_not_of_the_kind_and_a_pastime_with_family_is_beside_the_work():
+    from slmgraph.query.theme_kinds import at_work, cue_weight
+
+    asked = "Any worries about drones?"
+    assert cue_weight("Very little, to be honest.", "worries", asked) == 0
+    assert cue_weight("Not really.", "worries", asked) == 0
+    assert cue_weight("Plenty of them.", "worries", asked) > 0
+    assert not at_work("I build model bridges with my son out of popsicle sticks.")
+    assert at_work("I build bridges that carry a city's traffic.")

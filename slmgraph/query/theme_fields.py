@@ -75,7 +75,7 @@ def work_voices(ix) -> dict[str, list[str]]:
     spoke, found_in, _, home, n_units = _speaking(ix, of, order)
     if not any(spoke.values()):
         return {}
-    hosting = co_hosts(spoke, order)
+    hosting = co_hosts(spoke, order, ix)
     out = {}
     for w in order:
         v = _voices(w, spoke[w], Counter(), found_in, len(order), home, n_units[w], hosting)

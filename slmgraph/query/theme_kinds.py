@@ -118,6 +118,9 @@ REPLY_SENTENCES = 1
 #: ... it's important to get a broad education."): that many of the reply's whole statements are of the kind.
 ADVICE_REPLY = 3
 PROMPT_WEIGHT = 2.0
+#: A reply that denies what it was asked for ("Not really.", "Very little, to be honest.", "No, none at all.").
+_DENIES = re.compile(r"(?i)^\W*(?:(?:honestly|well|oh|um|uh),?\s+)*(?:not really|not much|not at all|very little|"
+                     r"little|none|nothing|no(?:pe)?|not (?:a lot|that much|many|anything))\b")
 #: A host's turn that asks: a question, or a request ("Tell us where you grew up.").
 _ASKING = re.compile(r"\?[\"'\u201d\u2019)]*$|^\W*(tell|talk|describe|walk) (us|me)\b", re.IGNORECASE)
 #: A question about change over time.
@@ -264,7 +267,8 @@ def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
     replies to ``prompt``, a host's question asking for the kind (:data:`PROMPTS`); a story needs the first
     person unless it replies to such a question."""
     sentence, prompt = _straight(sentence), _straight(prompt)
-    asked = bool(prompt) and bool(PROMPTS[kind].search(prompt))
+    # "Very little, to be honest." replies to "Any worries?" and voices none
+    asked = bool(prompt) and bool(PROMPTS[kind].search(prompt)) and not _DENIES.match(sentence)
     w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence)) + (PROMPT_WEIGHT if asked else 0.0)
     if kind == "stories" and not asked and not _FIRST.search(sentence):
         return 0.0
@@ -1029,7 +1033,8 @@ _WORK = re.compile(r"(?i)\b(work|working|job|projects?|compan(y|ies)|startups?|r
                    r"build(ing)?|teams?|products?|science|discipline|industry|YC|AI)\b")
 #: Words placing a passion away from the work ("Outside work I love Carnatic singing").
 _OFF_WORK = re.compile(r"(?i)\b((outside|beyond|away from|besides|apart from|after)( of)? (my |the |our )?(work|job|office|"
-                       r"lab)|when i'?m not (working|at work)|in my (spare|free) time|for fun|on weekends)\b")
+                       r"lab)|when i'?m not (working|at work)|in my (spare|free) time|for fun|on weekends|"
+                       r"with my (son|daughter|kids|children|wife|husband|partner|family|grandchildren))\b")
 
 
 def at_work(text: str) -> bool:
