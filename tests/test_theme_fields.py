@@ -159,6 +159,9 @@ def test_a_field_no_guest_stands_out_for_says_its_passages_are_quoted_whoever_sp
     assert ("No guest's conversation stands out as building's, so the passages naming it are quoted, whoever "
             "speaks.") in facet_opening(themes[1], ix)
     assert "stands out" not in facet_opening(themes[0], ix)
+    # the robotics guest is robotics': the field answered by its word quotes the others only
+    assert guests[-2] == (["ep0"], [])
+    assert themes[1].statements and all(s.doc_id != "ep0" for s in themes[1].statements)
 
 
 def test_what_each_fields_guests_say_they_do_is_given_in_their_words():
@@ -182,3 +185,22 @@ def test_what_each_fields_guests_say_they_do_is_given_in_their_words():
             "gripper is tested on real parts” (Rosa Lee); neuroscience: “we record") in opening, opening
     # "The hardest part ... is" says what is hard, not what they do
     assert not any("hardest" in c for t in themes for c, _ in getattr(t, "doing", []))
+
+
+def test_a_fields_guest_is_introduced_as_their_conversation_introduces_them():
+    works = [list(w) for w in WORKS]
+    works[0][1] = "I first met Rosa when I was a student. My guest Rosa Lee is a roboticist who runs a lab."
+    units = []
+    for i, (label, intro, a, b) in enumerate(works):
+        units.append((f"w{i}a", f"ep{i}", 0, f"ANNA PARK: Welcome back. {intro}\n{label}: {a}"))
+        units.append((f"w{i}b", f"ep{i}", 1, f"ANNA PARK: Tell us about building new things.\n{label}: {b}"))
+    ix = theme_index(units, embedder=WordEmbedder())
+    emb = WordEmbedder()
+    facets = [_facet("robotics"), _facet("neuroscience"), _facet("music")]
+    from slmgraph.query.theme_facets import facet_opening
+
+    openings = [facet_opening(t, ix) for t in facet_themes(ix, facets, emb, guests=field_guests(ix, facets, emb))]
+    assert openings[0].endswith("Introduced there as: “My guest Rosa Lee is a roboticist who runs a lab.”"), openings
+    # "I was a student" introduces the host; a work saying no "is a ..." of its guest introduces no one
+    assert not any("Introduced" in x for x in openings[1:])
+

@@ -408,14 +408,17 @@ def test_a_sentence_saying_what_it_advises_is_quoted_before_one_only_naming_advi
     assert [s.speaker for s in picked] == ["Lena Okafor", "Stevie Bathiche"]
 
 
-def test_a_question_about_change_ends_its_opening_with_what_the_halves_say():
+def test_a_question_about_change_opens_with_what_the_halves_say():
     text, _, _ = kinds_answer(_corpus(), "How have the guests' hopes and worries about AI evolved across the "
                                          "interviews?", WordEmbedder())
     head = text.split("\n\n")[0]
-    # five interviews, one hope and one worry about AI each: two in the first half, three in the last
-    assert ("Read in corpus order (the first 2 documents, “talk0” to “talk1”, then the last 3, “talk2” to “talk4”): "
-            "hopes and worries are both voiced about as often in both halves (hopes 2 then 3, worries 2 then 3)") in head
-    assert head.endswith("the balance of hopes and worries holds.")
+    # five interviews, one hope and one worry about AI each: two in the first half, three in the last; the change
+    # asked about comes first, the counts of each kind after it
+    assert head.startswith("Read in corpus order (the first 2 documents, “talk0” to “talk1”, then the last 3, "
+                           "“talk2” to “talk4”): hopes and worries are both voiced about as often in both halves "
+                           "(hopes 2 then 3, worries 2 then 3)"), head
+    trend_end = head.index("the balance of hopes and worries holds.")
+    assert trend_end < head.index("sentences voice hopes")
 
 
 def test_halves_of_a_corpus_read_by_episode_are_named_by_their_episodes():
@@ -523,6 +526,8 @@ def test_passions_in_the_work_and_beside_it_and_a_question_about_life_outside_wo
     assert [p["topic"] for p in points] == ["the work itself", "beside the work"]
     work = text.split("### The work itself")[1].split("###")[0]
     assert "bridge project" in work and "choir" not in work  # "outside work" is beside it
+    # the opening names what they love beside the work: the list of loves does not say it again
+    assert "sailing on the lake" in text.split("\n\n")[0] and "What they say they love" not in text
     text, points, _ = kinds_answer(ix, "What passions outside work do the guests have?", WordEmbedder())
     assert not text.startswith("In short") and "the work itself" not in [p["topic"] for p in points]
 
@@ -569,7 +574,7 @@ def test_a_trend_says_what_each_halfs_hopes_and_worries_say_the_topic_does():
     q = "How have the guests' hopes and worries about AI evolved across the interviews?"
     text, _, _ = kinds_answer(_corpus(), q, WordEmbedder(), parse=lambda: nlp)
     head = text.split("\n\n")[0]
-    assert ("What they say “AI” does -- in the earlier documents, hopes: “AI will help chemists find safer dyes much "
+    assert ("What they say of “AI” -- in the earlier documents, hopes: “AI will help chemists find safer dyes much "
             "faster” (Ada Lovelace)") in head, head
     assert "in the later documents, hopes: “AI could identify rare orchids from one blurry photograph” (Clara Oswin)" \
         in head
@@ -637,3 +642,75 @@ def test_advice_opening_on_a_verb_of_the_table_is_read_and_a_story_opening_is_no
         "Survey your culverts every year and clear them before winter"
     assert advice_in("Pay farmers to store water upstream.") == "Pay farmers to store water upstream"
     assert advice_in("Let me tell you a story.") == ""
+
+
+def test_a_passion_quoted_in_the_opening_is_cut_at_its_clause_and_never_on_a_preposition():
+    from slmgraph.query.theme_kinds import _cut
+
+    # whole where short, at its first comma where that is short enough, else at a word that is no preposition
+    assert _cut("passion at YC, the thing that directly led to OpenAI", 11) == \
+        "passion at YC, the thing that directly led to OpenAI"
+    assert _cut("excited about the work I get to do in computer science and AI, I actually feel like anyone could "
+                "do what I do", 11) == "excited about the work I get to do in computer science and AI"
+    assert _cut("excited about the long bridge project that we are building across the wide river in the north "
+                "of the city for years", 11) == "excited about the long bridge project that we are building ..."
+
+
+def test_what_a_half_says_of_the_topic_is_the_clause_naming_it_where_it_is_no_subject():
+    import pytest
+
+    from slmgraph.query.clauses import subject_clause, topic_clause
+    from slmgraph.query.theme_facets import parse_pipeline, pipeline_name
+    from slmgraph.query.theme_model import word_stem
+
+    nlp = parse_pipeline(pipeline_name("auto"))
+    if nlp is None:
+        pytest.skip("no spaCy pipeline with a parser is installed")
+    ai = [frozenset({word_stem("ai")})]
+    doc = nlp("And certainly, I think that it's a profoundly dangerous thing to just sign over to an AI.")
+    assert subject_clause(doc, ai, 3) == ""
+    assert topic_clause(doc, ai, 3) == "it's a profoundly dangerous thing to just sign over to an AI"
+    # a clause too long to read as one, or naming no topic, gives none
+    assert topic_clause(nlp("The weather was fine and we walked to the harbour."), ai, 3) == ""
+    assert topic_clause(nlp("And that's way beyond the capabilities of AI today."), ai, 3) == ""
+
+
+
+def test_a_quote_whose_subject_points_back_is_quoted_after_the_sentence_it_points_to():
+    from slmgraph.query.theme_kinds import Said, in_context
+
+    s = Said("This was one of my areas of passion.", 1, "a", 1, 1, "Sam Altman", "passions",
+             before="We don't know how to do hard tech startups that well.")
+    assert in_context(s) == "We don't know how to do hard tech startups that well. This was one of my areas of passion."
+    # a sentence standing on its own, or one at a turn's start, is quoted alone
+    s.text = "I love reading firsthand accounts."
+    assert in_context(s) == "I love reading firsthand accounts."
+    assert in_context(Said("That is my passion.", 1, "a", 1, 1, "Sam Altman", "passions")) == "That is my passion."
+
+
+def test_a_quotes_context_quoted_on_its_own_is_not_said_twice():
+    from slmgraph.query.theme_kinds import Quotes, Said
+
+    ix = _one_line_each(["The skill is listening.", "I love rooms."], "Welcome.")
+    doc = ix.docs[0].doc_id
+    before = "The most important skill is listening to the drummer."
+    alone = Said(before, 1, doc, 1, 1, "Elena Marsh", "passions")
+    after = Said("This is what I love.", 1, doc, 1, 1, "Elena Marsh", "passions", before=before)
+    cites = Quotes(ix)
+    text, _, _ = cites.answer([cites.line(alone), cites.line(after)])
+    assert text.count(before) == 1 and "Elena Marsh: This is what I love. [Sources: 1]" in text
+    cites = Quotes(ix)
+    text, _, _ = cites.answer([cites.line(after)])
+    assert f"{before} This is what I love." in text
+    ix.store.con.close()
+
+
+def test_a_reply_denying_what_was_asked_is_not_of_the_kind_and_a_pastime_with_family_is_beside_the_work():
+    from slmgraph.query.theme_kinds import at_work, cue_weight
+
+    asked = "Any worries about drones?"
+    assert cue_weight("Very little, to be honest.", "worries", asked) == 0
+    assert cue_weight("Not really.", "worries", asked) == 0
+    assert cue_weight("Plenty of them.", "worries", asked) > 0
+    assert not at_work("I build model bridges with my son out of popsicle sticks.")
+    assert at_work("I build bridges that carry a city's traffic.")

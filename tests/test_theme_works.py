@@ -216,3 +216,29 @@ def test_who_the_guests_are_and_what_they_do_quotes_how_each_work_introduces_the
     assert "shy child" not in text
     plain, _, _ = cast_answer(ix, "Who are the guests?")
     assert "baker" not in plain
+
+
+def test_a_guest_is_introduced_by_first_name_in_their_own_conversation_and_only_as_the_subject():
+    from slmgraph.query.theme_works import _introduced
+
+    text = ("KEVIN SCOTT: I met Tom when I was a young engineer, and the rest is history. Yeah, so Tom is a carpenter who "
+            "builds boats.\nTOM BROOK: Thanks for having me.")
+    ix = theme_index([("u0", "w0", 0, text), ("u1", "w1", 0, "KEVIN SCOTT: Welcome.\nADA PIKE: Hello.")])
+    of = {d.doc_id: d.doc_id for d in ix.docs}
+    # "I was a young engineer" says who the host was, not the guest
+    assert _introduced(ix, of, "w0", ["Tom Brook"]) == "“Tom is a carpenter who builds boats.”"
+    assert _introduced(ix, of, "w1", ["Ada Pike"]) == ""
+
+
+def test_a_speaker_introduced_as_a_co_host_is_a_host_however_few_works_they_speak_in():
+    from slmgraph.query.theme_works import cast_answer
+
+    units = [(f"u{i}", f"w{i}", 0, f"KEVIN SCOTT: Welcome. My guest today is {g.title()}, a baker.\n"
+                                   f"{g}: I bake bread every morning.\n")
+             for i, g in enumerate(GUESTS[:4])]
+    units[3] = ("u3", "w3", 0, f"KEVIN SCOTT: With me in the studio is my co-host and producer, Jonah Reed. My guest "
+                               f"today is {GUESTS[3].title()}, a baker.\nJONAH REED: Glad to be here.\n"
+                               f"{GUESTS[3]}: I bake bread every morning.\n")
+    text, _, _ = cast_answer(theme_index(units), "Who are the guests?")
+    assert "with Jonah Reed in 1" in text, text
+    assert "**Jonah Reed" not in text and f"**{GUESTS[3].title()}**" in text

@@ -49,3 +49,36 @@ def subject_clause(doc, alternatives: list[frozenset], least: int = 0) -> str:
         if least <= sum(1 for x in words if not x.is_punct) <= ROLE_WORDS and not _FILLER.search(text):
             return text
     return ""
+
+
+def topic_clause(doc, alternatives: list[frozenset], least: int = 0) -> str:
+    """The smallest clause of ``doc`` (a parsed sentence) holding every stem of one of ``alternatives`` anywhere in
+    it, not only in its subject ("it's a profoundly dangerous thing to just sign over to an AI"): the subtree of a
+    finite verb above a word of the topic, from its subject on, a leading "that", "but", "so" or "and" dropped; none
+    whose subject is "that" or "this" (it points back); "" without one of ``least`` (default :data:`ROLE_MIN_WORDS`) to :data:`ROLE_WORDS` words, or holding a filler."""
+    least = least or ROLE_MIN_WORDS
+    for tok in doc:
+        if not any(word_stem(tok.lower_) in a for a in alternatives):
+            continue
+        verb = tok
+        while verb.head is not verb:
+            verb = verb.head
+            if verb.pos_ in ("VERB", "AUX") and ("Fin" in verb.morph.get("VerbForm") or any(
+                    c.dep_ in ("aux", "auxpass") and c.lower_ != "to" for c in verb.children)):
+                break
+        else:
+            continue
+        words = [x for x in doc[verb.left_edge.i: verb.right_edge.i + 1] if not x.is_space]
+        while words and (words[0].is_punct or words[0].dep_ in ("mark", "cc", "advmod", "intj")):
+            words.pop(0)
+        while words and (words[-1].is_punct or words[-1].dep_ in ("cc", "mark")):
+            words.pop()
+        held = {word_stem(x.lower_) for x in words}
+        text = "".join(x.text_with_ws for x in words).strip()
+        # a clause whose subject is "that" or "this" says what something before it is: alone it points at nothing
+        if words and words[0].lower_ in ("that", "this", "these", "those") and words[0].dep_.startswith("nsubj"):
+            continue
+        if (any(a <= held for a in alternatives) and least <= sum(1 for x in words if not x.is_punct) <= ROLE_WORDS
+                and not _FILLER.search(text)):
+            return text
+    return ""

@@ -59,6 +59,8 @@ newsletter newsletters letter letters minutes meeting meetings report reports me
 note notes post posts call calls
 weekly monthly daily yearly annual quarterly week weeks month months quarter quarters year years day days
 team teams session sessions entry entries log logs journal journals diary update updates
+series season seasons shows programme programmes broadcast broadcasts lecture lectures essay essays speech speeches
+volume volumes archive archives
 """.split())
 
 

@@ -386,7 +386,9 @@ def facet_themes(ix: ThemeIndex, facets: list[Facet], embedder, *, probes: list[
             ranked = sorted(naming, key=lambda u: (-cosine(u), u.number))[:FACET_UNITS]
         else:
             docs = sorted({u.doc_id for u in units if names(u.text, f, pats)}, key=lambda d: ix.doc_by_id[d].pos)
-            naming = [u for u in units if on(u.text)]
+            # a field answered by its word quotes none of the other fields' guests
+            others = set(guests.get(-1 - fi, ((), ()))[0])
+            naming = [u for u in units if on(u.text) and u.doc_id not in others]
             # the units naming the facet and the focus first, then those naming the focus nearest the facet's
             # question (a facet is often said in other words: "medicine" as "doctors" and "diagnosis")
             both = sorted((u for u in naming if on_focus(u.text, focus)), key=lambda u: (-cosine(u), u.number))
@@ -882,6 +884,13 @@ def facet_opening(t: Theme, ix: ThemeIndex) -> str:
         text = (f"{_cap(t.topic)}: {_join(t.voices)}, the guest{'s' if len(t.voices) > 1 else ''} of "
                 f"{_join([chr(0x201c) + w + chr(0x201d) for w in works])}, whose conversation"
                 f"{'s' if len(works) > 1 else ''} the corpus holds nearest {t.topic}.")
+        # who a guest is, in the words their conversation introduces them with, says why they speak for the field
+        from slmgraph.query.theme_works import _introduced
+
+        of = {d.doc_id: d.work or d.name or d.doc_id for d in ix.docs}
+        said = [x for w in works for x in [_introduced(ix, of, w, t.voices)] if x]
+        if said:
+            text += f" Introduced there as: {' '.join(said)}"
         if getattr(t, "off_focus", False) and getattr(t, "focus_words", None):
             text += f" None of their sentences names {focus_text(t.focus_words)}; the nearest are quoted."
         return text

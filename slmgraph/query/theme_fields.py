@@ -75,7 +75,7 @@ def work_voices(ix) -> dict[str, list[str]]:
     spoke, found_in, _, home, n_units = _speaking(ix, of, order)
     if not any(spoke.values()):
         return {}
-    hosting = co_hosts(spoke, order)
+    hosting = co_hosts(spoke, order, ix)
     out = {}
     for w in order:
         v = _voices(w, spoke[w], Counter(), found_in, len(order), home, n_units[w], hosting)
@@ -86,7 +86,10 @@ def work_voices(ix) -> dict[str, list[str]]:
 
 def field_guests(ix, facets: list, embedder) -> dict[int, tuple[list[str], list[str]]]:
     """``facet index -> (doc ids of its works, its voices)`` for the facets whose guests are found (see the
-    module doc); {} when the corpus has under :data:`MIN_WORKS` works with voices or no embedder."""
+    module doc); {} when the corpus has under :data:`MIN_WORKS` works with voices or no embedder. The facets no
+    guest stands out for are keyed ``-1 - index`` with ``(doc ids of the works standing out for another field of
+    the question, [])``: a field answered by its word quotes no guest of another field (a neuroscientist's "gaming
+    system" is no word of entertainment's guests)."""
     from slmgraph.query.extractive import _embed
     from slmgraph.query.theme_facets import _pattern, names
     from slmgraph.query.theme_model import _unit_norm
@@ -131,10 +134,16 @@ def field_guests(ix, facets: list, embedder) -> dict[int, tuple[list[str], list[
     out: dict[int, tuple[list[str], list[str]]] = {}
     taken: set[int] = set()
     floor = np.median(score, axis=1)
+    spreads = score.std(axis=1)
+    z = (score - score.mean(axis=1, keepdims=True)) / np.where(spreads > 0, spreads, 1.0)[:, None]
+    standing = z >= least_z(len(works))
     for i in range(len(facets)):
         spread = float(score[i].std())
         # a field no work stands out for ("business" when every guest runs something) has no guests of its own
         if spread <= 0 or (score[i].max() - score[i].mean()) / spread < least_z(len(works)):
+            others = {works[j] for j in range(len(works)) if any(standing[x, j] for x in range(len(facets)) if x != i)}
+            if others:
+                out[-1 - i] = ([d.doc_id for d in ix.docs if of[d.doc_id] in others], [])
             continue
         free = [j for j in range(len(works)) if j not in taken and score[i, j] > floor[i]
                 # a work is the guest of the field it is nearest, the question's earlier field on a tie; a work of

@@ -118,6 +118,9 @@ REPLY_SENTENCES = 1
 #: ... it's important to get a broad education."): that many of the reply's whole statements are of the kind.
 ADVICE_REPLY = 3
 PROMPT_WEIGHT = 2.0
+#: A reply that denies what it was asked for ("Not really.", "Very little, to be honest.", "No, none at all.").
+_DENIES = re.compile(r"(?i)^\W*(?:(?:honestly|well|oh|um|uh),?\s+)*(?:not really|not much|not at all|very little|"
+                     r"little|none|nothing|no(?:pe)?|not (?:a lot|that much|many|anything))\b")
 #: A host's turn that asks: a question, or a request ("Tell us where you grew up.").
 _ASKING = re.compile(r"\?[\"'\u201d\u2019)]*$|^\W*(tell|talk|describe|walk) (us|me)\b", re.IGNORECASE)
 #: A question about change over time.
@@ -264,7 +267,8 @@ def cue_weight(sentence: str, kind: str, prompt: str = "") -> float:
     replies to ``prompt``, a host's question asking for the kind (:data:`PROMPTS`); a story needs the first
     person unless it replies to such a question."""
     sentence, prompt = _straight(sentence), _straight(prompt)
-    asked = bool(prompt) and bool(PROMPTS[kind].search(prompt))
+    # "Very little, to be honest." replies to "Any worries?" and voices none
+    asked = bool(prompt) and bool(PROMPTS[kind].search(prompt)) and not _DENIES.match(sentence)
     w = sum(weight for pat, weight in KINDS[kind][2] if pat.search(sentence)) + (PROMPT_WEIGHT if asked else 0.0)
     if kind == "stories" and not asked and not _FIRST.search(sentence):
         return 0.0
@@ -556,6 +560,15 @@ def work_title(ix, w: str) -> str:
     return d.name if d is not None and not d.work else w
 
 
+def in_context(s: Said) -> str:
+    """``s.text`` as quoted: after its speaker's sentence before when its subject points back to it and that sentence
+    is short ("We don't know how to do hard tech startups that well. This was one of my areas of passion at YC."); a
+    quote whose "this" points at nothing leaves the reader to guess (extractive summaries' dangling references)."""
+    if s.before and len(s.before) <= CONTEXT_CHARS and _POINTS_BACK.match(s.text) and not _same(s.before, s.text):
+        return f"{s.before} {s.text}"
+    return s.text
+
+
 def _where(ix, s: Said) -> str:
     d = ix.doc_by_id[s.doc_id]
     return d.name if s.of == 1 else f"{d.name}, unit {s.unit} of {s.of}"
@@ -570,6 +583,8 @@ class Quotes:
         self.cited: list[int] = []
         self.points: list[dict] = []
         self._where: dict[int, str] = {}
+        #: (sentence before, quote) of each quote given its context (:func:`in_context`)
+        self._context: list[tuple[str, str]] = []
 
     def line(self, s: Said) -> str:
         """``- *document, unit k of n*: Speaker: sentence [Sources: n]``; the unit is cited."""
@@ -577,7 +592,10 @@ class Quotes:
             self.cited.append(s.source)
             self._where[s.source] = _where(self.ix, s)
         who = f"{s.speaker} ({s.lead}): " if s.speaker and s.lead else f"{s.speaker}: " if s.speaker else ""
-        return f"- *{_where(self.ix, s)}*: {who}{s.text} [Sources: {s.source}]"
+        text = in_context(s)
+        if text != s.text:
+            self._context.append((s.before, s.text))
+        return f"- *{_where(self.ix, s)}*: {who}{text} [Sources: {s.source}]"
 
     def point(self, label: str, items: list[Said]) -> None:
         """One structured point of the answer: its label, text, the works it spans, sources and documents."""
@@ -591,8 +609,13 @@ class Quotes:
                            "path": ix.doc_by_id[s.doc_id].path} for s in items]})
 
     def answer(self, parts: list[str]) -> tuple[str, list[dict], list[int]]:
-        """``(text, points, cited)``: ``parts`` joined, then the documents and text units cited."""
-        text = "\n\n".join(parts + [
+        """``(text, points, cited)``: ``parts`` joined, then the documents and text units cited; a quote's context
+        quoted on its own elsewhere in the answer is not said twice."""
+        body = "\n\n".join(parts)
+        for before, quote in self._context:
+            if body.count(before) > 1:
+                body = body.replace(f"{before} {quote}", quote)
+        text = "\n\n".join([body] + [
             "Documents cited:\n" + "\n".join(f"- [{n}] {self._where[n]}" for n in self.cited),
             f"Sources: text units {', '.join(map(str, self.cited))}."])
         return text, self.points, self.cited
@@ -777,12 +800,13 @@ HALF_LEAST = 3
 
 
 def halves_said(ix, items: list[Said], kinds: list[str], topic: list[str], order: dict, noun: str, nlp) -> str:
-    """What the kinds' sentences say the topic does in each half of the works (corpus order), in their words: the
-    clauses whose subject is the topic (:func:`slmgraph.query.clauses.subject_clause`), at most
-    :data:`HALF_CLAUSES` per kind and half, each speaker's first before anyone's second -- "What they say “AI”
-    does -- in the earlier works, worries: “AI is opaque” (Oren Etzioni); in the later works, hopes: “...” (...)".
+    """What the kinds' sentences say of the topic in each half of the works (corpus order), in their words: the
+    clauses whose subject is the topic (:func:`slmgraph.query.clauses.subject_clause`), else the smallest clause
+    naming it (:func:`slmgraph.query.clauses.topic_clause`), at most :data:`HALF_CLAUSES` per kind and half, each
+    speaker's first before anyone's second -- "What they say of “AI” -- in the earlier works, worries: “AI is
+    opaque” (Oren Etzioni); in the later works, hopes: “...” (...)".
     "" without a parser (``nlp`` None) or under two clauses."""
-    from slmgraph.query.clauses import subject_clause
+    from slmgraph.query.clauses import subject_clause, topic_clause
     from slmgraph.query.theme_model import word_stem
     from slmgraph.query.theme_topics import _work
 
@@ -794,7 +818,9 @@ def halves_said(ix, items: list[Said], kinds: list[str], topic: list[str], order
     got: dict[tuple[bool, str], list[tuple[str, str]]] = {}
     # a sentence conceding one thing to stress another says what it stresses ("..., but we have to be careful")
     for s, doc in zip(read, nlp.pipe([stressed(s.text) or s.text for s in read])):
-        clause = subject_clause(doc, alternatives, HALF_LEAST)
+        # the topic as the subject first ("AI is opaque"), else the clause naming it ("it's a dangerous thing to
+        # sign over to an AI")
+        clause = subject_clause(doc, alternatives, HALF_LEAST) or topic_clause(doc, alternatives, HALF_LEAST)
         if clause:
             later = order[_work(ix.doc_by_id[s.doc_id])] >= half
             got.setdefault((later, s.kind), []).append((clause, s.speaker))
@@ -808,7 +834,7 @@ def halves_said(ix, items: list[Said], kinds: list[str], topic: list[str], order
     for later, when in ((False, f"in the earlier {noun}"), (True, f"in the later {noun}")):
         said = [f"{kind}: {shown(got[later, kind])}" for kind in kinds if got.get((later, kind))]
         parts.append(f"{when}, " + "; ".join(said) if said else f"{when}, none")
-    return f"What they say {_join([_q(t) for t in topic])} does -- " + "; ".join(parts) + "."
+    return f"What they say of {_join([_q(t) for t in topic])} -- " + "; ".join(parts) + "."
 
 
 def _topic_halves(ix, question: str, order: dict) -> tuple[int, int]:
@@ -1007,7 +1033,8 @@ _WORK = re.compile(r"(?i)\b(work|working|job|projects?|compan(y|ies)|startups?|r
                    r"build(ing)?|teams?|products?|science|discipline|industry|YC|AI)\b")
 #: Words placing a passion away from the work ("Outside work I love Carnatic singing").
 _OFF_WORK = re.compile(r"(?i)\b((outside|beyond|away from|besides|apart from|after)( of)? (my |the |our )?(work|job|office|"
-                       r"lab)|when i'?m not (working|at work)|in my (spare|free) time|for fun|on weekends)\b")
+                       r"lab)|when i'?m not (working|at work)|in my (spare|free) time|for fun|on weekends|"
+                       r"with my (son|daughter|kids|children|wife|husband|partner|family|grandchildren))\b")
 
 
 def at_work(text: str) -> bool:
@@ -1254,14 +1281,36 @@ def passions_lead(items: list[Said], loved: list[tuple[str, list[str]]]) -> str:
         if not s.speaker or s.speaker in said or not at_work(s.text):
             continue
         cue = next((m for pat, _ in KINDS["passions"][2] for m in [pat.search(_straight(s.text))] if m), None)
-        words = _straight(s.text)[cue.start() if cue else 0:].rstrip(" .!?").split()
-        said[s.speaker] = " ".join(words[:LOVE_WORDS + 4]) + (" ..." if len(words) > LOVE_WORDS + 4 else "")
-    away = [(obj, who) for obj, who in loved if not at_work(obj)]
+        said[s.speaker] = _cut(_straight(s.text)[cue.start() if cue else 0:].rstrip(" .!?"), LOVE_WORDS + 4)
+    away = lead_loves(loved)
     if len(said) < 2 or len(away) < 2:
         return ""
     work = "; ".join(f"{_q(w)} ({p})" for p, w in list(said.items())[:3])
-    love = "; ".join(f"{_q(obj)}{f' ({_join(who)})' if who else ''}" for obj, who in away[:3])
+    love = "; ".join(f"{_q(obj)}{f' ({_join(who)})' if who else ''}" for obj, who in away)
     return f"In short, what drives them is of two kinds: the work itself ({work}) and what they love beside it ({love})."
+
+
+def _cut(text: str, most: int) -> str:
+    """``text`` whole within ``most`` + 4 words, else to its first clause's end (a comma, a semicolon or a dash) where
+    that comes within them, else to ``most`` words and " ...", words such as "to" or "in" left trailing dropped: a cut ending on a
+    preposition reads as a fault."""
+    from slmgraph.text.language import stop_words
+
+    whole = text.split()
+    if len(whole) <= most + 4:
+        return " ".join(whole)
+    clause = re.split(r"\s*[,;]\s+|\s+[-\u2013\u2014]+\s+", text, maxsplit=1)[0].split()
+    if len(clause) <= most + 4:
+        return " ".join(clause)
+    words = clause[:most]
+    while len(words) > 2 and words[-1].casefold() in stop_words("en"):
+        words.pop()
+    return " ".join(words) + " ..."
+
+
+def lead_loves(loved: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
+    """The objects of :func:`loves` that :func:`passions_lead` names beside the work: the first three away from it."""
+    return [(obj, who) for obj, who in loved if not at_work(obj)][:3]
 
 
 def loves_sentence(found: list[tuple[str, list[str]]], every: int = 0) -> str:
@@ -1376,11 +1425,15 @@ def kinds_answer(ix, question: str, embedder, parse=None) -> tuple[str, list[dic
             heads.insert(0, lead)
         elif advised:  # the advice itself, each speaker's in a line, is what the question asks for
             heads.append(advised)
-        loved = loves_sentence(loves(pool), len(pool) if on else 0) if kind == "passions" else ""
+        all_loved = loves(pool) if kind == "passions" else []
+        first = passions_lead(mine, all_loved) if kind == "passions" and not _OFF_WORK.search(question) else ""
+        # what the opening sentence already names beside the work is not listed again
+        loved = loves_sentence([x for x in all_loved if x not in lead_loves(all_loved)] if first else all_loved,
+                               len(pool) if on else 0)
         if loved:  # what each loves says what drives them better than any group of their sentences
             heads.append(loved)
-        if kind == "passions" and not _OFF_WORK.search(question):  # the work and what beside it, answered first
-            heads.insert(0, passions_lead(mine, loves(pool)))
+        if first:  # the work and what beside it, answered first
+            heads.insert(0, first)
         recurs = motif_sentence(motifs(ix, mine, question, embedder))
         if recurs:  # what the speakers' sentences have in common, beyond the groups each belongs to
             heads.append(recurs)
@@ -1408,7 +1461,9 @@ def kinds_answer(ix, question: str, embedder, parse=None) -> tuple[str, list[dic
     if not parts:
         return None
     if trend:
-        heads.append(_trend(ix, halves, on, _topic_halves(ix, question, order) if on else (0, 0), order, noun))
-        if on and parse is not None:  # what each half's hopes and worries say the topic does, in their words
-            heads.append(halves_said(ix, [s for s in said if s.kind in kinds], kinds, on, order, noun, parse()))
+        # a question about change is answered by the change: the trend and what each half says lead, the counts follow
+        said_halves = halves_said(ix, [s for s in said if s.kind in kinds], kinds, on, order, noun, parse()) if (
+            on and parse is not None) else ""
+        heads[:0] = [_trend(ix, halves, on, _topic_halves(ix, question, order) if on else (0, 0), order, noun),
+                     said_halves]
     return cites.answer([" ".join(h for h in heads if h)] + parts)

@@ -229,17 +229,24 @@ def absent_phrase(question: str, ix) -> str | None:
 
 
 def unnamed_parts(question: str, ix) -> tuple[list[str], list[str]]:
-    """``(absent, unheld)`` from one reading of the corpus's words: ``absent`` as :func:`absent_words`; ``unheld``
+    """``(absent, unheld)`` from one reading of the corpus's words: ``absent`` as :func:`absent_words` ([] when the
+    question also names a word most documents hold); ``unheld``
     the topic words of the question's subject (its words after the first "about", "regarding", "concerning" or
     "on") that no text unit holds, as it writes them ("schools" of "What did the council decide about local
     schools?" in minutes that never name a school), [] when every one is held or the question names no subject
     so. The topic words are :func:`slmgraph.query.theme_kinds.topic_of`'s, its view and stance words aside."""
-    from slmgraph.query.theme_kinds import topic_of, unit_counts
-    from slmgraph.query.theme_model import word_stem
+    from slmgraph.query.theme_kinds import _frame_stems, topic_of, unit_counts
+    from slmgraph.query.theme_model import question_words, word_stem
 
-    topic = topic_of(question, ix) - {word_stem(w) for w in _VIEW_WORDS | _STANCE_WORDS}
+    aside = {word_stem(w) for w in _VIEW_WORDS | _STANCE_WORDS}
+    every = topic_of(question, ix)
+    topic = every - aside
     held = unit_counts(ix, topic) if topic else {}
     gone = {w for w in topic if not held.get(w)}
+    # a word of the question left out of its topic for being in most documents is named: the question asks of
+    # what the corpus holds everywhere ("drones" of "What does the host personally think about drones?")
+    if question_words(question) - every - _frame_stems(question) - aside:
+        gone = set()
 
     def written(text: str, stems: set) -> list[str]:
         return list(dict.fromkeys(w for w in re.findall(r"[A-Za-z][\w'-]*", text) if word_stem(w.casefold()) in stems))

@@ -163,7 +163,7 @@ def corpus_works(ix: ThemeIndex, embedder) -> list[Work]:
     n_units: Counter = Counter()
     for d in ix.docs:
         n_units[of[d.doc_id]] += d.n_units
-    hosting = co_hosts(spoke, order)
+    hosting = co_hosts(spoke, order, ix)
     voices = {w: _voices(w, spoke[w], named[w], found_in, n, home, n_units[w], hosting) for w in order}
     out = []
     for w in order:
@@ -229,15 +229,18 @@ def _speaking(ix: ThemeIndex, of: dict, order: list[str]) -> tuple[dict, dict, d
     return spoke, heard_in, first, home, units
 
 
-def co_hosts(spoke: dict, order: list[str]) -> set[str]:
+def co_hosts(spoke: dict, order: list[str], ix: ThemeIndex | None = None) -> set[str]:
     """The labels of the corpus's hosts and co-hosts: speakers found in at least :data:`HOST_SHARE` of the works
     (and two), and speakers found in at least :data:`CO_HOST_MIN_WORKS` works and :data:`CO_HOST_SHARE` of them
     who, in at least half of those works, speak beside a guest -- a speaker found in fewer works who speaks in at
     least as many of that work's units (a co-host joins some episodes; a guest of a work filed in parts speaks
-    beside no one but the host). ``spoke``: work -> label -> units (:func:`_speaking`)."""
+    beside no one but the host); with ``ix``, also a speaker the corpus introduces as a co-host ("my co-host and
+    producer, Jonah Reed"), in however few works. ``spoke``: work -> label -> units (:func:`_speaking`)."""
     every = Counter(p for w in order for p in spoke[w])
     n = len(order)
     out = {p for p, c in every.items() if c >= 2 and c >= HOST_SHARE * n}
+    if ix is not None:
+        out |= introduced_hosts(ix, [p for p in every if p not in out])
     for p, c in every.items():
         if p in out or c < CO_HOST_MIN_WORKS or c < CO_HOST_SHARE * n:
             continue
@@ -245,6 +248,26 @@ def co_hosts(spoke: dict, order: list[str]) -> set[str]:
             q != p and every[q] < c and spoke[w][q] >= spoke[w][p] for q in spoke[w]))
         if beside >= 0.5 * c:
             out.add(p)
+    return out
+
+
+#: Words introducing a co-host ("my co-host and producer, Jonah Reed", "Jonah Reed, my co-host").
+_CO_HOST = r"(?:co-?hosts?|co-?presenters?)"
+
+
+def introduced_hosts(ix: ThemeIndex, labels: list[str]) -> set[str]:
+    """The speaker ``labels`` whose name some text unit writes as a co-host's: within a few words after "co-host" or
+    "co-presenter" ("my co-host and producer, Jonah Reed"), or before "my co-host" ("Jonah Reed, my co-host")."""
+    names = {p: _person(p) for p in labels if len(_person(p).split()) >= 2}
+    if not names:
+        return set()
+    texts = [u.text for u in ix.all_units()]
+    out = set()
+    for label, name in names.items():
+        said = re.compile(r"(?i)\b" + _CO_HOST + r"\b[^.?!:]{0,40}?\b" + re.escape(name) + r"\b|\b" + re.escape(name)
+                          + r",?\s+(?:my|our|the)\s+" + _CO_HOST + r"\b")
+        if any(said.search(t) for t in texts):
+            out.add(label)
     return out
 
 
@@ -257,7 +280,7 @@ def corpus_hosts(ix: ThemeIndex) -> set[str]:
     if cached is None:
         of = {d.doc_id: _work(d) for d in ix.docs}
         order = list(dict.fromkeys(of.values()))
-        cached = ix._corpus_hosts = co_hosts(_speaking(ix, of, order)[0], order)
+        cached = ix._corpus_hosts = co_hosts(_speaking(ix, of, order)[0], order, ix)
     return cached
 
 
@@ -356,22 +379,30 @@ _CAST_TAIL = re.compile(r"(?i)^\s*(?:[?.!]|$|(?:(?:that|who) (?:were |are )?)?(?
 
 #: A question asking what the guests do besides who they are ("... and what fields do they come from?").
 _WHAT_FIELDS = re.compile(r"(?i)\band (?:what|which) (?:fields?|jobs?|professions?|backgrounds?|work)\b")
-#: A sentence introducing someone: "Tom Brook, a carpenter", "Lena Okafor is a family doctor".
-_INTRO = re.compile(r"(?i),\s+(?:a|an|the)\s|\b(?:is|was|works as)\s+(?:a|an|the)\s")
+#: What introduces a name as someone who is something: "Tom Brook, a carpenter", "Lena Okafor is a family doctor",
+#: "David Baszucki, who is the co-founder", "Daniela is a researcher" (``{name}``: the name's pattern).
+_INTRO = r"(?i)\b{name}(?:\s+\w+)?(?:,\s+(?:a|an|the|who is|who's|who was)\s|(?:,\s+who)?\s+(?:is|was|works as)\s+(?:a|an|the)\s)"
 
 
 def _introduced(ix: ThemeIndex, of: dict, w: str, voices: list[str]) -> str:
-    """The first sentence of work ``w`` naming one of ``voices`` (by surname) as someone who is something
-    (:data:`_INTRO`), quoted; "" without one."""
+    """The first sentence of work ``w`` naming one of ``voices`` (by surname or first name) as someone who is something
+    (:data:`_INTRO`: the name then "is a", ", a", ", who is the"), quoted; "" without one."""
     from slmgraph.query.extractive import prose_sentences
 
-    names = [v.split()[-1] for v in voices if v.split()]
+    # a guest is introduced by surname or, in their own conversation, by first name ("Daniela is a researcher")
+    names = [p for v in voices for p in dict.fromkeys([v.split()[-1], v.split()[0]]) if len(p) > 2]
+    if not names:
+        return ""
+    intro = re.compile(_INTRO.format(name="(?:" + "|".join(map(re.escape, names)) + ")"))
     for u in ix.all_units():
         if of.get(u.doc_id) != w:
             continue
         for x in prose_sentences(u.text):
             x = re.sub(r"^[A-Z][A-Z .'-]+:\s*", "", x.strip())  # the label says who speaks, not who is meant
-            if _INTRO.search(x) and any(re.search(r"\b" + re.escape(n) + r"\b", x, re.IGNORECASE) for n in names):
+            if intro.search(x):
+                # a speaker's opening word ("Yeah, Surya is a professor ...") is no part of the introduction
+                x = re.sub(r"(?i)^(?:(?:yeah|yes|well|so|and|okay|oh|now),?\s+)+", "", x)
+                x = x[:1].upper() + x[1:]
                 return _q(x if len(x) <= 300 else x[:297].rsplit(" ", 1)[0] + " ...")
     return ""
 
@@ -392,7 +423,7 @@ def cast_answer(ix: ThemeIndex, question: str) -> tuple[str, list[dict], list[in
     if not any(spoke.values()):
         return None
     every = Counter(p for w in order for p in spoke[w])
-    hosting = co_hosts(spoke, order)
+    hosting = co_hosts(spoke, order, ix)
     hosts = [(p, c) for p, c in sorted(every.items(), key=lambda kv: (-kv[1], kv[0])) if p in hosting]
     noun = "works" if any(d.work for d in ix.docs) else "documents"
     lines, points, cited = [], [], []
