@@ -536,10 +536,12 @@ def test_only_a_question_about_the_whole_corpus_and_nothing_narrower_is_exempt_f
     p = Prompts()
     for q in ("What are the main themes of this story?", "What topics do the podcast episodes cover?",
               "Summarize the corpus.", "Give an overview of the story", "What is the big picture?",
-              "What are the main themes of this podcast series?", "What are the key topics of this lecture series?"):
+              "What are the main themes of this podcast series?", "What are the key topics of this lecture series?",
+              "What are the main themes across these board minutes?", "Summarise these hospital board minutes."):
         assert corpus_wide_phrase(q, p), q
     for q in ("What are the main themes of quantum chromodynamics?", "Knitting patterns for wool scarves?",
-              "Who is Alex Mercer?", "What are the common trends in AI research?"):
+              "Who is Alex Mercer?", "What are the common trends in AI research?",
+              "What did the board decide about parking in these minutes?"):
         assert corpus_wide_phrase(q, p) is None, q
 
 

@@ -712,5 +712,7 @@ def test_a_reply_denying_what_was_asked_is_not_of_the_kind_and_a_pastime_with_fa
     assert cue_weight("Very little, to be honest.", "worries", asked) == 0
     assert cue_weight("Not really.", "worries", asked) == 0
     assert cue_weight("Plenty of them.", "worries", asked) > 0
+    assert cue_weight("Nothing worries me more than a drone over a school.", "worries", asked) > 0
+    assert cue_weight("No one knows who keeps the footage.", "worries", asked) > 0
     assert not at_work("I build model bridges with my son out of popsicle sticks.")
     assert at_work("I build bridges that carry a city's traffic.")

@@ -55,7 +55,8 @@ def topic_clause(doc, alternatives: list[frozenset], least: int = 0) -> str:
     """The smallest clause of ``doc`` (a parsed sentence) holding every stem of one of ``alternatives`` anywhere in
     it, not only in its subject ("it's a profoundly dangerous thing to just sign over to an AI"): the subtree of a
     finite verb above a word of the topic, from its subject on, a leading "that", "but", "so" or "and" dropped; none
-    whose subject is "that" or "this" (it points back); "" without one of ``least`` (default :data:`ROLE_MIN_WORDS`) to :data:`ROLE_WORDS` words, or holding a filler."""
+    whose subject is "that" or "this" (it points back); "" without one of ``least`` (default
+    :data:`ROLE_MIN_WORDS`) to :data:`ROLE_WORDS` words, or holding a filler."""
     least = least or ROLE_MIN_WORDS
     for tok in doc:
         if not any(word_stem(tok.lower_) in a for a in alternatives):

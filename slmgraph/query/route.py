@@ -175,9 +175,40 @@ def _question_topic(question: str, prompts: Prompts) -> list[str]:
     (:func:`number_word`). The one topic-word rule of :func:`corpus_wide_phrase`, :func:`corpus_aspect`,
     :func:`aspect_asked` and :func:`asked_topic`."""
     framing = {w for ph in global_phrases(prompts) for w in ph.split()}
+    named = corpus_name_words(question)
     return [w for w in content_words(question)
             if w not in CORPUS_WORDS and w not in framing and not any(_inflects(w, f) for f in framing if len(f) >= 4)
-            and not number_word(w)]
+            and not number_word(w) and w not in named]
+
+
+#: Nouns a user names their documents by ("minutes", "episodes", "reports"); the words before one after "these" or
+#: "the" name the corpus ("these board minutes", "this podcast series"), not a topic.
+CORPUS_NOUNS = frozenset("""
+story stories document documents text texts corpus collection book books novel novels chapter chapters podcast
+podcasts episode episodes transcript transcripts conversation conversations interview interviews article articles
+file files newsletter newsletters letter letters minutes meeting meetings report reports memo memos email emails
+paper papers note notes post posts call calls series season seasons show shows programme programmes broadcast
+broadcasts lecture lectures essay essays speech speeches volume volumes archive archives log logs journal journals
+diary diaries entry entries update updates record records
+""".split())
+#: Words that point at the corpus before its name.
+_POINTING = frozenset("these this those the all our its".split())
+
+
+def corpus_name_words(question: str) -> set[str]:
+    """The words (lower case) of ``question`` that name its corpus: at most two between "these", "this", "the", ...
+    (:data:`_POINTING`) and a noun of :data:`CORPUS_NOUNS` ("board" of "across these board minutes", "podcast" of
+    "this podcast series"); a user names their documents so, and asks about all of them."""
+    words = re.findall(r"[a-z0-9][a-z0-9'-]*", (question or "").casefold())
+    out: set[str] = set()
+    for i, w in enumerate(words):
+        if w not in CORPUS_NOUNS:
+            continue
+        for j in range(max(0, i - 3), i):
+            if words[j] in _POINTING and all(x not in _POINTING for x in words[j + 1:i]):
+                out.update(words[j + 1:i])
+                break
+    return out
 
 
 #: Endings that inflect or derive a routing phrase's word ("themes", "summary" of "summar", "generally"); a longer

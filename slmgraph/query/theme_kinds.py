@@ -118,9 +118,11 @@ REPLY_SENTENCES = 1
 #: ... it's important to get a broad education."): that many of the reply's whole statements are of the kind.
 ADVICE_REPLY = 3
 PROMPT_WEIGHT = 2.0
-#: A reply that denies what it was asked for ("Not really.", "Very little, to be honest.", "No, none at all.").
+#: A reply that denies what it was asked for ("Not really.", "Very little, to be honest.", "No, none at all."), not
+#: one opening on such a word ("Nothing worries me more than ...", "No one knows ...").
 _DENIES = re.compile(r"(?i)^\W*(?:(?:honestly|well|oh|um|uh),?\s+)*(?:not really|not much|not at all|very little|"
-                     r"little|none|nothing|no(?:pe)?|not (?:a lot|that much|many|anything))\b")
+                     r"little|none|nothing|no(?:pe)?|not (?:a lot|that much|many|anything))"
+                     r"(?=\s*(?:[,.!;]|$|to be honest|really|at all))")
 #: A host's turn that asks: a question, or a request ("Tell us where you grew up.").
 _ASKING = re.compile(r"\?[\"'\u201d\u2019)]*$|^\W*(tell|talk|describe|walk) (us|me)\b", re.IGNORECASE)
 #: A question about change over time.
