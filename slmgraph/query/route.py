@@ -175,14 +175,27 @@ def _question_topic(question: str, prompts: Prompts) -> list[str]:
     (:func:`number_word`). The one topic-word rule of :func:`corpus_wide_phrase`, :func:`corpus_aspect`,
     :func:`aspect_asked` and :func:`asked_topic`."""
     framing = {w for ph in global_phrases(prompts) for w in ph.split()}
-    named = corpus_name_words(question)
     return [w for w in content_words(question)
             if w not in CORPUS_WORDS and w not in framing and not any(_inflects(w, f) for f in framing if len(f) >= 4)
-            and not number_word(w) and w not in named]
+            and not number_word(w)]
+
+
+def named_corpus_phrase(question: str, prompts: Prompts, held: Callable[[list[str]], list[bool]]) -> str | None:
+    """The routing phrase of a question about the whole corpus that names its documents with words of their own
+    ("What are the main themes across these board minutes?"): every topic word (:func:`_question_topic`) is of
+    :func:`corpus_name_words` and ``held`` (``words -> whether most documents hold each``) says most documents hold
+    it, as a name of the corpus they all share; None otherwise ("these flood newsletters" in a corpus of newsletters
+    a few of which tell of a flood asks about the flood)."""
+    q = question.lower()
+    hit = next((ph for ph in global_phrases(prompts) if ph in q), None)
+    topic = _question_topic(question, prompts) if hit else []
+    if not topic or not set(topic) <= corpus_name_words(question):
+        return None
+    return hit if all(held(topic)) else None
 
 
 #: Nouns a user names their documents by ("minutes", "episodes", "reports"); the words before one after "these" or
-#: "the" name the corpus ("these board minutes", "this podcast series"), not a topic.
+#: "the" may name the corpus ("these board minutes", "this podcast series") or a topic ("these flood newsletters").
 CORPUS_NOUNS = frozenset("""
 story stories document documents text texts corpus collection book books novel novels chapter chapters podcast
 podcasts episode episodes transcript transcripts conversation conversations interview interviews article articles
@@ -196,9 +209,9 @@ _POINTING = frozenset("these this those the all our its".split())
 
 
 def corpus_name_words(question: str) -> set[str]:
-    """The words (lower case) of ``question`` that name its corpus: at most two between "these", "this", "the", ...
-    (:data:`_POINTING`) and a noun of :data:`CORPUS_NOUNS` ("board" of "across these board minutes", "podcast" of
-    "this podcast series"); a user names their documents so, and asks about all of them."""
+    """The words (lower case) of ``question`` that may name its corpus: at most two between "these", "this", "the",
+    ... (:data:`_POINTING`) and a noun of :data:`CORPUS_NOUNS` ("board" of "across these board minutes", "podcast"
+    of "this podcast series"); :func:`named_corpus_phrase` tells a name from a topic by the documents holding it."""
     words = re.findall(r"[a-z0-9][a-z0-9'-]*", (question or "").casefold())
     out: set[str] = set()
     for i, w in enumerate(words):

@@ -55,7 +55,7 @@ from slmgraph.query.documents import corpus_headings
 from slmgraph.query.answer import Answer, check_citations, context_room, dedupe_lines, pack, unit_numbers
 from slmgraph.query.extractive import Point, extractive_answer, opening, report_points, sentence_points
 from slmgraph.query.named import check_names, known_of, name_details, name_refusal, name_variants, units_naming
-from slmgraph.query.route import asked_topic, corpus_aspect, corpus_wide_phrase
+from slmgraph.query.route import asked_topic, corpus_aspect, corpus_wide_phrase, named_corpus_phrase
 from slmgraph.query.scoring import Scored, default_signal, index_floor, probe_questions, score_items, select
 from slmgraph.query.theme_model import is_temporal, text_stems
 
@@ -229,6 +229,8 @@ def map_reduce(client: ModelClient, prompts: Prompts, settings: Settings, questi
     # answer in any non-empty index: no report need resemble its wording, so the floor -- which exists to
     # refuse questions the corpus cannot answer -- does not apply to it; the relative cut still does.
     wide = corpus_wide_phrase(question, prompts)
+    if wide is None and store is not None:  # "these board minutes": words every document holds name the corpus
+        wide = named_corpus_phrase(question, prompts, lambda words: _most_documents_hold(store, words))
     # A question about the whole corpus from one side ("What were the society's main challenges?") that no report
     # is near is answered as one about its themes, each led by its statements on that side (route.ASPECTS); one a
     # report is near keeps the focused answer of the statements nearest it.
@@ -742,6 +744,14 @@ def _unnamed(store: Store, question: str) -> tuple[list[str], object]:
 
 #: Words a phrase may hold between the words its acronym takes its initials from ("carbon capture and storage").
 _ACRONYM_GLUE = frozenset({"and", "of", "for"})
+
+
+def _most_documents_hold(store: Store, words: list[str]) -> list[bool]:
+    """Whether at least half the index's documents hold each of ``words`` (whole words, any case), in one query."""
+    row = store.con.execute("SELECT count(DISTINCT doc_id), " + ", ".join(
+        "count(DISTINCT CASE WHEN regexp_matches(lower(text), ?) THEN doc_id END)" for _ in words)
+        + " FROM text_units", [r"(^|[^\pL\pN])" + re.escape(w.casefold()) + r"([^\pL\pN]|$)" for w in words]).fetchone()
+    return [2 * int(n) >= int(row[0]) > 0 for n in row[1:]]
 
 
 def _uses(store: Store, patterns: list[str], case: bool = True) -> list[int]:
