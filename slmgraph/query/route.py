@@ -75,11 +75,16 @@ def corpus_wide_phrase(question: str, prompts: Prompts) -> str | None:
     answer). A question with a topic ("the main themes of quantum chromodynamics", "knitting patterns") is
     judged by the floor like any other: the phrase alone let off-topic questions through.
     """
-    q = question.lower()
-    hit = next((ph for ph in global_phrases(prompts) if ph in q), None)
+    hit = _routing_phrase(question, prompts)
     if hit is None:
         return None
     return None if _question_topic(question, prompts) else hit
+
+
+def _routing_phrase(question: str, prompts: Prompts) -> str | None:
+    """The first routing phrase (``prompts/auto_global.txt``) ``question`` holds, or None."""
+    q = question.lower()
+    return next((ph for ph in global_phrases(prompts) if ph in q), None)
 
 
 def route(question: str, prompts: Prompts, reports: bool = True,
@@ -186,8 +191,7 @@ def named_corpus_phrase(question: str, prompts: Prompts, held: Callable[[list[st
     :func:`corpus_name_words` and ``held`` (``words -> whether most documents hold each``) says most documents hold
     it, as a name of the corpus they all share; None otherwise ("these flood newsletters" in a corpus of newsletters
     a few of which tell of a flood asks about the flood)."""
-    q = question.lower()
-    hit = next((ph for ph in global_phrases(prompts) if ph in q), None)
+    hit = _routing_phrase(question, prompts)
     topic = _question_topic(question, prompts) if hit else []
     if not topic or not set(topic) <= corpus_name_words(question):
         return None

@@ -1430,8 +1430,8 @@ def kinds_answer(ix, question: str, embedder, parse=None) -> tuple[str, list[dic
         all_loved = loves(pool) if kind == "passions" else []
         first = passions_lead(mine, all_loved) if kind == "passions" and not _OFF_WORK.search(question) else ""
         # what the opening sentence already names beside the work is not listed again
-        loved = loves_sentence([x for x in all_loved if x not in lead_loves(all_loved)] if first else all_loved,
-                               len(pool) if on else 0)
+        in_lead = lead_loves(all_loved) if first else []
+        loved = loves_sentence([x for x in all_loved if x not in in_lead], len(pool) if on else 0)
         if loved:  # what each loves says what drives them better than any group of their sentences
             heads.append(loved)
         if first:  # the work and what beside it, answered first

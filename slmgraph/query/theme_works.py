@@ -253,6 +253,7 @@ def co_hosts(spoke: dict, order: list[str], ix: ThemeIndex | None = None) -> set
 
 #: Words introducing a co-host ("my co-host and producer, Jonah Reed", "Jonah Reed, my co-host").
 _CO_HOST = r"(?:co-?hosts?|co-?presenters?)"
+_NAMES_CO_HOST = re.compile(r"(?i)\b" + _CO_HOST + r"\b")
 
 
 def introduced_hosts(ix: ThemeIndex, labels: list[str]) -> set[str]:
@@ -261,7 +262,8 @@ def introduced_hosts(ix: ThemeIndex, labels: list[str]) -> set[str]:
     names = {p: _person(p) for p in labels if len(_person(p).split()) >= 2}
     if not names:
         return set()
-    texts = [u.text for u in ix.all_units()]
+    # only the few units naming a co-host are read name by name
+    texts = [u.text for u in ix.all_units() if _NAMES_CO_HOST.search(u.text)]
     out = set()
     for label, name in names.items():
         said = re.compile(r"(?i)\b" + _CO_HOST + r"\b[^.?!:]{0,40}?\b" + re.escape(name) + r"\b|\b" + re.escape(name)

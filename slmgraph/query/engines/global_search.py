@@ -735,7 +735,7 @@ def _unnamed(store: Store, question: str) -> tuple[list[str], object]:
     if said:
         held = store.con.execute("SELECT " + ", ".join(
             "bool_or(regexp_matches(lower(text), ?))" for _ in said) + " FROM text_units",
-            [r"(^|[^\pL\pN])" + re.escape(w) + r"([^\pL\pN]|$)" for w in said]).fetchone()
+            [_whole_word(re.escape(w)) for w in said]).fetchone()
         if held and all(held):
             return [], None
     ix = ThemeIndex(store)
@@ -746,11 +746,16 @@ def _unnamed(store: Store, question: str) -> tuple[list[str], object]:
 _ACRONYM_GLUE = frozenset({"and", "of", "for"})
 
 
+def _whole_word(pattern: str) -> str:
+    """``pattern`` as a whole word in DuckDB's regular expressions (no letter or digit either side)."""
+    return r"(^|[^\pL\pN])" + pattern + r"([^\pL\pN]|$)"
+
+
 def _most_documents_hold(store: Store, words: list[str]) -> list[bool]:
     """Whether at least half the index's documents hold each of ``words`` (whole words, any case), in one query."""
     row = store.con.execute("SELECT count(DISTINCT doc_id), " + ", ".join(
         "count(DISTINCT CASE WHEN regexp_matches(lower(text), ?) THEN doc_id END)" for _ in words)
-        + " FROM text_units", [r"(^|[^\pL\pN])" + re.escape(w.casefold()) + r"([^\pL\pN]|$)" for w in words]).fetchone()
+        + " FROM text_units", [_whole_word(re.escape(w.casefold())) for w in words]).fetchone()
     return [2 * int(n) >= int(row[0]) > 0 for n in row[1:]]
 
 
@@ -759,7 +764,7 @@ def _uses(store: Store, patterns: list[str], case: bool = True) -> list[int]:
     units, in one query."""
     row = store.con.execute("SELECT " + ", ".join(
         "coalesce(sum(len(regexp_extract_all(text, ?))), 0)" for _ in patterns) + " FROM text_units",
-        [("" if case else "(?i)") + r"(^|[^\pL\pN])" + p + r"([^\pL\pN]|$)" for p in patterns]).fetchone()
+        [("" if case else "(?i)") + _whole_word(p) for p in patterns]).fetchone()
     return [int(n) for n in row]
 
 
